@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build, tests and benchmarks need (idempotent).
+set -euo pipefail
+PACKAGES=(g++ cmake ninja-build pkg-config libcli11-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev libbenchmark-dev libzstd-dev zstd)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
