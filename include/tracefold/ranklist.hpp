@@ -100,9 +100,7 @@ class Ranklist {
     }
   }
   /// The sorted, disjoint, non-adjacent closed intervals [lo, hi].
-  const std::vector<std::pair<int32_t, int32_t>>& intervals() const {
-    return intervals_;
-  }
+  const std::vector<std::pair<int32_t, int32_t>>& intervals() const { return intervals_; }
 
   /// Canonical decomposition into disjoint sections, sorted by start.  It
   /// depends only on the set: (1) maximal runs of >= 2 consecutive ranks
@@ -126,8 +124,7 @@ class Ranklist {
   friend bool operator==(const Ranklist&, const Ranklist&) = default;
   /// Total order: lexicographic over the ascending rank sequences (a proper
   /// prefix orders first).  Computed on intervals, O(n + m).
-  friend std::strong_ordering operator<=>(const Ranklist& a,
-                                          const Ranklist& b);
+  friend std::strong_ordering operator<=>(const Ranklist& a, const Ranklist& b);
 
  private:
   // Takes sorted, disjoint, non-adjacent intervals and computes the size.

@@ -1,0 +1,193 @@
+// The neutral event model shared by every part of tracefold.
+//
+// An Event is one call the recorder saw (an MPI function or a marker such as
+// `compute`), the call site it came from, and its parameters as named integer
+// fields. Fields are open-ended: the known ones below have fixed meaning, and
+// any other name is accepted and carried through folding, merging and the file
+// format unchanged, so new parameters never need a redesign.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tracefold/ranklist.hpp"
+#include "tracefold/value_seq.hpp"
+
+namespace tracefold {
+
+// ---------------------------------------------------------------- operations
+
+using OpId = uint16_t;
+
+/// Operation names, interned process-wide. All MPI-3.1 functions the recorder
+/// wraps are predefined (see ops.def); markers are `compute`, `enter`, `exit`.
+class OpTable {
+ public:
+  /// Id of a known operation name, or nullopt.
+  static std::optional<OpId> find(std::string_view name);
+  /// Name of an op id.
+  static const std::string& name(OpId id);
+  /// Number of known operations.
+  static std::size_t size();
+};
+
+// -------------------------------------------------------------------- fields
+
+using FieldId = uint16_t;
+
+enum class FieldKind : uint8_t { kScalar, kList };
+
+/// What a field means to the core. Peer-like fields are stored relative to
+/// the caller's rank in the field's communicator (seed 000, 2.2) so that SPMD
+/// ranks fold into one group; they are always decoded back to absolute ranks.
+enum class FieldRole : uint8_t { kPlain, kPeer };
+
+/// Field names, interned process-wide. Known fields (in canonical print order):
+///   peer  - destination/source/partner rank in `comm` (any = ANY_SOURCE, null = PROC_NULL)
+///   src   - the source actually matched (from the status) for wildcard receives/probes
+///   tag   - message tag as called (any = ANY_TAG)
+///   mtag  - the tag actually matched for ANY_TAG receives
+///   count - element count; dtype - datatype id; dsize - datatype size in bytes
+///   comm  - trace-wide communicator id; root - root rank in `comm`; redop - reduction op id
+///   newcomm - communicator id created by the call; color/key - split arguments
+///   links - for completion calls, the events that created their requests, as
+///           backward distances in this rank's event sequence (1 = previous event)
+///   req   - number of requests handled (Waitall/Testall/...); flag - test outcome
+///   counts/displs - per-peer vectors of v/w collectives
+class FieldTable {
+ public:
+  static FieldId peer();
+  static FieldId src();
+  static FieldId comm();
+  static FieldId links();
+  /// Id of `name`, registering it with `kind` if unknown. Throws
+  /// std::invalid_argument if the name is known with a different kind or
+  /// is not a valid field name ([a-z][a-z0-9_]*).
+  static FieldId intern(std::string_view name, FieldKind kind);
+  static std::optional<FieldId> find(std::string_view name);
+  static const std::string& name(FieldId id);
+  static FieldKind kind(FieldId id);
+  static FieldRole role(FieldId id);
+  /// Canonical order: known fields in the order listed above, then others by name.
+  static bool print_before(FieldId a, FieldId b);
+};
+
+/// One field value on one event.
+struct FieldValue {
+  FieldId field = 0;
+  int64_t scalar = kAbsent;      ///< for kScalar fields
+  std::vector<int64_t> list;     ///< for kList fields
+  bool operator==(const FieldValue&) const = default;
+};
+
+// ------------------------------------------------------------------ call sites
+
+/// One stack frame, normalized to module + offset so it is identical on every
+/// rank despite address-space randomization.
+struct Frame {
+  std::string module;
+  uint64_t offset = 0;
+  auto operator<=>(const Frame&) const = default;
+};
+
+/// A call-site signature: frames from the MPI call outward.
+struct CallSite {
+  std::vector<Frame> frames;
+  auto operator<=>(const CallSite&) const = default;
+};
+
+using SiteId = uint32_t;
+
+/// Interning table of call sites. Ids are dense, in order of first insertion.
+class SiteTable {
+ public:
+  SiteId intern(const CallSite& site);
+  const CallSite& at(SiteId id) const { return sites_.at(id); }
+  std::size_t size() const { return sites_.size(); }
+  const std::vector<CallSite>& all() const { return sites_; }
+  /// Text of one frame list: `module+0xoff module+0xoff ...` (or `-` when empty).
+  static std::string format(const CallSite& site);
+  /// Inverse of format; returns false on bad text.
+  static bool parse(std::string_view text, CallSite& out);
+
+ private:
+  std::vector<CallSite> sites_;
+  std::map<CallSite, SiteId> index_;
+};
+
+// --------------------------------------------------------------- communicators
+
+/// A communicator as seen by one set of ranks: its members in comm-rank order
+/// (world ranks). A trace-wide communicator id may stand for several disjoint
+/// groups (e.g. every row communicator made by one MPI_Comm_split call).
+struct CommGroup {
+  std::vector<int32_t> members;
+  bool operator==(const CommGroup&) const = default;
+};
+
+/// Communicator id -> groups; lets any rank recover its rank and size in a comm.
+class CommTable {
+ public:
+  /// World communicator id (always defined once the world size is known).
+  static constexpr int64_t kWorld = 0;
+  void define_world(int32_t size);
+  /// Adds/extends communicator `id` with a group. Throws std::invalid_argument
+  /// if a member is already in a different group of the same id.
+  void define(int64_t id, CommGroup group);
+  /// The group of `id` that holds world rank `rank`, or nullptr.
+  const CommGroup* group_of(int64_t id, int32_t world_rank) const;
+  /// Rank of `world_rank` in comm `id`, or -1.
+  int32_t rank_in(int64_t id, int32_t world_rank) const;
+  const std::map<int64_t, std::vector<CommGroup>>& all() const { return comms_; }
+  void merge(const CommTable& other);
+  bool operator==(const CommTable&) const = default;
+
+ private:
+  std::map<int64_t, std::vector<CommGroup>> comms_;
+};
+
+// ---------------------------------------------------------------------- events
+
+/// Matching key of an event: operation + call site.
+struct EventKey {
+  OpId op = 0;
+  SiteId site = 0;
+  auto operator<=>(const EventKey&) const = default;
+  uint64_t packed() const { return (uint64_t{op} << 32) | site; }
+};
+
+/// One recorded call, as handed from the recorder (or a raw log) to the core.
+struct Event {
+  OpId op = 0;
+  SiteId site = 0;
+  /// Fields sorted by FieldId, each at most once.
+  std::vector<FieldValue> fields;
+  /// Time spent before the call (computation) and inside it, in ns; -1 = unknown.
+  int64_t compute_ns = -1;
+  int64_t comm_ns = -1;
+
+  EventKey key() const { return {op, site}; }
+  /// Sets (or replaces) a scalar field.
+  void set(FieldId f, int64_t v);
+  void set_list(FieldId f, std::vector<int64_t> v);
+  /// The scalar value of field f, or kAbsent.
+  int64_t get(FieldId f) const;
+  const FieldValue* find(FieldId f) const;
+  /// Equal operation, call site and fields (timings are not compared).
+  bool same_call(const Event& other) const;
+};
+
+/// Rewrites peer-like fields to offsets relative to `world_rank`'s position in
+/// the event's communicator ((peer - me) mod size). Sentinels stay as they are.
+/// Throws std::invalid_argument naming the field if the communicator is unknown
+/// or a peer is out of range.
+void encode_relative(Event& ev, int32_t world_rank, const CommTable& comms);
+/// Inverse of encode_relative.
+void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms);
+
+}  // namespace tracefold

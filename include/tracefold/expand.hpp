@@ -1,0 +1,63 @@
+// Expansion: walking a folded trace as one rank.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "tracefold/event.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold {
+
+/// The trace's numbers do not add up for a rank (e.g. a loop runs past its
+/// enclosing loop, or a value sequence ends early).
+class ExpandError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Yields exactly rank r's recorded event sequence from a folded trace,
+/// without expanding it in memory: cost is one step per event plus one per
+/// loop entry. Peers come back as absolute ranks. Events carry the mean
+/// compute/communication time of their node for the preceding call path
+/// (when recorded).
+class RankIterator {
+ public:
+  /// Throws std::out_of_range if rank is not in [0, world_size).
+  RankIterator(const Trace& trace, int32_t rank);
+  /// Next event; false at the end. Throws ExpandError on an inconsistent trace.
+  bool next(Event& out);
+  /// The node the last returned event came from.
+  const Node* current_node() const { return last_node_; }
+
+ private:
+  struct NodeState {
+    const Node* node = nullptr;
+    std::vector<ValueSeq::Cursor> members;
+    std::vector<ValueSeq::Cursor> iters;
+    ValueSeq::Cursor count;
+    std::vector<std::pair<FieldId, ValueSeq::Cursor>> fields;
+  };
+  struct Frame {
+    std::size_t head;
+    std::size_t level;
+    int64_t remaining;
+    std::size_t end;
+  };
+  [[noreturn]] void fail(const std::string& what) const;
+
+  const Trace& trace_;
+  int32_t rank_;
+  std::vector<NodeState> nodes_;
+  std::vector<Frame> stack_;
+  std::size_t pos_ = 0;
+  std::size_t level_ = 0;
+  EventKey prev_ = kStartKey;
+  const Node* last_node_ = nullptr;
+};
+
+/// All events of one rank (convenience for tests and small traces).
+std::vector<Event> expand_rank(const Trace& trace, int32_t rank);
+
+}  // namespace tracefold

@@ -1,0 +1,71 @@
+// Intra-process folding (seed 000, 2.1 and 5.2.2).
+//
+// Events are appended one at a time. Whenever the tail of the sequence is a
+// further iteration of a loop seen just before it, it is merged into that loop;
+// whenever two consecutive stretches look like two iterations of a new loop,
+// they become one. Iterations need not be identical: as in ScalaTrace 2, two
+// stretches count as iterations when their first and last calls match, and the
+// rest is aligned by a longest-common-subsequence pass. Calls that happen only
+// in some iterations stay in the body with a per-iteration count of 0 or 1,
+// and loop trip counts are value sequences, so nothing is lost. An iteration
+// that continues an inner loop at the end of an enclosing loop's last
+// iteration (the "trailing iteration" of Figure 5.2) is absorbed into that
+// inner loop, so outer loops with varying inner trip counts stay folded.
+//
+// Cost per event is bounded by the search window (top-level items looked back
+// over) and by a cap on alignment work.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tracefold/event.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold {
+
+struct FoldOptions {
+  /// How many top-level items to look back over for a loop.
+  std::size_t window = 64;
+  /// Minimum share of aligned calls for two stretches to count as iterations
+  /// of one loop (1.0 = identical call sequences only).
+  double min_similarity = 0.5;
+  /// Largest alignment table (cells) for one approximate match.
+  std::size_t max_align_cells = std::size_t{1} << 20;
+  /// Lossy, off when 0: a value sequence of a histogram field that still has
+  /// more than this many runs at the end is replaced by a value histogram.
+  std::size_t histogram_threshold = 0;
+  /// Fields subject to histogram_threshold (default: peer, src, count).
+  std::vector<FieldId> histogram_fields;
+};
+
+class Folder {
+ public:
+  explicit Folder(int32_t rank, FoldOptions options = {});
+  ~Folder();
+  Folder(Folder&&) noexcept;
+  Folder& operator=(Folder&&) noexcept;
+
+  /// Appends one event. Peer fields must already be relative-encoded and the
+  /// site id must come from the SiteTable later passed to finish().
+  void append(const Event& event);
+
+  /// Number of events appended so far.
+  uint64_t events() const;
+  /// Number of top-level items (loops or events) currently held.
+  std::size_t top_level_size() const;
+  /// Loop structure as text, for tests and debugging: events as `op:site`,
+  /// loops as `[body]*iters`, e.g. `[0:0 0:1{1 0} 0:2{0 1} 0:3]*2`.
+  std::string structure() const;
+
+  /// The folded single-rank trace (does not consume the folder).
+  Trace finish(int32_t world_size, const SiteTable& sites, const CommTable& comms) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tracefold

@@ -1,0 +1,115 @@
+// The folded, rank-merged trace.
+//
+// A Trace is a flat list of nodes, one per distinct call in the folded
+// program order (ScalaTrace 2's loop-agnostic layout, seed 000 5.2.4). Loops
+// are not separate objects: a node that starts a loop carries a loop level
+// (member count, iteration count) for each loop it heads, outermost first. For
+// one rank r, keep only the nodes whose `ranks` contain r; in that sub-list a
+// loop level `members m` covers the head node and the m-1 nodes after it.
+//
+// Every number in a node is an Elastic value: a list of <value sequence,
+// ranklist> pairs. Values of one rank are consumed in order:
+//   - a loop level's members/iters: one value each time the node is reached at
+//     that level (once per iteration of the enclosing loop);
+//   - `count`: one value (0 or 1) each time the node itself is reached inside
+//     its innermost loop; 0 marks an iteration in which it did not happen
+//     (ScalaTrace 2's dummy events);
+//   - a field: one value per execution (list fields: length, then elements).
+// Expanding a node list this way gives each rank's exact event sequence
+// (see expand.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracefold/event.hpp"
+#include "tracefold/histogram.hpp"
+#include "tracefold/ranklist.hpp"
+#include "tracefold/value_seq.hpp"
+
+namespace tracefold {
+
+/// One <value vector, ranklist> pair.
+struct ElasticEntry {
+  ValueSeq values;
+  Ranklist ranks;
+};
+
+/// An elastic data element (seed 000, 5.2.1): per group of ranks, the value
+/// sequence they share. Ranklists of the entries are disjoint.
+class Elastic {
+ public:
+  Elastic() = default;
+  static Elastic of(ValueSeq values, int32_t rank);
+
+  /// The sequence of `rank`, or nullptr if the rank has none.
+  const ValueSeq* for_rank(int32_t rank) const;
+  /// Adds the entries of `other` (ranks disjoint from ours): equal sequences
+  /// share one entry with the union of their ranklists.
+  void merge(const Elastic& other);
+  /// Union of all ranklists.
+  Ranklist ranks() const;
+  bool empty() const { return entries_.empty(); }
+  const std::vector<ElasticEntry>& entries() const { return entries_; }
+  std::vector<ElasticEntry>& entries() { return entries_; }
+  /// Entries sorted by their first rank (the canonical order).
+  void sort_entries();
+
+  /// `SEQ @ RANKLIST ; SEQ @ RANKLIST ...`
+  std::string to_string() const;
+  /// Inverse of to_string; throws std::invalid_argument on bad text.
+  static Elastic parse(std::string_view text);
+
+ private:
+  std::vector<ElasticEntry> entries_;
+};
+
+/// One loop headed by a node.
+struct LoopLevel {
+  Elastic members;  ///< nodes in the loop body (this rank's nodes only), head included
+  Elastic iters;    ///< iterations, one value per time the loop is entered
+};
+
+/// Matching key for "no preceding event" (the first event of a rank).
+inline constexpr EventKey kStartKey{0xFFFF, 0xFFFFFFFFu};
+
+/// Timing of a node reached from one preceding call (seed 000, 2.3): keeping
+/// predecessors apart separates loop entry and loop back-edge paths.
+struct Timing {
+  EventKey pred = kStartKey;
+  Histogram compute;  ///< time before the call (computation), ns
+  Histogram comm;     ///< time inside the call, ns
+  /// User statistics (plugins), by name.
+  std::vector<std::pair<std::string, Histogram>> stats;
+};
+
+struct Node {
+  EventKey key;
+  Ranklist ranks;                 ///< ranks that have this node at all
+  std::vector<LoopLevel> loops;   ///< loops this node heads, outermost first
+  Elastic count;                  ///< executions each time the node is reached (0/1)
+  std::vector<std::pair<FieldId, Elastic>> fields;  ///< sorted by FieldId
+  std::vector<Timing> timings;    ///< sorted by pred
+
+  Elastic* field(FieldId f);
+  const Elastic* field(FieldId f) const;
+};
+
+/// The whole trace with its tables.
+struct Trace {
+  static constexpr int kFormatVersion = 1;
+  int32_t world_size = 0;
+  SiteTable sites;
+  CommTable comms;
+  std::vector<Node> nodes;
+  /// Empty when lossless; otherwise which lossy options were used.
+  std::string lossy;
+
+  /// Ranks that have at least one node.
+  Ranklist ranks() const;
+  /// Approximate in-memory size.
+  std::size_t memory_bytes() const;
+};
+
+}  // namespace tracefold

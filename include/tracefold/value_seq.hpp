@@ -1,0 +1,134 @@
+// ValueSeq: the value vector of an elastic data element.
+//
+// A ValueSeq is the sequence of integer values one parameter (or one loop
+// count) takes on one rank, in the order they occur. It folds itself while it
+// grows: repeating stretches become runs `(pattern)*reps`, so a vector of m*n
+// values that repeats an m-value pattern n times costs m values plus a count.
+// Folding is online and deterministic: the same sequence of operations always
+// gives the same representation (and so the same bytes on disk).
+//
+// An opt-in lossy mode replaces the sequence by a value histogram (value ->
+// number of occurrences); iteration then yields the values in ascending order
+// with their counts, which keeps totals but not order.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracefold {
+
+/// Sentinels that fit in any field. They print as names, not numbers.
+inline constexpr int64_t kAbsent = std::numeric_limits<int64_t>::min();  ///< field not present
+inline constexpr int64_t kAny = std::numeric_limits<int64_t>::min() + 1;  ///< MPI_ANY_SOURCE / MPI_ANY_TAG
+inline constexpr int64_t kNull = std::numeric_limits<int64_t>::min() + 2;  ///< MPI_PROC_NULL
+inline constexpr int64_t kUndefined = std::numeric_limits<int64_t>::min() + 3;  ///< MPI_UNDEFINED
+
+/// True for the sentinel values above (they are never relative-encoded).
+inline bool is_sentinel(int64_t v) { return v <= kUndefined; }
+
+/// Formats one value: sentinels by name, numbers in decimal.
+std::string format_value(int64_t v);
+/// Parses one value written by format_value; returns false on bad text.
+bool parse_value(std::string_view text, int64_t& out);
+
+class ValueSeqParseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ValueSeq {
+ public:
+  /// A stretch of the sequence: `pattern` repeated `reps` times. A run with
+  /// reps == 1 is a literal stretch that has not (yet) been seen to repeat.
+  struct Run {
+    std::vector<int64_t> pattern;
+    uint64_t reps = 0;
+    bool operator==(const Run&) const = default;
+  };
+
+  ValueSeq() = default;
+  /// A sequence of `n` copies of `value`.
+  static ValueSeq repeated(int64_t value, uint64_t n);
+
+  void push_back(int64_t value);
+  void append_repeated(int64_t value, uint64_t n);
+  void append(const ValueSeq& other);
+  /// Puts `n` copies of `value` in front (used to pad histories with zeros).
+  void prepend_repeated(int64_t value, uint64_t n);
+  /// Removes the last value. Precondition: !empty().
+  void pop_back();
+  /// The last value. Precondition: !empty().
+  int64_t back() const;
+  /// Replaces the last value (pop + push, so folding stays consistent).
+  void set_back(int64_t value);
+
+  uint64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// Sum of all values (sentinels count as 0). Used for execution counts.
+  int64_t sum() const;
+  /// The folded form; the trailing partial repetition (if any) is shown as a
+  /// literal run. Cheap for the common single-constant case.
+  std::vector<Run> runs() const;
+  /// Number of runs, a measure of how well the sequence folded.
+  std::size_t run_count() const;
+  /// Approximate bytes this sequence occupies in memory.
+  std::size_t memory_bytes() const;
+
+  /// Lossy mode: histogram of values, order dropped. Irreversible.
+  void make_histogram();
+  bool is_histogram() const { return histogram_; }
+
+  /// Sequential reader; does not expand the sequence.
+  class Cursor {
+   public:
+    Cursor() = default;
+    explicit Cursor(const ValueSeq& seq);
+    bool done() const { return remaining_ == 0; }
+    /// Next value. Precondition: !done().
+    int64_t next();
+
+   private:
+    std::vector<Run> runs_;
+    std::size_t run_ = 0;
+    std::size_t pos_ = 0;
+    uint64_t rep_ = 0;
+    uint64_t remaining_ = 0;
+  };
+  Cursor cursor() const { return Cursor(*this); }
+  /// All values (for tests and small sequences).
+  std::vector<int64_t> to_vector() const;
+
+  /// Same values in the same order (and same lossy flag), whatever the folding.
+  bool equals(const ValueSeq& other) const;
+  /// Same representation (stronger than equals; used for deterministic output).
+  bool same_representation(const ValueSeq& other) const;
+
+  /// Text form: runs separated by spaces; a repeated run is `v*N` or
+  /// `(a b c)*N`; literal values stand alone; the empty sequence is `~`; the
+  /// histogram form is `hist(v:count v:count ...)`.
+  std::string to_string() const;
+  /// Inverse of to_string (rebuilds the same representation).
+  static ValueSeq parse(std::string_view text);
+
+ private:
+  void materialize();
+  void push_general(int64_t value);
+  void fold_literal_tail();
+  void flush_partial();
+  void push_run(Run run);
+
+  // Single-constant fast path: the whole sequence is `single_value_ * size_`.
+  bool simple_ = true;
+  int64_t single_value_ = 0;
+  std::vector<Run> runs_;
+  // Values already matched into the next repetition of runs_.back().
+  std::size_t partial_ = 0;
+  uint64_t size_ = 0;
+  bool histogram_ = false;
+};
+
+}  // namespace tracefold

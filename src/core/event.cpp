@@ -1,0 +1,345 @@
+#include "tracefold/event.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tracefold {
+
+// ---------------------------------------------------------------- operations
+
+namespace {
+const std::vector<std::string>& op_names() {
+  static const std::vector<std::string> names = {
+#define TF_OP(n) #n,
+#include "ops.def"
+#undef TF_OP
+  };
+  return names;
+}
+
+const std::unordered_map<std::string_view, OpId>& op_index() {
+  static const auto index = [] {
+    std::unordered_map<std::string_view, OpId> m;
+    const auto& names = op_names();
+    for (std::size_t i = 0; i < names.size(); ++i) m.emplace(names[i], static_cast<OpId>(i));
+    return m;
+  }();
+  return index;
+}
+}  // namespace
+
+std::optional<OpId> OpTable::find(std::string_view name) {
+  auto it = op_index().find(name);
+  if (it == op_index().end()) return std::nullopt;
+  return it->second;
+}
+
+const std::string& OpTable::name(OpId id) { return op_names().at(id); }
+std::size_t OpTable::size() { return op_names().size(); }
+
+// -------------------------------------------------------------------- fields
+
+namespace {
+struct FieldInfo {
+  std::string name;
+  FieldKind kind;
+  FieldRole role;
+};
+
+// Entries are written once, before their id is published, and never move, so
+// lookups by id need no lock (they run on the recorder's hot path).
+struct FieldRegistry {
+  static constexpr std::size_t kCapacity = 4096;
+  std::mutex mu;
+  std::array<FieldInfo, kCapacity> fields;
+  std::atomic<std::size_t> count{0};
+  std::unordered_map<std::string, FieldId> index;
+  std::size_t known = 0;
+
+  FieldRegistry() {
+    const std::vector<FieldInfo> builtin = {
+        {"peer", FieldKind::kScalar, FieldRole::kPeer},
+        {"src", FieldKind::kScalar, FieldRole::kPeer},
+        {"tag", FieldKind::kScalar, FieldRole::kPlain},
+        {"mtag", FieldKind::kScalar, FieldRole::kPlain},
+        {"count", FieldKind::kScalar, FieldRole::kPlain},
+        {"dtype", FieldKind::kScalar, FieldRole::kPlain},
+        {"dsize", FieldKind::kScalar, FieldRole::kPlain},
+        {"rcount", FieldKind::kScalar, FieldRole::kPlain},
+        {"rdtype", FieldKind::kScalar, FieldRole::kPlain},
+        {"rdsize", FieldKind::kScalar, FieldRole::kPlain},
+        {"comm", FieldKind::kScalar, FieldRole::kPlain},
+        {"root", FieldKind::kScalar, FieldRole::kPlain},
+        {"redop", FieldKind::kScalar, FieldRole::kPlain},
+        {"newcomm", FieldKind::kScalar, FieldRole::kPlain},
+        {"color", FieldKind::kScalar, FieldRole::kPlain},
+        {"key", FieldKind::kScalar, FieldRole::kPlain},
+        {"req", FieldKind::kScalar, FieldRole::kPlain},
+        {"flag", FieldKind::kScalar, FieldRole::kPlain},
+        {"links", FieldKind::kList, FieldRole::kPlain},
+        {"counts", FieldKind::kList, FieldRole::kPlain},
+        {"displs", FieldKind::kList, FieldRole::kPlain},
+        {"rcounts", FieldKind::kList, FieldRole::kPlain},
+        {"rdispls", FieldKind::kList, FieldRole::kPlain},
+    };
+    for (const auto& f : builtin) add(f);
+    known = count.load();
+  }
+  FieldId add(const FieldInfo& f) {
+    std::size_t n = count.load(std::memory_order_relaxed);
+    if (n >= kCapacity) throw std::invalid_argument("too many distinct field names");
+    fields[n] = f;
+    index.emplace(f.name, static_cast<FieldId>(n));
+    count.store(n + 1, std::memory_order_release);
+    return static_cast<FieldId>(n);
+  }
+  const FieldInfo& at(FieldId id) const {
+    if (id >= count.load(std::memory_order_acquire)) throw std::out_of_range("unknown field id");
+    return fields[id];
+  }
+};
+
+FieldRegistry& registry() {
+  static FieldRegistry r;
+  return r;
+}
+
+bool valid_field_name(std::string_view n) {
+  if (n.empty() || n.size() > 64 || !(n[0] >= 'a' && n[0] <= 'z')) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+}  // namespace
+
+FieldId FieldTable::peer() { return 0; }
+FieldId FieldTable::src() { return 1; }
+FieldId FieldTable::comm() { return *find("comm"); }
+FieldId FieldTable::links() { return *find("links"); }
+
+FieldId FieldTable::intern(std::string_view name, FieldKind kind) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.index.find(std::string(name));
+  if (it != r.index.end()) {
+    if (r.fields[it->second].kind != kind)
+      throw std::invalid_argument("field '" + std::string(name) + "' is a " +
+                                  (kind == FieldKind::kList ? "scalar" : "list") +
+                                  " field, not a " +
+                                  (kind == FieldKind::kList ? "list" : "scalar"));
+    return it->second;
+  }
+  if (!valid_field_name(name))
+    throw std::invalid_argument("invalid field name '" + std::string(name) +
+                                "' (expected [a-z][a-z0-9_]*)");
+  return r.add(FieldInfo{std::string(name), kind, FieldRole::kPlain});
+}
+
+std::optional<FieldId> FieldTable::find(std::string_view name) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.index.find(std::string(name));
+  if (it == r.index.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::string& FieldTable::name(FieldId id) { return registry().at(id).name; }
+
+FieldKind FieldTable::kind(FieldId id) { return registry().at(id).kind; }
+
+// Only the built-in `peer` and `src` are peer-like; answering without the
+// registry lock keeps this off the recorder's hot path.
+FieldRole FieldTable::role(FieldId id) { return id <= 1 ? FieldRole::kPeer : FieldRole::kPlain; }
+
+bool FieldTable::print_before(FieldId a, FieldId b) {
+  auto& r = registry();
+  const bool ka = a < r.known, kb = b < r.known;
+  if (ka != kb) return ka;
+  if (ka) return a < b;
+  return r.at(a).name < r.at(b).name;
+}
+
+// ------------------------------------------------------------------ call sites
+
+SiteId SiteTable::intern(const CallSite& site) {
+  auto it = index_.find(site);
+  if (it != index_.end()) return it->second;
+  auto id = static_cast<SiteId>(sites_.size());
+  sites_.push_back(site);
+  index_.emplace(site, id);
+  return id;
+}
+
+std::string SiteTable::format(const CallSite& site) {
+  if (site.frames.empty()) return "-";
+  std::string out;
+  char buf[32];
+  for (const Frame& f : site.frames) {
+    if (!out.empty()) out += ' ';
+    out += f.module;
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f.offset, 16);
+    (void)ec;
+    out += "+0x";
+    out.append(buf, end);
+  }
+  return out;
+}
+
+bool SiteTable::parse(std::string_view text, CallSite& out) {
+  out.frames.clear();
+  if (text == "-") return true;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+    if (pos >= text.size()) break;
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view tok = text.substr(pos, end - pos);
+    std::size_t plus = tok.rfind("+0x");
+    if (plus == std::string_view::npos || plus == 0 || plus + 3 >= tok.size()) return false;
+    Frame f;
+    f.module = std::string(tok.substr(0, plus));
+    auto hex = tok.substr(plus + 3);
+    auto [p, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), f.offset, 16);
+    if (ec != std::errc() || p != hex.data() + hex.size()) return false;
+    out.frames.push_back(std::move(f));
+    pos = end;
+  }
+  return !out.frames.empty();
+}
+
+// --------------------------------------------------------------- communicators
+
+void CommTable::define_world(int32_t size) {
+  CommGroup g;
+  g.members.resize(static_cast<std::size_t>(size));
+  for (int32_t i = 0; i < size; ++i) g.members[static_cast<std::size_t>(i)] = i;
+  comms_[kWorld] = {std::move(g)};
+}
+
+void CommTable::define(int64_t id, CommGroup group) {
+  auto& groups = comms_[id];
+  for (auto& g : groups) {
+    if (g == group) return;
+    for (int32_t m : group.members)
+      if (std::find(g.members.begin(), g.members.end(), m) != g.members.end())
+        throw std::invalid_argument("communicator " + std::to_string(id) + ": rank " +
+                                    std::to_string(m) + " is already in another group");
+  }
+  groups.push_back(std::move(group));
+  std::sort(groups.begin(), groups.end(), [](const CommGroup& a, const CommGroup& b) {
+    return a.members < b.members;
+  });
+}
+
+const CommGroup* CommTable::group_of(int64_t id, int32_t world_rank) const {
+  auto it = comms_.find(id);
+  if (it == comms_.end()) return nullptr;
+  for (const auto& g : it->second)
+    if (std::find(g.members.begin(), g.members.end(), world_rank) != g.members.end()) return &g;
+  return nullptr;
+}
+
+int32_t CommTable::rank_in(int64_t id, int32_t world_rank) const {
+  const CommGroup* g = group_of(id, world_rank);
+  if (!g) return -1;
+  return static_cast<int32_t>(std::find(g->members.begin(), g->members.end(), world_rank) -
+                              g->members.begin());
+}
+
+void CommTable::merge(const CommTable& other) {
+  for (const auto& [id, groups] : other.comms_)
+    for (const auto& g : groups) define(id, g);
+}
+
+// ---------------------------------------------------------------------- events
+
+void Event::set(FieldId f, int64_t v) {
+  auto it = std::lower_bound(fields.begin(), fields.end(), f,
+                             [](const FieldValue& fv, FieldId id) { return fv.field < id; });
+  if (it != fields.end() && it->field == f) {
+    it->scalar = v;
+    return;
+  }
+  fields.insert(it, FieldValue{f, v, {}});
+}
+
+void Event::set_list(FieldId f, std::vector<int64_t> v) {
+  auto it = std::lower_bound(fields.begin(), fields.end(), f,
+                             [](const FieldValue& fv, FieldId id) { return fv.field < id; });
+  if (it != fields.end() && it->field == f) {
+    it->list = std::move(v);
+    return;
+  }
+  fields.insert(it, FieldValue{f, kAbsent, std::move(v)});
+}
+
+const FieldValue* Event::find(FieldId f) const {
+  auto it = std::lower_bound(fields.begin(), fields.end(), f,
+                             [](const FieldValue& fv, FieldId id) { return fv.field < id; });
+  return (it != fields.end() && it->field == f) ? &*it : nullptr;
+}
+
+int64_t Event::get(FieldId f) const {
+  const FieldValue* fv = find(f);
+  return fv ? fv->scalar : kAbsent;
+}
+
+bool Event::same_call(const Event& other) const {
+  return op == other.op && site == other.site && fields == other.fields;
+}
+
+namespace {
+// Comm of an event for peer encoding: its `comm` field, or the world.
+std::pair<int32_t, int32_t> me_and_size(const Event& ev, int32_t world_rank,
+                                        const CommTable& comms) {
+  int64_t comm = ev.get(FieldTable::comm());
+  if (comm == kAbsent) comm = CommTable::kWorld;
+  const CommGroup* g = comms.group_of(comm, world_rank);
+  if (!g)
+    throw std::invalid_argument("communicator " + format_value(comm) +
+                                " is not defined for rank " + std::to_string(world_rank));
+  auto me = static_cast<int32_t>(std::find(g->members.begin(), g->members.end(), world_rank) -
+                                 g->members.begin());
+  return {me, static_cast<int32_t>(g->members.size())};
+}
+
+template <class F>
+void for_peer_fields(Event& ev, F&& f) {
+  for (FieldValue& fv : ev.fields)
+    if (FieldTable::role(fv.field) == FieldRole::kPeer && fv.scalar != kAbsent &&
+        !is_sentinel(fv.scalar))
+      f(fv);
+}
+}  // namespace
+
+void encode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
+  bool any = false;
+  for (const FieldValue& fv : ev.fields)
+    if (FieldTable::role(fv.field) == FieldRole::kPeer && !is_sentinel(fv.scalar)) any = true;
+  if (!any) return;
+  auto [me, size] = me_and_size(ev, world_rank, comms);
+  for_peer_fields(ev, [&](FieldValue& fv) {
+    if (fv.scalar < 0 || fv.scalar >= size)
+      throw std::invalid_argument("field " + FieldTable::name(fv.field) + "=" +
+                                  std::to_string(fv.scalar) + " is outside the communicator (size " +
+                                  std::to_string(size) + ")");
+    fv.scalar = ((fv.scalar - me) % size + size) % size;
+  });
+}
+
+void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
+  bool any = false;
+  for (const FieldValue& fv : ev.fields)
+    if (FieldTable::role(fv.field) == FieldRole::kPeer && !is_sentinel(fv.scalar)) any = true;
+  if (!any) return;
+  auto [me, size] = me_and_size(ev, world_rank, comms);
+  for_peer_fields(ev, [&](FieldValue& fv) { fv.scalar = (fv.scalar + me) % size; });
+}
+
+}  // namespace tracefold

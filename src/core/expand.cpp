@@ -1,0 +1,122 @@
+#include "tracefold/expand.hpp"
+
+#include <cmath>
+
+namespace tracefold {
+
+RankIterator::RankIterator(const Trace& trace, int32_t rank) : trace_(trace), rank_(rank) {
+  if (rank < 0 || rank >= trace.world_size)
+    throw std::out_of_range("rank " + std::to_string(rank) + " is not in this trace of " +
+                            std::to_string(trace.world_size) + " ranks");
+  for (const Node& n : trace.nodes) {
+    if (!n.ranks.contains(rank)) continue;
+    NodeState st;
+    st.node = &n;
+    for (const LoopLevel& l : n.loops) {
+      const ValueSeq* m = l.members.for_rank(rank);
+      const ValueSeq* it = l.iters.for_rank(rank);
+      if (!m || !it) break;  // this rank's loop stack is shorter
+      st.members.emplace_back(*m);
+      st.iters.emplace_back(*it);
+    }
+    if (const ValueSeq* c = n.count.for_rank(rank)) st.count = ValueSeq::Cursor(*c);
+    for (const auto& [f, el] : n.fields)
+      if (const ValueSeq* v = el.for_rank(rank)) st.fields.emplace_back(f, ValueSeq::Cursor(*v));
+    nodes_.push_back(std::move(st));
+  }
+}
+
+void RankIterator::fail(const std::string& what) const {
+  std::string where = pos_ < nodes_.size()
+                          ? " at node " + std::to_string(nodes_[pos_].node - trace_.nodes.data())
+                          : "";
+  throw ExpandError("rank " + std::to_string(rank_) + where + ": " + what);
+}
+
+bool RankIterator::next(Event& out) {
+  const std::size_t n = nodes_.size();
+  while (true) {
+    const std::size_t range_end = stack_.empty() ? n : stack_.back().end;
+    if (pos_ == range_end) {
+      if (stack_.empty()) return false;
+      Frame& f = stack_.back();
+      if (--f.remaining > 0) {
+        pos_ = f.head;
+        level_ = f.level + 1;
+      } else {
+        pos_ = f.end;
+        level_ = 0;
+        stack_.pop_back();
+      }
+      continue;
+    }
+    if (pos_ > range_end) fail("loop body runs past its enclosing loop");
+    NodeState& ns = nodes_[pos_];
+    if (level_ < ns.iters.size()) {
+      if (ns.members[level_].done() || ns.iters[level_].done())
+        fail("loop level " + std::to_string(level_) + " has too few values");
+      const int64_t m = ns.members[level_].next();
+      const int64_t k = ns.iters[level_].next();
+      if (m < 1 || k < 0 || pos_ + static_cast<std::size_t>(m) > range_end)
+        fail("loop level " + std::to_string(level_) + " has an impossible size (members " +
+             std::to_string(m) + ", iterations " + std::to_string(k) + ")");
+      if (k == 0) {
+        pos_ += static_cast<std::size_t>(m);
+        level_ = 0;
+        continue;
+      }
+      stack_.push_back(Frame{pos_, level_, k, pos_ + static_cast<std::size_t>(m)});
+      ++level_;
+      continue;
+    }
+    if (ns.count.done()) fail("execution counts ran out");
+    const int64_t c = ns.count.next();
+    ++pos_;
+    level_ = 0;
+    if (c == 0) continue;
+    if (c != 1) fail("execution count " + std::to_string(c) + " (expected 0 or 1)");
+    const Node& node = *ns.node;
+    out = Event{};
+    out.op = node.key.op;
+    out.site = node.key.site;
+    for (auto& [f, cur] : ns.fields) {
+      if (cur.done()) fail("field " + FieldTable::name(f) + " has too few values");
+      const int64_t v = cur.next();
+      if (FieldTable::kind(f) == FieldKind::kList) {
+        if (v == kAbsent) continue;
+        if (v < 0) fail("field " + FieldTable::name(f) + " has a negative list length");
+        std::vector<int64_t> list(static_cast<std::size_t>(v));
+        for (auto& x : list) {
+          if (cur.done()) fail("field " + FieldTable::name(f) + " has too few values");
+          x = cur.next();
+        }
+        out.fields.push_back(FieldValue{f, kAbsent, std::move(list)});
+      } else if (v != kAbsent) {
+        out.fields.push_back(FieldValue{f, v, {}});
+      }
+    }
+    for (const Timing& t : node.timings) {
+      if (!(t.pred == prev_)) continue;
+      if (!t.compute.empty()) out.compute_ns = std::llround(t.compute.mean());
+      if (!t.comm.empty()) out.comm_ns = std::llround(t.comm.mean());
+    }
+    try {
+      decode_relative(out, rank_, trace_.comms);
+    } catch (const std::exception& ex) {
+      fail(ex.what());
+    }
+    prev_ = node.key;
+    last_node_ = &node;
+    return true;
+  }
+}
+
+std::vector<Event> expand_rank(const Trace& trace, int32_t rank) {
+  std::vector<Event> out;
+  RankIterator it(trace, rank);
+  Event e;
+  while (it.next(e)) out.push_back(e);
+  return out;
+}
+
+}  // namespace tracefold

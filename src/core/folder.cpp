@@ -1,0 +1,563 @@
+#include "tracefold/folder.hpp"
+
+#include <algorithm>
+#include <span>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tracefold {
+
+namespace {
+
+// One element of a (partly) folded sequence: an event or a loop. `reps` holds
+// one value per traversal of the enclosing body: for an event, whether it
+// happened (0/1); for a loop, how many iterations it ran.
+struct Item {
+  bool loop = false;
+  uint64_t key = 0;    // event: packed EventKey
+  uint64_t first = 0;  // first / last event key in this subtree
+  uint64_t last = 0;
+  ValueSeq reps;
+  std::vector<Item> body;                            // loop only
+  std::vector<std::pair<FieldId, ValueSeq>> fields;  // event only, sorted by id
+  std::vector<Timing> timings;                       // event only, sorted by pred
+
+  uint64_t traversals() const { return reps.size(); }
+  void refresh_keys() {
+    if (!loop) {
+      first = last = key;
+      return;
+    }
+    first = body.front().first;
+    last = body.back().last;
+  }
+};
+
+using Items = std::vector<Item>;
+
+EventKey unpack(uint64_t k) {
+  return EventKey{static_cast<OpId>(k >> 32), static_cast<SiteId>(k & 0xFFFFFFFFu)};
+}
+
+bool directly_compatible(const Item& a, const Item& b) {
+  if (a.loop != b.loop) return false;
+  if (!a.loop) return a.key == b.key;
+  return a.first == b.first && a.last == b.last;
+}
+
+void pad_after(Item& it, uint64_t n) { it.reps.append_repeated(0, n); }
+void pad_before(Item& it, uint64_t n) { it.reps.prepend_repeated(0, n); }
+
+// Absent values for `executions` executions of a field (list fields: one
+// length value per execution).
+ValueSeq absent_values(uint64_t executions) { return ValueSeq::repeated(kAbsent, executions); }
+
+void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from) {
+  for (const Timing& t : from) {
+    auto it = std::lower_bound(into.begin(), into.end(), t.pred,
+                               [](const Timing& x, EventKey k) { return x.pred < k; });
+    if (it != into.end() && it->pred == t.pred) {
+      it->compute.merge(t.compute);
+      it->comm.merge(t.comm);
+      for (const auto& [name, h] : t.stats) {
+        auto s = std::find_if(it->stats.begin(), it->stats.end(),
+                              [&](const auto& p) { return p.first == name; });
+        if (s == it->stats.end())
+          it->stats.emplace_back(name, h);
+        else
+          s->second.merge(h);
+      }
+    } else {
+      into.insert(it, t);
+    }
+  }
+}
+
+class Merger {
+ public:
+  explicit Merger(std::size_t max_cells) : max_cells_(max_cells) {}
+
+  // How two sequences line up (see align()).
+  enum class Step : uint8_t { kSkipB, kSkipS, kPair, kLoopBGroupS, kGroupBLoopS };
+  struct Plan {
+    std::vector<std::pair<std::size_t, std::size_t>> cells;  // (i, j) where each step starts
+    std::vector<Step> steps;
+    std::vector<std::size_t> group_end;  // end index of grouped run (for group steps)
+    std::size_t score = 0;
+  };
+
+  // Merges two items known to be directly compatible: S's history follows B's.
+  void merge_pair(Item& b, Item&& s) {
+    if (!b.loop) {
+      const uint64_t eb = static_cast<uint64_t>(b.reps.sum());
+      const uint64_t es = static_cast<uint64_t>(s.reps.sum());
+      b.reps.append(s.reps);
+      std::vector<std::pair<FieldId, ValueSeq>> merged;
+      merged.reserve(std::max(b.fields.size(), s.fields.size()));
+      auto bi = b.fields.begin(), si = s.fields.begin();
+      while (bi != b.fields.end() || si != s.fields.end()) {
+        if (si == s.fields.end() || (bi != b.fields.end() && bi->first < si->first)) {
+          bi->second.append(absent_values(es));
+          merged.push_back(std::move(*bi++));
+        } else if (bi == b.fields.end() || si->first < bi->first) {
+          ValueSeq v = absent_values(eb);
+          v.append(si->second);
+          merged.emplace_back(si->first, std::move(v));
+          ++si;
+        } else {
+          bi->second.append(si->second);
+          merged.push_back(std::move(*bi++));
+          ++si;
+        }
+      }
+      b.fields = std::move(merged);
+      merge_timings(b.timings, s.timings);
+      return;
+    }
+    b.reps.append(s.reps);
+    b.body = merge_seq(std::move(b.body), std::move(s.body));
+    b.refresh_keys();
+  }
+
+  // Merges body histories: the result replays B's traversals, then S's.
+  Items merge_seq(Items&& B, Items&& S) {
+    if (B.empty()) return std::move(S);
+    if (S.empty()) return std::move(B);
+    if (B.size() == S.size()) {
+      bool direct = true;
+      for (std::size_t i = 0; i < B.size() && direct; ++i)
+        direct = directly_compatible(B[i], S[i]);
+      if (direct) {
+        for (std::size_t i = 0; i < B.size(); ++i) merge_pair(B[i], std::move(S[i]));
+        return std::move(B);
+      }
+    }
+    Plan plan;
+    if (!align(B, S, plan)) {
+      // Too large to align: keep both, each idle during the other's traversals.
+      const uint64_t kb = B.front().traversals(), ks = S.front().traversals();
+      for (Item& it : B) pad_after(it, ks);
+      for (Item& it : S) {
+        pad_before(it, kb);
+        B.push_back(std::move(it));
+      }
+      return std::move(B);
+    }
+    return apply(std::move(B), std::move(S), plan);
+  }
+
+  // Longest-common-subsequence alignment of B and S. A loop in one sequence
+  // may align with a run of the other whose first and last calls match the
+  // loop's (that run then counts as one iteration). Returns false if the
+  // alignment table would exceed the cap.
+  bool align(std::span<const Item> B, std::span<const Item> S, Plan& plan) {
+    const std::size_t n = B.size(), m = S.size();
+    if ((n + 1) * (m + 1) > max_cells_) return false;
+    const std::size_t w = m + 1;
+    score_.assign((n + 1) * (m + 1), 0);
+    choice_.assign((n + 1) * (m + 1), Step::kSkipB);
+    gend_.assign((n + 1) * (m + 1), 0);
+    for (std::size_t ii = n; ii-- > 0;) {
+      for (std::size_t jj = m; jj-- > 0;) {
+        uint32_t best = score_[(ii + 1) * w + jj];
+        Step step = Step::kSkipB;
+        std::size_t ge = 0;
+        if (score_[ii * w + jj + 1] > best) {
+          best = score_[ii * w + jj + 1];
+          step = Step::kSkipS;
+        }
+        const Item& b = B[ii];
+        const Item& s = S[jj];
+        if (directly_compatible(b, s)) {
+          uint32_t c = 2 + score_[(ii + 1) * w + jj + 1];
+          if (c >= best) {
+            best = c;
+            step = Step::kPair;
+          }
+        } else if (b.loop && s.first == b.first) {
+          for (std::size_t e = jj; e < m; ++e) {
+            if (S[e].last == b.last) {
+              uint32_t c = static_cast<uint32_t>(1 + (e + 1 - jj)) + score_[(ii + 1) * w + e + 1];
+              if (c >= best) {
+                best = c;
+                step = Step::kLoopBGroupS;
+                ge = e + 1;
+              }
+              break;
+            }
+          }
+        } else if (s.loop && b.first == s.first) {
+          for (std::size_t e = ii; e < n; ++e) {
+            if (B[e].last == s.last) {
+              uint32_t c = static_cast<uint32_t>(1 + (e + 1 - ii)) + score_[(e + 1) * w + jj + 1];
+              if (c >= best) {
+                best = c;
+                step = Step::kGroupBLoopS;
+                ge = e + 1;
+              }
+              break;
+            }
+          }
+        }
+        score_[ii * w + jj] = best;
+        choice_[ii * w + jj] = step;
+        gend_[ii * w + jj] = ge;
+      }
+    }
+    plan = Plan{};
+    plan.score = score_[0];
+    std::size_t i = 0, j = 0;
+    while (i < n || j < m) {
+      Step st;
+      std::size_t ge = 0;
+      if (i == n) {
+        st = Step::kSkipS;
+      } else if (j == m) {
+        st = Step::kSkipB;
+      } else {
+        st = choice_[i * w + j];
+        ge = gend_[i * w + j];
+      }
+      plan.cells.emplace_back(i, j);
+      plan.steps.push_back(st);
+      plan.group_end.push_back(ge);
+      switch (st) {
+        case Step::kSkipB: ++i; break;
+        case Step::kSkipS: ++j; break;
+        case Step::kPair: ++i; ++j; break;
+        case Step::kLoopBGroupS: ++i; j = ge; break;
+        case Step::kGroupBLoopS: i = ge; ++j; break;
+      }
+    }
+    return true;
+  }
+
+  Items apply(Items&& B, Items&& S, const Plan& plan) {
+    const uint64_t kb = B.front().traversals(), ks = S.front().traversals();
+    Items out;
+    out.reserve(B.size() + S.size());
+    for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+      auto [i, j] = plan.cells[k];
+      switch (plan.steps[k]) {
+        case Step::kSkipB:
+          pad_after(B[i], ks);
+          out.push_back(std::move(B[i]));
+          break;
+        case Step::kSkipS:
+          pad_before(S[j], kb);
+          out.push_back(std::move(S[j]));
+          break;
+        case Step::kPair:
+          merge_pair(B[i], std::move(S[j]));
+          out.push_back(std::move(B[i]));
+          break;
+        case Step::kLoopBGroupS: {
+          Item pseudo = wrap(S, j, plan.group_end[k], ks);
+          merge_pair(B[i], std::move(pseudo));
+          out.push_back(std::move(B[i]));
+          break;
+        }
+        case Step::kGroupBLoopS: {
+          Item pseudo = wrap(B, i, plan.group_end[k], kb);
+          merge_pair(pseudo, std::move(S[j]));
+          out.push_back(std::move(pseudo));
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  // A one-iteration loop around items[from, to): changes no order or count.
+  static Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals) {
+    Item p;
+    p.loop = true;
+    p.reps = ValueSeq::repeated(1, traversals);
+    for (std::size_t k = from; k < to; ++k) p.body.push_back(std::move(items[k]));
+    p.refresh_keys();
+    return p;
+  }
+
+  std::size_t max_cells_;
+  std::vector<uint32_t> score_;
+  std::vector<Step> choice_;
+  std::vector<std::size_t> gend_;
+};
+
+void describe(const Items& items, std::string& out) {
+  bool firstItem = true;
+  for (const Item& it : items) {
+    if (!firstItem) out += ' ';
+    firstItem = false;
+    if (it.loop) {
+      out += '[';
+      describe(it.body, out);
+      out += "]*" + it.reps.to_string();
+      continue;
+    }
+    EventKey k = unpack(it.key);
+    out += std::to_string(k.op) + ":" + std::to_string(k.site);
+    bool always = it.reps.size() > 0 && it.reps.run_count() == 1 && it.reps.back() == 1;
+    if (!always) out += "{" + it.reps.to_string() + "}";
+  }
+}
+
+}  // namespace
+
+struct Folder::Impl {
+  int32_t rank;
+  FoldOptions options;
+  Items top;
+  uint64_t events = 0;
+  uint64_t prev_key = kStartKey.packed();
+  Merger merger;
+  // Positions in `top` by last key, and positions of loops: lets the search
+  // skip items that cannot match instead of scanning the whole window.
+  std::unordered_map<uint64_t, std::vector<std::size_t>> by_last;
+  std::vector<std::size_t> loops;
+
+  Impl(int32_t r, FoldOptions o) : rank(r), options(std::move(o)), merger(options.max_align_cells) {}
+
+  void index_push(std::size_t pos) {
+    by_last[top[pos].last].push_back(pos);
+    if (top[pos].loop) loops.push_back(pos);
+  }
+
+  // Forgets the index entries of top[from..]; call before changing those items.
+  void unindex_from(std::size_t from) {
+    for (std::size_t p = from; p < top.size(); ++p) {
+      auto& v = by_last[top[p].last];
+      while (!v.empty() && v.back() >= from) v.pop_back();
+    }
+    while (!loops.empty() && loops.back() >= from) loops.pop_back();
+  }
+
+  // top[from..] (already unindexed) is replaced by `item`.
+  void replace_tail(std::size_t from, Item item) {
+    top.resize(from);
+    top.push_back(std::move(item));
+    index_push(top.size() - 1);
+  }
+
+  void append(const Event& ev) {
+    Item it;
+    it.key = ev.key().packed();
+    it.first = it.last = it.key;
+    it.reps = ValueSeq::repeated(1, 1);
+    it.fields.reserve(ev.fields.size());
+    for (const FieldValue& fv : ev.fields) {
+      ValueSeq v;
+      if (FieldTable::kind(fv.field) == FieldKind::kList) {
+        v.push_back(static_cast<int64_t>(fv.list.size()));
+        for (int64_t x : fv.list) v.push_back(x);
+      } else {
+        v.push_back(fv.scalar);
+      }
+      it.fields.emplace_back(fv.field, std::move(v));
+    }
+    Timing t;
+    t.pred = unpack(prev_key);
+    if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
+    if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
+    it.timings.push_back(std::move(t));
+    prev_key = it.key;
+    ++events;
+    top.push_back(std::move(it));
+    index_push(top.size() - 1);
+    while (try_fold()) {
+    }
+  }
+
+  static double similarity(std::size_t nb, std::size_t ns, const Merger::Plan& plan) {
+    return static_cast<double>(plan.score) / static_cast<double>(nb + ns);
+  }
+
+  bool try_fold() {
+    const std::size_t n = top.size();
+    if (n < 2) return false;
+    const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
+
+    // (a) The tail after a loop is its next iteration, or the next iteration
+    // of an inner loop that ends that loop's last iteration (a trailing one).
+    for (std::size_t li = loops.size(); li-- > 0;) {
+      const std::size_t k = loops[li];
+      if (k < lo) break;
+      if (k >= n - 1) continue;
+      const uint64_t seg_first = top[k + 1].first, seg_last = top[n - 1].last;
+      std::vector<Item*> chain{&top[k]};
+      while (chain.back()->reps.back() > 0 && chain.back()->body.back().loop)
+        chain.push_back(&chain.back()->body.back());
+      for (std::size_t c = chain.size(); c-- > 0;) {
+        Item& target = *chain[c];
+        if (target.first != seg_first || target.last != seg_last) continue;
+        Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
+                  std::make_move_iterator(top.end()));
+        if (!accept_iteration(target.body, seg)) {
+          // Put the segment back untouched.
+          for (std::size_t p = 0; p < seg.size(); ++p) top[k + 1 + p] = std::move(seg[p]);
+          continue;
+        }
+        unindex_from(k);
+        target.reps.set_back(target.reps.back() + 1);
+        target.body = merger.merge_seq(std::move(target.body), std::move(seg));
+        for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
+        Item keep = std::move(top[k]);
+        replace_tail(k, std::move(keep));
+        return true;
+      }
+    }
+
+    // (b) Two consecutive stretches ending in the same call form a new loop.
+    const uint64_t last_key = top[n - 1].last;
+    auto found = by_last.find(last_key);
+    if (found == by_last.end()) return false;
+    const std::vector<std::size_t>& cands = found->second;
+    // Exact repetition first: most loops are regular.
+    for (std::size_t ci = cands.size(); ci-- > 0;) {
+      const std::size_t m = cands[ci];
+      if (m >= n - 1) continue;
+      if (m < lo) break;
+      const std::size_t len = n - 1 - m;
+      if (m + 1 < len) continue;
+      const std::size_t j = m + 1 - len;
+      bool same = true;
+      for (std::size_t t = 0; t < len && same; ++t) same = directly_compatible(top[j + t], top[m + 1 + t]);
+      if (same) {
+        make_loop(j, m);
+        return true;
+      }
+    }
+    // Then approximate: first and last calls match, the rest aligns well enough.
+    int tried = 0;
+    for (std::size_t ci = cands.size(); ci-- > 0 && tried < 2;) {
+      const std::size_t m = cands[ci];
+      if (m >= n - 1) continue;
+      if (m < lo) break;
+      ++tried;
+      const uint64_t first_key = top[m + 1].first;
+      for (std::size_t j = m + 1; j-- > lo;) {
+        if (top[j].first != first_key) continue;
+        std::span<const Item> all(top);
+        Merger::Plan plan;
+        if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
+        if (similarity(m + 1 - j, n - 1 - m, plan) < options.min_similarity) break;
+        make_loop(j, m);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Whether `seg` is similar enough to `body` to be merged as an iteration.
+  bool accept_iteration(const Items& body, const Items& seg) {
+    if (body.size() == seg.size()) {
+      bool direct = true;
+      for (std::size_t i = 0; i < body.size() && direct; ++i)
+        direct = directly_compatible(body[i], seg[i]);
+      if (direct) return true;
+    }
+    Merger::Plan plan;
+    if (!merger.align(body, seg, plan)) return false;
+    return similarity(body.size(), seg.size(), plan) >= options.min_similarity;
+  }
+
+  // top[j..m] and top[m+1..] become two iterations of a new loop.
+  void make_loop(std::size_t j, std::size_t m) {
+    unindex_from(j);
+    Items first(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),
+                std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)));
+    Items second(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)),
+                 std::make_move_iterator(top.end()));
+    Item loop;
+    loop.loop = true;
+    loop.reps = ValueSeq::repeated(2, 1);
+    loop.body = merger.merge_seq(std::move(first), std::move(second));
+    loop.refresh_keys();
+    replace_tail(j, std::move(loop));
+  }
+
+  // ----------------------------------------------------------- flattening
+
+  struct Head {
+    const Item* loop;
+    std::size_t level;
+  };
+
+  std::size_t flatten(const Item& it, std::vector<const Item*>& heads, std::vector<Node>& out) {
+    if (!it.loop) {
+      Node node;
+      node.key = unpack(it.key);
+      node.ranks = Ranklist::single(rank);
+      for (const Item* h : heads) {
+        LoopLevel level;
+        level.iters = Elastic::of(h->reps, rank);
+        node.loops.push_back(std::move(level));
+      }
+      heads.clear();
+      node.count = Elastic::of(it.reps, rank);
+      for (const auto& [f, v] : it.fields) {
+        ValueSeq values = v;
+        if (options.histogram_threshold > 0 && values.run_count() > options.histogram_threshold &&
+            lossy_field(f))
+          values.make_histogram();
+        node.fields.emplace_back(f, Elastic::of(std::move(values), rank));
+      }
+      node.timings = it.timings;
+      out.push_back(std::move(node));
+      return 1;
+    }
+    const std::size_t head_index = out.size();
+    const std::size_t level = heads.size();
+    heads.push_back(&it);
+    std::size_t members = 0;
+    for (const Item& child : it.body) members += flatten(child, heads, out);
+    out[head_index].loops[level].members =
+        Elastic::of(ValueSeq::repeated(static_cast<int64_t>(members), it.reps.size()), rank);
+    return members;
+  }
+
+  bool lossy_field(FieldId f) const {
+    if (options.histogram_fields.empty())
+      return f == FieldTable::peer() || f == FieldTable::src() || f == *FieldTable::find("count");
+    return std::find(options.histogram_fields.begin(), options.histogram_fields.end(), f) !=
+           options.histogram_fields.end();
+  }
+};
+
+Folder::Folder(int32_t rank, FoldOptions options)
+    : impl_(std::make_unique<Impl>(rank, std::move(options))) {}
+Folder::~Folder() = default;
+Folder::Folder(Folder&&) noexcept = default;
+Folder& Folder::operator=(Folder&&) noexcept = default;
+
+void Folder::append(const Event& event) { impl_->append(event); }
+uint64_t Folder::events() const { return impl_->events; }
+std::size_t Folder::top_level_size() const { return impl_->top.size(); }
+
+std::string Folder::structure() const {
+  std::string out;
+  describe(impl_->top, out);
+  return out;
+}
+
+Trace Folder::finish(int32_t world_size, const SiteTable& sites, const CommTable& comms) const {
+  Trace t;
+  t.world_size = world_size;
+  t.sites = sites;
+  t.comms = comms;
+  std::vector<const Item*> heads;
+  for (const Item& it : impl_->top) impl_->flatten(it, heads, t.nodes);
+  if (impl_->options.histogram_threshold > 0) {
+    bool any = false;
+    for (const Node& n : t.nodes)
+      for (const auto& [f, el] : n.fields)
+        for (const auto& e : el.entries())
+          if (e.values.is_histogram()) any = true;
+    if (any)
+      t.lossy = "histogram threshold=" + std::to_string(impl_->options.histogram_threshold);
+  }
+  return t;
+}
+
+}  // namespace tracefold

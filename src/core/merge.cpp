@@ -1,0 +1,269 @@
+#include "tracefold/merge.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold {
+
+namespace {
+
+void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from) {
+  for (const Timing& t : from) {
+    auto it = std::lower_bound(into.begin(), into.end(), t.pred,
+                               [](const Timing& x, EventKey k) { return x.pred < k; });
+    if (it != into.end() && it->pred == t.pred) {
+      it->compute.merge(t.compute);
+      it->comm.merge(t.comm);
+      for (const auto& [name, h] : t.stats) {
+        auto s = std::find_if(it->stats.begin(), it->stats.end(),
+                              [&](const auto& p) { return p.first == name; });
+        if (s == it->stats.end())
+          it->stats.emplace_back(name, h);
+        else
+          s->second.merge(h);
+      }
+    } else {
+      into.insert(it, t);
+    }
+  }
+}
+
+void merge_node(Node& a, const Node& b) {
+  a.ranks.unite(b.ranks);
+  if (a.loops.size() < b.loops.size()) a.loops.resize(b.loops.size());
+  for (std::size_t l = 0; l < b.loops.size(); ++l) {
+    a.loops[l].members.merge(b.loops[l].members);
+    a.loops[l].iters.merge(b.loops[l].iters);
+  }
+  a.count.merge(b.count);
+  for (const auto& [f, el] : b.fields) {
+    if (Elastic* mine = a.field(f)) {
+      mine->merge(el);
+    } else {
+      auto it = std::lower_bound(a.fields.begin(), a.fields.end(), f,
+                                 [](const auto& p, FieldId id) { return p.first < id; });
+      a.fields.insert(it, {f, el});
+    }
+  }
+  merge_timings(a.timings, b.timings);
+}
+
+// Maps the site ids of `from` into `into`'s site table.
+std::vector<SiteId> site_map(SiteTable& into, const SiteTable& from) {
+  std::vector<SiteId> map(from.size());
+  for (SiteId i = 0; i < from.size(); ++i) map[i] = into.intern(from.at(i));
+  return map;
+}
+
+EventKey remap(EventKey k, const std::vector<SiteId>& map) {
+  if (k == kStartKey) return k;
+  return EventKey{k.op, map.at(k.site)};
+}
+
+}  // namespace
+
+Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) {
+  if (a.world_size != b.world_size)
+    throw std::invalid_argument("cannot merge traces of " + std::to_string(a.world_size) +
+                                " and " + std::to_string(b.world_size) + " ranks");
+  if (a.ranks().intersects(b.ranks()))
+    throw std::invalid_argument("cannot merge traces that share ranks (" + a.ranks().to_string() +
+                                " and " + b.ranks().to_string() + ")");
+  Trace out;
+  out.world_size = a.world_size;
+  out.sites = a.sites;
+  out.comms = a.comms;
+  out.comms.merge(b.comms);
+  if (!a.lossy.empty() || !b.lossy.empty()) out.lossy = a.lossy.empty() ? b.lossy : a.lossy;
+
+  const auto map = site_map(out.sites, b.sites);
+  std::vector<Node> bn = b.nodes;
+  for (Node& n : bn) {
+    n.key = remap(n.key, map);
+    for (Timing& t : n.timings) t.pred = remap(t.pred, map);
+    std::sort(n.timings.begin(), n.timings.end(),
+              [](const Timing& x, const Timing& y) { return x.pred < y.pred; });
+  }
+  const std::vector<Node>& an = a.nodes;
+
+  // Common prefix and suffix need no table.
+  std::size_t pre = 0;
+  while (pre < an.size() && pre < bn.size() && an[pre].key == bn[pre].key) ++pre;
+  std::size_t suf = 0;
+  while (suf < an.size() - pre && suf < bn.size() - pre &&
+         an[an.size() - 1 - suf].key == bn[bn.size() - 1 - suf].key)
+    ++suf;
+  const std::size_t n = an.size() - pre - suf, m = bn.size() - pre - suf;
+
+  out.nodes.reserve(an.size() + bn.size());
+  for (std::size_t i = 0; i < pre; ++i) {
+    out.nodes.push_back(an[i]);
+    merge_node(out.nodes.back(), bn[i]);
+  }
+  if ((n + 1) * (m + 1) <= options.max_cells) {
+    // Suffix table: L[i][j] = LCS length of an[pre+i..] and bn[pre+j..].
+    const std::size_t w = m + 1;
+    std::vector<uint32_t> L((n + 1) * (m + 1), 0);
+    for (std::size_t i = n; i-- > 0;)
+      for (std::size_t j = m; j-- > 0;)
+        L[i * w + j] = an[pre + i].key == bn[pre + j].key
+                           ? L[(i + 1) * w + j + 1] + 1
+                           : std::max(L[(i + 1) * w + j], L[i * w + j + 1]);
+    std::size_t i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && an[pre + i].key == bn[pre + j].key &&
+          L[i * w + j] == L[(i + 1) * w + j + 1] + 1) {
+        out.nodes.push_back(an[pre + i]);
+        merge_node(out.nodes.back(), bn[pre + j]);
+        ++i;
+        ++j;
+      } else if (i < n && (j == m || L[(i + 1) * w + j] >= L[i * w + j + 1])) {
+        out.nodes.push_back(an[pre + i++]);
+      } else {
+        out.nodes.push_back(std::move(bn[pre + j++]));
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) out.nodes.push_back(an[pre + i]);
+    for (std::size_t j = 0; j < m; ++j) out.nodes.push_back(std::move(bn[pre + j]));
+  }
+  for (std::size_t k = 0; k < suf; ++k) {
+    out.nodes.push_back(an[an.size() - suf + k]);
+    merge_node(out.nodes.back(), bn[bn.size() - suf + k]);
+  }
+  return out;
+}
+
+void canonicalize_sites(Trace& trace) {
+  SiteTable fresh;
+  std::vector<SiteId> map(trace.sites.size(), 0);
+  std::vector<bool> seen(trace.sites.size(), false);
+  for (const Node& n : trace.nodes) {
+    if (!seen.at(n.key.site)) {
+      seen[n.key.site] = true;
+      map[n.key.site] = fresh.intern(trace.sites.at(n.key.site));
+    }
+  }
+  for (Node& n : trace.nodes) {
+    n.key.site = map[n.key.site];
+    for (Timing& t : n.timings) {
+      if (t.pred == kStartKey) continue;
+      if (!seen.at(t.pred.site)) {
+        seen[t.pred.site] = true;
+        map[t.pred.site] = fresh.intern(trace.sites.at(t.pred.site));
+      }
+      t.pred.site = map[t.pred.site];
+    }
+    std::sort(n.timings.begin(), n.timings.end(),
+              [](const Timing& x, const Timing& y) { return x.pred < y.pred; });
+  }
+  trace.sites = std::move(fresh);
+}
+
+int reduction_rounds(int size, int radix) {
+  if (radix < 2) throw std::invalid_argument("reduction radix must be at least 2");
+  int rounds = 0;
+  for (long long span = 1; span < size; span *= radix) ++rounds;
+  return rounds;
+}
+
+std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix,
+                                  const MergeOptions& options) {
+  const int r = ex.rank(), p = ex.size();
+  const int rounds = reduction_rounds(p, radix);
+  long long stride = 1;
+  for (int s = 0; s < rounds; ++s, stride *= radix) {
+    const long long group = stride * radix;
+    if (r % group == 0) {
+      for (int i = 1; i < radix; ++i) {
+        const long long from = r + i * stride;
+        if (from >= p) break;
+        Trace other = parse_trace(ex.receive(static_cast<int>(from)),
+                                  "rank " + std::to_string(from));
+        local = merge_traces(local, other, options);
+      }
+    } else if (r % stride == 0) {
+      ex.send(static_cast<int>(r - r % group), format_trace(local));
+      return std::nullopt;
+    }
+  }
+  if (r != 0) return std::nullopt;
+  canonicalize_sites(local);
+  return local;
+}
+
+Trace reduce_traces(std::vector<Trace> traces, int radix, const MergeOptions& options) {
+  if (traces.empty()) throw std::invalid_argument("nothing to reduce");
+  const int p = static_cast<int>(traces.size());
+  const int rounds = reduction_rounds(p, radix);
+  long long stride = 1;
+  for (int s = 0; s < rounds; ++s, stride *= radix) {
+    const long long group = stride * radix;
+    for (long long r = 0; r < p; r += group) {
+      for (int i = 1; i < radix; ++i) {
+        const long long from = r + i * stride;
+        if (from >= p) break;
+        traces[static_cast<std::size_t>(r)] = merge_traces(
+            traces[static_cast<std::size_t>(r)], traces[static_cast<std::size_t>(from)], options);
+        traces[static_cast<std::size_t>(from)] = Trace{};
+      }
+    }
+  }
+  Trace result = std::move(traces[0]);
+  canonicalize_sites(result);
+  return result;
+}
+
+// ------------------------------------------------------------- in-memory
+
+struct InMemoryExchange::Impl {
+  struct Endpoint final : Exchange {
+    Impl* hub = nullptr;
+    int me = 0;
+    int rank() const override { return me; }
+    int size() const override { return hub->size; }
+    void send(int to, const std::string& bytes) override { hub->post(me, to, bytes); }
+    std::string receive(int from) override { return hub->take(from, me); }
+  };
+  int size;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::pair<int, int>, std::deque<std::string>> boxes;
+  std::vector<Endpoint> endpoints;
+
+  explicit Impl(int n) : size(n), endpoints(static_cast<std::size_t>(n)) {
+    for (int i = 0; i < n; ++i) {
+      endpoints[static_cast<std::size_t>(i)].hub = this;
+      endpoints[static_cast<std::size_t>(i)].me = i;
+    }
+  }
+  void post(int from, int to, const std::string& bytes) {
+    if (to < 0 || to >= size) throw std::out_of_range("send to rank outside the exchange");
+    {
+      std::lock_guard lock(mu);
+      boxes[{from, to}].push_back(bytes);
+    }
+    cv.notify_all();
+  }
+  std::string take(int from, int to) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return !boxes[{from, to}].empty(); });
+    std::string s = std::move(boxes[{from, to}].front());
+    boxes[{from, to}].pop_front();
+    return s;
+  }
+};
+
+InMemoryExchange::InMemoryExchange(int size) : impl_(std::make_unique<Impl>(size)) {}
+InMemoryExchange::~InMemoryExchange() = default;
+Exchange& InMemoryExchange::endpoint(int rank) {
+  return impl_->endpoints.at(static_cast<std::size_t>(rank));
+}
+
+}  // namespace tracefold

@@ -1,0 +1,281 @@
+#include "tracefold/rawlog.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "tracefold/expand.hpp"
+#include "tracefold/merge.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold {
+
+namespace {
+
+std::vector<std::string_view> split_spaces(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
+    if (pos >= line.size()) break;
+    std::size_t end = pos;
+    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+    out.push_back(line.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
+}
+
+template <class T>
+bool to_number(std::string_view s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+}  // namespace
+
+std::string format_comm_line(int64_t id, const CommGroup& g) {
+  bool ascending = true;
+  for (std::size_t i = 1; i < g.members.size(); ++i)
+    if (g.members[i] <= g.members[i - 1]) ascending = false;
+  std::string s = "comm " + std::to_string(id);
+  if (ascending) return s + " members " + Ranklist::from_ranks(g.members).to_string();
+  s += " order";
+  for (int32_t m : g.members) s += " " + std::to_string(m);
+  return s;
+}
+
+std::string format_event_line(const Event& ev, bool with_timing) {
+  std::string s = OpTable::name(ev.op) + " site=" + std::to_string(ev.site);
+  std::vector<const FieldValue*> fields;
+  for (const FieldValue& f : ev.fields) fields.push_back(&f);
+  std::sort(fields.begin(), fields.end(), [](const FieldValue* a, const FieldValue* b) {
+    return FieldTable::print_before(a->field, b->field);
+  });
+  for (const FieldValue* f : fields) {
+    s += ' ';
+    s += FieldTable::name(f->field);
+    s += '=';
+    if (FieldTable::kind(f->field) == FieldKind::kList) {
+      s += '[';
+      for (std::size_t i = 0; i < f->list.size(); ++i) {
+        if (i) s += ',';
+        s += format_value(f->list[i]);
+      }
+      s += ']';
+    } else {
+      s += format_value(f->scalar);
+    }
+  }
+  if (with_timing) {
+    if (ev.compute_ns >= 0) s += " compute_ns=" + std::to_string(ev.compute_ns);
+    if (ev.comm_ns >= 0) s += " comm_ns=" + std::to_string(ev.comm_ns);
+  }
+  return s;
+}
+
+RawLog parse_raw_log(std::string_view text, const std::string& source) {
+  RawLog log;
+  std::map<int64_t, SiteId> site_ids;  // declared id -> dense id
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  auto fail = [&](const std::string& msg) -> void {
+    throw RawLogError(source + ":" + std::to_string(line_no) + ": " + msg);
+  };
+  bool have_header = false;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    auto toks = split_spaces(line);
+    if (toks.empty() || toks[0].front() == '#') continue;
+    const std::string_view head = toks[0];
+    if (head == "rank") {
+      if (have_header) fail("second 'rank' line");
+      if (toks.size() != 4 || toks[2] != "size" || !to_number(toks[1], log.rank) ||
+          !to_number(toks[3], log.size) || log.size <= 0 || log.rank < 0 || log.rank >= log.size)
+        fail("expected 'rank R size P' with 0 <= R < P");
+      log.comms.define_world(log.size);
+      have_header = true;
+      continue;
+    }
+    if (!have_header) fail("expected 'rank R size P' before anything else, found '" + std::string(head) + "'");
+    if (head == "site") {
+      int64_t id;
+      if (toks.size() < 3 || !to_number(toks[1], id)) fail("expected 'site ID FRAME...'");
+      std::string_view frames = line.substr(static_cast<std::size_t>(toks[2].data() - line.data()));
+      CallSite cs;
+      if (!SiteTable::parse(frames, cs)) fail("bad frames, expected 'module+0xOFFSET ...'");
+      if (site_ids.count(id)) fail("site " + std::to_string(id) + " declared twice");
+      site_ids[id] = log.sites.intern(cs);
+      continue;
+    }
+    if (head == "comm") {
+      int64_t id;
+      if (toks.size() < 3 || !to_number(toks[1], id))
+        fail("expected 'comm ID members RANKLIST' or 'comm ID order R...'");
+      CommGroup g;
+      if (toks[2] == "members") {
+        std::string_view rl = line.substr(static_cast<std::size_t>(toks[2].data() - line.data()) + 7);
+        try {
+          g.members = Ranklist::parse(rl).to_vector();
+        } catch (const std::exception& ex) {
+          fail(std::string("bad ranklist: ") + ex.what());
+        }
+      } else if (toks[2] == "order") {
+        for (std::size_t i = 3; i < toks.size(); ++i) {
+          int32_t m;
+          if (!to_number(toks[i], m)) fail("expected a rank, found '" + std::string(toks[i]) + "'");
+          g.members.push_back(m);
+        }
+      } else {
+        fail("expected 'members' or 'order' after the communicator id");
+      }
+      if (g.members.empty()) fail("communicator " + std::to_string(id) + " has no members");
+      for (int32_t m : g.members)
+        if (m < 0 || m >= log.size) fail("communicator member " + std::to_string(m) + " is outside 0.." + std::to_string(log.size - 1));
+      if (std::find(g.members.begin(), g.members.end(), log.rank) == g.members.end())
+        fail("communicator " + std::to_string(id) + " does not contain this rank (" + std::to_string(log.rank) + ")");
+      if (id == CommTable::kWorld) {
+        if (static_cast<int32_t>(g.members.size()) != log.size) fail("communicator 0 is the world and must hold all ranks");
+        continue;
+      }
+      if (log.comms.group_of(id, log.rank)) fail("communicator " + std::to_string(id) + " declared twice");
+      log.comms.define(id, std::move(g));
+      continue;
+    }
+    auto op = OpTable::find(head);
+    if (!op) fail("unknown operation or keyword '" + std::string(head) + "'");
+    Event ev;
+    ev.op = *op;
+    bool have_site = false;
+    for (std::size_t i = 1; i < toks.size(); ++i) {
+      std::string_view tok = toks[i];
+      auto eq = tok.find('=');
+      if (eq == std::string_view::npos || eq == 0) fail("expected key=value, found '" + std::string(tok) + "'");
+      std::string_view key = tok.substr(0, eq), val = tok.substr(eq + 1);
+      if (key == "site") {
+        int64_t id;
+        if (!to_number(val, id) || !site_ids.count(id)) fail("site '" + std::string(val) + "' is not declared");
+        ev.site = site_ids[id];
+        have_site = true;
+      } else if (key == "compute_ns" || key == "comm_ns") {
+        int64_t v;
+        if (!to_number(val, v) || v < 0) fail(std::string(key) + " must be a non-negative integer");
+        (key == "compute_ns" ? ev.compute_ns : ev.comm_ns) = v;
+      } else if (!val.empty() && val.front() == '[') {
+        if (val.back() != ']') fail("list value of '" + std::string(key) + "' must end with ']'");
+        std::vector<int64_t> list;
+        std::string_view inner = val.substr(1, val.size() - 2);
+        while (!inner.empty()) {
+          auto comma = inner.find(',');
+          std::string_view item = inner.substr(0, comma);
+          int64_t v;
+          if (!parse_value(item, v)) fail("bad list element '" + std::string(item) + "' in " + std::string(key));
+          list.push_back(v);
+          if (comma == std::string_view::npos) break;
+          inner.remove_prefix(comma + 1);
+        }
+        FieldId f = 0;
+        try {
+          f = FieldTable::intern(key, FieldKind::kList);
+        } catch (const std::exception& ex) {
+          fail(ex.what());
+        }
+        if (ev.find(f)) fail("field '" + std::string(key) + "' given twice");
+        ev.set_list(f, std::move(list));
+      } else {
+        int64_t v;
+        if (!parse_value(val, v)) fail("bad value '" + std::string(val) + "' for " + std::string(key));
+        FieldId f = 0;
+        try {
+          f = FieldTable::intern(key, FieldKind::kScalar);
+        } catch (const std::exception& ex) {
+          fail(ex.what());
+        }
+        if (ev.find(f)) fail("field '" + std::string(key) + "' given twice");
+        ev.set(f, v);
+      }
+    }
+    if (!have_site) fail("event has no site=ID");
+    try {
+      Event probe = ev;
+      encode_relative(probe, log.rank, log.comms);
+    } catch (const std::exception& ex) {
+      fail(ex.what());
+    }
+    log.events.push_back(std::move(ev));
+  }
+  if (!have_header) {
+    line_no = 0;
+    fail("empty log: expected 'rank R size P'");
+  }
+  return log;
+}
+
+RawLog read_raw_log(const std::filesystem::path& path) {
+  std::string text;
+  try {
+    text = read_file_text(path);
+  } catch (const std::exception& ex) {
+    throw RawLogError(ex.what());
+  }
+  return parse_raw_log(text, path.string());
+}
+
+void write_expansion(std::ostream& out, const Trace& trace, int32_t rank, bool with_timing) {
+  out << "rank " << rank << " size " << trace.world_size << "\n";
+  for (SiteId i = 0; i < trace.sites.size(); ++i)
+    out << "site " << i << " " << SiteTable::format(trace.sites.at(i)) << "\n";
+  for (const auto& [id, groups] : trace.comms.all()) {
+    if (id == CommTable::kWorld) continue;
+    for (const CommGroup& g : groups)
+      if (std::find(g.members.begin(), g.members.end(), rank) != g.members.end())
+        out << format_comm_line(id, g) << "\n";
+  }
+  RankIterator it(trace, rank);
+  Event ev;
+  while (it.next(ev)) out << format_event_line(ev, with_timing) << "\n";
+}
+
+Trace fold_log(const RawLog& log, const FoldOptions& options) {
+  Folder folder(log.rank, options);
+  for (Event ev : log.events) {
+    encode_relative(ev, log.rank, log.comms);
+    folder.append(ev);
+  }
+  return folder.finish(log.size, log.sites, log.comms);
+}
+
+Trace fold_directory(const std::filesystem::path& dir, const FoldOptions& options) {
+  if (!std::filesystem::is_directory(dir)) throw RawLogError(dir.string() + ": not a directory");
+  std::set<int32_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    int32_t r;
+    if (name.size() > 9 && name.rfind("rank-", 0) == 0 && name.substr(name.size() - 4) == ".txt" &&
+        to_number(std::string_view(name).substr(5, name.size() - 9), r))
+      found.insert(r);
+  }
+  if (found.empty()) throw RawLogError(dir.string() + ": no rank-R.txt files");
+  const int32_t size = *found.rbegin() + 1;
+  for (int32_t r = 0; r < size; ++r)
+    if (!found.count(r)) throw RawLogError((dir / ("rank-" + std::to_string(r) + ".txt")).string() + ": missing (ranks 0.." + std::to_string(size - 1) + " expected)");
+  std::vector<Trace> traces;
+  traces.reserve(static_cast<std::size_t>(size));
+  for (int32_t r = 0; r < size; ++r) {
+    auto path = dir / ("rank-" + std::to_string(r) + ".txt");
+    RawLog log = read_raw_log(path);
+    if (log.rank != r) throw RawLogError(path.string() + ": declares rank " + std::to_string(log.rank));
+    if (log.size != size) throw RawLogError(path.string() + ": declares size " + std::to_string(log.size) + " but the directory has " + std::to_string(size) + " ranks");
+    traces.push_back(fold_log(log, options));
+  }
+  return reduce_traces(std::move(traces));
+}
+
+}  // namespace tracefold

@@ -1,0 +1,127 @@
+#include "tracefold/trace.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tracefold {
+
+Elastic Elastic::of(ValueSeq values, int32_t rank) {
+  Elastic e;
+  e.entries_.push_back(ElasticEntry{std::move(values), Ranklist::single(rank)});
+  return e;
+}
+
+const ValueSeq* Elastic::for_rank(int32_t rank) const {
+  for (const auto& e : entries_)
+    if (e.ranks.contains(rank)) return &e.values;
+  return nullptr;
+}
+
+void Elastic::merge(const Elastic& other) {
+  for (const auto& theirs : other.entries_) {
+    bool merged = false;
+    for (auto& ours : entries_) {
+      if (ours.values.equals(theirs.values)) {
+        ours.ranks.unite(theirs.ranks);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) entries_.push_back(theirs);
+  }
+  sort_entries();
+}
+
+void Elastic::sort_entries() {
+  std::sort(entries_.begin(), entries_.end(), [](const ElasticEntry& a, const ElasticEntry& b) {
+    return a.ranks.first() < b.ranks.first();
+  });
+}
+
+Ranklist Elastic::ranks() const {
+  Ranklist r;
+  for (const auto& e : entries_) r.unite(e.ranks);
+  return r;
+}
+
+std::string Elastic::to_string() const {
+  std::string out;
+  for (const auto& e : entries_) {
+    if (!out.empty()) out += " ; ";
+    out += e.values.to_string();
+    out += " @ ";
+    out += e.ranks.to_string();
+  }
+  return out;
+}
+
+Elastic Elastic::parse(std::string_view text) {
+  Elastic el;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find(';', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view part = text.substr(pos, end - pos);
+    std::size_t at = part.find('@');
+    if (at == std::string_view::npos)
+      throw std::invalid_argument("expected 'VALUES @ RANKLIST' in '" + std::string(part) + "'");
+    auto trim = [](std::string_view s) {
+      while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+      while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+      return s;
+    };
+    ElasticEntry entry;
+    try {
+      entry.values = ValueSeq::parse(trim(part.substr(0, at)));
+      entry.ranks = Ranklist::parse(trim(part.substr(at + 1)));
+    } catch (const std::exception& ex) {
+      throw std::invalid_argument(ex.what());
+    }
+    if (entry.ranks.empty()) throw std::invalid_argument("empty ranklist in '" + std::string(part) + "'");
+    for (const auto& e : el.entries_)
+      if (e.ranks.intersects(entry.ranks))
+        throw std::invalid_argument("ranklists of one value overlap: " + entry.ranks.to_string());
+    el.entries_.push_back(std::move(entry));
+    pos = end + 1;
+  }
+  if (el.entries_.empty()) throw std::invalid_argument("expected at least one value entry");
+  return el;
+}
+
+Elastic* Node::field(FieldId f) {
+  for (auto& [id, el] : fields)
+    if (id == f) return &el;
+  return nullptr;
+}
+
+const Elastic* Node::field(FieldId f) const {
+  for (const auto& [id, el] : fields)
+    if (id == f) return &el;
+  return nullptr;
+}
+
+Ranklist Trace::ranks() const {
+  Ranklist r;
+  for (const auto& n : nodes) r.unite(n.ranks);
+  return r;
+}
+
+std::size_t Trace::memory_bytes() const {
+  std::size_t bytes = sizeof(Trace);
+  for (const auto& n : nodes) {
+    bytes += sizeof(Node);
+    auto el = [&](const Elastic& e) {
+      for (const auto& en : e.entries()) bytes += en.values.memory_bytes() + sizeof(Ranklist);
+    };
+    for (const auto& l : n.loops) {
+      el(l.members);
+      el(l.iters);
+    }
+    el(n.count);
+    for (const auto& f : n.fields) el(f.second);
+    bytes += n.timings.size() * sizeof(Timing);
+  }
+  return bytes;
+}
+
+}  // namespace tracefold

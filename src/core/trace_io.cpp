@@ -1,0 +1,433 @@
+#include "tracefold/trace_io.hpp"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace tracefold {
+
+TraceFormatError::TraceFormatError(std::string source, std::size_t line, const std::string& message)
+    : std::runtime_error(source + ":" + std::to_string(line) + ": " + message),
+      source_(std::move(source)),
+      line_(line) {}
+
+namespace {
+
+std::string format_pred(EventKey k) {
+  if (k == kStartKey) return "start";
+  return OpTable::name(k.op) + "/" + std::to_string(k.site);
+}
+
+bool members_ascending(const CommGroup& g) {
+  for (std::size_t i = 1; i < g.members.size(); ++i)
+    if (g.members[i] <= g.members[i - 1]) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string format_trace(const Trace& t) {
+  std::string out;
+  out.reserve(4096);
+  out += "tracefold-trace " + std::to_string(Trace::kFormatVersion) + "\n";
+  out += "world " + std::to_string(t.world_size) + "\n";
+  out += "lossy " + (t.lossy.empty() ? std::string("-") : t.lossy) + "\n";
+  out += "sites " + std::to_string(t.sites.size()) + "\n";
+  for (SiteId i = 0; i < t.sites.size(); ++i)
+    out += "site " + std::to_string(i) + " " + SiteTable::format(t.sites.at(i)) + "\n";
+  std::size_t groups = 0;
+  for (const auto& [id, gs] : t.comms.all()) groups += gs.size();
+  out += "comms " + std::to_string(groups) + "\n";
+  for (const auto& [id, gs] : t.comms.all()) {
+    for (const CommGroup& g : gs) {
+      out += "comm " + std::to_string(id);
+      if (members_ascending(g)) {
+        out += " members " + Ranklist::from_ranks(g.members).to_string();
+      } else {
+        out += " order";
+        for (int32_t m : g.members) out += " " + std::to_string(m);
+      }
+      out += "\n";
+    }
+  }
+  out += "nodes " + std::to_string(t.nodes.size()) + "\n";
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    const Node& n = t.nodes[i];
+    out += "node " + std::to_string(i) + " " + OpTable::name(n.key.op) +
+           " site=" + std::to_string(n.key.site) + " ranks=" + n.ranks.to_string() + "\n";
+    for (std::size_t l = 0; l < n.loops.size(); ++l) {
+      out += "  loop " + std::to_string(l) + " members " + n.loops[l].members.to_string() + "\n";
+      out += "  loop " + std::to_string(l) + " iters " + n.loops[l].iters.to_string() + "\n";
+    }
+    out += "  count " + n.count.to_string() + "\n";
+    std::vector<const std::pair<FieldId, Elastic>*> fields;
+    for (const auto& f : n.fields) fields.push_back(&f);
+    std::sort(fields.begin(), fields.end(), [](const auto* a, const auto* b) {
+      return FieldTable::print_before(a->first, b->first);
+    });
+    for (const auto* f : fields) {
+      const char* kind = FieldTable::kind(f->first) == FieldKind::kList ? "list " : "";
+      out += "  field " + std::string(kind) + FieldTable::name(f->first) + " " +
+             f->second.to_string() + "\n";
+    }
+    for (const Timing& tm : n.timings) {
+      out += "  time pred=" + format_pred(tm.pred) + "\n";
+      out += "    compute " + tm.compute.to_string() + "\n";
+      out += "    comm " + tm.comm.to_string() + "\n";
+      for (const auto& [name, h] : tm.stats) out += "    stat " + name + " " + h.to_string() + "\n";
+    }
+  }
+  out += "end\n";
+  return out;
+}
+
+namespace {
+
+class LineReader {
+ public:
+  LineReader(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {}
+
+  // Next line without its newline; fails at end of input naming what was expected.
+  std::string_view next(const std::string& expected) {
+    if (pos_ >= text_.size()) fail("unexpected end of file, expected " + expected);
+    std::size_t end = text_.find('\n', pos_);
+    if (end == std::string_view::npos) {
+      // The writer always ends lines with '\n': a missing one means truncation.
+      line_no_++;
+      fail("file is truncated (last line has no newline), expected " + expected);
+    }
+    std::string_view line = text_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    ++line_no_;
+    return line;
+  }
+  bool at_end() const { return pos_ >= text_.size(); }
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw TraceFormatError(source_, line_no_, msg);
+  }
+  std::size_t line() const { return line_no_; }
+
+ private:
+  std::string_view text_;
+  std::string source_;
+  std::size_t pos_ = 0;
+  std::size_t line_no_ = 0;
+};
+
+std::string show(std::string_view s) {
+  std::string out(s.substr(0, 60));
+  if (s.size() > 60) out += "...";
+  return "'" + out + "'";
+}
+
+// Removes `prefix` from the front of `line` or fails.
+void take(LineReader& r, std::string_view& line, std::string_view prefix, const std::string& what) {
+  if (line.substr(0, prefix.size()) != prefix)
+    r.fail("expected " + what + " ('" + std::string(prefix) + "'), found " + show(line));
+  line.remove_prefix(prefix.size());
+}
+
+template <class T>
+T take_number(LineReader& r, std::string_view& line, const std::string& what) {
+  T v{};
+  auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), v);
+  if (ec != std::errc() || p == line.data()) r.fail("expected " + what + ", found " + show(line));
+  line.remove_prefix(static_cast<std::size_t>(p - line.data()));
+  return v;
+}
+
+void take_end(LineReader& r, std::string_view line, const std::string& what) {
+  if (!line.empty()) r.fail("unexpected " + show(line) + " after " + what);
+}
+
+Elastic take_elastic(LineReader& r, std::string_view text, const std::string& what) {
+  try {
+    return Elastic::parse(text);
+  } catch (const std::exception& ex) {
+    r.fail("bad " + what + ": " + ex.what());
+  }
+}
+
+EventKey take_pred(LineReader& r, std::string_view text, std::size_t site_count) {
+  if (text == "start") return kStartKey;
+  auto slash = text.find('/');
+  if (slash == std::string_view::npos) r.fail("expected pred=start or pred=OP/SITE, found " + show(text));
+  auto op = OpTable::find(text.substr(0, slash));
+  if (!op) r.fail("unknown operation " + show(text.substr(0, slash)));
+  std::string_view rest = text.substr(slash + 1);
+  auto site = take_number<SiteId>(r, rest, "a site id");
+  take_end(r, rest, "pred");
+  if (site >= site_count) r.fail("site " + std::to_string(site) + " is not in the site table");
+  return EventKey{*op, site};
+}
+
+Histogram take_histogram(LineReader& r, std::string_view text, const std::string& what) {
+  try {
+    return Histogram::parse(text);
+  } catch (const std::exception& ex) {
+    r.fail("bad " + what + " histogram: " + ex.what());
+  }
+}
+
+}  // namespace
+
+Trace parse_trace(std::string_view text, const std::string& source) {
+  LineReader r(text, source);
+  Trace t;
+  std::string_view line = r.next("the header 'tracefold-trace 1'");
+  take(r, line, "tracefold-trace ", "the header");
+  int version = take_number<int>(r, line, "a format version");
+  if (version != Trace::kFormatVersion)
+    r.fail("unsupported format version " + std::to_string(version) + " (this tracefold reads " +
+           std::to_string(Trace::kFormatVersion) + ")");
+  take_end(r, line, "the header");
+
+  line = r.next("'world N'");
+  take(r, line, "world ", "the world size");
+  t.world_size = take_number<int32_t>(r, line, "the number of ranks");
+  if (t.world_size <= 0) r.fail("world size must be positive");
+  take_end(r, line, "the world size");
+
+  line = r.next("'lossy ...'");
+  take(r, line, "lossy ", "the lossy marker");
+  if (line != "-") t.lossy = std::string(line);
+
+  line = r.next("'sites N'");
+  take(r, line, "sites ", "the site count");
+  auto nsites = take_number<std::size_t>(r, line, "a site count");
+  take_end(r, line, "the site count");
+  for (std::size_t i = 0; i < nsites; ++i) {
+    line = r.next("site " + std::to_string(i));
+    take(r, line, "site ", "a site line");
+    auto id = take_number<std::size_t>(r, line, "a site id");
+    if (id != i) r.fail("expected site " + std::to_string(i) + ", found site " + std::to_string(id));
+    take(r, line, " ", "frames");
+    CallSite cs;
+    if (!SiteTable::parse(line, cs)) r.fail("expected frames 'module+0xOFFSET ...', found " + show(line));
+    if (t.sites.intern(cs) != i) r.fail("site " + std::to_string(i) + " repeats an earlier site");
+  }
+
+  line = r.next("'comms N'");
+  take(r, line, "comms ", "the communicator count");
+  auto ncomms = take_number<std::size_t>(r, line, "a communicator count");
+  take_end(r, line, "the communicator count");
+  for (std::size_t i = 0; i < ncomms; ++i) {
+    line = r.next("a communicator line");
+    take(r, line, "comm ", "a communicator line");
+    auto id = take_number<int64_t>(r, line, "a communicator id");
+    CommGroup g;
+    if (line.substr(0, 9) == " members ") {
+      line.remove_prefix(9);
+      try {
+        g.members = Ranklist::parse(line).to_vector();
+      } catch (const std::exception& ex) {
+        r.fail(std::string("bad member ranklist: ") + ex.what());
+      }
+    } else {
+      take(r, line, " order", "'members RANKLIST' or 'order R R ...'");
+      while (!line.empty()) {
+        take(r, line, " ", "a rank");
+        g.members.push_back(take_number<int32_t>(r, line, "a rank"));
+      }
+    }
+    if (g.members.empty()) r.fail("communicator " + std::to_string(id) + " has no members");
+    for (int32_t m : g.members)
+      if (m < 0 || m >= t.world_size)
+        r.fail("communicator member " + std::to_string(m) + " is outside the world");
+    try {
+      t.comms.define(id, std::move(g));
+    } catch (const std::exception& ex) {
+      r.fail(ex.what());
+    }
+  }
+
+  line = r.next("'nodes N'");
+  take(r, line, "nodes ", "the node count");
+  auto nnodes = take_number<std::size_t>(r, line, "a node count");
+  take_end(r, line, "the node count");
+  t.nodes.reserve(nnodes);
+  line = r.next(nnodes ? "node 0" : "'end'");
+  for (std::size_t i = 0; i < nnodes; ++i) {
+    Node n;
+    take(r, line, "node ", "node " + std::to_string(i));
+    auto idx = take_number<std::size_t>(r, line, "a node index");
+    if (idx != i) r.fail("expected node " + std::to_string(i) + ", found node " + std::to_string(idx));
+    take(r, line, " ", "an operation name");
+    auto sp = line.find(' ');
+    auto op = OpTable::find(line.substr(0, sp));
+    if (!op) r.fail("unknown operation " + show(line.substr(0, sp)));
+    line.remove_prefix(sp == std::string_view::npos ? line.size() : sp);
+    take(r, line, " site=", "the call site");
+    auto site = take_number<SiteId>(r, line, "a site id");
+    if (site >= t.sites.size()) r.fail("site " + std::to_string(site) + " is not in the site table");
+    n.key = EventKey{*op, site};
+    take(r, line, " ranks=", "the node's ranklist");
+    try {
+      n.ranks = Ranklist::parse(line);
+    } catch (const std::exception& ex) {
+      r.fail(std::string("bad ranklist: ") + ex.what());
+    }
+    if (n.ranks.empty() || n.ranks.last() >= t.world_size)
+      r.fail("node ranks must be non-empty and inside the world");
+
+    bool have_count = false;
+    // Attribute lines until the next node or the end.
+    while (true) {
+      line = r.next(i + 1 < nnodes ? "node " + std::to_string(i + 1) : std::string("'end'"));
+      if (line.substr(0, 2) != "  ") break;
+      std::string_view a = line.substr(2);
+      if (a.substr(0, 5) == "loop ") {
+        a.remove_prefix(5);
+        auto level = take_number<std::size_t>(r, a, "a loop level");
+        if (level > n.loops.size()) r.fail("loop level " + std::to_string(level) + " skips a level");
+        if (level == n.loops.size()) n.loops.emplace_back();
+        if (a.substr(0, 9) == " members ") {
+          n.loops[level].members = take_elastic(r, a.substr(9), "loop members");
+        } else {
+          take(r, a, " iters ", "'members' or 'iters'");
+          n.loops[level].iters = take_elastic(r, a, "loop iterations");
+        }
+      } else if (a.substr(0, 6) == "count ") {
+        n.count = take_elastic(r, a.substr(6), "execution count");
+        have_count = true;
+      } else if (a.substr(0, 6) == "field ") {
+        a.remove_prefix(6);
+        FieldKind kind = FieldKind::kScalar;
+        if (a.substr(0, 5) == "list ") {
+          kind = FieldKind::kList;
+          a.remove_prefix(5);
+        }
+        auto sp2 = a.find(' ');
+        if (sp2 == std::string_view::npos) r.fail("expected 'field NAME VALUES @ RANKS'");
+        FieldId f = 0;
+        try {
+          f = FieldTable::intern(a.substr(0, sp2), kind);
+        } catch (const std::exception& ex) {
+          r.fail(ex.what());
+        }
+        if (n.field(f)) r.fail("field " + FieldTable::name(f) + " appears twice");
+        auto it = std::lower_bound(n.fields.begin(), n.fields.end(), f,
+                                   [](const auto& p, FieldId id) { return p.first < id; });
+        n.fields.insert(it, {f, take_elastic(r, a.substr(sp2 + 1), "field values")});
+      } else if (a.substr(0, 10) == "time pred=") {
+        Timing tm;
+        tm.pred = take_pred(r, a.substr(10), t.sites.size());
+        line = r.next("'    compute HISTOGRAM'");
+        std::string_view h = line;
+        take(r, h, "    compute ", "the compute histogram");
+        tm.compute = take_histogram(r, h, "compute");
+        line = r.next("'    comm HISTOGRAM'");
+        h = line;
+        take(r, h, "    comm ", "the communication histogram");
+        tm.comm = take_histogram(r, h, "communication");
+        n.timings.push_back(std::move(tm));
+        if (n.timings.size() >= 2 && !(n.timings[n.timings.size() - 2].pred < n.timings.back().pred))
+          r.fail("timings must be sorted by predecessor");
+      } else if (a.substr(0, 7) == "  stat ") {
+        if (n.timings.empty()) r.fail("'stat' outside a 'time' block");
+        a.remove_prefix(7);
+        auto sp3 = a.find(' ');
+        if (sp3 == std::string_view::npos) r.fail("expected 'stat NAME HISTOGRAM'");
+        n.timings.back().stats.emplace_back(std::string(a.substr(0, sp3)),
+                                            take_histogram(r, a.substr(sp3 + 1), "statistic"));
+      } else {
+        r.fail("expected 'loop', 'count', 'field' or 'time', found " + show(a));
+      }
+    }
+    if (!have_count) r.fail("node " + std::to_string(i) + " has no 'count' line");
+    for (std::size_t l = 0; l < n.loops.size(); ++l)
+      if (n.loops[l].members.empty() || n.loops[l].iters.empty())
+        r.fail("node " + std::to_string(i) + " loop " + std::to_string(l) +
+               " needs both 'members' and 'iters'");
+    t.nodes.push_back(std::move(n));
+  }
+  if (line != "end") r.fail("expected 'end', found " + show(line));
+  if (!r.at_end()) {
+    r.next("nothing");
+    r.fail("unexpected text after 'end'");
+  }
+  return t;
+}
+
+// ------------------------------------------------------------------ files
+
+bool is_zstd(std::string_view data) {
+  return data.size() >= 4 && static_cast<unsigned char>(data[0]) == 0x28 &&
+         static_cast<unsigned char>(data[1]) == 0xB5 && static_cast<unsigned char>(data[2]) == 0x2F &&
+         static_cast<unsigned char>(data[3]) == 0xFD;
+}
+
+std::string zstd_compress(std::string_view data, int level) {
+  std::string out(ZSTD_compressBound(data.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), level);
+  if (ZSTD_isError(n)) throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(n));
+  out.resize(n);
+  return out;
+}
+
+std::string zstd_decompress(std::string_view data, const std::string& source) {
+  ZSTD_DStream* ds = ZSTD_createDStream();
+  ZSTD_initDStream(ds);
+  std::string out;
+  std::string buf(ZSTD_DStreamOutSize(), '\0');
+  ZSTD_inBuffer in{data.data(), data.size(), 0};
+  size_t ret = 1;
+  while (in.pos < in.size) {
+    ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
+    ret = ZSTD_decompressStream(ds, &ob, &in);
+    if (ZSTD_isError(ret)) {
+      ZSTD_freeDStream(ds);
+      throw std::runtime_error(source + ": corrupt zstd data: " + ZSTD_getErrorName(ret));
+    }
+    out.append(buf.data(), ob.pos);
+    if (ob.pos == 0 && ret != 0 && in.pos == in.size) break;
+  }
+  ZSTD_freeDStream(ds);
+  if (ret != 0) throw std::runtime_error(source + ": zstd data is truncated");
+  return out;
+}
+
+std::string read_file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot open for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw std::runtime_error(path.string() + ": read error");
+  std::string data = std::move(ss).str();
+  if (is_zstd(data)) return zstd_decompress(data, path.string());
+  return data;
+}
+
+void save_trace(const Trace& trace, const std::filesystem::path& path) {
+  std::string text = format_trace(trace);
+  if (path.extension() == ".zst") text = zstd_compress(text);
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(tmp.string() + ": cannot open for writing");
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw std::runtime_error(tmp.string() + ": write failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error(path.string() + ": cannot rename into place: " + ec.message());
+  }
+}
+
+Trace load_trace(const std::filesystem::path& path) {
+  return parse_trace(read_file_text(path), path.string());
+}
+
+}  // namespace tracefold

@@ -1,0 +1,499 @@
+#include "tracefold/value_seq.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+namespace tracefold {
+
+namespace {
+// Longest pattern the online folder looks for in a literal tail. Longer
+// periods are left to the loop folder, which works on events, not values.
+constexpr std::size_t kMaxPeriod = 4;
+// Runs this short are appended value by value so they can fold into the tail.
+constexpr uint64_t kSmallRunValues = 8;
+}  // namespace
+
+std::string format_value(int64_t v) {
+  switch (v) {
+    case kAbsent: return "_";
+    case kAny: return "any";
+    case kNull: return "null";
+    case kUndefined: return "undef";
+    default: return std::to_string(v);
+  }
+}
+
+bool parse_value(std::string_view text, int64_t& out) {
+  if (text == "_") { out = kAbsent; return true; }
+  if (text == "any") { out = kAny; return true; }
+  if (text == "null") { out = kNull; return true; }
+  if (text == "undef") { out = kUndefined; return true; }
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return false;
+  return !is_sentinel(out);
+}
+
+ValueSeq ValueSeq::repeated(int64_t value, uint64_t n) {
+  ValueSeq s;
+  s.append_repeated(value, n);
+  return s;
+}
+
+void ValueSeq::materialize() {
+  if (!simple_) return;
+  simple_ = false;
+  runs_.clear();
+  partial_ = 0;
+  if (size_ > 0) runs_.push_back(Run{{single_value_}, size_});
+}
+
+void ValueSeq::push_back(int64_t value) {
+  if (histogram_) {
+    // Keep runs sorted by value, one run per distinct value.
+    auto it = std::lower_bound(runs_.begin(), runs_.end(), value,
+                               [](const Run& r, int64_t v) { return r.pattern[0] < v; });
+    if (it != runs_.end() && it->pattern[0] == value) {
+      ++it->reps;
+    } else {
+      runs_.insert(it, Run{{value}, 1});
+    }
+    ++size_;
+    return;
+  }
+  if (simple_) {
+    if (size_ == 0 || value == single_value_) {
+      single_value_ = value;
+      ++size_;
+      return;
+    }
+    materialize();
+  }
+  push_general(value);
+}
+
+void ValueSeq::push_general(int64_t value) {
+  ++size_;
+  if (!runs_.empty() && runs_.back().reps >= 2) {
+    Run& last = runs_.back();
+    if (last.pattern[partial_] == value) {
+      if (++partial_ == last.pattern.size()) {
+        ++last.reps;
+        partial_ = 0;
+      }
+      return;
+    }
+    flush_partial();
+  }
+  if (runs_.empty() || runs_.back().reps != 1) runs_.push_back(Run{{}, 1});
+  runs_.back().pattern.push_back(value);
+  fold_literal_tail();
+}
+
+// Turns the values matched into an unfinished repetition back into a literal.
+void ValueSeq::flush_partial() {
+  if (partial_ == 0) return;
+  std::vector<int64_t> lit(runs_.back().pattern.begin(),
+                           runs_.back().pattern.begin() + static_cast<std::ptrdiff_t>(partial_));
+  partial_ = 0;
+  runs_.push_back(Run{std::move(lit), 1});
+}
+
+void ValueSeq::fold_literal_tail() {
+  Run& lit = runs_.back();
+  const std::size_t n = lit.pattern.size();
+  for (std::size_t p = 1; p <= kMaxPeriod && 2 * p <= n; ++p) {
+    if (!std::equal(lit.pattern.end() - static_cast<std::ptrdiff_t>(2 * p),
+                    lit.pattern.end() - static_cast<std::ptrdiff_t>(p),
+                    lit.pattern.end() - static_cast<std::ptrdiff_t>(p))) {
+      continue;
+    }
+    std::vector<int64_t> pattern(lit.pattern.end() - static_cast<std::ptrdiff_t>(p),
+                                 lit.pattern.end());
+    lit.pattern.resize(n - 2 * p);
+    if (lit.pattern.empty()) runs_.pop_back();
+    if (!runs_.empty() && runs_.back().reps >= 2 && runs_.back().pattern == pattern) {
+      runs_.back().reps += 2;
+    } else {
+      runs_.push_back(Run{std::move(pattern), 2});
+    }
+    return;
+  }
+}
+
+void ValueSeq::push_run(Run run) {
+  if (run.reps == 0 || run.pattern.empty()) return;
+  materialize();
+  flush_partial();
+  size_ += run.reps * run.pattern.size();
+  if (!runs_.empty() && runs_.back().reps >= 2 && run.reps >= 2 &&
+      runs_.back().pattern == run.pattern) {
+    runs_.back().reps += run.reps;
+    return;
+  }
+  runs_.push_back(std::move(run));
+}
+
+void ValueSeq::append_repeated(int64_t value, uint64_t n) {
+  if (n == 0) return;
+  if (histogram_) {
+    for (uint64_t i = 0; i < n && i < 2; ++i) push_back(value);
+    if (n > 2) {
+      auto it = std::find_if(runs_.begin(), runs_.end(),
+                             [&](const Run& r) { return r.pattern[0] == value; });
+      it->reps += n - 2;
+      size_ += n - 2;
+    }
+    return;
+  }
+  if (simple_ && (size_ == 0 || value == single_value_)) {
+    single_value_ = value;
+    size_ += n;
+    return;
+  }
+  materialize();
+  if (partial_ == 0 && !runs_.empty() && runs_.back().reps >= 2 &&
+      runs_.back().pattern.size() == 1 && runs_.back().pattern[0] == value) {
+    runs_.back().reps += n;
+    size_ += n;
+    return;
+  }
+  if (n <= 3) {
+    for (uint64_t i = 0; i < n; ++i) push_general(value);
+    return;
+  }
+  push_run(Run{{value}, n});
+}
+
+void ValueSeq::append(const ValueSeq& other) {
+  if (other.empty()) return;
+  if (histogram_ || other.histogram_) {
+    if (!histogram_) make_histogram();
+    for (const Run& r : other.runs())
+      for (int64_t v : r.pattern) append_repeated(v, r.reps);
+    return;
+  }
+  if (other.simple_) {
+    append_repeated(other.single_value_, other.size_);
+    return;
+  }
+  for (const Run& r : other.runs_) {
+    if (r.reps == 1 || r.reps * r.pattern.size() <= kSmallRunValues) {
+      for (uint64_t k = 0; k < r.reps; ++k)
+        for (int64_t v : r.pattern) push_back(v);
+    } else if (r.pattern.size() == 1) {
+      append_repeated(r.pattern[0], r.reps);
+    } else {
+      push_run(r);
+    }
+  }
+  if (other.partial_ > 0) {
+    const Run& last = other.runs_.back();
+    for (std::size_t i = 0; i < other.partial_; ++i) push_back(last.pattern[i]);
+  }
+}
+
+void ValueSeq::prepend_repeated(int64_t value, uint64_t n) {
+  if (n == 0) return;
+  ValueSeq front = ValueSeq::repeated(value, n);
+  if (histogram_) front.make_histogram();
+  front.append(*this);
+  *this = std::move(front);
+}
+
+void ValueSeq::pop_back() {
+  if (size_ == 0) throw std::logic_error("ValueSeq::pop_back on empty sequence");
+  if (simple_) {
+    --size_;
+    return;
+  }
+  --size_;
+  if (histogram_) {
+    // Lossy sequences have no order; drop one occurrence of the largest value.
+    if (--runs_.back().reps == 0) runs_.pop_back();
+    return;
+  }
+  Run& last = runs_.back();
+  if (partial_ > 0) {
+    --partial_;
+  } else if (last.reps >= 2) {
+    --last.reps;
+    partial_ = last.pattern.size() - 1;
+    if (last.reps == 1 && partial_ > 0) {
+      // One full copy plus a partial copy: keep it all as a literal.
+      std::vector<int64_t> lit = last.pattern;
+      lit.insert(lit.end(), last.pattern.begin(),
+                 last.pattern.begin() + static_cast<std::ptrdiff_t>(partial_));
+      last.pattern = std::move(lit);
+      partial_ = 0;
+    } else if (last.reps == 1) {
+      partial_ = 0;
+    }
+  } else {
+    last.pattern.pop_back();
+    if (last.pattern.empty()) runs_.pop_back();
+  }
+  // A run of one repetition before an earlier literal: merge to keep the
+  // invariant that literals are the only runs with reps == 1 at the tail.
+  if (runs_.size() >= 2 && runs_.back().reps == 1 && runs_[runs_.size() - 2].reps == 1) {
+    Run tail = std::move(runs_.back());
+    runs_.pop_back();
+    runs_.back().pattern.insert(runs_.back().pattern.end(), tail.pattern.begin(),
+                                tail.pattern.end());
+  }
+}
+
+int64_t ValueSeq::back() const {
+  if (size_ == 0) throw std::logic_error("ValueSeq::back on empty sequence");
+  if (simple_) return single_value_;
+  if (partial_ > 0) return runs_.back().pattern[partial_ - 1];
+  return runs_.back().pattern.back();
+}
+
+void ValueSeq::set_back(int64_t value) {
+  pop_back();
+  push_back(value);
+}
+
+int64_t ValueSeq::sum() const {
+  if (simple_) return is_sentinel(single_value_) ? 0 : single_value_ * static_cast<int64_t>(size_);
+  int64_t total = 0;
+  for (const Run& r : runs()) {
+    int64_t s = 0;
+    for (int64_t v : r.pattern)
+      if (!is_sentinel(v)) s += v;
+    total += s * static_cast<int64_t>(r.reps);
+  }
+  return total;
+}
+
+std::vector<ValueSeq::Run> ValueSeq::runs() const {
+  if (simple_) {
+    if (size_ == 0) return {};
+    return {Run{{single_value_}, size_}};
+  }
+  if (partial_ == 0) return runs_;
+  std::vector<Run> out = runs_;
+  out.push_back(Run{std::vector<int64_t>(runs_.back().pattern.begin(),
+                                         runs_.back().pattern.begin() +
+                                             static_cast<std::ptrdiff_t>(partial_)),
+                    1});
+  return out;
+}
+
+std::size_t ValueSeq::run_count() const {
+  if (simple_) return size_ ? 1 : 0;
+  return runs_.size() + (partial_ ? 1 : 0);
+}
+
+std::size_t ValueSeq::memory_bytes() const {
+  std::size_t bytes = sizeof(ValueSeq);
+  for (const Run& r : runs_) bytes += sizeof(Run) + r.pattern.capacity() * sizeof(int64_t);
+  return bytes;
+}
+
+void ValueSeq::make_histogram() {
+  if (histogram_) return;
+  std::map<int64_t, uint64_t> counts;
+  for (const Run& r : runs())
+    for (int64_t v : r.pattern) counts[v] += r.reps;
+  simple_ = false;
+  partial_ = 0;
+  runs_.clear();
+  for (auto& [v, c] : counts) runs_.push_back(Run{{v}, c});
+  histogram_ = true;
+}
+
+ValueSeq::Cursor::Cursor(const ValueSeq& seq) : runs_(seq.runs()), remaining_(seq.size()) {}
+
+int64_t ValueSeq::Cursor::next() {
+  if (remaining_ == 0) throw std::logic_error("ValueSeq::Cursor read past the end");
+  --remaining_;
+  const Run& r = runs_[run_];
+  int64_t v = r.pattern[pos_];
+  if (++pos_ == r.pattern.size()) {
+    pos_ = 0;
+    if (++rep_ == r.reps) {
+      rep_ = 0;
+      ++run_;
+    }
+  }
+  return v;
+}
+
+std::vector<int64_t> ValueSeq::to_vector() const {
+  std::vector<int64_t> out;
+  out.reserve(size_);
+  for (Cursor c(*this); !c.done();) out.push_back(c.next());
+  return out;
+}
+
+bool ValueSeq::same_representation(const ValueSeq& other) const {
+  if (size_ != other.size_ || histogram_ != other.histogram_) return false;
+  if (simple_ && other.simple_) return size_ == 0 || single_value_ == other.single_value_;
+  return runs() == other.runs();
+}
+
+bool ValueSeq::equals(const ValueSeq& other) const {
+  if (size_ != other.size_ || histogram_ != other.histogram_) return false;
+  if (same_representation(other)) return true;
+  Cursor a(*this), b(other);
+  while (!a.done())
+    if (a.next() != b.next()) return false;
+  return true;
+}
+
+std::string ValueSeq::to_string() const {
+  if (size_ == 0) return histogram_ ? "hist()" : "~";
+  std::string out;
+  auto sep = [&] {
+    if (!out.empty() && out.back() != '(') out += ' ';
+  };
+  if (histogram_) {
+    out = "hist(";
+    for (const Run& r : runs_) {
+      sep();
+      out += format_value(r.pattern[0]) + ":" + std::to_string(r.reps);
+    }
+    out += ")";
+    return out;
+  }
+  for (const Run& r : runs()) {
+    if (r.reps == 1) {
+      for (int64_t v : r.pattern) {
+        sep();
+        out += format_value(v);
+      }
+    } else if (r.pattern.size() == 1) {
+      sep();
+      out += format_value(r.pattern[0]) + "*" + std::to_string(r.reps);
+    } else {
+      sep();
+      out += "(";
+      for (std::size_t i = 0; i < r.pattern.size(); ++i) {
+        if (i) out += ' ';
+        out += format_value(r.pattern[i]);
+      }
+      out += ")*" + std::to_string(r.reps);
+    }
+  }
+  return out;
+}
+
+namespace {
+struct SeqLexer {
+  std::string_view text;
+  std::size_t pos = 0;
+  void skip() {
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+  }
+  bool at_end() {
+    skip();
+    return pos >= text.size();
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ValueSeqParseError("value sequence '" + std::string(text) + "': expected " + what +
+                             " at offset " + std::to_string(pos));
+  }
+  std::string_view token() {
+    skip();
+    std::size_t start = pos;
+    while (pos < text.size() && text[pos] != ' ' && text[pos] != '(' && text[pos] != ')' &&
+           text[pos] != '*' && text[pos] != ':')
+      ++pos;
+    return text.substr(start, pos - start);
+  }
+  int64_t value() {
+    std::size_t start = pos;
+    auto t = token();
+    int64_t v;
+    if (!parse_value(t, v)) {
+      pos = start;
+      fail("a value (integer, _, any, null or undef)");
+    }
+    return v;
+  }
+  uint64_t count() {
+    skip();
+    std::size_t start = pos;
+    auto t = token();
+    uint64_t n = 0;
+    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+    if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || n == 0) {
+      pos = start;
+      fail("a positive repeat count");
+    }
+    return n;
+  }
+};
+}  // namespace
+
+ValueSeq ValueSeq::parse(std::string_view text) {
+  SeqLexer lx{text};
+  ValueSeq seq;
+  seq.simple_ = false;
+  if (lx.at_end()) lx.fail("a value sequence");
+  if (text.substr(lx.pos) == "~") return ValueSeq{};
+  auto add_literal = [&](int64_t v) {
+    if (seq.runs_.empty() || seq.runs_.back().reps != 1) seq.runs_.push_back(Run{{}, 1});
+    seq.runs_.back().pattern.push_back(v);
+    ++seq.size_;
+  };
+  if (text.substr(lx.pos, 5) == "hist(") {
+    lx.pos += 5;
+    seq.histogram_ = true;
+    int64_t prev = 0;
+    while (!lx.at_end() && text[lx.pos] != ')') {
+      int64_t v = lx.value();
+      if (!seq.runs_.empty() && v <= prev) lx.fail("histogram values in ascending order");
+      if (lx.pos >= text.size() || text[lx.pos] != ':') lx.fail("':'");
+      ++lx.pos;
+      uint64_t c = lx.count();
+      seq.runs_.push_back(Run{{v}, c});
+      seq.size_ += c;
+      prev = v;
+    }
+    if (lx.at_end()) lx.fail("')'");
+    ++lx.pos;
+    if (!lx.at_end()) lx.fail("end of histogram");
+    return seq;
+  }
+  while (!lx.at_end()) {
+    if (text[lx.pos] == '(') {
+      ++lx.pos;
+      std::vector<int64_t> pattern;
+      while (!lx.at_end() && text[lx.pos] != ')') pattern.push_back(lx.value());
+      if (lx.at_end()) lx.fail("')'");
+      ++lx.pos;
+      if (pattern.empty()) lx.fail("a non-empty pattern");
+      if (lx.pos >= text.size() || text[lx.pos] != '*') lx.fail("'*' after ')'");
+      ++lx.pos;
+      uint64_t n = lx.count();
+      if (n < 2) lx.fail("a repeat count of at least 2");
+      seq.size_ += n * pattern.size();
+      seq.runs_.push_back(Run{std::move(pattern), n});
+      continue;
+    }
+    int64_t v = lx.value();
+    if (lx.pos < text.size() && text[lx.pos] == '*') {
+      ++lx.pos;
+      uint64_t n = lx.count();
+      if (n < 2) lx.fail("a repeat count of at least 2");
+      seq.runs_.push_back(Run{{v}, n});
+      seq.size_ += n;
+    } else {
+      add_literal(v);
+    }
+  }
+  // Canonical in-memory form for a single constant run.
+  if (seq.runs_.size() == 1 && seq.runs_[0].pattern.size() == 1) {
+    ValueSeq simple;
+    simple.single_value_ = seq.runs_[0].pattern[0];
+    simple.size_ = seq.size_;
+    return simple;
+  }
+  return seq;
+}
+
+}  // namespace tracefold
