@@ -406,6 +406,36 @@ struct Folder::Impl {
         replace_tail(k, std::move(keep));
         return true;
       }
+      // The tail repeats the end of a loop's last iteration: that end was the
+      // first iteration of an inner loop nobody had seen repeat yet (the
+      // trailing iteration of seed 000, Figure 5.2). Give it its own loop.
+      const std::size_t seg_len = n - 1 - k;
+      for (std::size_t c = chain.size(); c-- > 0;) {
+        Item& target = *chain[c];
+        if (target.reps.back() == 0 || seg_len >= target.body.size()) continue;
+        const std::size_t from = target.body.size() - seg_len;
+        bool same = true;
+        for (std::size_t t = 0; t < seg_len && same; ++t)
+          same = directly_compatible(target.body[from + t], top[k + 1 + t]);
+        if (!same) continue;
+        unindex_from(k);
+        Item inner;
+        inner.loop = true;
+        inner.reps = ValueSeq::repeated(1, target.body.front().traversals());
+        inner.body.assign(std::make_move_iterator(target.body.begin() + static_cast<std::ptrdiff_t>(from)),
+                          std::make_move_iterator(target.body.end()));
+        target.body.resize(from);
+        Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
+                  std::make_move_iterator(top.end()));
+        inner.reps.set_back(2);
+        inner.body = merger.merge_seq(std::move(inner.body), std::move(seg));
+        inner.refresh_keys();
+        target.body.push_back(std::move(inner));
+        for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
+        Item keep = std::move(top[k]);
+        replace_tail(k, std::move(keep));
+        return true;
+      }
     }
 
     // (b) Two consecutive stretches ending in the same call form a new loop.
