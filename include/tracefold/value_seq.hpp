@@ -118,6 +118,7 @@ class ValueSeq {
   void materialize();
   void push_general(int64_t value);
   void fold_literal_tail();
+  void fold_run_tail();
   void flush_partial();
   void push_run(Run run);
 

@@ -1,1 +1,276 @@
-int main() { return 0; }
+// tracefold: one command, many subcommands. Each is a thin layer over the
+// libraries; exit codes: 0 success, 1 "different" (diff only), 2 errors.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tracefold/analysis_basic.hpp"
+#include "tracefold/expand.hpp"
+#include "tracefold/merge.hpp"
+#include "tracefold/rawlog.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace fs = std::filesystem;
+using namespace tracefold;
+
+namespace {
+
+// Either a trace file or a raw-log directory, as one thing diff can walk.
+struct EventInput {
+  bool is_raw = false;
+  Trace trace;
+  fs::path dir;
+  int32_t world_size = 0;
+};
+
+EventInput open_input(const std::string& path) {
+  EventInput in;
+  if (fs::is_directory(path)) {
+    in.is_raw = true;
+    in.dir = path;
+    int32_t n = 0;
+    while (fs::exists(in.dir / ("rank-" + std::to_string(n) + ".txt"))) ++n;
+    if (n == 0) throw RawLogError(path + ": no rank-0.txt (expected a raw-log directory)");
+    in.world_size = n;
+    return in;
+  }
+  in.trace = load_trace(path);
+  in.world_size = in.trace.world_size;
+  return in;
+}
+
+std::string human_bytes(uint64_t b) {
+  std::ostringstream ss;
+  if (b < 10 * 1024)
+    ss << b << " B";
+  else if (b < 10ull * 1024 * 1024)
+    ss << std::fixed << std::setprecision(1) << b / 1024.0 << " KiB";
+  else
+    ss << std::fixed << std::setprecision(1) << b / (1024.0 * 1024) << " MiB";
+  return ss.str();
+}
+
+std::string ns_text(double ns) {
+  std::ostringstream ss;
+  ss << std::fixed << std::setprecision(ns < 1e4 ? 0 : 1);
+  if (ns < 1e4)
+    ss << ns << "ns";
+  else if (ns < 1e7)
+    ss << ns / 1e3 << "us";
+  else
+    ss << ns / 1e6 << "ms";
+  return ss.str();
+}
+
+int cmd_fold(const std::string& dir, const std::string& out, const FoldOptions& opts) {
+  Trace t = fold_directory(dir, opts);
+  save_trace(t, out);
+  std::cerr << "tracefold: folded " << t.world_size << " ranks into " << t.nodes.size()
+            << " nodes, wrote " << out << " (" << human_bytes(fs::file_size(out)) << ")\n";
+  return 0;
+}
+
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& out) {
+  std::vector<Trace> traces;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      std::vector<fs::path> files;
+      for (const auto& e : fs::directory_iterator(in))
+        if (e.is_regular_file()) files.push_back(e.path());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) traces.push_back(load_trace(f));
+    } else {
+      traces.push_back(load_trace(in));
+    }
+  }
+  if (traces.empty()) throw std::runtime_error("merge: no traces given");
+  Trace acc = std::move(traces[0]);
+  for (std::size_t i = 1; i < traces.size(); ++i) acc = merge_traces(acc, traces[i]);
+  canonicalize_sites(acc);
+  save_trace(acc, out);
+  std::cerr << "tracefold: merged " << traces.size() << " traces (ranks " << acc.ranks().to_string()
+            << ") into " << out << "\n";
+  return 0;
+}
+
+int cmd_expand(const std::string& path, int32_t rank, bool timing) {
+  Trace t = load_trace(path);
+  if (rank < 0 || rank >= t.world_size)
+    throw std::out_of_range(path + ": rank " + std::to_string(rank) + " is outside 0.." +
+                            std::to_string(t.world_size - 1));
+  write_expansion(std::cout, t, rank, timing);
+  return 0;
+}
+
+int cmd_diff(const std::string& a_path, const std::string& b_path, const DiffOptions& opts) {
+  EventInput a = open_input(a_path), b = open_input(b_path);
+  if (a.world_size != b.world_size) {
+    std::cout << "different: " << a_path << " has " << a.world_size << " ranks, " << b_path
+              << " has " << b.world_size << "\n";
+    return 1;
+  }
+  for (int32_t r = 0; r < a.world_size; ++r) {
+    RawLog la, lb;
+    std::unique_ptr<RankIterator> ia, ib;
+    std::size_t pa = 0, pb = 0;
+    if (a.is_raw) la = read_raw_log(a.dir / ("rank-" + std::to_string(r) + ".txt"));
+    else ia = std::make_unique<RankIterator>(a.trace, r);
+    if (b.is_raw) lb = read_raw_log(b.dir / ("rank-" + std::to_string(r) + ".txt"));
+    else ib = std::make_unique<RankIterator>(b.trace, r);
+    EventSource sa = [&](Event& e) {
+      if (ia) return ia->next(e);
+      if (pa >= la.events.size()) return false;
+      e = la.events[pa++];
+      return true;
+    };
+    EventSource sb = [&](Event& e) {
+      if (ib) return ib->next(e);
+      if (pb >= lb.events.size()) return false;
+      e = lb.events[pb++];
+      return true;
+    };
+    auto d = diff_events(r, sa, a.is_raw ? la.sites : a.trace.sites, sb,
+                         b.is_raw ? lb.sites : b.trace.sites, opts);
+    if (d) {
+      std::cout << "different: " << d->describe() << "\n";
+      return 1;
+    }
+  }
+  std::cout << "same: " << a.world_size << " ranks\n";
+  return 0;
+}
+
+int cmd_print(const std::string& path) {
+  std::cout << render_trace(load_trace(path));
+  return 0;
+}
+
+int cmd_stats(const std::string& path, bool json) {
+  Trace t = load_trace(path);
+  auto rows = compute_stats(t);
+  int64_t total_time = 0;
+  for (const auto& r : rows) total_time += r.time.sum();
+  if (json) {
+    nlohmann::json j;
+    j["trace"] = path;
+    j["ranks"] = t.world_size;
+    j["lossy"] = !t.lossy.empty();
+    j["rows"] = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json row{{"op", r.op},
+                         {"site", r.site},
+                         {"calls", r.calls},
+                         {"bytes", r.bytes},
+                         {"ranks", r.ranks.to_string()},
+                         {"time_total_ns", r.time.sum()},
+                         {"time_share", total_time ? double(r.time.sum()) / double(total_time) : 0.0}};
+      if (!r.time.empty()) {
+        row["time_mean_ns"] = r.time.mean();
+        row["time_min_ns"] = r.time.min();
+        row["time_min_rank"] = r.time.min_rank();
+        row["time_max_ns"] = r.time.max();
+        row["time_max_rank"] = r.time.max_rank();
+      }
+      j["rows"].push_back(row);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "trace " << path << ": " << t.world_size << " ranks"
+            << (t.lossy.empty() ? "" : " (LOSSY: " + t.lossy + ")") << "\n";
+  std::cout << std::left << std::setw(24) << "operation" << std::setw(28) << "call site" << std::right
+            << std::setw(10) << "calls" << std::setw(12) << "bytes" << std::setw(10) << "mean"
+            << std::setw(16) << "min@rank" << std::setw(16) << "max@rank" << std::setw(8) << "share"
+            << "\n";
+  for (const auto& r : rows) {
+    std::string site = r.site.size() > 27 ? r.site.substr(0, 24) + "..." : r.site;
+    std::ostringstream share;
+    share << std::fixed << std::setprecision(1)
+          << (total_time ? 100.0 * double(r.time.sum()) / double(total_time) : 0.0) << "%";
+    std::cout << std::left << std::setw(24) << r.op << std::setw(28) << site << std::right
+              << std::setw(10) << r.calls << std::setw(12) << r.bytes;
+    if (r.time.empty()) {
+      std::cout << std::setw(10) << "-" << std::setw(16) << "-" << std::setw(16) << "-";
+    } else {
+      std::cout << std::setw(10) << ns_text(r.time.mean()) << std::setw(16)
+                << (ns_text(double(r.time.min())) + "@" + std::to_string(r.time.min_rank()))
+                << std::setw(16)
+                << (ns_text(double(r.time.max())) + "@" + std::to_string(r.time.max_rank()));
+    }
+    std::cout << std::setw(8) << share.str() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tracefold: scalable tracing and analysis of MPI applications"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tracefold 0.1.0");
+
+  FoldOptions fold_opts;
+  std::string fold_dir, fold_out;
+  auto* fold = app.add_subcommand("fold", "Fold per-rank raw event logs (DIR/rank-R.txt) into one trace");
+  fold->add_option("rawlog_dir", fold_dir, "Directory of rank-R.txt logs")->required()->check(CLI::ExistingDirectory);
+  fold->add_option("-o,--output", fold_out, "Trace file to write (.zst: compressed)")->required();
+  fold->add_option("--window", fold_opts.window, "Top-level items searched back for loops")->capture_default_str();
+  fold->add_option("--similarity", fold_opts.min_similarity,
+                   "Minimum aligned share for approximate iterations (1 = exact only)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  fold->add_option("--histogram-threshold", fold_opts.histogram_threshold,
+                   "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)")
+      ->capture_default_str();
+
+  std::vector<std::string> merge_inputs;
+  std::string merge_out;
+  auto* merge = app.add_subcommand("merge", "Merge traces of disjoint ranks (files or directories of files)");
+  merge->add_option("inputs", merge_inputs, "Trace files or directories (e.g. TRACE.partial)")->required();
+  merge->add_option("-o,--output", merge_out, "Trace file to write")->required();
+
+  std::string expand_path;
+  int32_t expand_rank_opt = 0;
+  bool expand_timing = false;
+  auto* expand = app.add_subcommand("expand", "Print one rank's events, one per line (raw-log format)");
+  expand->add_option("trace", expand_path, "Trace file")->required()->check(CLI::ExistingFile);
+  expand->add_option("-r,--rank", expand_rank_opt, "Rank to expand")->required();
+  expand->add_flag("--timing", expand_timing, "Add mean compute_ns/comm_ns per event");
+
+  std::string diff_a, diff_b;
+  DiffOptions diff_opts;
+  auto* diff = app.add_subcommand("diff", "Exit 0 iff two traces (or raw-log dirs) expand to the same events");
+  diff->add_option("a", diff_a, "Trace file or raw-log directory")->required()->check(CLI::ExistingPath);
+  diff->add_option("b", diff_b, "Trace file or raw-log directory")->required()->check(CLI::ExistingPath);
+  diff->add_flag("--ignore-callsites", diff_opts.ignore_callsites, "Compare without call-site signatures");
+
+  std::string print_path;
+  auto* print = app.add_subcommand("print", "Readable, indented view of loops, ranklists and parameters");
+  print->add_option("trace", print_path, "Trace file")->required()->check(CLI::ExistingFile);
+
+  std::string stats_path;
+  bool stats_json = false;
+  auto* stats = app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
+  stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
+  stats->add_flag("--json", stats_json, "Machine-readable output");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
+    if (*merge) return cmd_merge(merge_inputs, merge_out);
+    if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
+    if (*diff) return cmd_diff(diff_a, diff_b, diff_opts);
+    if (*print) return cmd_print(print_path);
+    if (*stats) return cmd_stats(stats_path, stats_json);
+  } catch (const std::exception& ex) {
+    std::cerr << "tracefold: error: " << ex.what() << "\n";
+    return 2;
+  }
+  return 2;
+}

@@ -12,6 +12,10 @@ namespace {
 constexpr std::size_t kMaxPeriod = 4;
 // Runs this short are appended value by value so they can fold into the tail.
 constexpr uint64_t kSmallRunValues = 8;
+// Run-level folding looks at groups of up to this many runs, and builds
+// patterns of at most this many values.
+constexpr std::size_t kMaxRunGroup = 4;
+constexpr std::size_t kMaxFoldedPattern = 64;
 }  // namespace
 
 std::string format_value(int64_t v) {
@@ -89,6 +93,32 @@ void ValueSeq::push_general(int64_t value) {
   if (runs_.empty() || runs_.back().reps != 1) runs_.push_back(Run{{}, 1});
   runs_.back().pattern.push_back(value);
   fold_literal_tail();
+  fold_run_tail();
+}
+
+// When the last K runs repeat the K runs before them (e.g. `2*2 1 2*2 1`),
+// the 2K runs become one run of their expansion: nested regular values such
+// as list lengths followed by elements then keep folding.
+void ValueSeq::fold_run_tail() {
+  const std::size_t n = runs_.size();
+  for (std::size_t k = 1; k <= kMaxRunGroup && 2 * k <= n; ++k) {
+    if (!std::equal(runs_.end() - static_cast<std::ptrdiff_t>(2 * k),
+                    runs_.end() - static_cast<std::ptrdiff_t>(k),
+                    runs_.end() - static_cast<std::ptrdiff_t>(k)))
+      continue;
+    std::vector<int64_t> pattern;
+    for (std::size_t i = n - k; i < n; ++i)
+      for (uint64_t r = 0; r < runs_[i].reps; ++r)
+        pattern.insert(pattern.end(), runs_[i].pattern.begin(), runs_[i].pattern.end());
+    if (pattern.size() > kMaxFoldedPattern) continue;
+    runs_.resize(n - 2 * k);
+    if (!runs_.empty() && runs_.back().reps >= 2 && runs_.back().pattern == pattern) {
+      runs_.back().reps += 2;
+    } else {
+      runs_.push_back(Run{std::move(pattern), 2});
+    }
+    return;
+  }
 }
 
 // Turns the values matched into an unfinished repetition back into a literal.
@@ -133,6 +163,7 @@ void ValueSeq::push_run(Run run) {
     return;
   }
   runs_.push_back(std::move(run));
+  fold_run_tail();
 }
 
 void ValueSeq::append_repeated(int64_t value, uint64_t n) {

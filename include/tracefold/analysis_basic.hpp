@@ -1,0 +1,65 @@
+// Comparisons, profiles and views of folded traces (the logic behind the
+// `diff`, `stats` and `print` subcommands).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracefold/histogram.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold {
+
+/// Where two event sources first disagree.
+struct Difference {
+  int32_t rank = -1;
+  uint64_t position = 0;   ///< 0-based event index in that rank's sequence
+  std::string field;       ///< "op", "site", "length", "world size" or a field name
+  std::string left;
+  std::string right;
+  std::string describe() const;
+};
+
+/// Produces one rank's events in order; returns false at the end.
+using EventSource = std::function<bool(Event&)>;
+
+struct DiffOptions {
+  bool ignore_callsites = false;
+};
+
+/// Compares two event streams of one rank. Call sites are compared by their
+/// frames (via the two site tables), never by id.
+std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const SiteTable& sa,
+                                      const EventSource& b, const SiteTable& sb,
+                                      const DiffOptions& options = {});
+
+/// Compares two traces rank by rank.
+std::optional<Difference> diff_traces(const Trace& a, const Trace& b, const DiffOptions& options = {});
+
+/// One row of the profile: one operation at one call site.
+struct StatsRow {
+  EventKey key;
+  std::string op;
+  std::string site;      ///< frames text
+  uint64_t calls = 0;
+  uint64_t bytes = 0;    ///< count * dsize (+ rcount * rdsize; v-variants: sum of counts)
+  Histogram time;        ///< time inside the call, all ranks and paths merged
+  Histogram compute;     ///< time before the call
+  Ranklist ranks;
+};
+
+/// Per call site and operation: calls and bytes (exact, by walking every
+/// rank) and time statistics from the histograms. Sorted by total time inside
+/// the call (descending), then by op and site.
+std::vector<StatsRow> compute_stats(const Trace& trace);
+
+/// Bytes one event moves (0 when it has no count/size fields).
+uint64_t event_bytes(const Event& ev);
+
+/// Indented, human-readable view of loops, ranklists and parameters.
+std::string render_trace(const Trace& trace);
+
+}  // namespace tracefold

@@ -1,0 +1,191 @@
+#include "tracefold/analysis_basic.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "tracefold/expand.hpp"
+
+namespace tracefold {
+
+std::string Difference::describe() const {
+  if (rank < 0) return field + ": " + left + " vs " + right;
+  return "rank " + std::to_string(rank) + ", event " + std::to_string(position) + ", " + field +
+         ": " + left + " vs " + right;
+}
+
+namespace {
+
+std::string field_text(const FieldValue* f) {
+  if (!f) return "(absent)";
+  if (FieldTable::kind(f->field) == FieldKind::kList) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < f->list.size(); ++i) s += (i ? "," : "") + format_value(f->list[i]);
+    return s + "]";
+  }
+  return format_value(f->scalar);
+}
+
+}  // namespace
+
+std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const SiteTable& sa,
+                                      const EventSource& b, const SiteTable& sb,
+                                      const DiffOptions& options) {
+  Event ea, eb;
+  for (uint64_t pos = 0;; ++pos) {
+    const bool ha = a(ea), hb = b(eb);
+    if (!ha && !hb) return std::nullopt;
+    if (ha != hb)
+      return Difference{rank, pos, "length", ha ? OpTable::name(ea.op) : "(end)",
+                        hb ? OpTable::name(eb.op) : "(end)"};
+    if (ea.op != eb.op)
+      return Difference{rank, pos, "op", OpTable::name(ea.op), OpTable::name(eb.op)};
+    if (!options.ignore_callsites && sa.at(ea.site) != sb.at(eb.site))
+      return Difference{rank, pos, "site", SiteTable::format(sa.at(ea.site)),
+                        SiteTable::format(sb.at(eb.site))};
+    std::vector<FieldId> ids;
+    for (const auto& f : ea.fields) ids.push_back(f.field);
+    for (const auto& f : eb.fields) ids.push_back(f.field);
+    std::sort(ids.begin(), ids.end(), FieldTable::print_before);
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (FieldId id : ids) {
+      const FieldValue* fa = ea.find(id);
+      const FieldValue* fb = eb.find(id);
+      if (!fa || !fb || !(*fa == *fb))
+        return Difference{rank, pos, FieldTable::name(id), field_text(fa), field_text(fb)};
+    }
+  }
+}
+
+std::optional<Difference> diff_traces(const Trace& a, const Trace& b, const DiffOptions& options) {
+  if (a.world_size != b.world_size)
+    return Difference{-1, 0, "world size", std::to_string(a.world_size), std::to_string(b.world_size)};
+  for (int32_t r = 0; r < a.world_size; ++r) {
+    RankIterator ia(a, r), ib(b, r);
+    auto d = diff_events(
+        r, [&](Event& e) { return ia.next(e); }, a.sites, [&](Event& e) { return ib.next(e); },
+        b.sites, options);
+    if (d) return d;
+  }
+  return std::nullopt;
+}
+
+uint64_t event_bytes(const Event& ev) {
+  auto scalar = [&](const char* name) -> int64_t {
+    auto id = FieldTable::find(name);
+    if (!id) return 0;
+    int64_t v = ev.get(*id);
+    return is_sentinel(v) ? 0 : v;
+  };
+  auto list_sum = [&](const char* name) -> int64_t {
+    auto id = FieldTable::find(name);
+    if (!id) return -1;
+    const FieldValue* f = ev.find(*id);
+    if (!f) return -1;
+    int64_t s = 0;
+    for (int64_t v : f->list)
+      if (!is_sentinel(v)) s += v;
+    return s;
+  };
+  int64_t count = scalar("count");
+  if (int64_t s = list_sum("counts"); s >= 0) count = s;
+  int64_t rcount = scalar("rcount");
+  if (int64_t s = list_sum("rcounts"); s >= 0) rcount = s;
+  const int64_t total = count * scalar("dsize") + rcount * scalar("rdsize");
+  return total > 0 ? static_cast<uint64_t>(total) : 0;
+}
+
+std::vector<StatsRow> compute_stats(const Trace& trace) {
+  std::map<EventKey, StatsRow> rows;
+  for (const Node& n : trace.nodes) {
+    StatsRow& row = rows[n.key];
+    row.key = n.key;
+    for (const Timing& t : n.timings) {
+      row.time.merge(t.comm);
+      row.compute.merge(t.compute);
+    }
+    row.ranks.unite(n.ranks);
+  }
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    RankIterator it(trace, r);
+    Event e;
+    while (it.next(e)) {
+      StatsRow& row = rows[e.key()];
+      ++row.calls;
+      row.bytes += event_bytes(e);
+    }
+  }
+  std::vector<StatsRow> out;
+  for (auto& [key, row] : rows) {
+    row.op = OpTable::name(key.op);
+    row.site = SiteTable::format(trace.sites.at(key.site));
+    out.push_back(std::move(row));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const StatsRow& a, const StatsRow& b) {
+    if (a.time.sum() != b.time.sum()) return a.time.sum() > b.time.sum();
+    if (a.op != b.op) return a.op < b.op;
+    return a.key.site < b.key.site;
+  });
+  return out;
+}
+
+std::string render_trace(const Trace& trace) {
+  std::string out = "trace of " + std::to_string(trace.world_size) + " ranks, " +
+                    std::to_string(trace.nodes.size()) + " nodes, " +
+                    std::to_string(trace.sites.size()) + " call sites" +
+                    (trace.lossy.empty() ? std::string(", lossless") : ", LOSSY: " + trace.lossy) +
+                    "\n";
+  // Indentation follows the loops as the node's lowest rank sees them.
+  std::map<int32_t, std::vector<std::size_t>> open;  // rank -> ends of open loops (in its sub-list)
+  std::map<int32_t, std::size_t> seen;               // rank -> nodes of its sub-list seen so far
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
+    const Node& n = trace.nodes[i];
+    n.ranks.for_each([&](int32_t r) {
+      auto& ends = open[r];
+      std::size_t& pos = seen[r];
+      while (!ends.empty() && ends.back() <= pos) ends.pop_back();
+      for (const LoopLevel& l : n.loops) {
+        const ValueSeq* m = l.members.for_rank(r);
+        if (!m || m->empty()) break;
+        ends.push_back(pos + static_cast<std::size_t>(m->to_vector().front()));
+      }
+      ++pos;
+    });
+    const int32_t r0 = n.ranks.first();
+    const std::size_t depth = open[r0].size();
+    // Loops headed here are printed one level out from the node itself.
+    std::size_t headed = 0;
+    for (const LoopLevel& l : n.loops)
+      if (l.members.for_rank(r0)) ++headed;
+    std::string base(2 * (depth - std::min(depth, headed)), ' ');
+    for (std::size_t l = 0; l < n.loops.size(); ++l) {
+      out += base + std::string(2 * l, ' ') + "loop iters " + n.loops[l].iters.to_string() +
+             " | members " + n.loops[l].members.to_string() + "\n";
+    }
+    std::string ind(2 * depth, ' ');
+    out += ind + "#" + std::to_string(i) + " " + OpTable::name(n.key.op) + " at " +
+           SiteTable::format(trace.sites.at(n.key.site)) + "  ranks " + n.ranks.to_string() + "\n";
+    const bool always = n.count.entries().size() == 1 &&
+                        n.count.entries()[0].values.run_count() == 1 &&
+                        n.count.entries()[0].values.back() == 1;
+    if (!always) out += ind + "    count " + n.count.to_string() + "\n";
+    for (const auto& [f, el] : n.fields)
+      out += ind + "    " + FieldTable::name(f) + (FieldTable::role(f) == FieldRole::kPeer ? " (relative)" : "") +
+             " = " + el.to_string() + "\n";
+    Histogram comm, compute;
+    for (const Timing& t : n.timings) {
+      comm.merge(t.comm);
+      compute.merge(t.compute);
+    }
+    if (!comm.empty())
+      out += ind + "    time in call: n=" + std::to_string(comm.count()) +
+             " mean=" + std::to_string(static_cast<int64_t>(comm.mean())) + "ns" +
+             " min=" + std::to_string(comm.min()) + "@" + std::to_string(comm.min_rank()) +
+             " max=" + std::to_string(comm.max()) + "@" + std::to_string(comm.max_rank()) + "\n";
+    if (!compute.empty())
+      out += ind + "    compute before: mean=" + std::to_string(static_cast<int64_t>(compute.mean())) +
+             "ns max=" + std::to_string(compute.max()) + "@" + std::to_string(compute.max_rank()) + "\n";
+  }
+  return out;
+}
+
+}  // namespace tracefold
