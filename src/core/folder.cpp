@@ -89,6 +89,15 @@ class Merger {
   // Merges two items known to be directly compatible: S's history follows B's.
   void merge_pair(Item& b, Item&& s) {
     if (!b.loop) {
+      bool same_fields = b.fields.size() == s.fields.size();
+      for (std::size_t i = 0; i < b.fields.size() && same_fields; ++i)
+        same_fields = b.fields[i].first == s.fields[i].first;
+      if (same_fields) {
+        for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
+        b.reps.append(s.reps);
+        merge_timings(b.timings, s.timings);
+        return;
+      }
       const uint64_t eb = static_cast<uint64_t>(b.reps.sum());
       const uint64_t es = static_cast<uint64_t>(s.reps.sum());
       b.reps.append(s.reps);
@@ -316,6 +325,7 @@ struct Folder::Impl {
   // skip items that cannot match instead of scanning the whole window.
   std::unordered_map<uint64_t, std::vector<std::size_t>> by_last;
   std::vector<std::size_t> loops;
+  std::vector<Item*> chain_scratch;
 
   Impl(int32_t r, FoldOptions o) : rank(r), options(std::move(o)), merger(options.max_align_cells) {}
 
@@ -385,7 +395,8 @@ struct Folder::Impl {
       if (k < lo) break;
       if (k >= n - 1) continue;
       const uint64_t seg_first = top[k + 1].first, seg_last = top[n - 1].last;
-      std::vector<Item*> chain{&top[k]};
+      std::vector<Item*>& chain = chain_scratch;
+      chain.assign(1, &top[k]);
       while (chain.back()->reps.back() > 0 && chain.back()->body.back().loop)
         chain.push_back(&chain.back()->body.back());
       for (std::size_t c = chain.size(); c-- > 0;) {

@@ -40,27 +40,19 @@ void Histogram::merge(const Histogram& other) {
     *this = other;
     return;
   }
-  std::vector<Bin> merged;
-  merged.reserve(bins_.size() + other.bins_.size());
-  auto a = bins_.cbegin();
-  auto b = other.bins_.cbegin();
-  while (a != bins_.cend() || b != other.bins_.cend()) {
-    if (b == other.bins_.cend() || (a != bins_.cend() && a->index < b->index)) {
-      merged.push_back(*a++);
-    } else if (a == bins_.cend() || b->index < a->index) {
-      merged.push_back(*b++);
-    } else {
-      Bin m = *a;
-      m.count += b->count;
-      m.min = std::min(m.min, b->min);
-      m.max = std::max(m.max, b->max);
-      m.sum += b->sum;
-      merged.push_back(m);
-      ++a;
-      ++b;
+  // In place: the other side usually has one or two bins (one event's worth).
+  for (const Bin& ob : other.bins_) {
+    auto it = std::lower_bound(bins_.begin(), bins_.end(), ob.index,
+                               [](const Bin& b, uint8_t i) { return b.index < i; });
+    if (it == bins_.end() || it->index != ob.index) {
+      bins_.insert(it, ob);
+      continue;
     }
+    it->count += ob.count;
+    it->min = std::min(it->min, ob.min);
+    it->max = std::max(it->max, ob.max);
+    it->sum += ob.sum;
   }
-  bins_ = std::move(merged);
   if (other.min_ < min_ || (other.min_ == min_ && other.min_rank_ < min_rank_)) {
     min_ = other.min_;
     min_rank_ = other.min_rank_;
