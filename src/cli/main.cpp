@@ -260,7 +260,13 @@ int main(int argc, char** argv) {
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version are successes; every usage mistake is exit status 2.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
   try {
     if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
     if (*merge) return cmd_merge(merge_inputs, merge_out);

@@ -71,10 +71,12 @@ bool RankIterator::next(Event& out) {
     }
     if (ns.count.done()) fail("execution counts ran out");
     const int64_t c = ns.count.next();
-    ++pos_;
-    level_ = 0;
-    if (c == 0) continue;
-    if (c != 1) fail("execution count " + std::to_string(c) + " (expected 0 or 1)");
+    if (c != 0 && c != 1) fail("execution count " + std::to_string(c) + " (expected 0 or 1)");
+    if (c == 0) {
+      ++pos_;
+      level_ = 0;
+      continue;
+    }
     const Node& node = *ns.node;
     out = Event{};
     out.op = node.key.op;
@@ -105,6 +107,8 @@ bool RankIterator::next(Event& out) {
     } catch (const std::exception& ex) {
       fail(ex.what());
     }
+    ++pos_;
+    level_ = 0;
     prev_ = node.key;
     last_node_ = &node;
     return true;

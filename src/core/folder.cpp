@@ -366,11 +366,13 @@ struct Folder::Impl {
       }
       it.fields.emplace_back(fv.field, std::move(v));
     }
-    Timing t;
-    t.pred = unpack(prev_key);
-    if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
-    if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
-    it.timings.push_back(std::move(t));
+    if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
+      Timing t;
+      t.pred = unpack(prev_key);
+      if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
+      if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
+      it.timings.push_back(std::move(t));
+    }
     prev_key = it.key;
     ++events;
     top.push_back(std::move(it));

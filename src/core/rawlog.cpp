@@ -176,7 +176,7 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
           auto comma = inner.find(',');
           std::string_view item = inner.substr(0, comma);
           int64_t v;
-          if (!parse_value(item, v)) fail("bad list element '" + std::string(item) + "' in " + std::string(key));
+          if (!parse_value(item, v) || v == kAbsent) fail("bad list element '" + std::string(item) + "' in " + std::string(key));
           list.push_back(v);
           if (comma == std::string_view::npos) break;
           inner.remove_prefix(comma + 1);
@@ -191,7 +191,7 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
         ev.set_list(f, std::move(list));
       } else {
         int64_t v;
-        if (!parse_value(val, v)) fail("bad value '" + std::string(val) + "' for " + std::string(key));
+        if (!parse_value(val, v) || v == kAbsent) fail("bad value '" + std::string(val) + "' for " + std::string(key));
         FieldId f = 0;
         try {
           f = FieldTable::intern(key, FieldKind::kScalar);

@@ -75,6 +75,7 @@ std::string format_trace(const Trace& t) {
              f->second.to_string() + "\n";
     }
     for (const Timing& tm : n.timings) {
+      if (tm.compute.empty() && tm.comm.empty() && tm.stats.empty()) continue;
       out += "  time pred=" + format_pred(tm.pred) + "\n";
       out += "    compute " + tm.compute.to_string() + "\n";
       out += "    comm " + tm.comm.to_string() + "\n";
@@ -175,8 +176,21 @@ Histogram take_histogram(LineReader& r, std::string_view text, const std::string
 
 }  // namespace
 
+namespace {
+Trace parse_trace_lines(LineReader& r, std::string_view text);
+}  // namespace
+
 Trace parse_trace(std::string_view text, const std::string& source) {
   LineReader r(text, source);
+  try {
+    return parse_trace_lines(r, text);
+  } catch (const std::bad_alloc&) {
+    r.fail("a count or size in this line is too large to hold in memory");
+  }
+}
+
+namespace {
+Trace parse_trace_lines(LineReader& r, std::string_view text) {
   Trace t;
   std::string_view line = r.next("the header 'tracefold-trace 1'");
   take(r, line, "tracefold-trace ", "the header");
@@ -222,11 +236,16 @@ Trace parse_trace(std::string_view text, const std::string& source) {
     CommGroup g;
     if (line.substr(0, 9) == " members ") {
       line.remove_prefix(9);
+      Ranklist members;
       try {
-        g.members = Ranklist::parse(line).to_vector();
+        members = Ranklist::parse(line);
       } catch (const std::exception& ex) {
         r.fail(std::string("bad member ranklist: ") + ex.what());
       }
+      if (!members.empty() && (members.first() < 0 || members.last() >= t.world_size))
+        r.fail("communicator members " + members.to_string() + " are outside the world of " +
+               std::to_string(t.world_size) + " ranks");
+      g.members = members.to_vector();
     } else {
       take(r, line, " order", "'members RANKLIST' or 'order R R ...'");
       while (!line.empty()) {
@@ -249,7 +268,9 @@ Trace parse_trace(std::string_view text, const std::string& source) {
   take(r, line, "nodes ", "the node count");
   auto nnodes = take_number<std::size_t>(r, line, "a node count");
   take_end(r, line, "the node count");
-  t.nodes.reserve(nnodes);
+  // A corrupt count must not turn into a huge allocation: every node takes at
+  // least two lines of text.
+  t.nodes.reserve(std::min<std::size_t>(nnodes, text.size() / 16 + 1));
   line = r.next(nnodes ? "node 0" : "'end'");
   for (std::size_t i = 0; i < nnodes; ++i) {
     Node n;
@@ -352,6 +373,7 @@ Trace parse_trace(std::string_view text, const std::string& source) {
   }
   return t;
 }
+}  // namespace
 
 // ------------------------------------------------------------------ files
 

@@ -9,7 +9,7 @@ namespace tracefold {
 namespace {
 // Longest pattern the online folder looks for in a literal tail. Longer
 // periods are left to the loop folder, which works on events, not values.
-constexpr std::size_t kMaxPeriod = 4;
+constexpr std::size_t kMaxPeriod = 32;
 // Runs this short are appended value by value so they can fold into the tail.
 constexpr uint64_t kSmallRunValues = 8;
 // Run-level folding looks at groups of up to this many runs, and builds
@@ -134,6 +134,7 @@ void ValueSeq::fold_literal_tail() {
   Run& lit = runs_.back();
   const std::size_t n = lit.pattern.size();
   for (std::size_t p = 1; p <= kMaxPeriod && 2 * p <= n; ++p) {
+    if (lit.pattern[n - 1] != lit.pattern[n - 1 - p]) continue;  // cheap reject
     if (!std::equal(lit.pattern.end() - static_cast<std::ptrdiff_t>(2 * p),
                     lit.pattern.end() - static_cast<std::ptrdiff_t>(p),
                     lit.pattern.end() - static_cast<std::ptrdiff_t>(p))) {
