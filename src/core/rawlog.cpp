@@ -122,11 +122,16 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
       CommGroup g;
       if (toks[2] == "members") {
         std::string_view rl = line.substr(static_cast<std::size_t>(toks[2].data() - line.data()) + 7);
+        Ranklist members;
         try {
-          g.members = Ranklist::parse(rl).to_vector();
+          members = Ranklist::parse(rl);
         } catch (const std::exception& ex) {
           fail(std::string("bad ranklist: ") + ex.what());
         }
+        if (!members.empty() && members.last() >= log.size)
+          fail("communicator member " + std::to_string(members.last()) + " is outside 0.." +
+               std::to_string(log.size - 1));
+        g.members = members.to_vector();
       } else if (toks[2] == "order") {
         for (std::size_t i = 3; i < toks.size(); ++i) {
           int32_t m;

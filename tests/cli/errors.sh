@@ -4,6 +4,7 @@
 set -euo pipefail
 TRACEFOLD=$1
 SRC=$2
+# shellcheck source=../data/cli_common.bash
 source "$SRC/tests/data/cli_common.bash"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -14,9 +15,10 @@ run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace"
 # expect_trace_error FILE LINE : every reader fails with exit 2 and FILE:LINE.
 expect_trace_error() {
   local file=$1 line=$2 cmd
-  for cmd in print stats "stats --json" "expand -r 0" "diff $WORK/logs"; do
-    # shellcheck disable=SC2086
-    run_expect 2 "$TRACEFOLD" ${cmd%% *} "$file" $(if [[ $cmd == *" "* ]]; then echo "${cmd#* }"; fi)
+  local -a words
+  for cmd in "print" "stats" "stats --json" "expand -r 0" "diff $WORK/logs"; do
+    read -r -a words <<<"$cmd"
+    run_expect 2 "$TRACEFOLD" "${words[0]}" "$file" "${words[@]:1}"
     expect_in "$ERR" "$file:$line: " "$cmd on $(basename "$file")"
     expect_in "$ERR" "error" "$cmd on $(basename "$file")"
     [[ -z "$OUT" ]] || fail "$cmd printed output for a corrupt trace: $OUT"

@@ -4,6 +4,7 @@
 set -euo pipefail
 TRACEFOLD=$1
 SRC=$2
+# shellcheck source=../data/cli_common.bash
 source "$SRC/tests/data/cli_common.bash"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

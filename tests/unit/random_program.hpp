@@ -100,6 +100,15 @@ struct GenOptions {
   /// rows of a near-square grid, members ascending; comm 2: ranks of equal
   /// parity, members in descending order) instead of the world.
   unsigned sub_comm_percent = 25;
+  /// When > 0: the program is built around a time-step loop with exactly
+  /// this many iterations.
+  int64_t time_steps = 0;
+  /// Only behaviour that is periodic in the time step (and any function of
+  /// the rank): no pseudo-random values or branches, no trip counts or
+  /// values growing with a loop index, no one-time branches on the time-step
+  /// index, moduli of at most 4. Such programs should fold to a trace whose
+  /// size does not grow with `time_steps`.
+  bool periodic_only = false;
 };
 
 // ------------------------------------------------------------------------ model
@@ -277,6 +286,7 @@ struct Stmt {
   std::vector<FieldGen> fields;
   // kLoop
   Expr trips;
+  bool time_step_loop = false;  // trips not clamped to GenOptions::max_trips
   // kIf
   Cond cond;
   std::vector<Stmt> body, orelse;
@@ -299,9 +309,14 @@ class RandomProgram {
     // Communicator set-up, as a program would do it before its main loop.
     if (rng.percent(40)) top_.push_back(gen_split());
     // Most programs are built around a time-step loop.
-    if (rng.percent(80)) {
+    if (opt_.time_steps > 0 || rng.percent(80)) {
       if (rng.percent(50)) top_.push_back(gen_call(rng, 0));
       top_.push_back(gen_loop(rng, 0, /*force_body*/ true));
+      if (opt_.time_steps > 0) {
+        top_.back().trips = Expr{};
+        top_.back().trips.b = opt_.time_steps;
+        top_.back().time_step_loop = true;
+      }
       for (int k = 1; k < top; ++k) top_.push_back(gen_stmt(rng, 0));
     } else {
       top_ = gen_block(rng, 0, top);
@@ -421,6 +436,7 @@ class RandomProgram {
   }
 
   Expr gen_expr(Rng& rng, int depth, int64_t lo, int64_t hi) {
+    if (opt_.periodic_only) return gen_periodic_expr(rng, depth, lo, hi);
     Expr e;
     const int64_t span = std::max<int64_t>(1, hi - lo + 1);
     const uint64_t roll = rng.below(100);
@@ -449,8 +465,46 @@ class RandomProgram {
     return e;
   }
 
+  Expr gen_periodic_expr(Rng& rng, int depth, int64_t lo, int64_t hi) {
+    Expr e;
+    e.b = lo;
+    e.a = rng.between(1, std::min<int64_t>(4, std::max<int64_t>(1, hi - lo + 1)));
+    if (depth > 0) e.level = static_cast<int>(rng.below(static_cast<uint64_t>(depth)));
+    const uint64_t roll = rng.below(100);
+    if (roll < 50 || e.a < 2) {
+      e.kind = Expr::kConst;
+      e.b = rng.between(lo, hi);
+    } else if (roll < 75 && depth > 0) {
+      e.kind = Expr::kMod;
+    } else if (roll < 90 || depth == 0) {
+      e.kind = Expr::kRankMod;
+    } else {
+      e.kind = Expr::kIterRankMod;
+    }
+    return e;
+  }
+
   Cond gen_cond(Rng& rng, int depth) {
     Cond c;
+    if (opt_.periodic_only) {
+      if (depth > 0 && rng.percent(60)) {
+        c.level = static_cast<int>(rng.below(static_cast<uint64_t>(depth)));
+        const bool inner = c.level > 0;
+        switch (rng.below(inner ? 3 : 1)) {
+          case 0: c.kind = Cond::kIterMod; c.a = rng.between(2, 4); c.b = rng.between(0, c.a - 1); break;
+          case 1: c.kind = Cond::kIterEq; c.a = 0; break;
+          default: c.kind = Cond::kIterLast; break;
+        }
+        return c;
+      }
+      switch (rng.below(4)) {
+        case 0: c.kind = Cond::kRankEq; c.a = 0; break;
+        case 1: c.kind = Cond::kRankEven; break;
+        case 2: c.kind = Cond::kRankBoundary; break;
+        default: c.kind = Cond::kRankLowerHalf; break;
+      }
+      return c;
+    }
     const bool iter = depth > 0 && rng.percent(60);
     if (iter) {
       c.level = static_cast<int>(rng.below(static_cast<uint64_t>(depth)));
@@ -495,9 +549,12 @@ class RandomProgram {
     } else if (roll < 86) {
       p.kind = Peer::kFixed;
       p.k = rng.between(0, 7);
-    } else if (roll < 94 && depth > 0) {
+    } else if (roll < 94 && depth > 0 && !opt_.periodic_only) {
       p.kind = Peer::kIterShift;
       p.level = static_cast<int>(rng.below(static_cast<uint64_t>(depth)));
+    } else if (opt_.periodic_only) {
+      p.kind = Peer::kFixed;
+      p.k = rng.between(0, 7);
     } else {
       p.kind = Peer::kRandom;
     }
@@ -676,8 +733,10 @@ class RandomProgram {
         case Stmt::kCall: emit(s, c); break;
         case Stmt::kIf: run(s.cond.eval(c, s.uid) ? s.body : s.orelse, c); break;
         case Stmt::kLoop: {
-          const int64_t trips = std::clamp<int64_t>(s.trips.eval(c, s.uid), 0,
-                                                    max_trips(static_cast<int>(c.idx.size())) + 2);
+          const int64_t trips =
+              s.time_step_loop ? s.trips.eval(c, s.uid)
+                               : std::clamp<int64_t>(s.trips.eval(c, s.uid), 0,
+                                                     max_trips(static_cast<int>(c.idx.size())) + 2);
           c.idx.push_back(0);
           c.trips.push_back(trips);
           for (int64_t i = 0; i < trips && !c.full(); ++i) {
@@ -711,7 +770,8 @@ class RandomProgram {
           ev.set(f.id, p);
           if (s.src_from_peer) {
             // The source the wildcard receive actually matched.
-            const uint64_t h = c.path_hash(s.uid ^ 0xABCD, true);
+            const uint64_t h = opt_.periodic_only ? static_cast<uint64_t>(c.comm_me + 1)
+                                                  : c.path_hash(s.uid ^ 0xABCD, true);
             ev.set(FieldTable::src(), static_cast<int64_t>(h % static_cast<uint64_t>(c.comm_size)));
           }
           break;
