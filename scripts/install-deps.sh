@@ -2,7 +2,8 @@
 # Installs every Debian package the build, tests and benchmarks need (idempotent).
 set -euo pipefail
 PACKAGES=(g++ cmake ninja-build pkg-config libcli11-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev libzstd-dev zstd)
+          libgtest-dev libgmock-dev libbenchmark-dev libzstd-dev zstd
+          python3 gfortran libopenmpi-dev openmpi-bin libunwind-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

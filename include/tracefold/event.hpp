@@ -50,6 +50,7 @@ enum class FieldRole : uint8_t { kPlain, kPeer };
 /// Field names, interned process-wide. Known fields (in canonical print order):
 ///   peer  - destination/source/partner rank in `comm` (any = ANY_SOURCE, null = PROC_NULL)
 ///   src   - the source actually matched (from the status) for wildcard receives/probes
+///   rpeer - the source argument of a combined send-receive (Sendrecv)
 ///   tag   - message tag as called (any = ANY_TAG)
 ///   mtag  - the tag actually matched for ANY_TAG receives
 ///   count - element count; dtype - datatype id; dsize - datatype size in bytes

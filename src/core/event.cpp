@@ -65,6 +65,7 @@ struct FieldRegistry {
     const std::vector<FieldInfo> builtin = {
         {"peer", FieldKind::kScalar, FieldRole::kPeer},
         {"src", FieldKind::kScalar, FieldRole::kPeer},
+        {"rpeer", FieldKind::kScalar, FieldRole::kPeer},
         {"tag", FieldKind::kScalar, FieldRole::kPlain},
         {"mtag", FieldKind::kScalar, FieldRole::kPlain},
         {"count", FieldKind::kScalar, FieldRole::kPlain},
@@ -152,9 +153,9 @@ const std::string& FieldTable::name(FieldId id) { return registry().at(id).name;
 
 FieldKind FieldTable::kind(FieldId id) { return registry().at(id).kind; }
 
-// Only the built-in `peer` and `src` are peer-like; answering without the
-// registry lock keeps this off the recorder's hot path.
-FieldRole FieldTable::role(FieldId id) { return id <= 1 ? FieldRole::kPeer : FieldRole::kPlain; }
+// Only the built-in `peer`, `src` and `rpeer` are peer-like (ids 0..2);
+// answering without the registry keeps this off the recorder's hot path.
+FieldRole FieldTable::role(FieldId id) { return id <= 2 ? FieldRole::kPeer : FieldRole::kPlain; }
 
 bool FieldTable::print_before(FieldId a, FieldId b) {
   auto& r = registry();

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "random_program.hpp"
+#include "test_util.hpp"
 #include "tracefold/event.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/folder.hpp"
@@ -377,6 +378,89 @@ TEST(Property, MergeOrderDoesNotChangeExpansions) {
     }
   }
   EXPECT_EQ(failures.count(), 0) << failures.text();
+}
+
+// ------------------------------------------------------------ compactness
+
+// The point of folding (seed 000, 5.2.2 / Figure 5.2): a program whose
+// behaviour is periodic in its time step folds to the same loop structure
+// however many time steps it runs. Periods here divide 12, so 24 and 96
+// steps end at the same phase: the merged node list must keep its size.
+// (Byte sizes may still grow a little where a value sequence has a long
+// period; this only looks at the loop structure.)
+TEST(Property, PeriodicProgramsFoldToTheSameStructureForMoreTimeSteps) {
+  GenOptions g;
+  g.max_world = 8;
+  g.max_trips = {24, 4, 3, 2};
+  g.periodic_only = true;
+  g.max_events_per_rank = std::size_t{1} << 30;
+  Failures failures;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    std::size_t nodes[2] = {0, 0};
+    std::size_t loop_levels[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      g.time_steps = k == 0 ? 24 : 96;
+      RandomProgram prog(seed, g);
+      const Trace t = reduce_traces(fold_program(prog, FoldOptions{}).traces);
+      nodes[k] = t.nodes.size();
+      for (const Node& n : t.nodes) loop_levels[k] += n.loops.size();
+    }
+    // A little slack for where the last period happens to be cut; the
+    // failure this guards against adds nodes and loop levels per time step.
+    if (nodes[1] > nodes[0] + 4 || loop_levels[1] > loop_levels[0] + 4) {
+      g.time_steps = 24;
+      RandomProgram prog(seed, g);
+      failures.add(seed,
+                   "24 time steps: " + std::to_string(nodes[0]) + " nodes, " +
+                       std::to_string(loop_levels[0]) + " loop levels; 96 time steps: " +
+                       std::to_string(nodes[1]) + " nodes, " + std::to_string(loop_levels[1]) +
+                       " loop levels",
+                   &prog);
+    }
+  }
+  EXPECT_EQ(failures.count(), 0) << failures.text();
+}
+
+// Smallest event sequence found that shows the failure above: the time step
+// `A B B C B` (B is one call site reached three times, e.g. twice in an inner
+// loop and once after C). Repeated N times it must fold to one loop whose
+// size does not depend on N; instead every further period wraps the loop in
+// another one (loop depth and trace size grow linearly with N), with
+// approximate matching and even with min_similarity = 1.0.
+TEST(FolderRegression, RepeatedTimeStepFoldsToBoundedSize) {
+  const std::string unit = "ABBCB";
+  for (double min_similarity : {0.5, 1.0}) {
+    std::size_t bytes[2] = {0, 0}, depth[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const int steps = k == 0 ? 8 : 128;
+      FoldOptions options;
+      options.min_similarity = min_similarity;
+      Folder folder(0, options);
+      std::vector<Event> in;
+      for (int s = 0; s < steps; ++s)
+        for (char c : unit) {
+          in.push_back(testing::make_event("MPI_Send", static_cast<SiteId>(c - 'A')));
+          folder.append(in.back());
+        }
+      CommTable comms;
+      comms.define_world(1);
+      const Trace t = folder.finish(1, testing::make_sites(3), comms);
+      bytes[k] = format_trace(t).size();
+      for (const Node& n : t.nodes) depth[k] = std::max(depth[k], n.loops.size());
+      // Lossless in any case.
+      const auto out = expand_rank(t, 0);
+      ASSERT_EQ(out.size(), in.size());
+      for (std::size_t i = 0; i < in.size(); ++i) ASSERT_TRUE(out[i].same_call(in[i])) << i;
+      if (k == 1) {
+        EXPECT_LE(depth[1], depth[0]) << "min_similarity " << min_similarity << ": loop nesting grew from "
+                                      << depth[0] << " to " << depth[1] << "\n"
+                                      << folder.structure().substr(0, 300) << "...";
+        EXPECT_LE(bytes[1], bytes[0] + bytes[0] / 10)
+            << "min_similarity " << min_similarity << ": " << bytes[0] << " bytes for 8 steps, "
+            << bytes[1] << " for 128";
+      }
+    }
+  }
 }
 
 // ------------------------------------------------------------ lossy mode

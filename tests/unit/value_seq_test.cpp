@@ -174,6 +174,74 @@ TEST(ValueSeq, PeriodicSequencesFold) {
   }
 }
 
+// Run-level periodicity: `0 0 0 1 1 1` repeated is two runs repeated. (At
+// most 3 runs: a rotation of the pattern may leave a head and a tail.) The
+// folder tries this (`fold_run_tail`), and it works when the runs are short
+// (`(0 0 1 1 2 2)*N`), but a run that grows to 3+ repetitions value by value
+// never triggers the check, so the sequence stays `0*3 1*3 0*3 1*3 ...` and
+// grows with N.
+TEST(ValueSeq, RepeatedGroupsOfLongRunsFold) {
+  {
+    ValueSeq s = from(repeat({0, 0, 1, 1, 2, 2}, 100));
+    EXPECT_LE(s.run_count(), 3u) << s.to_string().substr(0, 120);
+  }
+  {
+    const V v = repeat({0, 0, 0, 1, 1, 1}, 100);
+    ValueSeq s = from(v);
+    EXPECT_LE(s.run_count(), 3u) << s.to_string().substr(0, 120);
+    expect_matches(s, v, "0 0 0 1 1 1");
+  }
+  {
+    // The same values built the way the folder pads and extends histories.
+    ValueSeq s;
+    for (int i = 0; i < 50; ++i) {
+      s.append_repeated(0, 3);
+      s.append_repeated(1, 3);
+      s.append_repeated(2, 3);
+    }
+    EXPECT_LE(s.run_count(), 3u) << s.to_string().substr(0, 120);
+  }
+  {
+    // A loop trip count that is 1 on the first inner pass and 4 afterwards.
+    ValueSeq s = from(repeat({1, 4, 4, 4}, 100));
+    EXPECT_LE(s.run_count(), 3u) << s.to_string().substr(0, 120);
+  }
+}
+
+// Every primitive pattern of up to 6 values over {0, 1, 2}, pushed 60 and
+// 120 times: the representation must not grow with the repetitions (a few
+// runs of head and tail around the periodic run are fine).
+TEST(ValueSeq, EveryShortPeriodicPatternFolds) {
+  int failures = 0, total = 0;
+  std::string examples;
+  for (int len = 1; len <= 6; ++len) {
+    int count = 1;
+    for (int k = 0; k < len; ++k) count *= 3;
+    for (int code = 0; code < count; ++code) {
+      V p;
+      for (int k = 0, c = code; k < len; ++k, c /= 3) p.push_back(c % 3);
+      bool primitive = true;
+      for (int d = 1; d < len && primitive; ++d) {
+        if (len % d) continue;
+        bool periodic = true;
+        for (int k = d; k < len && periodic; ++k) periodic = p[static_cast<std::size_t>(k)] == p[static_cast<std::size_t>(k - d)];
+        primitive = !periodic;
+      }
+      if (!primitive) continue;
+      ++total;
+      const ValueSeq a = from(repeat(p, 60)), b = from(repeat(p, 120));
+      if (b.run_count() > a.run_count() || b.run_count() > 8) {
+        if (++failures <= 5) {
+          examples += "\n  (";
+          for (int64_t x : p) examples += std::to_string(x) + " ";
+          examples += ")*120 -> " + std::to_string(b.run_count()) + " runs: " + b.to_string().substr(0, 60);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << failures << " of " << total << " patterns do not fold, e.g." << examples;
+}
+
 // Regular nested values (a list length followed by its elements, loop trip
 // counts of a triangular loop, ...) stay small as they grow.
 TEST(ValueSeq, NestedRegularValuesStayCompact) {

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Generates tracefold's MPI wrappers from mpi_functions.txt.
+
+For every listed function it emits:
+  * a C wrapper `MPI_Xxx` that times the call, calls `PMPI_Xxx`, and hands the
+    arguments to the recorder according to their roles;
+  * unless marked `nofortran`, Fortran wrappers under every name mangling
+    (mpi_xxx_, mpi_xxx__, mpi_xxx, MPI_XXX) that convert handles with the f2c
+    functions, call the MPI library's own Fortran entry `pmpi_xxx_` (so
+    MPI_IN_PLACE, MPI_BOTTOM and MPI_STATUS_IGNORE keep their Fortran meaning)
+    and record the same way.
+
+Usage: gen_wrappers.py LIST OUTPUT.cpp
+"""
+import re
+import sys
+
+
+class Param:
+    def __init__(self, text):
+        text = text.strip()
+        self.text = text
+        m = re.match(r"^(.*?)([A-Za-z_][A-Za-z0-9_]*)\s*(\[\])?$", text)
+        if not m:
+            raise ValueError("cannot parse parameter: " + text)
+        self.ctype = m.group(1).strip()
+        self.name = m.group(2)
+        self.array = bool(m.group(3))
+
+    @property
+    def base(self):
+        return self.ctype.replace("const", "").replace("*", "").strip()
+
+    @property
+    def pointer_depth(self):
+        return self.ctype.count("*") + (1 if self.array else 0)
+
+
+class Function:
+    def __init__(self, line, lineno):
+        proto, _, roles = line.partition("::")
+        m = re.match(r"^\s*int\s+(MPI_[A-Za-z0-9_]+)\s*\((.*)\)\s*$", proto)
+        if not m:
+            raise ValueError("line %d: cannot parse prototype" % lineno)
+        self.name = m.group(1)
+        args = m.group(2).strip()
+        self.variadic = "..." in args
+        self.params = []
+        if args and args != "void":
+            for a in args.split(","):
+                if a.strip() == "...":
+                    continue
+                self.params.append(Param(a))
+        self.roles = {}
+        self.flags = set()
+        for tok in roles.split():
+            if "=" in tok:
+                k, v = tok.split("=", 1)
+                self.roles[k] = v
+            else:
+                self.flags.add(tok)
+        names = {p.name for p in self.params}
+        for k, v in self.roles.items():
+            if k == "special":
+                continue
+            for part in v.split(","):
+                if not part.isdigit() and part not in names:
+                    raise ValueError("line %d: role %s names unknown parameter %s" % (lineno, k, part))
+
+    @property
+    def special(self):
+        return self.roles.get("special")
+
+    def cparams(self):
+        return ", ".join(p.text for p in self.params) + (", ..." if self.variadic else "") or "void"
+
+    def cargs(self):
+        return ", ".join(p.name for p in self.params)
+
+
+def record_code(fn, pre):
+    """Statements that describe the call to the recorder (`c` is the Call)."""
+    r = fn.roles
+    out = []
+    if pre:
+        if "reqs_in" in r:
+            n, arr = r["reqs_in"].split(",")
+            out.append("c.requests_in(%s, %s);" % (n, arr))
+        if "req_in" in r:
+            out.append("c.requests_in(1, %s);" % r["req_in"])
+        if "start" in r:
+            n, arr = r["start"].split(",")
+            out.append("c.requests_in(%s, %s);" % (n, arr))
+        if "freecomm" in r:
+            out.append("c.comm(*%s);" % r["freecomm"])
+        return out
+    if "comm" in r:
+        out.append("c.comm(%s);" % r["comm"])
+    if "count" in r:
+        out.append("c.scalar(R::kCount, %s);" % r["count"])
+    if "dtype" in r:
+        out.append("c.datatype(R::kDtype, R::kDsize, %s);" % r["dtype"])
+    if "rcount" in r:
+        out.append("c.scalar(R::kRcount, %s);" % r["rcount"])
+    if "rdtype" in r:
+        out.append("c.datatype(R::kRdtype, R::kRdsize, %s);" % r["rdtype"])
+    if "counts" in r:
+        out.append("c.counts(R::kCounts, %s);" % r["counts"])
+    if "rcounts" in r:
+        out.append("c.counts(R::kRcounts, %s);" % r["rcounts"])
+    if "peer" in r:
+        out.append("c.peer(R::kPeer, %s);" % r["peer"])
+    if "target" in r:
+        out.append("c.scalar(R::kTarget, %s);" % r["target"])
+    if "src" in r:
+        out.append("c.peer(R::kPeer%s, %s);" % ("Recv" if "peer" in r else "", r["src"]))
+    if "tag" in r:
+        out.append("c.tag(R::kTag, %s);" % r["tag"])
+    if "rtag" in r:
+        out.append("c.tag(R::kRtag, %s);" % r["rtag"])
+    if "root" in r:
+        out.append("c.scalar(R::kRoot, %s);" % r["root"])
+    if "redop" in r:
+        out.append("c.redop(%s);" % r["redop"])
+    for k, field in (("color", "kColor"), ("key", "kKey"), ("ndims", "kNdims")):
+        if k in r:
+            out.append("c.scalar(R::%s, %s);" % (field, r[k]))
+    if "flag" in r:
+        out.append("c.scalar(R::kFlag, *%s);" % r["flag"])
+    if "index" in r:
+        out.append("c.scalar(R::kIndex, *%s);" % r["index"])
+    if "outcount" in r:
+        out.append("c.scalar(R::kOutcount, *%s);" % r["outcount"])
+    if "status" in r:
+        out.append("c.status(%s);" % r["status"])
+    if "req_out" in r:
+        out.append("c.request_out(%s);" % r["req_out"])
+    if "newcomm" in r:
+        out.append("c.newcomm(%s, *%s);" % (r.get("comm", "MPI_COMM_WORLD"), r["newcomm"]))
+    if "start" in r:
+        n, arr = r["start"].split(",")
+        out.append("c.requests_started(%s, %s);" % (n, arr))
+    if "reqs_in" in r:
+        n, arr = r["reqs_in"].split(",")
+        out.append("c.requests_done(%s, %s);" % (n, arr))
+    if "req_in" in r:
+        out.append("c.requests_done(1, %s);" % r["req_in"])
+    return out
+
+
+C_TEMPLATE = """
+extern "C" int {name}({cparams}) {{
+  R::Call c(R::op("{name}"));
+{pre}  const int rc = P{name}({cargs});
+  if (c.active()) {{
+{post}  }}
+  return rc;
+}}
+"""
+
+# Fortran: every argument is passed by reference; handles and ints are MPI_Fint.
+HANDLE_F2C = {
+    "MPI_Comm": "MPI_Comm_f2c",
+    "MPI_Datatype": "MPI_Type_f2c",
+    "MPI_Op": "MPI_Op_f2c",
+    "MPI_Group": "MPI_Group_f2c",
+    "MPI_Info": "MPI_Info_f2c",
+    "MPI_Win": "MPI_Win_f2c",
+    "MPI_File": "MPI_File_f2c",
+    "MPI_Message": "MPI_Message_f2c",
+    "MPI_Request": "MPI_Request_f2c",
+}
+
+
+def used_params(fn):
+    used = set()
+    for k, v in fn.roles.items():
+        if k == "special":
+            continue
+        used.update(x for x in v.split(",") if not x.isdigit())
+    return used
+
+
+def fortran_wrapper(fn):
+    """Fortran entry points, or None if an argument type has no Fortran form here."""
+    used = used_params(fn)
+    fargs, conv, pre_conv, call_args = [], [], [], []
+    for role in ("reqs_in", "start"):
+        if role in fn.roles:
+            n = fn.roles[role].split(",")[0]
+            if not n.isdigit() and n in used:
+                pre_conv.append("const int %s = static_cast<int>(*f_%s);" % (n, n))
+                used.discard(n)
+    for p in fn.params:
+        call_args.append("f_" + p.name)
+        if p.base == "void":
+            fargs.append("void* f_" + p.name)
+            continue
+        if p.base == "char":
+            return None
+        fargs.append("MPI_Fint* f_" + p.name)
+        if p.name not in used:
+            continue
+        b = p.base
+        if b == "MPI_Status":
+            conv.append("MPI_Status s_%s; const MPI_Status* %s = R::status_f2c(f_%s, &s_%s);"
+                        % (p.name, p.name, p.name, p.name))
+        elif b == "MPI_Request":
+            n = "1"
+            for role in ("reqs_in", "start"):
+                if role in fn.roles and fn.roles[role].endswith("," + p.name):
+                    n = fn.roles[role].split(",")[0]
+            count = "1" if n == "1" else "*f_" + n
+            pre_conv.append("std::vector<MPI_Request> v_%s(static_cast<std::size_t>(%s));"
+                            % (p.name, count))
+            pre_conv.append("for (std::size_t i = 0; i < v_%s.size(); ++i) v_%s[i] = MPI_Request_f2c(f_%s[i]);"
+                            % (p.name, p.name, p.name))
+            pre_conv.append("MPI_Request* %s = v_%s.data(); (void)%s;" % (p.name, p.name, p.name))
+        elif b in HANDLE_F2C and p.pointer_depth >= 1:
+            (pre_conv if fn.roles.get("freecomm") == p.name else conv).append("%s v_%s = %s(*f_%s); %s* %s = &v_%s;"
+                        % (b, p.name, HANDLE_F2C[b], p.name, b, p.name, p.name))
+        elif b in HANDLE_F2C:
+            conv.append("const %s %s = %s(*f_%s);" % (b, p.name, HANDLE_F2C[b], p.name))
+        elif b == "int" and p.pointer_depth >= 1:
+            conv.append("const int* %s = reinterpret_cast<const int*>(f_%s);" % (p.name, p.name))
+        elif b in ("int", "MPI_Aint"):
+            conv.append("const %s %s = static_cast<%s>(*f_%s);" % (b, p.name, b, p.name))
+        else:
+            return None
+    fargs.append("MPI_Fint* ierr")
+    call_args.append("ierr")
+    pre_stmts = record_code(fn, pre=True)
+    post_stmts = record_code(fn, pre=False)
+    lower = fn.name.lower()
+    body = ["static void tf_f_%s(%s) {" % (fn.name, ", ".join(fargs)),
+            "  R::Call c(R::op(\"%s\"));" % fn.name]
+    if pre_stmts:
+        body.append("  if (c.active()) {")
+        body += ["    " + x for x in pre_conv + pre_stmts]
+        body.append("  }")
+    body.append("  p%s_(%s);" % (lower, ", ".join(call_args)))
+    body.append("  if (c.active() && *ierr == MPI_SUCCESS) {")
+    body += ["    " + x for x in pre_conv + conv + post_stmts]
+    body.append("  }")
+    body.append("}")
+    out = ["extern \"C\" void p%s_(%s);" % (lower, ", ".join(fargs)), "\n".join(body)]
+    plain = ", ".join(a.split()[-1] for a in fargs)
+    for mangled in (lower + "_", lower + "__", lower, fn.name.upper()):
+        out.append("extern \"C\" void %s(%s) { tf_f_%s(%s); }"
+                   % (mangled, ", ".join(fargs), fn.name, plain))
+    return "\n".join(out) + "\n"
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2]
+    fns = []
+    with open(src) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            fns.append(Function(line, lineno))
+    out = ["// Generated by gen_wrappers.py from mpi_functions.txt. Do not edit.",
+           "#include <mpi.h>", "#include <vector>", "#include \"recorder.hpp\"",
+           "namespace R = tracefold::record;", ""]
+    for fn in fns:
+        if fn.special:
+            continue  # hand-written in recorder.cpp
+        pre = "".join("  if (c.active()) %s\n" % s for s in record_code(fn, pre=True))
+        post = "".join("    %s\n" % s for s in record_code(fn, pre=False))
+        out.append(C_TEMPLATE.format(name=fn.name, cparams=fn.cparams(), cargs=fn.cargs(),
+                                     pre=pre, post=post))
+    out.append("\n// ---------------------------------------------------------------- Fortran\n")
+    for fn in fns:
+        if fn.special or "nofortran" in fn.flags:
+            continue
+        w = fortran_wrapper(fn)
+        if w:
+            out.append(w)
+    with open(dst, "w") as f:
+        f.write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,696 @@
+#include "recorder.hpp"
+
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tracefold/folder.hpp"
+#include "tracefold/merge.hpp"
+#include "tracefold/rawlog.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold::record {
+
+namespace {
+FieldId scalar_field(const char* n) { return FieldTable::intern(n, FieldKind::kScalar); }
+FieldId list_field(const char* n) { return FieldTable::intern(n, FieldKind::kList); }
+}  // namespace
+
+const FieldId kPeer = scalar_field("peer"), kPeerRecv = scalar_field("rpeer"),
+              kTag = scalar_field("tag"), kRtag = scalar_field("rtag"),
+              kCount = scalar_field("count"), kDtype = scalar_field("dtype"),
+              kDsize = scalar_field("dsize"), kRcount = scalar_field("rcount"),
+              kRdtype = scalar_field("rdtype"), kRdsize = scalar_field("rdsize"),
+              kCounts = list_field("counts"), kRcounts = list_field("rcounts"),
+              kRoot = scalar_field("root"), kRedop = scalar_field("redop"),
+              kColor = scalar_field("color"), kKey = scalar_field("key"),
+              kNdims = scalar_field("ndims"), kFlag = scalar_field("flag"),
+              kIndex = scalar_field("index"), kOutcount = scalar_field("outcount"),
+              kTarget = scalar_field("target"), kSrc = scalar_field("src"),
+              kMtag = scalar_field("mtag"), kNewcomm = scalar_field("newcomm"),
+              kLinks = list_field("links");
+
+namespace {
+
+const FieldId kComm = scalar_field("comm");
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+
+struct RequestInfo {
+  uint64_t event = 0;
+  bool wild_source = false;
+  bool wild_tag = false;
+};
+
+// Stack of raw return addresses identifying one call site.
+struct StackKey {
+  std::array<uintptr_t, 32> addr{};
+  uint8_t n = 0;
+  bool operator==(const StackKey& o) const {
+    return n == o.n && std::equal(addr.begin(), addr.begin() + n, o.addr.begin());
+  }
+};
+struct StackKeyHash {
+  std::size_t operator()(const StackKey& k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t i = 0; i < k.n; ++i) h = (h ^ k.addr[i]) * 1099511628211ull;
+    return h;
+  }
+};
+
+struct FrameInfo {
+  bool own = false;  // inside libtracefold itself: not part of the signature
+  Frame frame;
+};
+
+class Recorder {
+ public:
+  std::recursive_mutex mu;
+  bool initialized = false;
+  bool finalized = false;
+  bool disabled = false;
+  int rank = 0;
+  int size = 1;
+  MPI_Comm private_comm = MPI_COMM_NULL;
+  std::optional<Folder> folder;
+  SiteTable sites;
+  CommTable comms;
+  int64_t last_exit_ns = 0;
+  uint64_t event_count = 0;
+  int stack_depth = 6;
+  std::string output = "tracefold.tf";
+  std::string rawlog_dir;
+  std::ofstream rawlog;
+  std::unordered_map<MPI_Request, RequestInfo> requests;
+  std::unordered_map<MPI_Comm, int64_t> comm_ids;
+  std::unordered_map<int64_t, uint64_t> creations;
+  std::unordered_map<MPI_Datatype, int64_t> dtype_ids;
+  std::unordered_map<MPI_Op, int64_t> op_ids;
+  std::unordered_map<uintptr_t, FrameInfo> frames;
+  std::unordered_map<StackKey, SiteId, StackKeyHash> stacks;
+  uintptr_t own_base = 0;
+
+  bool recording() const { return initialized && !finalized && !disabled; }
+
+  // One line on stderr, then this rank stops tracing; the application goes on.
+  void fail(const std::string& what) {
+    if (disabled) return;
+    disabled = true;
+    std::fprintf(stderr, "tracefold: rank %d: %s; tracing is off for this rank\n", rank,
+                 what.c_str());
+  }
+
+  SiteId site_of_caller() {
+    void* buf[40];
+    const int n = unw_backtrace(buf, 40);
+    StackKey key;
+    for (int i = 0; i < n && key.n < stack_depth && key.n < key.addr.size(); ++i) {
+      auto a = reinterpret_cast<uintptr_t>(buf[i]);
+      const FrameInfo& fi = frame_of(a);
+      if (fi.own) continue;
+      key.addr[key.n++] = a;
+    }
+    auto it = stacks.find(key);
+    if (it != stacks.end()) return it->second;
+    CallSite cs;
+    for (uint8_t i = 0; i < key.n; ++i) cs.frames.push_back(frame_of(key.addr[i]).frame);
+    if (cs.frames.empty()) cs.frames.push_back(Frame{"unknown", 0});
+    const std::size_t before = sites.size();
+    const SiteId id = sites.intern(cs);
+    if (sites.size() != before && rawlog.is_open())
+      rawlog << "site " << id << " " << SiteTable::format(cs) << "\n";
+    stacks.emplace(key, id);
+    return id;
+  }
+
+  const FrameInfo& frame_of(uintptr_t a) {
+    auto it = frames.find(a);
+    if (it != frames.end()) return it->second;
+    FrameInfo fi;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(a), &info) && info.dli_fbase) {
+      const auto base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+      fi.own = base == own_base;
+      std::string path = info.dli_fname ? info.dli_fname : "?";
+      fi.frame.module = path.substr(path.find_last_of('/') + 1);
+      // A return address points after the call; step back into it.
+      fi.frame.offset = a - base - 1;
+    } else {
+      fi.frame.module = "?";
+      fi.frame.offset = a;
+    }
+    for (char& c : fi.frame.module)
+      if (c == ' ') c = '_';
+    return frames.emplace(a, fi).first->second;
+  }
+
+  std::vector<int32_t> world_members(MPI_Comm c) {
+    MPI_Group g, world;
+    int n = 0;
+    PMPI_Comm_group(c, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    PMPI_Group_size(g, &n);
+    std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+    PMPI_Group_translate_ranks(g, n, in.data(), world, out.data());
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&world);
+    return {out.begin(), out.end()};
+  }
+
+  void define_comm(int64_t id, MPI_Comm c) {
+    CommGroup g;
+    g.members = world_members(c);
+    for (int32_t m : g.members)
+      if (m < 0) throw std::runtime_error("communicator has members outside MPI_COMM_WORLD");
+    if (!comms.group_of(id, rank)) {
+      comms.define(id, g);
+      if (rawlog.is_open()) rawlog << format_comm_line(id, g) << "\n";
+    }
+    comm_ids[c] = id;
+  }
+
+  int64_t comm_id(MPI_Comm c) {
+    if (c == MPI_COMM_WORLD) return CommTable::kWorld;
+    auto it = comm_ids.find(c);
+    if (it != comm_ids.end()) return it->second;
+    // Not created through a wrapped call (e.g. MPI_COMM_SELF): name it by
+    // its members so every holder agrees.
+    auto members = world_members(c);
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t m : members) h = (h ^ static_cast<uint64_t>(m)) * 1099511628211ull;
+    const int64_t id = static_cast<int64_t>((h & 0x3FFFFFFFull) | (1ull << 31));
+    define_comm(id, c);
+    return id;
+  }
+
+  int64_t datatype_id(MPI_Datatype t) {
+    auto it = dtype_ids.find(t);
+    if (it != dtype_ids.end()) return it->second;
+    static const MPI_Datatype named[] = {
+        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT,
+        MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG,
+        MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
+        MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_DOUBLE_COMPLEX,
+        MPI_PACKED, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT, MPI_INTEGER, MPI_REAL,
+        MPI_DOUBLE_PRECISION, MPI_LOGICAL, MPI_CHARACTER, MPI_COMPLEX, MPI_DOUBLE_COMPLEX,
+        MPI_2DOUBLE_PRECISION, MPI_2INTEGER, MPI_2REAL};
+    int64_t id = -1;
+    for (std::size_t i = 0; i < std::size(named); ++i)
+      if (named[i] == t) id = static_cast<int64_t>(i) + 1;
+    if (id < 0) id = 1000 + static_cast<int64_t>(dtype_ids.size());
+    dtype_ids.emplace(t, id);
+    return id;
+  }
+
+  int64_t op_id(MPI_Op o) {
+    auto it = op_ids.find(o);
+    if (it != op_ids.end()) return it->second;
+    static const MPI_Op named[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND,
+                                   MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC,
+                                   MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    int64_t id = -1;
+    for (std::size_t i = 0; i < std::size(named); ++i)
+      if (named[i] == o) id = static_cast<int64_t>(i) + 1;
+    if (id < 0) id = 100 + static_cast<int64_t>(op_ids.size());
+    op_ids.emplace(o, id);
+    return id;
+  }
+
+  void start(int64_t t0) {
+    std::lock_guard lock(mu);
+    if (initialized) return;
+    try {
+      if (env("TRACEFOLD_DISABLE")) return;
+      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      PMPI_Comm_size(MPI_COMM_WORLD, &size);
+      PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
+      if (const char* o = env("TRACEFOLD_OUTPUT")) output = o;
+      if (const char* d = env("TRACEFOLD_STACK_DEPTH")) stack_depth = std::max(1, std::min(32, std::atoi(d)));
+      FoldOptions opts;
+      if (const char* w = env("TRACEFOLD_WINDOW")) opts.window = static_cast<std::size_t>(std::max(2, std::atoi(w)));
+      if (const char* s = env("TRACEFOLD_SIMILARITY")) opts.min_similarity = std::atof(s);
+      if (const char* h = env("TRACEFOLD_HISTOGRAM_THRESHOLD"))
+        opts.histogram_threshold = static_cast<std::size_t>(std::atoi(h));
+      folder.emplace(rank, opts);
+      comms.define_world(size);
+      Dl_info self;
+      if (dladdr(reinterpret_cast<void*>(&now_ns), &self))
+        own_base = reinterpret_cast<uintptr_t>(self.dli_fbase);
+      if (const char* d = env("TRACEFOLD_RAWLOG")) {
+        rawlog_dir = d;
+        std::error_code ec;
+        std::filesystem::create_directories(rawlog_dir, ec);
+        rawlog.open(std::filesystem::path(rawlog_dir) / ("rank-" + std::to_string(rank) + ".txt"));
+        if (!rawlog) throw std::runtime_error("cannot write raw log in " + rawlog_dir);
+        rawlog << "rank " << rank << " size " << size << "\n";
+      }
+      initialized = true;
+      last_exit_ns = t0;
+      install_handlers();
+    } catch (const std::exception& ex) {
+      fail(std::string("initialization failed: ") + ex.what());
+    }
+  }
+
+  void append(Event& ev) {
+    std::lock_guard lock(mu);
+    if (!recording()) return;
+    try {
+      ev.site = site_of_caller();
+      if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
+      encode_relative(ev, rank, comms);
+      folder->append(ev);
+      ++event_count;
+    } catch (const std::exception& ex) {
+      fail(ex.what());
+    }
+  }
+
+  Trace local_trace() {
+    if (folder && !disabled) return folder->finish(size, sites, comms);
+    Trace t;
+    t.world_size = size;
+    t.comms.define_world(size);
+    return t;
+  }
+
+  void write_partial(const char* why) {
+    std::lock_guard lock(mu);
+    if (!initialized || finalized) return;
+    finalized = true;
+    try {
+      if (rawlog.is_open()) rawlog.flush();
+      std::filesystem::path dir = output + ".partial";
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      save_trace(local_trace(), dir / ("rank-" + std::to_string(rank) + ".tf"));
+      std::fprintf(stderr, "tracefold: rank %d: %s; wrote what was recorded to %s/ "
+                   "(combine with: tracefold merge %s -o %s)\n",
+                   rank, why, dir.c_str(), dir.c_str(), output.c_str());
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "tracefold: rank %d: could not save partial trace: %s\n", rank, ex.what());
+    }
+  }
+
+  void finish() {
+    std::unique_lock lock(mu);
+    if (!initialized || finalized) return;
+    finalized = true;
+    if (rawlog.is_open()) rawlog.close();
+    struct PmpiExchange final : Exchange {
+      MPI_Comm comm;
+      int r, n;
+      int rank() const override { return r; }
+      int size() const override { return n; }
+      void send(int to, const std::string& bytes) override {
+        uint64_t len = bytes.size();
+        PMPI_Send(&len, 1, MPI_UINT64_T, to, 1, comm);
+        for (uint64_t off = 0; off < len; off += (1u << 30)) {
+          const int chunk = static_cast<int>(std::min<uint64_t>(len - off, 1u << 30));
+          PMPI_Send(bytes.data() + off, chunk, MPI_BYTE, to, 2, comm);
+        }
+      }
+      std::string receive(int from) override {
+        uint64_t len = 0;
+        PMPI_Recv(&len, 1, MPI_UINT64_T, from, 1, comm, MPI_STATUS_IGNORE);
+        std::string bytes(len, '\0');
+        for (uint64_t off = 0; off < len; off += (1u << 30)) {
+          const int chunk = static_cast<int>(std::min<uint64_t>(len - off, 1u << 30));
+          PMPI_Recv(bytes.data() + off, chunk, MPI_BYTE, from, 2, comm, MPI_STATUS_IGNORE);
+        }
+        return bytes;
+      }
+    } ex;
+    ex.comm = private_comm;
+    ex.r = rank;
+    ex.n = size;
+    const double t0 = PMPI_Wtime();
+    try {
+      auto merged = reduce_trace(local_trace(), ex);
+      if (merged) {
+        save_trace(*merged, output);
+        const double secs = PMPI_Wtime() - t0;
+        if (!env("TRACEFOLD_QUIET"))
+          std::fprintf(stderr, "tracefold: wrote %s (%llu bytes, %zu nodes, %d ranks, merged in %.3f s)\n",
+                       output.c_str(),
+                       static_cast<unsigned long long>(std::filesystem::file_size(output)),
+                       merged->nodes.size(), size, secs);
+      }
+    } catch (const std::exception& ex2) {
+      std::fprintf(stderr, "tracefold: rank %d: merging the trace failed: %s\n", rank, ex2.what());
+      finalized = false;
+      lock.unlock();
+      write_partial("merge at MPI_Finalize failed");
+    }
+    PMPI_Comm_free(&private_comm);
+  }
+
+  static void on_signal(int sig);
+  void install_handlers();
+};
+
+Recorder& recorder() {
+  static Recorder* r = new Recorder;  // never destroyed: atexit and signals may still use it
+  return *r;
+}
+
+thread_local bool tl_in_call = false;
+
+struct sigaction old_actions[65];
+
+void Recorder::on_signal(int sig) {
+  char why[64];
+  std::snprintf(why, sizeof why, "killed by signal %d (%s)", sig, strsignal(sig));
+  recorder().write_partial(why);
+  sigaction(sig, &old_actions[sig], nullptr);
+  raise(sig);
+}
+
+void Recorder::install_handlers() {
+  if (env("TRACEFOLD_NO_SIGNALS")) return;
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT}) {
+    struct sigaction sa {};
+    sa.sa_handler = &Recorder::on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(sig, &sa, &old_actions[sig]);
+  }
+  std::atexit([] { recorder().write_partial("the program exited without MPI_Finalize"); });
+}
+
+}  // namespace
+
+OpId op(const char* name) {
+  auto id = OpTable::find(name);
+  return id ? *id : OpId{0};
+}
+
+Call::Call(OpId op) : op_(op) {
+  if (tl_in_call) {
+    nested_ = true;
+    return;
+  }
+  Recorder& r = recorder();
+  if (!r.recording()) return;
+  tl_in_call = true;
+  active_ = true;
+  enter_ns_ = now_ns();
+  ev_.op = op;
+}
+
+Call::~Call() {
+  if (nested_) return;
+  if (!active_) return;
+  const int64_t exit_ns = now_ns();
+  Recorder& r = recorder();
+  ev_.comm_ns = exit_ns - enter_ns_;
+  ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - r.last_exit_ns);
+  r.append(ev_);
+  r.last_exit_ns = now_ns();
+  tl_in_call = false;
+}
+
+void Call::comm(MPI_Comm c) {
+  comm_ = c;
+  if (c == MPI_COMM_NULL) return;
+  std::lock_guard lock(recorder().mu);
+  try {
+    ev_.set(kComm, recorder().comm_id(c));
+  } catch (const std::exception& ex) {
+    recorder().fail(ex.what());
+  }
+}
+
+void Call::scalar(FieldId f, int64_t value) { ev_.set(f, value); }
+
+void Call::peer(FieldId f, int rank) {
+  if (rank == MPI_PROC_NULL) {
+    ev_.set(f, kNull);
+  } else if (rank == MPI_ANY_SOURCE) {
+    ev_.set(f, kAny);
+    wild_source_ = true;
+  } else {
+    ev_.set(f, rank);
+  }
+}
+
+void Call::tag(FieldId f, int tag) {
+  if (tag == MPI_ANY_TAG) {
+    ev_.set(f, kAny);
+    wild_tag_ = true;
+  } else {
+    ev_.set(f, tag);
+  }
+}
+
+void Call::datatype(FieldId id_field, FieldId size_field, MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL) return;
+  int size = 0;
+  PMPI_Type_size(type, &size);
+  std::lock_guard lock(recorder().mu);
+  ev_.set(id_field, recorder().datatype_id(type));
+  ev_.set(size_field, size);
+}
+
+void Call::counts(FieldId f, const int* counts) {
+  if (!counts || comm_ == MPI_COMM_NULL) return;
+  int n = 0, inter = 0;
+  PMPI_Comm_test_inter(comm_, &inter);
+  if (inter)
+    PMPI_Comm_remote_size(comm_, &n);
+  else
+    PMPI_Comm_size(comm_, &n);
+  ev_.set_list(f, std::vector<int64_t>(counts, counts + n));
+}
+
+void Call::redop(MPI_Op o) {
+  std::lock_guard lock(recorder().mu);
+  ev_.set(kRedop, recorder().op_id(o));
+}
+
+void Call::status(const MPI_Status* st) {
+  if (st == MPI_STATUS_IGNORE || st == nullptr) return;
+  if (wild_source_) ev_.set(kSrc, st->MPI_SOURCE);
+  if (wild_tag_) ev_.set(kMtag, st->MPI_TAG);
+}
+
+void Call::request_out(const MPI_Request* req) {
+  if (!req || *req == MPI_REQUEST_NULL) return;
+  Recorder& r = recorder();
+  std::lock_guard lock(r.mu);
+  r.requests[*req] = RequestInfo{r.event_count, wild_source_, wild_tag_};
+}
+
+void Call::requests_in(int n, const MPI_Request* reqs) {
+  if (n < 0 || !reqs) return;
+  Recorder& r = recorder();
+  std::lock_guard lock(r.mu);
+  std::vector<int64_t> links;
+  links.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) {
+      links.push_back(kNull);
+      continue;
+    }
+    auto it = r.requests.find(reqs[i]);
+    if (it == r.requests.end()) {
+      links.push_back(kUndefined);
+      continue;
+    }
+    links.push_back(static_cast<int64_t>(r.event_count - it->second.event));
+    if (n == 1) {
+      // A completion of one wildcard receive reports what it matched.
+      wild_source_ = it->second.wild_source;
+      wild_tag_ = it->second.wild_tag;
+    }
+  }
+  ev_.set_list(kLinks, std::move(links));
+  // Remember the handles: completed ones are forgotten afterwards.
+  pending_.assign(reqs, reqs + n);
+}
+
+void Call::requests_done(int n, const MPI_Request* after) {
+  Recorder& r = recorder();
+  std::lock_guard lock(r.mu);
+  for (int i = 0; i < n && static_cast<std::size_t>(i) < pending_.size(); ++i)
+    if (pending_[static_cast<std::size_t>(i)] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL)
+      r.requests.erase(pending_[static_cast<std::size_t>(i)]);
+}
+
+void Call::requests_started(int n, const MPI_Request* reqs) {
+  Recorder& r = recorder();
+  std::lock_guard lock(r.mu);
+  for (int i = 0; i < n; ++i) {
+    auto it = r.requests.find(reqs[i]);
+    if (it != r.requests.end()) it->second.event = r.event_count;
+  }
+}
+
+void Call::newcomm(MPI_Comm parent, MPI_Comm created) {
+  if (created == MPI_COMM_NULL) {
+    ev_.set(kNewcomm, kNull);
+    return;
+  }
+  Recorder& r = recorder();
+  std::lock_guard lock(r.mu);
+  try {
+    // Every member of `parent` creates communicators from it in the same
+    // order (MPI's collective rule), so (parent id, creation number) names
+    // the new communicator identically on all of them.
+    const int64_t pid = parent == MPI_COMM_NULL ? 0 : r.comm_id(parent);
+    const uint64_t seq = ++r.creations[pid];
+    uint64_t h = 1469598103934665603ull;
+    h = (h ^ static_cast<uint64_t>(pid)) * 1099511628211ull;
+    h = (h ^ seq) * 1099511628211ull;
+    const int64_t id = static_cast<int64_t>((h & 0x3FFFFFFFull) | 0x40000000ull);
+    r.define_comm(id, created);
+    ev_.set(kNewcomm, id);
+  } catch (const std::exception& ex) {
+    r.fail(ex.what());
+  }
+}
+
+const MPI_Status* status_f2c(MPI_Fint* fstatus, MPI_Status* out) {
+  if (fstatus == nullptr || fstatus == MPI_F_STATUS_IGNORE) return MPI_STATUS_IGNORE;
+  if (MPI_Status_f2c(fstatus, out) != MPI_SUCCESS) return MPI_STATUS_IGNORE;
+  return out;
+}
+
+}  // namespace tracefold::record
+
+// ------------------------------------------------------------ hand-written
+// Environment calls need more than argument roles: they start and stop the
+// recorder, and their Fortran forms call the library's Fortran entry points.
+
+namespace tracefold::record {
+namespace {
+
+void start_recording(int64_t t0, const char* name) {
+  Recorder& r = recorder();
+  const bool was = r.initialized;
+  r.start(t0);
+  if (was || !r.recording()) return;
+  Event ev;
+  ev.op = op(name);
+  ev.compute_ns = 0;
+  ev.comm_ns = now_ns() - t0;
+  r.append(ev);
+  r.last_exit_ns = now_ns();
+}
+
+void record_finalize() {
+  { Call c(op("MPI_Finalize")); }
+  recorder().finish();
+}
+
+void record_abort(MPI_Comm comm, int code) {
+  {
+    Call c(op("MPI_Abort"));
+    if (c.active()) {
+      c.comm(comm);
+      c.scalar(FieldTable::intern("code", FieldKind::kScalar), code);
+    }
+  }
+  recorder().write_partial("MPI_Abort was called");
+}
+
+}  // namespace
+}  // namespace tracefold::record
+
+namespace R = tracefold::record;
+
+extern "C" int MPI_Init(int* argc, char*** argv) {
+  const int64_t t0 = R::now_ns();
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) R::start_recording(t0, "MPI_Init");
+  return rc;
+}
+
+extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int64_t t0 = R::now_ns();
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread");
+  return rc;
+}
+
+extern "C" int MPI_Finalize(void) {
+  R::record_finalize();
+  return PMPI_Finalize();
+}
+
+extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
+  R::record_abort(comm, errorcode);
+  return PMPI_Abort(comm, errorcode);
+}
+
+extern "C" int MPI_Pcontrol(const int level, ...) {
+  R::Call c(R::op("MPI_Pcontrol"));
+  if (c.active()) c.scalar(tracefold::FieldTable::intern("level", tracefold::FieldKind::kScalar), level);
+  return PMPI_Pcontrol(level);
+}
+
+extern "C" void pmpi_init_(MPI_Fint* ierr);
+extern "C" void pmpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr);
+extern "C" void pmpi_finalize_(MPI_Fint* ierr);
+extern "C" void pmpi_abort_(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr);
+
+namespace {
+void f_init(MPI_Fint* ierr) {
+  const int64_t t0 = R::now_ns();
+  pmpi_init_(ierr);
+  if (*ierr == MPI_SUCCESS) R::start_recording(t0, "MPI_Init");
+}
+void f_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  const int64_t t0 = R::now_ns();
+  pmpi_init_thread_(required, provided, ierr);
+  if (*ierr == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread");
+}
+void f_finalize(MPI_Fint* ierr) {
+  R::record_finalize();
+  pmpi_finalize_(ierr);
+}
+void f_abort(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr) {
+  R::record_abort(MPI_Comm_f2c(*comm), static_cast<int>(*code));
+  pmpi_abort_(comm, code, ierr);
+}
+}  // namespace
+
+#define TF_FORTRAN_ALL(lower, upper, params, args) \
+  extern "C" void lower##_ params { args; }        \
+  extern "C" void lower##__ params { args; }       \
+  extern "C" void lower params { args; }           \
+  extern "C" void upper params { args; }
+
+TF_FORTRAN_ALL(mpi_init, MPI_INIT, (MPI_Fint * ierr), f_init(ierr))
+TF_FORTRAN_ALL(mpi_init_thread, MPI_INIT_THREAD,
+               (MPI_Fint * required, MPI_Fint* provided, MPI_Fint* ierr),
+               f_init_thread(required, provided, ierr))
+TF_FORTRAN_ALL(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), f_finalize(ierr))
+TF_FORTRAN_ALL(mpi_abort, MPI_ABORT, (MPI_Fint * comm, MPI_Fint* code, MPI_Fint* ierr),
+               f_abort(comm, code, ierr))

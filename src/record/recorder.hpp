@@ -1,0 +1,71 @@
+// The per-process recorder behind the generated MPI wrappers (internal).
+//
+// Every wrapped call builds one tracefold::Event through a Call object: the
+// constructor takes the entry time (the gap since the previous call is the
+// computation time), the generated code describes the arguments, and the
+// destructor captures the call site and hands the event to the folder. The
+// recorder never throws into the application: a failure prints one line to
+// stderr and turns tracing off for this rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tracefold/event.hpp"
+
+namespace tracefold::record {
+
+/// Field ids used by the wrappers (interned once at load time).
+extern const FieldId kPeer, kPeerRecv, kTag, kRtag, kCount, kDtype, kDsize, kRcount, kRdtype,
+    kRdsize, kCounts, kRcounts, kRoot, kRedop, kColor, kKey, kNdims, kFlag, kIndex, kOutcount,
+    kTarget, kSrc, kMtag, kNewcomm, kLinks;
+
+/// Op id of a known MPI function name (cached by the caller's static).
+OpId op(const char* name);
+
+class Call {
+ public:
+  explicit Call(OpId op);
+  ~Call();
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  /// False when tracing is off, not yet initialized, or this call is nested
+  /// inside another wrapped call (an MPI library calling MPI_* internally).
+  bool active() const { return active_; }
+
+  void comm(MPI_Comm comm);
+  void scalar(FieldId f, int64_t value);
+  void peer(FieldId f, int rank);
+  void tag(FieldId f, int tag);
+  void datatype(FieldId id_field, FieldId size_field, MPI_Datatype type);
+  void counts(FieldId f, const int* counts);
+  void redop(MPI_Op op);
+  void status(const MPI_Status* status);
+  void request_out(const MPI_Request* request);
+  /// Before the call: which events created these requests (-> links).
+  void requests_in(int n, const MPI_Request* requests);
+  /// After the call: forget requests that completed (handle became NULL).
+  void requests_done(int n, const MPI_Request* requests);
+  /// After MPI_Start(all): the start is now the event that activated them.
+  void requests_started(int n, const MPI_Request* requests);
+  void newcomm(MPI_Comm parent, MPI_Comm created);
+
+ private:
+  bool active_ = false;
+  bool nested_ = false;
+  OpId op_;
+  int64_t enter_ns_ = 0;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool wild_source_ = false;
+  bool wild_tag_ = false;
+  std::vector<MPI_Request> pending_;
+  Event ev_;
+};
+
+/// Fortran status -> C status, or MPI_STATUS_IGNORE.
+const MPI_Status* status_f2c(MPI_Fint* fstatus, MPI_Status* out);
+
+}  // namespace tracefold::record
