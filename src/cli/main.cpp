@@ -2,7 +2,12 @@
 // libraries; exit codes: 0 success, 1 "different" (diff only), 2 errors.
 #include <CLI/CLI.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -208,6 +213,121 @@ int cmd_stats(const std::string& path, bool json) {
   return 0;
 }
 
+// ------------------------------------------------------------------ record
+
+fs::path self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p;
+}
+
+// libtracefold.so: $TRACEFOLD_LIB, else next to the build tree's CLI, else the
+// install layout (bin/../lib).
+fs::path find_recorder_library() {
+  if (const char* env = std::getenv("TRACEFOLD_LIB")) return env;
+  const fs::path exe_dir = self_path().parent_path();
+  for (const fs::path& candidate : {exe_dir / "../record/libtracefold.so",
+                                    exe_dir / "../lib/libtracefold.so",
+                                    exe_dir / "libtracefold.so"}) {
+    if (fs::exists(candidate)) return fs::weakly_canonical(candidate);
+  }
+  throw std::runtime_error("cannot find libtracefold.so (set TRACEFOLD_LIB)");
+}
+
+std::string command_output(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    std::array<char, 256> buf{};
+    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
+    pclose(p);
+  }
+  return out;
+}
+
+enum class Launcher { kNone, kOpenMpi, kHydra };
+
+Launcher detect_launcher(const std::string& program) {
+  const std::string base = fs::path(program).filename().string();
+  if (base.rfind("mpirun", 0) != 0 && base.rfind("mpiexec", 0) != 0 && base.rfind("orterun", 0) != 0)
+    return Launcher::kNone;
+  const std::string version = command_output("'" + program + "' --version 2>&1");
+  if (version.find("Open MPI") != std::string::npos || version.find("OpenRTE") != std::string::npos)
+    return Launcher::kOpenMpi;
+  return Launcher::kHydra;
+}
+
+int cmd_record(std::vector<std::string> command, std::string output, const std::string& rawlog,
+               int stack_depth) {
+  if (command.empty()) throw std::runtime_error("record: no command given (use: tracefold record -- mpirun -np N ./app)");
+  const fs::path lib = find_recorder_library();
+  output = fs::absolute(output).string();
+  std::error_code ec;
+  fs::remove(output, ec);
+  fs::remove_all(output + ".partial", ec);
+  std::vector<std::pair<std::string, std::string>> vars = {{"LD_PRELOAD", lib.string()},
+                                                           {"TRACEFOLD_OUTPUT", output}};
+  if (!rawlog.empty()) {
+    fs::remove_all(rawlog, ec);
+    vars.emplace_back("TRACEFOLD_RAWLOG", fs::absolute(rawlog).string());
+  }
+  if (stack_depth > 0) vars.emplace_back("TRACEFOLD_STACK_DEPTH", std::to_string(stack_depth));
+  std::vector<std::string> args = command;
+  switch (detect_launcher(command[0])) {
+    case Launcher::kOpenMpi: {
+      std::vector<std::string> extra;
+      for (auto& [k, v] : vars) {
+        extra.push_back("-x");
+        extra.push_back(k + "=" + v);
+      }
+      args.insert(args.begin() + 1, extra.begin(), extra.end());
+      break;
+    }
+    case Launcher::kHydra: {
+      std::vector<std::string> extra;
+      for (auto& [k, v] : vars) {
+        extra.push_back("-genv");
+        extra.push_back(k);
+        extra.push_back(v);
+      }
+      args.insert(args.begin() + 1, extra.begin(), extra.end());
+      break;
+    }
+    case Launcher::kNone:
+      // A singleton run: the program itself gets the environment.
+      for (auto& [k, v] : vars) setenv(k.c_str(), v.c_str(), 1);
+      break;
+  }
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("record: fork failed");
+  if (pid == 0) {
+    execvp(cargs[0], cargs.data());
+    std::fprintf(stderr, "tracefold: error: cannot run %s: %s\n", cargs[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (fs::exists(output)) {
+    Trace t = load_trace(output);
+    std::cerr << "tracefold: trace of " << t.world_size << " ranks written to " << output << " ("
+              << human_bytes(fs::file_size(output)) << ", " << t.nodes.size() << " nodes)\n";
+  } else if (fs::exists(output + ".partial")) {
+    std::cerr << "tracefold: the run did not reach MPI_Finalize; partial traces are in " << output
+              << ".partial/ (combine them: tracefold merge " << output << ".partial -o " << output
+              << ")\n";
+  } else {
+    std::cerr << "tracefold: no trace was written (was the program an MPI program, dynamically "
+                 "linked?)\n";
+  }
+  if (!rawlog.empty() && fs::exists(rawlog)) std::cerr << "tracefold: raw logs in " << rawlog << "/\n";
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -228,6 +348,17 @@ int main(int argc, char** argv) {
   fold->add_option("--histogram-threshold", fold_opts.histogram_threshold,
                    "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)")
       ->capture_default_str();
+
+  std::vector<std::string> record_command;
+  std::string record_out = "tracefold.tf", record_rawlog;
+  int record_depth = 0;
+  auto* record = app.add_subcommand(
+      "record", "Trace an MPI run: tracefold record [-o TRACE] -- mpirun -np N ./app args...");
+  record->add_option("-o,--output", record_out, "Trace file to write")->capture_default_str();
+  record->add_option("--raw-log", record_rawlog, "Also write per-rank raw event logs to this directory");
+  record->add_option("--stack-depth", record_depth, "Call-site frames per signature (default 6)");
+  record->add_option("command", record_command, "Launcher and program (after --)")->required();
+  record->prefix_command();
 
   std::vector<std::string> merge_inputs;
   std::string merge_out;
@@ -268,6 +399,11 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
+    if (*record) {
+      auto rest = record->remaining();
+      record_command.insert(record_command.end(), rest.begin(), rest.end());
+      return cmd_record(record_command, record_out, record_rawlog, record_depth);
+    }
     if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
     if (*merge) return cmd_merge(merge_inputs, merge_out);
     if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
