@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -146,10 +147,14 @@ class CommTable {
   int32_t rank_in(int64_t id, int32_t world_rank) const;
   const std::map<int64_t, std::vector<CommGroup>>& all() const { return comms_; }
   void merge(const CommTable& other);
-  bool operator==(const CommTable&) const = default;
+  bool operator==(const CommTable& other) const { return comms_ == other.comms_; }
 
  private:
+  void reindex(int64_t id);
   std::map<int64_t, std::vector<CommGroup>> comms_;
+  // id -> world rank -> (group index, rank in group): lookups on the
+  // recorder's and the expander's hot paths must not scan member lists.
+  std::map<int64_t, std::unordered_map<int32_t, std::pair<int32_t, int32_t>>> index_;
 };
 
 // ---------------------------------------------------------------------- events

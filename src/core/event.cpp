@@ -120,8 +120,14 @@ bool valid_field_name(std::string_view n) {
 
 FieldId FieldTable::peer() { return 0; }
 FieldId FieldTable::src() { return 1; }
-FieldId FieldTable::comm() { return *find("comm"); }
-FieldId FieldTable::links() { return *find("links"); }
+FieldId FieldTable::comm() {
+  static const FieldId id = *find("comm");
+  return id;
+}
+FieldId FieldTable::links() {
+  static const FieldId id = *find("links");
+  return id;
+}
 
 FieldId FieldTable::intern(std::string_view name, FieldKind kind) {
   auto& r = registry();
@@ -221,36 +227,47 @@ void CommTable::define_world(int32_t size) {
   g.members.resize(static_cast<std::size_t>(size));
   for (int32_t i = 0; i < size; ++i) g.members[static_cast<std::size_t>(i)] = i;
   comms_[kWorld] = {std::move(g)};
+  reindex(kWorld);
+}
+
+void CommTable::reindex(int64_t id) {
+  auto& idx = index_[id];
+  idx.clear();
+  const auto& groups = comms_[id];
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (std::size_t pos = 0; pos < groups[gi].members.size(); ++pos)
+      idx[groups[gi].members[pos]] = {static_cast<int32_t>(gi), static_cast<int32_t>(pos)};
 }
 
 void CommTable::define(int64_t id, CommGroup group) {
   auto& groups = comms_[id];
-  for (auto& g : groups) {
+  auto& idx = index_[id];
+  for (auto& g : groups)
     if (g == group) return;
-    for (int32_t m : group.members)
-      if (std::find(g.members.begin(), g.members.end(), m) != g.members.end())
-        throw std::invalid_argument("communicator " + std::to_string(id) + ": rank " +
-                                    std::to_string(m) + " is already in another group");
-  }
+  for (int32_t m : group.members)
+    if (idx.count(m))
+      throw std::invalid_argument("communicator " + std::to_string(id) + ": rank " +
+                                  std::to_string(m) + " is already in another group");
   groups.push_back(std::move(group));
   std::sort(groups.begin(), groups.end(), [](const CommGroup& a, const CommGroup& b) {
     return a.members < b.members;
   });
+  reindex(id);
 }
 
 const CommGroup* CommTable::group_of(int64_t id, int32_t world_rank) const {
-  auto it = comms_.find(id);
-  if (it == comms_.end()) return nullptr;
-  for (const auto& g : it->second)
-    if (std::find(g.members.begin(), g.members.end(), world_rank) != g.members.end()) return &g;
-  return nullptr;
+  auto it = index_.find(id);
+  if (it == index_.end()) return nullptr;
+  auto r = it->second.find(world_rank);
+  if (r == it->second.end()) return nullptr;
+  return &comms_.at(id)[static_cast<std::size_t>(r->second.first)];
 }
 
 int32_t CommTable::rank_in(int64_t id, int32_t world_rank) const {
-  const CommGroup* g = group_of(id, world_rank);
-  if (!g) return -1;
-  return static_cast<int32_t>(std::find(g->members.begin(), g->members.end(), world_rank) -
-                              g->members.begin());
+  auto it = index_.find(id);
+  if (it == index_.end()) return -1;
+  auto r = it->second.find(world_rank);
+  return r == it->second.end() ? -1 : r->second.second;
 }
 
 void CommTable::merge(const CommTable& other) {
@@ -305,9 +322,7 @@ std::pair<int32_t, int32_t> me_and_size(const Event& ev, int32_t world_rank,
   if (!g)
     throw std::invalid_argument("communicator " + format_value(comm) +
                                 " is not defined for rank " + std::to_string(world_rank));
-  auto me = static_cast<int32_t>(std::find(g->members.begin(), g->members.end(), world_rank) -
-                                 g->members.begin());
-  return {me, static_cast<int32_t>(g->members.size())};
+  return {comms.rank_in(comm, world_rank), static_cast<int32_t>(g->members.size())};
 }
 
 template <class F>

@@ -381,9 +381,39 @@ struct Folder::Impl {
     }
   }
 
-  static double similarity(std::size_t nb, std::size_t ns, const Merger::Plan& plan) {
-    return static_cast<double>(plan.score) / static_cast<double>(nb + ns);
+  // How alike two candidate iterations are: the share of their calls (one
+  // pass through every loop body) that a longest common subsequence pairs
+  // up. Comparing calls, not items, keeps a half-finished iteration from
+  // looking like a whole loop just because its ends match.
+  double similarity(std::span<const Item> a, std::span<const Item> b, const Merger::Plan& plan) {
+    flat_a_.clear();
+    flat_b_.clear();
+    const bool small = flatten_keys(a, flat_a_) && flatten_keys(b, flat_b_);
+    if (!small) return static_cast<double>(plan.score) / static_cast<double>(a.size() + b.size());
+    const std::size_t n = flat_a_.size(), m = flat_b_.size();
+    lcs_.assign((n + 1) * (m + 1), 0);
+    for (std::size_t i = n; i-- > 0;)
+      for (std::size_t j = m; j-- > 0;)
+        lcs_[i * (m + 1) + j] = flat_a_[i] == flat_b_[j]
+                                    ? lcs_[(i + 1) * (m + 1) + j + 1] + 1
+                                    : std::max(lcs_[(i + 1) * (m + 1) + j], lcs_[i * (m + 1) + j + 1]);
+    return 2.0 * lcs_[0] / static_cast<double>(n + m);
   }
+
+  static constexpr std::size_t kMaxFlatKeys = 512;
+  static bool flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out) {
+    for (const Item& it : items) {
+      if (out.size() > kMaxFlatKeys) return false;
+      if (it.loop) {
+        if (!flatten_keys(it.body, out)) return false;
+      } else {
+        out.push_back(it.key);
+      }
+    }
+    return out.size() <= kMaxFlatKeys;
+  }
+  std::vector<uint64_t> flat_a_, flat_b_;
+  std::vector<uint32_t> lcs_;
 
   bool try_fold() {
     const std::size_t n = top.size();
@@ -484,7 +514,9 @@ struct Folder::Impl {
         std::span<const Item> all(top);
         Merger::Plan plan;
         if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
-        if (similarity(m + 1 - j, n - 1 - m, plan) < options.min_similarity) break;
+        if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) <
+            options.min_similarity)
+          break;
         make_loop(j, m);
         return true;
       }
@@ -502,7 +534,7 @@ struct Folder::Impl {
     }
     Merger::Plan plan;
     if (!merger.align(body, seg, plan)) return false;
-    return similarity(body.size(), seg.size(), plan) >= options.min_similarity;
+    return similarity(body, seg, plan) >= options.min_similarity;
   }
 
   // top[j..m] and top[m+1..] become two iterations of a new loop.

@@ -85,6 +85,7 @@ void ValueSeq::push_general(int64_t value) {
       if (++partial_ == last.pattern.size()) {
         ++last.reps;
         partial_ = 0;
+        fold_run_tail();
       }
       return;
     }
@@ -161,6 +162,7 @@ void ValueSeq::push_run(Run run) {
   if (!runs_.empty() && runs_.back().reps >= 2 && run.reps >= 2 &&
       runs_.back().pattern == run.pattern) {
     runs_.back().reps += run.reps;
+    fold_run_tail();
     return;
   }
   runs_.push_back(std::move(run));
@@ -189,6 +191,7 @@ void ValueSeq::append_repeated(int64_t value, uint64_t n) {
       runs_.back().pattern.size() == 1 && runs_.back().pattern[0] == value) {
     runs_.back().reps += n;
     size_ += n;
+    fold_run_tail();
     return;
   }
   if (n <= 3) {

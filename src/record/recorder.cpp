@@ -126,8 +126,9 @@ class Recorder {
   }
 
   SiteId site_of_caller() {
+    // Our own frames (wrapper, Call) come first; a few more than the depth suffice.
     void* buf[40];
-    const int n = unw_backtrace(buf, 40);
+    const int n = unw_backtrace(buf, std::min(40, stack_depth + 4));
     StackKey key;
     for (int i = 0; i < n && key.n < stack_depth && key.n < key.addr.size(); ++i) {
       auto a = reinterpret_cast<uintptr_t>(buf[i]);
@@ -411,7 +412,12 @@ OpId op(const char* name) {
   return id ? *id : OpId{0};
 }
 
-Call::Call(OpId op) : op_(op) {
+Event& thread_event() {
+  thread_local Event ev;
+  return ev;
+}
+
+Call::Call(OpId op) : op_(op), ev_(thread_event()) {
   if (tl_in_call) {
     nested_ = true;
     return;
@@ -421,7 +427,9 @@ Call::Call(OpId op) : op_(op) {
   tl_in_call = true;
   active_ = true;
   enter_ns_ = now_ns();
+  ev_.fields.clear();
   ev_.op = op;
+  ev_.site = 0;
 }
 
 Call::~Call() {

@@ -62,7 +62,7 @@ class Call {
   bool wild_source_ = false;
   bool wild_tag_ = false;
   std::vector<MPI_Request> pending_;
-  Event ev_;
+  Event& ev_;  // a per-thread event reused call after call (no allocation)
 };
 
 /// Fortran status -> C status, or MPI_STATUS_IGNORE.

@@ -31,10 +31,15 @@
 //     timings (sometimes unknown);
 //   - occasionally two call statements that share one op + call site (as
 //     when a function is called from two places and the stack is cut).
+//
+// GenOptions::time_steps and periodic_only build programs around a time-step
+// loop of a given length whose behaviour repeats with a period dividing 12;
+// they should fold to the same structure however many steps they run.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <tuple>
