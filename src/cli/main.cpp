@@ -357,8 +357,10 @@ int main(int argc, char** argv) {
   record->add_option("-o,--output", record_out, "Trace file to write")->capture_default_str();
   record->add_option("--raw-log", record_rawlog, "Also write per-rank raw event logs to this directory");
   record->add_option("--stack-depth", record_depth, "Call-site frames per signature (default 6)");
-  record->add_option("command", record_command, "Launcher and program (after --)")->required();
+  // Everything after `--` (or after the first non-option) is the command,
+  // passed through untouched.
   record->prefix_command();
+  record->footer("Example: tracefold record -o run.tf --raw-log raw -- mpirun -np 16 ./app 100");
 
   std::vector<std::string> merge_inputs;
   std::string merge_out;
@@ -400,8 +402,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (*record) {
-      auto rest = record->remaining();
-      record_command.insert(record_command.end(), rest.begin(), rest.end());
+      record_command = record->remaining();
+      if (!record_command.empty() && record_command.front() == "--")
+        record_command.erase(record_command.begin());
       return cmd_record(record_command, record_out, record_rawlog, record_depth);
     }
     if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
