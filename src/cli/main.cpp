@@ -297,6 +297,11 @@ int cmd_record(std::vector<std::string> command, std::string output, const std::
       for (auto& [k, v] : vars) setenv(k.c_str(), v.c_str(), 1);
       break;
   }
+  if (std::getenv("TRACEFOLD_VERBOSE")) {
+    std::cerr << "tracefold: running";
+    for (const auto& a : args) std::cerr << " " << a;
+    std::cerr << "\n";
+  }
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
@@ -359,7 +364,8 @@ int main(int argc, char** argv) {
   record->add_option("--stack-depth", record_depth, "Call-site frames per signature (default 6)");
   // Everything after `--` (or after the first non-option) is the command,
   // passed through untouched.
-  record->prefix_command();
+  record->add_option("command", record_command,
+                     "After --: the launcher, program and arguments, passed on untouched");
   record->footer("Example: tracefold record -o run.tf --raw-log raw -- mpirun -np 16 ./app 100");
 
   std::vector<std::string> merge_inputs;
@@ -393,6 +399,20 @@ int main(int argc, char** argv) {
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
 
+  // `record` takes the command after `--` verbatim (options like -np must
+  // reach the launcher in order), so split it off before CLI11 sees it.
+  std::vector<std::string> command_after_dashes;
+  bool saw_dashes = false;
+  if (argc > 1 && std::string(argv[1]) == "record") {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "--") {
+        saw_dashes = true;
+        command_after_dashes.assign(argv + i + 1, argv + argc);
+        argc = i;
+        break;
+      }
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -402,9 +422,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (*record) {
-      record_command = record->remaining();
-      if (!record_command.empty() && record_command.front() == "--")
-        record_command.erase(record_command.begin());
+      if (!saw_dashes)
+        throw std::runtime_error(
+            "record: put the command after '--', e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
+      record_command = command_after_dashes;
       return cmd_record(record_command, record_out, record_rawlog, record_depth);
     }
     if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
