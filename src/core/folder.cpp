@@ -21,6 +21,11 @@ struct Item {
   std::vector<Item> body;                            // loop only
   std::vector<std::pair<FieldId, ValueSeq>> fields;  // event only, sorted by id
   std::vector<Timing> timings;                       // event only, sorted by pred
+  // A fresh event keeps its one timing sample raw until it is merged into an
+  // existing event: no histogram allocations on the per-event hot path.
+  bool raw_timing = false;
+  EventKey raw_pred = kStartKey;
+  int64_t raw_compute = -1, raw_comm = -1;
 
   uint64_t traversals() const { return reps.size(); }
   void refresh_keys() {
@@ -73,9 +78,38 @@ void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from) {
   }
 }
 
+Timing timing_of_raw(const Item& it, int32_t rank) {
+  Timing t;
+  t.pred = it.raw_pred;
+  if (it.raw_compute >= 0) t.compute.add(it.raw_compute, rank);
+  if (it.raw_comm >= 0) t.comm.add(it.raw_comm, rank);
+  return t;
+}
+
+// Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
+void merge_item_timings(Item& b, const Item& s, int32_t rank) {
+  if (b.raw_timing) {
+    auto t = timing_of_raw(b, rank);
+    b.raw_timing = false;
+    merge_timings(b.timings, {t});
+  }
+  if (!s.raw_timing) {
+    merge_timings(b.timings, s.timings);
+    return;
+  }
+  auto it = std::lower_bound(b.timings.begin(), b.timings.end(), s.raw_pred,
+                             [](const Timing& x, EventKey k) { return x.pred < k; });
+  if (it != b.timings.end() && it->pred == s.raw_pred) {
+    if (s.raw_compute >= 0) it->compute.add(s.raw_compute, rank);
+    if (s.raw_comm >= 0) it->comm.add(s.raw_comm, rank);
+  } else {
+    b.timings.insert(it, timing_of_raw(s, rank));
+  }
+}
+
 class Merger {
  public:
-  explicit Merger(std::size_t max_cells) : max_cells_(max_cells) {}
+  Merger(std::size_t max_cells, int32_t rank) : max_cells_(max_cells), rank_(rank) {}
 
   // How two sequences line up (see align()).
   enum class Step : uint8_t { kSkipB, kSkipS, kPair, kLoopBGroupS, kGroupBLoopS };
@@ -95,7 +129,7 @@ class Merger {
       if (same_fields) {
         for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
         b.reps.append(s.reps);
-        merge_timings(b.timings, s.timings);
+        merge_item_timings(b, s, rank_);
         return;
       }
       const uint64_t eb = static_cast<uint64_t>(b.reps.sum());
@@ -120,7 +154,7 @@ class Merger {
         }
       }
       b.fields = std::move(merged);
-      merge_timings(b.timings, s.timings);
+      merge_item_timings(b, s, rank_);
       return;
     }
     b.reps.append(s.reps);
@@ -289,6 +323,7 @@ class Merger {
   }
 
   std::size_t max_cells_;
+  int32_t rank_;
   std::vector<uint32_t> score_;
   std::vector<Step> choice_;
   std::vector<std::size_t> gend_;
@@ -327,7 +362,7 @@ struct Folder::Impl {
   std::vector<std::size_t> loops;
   std::vector<Item*> chain_scratch;
 
-  Impl(int32_t r, FoldOptions o) : rank(r), options(std::move(o)), merger(options.max_align_cells) {}
+  Impl(int32_t r, FoldOptions o) : rank(r), options(std::move(o)), merger(options.max_align_cells, r) {}
 
   void index_push(std::size_t pos) {
     by_last[top[pos].last].push_back(pos);
@@ -367,11 +402,10 @@ struct Folder::Impl {
       it.fields.emplace_back(fv.field, std::move(v));
     }
     if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
-      Timing t;
-      t.pred = unpack(prev_key);
-      if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
-      if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
-      it.timings.push_back(std::move(t));
+      it.raw_timing = true;
+      it.raw_pred = unpack(prev_key);
+      it.raw_compute = ev.compute_ns;
+      it.raw_comm = ev.comm_ns;
     }
     prev_key = it.key;
     ++events;
@@ -579,6 +613,7 @@ struct Folder::Impl {
         node.fields.emplace_back(f, Elastic::of(std::move(values), rank));
       }
       node.timings = it.timings;
+      if (it.raw_timing) merge_timings(node.timings, {timing_of_raw(it, rank)});
       out.push_back(std::move(node));
       return 1;
     }
