@@ -57,8 +57,9 @@ enum class FieldRole : uint8_t { kPlain, kPeer };
 ///   count - element count; dtype - datatype id; dsize - datatype size in bytes
 ///   comm  - trace-wide communicator id; root - root rank in `comm`; redop - reduction op id
 ///   newcomm - communicator id created by the call; color/key - split arguments
-///   links - for completion calls, the events that created their requests, as
-///           backward distances in this rank's event sequence (1 = previous event)
+///   links - for completion calls, which earlier calls created their requests,
+///           as backward distances (1 = most recent); the recorder counts only
+///           calls that create or start requests, so polling loops fold
 ///   req   - number of requests handled (Waitall/Testall/...); flag - test outcome
 ///   counts/displs - per-peer vectors of v/w collectives
 class FieldTable {

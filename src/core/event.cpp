@@ -13,23 +13,25 @@ namespace tracefold {
 // ---------------------------------------------------------------- operations
 
 namespace {
+// Tables below are built once and never destroyed: the recorder still needs
+// them in exit handlers that run after static destructors.
 const std::vector<std::string>& op_names() {
-  static const std::vector<std::string> names = {
+  static const auto* names = new std::vector<std::string>{
 #define TF_OP(n) #n,
 #include "ops.def"
 #undef TF_OP
   };
-  return names;
+  return *names;
 }
 
 const std::unordered_map<std::string_view, OpId>& op_index() {
-  static const auto index = [] {
-    std::unordered_map<std::string_view, OpId> m;
+  static const auto* index = [] {
+    auto* m = new std::unordered_map<std::string_view, OpId>;
     const auto& names = op_names();
-    for (std::size_t i = 0; i < names.size(); ++i) m.emplace(names[i], static_cast<OpId>(i));
+    for (std::size_t i = 0; i < names.size(); ++i) m->emplace(names[i], static_cast<OpId>(i));
     return m;
   }();
-  return index;
+  return *index;
 }
 }  // namespace
 
@@ -106,8 +108,8 @@ struct FieldRegistry {
 };
 
 FieldRegistry& registry() {
-  static FieldRegistry r;
-  return r;
+  static auto* r = new FieldRegistry;
+  return *r;
 }
 
 bool valid_field_name(std::string_view n) {

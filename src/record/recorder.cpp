@@ -102,6 +102,9 @@ class Recorder {
   CommTable comms;
   int64_t last_exit_ns = 0;
   uint64_t event_count = 0;
+  // Events that created or (re)started requests, numbered from 1: links count
+  // back in these, so polling loops (Test, Iprobe) do not shift them.
+  uint64_t request_events = 0;
   int stack_depth = 6;
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
@@ -246,11 +249,15 @@ class Recorder {
   void start(int64_t t0) {
     std::lock_guard lock(mu);
     if (initialized) return;
+    if (env("TRACEFOLD_DISABLE")) return;  // the same on every rank: nobody merges
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    // From here on this rank takes part in the merge at MPI_Finalize even if
+    // the rest of the set-up fails (with an empty trace), so no rank waits
+    // forever for it.
+    PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
+    initialized = true;
     try {
-      if (env("TRACEFOLD_DISABLE")) return;
-      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      PMPI_Comm_size(MPI_COMM_WORLD, &size);
-      PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
       if (const char* o = env("TRACEFOLD_OUTPUT")) output = o;
       if (const char* d = env("TRACEFOLD_STACK_DEPTH")) stack_depth = std::max(1, std::min(32, std::atoi(d)));
       FoldOptions opts;
@@ -271,7 +278,6 @@ class Recorder {
         if (!rawlog) throw std::runtime_error("cannot write raw log in " + rawlog_dir);
         rawlog << "rank " << rank << " size " << size << "\n";
       }
-      initialized = true;
       last_exit_ns = t0;
       install_handlers();
     } catch (const std::exception& ex) {
@@ -294,7 +300,13 @@ class Recorder {
   }
 
   Trace local_trace() {
-    if (folder && !disabled) return folder->finish(size, sites, comms);
+    if (folder && !disabled) {
+      try {
+        return folder->finish(size, sites, comms);
+      } catch (const std::exception& ex) {
+        fail(std::string("finishing the trace failed: ") + ex.what());
+      }
+    }
     Trace t;
     t.world_size = size;
     t.comms.define_world(size);
@@ -504,6 +516,8 @@ void Call::redop(MPI_Op o) {
 
 void Call::status(const MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE || st == nullptr) return;
+  // Test/Iprobe that found nothing: the status holds nothing meaningful.
+  if (ev_.get(kFlag) == 0) return;
   if (wild_source_) ev_.set(kSrc, st->MPI_SOURCE);
   if (wild_tag_) ev_.set(kMtag, st->MPI_TAG);
 }
@@ -512,7 +526,7 @@ void Call::request_out(const MPI_Request* req) {
   if (!req || *req == MPI_REQUEST_NULL) return;
   Recorder& r = recorder();
   std::lock_guard lock(r.mu);
-  r.requests[*req] = RequestInfo{r.event_count, wild_source_, wild_tag_};
+  r.requests[*req] = RequestInfo{++r.request_events, wild_source_, wild_tag_};
 }
 
 void Call::requests_in(int n, const MPI_Request* reqs) {
@@ -531,7 +545,7 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
       links.push_back(kUndefined);
       continue;
     }
-    links.push_back(static_cast<int64_t>(r.event_count - it->second.event));
+    links.push_back(static_cast<int64_t>(r.request_events - it->second.event + 1));
     if (n == 1) {
       // A completion of one wildcard receive reports what it matched.
       wild_source_ = it->second.wild_source;
@@ -554,9 +568,10 @@ void Call::requests_done(int n, const MPI_Request* after) {
 void Call::requests_started(int n, const MPI_Request* reqs) {
   Recorder& r = recorder();
   std::lock_guard lock(r.mu);
+  const uint64_t number = ++r.request_events;
   for (int i = 0; i < n; ++i) {
     auto it = r.requests.find(reqs[i]);
-    if (it != r.requests.end()) it->second.event = r.event_count;
+    if (it != r.requests.end()) it->second.event = number;
   }
 }
 

@@ -23,7 +23,15 @@
 # Output must match exactly; each mismatch is reported with the document, the
 # line of the command and a unified diff. Exit status: 0 if all examples
 # pass, 1 if any fails, 2 on bad usage.
+#
+# The recording examples (docs/recording.md) compile with `mpicc` and run
+# `mpirun` through `tracefold record`, which finds libtracefold.so next to
+# TRACEFOLD_BINARY's build tree: they need the MPI recorder to be built.
+# Open MPI refuses to run as root and to start more ranks than there are
+# cores unless told otherwise, so both are allowed here (harmless for other
+# users and other MPI implementations).
 set -euo pipefail
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 if (($# != 2)); then
   echo "usage: bash $0 TRACEFOLD_BINARY SOURCE_DIR" >&2
