@@ -31,7 +31,7 @@ struct FoldOptions {
   std::size_t window = 64;
   /// Minimum share of aligned calls for two stretches to count as iterations
   /// of one loop (1.0 = identical call sequences only).
-  double min_similarity = 0.6;
+  double min_similarity = 0.8;
   /// Largest alignment table (cells) for one approximate match.
   std::size_t max_align_cells = std::size_t{1} << 20;
   /// Lossy, off when 0: a value sequence of a histogram field that still has

@@ -51,9 +51,12 @@ class Exchange {
 int reduction_rounds(int size, int radix);
 
 /// Runs this participant's part of the reduction; returns the merged trace on
-/// rank 0 and nullopt elsewhere.
+/// rank 0 and nullopt elsewhere. Without `errors`, a trace that cannot be
+/// merged throws; with it, that child's subtree is left out, the problem is
+/// appended to `errors`, and the protocol still completes on every rank.
 std::optional<Trace> reduce_trace(Trace local, Exchange& exchange, int radix = 2,
-                                  const MergeOptions& options = {});
+                                  const MergeOptions& options = {},
+                                  std::vector<std::string>* errors = nullptr);
 
 /// The same reduction, same merge order, for traces held in one process
 /// (traces[i] belongs to participant i).

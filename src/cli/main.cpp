@@ -86,8 +86,15 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out) {
   for (const auto& in : inputs) {
     if (fs::is_directory(in)) {
       std::vector<fs::path> files;
-      for (const auto& e : fs::directory_iterator(in))
-        if (e.is_regular_file()) files.push_back(e.path());
+      // Only the per-rank traces: a rank killed while saving may leave a
+      // temporary file behind.
+      for (const auto& e : fs::directory_iterator(in)) {
+        const std::string name = e.path().filename().string();
+        const bool rank_file =
+            name.rfind("rank-", 0) == 0 && name.find(".tmp.") == std::string::npos;
+        if (e.is_regular_file() && rank_file) files.push_back(e.path());
+      }
+      if (files.empty()) throw std::runtime_error(in + ": no rank-R.tf files to merge");
       std::sort(files.begin(), files.end());
       for (const auto& f : files) traces.push_back(load_trace(f));
     } else {

@@ -174,19 +174,31 @@ int reduction_rounds(int size, int radix) {
 }
 
 std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix,
-                                  const MergeOptions& options) {
+                                  const MergeOptions& options, std::vector<std::string>* errors) {
   const int r = ex.rank(), p = ex.size();
   const int rounds = reduction_rounds(p, radix);
   long long stride = 1;
   for (int s = 0; s < rounds; ++s, stride *= radix) {
     const long long group = stride * radix;
     if (r % group == 0) {
+      // Receive from every child before merging anything: if a merge fails,
+      // no child is left blocked in its send.
+      std::vector<std::pair<long long, std::string>> incoming;
       for (int i = 1; i < radix; ++i) {
         const long long from = r + i * stride;
         if (from >= p) break;
-        Trace other = parse_trace(ex.receive(static_cast<int>(from)),
-                                  "rank " + std::to_string(from));
-        local = merge_traces(local, other, options);
+        incoming.emplace_back(from, ex.receive(static_cast<int>(from)));
+      }
+      for (auto& [from, bytes] : incoming) {
+        try {
+          local = merge_traces(local, parse_trace(bytes, "rank " + std::to_string(from)), options);
+        } catch (const std::exception& ex) {
+          // Keep the reduction going so no participant waits forever; the
+          // subtree of `from` is left out and reported.
+          if (!errors) throw;
+          errors->push_back("the trace of ranks under " + std::to_string(from) +
+                            " could not be merged: " + ex.what());
+        }
       }
     } else if (r % stride == 0) {
       ex.send(static_cast<int>(r - r % group), format_trace(local));

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -109,7 +110,9 @@ class Recorder {
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
   std::ofstream rawlog;
-  std::unordered_map<MPI_Request, RequestInfo> requests;
+  // Per handle, oldest first: an MPI library may hand out one handle for
+  // several requests that completed at once (Open MPI's empty request).
+  std::unordered_map<MPI_Request, std::deque<RequestInfo>> requests;
   std::unordered_map<MPI_Comm, int64_t> comm_ids;
   std::unordered_map<int64_t, uint64_t> creations;
   std::unordered_map<MPI_Datatype, int64_t> dtype_ids;
@@ -365,7 +368,10 @@ class Recorder {
     ex.n = size;
     const double t0 = PMPI_Wtime();
     try {
-      auto merged = reduce_trace(local_trace(), ex);
+      std::vector<std::string> errors;
+      auto merged = reduce_trace(local_trace(), ex, 2, {}, &errors);
+      for (const auto& e : errors)
+        std::fprintf(stderr, "tracefold: rank %d: %s\n", rank, e.c_str());
       if (merged) {
         save_trace(*merged, output);
         const double secs = PMPI_Wtime() - t0;
@@ -518,6 +524,12 @@ void Call::status(const MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE || st == nullptr) return;
   // Test/Iprobe that found nothing: the status holds nothing meaningful.
   if (ev_.get(kFlag) == 0) return;
+  // Waitany/Testany: the completed request decides what was a wildcard.
+  const int64_t index = ev_.get(kIndex);
+  if (index != kAbsent && index >= 0 && static_cast<std::size_t>(index) < pending_wild_.size()) {
+    wild_source_ = pending_wild_[static_cast<std::size_t>(index)].first;
+    wild_tag_ = pending_wild_[static_cast<std::size_t>(index)].second;
+  }
   if (wild_source_) ev_.set(kSrc, st->MPI_SOURCE);
   if (wild_tag_) ev_.set(kMtag, st->MPI_TAG);
 }
@@ -526,7 +538,7 @@ void Call::request_out(const MPI_Request* req) {
   if (!req || *req == MPI_REQUEST_NULL) return;
   Recorder& r = recorder();
   std::lock_guard lock(r.mu);
-  r.requests[*req] = RequestInfo{++r.request_events, wild_source_, wild_tag_};
+  r.requests[*req].push_back(RequestInfo{++r.request_events, wild_source_, wild_tag_});
 }
 
 void Call::requests_in(int n, const MPI_Request* reqs) {
@@ -535,22 +547,27 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
   std::lock_guard lock(r.mu);
   std::vector<int64_t> links;
   links.reserve(static_cast<std::size_t>(n));
+  pending_wild_.assign(static_cast<std::size_t>(n), {false, false});
+  std::unordered_map<MPI_Request, std::size_t> used;  // repeats of one handle
   for (int i = 0; i < n; ++i) {
     if (reqs[i] == MPI_REQUEST_NULL) {
       links.push_back(kNull);
       continue;
     }
     auto it = r.requests.find(reqs[i]);
-    if (it == r.requests.end()) {
+    const std::size_t k = used[reqs[i]]++;
+    if (it == r.requests.end() || k >= it->second.size()) {
       links.push_back(kUndefined);
       continue;
     }
-    links.push_back(static_cast<int64_t>(r.request_events - it->second.event + 1));
-    if (n == 1) {
-      // A completion of one wildcard receive reports what it matched.
-      wild_source_ = it->second.wild_source;
-      wild_tag_ = it->second.wild_tag;
-    }
+    const RequestInfo& info = it->second[k];
+    links.push_back(static_cast<int64_t>(r.request_events - info.event + 1));
+    pending_wild_[static_cast<std::size_t>(i)] = {info.wild_source, info.wild_tag};
+  }
+  if (n == 1) {
+    // A completion of one wildcard receive reports what it matched.
+    wild_source_ = pending_wild_[0].first;
+    wild_tag_ = pending_wild_[0].second;
   }
   ev_.set_list(kLinks, std::move(links));
   // Remember the handles: completed ones are forgotten afterwards.
@@ -560,9 +577,14 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
 void Call::requests_done(int n, const MPI_Request* after) {
   Recorder& r = recorder();
   std::lock_guard lock(r.mu);
-  for (int i = 0; i < n && static_cast<std::size_t>(i) < pending_.size(); ++i)
-    if (pending_[static_cast<std::size_t>(i)] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL)
-      r.requests.erase(pending_[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < n && static_cast<std::size_t>(i) < pending_.size(); ++i) {
+    const MPI_Request before = pending_[static_cast<std::size_t>(i)];
+    if (before == MPI_REQUEST_NULL || after[i] != MPI_REQUEST_NULL) continue;
+    auto it = r.requests.find(before);
+    if (it == r.requests.end()) continue;
+    it->second.pop_front();
+    if (it->second.empty()) r.requests.erase(it);
+  }
 }
 
 void Call::requests_started(int n, const MPI_Request* reqs) {
@@ -571,23 +593,24 @@ void Call::requests_started(int n, const MPI_Request* reqs) {
   const uint64_t number = ++r.request_events;
   for (int i = 0; i < n; ++i) {
     auto it = r.requests.find(reqs[i]);
-    if (it != r.requests.end()) it->second.event = number;
+    if (it != r.requests.end() && !it->second.empty()) it->second.front().event = number;
   }
 }
 
 void Call::newcomm(MPI_Comm parent, MPI_Comm created) {
-  if (created == MPI_COMM_NULL) {
-    ev_.set(kNewcomm, kNull);
-    return;
-  }
   Recorder& r = recorder();
   std::lock_guard lock(r.mu);
   try {
     // Every member of `parent` creates communicators from it in the same
     // order (MPI's collective rule), so (parent id, creation number) names
-    // the new communicator identically on all of them.
+    // the new communicator identically on all of them. Ranks that get
+    // MPI_COMM_NULL still count the creation, or their numbering drifts.
     const int64_t pid = parent == MPI_COMM_NULL ? 0 : r.comm_id(parent);
     const uint64_t seq = ++r.creations[pid];
+    if (created == MPI_COMM_NULL) {
+      ev_.set(kNewcomm, kNull);
+      return;
+    }
     uint64_t h = 1469598103934665603ull;
     h = (h ^ static_cast<uint64_t>(pid)) * 1099511628211ull;
     h = (h ^ seq) * 1099511628211ull;

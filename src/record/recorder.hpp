@@ -62,6 +62,7 @@ class Call {
   bool wild_source_ = false;
   bool wild_tag_ = false;
   std::vector<MPI_Request> pending_;
+  std::vector<std::pair<bool, bool>> pending_wild_;  // per pending request: any source, any tag
   Event& ev_;  // a per-thread event reused call after call (no allocation)
 };
 

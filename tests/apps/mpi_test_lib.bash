@@ -1,0 +1,156 @@
+# Helpers sourced by tests/mpi/*.sh (not a test itself). The caller sets
+#   TF=$1 (tracefold binary), SRC=$2 (source tree), APPS=$3 (built app_* programs)
+# and sources this file; it makes $WORK (removed on exit) and cds into it.
+#
+#   record NAME NP STEPS [EXTRA...]   tracefold record -o NAME-npNP/t.tf --raw-log
+#                                     NAME-npNP/raw -- mpirun -np NP app_NAME STEPS
+#                                     -> $DIR, $RC (exit status), $DIR/out.txt, err.txt
+#   plain NAME NP STEPS               the same run without tracefold -> $PRC,
+#                                     $PDIR/plain.txt, $PDIR/plain-err.txt
+#   check_lossless NAME NP STEPS REGEX   record, then: exit 0, rank 0 printed REGEX,
+#                                     trace written, no unresolved request links,
+#                                     `tracefold diff raw t.tf` says same
+#   bad MESSAGE                       remember a failure (the script goes on)
+#   finish                            summary; exit 1 if anything failed
+#
+# Every run is limited to $RUN_TIMEOUT seconds (default 60): a hang fails
+# the test instead of blocking CTest, and the hung launcher and its MPI
+# processes (found as descendants of the run, by pid) are killed.
+set -euo pipefail
+
+export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
+export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
+
+RUN_TIMEOUT=${RUN_TIMEOUT:-60}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+FAILURES=()
+CHECKS=0
+
+bad() {
+  FAILURES+=("$*")
+  echo "FAIL: $*" >&2
+}
+
+ok() {
+  echo "ok: $*"
+}
+
+# Shows the tail of a run's output files on stderr (after a failure).
+show_run() {
+  local f
+  for f in "$@"; do
+    [[ -s $f ]] || continue
+    echo "--- $f (last 15 lines)" >&2
+    tail -n 15 "$f" >&2
+  done
+}
+
+# descendants PID: every process below PID, deepest last.
+descendants() {
+  local c
+  for c in $(pgrep -P "$1" || true); do
+    echo "$c"
+    descendants "$c"
+  done
+}
+
+# limited OUT ERR CMD... : runs CMD with stdout/stderr to OUT/ERR; $LRC is
+# its exit status, or 124 when it ran out of time (then it and everything
+# it started are killed).
+limited() {
+  local out=$1 err=$2
+  shift 2
+  "$@" >"$out" 2>"$err" &
+  local pid=$! ticks=0 pids
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((ticks >= RUN_TIMEOUT * 10)); then
+      pids="$pid $(descendants "$pid")"
+      echo "timeout: killing $* (pids $pids)" >>"$err"
+      # shellcheck disable=SC2086
+      kill -TERM $pids 2>/dev/null || true
+      sleep 2
+      # shellcheck disable=SC2086
+      kill -KILL $pids 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      LRC=124
+      return 0
+    fi
+    sleep 0.1
+    ticks=$((ticks + 1))
+  done
+  LRC=0
+  wait "$pid" || LRC=$?
+}
+
+record() {
+  local name=$1 np=$2 steps=$3
+  shift 3
+  DIR="$WORK/$name-np$np"
+  rm -rf "$DIR"
+  mkdir -p "$DIR"
+  limited "$DIR/out.txt" "$DIR/err.txt" \
+    "$TF" record -o "$DIR/t.tf" --raw-log "$DIR/raw" -- mpirun -np "$np" "$APPS/app_$name" "$steps" "$@"
+  RC=$LRC
+}
+
+plain() {
+  local name=$1 np=$2 steps=$3
+  shift 3
+  PDIR="$WORK/$name-np$np-plain"
+  rm -rf "$PDIR"
+  mkdir -p "$PDIR"
+  limited "$PDIR/plain.txt" "$PDIR/plain-err.txt" mpirun -np "$np" "$APPS/app_$name" "$steps" "$@"
+  PRC=$LRC
+}
+
+check_lossless() {
+  local name=$1 np=$2 steps=$3 want=$4
+  local what="$name at $np ranks, $steps steps"
+  CHECKS=$((CHECKS + 1))
+  local t0=$SECONDS
+  record "$name" "$np" "$steps"
+  if [[ $RC -ne 0 ]]; then
+    bad "$what: tracefold record exited $RC"
+    show_run "$DIR/out.txt" "$DIR/err.txt"
+    return 0
+  fi
+  if ! grep -Eq "$want" "$DIR/out.txt"; then
+    bad "$what: rank 0 did not print /$want/"
+    show_run "$DIR/out.txt" "$DIR/err.txt"
+    return 0
+  fi
+  if [[ ! -s $DIR/t.tf ]]; then
+    bad "$what: no trace written"
+    show_run "$DIR/err.txt"
+    return 0
+  fi
+  if [[ ! -f $DIR/raw/rank-$((np - 1)).txt ]]; then
+    bad "$what: raw logs missing (want rank-0..$((np - 1)).txt)"
+    ls -l "$DIR/raw" >&2 || true
+    return 0
+  fi
+  # A completion call whose request the recorder could not trace back.
+  if grep -E '^  field list links .*undef' "$DIR/t.tf" >/dev/null; then
+    bad "$what: request links the recorder could not resolve (undef)"
+    grep -E '^  field list links .*undef' "$DIR/t.tf" | head -n 3 >&2
+  fi
+  local d drc=0
+  d=$("$TF" diff "$DIR/raw" "$DIR/t.tf" 2>&1) || drc=$?
+  if [[ $drc -ne 0 ]]; then
+    bad "$what: trace differs from the raw logs (diff exit $drc): $d"
+    return 0
+  fi
+  ok "$what: lossless ($d; $(grep '^nodes' "$DIR/t.tf"), $(stat -c %s "$DIR/t.tf") bytes, $((SECONDS - t0)) s)"
+}
+
+finish() {
+  if [[ ${#FAILURES[@]} -gt 0 ]]; then
+    echo "${#FAILURES[@]} failure(s):" >&2
+    printf '  %s\n' "${FAILURES[@]}" >&2
+    exit 1
+  fi
+  echo "all checks passed"
+}

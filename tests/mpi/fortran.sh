@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Fortran programs are traced through the recorder's Fortran wrappers:
+#  - app_stencil_mpif (include 'mpif.h'): MPI_Irecv + MPI_Send halo,
+#    MPI_Waitall, MPI_Allreduce;
+#  - app_collectives_usempi (use mpi): MPI_Bcast, MPI_Alltoall,
+#    MPI_Allreduce, MPI_Reduce, MPI_Barrier.
+# Each trace must have those nodes, with call sites in the program itself
+# (the Fortran call was caught, not only the C call underneath), Waitall
+# links that point back to the Irecvs, and expand exactly to the raw logs.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+
+if [[ ! -x $APPS/app_stencil_mpif || ! -x $APPS/app_collectives_usempi ]]; then
+  bad "Fortran test programs were not built (no MPI Fortran support?)"
+  finish
+fi
+
+# has_nodes NAME NP OP... : the trace of NAME at NP ranks has a node of
+# every OP, and all call sites start in the program's own module.
+has_nodes() {
+  local name=$1 np=$2
+  shift 2
+  local t="$WORK/$name-np$np/t.tf" op
+  [[ -s $t ]] || return 0
+  for op in "$@"; do
+    grep -Eq "^node [0-9]+ $op site=" "$t" || bad "$name: the trace has no $op node"
+  done
+  local foreign
+  foreign=$(grep -E '^site [0-9]+ ' "$t" | grep -v -E "^site [0-9]+ app_$name\+0x" || true)
+  [[ -z $foreign ]] || bad "$name: call sites that do not start in app_$name: $foreign"
+  ok "$name at $np ranks: nodes $(awk '/^node /{print $3}' "$t" | sort -u | tr '\n' ' ')"
+}
+
+check_lossless stencil_mpif 4 40 '^ *stencil_mpif: 4 ranks, 40 steps, checksum'
+has_nodes stencil_mpif 4 MPI_Init MPI_Irecv MPI_Send MPI_Waitall MPI_Allreduce MPI_Finalize
+t="$WORK/stencil_mpif-np4/t.tf"
+if [[ -s $t ]]; then
+  # 4 Irecvs, 4 Sends, then Waitall of the 4 receive requests: every step
+  # the same list of 4 links back to the Irecvs, on every rank.
+  grep -Eq '^  field list links \(4( [1-9][0-9]*){4}\)\*40 @ <1 0 4 1>$' "$t" ||
+    bad "stencil_mpif: Waitall links are not one list of 4 repeated 40 times on all ranks: $(grep 'field list links' "$t")"
+  # A Fortran DOUBLE PRECISION element is 8 bytes.
+  grep -Eq '^  field dsize 8\*' "$t" || bad "stencil_mpif: no dsize 8 for DOUBLE PRECISION"
+fi
+check_lossless stencil_mpif 6 30 '^ *stencil_mpif: 6 ranks, 30 steps, checksum'
+
+check_lossless collectives_usempi 4 20 '^ *collectives_usempi: 4 ranks, 20 steps, checksum'
+has_nodes collectives_usempi 4 MPI_Init MPI_Bcast MPI_Alltoall MPI_Allreduce MPI_Reduce MPI_Barrier MPI_Finalize
+t="$WORK/collectives_usempi-np4/t.tf"
+if [[ -s $t ]]; then
+  # The Bcast root rotates with the step: root = mod(s, 4), s = 1..20.
+  grep -Eq '^  field root \(1 2 3 0\)\*5 @ <1 0 4 1>$' "$t" ||
+    bad "collectives_usempi: Bcast roots are not (1 2 3 0)*5: $(grep 'field root' "$t" | head -n 2)"
+fi
+check_lossless collectives_usempi 3 20 '^ *collectives_usempi: 3 ranks, 20 steps, checksum'
+
+# The Fortran output is the same with and without tracing.
+plain collectives_usempi 3 20
+cmp -s "$PDIR/plain.txt" "$WORK/collectives_usempi-np3/out.txt" ||
+  bad "collectives_usempi: stdout differs with tracing"
+finish

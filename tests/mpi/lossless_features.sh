@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Records programs built around particular MPI features -- sub-communicators
+# (Comm_split, Cart_create/Cart_shift/Cart_sub), persistent requests
+# (Send_init/Recv_init/Start/Startall/Request_free), nonblocking
+# collectives with a Test polling loop, Waitany/Waitsome/Testall, Iprobe
+# polling, Sendrecv_replace with a derived datatype, Alltoallv/Gatherv
+# with rank-dependent counts, Scan -- and checks every trace expands to
+# exactly the raw logs, with the communicators and request links intact.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+
+check_lossless comms 6 20 '^comms: 6 ranks \(3x2, rows of 2, columns of 3\), 20 steps, checksum'
+check_lossless comms 4 20 '^comms: 4 ranks \(2x2, rows of 2, columns of 2\), 20 steps, checksum'
+if [[ -s $WORK/comms-np4/t.tf ]]; then
+  # world + row split + column split + cart + two cart_sub: six ids, the
+  # split/sub ones with one group line per row or column.
+  ncomm=$(awk '/^comm /{print $2}' "$WORK/comms-np4/t.tf" | sort -u | wc -l)
+  if [[ $ncomm -ne 6 ]]; then
+    bad "comms at 4 ranks: expected 6 communicator ids in the trace, found $ncomm"
+    grep '^comm' "$WORK/comms-np4/t.tf" >&2
+  else
+    ok "comms at 4 ranks: 6 communicator ids"
+  fi
+fi
+check_lossless persistent 5 40 '^persistent: 5 ranks, 40 steps, checksum'
+check_lossless persistent 2 20 '^persistent: 2 ranks, 20 steps, checksum'
+check_lossless nbc 4 30 '^nbc: 4 ranks, 30 steps, checksum'
+check_lossless nbc 3 30 '^nbc: 3 ranks, 30 steps, checksum'
+check_lossless misc_p2p 4 15 '^misc_p2p: 4 ranks, 15 steps, checksum'
+check_lossless misc_p2p 3 15 '^misc_p2p: 3 ranks, 15 steps, checksum'
+finish

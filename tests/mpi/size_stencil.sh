@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Trace size of the 2D stencil does not depend on the run's scale.
+#  - Periodic: traces at 4 and 9 ranks, S and 10*S steps. The structural
+#    part (everything but the timing histograms) must stay within +-5% of
+#    the 4-rank, S-step trace: only digits change (counts like 1*30 ->
+#    1*300, ranklists <1 0 4 1> -> <1 0 9 1>) plus one more column class
+#    (ranks at the east edge of a 3-wide torus have other relative peers).
+#    The whole file is printed too and must stay within +-25%: the timing
+#    histograms (up to 64 log bins per node and predecessor) fill more bins
+#    in longer, larger runs and vary from run to run by a few percent, so
+#    +-5% on total bytes would test the machine's timing noise.
+#  - Non-periodic: boundary ranks differ (corners, edges, interior), but no
+#    elastic value may have more than 9 "VALUES @ RANKS" entries, and at
+#    8 ranks (4x2 grid) ranks of the two interior rows must share entries.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+S=30
+
+structure_bytes() {
+  grep -v -E '^  time pred=|^    (compute|comm|stat) ' "$1" | wc -c
+}
+
+# Most "@" entries on one elastic line (loop, count and field lines).
+max_entries() {
+  grep -E '^  (loop|count|field) ' "$1" | awk '{ n = gsub(/ @ /, ""); if (n > m) m = n } END { print m + 0 }'
+}
+
+declare -A total struct nodes
+for np in 4 9; do
+  for steps in $S $((10 * S)); do
+    record stencil2d_periodic "$np" "$steps"
+    key="$np/$steps"
+    if [[ $RC -ne 0 || ! -s $DIR/t.tf ]]; then
+      bad "periodic stencil at $np ranks, $steps steps: record exited $RC, no trace"
+      show_run "$DIR/err.txt"
+      continue
+    fi
+    mv "$DIR/t.tf" "$WORK/periodic-$np-$steps.tf"
+    f="$WORK/periodic-$np-$steps.tf"
+    total[$key]=$(stat -c %s "$f")
+    struct[$key]=$(structure_bytes "$f")
+    nodes[$key]=$(awk '/^nodes /{print $2}' "$f")
+  done
+done
+
+base="4/$S"
+printf '%-8s %-7s %8s %8s %12s %8s %8s\n' ranks steps bytes "vs base" "structure" "vs base" nodes
+for key in "4/$S" "9/$S" "4/$((10 * S))" "9/$((10 * S))"; do
+  [[ -n ${total[$key]:-} && -n ${total[$base]:-} ]] || continue
+  dt=$(awk -v a="${total[$key]}" -v b="${total[$base]}" 'BEGIN{printf "%+.1f%%", 100*(a-b)/b}')
+  ds=$(awk -v a="${struct[$key]}" -v b="${struct[$base]}" 'BEGIN{printf "%+.1f%%", 100*(a-b)/b}')
+  printf '%-8s %-7s %8s %8s %12s %8s %8s\n' "${key%/*}" "${key#*/}" "${total[$key]}" "$dt" "${struct[$key]}" "$ds" "${nodes[$key]}"
+  if awk -v a="${struct[$key]}" -v b="${struct[$base]}" 'BEGIN{exit !(a > 1.05*b || a < 0.95*b)}'; then
+    bad "periodic stencil $key: structure ${struct[$key]} B is not within 5% of ${struct[$base]} B (4 ranks, $S steps)"
+  fi
+  if awk -v a="${total[$key]}" -v b="${total[$base]}" 'BEGIN{exit !(a > 1.25*b || a < 0.75*b)}'; then
+    bad "periodic stencil $key: trace ${total[$key]} B is not within 25% of ${total[$base]} B (4 ranks, $S steps)"
+  fi
+  if [[ ${nodes[$key]} != "${nodes[$base]}" ]]; then
+    bad "periodic stencil $key: ${nodes[$key]} nodes, ${nodes[$base]} at 4 ranks, $S steps"
+  fi
+done
+
+for np in 8 9; do
+  record stencil2d_nonperiodic "$np" 100
+  if [[ $RC -ne 0 || ! -s $DIR/t.tf ]]; then
+    bad "non-periodic stencil at $np ranks: record exited $RC, no trace"
+    show_run "$DIR/err.txt"
+    continue
+  fi
+  m=$(max_entries "$DIR/t.tf")
+  echo "non-periodic stencil, $np ranks, 100 steps: $(stat -c %s "$DIR/t.tf") bytes, at most $m entries per elastic value"
+  if [[ $m -gt 9 ]]; then
+    bad "non-periodic stencil at $np ranks: an elastic value has $m entries (> 9 kinds of rank)"
+    grep -E '^  (loop|count|field) ' "$DIR/t.tf" | awk '{ n = gsub(/ @ /, "&"); if (n > 9) print }' | head -n 3 >&2
+  fi
+  # 4x2 grid: 2 corner kinds x 3 row kinds (top, interior, bottom) = 6.
+  if [[ $np -eq 8 && $m -gt 6 ]]; then
+    bad "non-periodic stencil at 8 ranks (4x2): $m entries in one elastic value, expected at most 6 (interior rows share)"
+  fi
+done
+finish
