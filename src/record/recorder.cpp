@@ -671,7 +671,10 @@ void record_abort(MPI_Comm comm, int code) {
 
 namespace R = tracefold::record;
 
+// Some MPI libraries (MPICH) implement the Fortran MPI_INIT on top of the C
+// MPI_Init: the Fortran wrapper then starts the recorder, not the C one.
 extern "C" int MPI_Init(int* argc, char*** argv) {
+  if (R::tl_in_call) return PMPI_Init(argc, argv);
   const int64_t t0 = R::now_ns();
   const int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS) R::start_recording(t0, "MPI_Init");
@@ -679,6 +682,7 @@ extern "C" int MPI_Init(int* argc, char*** argv) {
 }
 
 extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  if (R::tl_in_call) return PMPI_Init_thread(argc, argv, required, provided);
   const int64_t t0 = R::now_ns();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread");
@@ -709,12 +713,16 @@ extern "C" void pmpi_abort_(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr);
 namespace {
 void f_init(MPI_Fint* ierr) {
   const int64_t t0 = R::now_ns();
+  R::tl_in_call = true;
   pmpi_init_(ierr);
+  R::tl_in_call = false;
   if (*ierr == MPI_SUCCESS) R::start_recording(t0, "MPI_Init");
 }
 void f_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
   const int64_t t0 = R::now_ns();
+  R::tl_in_call = true;
   pmpi_init_thread_(required, provided, ierr);
+  R::tl_in_call = false;
   if (*ierr == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread");
 }
 void f_finalize(MPI_Fint* ierr) {

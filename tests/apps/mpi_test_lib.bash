@@ -92,7 +92,7 @@ record() {
   rm -rf "$DIR"
   mkdir -p "$DIR"
   limited "$DIR/out.txt" "$DIR/err.txt" \
-    "$TF" record -o "$DIR/t.tf" --raw-log "$DIR/raw" -- mpirun -np "$np" "$APPS/app_$name" "$steps" "$@"
+    "$TF" record -o "$DIR/t.tf" --raw-log "$DIR/raw" -- "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$APPS/app_$name" "$steps" "$@"
   RC=$LRC
 }
 
@@ -102,7 +102,7 @@ plain() {
   PDIR="$WORK/$name-np$np-plain"
   rm -rf "$PDIR"
   mkdir -p "$PDIR"
-  limited "$PDIR/plain.txt" "$PDIR/plain-err.txt" mpirun -np "$np" "$APPS/app_$name" "$steps" "$@"
+  limited "$PDIR/plain.txt" "$PDIR/plain-err.txt" "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$APPS/app_$name" "$steps" "$@"
   PRC=$LRC
 }
 
