@@ -84,6 +84,9 @@ struct Timing {
   std::vector<std::pair<std::string, Histogram>> stats;
 };
 
+/// Merges timing records (sorted by pred) into `into`, histogram by histogram.
+void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from);
+
 struct Node {
   EventKey key;
   Ranklist ranks;                 ///< ranks that have this node at all

@@ -57,26 +57,6 @@ void pad_before(Item& it, uint64_t n) { it.reps.prepend_repeated(0, n); }
 // length value per execution).
 ValueSeq absent_values(uint64_t executions) { return ValueSeq::repeated(kAbsent, executions); }
 
-void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from) {
-  for (const Timing& t : from) {
-    auto it = std::lower_bound(into.begin(), into.end(), t.pred,
-                               [](const Timing& x, EventKey k) { return x.pred < k; });
-    if (it != into.end() && it->pred == t.pred) {
-      it->compute.merge(t.compute);
-      it->comm.merge(t.comm);
-      for (const auto& [name, h] : t.stats) {
-        auto s = std::find_if(it->stats.begin(), it->stats.end(),
-                              [&](const auto& p) { return p.first == name; });
-        if (s == it->stats.end())
-          it->stats.emplace_back(name, h);
-        else
-          s->second.merge(h);
-      }
-    } else {
-      into.insert(it, t);
-    }
-  }
-}
 
 Timing timing_of_raw(const Item& it, int32_t rank) {
   Timing t;

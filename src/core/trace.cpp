@@ -88,6 +88,27 @@ Elastic Elastic::parse(std::string_view text) {
   return el;
 }
 
+void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from) {
+  for (const Timing& t : from) {
+    auto it = std::lower_bound(into.begin(), into.end(), t.pred,
+                               [](const Timing& x, EventKey k) { return x.pred < k; });
+    if (it == into.end() || !(it->pred == t.pred)) {
+      into.insert(it, t);
+      continue;
+    }
+    it->compute.merge(t.compute);
+    it->comm.merge(t.comm);
+    for (const auto& [name, h] : t.stats) {
+      auto s = std::find_if(it->stats.begin(), it->stats.end(),
+                            [&](const auto& p) { return p.first == name; });
+      if (s == it->stats.end())
+        it->stats.emplace_back(name, h);
+      else
+        s->second.merge(h);
+    }
+  }
+}
+
 Elastic* Node::field(FieldId f) {
   for (auto& [id, el] : fields)
     if (id == f) return &el;
