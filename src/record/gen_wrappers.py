@@ -78,7 +78,7 @@ class Function:
         return ", ".join(p.name for p in self.params)
 
 
-def record_code(fn, pre):
+def record_code(fn, pre, fortran=False):
     """Statements that describe the call to the recorder (`c` is the Call)."""
     r = fn.roles
     out = []
@@ -128,7 +128,11 @@ def record_code(fn, pre):
     if "flag" in r:
         out.append("c.scalar(R::kFlag, *%s);" % r["flag"])
     if "index" in r:
-        out.append("c.scalar(R::kIndex, *%s);" % r["index"])
+        if fortran:  # Fortran indices are 1-based: record the C index
+            out.append("c.scalar(R::kIndex, *%s == MPI_UNDEFINED ? MPI_UNDEFINED : *%s - 1);"
+                       % (r["index"], r["index"]))
+        else:
+            out.append("c.scalar(R::kIndex, *%s);" % r["index"])
     if "outcount" in r:
         out.append("c.scalar(R::kOutcount, *%s);" % r["outcount"])
     if "status" in r:
@@ -230,7 +234,7 @@ def fortran_wrapper(fn):
     fargs.append("MPI_Fint* ierr")
     call_args.append("ierr")
     pre_stmts = record_code(fn, pre=True)
-    post_stmts = record_code(fn, pre=False)
+    post_stmts = record_code(fn, pre=False, fortran=True)
     lower = fn.name.lower()
     body = ["static void tf_f_%s(%s) {" % (fn.name, ", ".join(fargs)),
             "  R::Call c(R::op(\"%s\"));" % fn.name]

@@ -107,6 +107,7 @@ class Recorder {
   // back in these, so polling loops (Test, Iprobe) do not shift them.
   uint64_t request_events = 0;
   int stack_depth = 6;
+  int site_tolerance = 0;  // 0: exact call sites (lossless)
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
   std::ofstream rawlog;
@@ -147,6 +148,23 @@ class Recorder {
     CallSite cs;
     for (uint8_t i = 0; i < key.n; ++i) cs.frames.push_back(frame_of(key.addr[i]).frame);
     if (cs.frames.empty()) cs.frames.push_back(Frame{"unknown", 0});
+    if (site_tolerance > 0) {
+      // Approximate call-site matching (seed 000, 5.2.3; lossy, opt-in): a
+      // new stack that differs from a known one in fewer than
+      // `site_tolerance` frames, compared from the outermost frame inwards,
+      // is taken to be that call site.
+      for (SiteId id = 0; id < sites.size(); ++id) {
+        const auto& known = sites.at(id).frames;
+        if (known.size() != cs.frames.size()) continue;
+        int differing = 0;
+        for (std::size_t f = known.size(); f-- > 0 && differing < site_tolerance;)
+          if (!(known[f] == cs.frames[f])) ++differing;
+        if (differing < site_tolerance) {
+          stacks.emplace(key, id);
+          return id;
+        }
+      }
+    }
     const std::size_t before = sites.size();
     const SiteId id = sites.intern(cs);
     if (sites.size() != before && rawlog.is_open())
@@ -263,6 +281,7 @@ class Recorder {
     try {
       if (const char* o = env("TRACEFOLD_OUTPUT")) output = o;
       if (const char* d = env("TRACEFOLD_STACK_DEPTH")) stack_depth = std::max(1, std::min(32, std::atoi(d)));
+      if (const char* t = env("TRACEFOLD_SITE_TOLERANCE")) site_tolerance = std::max(0, std::atoi(t));
       FoldOptions opts;
       if (const char* w = env("TRACEFOLD_WINDOW")) opts.window = static_cast<std::size_t>(std::max(2, std::atoi(w)));
       if (const char* s = env("TRACEFOLD_SIMILARITY")) opts.min_similarity = std::atof(s);
@@ -305,7 +324,13 @@ class Recorder {
   Trace local_trace() {
     if (folder && !disabled) {
       try {
-        return folder->finish(size, sites, comms);
+        Trace t = folder->finish(size, sites, comms);
+        if (site_tolerance > 0) {
+          const std::string what = "call sites matched within " + std::to_string(site_tolerance) +
+                                    " differing frames";
+          t.lossy = t.lossy.empty() ? what : t.lossy + "; " + what;
+        }
+        return t;
       } catch (const std::exception& ex) {
         fail(std::string("finishing the trace failed: ") + ex.what());
       }
