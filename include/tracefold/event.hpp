@@ -177,6 +177,9 @@ struct Event {
   /// Time spent before the call (computation) and inside it, in ns; -1 = unknown.
   int64_t compute_ns = -1;
   int64_t comm_ns = -1;
+  /// Values of user statistics (plugins) for this call, by name; they go into
+  /// histograms next to the timings.
+  std::vector<std::pair<std::string, int64_t>> stats;
 
   EventKey key() const { return {op, site}; }
   /// Sets (or replaces) a scalar field.

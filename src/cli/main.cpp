@@ -264,7 +264,7 @@ Launcher detect_launcher(const std::string& program) {
 }
 
 int cmd_record(std::vector<std::string> command, std::string output, const std::string& rawlog,
-               int stack_depth, int site_tolerance) {
+               int stack_depth, int site_tolerance, const std::string& stats) {
   if (command.empty()) throw std::runtime_error("record: no command given (use: tracefold record -- mpirun -np N ./app)");
   const fs::path lib = find_recorder_library();
   output = fs::absolute(output).string();
@@ -280,6 +280,7 @@ int cmd_record(std::vector<std::string> command, std::string output, const std::
   if (stack_depth > 0) vars.emplace_back("TRACEFOLD_STACK_DEPTH", std::to_string(stack_depth));
   if (site_tolerance > 0)
     vars.emplace_back("TRACEFOLD_SITE_TOLERANCE", std::to_string(site_tolerance));
+  if (!stats.empty()) vars.emplace_back("TRACEFOLD_STATS", stats);
   std::vector<std::string> args = command;
   switch (detect_launcher(command[0])) {
     case Launcher::kOpenMpi: {
@@ -367,6 +368,7 @@ int main(int argc, char** argv) {
   std::string record_out = "tracefold.tf", record_rawlog;
   int record_depth = 0;
   int record_tolerance = 0;
+  std::string record_stats;
   auto* record = app.add_subcommand(
       "record", "Trace an MPI run: tracefold record [-o TRACE] -- mpirun -np N ./app args...");
   record->add_option("-o,--output", record_out, "Trace file to write")->capture_default_str();
@@ -374,6 +376,8 @@ int main(int argc, char** argv) {
   record->add_option("--stack-depth", record_depth, "Call-site frames per signature (default 6)");
   record->add_option("--site-tolerance", record_tolerance,
                      "LOSSY: treat call sites differing in fewer than N frames as one (0 = exact)");
+  record->add_option("--stats", record_stats,
+                     "User statistics per call, comma-separated (built in: bytes, minflt)");
   // Everything after `--` (or after the first non-option) is the command,
   // passed through untouched.
   record->add_option("command", record_command,
@@ -438,7 +442,8 @@ int main(int argc, char** argv) {
         throw std::runtime_error(
             "record: put the command after '--', e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
       record_command = command_after_dashes;
-      return cmd_record(record_command, record_out, record_rawlog, record_depth, record_tolerance);
+      return cmd_record(record_command, record_out, record_rawlog, record_depth, record_tolerance,
+                        record_stats);
     }
     if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
     if (*merge) return cmd_merge(merge_inputs, merge_out);

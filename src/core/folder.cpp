@@ -381,7 +381,18 @@ struct Folder::Impl {
       }
       it.fields.emplace_back(fv.field, std::move(v));
     }
-    if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
+    if (!ev.stats.empty()) {
+      Timing t;
+      t.pred = unpack(prev_key);
+      if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
+      if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
+      for (const auto& [name, value] : ev.stats) {
+        Histogram h;
+        h.add(value, rank);
+        t.stats.emplace_back(name, std::move(h));
+      }
+      it.timings.push_back(std::move(t));
+    } else if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
       it.raw_timing = true;
       it.raw_pred = unpack(prev_key);
       it.raw_compute = ev.compute_ns;

@@ -1,5 +1,7 @@
 #include "recorder.hpp"
 
+#include <sys/resource.h>
+
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <signal.h>
@@ -21,7 +23,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tracefold/analysis_basic.hpp"
 #include "tracefold/folder.hpp"
+#include "tracefold/record.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/rawlog.hpp"
 #include "tracefold/trace_io.hpp"
@@ -88,6 +92,46 @@ struct FrameInfo {
   bool own = false;  // inside libtracefold itself: not part of the signature
   Frame frame;
 };
+
+// ------------------------------------------------------------- statistics
+
+class BytesStatistic final : public Statistic {
+ public:
+  std::string name() const override { return "bytes"; }
+  void start() override {}
+  int64_t end(const Event& ev) override { return static_cast<int64_t>(event_bytes(ev)); }
+};
+
+class MinorFaultsStatistic final : public Statistic {
+ public:
+  std::string name() const override { return "minflt"; }
+  void start() override { begin_ = faults(); }
+  int64_t end(const Event&) override { return faults() - begin_; }
+
+ private:
+  static int64_t faults() {
+    rusage ru{};
+    getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_minflt;
+  }
+  int64_t begin_ = 0;
+};
+
+struct StatisticRegistry {
+  std::mutex mu;
+  std::vector<std::unique_ptr<Statistic>> available;
+  std::vector<Statistic*> enabled;
+};
+
+StatisticRegistry& statistics() {
+  static auto* r = [] {
+    auto* reg = new StatisticRegistry;
+    reg->available.push_back(std::make_unique<BytesStatistic>());
+    reg->available.push_back(std::make_unique<MinorFaultsStatistic>());
+    return reg;
+  }();
+  return *r;
+}
 
 class Recorder {
  public:
@@ -282,6 +326,23 @@ class Recorder {
       if (const char* o = env("TRACEFOLD_OUTPUT")) output = o;
       if (const char* d = env("TRACEFOLD_STACK_DEPTH")) stack_depth = std::max(1, std::min(32, std::atoi(d)));
       if (const char* t = env("TRACEFOLD_SITE_TOLERANCE")) site_tolerance = std::max(0, std::atoi(t));
+      if (const char* list = env("TRACEFOLD_STATS")) {
+        auto& reg = statistics();
+        std::lock_guard slock(reg.mu);
+        std::string names = list;
+        std::size_t pos = 0;
+        while (pos <= names.size()) {
+          const std::size_t comma = std::min(names.find(',', pos), names.size());
+          const std::string want = names.substr(pos, comma - pos);
+          pos = comma + 1;
+          if (want.empty()) continue;
+          auto found = std::find_if(reg.available.begin(), reg.available.end(),
+                                    [&](const auto& st) { return st->name() == want; });
+          if (found == reg.available.end())
+            throw std::runtime_error("unknown statistic '" + want + "' in TRACEFOLD_STATS");
+          reg.enabled.push_back(found->get());
+        }
+      }
       FoldOptions opts;
       if (const char* w = env("TRACEFOLD_WINDOW")) opts.window = static_cast<std::size_t>(std::max(2, std::atoi(w)));
       if (const char* s = env("TRACEFOLD_SIMILARITY")) opts.min_similarity = std::atof(s);
@@ -450,6 +511,12 @@ void Recorder::install_handlers() {
 
 }  // namespace
 
+void register_statistic(std::unique_ptr<Statistic> statistic) {
+  auto& reg = statistics();
+  std::lock_guard lock(reg.mu);
+  reg.available.push_back(std::move(statistic));
+}
+
 OpId op(const char* name) {
   auto id = OpTable::find(name);
   return id ? *id : OpId{0};
@@ -469,8 +536,10 @@ Call::Call(OpId op) : op_(op), ev_(thread_event()) {
   if (!r.recording()) return;
   tl_in_call = true;
   active_ = true;
+  for (Statistic* st : statistics().enabled) st->start();
   enter_ns_ = now_ns();
   ev_.fields.clear();
+  ev_.stats.clear();
   ev_.op = op;
   ev_.site = 0;
 }
@@ -482,6 +551,13 @@ Call::~Call() {
   Recorder& r = recorder();
   ev_.comm_ns = exit_ns - enter_ns_;
   ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - r.last_exit_ns);
+  for (Statistic* st : statistics().enabled) {
+    try {
+      ev_.stats.emplace_back(st->name(), st->end(ev_));
+    } catch (const std::exception& ex) {
+      r.fail("statistic " + st->name() + " failed: " + ex.what());
+    }
+  }
   r.append(ev_);
   r.last_exit_ns = now_ns();
   tl_in_call = false;
