@@ -13,9 +13,11 @@
 #   NPS="4 8 16 32 64"   rank counts
 #   STEPS=50             step count (argv[1]) for every program ...
 #   STEPS_64=50          ... except at >= 64 ranks
-#   RUN_TIMEOUT=120      seconds per recorded run before it is killed (-> "timeout")
-#   BUDGET=330           seconds after which the remaining >= 64-rank runs are
-#                        skipped (marked "skipped") to keep the script short
+#   RUN_TIMEOUT=20       seconds (plus 1 per rank) a recorded run may take before
+#                        it is killed ("timeout"); a program that fails or
+#                        times out is skipped at the larger rank counts
+#   BUDGET=360           seconds after which the remaining >= 64-rank runs are
+#                        skipped (marked "skipped(budget)") to keep the script short
 #   MERGE_REPEATS=3      runs per 2D-stencil merge-time measurement
 #   APPS_FILTER=REGEX    only programs whose name matches (e.g. 'stencil|ring')
 #
@@ -28,8 +30,8 @@ BUILD_DIR="${BUILD_DIR:-build}"
 NPS="${NPS:-4 8 16 32 64}"
 STEPS="${STEPS:-50}"
 STEPS_64="${STEPS_64:-50}"
-RUN_TIMEOUT="${RUN_TIMEOUT:-120}"
-BUDGET="${BUDGET:-330}"
+RUN_TIMEOUT="${RUN_TIMEOUT:-20}"
+BUDGET="${BUDGET:-360}"
 MERGE_REPEATS="${MERGE_REPEATS:-3}"
 APPS_FILTER="${APPS_FILTER:-.}"
 
@@ -68,10 +70,10 @@ ANOM="$work/anomalies.txt"; : >"$ANOM"
 # why not), RUN_MERGE (seconds, or -), RUN_WALL (seconds); recorder and MPI
 # messages on stderr other than the usual three lines go to $ANOM.
 run() {
-  local app=$1 np=$2 steps=$3 d="$work/run" rc=0 t0 t1
+  local app=$1 np=$2 steps=$3 d="$work/run" rc=0 t0 t1 limit=$((RUN_TIMEOUT + $2))
   rm -rf "$d"; mkdir -p "$d"
   t0=$(now)
-  (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$TF" record -o "$d/t.tf" --raw-log "$d/raw" -- \
+  (cd "$d" && timeout -k 5 "$limit" "$TF" record -o "$d/t.tf" --raw-log "$d/raw" -- \
       mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   t1=$(now)
   RUN_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
@@ -79,7 +81,7 @@ run() {
   RUN_MERGE=${RUN_MERGE:--}
   local nraw=0
   [[ -d $d/raw ]] && nraw=$(find "$d/raw" -name 'rank-*.txt' | wc -l)
-  if ((rc == 124 || rc == 137)); then RUN_STATUS="timeout(${RUN_TIMEOUT}s)"
+  if ((rc == 124 || rc == 137)); then RUN_STATUS="timeout(${limit}s)"
   elif ((rc != 0)); then RUN_STATUS="exit$rc"
   elif [[ ! -s $d/t.tf ]]; then RUN_STATUS="no-trace"
   elif ((nraw != np)); then RUN_STATUS="raw:$nraw/$np"
@@ -97,10 +99,15 @@ run() {
   fi
 }
 
+declare -A FAILED
 echo "bench-sizes: ${#apps[@]} programs x ranks {$NPS}, steps $STEPS (at >= 64 ranks: $STEPS_64)" >&2
 for np in $NPS; do
   for app in "${apps[@]}"; do
     steps=$(steps_for "$np")
+    if [[ -n ${FAILED[$app]:-} ]]; then
+      echo "$app $np $steps skipped(failed-at-${FAILED[$app]}-ranks) - - - - - -" >>"$ROWS"
+      continue
+    fi
     if ((np >= 64 && $(elapsed) > BUDGET)); then
       echo "$app $np $steps skipped(budget) - - - - - -" >>"$ROWS"
       printf '  [%3ss] %-24s np=%-3s skipped (time budget)\n' "$(elapsed)" "$app" "$np" >&2
@@ -120,6 +127,7 @@ for np in $NPS; do
       case $app:$np in stencil2d_*:16 | stencil2d_*:64) echo "$app $np $steps $RUN_MERGE $RUN_WALL" >>"$MERGES" ;; esac
     else
       echo "$app $np $steps $RUN_STATUS - - - - - $RUN_WALL" >>"$ROWS"
+      FAILED[$app]=$np
     fi
     printf '  [%3ss] %-24s np=%-3s %s\n' "$(elapsed)" "$app" "$np" "$RUN_STATUS" >&2
   done

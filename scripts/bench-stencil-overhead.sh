@@ -3,8 +3,9 @@
 # stencils, untraced (mpirun -np N app STEPS) vs traced (tracefold record -o
 # T.tf -- mpirun ...), run alternately ROUNDS times each (ABBA order: even
 # rounds untraced first, odd rounds traced first), at 16, 4 and 2 ranks.
-# Prints the median wall times, the overhead in percent, the spread of the
-# runs, and whether the overhead stands out of that spread.
+# Prints the median wall times, the overhead in percent (ratio of the
+# medians), and the per-round ratio traced/untraced of the two back-to-back
+# runs, which cancels slow changes in the machine's load.
 #
 # Each configuration is also run with 10 steps, alternated the same way: the
 # difference there is the fixed cost (tracefold's launcher, preloading, the
@@ -16,13 +17,13 @@
 # runs (one rank per core) are the trustworthy ones there; 4 ranks are 2x
 # oversubscribed.
 #
-# Takes about 3-5 minutes on 2 cores. Settings (environment):
+# Takes about 4-5 minutes on an idle 2-core machine. Settings (environment):
 #   BUILD_DIR=build                 build tree (src/cli/tracefold, tests/apps/app_*)
-#   ROUNDS=5                        runs of each kind (at least 3)
+#   ROUNDS=7                        runs of each kind (at least 3)
 #   NPS="16 4 2"                    rank counts
 #   APPS="stencil2d_nonperiodic stencil3d"
 #   STEPS_<app>_<np>                step count, e.g. STEPS_stencil3d_16=2000
-#                                   (defaults below: untraced runs of ~1-2 s)
+#                                   (defaults below)
 #   SHORT_STEPS=10                  step count of the fixed-cost runs (0: skip them)
 #
 # Binaries are copied to a temp dir first, so a concurrent rebuild of
@@ -31,17 +32,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 BUILD_DIR="${BUILD_DIR:-build}"
-ROUNDS="${ROUNDS:-5}"
+ROUNDS="${ROUNDS:-7}"
 NPS="${NPS:-16 4 2}"
 APPS="${APPS:-stencil2d_nonperiodic stencil3d}"
 SHORT_STEPS="${SHORT_STEPS:-10}"
 ((ROUNDS >= 3)) || { echo "bench-stencil-overhead: ROUNDS must be at least 3" >&2; exit 2; }
 
-# Default step counts: untraced runs of roughly 1-2 s on a 2-core machine.
+# Default step counts: on an idle 2-core machine, untraced runs of about 1 s
+# (of which ~0.35 s is mpirun's start-up) and traced runs of 2.5-4 s.
 declare -A DEFAULT_STEPS=(
-  [stencil2d_nonperiodic_16]=5000 [stencil2d_nonperiodic_4]=60000 [stencil2d_nonperiodic_2]=150000
-  [stencil2d_periodic_16]=5000 [stencil2d_periodic_4]=50000 [stencil2d_periodic_2]=120000
-  [stencil3d_16]=2000 [stencil3d_4]=20000 [stencil3d_2]=40000
+  [stencil2d_nonperiodic_16]=15000 [stencil2d_nonperiodic_4]=150000 [stencil2d_nonperiodic_2]=500000
+  [stencil2d_periodic_16]=10000 [stencil2d_periodic_4]=100000 [stencil2d_periodic_2]=300000
+  [stencil3d_16]=6000 [stencil3d_4]=50000 [stencil3d_2]=120000
 )
 steps_for() {
   local var="STEPS_$1_$2"
@@ -62,7 +64,7 @@ for app in $APPS; do
   cp "$BUILD_DIR/tests/apps/app_$app" "$work/bin/apps/"
 done
 
-TIMES="$work/times.txt"; : >"$TIMES"     # np app steps mode secs
+TIMES="$work/times.txt"; : >"$TIMES"     # round np app steps mode microseconds
 ANOM="$work/anomalies.txt"; : >"$ANOM"
 START=$(date +%s)
 
@@ -78,7 +80,7 @@ timed() {
         >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   fi
   t1=$(date +%s%N)
-  echo "$np $app $steps $mode $(((t1 - t0) / 1000))" >>"$TIMES"
+  echo "$ROUND $np $app $steps $mode $(((t1 - t0) / 1000))" >>"$TIMES"
   # Result line without the run-dependent parts must match between modes.
   local result
   result=$(head -n 1 "$d/out.txt")
@@ -99,6 +101,7 @@ declare -A RESULT
 
 echo "bench-stencil-overhead: $ROUNDS rounds, ranks {$NPS}, programs {$APPS}" >&2
 for ((r = 0; r < ROUNDS; r++)); do
+  ROUND=$r
   if ((r % 2 == 0)); then order="untraced traced"; else order="traced untraced"; fi
   for np in $NPS; do
     for app in $APPS; do
@@ -114,63 +117,67 @@ done
 
 python3 - "$TIMES" "$SHORT_STEPS" <<'PY'
 import statistics, sys
-t = {}
-order = []
+t, order = {}, []
 for line in open(sys.argv[1]):
-    np, app, steps, mode, us = line.split()
+    rnd, np, app, steps, mode, us = line.split()
     key = (int(np), app, int(steps))
     if key not in t:
         order.append(key)
-    t.setdefault(key, {}).setdefault(mode, []).append(int(us) / 1e6)
+    t.setdefault(key, {}).setdefault(mode, {})[int(rnd)] = int(us) / 1e6
 short = int(sys.argv[2])
 
-def spread(v):
-    return (max(v) - min(v)) / statistics.median(v)
+def rng(v):
+    return "%.3f [%.2f-%.2f]" % (statistics.median(v), min(v), max(v))
 
 print()
-print("=== Stencil wall time, untraced vs traced (alternating runs; median, min-max in brackets) ===")
-fmt = "%5s %-22s %7s %6s %22s %22s %9s %8s  %s"
-print(fmt % ("ranks", "program", "steps", "rounds", "untraced s", "traced s", "overhead", "spread", "verdict"))
+print("=== Stencil wall time, untraced vs traced (alternating runs; median [min-max]) ===")
+fmt = "%5s %-22s %7s %6s %20s %20s %9s %21s  %s"
+print(fmt % ("ranks", "program", "steps", "rounds", "untraced s", "traced s", "overhead",
+             "paired traced/untr.", "traced slower in"))
 res = {}
 for key in order:
     np, app, steps = key
-    u, tr = t[key].get("untraced", []), t[key].get("traced", [])
-    if not u or not tr:
+    u, tr = t[key].get("untraced", {}), t[key].get("traced", {})
+    rounds = sorted(set(u) & set(tr))
+    if not rounds:
         continue
-    mu, mt = statistics.median(u), statistics.median(tr)
-    noise = max(spread(u), spread(tr))
-    over = (mt - mu) / mu
-    res[key] = (mu, mt, noise)
-    verdict = "within noise" if abs(over) <= noise else "clear"
-    print(fmt % (np, app, steps, "%d+%d" % (len(u), len(tr)),
-                 "%.3f [%.2f-%.2f]" % (mu, min(u), max(u)), "%.3f [%.2f-%.2f]" % (mt, min(tr), max(tr)),
-                 "%+.0f%%" % (100 * over), "%.0f%%" % (100 * noise), verdict))
-print("spread = largest (max-min)/median of the two series; 'within noise' = |overhead| <= spread")
+    uv, tv = [u[r] for r in rounds], [tr[r] for r in rounds]
+    mu, mt = statistics.median(uv), statistics.median(tv)
+    paired = [tr[r] / u[r] for r in rounds]
+    slower = sum(p > 1 for p in paired)
+    res[key] = (mu, mt, paired)
+    print(fmt % (np, app, steps, len(rounds), rng(uv), rng(tv), "%+.0f%%" % (100 * (mt - mu) / mu),
+                 "%.2f [%.2f-%.2f]" % (statistics.median(paired), min(paired), max(paired)),
+                 "%d/%d rounds" % (slower, len(rounds))))
+print("overhead = median traced / median untraced - 1; paired = traced/untraced of the two runs of")
+print("one round (back to back, so slow drifts in the machine's load cancel out)")
 
 if short > 0:
     print()
-    print("=== Fixed vs per-step cost (differences of the medians above) ===")
-    fmt2 = "%5s %-22s %7s %16s %18s %14s %12s"
-    print(fmt2 % ("ranks", "program", "steps", "fixed cost s", "added per step us", "untraced us/step", "per-step x"))
+    print("=== Fixed vs per-step cost (from the medians above; approximate) ===")
+    fmt2 = "%5s %-22s %7s %14s %18s %17s %11s"
+    print(fmt2 % ("ranks", "program", "steps", "fixed cost s", "untraced us/step", "traced us/step", "per-step x"))
     for (np, app, steps), (mu, mt, _) in res.items():
         if steps == short or (np, app, short) not in res:
             continue
         su, st, _ = res[(np, app, short)]
-        fixed = st - su
-        per_step_added = ((mt - mu) - fixed) / (steps - short) * 1e6
-        per_step_plain = (mu - su) / (steps - short) * 1e6
-        ratio = "%.2f" % ((per_step_plain + per_step_added) / per_step_plain) if per_step_plain > 0 else "-"
-        print(fmt2 % (np, app, steps, "%+.3f" % fixed, "%.2f" % per_step_added, "%.2f" % per_step_plain, ratio))
-    print("fixed cost = traced - untraced at %d steps (launcher, preload, merge at MPI_Finalize);" % short)
-    print("per-step x = traced/untraced time per step once the %d-step run's time is taken out" % short)
+        plain = (mu - su) / (steps - short) * 1e6
+        traced = (mt - st) / (steps - short) * 1e6
+        ratio = "%.1f" % (traced / plain) if plain > 0 else "-"
+        print(fmt2 % (np, app, steps, "%+.3f" % (st - su), "%.2f" % plain, "%.2f" % traced, ratio))
+    print("fixed cost = traced - untraced median at %d steps (tracefold launcher, preload, merge);" % short)
+    print("us/step = (median at STEPS - median at %d steps) / (STEPS - %d)" % (short, short))
 
 print()
+print("Run-to-run noise, (max-min)/median over both series of the long runs:")
 by_np = {}
-for (np, app, steps), (_, _, noise) in res.items():
-    if steps != short:
-        by_np.setdefault(np, []).append(noise)
+for (np, app, steps), (mu, mt, paired) in res.items():
+    if steps == short:
+        continue
+    u, tr = t[(np, app, steps)]["untraced"].values(), t[(np, app, steps)]["traced"].values()
+    by_np.setdefault(np, []).append(max((max(v) - min(v)) / statistics.median(v) for v in (u, tr)))
 for np in sorted(by_np):
-    print("%3d ranks: median spread %.0f%% over %d long configurations" % (np, 100 * statistics.median(by_np[np]), len(by_np[np])))
+    print("  %3d ranks: %s" % (np, ", ".join("%.0f%%" % (100 * x) for x in by_np[np])))
 PY
 
 echo
