@@ -579,11 +579,6 @@ struct Folder::Impl {
 
   // ----------------------------------------------------------- flattening
 
-  struct Head {
-    const Item* loop;
-    std::size_t level;
-  };
-
   std::size_t flatten(const Item& it, std::vector<const Item*>& heads, std::vector<Node>& out) {
     if (!it.loop) {
       Node node;
