@@ -241,6 +241,31 @@ fs::path find_recorder_library() {
   throw std::runtime_error("cannot find libtracefold.so (set TRACEFOLD_LIB)");
 }
 
+// tracefold-replay (an MPI program; this CLI stays MPI-free): $TRACEFOLD_REPLAY,
+// else the build tree's location, else next to this binary or in libexec.
+fs::path find_replay_program() {
+  if (const char* env = std::getenv("TRACEFOLD_REPLAY")) return env;
+  const fs::path exe_dir = self_path().parent_path();
+  for (const fs::path& candidate : {exe_dir / "../replay/tracefold-replay",
+                                    exe_dir / "tracefold-replay",
+                                    exe_dir / "../libexec/tracefold/tracefold-replay"}) {
+    if (fs::exists(candidate)) return fs::weakly_canonical(candidate);
+  }
+  throw std::runtime_error("cannot find tracefold-replay (was tracefold built with MPI? set TRACEFOLD_REPLAY)");
+}
+
+// Replaces this process with tracefold-replay: under mpirun every rank
+// becomes the MPI program, with the environment (and any LD_PRELOAD) intact.
+[[noreturn]] void exec_replay(int argc, char** argv) {
+  const std::string program = find_replay_program().string();
+  std::vector<char*> args;
+  args.push_back(const_cast<char*>(program.c_str()));
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(program.c_str(), args.data());
+  throw std::runtime_error("cannot run " + program + ": " + std::strerror(errno));
+}
+
 std::string command_output(const std::string& cmd) {
   std::string out;
   if (FILE* p = popen(cmd.c_str(), "r")) {
@@ -346,6 +371,14 @@ int cmd_record(std::vector<std::string> command, std::string output, const std::
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "replay") {
+    try {
+      exec_replay(argc, argv);
+    } catch (const std::exception& ex) {
+      std::cerr << "tracefold: error: " << ex.what() << "\n";
+      return 2;
+    }
+  }
   CLI::App app{"tracefold: scalable tracing and analysis of MPI applications"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tracefold 0.1.0");
@@ -414,6 +447,10 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
+
+  // Listed for --help only: `replay` is handed to tracefold-replay above.
+  app.add_subcommand("replay", "Run a trace as an MPI program: mpirun -np N tracefold replay TRACE (see tracefold replay --help)")
+      ->allow_extras();
 
   // `record` takes the command after `--` verbatim (options like -np must
   // reach the launcher in order), so split it off before CLI11 sees it.

@@ -1,0 +1,78 @@
+// Replay: running a folded trace as an MPI program (seed 000, 2.4 and 5.2.6).
+//
+// Every rank walks its own projection of the trace with a RankIterator (no
+// expansion in memory) and issues the recorded MPI calls with the recorded
+// operations, peers, tags, counts, datatype sizes, roots and reduction ops,
+// on communicators recreated by replaying the calls that made them, with
+// requests linked to the completions that consumed them, and with random
+// payloads. Computation between calls is reproduced from the timing
+// histograms. Traces recorded with lossy parameter histograms are replayed
+// probabilistically (see ReplayOptions::probabilistic).
+//
+// The header is MPI-free: the replay library initializes MPI itself (with
+// the same MPI_Init variant the trace recorded), so it can be driven from any
+// front end.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "tracefold/trace.hpp"
+
+namespace tracefold {
+
+/// A trace replay cannot run (unsupported operation, missing communicator,
+/// wrong rank count). The message names the rank, node or operation.
+class ReplayError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class ComputeMode { kSpin, kSleep, kNone };
+enum class TimingMode { kMean, kSample };
+
+struct ReplayOptions {
+  ComputeMode compute = ComputeMode::kSpin;
+  /// kMean: the mean of each (call, predecessor) histogram; kSample: a value
+  /// drawn per event from the histogram's bins (brings back spread and
+  /// imbalance).
+  TimingMode timing = TimingMode::kMean;
+  double compute_scale = 1.0;  ///< multiplies computation times
+  double message_scale = 1.0;  ///< multiplies element counts of messages
+  /// Call-site ids (as in `tracefold print`) the two scales apply to; empty = all.
+  std::set<uint32_t> scale_sites;
+  /// Wildcard receives use the recorded matched source/tag instead of ANY_*.
+  bool deterministic = false;
+  /// Seed of the random streams (timing samples, probabilistic choices).
+  uint64_t seed = 1;
+  /// Original run time in seconds: the summary reports the replay's error.
+  std::optional<double> compare_time;
+  /// Probabilistic replay: nullopt = automatic (on when the trace is lossy).
+  std::optional<bool> probabilistic;
+};
+
+/// What one replay did, summed over ranks (filled on rank 0).
+struct ReplaySummary {
+  int32_t ranks = 0;
+  double wall_seconds = 0;   ///< slowest rank, MPI_Init return to MPI_Finalize call
+  uint64_t calls = 0;        ///< MPI calls issued
+  uint64_t bytes_sent = 0;   ///< bytes in send buffers of point-to-point and collective calls
+  bool probabilistic = false;
+  std::string line() const;  ///< the one-line summary the CLI prints
+};
+
+/// Checks, without MPI, that replay can perform every operation of the trace.
+/// Throws ReplayError naming the first node that it cannot.
+void check_replayable(const Trace& trace);
+
+/// Loads `trace_path`, initializes MPI, replays this process's rank and
+/// finalizes MPI. Returns the process exit code (0 on success); errors are
+/// reported on stderr (once, by rank 0, when every rank sees the same
+/// problem) and never leave other ranks waiting. `argc/argv` go to MPI_Init.
+int run_replay(const std::string& trace_path, const ReplayOptions& options, int* argc,
+               char*** argv);
+
+}  // namespace tracefold

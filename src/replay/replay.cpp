@@ -1,0 +1,1372 @@
+#include "tracefold/replay.hpp"
+
+#include <mpi.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi_ids.hpp"
+#include "replay_internal.hpp"
+#include "tracefold/expand.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold {
+
+// ------------------------------------------------------------ operation table
+
+namespace replay_detail {
+
+namespace {
+struct OpName {
+  const char* name;
+  Kind kind;
+  bool nonblocking;
+};
+// Operations replay performs. Everything else in a trace (one-sided, MPI-IO,
+// intercommunicators, graph topologies) is refused before MPI starts.
+constexpr OpName kOps[] = {
+    {"compute", Kind::kMarker, false}, {"enter", Kind::kMarker, false},
+    {"exit", Kind::kMarker, false}, {"MPI_Init", Kind::kInit, false},
+    {"MPI_Init_thread", Kind::kInit, false}, {"MPI_Finalize", Kind::kFinalize, false},
+    {"MPI_Abort", Kind::kAbort, false}, {"MPI_Pcontrol", Kind::kPcontrol, false},
+    {"MPI_Send", Kind::kSend, false}, {"MPI_Bsend", Kind::kSend, false},
+    {"MPI_Ssend", Kind::kSend, false}, {"MPI_Rsend", Kind::kSend, false},
+    {"MPI_Recv", Kind::kRecv, false}, {"MPI_Sendrecv", Kind::kSendrecv, false},
+    {"MPI_Sendrecv_replace", Kind::kSendrecv, false}, {"MPI_Probe", Kind::kProbe, false},
+    {"MPI_Iprobe", Kind::kProbe, true}, {"MPI_Mprobe", Kind::kMprobe, false},
+    {"MPI_Improbe", Kind::kMprobe, true}, {"MPI_Mrecv", Kind::kMrecv, false},
+    {"MPI_Imrecv", Kind::kMrecv, true}, {"MPI_Isend", Kind::kSend, true},
+    {"MPI_Ibsend", Kind::kSend, true}, {"MPI_Issend", Kind::kSend, true},
+    {"MPI_Irsend", Kind::kSend, true}, {"MPI_Irecv", Kind::kRecv, true},
+    {"MPI_Send_init", Kind::kSendInit, true}, {"MPI_Bsend_init", Kind::kSendInit, true},
+    {"MPI_Ssend_init", Kind::kSendInit, true}, {"MPI_Rsend_init", Kind::kSendInit, true},
+    {"MPI_Recv_init", Kind::kRecvInit, true}, {"MPI_Start", Kind::kStart, false},
+    {"MPI_Startall", Kind::kStart, false}, {"MPI_Request_free", Kind::kRequestFree, false},
+    {"MPI_Cancel", Kind::kCancel, false}, {"MPI_Wait", Kind::kComplete, false},
+    {"MPI_Waitall", Kind::kComplete, false}, {"MPI_Waitany", Kind::kComplete, false},
+    {"MPI_Waitsome", Kind::kComplete, false}, {"MPI_Test", Kind::kComplete, false},
+    {"MPI_Testall", Kind::kComplete, false}, {"MPI_Testany", Kind::kComplete, false},
+    {"MPI_Testsome", Kind::kComplete, false}, {"MPI_Barrier", Kind::kBarrier, false},
+    {"MPI_Ibarrier", Kind::kBarrier, true}, {"MPI_Bcast", Kind::kBcast, false},
+    {"MPI_Ibcast", Kind::kBcast, true}, {"MPI_Reduce", Kind::kReduce, false},
+    {"MPI_Ireduce", Kind::kReduce, true}, {"MPI_Allreduce", Kind::kAllreduce, false},
+    {"MPI_Iallreduce", Kind::kAllreduce, true}, {"MPI_Scan", Kind::kScan, false},
+    {"MPI_Iscan", Kind::kScan, true}, {"MPI_Exscan", Kind::kExscan, false},
+    {"MPI_Iexscan", Kind::kExscan, true}, {"MPI_Gather", Kind::kGather, false},
+    {"MPI_Igather", Kind::kGather, true}, {"MPI_Gatherv", Kind::kGatherv, false},
+    {"MPI_Igatherv", Kind::kGatherv, true}, {"MPI_Scatter", Kind::kScatter, false},
+    {"MPI_Iscatter", Kind::kScatter, true}, {"MPI_Scatterv", Kind::kScatterv, false},
+    {"MPI_Iscatterv", Kind::kScatterv, true}, {"MPI_Allgather", Kind::kAllgather, false},
+    {"MPI_Iallgather", Kind::kAllgather, true}, {"MPI_Allgatherv", Kind::kAllgatherv, false},
+    {"MPI_Iallgatherv", Kind::kAllgatherv, true}, {"MPI_Alltoall", Kind::kAlltoall, false},
+    {"MPI_Ialltoall", Kind::kAlltoall, true}, {"MPI_Alltoallv", Kind::kAlltoallv, false},
+    {"MPI_Ialltoallv", Kind::kAlltoallv, true}, {"MPI_Alltoallw", Kind::kAlltoallw, false},
+    {"MPI_Ialltoallw", Kind::kAlltoallw, true},
+    {"MPI_Reduce_scatter", Kind::kReduceScatter, false},
+    {"MPI_Ireduce_scatter", Kind::kReduceScatter, true},
+    {"MPI_Reduce_scatter_block", Kind::kReduceScatterBlock, false},
+    {"MPI_Ireduce_scatter_block", Kind::kReduceScatterBlock, true},
+    {"MPI_Comm_dup", Kind::kCommDup, false}, {"MPI_Comm_dup_with_info", Kind::kCommDup, false},
+    {"MPI_Comm_split", Kind::kCommSplit, false},
+    {"MPI_Comm_split_type", Kind::kCommSplitType, false},
+    {"MPI_Comm_create", Kind::kCommCreate, false},
+    {"MPI_Comm_create_group", Kind::kCommCreateGroup, false},
+    {"MPI_Comm_free", Kind::kCommFree, false}, {"MPI_Cart_create", Kind::kCartCreate, false},
+    {"MPI_Cart_sub", Kind::kCartSub, false}, {"MPI_Cart_shift", Kind::kCartQuery, false},
+    {"MPI_Cart_coords", Kind::kCartQuery, false}, {"MPI_Cart_rank", Kind::kCartQuery, false},
+    {"MPI_Type_contiguous", Kind::kTypeCreate, false},
+    {"MPI_Type_vector", Kind::kTypeCreate, false},
+    {"MPI_Type_create_subarray", Kind::kTypeCreate, false},
+    {"MPI_Type_commit", Kind::kTypeCommit, false}, {"MPI_Type_free", Kind::kTypeFree, false},
+};
+}  // namespace
+
+std::vector<OpInfo> op_table() {
+  std::vector<OpInfo> table(OpTable::size());
+  for (const OpName& o : kOps) {
+    auto id = OpTable::find(o.name);
+    if (!id) continue;
+    table[*id] = OpInfo{o.kind, o.nonblocking, o.name};
+  }
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i].kind == Kind::kUnsupported) table[i].name = OpTable::name(static_cast<OpId>(i));
+  return table;
+}
+
+}  // namespace replay_detail
+
+using namespace replay_detail;
+
+void check_replayable(const Trace& trace) {
+  const auto table = op_table();
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
+    const Node& n = trace.nodes[i];
+    if (n.key.op >= table.size() || table[n.key.op].kind == Kind::kUnsupported) {
+      const std::string name = n.key.op < OpTable::size() ? OpTable::name(n.key.op) : "?";
+      throw ReplayError("node #" + std::to_string(i) + ": replay cannot perform " + name +
+                        " (ranks " + n.ranks.to_string() + ")");
+    }
+  }
+}
+
+std::string ReplaySummary::line() const {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(3);
+  s << "replay: " << ranks << " ranks" << (probabilistic ? " (probabilistic)" : "") << ", wall "
+    << wall_seconds << " s, " << calls << " MPI calls, " << bytes_sent << " bytes sent";
+  return s.str();
+}
+
+// ------------------------------------------------------------------ the engine
+
+namespace {
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// A request made by a replayed call, with the buffers it uses until it
+// completes (persistent requests keep them until freed).
+struct RequestSlot {
+  MPI_Request handle = MPI_REQUEST_NULL;
+  std::vector<char> send;
+  std::vector<char> recv;
+  std::vector<int> counts, displs, rcounts, rdispls;
+  std::vector<MPI_Datatype> types, rtypes;
+  bool persistent = false;
+  uint64_t number = 0;  // request-event number that (re)activated it
+  bool in_use = false;
+};
+
+struct CartInfo {
+  std::vector<int> dims;
+};
+
+class Engine {
+ public:
+  Engine(const Trace& trace, const ReplayOptions& options, int32_t rank)
+      : trace_(trace), opts_(options), rank_(rank), table_(op_table()),
+        rng_(options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(rank)) {
+    f_.peer = field("peer");
+    f_.rpeer = field("rpeer");
+    f_.src = field("src");
+    f_.tag = field("tag");
+    f_.rtag = field("rtag");
+    f_.mtag = field("mtag");
+    f_.count = field("count");
+    f_.dtype = field("dtype");
+    f_.dsize = field("dsize");
+    f_.rcount = field("rcount");
+    f_.rdtype = field("rdtype");
+    f_.rdsize = field("rdsize");
+    f_.counts = field("counts", FieldKind::kList);
+    f_.rcounts = field("rcounts", FieldKind::kList);
+    f_.root = field("root");
+    f_.redop = field("redop");
+    f_.comm = FieldTable::comm();
+    f_.newcomm = field("newcomm");
+    f_.color = field("color");
+    f_.key = field("key");
+    f_.ndims = field("ndims");
+    f_.flag = field("flag");
+    f_.index = field("index");
+    f_.outcount = field("outcount");
+    f_.links = FieldTable::links();
+    comms_[CommTable::kWorld] = MPI_COMM_WORLD;
+  }
+
+  ~Engine() {
+    for (auto& [key, t] : derived_types_) PMPI_Type_free(&t);
+  }
+
+  // Resolves wildcard matches ahead of time (deterministic mode): the
+  // matched source of a nonblocking wildcard receive is recorded on the call
+  // that completed it, later in the sequence.
+  void prescan_wildcards() {
+    RankIterator it(trace_, rank_);
+    Event ev;
+    uint64_t numbers = 0;
+    while (it.next(ev)) {
+      const OpInfo& info = table_[ev.op];
+      if (creates_request(info)) ++numbers;
+      if (info.kind == Kind::kStart) ++numbers;
+      if (info.kind != Kind::kComplete) continue;
+      const FieldValue* links = ev.find(f_.links);
+      if (!links || links->list.size() != 1 || links->list[0] < 0) continue;
+      const int64_t src = ev.get(f_.src), mtag = ev.get(f_.mtag);
+      if (src == kAbsent && mtag == kAbsent) continue;
+      matched_[numbers - static_cast<uint64_t>(links->list[0]) + 1] = {src, mtag};
+    }
+  }
+
+  // Walks the rank's events; stops at MPI_Finalize (the caller finalizes).
+  void run() {
+    RankIterator it(trace_, rank_);
+    Event ev;
+    EventKey prev = kStartKey;
+    while (it.next(ev)) {
+      const OpInfo& info = table_[ev.op];
+      if (info.kind == Kind::kInit) {
+        prev = ev.key();
+        continue;  // MPI is already initialized by the caller
+      }
+      if (info.kind == Kind::kMarker) {
+        compute(ev, it.current_node(), prev);
+        prev = ev.key();
+        continue;
+      }
+      compute(ev, it.current_node(), prev);
+      prev = ev.key();
+      if (info.kind == Kind::kFinalize) {
+        saw_finalize_ = true;
+        break;
+      }
+      issue(ev, info);
+      ++calls_;
+      ++position_;
+    }
+  }
+
+  uint64_t calls() const { return calls_; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+
+ private:
+  struct Fields {
+    FieldId peer, rpeer, src, tag, rtag, mtag, count, dtype, dsize, rcount, rdtype, rdsize, counts,
+        rcounts, root, redop, comm, newcomm, color, key, ndims, flag, index, outcount, links;
+  };
+
+  static FieldId field(const char* name, FieldKind kind = FieldKind::kScalar) {
+    return FieldTable::intern(name, kind);
+  }
+
+  static bool creates_request(const OpInfo& info) {
+    switch (info.kind) {
+      case Kind::kSend:
+      case Kind::kRecv:
+      case Kind::kMrecv:
+      case Kind::kSendInit:
+      case Kind::kRecvInit:
+        return info.nonblocking;
+      case Kind::kBarrier:
+      case Kind::kBcast:
+      case Kind::kReduce:
+      case Kind::kAllreduce:
+      case Kind::kScan:
+      case Kind::kExscan:
+      case Kind::kGather:
+      case Kind::kGatherv:
+      case Kind::kScatter:
+      case Kind::kScatterv:
+      case Kind::kAllgather:
+      case Kind::kAllgatherv:
+      case Kind::kAlltoall:
+      case Kind::kAlltoallv:
+      case Kind::kAlltoallw:
+      case Kind::kReduceScatter:
+      case Kind::kReduceScatterBlock:
+        return info.nonblocking;
+      default:
+        return false;
+    }
+  }
+
+  [[noreturn]] void fail(const Event& ev, const std::string& what) const {
+    throw ReplayError("rank " + std::to_string(rank_) + ", event " + std::to_string(position_) +
+                      " (" + OpTable::name(ev.op) + "): " + what);
+  }
+
+  bool scaled(const Event& ev) const {
+    return opts_.scale_sites.empty() || opts_.scale_sites.count(ev.site) != 0;
+  }
+
+  // ------------------------------------------------------------ computation
+
+  void compute(const Event& ev, const Node* node, EventKey prev) {
+    if (opts_.compute == ComputeMode::kNone) return;
+    int64_t ns = ev.compute_ns;
+    if (opts_.timing == TimingMode::kSample && node) {
+      for (const Timing& t : node->timings) {
+        if (t.pred != prev) continue;
+        if (!t.compute.empty()) ns = sample(t.compute);
+        break;
+      }
+    }
+    if (ns <= 0) return;
+    if (scaled(ev)) ns = std::llround(static_cast<double>(ns) * opts_.compute_scale);
+    if (ns <= 0) return;
+    if (opts_.compute == ComputeMode::kSleep) {
+      timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+      while (nanosleep(&ts, &ts) != 0) {
+      }
+      return;
+    }
+    const int64_t until = now_ns() + ns;
+    while (now_ns() < until) {
+    }
+  }
+
+  int64_t sample(const Histogram& h) {
+    std::uniform_int_distribution<uint64_t> pick(0, h.count() - 1);
+    uint64_t k = pick(rng_);
+    for (const Histogram::Bin& b : h.bins()) {
+      if (k >= b.count) {
+        k -= b.count;
+        continue;
+      }
+      if (b.max <= b.min) return b.min;
+      std::uniform_int_distribution<int64_t> within(b.min, b.max);
+      return within(rng_);
+    }
+    return std::llround(h.mean());
+  }
+
+  // ------------------------------------------------------------ arguments
+
+  MPI_Comm comm_of(const Event& ev, FieldId f) {
+    const int64_t id = ev.get(f);
+    if (id == kAbsent) return MPI_COMM_WORLD;
+    if (id == kNull) return MPI_COMM_NULL;
+    auto it = comms_.find(id);
+    if (it != comms_.end()) return it->second;
+    // Communicators the program did not create through a recorded call:
+    // only those that exist in every MPI program can be named.
+    const CommGroup* g = trace_.comms.group_of(id, rank_);
+    if (g && g->members.size() == 1 && g->members[0] == rank_) return comms_[id] = MPI_COMM_SELF;
+    if (g && static_cast<int32_t>(g->members.size()) == trace_.world_size) {
+      bool identity = true;
+      for (std::size_t i = 0; i < g->members.size(); ++i)
+        identity = identity && g->members[i] == static_cast<int32_t>(i);
+      if (identity) return comms_[id] = MPI_COMM_WORLD;
+    }
+    fail(ev, "communicator " + std::to_string(id) +
+                 " was not created by a recorded call and is neither MPI_COMM_WORLD nor MPI_COMM_SELF");
+  }
+
+  MPI_Datatype datatype_of(const Event& ev, FieldId id_field, FieldId size_field) {
+    const int64_t id = ev.get(id_field);
+    if (id == kAbsent) return MPI_BYTE;
+    std::size_t n = 0;
+    const MPI_Datatype* named = mpi_ids::named_datatypes(n);
+    if (id >= 1 && static_cast<std::size_t>(id) <= n) return named[id - 1];
+    // A derived type: any type of the recorded size moves the same bytes.
+    int64_t size = ev.get(size_field);
+    if (size == kAbsent || size < 0) size = 1;
+    auto key = std::make_pair(id, size);
+    auto it = derived_types_.find(key);
+    if (it != derived_types_.end()) return it->second;
+    MPI_Datatype t;
+    PMPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &t);
+    PMPI_Type_commit(&t);
+    derived_types_.emplace(key, t);
+    return t;
+  }
+
+  MPI_Op redop_of(const Event& ev) {
+    const int64_t id = ev.get(f_.redop);
+    if (id == kAbsent) return MPI_SUM;
+    std::size_t n = 0;
+    const MPI_Op* named = mpi_ids::named_ops(n);
+    if (id >= 1 && static_cast<std::size_t>(id) <= n) return named[id - 1];
+    auto it = user_ops_.find(id);
+    if (it != user_ops_.end()) return it->second;
+    MPI_Op op;
+    PMPI_Op_create(
+        [](void*, void*, int*, MPI_Datatype*) {
+          // Payloads are random: a user reduction only has to take as long
+          // as moving the data, not compute anything.
+        },
+        1, &op);
+    user_ops_.emplace(id, op);
+    return op;
+  }
+
+  int count_of(const Event& ev, FieldId f) {
+    const int64_t c = ev.get(f);
+    if (c == kAbsent || c < 0) return 0;
+    if (opts_.message_scale != 1.0 && scaled(ev))
+      return static_cast<int>(std::llround(static_cast<double>(c) * opts_.message_scale));
+    return static_cast<int>(c);
+  }
+
+  std::vector<int> counts_of(const Event& ev, FieldId f) {
+    std::vector<int> out;
+    if (const FieldValue* v = ev.find(f)) {
+      out.reserve(v->list.size());
+      for (int64_t c : v->list) {
+        int64_t x = c < 0 ? 0 : c;
+        if (opts_.message_scale != 1.0 && scaled(ev))
+          x = std::llround(static_cast<double>(x) * opts_.message_scale);
+        out.push_back(static_cast<int>(x));
+      }
+    }
+    return out;
+  }
+
+  static std::size_t extent_of(MPI_Datatype t) {
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_get_extent(t, &lb, &extent);
+    MPI_Aint true_lb = 0, true_extent = 0;
+    PMPI_Type_get_true_extent(t, &true_lb, &true_extent);
+    return static_cast<std::size_t>(std::max<MPI_Aint>({extent, true_extent, 1}));
+  }
+
+  static int rank_arg(int64_t v) {
+    if (v == kAny) return MPI_ANY_SOURCE;
+    if (v == kNull) return MPI_PROC_NULL;
+    if (v == kAbsent) return MPI_PROC_NULL;
+    return static_cast<int>(v);
+  }
+  static int tag_arg(int64_t v) {
+    if (v == kAny) return MPI_ANY_TAG;
+    if (v == kAbsent) return 0;
+    return static_cast<int>(v);
+  }
+
+  static int comm_size(MPI_Comm c) {
+    int n = 0;
+    if (c != MPI_COMM_NULL) PMPI_Comm_size(c, &n);
+    return n;
+  }
+  static int comm_rank(MPI_Comm c) {
+    int r = 0;
+    if (c != MPI_COMM_NULL) PMPI_Comm_rank(c, &r);
+    return r;
+  }
+
+  void fill(std::vector<char>& buf, std::size_t bytes) {
+    if (buf.size() >= bytes) return;
+    const std::size_t old = buf.size();
+    buf.resize(bytes);
+    // Random payload, written once per buffer growth: message contents do
+    // not matter, only that they are not all zero pages.
+    for (std::size_t i = old; i < bytes; i += 64) buf[i] = static_cast<char>(rng_());
+  }
+
+  char* scratch(std::vector<char>& buf, std::size_t bytes) {
+    fill(buf, std::max<std::size_t>(bytes, 1));
+    return buf.data();
+  }
+
+  // ------------------------------------------------------------ requests
+
+  RequestSlot& new_slot() {
+    std::size_t i;
+    if (!free_slots_.empty()) {
+      i = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      i = slots_.size();
+      slots_.emplace_back();
+    }
+    RequestSlot& s = slots_[i];
+    s.in_use = true;
+    s.handle = MPI_REQUEST_NULL;
+    s.persistent = false;
+    current_slot_ = i;
+    return s;
+  }
+
+  // After a request-making call: numbers it the way the recorder does.
+  void made_request(const Event& ev) {
+    RequestSlot& s = slots_[current_slot_];
+    if (s.handle == MPI_REQUEST_NULL) {
+      release(current_slot_);
+      return;
+    }
+    s.number = ++request_events_;
+    by_number_[s.number].push_back(current_slot_);
+    (void)ev;
+  }
+
+  void release(std::size_t i) {
+    RequestSlot& s = slots_[i];
+    if (!s.in_use) return;
+    forget_number(i);
+    s.in_use = false;
+    s.handle = MPI_REQUEST_NULL;
+    free_slots_.push_back(i);
+  }
+
+  void forget_number(std::size_t slot) {
+    auto it = by_number_.find(slots_[slot].number);
+    if (it == by_number_.end()) return;
+    auto& group = it->second;
+    group.erase(std::remove(group.begin(), group.end(), slot), group.end());
+    if (group.empty()) by_number_.erase(it);
+  }
+
+  // Slots named by a completion call's links (backward distances). Requests
+  // started by one MPI_Startall share a number, so repeats of a distance
+  // name the group's requests in order.
+  std::vector<std::ptrdiff_t> linked(const Event& ev) {
+    std::vector<std::ptrdiff_t> out;
+    const FieldValue* links = ev.find(f_.links);
+    if (!links) return out;
+    out.reserve(links->list.size());
+    std::unordered_map<uint64_t, std::size_t> seen;
+    for (int64_t d : links->list) {
+      if (d <= 0 || static_cast<uint64_t>(d) > request_events_) {
+        out.push_back(-1);
+        continue;
+      }
+      const uint64_t number = request_events_ - static_cast<uint64_t>(d) + 1;
+      auto it = by_number_.find(number);
+      const std::size_t k = seen[number]++;
+      if (it == by_number_.end() || k >= it->second.size()) {
+        out.push_back(-1);
+        continue;
+      }
+      out.push_back(static_cast<std::ptrdiff_t>(it->second[k]));
+    }
+    return out;
+  }
+
+  void after_completion(const std::vector<std::ptrdiff_t>& slots,
+                        const std::vector<MPI_Request>& handles) {
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i] < 0) continue;
+      RequestSlot& s = slots_[static_cast<std::size_t>(slots[i])];
+      s.handle = handles[i];
+      if (s.handle == MPI_REQUEST_NULL) release(static_cast<std::size_t>(slots[i]));
+    }
+  }
+
+  // Waits (without completing) until request `i` could complete, so the
+  // recorded call that found it complete finds it complete again.
+  static void await_ready(MPI_Request r) {
+    if (r == MPI_REQUEST_NULL) return;
+    int flag = 0;
+    while (!flag) PMPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
+  }
+
+  void complete(const Event& ev) {
+    const std::string& name = table_[ev.op].name;
+    auto slots = linked(ev);
+    std::vector<MPI_Request> handles(slots.size(), MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (slots[i] >= 0) handles[i] = slots_[static_cast<std::size_t>(slots[i])].handle;
+    const int n = static_cast<int>(handles.size());
+    const int64_t flag = ev.get(f_.flag), index = ev.get(f_.index);
+    int out_flag = 0, out_index = 0, outcount = 0;
+    std::vector<int> indices(handles.size() + 1);
+    MPI_Status st;
+    if (name == "MPI_Wait") {
+      if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
+      MPI_Wait(handles.data(), &st);
+    } else if (name == "MPI_Waitall") {
+      MPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
+    } else if (name == "MPI_Waitany") {
+      if (index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
+      MPI_Waitany(n, handles.data(), &out_index, &st);
+    } else if (name == "MPI_Waitsome") {
+      MPI_Waitsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+    } else if (name == "MPI_Test") {
+      if (n != 1) fail(ev, "MPI_Test without exactly one request link");
+      if (flag == 1) await_ready(handles[0]);
+      MPI_Test(handles.data(), &out_flag, &st);
+    } else if (name == "MPI_Testall") {
+      if (flag == 1)
+        for (MPI_Request r : handles) await_ready(r);
+      MPI_Testall(n, handles.data(), &out_flag, MPI_STATUSES_IGNORE);
+    } else if (name == "MPI_Testany") {
+      if (flag == 1 && index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
+      MPI_Testany(n, handles.data(), &out_index, &out_flag, &st);
+    } else if (name == "MPI_Testsome") {
+      MPI_Testsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+    } else {
+      fail(ev, "not a completion call");
+    }
+    after_completion(slots, handles);
+  }
+
+  // ------------------------------------------------------------ issuing
+
+  void issue(const Event& ev, const OpInfo& info) {
+    switch (info.kind) {
+      case Kind::kAbort: {
+        std::fprintf(stderr, "tracefold replay: rank %d: the trace calls MPI_Abort here\n", rank_);
+        MPI_Abort(comm_of(ev, f_.comm), 1);
+        return;
+      }
+      case Kind::kPcontrol:
+        MPI_Pcontrol(0);
+        return;
+      case Kind::kSend:
+      case Kind::kSendInit:
+        return point_send(ev, info);
+      case Kind::kRecv:
+      case Kind::kRecvInit:
+        return point_recv(ev, info);
+      case Kind::kSendrecv:
+        return sendrecv(ev, info);
+      case Kind::kProbe:
+        return probe(ev, info);
+      case Kind::kMprobe:
+        return mprobe(ev, info);
+      case Kind::kMrecv:
+        return mrecv(ev, info);
+      case Kind::kStart:
+        return start(ev, info);
+      case Kind::kRequestFree:
+      case Kind::kCancel: {
+        auto slots = linked(ev);
+        std::vector<MPI_Request> handles(slots.size(), MPI_REQUEST_NULL);
+        for (std::size_t i = 0; i < slots.size(); ++i)
+          if (slots[i] >= 0) handles[i] = slots_[static_cast<std::size_t>(slots[i])].handle;
+        if (handles.size() != 1) fail(ev, "expected one request link");
+        if (info.kind == Kind::kCancel) {
+          MPI_Cancel(handles.data());
+        } else {
+          MPI_Request_free(handles.data());
+        }
+        after_completion(slots, handles);
+        return;
+      }
+      case Kind::kComplete:
+        return complete(ev);
+      case Kind::kCommDup:
+      case Kind::kCommSplit:
+      case Kind::kCommSplitType:
+      case Kind::kCommCreate:
+      case Kind::kCommCreateGroup:
+      case Kind::kCartCreate:
+      case Kind::kCartSub:
+        return create_comm(ev, info);
+      case Kind::kCommFree: {
+        const int64_t id = ev.get(f_.comm);
+        MPI_Comm c = comm_of(ev, f_.comm);
+        if (c == MPI_COMM_WORLD || c == MPI_COMM_SELF || c == MPI_COMM_NULL)
+          fail(ev, "frees a predefined communicator");
+        MPI_Comm_free(&c);
+        comms_.erase(id);
+        carts_.erase(id);
+        return;
+      }
+      case Kind::kCartQuery:
+        return cart_query(ev, info);
+      case Kind::kTypeCreate:
+      case Kind::kTypeCommit:
+      case Kind::kTypeFree:
+        return datatype_call(ev, info);
+      default:
+        return collective(ev, info);
+    }
+  }
+
+  void point_send(const Event& ev, const OpInfo& info) {
+    MPI_Comm c = comm_of(ev, f_.comm);
+    MPI_Datatype t = datatype_of(ev, f_.dtype, f_.dsize);
+    const int count = count_of(ev, f_.count);
+    const int dest = rank_arg(ev.get(f_.peer));
+    const int tag = tag_arg(ev.get(f_.tag));
+    const std::size_t bytes = static_cast<std::size_t>(count) * extent_of(t);
+    int size = 0;
+    PMPI_Type_size(t, &size);
+    if (dest != MPI_PROC_NULL && info.kind == Kind::kSend)
+      bytes_sent_ += static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+    const std::string& name = info.name;
+    if (!info.nonblocking) {
+      char* buf = scratch(send_buf_, bytes);
+      if (name == "MPI_Send") MPI_Send(buf, count, t, dest, tag, c);
+      else if (name == "MPI_Bsend") MPI_Bsend(buf, count, t, dest, tag, c);
+      else if (name == "MPI_Ssend") MPI_Ssend(buf, count, t, dest, tag, c);
+      else MPI_Rsend(buf, count, t, dest, tag, c);
+      return;
+    }
+    RequestSlot& s = new_slot();
+    char* buf = scratch(s.send, bytes);
+    if (name == "MPI_Isend") MPI_Isend(buf, count, t, dest, tag, c, &s.handle);
+    else if (name == "MPI_Ibsend") MPI_Ibsend(buf, count, t, dest, tag, c, &s.handle);
+    else if (name == "MPI_Issend") MPI_Issend(buf, count, t, dest, tag, c, &s.handle);
+    else if (name == "MPI_Irsend") MPI_Irsend(buf, count, t, dest, tag, c, &s.handle);
+    else {
+      s.persistent = true;
+      persistent_send_bytes_[&s] = static_cast<uint64_t>(count) * static_cast<uint64_t>(size) *
+                                   (dest == MPI_PROC_NULL ? 0 : 1);
+      if (name == "MPI_Send_init") MPI_Send_init(buf, count, t, dest, tag, c, &s.handle);
+      else if (name == "MPI_Bsend_init") MPI_Bsend_init(buf, count, t, dest, tag, c, &s.handle);
+      else if (name == "MPI_Ssend_init") MPI_Ssend_init(buf, count, t, dest, tag, c, &s.handle);
+      else MPI_Rsend_init(buf, count, t, dest, tag, c, &s.handle);
+    }
+    made_request(ev);
+  }
+
+  std::pair<int, int> source_and_tag(const Event& ev, FieldId peer_field, FieldId tag_field) {
+    int src = rank_arg(ev.get(peer_field));
+    int tag = tag_arg(ev.get(tag_field));
+    if (opts_.deterministic) {
+      if (src == MPI_ANY_SOURCE && ev.get(f_.src) != kAbsent) src = rank_arg(ev.get(f_.src));
+      if (tag == MPI_ANY_TAG && ev.get(f_.mtag) != kAbsent) tag = tag_arg(ev.get(f_.mtag));
+    }
+    return {src, tag};
+  }
+
+  void point_recv(const Event& ev, const OpInfo& info) {
+    MPI_Comm c = comm_of(ev, f_.comm);
+    MPI_Datatype t = datatype_of(ev, f_.dtype, f_.dsize);
+    const int count = count_of(ev, f_.count);
+    auto [src, tag] = source_and_tag(ev, f_.peer, f_.tag);
+    const std::size_t bytes = static_cast<std::size_t>(count) * extent_of(t);
+    if (!info.nonblocking) {
+      MPI_Recv(scratch(recv_buf_, bytes), count, t, src, tag, c, MPI_STATUS_IGNORE);
+      return;
+    }
+    RequestSlot& s = new_slot();
+    char* buf = scratch(s.recv, bytes);
+    if (opts_.deterministic && (src == MPI_ANY_SOURCE || tag == MPI_ANY_TAG)) {
+      // The match is on the completion, later: look it up by the number
+      // this request is about to get.
+      auto it = matched_.find(request_events_ + 1);
+      if (it != matched_.end()) {
+        if (src == MPI_ANY_SOURCE && it->second.first != kAbsent) src = rank_arg(it->second.first);
+        if (tag == MPI_ANY_TAG && it->second.second != kAbsent) tag = tag_arg(it->second.second);
+      }
+    }
+    if (info.kind == Kind::kRecvInit) {
+      s.persistent = true;
+      MPI_Recv_init(buf, count, t, src, tag, c, &s.handle);
+    } else {
+      MPI_Irecv(buf, count, t, src, tag, c, &s.handle);
+    }
+    made_request(ev);
+  }
+
+  void sendrecv(const Event& ev, const OpInfo& info) {
+    MPI_Comm c = comm_of(ev, f_.comm);
+    MPI_Datatype st = datatype_of(ev, f_.dtype, f_.dsize);
+    const int scount = count_of(ev, f_.count);
+    const int dest = rank_arg(ev.get(f_.peer));
+    const int stag = tag_arg(ev.get(f_.tag));
+    auto [src, rtag] = source_and_tag(ev, f_.rpeer, f_.rtag);
+    int size = 0;
+    PMPI_Type_size(st, &size);
+    if (dest != MPI_PROC_NULL) bytes_sent_ += static_cast<uint64_t>(scount) * static_cast<uint64_t>(size);
+    if (info.name == "MPI_Sendrecv_replace") {
+      MPI_Sendrecv_replace(scratch(recv_buf_, static_cast<std::size_t>(scount) * extent_of(st)),
+                           scount, st, dest, stag, src, rtag, c, MPI_STATUS_IGNORE);
+      return;
+    }
+    MPI_Datatype rt = datatype_of(ev, f_.rdtype, f_.rdsize);
+    const int rcount = count_of(ev, f_.rcount);
+    char* sbuf = scratch(send_buf_, static_cast<std::size_t>(scount) * extent_of(st));
+    char* rbuf = scratch(recv_buf_, static_cast<std::size_t>(rcount) * extent_of(rt));
+    MPI_Sendrecv(sbuf, scount, st, dest, stag, rbuf, rcount, rt, src, rtag, c, MPI_STATUS_IGNORE);
+  }
+
+  void probe(const Event& ev, const OpInfo& info) {
+    MPI_Comm c = comm_of(ev, f_.comm);
+    auto [src, tag] = source_and_tag(ev, f_.peer, f_.tag);
+    MPI_Status st;
+    if (!info.nonblocking) {
+      MPI_Probe(src, tag, c, &st);
+      return;
+    }
+    if (ev.get(f_.flag) == 1) {
+      // The recorded poll found a message: wait until this one would too.
+      int ready = 0;
+      while (!ready) PMPI_Iprobe(src, tag, c, &ready, MPI_STATUS_IGNORE);
+    }
+    int flag = 0;
+    MPI_Iprobe(src, tag, c, &flag, &st);
+  }
+
+  void mprobe(const Event& ev, const OpInfo& info) {
+    MPI_Comm c = comm_of(ev, f_.comm);
+    auto [src, tag] = source_and_tag(ev, f_.peer, f_.tag);
+    MPI_Message m = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    if (!info.nonblocking) {
+      MPI_Mprobe(src, tag, c, &m, &st);
+    } else {
+      if (ev.get(f_.flag) == 1) {
+        int ready = 0;
+        while (!ready) PMPI_Iprobe(src, tag, c, &ready, MPI_STATUS_IGNORE);
+      }
+      int flag = 0;
+      MPI_Improbe(src, tag, c, &flag, &m, &st);
+      if (!flag) return;
+    }
+    messages_.push_back(m);
+  }
+
+  void mrecv(const Event& ev, const OpInfo& info) {
+    if (messages_.empty()) fail(ev, "receives a probed message, but no MPI_Mprobe found one");
+    MPI_Message m = messages_.front();
+    messages_.pop_front();
+    MPI_Datatype t = datatype_of(ev, f_.dtype, f_.dsize);
+    const int count = count_of(ev, f_.count);
+    const std::size_t bytes = static_cast<std::size_t>(count) * extent_of(t);
+    if (!info.nonblocking) {
+      MPI_Mrecv(scratch(recv_buf_, bytes), count, t, &m, MPI_STATUS_IGNORE);
+      return;
+    }
+    RequestSlot& s = new_slot();
+    MPI_Imrecv(scratch(s.recv, bytes), count, t, &m, &s.handle);
+    made_request(ev);
+  }
+
+  void start(const Event& ev, const OpInfo& info) {
+    auto slots = linked(ev);
+    std::vector<MPI_Request> handles(slots.size(), MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i] < 0) fail(ev, "starts a request the trace never created");
+      handles[i] = slots_[static_cast<std::size_t>(slots[i])].handle;
+      auto it = persistent_send_bytes_.find(&slots_[static_cast<std::size_t>(slots[i])]);
+      if (it != persistent_send_bytes_.end()) bytes_sent_ += it->second;
+    }
+    if (info.name == "MPI_Start") {
+      if (handles.size() != 1) fail(ev, "MPI_Start without exactly one request link");
+      MPI_Start(handles.data());
+    } else {
+      MPI_Startall(static_cast<int>(handles.size()), handles.data());
+    }
+    const uint64_t number = ++request_events_;
+    for (std::ptrdiff_t i : slots) {
+      forget_number(static_cast<std::size_t>(i));
+      slots_[static_cast<std::size_t>(i)].number = number;
+      by_number_[number].push_back(static_cast<std::size_t>(i));
+    }
+  }
+
+  // ------------------------------------------------------------ collectives
+
+  void collective(const Event& ev, const OpInfo& info) {
+    MPI_Comm c = comm_of(ev, f_.comm);
+    const int n = std::max(comm_size(c), 1);
+    const int me = comm_rank(c);
+    RequestSlot* slot = info.nonblocking ? &new_slot() : nullptr;
+    std::vector<char>& sb = slot ? slot->send : send_buf_;
+    std::vector<char>& rb = slot ? slot->recv : recv_buf_;
+    MPI_Request* req = slot ? &slot->handle : nullptr;
+    const int root = ev.get(f_.root) == kAbsent ? 0 : static_cast<int>(ev.get(f_.root));
+    MPI_Datatype t = datatype_of(ev, f_.dtype, f_.dsize);
+    MPI_Datatype rt = ev.get(f_.rdtype) == kAbsent ? t : datatype_of(ev, f_.rdtype, f_.rdsize);
+    const int count = count_of(ev, f_.count), rcount = count_of(ev, f_.rcount);
+    const std::size_t ext = extent_of(t), rext = extent_of(rt);
+    int tsize = 0;
+    PMPI_Type_size(t, &tsize);
+    const auto sz = [](int k) { return static_cast<std::size_t>(std::max(k, 0)); };
+    auto add_sent = [&](uint64_t elements) { bytes_sent_ += elements * static_cast<uint64_t>(tsize); };
+    auto prefix = [](const std::vector<int>& counts, std::vector<int>& displs) {
+      displs.assign(counts.size(), 0);
+      int at = 0;
+      for (std::size_t i = 0; i < counts.size(); ++i) {
+        displs[i] = at;
+        at += counts[i];
+      }
+      return static_cast<std::size_t>(at);
+    };
+    std::vector<int> local_counts, local_displs, local_rcounts, local_rdispls;
+    std::vector<int>& counts = slot ? slot->counts : local_counts;
+    std::vector<int>& displs = slot ? slot->displs : local_displs;
+    std::vector<int>& rcounts = slot ? slot->rcounts : local_rcounts;
+    std::vector<int>& rdispls = slot ? slot->rdispls : local_rdispls;
+    const bool nb = info.nonblocking;
+    switch (info.kind) {
+      case Kind::kBarrier:
+        nb ? MPI_Ibarrier(c, req) : MPI_Barrier(c);
+        break;
+      case Kind::kBcast: {
+        if (me == root) add_sent(sz(count));
+        char* b = scratch(sb, sz(count) * ext);
+        nb ? MPI_Ibcast(b, count, t, root, c, req) : MPI_Bcast(b, count, t, root, c);
+        break;
+      }
+      case Kind::kReduce:
+      case Kind::kAllreduce:
+      case Kind::kScan:
+      case Kind::kExscan: {
+        add_sent(sz(count));
+        MPI_Op op = redop_of(ev);
+        char* s = scratch(sb, sz(count) * ext);
+        char* r = scratch(rb, sz(count) * ext);
+        if (info.kind == Kind::kReduce)
+          nb ? MPI_Ireduce(s, r, count, t, op, root, c, req) : MPI_Reduce(s, r, count, t, op, root, c);
+        else if (info.kind == Kind::kAllreduce)
+          nb ? MPI_Iallreduce(s, r, count, t, op, c, req) : MPI_Allreduce(s, r, count, t, op, c);
+        else if (info.kind == Kind::kScan)
+          nb ? MPI_Iscan(s, r, count, t, op, c, req) : MPI_Scan(s, r, count, t, op, c);
+        else
+          nb ? MPI_Iexscan(s, r, count, t, op, c, req) : MPI_Exscan(s, r, count, t, op, c);
+        break;
+      }
+      case Kind::kReduceScatter: {
+        MPI_Op op = redop_of(ev);
+        rcounts = counts_of(ev, f_.rcounts);
+        rcounts.resize(sz(n), 0);
+        std::size_t total = 0;
+        for (int k : rcounts) total += sz(k);
+        add_sent(total);
+        char* s = scratch(sb, total * ext);
+        char* r = scratch(rb, sz(rcounts[sz(me)]) * ext);
+        nb ? MPI_Ireduce_scatter(s, r, rcounts.data(), t, op, c, req)
+           : MPI_Reduce_scatter(s, r, rcounts.data(), t, op, c);
+        break;
+      }
+      case Kind::kReduceScatterBlock: {
+        MPI_Op op = redop_of(ev);
+        add_sent(sz(count) * sz(n));
+        char* s = scratch(sb, sz(count) * sz(n) * ext);
+        char* r = scratch(rb, sz(count) * ext);
+        nb ? MPI_Ireduce_scatter_block(s, r, count, t, op, c, req)
+           : MPI_Reduce_scatter_block(s, r, count, t, op, c);
+        break;
+      }
+      case Kind::kGather:
+      case Kind::kAllgather:
+      case Kind::kAlltoall: {
+        const std::size_t per = info.kind == Kind::kAlltoall ? sz(n) : 1;
+        add_sent(sz(count) * per);
+        char* s = scratch(sb, sz(count) * per * ext);
+        char* r = scratch(rb, sz(rcount) * sz(n) * rext);
+        if (info.kind == Kind::kGather)
+          nb ? MPI_Igather(s, count, t, r, rcount, rt, root, c, req)
+             : MPI_Gather(s, count, t, r, rcount, rt, root, c);
+        else if (info.kind == Kind::kAllgather)
+          nb ? MPI_Iallgather(s, count, t, r, rcount, rt, c, req)
+             : MPI_Allgather(s, count, t, r, rcount, rt, c);
+        else
+          nb ? MPI_Ialltoall(s, count, t, r, rcount, rt, c, req)
+             : MPI_Alltoall(s, count, t, r, rcount, rt, c);
+        break;
+      }
+      case Kind::kScatter: {
+        if (me == root) add_sent(sz(count) * sz(n));
+        char* s = scratch(sb, sz(count) * sz(n) * ext);
+        char* r = scratch(rb, sz(rcount) * rext);
+        nb ? MPI_Iscatter(s, count, t, r, rcount, rt, root, c, req)
+           : MPI_Scatter(s, count, t, r, rcount, rt, root, c);
+        break;
+      }
+      case Kind::kGatherv:
+      case Kind::kAllgatherv: {
+        rcounts = counts_of(ev, f_.rcounts);
+        const bool have = rcounts.size() == sz(n);
+        if (!have) rcounts.assign(sz(n), 0);
+        const std::size_t total = prefix(rcounts, rdispls);
+        add_sent(sz(count));
+        char* s = scratch(sb, sz(count) * ext);
+        char* r = scratch(rb, total * rext);
+        if (info.kind == Kind::kGatherv) {
+          const int* rc = have ? rcounts.data() : nullptr;
+          const int* rd = have ? rdispls.data() : nullptr;
+          nb ? MPI_Igatherv(s, count, t, r, rc, rd, rt, root, c, req)
+             : MPI_Gatherv(s, count, t, r, rc, rd, rt, root, c);
+        } else {
+          if (!have) fail(ev, "MPI_Allgatherv without recorded receive counts");
+          nb ? MPI_Iallgatherv(s, count, t, r, rcounts.data(), rdispls.data(), rt, c, req)
+             : MPI_Allgatherv(s, count, t, r, rcounts.data(), rdispls.data(), rt, c);
+        }
+        break;
+      }
+      case Kind::kScatterv: {
+        counts = counts_of(ev, f_.counts);
+        const bool have = counts.size() == sz(n);
+        if (!have) counts.assign(sz(n), 0);
+        const std::size_t total = prefix(counts, displs);
+        if (me == root) add_sent(total);
+        char* s = scratch(sb, total * ext);
+        char* r = scratch(rb, sz(rcount) * rext);
+        const int* sc = have ? counts.data() : nullptr;
+        const int* sd = have ? displs.data() : nullptr;
+        nb ? MPI_Iscatterv(s, sc, sd, t, r, rcount, rt, root, c, req)
+           : MPI_Scatterv(s, sc, sd, t, r, rcount, rt, root, c);
+        break;
+      }
+      case Kind::kAlltoallv: {
+        counts = counts_of(ev, f_.counts);
+        rcounts = counts_of(ev, f_.rcounts);
+        if (counts.size() != sz(n) || rcounts.size() != sz(n))
+          fail(ev, "MPI_Alltoallv without recorded count vectors of the communicator's size");
+        const std::size_t stotal = prefix(counts, displs), rtotal = prefix(rcounts, rdispls);
+        add_sent(stotal);
+        char* s = scratch(sb, stotal * ext);
+        char* r = scratch(rb, rtotal * rext);
+        nb ? MPI_Ialltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
+                            c, req)
+           : MPI_Alltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
+                           c);
+        break;
+      }
+      case Kind::kAlltoallw: {
+        counts = counts_of(ev, f_.counts);
+        rcounts = counts_of(ev, f_.rcounts);
+        if (counts.size() != sz(n) || rcounts.size() != sz(n))
+          fail(ev, "MPI_Alltoallw without recorded count vectors of the communicator's size");
+        const std::size_t stotal = prefix(counts, displs), rtotal = prefix(rcounts, rdispls);
+        bytes_sent_ += stotal;
+        std::vector<MPI_Datatype> local_types(sz(n), MPI_BYTE);
+        std::vector<MPI_Datatype>& types = slot ? slot->types : local_types;
+        types.assign(sz(n), MPI_BYTE);
+        char* s = scratch(sb, stotal);
+        char* r = scratch(rb, rtotal);
+        nb ? MPI_Ialltoallw(s, counts.data(), displs.data(), types.data(), r, rcounts.data(),
+                            rdispls.data(), types.data(), c, req)
+           : MPI_Alltoallw(s, counts.data(), displs.data(), types.data(), r, rcounts.data(),
+                           rdispls.data(), types.data(), c);
+        break;
+      }
+      default:
+        fail(ev, "replay does not perform this operation");
+    }
+    if (slot) made_request(ev);
+  }
+
+  // ------------------------------------------------------------ communicators
+
+  const std::vector<int32_t>* members_of(int64_t id) const {
+    const CommGroup* g = trace_.comms.group_of(id, rank_);
+    return g ? &g->members : nullptr;
+  }
+
+  // The recorded members, in their recorded order, as a group (built with
+  // PMPI: group calls are not part of the trace).
+  static MPI_Group group_of_members(const std::vector<int32_t>& world_members) {
+    MPI_Group world, sub;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    std::vector<int> ranks(world_members.begin(), world_members.end());
+    PMPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &sub);
+    PMPI_Group_free(&world);
+    return sub;
+  }
+
+  void create_comm(const Event& ev, const OpInfo& info) {
+    MPI_Comm parent = comm_of(ev, f_.comm);
+    const int64_t id = ev.get(f_.newcomm);
+    MPI_Comm created = MPI_COMM_NULL;
+    switch (info.kind) {
+      case Kind::kCommDup:
+        if (info.name == "MPI_Comm_dup_with_info")
+          MPI_Comm_dup_with_info(parent, MPI_INFO_NULL, &created);
+        else
+          MPI_Comm_dup(parent, &created);
+        break;
+      case Kind::kCommSplit:
+      case Kind::kCommSplitType: {
+        int64_t color = ev.get(f_.color), key = ev.get(f_.key);
+        const int c = color == kUndefined || color == kAbsent ? MPI_UNDEFINED : static_cast<int>(color);
+        const int k = key == kAbsent ? 0 : static_cast<int>(key);
+        if (info.kind == Kind::kCommSplit)
+          MPI_Comm_split(parent, c, k, &created);
+        else
+          MPI_Comm_split_type(parent, c, k, MPI_INFO_NULL, &created);
+        break;
+      }
+      case Kind::kCommCreate:
+      case Kind::kCommCreateGroup: {
+        MPI_Group g = MPI_GROUP_EMPTY;
+        if (id != kNull && id != kAbsent) {
+          const auto* m = members_of(id);
+          if (!m) fail(ev, "communicator " + std::to_string(id) + " has no recorded members for this rank");
+          g = group_of_members(*m);
+        }
+        if (info.kind == Kind::kCommCreate) {
+          MPI_Comm_create(parent, g, &created);
+        } else {
+          const int64_t tag = ev.get(f_.tag);
+          MPI_Comm_create_group(parent, g, tag == kAbsent ? 0 : static_cast<int>(tag), &created);
+        }
+        if (g != MPI_GROUP_EMPTY) PMPI_Group_free(&g);
+        break;
+      }
+      case Kind::kCartCreate: {
+        const int64_t nd = ev.get(f_.ndims);
+        const int ndims = nd == kAbsent || nd < 1 ? 1 : static_cast<int>(nd);
+        // Dimensions are not recorded: the members of the new communicator
+        // give its size, MPI_Dims_create a shape (what most codes use).
+        int size = comm_size(parent);
+        if (id != kNull && id != kAbsent) {
+          if (const auto* m = members_of(id)) size = static_cast<int>(m->size());
+        } else if (auto all = trace_.comms.all().find(id); all != trace_.comms.all().end() &&
+                                                            !all->second.empty()) {
+          size = static_cast<int>(all->second.front().members.size());
+        }
+        std::vector<int> dims(static_cast<std::size_t>(ndims), 0), periods(dims.size(), 0);
+        PMPI_Dims_create(size, ndims, dims.data());
+        MPI_Cart_create(parent, ndims, dims.data(), periods.data(), 0, &created);
+        if (id != kNull && id != kAbsent) carts_[id].dims = dims;
+        break;
+      }
+      case Kind::kCartSub: {
+        const int64_t pid = ev.get(f_.comm);
+        auto cart = carts_.find(pid);
+        if (cart == carts_.end()) fail(ev, "MPI_Cart_sub of a communicator that is not a replayed cartesian one");
+        const auto& dims = cart->second.dims;
+        const auto* want = id == kNull || id == kAbsent ? nullptr : members_of(id);
+        // remain_dims is not recorded: pick the one whose sub-grid holds
+        // exactly the recorded members.
+        std::vector<int> remain(dims.size(), 0);
+        bool found = false;
+        const int me = comm_rank(parent);
+        std::vector<int> my(dims.size());
+        PMPI_Cart_coords(parent, me, static_cast<int>(dims.size()), my.data());
+        for (uint32_t mask = 0; mask < (1u << dims.size()) && !found; ++mask) {
+          std::vector<int32_t> members;
+          const int n = comm_size(parent);
+          for (int r = 0; r < n; ++r) {
+            std::vector<int> co(dims.size());
+            PMPI_Cart_coords(parent, r, static_cast<int>(dims.size()), co.data());
+            bool same = true;
+            for (std::size_t d = 0; d < dims.size(); ++d)
+              if (!(mask & (1u << d)) && co[d] != my[d]) same = false;
+            if (same) members.push_back(world_rank_of(parent, r));
+          }
+          if (want && members == *want) {
+            for (std::size_t d = 0; d < dims.size(); ++d) remain[d] = (mask >> d) & 1u;
+            found = true;
+          }
+        }
+        if (!found) fail(ev, "no sub-grid of the replayed cartesian communicator has the recorded members");
+        MPI_Cart_sub(parent, remain.data(), &created);
+        std::vector<int> sub_dims;
+        for (std::size_t d = 0; d < dims.size(); ++d)
+          if (remain[d]) sub_dims.push_back(dims[d]);
+        if (!sub_dims.empty()) carts_[id].dims = sub_dims;
+        break;
+      }
+      default:
+        fail(ev, "not a communicator constructor");
+    }
+    if (id == kAbsent || id == kNull) {
+      if (created != MPI_COMM_NULL) fail(ev, "the recorded call made no communicator here, the replayed one did");
+      return;
+    }
+    if (created == MPI_COMM_NULL) fail(ev, "the replayed call made no communicator, the recorded one did");
+    comms_[id] = created;
+  }
+
+  int world_rank_of(MPI_Comm c, int r) {
+    MPI_Group g, world;
+    PMPI_Comm_group(c, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    int out = -1;
+    PMPI_Group_translate_ranks(g, 1, &r, world, &out);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&world);
+    return out;
+  }
+
+  void cart_query(const Event& ev, const OpInfo& info) {
+    MPI_Comm c = comm_of(ev, f_.comm);
+    auto cart = carts_.find(ev.get(f_.comm));
+    const int nd = cart == carts_.end() ? 1 : static_cast<int>(cart->second.dims.size());
+    if (info.name == "MPI_Cart_shift") {
+      int s = 0, d = 0;
+      MPI_Cart_shift(c, 0, 1, &s, &d);
+    } else if (info.name == "MPI_Cart_coords") {
+      std::vector<int> co(static_cast<std::size_t>(nd));
+      MPI_Cart_coords(c, comm_rank(c), nd, co.data());
+    } else {
+      std::vector<int> co(static_cast<std::size_t>(nd), 0);
+      int r = 0;
+      MPI_Cart_rank(c, co.data(), &r);
+    }
+  }
+
+  // Type constructors are replayed so the replay's trace has them too; the
+  // types made here are never used for messages (those use types of the
+  // recorded sizes, see datatype_of).
+  void datatype_call(const Event& ev, const OpInfo& info) {
+    if (info.kind == Kind::kTypeCreate) {
+      const int64_t c = ev.get(f_.count);
+      const int count = c == kAbsent || c < 0 ? 1 : static_cast<int>(c);
+      MPI_Datatype t = MPI_DATATYPE_NULL;
+      if (info.name == "MPI_Type_contiguous") {
+        MPI_Type_contiguous(count, MPI_BYTE, &t);
+      } else if (info.name == "MPI_Type_vector") {
+        MPI_Type_vector(count, 1, 1, MPI_BYTE, &t);
+      } else {
+        const int64_t nd = ev.get(f_.ndims);
+        const int ndims = nd == kAbsent || nd < 1 ? 1 : static_cast<int>(nd);
+        std::vector<int> sizes(static_cast<std::size_t>(ndims), 1), starts(sizes.size(), 0);
+        MPI_Type_create_subarray(ndims, sizes.data(), sizes.data(), starts.data(), MPI_ORDER_C,
+                                 MPI_BYTE, &t);
+      }
+      made_types_.push_back({t, false});
+    } else if (info.kind == Kind::kTypeCommit) {
+      for (auto& [t, committed] : made_types_) {
+        if (committed) continue;
+        MPI_Type_commit(&t);
+        committed = true;
+        return;
+      }
+      MPI_Datatype t;
+      PMPI_Type_contiguous(1, MPI_BYTE, &t);
+      MPI_Type_commit(&t);
+      made_types_.push_back({t, true});
+    } else {
+      if (made_types_.empty()) {
+        MPI_Datatype t;
+        PMPI_Type_contiguous(1, MPI_BYTE, &t);
+        MPI_Type_free(&t);
+        return;
+      }
+      MPI_Type_free(&made_types_.front().first);
+      made_types_.pop_front();
+    }
+  }
+
+  const Trace& trace_;
+  const ReplayOptions& opts_;
+  int32_t rank_;
+  std::vector<OpInfo> table_;
+  Fields f_{};
+  std::mt19937_64 rng_;
+  uint64_t calls_ = 0;
+  uint64_t bytes_sent_ = 0;
+  uint64_t position_ = 0;
+  bool saw_finalize_ = false;
+  std::vector<char> send_buf_, recv_buf_;
+  std::deque<RequestSlot> slots_;
+  std::vector<std::size_t> free_slots_;
+  std::size_t current_slot_ = 0;
+  std::unordered_map<uint64_t, std::vector<std::size_t>> by_number_;
+  std::unordered_map<const RequestSlot*, uint64_t> persistent_send_bytes_;
+  uint64_t request_events_ = 0;
+  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> matched_;
+  std::unordered_map<int64_t, MPI_Comm> comms_;
+  std::unordered_map<int64_t, CartInfo> carts_;
+  std::map<std::pair<int64_t, int64_t>, MPI_Datatype> derived_types_;
+  std::unordered_map<int64_t, MPI_Op> user_ops_;
+  std::deque<MPI_Message> messages_;
+  std::deque<std::pair<MPI_Datatype, bool>> made_types_;
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------ driver
+
+namespace {
+
+bool uses_bsend(const Trace& t) {
+  for (const Node& n : t.nodes) {
+    const std::string& name = OpTable::name(n.key.op);
+    if (name == "MPI_Bsend" || name == "MPI_Ibsend" || name == "MPI_Bsend_init") return true;
+  }
+  return false;
+}
+
+// Every rank reaches the same verdict; rank 0 says it once.
+int refuse(int rank, const std::string& what) {
+  if (rank == 0) std::fprintf(stderr, "tracefold replay: error: %s\n", what.c_str());
+  PMPI_Finalize();
+  return 2;
+}
+
+}  // namespace
+
+int run_replay(const std::string& trace_path, const ReplayOptions& options, int* argc, char*** argv) {
+  // The trace decides which MPI_Init variant to call, so it is read first.
+  Trace trace;
+  std::string load_error;
+  try {
+    trace = load_trace(trace_path);
+    check_replayable(trace);
+  } catch (const std::exception& ex) {
+    load_error = ex.what();
+  }
+  bool init_thread = false;
+  if (load_error.empty() && trace.world_size > 0) {
+    try {
+      RankIterator first(trace, 0);
+      Event ev;
+      if (first.next(ev)) init_thread = OpTable::name(ev.op) == "MPI_Init_thread";
+    } catch (const std::exception& ex) {
+      load_error = ex.what();
+    }
+  }
+  if (init_thread) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+  } else {
+    MPI_Init(argc, argv);
+  }
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (!load_error.empty()) return refuse(rank, load_error);
+  if (size != trace.world_size)
+    return refuse(rank, trace_path + " was recorded with " + std::to_string(trace.world_size) +
+                            " ranks; run the replay with mpirun -np " +
+                            std::to_string(trace.world_size) + " (this run has " +
+                            std::to_string(size) + ")");
+  const bool probabilistic = options.probabilistic.value_or(!trace.lossy.empty());
+  if (probabilistic)
+    return refuse(rank, trace_path + " is lossy (" + trace.lossy +
+                            "): probabilistic replay is not available yet");
+
+  MPI_Comm control;  // private: the replay's own coordination is not traced
+  PMPI_Comm_dup(MPI_COMM_WORLD, &control);
+  std::vector<char> bsend_buffer;
+  if (uses_bsend(trace)) {
+    bsend_buffer.resize(64u << 20);
+    PMPI_Buffer_attach(bsend_buffer.data(), static_cast<int>(bsend_buffer.size()));
+  }
+
+  Engine engine(trace, options, rank);
+  int failed = 0;
+  std::string error;
+  PMPI_Barrier(control);
+  const double t0 = PMPI_Wtime();
+  try {
+    if (options.deterministic) engine.prescan_wildcards();
+    engine.run();
+  } catch (const std::exception& ex) {
+    failed = 1;
+    error = ex.what();
+  }
+  const double elapsed = PMPI_Wtime() - t0;
+  if (failed) {
+    // Other ranks may be blocked in a call this rank will never make.
+    std::fprintf(stderr, "tracefold replay: error: %s\n", error.c_str());
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+    return 2;
+  }
+  double wall = 0;
+  unsigned long long mine[2] = {engine.calls(), engine.bytes_sent()}, total[2] = {0, 0};
+  PMPI_Reduce(&elapsed, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, control);
+  PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, control);
+  if (!bsend_buffer.empty()) {
+    void* b = nullptr;
+    int s = 0;
+    PMPI_Buffer_detach(&b, &s);
+  }
+  PMPI_Comm_free(&control);
+  if (rank == 0) {
+    ReplaySummary sum;
+    sum.ranks = size;
+    sum.wall_seconds = wall;
+    sum.calls = total[0];
+    sum.bytes_sent = total[1];
+    sum.probabilistic = probabilistic;
+    std::string line = sum.line();
+    if (options.compare_time && *options.compare_time > 0) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, ", original %.3f s, error %.1f%%", *options.compare_time,
+                    100.0 * std::fabs(wall - *options.compare_time) / *options.compare_time);
+      line += buf;
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+  MPI_Finalize();
+  return 0;
+}
+
+}  // namespace tracefold
