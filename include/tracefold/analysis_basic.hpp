@@ -28,7 +28,17 @@ using EventSource = std::function<bool(Event&)>;
 
 struct DiffOptions {
   bool ignore_callsites = false;
+  /// Polls (MPI_Test*, MPI_Iprobe, MPI_Improbe) are compared by operation
+  /// only: whether a poll found its request complete, and so which request a
+  /// later poll still names, depends on timing, not on the program.
+  bool ignore_polls = false;
+  /// The matched source/tag of wildcard receives (`src`, `mtag`) are not
+  /// compared: which sender a wildcard matches depends on timing.
+  bool ignore_matched = false;
 };
+
+/// True for the polling calls DiffOptions::ignore_polls relaxes.
+bool is_poll(OpId op);
 
 /// Compares two event streams of one rank. Call sites are compared by their
 /// frames (via the two site tables), never by id.

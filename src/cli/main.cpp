@@ -437,6 +437,10 @@ int main(int argc, char** argv) {
   diff->add_option("a", diff_a, "Trace file or raw-log directory")->required()->check(CLI::ExistingPath);
   diff->add_option("b", diff_b, "Trace file or raw-log directory")->required()->check(CLI::ExistingPath);
   diff->add_flag("--ignore-callsites", diff_opts.ignore_callsites, "Compare without call-site signatures");
+  diff->add_flag("--ignore-polls", diff_opts.ignore_polls,
+                 "Compare polls (MPI_Test*, MPI_Iprobe) by operation only: their outcomes depend on timing");
+  diff->add_flag("--ignore-matched", diff_opts.ignore_matched,
+                 "Do not compare which source/tag a wildcard receive matched (src, mtag)");
 
   std::string print_path;
   auto* print = app.add_subcommand("print", "Readable, indented view of loops, ranklists and parameters");

@@ -27,10 +27,23 @@ std::string field_text(const FieldValue* f) {
 
 }  // namespace
 
+bool is_poll(OpId op) {
+  static const std::vector<OpId> polls = [] {
+    std::vector<OpId> v;
+    for (const char* n : {"MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Testsome", "MPI_Iprobe",
+                          "MPI_Improbe"})
+      if (auto id = OpTable::find(n)) v.push_back(*id);
+    return v;
+  }();
+  return std::find(polls.begin(), polls.end(), op) != polls.end();
+}
+
 std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const SiteTable& sa,
                                       const EventSource& b, const SiteTable& sb,
                                       const DiffOptions& options) {
   Event ea, eb;
+  const FieldId src_field = FieldTable::src();
+  const FieldId mtag_field = FieldTable::intern("mtag", FieldKind::kScalar);
   for (uint64_t pos = 0;; ++pos) {
     const bool ha = a(ea), hb = b(eb);
     if (!ha && !hb) return std::nullopt;
@@ -42,12 +55,14 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
     if (!options.ignore_callsites && sa.at(ea.site) != sb.at(eb.site))
       return Difference{rank, pos, "site", SiteTable::format(sa.at(ea.site)),
                         SiteTable::format(sb.at(eb.site))};
+    if (options.ignore_polls && is_poll(ea.op)) continue;
     std::vector<FieldId> ids;
     for (const auto& f : ea.fields) ids.push_back(f.field);
     for (const auto& f : eb.fields) ids.push_back(f.field);
     std::sort(ids.begin(), ids.end(), FieldTable::print_before);
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (FieldId id : ids) {
+      if (options.ignore_matched && (id == src_field || id == mtag_field)) continue;
       const FieldValue* fa = ea.find(id);
       const FieldValue* fb = eb.find(id);
       if (!fa || !fb || !(*fa == *fb))

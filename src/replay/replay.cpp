@@ -190,8 +190,12 @@ class Engine {
     comms_[CommTable::kWorld] = MPI_COMM_WORLD;
   }
 
-  ~Engine() {
+  // Before MPI_Finalize (not in a destructor: MPI must still be running).
+  void release_mpi_objects() {
     for (auto& [key, t] : derived_types_) PMPI_Type_free(&t);
+    derived_types_.clear();
+    for (auto& [id, op] : user_ops_) PMPI_Op_free(&op);
+    user_ops_.clear();
   }
 
   // Resolves wildcard matches ahead of time (deterministic mode): the
@@ -565,28 +569,27 @@ class Engine {
     const int64_t flag = ev.get(f_.flag), index = ev.get(f_.index);
     int out_flag = 0, out_index = 0, outcount = 0;
     std::vector<int> indices(handles.size() + 1);
-    MPI_Status st;
     if (name == "MPI_Wait") {
       if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
-      MPI_Wait(handles.data(), &st);
+      MPI_Wait(handles.data(), status_like(ev));
     } else if (name == "MPI_Waitall") {
       MPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
     } else if (name == "MPI_Waitany") {
       if (index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
-      MPI_Waitany(n, handles.data(), &out_index, &st);
+      MPI_Waitany(n, handles.data(), &out_index, status_like(ev));
     } else if (name == "MPI_Waitsome") {
       MPI_Waitsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
     } else if (name == "MPI_Test") {
       if (n != 1) fail(ev, "MPI_Test without exactly one request link");
       if (flag == 1) await_ready(handles[0]);
-      MPI_Test(handles.data(), &out_flag, &st);
+      MPI_Test(handles.data(), &out_flag, status_like(ev));
     } else if (name == "MPI_Testall") {
       if (flag == 1)
         for (MPI_Request r : handles) await_ready(r);
       MPI_Testall(n, handles.data(), &out_flag, MPI_STATUSES_IGNORE);
     } else if (name == "MPI_Testany") {
       if (flag == 1 && index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
-      MPI_Testany(n, handles.data(), &out_index, &out_flag, &st);
+      MPI_Testany(n, handles.data(), &out_index, &out_flag, status_like(ev));
     } else if (name == "MPI_Testsome") {
       MPI_Testsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
     } else {
@@ -707,6 +710,12 @@ class Engine {
     made_request(ev);
   }
 
+  // The recorder notes a wildcard's match only when the call had a status;
+  // ask for one exactly when the original call did, so both traces agree.
+  MPI_Status* status_like(const Event& ev) {
+    return ev.get(f_.src) != kAbsent || ev.get(f_.mtag) != kAbsent ? &status_ : MPI_STATUS_IGNORE;
+  }
+
   std::pair<int, int> source_and_tag(const Event& ev, FieldId peer_field, FieldId tag_field) {
     int src = rank_arg(ev.get(peer_field));
     int tag = tag_arg(ev.get(tag_field));
@@ -724,7 +733,7 @@ class Engine {
     auto [src, tag] = source_and_tag(ev, f_.peer, f_.tag);
     const std::size_t bytes = static_cast<std::size_t>(count) * extent_of(t);
     if (!info.nonblocking) {
-      MPI_Recv(scratch(recv_buf_, bytes), count, t, src, tag, c, MPI_STATUS_IGNORE);
+      MPI_Recv(scratch(recv_buf_, bytes), count, t, src, tag, c, status_like(ev));
       return;
     }
     RequestSlot& s = new_slot();
@@ -759,22 +768,21 @@ class Engine {
     if (dest != MPI_PROC_NULL) bytes_sent_ += static_cast<uint64_t>(scount) * static_cast<uint64_t>(size);
     if (info.name == "MPI_Sendrecv_replace") {
       MPI_Sendrecv_replace(scratch(recv_buf_, static_cast<std::size_t>(scount) * extent_of(st)),
-                           scount, st, dest, stag, src, rtag, c, MPI_STATUS_IGNORE);
+                           scount, st, dest, stag, src, rtag, c, status_like(ev));
       return;
     }
     MPI_Datatype rt = datatype_of(ev, f_.rdtype, f_.rdsize);
     const int rcount = count_of(ev, f_.rcount);
     char* sbuf = scratch(send_buf_, static_cast<std::size_t>(scount) * extent_of(st));
     char* rbuf = scratch(recv_buf_, static_cast<std::size_t>(rcount) * extent_of(rt));
-    MPI_Sendrecv(sbuf, scount, st, dest, stag, rbuf, rcount, rt, src, rtag, c, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(sbuf, scount, st, dest, stag, rbuf, rcount, rt, src, rtag, c, status_like(ev));
   }
 
   void probe(const Event& ev, const OpInfo& info) {
     MPI_Comm c = comm_of(ev, f_.comm);
     auto [src, tag] = source_and_tag(ev, f_.peer, f_.tag);
-    MPI_Status st;
     if (!info.nonblocking) {
-      MPI_Probe(src, tag, c, &st);
+      MPI_Probe(src, tag, c, status_like(ev));
       return;
     }
     if (ev.get(f_.flag) == 1) {
@@ -783,23 +791,22 @@ class Engine {
       while (!ready) PMPI_Iprobe(src, tag, c, &ready, MPI_STATUS_IGNORE);
     }
     int flag = 0;
-    MPI_Iprobe(src, tag, c, &flag, &st);
+    MPI_Iprobe(src, tag, c, &flag, status_like(ev));
   }
 
   void mprobe(const Event& ev, const OpInfo& info) {
     MPI_Comm c = comm_of(ev, f_.comm);
     auto [src, tag] = source_and_tag(ev, f_.peer, f_.tag);
     MPI_Message m = MPI_MESSAGE_NULL;
-    MPI_Status st;
     if (!info.nonblocking) {
-      MPI_Mprobe(src, tag, c, &m, &st);
+      MPI_Mprobe(src, tag, c, &m, status_like(ev));
     } else {
       if (ev.get(f_.flag) == 1) {
         int ready = 0;
         while (!ready) PMPI_Iprobe(src, tag, c, &ready, MPI_STATUS_IGNORE);
       }
       int flag = 0;
-      MPI_Improbe(src, tag, c, &flag, &m, &st);
+      MPI_Improbe(src, tag, c, &flag, &m, status_like(ev));
       if (!flag) return;
     }
     messages_.push_back(m);
@@ -813,7 +820,7 @@ class Engine {
     const int count = count_of(ev, f_.count);
     const std::size_t bytes = static_cast<std::size_t>(count) * extent_of(t);
     if (!info.nonblocking) {
-      MPI_Mrecv(scratch(recv_buf_, bytes), count, t, &m, MPI_STATUS_IGNORE);
+      MPI_Mrecv(scratch(recv_buf_, bytes), count, t, &m, status_like(ev));
       return;
     }
     RequestSlot& s = new_slot();
@@ -1245,6 +1252,7 @@ class Engine {
   std::map<std::pair<int64_t, int64_t>, MPI_Datatype> derived_types_;
   std::unordered_map<int64_t, MPI_Op> user_ops_;
   std::deque<MPI_Message> messages_;
+  MPI_Status status_{};
   std::deque<std::pair<MPI_Datatype, bool>> made_types_;
 };
 
@@ -1327,6 +1335,7 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   try {
     if (options.deterministic) engine.prescan_wildcards();
     engine.run();
+    engine.release_mpi_objects();
   } catch (const std::exception& ex) {
     failed = 1;
     error = ex.what();
