@@ -52,6 +52,9 @@ struct ReplayOptions {
   std::optional<double> compare_time;
   /// Probabilistic replay: nullopt = automatic (on when the trace is lossy).
   std::optional<bool> probabilistic;
+  /// Rank 0 writes `RANK OP CALLS BYTES_SENT` lines here (every rank, every
+  /// operation issued).
+  std::optional<std::string> counts_file;
 };
 
 /// What one replay did, summed over ranks (filled on rank 0).

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "Seed of the random streams (timing samples, probabilistic choices)");
   app.add_option("--compare-time", compare, "Original run time in seconds: report the replay's error against it");
   app.add_flag("--probabilistic", probabilistic, "Force probabilistic replay (automatic for lossy traces)");
+  std::string counts;
+  app.add_option("--counts", counts, "Write 'RANK OP CALLS BYTES_SENT' lines for every rank and operation to FILE");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   o.timing = timing == "sample" ? tracefold::TimingMode::kSample : tracefold::TimingMode::kMean;
   if (compare > 0) o.compare_time = compare;
   if (probabilistic) o.probabilistic = true;
+  if (!counts.empty()) o.counts_file = counts;
   if (!sites.empty()) {
     std::stringstream ss(sites);
     std::string item;

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lossy.hpp"
 #include "mpi_ids.hpp"
 #include "replay_internal.hpp"
 #include "tracefold/expand.hpp"
@@ -240,11 +241,279 @@ class Engine {
         saw_finalize_ = true;
         break;
       }
-      issue(ev, info);
+      const uint64_t sent_before = bytes_sent_;
+      if (prob_) {
+        lossy_->resolve(ev, it.current_node(), is_collective(info));
+        est_ns_ += static_cast<double>(std::max<int64_t>(ev.compute_ns, 0));
+        post_due();
+        issue_probabilistic(ev, info);
+        est_ns_ += static_cast<double>(std::max<int64_t>(ev.comm_ns, 0));
+      } else {
+        issue(ev, info);
+      }
       ++calls_;
       ++position_;
+      auto& c = per_op_[ev.op];
+      ++c.first;
+      c.second += bytes_sent_ - sent_before;
+    }
+    if (prob_) finish_probabilistic();
+  }
+
+  /// Calls and bytes sent per operation, in op-id order.
+  const std::map<OpId, std::pair<uint64_t, uint64_t>>& per_op() const { return per_op_; }
+
+  // ------------------------------------------------------------ probabilistic replay
+  //
+  // Seed 000, 5.2.6: with destinations and sizes drawn from histograms, a
+  // receiver cannot read its receives off its own trace. Every rank instead
+  // issues everything but receives from its own context, and works out the
+  // messages addressed to it by walking the other ranks' contexts (send
+  // events only, making the same coordinated draws they make). Those
+  // receives are posted in the order of the senders' estimated send times,
+  // as this rank's own estimated time passes them; whenever this rank would
+  // block, it posts further receives while it waits, so no rank can wait
+  // for a receive that is never posted.
+  void enable_probabilistic() {
+    prob_ = true;
+    lossy_ = std::make_unique<LossyResolver>(trace_, rank_, opts_.seed);
+    plan_incoming();
+  }
+
+ private:
+  struct Incoming {
+    double est_ns = 0;
+    int32_t sender = 0;    // world rank
+    int64_t comm = 0;
+    int source = 0;        // sender's rank in comm
+    int tag = 0;
+    int count = 0;
+    int64_t dtype = kAbsent, dsize = kAbsent;
+    uint64_t order = 0;    // tie-break: sender's order
+  };
+  struct Posted {
+    MPI_Request handle = MPI_REQUEST_NULL;
+    std::vector<char> buf;
+  };
+
+  static bool is_collective(const OpInfo& info) {
+    switch (info.kind) {
+      case Kind::kBarrier: case Kind::kBcast: case Kind::kReduce: case Kind::kAllreduce:
+      case Kind::kScan: case Kind::kExscan: case Kind::kGather: case Kind::kGatherv:
+      case Kind::kScatter: case Kind::kScatterv: case Kind::kAllgather: case Kind::kAllgatherv:
+      case Kind::kAlltoall: case Kind::kAlltoallv: case Kind::kAlltoallw: case Kind::kReduceScatter:
+      case Kind::kReduceScatterBlock: case Kind::kCommDup: case Kind::kCommSplit:
+      case Kind::kCommSplitType: case Kind::kCommCreate: case Kind::kCommCreateGroup:
+      case Kind::kCartCreate: case Kind::kCartSub:
+        return true;
+      default:
+        return false;
     }
   }
+
+  void add_incoming(int32_t sender, const Event& ev, double est, uint64_t order) {
+    const int64_t peer = ev.get(f_.peer);
+    if (is_sentinel(peer)) return;
+    const int64_t comm = ev.get(f_.comm) == kAbsent ? CommTable::kWorld : ev.get(f_.comm);
+    const CommGroup* g = trace_.comms.group_of(comm, sender);
+    if (!g || peer < 0 || peer >= static_cast<int64_t>(g->members.size())) return;
+    if (g->members[static_cast<std::size_t>(peer)] != rank_) return;
+    Incoming in;
+    in.est_ns = est;
+    in.sender = sender;
+    in.comm = comm;
+    in.source = trace_.comms.rank_in(comm, sender);
+    in.tag = tag_arg(ev.get(f_.tag));
+    in.count = count_of(ev, f_.count);
+    in.dtype = ev.get(f_.dtype);
+    in.dsize = ev.get(f_.dsize);
+    in.order = order;
+    incoming_.push_back(in);
+  }
+
+  void plan_incoming() {
+    for (int32_t s = 0; s < trace_.world_size; ++s) {
+      LossyResolver draws(trace_, s, opts_.seed);
+      RankIterator it(trace_, s);
+      Event ev;
+      double t = 0;
+      uint64_t numbers = 0, order = 0;
+      std::unordered_map<uint64_t, std::vector<Event>> persistent;  // number -> send inits
+      while (it.next(ev)) {
+        const OpInfo& info = table_[ev.op];
+        t += static_cast<double>(std::max<int64_t>(ev.compute_ns, 0));
+        const bool send = info.kind == Kind::kSend || info.kind == Kind::kSendrecv;
+        if (send || info.kind == Kind::kSendInit) draws.resolve(ev, it.current_node(), false);
+        if (send) add_incoming(s, ev, t, order++);
+        if (creates_request(info)) {
+          ++numbers;
+          if (info.kind == Kind::kSendInit) persistent[numbers].push_back(ev);
+        }
+        if (info.kind == Kind::kStart) {
+          std::vector<Event> started;
+          std::unordered_map<uint64_t, std::size_t> seen;
+          if (const FieldValue* links = ev.find(f_.links)) {
+            for (int64_t d : links->list) {
+              if (d <= 0 || static_cast<uint64_t>(d) > numbers) continue;
+              const uint64_t n = numbers - static_cast<uint64_t>(d) + 1;
+              auto p = persistent.find(n);
+              const std::size_t k = seen[n]++;
+              if (p == persistent.end() || k >= p->second.size()) continue;
+              started.push_back(p->second[k]);
+            }
+          }
+          ++numbers;
+          for (const Event& init : started) add_incoming(s, init, t, order++);
+          // A started persistent request is named by the start from now on.
+          if (!started.empty()) persistent[numbers] = started;
+        }
+        t += static_cast<double>(std::max<int64_t>(ev.comm_ns, 0));
+      }
+    }
+    std::stable_sort(incoming_.begin(), incoming_.end(), [](const Incoming& a, const Incoming& b) {
+      return a.est_ns < b.est_ns;
+    });
+    // MPI matches messages of one sender, tag and communicator in order:
+    // post them in the sender's order whatever their estimated times.
+    std::map<std::tuple<int32_t, int64_t, int>, std::vector<std::size_t>> streams;
+    for (std::size_t i = 0; i < incoming_.size(); ++i)
+      streams[{incoming_[i].sender, incoming_[i].comm, incoming_[i].tag}].push_back(i);
+    std::vector<Incoming> ordered = incoming_;
+    for (auto& [key, idx] : streams) {
+      std::vector<Incoming> msgs;
+      for (std::size_t i : idx) msgs.push_back(incoming_[i]);
+      std::sort(msgs.begin(), msgs.end(), [](const Incoming& a, const Incoming& b) { return a.order < b.order; });
+      for (std::size_t k = 0; k < idx.size(); ++k) {
+        const double slot_time = incoming_[idx[k]].est_ns;
+        ordered[idx[k]] = msgs[k];
+        ordered[idx[k]].est_ns = slot_time;
+      }
+    }
+    incoming_ = std::move(ordered);
+  }
+
+  // Posts the next planned receive if its communicator exists here yet.
+  bool post_next() {
+    if (next_incoming_ >= incoming_.size()) return false;
+    const Incoming& in = incoming_[next_incoming_];
+    auto c = comms_.find(in.comm);
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (c != comms_.end()) comm = c->second;
+    else if (in.comm == CommTable::kWorld) comm = MPI_COMM_WORLD;
+    if (comm == MPI_COMM_NULL) return false;  // made later by this rank
+    Event shape;
+    if (in.dtype != kAbsent) shape.set(f_.dtype, in.dtype);
+    if (in.dsize != kAbsent) shape.set(f_.dsize, in.dsize);
+    MPI_Datatype t = datatype_of(shape, f_.dtype, f_.dsize);
+    posted_.emplace_back();
+    Posted& p = posted_.back();
+    p.buf.resize(std::max<std::size_t>(static_cast<std::size_t>(in.count) * extent_of(t), 1));
+    PMPI_Irecv(p.buf.data(), in.count, t, in.source, in.tag, comm, &p.handle);
+    ++next_incoming_;
+    return true;
+  }
+
+  void post_due() {
+    while (next_incoming_ < incoming_.size() && incoming_[next_incoming_].est_ns <= est_ns_)
+      if (!post_next()) break;
+    // Completed receives give their buffers back.
+    while (!posted_.empty()) {
+      int done = 0;
+      PMPI_Test(&posted_.front().handle, &done, MPI_STATUS_IGNORE);
+      if (!done) break;
+      posted_.pop_front();
+    }
+  }
+
+  void post_all_postable() {
+    while (post_next()) {
+    }
+  }
+
+  // Waits until every request in `handles` could complete, posting planned
+  // receives while it waits (the sender this rank waits for may itself be
+  // waiting for one of them).
+  void progress_until_ready(const std::vector<MPI_Request>& handles, bool any = false) {
+    uint64_t idle = 0;
+    for (;;) {
+      bool all = true, some = false, active = false;
+      for (MPI_Request r : handles) {
+        if (r == MPI_REQUEST_NULL) continue;
+        active = true;
+        int flag = 0;
+        PMPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
+        if (flag) some = true;
+        else all = false;
+      }
+      if (!active || (any ? some : all)) return;
+      if (++idle % 64 == 0) post_next();
+    }
+  }
+
+  void finish_probabilistic() {
+    post_all_postable();
+    if (next_incoming_ < incoming_.size()) {
+      const Incoming& in = incoming_[next_incoming_];
+      throw ReplayError("rank " + std::to_string(rank_) + ": a message from rank " +
+                        std::to_string(in.sender) + " is planned on communicator " +
+                        std::to_string(in.comm) + ", which this rank never created");
+    }
+    for (Posted& p : posted_) PMPI_Wait(&p.handle, MPI_STATUS_IGNORE);
+    posted_.clear();
+  }
+
+  void send_now(const Event& ev, int dest, int tag, MPI_Comm c) {
+    MPI_Datatype t = datatype_of(ev, f_.dtype, f_.dsize);
+    const int count = count_of(ev, f_.count);
+    int size = 0;
+    PMPI_Type_size(t, &size);
+    if (dest != MPI_PROC_NULL) bytes_sent_ += static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+    MPI_Request r;
+    PMPI_Isend(scratch(send_buf_, static_cast<std::size_t>(count) * extent_of(t)), count, t, dest, tag, c, &r);
+    progress_until_ready({r});
+    PMPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+
+  void issue_probabilistic(const Event& ev, const OpInfo& info) {
+    switch (info.kind) {
+      case Kind::kRecv:
+      case Kind::kRecvInit:
+        // Posted from the plan instead; a request-making receive still
+        // takes its number so later links resolve.
+        if (info.nonblocking) ++request_events_;
+        return;
+      case Kind::kProbe:
+      case Kind::kMprobe:
+      case Kind::kMrecv:
+        if (info.kind == Kind::kMrecv && info.nonblocking) ++request_events_;
+        return;
+      case Kind::kSend:
+        if (!info.nonblocking) {
+          send_now(ev, rank_arg(ev.get(f_.peer)), tag_arg(ev.get(f_.tag)), comm_of(ev, f_.comm));
+          return;
+        }
+        return point_send(ev, info);
+      case Kind::kSendrecv:
+        send_now(ev, rank_arg(ev.get(f_.peer)), tag_arg(ev.get(f_.tag)), comm_of(ev, f_.comm));
+        return;
+      case Kind::kComplete: {
+        const std::string& name = info.name;
+        if (name.rfind("MPI_Wait", 0) == 0) {
+          auto slots = linked(ev);
+          std::vector<MPI_Request> handles;
+          for (std::ptrdiff_t i : slots)
+            if (i >= 0) handles.push_back(slots_[static_cast<std::size_t>(i)].handle);
+          progress_until_ready(handles, name == "MPI_Waitany" || name == "MPI_Waitsome");
+        }
+        return complete(ev);
+      }
+      default:
+        if (is_collective(info) && !info.nonblocking) post_all_postable();
+        return issue(ev, info);
+    }
+  }
+
+ public:
 
   uint64_t calls() const { return calls_; }
   uint64_t bytes_sent() const { return bytes_sent_; }
@@ -1253,6 +1522,13 @@ class Engine {
   std::unordered_map<int64_t, MPI_Op> user_ops_;
   std::deque<MPI_Message> messages_;
   MPI_Status status_{};
+  std::map<OpId, std::pair<uint64_t, uint64_t>> per_op_;
+  bool prob_ = false;
+  std::unique_ptr<LossyResolver> lossy_;
+  double est_ns_ = 0;
+  std::vector<Incoming> incoming_;
+  std::size_t next_incoming_ = 0;
+  std::deque<Posted> posted_;
   std::deque<std::pair<MPI_Datatype, bool>> made_types_;
 };
 
@@ -1315,9 +1591,6 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
                             std::to_string(trace.world_size) + " (this run has " +
                             std::to_string(size) + ")");
   const bool probabilistic = options.probabilistic.value_or(!trace.lossy.empty());
-  if (probabilistic)
-    return refuse(rank, trace_path + " is lossy (" + trace.lossy +
-                            "): probabilistic replay is not available yet");
 
   MPI_Comm control;  // private: the replay's own coordination is not traced
   PMPI_Comm_dup(MPI_COMM_WORLD, &control);
@@ -1333,7 +1606,8 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   PMPI_Barrier(control);
   const double t0 = PMPI_Wtime();
   try {
-    if (options.deterministic) engine.prescan_wildcards();
+    if (probabilistic) engine.enable_probabilistic();
+    else if (options.deterministic) engine.prescan_wildcards();
     engine.run();
     engine.release_mpi_objects();
   } catch (const std::exception& ex) {
@@ -1355,6 +1629,33 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
     void* b = nullptr;
     int s = 0;
     PMPI_Buffer_detach(&b, &s);
+  }
+  if (options.counts_file) {
+    // rank op calls bytes: what each rank issued, for checks against a trace.
+    std::string mine_text;
+    for (const auto& [op, cb] : engine.per_op())
+      mine_text += std::to_string(rank) + " " + OpTable::name(op) + " " + std::to_string(cb.first) +
+                   " " + std::to_string(cb.second) + "\n";
+    int len = static_cast<int>(mine_text.size());
+    std::vector<int> lens(static_cast<std::size_t>(size)), displs(lens.size());
+    PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, control);
+    std::string all;
+    if (rank == 0) {
+      int at = 0;
+      for (std::size_t i = 0; i < lens.size(); ++i) {
+        displs[i] = at;
+        at += lens[i];
+      }
+      all.resize(static_cast<std::size_t>(at));
+    }
+    PMPI_Gatherv(mine_text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+                 control);
+    if (rank == 0) {
+      std::FILE* f = std::fopen(options.counts_file->c_str(), "w");
+      if (!f || std::fwrite(all.data(), 1, all.size(), f) != all.size())
+        std::fprintf(stderr, "tracefold replay: error: cannot write %s\n", options.counts_file->c_str());
+      if (f) std::fclose(f);
+    }
   }
   PMPI_Comm_free(&control);
   if (rank == 0) {
