@@ -345,6 +345,8 @@ int cmd_record(std::vector<std::string> command, std::string output, const std::
 
 }  // namespace
 
+void add_export_commands(CLI::App& app);  // cmd_export.cpp: export, report, stats files
+
 int main(int argc, char** argv) {
   CLI::App app{"tracefold: scalable tracing and analysis of MPI applications"};
   app.require_subcommand(1);
@@ -414,6 +416,7 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
+  add_export_commands(app);
 
   // `record` takes the command after `--` verbatim (options like -np must
   // reach the launcher in order), so split it off before CLI11 sees it.
