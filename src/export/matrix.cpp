@@ -63,7 +63,7 @@ void write_matrix_csv(std::ostream& out, const CommMatrix& m) {
 void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string& title) {
   const int n = std::max(1, m.size);
   const int cell = std::clamp(480 / n, 3, 28);
-  const int left = 64, top = 48, grid = cell * n, legend_w = 16;
+  const int left = 64, top = 56, grid = cell * n, legend_w = 16;
   const int width = left + grid + 100, height = top + grid + 56;
   const uint64_t max = max_of(m.bytes);
   const int step = label_step(n);
@@ -74,7 +74,7 @@ void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string&
   out << "<rect width=\"" << width << "\" height=\"" << height << "\" fill=\"#ffffff\"/>\n";
   out << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml_escape(title)
       << "</text>\n";
-  out << "<text x=\"" << left + grid / 2 << "\" y=\"" << top - 22
+  out << "<text x=\"" << left + grid / 2 << "\" y=\"" << top - 26
       << "\" text-anchor=\"middle\">receiver rank</text>\n";
   out << "<text transform=\"translate(14," << top + grid / 2
       << ") rotate(-90)\" text-anchor=\"middle\">sender rank</text>\n";
