@@ -147,7 +147,7 @@ void add_export_commands(CLI::App& app) {
   CLI::App* stats = app.get_subcommand("stats");
   auto files = std::make_shared<StatsFiles>();
   stats->add_option("--matrix", files->matrix_csv,
-                    "Write the rank-to-rank point-to-point matrix as CSV (sender,receiver,messages,bytes)");
+                    "Write the rank-to-rank point-to-point matrix as CSV");
   stats->add_option("--matrix-svg", files->matrix_svg, "Write the matrix as an SVG heatmap");
   stats->add_option("--matrix-png", files->matrix_png, "Write the matrix heatmap as a PNG image");
   stats->add_option("--ranks-svg", files->ranks_svg, "Write a per-rank computation/MPI time bar chart (SVG)");
