@@ -370,6 +370,8 @@ int cmd_record(std::vector<std::string> command, std::string output, const std::
 
 }  // namespace
 
+void add_export_commands(CLI::App& app);  // cmd_export.cpp: export, report, stats files
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "replay") {
     try {
@@ -451,6 +453,7 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
+  add_export_commands(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.
   app.add_subcommand("replay", "Run a trace as an MPI program: mpirun -np N tracefold replay TRACE (see tracefold replay --help)")

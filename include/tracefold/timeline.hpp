@@ -1,0 +1,135 @@
+// Timelines, message matching and communication profiles derived from a
+// folded trace (the analysis behind `tracefold export`, `stats --matrix` and
+// `report`). No MPI here.
+//
+// A folded trace keeps no timestamps, only per-node histograms of the time
+// before each call (computation) and inside it. synthesize_timeline() builds
+// a representative timeline: each rank's events, in order, each preceded by
+// its node's mean computation time and lasting its mean time in the call.
+// Ranks are laid out independently (there is no replay), so a message's
+// receive can appear before its send.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracefold/event.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold {
+
+/// Duration given to a call whose time in the call was not recorded.
+inline constexpr int64_t kNominalCallNs = 1000;
+
+/// One event placed on a synthesized timeline.
+struct TimedEvent {
+  Event ev;
+  int64_t compute_start_ns = 0;  ///< start of the computation gap before the call
+  int64_t start_ns = 0;          ///< start of the call (= compute_start_ns + gap)
+  int64_t end_ns = 0;            ///< end of the call
+  bool timed = false;            ///< the time in the call was recorded (else nominal)
+};
+
+/// One rank's events on the timeline, back to back from time 0.
+struct RankTimeline {
+  int32_t rank = 0;
+  std::vector<TimedEvent> events;
+  int64_t end_ns = 0;
+  int64_t compute_ns = 0;  ///< sum of the computation gaps
+  int64_t comm_ns = 0;     ///< sum of the times in calls (recorded ones only)
+};
+
+/// Expands every rank with RankIterator and lays its events out with the
+/// recorded mean times (compute then call; unknown compute = 0, unknown call
+/// time = kNominalCallNs, not counted in comm_ns).
+std::vector<RankTimeline> synthesize_timeline(const Trace& trace);
+
+// ------------------------------------------------------------ classification
+
+enum class OpClass : uint8_t {
+  kOther,
+  kSend,          ///< blocking send (Send, Bsend, Ssend, Rsend)
+  kIsend,         ///< nonblocking send (Isend, Ibsend, Issend, Irsend)
+  kRecv,          ///< blocking receive (Recv)
+  kIrecv,         ///< nonblocking receive (Irecv)
+  kSendrecv,      ///< Sendrecv, Sendrecv_replace: a send and a receive
+  kCollective,    ///< blocking collective (Barrier .. Exscan)
+  kICollective,   ///< nonblocking or neighbourhood collective
+  kCompletion,    ///< Wait*/Test*
+};
+OpClass classify(OpId op);
+/// Does `op` create or start a request (what the recorder's `links` count)?
+bool creates_request(OpId op);
+
+// --------------------------------------------------------------- matching
+
+/// Which call completed each request of one rank, found through the
+/// completion calls' `links` (Wait, Waitall: every linked request; Test*:
+/// only with flag 1; Waitany/Testany: the one at `index`; Waitsome/Testsome:
+/// every linked request, since which ones completed is not recorded).
+struct RequestCompletions {
+  static constexpr std::size_t npos = std::size_t(-1);
+  std::vector<std::size_t> done;   ///< per event: completing event, or npos
+  std::vector<int64_t> src, mtag;  ///< status of a single-request completion (wildcards)
+};
+RequestCompletions find_completions(const std::vector<Event>& events);
+
+/// One point-to-point message matched from a send to a receive. Event
+/// indexes refer to the per-rank event vectors given to match_messages.
+struct Message {
+  int32_t sender = 0;            ///< world ranks
+  int32_t receiver = 0;
+  int64_t comm = 0;              ///< trace-wide communicator id
+  int64_t tag = 0;
+  uint64_t bytes = 0;            ///< as sent (count * dsize)
+  std::size_t send_event = 0;    ///< index in the sender's events
+  std::size_t recv_event = 0;    ///< index in the receiver's events (Recv, Irecv, Sendrecv)
+  /// Where the receive completes: recv_event for blocking receives; for an
+  /// Irecv the Wait/Test call that completed its request (via `links`), or
+  /// recv_event when no completion was found.
+  std::size_t recv_complete_event = 0;
+  /// For an Isend: the completion call of its request (else send_event).
+  std::size_t send_complete_event = 0;
+};
+
+struct MatchResult {
+  std::vector<Message> messages;   ///< in order of the receivers' receives
+  uint64_t unmatched_sends = 0;    ///< sends no receive consumed
+  uint64_t unmatched_recvs = 0;    ///< receives with no send (or an unknown wildcard source)
+};
+
+/// Matches sends to receives per (communicator, sender, receiver, tag) in
+/// FIFO order (MPI's non-overtaking rule). Receives are taken in each
+/// receiver's program order; wildcard receives use the recorded matched
+/// source (`src`) and tag (`mtag`): on the Recv/Sendrecv itself, or on the
+/// single-request Wait/Test that completed an Irecv. MPI_PROC_NULL peers are
+/// no messages. Persistent requests (Send_init/Recv_init + Start) and
+/// matched probes (Mprobe/Mrecv) are not matched.
+MatchResult match_messages(const CommTable& comms, const std::vector<std::vector<Event>>& ranks);
+/// The same on a synthesized timeline.
+MatchResult match_messages(const CommTable& comms, const std::vector<RankTimeline>& timeline);
+
+/// World rank of `peer` (a rank in communicator `comm`) as seen by
+/// `world_rank`, or -1 for sentinels and unknown communicators.
+int32_t world_peer(const CommTable& comms, int64_t comm, int32_t world_rank, int64_t peer);
+
+// --------------------------------------------------------------- profiles
+
+/// Rank-to-rank point-to-point traffic: messages and bytes counted at the
+/// sender, by absolute (world) ranks. Counts Send/Bsend/Ssend/Rsend, their
+/// nonblocking forms and the send half of Sendrecv(_replace); sends to
+/// MPI_PROC_NULL, persistent sends and collectives are not included.
+struct CommMatrix {
+  int32_t size = 0;
+  std::vector<uint64_t> messages;  ///< row-major [sender * size + receiver]
+  std::vector<uint64_t> bytes;
+  uint64_t msgs(int32_t s, int32_t r) const { return messages[std::size_t(s) * size + r]; }
+  uint64_t byte(int32_t s, int32_t r) const { return bytes[std::size_t(s) * size + r]; }
+};
+CommMatrix comm_matrix(const Trace& trace);
+
+/// Bytes the send half of a point-to-point call moves (count * dsize).
+uint64_t send_bytes(const Event& ev);
+
+}  // namespace tracefold

@@ -1,0 +1,157 @@
+// `tracefold export`, `tracefold report` and the `stats` options that write
+// files (--matrix, --matrix-svg, --matrix-png, --ranks-svg).
+//
+// main.cpp calls add_export_commands(app) after defining its own
+// subcommands and leaves the rest to this file: the commands here run from
+// their subcommand's callback, at the end of parsing. `export` and `report`
+// then end the program by throwing CLI::RuntimeError with their exit status
+// (main turns every CLI11 exit into 0 or 2 without printing anything for
+// RuntimeError); the `stats` options write their files and return, and
+// main goes on to print the usual table.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "tracefold/export.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace fs = std::filesystem;
+using namespace tracefold;
+
+namespace {
+
+struct ExportArgs {
+  std::string trace;
+  std::string perfetto;
+  std::string otf2;
+};
+
+struct ReportArgs {
+  std::string trace;
+  std::string output;
+};
+
+struct StatsFiles {
+  std::string matrix_csv, matrix_svg, matrix_png, ranks_svg;
+};
+
+std::ofstream open_out(const std::string& path) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(path + ": cannot write");
+  return f;
+}
+
+void close_out(std::ofstream& f, const std::string& path) {
+  f.close();
+  if (!f) throw std::runtime_error(path + ": write failed");
+}
+
+// Runs `body`; an exception becomes the usual error line and exit status 2.
+template <class F>
+void guarded(F&& body) {
+  try {
+    body();
+  } catch (const CLI::Error&) {
+    throw;
+  } catch (const std::exception& ex) {
+    std::cerr << "tracefold: error: " << ex.what() << "\n";
+    throw CLI::RuntimeError(2);
+  }
+}
+
+std::string summary(const ExportSummary& s) {
+  return std::to_string(s.slices) + " calls, " + std::to_string(s.messages) + " matched messages" +
+         (s.unmatched_sends || s.unmatched_recvs
+              ? " (unmatched: " + std::to_string(s.unmatched_sends) + " sends, " +
+                    std::to_string(s.unmatched_recvs) + " receives)"
+              : "");
+}
+
+void run_export(const ExportArgs& a) {
+  if (a.perfetto.empty() && a.otf2.empty())
+    throw std::runtime_error("export: choose an output: --perfetto FILE.json and/or --otf2 DIR");
+  const Trace t = load_trace(a.trace);
+  if (!a.perfetto.empty()) {
+    std::ofstream f = open_out(a.perfetto);
+    const ExportSummary s = write_perfetto(f, t, a.trace);
+    close_out(f, a.perfetto);
+    std::cerr << "tracefold: wrote " << a.perfetto << ": " << t.world_size << " ranks, " << summary(s)
+              << "; timeline synthesized from mean times\n";
+  }
+  if (!a.otf2.empty()) {
+    const ExportSummary s = write_otf2(a.otf2, t, a.trace);
+    std::cerr << "tracefold: wrote " << (fs::path(a.otf2) / "traces.otf2").string() << ": " << t.world_size
+              << " ranks, " << summary(s) << "; timeline synthesized from mean times\n";
+  }
+}
+
+void run_stats_files(const std::string& path, const StatsFiles& o) {
+  if (o.matrix_csv.empty() && o.matrix_svg.empty() && o.matrix_png.empty() && o.ranks_svg.empty()) return;
+  const Trace t = load_trace(path);
+  if (!o.matrix_csv.empty() || !o.matrix_svg.empty() || !o.matrix_png.empty()) {
+    const CommMatrix m = comm_matrix(t);
+    if (!o.matrix_csv.empty()) {
+      std::ofstream f = open_out(o.matrix_csv);
+      write_matrix_csv(f, m);
+      close_out(f, o.matrix_csv);
+    }
+    if (!o.matrix_svg.empty()) {
+      std::ofstream f = open_out(o.matrix_svg);
+      write_matrix_svg(f, m, "Point-to-point bytes, sender \u2192 receiver: " + fs::path(path).filename().string());
+      close_out(f, o.matrix_svg);
+    }
+    if (!o.matrix_png.empty()) write_matrix_png(o.matrix_png, m);
+  }
+  if (!o.ranks_svg.empty()) {
+    std::ofstream f = open_out(o.ranks_svg);
+    write_ranks_svg(f, synthesize_timeline(t),
+                    "Time per rank, computation vs MPI: " + fs::path(path).filename().string());
+    close_out(f, o.ranks_svg);
+  }
+}
+
+}  // namespace
+
+void add_export_commands(CLI::App& app) {
+  auto ex = std::make_shared<ExportArgs>();
+  auto* exp = app.add_subcommand("export", "Write a trace as Perfetto/Chrome JSON or an OTF2 archive");
+  exp->add_option("trace", ex->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  exp->add_option("--perfetto", ex->perfetto, "Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing)");
+  exp->add_option("--otf2", ex->otf2, "Directory for an OTF2 archive (DIR/traces.otf2)");
+  exp->footer(
+      "Folded traces have no timestamps: the timeline is synthesized from the recorded mean times.\n"
+      "Example: tracefold export run.tf --perfetto run.json --otf2 run-otf2");
+  exp->callback([ex] {
+    guarded([&] { run_export(*ex); });
+    throw CLI::RuntimeError(0);
+  });
+
+  auto rep = std::make_shared<ReportArgs>();
+  auto* report = app.add_subcommand("report", "Write a self-contained HTML report of a trace");
+  report->add_option("trace", rep->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  report->add_option("-o,--output", rep->output, "HTML file to write")->required();
+  report->callback([rep] {
+    guarded([&] {
+      const Trace t = load_trace(rep->trace);
+      std::ofstream f = open_out(rep->output);
+      write_report_html(f, t, rep->trace);
+      close_out(f, rep->output);
+      std::cerr << "tracefold: wrote " << rep->output << "\n";
+    });
+    throw CLI::RuntimeError(0);
+  });
+
+  // Extra outputs of `stats`, defined in main.cpp.
+  CLI::App* stats = app.get_subcommand("stats");
+  auto files = std::make_shared<StatsFiles>();
+  stats->add_option("--matrix", files->matrix_csv,
+                    "Write the rank-to-rank point-to-point matrix as CSV");
+  stats->add_option("--matrix-svg", files->matrix_svg, "Write the matrix as an SVG heatmap");
+  stats->add_option("--matrix-png", files->matrix_png, "Write the matrix heatmap as a PNG image");
+  stats->add_option("--ranks-svg", files->ranks_svg, "Write a per-rank computation/MPI time bar chart (SVG)");
+  stats->callback([stats, files] {
+    guarded([&] { run_stats_files(stats->get_option("trace")->as<std::string>(), *files); });
+  });
+}

@@ -1,0 +1,261 @@
+// Synthesized timelines, point-to-point matching and the communication
+// matrix (see timeline.hpp).
+#include "tracefold/timeline.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <string_view>
+#include <tuple>
+
+#include "tracefold/expand.hpp"
+
+namespace tracefold {
+
+namespace {
+
+int64_t field(const Event& ev, const char* name) {
+  auto id = FieldTable::find(name);
+  return id ? ev.get(*id) : kAbsent;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+OpClass classify_name(std::string_view n) {
+  if (n == "MPI_Send" || n == "MPI_Bsend" || n == "MPI_Ssend" || n == "MPI_Rsend") return OpClass::kSend;
+  if (n == "MPI_Isend" || n == "MPI_Ibsend" || n == "MPI_Issend" || n == "MPI_Irsend") return OpClass::kIsend;
+  if (n == "MPI_Recv") return OpClass::kRecv;
+  if (n == "MPI_Irecv") return OpClass::kIrecv;
+  if (n == "MPI_Sendrecv" || n == "MPI_Sendrecv_replace") return OpClass::kSendrecv;
+  static const char* const kColl[] = {
+      "MPI_Barrier",   "MPI_Bcast",      "MPI_Reduce",         "MPI_Allreduce",
+      "MPI_Gather",    "MPI_Gatherv",    "MPI_Scatter",        "MPI_Scatterv",
+      "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",       "MPI_Alltoallv",
+      "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan",
+      "MPI_Exscan"};
+  for (const char* c : kColl)
+    if (n == c) return OpClass::kCollective;
+  if (starts_with(n, "MPI_Neighbor_") || starts_with(n, "MPI_Ineighbor_")) return OpClass::kICollective;
+  if (starts_with(n, "MPI_I") && n.size() > 5) {
+    // MPI_Ibarrier, MPI_Iallreduce, ...: the blocking name with an I.
+    std::string blocking = "MPI_" + std::string(1, char(n[5] - 'a' + 'A')) + std::string(n.substr(6));
+    if (classify_name(blocking) == OpClass::kCollective) return OpClass::kICollective;
+  }
+  if (starts_with(n, "MPI_Wait") || starts_with(n, "MPI_Test")) return OpClass::kCompletion;
+  return OpClass::kOther;
+}
+
+}  // namespace
+
+OpClass classify(OpId op) {
+  static std::vector<int8_t> cache;
+  if (cache.empty()) cache.assign(OpTable::size(), -1);
+  if (op < cache.size() && cache[op] >= 0) return static_cast<OpClass>(cache[op]);
+  const OpClass c = classify_name(OpTable::name(op));
+  if (op < cache.size()) cache[op] = static_cast<int8_t>(c);
+  return c;
+}
+
+bool creates_request(OpId op) {
+  const OpClass c = classify(op);
+  if (c == OpClass::kIsend || c == OpClass::kIrecv) return true;
+  if (c == OpClass::kICollective) return starts_with(OpTable::name(op), "MPI_I");
+  const std::string& n = OpTable::name(op);
+  return n == "MPI_Imrecv" || n == "MPI_Start" || n == "MPI_Startall" ||
+         (starts_with(n, "MPI_") && n.size() > 5 && n.substr(n.size() - 5) == "_init");
+}
+
+std::vector<RankTimeline> synthesize_timeline(const Trace& trace) {
+  std::vector<RankTimeline> out(static_cast<std::size_t>(trace.world_size));
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    RankTimeline& tl = out[std::size_t(r)];
+    tl.rank = r;
+    RankIterator it(trace, r);
+    int64_t t = 0;
+    TimedEvent te;
+    while (it.next(te.ev)) {
+      const int64_t gap = te.ev.compute_ns > 0 ? te.ev.compute_ns : 0;
+      te.timed = te.ev.comm_ns >= 0;
+      // A recorded 0 ns still gets 1 ns so that every call is a real slice.
+      const int64_t dur = te.timed ? std::max<int64_t>(te.ev.comm_ns, 1) : kNominalCallNs;
+      te.compute_start_ns = t;
+      te.start_ns = t + gap;
+      te.end_ns = te.start_ns + dur;
+      t = te.end_ns;
+      tl.compute_ns += gap;
+      if (te.timed) tl.comm_ns += te.ev.comm_ns;
+      tl.events.push_back(te);
+    }
+    tl.end_ns = t;
+  }
+  return out;
+}
+
+int32_t world_peer(const CommTable& comms, int64_t comm, int32_t world_rank, int64_t peer) {
+  if (is_sentinel(peer) || peer < 0) return -1;
+  const CommGroup* g = comms.group_of(comm, world_rank);
+  if (!g || peer >= static_cast<int64_t>(g->members.size())) return -1;
+  return g->members[static_cast<std::size_t>(peer)];
+}
+
+uint64_t send_bytes(const Event& ev) {
+  const int64_t count = field(ev, "count"), dsize = field(ev, "dsize");
+  if (is_sentinel(count) || is_sentinel(dsize) || count <= 0 || dsize <= 0) return 0;
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(dsize);
+}
+
+namespace {
+
+int64_t comm_of(const Event& ev) {
+  const int64_t c = field(ev, "comm");
+  return c == kAbsent ? CommTable::kWorld : c;
+}
+
+bool is_send(OpClass c) { return c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv; }
+bool is_recv(OpClass c) { return c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv; }
+
+}  // namespace
+
+RequestCompletions find_completions(const std::vector<Event>& evs) {
+  constexpr std::size_t npos = RequestCompletions::npos;
+  RequestCompletions c;
+  c.done.assign(evs.size(), npos);
+  c.src.assign(evs.size(), kAbsent);
+  c.mtag.assign(evs.size(), kAbsent);
+  std::vector<std::size_t> reqs;  // request-creating events, in order
+  const auto links_id = FieldTable::links();
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    const Event& ev = evs[i];
+    if (creates_request(ev.op)) {
+      reqs.push_back(i);
+      continue;
+    }
+    if (classify(ev.op) != OpClass::kCompletion) continue;
+    const FieldValue* links = ev.find(links_id);
+    if (!links) continue;
+    const int64_t flag = field(ev, "flag");
+    if (flag == 0) continue;  // a Test that found nothing complete
+    const int64_t index = field(ev, "index");
+    const std::string& name = OpTable::name(ev.op);
+    const bool any = name == "MPI_Waitany" || name == "MPI_Testany";
+    for (std::size_t k = 0; k < links->list.size(); ++k) {
+      if (any && !is_sentinel(index) && static_cast<int64_t>(k) != index) continue;
+      const int64_t d = links->list[k];
+      if (is_sentinel(d) || d <= 0 || static_cast<std::size_t>(d) > reqs.size()) continue;
+      const std::size_t creator = reqs[reqs.size() - static_cast<std::size_t>(d)];
+      if (c.done[creator] != npos) continue;
+      c.done[creator] = i;
+      if (links->list.size() == 1 || any) {
+        c.src[creator] = field(ev, "src");
+        c.mtag[creator] = field(ev, "mtag");
+      }
+    }
+  }
+  return c;
+}
+
+MatchResult match_messages(const CommTable& comms, const std::vector<std::vector<Event>>& ranks) {
+  constexpr std::size_t npos = std::size_t(-1);
+  MatchResult res;
+  using Key = std::tuple<int64_t, int32_t, int32_t, int64_t>;  // comm, sender, receiver, tag
+  struct SendRef {
+    std::size_t event, complete;
+    uint64_t bytes;
+  };
+  std::map<Key, std::deque<SendRef>> queues;
+  std::vector<RequestCompletions> completions;
+  completions.reserve(ranks.size());
+  for (const auto& evs : ranks) completions.push_back(find_completions(evs));
+
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const int32_t me = static_cast<int32_t>(r);
+    for (std::size_t i = 0; i < ranks[r].size(); ++i) {
+      const Event& ev = ranks[r][i];
+      const OpClass c = classify(ev.op);
+      if (!is_send(c)) continue;
+      const int64_t comm = comm_of(ev);
+      const int32_t dest = world_peer(comms, comm, me, field(ev, "peer"));
+      if (dest < 0) continue;
+      std::size_t complete = i;
+      if (c == OpClass::kIsend && completions[r].done[i] != npos) complete = completions[r].done[i];
+      queues[Key{comm, me, dest, field(ev, "tag")}].push_back(SendRef{i, complete, send_bytes(ev)});
+    }
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const int32_t me = static_cast<int32_t>(r);
+    for (std::size_t i = 0; i < ranks[r].size(); ++i) {
+      const Event& ev = ranks[r][i];
+      const OpClass c = classify(ev.op);
+      if (!is_recv(c)) continue;
+      const int64_t comm = comm_of(ev);
+      int64_t source = field(ev, c == OpClass::kSendrecv ? "rpeer" : "peer");
+      int64_t tag = field(ev, c == OpClass::kSendrecv ? "rtag" : "tag");
+      if (source == kNull) continue;
+      int64_t msrc = field(ev, "src"), mtag = field(ev, "mtag");
+      if (c == OpClass::kIrecv) {
+        msrc = completions[r].src[i];
+        mtag = completions[r].mtag[i];
+      }
+      if (source == kAny) source = msrc;
+      if (tag == kAny) tag = mtag;
+      const int32_t from = world_peer(comms, comm, me, source);
+      if (from < 0 || is_sentinel(tag)) {
+        ++res.unmatched_recvs;
+        continue;
+      }
+      auto q = queues.find(Key{comm, from, me, tag});
+      if (q == queues.end() || q->second.empty()) {
+        ++res.unmatched_recvs;
+        continue;
+      }
+      const SendRef s = q->second.front();
+      q->second.pop_front();
+      Message m;
+      m.sender = from;
+      m.receiver = me;
+      m.comm = comm;
+      m.tag = tag;
+      m.bytes = s.bytes;
+      m.send_event = s.event;
+      m.send_complete_event = s.complete;
+      m.recv_event = i;
+      m.recv_complete_event = i;
+      if (c == OpClass::kIrecv && completions[r].done[i] != npos) m.recv_complete_event = completions[r].done[i];
+      res.messages.push_back(m);
+    }
+  }
+  for (const auto& [key, q] : queues) res.unmatched_sends += q.size();
+  return res;
+}
+
+MatchResult match_messages(const CommTable& comms, const std::vector<RankTimeline>& timeline) {
+  std::vector<std::vector<Event>> ranks(timeline.size());
+  for (std::size_t r = 0; r < timeline.size(); ++r) {
+    ranks[r].reserve(timeline[r].events.size());
+    for (const auto& te : timeline[r].events) ranks[r].push_back(te.ev);
+  }
+  return match_messages(comms, ranks);
+}
+
+CommMatrix comm_matrix(const Trace& trace) {
+  CommMatrix m;
+  m.size = trace.world_size;
+  const std::size_t n = static_cast<std::size_t>(m.size);
+  m.messages.assign(n * n, 0);
+  m.bytes.assign(n * n, 0);
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    RankIterator it(trace, r);
+    Event ev;
+    while (it.next(ev)) {
+      if (!is_send(classify(ev.op))) continue;
+      const int32_t dest = world_peer(trace.comms, comm_of(ev), r, field(ev, "peer"));
+      if (dest < 0) continue;
+      const std::size_t k = std::size_t(r) * n + std::size_t(dest);
+      ++m.messages[k];
+      m.bytes[k] += send_bytes(ev);
+    }
+  }
+  return m;
+}
+
+}  // namespace tracefold
