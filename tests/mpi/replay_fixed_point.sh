@@ -15,7 +15,7 @@ MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 # calls and bytes per operation of one rank: "op calls bytes" lines
 counts() {
   "$TF" expand "$1" -r "$2" | awk '
-    /^(site|rank) / { next }
+    /^(site|rank|comm) / { next }
     { c = 0; d = 0; n[$1]++
       for (i = 2; i <= NF; i++) { if ($i ~ /^count=/) c = substr($i, 7); if ($i ~ /^dsize=/) d = substr($i, 7) }
       if ($1 ~ /send|Send|Bcast|reduce|Reduce|gather|Gather|scatter|Scatter|alltoall|Alltoall|scan|Scan/) b[$1] += c * d }
