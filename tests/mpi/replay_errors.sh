@@ -90,4 +90,15 @@ if [[ -n $b1 && -n $b2 && $b2 -eq $((2 * b1)) && $b1 -gt 0 ]]; then
 else
   bad "--message-scale 2: bytes sent $b1 -> $b2"; show_run k1.out k1.err k2.out k2.err
 fi
+# Scales limited to call sites the trace does not have change nothing; the
+# sleeping compute mode runs.
+CHECKS=$((CHECKS + 1))
+limited k3.out k3.err "$MPIRUN" -np 4 "$TF" replay --sleep --message-scale 2 --scale-sites 9999 ring.tf
+b3=$(grep -Eo '[0-9]+ bytes sent' k3.out | awk '{print $1}')
+if [[ $LRC -eq 0 && $b3 == "$b1" ]]; then
+  ok "--scale-sites 9999 --sleep: $b3 bytes sent, as unscaled"
+else
+  bad "--scale-sites 9999: exit $LRC, bytes sent $b3 (unscaled $b1)"; show_run k3.out k3.err
+fi
+expect_error "bad --scale-sites" "'x' is not a call-site id" "$MPIRUN" -np 4 "$TF" replay --scale-sites 1,x ring.tf
 finish
