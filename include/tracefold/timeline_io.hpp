@@ -1,0 +1,111 @@
+// Recorded timelines: every event of one rank with its enter and exit times
+// (`tracefold record --timeline`), the lossless-timing companion of a
+// folded trace. No MPI here.
+//
+// A timeline file holds timestamps only. The parameters of event k are those
+// of the k-th event the folded trace expands to for the same rank, so the two
+// files together give every call with its parameters and its exact times.
+// Times are nanoseconds of the rank's monotonic clock; the file also keeps
+// the offset to rank 0's clock measured at start and at the end, so readers
+// can put all ranks on rank 0's clock (linear between the two measurements).
+//
+// File layout (little-endian), docs/format.md has the details:
+//   header  "TFTL" u8 version, i32 rank, i32 world size, i64 base time,
+//           i64 start offset, i64 start local time
+//   blocks  u32 stored size, u32 raw size, u32 events, zstd-compressed
+//           records: varint op, varint (enter - previous exit, zigzag),
+//           varint (exit - enter)
+//   trailer u32 0xFFFFFFFF, i64 end offset, i64 end local time,
+//           u64 events recorded, u64 events dropped
+// A file without a trailer (a run that died) is read up to its last block.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tracefold/event.hpp"
+
+namespace tracefold {
+
+class TimelineError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One call: operation and its enter/exit times on the rank's own clock.
+struct TimelineRecord {
+  OpId op = 0;
+  int64_t enter_ns = 0;
+  int64_t exit_ns = 0;
+};
+
+/// Appends records to a file in compressed blocks, within a byte budget.
+/// Never throws after open(): failures are kept in error() and recording
+/// stops (the traced program must go on).
+class TimelineWriter {
+ public:
+  TimelineWriter() = default;
+  ~TimelineWriter();
+  TimelineWriter(const TimelineWriter&) = delete;
+  TimelineWriter& operator=(const TimelineWriter&) = delete;
+
+  /// Creates `path`. `max_bytes` bounds the file (0: no bound); once a block
+  /// would pass it, further records are counted as dropped. Throws
+  /// TimelineError if the file cannot be created.
+  void open(const std::string& path, int32_t rank, int32_t world_size, int64_t base_ns,
+            uint64_t max_bytes, std::size_t block_bytes = 1 << 16);
+  bool is_open() const { return file_ != nullptr; }
+  void set_start_offset(int64_t offset_ns, int64_t local_ns);
+  /// Cheap: encodes into the current block.
+  void add(OpId op, int64_t enter_ns, int64_t exit_ns);
+  /// Writes the current block (e.g. before the process may die).
+  void flush();
+  /// Writes the last block and the trailer, closes the file.
+  void close(int64_t end_offset_ns, int64_t end_local_ns);
+
+  uint64_t recorded() const { return recorded_; }
+  uint64_t dropped() const { return dropped_; }
+  uint64_t bytes_written() const { return written_; }
+  /// True once the byte budget was reached (the caller warns once).
+  bool over_budget() const { return over_budget_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  void put_varint(uint64_t v);
+  void write_raw(const void* data, std::size_t n);
+
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  std::vector<uint8_t> block_;
+  std::vector<uint8_t> packed_;
+  std::size_t block_bytes_ = 1 << 16;
+  uint32_t block_events_ = 0;
+  int64_t last_exit_ = 0;
+  uint64_t max_bytes_ = 0;
+  uint64_t written_ = 0;
+  uint64_t recorded_ = 0;
+  uint64_t dropped_ = 0;
+  bool over_budget_ = false;
+  std::string error_;
+};
+
+/// A timeline file read back.
+struct RankTimelineFile {
+  int32_t rank = 0;
+  int32_t world_size = 0;
+  int64_t start_offset_ns = 0, start_local_ns = 0;
+  bool has_trailer = false;
+  int64_t end_offset_ns = 0, end_local_ns = 0;
+  uint64_t dropped = 0;
+  std::vector<TimelineRecord> records;
+  /// `local_ns` on rank 0's clock (offsets interpolated linearly).
+  int64_t to_global(int64_t local_ns) const;
+};
+
+/// Reads one file; throws TimelineError naming the file and what is wrong.
+RankTimelineFile read_timeline_file(const std::string& path);
+
+}  // namespace tracefold

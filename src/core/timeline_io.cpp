@@ -1,0 +1,218 @@
+#include "tracefold/timeline_io.hpp"
+
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace tracefold {
+
+namespace {
+
+constexpr char kMagic[4] = {'T', 'F', 'T', 'L'};
+constexpr uint8_t kVersion = 1;
+constexpr uint32_t kTrailerMark = 0xFFFFFFFFu;
+
+uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+template <typename T>
+void put(std::vector<uint8_t>& out, T v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+
+}  // namespace
+
+TimelineWriter::~TimelineWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void TimelineWriter::write_raw(const void* data, std::size_t n) {
+  if (!file_ || !error_.empty()) return;
+  if (std::fwrite(data, 1, n, file_) != n) {
+    error_ = path_ + ": write failed: " + std::strerror(errno);
+    return;
+  }
+  written_ += n;
+}
+
+void TimelineWriter::open(const std::string& path, int32_t rank, int32_t world_size, int64_t base_ns,
+                          uint64_t max_bytes, std::size_t block_bytes) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) throw TimelineError(path + ": cannot create: " + std::strerror(errno));
+  path_ = path;
+  max_bytes_ = max_bytes;
+  block_bytes_ = std::max<std::size_t>(block_bytes, 64);
+  block_.reserve(block_bytes_ + 32);
+  last_exit_ = base_ns;
+  std::vector<uint8_t> header(std::begin(kMagic), std::end(kMagic));
+  header.push_back(kVersion);
+  put<int32_t>(header, rank);
+  put<int32_t>(header, world_size);
+  put<int64_t>(header, base_ns);
+  // Start offset and its local time are patched in by set_start_offset.
+  put<int64_t>(header, 0);
+  put<int64_t>(header, 0);
+  write_raw(header.data(), header.size());
+}
+
+void TimelineWriter::set_start_offset(int64_t offset_ns, int64_t local_ns) {
+  if (!file_) return;
+  const long here = std::ftell(file_);
+  std::fseek(file_, 4 + 1 + 4 + 4 + 8, SEEK_SET);
+  std::fwrite(&offset_ns, sizeof offset_ns, 1, file_);
+  std::fwrite(&local_ns, sizeof local_ns, 1, file_);
+  std::fseek(file_, here, SEEK_SET);
+}
+
+void TimelineWriter::put_varint(uint64_t v) {
+  while (v >= 0x80) {
+    block_.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  block_.push_back(static_cast<uint8_t>(v));
+}
+
+void TimelineWriter::add(OpId op, int64_t enter_ns, int64_t exit_ns) {
+  if (!file_ || over_budget_ || !error_.empty()) {
+    ++dropped_;
+    return;
+  }
+  put_varint(op);
+  put_varint(zigzag(enter_ns - last_exit_));
+  put_varint(zigzag(exit_ns - enter_ns));
+  last_exit_ = exit_ns;
+  ++block_events_;
+  ++recorded_;
+  if (block_.size() >= block_bytes_) flush();
+}
+
+void TimelineWriter::flush() {
+  if (!file_ || block_events_ == 0) return;
+  packed_.resize(ZSTD_compressBound(block_.size()));
+  const std::size_t n = ZSTD_compress(packed_.data(), packed_.size(), block_.data(), block_.size(), 3);
+  if (ZSTD_isError(n)) {
+    error_ = path_ + ": compression failed";
+    return;
+  }
+  const uint64_t block_total = 12 + n;
+  // The trailer (28 bytes) must still fit once the budget is reached.
+  if (max_bytes_ && written_ + block_total + 28 > max_bytes_) {
+    over_budget_ = true;
+    recorded_ -= block_events_;
+    dropped_ += block_events_;
+  } else {
+    const uint32_t sizes[3] = {static_cast<uint32_t>(n), static_cast<uint32_t>(block_.size()), block_events_};
+    write_raw(sizes, sizeof sizes);
+    write_raw(packed_.data(), n);
+    std::fflush(file_);
+  }
+  block_.clear();
+  block_events_ = 0;
+}
+
+void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns) {
+  if (!file_) return;
+  flush();
+  std::vector<uint8_t> trailer;
+  put<uint32_t>(trailer, kTrailerMark);
+  put<int64_t>(trailer, end_offset_ns);
+  put<int64_t>(trailer, end_local_ns);
+  put<uint64_t>(trailer, recorded_);
+  put<uint64_t>(trailer, dropped_);
+  write_raw(trailer.data(), trailer.size());
+  if (std::fclose(file_) != 0 && error_.empty()) error_ = path_ + ": close failed";
+  file_ = nullptr;
+}
+
+int64_t RankTimelineFile::to_global(int64_t local_ns) const {
+  if (!has_trailer || end_local_ns == start_local_ns) return local_ns + start_offset_ns;
+  // Clocks drift apart slowly: interpolate the offset between the two
+  // measurements (and extrapolate outside them).
+  const double f = static_cast<double>(local_ns - start_local_ns) /
+                   static_cast<double>(end_local_ns - start_local_ns);
+  return local_ns + start_offset_ns +
+         static_cast<int64_t>(f * static_cast<double>(end_offset_ns - start_offset_ns));
+}
+
+RankTimelineFile read_timeline_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TimelineError(path + ": cannot open");
+  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t at = 0;
+  auto need = [&](std::size_t n, const char* what) {
+    if (at + n > data.size())
+      throw TimelineError(path + ": truncated " + what + " at byte " + std::to_string(at));
+  };
+  auto get = [&]<typename T>(T& v, const char* what) {
+    need(sizeof(T), what);
+    std::memcpy(&v, data.data() + at, sizeof(T));
+    at += sizeof(T);
+  };
+  need(5, "header");
+  if (std::memcmp(data.data(), kMagic, 4) != 0) throw TimelineError(path + ": not a tracefold timeline file");
+  if (data[4] != kVersion)
+    throw TimelineError(path + ": timeline version " + std::to_string(data[4]) + " (this tracefold reads 1)");
+  at = 5;
+  RankTimelineFile f;
+  int64_t base = 0;
+  get(f.rank, "header");
+  get(f.world_size, "header");
+  get(base, "header");
+  get(f.start_offset_ns, "header");
+  get(f.start_local_ns, "header");
+  int64_t last_exit = base;
+  std::vector<uint8_t> raw;
+  while (at < data.size()) {
+    uint32_t stored = 0;
+    get(stored, "block");
+    if (stored == kTrailerMark) {
+      get(f.end_offset_ns, "trailer");
+      get(f.end_local_ns, "trailer");
+      uint64_t recorded = 0;
+      get(recorded, "trailer");
+      get(f.dropped, "trailer");
+      f.has_trailer = true;
+      if (recorded != f.records.size())
+        throw TimelineError(path + ": trailer says " + std::to_string(recorded) + " events, blocks hold " +
+                            std::to_string(f.records.size()));
+      break;
+    }
+    uint32_t raw_size = 0, events = 0;
+    get(raw_size, "block");
+    get(events, "block");
+    // A run that died mid-write leaves a partial last block: stop before it.
+    if (at + stored > data.size()) break;
+    raw.resize(raw_size);
+    const std::size_t n = ZSTD_decompress(raw.data(), raw.size(), data.data() + at, stored);
+    if (ZSTD_isError(n) || n != raw_size)
+      throw TimelineError(path + ": corrupt block at byte " + std::to_string(at));
+    at += stored;
+    std::size_t p = 0;
+    auto varint = [&]() -> uint64_t {
+      uint64_t v = 0;
+      for (int shift = 0; shift < 64; shift += 7) {
+        if (p >= raw.size()) throw TimelineError(path + ": corrupt record in a block");
+        const uint8_t b = raw[p++];
+        v |= uint64_t{b & 0x7Fu} << shift;
+        if (!(b & 0x80)) return v;
+      }
+      throw TimelineError(path + ": corrupt record in a block");
+    };
+    for (uint32_t e = 0; e < events; ++e) {
+      TimelineRecord r;
+      r.op = static_cast<OpId>(varint());
+      r.enter_ns = last_exit + unzigzag(varint());
+      r.exit_ns = r.enter_ns + unzigzag(varint());
+      last_exit = r.exit_ns;
+      f.records.push_back(r);
+    }
+    if (p != raw.size()) throw TimelineError(path + ": block holds more bytes than its events");
+  }
+  return f;
+}
+
+}  // namespace tracefold
