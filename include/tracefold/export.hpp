@@ -1,6 +1,7 @@
 // Exporters of folded traces: Chrome trace-event JSON (Perfetto), OTF2,
 // communication-matrix CSV/SVG/PNG, per-rank time chart, HTML report.
-// All timelines are synthesized from the trace's mean times (timeline.hpp).
+// Timelines are the recorded ones (`record --timeline`) or synthesized from
+// the trace's mean times (timeline.hpp); the outputs say which.
 #pragma once
 
 #include <filesystem>
@@ -23,11 +24,13 @@ struct ExportSummary {
 /// Chrome trace-event JSON: one process per rank ("rank R"), a complete
 /// slice per call and per computation gap, a flow from each matched send to
 /// the receive's completion. `label` goes into the metadata.
-ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::string& label);
+ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::string& label,
+                             const TraceTimeline& timeline);
 
 /// Writes an OTF2 archive `dir/traces.otf2` (+ `traces.def`, `traces/`).
 /// Throws std::runtime_error on failure or if built without OTF2.
-ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, const std::string& label);
+ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, const std::string& label,
+                         const TraceTimeline& timeline);
 /// Was this build linked with libotf2?
 bool have_otf2();
 
@@ -42,7 +45,8 @@ void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timelin
 
 /// One self-contained HTML page: summary, per-call-site table, matrix
 /// heatmap, per-rank chart.
-void write_report_html(std::ostream& out, const Trace& trace, const std::string& label);
+void write_report_html(std::ostream& out, const Trace& trace, const std::string& label,
+                       const TraceTimeline& timeline);
 
 /// Colour of a heatmap cell: t in [0, 1] -> "#rrggbb" (white .. dark red).
 std::string heat_colour(double t);

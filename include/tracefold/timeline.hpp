@@ -45,6 +45,31 @@ struct RankTimeline {
 /// time = kNominalCallNs, not counted in comm_ns).
 std::vector<RankTimeline> synthesize_timeline(const Trace& trace);
 
+/// The timeline exports draw: recorded (`tracefold record --timeline`) or
+/// synthesized from the folded trace's means.
+struct TraceTimeline {
+  std::vector<RankTimeline> ranks;
+  bool recorded = false;
+  /// Events the recorder dropped at its byte budget; they are laid out after
+  /// the last recorded one with their mean times.
+  uint64_t dropped = 0;
+  /// "synthesized from mean times" or "recorded (N events, D dropped)".
+  std::string describe() const;
+};
+
+/// The synthesized timeline, as a TraceTimeline.
+TraceTimeline synthesized_timeline(const Trace& trace);
+
+/// Reads `dir/rank-R.tft` for every rank and lays the trace's events out at
+/// their recorded times, on rank 0's clock, starting at 0. Throws
+/// std::runtime_error naming the file, rank and event if the timeline does
+/// not belong to the trace (other rank count, other operations).
+TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir);
+
+/// `dir` if given, else TRACE_PATH.timeline/ when it exists (what `record
+/// --timeline` writes), else the synthesized timeline.
+TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path, const std::string& dir);
+
 // ------------------------------------------------------------ classification
 
 enum class OpClass : uint8_t {

@@ -26,15 +26,17 @@ struct ExportArgs {
   std::string trace;
   std::string perfetto;
   std::string otf2;
+  std::string timeline;
 };
 
 struct ReportArgs {
   std::string trace;
   std::string output;
+  std::string timeline;
 };
 
 struct StatsFiles {
-  std::string matrix_csv, matrix_svg, matrix_png, ranks_svg;
+  std::string matrix_csv, matrix_svg, matrix_png, ranks_svg, timeline;
 };
 
 std::ofstream open_out(const std::string& path) {
@@ -73,17 +75,18 @@ void run_export(const ExportArgs& a) {
   if (a.perfetto.empty() && a.otf2.empty())
     throw std::runtime_error("export: choose an output: --perfetto FILE.json and/or --otf2 DIR");
   const Trace t = load_trace(a.trace);
+  const TraceTimeline tl = timeline_for(t, a.trace, a.timeline);
   if (!a.perfetto.empty()) {
     std::ofstream f = open_out(a.perfetto);
-    const ExportSummary s = write_perfetto(f, t, a.trace);
+    const ExportSummary s = write_perfetto(f, t, a.trace, tl);
     close_out(f, a.perfetto);
     std::cerr << "tracefold: wrote " << a.perfetto << ": " << t.world_size << " ranks, " << summary(s)
-              << "; timeline synthesized from mean times\n";
+              << "; " << tl.describe() << "\n";
   }
   if (!a.otf2.empty()) {
-    const ExportSummary s = write_otf2(a.otf2, t, a.trace);
+    const ExportSummary s = write_otf2(a.otf2, t, a.trace, tl);
     std::cerr << "tracefold: wrote " << (fs::path(a.otf2) / "traces.otf2").string() << ": " << t.world_size
-              << " ranks, " << summary(s) << "; timeline synthesized from mean times\n";
+              << " ranks, " << summary(s) << "; " << tl.describe() << "\n";
   }
 }
 
@@ -106,7 +109,7 @@ void run_stats_files(const std::string& path, const StatsFiles& o) {
   }
   if (!o.ranks_svg.empty()) {
     std::ofstream f = open_out(o.ranks_svg);
-    write_ranks_svg(f, synthesize_timeline(t),
+    write_ranks_svg(f, timeline_for(t, path, o.timeline).ranks,
                     "Time per rank, computation vs MPI: " + fs::path(path).filename().string());
     close_out(f, o.ranks_svg);
   }
@@ -120,8 +123,10 @@ void add_export_commands(CLI::App& app) {
   exp->add_option("trace", ex->trace, "Trace file")->required()->check(CLI::ExistingFile);
   exp->add_option("--perfetto", ex->perfetto, "Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing)");
   exp->add_option("--otf2", ex->otf2, "Directory for an OTF2 archive (DIR/traces.otf2)");
+  exp->add_option("--timeline", ex->timeline,
+                  "Recorded timeline directory (default: TRACE.timeline/ if it exists, from record --timeline)");
   exp->footer(
-      "Folded traces have no timestamps: the timeline is synthesized from the recorded mean times.\n"
+      "Without a recorded timeline the times are synthesized from the trace's mean times.\n"
       "Example: tracefold export run.tf --perfetto run.json --otf2 run-otf2");
   exp->callback([ex] {
     guarded([&] { run_export(*ex); });
@@ -132,11 +137,13 @@ void add_export_commands(CLI::App& app) {
   auto* report = app.add_subcommand("report", "Write a self-contained HTML report of a trace");
   report->add_option("trace", rep->trace, "Trace file")->required()->check(CLI::ExistingFile);
   report->add_option("-o,--output", rep->output, "HTML file to write")->required();
+  report->add_option("--timeline", rep->timeline,
+                     "Recorded timeline directory (default: TRACE.timeline/ if it exists)");
   report->callback([rep] {
     guarded([&] {
       const Trace t = load_trace(rep->trace);
       std::ofstream f = open_out(rep->output);
-      write_report_html(f, t, rep->trace);
+      write_report_html(f, t, rep->trace, timeline_for(t, rep->trace, rep->timeline));
       close_out(f, rep->output);
       std::cerr << "tracefold: wrote " << rep->output << "\n";
     });
@@ -151,6 +158,8 @@ void add_export_commands(CLI::App& app) {
   stats->add_option("--matrix-svg", files->matrix_svg, "Write the matrix as an SVG heatmap");
   stats->add_option("--matrix-png", files->matrix_png, "Write the matrix heatmap as a PNG image");
   stats->add_option("--ranks-svg", files->ranks_svg, "Write a per-rank computation/MPI time bar chart (SVG)");
+  stats->add_option("--timeline", files->timeline,
+                    "Recorded timeline directory for --ranks-svg (default: TRACE.timeline/ if it exists)");
   stats->callback([stats, files] {
     guarded([&] { run_stats_files(stats->get_option("trace")->as<std::string>(), *files); });
   });

@@ -97,10 +97,12 @@ std::pair<uint64_t, uint64_t> collective_sizes(const Event& ev) {
 
 }  // namespace
 
-ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, const std::string& label) {
+ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, const std::string& label,
+                         const TraceTimeline& recorded_or_not) {
   namespace fs = std::filesystem;
   ExportSummary sum;
-  const auto timeline = synthesize_timeline(trace);
+  const auto& timeline = recorded_or_not.ranks;
+  const std::string how = recorded_or_not.recorded ? "recorded" : "synthesized from folded trace means";
   const MatchResult match = match_messages(trace.comms, timeline);
   sum.messages = match.messages.size();
   sum.unmatched_sends = match.unmatched_sends;
@@ -125,10 +127,10 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
   OTF2_FlushCallbacks flush{pre_flush, post_flush};
   check(OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr), "flush callbacks");
   check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
-  check(OTF2_Archive_SetCreator(archive, "tracefold 0.1.0 (timeline synthesized from folded trace means)"),
+  check(OTF2_Archive_SetCreator(archive, ("tracefold 0.1.0 (timeline " + how + ")").c_str()),
         "creator");
   check(OTF2_Archive_SetDescription(archive, ("tracefold export of " + label).c_str()), "description");
-  check(OTF2_Archive_SetProperty(archive, "TRACEFOLD::TIMELINE", "synthesized from folded trace means", true),
+  check(OTF2_Archive_SetProperty(archive, "TRACEFOLD::TIMELINE", how.c_str(), true),
         "property");
 
   // Definitions that events refer to: regions per (operation, call site),

@@ -28,20 +28,28 @@ std::string slice_name(const Event& ev) {
   return name;
 }
 
-ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::string& label) {
+ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::string& label,
+                             const TraceTimeline& recorded_or_not) {
   ExportSummary sum;
-  const auto timeline = synthesize_timeline(trace);
+  const auto& timeline = recorded_or_not.ranks;
   const MatchResult match = match_messages(trace.comms, timeline);
   sum.messages = match.messages.size();
   sum.unmatched_sends = match.unmatched_sends;
   sum.unmatched_recvs = match.unmatched_recvs;
 
   out << "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{"
-      << "\"timeline\":\"synthesized from folded trace means\","
-      << "\"note\":\"folded traces keep no timestamps: each rank's events are laid out back to back "
-         "with their node's mean computation time before and mean time in the call; calls "
-         "without a recorded time last "
-      << kNominalCallNs << " ns; ranks are not synchronized\","
+      << "\"timeline\":"
+      << json_string(recorded_or_not.recorded ? "recorded" : "synthesized from folded trace means") << ","
+      << "\"note\":"
+      << json_string(recorded_or_not.recorded
+                         ? recorded_or_not.describe() +
+                               ": enter and exit times of every call, on rank 0's clock (offsets measured "
+                               "at start and end)"
+                         : "folded traces keep no timestamps: each rank's events are laid out back to "
+                           "back with their node's mean computation time before and mean time in the "
+                           "call; calls without a recorded time last " +
+                               std::to_string(kNominalCallNs) + " ns; ranks are not synchronized")
+      << ","
       << "\"flows\":\"from the send call to the call completing the receive (the Recv or "
          "Sendrecv, or the Wait/Test that completed an Irecv)\","
       << "\"source\":" << json_string(label) << ",\"ranks\":" << trace.world_size

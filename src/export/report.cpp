@@ -51,9 +51,11 @@ std::string num_cell(double v, const std::string& text) {
 
 }  // namespace
 
-void write_report_html(std::ostream& out, const Trace& trace, const std::string& label) {
+void write_report_html(std::ostream& out, const Trace& trace, const std::string& label,
+                       const TraceTimeline& recorded_or_not) {
   const auto rows = compute_stats(trace);
-  const auto timeline = synthesize_timeline(trace);
+  const auto& timeline = recorded_or_not.ranks;
+  const char* kind = recorded_or_not.recorded ? "recorded" : "synthesized";
   const MatchResult match = match_messages(trace.comms, timeline);
   const CommMatrix matrix = comm_matrix(trace);
   uint64_t calls = 0, bytes = 0, events = 0;
@@ -78,8 +80,11 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>tracefold report: "
       << xml_escape(label) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
   out << "<h1>tracefold report</h1>\n<p class=\"note\">" << xml_escape(label)
-      << " &mdash; times are means recorded per call site and call path; the per-rank chart and the "
-         "totals come from a timeline synthesized from those means.</p>\n";
+      << (recorded_or_not.recorded
+              ? " &mdash; the per-rank chart and the totals come from the recorded timeline (every "
+                "call's enter and exit time); the call-site table shows the folded trace's means.</p>\n"
+              : " &mdash; times are means recorded per call site and call path; the per-rank chart and "
+                "the totals come from a timeline synthesized from those means.</p>\n");
 
   out << "<h2>Summary</h2>\n<table id=\"summary\">\n";
   auto row = [&](const std::string& k, const std::string& v) {
@@ -97,8 +102,8 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
                                         std::to_string(match.unmatched_sends) + " sends, " +
                                         std::to_string(match.unmatched_recvs) + " receives)");
   row("time in MPI calls (all ranks)", time_text(double(time_in_calls)));
-  row("computation (all ranks, synthesized)", time_text(double(compute)));
-  row("synthesized run length", time_text(double(span)));
+  row(std::string("computation (all ranks, ") + kind + ")", time_text(double(compute)));
+  row(std::string(kind) + " run length", time_text(double(span)));
   out << "</table>\n";
 
   out << "<h2>Call sites</h2>\n<table id=\"callsites\" class=\"sortable\">\n<thead><tr><th>operation</th>"

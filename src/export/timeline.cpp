@@ -2,6 +2,11 @@
 // matrix (see timeline.hpp).
 #include "tracefold/timeline.hpp"
 
+#include <filesystem>
+#include <limits>
+
+#include "tracefold/timeline_io.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -89,6 +94,86 @@ std::vector<RankTimeline> synthesize_timeline(const Trace& trace) {
     tl.end_ns = t;
   }
   return out;
+}
+
+std::string TraceTimeline::describe() const {
+  if (!recorded) return "timeline synthesized from mean times";
+  uint64_t n = 0;
+  for (const RankTimeline& r : ranks) n += r.events.size();
+  return "timeline recorded (" + std::to_string(n - dropped) + " events with timestamps" +
+         (dropped ? ", " + std::to_string(dropped) + " dropped at the size bound and laid out with mean times" : "") +
+         ")";
+}
+
+TraceTimeline synthesized_timeline(const Trace& trace) {
+  TraceTimeline t;
+  t.ranks = synthesize_timeline(trace);
+  return t;
+}
+
+TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir) {
+  TraceTimeline out;
+  out.recorded = true;
+  std::vector<RankTimelineFile> files;
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    const std::string path = (std::filesystem::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
+    files.push_back(read_timeline_file(path));
+    const RankTimelineFile& f = files.back();
+    if (f.rank != r || f.world_size != trace.world_size)
+      throw std::runtime_error(path + ": timeline of rank " + std::to_string(f.rank) + " of " +
+                               std::to_string(f.world_size) + ", the trace has " +
+                               std::to_string(trace.world_size) + " ranks");
+    if (!f.records.empty()) origin = std::min(origin, f.to_global(f.records.front().enter_ns));
+  }
+  if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    const RankTimelineFile& f = files[std::size_t(r)];
+    RankTimeline tl;
+    tl.rank = r;
+    RankIterator it(trace, r);
+    TimedEvent te;
+    std::size_t k = 0;
+    int64_t t = 0;
+    while (it.next(te.ev)) {
+      if (k < f.records.size()) {
+        const TimelineRecord& rec = f.records[k];
+        if (rec.op != te.ev.op)
+          throw std::runtime_error(dir + "/rank-" + std::to_string(r) + ".tft: event " + std::to_string(k) +
+                                   " is " + OpTable::name(rec.op) + ", the trace has " +
+                                   OpTable::name(te.ev.op) + " (not this trace's timeline?)");
+        te.start_ns = f.to_global(rec.enter_ns) - origin;
+        te.end_ns = std::max(te.start_ns + 1, f.to_global(rec.exit_ns) - origin);
+        te.compute_start_ns = k == 0 ? te.start_ns : std::min(t, te.start_ns);
+        te.timed = true;
+      } else {
+        // Past the recorder's budget: mean times, as in a synthesized timeline.
+        ++out.dropped;
+        te.compute_start_ns = t;
+        te.start_ns = t + std::max<int64_t>(te.ev.compute_ns, 0);
+        te.end_ns = te.start_ns + (te.ev.comm_ns >= 0 ? std::max<int64_t>(te.ev.comm_ns, 1) : kNominalCallNs);
+        te.timed = te.ev.comm_ns >= 0;
+      }
+      tl.compute_ns += te.start_ns - te.compute_start_ns;
+      if (te.timed) tl.comm_ns += te.end_ns - te.start_ns;
+      t = te.end_ns;
+      tl.events.push_back(te);
+      ++k;
+    }
+    if (k < f.records.size())
+      throw std::runtime_error(dir + "/rank-" + std::to_string(r) + ".tft: " + std::to_string(f.records.size()) +
+                               " events, the trace has " + std::to_string(k) + " for rank " + std::to_string(r));
+    tl.end_ns = t;
+    out.ranks.push_back(std::move(tl));
+  }
+  return out;
+}
+
+TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path, const std::string& dir) {
+  if (!dir.empty()) return load_recorded_timeline(trace, dir);
+  const std::string beside = trace_path + ".timeline";
+  if (std::filesystem::is_directory(beside)) return load_recorded_timeline(trace, beside);
+  return synthesized_timeline(trace);
 }
 
 int32_t world_peer(const CommTable& comms, int64_t comm, int32_t world_rank, int64_t peer) {

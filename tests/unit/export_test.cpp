@@ -210,7 +210,7 @@ TEST(Timeline, MeansBackToBackAndNominalCalls) {
 TEST(Perfetto, OneSlicePerCallAndOneFlowPerMessage) {
   const Trace t = trace_of({kLog0, kLog1, kLog2});
   std::ostringstream out;
-  const ExportSummary s = write_perfetto(out, t, "unit");
+  const ExportSummary s = write_perfetto(out, t, "unit", synthesized_timeline(t));
   EXPECT_EQ(s.slices, 10u);
   EXPECT_EQ(s.messages, 4u);
   const std::string j = out.str();
