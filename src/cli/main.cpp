@@ -228,30 +228,28 @@ fs::path self_path() {
   return ec ? fs::path() : p;
 }
 
-// libtracefold.so: $TRACEFOLD_LIB, else next to the build tree's CLI, else the
-// install layout (bin/../lib).
-fs::path find_recorder_library() {
-  if (const char* env = std::getenv("TRACEFOLD_LIB")) return env;
+// A companion file of this CLI: $ENV_VAR, else the first candidate (relative
+// to this binary's directory: build tree first, then install layouts).
+fs::path find_companion(const char* env_var, std::initializer_list<const char*> candidates,
+                        const std::string& missing) {
+  if (const char* env = std::getenv(env_var)) return env;
   const fs::path exe_dir = self_path().parent_path();
-  for (const fs::path& candidate : {exe_dir / "../record/libtracefold.so",
-                                    exe_dir / "../lib/libtracefold.so",
-                                    exe_dir / "libtracefold.so"}) {
-    if (fs::exists(candidate)) return fs::weakly_canonical(candidate);
-  }
-  throw std::runtime_error("cannot find libtracefold.so (set TRACEFOLD_LIB)");
+  for (const char* candidate : candidates)
+    if (fs::exists(exe_dir / candidate)) return fs::weakly_canonical(exe_dir / candidate);
+  throw std::runtime_error(missing);
 }
 
-// tracefold-replay (an MPI program; this CLI stays MPI-free): $TRACEFOLD_REPLAY,
-// else the build tree's location, else next to this binary or in libexec.
+fs::path find_recorder_library() {
+  return find_companion("TRACEFOLD_LIB",
+                        {"../record/libtracefold.so", "../lib/libtracefold.so", "libtracefold.so"},
+                        "cannot find libtracefold.so (set TRACEFOLD_LIB)");
+}
+
+// tracefold-replay is an MPI program; this CLI stays MPI-free.
 fs::path find_replay_program() {
-  if (const char* env = std::getenv("TRACEFOLD_REPLAY")) return env;
-  const fs::path exe_dir = self_path().parent_path();
-  for (const fs::path& candidate : {exe_dir / "../replay/tracefold-replay",
-                                    exe_dir / "tracefold-replay",
-                                    exe_dir / "../libexec/tracefold/tracefold-replay"}) {
-    if (fs::exists(candidate)) return fs::weakly_canonical(candidate);
-  }
-  throw std::runtime_error("cannot find tracefold-replay (was tracefold built with MPI? set TRACEFOLD_REPLAY)");
+  return find_companion("TRACEFOLD_REPLAY",
+                        {"../replay/tracefold-replay", "tracefold-replay", "../libexec/tracefold/tracefold-replay"},
+                        "cannot find tracefold-replay (was tracefold built with MPI? set TRACEFOLD_REPLAY)");
 }
 
 // Replaces this process with tracefold-replay: under mpirun every rank

@@ -60,6 +60,18 @@ void write_matrix_csv(std::ostream& out, const CommMatrix& m) {
       if (m.msgs(s, r) || m.byte(s, r)) out << s << "," << r << "," << m.msgs(s, r) << "," << m.byte(s, r) << "\n";
 }
 
+// The opening of a chart: <svg> element, title, white background, heading.
+static void svg_open(std::ostream& out, const char* id, const char* cls, int width, int height, int left,
+              const std::string& title) {
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" << id << "\" class=\"" << cls << "\" width=\"" << width
+      << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height
+      << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  out << "<title>" << xml_escape(title) << "</title>\n";
+  out << "<rect width=\"" << width << "\" height=\"" << height << "\" fill=\"#ffffff\"/>\n";
+  out << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml_escape(title)
+      << "</text>\n";
+}
+
 void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string& title) {
   const int n = std::max(1, m.size);
   const int cell = std::clamp(480 / n, 3, 28);
@@ -67,13 +79,7 @@ void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string&
   const int width = left + grid + 100, height = top + grid + 56;
   const uint64_t max = max_of(m.bytes);
   const int step = label_step(n);
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"comm-matrix\" class=\"heatmap\" width=\"" << width
-      << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height
-      << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  out << "<title>" << xml_escape(title) << "</title>\n";
-  out << "<rect width=\"" << width << "\" height=\"" << height << "\" fill=\"#ffffff\"/>\n";
-  out << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml_escape(title)
-      << "</text>\n";
+  svg_open(out, "comm-matrix", "heatmap", width, height, left, title);
   out << "<text x=\"" << left + grid / 2 << "\" y=\"" << top - 26
       << "\" text-anchor=\"middle\">receiver rank</text>\n";
   out << "<text transform=\"translate(14," << top + grid / 2
@@ -180,13 +186,7 @@ void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timelin
   if (axis / 5 >= double(max)) axis /= 5;
   else if (axis / 2 >= double(max)) axis /= 2;
   const double k = plot_h / axis;
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"rank-times\" class=\"barchart\" width=\"" << width
-      << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height
-      << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  out << "<title>" << xml_escape(title) << "</title>\n";
-  out << "<rect width=\"" << width << "\" height=\"" << height << "\" fill=\"#ffffff\"/>\n";
-  out << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml_escape(title)
-      << "</text>\n";
+  svg_open(out, "rank-times", "barchart", width, height, left, title);
   for (int t = 0; t <= 4; ++t) {
     const double y = top + plot_h - t * plot_h / 4.0;
     out << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << y << "\" y2=\"" << y
