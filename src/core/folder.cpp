@@ -365,25 +365,28 @@ struct Folder::Impl {
     index_push(top.size() - 1);
   }
 
-  void append(const Event& ev) {
+  // The values of one field on one execution, as the general path stores them.
+  static ValueSeq field_values(const FieldValue& fv) {
+    ValueSeq v;
+    if (FieldTable::kind(fv.field) == FieldKind::kList) {
+      v.push_back(static_cast<int64_t>(fv.list.size()));
+      for (int64_t x : fv.list) v.push_back(x);
+    } else {
+      v.push_back(fv.scalar);
+    }
+    return v;
+  }
+
+  Item make_item(const Event& ev, uint64_t pred) const {
     Item it;
     it.key = ev.key().packed();
     it.first = it.last = it.key;
     it.reps = ValueSeq::repeated(1, 1);
     it.fields.reserve(ev.fields.size());
-    for (const FieldValue& fv : ev.fields) {
-      ValueSeq v;
-      if (FieldTable::kind(fv.field) == FieldKind::kList) {
-        v.push_back(static_cast<int64_t>(fv.list.size()));
-        for (int64_t x : fv.list) v.push_back(x);
-      } else {
-        v.push_back(fv.scalar);
-      }
-      it.fields.emplace_back(fv.field, std::move(v));
-    }
+    for (const FieldValue& fv : ev.fields) it.fields.emplace_back(fv.field, field_values(fv));
     if (!ev.stats.empty()) {
       Timing t;
-      t.pred = unpack(prev_key);
+      t.pred = unpack(pred);
       if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
       if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
       for (const auto& [name, value] : ev.stats) {
@@ -394,16 +397,155 @@ struct Folder::Impl {
       it.timings.push_back(std::move(t));
     } else if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
       it.raw_timing = true;
-      it.raw_pred = unpack(prev_key);
+      it.raw_pred = unpack(pred);
       it.raw_compute = ev.compute_ns;
       it.raw_comm = ev.comm_ns;
     }
+    return it;
+  }
+
+  void append(const Event& ev) {
+    if (fast_append(ev)) return;
+    materialize();
+    Item it = make_item(ev, prev_key);
     prev_key = it.key;
     ++events;
     top.push_back(std::move(it));
     index_push(top.size() - 1);
     while (try_fold()) {
     }
+    arm();
+  }
+
+  // ------------------------------------------------------------ fast path
+  //
+  // Most events continue the iteration of the loop that ends the sequence.
+  // The general path makes an Item for each, finds nothing to fold until the
+  // iteration is complete, and then merges the stretch into the loop body
+  // item by item. The fast path keeps such events aside (copied into reused
+  // buffers) and merges them into the body directly, giving the same items,
+  // values and index as the general path would. It is armed only when that
+  // equivalence is cheap to see: the last top-level item is a loop whose
+  // body is plain events, and try_fold provably finds nothing for the
+  // pending events (quiet_). Anything else materializes the pending events
+  // as Items and falls back to the general path.
+
+  struct Pending {
+    Event ev;  // stats are always empty here
+    uint64_t pred = 0;
+  };
+  bool armed_ = false;
+  std::vector<uint8_t> quiet_;    // per body index: an event there cannot fold
+  std::vector<Pending> pending_;  // reused slots; the first pending_count_ are live
+  std::size_t pending_count_ = 0;
+  bool refold_after_iteration_ = false;
+
+  // Whether an item at a position in [lo, n-2] (lo: the window's start for a
+  // sequence of n items) ends in `last`, ignoring positions >= exclude_from.
+  // try_fold can only fold the tail when that holds for the tail's last key.
+  bool ends_in_window(uint64_t last, std::size_t n, std::size_t exclude_from) const {
+    const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
+    auto found = by_last.find(last);
+    if (found == by_last.end()) return false;
+    for (std::size_t i = found->second.size(); i-- > 0;) {
+      const std::size_t pos = found->second[i];
+      if (pos >= exclude_from) continue;
+      return pos >= lo;  // lists are ascending: this is the latest candidate
+    }
+    return false;
+  }
+
+  void arm() {
+    armed_ = false;
+    if (!options.fast_path || top.empty() || !top.back().loop) return;
+    const Item& loop = top.back();
+    const std::size_t len = loop.body.size();
+    // A completed iteration folds in at this loop only if the loop is still
+    // inside the window when the iteration ends.
+    if (len == 0 || len > options.window) return;
+    for (const Item& b : loop.body)
+      if (b.loop) return;
+    const std::size_t k = top.size() - 1;
+    quiet_.assign(len, 0);
+    for (std::size_t p = 0; p + 1 < len; ++p) {
+      const uint64_t key = loop.body[p].key;
+      bool repeats = false;
+      for (std::size_t q = 0; q < p && !repeats; ++q) repeats = loop.body[q].key == key;
+      // The pending event for body[p] would sit at k + 1 + p, after the real
+      // items (indexed in by_last) and the pending events before it.
+      quiet_[p] = !repeats && !ends_in_window(key, k + 2 + p, k + 1);
+    }
+    refold_after_iteration_ = ends_in_window(loop.last, k + 1, k);
+    armed_ = true;
+  }
+
+  bool fast_append(const Event& ev) {
+    if (!armed_ || !ev.stats.empty()) return false;
+    Item& loop = top.back();
+    const std::size_t p = pending_count_;
+    const Item& b = loop.body[p];
+    if (ev.key().packed() != b.key || ev.fields.size() != b.fields.size()) return false;
+    for (std::size_t i = 0; i < b.fields.size(); ++i)
+      if (ev.fields[i].field != b.fields[i].first) return false;
+    const bool completes = p + 1 == loop.body.size();
+    if (!completes && !quiet_[p]) return false;
+    if (completes) {
+      // The general path finds the iteration at this loop first (the latest
+      // loop), whole and directly compatible, and merges it in pairwise.
+      const uint64_t pred = prev_key;
+      loop.reps.set_back(loop.reps.back() + 1);
+      for (std::size_t i = 0; i < p; ++i)
+        merge_event(loop.body[i], pending_[i].ev, pending_[i].pred);
+      merge_event(loop.body[p], ev, pred);
+      pending_count_ = 0;
+      prev_key = b.key;
+      ++events;
+      if (refold_after_iteration_ && try_fold()) {
+        while (try_fold()) {
+        }
+        arm();
+      }
+      return true;
+    }
+    if (pending_.size() <= p) pending_.resize(p + 1);
+    Pending& slot = pending_[p];
+    slot.ev.op = ev.op;
+    slot.ev.site = ev.site;
+    slot.ev.fields = ev.fields;  // reuses the slot's buffers
+    slot.ev.compute_ns = ev.compute_ns;
+    slot.ev.comm_ns = ev.comm_ns;
+    slot.pred = prev_key;
+    ++pending_count_;
+    prev_key = b.key;
+    ++events;
+    return true;
+  }
+
+  // merge_pair of event item `b` with the item make_item(ev, pred) would
+  // give, without making it.
+  void merge_event(Item& b, const Event& ev, uint64_t pred) {
+    for (std::size_t i = 0; i < b.fields.size(); ++i)
+      b.fields[i].second.append(field_values(ev.fields[i]));
+    b.reps.append(ValueSeq::repeated(1, 1));
+    Item s;
+    if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
+      s.raw_timing = true;
+      s.raw_pred = unpack(pred);
+      s.raw_compute = ev.compute_ns;
+      s.raw_comm = ev.comm_ns;
+    }
+    merge_item_timings(b, s, rank);
+  }
+
+  // Pending events become Items, as the general path would have made them
+  // (try_fold would have found nothing for them: quiet_ checked that).
+  void materialize() {
+    armed_ = false;
+    for (std::size_t i = 0; i < pending_count_; ++i) {
+      top.push_back(make_item(pending_[i].ev, pending_[i].pred));
+      index_push(top.size() - 1);
+    }
+    pending_count_ = 0;
   }
 
   // How alike two candidate iterations are: the share of their calls (one
@@ -444,6 +586,10 @@ struct Folder::Impl {
     const std::size_t n = top.size();
     if (n < 2) return false;
     const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
+    // Every fold below needs an item in top[lo, n-2] that ends like the
+    // tail: a loop whose iteration (or trailing inner iteration) the tail
+    // completes, or the end of a first iteration the tail repeats.
+    if (!ends_in_window(top[n - 1].last, n, n - 1)) return false;
 
     // (a) The tail after a loop is its next iteration, or the next iteration
     // of an inner loop that ends that loop's last iteration (a trailing one).
@@ -629,9 +775,13 @@ Folder& Folder::operator=(Folder&&) noexcept = default;
 
 void Folder::append(const Event& event) { impl_->append(event); }
 uint64_t Folder::events() const { return impl_->events; }
-std::size_t Folder::top_level_size() const { return impl_->top.size(); }
+std::size_t Folder::top_level_size() const {
+  impl_->materialize();
+  return impl_->top.size();
+}
 
 std::string Folder::structure() const {
+  impl_->materialize();
   std::string out;
   describe(impl_->top, out);
   return out;
@@ -642,6 +792,7 @@ Trace Folder::finish(int32_t world_size, const SiteTable& sites, const CommTable
   t.world_size = world_size;
   t.sites = sites;
   t.comms = comms;
+  impl_->materialize();
   std::vector<const Item*> heads;
   for (const Item& it : impl_->top) impl_->flatten(it, heads, t.nodes);
   if (impl_->options.histogram_threshold > 0) {
