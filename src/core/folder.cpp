@@ -524,9 +524,17 @@ struct Folder::Impl {
   // merge_pair of event item `b` with the item make_item(ev, pred) would
   // give, without making it.
   void merge_event(Item& b, const Event& ev, uint64_t pred) {
-    for (std::size_t i = 0; i < b.fields.size(); ++i)
-      b.fields[i].second.append(field_values(ev.fields[i]));
-    b.reps.append(ValueSeq::repeated(1, 1));
+    // Appending a one-value sequence is push_back (ValueSeq::append ->
+    // append_repeated(v, 1)); a list's values must go through append, which
+    // folds a run of equal values differently from pushing them one by one.
+    for (std::size_t i = 0; i < b.fields.size(); ++i) {
+      const FieldValue& fv = ev.fields[i];
+      if (FieldTable::kind(fv.field) == FieldKind::kList)
+        b.fields[i].second.append(field_values(fv));
+      else
+        b.fields[i].second.push_back(fv.scalar);
+    }
+    b.reps.push_back(1);
     Item s;
     if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
       s.raw_timing = true;
