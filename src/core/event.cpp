@@ -280,6 +280,11 @@ void CommTable::merge(const CommTable& other) {
 // ---------------------------------------------------------------------- events
 
 void Event::set(FieldId f, int64_t v) {
+  // The recorder sets fields mostly in id order: append without a search.
+  if (fields.empty() || fields.back().field < f) {
+    fields.push_back(FieldValue{f, v, {}});
+    return;
+  }
   auto it = std::lower_bound(fields.begin(), fields.end(), f,
                              [](const FieldValue& fv, FieldId id) { return fv.field < id; });
   if (it != fields.end() && it->field == f) {

@@ -66,25 +66,38 @@ Timing timing_of_raw(const Item& it, int32_t rank) {
   return t;
 }
 
+// b's timing as histograms (a fresh event keeps its one sample raw).
+void settle_timing(Item& b, int32_t rank) {
+  if (!b.raw_timing) return;
+  auto t = timing_of_raw(b, rank);
+  b.raw_timing = false;
+  merge_timings(b.timings, {t});
+}
+
+// Adds one raw timing sample to b (settled).
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+  auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
+                             [](const Timing& x, EventKey k) { return x.pred < k; });
+  if (it != b.timings.end() && it->pred == pred) {
+    if (compute >= 0) it->compute.add(compute, rank);
+    if (comm >= 0) it->comm.add(comm, rank);
+  } else {
+    Timing t;
+    t.pred = pred;
+    if (compute >= 0) t.compute.add(compute, rank);
+    if (comm >= 0) t.comm.add(comm, rank);
+    b.timings.insert(it, std::move(t));
+  }
+}
+
 // Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
 void merge_item_timings(Item& b, const Item& s, int32_t rank) {
-  if (b.raw_timing) {
-    auto t = timing_of_raw(b, rank);
-    b.raw_timing = false;
-    merge_timings(b.timings, {t});
-  }
+  settle_timing(b, rank);
   if (!s.raw_timing) {
     merge_timings(b.timings, s.timings);
     return;
   }
-  auto it = std::lower_bound(b.timings.begin(), b.timings.end(), s.raw_pred,
-                             [](const Timing& x, EventKey k) { return x.pred < k; });
-  if (it != b.timings.end() && it->pred == s.raw_pred) {
-    if (s.raw_compute >= 0) it->compute.add(s.raw_compute, rank);
-    if (s.raw_comm >= 0) it->comm.add(s.raw_comm, rank);
-  } else {
-    b.timings.insert(it, timing_of_raw(s, rank));
-  }
+  add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank);
 }
 
 class Merger {
@@ -535,14 +548,10 @@ struct Folder::Impl {
         b.fields[i].second.push_back(fv.scalar);
     }
     b.reps.push_back(1);
-    Item s;
-    if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
-      s.raw_timing = true;
-      s.raw_pred = unpack(pred);
-      s.raw_compute = ev.compute_ns;
-      s.raw_comm = ev.comm_ns;
-    }
-    merge_item_timings(b, s, rank);
+    settle_timing(b, rank);
+    // An event without timings brings none (merge_timings with nothing).
+    if (ev.compute_ns >= 0 || ev.comm_ns >= 0)
+      add_raw_timing(b, unpack(pred), ev.compute_ns, ev.comm_ns, rank);
   }
 
   // Pending events become Items, as the general path would have made them

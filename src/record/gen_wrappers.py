@@ -94,8 +94,17 @@ def record_code(fn, pre, fortran=False):
         if "freecomm" in r:
             out.append("c.comm(*%s);" % r["freecomm"])
         return out
-    if "comm" in r:
-        out.append("c.comm(%s);" % r["comm"])
+    # Mostly in field id order (peer, src/rpeer, tag, count, dtype, dsize,
+    # rcount, rdtype, rdsize, comm, ...): Event::set then appends instead of
+    # inserting. The event's fields are sorted either way. comm comes before
+    # counts/rcounts (they need the communicator's size), peer/src/tag before
+    # status and req_out (wildcards).
+    if "peer" in r:
+        out.append("c.peer(R::kPeer, %s);" % r["peer"])
+    if "src" in r:
+        out.append("c.peer(R::kPeer%s, %s);" % ("Recv" if "peer" in r else "", r["src"]))
+    if "tag" in r:
+        out.append("c.tag(R::kTag, %s);" % r["tag"])
     if "count" in r:
         out.append("c.scalar(R::kCount, %s);" % r["count"])
     if "dtype" in r:
@@ -104,18 +113,14 @@ def record_code(fn, pre, fortran=False):
         out.append("c.scalar(R::kRcount, %s);" % r["rcount"])
     if "rdtype" in r:
         out.append("c.datatype(R::kRdtype, R::kRdsize, %s);" % r["rdtype"])
+    if "comm" in r:
+        out.append("c.comm(%s);" % r["comm"])
     if "counts" in r:
         out.append("c.counts(R::kCounts, %s);" % r["counts"])
     if "rcounts" in r:
         out.append("c.counts(R::kRcounts, %s);" % r["rcounts"])
-    if "peer" in r:
-        out.append("c.peer(R::kPeer, %s);" % r["peer"])
     if "target" in r:
         out.append("c.scalar(R::kTarget, %s);" % r["target"])
-    if "src" in r:
-        out.append("c.peer(R::kPeer%s, %s);" % ("Recv" if "peer" in r else "", r["src"]))
-    if "tag" in r:
-        out.append("c.tag(R::kTag, %s);" % r["tag"])
     if "rtag" in r:
         out.append("c.tag(R::kRtag, %s);" % r["rtag"])
     if "root" in r:

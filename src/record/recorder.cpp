@@ -183,10 +183,15 @@ class Recorder {
                  what.c_str());
   }
 
-  SiteId site_of_caller() {
-    // Our own frames (wrapper, Call) come first; a few more than the depth suffice.
+  // The stack of the function this is inlined into (~Call, start_recording),
+  // which then hands it to append. Our own frames (that function, the
+  // wrapper) come first and are skipped; a few more than the depth suffice.
+  // The window of stack_depth + 2 frames is the one this always used
+  // (stack_depth + 4, counted from two frames further in). Needs no lock
+  // unless the own address range is unknown (own_hi == 0).
+  [[gnu::always_inline]] StackKey capture_stack() {
     void* buf[40];
-    const int n = unw_backtrace(buf, std::min(40, stack_depth + 4));
+    const int n = unw_backtrace(buf, std::min(40, stack_depth + 2));
     StackKey key;
     for (int i = 0; i < n && key.n < stack_depth && key.n < key.addr.size(); ++i) {
       auto a = reinterpret_cast<uintptr_t>(buf[i]);
@@ -194,6 +199,10 @@ class Recorder {
       if (own_hi == 0 && frame_of(a).own) continue;
       key.addr[key.n++] = a;
     }
+    return key;
+  }
+
+  SiteId site_of(const StackKey& key) {
     auto it = stacks.find(key);
     if (it != stacks.end()) return it->second;
     CallSite cs;
@@ -405,10 +414,10 @@ class Recorder {
   }
 
   // Caller holds `mu`.
-  void append(Event& ev) {
+  void append(Event& ev, const StackKey& stack) {
     if (!recording()) return;
     try {
-      ev.site = site_of_caller();
+      ev.site = site_of(stack);
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
       encode_relative(ev, rank, comms);
       folder->append(ev);
@@ -599,6 +608,8 @@ Call::~Call() {
   if (!active_) return;
   const int64_t exit_ns = now_ns();
   Recorder& r = recorder();
+  if (r.own_hi == 0) hold();  // capture_stack falls back on the frame table
+  const StackKey stack = r.capture_stack();
   hold();
   ev_.comm_ns = exit_ns - enter_ns_;
   ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - r.last_exit_ns);
@@ -609,7 +620,7 @@ Call::~Call() {
       r.fail("statistic " + st->name() + " failed: " + ex.what());
     }
   }
-  r.append(ev_);
+  r.append(ev_, stack);
   r.last_exit_ns = now_ns();
   tl_in_call = false;
 }
@@ -804,7 +815,7 @@ void start_recording(int64_t t0, const char* name) {
   ev.op = op(name);
   ev.compute_ns = 0;
   ev.comm_ns = now_ns() - t0;
-  r.append(ev);
+  r.append(ev, r.capture_stack());
   r.last_exit_ns = now_ns();
 }
 
