@@ -449,6 +449,7 @@ struct Folder::Impl {
   };
   bool armed_ = false;
   std::vector<uint8_t> quiet_;    // per body index: an event there cannot fold
+  std::vector<uint8_t> has_list_;  // per body index: the event has list fields
   std::vector<Pending> pending_;  // reused slots; the first pending_count_ are live
   std::size_t pending_count_ = 0;
   bool refold_after_iteration_ = false;
@@ -479,6 +480,10 @@ struct Folder::Impl {
     for (const Item& b : loop.body)
       if (b.loop) return;
     const std::size_t k = top.size() - 1;
+    has_list_.assign(len, 0);
+    for (std::size_t p = 0; p < len; ++p)
+      for (const auto& f : loop.body[p].fields)
+        if (FieldTable::kind(f.first) == FieldKind::kList) has_list_[p] = 1;
     quiet_.assign(len, 0);
     for (std::size_t p = 0; p + 1 < len; ++p) {
       const uint64_t key = loop.body[p].key;
@@ -508,8 +513,8 @@ struct Folder::Impl {
       const uint64_t pred = prev_key;
       loop.reps.set_back(loop.reps.back() + 1);
       for (std::size_t i = 0; i < p; ++i)
-        merge_event(loop.body[i], pending_[i].ev, pending_[i].pred);
-      merge_event(loop.body[p], ev, pred);
+        merge_event(loop.body[i], pending_[i].ev, pending_[i].pred, has_list_[i]);
+      merge_event(loop.body[p], ev, pred, has_list_[p]);
       pending_count_ = 0;
       prev_key = b.key;
       ++events;
@@ -536,13 +541,13 @@ struct Folder::Impl {
 
   // merge_pair of event item `b` with the item make_item(ev, pred) would
   // give, without making it.
-  void merge_event(Item& b, const Event& ev, uint64_t pred) {
+  void merge_event(Item& b, const Event& ev, uint64_t pred, bool has_list) {
     // Appending a one-value sequence is push_back (ValueSeq::append ->
     // append_repeated(v, 1)); a list's values must go through append, which
     // folds a run of equal values differently from pushing them one by one.
     for (std::size_t i = 0; i < b.fields.size(); ++i) {
       const FieldValue& fv = ev.fields[i];
-      if (FieldTable::kind(fv.field) == FieldKind::kList)
+      if (has_list && FieldTable::kind(fv.field) == FieldKind::kList)
         b.fields[i].second.append(field_values(fv));
       else
         b.fields[i].second.push_back(fv.scalar);

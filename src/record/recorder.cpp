@@ -166,6 +166,7 @@ class Recorder {
   // free. Ids stay in dtype_ids (a freed handle keeps its id, as before).
   std::unordered_map<MPI_Datatype, std::pair<int64_t, int>> dtype_info;
   std::unordered_map<MPI_Op, int64_t> op_ids;
+  std::unordered_map<int64_t, std::pair<int32_t, int32_t>> positions;  // see position_in
   std::unordered_map<uintptr_t, FrameInfo> frames;
   std::unordered_map<StackKey, SiteId, StackKeyHash> stacks;
   uintptr_t own_base = 0;
@@ -413,13 +414,33 @@ class Recorder {
     own_hi = range.hi;
   }
 
+  // This rank's rank in communicator `id` (kAbsent: the world) and its
+  // size, for relative peers. A rank's group in an id never changes once
+  // defined, so the answer is cached.
+  std::pair<int32_t, int32_t> position_in(int64_t id) {
+    if (id == kAbsent) id = CommTable::kWorld;
+    auto it = positions.find(id);
+    if (it != positions.end()) return it->second;
+    const CommGroup* g = comms.group_of(id, rank);
+    if (!g)
+      throw std::invalid_argument("communicator " + format_value(id) + " is not defined for rank " +
+                                  std::to_string(rank));
+    const std::pair<int32_t, int32_t> pos{comms.rank_in(id, rank),
+                                          static_cast<int32_t>(g->members.size())};
+    positions.emplace(id, pos);
+    return pos;
+  }
+
   // Caller holds `mu`.
   void append(Event& ev, const StackKey& stack) {
     if (!recording()) return;
     try {
       ev.site = site_of(stack);
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
-      encode_relative(ev, rank, comms);
+      if (has_relative_fields(ev)) {
+        const auto [me, n] = position_in(ev.get(kComm));
+        encode_relative(ev, me, n);
+      }
       folder->append(ev);
       ++event_count;
     } catch (const std::exception& ex) {
