@@ -197,6 +197,11 @@ struct Event {
 /// Throws std::invalid_argument naming the field if the communicator is unknown
 /// or a peer is out of range.
 void encode_relative(Event& ev, int32_t world_rank, const CommTable& comms);
+/// Whether `ev` has peer-like fields for encode_relative to rewrite.
+bool has_relative_fields(const Event& ev);
+/// encode_relative for a caller that already knows its rank `me` in the
+/// event's communicator and that communicator's size (the recorder caches them).
+void encode_relative(Event& ev, int32_t me, int32_t size);
 /// Inverse of encode_relative.
 void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms);
 

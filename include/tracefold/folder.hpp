@@ -39,6 +39,10 @@ struct FoldOptions {
   std::size_t histogram_threshold = 0;
   /// Fields subject to histogram_threshold (default: peer, src, count).
   std::vector<FieldId> histogram_fields;
+  /// Take the allocation-free path for events that continue the current
+  /// loop iteration. It gives the same folding as the general path; off only
+  /// for tests that compare the two.
+  bool fast_path = true;
 };
 
 class Folder {

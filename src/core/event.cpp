@@ -280,6 +280,11 @@ void CommTable::merge(const CommTable& other) {
 // ---------------------------------------------------------------------- events
 
 void Event::set(FieldId f, int64_t v) {
+  // The recorder sets fields mostly in id order: append without a search.
+  if (fields.empty() || fields.back().field < f) {
+    fields.push_back(FieldValue{f, v, {}});
+    return;
+  }
   auto it = std::lower_bound(fields.begin(), fields.end(), f,
                              [](const FieldValue& fv, FieldId id) { return fv.field < id; });
   if (it != fields.end() && it->field == f) {
@@ -336,12 +341,19 @@ void for_peer_fields(Event& ev, F&& f) {
 }
 }  // namespace
 
-void encode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
-  bool any = false;
+bool has_relative_fields(const Event& ev) {
   for (const FieldValue& fv : ev.fields)
-    if (FieldTable::role(fv.field) == FieldRole::kPeer && !is_sentinel(fv.scalar)) any = true;
-  if (!any) return;
+    if (FieldTable::role(fv.field) == FieldRole::kPeer && !is_sentinel(fv.scalar)) return true;
+  return false;
+}
+
+void encode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
+  if (!has_relative_fields(ev)) return;
   auto [me, size] = me_and_size(ev, world_rank, comms);
+  encode_relative(ev, me, size);
+}
+
+void encode_relative(Event& ev, int32_t me, int32_t size) {
   for_peer_fields(ev, [&](FieldValue& fv) {
     if (fv.scalar < 0 || fv.scalar >= size)
       throw std::invalid_argument("field " + FieldTable::name(fv.field) + "=" +

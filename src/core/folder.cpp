@@ -66,25 +66,38 @@ Timing timing_of_raw(const Item& it, int32_t rank) {
   return t;
 }
 
+// b's timing as histograms (a fresh event keeps its one sample raw).
+void settle_timing(Item& b, int32_t rank) {
+  if (!b.raw_timing) return;
+  auto t = timing_of_raw(b, rank);
+  b.raw_timing = false;
+  merge_timings(b.timings, {t});
+}
+
+// Adds one raw timing sample to b (settled).
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+  auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
+                             [](const Timing& x, EventKey k) { return x.pred < k; });
+  if (it != b.timings.end() && it->pred == pred) {
+    if (compute >= 0) it->compute.add(compute, rank);
+    if (comm >= 0) it->comm.add(comm, rank);
+  } else {
+    Timing t;
+    t.pred = pred;
+    if (compute >= 0) t.compute.add(compute, rank);
+    if (comm >= 0) t.comm.add(comm, rank);
+    b.timings.insert(it, std::move(t));
+  }
+}
+
 // Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
 void merge_item_timings(Item& b, const Item& s, int32_t rank) {
-  if (b.raw_timing) {
-    auto t = timing_of_raw(b, rank);
-    b.raw_timing = false;
-    merge_timings(b.timings, {t});
-  }
+  settle_timing(b, rank);
   if (!s.raw_timing) {
     merge_timings(b.timings, s.timings);
     return;
   }
-  auto it = std::lower_bound(b.timings.begin(), b.timings.end(), s.raw_pred,
-                             [](const Timing& x, EventKey k) { return x.pred < k; });
-  if (it != b.timings.end() && it->pred == s.raw_pred) {
-    if (s.raw_compute >= 0) it->compute.add(s.raw_compute, rank);
-    if (s.raw_comm >= 0) it->comm.add(s.raw_comm, rank);
-  } else {
-    b.timings.insert(it, timing_of_raw(s, rank));
-  }
+  add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank);
 }
 
 class Merger {
@@ -365,25 +378,28 @@ struct Folder::Impl {
     index_push(top.size() - 1);
   }
 
-  void append(const Event& ev) {
+  // The values of one field on one execution, as the general path stores them.
+  static ValueSeq field_values(const FieldValue& fv) {
+    ValueSeq v;
+    if (FieldTable::kind(fv.field) == FieldKind::kList) {
+      v.push_back(static_cast<int64_t>(fv.list.size()));
+      for (int64_t x : fv.list) v.push_back(x);
+    } else {
+      v.push_back(fv.scalar);
+    }
+    return v;
+  }
+
+  Item make_item(const Event& ev, uint64_t pred) const {
     Item it;
     it.key = ev.key().packed();
     it.first = it.last = it.key;
     it.reps = ValueSeq::repeated(1, 1);
     it.fields.reserve(ev.fields.size());
-    for (const FieldValue& fv : ev.fields) {
-      ValueSeq v;
-      if (FieldTable::kind(fv.field) == FieldKind::kList) {
-        v.push_back(static_cast<int64_t>(fv.list.size()));
-        for (int64_t x : fv.list) v.push_back(x);
-      } else {
-        v.push_back(fv.scalar);
-      }
-      it.fields.emplace_back(fv.field, std::move(v));
-    }
+    for (const FieldValue& fv : ev.fields) it.fields.emplace_back(fv.field, field_values(fv));
     if (!ev.stats.empty()) {
       Timing t;
-      t.pred = unpack(prev_key);
+      t.pred = unpack(pred);
       if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
       if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
       for (const auto& [name, value] : ev.stats) {
@@ -394,16 +410,164 @@ struct Folder::Impl {
       it.timings.push_back(std::move(t));
     } else if (ev.compute_ns >= 0 || ev.comm_ns >= 0) {
       it.raw_timing = true;
-      it.raw_pred = unpack(prev_key);
+      it.raw_pred = unpack(pred);
       it.raw_compute = ev.compute_ns;
       it.raw_comm = ev.comm_ns;
     }
+    return it;
+  }
+
+  void append(const Event& ev) {
+    if (fast_append(ev)) return;
+    materialize();
+    Item it = make_item(ev, prev_key);
     prev_key = it.key;
     ++events;
     top.push_back(std::move(it));
     index_push(top.size() - 1);
     while (try_fold()) {
     }
+    arm();
+  }
+
+  // ------------------------------------------------------------ fast path
+  //
+  // Most events continue the iteration of the loop that ends the sequence.
+  // The general path makes an Item for each, finds nothing to fold until the
+  // iteration is complete, and then merges the stretch into the loop body
+  // item by item. The fast path keeps such events aside (copied into reused
+  // buffers) and merges them into the body directly, giving the same items,
+  // values and index as the general path would. It is armed only when that
+  // equivalence is cheap to see: the last top-level item is a loop whose
+  // body is plain events, and try_fold provably finds nothing for the
+  // pending events (quiet_). Anything else materializes the pending events
+  // as Items and falls back to the general path.
+
+  struct Pending {
+    Event ev;  // stats are always empty here
+    uint64_t pred = 0;
+  };
+  bool armed_ = false;
+  std::vector<uint8_t> quiet_;    // per body index: an event there cannot fold
+  std::vector<uint8_t> has_list_;  // per body index: the event has list fields
+  std::vector<Pending> pending_;  // reused slots; the first pending_count_ are live
+  std::size_t pending_count_ = 0;
+  bool refold_after_iteration_ = false;
+
+  // Whether an item at a position in [lo, n-2] (lo: the window's start for a
+  // sequence of n items) ends in `last`, ignoring positions >= exclude_from.
+  // try_fold can only fold the tail when that holds for the tail's last key.
+  bool ends_in_window(uint64_t last, std::size_t n, std::size_t exclude_from) const {
+    const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
+    auto found = by_last.find(last);
+    if (found == by_last.end()) return false;
+    for (std::size_t i = found->second.size(); i-- > 0;) {
+      const std::size_t pos = found->second[i];
+      if (pos >= exclude_from) continue;
+      return pos >= lo;  // lists are ascending: this is the latest candidate
+    }
+    return false;
+  }
+
+  void arm() {
+    armed_ = false;
+    if (!options.fast_path || top.empty() || !top.back().loop) return;
+    const Item& loop = top.back();
+    const std::size_t len = loop.body.size();
+    // A completed iteration folds in at this loop only if the loop is still
+    // inside the window when the iteration ends.
+    if (len == 0 || len > options.window) return;
+    for (const Item& b : loop.body)
+      if (b.loop) return;
+    const std::size_t k = top.size() - 1;
+    has_list_.assign(len, 0);
+    for (std::size_t p = 0; p < len; ++p)
+      for (const auto& f : loop.body[p].fields)
+        if (FieldTable::kind(f.first) == FieldKind::kList) has_list_[p] = 1;
+    quiet_.assign(len, 0);
+    for (std::size_t p = 0; p + 1 < len; ++p) {
+      const uint64_t key = loop.body[p].key;
+      bool repeats = false;
+      for (std::size_t q = 0; q < p && !repeats; ++q) repeats = loop.body[q].key == key;
+      // The pending event for body[p] would sit at k + 1 + p, after the real
+      // items (indexed in by_last) and the pending events before it.
+      quiet_[p] = !repeats && !ends_in_window(key, k + 2 + p, k + 1);
+    }
+    refold_after_iteration_ = ends_in_window(loop.last, k + 1, k);
+    armed_ = true;
+  }
+
+  bool fast_append(const Event& ev) {
+    if (!armed_ || !ev.stats.empty()) return false;
+    Item& loop = top.back();
+    const std::size_t p = pending_count_;
+    const Item& b = loop.body[p];
+    if (ev.key().packed() != b.key || ev.fields.size() != b.fields.size()) return false;
+    for (std::size_t i = 0; i < b.fields.size(); ++i)
+      if (ev.fields[i].field != b.fields[i].first) return false;
+    const bool completes = p + 1 == loop.body.size();
+    if (!completes && !quiet_[p]) return false;
+    if (completes) {
+      // The general path finds the iteration at this loop first (the latest
+      // loop), whole and directly compatible, and merges it in pairwise.
+      const uint64_t pred = prev_key;
+      loop.reps.set_back(loop.reps.back() + 1);
+      for (std::size_t i = 0; i < p; ++i)
+        merge_event(loop.body[i], pending_[i].ev, pending_[i].pred, has_list_[i]);
+      merge_event(loop.body[p], ev, pred, has_list_[p]);
+      pending_count_ = 0;
+      prev_key = b.key;
+      ++events;
+      if (refold_after_iteration_ && try_fold()) {
+        while (try_fold()) {
+        }
+        arm();
+      }
+      return true;
+    }
+    if (pending_.size() <= p) pending_.resize(p + 1);
+    Pending& slot = pending_[p];
+    slot.ev.op = ev.op;
+    slot.ev.site = ev.site;
+    slot.ev.fields = ev.fields;  // reuses the slot's buffers
+    slot.ev.compute_ns = ev.compute_ns;
+    slot.ev.comm_ns = ev.comm_ns;
+    slot.pred = prev_key;
+    ++pending_count_;
+    prev_key = b.key;
+    ++events;
+    return true;
+  }
+
+  // merge_pair of event item `b` with the item make_item(ev, pred) would
+  // give, without making it.
+  void merge_event(Item& b, const Event& ev, uint64_t pred, bool has_list) {
+    // Appending a one-value sequence is push_back (ValueSeq::append ->
+    // append_repeated(v, 1)); a list's values must go through append, which
+    // folds a run of equal values differently from pushing them one by one.
+    for (std::size_t i = 0; i < b.fields.size(); ++i) {
+      const FieldValue& fv = ev.fields[i];
+      if (has_list && FieldTable::kind(fv.field) == FieldKind::kList)
+        b.fields[i].second.append(field_values(fv));
+      else
+        b.fields[i].second.push_back(fv.scalar);
+    }
+    b.reps.push_back(1);
+    settle_timing(b, rank);
+    // An event without timings brings none (merge_timings with nothing).
+    if (ev.compute_ns >= 0 || ev.comm_ns >= 0)
+      add_raw_timing(b, unpack(pred), ev.compute_ns, ev.comm_ns, rank);
+  }
+
+  // Pending events become Items, as the general path would have made them
+  // (try_fold would have found nothing for them: quiet_ checked that).
+  void materialize() {
+    armed_ = false;
+    for (std::size_t i = 0; i < pending_count_; ++i) {
+      top.push_back(make_item(pending_[i].ev, pending_[i].pred));
+      index_push(top.size() - 1);
+    }
+    pending_count_ = 0;
   }
 
   // How alike two candidate iterations are: the share of their calls (one
@@ -444,6 +608,10 @@ struct Folder::Impl {
     const std::size_t n = top.size();
     if (n < 2) return false;
     const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
+    // Every fold below needs an item in top[lo, n-2] that ends like the
+    // tail: a loop whose iteration (or trailing inner iteration) the tail
+    // completes, or the end of a first iteration the tail repeats.
+    if (!ends_in_window(top[n - 1].last, n, n - 1)) return false;
 
     // (a) The tail after a loop is its next iteration, or the next iteration
     // of an inner loop that ends that loop's last iteration (a trailing one).
@@ -629,9 +797,13 @@ Folder& Folder::operator=(Folder&&) noexcept = default;
 
 void Folder::append(const Event& event) { impl_->append(event); }
 uint64_t Folder::events() const { return impl_->events; }
-std::size_t Folder::top_level_size() const { return impl_->top.size(); }
+std::size_t Folder::top_level_size() const {
+  impl_->materialize();
+  return impl_->top.size();
+}
 
 std::string Folder::structure() const {
+  impl_->materialize();
   std::string out;
   describe(impl_->top, out);
   return out;
@@ -642,6 +814,7 @@ Trace Folder::finish(int32_t world_size, const SiteTable& sites, const CommTable
   t.world_size = world_size;
   t.sites = sites;
   t.comms = comms;
+  impl_->materialize();
   std::vector<const Item*> heads;
   for (const Item& it : impl_->top) impl_->flatten(it, heads, t.nodes);
   if (impl_->options.histogram_threshold > 0) {

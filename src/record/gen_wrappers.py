@@ -94,8 +94,17 @@ def record_code(fn, pre, fortran=False):
         if "freecomm" in r:
             out.append("c.comm(*%s);" % r["freecomm"])
         return out
-    if "comm" in r:
-        out.append("c.comm(%s);" % r["comm"])
+    # Mostly in field id order (peer, src/rpeer, tag, count, dtype, dsize,
+    # rcount, rdtype, rdsize, comm, ...): Event::set then appends instead of
+    # inserting. The event's fields are sorted either way. comm comes before
+    # counts/rcounts (they need the communicator's size), peer/src/tag before
+    # status and req_out (wildcards).
+    if "peer" in r:
+        out.append("c.peer(R::kPeer, %s);" % r["peer"])
+    if "src" in r:
+        out.append("c.peer(R::kPeer%s, %s);" % ("Recv" if "peer" in r else "", r["src"]))
+    if "tag" in r:
+        out.append("c.tag(R::kTag, %s);" % r["tag"])
     if "count" in r:
         out.append("c.scalar(R::kCount, %s);" % r["count"])
     if "dtype" in r:
@@ -104,18 +113,14 @@ def record_code(fn, pre, fortran=False):
         out.append("c.scalar(R::kRcount, %s);" % r["rcount"])
     if "rdtype" in r:
         out.append("c.datatype(R::kRdtype, R::kRdsize, %s);" % r["rdtype"])
+    if "comm" in r:
+        out.append("c.comm(%s);" % r["comm"])
     if "counts" in r:
         out.append("c.counts(R::kCounts, %s);" % r["counts"])
     if "rcounts" in r:
         out.append("c.counts(R::kRcounts, %s);" % r["rcounts"])
-    if "peer" in r:
-        out.append("c.peer(R::kPeer, %s);" % r["peer"])
     if "target" in r:
         out.append("c.scalar(R::kTarget, %s);" % r["target"])
-    if "src" in r:
-        out.append("c.peer(R::kPeer%s, %s);" % ("Recv" if "peer" in r else "", r["src"]))
-    if "tag" in r:
-        out.append("c.tag(R::kTag, %s);" % r["tag"])
     if "rtag" in r:
         out.append("c.tag(R::kRtag, %s);" % r["rtag"])
     if "root" in r:
@@ -152,9 +157,13 @@ def record_code(fn, pre, fortran=False):
     return out
 
 
+# The op id is looked up once per wrapper (a string lookup per call is not
+# cheap). Recording before the call releases the recorder's lock again: the
+# call may block, and other threads must be able to record meanwhile.
 C_TEMPLATE = """
 extern "C" int {name}({cparams}) {{
-  R::Call c(R::op("{name}"));
+  static const tracefold::OpId tf_op = R::op("{name}");
+  R::Call c(tf_op);
 {pre}  const int rc = P{name}({cargs});
   if (c.active()) {{
 {post}  }}
@@ -237,11 +246,15 @@ def fortran_wrapper(fn):
     post_stmts = record_code(fn, pre=False, fortran=True)
     lower = fn.name.lower()
     body = ["static void tf_f_%s(%s) {" % (fn.name, ", ".join(fargs)),
-            "  R::Call c(R::op(\"%s\"));" % fn.name]
+            "  static const tracefold::OpId tf_op = R::op(\"%s\");" % fn.name,
+            "  R::Call c(tf_op);"]
     if pre_stmts:
         body.append("  if (c.active()) {")
         body += ["    " + x for x in pre_conv + pre_stmts]
+        body.append("    c.release();")
         body.append("  }")
+    if "freetype" in fn.roles:
+        body.append("  R::forget_datatype(MPI_Type_f2c(*f_%s));" % fn.roles["freetype"])
     body.append("  p%s_(%s);" % (lower, ", ".join(call_args)))
     body.append("  if (c.active() && *ierr == MPI_SUCCESS) {")
     body += ["    " + x for x in pre_conv + conv + post_stmts]
@@ -270,7 +283,13 @@ def main():
     for fn in fns:
         if fn.special:
             continue  # hand-written in recorder.cpp
-        pre = "".join("  if (c.active()) %s\n" % s for s in record_code(fn, pre=True))
+        pre_stmts = record_code(fn, pre=True)
+        pre = ""
+        if pre_stmts:
+            pre = "  if (c.active()) {\n" + "".join("    %s\n" % s for s in pre_stmts) + \
+                  "    c.release();\n  }\n"
+        if "freetype" in fn.roles:
+            pre += "  R::forget_datatype(*%s);\n" % fn.roles["freetype"]
         post = "".join("    %s\n" % s for s in record_code(fn, pre=False))
         out.append(C_TEMPLATE.format(name=fn.name, cparams=fn.cparams(), cargs=fn.cargs(),
                                      pre=pre, post=post))

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <dlfcn.h>
+#include <link.h>
 #include <libunwind.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -161,10 +162,17 @@ class Recorder {
   std::unordered_map<MPI_Comm, int64_t> comm_ids;
   std::unordered_map<int64_t, uint64_t> creations;
   std::unordered_map<MPI_Datatype, int64_t> dtype_ids;
+  // id and size per datatype handle: PMPI_Type_size on every call is not
+  // free. Ids stay in dtype_ids (a freed handle keeps its id, as before).
+  std::unordered_map<MPI_Datatype, std::pair<int64_t, int>> dtype_info;
   std::unordered_map<MPI_Op, int64_t> op_ids;
+  std::unordered_map<int64_t, std::pair<int32_t, int32_t>> positions;  // see position_in
   std::unordered_map<uintptr_t, FrameInfo> frames;
   std::unordered_map<StackKey, SiteId, StackKeyHash> stacks;
   uintptr_t own_base = 0;
+  // Address range of libtracefold's own loaded segments: frames there are
+  // skipped without a lookup.
+  uintptr_t own_lo = 0, own_hi = 0;
 
   bool recording() const { return initialized && !finalized && !disabled; }
 
@@ -176,17 +184,26 @@ class Recorder {
                  what.c_str());
   }
 
-  SiteId site_of_caller() {
-    // Our own frames (wrapper, Call) come first; a few more than the depth suffice.
+  // The stack of the function this is inlined into (~Call, start_recording),
+  // which then hands it to append. Our own frames (that function, the
+  // wrapper) come first and are skipped; a few more than the depth suffice.
+  // The window of stack_depth + 2 frames is the one this always used
+  // (stack_depth + 4, counted from two frames further in). Needs no lock
+  // unless the own address range is unknown (own_hi == 0).
+  [[gnu::always_inline]] StackKey capture_stack() {
     void* buf[40];
-    const int n = unw_backtrace(buf, std::min(40, stack_depth + 4));
+    const int n = unw_backtrace(buf, std::min(40, stack_depth + 2));
     StackKey key;
     for (int i = 0; i < n && key.n < stack_depth && key.n < key.addr.size(); ++i) {
       auto a = reinterpret_cast<uintptr_t>(buf[i]);
-      const FrameInfo& fi = frame_of(a);
-      if (fi.own) continue;
+      if (a >= own_lo && a < own_hi) continue;
+      if (own_hi == 0 && frame_of(a).own) continue;
       key.addr[key.n++] = a;
     }
+    return key;
+  }
+
+  SiteId site_of(const StackKey& key) {
     auto it = stacks.find(key);
     if (it != stacks.end()) return it->second;
     CallSite cs;
@@ -351,8 +368,10 @@ class Recorder {
       folder.emplace(rank, opts);
       comms.define_world(size);
       Dl_info self;
-      if (dladdr(reinterpret_cast<void*>(&now_ns), &self))
+      if (dladdr(reinterpret_cast<void*>(&now_ns), &self)) {
         own_base = reinterpret_cast<uintptr_t>(self.dli_fbase);
+        find_own_range();
+      }
       if (const char* d = env("TRACEFOLD_RAWLOG")) {
         rawlog_dir = d;
         std::error_code ec;
@@ -368,13 +387,60 @@ class Recorder {
     }
   }
 
-  void append(Event& ev) {
-    std::lock_guard lock(mu);
+  // [own_lo, own_hi): the PT_LOAD segments of the object loaded at own_base.
+  // Left empty if not found (frame_of's dladdr test is used then).
+  void find_own_range() {
+    struct Range {
+      uintptr_t base, lo = 0, hi = 0;
+    } range{own_base};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+          auto* r = static_cast<Range*>(data);
+          uintptr_t lo = UINTPTR_MAX, hi = 0;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const auto& ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_LOAD) continue;
+            lo = std::min<uintptr_t>(lo, info->dlpi_addr + ph.p_vaddr);
+            hi = std::max<uintptr_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+          }
+          // dladdr's base is the lowest loaded address of the object.
+          if (hi == 0 || lo > r->base || r->base >= hi) return 0;
+          r->lo = lo;
+          r->hi = hi;
+          return 1;
+        },
+        &range);
+    own_lo = range.lo;
+    own_hi = range.hi;
+  }
+
+  // This rank's rank in communicator `id` (kAbsent: the world) and its
+  // size, for relative peers. A rank's group in an id never changes once
+  // defined, so the answer is cached.
+  std::pair<int32_t, int32_t> position_in(int64_t id) {
+    if (id == kAbsent) id = CommTable::kWorld;
+    auto it = positions.find(id);
+    if (it != positions.end()) return it->second;
+    const CommGroup* g = comms.group_of(id, rank);
+    if (!g)
+      throw std::invalid_argument("communicator " + format_value(id) + " is not defined for rank " +
+                                  std::to_string(rank));
+    const std::pair<int32_t, int32_t> pos{comms.rank_in(id, rank),
+                                          static_cast<int32_t>(g->members.size())};
+    positions.emplace(id, pos);
+    return pos;
+  }
+
+  // Caller holds `mu`.
+  void append(Event& ev, const StackKey& stack) {
     if (!recording()) return;
     try {
-      ev.site = site_of_caller();
+      ev.site = site_of(stack);
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
-      encode_relative(ev, rank, comms);
+      if (has_relative_fields(ev)) {
+        const auto [me, n] = position_in(ev.get(kComm));
+        encode_relative(ev, me, n);
+      }
       folder->append(ev);
       ++event_count;
     } catch (const std::exception& ex) {
@@ -544,11 +610,28 @@ Call::Call(OpId op) : op_(op), ev_(thread_event()) {
   ev_.site = 0;
 }
 
+void Call::hold() {
+  if (!lock_.owns_lock()) lock_ = std::unique_lock(recorder().mu);
+}
+
+void Call::release() {
+  if (lock_.owns_lock()) lock_.unlock();
+}
+
+void forget_datatype(MPI_Datatype type) {
+  Recorder& r = recorder();
+  std::lock_guard lock(r.mu);
+  r.dtype_info.erase(type);
+}
+
 Call::~Call() {
   if (nested_) return;
   if (!active_) return;
   const int64_t exit_ns = now_ns();
   Recorder& r = recorder();
+  if (r.own_hi == 0) hold();  // capture_stack falls back on the frame table
+  const StackKey stack = r.capture_stack();
+  hold();
   ev_.comm_ns = exit_ns - enter_ns_;
   ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - r.last_exit_ns);
   for (Statistic* st : statistics().enabled) {
@@ -558,7 +641,7 @@ Call::~Call() {
       r.fail("statistic " + st->name() + " failed: " + ex.what());
     }
   }
-  r.append(ev_);
+  r.append(ev_, stack);
   r.last_exit_ns = now_ns();
   tl_in_call = false;
 }
@@ -566,7 +649,7 @@ Call::~Call() {
 void Call::comm(MPI_Comm c) {
   comm_ = c;
   if (c == MPI_COMM_NULL) return;
-  std::lock_guard lock(recorder().mu);
+  hold();
   try {
     ev_.set(kComm, recorder().comm_id(c));
   } catch (const std::exception& ex) {
@@ -598,11 +681,16 @@ void Call::tag(FieldId f, int tag) {
 
 void Call::datatype(FieldId id_field, FieldId size_field, MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return;
-  int size = 0;
-  PMPI_Type_size(type, &size);
-  std::lock_guard lock(recorder().mu);
-  ev_.set(id_field, recorder().datatype_id(type));
-  ev_.set(size_field, size);
+  hold();
+  Recorder& r = recorder();
+  auto it = r.dtype_info.find(type);
+  if (it == r.dtype_info.end()) {
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    it = r.dtype_info.emplace(type, std::pair{r.datatype_id(type), size}).first;
+  }
+  ev_.set(id_field, it->second.first);
+  ev_.set(size_field, it->second.second);
 }
 
 void Call::counts(FieldId f, const int* counts) {
@@ -617,7 +705,7 @@ void Call::counts(FieldId f, const int* counts) {
 }
 
 void Call::redop(MPI_Op o) {
-  std::lock_guard lock(recorder().mu);
+  hold();
   ev_.set(kRedop, recorder().op_id(o));
 }
 
@@ -638,14 +726,14 @@ void Call::status(const MPI_Status* st) {
 void Call::request_out(const MPI_Request* req) {
   if (!req || *req == MPI_REQUEST_NULL) return;
   Recorder& r = recorder();
-  std::lock_guard lock(r.mu);
+  hold();
   r.requests[*req].push_back(RequestInfo{++r.request_events, wild_source_, wild_tag_});
 }
 
 void Call::requests_in(int n, const MPI_Request* reqs) {
   if (n < 0 || !reqs) return;
   Recorder& r = recorder();
-  std::lock_guard lock(r.mu);
+  hold();
   std::vector<int64_t> links;
   links.reserve(static_cast<std::size_t>(n));
   pending_wild_.assign(static_cast<std::size_t>(n), {false, false});
@@ -677,7 +765,7 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
 
 void Call::requests_done(int n, const MPI_Request* after) {
   Recorder& r = recorder();
-  std::lock_guard lock(r.mu);
+  hold();
   for (int i = 0; i < n && static_cast<std::size_t>(i) < pending_.size(); ++i) {
     const MPI_Request before = pending_[static_cast<std::size_t>(i)];
     if (before == MPI_REQUEST_NULL || after[i] != MPI_REQUEST_NULL) continue;
@@ -690,7 +778,7 @@ void Call::requests_done(int n, const MPI_Request* after) {
 
 void Call::requests_started(int n, const MPI_Request* reqs) {
   Recorder& r = recorder();
-  std::lock_guard lock(r.mu);
+  hold();
   const uint64_t number = ++r.request_events;
   for (int i = 0; i < n; ++i) {
     auto it = r.requests.find(reqs[i]);
@@ -700,7 +788,7 @@ void Call::requests_started(int n, const MPI_Request* reqs) {
 
 void Call::newcomm(MPI_Comm parent, MPI_Comm created) {
   Recorder& r = recorder();
-  std::lock_guard lock(r.mu);
+  hold();
   try {
     // Every member of `parent` creates communicators from it in the same
     // order (MPI's collective rule), so (parent id, creation number) names
@@ -743,11 +831,12 @@ void start_recording(int64_t t0, const char* name) {
   const bool was = r.initialized;
   r.start(t0);
   if (was || !r.recording()) return;
+  std::lock_guard lock(r.mu);
   Event ev;
   ev.op = op(name);
   ev.compute_ns = 0;
   ev.comm_ns = now_ns() - t0;
-  r.append(ev);
+  r.append(ev, r.capture_stack());
   r.last_exit_ns = now_ns();
 }
 

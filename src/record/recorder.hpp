@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "tracefold/event.hpp"
@@ -24,6 +25,10 @@ extern const FieldId kPeer, kPeerRecv, kTag, kRtag, kCount, kDtype, kDsize, kRco
 
 /// Op id of a known MPI function name (cached by the caller's static).
 OpId op(const char* name);
+
+/// MPI_Type_free: the handle may come back for another type, so its cached
+/// size must go.
+void forget_datatype(MPI_Datatype type);
 
 class Call {
  public:
@@ -52,8 +57,15 @@ class Call {
   /// After MPI_Start(all): the start is now the event that activated them.
   void requests_started(int n, const MPI_Request* requests);
   void newcomm(MPI_Comm parent, MPI_Comm created);
+  /// Ends recording before the call: the call may block, and other threads
+  /// must be able to record meanwhile.
+  void release();
 
  private:
+  // The recorder's lock, taken at most once per call for everything recorded
+  // after it returns and held until the event is folded.
+  void hold();
+  std::unique_lock<std::recursive_mutex> lock_;
   bool active_ = false;
   bool nested_ = false;
   OpId op_;

@@ -696,3 +696,42 @@ TEST(Property, FoldingIsDeterministic) {
 
 }  // namespace
 }  // namespace tracefold
+
+namespace tracefold {
+namespace {
+
+// The folder's fast path (events continuing the current loop iteration)
+// must give exactly what the general path gives: same loop structure and
+// byte-identical single-rank traces, timings included.
+TEST(Property, FastPathFoldsLikeTheGeneralPath) {
+  Failures failures;
+  for (const std::size_t window : {std::size_t{2}, std::size_t{4}, std::size_t{64}}) {
+    for (uint64_t seed = 20'000; seed < 20'150; ++seed) {
+      RandomProgram prog(seed);
+      for (int32_t r = 0; r < prog.world_size(); ++r) {
+        std::vector<Event> events = prog.events(r);
+        for (std::size_t i = 0; i < events.size(); ++i) {
+          events[i].compute_ns = static_cast<int64_t>((i * 7919 + seed) % 1000);
+          events[i].comm_ns = i % 5 == 0 ? -1 : static_cast<int64_t>(i % 13);
+          if (seed % 7 == 0 && i % 11 == 0) events[i].stats = {{"bytes", static_cast<int64_t>(i)}};
+        }
+        FoldOptions fast, slow;
+        fast.window = slow.window = window;
+        slow.fast_path = false;
+        std::string sf, ss;
+        const Trace tf = fold_rank(prog, events, r, fast, &sf);
+        const Trace ts = fold_rank(prog, events, r, slow, &ss);
+        if (sf != ss || format_trace(tf) != format_trace(ts)) {
+          failures.add(seed, "rank " + std::to_string(r) + " window " + std::to_string(window) +
+                                 ": fast path differs:\n  " + sf + "\n  " + ss,
+                       &prog);
+          break;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures.count(), 0) << failures.text();
+}
+
+}  // namespace
+}  // namespace tracefold
