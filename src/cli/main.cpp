@@ -286,8 +286,19 @@ Launcher detect_launcher(const std::string& program) {
   return Launcher::kHydra;
 }
 
-int cmd_record(std::vector<std::string> command, std::string output, const std::string& rawlog,
-               int stack_depth, int site_tolerance, const std::string& stats) {
+struct RecordOptions {
+  std::string output = "tracefold.tf";
+  std::string rawlog;
+  int stack_depth = 0;
+  int site_tolerance = 0;
+  std::string stats;
+  bool timeline = false;
+  uint64_t timeline_max = 0;  // 0: the recorder's default
+};
+
+int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
+  std::string output = o.output;
+  const std::string& rawlog = o.rawlog;
   if (command.empty()) throw std::runtime_error("record: no command given (use: tracefold record -- mpirun -np N ./app)");
   const fs::path lib = find_recorder_library();
   output = fs::absolute(output).string();
@@ -300,10 +311,16 @@ int cmd_record(std::vector<std::string> command, std::string output, const std::
     fs::remove_all(rawlog, ec);
     vars.emplace_back("TRACEFOLD_RAWLOG", fs::absolute(rawlog).string());
   }
-  if (stack_depth > 0) vars.emplace_back("TRACEFOLD_STACK_DEPTH", std::to_string(stack_depth));
-  if (site_tolerance > 0)
-    vars.emplace_back("TRACEFOLD_SITE_TOLERANCE", std::to_string(site_tolerance));
-  if (!stats.empty()) vars.emplace_back("TRACEFOLD_STATS", stats);
+  if (o.stack_depth > 0) vars.emplace_back("TRACEFOLD_STACK_DEPTH", std::to_string(o.stack_depth));
+  if (o.site_tolerance > 0)
+    vars.emplace_back("TRACEFOLD_SITE_TOLERANCE", std::to_string(o.site_tolerance));
+  if (!o.stats.empty()) vars.emplace_back("TRACEFOLD_STATS", o.stats);
+  const std::string timeline_dir = output + ".timeline";
+  fs::remove_all(timeline_dir, ec);
+  if (o.timeline) {
+    vars.emplace_back("TRACEFOLD_TIMELINE", timeline_dir);
+    if (o.timeline_max > 0) vars.emplace_back("TRACEFOLD_TIMELINE_MAX", std::to_string(o.timeline_max));
+  }
   std::vector<std::string> args = command;
   switch (detect_launcher(command[0])) {
     case Launcher::kOpenMpi: {
@@ -363,6 +380,12 @@ int cmd_record(std::vector<std::string> command, std::string output, const std::
                  "linked?)\n";
   }
   if (!rawlog.empty() && fs::exists(rawlog)) std::cerr << "tracefold: raw logs in " << rawlog << "/\n";
+  if (o.timeline && fs::is_directory(timeline_dir)) {
+    uint64_t bytes = 0;
+    for (const auto& f : fs::directory_iterator(timeline_dir))
+      if (f.is_regular_file()) bytes += f.file_size();
+    std::cerr << "tracefold: timeline in " << timeline_dir << "/ (" << human_bytes(bytes) << ")\n";
+  }
   return rc;
 }
 
@@ -398,18 +421,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   std::vector<std::string> record_command;
-  std::string record_out = "tracefold.tf", record_rawlog;
-  int record_depth = 0;
-  int record_tolerance = 0;
-  std::string record_stats;
+  RecordOptions record_opts;
   auto* record = app.add_subcommand(
       "record", "Trace an MPI run: tracefold record [-o TRACE] -- mpirun -np N ./app args...");
-  record->add_option("-o,--output", record_out, "Trace file to write")->capture_default_str();
-  record->add_option("--raw-log", record_rawlog, "Also write per-rank raw event logs to this directory");
-  record->add_option("--stack-depth", record_depth, "Call-site frames per signature (default 6)");
-  record->add_option("--site-tolerance", record_tolerance,
+  record->add_option("-o,--output", record_opts.output, "Trace file to write")->capture_default_str();
+  record->add_option("--raw-log", record_opts.rawlog, "Also write per-rank raw event logs to this directory");
+  record->add_option("--stack-depth", record_opts.stack_depth, "Call-site frames per signature (default 6)");
+  record->add_option("--site-tolerance", record_opts.site_tolerance,
                      "LOSSY: treat call sites differing in fewer than N frames as one (0 = exact)");
-  record->add_option("--stats", record_stats,
+  record->add_flag("--timeline", record_opts.timeline,
+                   "Also write every call's enter/exit time to TRACE.timeline/ (for exports and analysis)");
+  record->add_option("--timeline-max", record_opts.timeline_max,
+                     "Bound on each rank's timeline file in bytes (default 268435456); later events are dropped with a warning");
+  record->add_option("--stats", record_opts.stats,
                      "User statistics per call, comma-separated (built in: bytes, minflt)");
   // Everything after `--` (or after the first non-option) is the command,
   // passed through untouched.
@@ -484,8 +508,7 @@ int main(int argc, char** argv) {
         throw std::runtime_error(
             "record: put the command after '--', e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
       record_command = command_after_dashes;
-      return cmd_record(record_command, record_out, record_rawlog, record_depth, record_tolerance,
-                        record_stats);
+      return cmd_record(record_command, record_opts);
     }
     if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
     if (*merge) return cmd_merge(merge_inputs, merge_out);

@@ -29,6 +29,7 @@
 #include "tracefold/record.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/rawlog.hpp"
+#include "tracefold/timeline_io.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold::record {
@@ -147,6 +148,11 @@ class Recorder {
   SiteTable sites;
   CommTable comms;
   int64_t last_exit_ns = 0;
+  // `record --timeline`: every call's enter/exit time, next to the trace.
+  TimelineWriter timeline;
+  uint64_t timeline_max = uint64_t{256} << 20;
+  bool timeline_warned = false;
+  int64_t timeline_offset0 = 0;
   uint64_t event_count = 0;
   // Events that created or (re)started requests, numbered from 1: links count
   // back in these, so polling loops (Test, Iprobe) do not shift them.
@@ -385,6 +391,98 @@ class Recorder {
     } catch (const std::exception& ex) {
       fail(std::string("initialization failed: ") + ex.what());
     }
+    // Collective (every rank takes part whatever happened above), so no
+    // rank is left waiting for another's clock.
+    if (const char* dir = env("TRACEFOLD_TIMELINE")) start_timeline(dir, t0);
+  }
+
+  // Offset to add to this rank's clock to read rank 0's: the exchange with
+  // the shortest round trip of a few, midpoint estimate. Collective over
+  // the private communicator.
+  int64_t clock_offset() {
+    constexpr int kTag = 7, kRounds = 5;
+    int64_t offset = 0;
+    // Ranks on rank 0's host read the very same CLOCK_MONOTONIC: their
+    // offset is exactly 0, better than any estimate.
+    char host0[MPI_MAX_PROCESSOR_NAME] = {}, mine[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    PMPI_Get_processor_name(mine, &len);
+    std::memcpy(host0, mine, sizeof host0);
+    PMPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, private_comm);
+    int remote = std::strncmp(host0, mine, MPI_MAX_PROCESSOR_NAME) != 0;
+    std::vector<int> remotes(static_cast<std::size_t>(rank == 0 ? size : 1));
+    PMPI_Gather(&remote, 1, MPI_INT, remotes.data(), 1, MPI_INT, 0, private_comm);
+    for (int peer = 1; peer < size; ++peer) {
+      if (rank == 0 && !remotes[static_cast<std::size_t>(peer)]) continue;
+      if (rank == peer && !remote) continue;
+      if (rank == 0) {
+        for (int k = 0; k < kRounds; ++k) {
+          int64_t ping = 0;
+          PMPI_Recv(&ping, 1, MPI_INT64_T, peer, kTag, private_comm, MPI_STATUS_IGNORE);
+          const int64_t t = now_ns();
+          PMPI_Send(&t, 1, MPI_INT64_T, peer, kTag, private_comm);
+        }
+      } else if (rank == peer) {
+        int64_t best = INT64_MAX;
+        for (int k = 0; k < kRounds; ++k) {
+          const int64_t t1 = now_ns();
+          int64_t t0 = 0;
+          PMPI_Send(&t1, 1, MPI_INT64_T, 0, kTag, private_comm);
+          PMPI_Recv(&t0, 1, MPI_INT64_T, 0, kTag, private_comm, MPI_STATUS_IGNORE);
+          const int64_t t2 = now_ns();
+          if (t2 - t1 < best) {
+            best = t2 - t1;
+            offset = t0 - (t1 + t2) / 2;
+          }
+        }
+      }
+    }
+    return offset;
+  }
+
+  void start_timeline(const char* dir, int64_t t0) {
+    const int64_t offset = clock_offset();
+    const int64_t at = now_ns();
+    timeline_offset0 = offset;
+    if (disabled) return;
+    try {
+      if (const char* m = env("TRACEFOLD_TIMELINE_MAX")) timeline_max = std::strtoull(m, nullptr, 10);
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      const std::string path = (std::filesystem::path(dir) / ("rank-" + std::to_string(rank) + ".tft")).string();
+      // Small bounds get small blocks, so some events still fit.
+      const std::size_t block = static_cast<std::size_t>(
+          std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
+      timeline.open(path, rank, size, t0, timeline_max, block);
+      timeline.set_start_offset(offset, at);
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "tracefold: rank %d: no timeline: %s\n", rank, ex.what());
+    }
+  }
+
+  // Caller holds `mu`; only for events the folder took.
+  void timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
+    if (!timeline.is_open()) return;
+    timeline.add(op, enter_ns, exit_ns);
+    if (timeline.over_budget() && !timeline_warned) {
+      timeline_warned = true;
+      std::fprintf(stderr,
+                   "tracefold: rank %d: timeline size bound reached (%llu bytes, TRACEFOLD_TIMELINE_MAX) after "
+                   "%llu events; later events are counted but not timestamped\n",
+                   rank, static_cast<unsigned long long>(timeline_max),
+                   static_cast<unsigned long long>(timeline.recorded()));
+    }
+    if (!timeline.error().empty()) {
+      std::fprintf(stderr, "tracefold: rank %d: timeline: %s\n", rank, timeline.error().c_str());
+      timeline.close(0, 0);
+    }
+  }
+
+  void close_timeline(int64_t offset, int64_t at) {
+    if (!timeline.is_open()) return;
+    timeline.close(offset, at);
+    if (!timeline.error().empty())
+      std::fprintf(stderr, "tracefold: rank %d: timeline: %s\n", rank, timeline.error().c_str());
   }
 
   // [own_lo, own_hi): the PT_LOAD segments of the object loaded at own_base.
@@ -432,8 +530,8 @@ class Recorder {
   }
 
   // Caller holds `mu`.
-  void append(Event& ev, const StackKey& stack) {
-    if (!recording()) return;
+  bool append(Event& ev, const StackKey& stack) {
+    if (!recording()) return false;
     try {
       ev.site = site_of(stack);
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
@@ -443,8 +541,10 @@ class Recorder {
       }
       folder->append(ev);
       ++event_count;
+      return true;
     } catch (const std::exception& ex) {
       fail(ex.what());
+      return false;
     }
   }
 
@@ -474,6 +574,8 @@ class Recorder {
     finalized = true;
     try {
       if (rawlog.is_open()) rawlog.flush();
+      // No other rank can be asked for the clock any more: keep the start offset.
+      close_timeline(timeline_offset0, now_ns());
       std::filesystem::path dir = output + ".partial";
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
@@ -491,6 +593,10 @@ class Recorder {
     if (!initialized || finalized) return;
     finalized = true;
     if (rawlog.is_open()) rawlog.close();
+    if (env("TRACEFOLD_TIMELINE")) {
+      const int64_t offset = clock_offset();
+      close_timeline(offset, now_ns());
+    }
     struct PmpiExchange final : Exchange {
       MPI_Comm comm;
       int r, n;
@@ -632,6 +738,7 @@ Call::~Call() {
   if (r.own_hi == 0) hold();  // capture_stack falls back on the frame table
   const StackKey stack = r.capture_stack();
   hold();
+  const OpId op = ev_.op;
   ev_.comm_ns = exit_ns - enter_ns_;
   ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - r.last_exit_ns);
   for (Statistic* st : statistics().enabled) {
@@ -641,7 +748,7 @@ Call::~Call() {
       r.fail("statistic " + st->name() + " failed: " + ex.what());
     }
   }
-  r.append(ev_, stack);
+  if (r.append(ev_, stack)) r.timestamp(op, enter_ns_, exit_ns);
   r.last_exit_ns = now_ns();
   tl_in_call = false;
 }
@@ -835,8 +942,9 @@ void start_recording(int64_t t0, const char* name) {
   Event ev;
   ev.op = op(name);
   ev.compute_ns = 0;
-  ev.comm_ns = now_ns() - t0;
-  r.append(ev, r.capture_stack());
+  const int64_t exit_ns = now_ns();
+  ev.comm_ns = exit_ns - t0;
+  if (r.append(ev, r.capture_stack())) r.timestamp(ev.op, t0, exit_ns);
   r.last_exit_ns = now_ns();
 }
 

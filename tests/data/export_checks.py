@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks of tracefold's exports, shared by tests/cli/*.sh and tests/mpi/*.sh.
 
-  export_checks.py perfetto FILE.json EXPAND_DIR MESSAGES
+  export_checks.py perfetto FILE.json EXPAND_DIR MESSAGES [recorded]
       EXPAND_DIR holds rank-R.txt from `tracefold expand TRACE -r R`.
+      With `recorded`, the timeline must be a recorded one and causal:
+      every message's receive completes after its send started.
   export_checks.py otf2 OTF2_PRINT_OUTPUT EXPAND_DIR
   export_checks.py grid ROWS COLS MESSAGES BYTES CSV SVG [PNG]
       the matrix of a non-periodic ROWS x COLS stencil: exactly the
@@ -53,11 +55,12 @@ def ns(v):
     return int(Decimal(str(v)) * 1000)
 
 
-def check_perfetto(path, expand_dir, messages):
+def check_perfetto(path, expand_dir, messages, recorded=False):
     with open(path) as f:
         j = json.load(f)
     ranks = read_expansion(expand_dir)
-    assert j["otherData"]["timeline"] == "synthesized from folded trace means", j["otherData"]
+    want_timeline = "recorded" if recorded else "synthesized from folded trace means"
+    assert j["otherData"]["timeline"] == want_timeline, j["otherData"]
     evs = j["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"}
     assert names == {r: "rank %d" % r for r in ranks}, names
@@ -114,6 +117,9 @@ def check_perfetto(path, expand_dir, messages):
         rcv = enclosing(f["pid"], ns(f["ts"]))
         assert snd and snd["args"]["op"] in SEND_OPS | ISEND_OPS | SENDRECV_OPS, (s, snd)
         assert rcv and rcv["args"]["op"].startswith(RECV_END_PREFIXES), (f, rcv)
+        if recorded:
+            # Real times on one clock: a receive cannot end before its send began.
+            assert ns(rcv["ts"]) + ns(rcv["dur"]) >= ns(snd["ts"]), ("receive ends before its send", snd, rcv)
     print("perfetto ok: %d ranks, %d slices, %d flows" % (len(ranks), sum(len(v) for v in slices.values()),
                                                           len(starts)))
 
@@ -251,7 +257,7 @@ def main():
     cmd = sys.argv[1]
     a = sys.argv[2:]
     if cmd == "perfetto":
-        check_perfetto(a[0], a[1], int(a[2]))
+        check_perfetto(a[0], a[1], int(a[2]), len(a) > 3 and a[3] == "recorded")
     elif cmd == "otf2":
         check_otf2(a[0], a[1])
     elif cmd == "grid":
