@@ -1,5 +1,7 @@
 #include "recorder.hpp"
 
+#include "mpi_ids.hpp"
+
 #include <sys/resource.h>
 
 #include <dlfcn.h>
@@ -304,18 +306,12 @@ class Recorder {
   int64_t datatype_id(MPI_Datatype t) {
     auto it = dtype_ids.find(t);
     if (it != dtype_ids.end()) return it->second;
-    static const MPI_Datatype named[] = {
-        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT,
-        MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG,
-        MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
-        MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_DOUBLE_COMPLEX,
-        MPI_PACKED, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT, MPI_INTEGER, MPI_REAL,
-        MPI_DOUBLE_PRECISION, MPI_LOGICAL, MPI_CHARACTER, MPI_COMPLEX, MPI_DOUBLE_COMPLEX,
-        MPI_2DOUBLE_PRECISION, MPI_2INTEGER, MPI_2REAL};
+    std::size_t n = 0;
+    const MPI_Datatype* named = mpi_ids::named_datatypes(n);
     int64_t id = -1;
-    for (std::size_t i = 0; i < std::size(named); ++i)
+    for (std::size_t i = 0; i < n; ++i)
       if (named[i] == t) id = static_cast<int64_t>(i) + 1;
-    if (id < 0) id = 1000 + static_cast<int64_t>(dtype_ids.size());
+    if (id < 0) id = mpi_ids::kFirstDerivedDatatype + static_cast<int64_t>(dtype_ids.size());
     dtype_ids.emplace(t, id);
     return id;
   }
@@ -323,13 +319,12 @@ class Recorder {
   int64_t op_id(MPI_Op o) {
     auto it = op_ids.find(o);
     if (it != op_ids.end()) return it->second;
-    static const MPI_Op named[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND,
-                                   MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC,
-                                   MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    std::size_t n = 0;
+    const MPI_Op* named = mpi_ids::named_ops(n);
     int64_t id = -1;
-    for (std::size_t i = 0; i < std::size(named); ++i)
+    for (std::size_t i = 0; i < n; ++i)
       if (named[i] == o) id = static_cast<int64_t>(i) + 1;
-    if (id < 0) id = 100 + static_cast<int64_t>(op_ids.size());
+    if (id < 0) id = mpi_ids::kFirstUserOp + static_cast<int64_t>(op_ids.size());
     op_ids.emplace(o, id);
     return id;
   }

@@ -1,4 +1,5 @@
-// Trace ids of predefined MPI datatypes and reduction operations (internal).
+// Trace ids of predefined MPI datatypes and reduction operations (internal,
+// shared by the recorder and replay).
 //
 // The recorder numbers named handles by their position in these lists (from
 // 1) and other handles from 1000 (datatypes) or 100 (ops) in order of first
