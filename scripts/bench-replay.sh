@@ -46,7 +46,7 @@
 # and varies from run to run; the compute setting is the stable one. The
 # 2-rank walking runs (one rank per core) are the trustworthy ones there.
 #
-# Takes about 8-10 minutes on a 2-core machine. Settings (environment):
+# Takes about 10 minutes on a busy 2-core machine. Settings (environment):
 #   BUILD_DIR=build          build tree (src/cli/tracefold, src/replay/tracefold-replay,
 #                            tests/apps/app_*, bench/ring_loop; ring_loop is
 #                            compiled with mpicc when missing)
@@ -75,8 +75,9 @@ WALK_ITERS="${WALK_ITERS:-500000}"
 WALK_ROUNDS="${WALK_ROUNDS:-3}"
 ((ROUNDS >= 2)) || { echo "bench-replay: ROUNDS must be at least 2" >&2; exit 2; }
 
-# Default step counts: comm runs of ~0.3-0.6 s, compute runs of ~1 s (of
-# which 80-95% computation), measured on the shared 2-core test machine.
+# Default step counts: comm runs of ~0.1-1 s, compute runs of ~1 s (of
+# which 80-95% computation), measured on the shared (and busy) 2-core test
+# machine.
 # master_worker's steps are tasks (the workers compute, rank 0 hands out).
 declare -A DEFAULT_STEPS=(
   [ring_4_comm]=140000 [stencil2d_periodic_4_comm]=18000 [stencil2d_nonperiodic_4_comm]=14000
@@ -87,14 +88,14 @@ declare -A DEFAULT_STEPS=(
   [stencil3d_8_comm]=5000 [sweep3d_8_comm]=1500 [cg_8_comm]=1000 [ft_8_comm]=2200 [lu_8_comm]=2000
   [pop_8_comm]=700 [bt_like_8_comm]=13000 [master_worker_8_comm]=50000 [persistent_8_comm]=13000
   [nbc_8_comm]=750
-  [ring_4_compute]=1000 [stencil2d_periodic_4_compute]=1000 [stencil2d_nonperiodic_4_compute]=1000
-  [stencil3d_4_compute]=500 [sweep3d_4_compute]=500 [cg_4_compute]=200 [ft_4_compute]=1000
-  [lu_4_compute]=1000 [pop_4_compute]=200 [bt_like_4_compute]=1000 [master_worker_4_compute]=2000
-  [persistent_4_compute]=1000 [nbc_4_compute]=200
-  [ring_8_compute]=500 [stencil2d_periodic_8_compute]=250 [stencil2d_nonperiodic_8_compute]=250
-  [stencil3d_8_compute]=250 [sweep3d_8_compute]=100 [cg_8_compute]=50 [ft_8_compute]=100
-  [lu_8_compute]=100 [pop_8_compute]=50 [bt_like_8_compute]=250 [master_worker_8_compute]=3500
-  [persistent_8_compute]=250 [nbc_8_compute]=50
+  [ring_4_compute]=700 [stencil2d_periodic_4_compute]=700 [stencil2d_nonperiodic_4_compute]=700
+  [stencil3d_4_compute]=350 [sweep3d_4_compute]=350 [cg_4_compute]=140 [ft_4_compute]=700
+  [lu_4_compute]=700 [pop_4_compute]=140 [bt_like_4_compute]=700 [master_worker_4_compute]=1400
+  [persistent_4_compute]=700 [nbc_4_compute]=140
+  [ring_8_compute]=350 [stencil2d_periodic_8_compute]=170 [stencil2d_nonperiodic_8_compute]=170
+  [stencil3d_8_compute]=170 [sweep3d_8_compute]=70 [cg_8_compute]=35 [ft_8_compute]=70
+  [lu_8_compute]=70 [pop_8_compute]=35 [bt_like_8_compute]=170 [master_worker_8_compute]=2400
+  [persistent_8_compute]=170 [nbc_8_compute]=35
 )
 declare -A DEFAULT_WORK=(
   [ring_4]=500 [stencil2d_periodic_4]=500 [stencil2d_nonperiodic_4]=500 [stencil3d_4]=1000
