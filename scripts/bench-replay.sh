@@ -22,7 +22,8 @@
 #    mpirun's start-up and shut-down (~0.3-0.6 s here) are as long as the
 #    runs, and the replay's command also loads the trace.
 #
-#    Reported: median original and replay times, the error of the medians
+#    Reported: median original and replay times, the spread of the original
+#    runs ((max - min) / median: the run-to-run noise), the error of the medians
 #    |replay - original| / original, and the median of the per-run errors
 #    the replay printed (against the latest original run, so back-to-back
 #    pairs), and the same interval in the traced run the replay was made
@@ -282,23 +283,25 @@ med = statistics.median
 if order:
     print()
     print("=== Replay accuracy: original vs replay wall time (MPI_Init to MPI_Finalize, slowest rank; median of runs) ===")
-    fmt = "%5s %-8s %-22s %6s %5s %9s %9s %8s %12s %10s"
-    print(fmt % ("ranks", "setting", "program", "steps", "work", "orig s", "replay s", "error", "paired error",
-                 "recorded s"))
+    fmt = "%5s %-8s %-22s %6s %5s %9s %7s %9s %8s %12s %10s"
+    print(fmt % ("ranks", "setting", "program", "steps", "work", "orig s", "spread", "replay s", "error",
+                 "paired error", "recorded s"))
     errs = {}
     for key in sorted(order, key=lambda k: (k[0], k[1] != "comm", order.index(k))):
         np, setting, app = key
         o, r = orig[key], rep.get(key)
         rec = "%.3f" % traced[key] if key in traced else "-"
+        spread = "%.0f%%" % (100 * (max(o["t"]) - min(o["t"])) / med(o["t"]))
         if not r or not r["t"]:
-            print(fmt % (np, setting, app, o["steps"], o["work"], "%.3f" % med(o["t"]), "-", "-", "-", rec))
+            print(fmt % (np, setting, app, o["steps"], o["work"], "%.3f" % med(o["t"]), spread, "-", "-", "-", rec))
             continue
         mo, mr = med(o["t"]), med(r["t"])
         e = 100 * abs(mr - mo) / mo
         errs.setdefault((setting, np), []).append(e)
         paired = "%.1f%%" % med(r["err"]) if r["err"] else "-"
-        print(fmt % (np, setting, app, o["steps"], o["work"], "%.3f" % mo, "%.3f" % mr,
+        print(fmt % (np, setting, app, o["steps"], o["work"], "%.3f" % mo, spread, "%.3f" % mr,
                      "%.1f%%" % e, paired, rec))
+    print("spread = (max - min) / median of the original runs (the machine's run-to-run noise)")
     print("error = |median replay - median original| / median original; paired error = median of the")
     print("errors the replay printed with --compare-time (latest original run of the same configuration);")
     print("recorded = the same interval in the one traced run the replay was made from")
