@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 static double buf_out[16], buf_in[16];
 
 static void exchange(int peer) {
@@ -27,11 +29,14 @@ __attribute__((noinline)) static void solve_y(int rank, int size) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int steps = argc > 1 ? atoi(argv[1]) : 20;
   for (int s = 0; s < steps; ++s) {
+    app_work(wunits);
     solve_x(rank, size);
     solve_y(rank, size);
   }
@@ -39,6 +44,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 16; ++i) sum += buf_in[i];
   MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("bt_like: %d ranks, %d steps, checksum %.6f\n", size, steps, total);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

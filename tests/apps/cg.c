@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #define NLOC 64
 #define CGIT 5
 
@@ -20,6 +22,8 @@ static int ilog2(int x) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < NLOC; ++i) p[i] = 1.0 + ((rank * NLOC + i) % 7) * 0.125;
   double norm = 0.0;
   for (int s = 0; s < steps; ++s) {
+    app_work(wunits);
     for (int it = 0; it < CGIT; ++it) {
       /* local mat-vec: tridiagonal-ish */
       for (int i = 0; i < NLOC; ++i)
@@ -83,6 +88,7 @@ int main(int argc, char** argv) {
   if (rank == 0)
     printf("cg: %d ranks (%dx%d), %d steps, checksum %.9e\n", size, nprows, npcols, steps, norm);
   free(w); free(r); free(q); free(p);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

@@ -6,10 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #define BLOCK 32 /* doubles per destination rank */
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -22,6 +26,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n; ++i) a[i] = (double)((rank * n + i) % 13) / 13.0;
   double sums[2] = {0, 0}, chk[2] = {0, 0};
   for (int s = 0; s < steps; ++s) {
+    app_work(wunits);
     /* "1D FFTs" along the local dimension: a cheap mixing step */
     for (int i = 0; i < n; ++i) b[i] = 0.5 * a[i] + 0.25 * a[(i + 1) % n] + 0.25 * a[(i + n - 1) % n];
     MPI_Alltoall(b, block, MPI_DOUBLE, a, block, MPI_DOUBLE, MPI_COMM_WORLD);
@@ -35,6 +40,7 @@ int main(int argc, char** argv) {
   if (rank == 0)
     printf("ft: %d ranks, %d steps, checksum (%.9e, %.9e)\n", size, steps, chk[0], chk[1]);
   free(a); free(b);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

@@ -11,11 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #define NZ 5
 #define LEN 8
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -28,6 +32,7 @@ int main(int argc, char** argv) {
   long v[LEN], in[LEN], acc = rank, resid = 0, total = 0;
   for (int i = 0; i < LEN; ++i) v[i] = rank + i;
   for (int it = 0; it < steps; ++it) {
+    app_work(wunits);
     for (int sweep = 0; sweep < 2; ++sweep) {
       const int up1 = sweep ? south : north, up2 = sweep ? east : west;
       const int dn1 = sweep ? north : south, dn2 = sweep ? west : east;
@@ -70,6 +75,7 @@ int main(int argc, char** argv) {
     }
   }
   if (rank == 0) printf("lu: %d ranks (%dx%d), %d iterations, checksum %ld\n", size, dims[0], dims[1], steps, total);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

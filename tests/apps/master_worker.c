@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 enum { TAG_STOP = 0, TAG_SMALL = 1, TAG_BIG = 2, TAG_RESULT = 10 };
 
 static long work(long task, int big) {
@@ -18,6 +20,8 @@ static long work(long task, int big) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -61,10 +65,12 @@ int main(int argc, char** argv) {
       MPI_Recv(&task, 1, MPI_LONG, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
       if (st.MPI_TAG == TAG_STOP) break;
       const long r = work(task, st.MPI_TAG == TAG_BIG);
+      app_work(wunits);
       MPI_Send(&r, 1, MPI_LONG, 0, TAG_RESULT + st.MPI_TAG, MPI_COMM_WORLD);
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

@@ -8,8 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -17,6 +21,7 @@ int main(int argc, char** argv) {
   long x = rank + 1, acc = 0;
   volatile double sink = 0.0;
   for (int s = 0; s < steps; ++s) {
+    app_work(wunits);
     long in[2] = {x, x % 7}, out[2];
     MPI_Request r;
     MPI_Iallreduce(in, out, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &r);
@@ -39,6 +44,7 @@ int main(int argc, char** argv) {
   long total;
   MPI_Allreduce(&acc, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("nbc: %d ranks, %d steps, checksum %ld\n", size, steps, total);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

@@ -7,10 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #define LEN 16
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -35,6 +39,7 @@ int main(int argc, char** argv) {
     }
     MPI_Startall(4, req);
     MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+    app_work(wunits);
     for (int i = 0; i < LEN; ++i) u[i] = 0.5 * u[i] + 0.25 * (rl[i] + rr[i]);
     if (s % 5 == 0) {
       if (rank != 0) {
@@ -57,6 +62,7 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
     printf("persistent: %d ranks, %d steps, checksum %.9e tokens %ld\n", size, steps, total, tokens);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

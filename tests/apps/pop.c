@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #define NX 12
 #define NY 8
 
@@ -43,6 +45,8 @@ static void halo(double* f, int nf, const int nb[4], MPI_Comm comm, int tagbase)
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -65,6 +69,7 @@ int main(int argc, char** argv) {
   double forcing[3] = {1.0, 0.5, 0.25}, diag[3] = {0, 0, 0}, gdiag[3] = {0, 0, 0};
   long solver_iters = 0;
   for (int s = 0; s < steps; ++s) {
+    app_work(wunits);
     if (s == 0) MPI_Barrier(MPI_COMM_WORLD);
     halo(uv, 2, nb, MPI_COMM_WORLD, 0);
     for (int i = 0; i < 2 * fsz; ++i) uv[i] = 0.9 * uv[i] + 0.1 * forcing[i % 3];
@@ -120,6 +125,7 @@ int main(int argc, char** argv) {
     printf("pop: %d ranks (%dx%d), %d steps, %ld solver iterations, checksum %.9e diag %.6e\n", size,
            dims[0], dims[1], steps, solver_iters, total, gdiag[0]);
   free(uv); free(eta); free(tr);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #ifndef PERIODIC
 #define PERIODIC 1
 #endif
@@ -19,6 +21,8 @@ enum { NORTH, SOUTH, WEST, EAST };
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
         MPI_Isend(sendbuf[d], len, MPI_DOUBLE, nb[d], d, MPI_COMM_WORLD, &reqs[n++]);
       }
     MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    app_work(wunits);
     if (nb[NORTH] >= 0)
       for (int k = 0; k < NX; ++k) u[IDX(0, k + 1)] = recvbuf[NORTH][k];
     if (nb[SOUTH] >= 0)
@@ -100,6 +105,7 @@ int main(int argc, char** argv) {
            PERIODIC ? "periodic" : "nonperiodic", size, dims[0], dims[1], steps, total, resid);
   free(u);
   free(v);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

@@ -5,11 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #define N 10 /* local cube edge */
 #define IDX(i, j, k) (((i) * (N + 2) + (j)) * (N + 2) + (k))
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -46,6 +50,7 @@ int main(int argc, char** argv) {
       MPI_Isend(b, N * N, MPI_DOUBLE, nb[f], f, MPI_COMM_WORLD, &req[6 + f]);
     }
     MPI_Waitall(12, req, MPI_STATUSES_IGNORE);
+    app_work(wunits);
     for (int f = 0; f < 6; ++f) {
       const int d = f / 2, ghost = (f & 1) ? N + 1 : 0;
       const double* b = rbuf + f * N * N;
@@ -78,6 +83,7 @@ int main(int argc, char** argv) {
     printf("stencil3d: %d ranks (%dx%dx%d), %d steps, checksum %.9e resid %.6e\n", size, dims[0],
            dims[1], dims[2], steps, all, resid);
   free(u); free(v); free(sbuf); free(rbuf);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_work.h"
+
 #define KBLOCKS 4
 #define MMI 3 /* angles per block */
 #define IT 4  /* local cells in i */
@@ -17,6 +19,8 @@
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  app_timer_start();
+  const int wunits = app_work_units(argc, argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -28,6 +32,7 @@ int main(int argc, char** argv) {
   long iflux[JT * MMI], jflux[IT * MMI];
   long flux = 0, total = 0;
   for (int it = 0; it < steps; ++it) {
+    app_work(wunits);
     for (int oct = 0; oct < 8; ++oct) {
       const int di = (oct & 1) ? -1 : 1, dj = (oct & 2) ? -1 : 1;
       const int up_i = (my_i - di >= 0 && my_i - di < npe_i) ? rank - di : -1;
@@ -62,6 +67,7 @@ int main(int argc, char** argv) {
   }
   if (rank == 0)
     printf("sweep3d: %d ranks (%dx%d), %d iterations, checksum %ld\n", size, npe_j, npe_i, steps, total);
+  app_timer_stop();
   MPI_Finalize();
   return 0;
 }
