@@ -224,6 +224,7 @@ class Engine {
     RankIterator it(trace_, rank_);
     Event ev;
     EventKey prev = kStartKey;
+    last_exit_ns_ = now_ns();  // stands for the end of MPI_Init
     while (it.next(ev)) {
       const OpInfo& info = table_[ev.op];
       if (info.kind == Kind::kInit) {
@@ -251,6 +252,7 @@ class Engine {
       } else {
         issue(ev, info);
       }
+      last_exit_ns_ = now_ns();
       ++calls_;
       ++position_;
       auto& c = per_op_[ev.op];
@@ -583,13 +585,17 @@ class Engine {
     if (ns <= 0) return;
     if (scaled(ev)) ns = std::llround(static_cast<double>(ns) * opts_.compute_scale);
     if (ns <= 0) return;
+    // The gap runs from the end of the previous call, as it was recorded:
+    // the replayer's own walk to this event is part of it, not added to it.
+    const int64_t until = (last_exit_ns_ > 0 ? last_exit_ns_ : now_ns()) + ns;
     if (opts_.compute == ComputeMode::kSleep) {
-      timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+      const int64_t left = until - now_ns();
+      if (left <= 0) return;
+      timespec ts{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
       while (nanosleep(&ts, &ts) != 0) {
       }
       return;
     }
-    const int64_t until = now_ns() + ns;
     while (now_ns() < until) {
     }
   }
@@ -1528,6 +1534,7 @@ class Engine {
   MPI_Status status_{};
   std::map<OpId, std::pair<uint64_t, uint64_t>> per_op_;
   bool prob_ = false;
+  int64_t last_exit_ns_ = 0;  // end of the last replayed MPI call (0: none yet)
   std::unique_ptr<LossyResolver> lossy_;
   double est_ns_ = 0;
   std::vector<Incoming> incoming_;
