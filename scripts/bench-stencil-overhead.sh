@@ -25,6 +25,9 @@
 #   STEPS_<app>_<np>                step count, e.g. STEPS_stencil3d_16=2000
 #                                   (defaults below)
 #   SHORT_STEPS=10                  step count of the fixed-cost runs (0: skip them)
+#   WORK=                           work units (~1 us of computation each, tests/apps/app_work.h)
+#                                   per step, passed as the programs' second argument; empty:
+#                                   the programs as the test suite runs them (~1 us steps)
 #
 # Binaries are copied to a temp dir first, so a concurrent rebuild of
 # BUILD_DIR cannot change them half-way through.
@@ -74,9 +77,9 @@ timed() {
   rm -rf "${d:?}"/*
   t0=$(date +%s%N)
   if [[ $mode == untraced ]]; then
-    (cd "$d" && mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
+    (cd "$d" && mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" ${WORK:+"$WORK"} >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   else
-    (cd "$d" && "$TF" record -o "$d/t.tf" -- mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" \
+    (cd "$d" && "$TF" record -o "$d/t.tf" -- mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" ${WORK:+"$WORK"} \
         >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   fi
   t1=$(date +%s%N)
