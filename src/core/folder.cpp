@@ -739,7 +739,7 @@ struct Folder::Impl {
     rec_.ops.swap(log_.ops);
     log_.ops.clear();
     if (have_prev_ && rec_ == prev_) {
-      learned_ = true;
+      learned_ = find_timing_homes();
       real_.clear();
       collect_tree(top[session_n0_ - 1], real_);
       if (slots_.size() < static_cast<std::size_t>(prev_.slots))
@@ -792,12 +792,36 @@ struct Folder::Impl {
     for (std::size_t i = 0; i < n; ++i) general_append(replay_events_[i]);
   }
 
+  // Timings are histograms and merge without regard to order or grouping:
+  // an item's timings depend only on the samples merged into it. So each
+  // event's sample goes straight to the loop item its slot ends up merged
+  // into (home_, a real tag), not through the slots.
+  std::vector<int32_t> home_;
+  bool find_timing_homes() {
+    std::vector<int32_t> into(static_cast<std::size_t>(prev_.slots), kUntagged);
+    home_.assign(prev_.keys.size(), kUntagged);
+    for (const FoldOp& op : prev_.ops) {
+      if (op.kind == FoldOp::kNewEvent) home_[static_cast<std::size_t>(op.b)] = op.a;
+      if (op.kind == FoldOp::kMergeEvent) {
+        if (op.b < 0 || into[static_cast<std::size_t>(op.b)] != kUntagged) return false;
+        into[static_cast<std::size_t>(op.b)] = op.a;
+      }
+    }
+    for (int32_t& h : home_) {
+      for (std::size_t guard = 0; h >= 0 && guard <= into.size(); ++guard)
+        h = into[static_cast<std::size_t>(h)];
+      if (h >= 0 || h == kUntagged) return false;
+    }
+    return true;
+  }
+
   Item& node(int32_t tag) {
     return tag >= 0 ? slots_[static_cast<std::size_t>(tag)] : *real_[static_cast<std::size_t>(-1 - tag)];
   }
 
-  // The values make_item(ev, pred) gives (ev has no stats), in a reused item.
-  void reset_event(Item& s, const Event& ev, uint64_t pred) {
+  // The values make_item gives (ev has no stats; timings: see home_), in a
+  // reused item.
+  void reset_event(Item& s, const Event& ev) {
     s.fields.resize(ev.fields.size());
     for (std::size_t i = 0; i < ev.fields.size(); ++i) {
       const FieldValue& fv = ev.fields[i];
@@ -813,19 +837,13 @@ struct Folder::Impl {
     }
     s.reps.clear();
     s.reps.push_back(1);
-    s.timings.clear();
-    s.raw_timing = ev.compute_ns >= 0 || ev.comm_ns >= 0;
-    s.raw_pred = unpack(pred);
-    s.raw_compute = ev.compute_ns;
-    s.raw_comm = ev.comm_ns;
   }
 
   void run_program() {
     for (const FoldOp& op : prev_.ops) {
       switch (op.kind) {
         case FoldOp::kNewEvent: {
-          const auto i = static_cast<std::size_t>(op.b);
-          reset_event(node(op.a), replay_events_[i], i == 0 ? replay_prev_key_ : prev_.keys[i - 1]);
+          reset_event(node(op.a), replay_events_[static_cast<std::size_t>(op.b)]);
           break;
         }
         case FoldOp::kNewLoop: {
@@ -839,9 +857,23 @@ struct Folder::Impl {
           t.reps.set_back(t.reps.back() + 1);
           break;
         }
-        case FoldOp::kMergeEvent: merge_same_fields(node(op.a), node(op.b), rank); break;
+        case FoldOp::kMergeEvent: {
+          Item& b = node(op.a);
+          const Item& from = node(op.b);
+          for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(from.fields[i].second);
+          b.reps.append(from.reps);
+          break;
+        }
         case FoldOp::kMergeLoop: node(op.a).reps.append(node(op.b).reps); break;
       }
+    }
+    for (std::size_t i = 0; i < home_.size(); ++i) {
+      const Event& ev = replay_events_[i];
+      if (ev.compute_ns < 0 && ev.comm_ns < 0) continue;  // brings no timing
+      Item& h = node(home_[i]);
+      settle_timing(h, rank);
+      add_raw_timing(h, unpack(i == 0 ? replay_prev_key_ : prev_.keys[i - 1]), ev.compute_ns,
+                     ev.comm_ns, rank);
     }
   }
 
