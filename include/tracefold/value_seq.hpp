@@ -59,6 +59,16 @@ class ValueSeq {
   void append(const ValueSeq& other);
   /// Puts `n` copies of `value` in front (used to pad histories with zeros).
   void prepend_repeated(int64_t value, uint64_t n);
+  /// Back to the empty sequence (same state as a default-constructed one;
+  /// keeps the run buffer's capacity).
+  void clear() {
+    simple_ = true;
+    single_value_ = 0;
+    runs_.clear();
+    partial_ = 0;
+    size_ = 0;
+    histogram_ = false;
+  }
   /// Removes the last value. Precondition: !empty().
   void pop_back();
   /// The last value. Precondition: !empty().

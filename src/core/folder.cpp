@@ -1,6 +1,7 @@
 #include "tracefold/folder.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <unordered_map>
@@ -26,6 +27,9 @@ struct Item {
   bool raw_timing = false;
   EventKey raw_pred = kStartKey;
   int64_t raw_compute = -1, raw_comm = -1;
+  // Which node of a recorded iteration this is (see "replay" in
+  // Folder::Impl); no effect on folding.
+  int32_t tag = std::numeric_limits<int32_t>::min();
 
   uint64_t traversals() const { return reps.size(); }
   void refresh_keys() {
@@ -100,9 +104,46 @@ void merge_item_timings(Item& b, const Item& s, int32_t rank) {
   add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank);
 }
 
+// merge_pair of two events with the same field ids: b's history, then s's.
+void merge_same_fields(Item& b, const Item& s, int32_t rank) {
+  for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
+  b.reps.append(s.reps);
+  merge_item_timings(b, s, rank);
+}
+
+constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
+
+// One value operation of the general path, on tagged nodes (tag >= 0: an
+// item made during the recorded iteration; tag < 0: -1 - the preorder index
+// of an item of the loop the iteration folds into).
+struct FoldOp {
+  enum Kind : uint8_t { kNewEvent, kNewLoop, kSetBack, kMergeEvent, kMergeLoop };
+  Kind kind = kNewEvent;
+  int32_t a = 0, b = 0;  // kNewEvent: slot, event index; merges: into, from
+  bool operator==(const FoldOp&) const = default;
+};
+
+// The value operations of one recorded iteration. `clean` turns false (and
+// recording stops) at any operation the replay does not reproduce.
+struct OpLog {
+  bool active = false;
+  bool clean = true;
+  std::vector<FoldOp> ops;
+  void add(FoldOp::Kind k, int32_t a, int32_t b = 0) {
+    if (!active) return;
+    if (a == kUntagged || b == kUntagged) return spoil();
+    ops.push_back(FoldOp{k, a, b});
+  }
+  void spoil() {
+    active = false;
+    clean = false;
+  }
+};
+
 class Merger {
  public:
   Merger(std::size_t max_cells, int32_t rank) : max_cells_(max_cells), rank_(rank) {}
+  OpLog* log = nullptr;
 
   // How two sequences line up (see align()).
   enum class Step : uint8_t { kSkipB, kSkipS, kPair, kLoopBGroupS, kGroupBLoopS };
@@ -120,11 +161,11 @@ class Merger {
       for (std::size_t i = 0; i < b.fields.size() && same_fields; ++i)
         same_fields = b.fields[i].first == s.fields[i].first;
       if (same_fields) {
-        for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
-        b.reps.append(s.reps);
-        merge_item_timings(b, s, rank_);
+        log->add(FoldOp::kMergeEvent, b.tag, s.tag);
+        merge_same_fields(b, s, rank_);
         return;
       }
+      log->spoil();
       const uint64_t eb = static_cast<uint64_t>(b.reps.sum());
       const uint64_t es = static_cast<uint64_t>(s.reps.sum());
       b.reps.append(s.reps);
@@ -150,6 +191,7 @@ class Merger {
       merge_item_timings(b, s, rank_);
       return;
     }
+    log->add(FoldOp::kMergeLoop, b.tag, s.tag);
     b.reps.append(s.reps);
     b.body = merge_seq(std::move(b.body), std::move(s.body));
     b.refresh_keys();
@@ -157,6 +199,7 @@ class Merger {
 
   // Merges body histories: the result replays B's traversals, then S's.
   Items merge_seq(Items&& B, Items&& S) {
+    if (B.empty() || S.empty()) log->spoil();
     if (B.empty()) return std::move(S);
     if (S.empty()) return std::move(B);
     if (B.size() == S.size()) {
@@ -168,6 +211,7 @@ class Merger {
         return std::move(B);
       }
     }
+    log->spoil();
     Plan plan;
     if (!align(B, S, plan)) {
       // Too large to align: keep both, each idle during the other's traversals.
@@ -355,7 +399,9 @@ struct Folder::Impl {
   std::vector<std::size_t> loops;
   std::vector<Item*> chain_scratch;
 
-  Impl(int32_t r, FoldOptions o) : rank(r), options(std::move(o)), merger(options.max_align_cells, r) {}
+  Impl(int32_t r, FoldOptions o) : rank(r), options(std::move(o)), merger(options.max_align_cells, r) {
+    merger.log = &log_;
+  }
 
   void index_push(std::size_t pos) {
     by_last[top[pos].last].push_back(pos);
@@ -419,14 +465,25 @@ struct Folder::Impl {
 
   void append(const Event& ev) {
     if (fast_append(ev)) return;
+    if (replay_append(ev)) return;
     materialize();
+    general_append(ev);
+  }
+
+  void general_append(const Event& ev) {
+    if (recording_) record_event(ev);
     Item it = make_item(ev, prev_key);
+    if (recording_) {
+      it.tag = next_slot_++;
+      log_.add(FoldOp::kNewEvent, it.tag, static_cast<int32_t>(rec_.keys.size() - 1));
+    }
     prev_key = it.key;
     ++events;
     top.push_back(std::move(it));
     index_push(top.size() - 1);
     while (try_fold()) {
     }
+    if (recording_ && (!log_.clean || top.size() <= session_n0_)) end_recording();
     arm();
   }
 
@@ -471,14 +528,21 @@ struct Folder::Impl {
 
   void arm() {
     armed_ = false;
-    if (!options.fast_path || top.empty() || !top.back().loop) return;
+    const bool follows_clean = follows_clean_;
+    follows_clean_ = false;
+    if (recording_) return;  // the session's iteration goes the general way
+    if (!options.fast_path || top.empty() || !top.back().loop) {
+      have_prev_ = learned_ = false;
+      return;
+    }
     const Item& loop = top.back();
     const std::size_t len = loop.body.size();
+    for (const Item& b : loop.body)
+      if (b.loop) return start_session(follows_clean);
+    have_prev_ = learned_ = false;
     // A completed iteration folds in at this loop only if the loop is still
     // inside the window when the iteration ends.
     if (len == 0 || len > options.window) return;
-    for (const Item& b : loop.body)
-      if (b.loop) return;
     const std::size_t k = top.size() - 1;
     has_list_.assign(len, 0);
     for (std::size_t p = 0; p < len; ++p)
@@ -562,12 +626,255 @@ struct Folder::Impl {
   // Pending events become Items, as the general path would have made them
   // (try_fold would have found nothing for them: quiet_ checked that).
   void materialize() {
+    if (replaying_ && replay_pos_ > 0) abort_replay();
     armed_ = false;
     for (std::size_t i = 0; i < pending_count_; ++i) {
       top.push_back(make_item(pending_[i].ev, pending_[i].pred));
       index_push(top.size() - 1);
     }
     pending_count_ = 0;
+  }
+
+  // ---------------------------------------------------------- replay path
+  //
+  // Events that continue an iteration of a loop whose body holds loops
+  // (`[[[Irecv]*4 [Isend]*4 Waitall]*10 Allreduce]*N`). The general path
+  // folds such an iteration in the tail (making and growing inner loops) and
+  // then merges it into the loop. Which folds it makes depends only on the
+  // calls (op + site) of the iteration and on the loop structure around it,
+  // never on field values or timings. So when the general path takes the
+  // loop at the end of the sequence through one iteration (a session) with
+  // only operations the replay reproduces (direct pairwise merges: no
+  // alignment, padding, or change to items before the tail; same field ids;
+  // no stats), it records its value operations on tagged nodes; when two
+  // consecutive sessions had the same calls, field ids and operations, the
+  // structure after each is the same (direct merges keep it, and the last
+  // values of every count the folding looks at come from the same
+  // operations), so every later session with the same calls makes the same
+  // operations again. Those are replayed on reused slot items and the real
+  // loop items, with no search and no tail items. An event that departs from
+  // the recorded calls (or finish()) replays the session's events so far
+  // through the general path, which then records afresh.
+
+  OpLog log_;
+  bool recording_ = false;     // a session runs the general path, logged
+  std::size_t session_n0_ = 0;  // top.size() when the session started
+  int32_t next_slot_ = 0;
+  struct Session {
+    std::size_t n0 = 0;
+    int32_t slots = 0;
+    std::vector<uint64_t> keys;       // per event: packed key
+    std::vector<uint32_t> field_end;  // per event: end of its ids in `fields`
+    std::vector<FieldId> fields;
+    std::vector<FoldOp> ops;
+    bool operator==(const Session&) const = default;
+  };
+  Session rec_;    // the session being recorded
+  Session prev_;   // the last clean session, or the replayed program
+  bool have_prev_ = false;
+  bool learned_ = false;       // prev_ is replayed at the next session
+  bool follows_clean_ = false;  // the last append ended a clean session
+  bool replaying_ = false;
+  std::size_t replay_pos_ = 0;
+  uint64_t replay_prev_key_ = 0;
+  std::vector<Event> replay_events_;
+  std::vector<Item*> real_;  // items of the loop, preorder (tag -1 - i)
+  std::vector<Item> slots_;
+  static constexpr std::size_t kMaxSessionEvents = 4096;
+
+  static void tag_tree(Item& it, int32_t& next) {
+    it.tag = -1 - next++;
+    for (Item& c : it.body) tag_tree(c, next);
+  }
+  static void collect_tree(Item& it, std::vector<Item*>& out) {
+    out.push_back(&it);
+    for (Item& c : it.body) collect_tree(c, out);
+  }
+
+  // top.back() is a loop with loops in its body.
+  void start_session(bool follows_clean) {
+    if (!follows_clean) have_prev_ = learned_ = false;
+    session_n0_ = top.size();
+    if (learned_ && prev_.n0 == session_n0_) {
+      replaying_ = true;
+      replay_pos_ = 0;
+      replay_prev_key_ = prev_key;
+      return;
+    }
+    learned_ = false;
+    start_recording();
+  }
+
+  void start_recording() {
+    recording_ = true;
+    log_.active = true;
+    log_.clean = true;
+    rec_.n0 = session_n0_;
+    rec_.keys.clear();
+    rec_.field_end.clear();
+    rec_.fields.clear();
+    next_slot_ = 0;
+    int32_t next = 0;
+    tag_tree(top[session_n0_ - 1], next);
+  }
+
+  void record_event(const Event& ev) {
+    if (!ev.stats.empty() || rec_.keys.size() >= kMaxSessionEvents) log_.spoil();
+    rec_.keys.push_back(ev.key().packed());
+    for (const FieldValue& fv : ev.fields) rec_.fields.push_back(fv.field);
+    rec_.field_end.push_back(static_cast<uint32_t>(rec_.fields.size()));
+  }
+
+  // The session ended (its iteration folded in) or was spoiled.
+  void end_recording() {
+    recording_ = false;
+    const bool clean = log_.clean && top.size() == session_n0_;
+    log_.active = false;
+    learned_ = false;
+    if (!clean) {
+      have_prev_ = false;
+      return;
+    }
+    rec_.slots = next_slot_;
+    rec_.ops.swap(log_.ops);
+    log_.ops.clear();
+    if (have_prev_ && rec_ == prev_) {
+      learned_ = find_timing_homes();
+      real_.clear();
+      collect_tree(top[session_n0_ - 1], real_);
+      if (slots_.size() < static_cast<std::size_t>(prev_.slots))
+        slots_.resize(static_cast<std::size_t>(prev_.slots));
+    } else {
+      std::swap(rec_, prev_);
+      have_prev_ = true;
+    }
+    follows_clean_ = true;
+  }
+
+  bool replay_append(const Event& ev) {
+    if (!replaying_) return false;
+    const std::size_t i = replay_pos_;
+    bool same = ev.stats.empty() && ev.key().packed() == prev_.keys[i];
+    const std::size_t f0 = i == 0 ? 0 : prev_.field_end[i - 1];
+    same = same && ev.fields.size() == prev_.field_end[i] - f0;
+    for (std::size_t f = 0; same && f < ev.fields.size(); ++f)
+      same = ev.fields[f].field == prev_.fields[f0 + f];
+    if (!same) {
+      abort_replay();
+      return false;
+    }
+    if (replay_events_.size() <= i) replay_events_.resize(i + 1);
+    Event& slot = replay_events_[i];
+    slot.op = ev.op;
+    slot.site = ev.site;
+    slot.fields = ev.fields;  // reuses the slot's buffers
+    slot.compute_ns = ev.compute_ns;
+    slot.comm_ns = ev.comm_ns;
+    prev_key = prev_.keys[i];
+    ++events;
+    if (++replay_pos_ == prev_.keys.size()) {
+      run_program();
+      replay_pos_ = 0;
+      replay_prev_key_ = prev_key;
+    }
+    return true;
+  }
+
+  // The session so far goes through the general path (recorded again).
+  void abort_replay() {
+    replaying_ = false;
+    const std::size_t n = replay_pos_;
+    replay_pos_ = 0;
+    prev_key = replay_prev_key_;
+    events -= n;
+    learned_ = false;  // prev_ stays: the session before this one
+    start_recording();
+    for (std::size_t i = 0; i < n; ++i) general_append(replay_events_[i]);
+  }
+
+  // Timings are histograms and merge without regard to order or grouping:
+  // an item's timings depend only on the samples merged into it. So each
+  // event's sample goes straight to the loop item its slot ends up merged
+  // into (home_, a real tag), not through the slots.
+  std::vector<int32_t> home_;
+  bool find_timing_homes() {
+    std::vector<int32_t> into(static_cast<std::size_t>(prev_.slots), kUntagged);
+    home_.assign(prev_.keys.size(), kUntagged);
+    for (const FoldOp& op : prev_.ops) {
+      if (op.kind == FoldOp::kNewEvent) home_[static_cast<std::size_t>(op.b)] = op.a;
+      if (op.kind == FoldOp::kMergeEvent) {
+        if (op.b < 0 || into[static_cast<std::size_t>(op.b)] != kUntagged) return false;
+        into[static_cast<std::size_t>(op.b)] = op.a;
+      }
+    }
+    for (int32_t& h : home_) {
+      for (std::size_t guard = 0; h >= 0 && guard <= into.size(); ++guard)
+        h = into[static_cast<std::size_t>(h)];
+      if (h >= 0 || h == kUntagged) return false;
+    }
+    return true;
+  }
+
+  Item& node(int32_t tag) {
+    return tag >= 0 ? slots_[static_cast<std::size_t>(tag)] : *real_[static_cast<std::size_t>(-1 - tag)];
+  }
+
+  // The values make_item gives (ev has no stats; timings: see home_), in a
+  // reused item.
+  void reset_event(Item& s, const Event& ev) {
+    s.fields.resize(ev.fields.size());
+    for (std::size_t i = 0; i < ev.fields.size(); ++i) {
+      const FieldValue& fv = ev.fields[i];
+      auto& [id, values] = s.fields[i];
+      id = fv.field;
+      values.clear();
+      if (FieldTable::kind(fv.field) == FieldKind::kList) {
+        values.push_back(static_cast<int64_t>(fv.list.size()));
+        for (int64_t x : fv.list) values.push_back(x);
+      } else {
+        values.push_back(fv.scalar);
+      }
+    }
+    s.reps.clear();
+    s.reps.push_back(1);
+  }
+
+  void run_program() {
+    for (const FoldOp& op : prev_.ops) {
+      switch (op.kind) {
+        case FoldOp::kNewEvent: {
+          reset_event(node(op.a), replay_events_[static_cast<std::size_t>(op.b)]);
+          break;
+        }
+        case FoldOp::kNewLoop: {
+          Item& s = node(op.a);
+          s.reps.clear();
+          s.reps.append_repeated(2, 1);
+          break;
+        }
+        case FoldOp::kSetBack: {
+          Item& t = node(op.a);
+          t.reps.set_back(t.reps.back() + 1);
+          break;
+        }
+        case FoldOp::kMergeEvent: {
+          Item& b = node(op.a);
+          const Item& from = node(op.b);
+          for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(from.fields[i].second);
+          b.reps.append(from.reps);
+          break;
+        }
+        case FoldOp::kMergeLoop: node(op.a).reps.append(node(op.b).reps); break;
+      }
+    }
+    for (std::size_t i = 0; i < home_.size(); ++i) {
+      const Event& ev = replay_events_[i];
+      if (ev.compute_ns < 0 && ev.comm_ns < 0) continue;  // brings no timing
+      Item& h = node(home_[i]);
+      settle_timing(h, rank);
+      add_raw_timing(h, unpack(i == 0 ? replay_prev_key_ : prev_.keys[i - 1]), ev.compute_ns,
+                     ev.comm_ns, rank);
+    }
   }
 
   // How alike two candidate iterations are: the share of their calls (one
@@ -634,6 +941,8 @@ struct Folder::Impl {
           for (std::size_t p = 0; p < seg.size(); ++p) top[k + 1 + p] = std::move(seg[p]);
           continue;
         }
+        if (recording_ && k + 1 < session_n0_) log_.spoil();
+        log_.add(FoldOp::kSetBack, target.tag);
         unindex_from(k);
         target.reps.set_back(target.reps.back() + 1);
         target.body = merger.merge_seq(std::move(target.body), std::move(seg));
@@ -654,6 +963,7 @@ struct Folder::Impl {
         for (std::size_t t = 0; t < seg_len && same; ++t)
           same = directly_compatible(target.body[from + t], top[k + 1 + t]);
         if (!same) continue;
+        log_.spoil();
         unindex_from(k);
         Item inner;
         inner.loop = true;
@@ -732,6 +1042,7 @@ struct Folder::Impl {
 
   // top[j..m] and top[m+1..] become two iterations of a new loop.
   void make_loop(std::size_t j, std::size_t m) {
+    if (recording_ && j < session_n0_) log_.spoil();
     unindex_from(j);
     Items first(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),
                 std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)));
@@ -740,6 +1051,10 @@ struct Folder::Impl {
     Item loop;
     loop.loop = true;
     loop.reps = ValueSeq::repeated(2, 1);
+    if (recording_) {
+      loop.tag = next_slot_++;
+      log_.add(FoldOp::kNewLoop, loop.tag);
+    }
     loop.body = merger.merge_seq(std::move(first), std::move(second));
     loop.refresh_keys();
     replace_tail(j, std::move(loop));

@@ -703,34 +703,121 @@ namespace {
 // The folder's fast path (events continuing the current loop iteration)
 // must give exactly what the general path gives: same loop structure and
 // byte-identical single-rank traces, timings included.
+// Folds each rank's events of `prog` with and without the fast paths and
+// records a failure when the structures or the formatted traces differ.
+void expect_fast_path_matches(const RandomProgram& prog, uint64_t seed, std::size_t window,
+                              Failures& failures) {
+  for (int32_t r = 0; r < prog.world_size(); ++r) {
+    std::vector<Event> events = prog.events(r);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      events[i].compute_ns = static_cast<int64_t>((i * 7919 + seed) % 1000);
+      events[i].comm_ns = i % 5 == 0 ? -1 : static_cast<int64_t>(i % 13);
+      if (seed % 7 == 0 && i % 11 == 0) events[i].stats = {{"bytes", static_cast<int64_t>(i)}};
+    }
+    FoldOptions fast, slow;
+    fast.window = slow.window = window;
+    slow.fast_path = false;
+    std::string sf, ss;
+    const Trace tf = fold_rank(prog, events, r, fast, &sf);
+    const Trace ts = fold_rank(prog, events, r, slow, &ss);
+    if (sf != ss || format_trace(tf) != format_trace(ts)) {
+      failures.add(seed, "rank " + std::to_string(r) + " window " + std::to_string(window) +
+                             ": fast path differs:\n  " + sf + "\n  " + ss,
+                   &prog);
+      return;
+    }
+  }
+}
+
 TEST(Property, FastPathFoldsLikeTheGeneralPath) {
   Failures failures;
-  for (const std::size_t window : {std::size_t{2}, std::size_t{4}, std::size_t{64}}) {
-    for (uint64_t seed = 20'000; seed < 20'150; ++seed) {
-      RandomProgram prog(seed);
-      for (int32_t r = 0; r < prog.world_size(); ++r) {
-        std::vector<Event> events = prog.events(r);
-        for (std::size_t i = 0; i < events.size(); ++i) {
-          events[i].compute_ns = static_cast<int64_t>((i * 7919 + seed) % 1000);
-          events[i].comm_ns = i % 5 == 0 ? -1 : static_cast<int64_t>(i % 13);
-          if (seed % 7 == 0 && i % 11 == 0) events[i].stats = {{"bytes", static_cast<int64_t>(i)}};
-        }
-        FoldOptions fast, slow;
-        fast.window = slow.window = window;
-        slow.fast_path = false;
-        std::string sf, ss;
-        const Trace tf = fold_rank(prog, events, r, fast, &sf);
-        const Trace ts = fold_rank(prog, events, r, slow, &ss);
-        if (sf != ss || format_trace(tf) != format_trace(ts)) {
-          failures.add(seed, "rank " + std::to_string(r) + " window " + std::to_string(window) +
-                                 ": fast path differs:\n  " + sf + "\n  " + ss,
-                       &prog);
-          break;
-        }
-      }
+  for (const std::size_t window : {std::size_t{2}, std::size_t{4}, std::size_t{64}})
+    for (uint64_t seed = 20'000; seed < 20'150; ++seed)
+      expect_fast_path_matches(RandomProgram(seed), seed, window, failures);
+  EXPECT_EQ(failures.count(), 0) << failures.text();
+}
+
+// Programs built around a time-step loop whose body holds loops: most steps
+// repeat the one before (the replay path), while periodic branches, varying
+// trip counts and random values make steps depart from it part way.
+TEST(Property, FastPathFoldsNestedLoopsLikeTheGeneralPath) {
+  Failures failures;
+  for (const std::size_t window : {std::size_t{4}, std::size_t{64}}) {
+    for (uint64_t seed = 21'000; seed < 21'120; ++seed) {
+      GenOptions opt;
+      opt.time_steps = 30 + static_cast<int64_t>(seed % 40);
+      opt.periodic_only = seed % 3 != 0;
+      opt.max_world = 6;
+      opt.max_trips = {24, 5, 4, 3};
+      opt.max_events_per_rank = 5000;
+      expect_fast_path_matches(RandomProgram(seed, opt), seed, window, failures);
     }
   }
   EXPECT_EQ(failures.count(), 0) << failures.text();
+}
+
+// A halo-exchange stencil, `[[[Irecv]*4 [Isend]*4 Waitall]*k Allreduce]*N`,
+// with values that vary, inner trip counts that change now and then, events
+// without timings, an extra call in some steps and stats on one event.
+TEST(Property, FastPathFoldsStencilsLikeTheGeneralPath) {
+  const OpId irecv = *OpTable::find("MPI_Irecv"), isend = *OpTable::find("MPI_Isend"),
+             waitall = *OpTable::find("MPI_Waitall"), allreduce = *OpTable::find("MPI_Allreduce"),
+             barrier = *OpTable::find("MPI_Barrier");
+  const FieldId peer = FieldTable::peer(), tag = *FieldTable::find("tag"),
+                count = *FieldTable::find("count");
+  for (uint64_t variant = 0; variant < 24; ++variant) {
+    testing::Rng rng(variant);
+    std::vector<Event> events;
+    auto call = [&](OpId op, SiteId site) -> Event& {
+      Event& e = events.emplace_back();
+      e.op = op;
+      e.site = site;
+      e.compute_ns = variant % 4 == 1 && rng.percent(10) ? -1 : rng.between(0, 3000);
+      e.comm_ns = rng.percent(20) ? -1 : rng.between(0, 100);
+      return e;
+    };
+    const int steps = 40 + static_cast<int>(variant % 5) * 13;
+    for (int s = 0; s < steps; ++s) {
+      int k = 3 + static_cast<int>(variant % 4);
+      if (variant % 3 == 0 && s % 17 == 9) ++k;
+      if (variant % 5 == 2 && rng.percent(5)) k = 2;
+      for (int i = 0; i < k; ++i) {
+        for (int n = 0; n < 4; ++n) {
+          Event& e = call(irecv, 0);
+          e.set(peer, n % 2 ? 1 : -1);
+          e.set(tag, variant % 2 ? 7 : rng.between(0, 2));
+          e.set(count, 100 + (variant % 6 == 5 ? rng.between(0, 1) : s % 3));
+        }
+        for (int n = 0; n < 4; ++n) {
+          Event& e = call(isend, 1);
+          e.set(peer, n % 2 ? -1 : 1);
+          e.set(count, 100 + (i % 2));
+        }
+        call(waitall, 2).set(count, 8);
+      }
+      Event& a = call(allreduce, 3);
+      a.set(count, 1 + (variant % 7 == 3 ? rng.between(0, 3) : 0));
+      if (variant % 8 == 6 && s == steps / 2) a.stats = {{"bytes", 8}};
+      if (variant % 4 == 3 && s % 9 == 4) call(barrier, 4);
+    }
+    for (const std::size_t window : {std::size_t{4}, std::size_t{64}}) {
+      FoldOptions fast, slow;
+      fast.window = slow.window = window;
+      slow.fast_path = false;
+      Folder ff(0, fast), fs(0, slow);
+      for (const Event& e : events) {
+        ff.append(e);
+        fs.append(e);
+      }
+      CommTable comms;
+      comms.define_world(4);
+      SiteTable sites;
+      for (SiteId i = 0; i < 5; ++i) sites.intern(RandomProgram::site_frames(i));
+      ASSERT_EQ(ff.structure(), fs.structure()) << "variant " << variant << " window " << window;
+      ASSERT_EQ(format_trace(ff.finish(4, sites, comms)), format_trace(fs.finish(4, sites, comms)))
+          << "variant " << variant << " window " << window;
+    }
+  }
 }
 
 }  // namespace
