@@ -78,25 +78,40 @@ bool RankIterator::next(Event& out) {
       continue;
     }
     const Node& node = *ns.node;
-    out = Event{};
+    // `out` is reused call after call (replay walks millions of events):
+    // overwrite its field slots in place so their storage is kept.
     out.op = node.key.op;
     out.site = node.key.site;
+    out.compute_ns = -1;
+    out.comm_ns = -1;
+    out.stats.clear();
+    std::size_t used = 0;
+    auto slot = [&]() -> FieldValue& {
+      if (used == out.fields.size()) out.fields.emplace_back();
+      return out.fields[used++];
+    };
     for (auto& [f, cur] : ns.fields) {
       if (cur.done()) fail("field " + FieldTable::name(f) + " has too few values");
       const int64_t v = cur.next();
       if (FieldTable::kind(f) == FieldKind::kList) {
         if (v == kAbsent) continue;
         if (v < 0) fail("field " + FieldTable::name(f) + " has a negative list length");
-        std::vector<int64_t> list(static_cast<std::size_t>(v));
-        for (auto& x : list) {
+        FieldValue& fv = slot();
+        fv.field = f;
+        fv.scalar = kAbsent;
+        fv.list.resize(static_cast<std::size_t>(v));
+        for (auto& x : fv.list) {
           if (cur.done()) fail("field " + FieldTable::name(f) + " has too few values");
           x = cur.next();
         }
-        out.fields.push_back(FieldValue{f, kAbsent, std::move(list)});
       } else if (v != kAbsent) {
-        out.fields.push_back(FieldValue{f, v, {}});
+        FieldValue& fv = slot();
+        fv.field = f;
+        fv.scalar = v;
+        fv.list.clear();
       }
     }
+    out.fields.resize(used);
     for (const Timing& t : node.timings) {
       if (!(t.pred == prev_)) continue;
       if (!t.compute.empty()) out.compute_ns = std::llround(t.compute.mean());

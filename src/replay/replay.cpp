@@ -262,8 +262,8 @@ class Engine {
     if (prob_) finish_probabilistic();
   }
 
-  /// Calls and bytes sent per operation, in op-id order.
-  const std::map<OpId, std::pair<uint64_t, uint64_t>>& per_op() const { return per_op_; }
+  /// Calls and bytes sent, indexed by operation id.
+  const std::vector<std::pair<uint64_t, uint64_t>>& per_op() const { return per_op_; }
 
   // ------------------------------------------------------------ probabilistic replay
   //
@@ -793,12 +793,16 @@ class Engine {
   // Slots named by a completion call's links (backward distances). Requests
   // started by one MPI_Startall share a number, so repeats of a distance
   // name the group's requests in order.
-  std::vector<std::ptrdiff_t> linked(const Event& ev) {
-    std::vector<std::ptrdiff_t> out;
+  // The result lives in a buffer reused by the next call.
+  const std::vector<std::ptrdiff_t>& linked(const Event& ev) {
+    std::vector<std::ptrdiff_t>& out = linked_scratch_;
+    out.clear();
     const FieldValue* links = ev.find(f_.links);
     if (!links) return out;
     out.reserve(links->list.size());
-    std::unordered_map<uint64_t, std::size_t> seen;
+    // How often each number was named already (completions name few).
+    std::vector<std::pair<uint64_t, std::size_t>>& seen = seen_scratch_;
+    seen.clear();
     for (int64_t d : links->list) {
       if (d <= 0 || static_cast<uint64_t>(d) > request_events_) {
         out.push_back(-1);
@@ -806,7 +810,9 @@ class Engine {
       }
       const uint64_t number = request_events_ - static_cast<uint64_t>(d) + 1;
       auto it = by_number_.find(number);
-      const std::size_t k = seen[number]++;
+      auto s = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == number; });
+      if (s == seen.end()) s = seen.insert(seen.end(), {number, 0});
+      const std::size_t k = s->second++;
       if (it == by_number_.end() || k >= it->second.size()) {
         out.push_back(-1);
         continue;
@@ -836,14 +842,16 @@ class Engine {
 
   void complete(const Event& ev) {
     const std::string& name = table_[ev.op].name;
-    auto slots = linked(ev);
-    std::vector<MPI_Request> handles(slots.size(), MPI_REQUEST_NULL);
+    const auto& slots = linked(ev);
+    std::vector<MPI_Request>& handles = handles_scratch_;
+    handles.assign(slots.size(), MPI_REQUEST_NULL);
     for (std::size_t i = 0; i < slots.size(); ++i)
       if (slots[i] >= 0) handles[i] = slots_[static_cast<std::size_t>(slots[i])].handle;
     const int n = static_cast<int>(handles.size());
     const int64_t flag = ev.get(f_.flag), index = ev.get(f_.index);
     int out_flag = 0, out_index = 0, outcount = 0;
-    std::vector<int> indices(handles.size() + 1);
+    std::vector<int>& indices = indices_scratch_;
+    indices.resize(handles.size() + 1);
     if (name == "MPI_Wait") {
       if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
       MPI_Wait(handles.data(), status_like(ev));
@@ -1532,7 +1540,11 @@ class Engine {
   std::unordered_map<int64_t, MPI_Op> user_ops_;
   std::deque<MPI_Message> messages_;
   MPI_Status status_{};
-  std::map<OpId, std::pair<uint64_t, uint64_t>> per_op_;
+  std::vector<std::pair<uint64_t, uint64_t>> per_op_ = std::vector<std::pair<uint64_t, uint64_t>>(OpTable::size());
+  std::vector<std::pair<uint64_t, std::size_t>> seen_scratch_;
+  std::vector<std::ptrdiff_t> linked_scratch_;
+  std::vector<MPI_Request> handles_scratch_;
+  std::vector<int> indices_scratch_;
   bool prob_ = false;
   int64_t last_exit_ns_ = 0;  // end of the last replayed MPI call (0: none yet)
   std::unique_ptr<LossyResolver> lossy_;
@@ -1644,9 +1656,12 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   if (options.counts_file) {
     // rank op calls bytes: what each rank issued, for checks against a trace.
     std::string mine_text;
-    for (const auto& [op, cb] : engine.per_op())
-      mine_text += std::to_string(rank) + " " + OpTable::name(op) + " " + std::to_string(cb.first) +
-                   " " + std::to_string(cb.second) + "\n";
+    const auto& per_op = engine.per_op();
+    for (std::size_t op = 0; op < per_op.size(); ++op) {
+      if (per_op[op].first == 0) continue;
+      mine_text += std::to_string(rank) + " " + OpTable::name(static_cast<OpId>(op)) + " " +
+                   std::to_string(per_op[op].first) + " " + std::to_string(per_op[op].second) + "\n";
+    }
     int len = static_cast<int>(mine_text.size());
     std::vector<int> lens(static_cast<std::size_t>(size)), displs(lens.size());
     PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, control);
