@@ -1283,33 +1283,29 @@ class Engine {
            : MPI_Scatterv(s, sc, sd, t, r, rcount, rt, root, c);
         break;
       }
-      case Kind::kAlltoallv: {
-        counts = counts_of(ev, f_.counts);
-        rcounts = counts_of(ev, f_.rcounts);
-        if (counts.size() != sz(n) || rcounts.size() != sz(n))
-          fail(ev, "MPI_Alltoallv without recorded count vectors of the communicator's size");
-        const std::size_t stotal = prefix(counts, displs), rtotal = prefix(rcounts, rdispls);
-        add_sent(stotal);
-        char* s = scratch(sb, stotal * ext);
-        char* r = scratch(rb, rtotal * rext);
-        nb ? MPI_Ialltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
-                            c, req)
-           : MPI_Alltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
-                           c);
-        break;
-      }
+      case Kind::kAlltoallv:
       case Kind::kAlltoallw: {
+        // Alltoallw records no datatypes: its counts are moved as bytes.
+        const bool w = info.kind == Kind::kAlltoallw;
         counts = counts_of(ev, f_.counts);
         rcounts = counts_of(ev, f_.rcounts);
         if (counts.size() != sz(n) || rcounts.size() != sz(n))
-          fail(ev, "MPI_Alltoallw without recorded count vectors of the communicator's size");
+          fail(ev, info.name + " without recorded count vectors of the communicator's size");
         const std::size_t stotal = prefix(counts, displs), rtotal = prefix(rcounts, rdispls);
+        char* s = scratch(sb, stotal * (w ? 1 : ext));
+        char* r = scratch(rb, rtotal * (w ? 1 : rext));
+        if (!w) {
+          add_sent(stotal);
+          nb ? MPI_Ialltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
+                              c, req)
+             : MPI_Alltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
+                             c);
+          break;
+        }
         bytes_sent_ += stotal;
-        std::vector<MPI_Datatype> local_types(sz(n), MPI_BYTE);
+        std::vector<MPI_Datatype> local_types;
         std::vector<MPI_Datatype>& types = slot ? slot->types : local_types;
         types.assign(sz(n), MPI_BYTE);
-        char* s = scratch(sb, stotal);
-        char* r = scratch(rb, rtotal);
         nb ? MPI_Ialltoallw(s, counts.data(), displs.data(), types.data(), r, rcounts.data(),
                             rdispls.data(), types.data(), c, req)
            : MPI_Alltoallw(s, counts.data(), displs.data(), types.data(), r, rcounts.data(),
