@@ -50,7 +50,8 @@ struct ReplayOptions {
   uint64_t seed = 1;
   /// Original run time in seconds: the summary reports the replay's error.
   std::optional<double> compare_time;
-  /// Probabilistic replay: nullopt = automatic (on when the trace is lossy).
+  /// Probabilistic replay: nullopt = automatic (on when the trace holds value
+  /// histograms, i.e. was recorded with a histogram threshold).
   std::optional<bool> probabilistic;
   /// Rank 0 writes `RANK OP CALLS BYTES_SENT` lines here (every rank, every
   /// operation issued).

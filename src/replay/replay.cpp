@@ -1609,7 +1609,10 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
                             " ranks; run the replay with mpirun -np " +
                             std::to_string(trace.world_size) + " (this run has " +
                             std::to_string(size) + ")");
-  const bool probabilistic = options.probabilistic.value_or(!trace.lossy.empty());
+  // Only value histograms lose what replay needs (which message went where);
+  // other lossy options (approximate call sites) replay exactly.
+  const bool probabilistic =
+      options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
 
   MPI_Comm control;  // private: the replay's own coordination is not traced
   PMPI_Comm_dup(MPI_COMM_WORLD, &control);

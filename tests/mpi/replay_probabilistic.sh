@@ -68,4 +68,12 @@ done
 CHECKS=$((CHECKS + 1))
 n=$(grep -l 'hist(' "$WORK"/prob-*/lossy.tf | wc -l)
 if [[ $n -ge 4 ]]; then ok "$n lossy traces with histograms replayed"; else bad "only $n traces had lossy histograms"; fi
+# Without --probabilistic, a trace with value histograms switches by itself.
+CHECKS=$((CHECKS + 1))
+limited auto.out auto.err "$MPIRUN" -np 4 "$TF" replay --no-compute "$WORK/prob-lu/lossy.tf"
+if [[ $LRC -eq 0 ]] && grep -q '(probabilistic)' auto.out && grep -q 'hist(' "$WORK/prob-lu/lossy.tf"; then
+  ok "a lossy trace replays probabilistically without being told: $(cat auto.out)"
+else
+  bad "automatic probabilistic replay of the lossy LU trace (exit $LRC)"; show_run auto.out auto.err
+fi
 finish
