@@ -35,6 +35,11 @@ class OpTable {
   static const std::string& name(OpId id);
   /// Number of known operations.
   static std::size_t size();
+  /// Does a call of `id` create or start requests? These are the calls the
+  /// `links` field counts back in (see FieldTable): nonblocking
+  /// point-to-point and collective calls, MPI_Imrecv, persistent *_init,
+  /// MPI_Start and MPI_Startall.
+  static bool makes_request(OpId id);
 };
 
 // -------------------------------------------------------------------- fields

@@ -84,8 +84,6 @@ enum class OpClass : uint8_t {
   kCompletion,    ///< Wait*/Test*
 };
 OpClass classify(OpId op);
-/// Does `op` create or start a request (what the recorder's `links` count)?
-bool creates_request(OpId op);
 
 // --------------------------------------------------------------- matching
 

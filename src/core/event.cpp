@@ -44,6 +44,21 @@ std::optional<OpId> OpTable::find(std::string_view name) {
 const std::string& OpTable::name(OpId id) { return op_names().at(id); }
 std::size_t OpTable::size() { return op_names().size(); }
 
+bool OpTable::makes_request(OpId id) {
+  static const std::vector<bool> table = [] {
+    std::vector<bool> t(op_names().size(), false);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const std::string& n = op_names()[i];
+      const bool nonblocking = n.rfind("MPI_I", 0) == 0 && n != "MPI_Init" && n != "MPI_Init_thread" &&
+                               n != "MPI_Iprobe" && n != "MPI_Improbe" && n.rfind("MPI_Intercomm_", 0) != 0;
+      const bool persistent = n.size() > 9 && n.rfind("MPI_", 0) == 0 && n.compare(n.size() - 5, 5, "_init") == 0;
+      t[i] = nonblocking || persistent || n == "MPI_Start" || n == "MPI_Startall";
+    }
+    return t;
+  }();
+  return id < table.size() && table[id];
+}
+
 // -------------------------------------------------------------------- fields
 
 namespace {

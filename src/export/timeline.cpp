@@ -61,15 +61,6 @@ OpClass classify(OpId op) {
   return c;
 }
 
-bool creates_request(OpId op) {
-  const OpClass c = classify(op);
-  if (c == OpClass::kIsend || c == OpClass::kIrecv) return true;
-  if (c == OpClass::kICollective) return starts_with(OpTable::name(op), "MPI_I");
-  const std::string& n = OpTable::name(op);
-  return n == "MPI_Imrecv" || n == "MPI_Start" || n == "MPI_Startall" ||
-         (starts_with(n, "MPI_") && n.size() > 5 && n.substr(n.size() - 5) == "_init");
-}
-
 std::vector<RankTimeline> synthesize_timeline(const Trace& trace) {
   std::vector<RankTimeline> out(static_cast<std::size_t>(trace.world_size));
   for (int32_t r = 0; r < trace.world_size; ++r) {
@@ -211,7 +202,7 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
   const auto links_id = FieldTable::links();
   for (std::size_t i = 0; i < evs.size(); ++i) {
     const Event& ev = evs[i];
-    if (creates_request(ev.op)) {
+    if (OpTable::makes_request(ev.op)) {
       reqs.push_back(i);
       continue;
     }

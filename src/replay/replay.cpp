@@ -208,8 +208,7 @@ class Engine {
     uint64_t numbers = 0;
     while (it.next(ev)) {
       const OpInfo& info = table_[ev.op];
-      if (creates_request(info)) ++numbers;
-      if (info.kind == Kind::kStart) ++numbers;
+      if (OpTable::makes_request(ev.op)) ++numbers;
       if (info.kind != Kind::kComplete) continue;
       const FieldValue* links = ev.find(f_.links);
       if (!links || links->list.size() != 1 || links->list[0] < 0) continue;
@@ -347,7 +346,7 @@ class Engine {
         const bool send = info.kind == Kind::kSend || info.kind == Kind::kSendrecv;
         if (send || info.kind == Kind::kSendInit) draws.resolve(ev, it.current_node(), false);
         if (send) add_incoming(s, ev, t, order++);
-        if (creates_request(info)) {
+        if (info.kind != Kind::kStart && OpTable::makes_request(ev.op)) {
           ++numbers;
           if (info.kind == Kind::kSendInit) persistent[numbers].push_back(ev);
         }
@@ -528,37 +527,6 @@ class Engine {
 
   static FieldId field(const char* name, FieldKind kind = FieldKind::kScalar) {
     return FieldTable::intern(name, kind);
-  }
-
-  static bool creates_request(const OpInfo& info) {
-    switch (info.kind) {
-      case Kind::kSend:
-      case Kind::kRecv:
-      case Kind::kMrecv:
-      case Kind::kSendInit:
-      case Kind::kRecvInit:
-        return info.nonblocking;
-      case Kind::kBarrier:
-      case Kind::kBcast:
-      case Kind::kReduce:
-      case Kind::kAllreduce:
-      case Kind::kScan:
-      case Kind::kExscan:
-      case Kind::kGather:
-      case Kind::kGatherv:
-      case Kind::kScatter:
-      case Kind::kScatterv:
-      case Kind::kAllgather:
-      case Kind::kAllgatherv:
-      case Kind::kAlltoall:
-      case Kind::kAlltoallv:
-      case Kind::kAlltoallw:
-      case Kind::kReduceScatter:
-      case Kind::kReduceScatterBlock:
-        return info.nonblocking;
-      default:
-        return false;
-    }
   }
 
   [[noreturn]] void fail(const Event& ev, const std::string& what) const {
