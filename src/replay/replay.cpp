@@ -34,6 +34,7 @@ struct OpName {
   const char* name;
   Kind kind;
   bool nonblocking;
+  Variant variant = Variant::kPlain;
 };
 // Operations replay performs. Everything else in a trace (one-sided, MPI-IO,
 // intercommunicators, graph topologies) is refused before MPI starts.
@@ -42,24 +43,24 @@ constexpr OpName kOps[] = {
     {"exit", Kind::kMarker, false}, {"MPI_Init", Kind::kInit, false},
     {"MPI_Init_thread", Kind::kInit, false}, {"MPI_Finalize", Kind::kFinalize, false},
     {"MPI_Abort", Kind::kAbort, false}, {"MPI_Pcontrol", Kind::kPcontrol, false},
-    {"MPI_Send", Kind::kSend, false}, {"MPI_Bsend", Kind::kSend, false},
-    {"MPI_Ssend", Kind::kSend, false}, {"MPI_Rsend", Kind::kSend, false},
+    {"MPI_Send", Kind::kSend, false}, {"MPI_Bsend", Kind::kSend, false, Variant::kBuffered},
+    {"MPI_Ssend", Kind::kSend, false, Variant::kSynchronous}, {"MPI_Rsend", Kind::kSend, false, Variant::kReady},
     {"MPI_Recv", Kind::kRecv, false}, {"MPI_Sendrecv", Kind::kSendrecv, false},
     {"MPI_Sendrecv_replace", Kind::kSendrecv, false}, {"MPI_Probe", Kind::kProbe, false},
     {"MPI_Iprobe", Kind::kProbe, true}, {"MPI_Mprobe", Kind::kMprobe, false},
     {"MPI_Improbe", Kind::kMprobe, true}, {"MPI_Mrecv", Kind::kMrecv, false},
     {"MPI_Imrecv", Kind::kMrecv, true}, {"MPI_Isend", Kind::kSend, true},
-    {"MPI_Ibsend", Kind::kSend, true}, {"MPI_Issend", Kind::kSend, true},
-    {"MPI_Irsend", Kind::kSend, true}, {"MPI_Irecv", Kind::kRecv, true},
-    {"MPI_Send_init", Kind::kSendInit, true}, {"MPI_Bsend_init", Kind::kSendInit, true},
-    {"MPI_Ssend_init", Kind::kSendInit, true}, {"MPI_Rsend_init", Kind::kSendInit, true},
+    {"MPI_Ibsend", Kind::kSend, true, Variant::kBuffered}, {"MPI_Issend", Kind::kSend, true, Variant::kSynchronous},
+    {"MPI_Irsend", Kind::kSend, true, Variant::kReady}, {"MPI_Irecv", Kind::kRecv, true},
+    {"MPI_Send_init", Kind::kSendInit, true}, {"MPI_Bsend_init", Kind::kSendInit, true, Variant::kBuffered},
+    {"MPI_Ssend_init", Kind::kSendInit, true, Variant::kSynchronous}, {"MPI_Rsend_init", Kind::kSendInit, true, Variant::kReady},
     {"MPI_Recv_init", Kind::kRecvInit, true}, {"MPI_Start", Kind::kStart, false},
     {"MPI_Startall", Kind::kStart, false}, {"MPI_Request_free", Kind::kRequestFree, false},
-    {"MPI_Cancel", Kind::kCancel, false}, {"MPI_Wait", Kind::kComplete, false},
-    {"MPI_Waitall", Kind::kComplete, false}, {"MPI_Waitany", Kind::kComplete, false},
-    {"MPI_Waitsome", Kind::kComplete, false}, {"MPI_Test", Kind::kComplete, false},
-    {"MPI_Testall", Kind::kComplete, false}, {"MPI_Testany", Kind::kComplete, false},
-    {"MPI_Testsome", Kind::kComplete, false}, {"MPI_Barrier", Kind::kBarrier, false},
+    {"MPI_Cancel", Kind::kCancel, false}, {"MPI_Wait", Kind::kComplete, false, Variant::kWait},
+    {"MPI_Waitall", Kind::kComplete, false, Variant::kWaitall}, {"MPI_Waitany", Kind::kComplete, false, Variant::kWaitany},
+    {"MPI_Waitsome", Kind::kComplete, false, Variant::kWaitsome}, {"MPI_Test", Kind::kComplete, false, Variant::kTest},
+    {"MPI_Testall", Kind::kComplete, false, Variant::kTestall}, {"MPI_Testany", Kind::kComplete, false, Variant::kTestany},
+    {"MPI_Testsome", Kind::kComplete, false, Variant::kTestsome}, {"MPI_Barrier", Kind::kBarrier, false},
     {"MPI_Ibarrier", Kind::kBarrier, true}, {"MPI_Bcast", Kind::kBcast, false},
     {"MPI_Ibcast", Kind::kBcast, true}, {"MPI_Reduce", Kind::kReduce, false},
     {"MPI_Ireduce", Kind::kReduce, true}, {"MPI_Allreduce", Kind::kAllreduce, false},
@@ -99,7 +100,7 @@ std::vector<OpInfo> op_table() {
   for (const OpName& o : kOps) {
     auto id = OpTable::find(o.name);
     if (!id) continue;
-    table[*id] = OpInfo{o.kind, o.nonblocking, o.name};
+    table[*id] = OpInfo{o.kind, o.nonblocking, o.name, o.variant};
   }
   for (std::size_t i = 0; i < table.size(); ++i)
     if (table[i].kind == Kind::kUnsupported) table[i].name = OpTable::name(static_cast<OpId>(i));
@@ -150,6 +151,7 @@ struct RequestSlot {
   std::vector<int> counts, displs, rcounts, rdispls;
   std::vector<MPI_Datatype> types, rtypes;
   bool persistent = false;
+  uint64_t send_bytes = 0;  // persistent sends: bytes each start sends
   uint64_t number = 0;  // request-event number that (re)activated it
   bool in_use = false;
 };
@@ -237,10 +239,7 @@ class Engine {
       }
       compute(ev, it.current_node(), prev);
       prev = ev.key();
-      if (info.kind == Kind::kFinalize) {
-        saw_finalize_ = true;
-        break;
-      }
+      if (info.kind == Kind::kFinalize) break;
       const uint64_t sent_before = bytes_sent_;
       if (prob_) {
         lossy_->resolve(ev, it.current_node(), is_collective(info));
@@ -498,13 +497,13 @@ class Engine {
         send_now(ev, rank_arg(ev.get(f_.peer)), tag_arg(ev.get(f_.tag)), comm_of(ev, f_.comm));
         return;
       case Kind::kComplete: {
-        const std::string& name = info.name;
-        if (name.rfind("MPI_Wait", 0) == 0) {
+        const Variant v = info.variant;
+        if (v == Variant::kWait || v == Variant::kWaitall || v == Variant::kWaitany || v == Variant::kWaitsome) {
           auto slots = linked(ev);
           std::vector<MPI_Request> handles;
           for (std::ptrdiff_t i : slots)
             if (i >= 0) handles.push_back(slots_[static_cast<std::size_t>(i)].handle);
-          progress_until_ready(handles, name == "MPI_Waitany" || name == "MPI_Waitsome");
+          progress_until_ready(handles, v == Variant::kWaitany || v == Variant::kWaitsome);
         }
         return complete(ev);
       }
@@ -725,12 +724,13 @@ class Engine {
     s.in_use = true;
     s.handle = MPI_REQUEST_NULL;
     s.persistent = false;
+    s.send_bytes = 0;
     current_slot_ = i;
     return s;
   }
 
   // After a request-making call: numbers it the way the recorder does.
-  void made_request(const Event& ev) {
+  void made_request() {
     RequestSlot& s = slots_[current_slot_];
     if (s.handle == MPI_REQUEST_NULL) {
       release(current_slot_);
@@ -738,7 +738,6 @@ class Engine {
     }
     s.number = ++request_events_;
     by_number_[s.number].push_back(current_slot_);
-    (void)ev;
   }
 
   void release(std::size_t i) {
@@ -809,7 +808,6 @@ class Engine {
   }
 
   void complete(const Event& ev) {
-    const std::string& name = table_[ev.op].name;
     const auto& slots = linked(ev);
     std::vector<MPI_Request>& handles = handles_scratch_;
     handles.assign(slots.size(), MPI_REQUEST_NULL);
@@ -820,31 +818,40 @@ class Engine {
     int out_flag = 0, out_index = 0, outcount = 0;
     std::vector<int>& indices = indices_scratch_;
     indices.resize(handles.size() + 1);
-    if (name == "MPI_Wait") {
+    switch (table_[ev.op].variant) {
+      case Variant::kWait:
       if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
       MPI_Wait(handles.data(), status_like(ev));
-    } else if (name == "MPI_Waitall") {
+    break;
+      case Variant::kWaitall:
       MPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
-    } else if (name == "MPI_Waitany") {
+    break;
+      case Variant::kWaitany:
       if (index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
       MPI_Waitany(n, handles.data(), &out_index, status_like(ev));
-    } else if (name == "MPI_Waitsome") {
+    break;
+      case Variant::kWaitsome:
       MPI_Waitsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-    } else if (name == "MPI_Test") {
+    break;
+      case Variant::kTest:
       if (n != 1) fail(ev, "MPI_Test without exactly one request link");
       if (flag == 1) await_ready(handles[0]);
       MPI_Test(handles.data(), &out_flag, status_like(ev));
-    } else if (name == "MPI_Testall") {
+    break;
+      case Variant::kTestall:
       if (flag == 1)
         for (MPI_Request r : handles) await_ready(r);
       MPI_Testall(n, handles.data(), &out_flag, MPI_STATUSES_IGNORE);
-    } else if (name == "MPI_Testany") {
+    break;
+      case Variant::kTestany:
       if (flag == 1 && index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
       MPI_Testany(n, handles.data(), &out_index, &out_flag, status_like(ev));
-    } else if (name == "MPI_Testsome") {
+    break;
+      case Variant::kTestsome:
       MPI_Testsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-    } else {
-      fail(ev, "not a completion call");
+        break;
+      default:
+        fail(ev, "not a completion call");
     }
     after_completion(slots, handles);
   }
@@ -935,31 +942,37 @@ class Engine {
     PMPI_Type_size(t, &size);
     if (dest != MPI_PROC_NULL && info.kind == Kind::kSend)
       bytes_sent_ += static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
-    const std::string& name = info.name;
     if (!info.nonblocking) {
       char* buf = scratch(send_buf_, bytes);
-      if (name == "MPI_Send") MPI_Send(buf, count, t, dest, tag, c);
-      else if (name == "MPI_Bsend") MPI_Bsend(buf, count, t, dest, tag, c);
-      else if (name == "MPI_Ssend") MPI_Ssend(buf, count, t, dest, tag, c);
-      else MPI_Rsend(buf, count, t, dest, tag, c);
+      switch (info.variant) {
+        case Variant::kBuffered: MPI_Bsend(buf, count, t, dest, tag, c); break;
+        case Variant::kSynchronous: MPI_Ssend(buf, count, t, dest, tag, c); break;
+        case Variant::kReady: MPI_Rsend(buf, count, t, dest, tag, c); break;
+        default: MPI_Send(buf, count, t, dest, tag, c);
+      }
       return;
     }
     RequestSlot& s = new_slot();
     char* buf = scratch(s.send, bytes);
-    if (name == "MPI_Isend") MPI_Isend(buf, count, t, dest, tag, c, &s.handle);
-    else if (name == "MPI_Ibsend") MPI_Ibsend(buf, count, t, dest, tag, c, &s.handle);
-    else if (name == "MPI_Issend") MPI_Issend(buf, count, t, dest, tag, c, &s.handle);
-    else if (name == "MPI_Irsend") MPI_Irsend(buf, count, t, dest, tag, c, &s.handle);
-    else {
+    if (info.kind == Kind::kSend) {
+      switch (info.variant) {
+        case Variant::kBuffered: MPI_Ibsend(buf, count, t, dest, tag, c, &s.handle); break;
+        case Variant::kSynchronous: MPI_Issend(buf, count, t, dest, tag, c, &s.handle); break;
+        case Variant::kReady: MPI_Irsend(buf, count, t, dest, tag, c, &s.handle); break;
+        default: MPI_Isend(buf, count, t, dest, tag, c, &s.handle);
+      }
+    } else {
       s.persistent = true;
-      persistent_send_bytes_[&s] = static_cast<uint64_t>(count) * static_cast<uint64_t>(size) *
-                                   (dest == MPI_PROC_NULL ? 0 : 1);
-      if (name == "MPI_Send_init") MPI_Send_init(buf, count, t, dest, tag, c, &s.handle);
-      else if (name == "MPI_Bsend_init") MPI_Bsend_init(buf, count, t, dest, tag, c, &s.handle);
-      else if (name == "MPI_Ssend_init") MPI_Ssend_init(buf, count, t, dest, tag, c, &s.handle);
-      else MPI_Rsend_init(buf, count, t, dest, tag, c, &s.handle);
+      // Counted at each MPI_Start, when the message goes out.
+      s.send_bytes = dest == MPI_PROC_NULL ? 0 : static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+      switch (info.variant) {
+        case Variant::kBuffered: MPI_Bsend_init(buf, count, t, dest, tag, c, &s.handle); break;
+        case Variant::kSynchronous: MPI_Ssend_init(buf, count, t, dest, tag, c, &s.handle); break;
+        case Variant::kReady: MPI_Rsend_init(buf, count, t, dest, tag, c, &s.handle); break;
+        default: MPI_Send_init(buf, count, t, dest, tag, c, &s.handle);
+      }
     }
-    made_request(ev);
+    made_request();
   }
 
   // The recorder notes a wildcard's match only when the call had a status;
@@ -1005,7 +1018,7 @@ class Engine {
     } else {
       MPI_Irecv(buf, count, t, src, tag, c, &s.handle);
     }
-    made_request(ev);
+    made_request();
   }
 
   void sendrecv(const Event& ev, const OpInfo& info) {
@@ -1077,7 +1090,7 @@ class Engine {
     }
     RequestSlot& s = new_slot();
     MPI_Imrecv(scratch(s.recv, bytes), count, t, &m, &s.handle);
-    made_request(ev);
+    made_request();
   }
 
   void start(const Event& ev, const OpInfo& info) {
@@ -1089,8 +1102,7 @@ class Engine {
     for (std::size_t i = 0; i < slots.size(); ++i) {
       if (slots[i] < 0) fail(ev, "starts a request the trace never created");
       handles[i] = slots_[static_cast<std::size_t>(slots[i])].handle;
-      auto it = persistent_send_bytes_.find(&slots_[static_cast<std::size_t>(slots[i])]);
-      if (it != persistent_send_bytes_.end()) bytes_sent_ += it->second;
+      bytes_sent_ += slots_[static_cast<std::size_t>(slots[i])].send_bytes;
     }
     if (info.name == "MPI_Start") {
       if (handles.size() > 1 || (handles.empty() && !prob_)) fail(ev, "MPI_Start without exactly one request link");
@@ -1283,7 +1295,7 @@ class Engine {
       default:
         fail(ev, "replay does not perform this operation");
     }
-    if (slot) made_request(ev);
+    if (slot) made_request();
   }
 
   // ------------------------------------------------------------ communicators
@@ -1489,13 +1501,11 @@ class Engine {
   uint64_t calls_ = 0;
   uint64_t bytes_sent_ = 0;
   uint64_t position_ = 0;
-  bool saw_finalize_ = false;
   std::vector<char> send_buf_, recv_buf_;
   std::deque<RequestSlot> slots_;
   std::vector<std::size_t> free_slots_;
   std::size_t current_slot_ = 0;
   std::unordered_map<uint64_t, std::vector<std::size_t>> by_number_;
-  std::unordered_map<const RequestSlot*, uint64_t> persistent_send_bytes_;
   uint64_t request_events_ = 0;
   std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> matched_;
   std::unordered_map<int64_t, MPI_Comm> comms_;

@@ -20,10 +20,18 @@ enum class Kind : uint8_t {
   kTypeCreate, kTypeCommit, kTypeFree,
 };
 
+/// Which member of its family an operation is, so the hot path switches on
+/// a number instead of comparing names.
+enum class Variant : uint8_t {
+  kPlain, kBuffered, kSynchronous, kReady,                          // send modes
+  kWait, kWaitall, kWaitany, kWaitsome, kTest, kTestall, kTestany, kTestsome,  // completions
+};
+
 struct OpInfo {
   Kind kind = Kind::kUnsupported;
   bool nonblocking = false;  ///< makes a request (I-variants, persistent inits)
   std::string name;
+  Variant variant = Variant::kPlain;
 };
 
 /// Indexed by OpId.
