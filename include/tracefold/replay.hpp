@@ -61,9 +61,9 @@ struct ReplayOptions {
 /// What one replay did, summed over ranks (filled on rank 0).
 struct ReplaySummary {
   int32_t ranks = 0;
-  double wall_seconds = 0;   ///< slowest rank, MPI_Init return to MPI_Finalize call
-  uint64_t calls = 0;        ///< MPI calls issued
-  uint64_t bytes_sent = 0;   ///< bytes in send buffers of point-to-point and collective calls
+  double wall_seconds = 0;  ///< slowest rank, MPI_Init return to MPI_Finalize call
+  uint64_t calls = 0;       ///< MPI calls issued
+  uint64_t bytes_sent = 0;  ///< bytes in send buffers of point-to-point and collective calls
   bool probabilistic = false;
   std::string line() const;  ///< the one-line summary the CLI prints
 };

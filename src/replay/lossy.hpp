@@ -22,7 +22,8 @@ namespace tracefold::replay_detail {
 
 class LossyResolver {
  public:
-  LossyResolver(const Trace& trace, int32_t rank, uint64_t seed) : trace_(trace), rank_(rank), seed_(seed) {}
+  LossyResolver(const Trace& trace, int32_t rank, uint64_t seed)
+      : trace_(trace), rank_(rank), seed_(seed) {}
 
   /// Replaces the values of `ev` that come from histograms of `node` by
   /// coordinated draws. `collective`: draw with a rank-independent key.

@@ -39,59 +39,100 @@ struct OpName {
 // Operations replay performs. Everything else in a trace (one-sided, MPI-IO,
 // intercommunicators, graph topologies) is refused before MPI starts.
 constexpr OpName kOps[] = {
-    {"compute", Kind::kMarker, false}, {"enter", Kind::kMarker, false},
-    {"exit", Kind::kMarker, false}, {"MPI_Init", Kind::kInit, false},
-    {"MPI_Init_thread", Kind::kInit, false}, {"MPI_Finalize", Kind::kFinalize, false},
-    {"MPI_Abort", Kind::kAbort, false}, {"MPI_Pcontrol", Kind::kPcontrol, false},
-    {"MPI_Send", Kind::kSend, false}, {"MPI_Bsend", Kind::kSend, false, Variant::kBuffered},
-    {"MPI_Ssend", Kind::kSend, false, Variant::kSynchronous}, {"MPI_Rsend", Kind::kSend, false, Variant::kReady},
-    {"MPI_Recv", Kind::kRecv, false}, {"MPI_Sendrecv", Kind::kSendrecv, false},
-    {"MPI_Sendrecv_replace", Kind::kSendrecv, false}, {"MPI_Probe", Kind::kProbe, false},
-    {"MPI_Iprobe", Kind::kProbe, true}, {"MPI_Mprobe", Kind::kMprobe, false},
-    {"MPI_Improbe", Kind::kMprobe, true}, {"MPI_Mrecv", Kind::kMrecv, false},
-    {"MPI_Imrecv", Kind::kMrecv, true}, {"MPI_Isend", Kind::kSend, true},
-    {"MPI_Ibsend", Kind::kSend, true, Variant::kBuffered}, {"MPI_Issend", Kind::kSend, true, Variant::kSynchronous},
-    {"MPI_Irsend", Kind::kSend, true, Variant::kReady}, {"MPI_Irecv", Kind::kRecv, true},
-    {"MPI_Send_init", Kind::kSendInit, true}, {"MPI_Bsend_init", Kind::kSendInit, true, Variant::kBuffered},
-    {"MPI_Ssend_init", Kind::kSendInit, true, Variant::kSynchronous}, {"MPI_Rsend_init", Kind::kSendInit, true, Variant::kReady},
-    {"MPI_Recv_init", Kind::kRecvInit, true}, {"MPI_Start", Kind::kStart, false},
-    {"MPI_Startall", Kind::kStart, false}, {"MPI_Request_free", Kind::kRequestFree, false},
-    {"MPI_Cancel", Kind::kCancel, false}, {"MPI_Wait", Kind::kComplete, false, Variant::kWait},
-    {"MPI_Waitall", Kind::kComplete, false, Variant::kWaitall}, {"MPI_Waitany", Kind::kComplete, false, Variant::kWaitany},
-    {"MPI_Waitsome", Kind::kComplete, false, Variant::kWaitsome}, {"MPI_Test", Kind::kComplete, false, Variant::kTest},
-    {"MPI_Testall", Kind::kComplete, false, Variant::kTestall}, {"MPI_Testany", Kind::kComplete, false, Variant::kTestany},
-    {"MPI_Testsome", Kind::kComplete, false, Variant::kTestsome}, {"MPI_Barrier", Kind::kBarrier, false},
-    {"MPI_Ibarrier", Kind::kBarrier, true}, {"MPI_Bcast", Kind::kBcast, false},
-    {"MPI_Ibcast", Kind::kBcast, true}, {"MPI_Reduce", Kind::kReduce, false},
-    {"MPI_Ireduce", Kind::kReduce, true}, {"MPI_Allreduce", Kind::kAllreduce, false},
-    {"MPI_Iallreduce", Kind::kAllreduce, true}, {"MPI_Scan", Kind::kScan, false},
-    {"MPI_Iscan", Kind::kScan, true}, {"MPI_Exscan", Kind::kExscan, false},
-    {"MPI_Iexscan", Kind::kExscan, true}, {"MPI_Gather", Kind::kGather, false},
-    {"MPI_Igather", Kind::kGather, true}, {"MPI_Gatherv", Kind::kGatherv, false},
-    {"MPI_Igatherv", Kind::kGatherv, true}, {"MPI_Scatter", Kind::kScatter, false},
-    {"MPI_Iscatter", Kind::kScatter, true}, {"MPI_Scatterv", Kind::kScatterv, false},
-    {"MPI_Iscatterv", Kind::kScatterv, true}, {"MPI_Allgather", Kind::kAllgather, false},
-    {"MPI_Iallgather", Kind::kAllgather, true}, {"MPI_Allgatherv", Kind::kAllgatherv, false},
-    {"MPI_Iallgatherv", Kind::kAllgatherv, true}, {"MPI_Alltoall", Kind::kAlltoall, false},
-    {"MPI_Ialltoall", Kind::kAlltoall, true}, {"MPI_Alltoallv", Kind::kAlltoallv, false},
-    {"MPI_Ialltoallv", Kind::kAlltoallv, true}, {"MPI_Alltoallw", Kind::kAlltoallw, false},
+    {"compute", Kind::kMarker, false},
+    {"enter", Kind::kMarker, false},
+    {"exit", Kind::kMarker, false},
+    {"MPI_Init", Kind::kInit, false},
+    {"MPI_Init_thread", Kind::kInit, false},
+    {"MPI_Finalize", Kind::kFinalize, false},
+    {"MPI_Abort", Kind::kAbort, false},
+    {"MPI_Pcontrol", Kind::kPcontrol, false},
+    {"MPI_Send", Kind::kSend, false},
+    {"MPI_Bsend", Kind::kSend, false, Variant::kBuffered},
+    {"MPI_Ssend", Kind::kSend, false, Variant::kSynchronous},
+    {"MPI_Rsend", Kind::kSend, false, Variant::kReady},
+    {"MPI_Recv", Kind::kRecv, false},
+    {"MPI_Sendrecv", Kind::kSendrecv, false},
+    {"MPI_Sendrecv_replace", Kind::kSendrecv, false},
+    {"MPI_Probe", Kind::kProbe, false},
+    {"MPI_Iprobe", Kind::kProbe, true},
+    {"MPI_Mprobe", Kind::kMprobe, false},
+    {"MPI_Improbe", Kind::kMprobe, true},
+    {"MPI_Mrecv", Kind::kMrecv, false},
+    {"MPI_Imrecv", Kind::kMrecv, true},
+    {"MPI_Isend", Kind::kSend, true},
+    {"MPI_Ibsend", Kind::kSend, true, Variant::kBuffered},
+    {"MPI_Issend", Kind::kSend, true, Variant::kSynchronous},
+    {"MPI_Irsend", Kind::kSend, true, Variant::kReady},
+    {"MPI_Irecv", Kind::kRecv, true},
+    {"MPI_Send_init", Kind::kSendInit, true},
+    {"MPI_Bsend_init", Kind::kSendInit, true, Variant::kBuffered},
+    {"MPI_Ssend_init", Kind::kSendInit, true, Variant::kSynchronous},
+    {"MPI_Rsend_init", Kind::kSendInit, true, Variant::kReady},
+    {"MPI_Recv_init", Kind::kRecvInit, true},
+    {"MPI_Start", Kind::kStart, false},
+    {"MPI_Startall", Kind::kStart, false},
+    {"MPI_Request_free", Kind::kRequestFree, false},
+    {"MPI_Cancel", Kind::kCancel, false},
+    {"MPI_Wait", Kind::kComplete, false, Variant::kWait},
+    {"MPI_Waitall", Kind::kComplete, false, Variant::kWaitall},
+    {"MPI_Waitany", Kind::kComplete, false, Variant::kWaitany},
+    {"MPI_Waitsome", Kind::kComplete, false, Variant::kWaitsome},
+    {"MPI_Test", Kind::kComplete, false, Variant::kTest},
+    {"MPI_Testall", Kind::kComplete, false, Variant::kTestall},
+    {"MPI_Testany", Kind::kComplete, false, Variant::kTestany},
+    {"MPI_Testsome", Kind::kComplete, false, Variant::kTestsome},
+    {"MPI_Barrier", Kind::kBarrier, false},
+    {"MPI_Ibarrier", Kind::kBarrier, true},
+    {"MPI_Bcast", Kind::kBcast, false},
+    {"MPI_Ibcast", Kind::kBcast, true},
+    {"MPI_Reduce", Kind::kReduce, false},
+    {"MPI_Ireduce", Kind::kReduce, true},
+    {"MPI_Allreduce", Kind::kAllreduce, false},
+    {"MPI_Iallreduce", Kind::kAllreduce, true},
+    {"MPI_Scan", Kind::kScan, false},
+    {"MPI_Iscan", Kind::kScan, true},
+    {"MPI_Exscan", Kind::kExscan, false},
+    {"MPI_Iexscan", Kind::kExscan, true},
+    {"MPI_Gather", Kind::kGather, false},
+    {"MPI_Igather", Kind::kGather, true},
+    {"MPI_Gatherv", Kind::kGatherv, false},
+    {"MPI_Igatherv", Kind::kGatherv, true},
+    {"MPI_Scatter", Kind::kScatter, false},
+    {"MPI_Iscatter", Kind::kScatter, true},
+    {"MPI_Scatterv", Kind::kScatterv, false},
+    {"MPI_Iscatterv", Kind::kScatterv, true},
+    {"MPI_Allgather", Kind::kAllgather, false},
+    {"MPI_Iallgather", Kind::kAllgather, true},
+    {"MPI_Allgatherv", Kind::kAllgatherv, false},
+    {"MPI_Iallgatherv", Kind::kAllgatherv, true},
+    {"MPI_Alltoall", Kind::kAlltoall, false},
+    {"MPI_Ialltoall", Kind::kAlltoall, true},
+    {"MPI_Alltoallv", Kind::kAlltoallv, false},
+    {"MPI_Ialltoallv", Kind::kAlltoallv, true},
+    {"MPI_Alltoallw", Kind::kAlltoallw, false},
     {"MPI_Ialltoallw", Kind::kAlltoallw, true},
     {"MPI_Reduce_scatter", Kind::kReduceScatter, false},
     {"MPI_Ireduce_scatter", Kind::kReduceScatter, true},
     {"MPI_Reduce_scatter_block", Kind::kReduceScatterBlock, false},
     {"MPI_Ireduce_scatter_block", Kind::kReduceScatterBlock, true},
-    {"MPI_Comm_dup", Kind::kCommDup, false}, {"MPI_Comm_dup_with_info", Kind::kCommDup, false},
+    {"MPI_Comm_dup", Kind::kCommDup, false},
+    {"MPI_Comm_dup_with_info", Kind::kCommDup, false},
     {"MPI_Comm_split", Kind::kCommSplit, false},
     {"MPI_Comm_split_type", Kind::kCommSplitType, false},
     {"MPI_Comm_create", Kind::kCommCreate, false},
     {"MPI_Comm_create_group", Kind::kCommCreateGroup, false},
-    {"MPI_Comm_free", Kind::kCommFree, false}, {"MPI_Cart_create", Kind::kCartCreate, false},
-    {"MPI_Cart_sub", Kind::kCartSub, false}, {"MPI_Cart_shift", Kind::kCartQuery, false},
-    {"MPI_Cart_coords", Kind::kCartQuery, false}, {"MPI_Cart_rank", Kind::kCartQuery, false},
+    {"MPI_Comm_free", Kind::kCommFree, false},
+    {"MPI_Cart_create", Kind::kCartCreate, false},
+    {"MPI_Cart_sub", Kind::kCartSub, false},
+    {"MPI_Cart_shift", Kind::kCartQuery, false},
+    {"MPI_Cart_coords", Kind::kCartQuery, false},
+    {"MPI_Cart_rank", Kind::kCartQuery, false},
     {"MPI_Type_contiguous", Kind::kTypeCreate, false},
     {"MPI_Type_vector", Kind::kTypeCreate, false},
     {"MPI_Type_create_subarray", Kind::kTypeCreate, false},
-    {"MPI_Type_commit", Kind::kTypeCommit, false}, {"MPI_Type_free", Kind::kTypeFree, false},
+    {"MPI_Type_commit", Kind::kTypeCommit, false},
+    {"MPI_Type_free", Kind::kTypeFree, false},
 };
 }  // namespace
 
@@ -152,7 +193,7 @@ struct RequestSlot {
   std::vector<MPI_Datatype> types, rtypes;
   bool persistent = false;
   uint64_t send_bytes = 0;  // persistent sends: bytes each start sends
-  uint64_t number = 0;  // request-event number that (re)activated it
+  uint64_t number = 0;      // request-event number that (re)activated it
   bool in_use = false;
 };
 
@@ -163,7 +204,10 @@ struct CartInfo {
 class Engine {
  public:
   Engine(const Trace& trace, const ReplayOptions& options, int32_t rank)
-      : trace_(trace), opts_(options), rank_(rank), table_(op_table()),
+      : trace_(trace),
+        opts_(options),
+        rank_(rank),
+        table_(op_table()),
         rng_(options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(rank)) {
     f_.peer = field("peer");
     f_.rpeer = field("rpeer");
@@ -283,13 +327,13 @@ class Engine {
  private:
   struct Incoming {
     double est_ns = 0;
-    int32_t sender = 0;    // world rank
+    int32_t sender = 0;  // world rank
     int64_t comm = 0;
-    int source = 0;        // sender's rank in comm
+    int source = 0;  // sender's rank in comm
     int tag = 0;
     int count = 0;
     int64_t dtype = kAbsent, dsize = kAbsent;
-    uint64_t order = 0;    // tie-break: sender's order
+    uint64_t order = 0;  // tie-break: sender's order
   };
   struct Posted {
     MPI_Request handle = MPI_REQUEST_NULL;
@@ -298,13 +342,30 @@ class Engine {
 
   static bool is_collective(const OpInfo& info) {
     switch (info.kind) {
-      case Kind::kBarrier: case Kind::kBcast: case Kind::kReduce: case Kind::kAllreduce:
-      case Kind::kScan: case Kind::kExscan: case Kind::kGather: case Kind::kGatherv:
-      case Kind::kScatter: case Kind::kScatterv: case Kind::kAllgather: case Kind::kAllgatherv:
-      case Kind::kAlltoall: case Kind::kAlltoallv: case Kind::kAlltoallw: case Kind::kReduceScatter:
-      case Kind::kReduceScatterBlock: case Kind::kCommDup: case Kind::kCommSplit:
-      case Kind::kCommSplitType: case Kind::kCommCreate: case Kind::kCommCreateGroup:
-      case Kind::kCartCreate: case Kind::kCartSub:
+      case Kind::kBarrier:
+      case Kind::kBcast:
+      case Kind::kReduce:
+      case Kind::kAllreduce:
+      case Kind::kScan:
+      case Kind::kExscan:
+      case Kind::kGather:
+      case Kind::kGatherv:
+      case Kind::kScatter:
+      case Kind::kScatterv:
+      case Kind::kAllgather:
+      case Kind::kAllgatherv:
+      case Kind::kAlltoall:
+      case Kind::kAlltoallv:
+      case Kind::kAlltoallw:
+      case Kind::kReduceScatter:
+      case Kind::kReduceScatterBlock:
+      case Kind::kCommDup:
+      case Kind::kCommSplit:
+      case Kind::kCommSplitType:
+      case Kind::kCommCreate:
+      case Kind::kCommCreateGroup:
+      case Kind::kCartCreate:
+      case Kind::kCartSub:
         return true;
       default:
         return false;
@@ -370,9 +431,8 @@ class Engine {
         t += static_cast<double>(std::max<int64_t>(ev.comm_ns, 0));
       }
     }
-    std::stable_sort(incoming_.begin(), incoming_.end(), [](const Incoming& a, const Incoming& b) {
-      return a.est_ns < b.est_ns;
-    });
+    std::stable_sort(incoming_.begin(), incoming_.end(),
+                     [](const Incoming& a, const Incoming& b) { return a.est_ns < b.est_ns; });
     // MPI matches messages of one sender, tag and communicator in order:
     // post them in the sender's order whatever their estimated times.
     std::map<std::tuple<int32_t, int64_t, int>, std::vector<std::size_t>> streams;
@@ -382,7 +442,8 @@ class Engine {
     for (auto& [key, idx] : streams) {
       std::vector<Incoming> msgs;
       for (std::size_t i : idx) msgs.push_back(incoming_[i]);
-      std::sort(msgs.begin(), msgs.end(), [](const Incoming& a, const Incoming& b) { return a.order < b.order; });
+      std::sort(msgs.begin(), msgs.end(),
+                [](const Incoming& a, const Incoming& b) { return a.order < b.order; });
       for (std::size_t k = 0; k < idx.size(); ++k) {
         const double slot_time = incoming_[idx[k]].est_ns;
         ordered[idx[k]] = msgs[k];
@@ -398,8 +459,10 @@ class Engine {
     const Incoming& in = incoming_[next_incoming_];
     auto c = comms_.find(in.comm);
     MPI_Comm comm = MPI_COMM_NULL;
-    if (c != comms_.end()) comm = c->second;
-    else if (in.comm == CommTable::kWorld) comm = MPI_COMM_WORLD;
+    if (c != comms_.end())
+      comm = c->second;
+    else if (in.comm == CommTable::kWorld)
+      comm = MPI_COMM_WORLD;
     if (comm == MPI_COMM_NULL) return false;  // made later by this rank
     Event shape;
     if (in.dtype != kAbsent) shape.set(f_.dtype, in.dtype);
@@ -442,8 +505,10 @@ class Engine {
         active = true;
         int flag = 0;
         PMPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
-        if (flag) some = true;
-        else all = false;
+        if (flag)
+          some = true;
+        else
+          all = false;
       }
       if (!active || (any ? some : all)) return;
       if (++idle % 64 == 0) post_next();
@@ -467,9 +532,11 @@ class Engine {
     const int count = count_of(ev, f_.count);
     int size = 0;
     PMPI_Type_size(t, &size);
-    if (dest != MPI_PROC_NULL) bytes_sent_ += static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+    if (dest != MPI_PROC_NULL)
+      bytes_sent_ += static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
     MPI_Request r;
-    PMPI_Isend(scratch(send_buf_, static_cast<std::size_t>(count) * extent_of(t)), count, t, dest, tag, c, &r);
+    PMPI_Isend(scratch(send_buf_, static_cast<std::size_t>(count) * extent_of(t)), count, t, dest,
+               tag, c, &r);
     progress_until_ready({r});
     PMPI_Wait(&r, MPI_STATUS_IGNORE);
   }
@@ -498,7 +565,8 @@ class Engine {
         return;
       case Kind::kComplete: {
         const Variant v = info.variant;
-        if (v == Variant::kWait || v == Variant::kWaitall || v == Variant::kWaitany || v == Variant::kWaitsome) {
+        if (v == Variant::kWait || v == Variant::kWaitall || v == Variant::kWaitany ||
+            v == Variant::kWaitsome) {
           auto slots = linked(ev);
           std::vector<MPI_Request> handles;
           for (std::ptrdiff_t i : slots)
@@ -514,7 +582,6 @@ class Engine {
   }
 
  public:
-
   uint64_t calls() const { return calls_; }
   uint64_t bytes_sent() const { return bytes_sent_; }
 
@@ -600,8 +667,9 @@ class Engine {
         identity = identity && g->members[i] == static_cast<int32_t>(i);
       if (identity) return comms_[id] = MPI_COMM_WORLD;
     }
-    fail(ev, "communicator " + std::to_string(id) +
-                 " was not created by a recorded call and is neither MPI_COMM_WORLD nor MPI_COMM_SELF");
+    fail(ev,
+         "communicator " + std::to_string(id) +
+             " was not created by a recorded call and is neither MPI_COMM_WORLD nor MPI_COMM_SELF");
   }
 
   MPI_Datatype datatype_of(const Event& ev, FieldId id_field, FieldId size_field) {
@@ -777,7 +845,8 @@ class Engine {
       }
       const uint64_t number = request_events_ - static_cast<uint64_t>(d) + 1;
       auto it = by_number_.find(number);
-      auto s = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == number; });
+      auto s =
+          std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == number; });
       if (s == seen.end()) s = seen.insert(seen.end(), {number, 0});
       const std::size_t k = s->second++;
       if (it == by_number_.end() || k >= it->second.size()) {
@@ -820,35 +889,36 @@ class Engine {
     indices.resize(handles.size() + 1);
     switch (table_[ev.op].variant) {
       case Variant::kWait:
-      if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
-      MPI_Wait(handles.data(), status_like(ev));
-    break;
+        if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
+        MPI_Wait(handles.data(), status_like(ev));
+        break;
       case Variant::kWaitall:
-      MPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
-    break;
+        MPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
+        break;
       case Variant::kWaitany:
-      if (index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
-      MPI_Waitany(n, handles.data(), &out_index, status_like(ev));
-    break;
+        if (index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
+        MPI_Waitany(n, handles.data(), &out_index, status_like(ev));
+        break;
       case Variant::kWaitsome:
-      MPI_Waitsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-    break;
+        MPI_Waitsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+        break;
       case Variant::kTest:
-      if (n != 1) fail(ev, "MPI_Test without exactly one request link");
-      if (flag == 1) await_ready(handles[0]);
-      MPI_Test(handles.data(), &out_flag, status_like(ev));
-    break;
+        if (n != 1) fail(ev, "MPI_Test without exactly one request link");
+        if (flag == 1) await_ready(handles[0]);
+        MPI_Test(handles.data(), &out_flag, status_like(ev));
+        break;
       case Variant::kTestall:
-      if (flag == 1)
-        for (MPI_Request r : handles) await_ready(r);
-      MPI_Testall(n, handles.data(), &out_flag, MPI_STATUSES_IGNORE);
-    break;
+        if (flag == 1)
+          for (MPI_Request r : handles) await_ready(r);
+        MPI_Testall(n, handles.data(), &out_flag, MPI_STATUSES_IGNORE);
+        break;
       case Variant::kTestany:
-      if (flag == 1 && index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
-      MPI_Testany(n, handles.data(), &out_index, &out_flag, status_like(ev));
-    break;
+        if (flag == 1 && index >= 0 && index < n)
+          await_ready(handles[static_cast<std::size_t>(index)]);
+        MPI_Testany(n, handles.data(), &out_index, &out_flag, status_like(ev));
+        break;
       case Variant::kTestsome:
-      MPI_Testsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+        MPI_Testsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
         break;
       default:
         fail(ev, "not a completion call");
@@ -945,10 +1015,17 @@ class Engine {
     if (!info.nonblocking) {
       char* buf = scratch(send_buf_, bytes);
       switch (info.variant) {
-        case Variant::kBuffered: MPI_Bsend(buf, count, t, dest, tag, c); break;
-        case Variant::kSynchronous: MPI_Ssend(buf, count, t, dest, tag, c); break;
-        case Variant::kReady: MPI_Rsend(buf, count, t, dest, tag, c); break;
-        default: MPI_Send(buf, count, t, dest, tag, c);
+        case Variant::kBuffered:
+          MPI_Bsend(buf, count, t, dest, tag, c);
+          break;
+        case Variant::kSynchronous:
+          MPI_Ssend(buf, count, t, dest, tag, c);
+          break;
+        case Variant::kReady:
+          MPI_Rsend(buf, count, t, dest, tag, c);
+          break;
+        default:
+          MPI_Send(buf, count, t, dest, tag, c);
       }
       return;
     }
@@ -956,20 +1033,35 @@ class Engine {
     char* buf = scratch(s.send, bytes);
     if (info.kind == Kind::kSend) {
       switch (info.variant) {
-        case Variant::kBuffered: MPI_Ibsend(buf, count, t, dest, tag, c, &s.handle); break;
-        case Variant::kSynchronous: MPI_Issend(buf, count, t, dest, tag, c, &s.handle); break;
-        case Variant::kReady: MPI_Irsend(buf, count, t, dest, tag, c, &s.handle); break;
-        default: MPI_Isend(buf, count, t, dest, tag, c, &s.handle);
+        case Variant::kBuffered:
+          MPI_Ibsend(buf, count, t, dest, tag, c, &s.handle);
+          break;
+        case Variant::kSynchronous:
+          MPI_Issend(buf, count, t, dest, tag, c, &s.handle);
+          break;
+        case Variant::kReady:
+          MPI_Irsend(buf, count, t, dest, tag, c, &s.handle);
+          break;
+        default:
+          MPI_Isend(buf, count, t, dest, tag, c, &s.handle);
       }
     } else {
       s.persistent = true;
       // Counted at each MPI_Start, when the message goes out.
-      s.send_bytes = dest == MPI_PROC_NULL ? 0 : static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+      s.send_bytes =
+          dest == MPI_PROC_NULL ? 0 : static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
       switch (info.variant) {
-        case Variant::kBuffered: MPI_Bsend_init(buf, count, t, dest, tag, c, &s.handle); break;
-        case Variant::kSynchronous: MPI_Ssend_init(buf, count, t, dest, tag, c, &s.handle); break;
-        case Variant::kReady: MPI_Rsend_init(buf, count, t, dest, tag, c, &s.handle); break;
-        default: MPI_Send_init(buf, count, t, dest, tag, c, &s.handle);
+        case Variant::kBuffered:
+          MPI_Bsend_init(buf, count, t, dest, tag, c, &s.handle);
+          break;
+        case Variant::kSynchronous:
+          MPI_Ssend_init(buf, count, t, dest, tag, c, &s.handle);
+          break;
+        case Variant::kReady:
+          MPI_Rsend_init(buf, count, t, dest, tag, c, &s.handle);
+          break;
+        default:
+          MPI_Send_init(buf, count, t, dest, tag, c, &s.handle);
       }
     }
     made_request();
@@ -1030,7 +1122,8 @@ class Engine {
     auto [src, rtag] = source_and_tag(ev, f_.rpeer, f_.rtag);
     int size = 0;
     PMPI_Type_size(st, &size);
-    if (dest != MPI_PROC_NULL) bytes_sent_ += static_cast<uint64_t>(scount) * static_cast<uint64_t>(size);
+    if (dest != MPI_PROC_NULL)
+      bytes_sent_ += static_cast<uint64_t>(scount) * static_cast<uint64_t>(size);
     if (info.name == "MPI_Sendrecv_replace") {
       MPI_Sendrecv_replace(scratch(recv_buf_, static_cast<std::size_t>(scount) * extent_of(st)),
                            scount, st, dest, stag, src, rtag, c, status_like(ev));
@@ -1105,7 +1198,8 @@ class Engine {
       bytes_sent_ += slots_[static_cast<std::size_t>(slots[i])].send_bytes;
     }
     if (info.name == "MPI_Start") {
-      if (handles.size() > 1 || (handles.empty() && !prob_)) fail(ev, "MPI_Start without exactly one request link");
+      if (handles.size() > 1 || (handles.empty() && !prob_))
+        fail(ev, "MPI_Start without exactly one request link");
       if (!handles.empty()) MPI_Start(handles.data());
     } else {
       MPI_Startall(static_cast<int>(handles.size()), handles.data());
@@ -1136,7 +1230,9 @@ class Engine {
     int tsize = 0;
     PMPI_Type_size(t, &tsize);
     const auto sz = [](int k) { return static_cast<std::size_t>(std::max(k, 0)); };
-    auto add_sent = [&](uint64_t elements) { bytes_sent_ += elements * static_cast<uint64_t>(tsize); };
+    auto add_sent = [&](uint64_t elements) {
+      bytes_sent_ += elements * static_cast<uint64_t>(tsize);
+    };
     auto prefix = [](const std::vector<int>& counts, std::vector<int>& displs) {
       displs.assign(counts.size(), 0);
       int at = 0;
@@ -1171,7 +1267,8 @@ class Engine {
         char* s = scratch(sb, sz(count) * ext);
         char* r = scratch(rb, sz(count) * ext);
         if (info.kind == Kind::kReduce)
-          nb ? MPI_Ireduce(s, r, count, t, op, root, c, req) : MPI_Reduce(s, r, count, t, op, root, c);
+          nb ? MPI_Ireduce(s, r, count, t, op, root, c, req)
+             : MPI_Reduce(s, r, count, t, op, root, c);
         else if (info.kind == Kind::kAllreduce)
           nb ? MPI_Iallreduce(s, r, count, t, op, c, req) : MPI_Allreduce(s, r, count, t, op, c);
         else if (info.kind == Kind::kScan)
@@ -1276,10 +1373,10 @@ class Engine {
         char* r = scratch(rb, rtotal * (w ? 1 : rext));
         if (!w) {
           add_sent(stotal);
-          nb ? MPI_Ialltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
-                              c, req)
-             : MPI_Alltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(), rt,
-                             c);
+          nb ? MPI_Ialltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(),
+                              rt, c, req)
+             : MPI_Alltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(), rdispls.data(),
+                             rt, c);
           break;
         }
         bytes_sent_ += stotal;
@@ -1330,7 +1427,8 @@ class Engine {
       case Kind::kCommSplit:
       case Kind::kCommSplitType: {
         int64_t color = ev.get(f_.color), key = ev.get(f_.key);
-        const int c = color == kUndefined || color == kAbsent ? MPI_UNDEFINED : static_cast<int>(color);
+        const int c =
+            color == kUndefined || color == kAbsent ? MPI_UNDEFINED : static_cast<int>(color);
         const int k = key == kAbsent ? 0 : static_cast<int>(key);
         if (info.kind == Kind::kCommSplit)
           MPI_Comm_split(parent, c, k, &created);
@@ -1343,7 +1441,9 @@ class Engine {
         MPI_Group g = MPI_GROUP_EMPTY;
         if (id != kNull && id != kAbsent) {
           const auto* m = members_of(id);
-          if (!m) fail(ev, "communicator " + std::to_string(id) + " has no recorded members for this rank");
+          if (!m)
+            fail(ev,
+                 "communicator " + std::to_string(id) + " has no recorded members for this rank");
           g = group_of_members(*m);
         }
         if (info.kind == Kind::kCommCreate) {
@@ -1363,8 +1463,8 @@ class Engine {
         int size = comm_size(parent);
         if (id != kNull && id != kAbsent) {
           if (const auto* m = members_of(id)) size = static_cast<int>(m->size());
-        } else if (auto all = trace_.comms.all().find(id); all != trace_.comms.all().end() &&
-                                                            !all->second.empty()) {
+        } else if (auto all = trace_.comms.all().find(id);
+                   all != trace_.comms.all().end() && !all->second.empty()) {
           size = static_cast<int>(all->second.front().members.size());
         }
         std::vector<int> dims(static_cast<std::size_t>(ndims), 0), periods(dims.size(), 0);
@@ -1376,7 +1476,8 @@ class Engine {
       case Kind::kCartSub: {
         const int64_t pid = ev.get(f_.comm);
         auto cart = carts_.find(pid);
-        if (cart == carts_.end()) fail(ev, "MPI_Cart_sub of a communicator that is not a replayed cartesian one");
+        if (cart == carts_.end())
+          fail(ev, "MPI_Cart_sub of a communicator that is not a replayed cartesian one");
         const auto& dims = cart->second.dims;
         const auto* want = id == kNull || id == kAbsent ? nullptr : members_of(id);
         // remain_dims is not recorded: pick the one whose sub-grid holds
@@ -1402,7 +1503,8 @@ class Engine {
             found = true;
           }
         }
-        if (!found) fail(ev, "no sub-grid of the replayed cartesian communicator has the recorded members");
+        if (!found)
+          fail(ev, "no sub-grid of the replayed cartesian communicator has the recorded members");
         MPI_Cart_sub(parent, remain.data(), &created);
         std::vector<int> sub_dims;
         for (std::size_t d = 0; d < dims.size(); ++d)
@@ -1414,10 +1516,12 @@ class Engine {
         fail(ev, "not a communicator constructor");
     }
     if (id == kAbsent || id == kNull) {
-      if (created != MPI_COMM_NULL) fail(ev, "the recorded call made no communicator here, the replayed one did");
+      if (created != MPI_COMM_NULL)
+        fail(ev, "the recorded call made no communicator here, the replayed one did");
       return;
     }
-    if (created == MPI_COMM_NULL) fail(ev, "the replayed call made no communicator, the recorded one did");
+    if (created == MPI_COMM_NULL)
+      fail(ev, "the replayed call made no communicator, the recorded one did");
     comms_[id] = created;
   }
 
@@ -1514,7 +1618,8 @@ class Engine {
   std::unordered_map<int64_t, MPI_Op> user_ops_;
   std::deque<MPI_Message> messages_;
   MPI_Status status_{};
-  std::vector<std::pair<uint64_t, uint64_t>> per_op_ = std::vector<std::pair<uint64_t, uint64_t>>(OpTable::size());
+  std::vector<std::pair<uint64_t, uint64_t>> per_op_ =
+      std::vector<std::pair<uint64_t, uint64_t>>(OpTable::size());
   std::vector<std::pair<uint64_t, std::size_t>> seen_scratch_;
   std::vector<std::ptrdiff_t> linked_scratch_;
   std::vector<MPI_Request> handles_scratch_;
@@ -1552,7 +1657,8 @@ int refuse(int rank, const std::string& what) {
 
 }  // namespace
 
-int run_replay(const std::string& trace_path, const ReplayOptions& options, int* argc, char*** argv) {
+int run_replay(const std::string& trace_path, const ReplayOptions& options, int* argc,
+               char*** argv) {
   // The trace decides which MPI_Init variant to call, so it is read first.
   Trace trace;
   std::string load_error;
@@ -1606,8 +1712,10 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   PMPI_Barrier(control);
   const double t0 = PMPI_Wtime();
   try {
-    if (probabilistic) engine.enable_probabilistic();
-    else if (options.deterministic) engine.prescan_wildcards();
+    if (probabilistic)
+      engine.enable_probabilistic();
+    else if (options.deterministic)
+      engine.prescan_wildcards();
     engine.run();
     engine.release_mpi_objects();
   } catch (const std::exception& ex) {
@@ -1637,7 +1745,8 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
     for (std::size_t op = 0; op < per_op.size(); ++op) {
       if (per_op[op].first == 0) continue;
       mine_text += std::to_string(rank) + " " + OpTable::name(static_cast<OpId>(op)) + " " +
-                   std::to_string(per_op[op].first) + " " + std::to_string(per_op[op].second) + "\n";
+                   std::to_string(per_op[op].first) + " " + std::to_string(per_op[op].second) +
+                   "\n";
     }
     int len = static_cast<int>(mine_text.size());
     std::vector<int> lens(static_cast<std::size_t>(size)), displs(lens.size());
@@ -1651,12 +1760,13 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
       }
       all.resize(static_cast<std::size_t>(at));
     }
-    PMPI_Gatherv(mine_text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
-                 control);
+    PMPI_Gatherv(mine_text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
+                 0, control);
     if (rank == 0) {
       std::FILE* f = std::fopen(options.counts_file->c_str(), "w");
       if (!f || std::fwrite(all.data(), 1, all.size(), f) != all.size())
-        std::fprintf(stderr, "tracefold replay: error: cannot write %s\n", options.counts_file->c_str());
+        std::fprintf(stderr, "tracefold replay: error: cannot write %s\n",
+                     options.counts_file->c_str());
       if (f) std::fclose(f);
     }
   }
