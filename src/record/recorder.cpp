@@ -1,6 +1,7 @@
 #include "recorder.hpp"
 
 #include "mpi_ids.hpp"
+#include "handle_queues.hpp"
 
 #include <sys/resource.h>
 
@@ -75,6 +76,8 @@ struct RequestInfo {
   bool wild_source = false;
   bool wild_tag = false;
 };
+
+using RequestTable = HandleQueues<MPI_Request, RequestInfo>;
 
 // Stack of raw return addresses identifying one call site.
 struct StackKey {
@@ -166,7 +169,7 @@ class Recorder {
   std::ofstream rawlog;
   // Per handle, oldest first: an MPI library may hand out one handle for
   // several requests that completed at once (Open MPI's empty request).
-  std::unordered_map<MPI_Request, std::deque<RequestInfo>> requests;
+  RequestTable requests;
   std::unordered_map<MPI_Comm, int64_t> comm_ids;
   std::unordered_map<int64_t, uint64_t> creations;
   std::unordered_map<MPI_Datatype, int64_t> dtype_ids;
@@ -694,7 +697,22 @@ Event& thread_event() {
   return ev;
 }
 
-Call::Call(OpId op) : op_(op), ev_(thread_event()) {
+namespace {
+struct CallBuffers {
+  std::vector<MPI_Request> pending;
+  std::vector<std::pair<bool, bool>> pending_wild;
+};
+CallBuffers& thread_buffers() {
+  thread_local CallBuffers b;
+  return b;
+}
+}  // namespace
+
+Call::Call(OpId op)
+    : op_(op),
+      pending_(thread_buffers().pending),
+      pending_wild_(thread_buffers().pending_wild),
+      ev_(thread_event()) {
   if (tl_in_call) {
     nested_ = true;
     return;
@@ -707,6 +725,8 @@ Call::Call(OpId op) : op_(op), ev_(thread_event()) {
   enter_ns_ = now_ns();
   ev_.fields.clear();
   ev_.stats.clear();
+  pending_.clear();
+  pending_wild_.clear();
   ev_.op = op;
   ev_.site = 0;
 }
@@ -829,31 +849,46 @@ void Call::request_out(const MPI_Request* req) {
   if (!req || *req == MPI_REQUEST_NULL) return;
   Recorder& r = recorder();
   hold();
-  r.requests[*req].push_back(RequestInfo{++r.request_events, wild_source_, wild_tag_});
+  r.requests.push(*req, RequestInfo{++r.request_events, wild_source_, wild_tag_});
 }
+
+namespace {
+// How often reqs[i] appeared before position i: the k-th repeat of a handle
+// stands for its k-th oldest live request. Short arrays (the usual case) are
+// scanned; long ones are counted in a map.
+struct RepeatCounter {
+  std::unordered_map<MPI_Request, std::size_t> seen;
+  std::size_t before(const MPI_Request* reqs, int n, int i) {
+    if (n <= 32) {
+      std::size_t k = 0;
+      for (int j = 0; j < i; ++j) k += reqs[j] == reqs[i];
+      return k;
+    }
+    return seen[reqs[i]]++;
+  }
+};
+}  // namespace
 
 void Call::requests_in(int n, const MPI_Request* reqs) {
   if (n < 0 || !reqs) return;
   Recorder& r = recorder();
   hold();
-  std::vector<int64_t> links;
-  links.reserve(static_cast<std::size_t>(n));
+  std::vector<int64_t> links(static_cast<std::size_t>(n));
   pending_wild_.assign(static_cast<std::size_t>(n), {false, false});
-  std::unordered_map<MPI_Request, std::size_t> used;  // repeats of one handle
+  RepeatCounter repeats;
   for (int i = 0; i < n; ++i) {
+    auto& link = links[static_cast<std::size_t>(i)];
     if (reqs[i] == MPI_REQUEST_NULL) {
-      links.push_back(kNull);
+      link = kNull;
       continue;
     }
-    auto it = r.requests.find(reqs[i]);
-    const std::size_t k = used[reqs[i]]++;
-    if (it == r.requests.end() || k >= it->second.size()) {
-      links.push_back(kUndefined);
+    const RequestInfo* info = r.requests.find(reqs[i], repeats.before(reqs, n, i));
+    if (!info) {
+      link = kUndefined;
       continue;
     }
-    const RequestInfo& info = it->second[k];
-    links.push_back(static_cast<int64_t>(r.request_events - info.event + 1));
-    pending_wild_[static_cast<std::size_t>(i)] = {info.wild_source, info.wild_tag};
+    link = static_cast<int64_t>(r.request_events - info->event + 1);
+    pending_wild_[static_cast<std::size_t>(i)] = {info->wild_source, info->wild_tag};
   }
   if (n == 1) {
     // A completion of one wildcard receive reports what it matched.
@@ -871,10 +906,7 @@ void Call::requests_done(int n, const MPI_Request* after) {
   for (int i = 0; i < n && static_cast<std::size_t>(i) < pending_.size(); ++i) {
     const MPI_Request before = pending_[static_cast<std::size_t>(i)];
     if (before == MPI_REQUEST_NULL || after[i] != MPI_REQUEST_NULL) continue;
-    auto it = r.requests.find(before);
-    if (it == r.requests.end()) continue;
-    it->second.pop_front();
-    if (it->second.empty()) r.requests.erase(it);
+    r.requests.pop_oldest(before);
   }
 }
 
@@ -882,10 +914,8 @@ void Call::requests_started(int n, const MPI_Request* reqs) {
   Recorder& r = recorder();
   hold();
   const uint64_t number = ++r.request_events;
-  for (int i = 0; i < n; ++i) {
-    auto it = r.requests.find(reqs[i]);
-    if (it != r.requests.end() && !it->second.empty()) it->second.front().event = number;
-  }
+  for (int i = 0; i < n; ++i)
+    if (RequestInfo* info = r.requests.oldest(reqs[i])) info->event = number;
 }
 
 void Call::newcomm(MPI_Comm parent, MPI_Comm created) {

@@ -73,9 +73,11 @@ class Call {
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool wild_source_ = false;
   bool wild_tag_ = false;
-  std::vector<MPI_Request> pending_;
-  std::vector<std::pair<bool, bool>> pending_wild_;  // per pending request: any source, any tag
-  Event& ev_;  // a per-thread event reused call after call (no allocation)
+  // Per-thread buffers reused call after call (no allocation per call); a
+  // thread has at most one active Call (nested calls are not recorded).
+  std::vector<MPI_Request>& pending_;
+  std::vector<std::pair<bool, bool>>& pending_wild_;  // per pending request: any source, any tag
+  Event& ev_;
 };
 
 /// Fortran status -> C status, or MPI_STATUS_IGNORE.
