@@ -54,13 +54,18 @@ bool directly_compatible(const Item& a, const Item& b) {
   return a.first == b.first && a.last == b.last;
 }
 
-void pad_after(Item& it, uint64_t n) { it.reps.append_repeated(0, n); }
-void pad_before(Item& it, uint64_t n) { it.reps.prepend_repeated(0, n); }
+void pad_after(Item& it, uint64_t n) {
+  it.reps.append_repeated(0, n);
+}
+void pad_before(Item& it, uint64_t n) {
+  it.reps.prepend_repeated(0, n);
+}
 
 // Absent values for `executions` executions of a field (list fields: one
 // length value per execution).
-ValueSeq absent_values(uint64_t executions) { return ValueSeq::repeated(kAbsent, executions); }
-
+ValueSeq absent_values(uint64_t executions) {
+  return ValueSeq::repeated(kAbsent, executions);
+}
 
 Timing timing_of_raw(const Item& it, int32_t rank) {
   Timing t;
@@ -117,9 +122,12 @@ constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
 // item made during the recorded iteration; tag < 0: -1 - the preorder index
 // of an item of the loop the iteration folds into).
 struct FoldOp {
-  enum Kind : uint8_t { kNewEvent, kNewLoop, kSetBack, kMergeEvent, kMergeLoop };
+  // kDirectEvent only in a compiled program (Folder::Impl::compile_program):
+  // a kNewEvent into a slot whose only use is a kMergeEvent into a real node.
+  enum Kind : uint8_t { kNewEvent, kNewLoop, kSetBack, kMergeEvent, kMergeLoop, kDirectEvent };
   Kind kind = kNewEvent;
-  int32_t a = 0, b = 0;  // kNewEvent: slot, event index; merges: into, from
+  int32_t a = 0, b = 0;  // kNewEvent: slot, event index; merges: into, from;
+                         // kDirectEvent: real node, event index
   bool operator==(const FoldOp&) const = default;
 };
 
@@ -204,8 +212,7 @@ class Merger {
     if (S.empty()) return std::move(B);
     if (B.size() == S.size()) {
       bool direct = true;
-      for (std::size_t i = 0; i < B.size() && direct; ++i)
-        direct = directly_compatible(B[i], S[i]);
+      for (std::size_t i = 0; i < B.size() && direct; ++i) direct = directly_compatible(B[i], S[i]);
       if (direct) {
         for (std::size_t i = 0; i < B.size(); ++i) merge_pair(B[i], std::move(S[i]));
         return std::move(B);
@@ -302,11 +309,24 @@ class Merger {
       plan.steps.push_back(st);
       plan.group_end.push_back(ge);
       switch (st) {
-        case Step::kSkipB: ++i; break;
-        case Step::kSkipS: ++j; break;
-        case Step::kPair: ++i; ++j; break;
-        case Step::kLoopBGroupS: ++i; j = ge; break;
-        case Step::kGroupBLoopS: i = ge; ++j; break;
+        case Step::kSkipB:
+          ++i;
+          break;
+        case Step::kSkipS:
+          ++j;
+          break;
+        case Step::kPair:
+          ++i;
+          ++j;
+          break;
+        case Step::kLoopBGroupS:
+          ++i;
+          j = ge;
+          break;
+        case Step::kGroupBLoopS:
+          i = ge;
+          ++j;
+          break;
       }
     }
     return true;
@@ -399,7 +419,8 @@ struct Folder::Impl {
   std::vector<std::size_t> loops;
   std::vector<Item*> chain_scratch;
 
-  Impl(int32_t r, FoldOptions o) : rank(r), options(std::move(o)), merger(options.max_align_cells, r) {
+  Impl(int32_t r, FoldOptions o)
+      : rank(r), options(std::move(o)), merger(options.max_align_cells, r) {
     merger.log = &log_;
   }
 
@@ -505,9 +526,9 @@ struct Folder::Impl {
     uint64_t pred = 0;
   };
   bool armed_ = false;
-  std::vector<uint8_t> quiet_;    // per body index: an event there cannot fold
+  std::vector<uint8_t> quiet_;     // per body index: an event there cannot fold
   std::vector<uint8_t> has_list_;  // per body index: the event has list fields
-  std::vector<Pending> pending_;  // reused slots; the first pending_count_ are live
+  std::vector<Pending> pending_;   // reused slots; the first pending_count_ are live
   std::size_t pending_count_ = 0;
   bool refold_after_iteration_ = false;
 
@@ -657,7 +678,7 @@ struct Folder::Impl {
   // through the general path, which then records afresh.
 
   OpLog log_;
-  bool recording_ = false;     // a session runs the general path, logged
+  bool recording_ = false;      // a session runs the general path, logged
   std::size_t session_n0_ = 0;  // top.size() when the session started
   int32_t next_slot_ = 0;
   struct Session {
@@ -669,10 +690,10 @@ struct Folder::Impl {
     std::vector<FoldOp> ops;
     bool operator==(const Session&) const = default;
   };
-  Session rec_;    // the session being recorded
-  Session prev_;   // the last clean session, or the replayed program
+  Session rec_;   // the session being recorded
+  Session prev_;  // the last clean session, or the replayed program
   bool have_prev_ = false;
-  bool learned_ = false;       // prev_ is replayed at the next session
+  bool learned_ = false;        // prev_ is replayed at the next session
   bool follows_clean_ = false;  // the last append ended a clean session
   bool replaying_ = false;
   std::size_t replay_pos_ = 0;
@@ -740,6 +761,7 @@ struct Folder::Impl {
     log_.ops.clear();
     if (have_prev_ && rec_ == prev_) {
       learned_ = find_timing_homes();
+      if (learned_) compile_program();
       real_.clear();
       collect_tree(top[session_n0_ - 1], real_);
       if (slots_.size() < static_cast<std::size_t>(prev_.slots))
@@ -767,7 +789,7 @@ struct Folder::Impl {
     Event& slot = replay_events_[i];
     slot.op = ev.op;
     slot.site = ev.site;
-    slot.fields = ev.fields;  // reuses the slot's buffers
+    copy_fields(slot.fields, ev.fields);
     slot.compute_ns = ev.compute_ns;
     slot.comm_ns = ev.comm_ns;
     prev_key = prev_.keys[i];
@@ -778,6 +800,17 @@ struct Folder::Impl {
       replay_prev_key_ = prev_key;
     }
     return true;
+  }
+
+  // dst = src, reusing dst's buffers; cheaper than vector assignment, which
+  // assigns every (mostly empty) list too.
+  static void copy_fields(std::vector<FieldValue>& dst, const std::vector<FieldValue>& src) {
+    if (dst.size() != src.size()) dst.resize(src.size());
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      dst[i].field = src[i].field;
+      dst[i].scalar = src[i].scalar;
+      if (!src[i].list.empty() || !dst[i].list.empty()) dst[i].list = src[i].list;
+    }
   }
 
   // The session so far goes through the general path (recorded again).
@@ -815,20 +848,70 @@ struct Folder::Impl {
     return true;
   }
 
+  // prev_.ops with the common case short-cut: an event whose slot is made
+  // and then merged straight into a real node of the loop. Merging a fresh
+  // one-value slot appends each value with append_repeated(v, 1) (see
+  // ValueSeq::append), so doing exactly that at the merge's place in the
+  // program gives the same representation without filling the slot first.
+  // Events with list fields keep the slot (their slot values are not one
+  // value per field).
+  std::vector<FoldOp> program_;
+  std::vector<bool> event_has_list_;  // per event of prev_: any list field
+  void compile_program() {
+    const auto slots = static_cast<std::size_t>(prev_.slots);
+    std::vector<int32_t> uses(slots, 0), made_from(slots, -1), merged_into(slots, kUntagged);
+    auto use = [&](int32_t tag) {
+      if (tag >= 0) ++uses[static_cast<std::size_t>(tag)];
+    };
+    for (const FoldOp& op : prev_.ops) {
+      use(op.a);
+      if (op.kind == FoldOp::kMergeEvent || op.kind == FoldOp::kMergeLoop) use(op.b);
+      if (op.kind == FoldOp::kNewEvent) made_from[static_cast<std::size_t>(op.a)] = op.b;
+      if (op.kind == FoldOp::kMergeEvent && op.b >= 0)
+        merged_into[static_cast<std::size_t>(op.b)] = op.a;
+    }
+    auto scalar_only = [&](int32_t event) {
+      const auto i = static_cast<std::size_t>(event);
+      for (std::size_t f = i == 0 ? 0 : prev_.field_end[i - 1]; f < prev_.field_end[i]; ++f)
+        if (FieldTable::kind(prev_.fields[f]) == FieldKind::kList) return false;
+      return true;
+    };
+    auto direct = [&](int32_t slot) {
+      if (slot < 0) return false;
+      const auto s = static_cast<std::size_t>(slot);
+      return uses[s] == 2 && made_from[s] >= 0 && merged_into[s] != kUntagged &&
+             merged_into[s] < 0 && scalar_only(made_from[s]);
+    };
+    event_has_list_.assign(prev_.keys.size(), false);
+    for (std::size_t i = 0; i < prev_.keys.size(); ++i)
+      event_has_list_[i] = !scalar_only(static_cast<int32_t>(i));
+    program_.clear();
+    for (const FoldOp& op : prev_.ops) {
+      if (op.kind == FoldOp::kNewEvent && direct(op.a)) continue;
+      if (op.kind == FoldOp::kMergeEvent && direct(op.b)) {
+        program_.push_back(
+            FoldOp{FoldOp::kDirectEvent, op.a, made_from[static_cast<std::size_t>(op.b)]});
+        continue;
+      }
+      program_.push_back(op);
+    }
+  }
+
   Item& node(int32_t tag) {
-    return tag >= 0 ? slots_[static_cast<std::size_t>(tag)] : *real_[static_cast<std::size_t>(-1 - tag)];
+    return tag >= 0 ? slots_[static_cast<std::size_t>(tag)]
+                    : *real_[static_cast<std::size_t>(-1 - tag)];
   }
 
   // The values make_item gives (ev has no stats; timings: see home_), in a
   // reused item.
-  void reset_event(Item& s, const Event& ev) {
+  void reset_event(Item& s, const Event& ev, bool has_list) {
     s.fields.resize(ev.fields.size());
     for (std::size_t i = 0; i < ev.fields.size(); ++i) {
       const FieldValue& fv = ev.fields[i];
       auto& [id, values] = s.fields[i];
       id = fv.field;
       values.clear();
-      if (FieldTable::kind(fv.field) == FieldKind::kList) {
+      if (has_list && FieldTable::kind(fv.field) == FieldKind::kList) {
         values.push_back(static_cast<int64_t>(fv.list.size()));
         for (int64_t x : fv.list) values.push_back(x);
       } else {
@@ -840,10 +923,19 @@ struct Folder::Impl {
   }
 
   void run_program() {
-    for (const FoldOp& op : prev_.ops) {
+    for (const FoldOp& op : program_) {
       switch (op.kind) {
+        case FoldOp::kDirectEvent: {
+          Item& b = node(op.a);
+          const Event& ev = replay_events_[static_cast<std::size_t>(op.b)];
+          for (std::size_t i = 0; i < b.fields.size(); ++i)
+            b.fields[i].second.append_repeated(ev.fields[i].scalar, 1);
+          b.reps.append_repeated(1, 1);
+          break;
+        }
         case FoldOp::kNewEvent: {
-          reset_event(node(op.a), replay_events_[static_cast<std::size_t>(op.b)]);
+          const auto event = static_cast<std::size_t>(op.b);
+          reset_event(node(op.a), replay_events_[event], event_has_list_[event]);
           break;
         }
         case FoldOp::kNewLoop: {
@@ -860,11 +952,14 @@ struct Folder::Impl {
         case FoldOp::kMergeEvent: {
           Item& b = node(op.a);
           const Item& from = node(op.b);
-          for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(from.fields[i].second);
+          for (std::size_t i = 0; i < b.fields.size(); ++i)
+            b.fields[i].second.append(from.fields[i].second);
           b.reps.append(from.reps);
           break;
         }
-        case FoldOp::kMergeLoop: node(op.a).reps.append(node(op.b).reps); break;
+        case FoldOp::kMergeLoop:
+          node(op.a).reps.append(node(op.b).reps);
+          break;
       }
     }
     for (std::size_t i = 0; i < home_.size(); ++i) {
@@ -890,9 +985,9 @@ struct Folder::Impl {
     lcs_.assign((n + 1) * (m + 1), 0);
     for (std::size_t i = n; i-- > 0;)
       for (std::size_t j = m; j-- > 0;)
-        lcs_[i * (m + 1) + j] = flat_a_[i] == flat_b_[j]
-                                    ? lcs_[(i + 1) * (m + 1) + j + 1] + 1
-                                    : std::max(lcs_[(i + 1) * (m + 1) + j], lcs_[i * (m + 1) + j + 1]);
+        lcs_[i * (m + 1) + j] = flat_a_[i] == flat_b_[j] ? lcs_[(i + 1) * (m + 1) + j + 1] + 1
+                                                         : std::max(lcs_[(i + 1) * (m + 1) + j],
+                                                                    lcs_[i * (m + 1) + j + 1]);
     return 2.0 * lcs_[0] / static_cast<double>(n + m);
   }
 
@@ -968,8 +1063,9 @@ struct Folder::Impl {
         Item inner;
         inner.loop = true;
         inner.reps = ValueSeq::repeated(1, target.body.front().traversals());
-        inner.body.assign(std::make_move_iterator(target.body.begin() + static_cast<std::ptrdiff_t>(from)),
-                          std::make_move_iterator(target.body.end()));
+        inner.body.assign(
+            std::make_move_iterator(target.body.begin() + static_cast<std::ptrdiff_t>(from)),
+            std::make_move_iterator(target.body.end()));
         target.body.resize(from);
         Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
                   std::make_move_iterator(top.end()));
@@ -998,7 +1094,8 @@ struct Folder::Impl {
       if (m + 1 < len) continue;
       const std::size_t j = m + 1 - len;
       bool same = true;
-      for (std::size_t t = 0; t < len && same; ++t) same = directly_compatible(top[j + t], top[m + 1 + t]);
+      for (std::size_t t = 0; t < len && same; ++t)
+        same = directly_compatible(top[j + t], top[m + 1 + t]);
       if (same) {
         make_loop(j, m);
         return true;
@@ -1110,8 +1207,12 @@ Folder::~Folder() = default;
 Folder::Folder(Folder&&) noexcept = default;
 Folder& Folder::operator=(Folder&&) noexcept = default;
 
-void Folder::append(const Event& event) { impl_->append(event); }
-uint64_t Folder::events() const { return impl_->events; }
+void Folder::append(const Event& event) {
+  impl_->append(event);
+}
+uint64_t Folder::events() const {
+  return impl_->events;
+}
 std::size_t Folder::top_level_size() const {
   impl_->materialize();
   return impl_->top.size();
@@ -1138,8 +1239,7 @@ Trace Folder::finish(int32_t world_size, const SiteTable& sites, const CommTable
       for (const auto& [f, el] : n.fields)
         for (const auto& e : el.entries())
           if (e.values.is_histogram()) any = true;
-    if (any)
-      t.lossy = "histogram threshold=" + std::to_string(impl_->options.histogram_threshold);
+    if (any) t.lossy = "histogram threshold=" + std::to_string(impl_->options.histogram_threshold);
   }
   return t;
 }
