@@ -28,6 +28,10 @@
 #   WORK=                           work units (~1 us of computation each, tests/apps/app_work.h)
 #                                   per step, passed as the programs' second argument; empty:
 #                                   the programs as the test suite runs them (~1 us steps)
+#   EDGE=                           local block edge of the stencils (third argument; default:
+#                                   the programs' own, 24x24 in 2D, 10^3 in 3D): real Jacobi work
+#                                   and halo sizes of a larger problem (scripts/bench-stencil-grid.sh
+#                                   sweeps it)
 #
 # Binaries are copied to a temp dir first, so a concurrent rebuild of
 # BUILD_DIR cannot change them half-way through.
@@ -67,6 +71,9 @@ for app in $APPS; do
   cp "$BUILD_DIR/tests/apps/app_$app" "$work/bin/apps/"
 done
 
+APP_ARGS=()
+if [[ -n ${EDGE:-} ]]; then APP_ARGS=("${WORK:-0}" "$EDGE")
+elif [[ -n ${WORK:-} ]]; then APP_ARGS=("$WORK"); fi
 TIMES="$work/times.txt"; : >"$TIMES"     # round np app steps mode microseconds
 ANOM="$work/anomalies.txt"; : >"$ANOM"
 START=$(date +%s)
@@ -77,9 +84,9 @@ timed() {
   rm -rf "${d:?}"/*
   t0=$(date +%s%N)
   if [[ $mode == untraced ]]; then
-    (cd "$d" && mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" ${WORK:+"$WORK"} >"$d/out.txt" 2>"$d/err.txt") || rc=$?
+    (cd "$d" && mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" "${APP_ARGS[@]}" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   else
-    (cd "$d" && "$TF" record -o "$d/t.tf" -- mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" ${WORK:+"$WORK"} \
+    (cd "$d" && "$TF" record -o "$d/t.tf" -- mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" "${APP_ARGS[@]}" \
         >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   fi
   t1=$(date +%s%N)
@@ -102,7 +109,7 @@ timed() {
 }
 declare -A RESULT
 
-echo "bench-stencil-overhead: $ROUNDS rounds, ranks {$NPS}, programs {$APPS}" >&2
+echo "bench-stencil-overhead: $ROUNDS rounds, ranks {$NPS}, programs {$APPS}, work {${WORK:-none}}, edge {${EDGE:-default}}" >&2
 for ((r = 0; r < ROUNDS; r++)); do
   ROUND=$r
   if ((r % 2 == 0)); then order="untraced traced"; else order="traced untraced"; fi

@@ -895,7 +895,111 @@ struct Folder::Impl {
       }
       program_.push_back(op);
     }
+    find_slot_trees(slots);
   }
+
+  // Slot trees: event slots joined by merges, each ending (at most once) in
+  // a merge into a real node of the loop. What a tree's slots hold when that
+  // merge happens depends only on the field values of the tree's events,
+  // since the program is the same every iteration. So a tree none of whose
+  // events changed since the previous replayed iteration still holds exactly
+  // what rebuilding it would give (stencils repeat their peers, tags, counts
+  // and request links step after step): its resets and slot-to-slot merges
+  // are skipped, only its merge into the real node runs. A tree that is
+  // touched again after its real merge, or merges into real nodes twice,
+  // is always rebuilt.
+  std::vector<int32_t> op_tree_;     // per op of program_: tree of its target slot, or -1
+  std::vector<int32_t> event_tree_;  // per event: tree of its slot, or -1 (direct events)
+  std::vector<bool> tree_rebuild_;   // per tree: rebuild every iteration (not freezable)
+  std::vector<bool> dirty_;          // this iteration: tree must be rebuilt
+  std::vector<std::vector<FieldValue>> last_fields_;  // per event: values last iteration
+  bool last_fields_valid_ = false;
+
+  void find_slot_trees(std::size_t slots) {
+    std::vector<int32_t> parent(slots);
+    for (std::size_t i = 0; i < slots; ++i) parent[i] = static_cast<int32_t>(i);
+    auto root = [&](int32_t x) {
+      while (parent[static_cast<std::size_t>(x)] != x)
+        x = parent[static_cast<std::size_t>(x)] =
+            parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+      return x;
+    };
+    std::vector<bool> event_slot(slots, false);
+    for (const FoldOp& op : program_) {
+      if (op.kind == FoldOp::kNewEvent) event_slot[static_cast<std::size_t>(op.a)] = true;
+      if (op.kind == FoldOp::kMergeEvent && op.a >= 0 && op.b >= 0)
+        parent[static_cast<std::size_t>(root(op.a))] = root(op.b);
+    }
+    const std::size_t n = program_.size();
+    std::vector<int64_t> last_touch(slots, -1), real_merge(slots, -1);
+    std::vector<int32_t> real_merges(slots, 0);
+    std::vector<bool> rebuild(slots, false);
+    op_tree_.assign(n, -1);
+    for (std::size_t k = 0; k < n; ++k) {
+      const FoldOp& op = program_[k];
+      auto touch = [&](int32_t tag) {
+        if (tag < 0) return;
+        const auto t = static_cast<std::size_t>(root(tag));
+        if (!event_slot[static_cast<std::size_t>(tag)])
+          rebuild[t] = true;  // a loop slot in an event tree
+        last_touch[t] = static_cast<int64_t>(k);
+      };
+      switch (op.kind) {
+        case FoldOp::kNewEvent:
+          touch(op.a);
+          op_tree_[k] = root(op.a);
+          break;
+        case FoldOp::kMergeEvent:
+          touch(op.a);
+          touch(op.b);
+          if (op.a >= 0) {
+            op_tree_[k] = root(op.a);
+          } else if (op.b >= 0) {
+            const auto t = static_cast<std::size_t>(root(op.b));
+            ++real_merges[t];
+            real_merge[t] = static_cast<int64_t>(k);
+          }
+          break;
+        case FoldOp::kSetBack:
+          if (op.a >= 0 && event_slot[static_cast<std::size_t>(op.a)])
+            rebuild[static_cast<std::size_t>(root(op.a))] = true;
+          break;
+        default:
+          break;
+      }
+    }
+    tree_rebuild_.assign(slots, false);
+    for (std::size_t t = 0; t < slots; ++t)
+      tree_rebuild_[t] = rebuild[t] || real_merges[t] > 1 ||
+                         (real_merges[t] == 1 && last_touch[t] != real_merge[t]);
+    event_tree_.assign(prev_.keys.size(), -1);
+    for (const FoldOp& op : program_)
+      if (op.kind == FoldOp::kNewEvent) event_tree_[static_cast<std::size_t>(op.b)] = root(op.a);
+    last_fields_valid_ = false;
+  }
+
+  static bool same_fields(const std::vector<FieldValue>& a, const std::vector<FieldValue>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].field != b[i].field || a[i].scalar != b[i].scalar || a[i].list != b[i].list)
+        return false;
+    return true;
+  }
+
+  void mark_dirty_trees() {
+    dirty_.assign(tree_rebuild_.begin(), tree_rebuild_.end());
+    last_fields_.resize(event_tree_.size());
+    for (std::size_t i = 0; i < event_tree_.size(); ++i) {
+      const int32_t t = event_tree_[i];
+      if (t < 0) continue;
+      if (last_fields_valid_ && same_fields(replay_events_[i].fields, last_fields_[i])) continue;
+      dirty_[static_cast<std::size_t>(t)] = true;
+      copy_fields(last_fields_[i], replay_events_[i].fields);
+    }
+    if (!last_fields_valid_) dirty_.assign(dirty_.size(), true);
+    last_fields_valid_ = true;
+  }
+  bool tree_dirty(int32_t t) const { return t < 0 || dirty_[static_cast<std::size_t>(t)]; }
 
   Item& node(int32_t tag) {
     return tag >= 0 ? slots_[static_cast<std::size_t>(tag)]
@@ -909,9 +1013,10 @@ struct Folder::Impl {
     for (std::size_t i = 0; i < ev.fields.size(); ++i) {
       const FieldValue& fv = ev.fields[i];
       auto& [id, values] = s.fields[i];
+      const bool list = has_list && FieldTable::kind(fv.field) == FieldKind::kList;
       id = fv.field;
       values.clear();
-      if (has_list && FieldTable::kind(fv.field) == FieldKind::kList) {
+      if (list) {
         values.push_back(static_cast<int64_t>(fv.list.size()));
         for (int64_t x : fv.list) values.push_back(x);
       } else {
@@ -923,7 +1028,9 @@ struct Folder::Impl {
   }
 
   void run_program() {
-    for (const FoldOp& op : program_) {
+    mark_dirty_trees();
+    for (std::size_t k = 0; k < program_.size(); ++k) {
+      const FoldOp& op = program_[k];
       switch (op.kind) {
         case FoldOp::kDirectEvent: {
           Item& b = node(op.a);
@@ -934,6 +1041,7 @@ struct Folder::Impl {
           break;
         }
         case FoldOp::kNewEvent: {
+          if (!tree_dirty(op_tree_[k])) break;
           const auto event = static_cast<std::size_t>(op.b);
           reset_event(node(op.a), replay_events_[event], event_has_list_[event]);
           break;
@@ -952,6 +1060,7 @@ struct Folder::Impl {
         case FoldOp::kMergeEvent: {
           Item& b = node(op.a);
           const Item& from = node(op.b);
+          if (op.a >= 0 && !tree_dirty(op_tree_[k])) break;
           for (std::size_t i = 0; i < b.fields.size(); ++i)
             b.fields[i].second.append(from.fields[i].second);
           b.reps.append(from.reps);

@@ -3,7 +3,8 @@
  * steps, a final checksum Allreduce. Built twice: PERIODIC=1 (torus, every
  * rank has four neighbours) and PERIODIC=0 (boundary ranks skip the missing
  * neighbours, so corner, edge and interior ranks behave differently).
- * usage: app_stencil2d_* STEPS */
+ * usage: app_stencil2d_* STEPS [WORK [EDGE]]
+ * (EDGE: local block edge, default 24; benchmarks use larger blocks). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,6 @@
 #ifndef PERIODIC
 #define PERIODIC 1
 #endif
-#define NX 24
-#define NY 24
 #define IDX(i, j) ((i) * (NX + 2) + (j))
 
 enum { NORTH, SOUTH, WEST, EAST };
@@ -27,6 +26,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int steps = argc > 1 ? atoi(argv[1]) : 100;
+  const int NX = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 24, NY = NX;
   int dims[2] = {0, 0};
   MPI_Dims_create(size, 2, dims);
   const int row = rank / dims[1], col = rank % dims[1];
@@ -47,7 +47,12 @@ int main(int argc, char** argv) {
 
   double* u = calloc((NX + 2) * (NY + 2), sizeof(double));
   double* v = calloc((NX + 2) * (NY + 2), sizeof(double));
-  double sendbuf[4][NX > NY ? NX : NY], recvbuf[4][NX > NY ? NX : NY];
+  double* sendbuf[4];
+  double* recvbuf[4];
+  for (int d = 0; d < 4; ++d) {
+    sendbuf[d] = malloc((NX > NY ? NX : NY) * sizeof(double));
+    recvbuf[d] = malloc((NX > NY ? NX : NY) * sizeof(double));
+  }
   for (int i = 1; i <= NY; ++i)
     for (int j = 1; j <= NX; ++j) u[IDX(i, j)] = (double)((rank * 31 + i * 7 + j) % 17);
   /* fixed boundary values outside the global domain (non-periodic case) */
@@ -88,7 +93,8 @@ int main(int argc, char** argv) {
     double local = 0.0;
     for (int i = 1; i <= NY; ++i)
       for (int j = 1; j <= NX; ++j) {
-        v[IDX(i, j)] = 0.25 * (u[IDX(i - 1, j)] + u[IDX(i + 1, j)] + u[IDX(i, j - 1)] + u[IDX(i, j + 1)]);
+        v[IDX(i, j)] =
+            0.25 * (u[IDX(i - 1, j)] + u[IDX(i + 1, j)] + u[IDX(i, j - 1)] + u[IDX(i, j + 1)]);
         const double dlt = v[IDX(i, j)] - u[IDX(i, j)];
         local += dlt * dlt;
       }
@@ -105,6 +111,10 @@ int main(int argc, char** argv) {
            PERIODIC ? "periodic" : "nonperiodic", size, dims[0], dims[1], steps, total, resid);
   free(u);
   free(v);
+  for (int d = 0; d < 4; ++d) {
+    free(sendbuf[d]);
+    free(recvbuf[d]);
+  }
   app_timer_stop();
   MPI_Finalize();
   return 0;

@@ -1,13 +1,13 @@
 /* 3D 7-point stencil on a periodic 3D process grid (MPI_Dims_create).
  * Six-face halo exchange with Irecv/Isend/Waitall, an Allreduce of the
- * residual every 5 steps. usage: app_stencil3d STEPS */
+ * residual every 5 steps. usage: app_stencil3d STEPS [WORK [EDGE]]
+ * (EDGE: local cube edge, default 10; benchmarks use larger blocks). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "app_work.h"
 
-#define N 10 /* local cube edge */
 #define IDX(i, j, k) (((i) * (N + 2) + (j)) * (N + 2) + (k))
 
 int main(int argc, char** argv) {
@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int steps = argc > 1 ? atoi(argv[1]) : 50;
+  const int N = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 10; /* local cube edge */
   int dims[3] = {0, 0, 0};
   MPI_Dims_create(size, 3, dims);
   int c[3] = {rank / (dims[1] * dims[2]), (rank / dims[2]) % dims[1], rank % dims[2]};
@@ -46,7 +47,9 @@ int main(int argc, char** argv) {
       double* b = sbuf + f * N * N;
       for (int a = 1; a <= N; ++a)
         for (int e = 1; e <= N; ++e)
-          b[(a - 1) * N + e - 1] = d == 0 ? u[IDX(plane, a, e)] : d == 1 ? u[IDX(a, plane, e)] : u[IDX(a, e, plane)];
+          b[(a - 1) * N + e - 1] = d == 0   ? u[IDX(plane, a, e)]
+                                   : d == 1 ? u[IDX(a, plane, e)]
+                                            : u[IDX(a, e, plane)];
       MPI_Isend(b, N * N, MPI_DOUBLE, nb[f], f, MPI_COMM_WORLD, &req[6 + f]);
     }
     MPI_Waitall(12, req, MPI_STATUSES_IGNORE);
@@ -57,9 +60,12 @@ int main(int argc, char** argv) {
       for (int a = 1; a <= N; ++a)
         for (int e = 1; e <= N; ++e) {
           const double x = b[(a - 1) * N + e - 1];
-          if (d == 0) u[IDX(ghost, a, e)] = x;
-          else if (d == 1) u[IDX(a, ghost, e)] = x;
-          else u[IDX(a, e, ghost)] = x;
+          if (d == 0)
+            u[IDX(ghost, a, e)] = x;
+          else if (d == 1)
+            u[IDX(a, ghost, e)] = x;
+          else
+            u[IDX(a, e, ghost)] = x;
         }
     }
     double local = 0.0;
@@ -67,11 +73,14 @@ int main(int argc, char** argv) {
       for (int j = 1; j <= N; ++j)
         for (int k = 1; k <= N; ++k) {
           v[IDX(i, j, k)] = (u[IDX(i - 1, j, k)] + u[IDX(i + 1, j, k)] + u[IDX(i, j - 1, k)] +
-                             u[IDX(i, j + 1, k)] + u[IDX(i, j, k - 1)] + u[IDX(i, j, k + 1)]) / 6.0;
+                             u[IDX(i, j + 1, k)] + u[IDX(i, j, k - 1)] + u[IDX(i, j, k + 1)]) /
+                            6.0;
           const double dl = v[IDX(i, j, k)] - u[IDX(i, j, k)];
           local += dl * dl;
         }
-    double* t = u; u = v; v = t;
+    double* t = u;
+    u = v;
+    v = t;
     if (s % 5 == 4) MPI_Allreduce(&local, &resid, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   }
   double sum = 0.0, all = 0.0;
@@ -82,7 +91,10 @@ int main(int argc, char** argv) {
   if (rank == 0)
     printf("stencil3d: %d ranks (%dx%dx%d), %d steps, checksum %.9e resid %.6e\n", size, dims[0],
            dims[1], dims[2], steps, all, resid);
-  free(u); free(v); free(sbuf); free(rbuf);
+  free(u);
+  free(v);
+  free(sbuf);
+  free(rbuf);
   app_timer_stop();
   MPI_Finalize();
   return 0;
