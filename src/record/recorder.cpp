@@ -1,13 +1,13 @@
 #include "recorder.hpp"
 
-#include "mpi_ids.hpp"
 #include "handle_queues.hpp"
+#include "mpi_ids.hpp"
 
 #include <sys/resource.h>
 
 #include <dlfcn.h>
-#include <link.h>
 #include <libunwind.h>
+#include <link.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -29,17 +29,21 @@
 
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/folder.hpp"
-#include "tracefold/record.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/rawlog.hpp"
+#include "tracefold/record.hpp"
 #include "tracefold/timeline_io.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold::record {
 
 namespace {
-FieldId scalar_field(const char* n) { return FieldTable::intern(n, FieldKind::kScalar); }
-FieldId list_field(const char* n) { return FieldTable::intern(n, FieldKind::kList); }
+FieldId scalar_field(const char* n) {
+  return FieldTable::intern(n, FieldKind::kScalar);
+}
+FieldId list_field(const char* n) {
+  return FieldTable::intern(n, FieldKind::kList);
+}
 }  // namespace
 
 const FieldId kPeer = scalar_field("peer"), kPeerRecv = scalar_field("rpeer"),
@@ -345,8 +349,10 @@ class Recorder {
     initialized = true;
     try {
       if (const char* o = env("TRACEFOLD_OUTPUT")) output = o;
-      if (const char* d = env("TRACEFOLD_STACK_DEPTH")) stack_depth = std::max(1, std::min(32, std::atoi(d)));
-      if (const char* t = env("TRACEFOLD_SITE_TOLERANCE")) site_tolerance = std::max(0, std::atoi(t));
+      if (const char* d = env("TRACEFOLD_STACK_DEPTH"))
+        stack_depth = std::max(1, std::min(32, std::atoi(d)));
+      if (const char* t = env("TRACEFOLD_SITE_TOLERANCE"))
+        site_tolerance = std::max(0, std::atoi(t));
       if (const char* list = env("TRACEFOLD_STATS")) {
         auto& reg = statistics();
         std::lock_guard slock(reg.mu);
@@ -365,7 +371,8 @@ class Recorder {
         }
       }
       FoldOptions opts;
-      if (const char* w = env("TRACEFOLD_WINDOW")) opts.window = static_cast<std::size_t>(std::max(2, std::atoi(w)));
+      if (const char* w = env("TRACEFOLD_WINDOW"))
+        opts.window = static_cast<std::size_t>(std::max(2, std::atoi(w)));
       if (const char* s = env("TRACEFOLD_SIMILARITY")) opts.min_similarity = std::atof(s);
       if (const char* h = env("TRACEFOLD_HISTOGRAM_THRESHOLD"))
         opts.histogram_threshold = static_cast<std::size_t>(std::atoi(h));
@@ -444,10 +451,12 @@ class Recorder {
     timeline_offset0 = offset;
     if (disabled) return;
     try {
-      if (const char* m = env("TRACEFOLD_TIMELINE_MAX")) timeline_max = std::strtoull(m, nullptr, 10);
+      if (const char* m = env("TRACEFOLD_TIMELINE_MAX"))
+        timeline_max = std::strtoull(m, nullptr, 10);
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
-      const std::string path = (std::filesystem::path(dir) / ("rank-" + std::to_string(rank) + ".tft")).string();
+      const std::string path =
+          (std::filesystem::path(dir) / ("rank-" + std::to_string(rank) + ".tft")).string();
       // Small bounds get small blocks, so some events still fit.
       const std::size_t block = static_cast<std::size_t>(
           std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
@@ -465,7 +474,8 @@ class Recorder {
     if (timeline.over_budget() && !timeline_warned) {
       timeline_warned = true;
       std::fprintf(stderr,
-                   "tracefold: rank %d: timeline size bound reached (%llu bytes, TRACEFOLD_TIMELINE_MAX) after "
+                   "tracefold: rank %d: timeline size bound reached (%llu bytes, "
+                   "TRACEFOLD_TIMELINE_MAX) after "
                    "%llu events; later events are counted but not timestamped\n",
                    rank, static_cast<unsigned long long>(timeline_max),
                    static_cast<unsigned long long>(timeline.recorded()));
@@ -551,8 +561,8 @@ class Recorder {
       try {
         Trace t = folder->finish(size, sites, comms);
         if (site_tolerance > 0) {
-          const std::string what = "call sites matched within " + std::to_string(site_tolerance) +
-                                    " differing frames";
+          const std::string what =
+              "call sites matched within " + std::to_string(site_tolerance) + " differing frames";
           t.lossy = t.lossy.empty() ? what : t.lossy + "; " + what;
         }
         return t;
@@ -578,11 +588,13 @@ class Recorder {
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       save_trace(local_trace(), dir / ("rank-" + std::to_string(rank) + ".tf"));
-      std::fprintf(stderr, "tracefold: rank %d: %s; wrote what was recorded to %s/ "
+      std::fprintf(stderr,
+                   "tracefold: rank %d: %s; wrote what was recorded to %s/ "
                    "(combine with: tracefold merge %s -o %s)\n",
                    rank, why, dir.c_str(), dir.c_str(), output.c_str());
     } catch (const std::exception& ex) {
-      std::fprintf(stderr, "tracefold: rank %d: could not save partial trace: %s\n", rank, ex.what());
+      std::fprintf(stderr, "tracefold: rank %d: could not save partial trace: %s\n", rank,
+                   ex.what());
     }
   }
 
@@ -632,10 +644,10 @@ class Recorder {
         save_trace(*merged, output);
         const double secs = PMPI_Wtime() - t0;
         if (!env("TRACEFOLD_QUIET"))
-          std::fprintf(stderr, "tracefold: wrote %s (%llu bytes, %zu nodes, %d ranks, merged in %.3f s)\n",
-                       output.c_str(),
-                       static_cast<unsigned long long>(std::filesystem::file_size(output)),
-                       merged->nodes.size(), size, secs);
+          std::fprintf(
+              stderr, "tracefold: wrote %s (%llu bytes, %zu nodes, %d ranks, merged in %.3f s)\n",
+              output.c_str(), static_cast<unsigned long long>(std::filesystem::file_size(output)),
+              merged->nodes.size(), size, secs);
       }
     } catch (const std::exception& ex2) {
       std::fprintf(stderr, "tracefold: rank %d: merging the trace failed: %s\n", rank, ex2.what());
@@ -779,7 +791,9 @@ void Call::comm(MPI_Comm c) {
   }
 }
 
-void Call::scalar(FieldId f, int64_t value) { ev_.set(f, value); }
+void Call::scalar(FieldId f, int64_t value) {
+  ev_.set(f, value);
+}
 
 void Call::peer(FieldId f, int rank) {
   if (rank == MPI_PROC_NULL) {
@@ -846,10 +860,15 @@ void Call::status(const MPI_Status* st) {
 }
 
 void Call::request_out(const MPI_Request* req) {
-  if (!req || *req == MPI_REQUEST_NULL) return;
+  if (!req) return;
   Recorder& r = recorder();
   hold();
-  r.requests.push(*req, RequestInfo{++r.request_events, wild_source_, wild_tag_});
+  // Counted even when the library hands back MPI_REQUEST_NULL: readers
+  // (replay, export matching) number every request-making call
+  // (OpTable::makes_request), so links must count the same events.
+  ++r.request_events;
+  if (*req != MPI_REQUEST_NULL)
+    r.requests.push(*req, RequestInfo{r.request_events, wild_source_, wild_tag_});
 }
 
 namespace {
@@ -1024,7 +1043,8 @@ extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
 
 extern "C" int MPI_Pcontrol(const int level, ...) {
   R::Call c(R::op("MPI_Pcontrol"));
-  if (c.active()) c.scalar(tracefold::FieldTable::intern("level", tracefold::FieldKind::kScalar), level);
+  if (c.active())
+    c.scalar(tracefold::FieldTable::intern("level", tracefold::FieldKind::kScalar), level);
   return PMPI_Pcontrol(level);
 }
 
@@ -1059,10 +1079,18 @@ void f_abort(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr) {
 }  // namespace
 
 #define TF_FORTRAN_ALL(lower, upper, params, args) \
-  extern "C" void lower##_ params { args; }        \
-  extern "C" void lower##__ params { args; }       \
-  extern "C" void lower params { args; }           \
-  extern "C" void upper params { args; }
+  extern "C" void lower##_ params {                \
+    args;                                          \
+  }                                                \
+  extern "C" void lower##__ params {               \
+    args;                                          \
+  }                                                \
+  extern "C" void lower params {                   \
+    args;                                          \
+  }                                                \
+  extern "C" void upper params {                   \
+    args;                                          \
+  }
 
 TF_FORTRAN_ALL(mpi_init, MPI_INIT, (MPI_Fint * ierr), f_init(ierr))
 TF_FORTRAN_ALL(mpi_init_thread, MPI_INIT_THREAD,
