@@ -39,10 +39,18 @@ rows=()
 for spec in "stencil2d_nonperiodic:$EDGES_2D" "stencil3d:$EDGES_3D"; do
   app=${spec%%:*}
   for edge in ${spec#*:}; do
-    # Calibrate: the per-step time from a 10-step and a 300-step run.
-    short=$(wall "$app" 10 "$edge"); long=$(wall "$app" 300 "$edge")
-    per_step=$(((long - short) / 290)); ((per_step > 0)) || per_step=1
-    steps=$((TARGET * 1000000 / per_step)); ((steps >= 100)) || steps=100
+    # Calibrate: the per-step time from a 10-step run and runs of growing
+    # length, until the steps take at least a quarter of TARGET -- shorter
+    # runs are mostly launcher time, whose jitter would swamp the estimate.
+    short=$(wall "$app" 10 "$edge"); n=1000
+    while :; do
+      long=$(wall "$app" "$n" "$edge")
+      if ((long - short >= TARGET * 250000 || n >= 100000000)); then break; fi
+      n=$((n * 4))
+    done
+    per_step_ns=$(((long - short) * 1000 / (n - 10))); ((per_step_ns > 0)) || per_step_ns=1
+    per_step=$(((per_step_ns + 500) / 1000))
+    steps=$((TARGET * 1000000000 / per_step_ns)); ((steps >= 100)) || steps=100
     echo "bench-stencil-grid: $app edge $edge: ~$per_step us/step untraced at $NP ranks -> $steps steps" >&2
     log="$out/$app-$edge.txt"
     EDGE=$edge WORK=0 NPS=$NP APPS=$app ROUNDS=$ROUNDS BUILD_DIR=$BUILD_DIR \
