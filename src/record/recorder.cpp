@@ -577,6 +577,18 @@ class Recorder {
   }
 
   void write_partial(const char* why) {
+    // A launcher's SIGTERM (sent to every rank once one has exited) must
+    // not cut this write short: it waits until the file is saved, then
+    // finds the work done and lets the signal take its course.
+    sigset_t terminating, before;
+    sigemptyset(&terminating);
+    sigaddset(&terminating, SIGTERM);
+    sigaddset(&terminating, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &terminating, &before);
+    struct Restore {
+      sigset_t* mask;
+      ~Restore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+    } restore{&before};
     std::lock_guard lock(mu);
     if (!initialized || finalized) return;
     finalized = true;
@@ -671,10 +683,23 @@ thread_local bool tl_in_call = false;
 
 struct sigaction old_actions[65];
 
+thread_local bool tl_holding = false;
+
 void Recorder::on_signal(int sig) {
-  char why[64];
-  std::snprintf(why, sizeof why, "killed by signal %d (%s)", sig, strsignal(sig));
-  recorder().write_partial(why);
+  if (tl_holding) {
+    // The signal interrupted this thread half way through changing the
+    // recorder's state: folding it now could crash or save nonsense.
+    char line[160];
+    const int n = std::snprintf(line, sizeof line,
+                                "tracefold: rank %d: signal %d arrived inside the recorder; "
+                                "no partial trace for this rank\n",
+                                recorder().rank, sig);
+    if (n > 0) (void)!write(STDERR_FILENO, line, static_cast<std::size_t>(n));
+  } else {
+    char why[64];
+    std::snprintf(why, sizeof why, "killed by signal %d (%s)", sig, strsignal(sig));
+    recorder().write_partial(why);
+  }
   sigaction(sig, &old_actions[sig], nullptr);
   raise(sig);
 }
@@ -744,11 +769,17 @@ Call::Call(OpId op)
 }
 
 void Call::hold() {
-  if (!lock_.owns_lock()) lock_ = std::unique_lock(recorder().mu);
+  if (!lock_.owns_lock()) {
+    lock_ = std::unique_lock(recorder().mu);
+    tl_holding = true;
+  }
 }
 
 void Call::release() {
-  if (lock_.owns_lock()) lock_.unlock();
+  if (lock_.owns_lock()) {
+    tl_holding = false;
+    lock_.unlock();
+  }
 }
 
 void forget_datatype(MPI_Datatype type) {
@@ -777,6 +808,7 @@ Call::~Call() {
   }
   if (r.append(ev_, stack)) r.timestamp(op, enter_ns_, exit_ns);
   r.last_exit_ns = now_ns();
+  tl_holding = false;  // the state is whole again; lock_ lets go right after
   tl_in_call = false;
 }
 
