@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
   const char* mode = argc > 2 ? argv[2] : "segv";
   long x = rank, in = 0, sum = 0;
   for (int s = 0; s < steps; ++s) {
-    MPI_Sendrecv(&x, 1, MPI_LONG, (rank + 1) % size, 5, &in, 1, MPI_LONG, (rank + size - 1) % size, 5,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&x, 1, MPI_LONG, (rank + 1) % size, 5, &in, 1, MPI_LONG, (rank + size - 1) % size,
+                 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (s == steps / 2) {
       if (strcmp(mode, "segv") == 0 && rank == size - 1) {
         fprintf(stderr, "crash: rank %d writes through a null pointer at step %d\n", rank, s);
@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&in, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     x = (x + sum) % 1009;
   }
-  if (rank == 0) printf("crash: %d ranks, %d steps, checksum %ld (no crash happened)\n", size, steps, x);
+  if (rank == 0)
+    printf("crash: %d ranks, %d steps, checksum %ld (no crash happened)\n", size, steps, x);
   MPI_Finalize();
   return 0;
 }
