@@ -10,7 +10,10 @@
 #  - Testall calls that found nothing, and completions without wildcard
 #    receives (the other ranks), carry no srcs/mtags;
 #  - the program prints the same with and without tracing (the recorder's
-#    stand-in for MPI_STATUSES_IGNORE changes nothing for it).
+#    stand-in for MPI_STATUSES_IGNORE changes nothing for it);
+#  - `tracefold replay --deterministic` names the recorded source and tag
+#    in every wildcard MPI_Irecv but the cancelled ones (which matched
+#    nothing); naming a wrong one would leave a receive hanging.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 
@@ -120,11 +123,41 @@ same_output() {
   fi
 }
 
+# deterministic_replay NAME NP STEPS CANCELLED: replays the trace with
+# --deterministic under the recorder; CANCELLED wildcard Irecvs of rank 0
+# matched nothing and stay wildcards.
+deterministic_replay() {
+  local name=$1 np=$2 steps=$3 cancelled=$4 dir="$WORK/$1-np$2" left
+  [[ -s $dir/t.tf ]] || return 0
+  CHECKS=$((CHECKS + 1))
+  limited "$dir/replay.txt" "$dir/replay-err.txt" "$TF" record -o "$dir/replay.tf" -- \
+    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$TF" replay --deterministic "$dir/t.tf"
+  if [[ $LRC -ne 0 ]]; then
+    bad "$name at $np ranks: deterministic replay exited $LRC"
+    show_run "$dir/replay-err.txt"
+    return 0
+  fi
+  left=$("$TF" expand -r 0 "$dir/replay.tf" | grep -E '^MPI_Irecv .*(peer|tag)=any' | grep -vc ' tag=999 ' || true)
+  if [[ $left -ne 0 ]]; then
+    bad "$name at $np ranks: $left wildcard MPI_Irecvs of rank 0 left unresolved by --deterministic"
+    "$TF" expand -r 0 "$dir/replay.tf" | grep -E '^MPI_Irecv .*(peer|tag)=any' | grep -v ' tag=999 ' | head -n 3 >&2
+    return 0
+  fi
+  left=$("$TF" expand -r 0 "$dir/replay.tf" | grep -Ec '^MPI_Irecv .*peer=any tag=999 ' || true)
+  if [[ $left -ne $cancelled ]]; then
+    bad "$name at $np ranks: want $cancelled cancelled wildcard MPI_Irecvs in the replay, found $left"
+    return 0
+  fi
+  ok "$name at $np ranks: --deterministic resolves every matched wildcard MPI_Irecv"
+}
+
 for np in 3 4; do
   check_lossless wild_statuses $np 3 "^wild_statuses: $np ranks, 3 steps, checksum"
   check_matches wild_statuses $np 3 1,4
   same_output wild_statuses $np 3
 done
+# 3 steps x (Waitall, Testall) x (statuses, MPI_STATUSES_IGNORE): 12 cancelled.
+deterministic_replay wild_statuses 3 3 12
 if [[ -x $APPS/app_wild_statuses_f ]]; then
   check_lossless wild_statuses_f 3 3 '^wild_statuses_f: 3 ranks, 3 steps, checksum'
   check_matches wild_statuses_f 3 3 ''
