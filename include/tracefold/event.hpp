@@ -57,8 +57,12 @@ enum class FieldRole : uint8_t { kPlain, kPeer };
 ///   peer  - destination/source/partner rank in `comm` (any = ANY_SOURCE, null = PROC_NULL)
 ///   src   - the source actually matched (from the status) for wildcard receives/probes
 ///   rpeer - the source argument of a combined send-receive (Sendrecv)
+///   srcs  - list: per wildcard receive completed by Waitall/Waitsome/Testall/
+///           Testsome, in request array order, the source matched (undef if it
+///           did not complete in that call); peer-like, element by element
 ///   tag   - message tag as called (any = ANY_TAG)
 ///   mtag  - the tag actually matched for ANY_TAG receives
+///   mtags - list: the tags matched, alongside srcs
 ///   count - element count; dtype - datatype id; dsize - datatype size in bytes
 ///   comm  - trace-wide communicator id; root - root rank in `comm`; redop - reduction op id
 ///   newcomm - communicator id created by the call; color/key - split arguments
@@ -197,7 +201,8 @@ struct Event {
   bool same_call(const Event& other) const;
 };
 
-/// Rewrites peer-like fields to offsets relative to `world_rank`'s position in
+/// Rewrites peer-like fields (scalars, and each non-sentinel element of a
+/// peer-like list) to offsets relative to `world_rank`'s position in
 /// the event's communicator ((peer - me) mod size). Sentinels stay as they are.
 /// Throws std::invalid_argument naming the field if the communicator is unknown
 /// or a peer is out of range.

@@ -90,11 +90,16 @@ OpClass classify(OpId op);
 /// Which call completed each request of one rank, found through the
 /// completion calls' `links` (Wait, Waitall: every linked request; Test*:
 /// only with flag 1; Waitany/Testany: the one at `index`; Waitsome/Testsome:
-/// every linked request, since which ones completed is not recorded).
+/// wildcard receives by their `srcs` entries; other requests are taken as
+/// completed by the last Waitsome/Testsome that names them, since which of
+/// them completed is not recorded).
 struct RequestCompletions {
   static constexpr std::size_t npos = std::size_t(-1);
   std::vector<std::size_t> done;   ///< per event: completing event, or npos
-  std::vector<int64_t> src, mtag;  ///< status of a single-request completion (wildcards)
+  /// Matched source/tag of wildcard receives, from their completion's
+  /// status (`src`/`mtag`, or `srcs`/`mtags` of multi-request completions;
+  /// see wildcards.hpp); kAbsent when not recorded.
+  std::vector<int64_t> src, mtag;
 };
 RequestCompletions find_completions(const std::vector<Event>& events);
 

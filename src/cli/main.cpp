@@ -463,8 +463,9 @@ int main(int argc, char** argv) {
   diff->add_flag("--ignore-callsites", diff_opts.ignore_callsites, "Compare without call-site signatures");
   diff->add_flag("--ignore-polls", diff_opts.ignore_polls,
                  "Compare polls (MPI_Test*, MPI_Iprobe) by operation only: their outcomes depend on timing");
-  diff->add_flag("--ignore-matched", diff_opts.ignore_matched,
-                 "Do not compare which source/tag a wildcard receive matched (src, mtag)");
+  diff->add_flag(
+      "--ignore-matched", diff_opts.ignore_matched,
+      "Do not compare which source/tag a wildcard receive matched (src, mtag, srcs, mtags)");
 
   std::string print_path;
   auto* print = app.add_subcommand("print", "Readable, indented view of loops, ranklists and parameters");

@@ -44,6 +44,8 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
   Event ea, eb;
   const FieldId src_field = FieldTable::src();
   const FieldId mtag_field = FieldTable::intern("mtag", FieldKind::kScalar);
+  const FieldId srcs_field = FieldTable::intern("srcs", FieldKind::kList);
+  const FieldId mtags_field = FieldTable::intern("mtags", FieldKind::kList);
   for (uint64_t pos = 0;; ++pos) {
     const bool ha = a(ea), hb = b(eb);
     if (!ha && !hb) return std::nullopt;
@@ -62,7 +64,9 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
     std::sort(ids.begin(), ids.end(), FieldTable::print_before);
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (FieldId id : ids) {
-      if (options.ignore_matched && (id == src_field || id == mtag_field)) continue;
+      if (options.ignore_matched &&
+          (id == src_field || id == mtag_field || id == srcs_field || id == mtags_field))
+        continue;
       const FieldValue* fa = ea.find(id);
       const FieldValue* fb = eb.find(id);
       if (!fa || !fb || !(*fa == *fb))

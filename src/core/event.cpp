@@ -83,8 +83,10 @@ struct FieldRegistry {
         {"peer", FieldKind::kScalar, FieldRole::kPeer},
         {"src", FieldKind::kScalar, FieldRole::kPeer},
         {"rpeer", FieldKind::kScalar, FieldRole::kPeer},
+        {"srcs", FieldKind::kList, FieldRole::kPeer},
         {"tag", FieldKind::kScalar, FieldRole::kPlain},
         {"mtag", FieldKind::kScalar, FieldRole::kPlain},
+        {"mtags", FieldKind::kList, FieldRole::kPlain},
         {"count", FieldKind::kScalar, FieldRole::kPlain},
         {"dtype", FieldKind::kScalar, FieldRole::kPlain},
         {"dsize", FieldKind::kScalar, FieldRole::kPlain},
@@ -176,9 +178,12 @@ const std::string& FieldTable::name(FieldId id) { return registry().at(id).name;
 
 FieldKind FieldTable::kind(FieldId id) { return registry().at(id).kind; }
 
-// Only the built-in `peer`, `src` and `rpeer` are peer-like (ids 0..2);
-// answering without the registry keeps this off the recorder's hot path.
-FieldRole FieldTable::role(FieldId id) { return id <= 2 ? FieldRole::kPeer : FieldRole::kPlain; }
+// Only the built-in `peer`, `src`, `rpeer` and `srcs` are peer-like (ids
+// 0..3); answering without the registry keeps this off the recorder's hot
+// path.
+FieldRole FieldTable::role(FieldId id) {
+  return id <= 3 ? FieldRole::kPeer : FieldRole::kPlain;
+}
 
 bool FieldTable::print_before(FieldId a, FieldId b) {
   auto& r = registry();
@@ -347,18 +352,26 @@ std::pair<int32_t, int32_t> me_and_size(const Event& ev, int32_t world_rank,
   return {comms.rank_in(comm, world_rank), static_cast<int32_t>(g->members.size())};
 }
 
+// Calls f on every rank value of the event's peer-like fields: a scalar, or
+// each element of a list (`srcs`); sentinels (any, null, undef) are skipped.
 template <class F>
-void for_peer_fields(Event& ev, F&& f) {
-  for (FieldValue& fv : ev.fields)
-    if (FieldTable::role(fv.field) == FieldRole::kPeer && fv.scalar != kAbsent &&
-        !is_sentinel(fv.scalar))
-      f(fv);
+void for_peer_values(Event& ev, F&& f) {
+  for (FieldValue& fv : ev.fields) {
+    if (FieldTable::role(fv.field) != FieldRole::kPeer) continue;
+    if (fv.scalar != kAbsent && !is_sentinel(fv.scalar)) f(fv.field, fv.scalar);
+    for (int64_t& v : fv.list)
+      if (!is_sentinel(v)) f(fv.field, v);
+  }
 }
 }  // namespace
 
 bool has_relative_fields(const Event& ev) {
-  for (const FieldValue& fv : ev.fields)
-    if (FieldTable::role(fv.field) == FieldRole::kPeer && !is_sentinel(fv.scalar)) return true;
+  for (const FieldValue& fv : ev.fields) {
+    if (FieldTable::role(fv.field) != FieldRole::kPeer) continue;
+    if (!is_sentinel(fv.scalar)) return true;
+    for (int64_t v : fv.list)
+      if (!is_sentinel(v)) return true;
+  }
   return false;
 }
 
@@ -369,22 +382,19 @@ void encode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
 }
 
 void encode_relative(Event& ev, int32_t me, int32_t size) {
-  for_peer_fields(ev, [&](FieldValue& fv) {
-    if (fv.scalar < 0 || fv.scalar >= size)
-      throw std::invalid_argument("field " + FieldTable::name(fv.field) + "=" +
-                                  std::to_string(fv.scalar) + " is outside the communicator (size " +
-                                  std::to_string(size) + ")");
-    fv.scalar = ((fv.scalar - me) % size + size) % size;
+  for_peer_values(ev, [&](FieldId field, int64_t& v) {
+    if (v < 0 || v >= size)
+      throw std::invalid_argument("field " + FieldTable::name(field) + "=" + std::to_string(v) +
+                                  " is outside the communicator (size " + std::to_string(size) +
+                                  ")");
+    v = ((v - me) % size + size) % size;
   });
 }
 
 void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
-  bool any = false;
-  for (const FieldValue& fv : ev.fields)
-    if (FieldTable::role(fv.field) == FieldRole::kPeer && !is_sentinel(fv.scalar)) any = true;
-  if (!any) return;
+  if (!has_relative_fields(ev)) return;
   auto [me, size] = me_and_size(ev, world_rank, comms);
-  for_peer_fields(ev, [&](FieldValue& fv) { fv.scalar = (fv.scalar + me) % size; });
+  for_peer_values(ev, [&](FieldId, int64_t& v) { v = (v + me) % size; });
 }
 
 }  // namespace tracefold

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "tracefold/expand.hpp"
+#include "tracefold/wildcards.hpp"
 
 namespace tracefold {
 
@@ -199,6 +200,11 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
   c.src.assign(evs.size(), kAbsent);
   c.mtag.assign(evs.size(), kAbsent);
   std::vector<std::size_t> reqs;  // request-creating events, in order
+  std::vector<bool> wild;         // per link of the current completion
+  // Completed by a Waitsome/Testsome, which does not record which of its
+  // requests completed: a later call naming the request proves it was still
+  // live, and takes over.
+  std::vector<bool> tentative(evs.size(), false);
   const auto links_id = FieldTable::links();
   for (std::size_t i = 0; i < evs.size(); ++i) {
     const Event& ev = evs[i];
@@ -214,14 +220,29 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
     const int64_t index = field(ev, "index");
     const std::string& name = OpTable::name(ev.op);
     const bool any = name == "MPI_Waitany" || name == "MPI_Testany";
+    const bool some = name == "MPI_Waitsome" || name == "MPI_Testsome";
+    // Which wildcard receive matched what (and, for Waitsome/Testsome,
+    // which of them did not complete in this call).
+    wild.assign(links->list.size(), false);
+    for (std::size_t k = 0; k < links->list.size(); ++k) {
+      const int64_t d = links->list[k];
+      if (is_sentinel(d) || d <= 0 || static_cast<std::size_t>(d) > reqs.size()) continue;
+      wild[k] = is_wildcard_receive(evs[reqs[reqs.size() - static_cast<std::size_t>(d)]]);
+    }
+    const std::vector<WildcardMatch> matches = wildcard_matches(ev, wild);
     for (std::size_t k = 0; k < links->list.size(); ++k) {
       if (any && !is_sentinel(index) && static_cast<int64_t>(k) != index) continue;
+      if (matches[k].outcome == WildcardOutcome::kNotCompleted) continue;
       const int64_t d = links->list[k];
       if (is_sentinel(d) || d <= 0 || static_cast<std::size_t>(d) > reqs.size()) continue;
       const std::size_t creator = reqs[reqs.size() - static_cast<std::size_t>(d)];
-      if (c.done[creator] != npos) continue;
+      if (c.done[creator] != npos && !tentative[creator]) continue;
       c.done[creator] = i;
-      if (links->list.size() == 1 || any) {
+      tentative[creator] = some && matches[k].outcome != WildcardOutcome::kMatched;
+      if (matches[k].outcome == WildcardOutcome::kMatched) {
+        c.src[creator] = matches[k].src;
+        c.mtag[creator] = matches[k].tag;
+      } else if (links->list.size() == 1 || any) {
         c.src[creator] = field(ev, "src");
         c.mtag[creator] = field(ev, "mtag");
       }

@@ -91,6 +91,14 @@ def record_code(fn, pre, fortran=False):
         if "start" in r:
             n, arr = r["start"].split(",")
             out.append("c.requests_in(%s, %s);" % (n, arr))
+        if "statuses" in r:
+            # After requests_in: the substitute for STATUSES_IGNORE is only
+            # needed when a wildcard receive is among the requests.
+            n, arr = r["statuses"].split(",")
+            if fortran:
+                out.append("f_%s = c.fstatuses_in(%s, f_%s);" % (arr, n, arr))
+            else:
+                out.append("%s = c.statuses_in(%s, %s);" % (arr, n, arr))
         if "freecomm" in r:
             out.append("c.comm(*%s);" % r["freecomm"])
         return out
@@ -142,6 +150,16 @@ def record_code(fn, pre, fortran=False):
         out.append("c.scalar(R::kOutcount, *%s);" % r["outcount"])
     if "status" in r:
         out.append("c.status(%s);" % r["status"])
+    if "statuses" in r:
+        # After flag/outcount: Testall's flag says whether anything completed.
+        n, arr = r["statuses"].split(",")
+        outcount = "*%s" % r["outcount"] if "outcount" in r else "-1"
+        indices = r.get("indices", "nullptr")
+        if fortran:  # Fortran statuses, 1-based indices; ierr was checked
+            out.append("c.fstatuses(%s, f_%s, %s, %s, 1);" % (n, arr, outcount, indices))
+        else:
+            out.append("if (rc == MPI_SUCCESS) c.statuses(%s, %s, %s, %s, 0);"
+                       % (n, arr, outcount, indices))
     if "req_out" in r:
         out.append("c.request_out(%s);" % r["req_out"])
     if "newcomm" in r:
@@ -214,6 +232,8 @@ def fortran_wrapper(fn):
         fargs.append("MPI_Fint* f_" + p.name)
         if p.name not in used:
             continue
+        if "statuses" in fn.roles and fn.roles["statuses"].endswith("," + p.name):
+            continue  # read by Call::fstatuses in its Fortran layout
         b = p.base
         if b == "MPI_Status":
             conv.append("MPI_Status s_%s; const MPI_Status* %s = R::status_f2c(f_%s, &s_%s);"
@@ -242,7 +262,7 @@ def fortran_wrapper(fn):
             return None
     fargs.append("MPI_Fint* ierr")
     call_args.append("ierr")
-    pre_stmts = record_code(fn, pre=True)
+    pre_stmts = record_code(fn, pre=True, fortran=True)
     post_stmts = record_code(fn, pre=False, fortran=True)
     lower = fn.name.lower()
     body = ["static void tf_f_%s(%s) {" % (fn.name, ", ".join(fargs)),

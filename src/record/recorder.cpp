@@ -58,7 +58,8 @@ const FieldId kPeer = scalar_field("peer"), kPeerRecv = scalar_field("rpeer"),
               kIndex = scalar_field("index"), kOutcount = scalar_field("outcount"),
               kTarget = scalar_field("target"), kSrc = scalar_field("src"),
               kMtag = scalar_field("mtag"), kNewcomm = scalar_field("newcomm"),
-              kLinks = list_field("links");
+              kLinks = list_field("links"), kSrcs = list_field("srcs"),
+              kMtags = list_field("mtags");
 
 namespace {
 
@@ -738,6 +739,11 @@ namespace {
 struct CallBuffers {
   std::vector<MPI_Request> pending;
   std::vector<std::pair<bool, bool>> pending_wild;
+  // Stand-ins for MPI_STATUSES_IGNORE / MPI_F_STATUSES_IGNORE; they only grow.
+  std::vector<MPI_Status> statuses;
+  std::vector<MPI_Fint> fstatuses;
+  std::vector<int64_t> srcs, mtags;
+  std::vector<std::size_t> entry_of;
 };
 CallBuffers& thread_buffers() {
   thread_local CallBuffers b;
@@ -940,6 +946,7 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
     }
     link = static_cast<int64_t>(r.request_events - info->event + 1);
     pending_wild_[static_cast<std::size_t>(i)] = {info->wild_source, info->wild_tag};
+    any_wild_ = any_wild_ || info->wild_source || info->wild_tag;
   }
   if (n == 1) {
     // A completion of one wildcard receive reports what it matched.
@@ -949,6 +956,100 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
   ev_.set_list(kLinks, std::move(links));
   // Remember the handles: completed ones are forgotten afterwards.
   pending_.assign(reqs, reqs + n);
+}
+
+MPI_Status* Call::statuses_in(int n, MPI_Status* statuses) {
+  if (!any_wild_ || statuses != MPI_STATUSES_IGNORE || n <= 0) return statuses;
+  auto& buf = thread_buffers().statuses;
+  if (buf.size() < static_cast<std::size_t>(n)) buf.resize(static_cast<std::size_t>(n));
+  return buf.data();
+}
+
+namespace {
+// Ints per Fortran status. MPI-4 names it; before that, every library we
+// know lays the Fortran status out as the C one's ints.
+constexpr std::size_t fortran_status_size() {
+#ifdef MPI_F_STATUS_SIZE
+  return MPI_F_STATUS_SIZE;
+#else
+  return sizeof(MPI_Status) / sizeof(MPI_Fint);
+#endif
+}
+}  // namespace
+
+MPI_Fint* Call::fstatuses_in(int n, MPI_Fint* statuses) {
+  if (!any_wild_ || statuses != MPI_F_STATUSES_IGNORE || n <= 0) return statuses;
+  auto& buf = thread_buffers().fstatuses;
+  const std::size_t need = static_cast<std::size_t>(n) * fortran_status_size();
+  if (buf.size() < need) buf.resize(need);
+  return buf.data();
+}
+
+template <class StatusAt>
+void Call::record_matches(int n, int outcount, const int* indices, int index_base,
+                          StatusAt&& status_at) {
+  // Testall that found some request unfinished completed none of them.
+  if (outcount < 0 && ev_.get(kFlag) == 0) return;
+  if (outcount == MPI_UNDEFINED) return;
+  const std::size_t count =
+      std::min(static_cast<std::size_t>(std::max(n, 0)), pending_wild_.size());
+  auto& buffers = thread_buffers();
+  auto& srcs = buffers.srcs;
+  auto& mtags = buffers.mtags;
+  // Entry j of the lists belongs to the j-th wildcard receive of the
+  // request array.
+  auto& entry_of = buffers.entry_of;
+  entry_of.assign(count, SIZE_MAX);
+  srcs.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!(pending_wild_[i].first || pending_wild_[i].second)) continue;
+    entry_of[i] = srcs.size();
+    srcs.push_back(kUndefined);
+  }
+  mtags.assign(srcs.size(), kUndefined);
+  auto fill = [&](std::size_t request, const MPI_Status& st) {
+    if (request >= count || entry_of[request] == SIZE_MAX) return;
+    // An empty status (inactive request) or a cancelled receive matched
+    // nothing.
+    if (st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG) return;
+    int cancelled = 0;
+    PMPI_Test_cancelled(&st, &cancelled);
+    if (cancelled) return;
+    srcs[entry_of[request]] = st.MPI_SOURCE;
+    mtags[entry_of[request]] = st.MPI_TAG;
+  };
+  if (outcount < 0) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (entry_of[i] != SIZE_MAX) fill(i, status_at(i));
+  } else {
+    for (int k = 0; k < outcount; ++k) {
+      const int index = indices[k] - index_base;
+      if (index >= 0) fill(static_cast<std::size_t>(index), status_at(static_cast<std::size_t>(k)));
+    }
+  }
+  if (std::all_of(srcs.begin(), srcs.end(), [](int64_t v) { return v == kUndefined; })) return;
+  ev_.set_list(kSrcs, srcs);
+  ev_.set_list(kMtags, mtags);
+}
+
+void Call::statuses(int n, const MPI_Status* statuses, int outcount, const int* indices,
+                    int index_base) {
+  if (!any_wild_ || statuses == MPI_STATUSES_IGNORE || statuses == nullptr) return;
+  record_matches(n, outcount, indices, index_base,
+                 [&](std::size_t k) -> const MPI_Status& { return statuses[k]; });
+}
+
+void Call::fstatuses(int n, const MPI_Fint* statuses, int outcount, const int* indices,
+                     int index_base) {
+  if (!any_wild_ || statuses == MPI_F_STATUSES_IGNORE || statuses == nullptr) return;
+  MPI_Status converted;
+  record_matches(n, outcount, indices, index_base, [&](std::size_t k) -> const MPI_Status& {
+    if (MPI_Status_f2c(statuses + k * fortran_status_size(), &converted) != MPI_SUCCESS) {
+      converted.MPI_SOURCE = MPI_ANY_SOURCE;  // read as empty: recorded as undef
+      converted.MPI_TAG = MPI_ANY_TAG;
+    }
+    return converted;
+  });
 }
 
 void Call::requests_done(int n, const MPI_Request* after) {

@@ -21,7 +21,7 @@ namespace tracefold::record {
 /// Field ids used by the wrappers (interned once at load time).
 extern const FieldId kPeer, kPeerRecv, kTag, kRtag, kCount, kDtype, kDsize, kRcount, kRdtype,
     kRdsize, kCounts, kRcounts, kRoot, kRedop, kColor, kKey, kNdims, kFlag, kIndex, kOutcount,
-    kTarget, kSrc, kMtag, kNewcomm, kLinks;
+    kTarget, kSrc, kMtag, kNewcomm, kLinks, kSrcs, kMtags;
 
 /// Op id of a known MPI function name (cached by the caller's static).
 OpId op(const char* name);
@@ -56,6 +56,22 @@ class Call {
   void requests_done(int n, const MPI_Request* requests);
   /// After MPI_Start(all): the start is now the event that activated them.
   void requests_started(int n, const MPI_Request* requests);
+  /// Before Waitall/Testall/Waitsome/Testsome, after requests_in: the
+  /// status array to hand to the library. That is `statuses` itself unless
+  /// it is MPI_STATUSES_IGNORE and a wildcard receive is among the requests;
+  /// then a per-thread buffer of `n` statuses, so what they matched can be
+  /// read afterwards.
+  MPI_Status* statuses_in(int n, MPI_Status* statuses);
+  /// The same for the Fortran forms (MPI_F_STATUSES_IGNORE, Fortran statuses).
+  MPI_Fint* fstatuses_in(int n, MPI_Fint* statuses);
+  /// After a successful multi-request completion: `srcs`/`mtags` of its
+  /// wildcard receives from the statuses. `outcount` < 0 means every request
+  /// completed unless the recorded flag is 0 (Waitall/Testall); otherwise
+  /// statuses[k] belongs to request indices[k] - `index_base`.
+  void statuses(int n, const MPI_Status* statuses, int outcount, const int* indices,
+                int index_base);
+  /// The same with an array of Fortran statuses.
+  void fstatuses(int n, const MPI_Fint* statuses, int outcount, const int* indices, int index_base);
   void newcomm(MPI_Comm parent, MPI_Comm created);
   /// Ends recording before the call: the call may block, and other threads
   /// must be able to record meanwhile.
@@ -65,6 +81,10 @@ class Call {
   // The recorder's lock, taken at most once per call for everything recorded
   // after it returns and held until the event is folded.
   void hold();
+  // Shared by statuses/fstatuses: `status_at(k)` gives the k-th status.
+  template <class StatusAt>
+  void record_matches(int n, int outcount, const int* indices, int index_base,
+                      StatusAt&& status_at);
   std::unique_lock<std::recursive_mutex> lock_;
   bool active_ = false;
   bool nested_ = false;
@@ -73,6 +93,9 @@ class Call {
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool wild_source_ = false;
   bool wild_tag_ = false;
+  // Some request passed to requests_in is a live wildcard receive: the only
+  // case where multi-request completions look at statuses.
+  bool any_wild_ = false;
   // Per-thread buffers reused call after call (no allocation per call); a
   // thread has at most one active Call (nested calls are not recorded).
   std::vector<MPI_Request>& pending_;

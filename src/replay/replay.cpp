@@ -22,6 +22,7 @@
 #include "replay_internal.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/wildcards.hpp"
 
 namespace tracefold {
 
@@ -247,20 +248,42 @@ class Engine {
 
   // Resolves wildcard matches ahead of time (deterministic mode): the
   // matched source of a nonblocking wildcard receive is recorded on the call
-  // that completed it, later in the sequence.
+  // that completed it, later in the sequence (src/mtag of Wait, Test,
+  // Waitany, Testany; srcs/mtags of Waitall, Testall, Waitsome, Testsome).
   void prescan_wildcards() {
     RankIterator it(trace_, rank_);
     Event ev;
     uint64_t numbers = 0;
+    // Request numbers of wildcard MPI_Irecvs: the positions the list forms'
+    // entries belong to. Persistent receives are numbered by their starts,
+    // which say nothing of wildcards; a completion mixing them in does not
+    // line up and is left unresolved.
+    std::vector<bool> wild_numbers(1, false);
+    std::vector<bool> wild;
     while (it.next(ev)) {
       const OpInfo& info = table_[ev.op];
-      if (OpTable::makes_request(ev.op)) ++numbers;
+      if (OpTable::makes_request(ev.op)) {
+        ++numbers;
+        wild_numbers.push_back(is_wildcard_receive(ev) && info.kind != Kind::kRecvInit);
+      }
       if (info.kind != Kind::kComplete) continue;
       const FieldValue* links = ev.find(f_.links);
-      if (!links || links->list.size() != 1 || links->list[0] < 0) continue;
-      const int64_t src = ev.get(f_.src), mtag = ev.get(f_.mtag);
-      if (src == kAbsent && mtag == kAbsent) continue;
-      matched_[numbers - static_cast<uint64_t>(links->list[0]) + 1] = {src, mtag};
+      if (!links) continue;
+      auto number_of = [&](int64_t d) -> uint64_t {
+        if (is_sentinel(d) || d <= 0 || static_cast<uint64_t>(d) > numbers) return 0;
+        return numbers - static_cast<uint64_t>(d) + 1;
+      };
+      wild.assign(links->list.size(), false);
+      for (std::size_t k = 0; k < links->list.size(); ++k)
+        wild[k] = wild_numbers[number_of(links->list[k])];
+      // Wait/Test of a single request: its src/mtag apply whatever the
+      // request was (a persistent wildcard receive is numbered by its start).
+      if (links->list.size() == 1 && number_of(links->list[0]) != 0) wild[0] = true;
+      const std::vector<WildcardMatch> matches = wildcard_matches(ev, wild);
+      for (std::size_t k = 0; k < matches.size(); ++k) {
+        if (matches[k].outcome != WildcardOutcome::kMatched) continue;
+        matched_[number_of(links->list[k])] = {matches[k].src, matches[k].tag};
+      }
     }
   }
 

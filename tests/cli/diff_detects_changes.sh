@@ -77,6 +77,39 @@ run_expect 0 "$TRACEFOLD" diff "$WORK/t.trace" "$WORK/renum"
 run_expect 1 "$TRACEFOLD" diff --ignore-callsites "$WORK/t.trace" "$WORK/tag"
 expect_in "$OUT" "tag" "ignore-callsites with changed tag"
 
+# What wildcard receives matched: scalar src/mtag (MPI_Wait) and the lists
+# srcs/mtags (MPI_Waitall) differ, and --ignore-matched skips all four.
+mkdir "$WORK/m1"
+cat >"$WORK/m1/rank-0.txt" <<'EOF'
+rank 0 size 3
+site 0 app+0x10
+site 1 app+0x20
+site 2 app+0x30
+MPI_Irecv site=0 peer=any tag=any count=1 dtype=7 dsize=4
+MPI_Irecv site=0 peer=any tag=any count=1 dtype=7 dsize=4
+MPI_Waitall site=1 srcs=[1,2] mtags=[3,4] links=[2,1]
+MPI_Irecv site=0 peer=any tag=any count=1 dtype=7 dsize=4
+MPI_Wait site=2 src=1 mtag=5 links=[1]
+EOF
+for r in 1 2; do
+  printf 'rank %s size 3\nsite 0 app+0x40\nMPI_Send site=0 peer=0 tag=3 count=1 dtype=7 dsize=4\n' "$r" >"$WORK/m1/rank-$r.txt"
+done
+for change in 's/srcs=\[1,2\]/srcs=[2,1]/' 's/mtags=\[3,4\]/mtags=[4,3]/' 's/ src=1 / src=2 /' 's/ mtag=5 / mtag=6 /'; do
+  rm -rf "$WORK/m2"
+  cp -r "$WORK/m1" "$WORK/m2"
+  sed -i "$change" "$WORK/m2/rank-0.txt"
+  cmp -s "$WORK/m1/rank-0.txt" "$WORK/m2/rank-0.txt" && fail "test setup: $change changed nothing"
+  run_expect 1 "$TRACEFOLD" diff "$WORK/m1" "$WORK/m2"
+  expect_in "$OUT" "rank 0" "matched field ($change)"
+  run_expect 0 "$TRACEFOLD" diff --ignore-matched "$WORK/m1" "$WORK/m2"
+done
+# --ignore-matched still compares the links next to them.
+rm -rf "$WORK/m2"
+cp -r "$WORK/m1" "$WORK/m2"
+sed -i 's/links=\[2,1\]/links=[1,2]/' "$WORK/m2/rank-0.txt"
+run_expect 1 "$TRACEFOLD" diff --ignore-matched "$WORK/m1" "$WORK/m2"
+expect_in "$OUT" "links" "ignore-matched with changed links"
+
 # A different number of ranks.
 mkdir "$WORK/two"
 for r in 0 1; do sed "s/^rank $r size 4$/rank $r size 2/; s/ peer=[0-9]* / peer=$((1 - r)) /" "$WORK/logs/rank-$r.txt" >"$WORK/two/rank-$r.txt"; done

@@ -48,6 +48,14 @@ TEST(FieldTable, KnownFields) {
   EXPECT_EQ(FieldTable::role(FieldTable::src()), FieldRole::kPeer);
   EXPECT_EQ(FieldTable::role(FieldTable::comm()), FieldRole::kPlain);
   EXPECT_EQ(FieldTable::role(FieldTable::links()), FieldRole::kPlain);
+  // The matched sources/tags of multi-request completions: lists, and only
+  // the sources are ranks.
+  ASSERT_TRUE(FieldTable::find("srcs").has_value());
+  ASSERT_TRUE(FieldTable::find("mtags").has_value());
+  EXPECT_EQ(FieldTable::kind(*FieldTable::find("srcs")), FieldKind::kList);
+  EXPECT_EQ(FieldTable::kind(*FieldTable::find("mtags")), FieldKind::kList);
+  EXPECT_EQ(FieldTable::role(*FieldTable::find("srcs")), FieldRole::kPeer);
+  EXPECT_EQ(FieldTable::role(*FieldTable::find("mtags")), FieldRole::kPlain);
 }
 
 TEST(FieldTable, InternRegistersNewNamesOnce) {
@@ -331,6 +339,49 @@ TEST(RelativeEncoding, WorldOffsets) {
     Event n = make_event("MPI_Isend", 0, {{"peer", (r + 1) % 8}});
     encode_relative(n, r, comms);
     EXPECT_EQ(n.get(FieldTable::peer()), 1) << r;
+  }
+}
+
+// List peer fields (`srcs`) are encoded element by element; undef entries
+// (requests that did not complete) stay as they are.
+TEST(RelativeEncoding, ListPeerFieldsEncodePerElement) {
+  CommTable comms;
+  comms.define_world(4);
+  const FieldId srcs = FieldTable::intern("srcs", FieldKind::kList);
+  const FieldId mtags = FieldTable::intern("mtags", FieldKind::kList);
+  Event e = make_event("MPI_Waitall", 0, {{"comm", 0}});
+  e.set_list(srcs, {3, kUndefined, 0, 2});
+  e.set_list(mtags, {3, kUndefined, 0, 2});
+  EXPECT_TRUE(has_relative_fields(e));
+  encode_relative(e, 2, comms);
+  EXPECT_EQ(e.find(srcs)->list, (std::vector<int64_t>{1, kUndefined, 2, 0}));
+  EXPECT_EQ(e.find(mtags)->list, (std::vector<int64_t>{3, kUndefined, 0, 2}))
+      << "matched tags are not ranks";
+  decode_relative(e, 2, comms);
+  EXPECT_EQ(e.find(srcs)->list, (std::vector<int64_t>{3, kUndefined, 0, 2}));
+  // A stencil-like pattern (each rank hears from both neighbours) encodes
+  // identically on every rank, so it folds across ranks.
+  for (int32_t r = 0; r < 4; ++r) {
+    Event n;
+    n.op = *OpTable::find("MPI_Waitall");
+    n.set_list(srcs, {(r + 3) % 4, (r + 1) % 4});
+    encode_relative(n, r, comms);
+    EXPECT_EQ(n.find(srcs)->list, (std::vector<int64_t>{3, 1})) << r;
+  }
+  // Only undef entries: nothing to encode, no communicator needed.
+  Event u = make_event("MPI_Waitall", 0, {{"comm", 9}});
+  u.set_list(srcs, {kUndefined});
+  EXPECT_FALSE(has_relative_fields(u));
+  EXPECT_NO_THROW(encode_relative(u, 0, comms));
+  // Out-of-range entries are rejected, naming the field.
+  Event bad;
+  bad.op = *OpTable::find("MPI_Waitall");
+  bad.set_list(srcs, {1, 4});
+  try {
+    encode_relative(bad, 0, comms);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("srcs"), std::string::npos) << ex.what();
   }
 }
 

@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "test_util.hpp"
 #include "tracefold/export.hpp"
@@ -105,6 +107,53 @@ TEST(MatchMessages, WildcardIrecvResolvedByItsWaitStatus) {
   ASSERT_EQ(m.messages.size(), 1u);
   EXPECT_EQ(m.messages[0].sender, 2);
   EXPECT_EQ(m.messages[0].recv_complete_event, 1u);
+}
+
+// Wildcard Irecvs completed by multi-request calls: each takes its entry of
+// srcs/mtags (one per wildcard receive among the requests, in array order).
+TEST(MatchMessages, WildcardIrecvsResolvedByWaitallAndWaitsomeLists) {
+  const FieldId srcs = FieldTable::intern("srcs", FieldKind::kList);
+  const FieldId mtags = FieldTable::intern("mtags", FieldKind::kList);
+  std::vector<std::vector<Event>> ranks(4);
+  ranks[1] = {make_event("MPI_Send", 0, {{"peer", 0}, {"tag", 5}}),
+              make_event("MPI_Send", 0, {{"peer", 0}, {"tag", 8}})};
+  ranks[2] = {make_event("MPI_Send", 0, {{"peer", 0}, {"tag", 6}}),
+              make_event("MPI_Send", 0, {{"peer", 0}, {"tag", 9}})};
+  ranks[3] = {make_event("MPI_Send", 0, {{"peer", 0}, {"tag", 7}})};
+  // Waitall of [Irecv(any, any), Irecv(3, 7), Irecv(2, any)]: rank 1 with
+  // tag 5 and rank 2 with tag 6, in that array order.
+  Event waitall = with_links(make_event("MPI_Waitall", 3), {3, 2, 1});
+  waitall.set_list(srcs, {1, 2});
+  waitall.set_list(mtags, {5, 6});
+  // Then two wildcard Irecvs completed by Waitsome one at a time: the first
+  // call completes only the second request (undef entry for the first).
+  Event some1 = with_links(make_event("MPI_Waitsome", 5, {{"outcount", 1}}), {2, 1});
+  some1.set_list(srcs, {kUndefined, 2});
+  some1.set_list(mtags, {kUndefined, 9});
+  // The second Irecv's handle is null by now: one live wildcard receive.
+  Event some2 = with_links(make_event("MPI_Waitsome", 5, {{"outcount", 1}}), {2, kNull});
+  some2.set_list(srcs, {1});
+  some2.set_list(mtags, {8});
+  ranks[0] = {make_event("MPI_Irecv", 1, {{"peer", kAny}, {"tag", kAny}}),
+              make_event("MPI_Irecv", 1, {{"peer", 3}, {"tag", 7}}),
+              make_event("MPI_Irecv", 2, {{"peer", 2}, {"tag", kAny}}), waitall,
+              make_event("MPI_Irecv", 4, {{"peer", kAny}, {"tag", kAny}}),
+              make_event("MPI_Irecv", 4, {{"peer", kAny}, {"tag", kAny}}),
+              // A Testsome that found nothing: no srcs (all entries undef).
+              with_links(make_event("MPI_Testsome", 6, {{"outcount", 0}}), {2, 1}), some1, some2};
+  const MatchResult m = match_messages(world(4), ranks);
+  EXPECT_EQ(m.unmatched_recvs, 0u);
+  EXPECT_EQ(m.unmatched_sends, 0u);
+  ASSERT_EQ(m.messages.size(), 5u);
+  std::map<std::size_t, std::tuple<int32_t, int64_t, std::size_t>> by_recv;
+  for (const Message& msg : m.messages)
+    if (msg.receiver == 0) by_recv[msg.recv_event] = {msg.sender, msg.tag, msg.recv_complete_event};
+  EXPECT_EQ(by_recv[0], std::make_tuple(1, int64_t{5}, std::size_t{3}));
+  EXPECT_EQ(by_recv[1], std::make_tuple(3, int64_t{7}, std::size_t{3}));
+  EXPECT_EQ(by_recv[2], std::make_tuple(2, int64_t{6}, std::size_t{3}));
+  EXPECT_EQ(by_recv[4], std::make_tuple(1, int64_t{8}, std::size_t{8}))
+      << "completed by the second Waitsome, not the calls that named it before";
+  EXPECT_EQ(by_recv[5], std::make_tuple(2, int64_t{9}, std::size_t{7}));
 }
 
 TEST(MatchMessages, UnmatchedAndCommunicatorsKeptApart) {
