@@ -680,11 +680,16 @@ Recorder& recorder() {
   return *r;
 }
 
-thread_local bool tl_in_call = false;
+// The library is preloaded or linked in, so its thread-locals can live in
+// the static TLS block: reaching them then needs no __tls_get_addr call,
+// which otherwise costs several of them per wrapped MPI call.
+#define TRACEFOLD_STATIC_TLS [[gnu::tls_model("initial-exec")]]
+
+TRACEFOLD_STATIC_TLS thread_local bool tl_in_call = false;
 
 struct sigaction old_actions[65];
 
-thread_local bool tl_holding = false;
+TRACEFOLD_STATIC_TLS thread_local bool tl_holding = false;
 
 void Recorder::on_signal(int sig) {
   if (tl_holding) {
@@ -731,7 +736,7 @@ OpId op(const char* name) {
 }
 
 Event& thread_event() {
-  thread_local Event ev;
+  TRACEFOLD_STATIC_TLS thread_local Event ev;
   return ev;
 }
 
@@ -746,7 +751,7 @@ struct CallBuffers {
   std::vector<std::size_t> entry_of;
 };
 CallBuffers& thread_buffers() {
-  thread_local CallBuffers b;
+  TRACEFOLD_STATIC_TLS thread_local CallBuffers b;
   return b;
 }
 }  // namespace
