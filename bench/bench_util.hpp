@@ -17,16 +17,21 @@ struct Fields {
   FieldId peer, tag, count, dsize, comm, req, links;
   static const Fields& get() {
     static const Fields f{
-        FieldTable::intern("peer", FieldKind::kScalar),  FieldTable::intern("tag", FieldKind::kScalar),
-        FieldTable::intern("count", FieldKind::kScalar), FieldTable::intern("dsize", FieldKind::kScalar),
-        FieldTable::intern("comm", FieldKind::kScalar),  FieldTable::intern("req", FieldKind::kScalar),
+        FieldTable::intern("peer", FieldKind::kScalar),
+        FieldTable::intern("tag", FieldKind::kScalar),
+        FieldTable::intern("count", FieldKind::kScalar),
+        FieldTable::intern("dsize", FieldKind::kScalar),
+        FieldTable::intern("comm", FieldKind::kScalar),
+        FieldTable::intern("req", FieldKind::kScalar),
         FieldTable::intern("links", FieldKind::kList),
     };
     return f;
   }
 };
 
-inline OpId op(const char* name) { return *OpTable::find(name); }
+inline OpId op(const char* name) {
+  return *OpTable::find(name);
+}
 
 /// Deterministic xorshift generator for timing jitter.
 struct Rng {
@@ -152,18 +157,20 @@ inline std::vector<Event> pop_like(int steps, int32_t world = 1024, int32_t px =
   std::vector<Event> ev;
   auto halo = [&](SiteId base, int64_t count) {
     for (int d = 0; d < 4; ++d)
-      ev.push_back(p2p(irecv, base + static_cast<SiteId>(d), nbr[d], 100 + (d ^ 1), count, rng, 500, 300));
+      ev.push_back(
+          p2p(irecv, base + static_cast<SiteId>(d), nbr[d], 100 + (d ^ 1), count, rng, 500, 300));
     for (int d = 0; d < 4; ++d)
-      ev.push_back(p2p(isend, base + 4 + static_cast<SiteId>(d), nbr[d], 100 + d, count, rng, 800, 400));
+      ev.push_back(
+          p2p(isend, base + 4 + static_cast<SiteId>(d), nbr[d], 100 + d, count, rng, 800, 400));
     ev.push_back(waitall(base + 8, 8, rng));
   };
   for (int s = 0; s < steps; ++s) {
-    halo(0, 60 * 40);   // sites 0..8
-    halo(9, 60);        // sites 9..17
+    halo(0, 60 * 40);  // sites 0..8
+    halo(9, 60);       // sites 9..17
     if (s % 4 == 0) ev.push_back(collective(allreduce, 18, 3, rng, 30'000, 9'000));
     const int cg_iters = 28 + static_cast<int>((static_cast<uint64_t>(s) * 2654435761u) % 20);
     for (int k = 0; k < cg_iters; ++k) {
-      halo(19, 60);     // sites 19..27
+      halo(19, 60);  // sites 19..27
       ev.push_back(collective(allreduce, 28, 1, rng, 15'000, 6'000));
       if (k % 10 == 9) ev.push_back(collective(allreduce, 29, 2, rng, 1'000, 6'000));
     }

@@ -37,8 +37,15 @@ namespace {
 
 constexpr int32_t kPx = 32, kPy = 32, kRanks = kPx * kPy, kSteps = 100;
 
-enum : SiteId { kSiteInit = 0, kSiteIrecv = 1, kSiteIsend = 5, kSiteWait = 9, kSiteAllreduce = 10,
-                kSiteFinalize = 11, kStencilSites = 12 };
+enum : SiteId {
+  kSiteInit = 0,
+  kSiteIrecv = 1,
+  kSiteIsend = 5,
+  kSiteWait = 9,
+  kSiteAllreduce = 10,
+  kSiteFinalize = 11,
+  kStencilSites = 12
+};
 
 // Absolute-peer events of one rank (as a recorder / raw log would have them).
 std::vector<Event> stencil_rank(int32_t r) {
@@ -59,8 +66,7 @@ std::vector<Event> stencil_rank(int32_t r) {
   ev.push_back(init);
   for (int s = 0; s < kSteps; ++s) {
     for (int d = 0; d < 4; ++d)
-      if (nbr[d] >= 0)
-        ev.push_back(p2p(irecv, kSiteIrecv + d, nbr[d], d ^ 1, 64, rng, 2'000, 400));
+      if (nbr[d] >= 0) ev.push_back(p2p(irecv, kSiteIrecv + d, nbr[d], d ^ 1, 64, rng, 2'000, 400));
     for (int d = 0; d < 4; ++d)
       if (nbr[d] >= 0) ev.push_back(p2p(isend, kSiteIsend + d, nbr[d], d, 64, rng, 300, 600));
     ev.push_back(waitall(kSiteWait, 2 * nn, rng));
@@ -122,7 +128,8 @@ void BM_Merge1024(benchmark::State& state) {
       bool ok = want.size() == got.size();
       for (std::size_t i = 0; ok && i < got.size(); ++i) ok = got[i].same_call(want[i]);
       if (!ok) {
-        state.SkipWithError(("merged trace does not expand to rank " + std::to_string(r) + "'s events").c_str());
+        state.SkipWithError(
+            ("merged trace does not expand to rank " + std::to_string(r) + "'s events").c_str());
         return;
       }
     }

@@ -41,8 +41,10 @@ int main(int argc, char** argv) {
   MPI_Reduce(&mine, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   const double calls = (double)size * (3.0 * iters + 1.0);
   if (rank == 0)
-    printf("ring_loop: %d ranks, %d iterations, %.0f MPI calls, wall %.6f s, %.0f calls/s (checksum %ld)\n",
-           size, iters, calls, wall, calls / wall, total);
+    printf(
+        "ring_loop: %d ranks, %d iterations, %.0f MPI calls, wall %.6f s, %.0f calls/s (checksum "
+        "%ld)\n",
+        size, iters, calls, wall, calls / wall, total);
   MPI_Finalize();
   return 0;
 }

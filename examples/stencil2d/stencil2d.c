@@ -59,11 +59,17 @@ int main(int argc, char** argv) {
         v[c] = 0.25 * (u[c - 1] + u[c + 1] + u[c - (n + 2)] + u[c + (n + 2)]);
         local += (v[c] - u[c]) * (v[c] - u[c]);
       }
-    double* t = u; u = v; v = t;
+    double* t = u;
+    u = v;
+    v = t;
     if (s % 10 == 9) MPI_Allreduce(&local, &residual, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   }
-  if (rank == 0) printf("stencil2d: %d ranks (%dx%d), %d steps, residual %.6e\n", size, py, px, steps, residual);
-  free(u); free(v); free(sendbuf); free(recvbuf);
+  if (rank == 0)
+    printf("stencil2d: %d ranks (%dx%d), %d steps, residual %.6e\n", size, py, px, steps, residual);
+  free(u);
+  free(v);
+  free(sendbuf);
+  free(recvbuf);
   MPI_Finalize();
   return 0;
 }

@@ -16,8 +16,8 @@ namespace tracefold {
 /// Where two event sources first disagree.
 struct Difference {
   int32_t rank = -1;
-  uint64_t position = 0;   ///< 0-based event index in that rank's sequence
-  std::string field;       ///< "op", "site", "length", "world size" or a field name
+  uint64_t position = 0;  ///< 0-based event index in that rank's sequence
+  std::string field;      ///< "op", "site", "length", "world size" or a field name
   std::string left;
   std::string right;
   std::string describe() const;
@@ -47,17 +47,18 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
                                       const DiffOptions& options = {});
 
 /// Compares two traces rank by rank.
-std::optional<Difference> diff_traces(const Trace& a, const Trace& b, const DiffOptions& options = {});
+std::optional<Difference> diff_traces(const Trace& a, const Trace& b,
+                                      const DiffOptions& options = {});
 
 /// One row of the profile: one operation at one call site.
 struct StatsRow {
   EventKey key;
   std::string op;
-  std::string site;      ///< frames text
+  std::string site;  ///< frames text
   uint64_t calls = 0;
-  uint64_t bytes = 0;    ///< count * dsize (+ rcount * rdsize; v-variants: sum of counts)
-  Histogram time;        ///< time inside the call, all ranks and paths merged
-  Histogram compute;     ///< time before the call
+  uint64_t bytes = 0;  ///< count * dsize (+ rcount * rdsize; v-variants: sum of counts)
+  Histogram time;      ///< time inside the call, all ranks and paths merged
+  Histogram compute;   ///< time before the call
   Ranklist ranks;
 };
 

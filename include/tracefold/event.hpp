@@ -92,8 +92,8 @@ class FieldTable {
 /// One field value on one event.
 struct FieldValue {
   FieldId field = 0;
-  int64_t scalar = kAbsent;      ///< for kScalar fields
-  std::vector<int64_t> list;     ///< for kList fields
+  int64_t scalar = kAbsent;   ///< for kScalar fields
+  std::vector<int64_t> list;  ///< for kList fields
   bool operator==(const FieldValue&) const = default;
 };
 

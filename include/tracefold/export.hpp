@@ -15,8 +15,8 @@ namespace tracefold {
 
 /// What an export wrote (for the command's summary line).
 struct ExportSummary {
-  uint64_t slices = 0;     ///< call slices (Perfetto) or call regions (OTF2)
-  uint64_t messages = 0;   ///< matched messages (flows)
+  uint64_t slices = 0;    ///< call slices (Perfetto) or call regions (OTF2)
+  uint64_t messages = 0;  ///< matched messages (flows)
   uint64_t unmatched_sends = 0;
   uint64_t unmatched_recvs = 0;
 };
@@ -29,8 +29,8 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
 
 /// Writes an OTF2 archive `dir/traces.otf2` (+ `traces.def`, `traces/`).
 /// Throws std::runtime_error on failure or if built without OTF2.
-ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, const std::string& label,
-                         const TraceTimeline& timeline);
+ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
+                         const std::string& label, const TraceTimeline& timeline);
 /// Was this build linked with libotf2?
 bool have_otf2();
 
@@ -41,7 +41,8 @@ void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string&
 /// The heatmap as a PNG image (cells only, no text), `cell` pixels per pair.
 void write_matrix_png(const std::filesystem::path& path, const CommMatrix& m, int cell = 0);
 /// Stacked bars per rank: computation vs time in MPI calls.
-void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timeline, const std::string& title);
+void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timeline,
+                     const std::string& title);
 
 /// One self-contained HTML page: summary, per-call-site table, matrix
 /// heatmap, per-rank chart.

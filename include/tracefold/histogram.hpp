@@ -36,7 +36,9 @@ class Histogram {
   bool empty() const { return count_ == 0; }
   uint64_t count() const { return count_; }
   int64_t sum() const { return sum_; }
-  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0; }
+  double mean() const {
+    return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0;
+  }
   int64_t min() const { return min_; }
   int64_t max() const { return max_; }
   int32_t min_rank() const { return min_rank_; }

@@ -29,8 +29,8 @@ class RawLogError : public std::runtime_error {
 struct RawLog {
   int32_t rank = -1;
   int32_t size = -1;
-  SiteTable sites;   ///< sites in order of declaration; events use these ids
-  CommTable comms;   ///< includes the world communicator
+  SiteTable sites;  ///< sites in order of declaration; events use these ids
+  CommTable comms;  ///< includes the world communicator
   std::vector<Event> events;
 };
 

@@ -68,20 +68,21 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
 
 /// `dir` if given, else TRACE_PATH.timeline/ when it exists (what `record
 /// --timeline` writes), else the synthesized timeline.
-TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path, const std::string& dir);
+TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path,
+                           const std::string& dir);
 
 // ------------------------------------------------------------ classification
 
 enum class OpClass : uint8_t {
   kOther,
-  kSend,          ///< blocking send (Send, Bsend, Ssend, Rsend)
-  kIsend,         ///< nonblocking send (Isend, Ibsend, Issend, Irsend)
-  kRecv,          ///< blocking receive (Recv)
-  kIrecv,         ///< nonblocking receive (Irecv)
-  kSendrecv,      ///< Sendrecv, Sendrecv_replace: a send and a receive
-  kCollective,    ///< blocking collective (Barrier .. Exscan)
-  kICollective,   ///< nonblocking or neighbourhood collective
-  kCompletion,    ///< Wait*/Test*
+  kSend,         ///< blocking send (Send, Bsend, Ssend, Rsend)
+  kIsend,        ///< nonblocking send (Isend, Ibsend, Issend, Irsend)
+  kRecv,         ///< blocking receive (Recv)
+  kIrecv,        ///< nonblocking receive (Irecv)
+  kSendrecv,     ///< Sendrecv, Sendrecv_replace: a send and a receive
+  kCollective,   ///< blocking collective (Barrier .. Exscan)
+  kICollective,  ///< nonblocking or neighbourhood collective
+  kCompletion,   ///< Wait*/Test*
 };
 OpClass classify(OpId op);
 
@@ -95,7 +96,7 @@ OpClass classify(OpId op);
 /// them completed is not recorded).
 struct RequestCompletions {
   static constexpr std::size_t npos = std::size_t(-1);
-  std::vector<std::size_t> done;   ///< per event: completing event, or npos
+  std::vector<std::size_t> done;  ///< per event: completing event, or npos
   /// Matched source/tag of wildcard receives, from their completion's
   /// status (`src`/`mtag`, or `srcs`/`mtags` of multi-request completions;
   /// see wildcards.hpp); kAbsent when not recorded.
@@ -106,13 +107,13 @@ RequestCompletions find_completions(const std::vector<Event>& events);
 /// One point-to-point message matched from a send to a receive. Event
 /// indexes refer to the per-rank event vectors given to match_messages.
 struct Message {
-  int32_t sender = 0;            ///< world ranks
+  int32_t sender = 0;  ///< world ranks
   int32_t receiver = 0;
-  int64_t comm = 0;              ///< trace-wide communicator id
+  int64_t comm = 0;  ///< trace-wide communicator id
   int64_t tag = 0;
-  uint64_t bytes = 0;            ///< as sent (count * dsize)
-  std::size_t send_event = 0;    ///< index in the sender's events
-  std::size_t recv_event = 0;    ///< index in the receiver's events (Recv, Irecv, Sendrecv)
+  uint64_t bytes = 0;          ///< as sent (count * dsize)
+  std::size_t send_event = 0;  ///< index in the sender's events
+  std::size_t recv_event = 0;  ///< index in the receiver's events (Recv, Irecv, Sendrecv)
   /// Where the receive completes: recv_event for blocking receives; for an
   /// Irecv the Wait/Test call that completed its request (via `links`), or
   /// recv_event when no completion was found.
@@ -122,9 +123,9 @@ struct Message {
 };
 
 struct MatchResult {
-  std::vector<Message> messages;   ///< in order of the receivers' receives
-  uint64_t unmatched_sends = 0;    ///< sends no receive consumed
-  uint64_t unmatched_recvs = 0;    ///< receives with no send (or an unknown wildcard source)
+  std::vector<Message> messages;  ///< in order of the receivers' receives
+  uint64_t unmatched_sends = 0;   ///< sends no receive consumed
+  uint64_t unmatched_recvs = 0;   ///< receives with no send (or an unknown wildcard source)
 };
 
 /// Matches sends to receives per (communicator, sender, receiver, tag) in

@@ -89,11 +89,11 @@ void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from);
 
 struct Node {
   EventKey key;
-  Ranklist ranks;                 ///< ranks that have this node at all
-  std::vector<LoopLevel> loops;   ///< loops this node heads, outermost first
-  Elastic count;                  ///< executions each time the node is reached (0/1)
+  Ranklist ranks;                ///< ranks that have this node at all
+  std::vector<LoopLevel> loops;  ///< loops this node heads, outermost first
+  Elastic count;                 ///< executions each time the node is reached (0/1)
   std::vector<std::pair<FieldId, Elastic>> fields;  ///< sorted by FieldId
-  std::vector<Timing> timings;    ///< sorted by pred
+  std::vector<Timing> timings;                      ///< sorted by pred
 
   Elastic* field(FieldId f);
   const Elastic* field(FieldId f) const;

@@ -23,12 +23,15 @@ namespace tracefold {
 
 /// Sentinels that fit in any field. They print as names, not numbers.
 inline constexpr int64_t kAbsent = std::numeric_limits<int64_t>::min();  ///< field not present
-inline constexpr int64_t kAny = std::numeric_limits<int64_t>::min() + 1;  ///< MPI_ANY_SOURCE / MPI_ANY_TAG
-inline constexpr int64_t kNull = std::numeric_limits<int64_t>::min() + 2;  ///< MPI_PROC_NULL
+inline constexpr int64_t kAny =
+    std::numeric_limits<int64_t>::min() + 1;  ///< MPI_ANY_SOURCE / MPI_ANY_TAG
+inline constexpr int64_t kNull = std::numeric_limits<int64_t>::min() + 2;       ///< MPI_PROC_NULL
 inline constexpr int64_t kUndefined = std::numeric_limits<int64_t>::min() + 3;  ///< MPI_UNDEFINED
 
 /// True for the sentinel values above (they are never relative-encoded).
-inline bool is_sentinel(int64_t v) { return v <= kUndefined; }
+inline bool is_sentinel(int64_t v) {
+  return v <= kUndefined;
+}
 
 /// Formats one value: sentinels by name, numbers in decimal.
 std::string format_value(int64_t v);

@@ -80,18 +80,19 @@ void run_export(const ExportArgs& a) {
     std::ofstream f = open_out(a.perfetto);
     const ExportSummary s = write_perfetto(f, t, a.trace, tl);
     close_out(f, a.perfetto);
-    std::cerr << "tracefold: wrote " << a.perfetto << ": " << t.world_size << " ranks, " << summary(s)
-              << "; " << tl.describe() << "\n";
+    std::cerr << "tracefold: wrote " << a.perfetto << ": " << t.world_size << " ranks, "
+              << summary(s) << "; " << tl.describe() << "\n";
   }
   if (!a.otf2.empty()) {
     const ExportSummary s = write_otf2(a.otf2, t, a.trace, tl);
-    std::cerr << "tracefold: wrote " << (fs::path(a.otf2) / "traces.otf2").string() << ": " << t.world_size
-              << " ranks, " << summary(s) << "; " << tl.describe() << "\n";
+    std::cerr << "tracefold: wrote " << (fs::path(a.otf2) / "traces.otf2").string() << ": "
+              << t.world_size << " ranks, " << summary(s) << "; " << tl.describe() << "\n";
   }
 }
 
 void run_stats_files(const std::string& path, const StatsFiles& o) {
-  if (o.matrix_csv.empty() && o.matrix_svg.empty() && o.matrix_png.empty() && o.ranks_svg.empty()) return;
+  if (o.matrix_csv.empty() && o.matrix_svg.empty() && o.matrix_png.empty() && o.ranks_svg.empty())
+    return;
   const Trace t = load_trace(path);
   if (!o.matrix_csv.empty() || !o.matrix_svg.empty() || !o.matrix_png.empty()) {
     const CommMatrix m = comm_matrix(t);
@@ -102,7 +103,9 @@ void run_stats_files(const std::string& path, const StatsFiles& o) {
     }
     if (!o.matrix_svg.empty()) {
       std::ofstream f = open_out(o.matrix_svg);
-      write_matrix_svg(f, m, "Point-to-point bytes, sender \u2192 receiver: " + fs::path(path).filename().string());
+      write_matrix_svg(
+          f, m,
+          "Point-to-point bytes, sender \u2192 receiver: " + fs::path(path).filename().string());
       close_out(f, o.matrix_svg);
     }
     if (!o.matrix_png.empty()) write_matrix_png(o.matrix_png, m);
@@ -119,12 +122,15 @@ void run_stats_files(const std::string& path, const StatsFiles& o) {
 
 void add_export_commands(CLI::App& app) {
   auto ex = std::make_shared<ExportArgs>();
-  auto* exp = app.add_subcommand("export", "Write a trace as Perfetto/Chrome JSON or an OTF2 archive");
+  auto* exp =
+      app.add_subcommand("export", "Write a trace as Perfetto/Chrome JSON or an OTF2 archive");
   exp->add_option("trace", ex->trace, "Trace file")->required()->check(CLI::ExistingFile);
-  exp->add_option("--perfetto", ex->perfetto, "Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing)");
+  exp->add_option("--perfetto", ex->perfetto,
+                  "Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing)");
   exp->add_option("--otf2", ex->otf2, "Directory for an OTF2 archive (DIR/traces.otf2)");
   exp->add_option("--timeline", ex->timeline,
-                  "Recorded timeline directory (default: TRACE.timeline/ if it exists, from record --timeline)");
+                  "Recorded timeline directory (default: TRACE.timeline/ if it exists, from record "
+                  "--timeline)");
   exp->footer(
       "Without a recorded timeline the times are synthesized from the trace's mean times.\n"
       "Example: tracefold export run.tf --perfetto run.json --otf2 run-otf2");
@@ -157,9 +163,11 @@ void add_export_commands(CLI::App& app) {
                     "Write the rank-to-rank point-to-point matrix as CSV");
   stats->add_option("--matrix-svg", files->matrix_svg, "Write the matrix as an SVG heatmap");
   stats->add_option("--matrix-png", files->matrix_png, "Write the matrix heatmap as a PNG image");
-  stats->add_option("--ranks-svg", files->ranks_svg, "Write a per-rank computation/MPI time bar chart (SVG)");
-  stats->add_option("--timeline", files->timeline,
-                    "Recorded timeline directory for --ranks-svg (default: TRACE.timeline/ if it exists)");
+  stats->add_option("--ranks-svg", files->ranks_svg,
+                    "Write a per-rank computation/MPI time bar chart (SVG)");
+  stats->add_option(
+      "--timeline", files->timeline,
+      "Recorded timeline directory for --ranks-svg (default: TRACE.timeline/ if it exists)");
   stats->callback([stats, files] {
     guarded([&] { run_stats_files(stats->get_option("trace")->as<std::string>(), *files); });
   });

@@ -131,10 +131,14 @@ int cmd_diff(const std::string& a_path, const std::string& b_path, const DiffOpt
     RawLog la, lb;
     std::unique_ptr<RankIterator> ia, ib;
     std::size_t pa = 0, pb = 0;
-    if (a.is_raw) la = read_raw_log(a.dir / ("rank-" + std::to_string(r) + ".txt"));
-    else ia = std::make_unique<RankIterator>(a.trace, r);
-    if (b.is_raw) lb = read_raw_log(b.dir / ("rank-" + std::to_string(r) + ".txt"));
-    else ib = std::make_unique<RankIterator>(b.trace, r);
+    if (a.is_raw)
+      la = read_raw_log(a.dir / ("rank-" + std::to_string(r) + ".txt"));
+    else
+      ia = std::make_unique<RankIterator>(a.trace, r);
+    if (b.is_raw)
+      lb = read_raw_log(b.dir / ("rank-" + std::to_string(r) + ".txt"));
+    else
+      ib = std::make_unique<RankIterator>(b.trace, r);
     EventSource sa = [&](Event& e) {
       if (ia) return ia->next(e);
       if (pa >= la.events.size()) return false;
@@ -175,13 +179,14 @@ int cmd_stats(const std::string& path, bool json) {
     j["lossy"] = !t.lossy.empty();
     j["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
-      nlohmann::json row{{"op", r.op},
-                         {"site", r.site},
-                         {"calls", r.calls},
-                         {"bytes", r.bytes},
-                         {"ranks", r.ranks.to_string()},
-                         {"time_total_ns", r.time.sum()},
-                         {"time_share", total_time ? double(r.time.sum()) / double(total_time) : 0.0}};
+      nlohmann::json row{
+          {"op", r.op},
+          {"site", r.site},
+          {"calls", r.calls},
+          {"bytes", r.bytes},
+          {"ranks", r.ranks.to_string()},
+          {"time_total_ns", r.time.sum()},
+          {"time_share", total_time ? double(r.time.sum()) / double(total_time) : 0.0}};
       if (!r.time.empty()) {
         row["time_mean_ns"] = r.time.mean();
         row["time_min_ns"] = r.time.min();
@@ -196,9 +201,10 @@ int cmd_stats(const std::string& path, bool json) {
   }
   std::cout << "trace " << path << ": " << t.world_size << " ranks"
             << (t.lossy.empty() ? "" : " (LOSSY: " + t.lossy + ")") << "\n";
-  std::cout << std::left << std::setw(24) << "operation" << std::setw(28) << "call site" << std::right
-            << std::setw(10) << "calls" << std::setw(12) << "bytes" << std::setw(10) << "mean"
-            << std::setw(16) << "min@rank" << std::setw(16) << "max@rank" << std::setw(8) << "share"
+  std::cout << std::left << std::setw(24) << "operation" << std::setw(28) << "call site"
+            << std::right << std::setw(10) << "calls" << std::setw(12) << "bytes" << std::setw(10)
+            << "mean" << std::setw(16) << "min@rank" << std::setw(16) << "max@rank" << std::setw(8)
+            << "share"
             << "\n";
   for (const auto& r : rows) {
     std::string site = r.site.size() > 27 ? r.site.substr(0, 24) + "..." : r.site;
@@ -247,9 +253,10 @@ fs::path find_recorder_library() {
 
 // tracefold-replay is an MPI program; this CLI stays MPI-free.
 fs::path find_replay_program() {
-  return find_companion("TRACEFOLD_REPLAY",
-                        {"../replay/tracefold-replay", "tracefold-replay", "../libexec/tracefold/tracefold-replay"},
-                        "cannot find tracefold-replay (was tracefold built with MPI? set TRACEFOLD_REPLAY)");
+  return find_companion(
+      "TRACEFOLD_REPLAY",
+      {"../replay/tracefold-replay", "tracefold-replay", "../libexec/tracefold/tracefold-replay"},
+      "cannot find tracefold-replay (was tracefold built with MPI? set TRACEFOLD_REPLAY)");
 }
 
 // Replaces this process with tracefold-replay: under mpirun every rank
@@ -278,7 +285,8 @@ enum class Launcher { kNone, kOpenMpi, kHydra };
 
 Launcher detect_launcher(const std::string& program) {
   const std::string base = fs::path(program).filename().string();
-  if (base.rfind("mpirun", 0) != 0 && base.rfind("mpiexec", 0) != 0 && base.rfind("orterun", 0) != 0)
+  if (base.rfind("mpirun", 0) != 0 && base.rfind("mpiexec", 0) != 0 &&
+      base.rfind("orterun", 0) != 0)
     return Launcher::kNone;
   const std::string version = command_output("'" + program + "' --version 2>&1");
   if (version.find("Open MPI") != std::string::npos || version.find("OpenRTE") != std::string::npos)
@@ -299,7 +307,9 @@ struct RecordOptions {
 int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   std::string output = o.output;
   const std::string& rawlog = o.rawlog;
-  if (command.empty()) throw std::runtime_error("record: no command given (use: tracefold record -- mpirun -np N ./app)");
+  if (command.empty())
+    throw std::runtime_error(
+        "record: no command given (use: tracefold record -- mpirun -np N ./app)");
   const fs::path lib = find_recorder_library();
   output = fs::absolute(output).string();
   std::error_code ec;
@@ -319,7 +329,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   fs::remove_all(timeline_dir, ec);
   if (o.timeline) {
     vars.emplace_back("TRACEFOLD_TIMELINE", timeline_dir);
-    if (o.timeline_max > 0) vars.emplace_back("TRACEFOLD_TIMELINE_MAX", std::to_string(o.timeline_max));
+    if (o.timeline_max > 0)
+      vars.emplace_back("TRACEFOLD_TIMELINE_MAX", std::to_string(o.timeline_max));
   }
   std::vector<std::string> args = command;
   switch (detect_launcher(command[0])) {
@@ -379,7 +390,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
     std::cerr << "tracefold: no trace was written (was the program an MPI program, dynamically "
                  "linked?)\n";
   }
-  if (!rawlog.empty() && fs::exists(rawlog)) std::cerr << "tracefold: raw logs in " << rawlog << "/\n";
+  if (!rawlog.empty() && fs::exists(rawlog))
+    std::cerr << "tracefold: raw logs in " << rawlog << "/\n";
   if (o.timeline && fs::is_directory(timeline_dir)) {
     uint64_t bytes = 0;
     for (const auto& f : fs::directory_iterator(timeline_dir))
@@ -408,31 +420,41 @@ int main(int argc, char** argv) {
 
   FoldOptions fold_opts;
   std::string fold_dir, fold_out;
-  auto* fold = app.add_subcommand("fold", "Fold per-rank raw event logs (DIR/rank-R.txt) into one trace");
-  fold->add_option("rawlog_dir", fold_dir, "Directory of rank-R.txt logs")->required()->check(CLI::ExistingDirectory);
+  auto* fold =
+      app.add_subcommand("fold", "Fold per-rank raw event logs (DIR/rank-R.txt) into one trace");
+  fold->add_option("rawlog_dir", fold_dir, "Directory of rank-R.txt logs")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   fold->add_option("-o,--output", fold_out, "Trace file to write (.zst: compressed)")->required();
-  fold->add_option("--window", fold_opts.window, "Top-level items searched back for loops")->capture_default_str();
+  fold->add_option("--window", fold_opts.window, "Top-level items searched back for loops")
+      ->capture_default_str();
   fold->add_option("--similarity", fold_opts.min_similarity,
                    "Minimum aligned share for approximate iterations (1 = exact only)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  fold->add_option("--histogram-threshold", fold_opts.histogram_threshold,
-                   "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)")
+  fold->add_option(
+          "--histogram-threshold", fold_opts.histogram_threshold,
+          "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)")
       ->capture_default_str();
 
   std::vector<std::string> record_command;
   RecordOptions record_opts;
   auto* record = app.add_subcommand(
       "record", "Trace an MPI run: tracefold record [-o TRACE] -- mpirun -np N ./app args...");
-  record->add_option("-o,--output", record_opts.output, "Trace file to write")->capture_default_str();
-  record->add_option("--raw-log", record_opts.rawlog, "Also write per-rank raw event logs to this directory");
-  record->add_option("--stack-depth", record_opts.stack_depth, "Call-site frames per signature (default 6)");
+  record->add_option("-o,--output", record_opts.output, "Trace file to write")
+      ->capture_default_str();
+  record->add_option("--raw-log", record_opts.rawlog,
+                     "Also write per-rank raw event logs to this directory");
+  record->add_option("--stack-depth", record_opts.stack_depth,
+                     "Call-site frames per signature (default 6)");
   record->add_option("--site-tolerance", record_opts.site_tolerance,
                      "LOSSY: treat call sites differing in fewer than N frames as one (0 = exact)");
-  record->add_flag("--timeline", record_opts.timeline,
-                   "Also write every call's enter/exit time to TRACE.timeline/ (for exports and analysis)");
+  record->add_flag(
+      "--timeline", record_opts.timeline,
+      "Also write every call's enter/exit time to TRACE.timeline/ (for exports and analysis)");
   record->add_option("--timeline-max", record_opts.timeline_max,
-                     "Bound on each rank's timeline file in bytes (default 268435456); later events are dropped with a warning");
+                     "Bound on each rank's timeline file in bytes (default 268435456); later "
+                     "events are dropped with a warning");
   record->add_option("--stats", record_opts.stats,
                      "User statistics per call, comma-separated (built in: bytes, minflt)");
   // Everything after `--` (or after the first non-option) is the command,
@@ -443,43 +465,57 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> merge_inputs;
   std::string merge_out;
-  auto* merge = app.add_subcommand("merge", "Merge traces of disjoint ranks (files or directories of files)");
-  merge->add_option("inputs", merge_inputs, "Trace files or directories (e.g. TRACE.partial)")->required();
+  auto* merge =
+      app.add_subcommand("merge", "Merge traces of disjoint ranks (files or directories of files)");
+  merge->add_option("inputs", merge_inputs, "Trace files or directories (e.g. TRACE.partial)")
+      ->required();
   merge->add_option("-o,--output", merge_out, "Trace file to write")->required();
 
   std::string expand_path;
   int32_t expand_rank_opt = 0;
   bool expand_timing = false;
-  auto* expand = app.add_subcommand("expand", "Print one rank's events, one per line (raw-log format)");
+  auto* expand =
+      app.add_subcommand("expand", "Print one rank's events, one per line (raw-log format)");
   expand->add_option("trace", expand_path, "Trace file")->required()->check(CLI::ExistingFile);
   expand->add_option("-r,--rank", expand_rank_opt, "Rank to expand")->required();
   expand->add_flag("--timing", expand_timing, "Add mean compute_ns/comm_ns per event");
 
   std::string diff_a, diff_b;
   DiffOptions diff_opts;
-  auto* diff = app.add_subcommand("diff", "Exit 0 iff two traces (or raw-log dirs) expand to the same events");
-  diff->add_option("a", diff_a, "Trace file or raw-log directory")->required()->check(CLI::ExistingPath);
-  diff->add_option("b", diff_b, "Trace file or raw-log directory")->required()->check(CLI::ExistingPath);
-  diff->add_flag("--ignore-callsites", diff_opts.ignore_callsites, "Compare without call-site signatures");
-  diff->add_flag("--ignore-polls", diff_opts.ignore_polls,
-                 "Compare polls (MPI_Test*, MPI_Iprobe) by operation only: their outcomes depend on timing");
+  auto* diff = app.add_subcommand(
+      "diff", "Exit 0 iff two traces (or raw-log dirs) expand to the same events");
+  diff->add_option("a", diff_a, "Trace file or raw-log directory")
+      ->required()
+      ->check(CLI::ExistingPath);
+  diff->add_option("b", diff_b, "Trace file or raw-log directory")
+      ->required()
+      ->check(CLI::ExistingPath);
+  diff->add_flag("--ignore-callsites", diff_opts.ignore_callsites,
+                 "Compare without call-site signatures");
+  diff->add_flag(
+      "--ignore-polls", diff_opts.ignore_polls,
+      "Compare polls (MPI_Test*, MPI_Iprobe) by operation only: their outcomes depend on timing");
   diff->add_flag(
       "--ignore-matched", diff_opts.ignore_matched,
       "Do not compare which source/tag a wildcard receive matched (src, mtag, srcs, mtags)");
 
   std::string print_path;
-  auto* print = app.add_subcommand("print", "Readable, indented view of loops, ranklists and parameters");
+  auto* print =
+      app.add_subcommand("print", "Readable, indented view of loops, ranklists and parameters");
   print->add_option("trace", print_path, "Trace file")->required()->check(CLI::ExistingFile);
 
   std::string stats_path;
   bool stats_json = false;
-  auto* stats = app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
+  auto* stats =
+      app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
   add_export_commands(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.
-  app.add_subcommand("replay", "Run a trace as an MPI program: mpirun -np N tracefold replay TRACE (see tracefold replay --help)")
+  app.add_subcommand("replay",
+                     "Run a trace as an MPI program: mpirun -np N tracefold replay TRACE (see "
+                     "tracefold replay --help)")
       ->allow_extras();
 
   // `record` takes the command after `--` verbatim (options like -np must
@@ -507,7 +543,8 @@ int main(int argc, char** argv) {
     if (*record) {
       if (!saw_dashes)
         throw std::runtime_error(
-            "record: put the command after '--', e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
+            "record: put the command after '--', e.g. tracefold record -o run.tf -- mpirun -np 4 "
+            "./app");
       record_command = command_after_dashes;
       return cmd_record(record_command, record_opts);
     }

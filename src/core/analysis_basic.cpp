@@ -30,8 +30,8 @@ std::string field_text(const FieldValue* f) {
 bool is_poll(OpId op) {
   static const std::vector<OpId> polls = [] {
     std::vector<OpId> v;
-    for (const char* n : {"MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Testsome", "MPI_Iprobe",
-                          "MPI_Improbe"})
+    for (const char* n :
+         {"MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Testsome", "MPI_Iprobe", "MPI_Improbe"})
       if (auto id = OpTable::find(n)) v.push_back(*id);
     return v;
   }();
@@ -77,7 +77,8 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
 
 std::optional<Difference> diff_traces(const Trace& a, const Trace& b, const DiffOptions& options) {
   if (a.world_size != b.world_size)
-    return Difference{-1, 0, "world size", std::to_string(a.world_size), std::to_string(b.world_size)};
+    return Difference{-1, 0, "world size", std::to_string(a.world_size),
+                      std::to_string(b.world_size)};
   for (int32_t r = 0; r < a.world_size; ++r) {
     RankIterator ia(a, r), ib(b, r);
     auto d = diff_events(
@@ -188,8 +189,9 @@ std::string render_trace(const Trace& trace) {
                         n.count.entries()[0].values.back() == 1;
     if (!always) out += ind + "    count " + n.count.to_string() + "\n";
     for (const auto& [f, el] : n.fields)
-      out += ind + "    " + FieldTable::name(f) + (FieldTable::role(f) == FieldRole::kPeer ? " (relative)" : "") +
-             " = " + el.to_string() + "\n";
+      out += ind + "    " + FieldTable::name(f) +
+             (FieldTable::role(f) == FieldRole::kPeer ? " (relative)" : "") + " = " +
+             el.to_string() + "\n";
     Histogram comm, compute;
     for (const Timing& t : n.timings) {
       comm.merge(t.comm);
@@ -201,8 +203,10 @@ std::string render_trace(const Trace& trace) {
              " min=" + std::to_string(comm.min()) + "@" + std::to_string(comm.min_rank()) +
              " max=" + std::to_string(comm.max()) + "@" + std::to_string(comm.max_rank()) + "\n";
     if (!compute.empty())
-      out += ind + "    compute before: mean=" + std::to_string(static_cast<int64_t>(compute.mean())) +
-             "ns max=" + std::to_string(compute.max()) + "@" + std::to_string(compute.max_rank()) + "\n";
+      out += ind +
+             "    compute before: mean=" + std::to_string(static_cast<int64_t>(compute.mean())) +
+             "ns max=" + std::to_string(compute.max()) + "@" + std::to_string(compute.max_rank()) +
+             "\n";
   }
   return out;
 }

@@ -41,17 +41,23 @@ std::optional<OpId> OpTable::find(std::string_view name) {
   return it->second;
 }
 
-const std::string& OpTable::name(OpId id) { return op_names().at(id); }
-std::size_t OpTable::size() { return op_names().size(); }
+const std::string& OpTable::name(OpId id) {
+  return op_names().at(id);
+}
+std::size_t OpTable::size() {
+  return op_names().size();
+}
 
 bool OpTable::makes_request(OpId id) {
   static const std::vector<bool> table = [] {
     std::vector<bool> t(op_names().size(), false);
     for (std::size_t i = 0; i < t.size(); ++i) {
       const std::string& n = op_names()[i];
-      const bool nonblocking = n.rfind("MPI_I", 0) == 0 && n != "MPI_Init" && n != "MPI_Init_thread" &&
-                               n != "MPI_Iprobe" && n != "MPI_Improbe" && n.rfind("MPI_Intercomm_", 0) != 0;
-      const bool persistent = n.size() > 9 && n.rfind("MPI_", 0) == 0 && n.compare(n.size() - 5, 5, "_init") == 0;
+      const bool nonblocking = n.rfind("MPI_I", 0) == 0 && n != "MPI_Init" &&
+                               n != "MPI_Init_thread" && n != "MPI_Iprobe" && n != "MPI_Improbe" &&
+                               n.rfind("MPI_Intercomm_", 0) != 0;
+      const bool persistent =
+          n.size() > 9 && n.rfind("MPI_", 0) == 0 && n.compare(n.size() - 5, 5, "_init") == 0;
       t[i] = nonblocking || persistent || n == "MPI_Start" || n == "MPI_Startall";
     }
     return t;
@@ -137,8 +143,12 @@ bool valid_field_name(std::string_view n) {
 }
 }  // namespace
 
-FieldId FieldTable::peer() { return 0; }
-FieldId FieldTable::src() { return 1; }
+FieldId FieldTable::peer() {
+  return 0;
+}
+FieldId FieldTable::src() {
+  return 1;
+}
 FieldId FieldTable::comm() {
   static const FieldId id = *find("comm");
   return id;
@@ -174,9 +184,13 @@ std::optional<FieldId> FieldTable::find(std::string_view name) {
   return it->second;
 }
 
-const std::string& FieldTable::name(FieldId id) { return registry().at(id).name; }
+const std::string& FieldTable::name(FieldId id) {
+  return registry().at(id).name;
+}
 
-FieldKind FieldTable::kind(FieldId id) { return registry().at(id).kind; }
+FieldKind FieldTable::kind(FieldId id) {
+  return registry().at(id).kind;
+}
 
 // Only the built-in `peer`, `src`, `rpeer` and `srcs` are peer-like (ids
 // 0..3); answering without the registry keeps this off the recorder's hot
@@ -271,9 +285,8 @@ void CommTable::define(int64_t id, CommGroup group) {
       throw std::invalid_argument("communicator " + std::to_string(id) + ": rank " +
                                   std::to_string(m) + " is already in another group");
   groups.push_back(std::move(group));
-  std::sort(groups.begin(), groups.end(), [](const CommGroup& a, const CommGroup& b) {
-    return a.members < b.members;
-  });
+  std::sort(groups.begin(), groups.end(),
+            [](const CommGroup& a, const CommGroup& b) { return a.members < b.members; });
   reindex(id);
 }
 
@@ -347,8 +360,8 @@ std::pair<int32_t, int32_t> me_and_size(const Event& ev, int32_t world_rank,
   if (comm == kAbsent) comm = CommTable::kWorld;
   const CommGroup* g = comms.group_of(comm, world_rank);
   if (!g)
-    throw std::invalid_argument("communicator " + format_value(comm) +
-                                " is not defined for rank " + std::to_string(world_rank));
+    throw std::invalid_argument("communicator " + format_value(comm) + " is not defined for rank " +
+                                std::to_string(world_rank));
   return {comms.rank_in(comm, world_rank), static_cast<int32_t>(g->members.size())};
 }
 

@@ -13,7 +13,6 @@ namespace tracefold {
 
 namespace {
 
-
 void merge_node(Node& a, const Node& b) {
   a.ranks.unite(b.ranks);
   if (a.loops.size() < b.loops.size()) a.loops.resize(b.loops.size());
@@ -50,8 +49,8 @@ EventKey remap(EventKey k, const std::vector<SiteId>& map) {
 
 Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) {
   if (a.world_size != b.world_size)
-    throw std::invalid_argument("cannot merge traces of " + std::to_string(a.world_size) +
-                                " and " + std::to_string(b.world_size) + " ranks");
+    throw std::invalid_argument("cannot merge traces of " + std::to_string(a.world_size) + " and " +
+                                std::to_string(b.world_size) + " ranks");
   if (a.ranks().intersects(b.ranks()))
     throw std::invalid_argument("cannot merge traces that share ranks (" + a.ranks().to_string() +
                                 " and " + b.ranks().to_string() + ")");
@@ -153,8 +152,8 @@ int reduction_rounds(int size, int radix) {
   return rounds;
 }
 
-std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix,
-                                  const MergeOptions& options, std::vector<std::string>* errors) {
+std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix, const MergeOptions& options,
+                                  std::vector<std::string>* errors) {
   const int r = ex.rank(), p = ex.size();
   const int rounds = reduction_rounds(p, radix);
   long long stride = 1;

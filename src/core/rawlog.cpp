@@ -104,7 +104,8 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
       have_header = true;
       continue;
     }
-    if (!have_header) fail("expected 'rank R size P' before anything else, found '" + std::string(head) + "'");
+    if (!have_header)
+      fail("expected 'rank R size P' before anything else, found '" + std::string(head) + "'");
     if (head == "site") {
       int64_t id;
       if (toks.size() < 3 || !to_number(toks[1], id)) fail("expected 'site ID FRAME...'");
@@ -121,7 +122,8 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
         fail("expected 'comm ID members RANKLIST' or 'comm ID order R...'");
       CommGroup g;
       if (toks[2] == "members") {
-        std::string_view rl = line.substr(static_cast<std::size_t>(toks[2].data() - line.data()) + 7);
+        std::string_view rl =
+            line.substr(static_cast<std::size_t>(toks[2].data() - line.data()) + 7);
         Ranklist members;
         try {
           members = Ranklist::parse(rl);
@@ -143,14 +145,19 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
       }
       if (g.members.empty()) fail("communicator " + std::to_string(id) + " has no members");
       for (int32_t m : g.members)
-        if (m < 0 || m >= log.size) fail("communicator member " + std::to_string(m) + " is outside 0.." + std::to_string(log.size - 1));
+        if (m < 0 || m >= log.size)
+          fail("communicator member " + std::to_string(m) + " is outside 0.." +
+               std::to_string(log.size - 1));
       if (std::find(g.members.begin(), g.members.end(), log.rank) == g.members.end())
-        fail("communicator " + std::to_string(id) + " does not contain this rank (" + std::to_string(log.rank) + ")");
+        fail("communicator " + std::to_string(id) + " does not contain this rank (" +
+             std::to_string(log.rank) + ")");
       if (id == CommTable::kWorld) {
-        if (static_cast<int32_t>(g.members.size()) != log.size) fail("communicator 0 is the world and must hold all ranks");
+        if (static_cast<int32_t>(g.members.size()) != log.size)
+          fail("communicator 0 is the world and must hold all ranks");
         continue;
       }
-      if (log.comms.group_of(id, log.rank)) fail("communicator " + std::to_string(id) + " declared twice");
+      if (log.comms.group_of(id, log.rank))
+        fail("communicator " + std::to_string(id) + " declared twice");
       log.comms.define(id, std::move(g));
       continue;
     }
@@ -162,11 +169,13 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
     for (std::size_t i = 1; i < toks.size(); ++i) {
       std::string_view tok = toks[i];
       auto eq = tok.find('=');
-      if (eq == std::string_view::npos || eq == 0) fail("expected key=value, found '" + std::string(tok) + "'");
+      if (eq == std::string_view::npos || eq == 0)
+        fail("expected key=value, found '" + std::string(tok) + "'");
       std::string_view key = tok.substr(0, eq), val = tok.substr(eq + 1);
       if (key == "site") {
         int64_t id;
-        if (!to_number(val, id) || !site_ids.count(id)) fail("site '" + std::string(val) + "' is not declared");
+        if (!to_number(val, id) || !site_ids.count(id))
+          fail("site '" + std::string(val) + "' is not declared");
         ev.site = site_ids[id];
         have_site = true;
       } else if (key == "compute_ns" || key == "comm_ns") {
@@ -181,7 +190,8 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
           auto comma = inner.find(',');
           std::string_view item = inner.substr(0, comma);
           int64_t v;
-          if (!parse_value(item, v) || v == kAbsent) fail("bad list element '" + std::string(item) + "' in " + std::string(key));
+          if (!parse_value(item, v) || v == kAbsent)
+            fail("bad list element '" + std::string(item) + "' in " + std::string(key));
           list.push_back(v);
           if (comma == std::string_view::npos) break;
           inner.remove_prefix(comma + 1);
@@ -196,7 +206,8 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
         ev.set_list(f, std::move(list));
       } else {
         int64_t v;
-        if (!parse_value(val, v) || v == kAbsent) fail("bad value '" + std::string(val) + "' for " + std::string(key));
+        if (!parse_value(val, v) || v == kAbsent)
+          fail("bad value '" + std::string(val) + "' for " + std::string(key));
         FieldId f = 0;
         try {
           f = FieldTable::intern(key, FieldKind::kScalar);
@@ -270,14 +281,19 @@ Trace fold_directory(const std::filesystem::path& dir, const FoldOptions& option
   if (found.empty()) throw RawLogError(dir.string() + ": no rank-R.txt files");
   const int32_t size = *found.rbegin() + 1;
   for (int32_t r = 0; r < size; ++r)
-    if (!found.count(r)) throw RawLogError((dir / ("rank-" + std::to_string(r) + ".txt")).string() + ": missing (ranks 0.." + std::to_string(size - 1) + " expected)");
+    if (!found.count(r))
+      throw RawLogError((dir / ("rank-" + std::to_string(r) + ".txt")).string() +
+                        ": missing (ranks 0.." + std::to_string(size - 1) + " expected)");
   std::vector<Trace> traces;
   traces.reserve(static_cast<std::size_t>(size));
   for (int32_t r = 0; r < size; ++r) {
     auto path = dir / ("rank-" + std::to_string(r) + ".txt");
     RawLog log = read_raw_log(path);
-    if (log.rank != r) throw RawLogError(path.string() + ": declares rank " + std::to_string(log.rank));
-    if (log.size != size) throw RawLogError(path.string() + ": declares size " + std::to_string(log.size) + " but the directory has " + std::to_string(size) + " ranks");
+    if (log.rank != r)
+      throw RawLogError(path.string() + ": declares rank " + std::to_string(log.rank));
+    if (log.size != size)
+      throw RawLogError(path.string() + ": declares size " + std::to_string(log.size) +
+                        " but the directory has " + std::to_string(size) + " ranks");
     traces.push_back(fold_log(log, options));
   }
   return reduce_traces(std::move(traces));

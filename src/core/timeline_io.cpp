@@ -15,8 +15,12 @@ constexpr char kMagic[4] = {'T', 'F', 'T', 'L'};
 constexpr uint8_t kVersion = 1;
 constexpr uint32_t kTrailerMark = 0xFFFFFFFFu;
 
-uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t unzigzag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
 
 template <typename T>
 void put(std::vector<uint8_t>& out, T v) {
@@ -39,8 +43,8 @@ void TimelineWriter::write_raw(const void* data, std::size_t n) {
   written_ += n;
 }
 
-void TimelineWriter::open(const std::string& path, int32_t rank, int32_t world_size, int64_t base_ns,
-                          uint64_t max_bytes, std::size_t block_bytes) {
+void TimelineWriter::open(const std::string& path, int32_t rank, int32_t world_size,
+                          int64_t base_ns, uint64_t max_bytes, std::size_t block_bytes) {
   file_ = std::fopen(path.c_str(), "wb");
   if (!file_) throw TimelineError(path + ": cannot create: " + std::strerror(errno));
   path_ = path;
@@ -93,7 +97,8 @@ void TimelineWriter::add(OpId op, int64_t enter_ns, int64_t exit_ns) {
 void TimelineWriter::flush() {
   if (!file_ || block_events_ == 0) return;
   packed_.resize(ZSTD_compressBound(block_.size()));
-  const std::size_t n = ZSTD_compress(packed_.data(), packed_.size(), block_.data(), block_.size(), 3);
+  const std::size_t n =
+      ZSTD_compress(packed_.data(), packed_.size(), block_.data(), block_.size(), 3);
   if (ZSTD_isError(n)) {
     error_ = path_ + ": compression failed";
     return;
@@ -105,7 +110,8 @@ void TimelineWriter::flush() {
     recorded_ -= block_events_;
     dropped_ += block_events_;
   } else {
-    const uint32_t sizes[3] = {static_cast<uint32_t>(n), static_cast<uint32_t>(block_.size()), block_events_};
+    const uint32_t sizes[3] = {static_cast<uint32_t>(n), static_cast<uint32_t>(block_.size()),
+                               block_events_};
     write_raw(sizes, sizeof sizes);
     write_raw(packed_.data(), n);
     std::fflush(file_);
@@ -153,9 +159,11 @@ RankTimelineFile read_timeline_file(const std::string& path) {
     at += sizeof(T);
   };
   need(5, "header");
-  if (std::memcmp(data.data(), kMagic, 4) != 0) throw TimelineError(path + ": not a tracefold timeline file");
+  if (std::memcmp(data.data(), kMagic, 4) != 0)
+    throw TimelineError(path + ": not a tracefold timeline file");
   if (data[4] != kVersion)
-    throw TimelineError(path + ": timeline version " + std::to_string(data[4]) + " (this tracefold reads 1)");
+    throw TimelineError(path + ": timeline version " + std::to_string(data[4]) +
+                        " (this tracefold reads 1)");
   at = 5;
   RankTimelineFile f;
   int64_t base = 0;
@@ -177,8 +185,8 @@ RankTimelineFile read_timeline_file(const std::string& path) {
       get(f.dropped, "trailer");
       f.has_trailer = true;
       if (recorded != f.records.size())
-        throw TimelineError(path + ": trailer says " + std::to_string(recorded) + " events, blocks hold " +
-                            std::to_string(f.records.size()));
+        throw TimelineError(path + ": trailer says " + std::to_string(recorded) +
+                            " events, blocks hold " + std::to_string(f.records.size()));
       break;
     }
     uint32_t raw_size = 0, events = 0;

@@ -77,7 +77,8 @@ Elastic Elastic::parse(std::string_view text) {
     } catch (const std::exception& ex) {
       throw std::invalid_argument(ex.what());
     }
-    if (entry.ranks.empty()) throw std::invalid_argument("empty ranklist in '" + std::string(part) + "'");
+    if (entry.ranks.empty())
+      throw std::invalid_argument("empty ranklist in '" + std::string(part) + "'");
     for (const auto& e : el.entries_)
       if (e.ranks.intersects(entry.ranks))
         throw std::invalid_argument("ranklists of one value overlap: " + entry.ranks.to_string());

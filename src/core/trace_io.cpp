@@ -2,11 +2,11 @@
 
 #include <zstd.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace tracefold {
 
@@ -156,7 +156,8 @@ Elastic take_elastic(LineReader& r, std::string_view text, const std::string& wh
 EventKey take_pred(LineReader& r, std::string_view text, std::size_t site_count) {
   if (text == "start") return kStartKey;
   auto slash = text.find('/');
-  if (slash == std::string_view::npos) r.fail("expected pred=start or pred=OP/SITE, found " + show(text));
+  if (slash == std::string_view::npos)
+    r.fail("expected pred=start or pred=OP/SITE, found " + show(text));
   auto op = OpTable::find(text.substr(0, slash));
   if (!op) r.fail("unknown operation " + show(text.substr(0, slash)));
   std::string_view rest = text.substr(slash + 1);
@@ -218,10 +219,12 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
     line = r.next("site " + std::to_string(i));
     take(r, line, "site ", "a site line");
     auto id = take_number<std::size_t>(r, line, "a site id");
-    if (id != i) r.fail("expected site " + std::to_string(i) + ", found site " + std::to_string(id));
+    if (id != i)
+      r.fail("expected site " + std::to_string(i) + ", found site " + std::to_string(id));
     take(r, line, " ", "frames");
     CallSite cs;
-    if (!SiteTable::parse(line, cs)) r.fail("expected frames 'module+0xOFFSET ...', found " + show(line));
+    if (!SiteTable::parse(line, cs))
+      r.fail("expected frames 'module+0xOFFSET ...', found " + show(line));
     if (t.sites.intern(cs) != i) r.fail("site " + std::to_string(i) + " repeats an earlier site");
   }
 
@@ -276,7 +279,8 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
     Node n;
     take(r, line, "node ", "node " + std::to_string(i));
     auto idx = take_number<std::size_t>(r, line, "a node index");
-    if (idx != i) r.fail("expected node " + std::to_string(i) + ", found node " + std::to_string(idx));
+    if (idx != i)
+      r.fail("expected node " + std::to_string(i) + ", found node " + std::to_string(idx));
     take(r, line, " ", "an operation name");
     auto sp = line.find(' ');
     auto op = OpTable::find(line.substr(0, sp));
@@ -284,7 +288,8 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
     line.remove_prefix(sp == std::string_view::npos ? line.size() : sp);
     take(r, line, " site=", "the call site");
     auto site = take_number<SiteId>(r, line, "a site id");
-    if (site >= t.sites.size()) r.fail("site " + std::to_string(site) + " is not in the site table");
+    if (site >= t.sites.size())
+      r.fail("site " + std::to_string(site) + " is not in the site table");
     n.key = EventKey{*op, site};
     take(r, line, " ranks=", "the node's ranklist");
     try {
@@ -304,7 +309,8 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       if (a.substr(0, 5) == "loop ") {
         a.remove_prefix(5);
         auto level = take_number<std::size_t>(r, a, "a loop level");
-        if (level > n.loops.size()) r.fail("loop level " + std::to_string(level) + " skips a level");
+        if (level > n.loops.size())
+          r.fail("loop level " + std::to_string(level) + " skips a level");
         if (level == n.loops.size()) n.loops.emplace_back();
         if (a.substr(0, 9) == " members ") {
           n.loops[level].members = take_elastic(r, a.substr(9), "loop members");
@@ -346,7 +352,8 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
         take(r, h, "    comm ", "the communication histogram");
         tm.comm = take_histogram(r, h, "communication");
         n.timings.push_back(std::move(tm));
-        if (n.timings.size() >= 2 && !(n.timings[n.timings.size() - 2].pred < n.timings.back().pred))
+        if (n.timings.size() >= 2 &&
+            !(n.timings[n.timings.size() - 2].pred < n.timings.back().pred))
           r.fail("timings must be sorted by predecessor");
       } else if (a.substr(0, 7) == "  stat ") {
         if (n.timings.empty()) r.fail("'stat' outside a 'time' block");
@@ -379,8 +386,8 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
 
 bool is_zstd(std::string_view data) {
   return data.size() >= 4 && static_cast<unsigned char>(data[0]) == 0x28 &&
-         static_cast<unsigned char>(data[1]) == 0xB5 && static_cast<unsigned char>(data[2]) == 0x2F &&
-         static_cast<unsigned char>(data[3]) == 0xFD;
+         static_cast<unsigned char>(data[1]) == 0xB5 &&
+         static_cast<unsigned char>(data[2]) == 0x2F && static_cast<unsigned char>(data[3]) == 0xFD;
 }
 
 std::string zstd_compress(std::string_view data, int level) {

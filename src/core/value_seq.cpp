@@ -20,19 +20,36 @@ constexpr std::size_t kMaxFoldedPattern = 64;
 
 std::string format_value(int64_t v) {
   switch (v) {
-    case kAbsent: return "_";
-    case kAny: return "any";
-    case kNull: return "null";
-    case kUndefined: return "undef";
-    default: return std::to_string(v);
+    case kAbsent:
+      return "_";
+    case kAny:
+      return "any";
+    case kNull:
+      return "null";
+    case kUndefined:
+      return "undef";
+    default:
+      return std::to_string(v);
   }
 }
 
 bool parse_value(std::string_view text, int64_t& out) {
-  if (text == "_") { out = kAbsent; return true; }
-  if (text == "any") { out = kAny; return true; }
-  if (text == "null") { out = kNull; return true; }
-  if (text == "undef") { out = kUndefined; return true; }
+  if (text == "_") {
+    out = kAbsent;
+    return true;
+  }
+  if (text == "any") {
+    out = kAny;
+    return true;
+  }
+  if (text == "null") {
+    out = kNull;
+    return true;
+  }
+  if (text == "undef") {
+    out = kUndefined;
+    return true;
+  }
   if (text.empty()) return false;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (ec != std::errc() || ptr != text.data() + text.size()) return false;
@@ -310,10 +327,10 @@ std::vector<ValueSeq::Run> ValueSeq::runs() const {
   }
   if (partial_ == 0) return runs_;
   std::vector<Run> out = runs_;
-  out.push_back(Run{std::vector<int64_t>(runs_.back().pattern.begin(),
-                                         runs_.back().pattern.begin() +
-                                             static_cast<std::ptrdiff_t>(partial_)),
-                    1});
+  out.push_back(Run{
+      std::vector<int64_t>(runs_.back().pattern.begin(),
+                           runs_.back().pattern.begin() + static_cast<std::ptrdiff_t>(partial_)),
+      1});
   return out;
 }
 

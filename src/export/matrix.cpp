@@ -20,12 +20,14 @@ struct Rgb {
 
 // Light yellow -> orange -> dark red (a sequential scale readable in print).
 Rgb heat_rgb(double t) {
-  static const Rgb stops[] = {{255, 255, 204}, {254, 217, 118}, {253, 141, 60}, {227, 26, 28}, {128, 0, 38}};
+  static const Rgb stops[] = {
+      {255, 255, 204}, {254, 217, 118}, {253, 141, 60}, {227, 26, 28}, {128, 0, 38}};
   t = std::clamp(t, 0.0, 1.0) * 4.0;
   const int i = std::min(3, static_cast<int>(t));
   const double f = t - i;
   const Rgb a = stops[i], b = stops[i + 1];
-  return {static_cast<int>(std::lround(a.r + (b.r - a.r) * f)), static_cast<int>(std::lround(a.g + (b.g - a.g) * f)),
+  return {static_cast<int>(std::lround(a.r + (b.r - a.r) * f)),
+          static_cast<int>(std::lround(a.g + (b.g - a.g) * f)),
           static_cast<int>(std::lround(a.b + (b.b - a.b) * f))};
 }
 
@@ -35,7 +37,9 @@ double scale(uint64_t v, uint64_t max) {
   return std::log1p(double(v)) / std::log1p(double(max));
 }
 
-uint64_t max_of(const std::vector<uint64_t>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+uint64_t max_of(const std::vector<uint64_t>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
 
 // Every how many ranks an axis gets a label.
 int label_step(int n) {
@@ -57,19 +61,20 @@ void write_matrix_csv(std::ostream& out, const CommMatrix& m) {
   out << "sender,receiver,messages,bytes\n";
   for (int32_t s = 0; s < m.size; ++s)
     for (int32_t r = 0; r < m.size; ++r)
-      if (m.msgs(s, r) || m.byte(s, r)) out << s << "," << r << "," << m.msgs(s, r) << "," << m.byte(s, r) << "\n";
+      if (m.msgs(s, r) || m.byte(s, r))
+        out << s << "," << r << "," << m.msgs(s, r) << "," << m.byte(s, r) << "\n";
 }
 
 // The opening of a chart: <svg> element, title, white background, heading.
-static void svg_open(std::ostream& out, const char* id, const char* cls, int width, int height, int left,
-              const std::string& title) {
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" << id << "\" class=\"" << cls << "\" width=\"" << width
-      << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height
-      << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+static void svg_open(std::ostream& out, const char* id, const char* cls, int width, int height,
+                     int left, const std::string& title) {
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" << id << "\" class=\"" << cls
+      << "\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " "
+      << height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   out << "<title>" << xml_escape(title) << "</title>\n";
   out << "<rect width=\"" << width << "\" height=\"" << height << "\" fill=\"#ffffff\"/>\n";
-  out << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml_escape(title)
-      << "</text>\n";
+  out << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">"
+      << xml_escape(title) << "</text>\n";
 }
 
 void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string& title) {
@@ -96,9 +101,10 @@ void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string&
     for (int32_t r = 0; r < m.size; ++r) {
       const uint64_t msgs = m.msgs(s, r), bytes = m.byte(s, r);
       if (!msgs && !bytes) continue;
-      out << "<rect class=\"cell\" data-sender=\"" << s << "\" data-receiver=\"" << r << "\" data-messages=\""
-          << msgs << "\" data-bytes=\"" << bytes << "\" x=\"" << left + r * cell << "\" y=\"" << top + s * cell
-          << "\" width=\"" << cell << "\" height=\"" << cell << "\" fill=\"" << heat_colour(scale(bytes, max))
+      out << "<rect class=\"cell\" data-sender=\"" << s << "\" data-receiver=\"" << r
+          << "\" data-messages=\"" << msgs << "\" data-bytes=\"" << bytes << "\" x=\""
+          << left + r * cell << "\" y=\"" << top + s * cell << "\" width=\"" << cell
+          << "\" height=\"" << cell << "\" fill=\"" << heat_colour(scale(bytes, max))
           << "\"><title>" << s << " \u2192 " << r << ": " << msgs << " messages, " << bytes
           << " bytes</title></rect>\n";
     }
@@ -108,14 +114,15 @@ void write_matrix_svg(std::ostream& out, const CommMatrix& m, const std::string&
   for (int k = 0; k <= 4; ++k)
     out << "<stop offset=\"" << k * 25 << "%\" stop-color=\"" << heat_colour(k / 4.0) << "\"/>";
   out << "</linearGradient></defs>\n";
-  out << "<g class=\"legend\"><rect x=\"" << lx << "\" y=\"" << top << "\" width=\"" << legend_w << "\" height=\""
-      << grid << "\" fill=\"url(#heat)\" stroke=\"#999999\"/>\n";
-  out << "<text x=\"" << lx + legend_w + 4 << "\" y=\"" << top + 8 << "\">" << xml_escape(bytes_text(max))
-      << "</text>\n";
+  out << "<g class=\"legend\"><rect x=\"" << lx << "\" y=\"" << top << "\" width=\"" << legend_w
+      << "\" height=\"" << grid << "\" fill=\"url(#heat)\" stroke=\"#999999\"/>\n";
+  out << "<text x=\"" << lx + legend_w + 4 << "\" y=\"" << top + 8 << "\">"
+      << xml_escape(bytes_text(max)) << "</text>\n";
   out << "<text x=\"" << lx + legend_w + 4 << "\" y=\"" << top + grid << "\">1 B</text>\n";
   out << "<text x=\"" << lx << "\" y=\"" << top + grid + 18 << "\">bytes (log)</text></g>\n";
   out << "<text x=\"" << left << "\" y=\"" << top + grid + 36
-      << "\" fill=\"#555555\">point-to-point sends, counted at the sender; white: no messages</text>\n";
+      << "\" fill=\"#555555\">point-to-point sends, counted at the sender; white: no "
+         "messages</text>\n";
   out << "</svg>\n";
 }
 
@@ -135,8 +142,10 @@ void write_matrix_png(const std::filesystem::path& path, const CommMatrix& m, in
       if (border && (x % cell == 0 || y % cell == 0)) {
         c = {200, 200, 200};
       } else {
-        const int32_t s = std::min<int32_t>(int32_t(y / cell), n - 1), r = std::min<int32_t>(int32_t(x / cell), n - 1);
-        if (s < m.size && r < m.size && (m.byte(s, r) || m.msgs(s, r))) c = heat_rgb(scale(m.byte(s, r), max));
+        const int32_t s = std::min<int32_t>(int32_t(y / cell), n - 1),
+                      r = std::min<int32_t>(int32_t(x / cell), n - 1);
+        if (s < m.size && r < m.size && (m.byte(s, r) || m.msgs(s, r)))
+          c = heat_rgb(scale(m.byte(s, r), max));
       }
       raw.push_back(static_cast<unsigned char>(c.r));
       raw.push_back(static_cast<unsigned char>(c.g));
@@ -145,7 +154,8 @@ void write_matrix_png(const std::filesystem::path& path, const CommMatrix& m, in
   }
   uLongf zlen = compressBound(raw.size());
   std::vector<unsigned char> z(zlen);
-  if (compress2(z.data(), &zlen, raw.data(), raw.size(), 9) != Z_OK) throw std::runtime_error("PNG: zlib compress failed");
+  if (compress2(z.data(), &zlen, raw.data(), raw.size(), 9) != Z_OK)
+    throw std::runtime_error("PNG: zlib compress failed");
   z.resize(zlen);
 
   std::ofstream f(path, std::ios::binary);
@@ -158,7 +168,8 @@ void write_matrix_png(const std::filesystem::path& path, const CommMatrix& m, in
     be32(c, static_cast<uint32_t>(data.size()));
     std::string body = std::string(type, 4) + data;
     c += body;
-    be32(c, static_cast<uint32_t>(crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(body.data()),
+    be32(c, static_cast<uint32_t>(crc32(crc32(0, nullptr, 0),
+                                        reinterpret_cast<const Bytef*>(body.data()),
                                         static_cast<uInt>(body.size()))));
     f.write(c.data(), static_cast<std::streamsize>(c.size()));
   };
@@ -173,7 +184,8 @@ void write_matrix_png(const std::filesystem::path& path, const CommMatrix& m, in
   if (!f) throw std::runtime_error(path.string() + ": write failed");
 }
 
-void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timeline, const std::string& title) {
+void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timeline,
+                     const std::string& title) {
   const int n = std::max<int>(1, static_cast<int>(timeline.size()));
   const int bar = std::clamp(640 / n, 2, 40), gap = bar >= 6 ? bar / 5 : 0;
   const int left = 80, top = 48, plot_h = 240, plot_w = n * bar;
@@ -183,44 +195,50 @@ void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timelin
   // A round axis maximum: 1, 2 or 5 times a power of ten.
   double axis = 1;
   while (axis < double(max)) axis *= 10;
-  if (axis / 5 >= double(max)) axis /= 5;
-  else if (axis / 2 >= double(max)) axis /= 2;
+  if (axis / 5 >= double(max))
+    axis /= 5;
+  else if (axis / 2 >= double(max))
+    axis /= 2;
   const double k = plot_h / axis;
   svg_open(out, "rank-times", "barchart", width, height, left, title);
   for (int t = 0; t <= 4; ++t) {
     const double y = top + plot_h - t * plot_h / 4.0;
-    out << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << y << "\" y2=\"" << y
-        << "\" stroke=\"#dddddd\"/>\n";
+    out << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << y << "\" y2=\""
+        << y << "\" stroke=\"#dddddd\"/>\n";
     out << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
         << xml_escape(time_text(axis * t / 4)) << "</text>\n";
   }
   out << "<text transform=\"translate(14," << top + plot_h / 2
       << ") rotate(-90)\" text-anchor=\"middle\">time (sum of means)</text>\n";
-  out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 36 << "\" text-anchor=\"middle\">rank</text>\n";
+  out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 36
+      << "\" text-anchor=\"middle\">rank</text>\n";
   const int step = label_step(n);
   for (const auto& tl : timeline) {
     const int x = left + tl.rank * bar;
     const double hc = tl.compute_ns * k, hm = tl.comm_ns * k;
     const double base = top + plot_h;
-    out << "<rect class=\"bar-compute\" data-rank=\"" << tl.rank << "\" data-ns=\"" << tl.compute_ns << "\" x=\""
-        << x + gap / 2 << "\" y=\"" << base - hc << "\" width=\"" << bar - gap << "\" height=\"" << hc
-        << "\" fill=\"#4e79a7\"><title>rank " << tl.rank << ": computation " << xml_escape(time_text(double(tl.compute_ns)))
-        << "</title></rect>\n";
-    out << "<rect class=\"bar-comm\" data-rank=\"" << tl.rank << "\" data-ns=\"" << tl.comm_ns << "\" x=\""
-        << x + gap / 2 << "\" y=\"" << base - hc - hm << "\" width=\"" << bar - gap << "\" height=\"" << hm
-        << "\" fill=\"#e15759\"><title>rank " << tl.rank << ": in MPI calls " << xml_escape(time_text(double(tl.comm_ns)))
-        << "</title></rect>\n";
+    out << "<rect class=\"bar-compute\" data-rank=\"" << tl.rank << "\" data-ns=\"" << tl.compute_ns
+        << "\" x=\"" << x + gap / 2 << "\" y=\"" << base - hc << "\" width=\"" << bar - gap
+        << "\" height=\"" << hc << "\" fill=\"#4e79a7\"><title>rank " << tl.rank << ": computation "
+        << xml_escape(time_text(double(tl.compute_ns))) << "</title></rect>\n";
+    out << "<rect class=\"bar-comm\" data-rank=\"" << tl.rank << "\" data-ns=\"" << tl.comm_ns
+        << "\" x=\"" << x + gap / 2 << "\" y=\"" << base - hc - hm << "\" width=\"" << bar - gap
+        << "\" height=\"" << hm << "\" fill=\"#e15759\"><title>rank " << tl.rank
+        << ": in MPI calls " << xml_escape(time_text(double(tl.comm_ns))) << "</title></rect>\n";
     if (tl.rank % step == 0)
-      out << "<text x=\"" << x + bar / 2.0 << "\" y=\"" << base + 14 << "\" text-anchor=\"middle\">" << tl.rank
-          << "</text>\n";
+      out << "<text x=\"" << x + bar / 2.0 << "\" y=\"" << base + 14 << "\" text-anchor=\"middle\">"
+          << tl.rank << "</text>\n";
   }
-  out << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"" << top << "\" y2=\"" << top + plot_h
-      << "\" stroke=\"#333333\"/>\n<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << top + plot_h
-      << "\" y2=\"" << top + plot_h << "\" stroke=\"#333333\"/>\n";
+  out << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"" << top << "\" y2=\""
+      << top + plot_h << "\" stroke=\"#333333\"/>\n<line x1=\"" << left << "\" x2=\""
+      << left + plot_w << "\" y1=\"" << top + plot_h << "\" y2=\"" << top + plot_h
+      << "\" stroke=\"#333333\"/>\n";
   const int lx = left + plot_w + 16;
-  out << "<g class=\"legend\"><rect x=\"" << lx << "\" y=\"" << top << "\" width=\"12\" height=\"12\" fill=\"#e15759\"/>"
+  out << "<g class=\"legend\"><rect x=\"" << lx << "\" y=\"" << top
+      << "\" width=\"12\" height=\"12\" fill=\"#e15759\"/>"
       << "<text x=\"" << lx + 18 << "\" y=\"" << top + 10 << "\">in MPI calls</text>"
-      << "<rect x=\"" << lx << "\" y=\"" << top + 20 << "\" width=\"12\" height=\"12\" fill=\"#4e79a7\"/>"
+      << "<rect x=\"" << lx << "\" y=\"" << top + 20
+      << "\" width=\"12\" height=\"12\" fill=\"#4e79a7\"/>"
       << "<text x=\"" << lx + 18 << "\" y=\"" << top + 30 << "\">computation</text></g>\n";
   out << "</svg>\n";
 }

@@ -16,20 +16,29 @@ namespace tracefold {
 
 #ifndef TRACEFOLD_HAVE_OTF2
 
-bool have_otf2() { return false; }
+bool have_otf2() {
+  return false;
+}
 
 ExportSummary write_otf2(const std::filesystem::path&, const Trace&, const std::string&) {
-  throw std::runtime_error("this tracefold was built without libotf2 (install libotf2-trace-dev and rebuild)");
+  throw std::runtime_error(
+      "this tracefold was built without libotf2 (install libotf2-trace-dev and rebuild)");
 }
 
 #else
 
-bool have_otf2() { return true; }
+bool have_otf2() {
+  return true;
+}
 
 namespace {
 
-OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
-OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
+OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
+  return OTF2_FLUSH;
+}
+OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
+  return 0;
+}
 
 void check(OTF2_ErrorCode rc, const char* what) {
   if (rc != OTF2_SUCCESS)
@@ -66,7 +75,9 @@ int64_t get(const Event& ev, const char* name) {
   return id ? ev.get(*id) : kAbsent;
 }
 
-uint32_t u32(int64_t v) { return is_sentinel(v) || v < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<uint32_t>(v); }
+uint32_t u32(int64_t v) {
+  return is_sentinel(v) || v < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<uint32_t>(v);
+}
 
 uint64_t list_sum(const Event& ev, const char* name, bool& found) {
   found = false;
@@ -97,12 +108,13 @@ std::pair<uint64_t, uint64_t> collective_sizes(const Event& ev) {
 
 }  // namespace
 
-ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, const std::string& label,
-                         const TraceTimeline& recorded_or_not) {
+ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
+                         const std::string& label, const TraceTimeline& recorded_or_not) {
   namespace fs = std::filesystem;
   ExportSummary sum;
   const auto& timeline = recorded_or_not.ranks;
-  const std::string how = recorded_or_not.recorded ? "recorded" : "synthesized from folded trace means";
+  const std::string how =
+      recorded_or_not.recorded ? "recorded" : "synthesized from folded trace means";
   const MatchResult match = match_messages(trace.comms, timeline);
   sum.messages = match.messages.size();
   sum.unmatched_sends = match.unmatched_sends;
@@ -115,8 +127,9 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
   fs::create_directories(dir, ec);
   for (const char* old : {"traces.otf2", "traces.def", "traces"}) fs::remove_all(dir / old, ec);
 
-  OTF2_Archive* archive = OTF2_Archive_Open(dir.string().c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
-                                            4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  OTF2_Archive* archive =
+      OTF2_Archive_Open(dir.string().c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
+                        4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) throw std::runtime_error("OTF2: cannot create an archive in " + dir.string());
   struct Closer {
     OTF2_Archive* a;
@@ -129,16 +142,17 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
   check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
   check(OTF2_Archive_SetCreator(archive, ("tracefold 0.1.0 (timeline " + how + ")").c_str()),
         "creator");
-  check(OTF2_Archive_SetDescription(archive, ("tracefold export of " + label).c_str()), "description");
-  check(OTF2_Archive_SetProperty(archive, "TRACEFOLD::TIMELINE", how.c_str(), true),
-        "property");
+  check(OTF2_Archive_SetDescription(archive, ("tracefold export of " + label).c_str()),
+        "description");
+  check(OTF2_Archive_SetProperty(archive, "TRACEFOLD::TIMELINE", how.c_str(), true), "property");
 
   // Definitions that events refer to: regions per (operation, call site),
   // communicators per group of the comm table.
   std::map<EventKey, OTF2_RegionRef> regions;
   std::map<const CommGroup*, OTF2_CommRef> comm_refs;
   for (const auto& [id, groups] : trace.comms.all())
-    for (const CommGroup& g : groups) comm_refs.emplace(&g, static_cast<OTF2_CommRef>(comm_refs.size()));
+    for (const CommGroup& g : groups)
+      comm_refs.emplace(&g, static_cast<OTF2_CommRef>(comm_refs.size()));
   auto comm_ref = [&](const Event& ev, int32_t rank) -> OTF2_CommRef {
     int64_t c = get(ev, "comm");
     if (c == kAbsent) c = CommTable::kWorld;
@@ -160,14 +174,15 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
     for (const auto& te : tl.events) evs.push_back(te.ev);
     const RequestCompletions done = find_completions(evs);
     // Requests completed by event i: (creating event, is a receive).
-    std::map<std::size_t, std::vector<std::size_t>> completes;
+    std::map<std::size_t, std::vector<std::size_t> > completes;
     for (std::size_t i = 0; i < evs.size(); ++i)
       if (done.done[i] != RequestCompletions::npos) completes[done.done[i]].push_back(i);
     uint64_t& n = event_counts[std::size_t(r)];
     for (std::size_t i = 0; i < tl.events.size(); ++i) {
       const TimedEvent& te = tl.events[i];
       const Event& ev = te.ev;
-      const OTF2_TimeStamp t0 = static_cast<OTF2_TimeStamp>(te.start_ns), t1 = static_cast<OTF2_TimeStamp>(te.end_ns);
+      const OTF2_TimeStamp t0 = static_cast<OTF2_TimeStamp>(te.start_ns),
+                           t1 = static_cast<OTF2_TimeStamp>(te.end_ns);
       auto [rit, fresh] = regions.emplace(ev.key(), static_cast<OTF2_RegionRef>(regions.size()));
       (void)fresh;
       const OTF2_RegionRef region = rit->second;
@@ -182,7 +197,8 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
         return it != recv_bytes.end() ? it->second : send_bytes(ev);
       };
       // A receive's source and tag, the matched ones for wildcards.
-      auto recv_source = [&](const Event& call, const Event& status, const char* src_field, const char* tag_field) {
+      auto recv_source = [&](const Event& call, const Event& status, const char* src_field,
+                             const char* tag_field) {
         int64_t s = get(call, src_field), tag = get(call, tag_field);
         if (s == kAny) s = get(status, "src");
         if (tag == kAny) tag = get(status, "mtag");
@@ -191,13 +207,15 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
       if (c == OpClass::kSend || c == OpClass::kSendrecv) {
         const int64_t peer = get(ev, "peer");
         if (!is_sentinel(peer)) {
-          check(OTF2_EvtWriter_MpiSend(w, nullptr, t0, u32(peer), comm, u32(get(ev, "tag")), send_bytes(ev)), "send");
+          check(OTF2_EvtWriter_MpiSend(w, nullptr, t0, u32(peer), comm, u32(get(ev, "tag")),
+                                       send_bytes(ev)),
+                "send");
           ++n;
         }
       } else if (c == OpClass::kIsend) {
         if (!is_sentinel(get(ev, "peer"))) {
-          check(OTF2_EvtWriter_MpiIsend(w, nullptr, t0, u32(get(ev, "peer")), comm, u32(get(ev, "tag")),
-                                        send_bytes(ev), req_id),
+          check(OTF2_EvtWriter_MpiIsend(w, nullptr, t0, u32(get(ev, "peer")), comm,
+                                        u32(get(ev, "tag")), send_bytes(ev), req_id),
                 "isend");
           ++n;
         }
@@ -214,7 +232,8 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
         const bool sr = c == OpClass::kSendrecv;
         auto [s, tag] = recv_source(ev, ev, sr ? "rpeer" : "peer", sr ? "rtag" : "tag");
         if (s != kNull) {
-          check(OTF2_EvtWriter_MpiRecv(w, nullptr, t1, u32(s), comm, u32(tag), recv_size()), "recv");
+          check(OTF2_EvtWriter_MpiRecv(w, nullptr, t1, u32(s), comm, u32(tag), recv_size()),
+                "recv");
           ++n;
         }
       }
@@ -229,11 +248,13 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
             Event status;
             status.fields = {};
             if (done.src[k] != kAbsent) status.set(FieldTable::src(), done.src[k]);
-            if (auto mt = FieldTable::find("mtag"); mt && done.mtag[k] != kAbsent) status.set(*mt, done.mtag[k]);
+            if (auto mt = FieldTable::find("mtag"); mt && done.mtag[k] != kAbsent)
+              status.set(*mt, done.mtag[k]);
             auto [s, tag] = recv_source(created, status, "peer", "tag");
             auto rb = recv_bytes.find({r, k});
             check(OTF2_EvtWriter_MpiIrecv(w, nullptr, t1, u32(s), comm_ref(created, r), u32(tag),
-                                          rb != recv_bytes.end() ? rb->second : send_bytes(created), k + 1),
+                                          rb != recv_bytes.end() ? rb->second : send_bytes(created),
+                                          k + 1),
                   "irecv");
             ++n;
           }
@@ -241,8 +262,8 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
       }
       if (c == OpClass::kCollective) {
         auto [sent, received] = collective_sizes(ev);
-        check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t1, collective_op(OpTable::name(ev.op)), comm,
-                                              u32(get(ev, "root")), sent, received),
+        check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t1, collective_op(OpTable::name(ev.op)),
+                                              comm, u32(get(ev, "root")), sent, received),
               "collective end");
         ++n;
       }
@@ -263,8 +284,8 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
 
   OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive);
   if (!g) throw std::runtime_error("OTF2: no global definition writer");
-  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, static_cast<uint64_t>(trace_end) + 1,
-                                                  OTF2_UNDEFINED_TIMESTAMP),
+  check(OTF2_GlobalDefWriter_WriteClockProperties(
+            g, 1000000000, 0, static_cast<uint64_t>(trace_end) + 1, OTF2_UNDEFINED_TIMESTAMP),
         "clock");
   std::map<std::string, OTF2_StringRef> strings;
   auto str = [&](const std::string& s) {
@@ -274,28 +295,30 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
   };
   str("");
   // Definitions must come in ascending id order.
-  std::vector<std::pair<OTF2_RegionRef, EventKey>> by_ref;
+  std::vector<std::pair<OTF2_RegionRef, EventKey> > by_ref;
   for (const auto& [key, ref] : regions) by_ref.emplace_back(ref, key);
   std::sort(by_ref.begin(), by_ref.end());
   for (const auto& [ref, key] : by_ref) {
     const std::string op = OpTable::name(key.op);
     const std::string frames = SiteTable::format(trace.sites.at(key.site));
-    check(OTF2_GlobalDefWriter_WriteRegion(g, ref, str(op), str(op),
-                                           str("call site " + std::to_string(key.site) + ": " + frames),
-                                           OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE,
-                                           str(frames), 0, 0),
-          "region");
+    check(
+        OTF2_GlobalDefWriter_WriteRegion(
+            g, ref, str(op), str(op), str("call site " + std::to_string(key.site) + ": " + frames),
+            OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, str(frames), 0, 0),
+        "region");
   }
-  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, str("tracefold synthesized run"), str("machine"),
-                                                 OTF2_UNDEFINED_SYSTEM_TREE_NODE),
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, str("tracefold synthesized run"),
+                                                 str("machine"), OTF2_UNDEFINED_SYSTEM_TREE_NODE),
         "system tree");
   for (const RankTimeline& tl : timeline) {
     const auto ref = static_cast<uint32_t>(tl.rank);
     check(OTF2_GlobalDefWriter_WriteLocationGroup(g, ref, str("rank " + std::to_string(tl.rank)),
-                                                  OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP),
+                                                  OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                                  OTF2_UNDEFINED_LOCATION_GROUP),
           "location group");
-    check(OTF2_GlobalDefWriter_WriteLocation(g, ref, str("rank " + std::to_string(tl.rank) + " main thread"),
-                                             OTF2_LOCATION_TYPE_CPU_THREAD, event_counts[std::size_t(tl.rank)], ref),
+    check(OTF2_GlobalDefWriter_WriteLocation(
+              g, ref, str("rank " + std::to_string(tl.rank) + " main thread"),
+              OTF2_LOCATION_TYPE_CPU_THREAD, event_counts[std::size_t(tl.rank)], ref),
           "location");
   }
   // Group 0: all locations (index = world rank); then one group and one
@@ -303,8 +326,8 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
   std::vector<uint64_t> all;
   for (int32_t r = 0; r < trace.world_size; ++r) all.push_back(uint64_t(r));
   check(OTF2_GlobalDefWriter_WriteGroup(g, 0, str("MPI locations"), OTF2_GROUP_TYPE_COMM_LOCATIONS,
-                                        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(all.size()),
-                                        all.data()),
+                                        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                        static_cast<uint32_t>(all.size()), all.data()),
         "locations group");
   for (const auto& [id, groups] : trace.comms.all()) {
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -313,11 +336,12 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace, c
       std::vector<uint64_t> members(grp.members.begin(), grp.members.end());
       std::string name = id == CommTable::kWorld ? "MPI_COMM_WORLD" : "comm " + std::to_string(id);
       if (groups.size() > 1) name += " group " + std::to_string(gi);
-      check(OTF2_GlobalDefWriter_WriteGroup(g, ref + 1, str(name), OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-                                            OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(members.size()),
-                                            members.data()),
+      check(OTF2_GlobalDefWriter_WriteGroup(g, ref + 1, str(name), OTF2_GROUP_TYPE_COMM_GROUP,
+                                            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                            static_cast<uint32_t>(members.size()), members.data()),
             "comm group");
-      check(OTF2_GlobalDefWriter_WriteComm(g, ref, str(name), ref + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+      check(OTF2_GlobalDefWriter_WriteComm(g, ref, str(name), ref + 1, OTF2_UNDEFINED_COMM,
+                                           OTF2_COMM_FLAG_NONE),
             "comm");
     }
   }

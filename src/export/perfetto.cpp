@@ -14,8 +14,8 @@ namespace {
 std::string us(int64_t ns) {
   char buf[48];
   const int64_t a = ns < 0 ? -ns : ns;
-  std::snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "", static_cast<long long>(a / 1000),
-                static_cast<long long>(a % 1000));
+  std::snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "",
+                static_cast<long long>(a / 1000), static_cast<long long>(a % 1000));
   return buf;
 }
 
@@ -39,23 +39,26 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
 
   out << "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{"
       << "\"timeline\":"
-      << json_string(recorded_or_not.recorded ? "recorded" : "synthesized from folded trace means") << ","
+      << json_string(recorded_or_not.recorded ? "recorded" : "synthesized from folded trace means")
+      << ","
       << "\"note\":"
-      << json_string(recorded_or_not.recorded
-                         ? recorded_or_not.describe() +
-                               ": enter and exit times of every call, on rank 0's clock (offsets measured "
-                               "at start and end)"
-                         : "folded traces keep no timestamps: each rank's events are laid out back to "
-                           "back with their node's mean computation time before and mean time in the "
-                           "call; calls without a recorded time last " +
-                               std::to_string(kNominalCallNs) + " ns; ranks are not synchronized")
+      << json_string(
+             recorded_or_not.recorded
+                 ? recorded_or_not.describe() +
+                       ": enter and exit times of every call, on rank 0's clock (offsets measured "
+                       "at start and end)"
+                 : "folded traces keep no timestamps: each rank's events are laid out back to "
+                   "back with their node's mean computation time before and mean time in the "
+                   "call; calls without a recorded time last " +
+                       std::to_string(kNominalCallNs) + " ns; ranks are not synchronized")
       << ","
       << "\"flows\":\"from the send call to the call completing the receive (the Recv or "
          "Sendrecv, or the Wait/Test that completed an Irecv)\","
       << "\"source\":" << json_string(label) << ",\"ranks\":" << trace.world_size
       << ",\"lossy\":" << json_string(trace.lossy) << ",\"messages\":" << match.messages.size()
       << ",\"unmatched_sends\":" << match.unmatched_sends
-      << ",\"unmatched_recvs\":" << match.unmatched_recvs << ",\"generator\":\"tracefold 0.1.0\"},\n"
+      << ",\"unmatched_recvs\":" << match.unmatched_recvs
+      << ",\"generator\":\"tracefold 0.1.0\"},\n"
       << "\"traceEvents\":[\n";
   bool first = true;
   auto sep = [&] {
@@ -65,8 +68,8 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
   for (const RankTimeline& tl : timeline) {
     const int32_t r = tl.rank;
     sep();
-    out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r << ",\"tid\":0,\"args\":{\"name\":\"rank "
-        << r << "\"}},\n";
+    out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r
+        << ",\"tid\":0,\"args\":{\"name\":\"rank " << r << "\"}},\n";
     out << "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" << r
         << ",\"tid\":0,\"args\":{\"sort_index\":" << r << "}},\n";
     out << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << r
@@ -75,8 +78,8 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
       if (te.start_ns > te.compute_start_ns) {
         sep();
         out << "{\"name\":\"compute\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":" << r
-            << ",\"tid\":0,\"ts\":" << us(te.compute_start_ns) << ",\"dur\":" << us(te.start_ns - te.compute_start_ns)
-            << "}";
+            << ",\"tid\":0,\"ts\":" << us(te.compute_start_ns)
+            << ",\"dur\":" << us(te.start_ns - te.compute_start_ns) << "}";
       }
       sep();
       ++sum.slices;
@@ -87,8 +90,8 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
                                                                                 : "p2p";
       out << "{\"name\":" << json_string(slice_name(ev)) << ",\"cat\":\"" << cat
           << "\",\"ph\":\"X\",\"pid\":" << r << ",\"tid\":0,\"ts\":" << us(te.start_ns)
-          << ",\"dur\":" << us(te.end_ns - te.start_ns) << ",\"args\":{\"op\":"
-          << json_string(OpTable::name(ev.op)) << ",\"site\":" << ev.site
+          << ",\"dur\":" << us(te.end_ns - te.start_ns)
+          << ",\"args\":{\"op\":" << json_string(OpTable::name(ev.op)) << ",\"site\":" << ev.site
           << ",\"frames\":" << json_string(SiteTable::format(trace.sites.at(ev.site)))
           << ",\"bytes\":" << event_bytes(ev) << ",\"time\":\""
           << (te.timed ? "recorded mean" : "not recorded") << "\"";
@@ -114,11 +117,13 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
     const TimedEvent& f = timeline[std::size_t(m.receiver)].events[m.recv_complete_event];
     ++id;
     sep();
-    out << "{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"s\",\"id\":" << id << ",\"pid\":" << m.sender
-        << ",\"tid\":0,\"ts\":" << us((s.start_ns + s.end_ns) / 2) << ",\"args\":{\"to\":" << m.receiver
-        << ",\"tag\":" << m.tag << ",\"comm\":" << m.comm << ",\"bytes\":" << m.bytes << "}},\n";
+    out << "{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"s\",\"id\":" << id
+        << ",\"pid\":" << m.sender << ",\"tid\":0,\"ts\":" << us((s.start_ns + s.end_ns) / 2)
+        << ",\"args\":{\"to\":" << m.receiver << ",\"tag\":" << m.tag << ",\"comm\":" << m.comm
+        << ",\"bytes\":" << m.bytes << "}},\n";
     out << "{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" << id
-        << ",\"pid\":" << m.receiver << ",\"tid\":0,\"ts\":" << us((f.start_ns + f.end_ns) / 2) << "}";
+        << ",\"pid\":" << m.receiver << ",\"tid\":0,\"ts\":" << us((f.start_ns + f.end_ns) / 2)
+        << "}";
   }
   out << "\n]}\n";
   return sum;

@@ -45,7 +45,8 @@ document.querySelectorAll('table.sortable th').forEach(function (th, col) {
 
 std::string num_cell(double v, const std::string& text) {
   std::ostringstream ss;
-  ss << "<td class=\"num\" data-v=\"" << std::setprecision(17) << v << "\">" << xml_escape(text) << "</td>";
+  ss << "<td class=\"num\" data-v=\"" << std::setprecision(17) << v << "\">" << xml_escape(text)
+     << "</td>";
   return ss.str();
 }
 
@@ -77,13 +78,16 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
     pairs += matrix.messages[k] ? 1 : 0;
   }
 
-  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>tracefold report: "
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>tracefold "
+         "report: "
       << xml_escape(label) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
   out << "<h1>tracefold report</h1>\n<p class=\"note\">" << xml_escape(label)
       << (recorded_or_not.recorded
               ? " &mdash; the per-rank chart and the totals come from the recorded timeline (every "
-                "call's enter and exit time); the call-site table shows the folded trace's means.</p>\n"
-              : " &mdash; times are means recorded per call site and call path; the per-rank chart and "
+                "call's enter and exit time); the call-site table shows the folded trace's "
+                "means.</p>\n"
+              : " &mdash; times are means recorded per call site and call path; the per-rank chart "
+                "and "
                 "the totals come from a timeline synthesized from those means.</p>\n");
 
   out << "<h2>Summary</h2>\n<table id=\"summary\">\n";
@@ -92,7 +96,8 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   };
   row("trace", label);
   row("ranks", std::to_string(trace.world_size));
-  row("nodes / call sites", std::to_string(trace.nodes.size()) + " / " + std::to_string(trace.sites.size()));
+  row("nodes / call sites",
+      std::to_string(trace.nodes.size()) + " / " + std::to_string(trace.sites.size()));
   row("lossless", trace.lossy.empty() ? "yes" : "no (" + trace.lossy + ")");
   row("MPI calls", std::to_string(calls));
   row("bytes in calls", std::to_string(bytes) + " (" + bytes_text(bytes) + ")");
@@ -106,23 +111,28 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   row(std::string(kind) + " run length", time_text(double(span)));
   out << "</table>\n";
 
-  out << "<h2>Call sites</h2>\n<table id=\"callsites\" class=\"sortable\">\n<thead><tr><th>operation</th>"
-         "<th>call site</th><th>ranks</th><th>calls</th><th>bytes</th><th>total time</th><th>mean</th>"
+  out << "<h2>Call sites</h2>\n<table id=\"callsites\" "
+         "class=\"sortable\">\n<thead><tr><th>operation</th>"
+         "<th>call site</th><th>ranks</th><th>calls</th><th>bytes</th><th>total "
+         "time</th><th>mean</th>"
          "<th>min@rank</th><th>max@rank</th><th>share</th></tr></thead>\n<tbody>\n";
   for (const auto& r : rows) {
     const double share = time_in_calls ? 100.0 * double(r.time.sum()) / double(time_in_calls) : 0.0;
     std::ostringstream sh;
     sh << std::fixed << std::setprecision(1) << share << "%";
-    out << "<tr><td>" << xml_escape(r.op) << "</td><td class=\"site\">" << xml_escape(r.site) << "</td><td>"
-        << xml_escape(r.ranks.to_string()) << "</td>" << num_cell(double(r.calls), std::to_string(r.calls))
+    out << "<tr><td>" << xml_escape(r.op) << "</td><td class=\"site\">" << xml_escape(r.site)
+        << "</td><td>" << xml_escape(r.ranks.to_string()) << "</td>"
+        << num_cell(double(r.calls), std::to_string(r.calls))
         << num_cell(double(r.bytes), std::to_string(r.bytes))
         << num_cell(double(r.time.sum()), r.time.empty() ? "-" : time_text(double(r.time.sum())));
     if (r.time.empty()) {
       out << num_cell(0, "-") << num_cell(0, "-") << num_cell(0, "-");
     } else {
       out << num_cell(r.time.mean(), time_text(r.time.mean()))
-          << num_cell(double(r.time.min()), time_text(double(r.time.min())) + "@" + std::to_string(r.time.min_rank()))
-          << num_cell(double(r.time.max()), time_text(double(r.time.max())) + "@" + std::to_string(r.time.max_rank()));
+          << num_cell(double(r.time.min()),
+                      time_text(double(r.time.min())) + "@" + std::to_string(r.time.min_rank()))
+          << num_cell(double(r.time.max()),
+                      time_text(double(r.time.max())) + "@" + std::to_string(r.time.max_rank()));
     }
     out << num_cell(share, sh.str()) << "</tr>\n";
   }
@@ -134,7 +144,8 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   write_ranks_svg(out, timeline, "Time per rank: computation vs MPI");
   out << "</div>\n</div>\n";
 
-  out << "<h2>Messages per rank pair</h2>\n<table id=\"pairs\" class=\"sortable\">\n<thead><tr><th>sender</th>"
+  out << "<h2>Messages per rank pair</h2>\n<table id=\"pairs\" "
+         "class=\"sortable\">\n<thead><tr><th>sender</th>"
          "<th>receiver</th><th>messages</th><th>bytes</th></tr></thead>\n<tbody>\n";
   for (int32_t s = 0; s < matrix.size; ++s)
     for (int32_t r = 0; r < matrix.size; ++r)

@@ -25,26 +25,33 @@ int64_t field(const Event& ev, const char* name) {
   return id ? ev.get(*id) : kAbsent;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 
 OpClass classify_name(std::string_view n) {
-  if (n == "MPI_Send" || n == "MPI_Bsend" || n == "MPI_Ssend" || n == "MPI_Rsend") return OpClass::kSend;
-  if (n == "MPI_Isend" || n == "MPI_Ibsend" || n == "MPI_Issend" || n == "MPI_Irsend") return OpClass::kIsend;
+  if (n == "MPI_Send" || n == "MPI_Bsend" || n == "MPI_Ssend" || n == "MPI_Rsend")
+    return OpClass::kSend;
+  if (n == "MPI_Isend" || n == "MPI_Ibsend" || n == "MPI_Issend" || n == "MPI_Irsend")
+    return OpClass::kIsend;
   if (n == "MPI_Recv") return OpClass::kRecv;
   if (n == "MPI_Irecv") return OpClass::kIrecv;
   if (n == "MPI_Sendrecv" || n == "MPI_Sendrecv_replace") return OpClass::kSendrecv;
   static const char* const kColl[] = {
-      "MPI_Barrier",   "MPI_Bcast",      "MPI_Reduce",         "MPI_Allreduce",
-      "MPI_Gather",    "MPI_Gatherv",    "MPI_Scatter",        "MPI_Scatterv",
-      "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",       "MPI_Alltoallv",
-      "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan",
-      "MPI_Exscan"};
+      "MPI_Barrier",    "MPI_Bcast",          "MPI_Reduce",
+      "MPI_Allreduce",  "MPI_Gather",         "MPI_Gatherv",
+      "MPI_Scatter",    "MPI_Scatterv",       "MPI_Allgather",
+      "MPI_Allgatherv", "MPI_Alltoall",       "MPI_Alltoallv",
+      "MPI_Alltoallw",  "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
+      "MPI_Scan",       "MPI_Exscan"};
   for (const char* c : kColl)
     if (n == c) return OpClass::kCollective;
-  if (starts_with(n, "MPI_Neighbor_") || starts_with(n, "MPI_Ineighbor_")) return OpClass::kICollective;
+  if (starts_with(n, "MPI_Neighbor_") || starts_with(n, "MPI_Ineighbor_"))
+    return OpClass::kICollective;
   if (starts_with(n, "MPI_I") && n.size() > 5) {
     // MPI_Ibarrier, MPI_Iallreduce, ...: the blocking name with an I.
-    std::string blocking = "MPI_" + std::string(1, char(n[5] - 'a' + 'A')) + std::string(n.substr(6));
+    std::string blocking =
+        "MPI_" + std::string(1, char(n[5] - 'a' + 'A')) + std::string(n.substr(6));
     if (classify_name(blocking) == OpClass::kCollective) return OpClass::kICollective;
   }
   if (starts_with(n, "MPI_Wait") || starts_with(n, "MPI_Test")) return OpClass::kCompletion;
@@ -93,7 +100,9 @@ std::string TraceTimeline::describe() const {
   uint64_t n = 0;
   for (const RankTimeline& r : ranks) n += r.events.size();
   return "timeline recorded (" + std::to_string(n - dropped) + " events with timestamps" +
-         (dropped ? ", " + std::to_string(dropped) + " dropped at the size bound and laid out with mean times" : "") +
+         (dropped ? ", " + std::to_string(dropped) +
+                        " dropped at the size bound and laid out with mean times"
+                  : "") +
          ")";
 }
 
@@ -109,7 +118,8 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
   std::vector<RankTimelineFile> files;
   int64_t origin = std::numeric_limits<int64_t>::max();
   for (int32_t r = 0; r < trace.world_size; ++r) {
-    const std::string path = (std::filesystem::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
+    const std::string path =
+        (std::filesystem::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
     files.push_back(read_timeline_file(path));
     const RankTimelineFile& f = files.back();
     if (f.rank != r || f.world_size != trace.world_size)
@@ -131,9 +141,10 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
       if (k < f.records.size()) {
         const TimelineRecord& rec = f.records[k];
         if (rec.op != te.ev.op)
-          throw std::runtime_error(dir + "/rank-" + std::to_string(r) + ".tft: event " + std::to_string(k) +
-                                   " is " + OpTable::name(rec.op) + ", the trace has " +
-                                   OpTable::name(te.ev.op) + " (not this trace's timeline?)");
+          throw std::runtime_error(dir + "/rank-" + std::to_string(r) + ".tft: event " +
+                                   std::to_string(k) + " is " + OpTable::name(rec.op) +
+                                   ", the trace has " + OpTable::name(te.ev.op) +
+                                   " (not this trace's timeline?)");
         te.start_ns = f.to_global(rec.enter_ns) - origin;
         te.end_ns = std::max(te.start_ns + 1, f.to_global(rec.exit_ns) - origin);
         te.compute_start_ns = k == 0 ? te.start_ns : std::min(t, te.start_ns);
@@ -143,7 +154,8 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
         ++out.dropped;
         te.compute_start_ns = t;
         te.start_ns = t + std::max<int64_t>(te.ev.compute_ns, 0);
-        te.end_ns = te.start_ns + (te.ev.comm_ns >= 0 ? std::max<int64_t>(te.ev.comm_ns, 1) : kNominalCallNs);
+        te.end_ns = te.start_ns +
+                    (te.ev.comm_ns >= 0 ? std::max<int64_t>(te.ev.comm_ns, 1) : kNominalCallNs);
         te.timed = te.ev.comm_ns >= 0;
       }
       tl.compute_ns += te.start_ns - te.compute_start_ns;
@@ -153,15 +165,17 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
       ++k;
     }
     if (k < f.records.size())
-      throw std::runtime_error(dir + "/rank-" + std::to_string(r) + ".tft: " + std::to_string(f.records.size()) +
-                               " events, the trace has " + std::to_string(k) + " for rank " + std::to_string(r));
+      throw std::runtime_error(
+          dir + "/rank-" + std::to_string(r) + ".tft: " + std::to_string(f.records.size()) +
+          " events, the trace has " + std::to_string(k) + " for rank " + std::to_string(r));
     tl.end_ns = t;
     out.ranks.push_back(std::move(tl));
   }
   return out;
 }
 
-TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path, const std::string& dir) {
+TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path,
+                           const std::string& dir) {
   if (!dir.empty()) return load_recorded_timeline(trace, dir);
   const std::string beside = trace_path + ".timeline";
   if (std::filesystem::is_directory(beside)) return load_recorded_timeline(trace, beside);
@@ -188,8 +202,12 @@ int64_t comm_of(const Event& ev) {
   return c == kAbsent ? CommTable::kWorld : c;
 }
 
-bool is_send(OpClass c) { return c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv; }
-bool is_recv(OpClass c) { return c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv; }
+bool is_send(OpClass c) {
+  return c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv;
+}
+bool is_recv(OpClass c) {
+  return c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv;
+}
 
 }  // namespace
 
@@ -317,7 +335,8 @@ MatchResult match_messages(const CommTable& comms, const std::vector<std::vector
       m.send_complete_event = s.complete;
       m.recv_event = i;
       m.recv_complete_event = i;
-      if (c == OpClass::kIrecv && completions[r].done[i] != npos) m.recv_complete_event = completions[r].done[i];
+      if (c == OpClass::kIrecv && completions[r].done[i] != npos)
+        m.recv_complete_event = completions[r].done[i];
       res.messages.push_back(m);
     }
   }

@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
       for (int i = l2c - 1; i >= 0; --i) {
         const int partner = row * npcols + (col ^ (1 << i));
         len = len > 1 ? len / 2 : 1;
-        MPI_Sendrecv(w, len, MPI_DOUBLE, partner, i, r, len, MPI_DOUBLE, partner, i,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(w, len, MPI_DOUBLE, partner, i, r, len, MPI_DOUBLE, partner, i, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
         for (int k = 0; k < len; ++k) w[k] += r[k];
       }
       /* exchange with the transpose partner */
@@ -87,7 +87,10 @@ int main(int argc, char** argv) {
   }
   if (rank == 0)
     printf("cg: %d ranks (%dx%d), %d steps, checksum %.9e\n", size, nprows, npcols, steps, norm);
-  free(w); free(r); free(q); free(p);
+  free(w);
+  free(r);
+  free(q);
+  free(p);
   app_timer_stop();
   MPI_Finalize();
   return 0;

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   for (int s = 0; s < steps; ++s) {
     app_work(wunits);
     /* "1D FFTs" along the local dimension: a cheap mixing step */
-    for (int i = 0; i < n; ++i) b[i] = 0.5 * a[i] + 0.25 * a[(i + 1) % n] + 0.25 * a[(i + n - 1) % n];
+    for (int i = 0; i < n; ++i)
+      b[i] = 0.5 * a[i] + 0.25 * a[(i + 1) % n] + 0.25 * a[(i + n - 1) % n];
     MPI_Alltoall(b, block, MPI_DOUBLE, a, block, MPI_DOUBLE, MPI_COMM_WORLD);
     sums[0] = sums[1] = 0.0;
     for (int i = 0; i < n; i += 3) {
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
   }
   if (rank == 0)
     printf("ft: %d ranks, %d steps, checksum (%.9e, %.9e)\n", size, steps, chk[0], chk[1]);
-  free(a); free(b);
+  free(a);
+  free(b);
   app_timer_stop();
   MPI_Finalize();
   return 0;

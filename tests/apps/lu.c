@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
     long hin[4][2], hout[2] = {v[0], v[1]};
     int nr = 0;
     for (int d = 0; d < 4; ++d)
-      if (nbs[d] >= 0) MPI_Irecv(hin[nr], 2, MPI_LONG, MPI_ANY_SOURCE, 300, MPI_COMM_WORLD, &rr[nr]), ++nr;
+      if (nbs[d] >= 0)
+        MPI_Irecv(hin[nr], 2, MPI_LONG, MPI_ANY_SOURCE, 300, MPI_COMM_WORLD, &rr[nr]), ++nr;
     int ns = 0;
     for (int d = 0; d < 4; ++d)
       if (nbs[d] >= 0) MPI_Isend(hout, 2, MPI_LONG, nbs[d], 300, MPI_COMM_WORLD, &sr[ns++]);
@@ -74,7 +75,9 @@ int main(int argc, char** argv) {
       total += resid;
     }
   }
-  if (rank == 0) printf("lu: %d ranks (%dx%d), %d iterations, checksum %ld\n", size, dims[0], dims[1], steps, total);
+  if (rank == 0)
+    printf("lu: %d ranks (%dx%d), %d iterations, checksum %ld\n", size, dims[0], dims[1], steps,
+           total);
   app_timer_stop();
   MPI_Finalize();
   return 0;

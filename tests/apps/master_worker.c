@@ -47,9 +47,13 @@ int main(int argc, char** argv) {
       MPI_Status st;
       MPI_Recv(&result, 1, MPI_LONG, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
       sum += result;
-      if (st.MPI_TAG == TAG_RESULT + TAG_BIG) ++big; else ++small;
+      if (st.MPI_TAG == TAG_RESULT + TAG_BIG)
+        ++big;
+      else
+        ++small;
       if (next < ntasks) {
-        MPI_Send(&next, 1, MPI_LONG, st.MPI_SOURCE, next % 3 == 0 ? TAG_BIG : TAG_SMALL, MPI_COMM_WORLD);
+        MPI_Send(&next, 1, MPI_LONG, st.MPI_SOURCE, next % 3 == 0 ? TAG_BIG : TAG_SMALL,
+                 MPI_COMM_WORLD);
         ++next;
       } else {
         MPI_Send(&next, 1, MPI_LONG, st.MPI_SOURCE, TAG_STOP, MPI_COMM_WORLD);

@@ -60,8 +60,10 @@ int main(int argc, char** argv) {
     MPI_Recv(&got, 1, MPI_LONG, pst.MPI_SOURCE, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     acc += got;
     /* strided column around the ring, in place */
-    MPI_Sendrecv_replace(&grid[0][s % COLS], 1, column, right, 3, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    MPI_Sendrecv(&grid[0][0], 1, column, left, 4, &colbuf[0][0], 1, column, right, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv_replace(&grid[0][s % COLS], 1, column, right, 3, left, 3, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&grid[0][0], 1, column, left, 4, &colbuf[0][0], 1, column, right, 4,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     acc += grid[3][s % COLS] + colbuf[2][0];
     /* rank-dependent counts */
     int total = 0;
@@ -95,7 +97,12 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&acc, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("misc_p2p: %d ranks, %d steps, checksum %ld\n", size, steps, sum);
   MPI_Type_free(&column);
-  free(scounts); free(sdispl); free(rcounts); free(rdispl); free(sbuf); free(rbuf);
+  free(scounts);
+  free(sdispl);
+  free(rcounts);
+  free(rdispl);
+  free(sbuf);
+  free(rbuf);
   MPI_Finalize();
   return 0;
 }

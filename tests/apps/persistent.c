@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < LEN; ++i) sum += u[i];
   MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("persistent: %d ranks, %d steps, checksum %.9e tokens %ld\n", size, steps, total, tokens);
+    printf("persistent: %d ranks, %d steps, checksum %.9e tokens %ld\n", size, steps, total,
+           tokens);
   app_timer_stop();
   MPI_Finalize();
   return 0;

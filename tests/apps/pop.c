@@ -39,7 +39,8 @@ static void halo(double* f, int nf, const int nb[4], MPI_Comm comm, int tagbase)
   for (int d = 0; d < 4; ++d)
     if (nb[d] != MPI_PROC_NULL) {
       const int len = (d < 2 ? NX : NY) * nf;
-      for (int k = 0; k < len; ++k) f[(k * 11 + d * 3) % ((NY + 2) * (NX + 2) * nf)] = 0.5 * (f[k] + rb[d][k]);
+      for (int k = 0; k < len; ++k)
+        f[(k * 11 + d * 3) % ((NY + 2) * (NX + 2) * nf)] = 0.5 * (f[k] + rb[d][k]);
     }
 }
 
@@ -98,8 +99,8 @@ int main(int argc, char** argv) {
                    MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (nb[1] != MPI_PROC_NULL)
         for (int k = 0; k < NX; ++k) f[(NY + 1) * (NX + 2) + k + 1] = in[k];
-      MPI_Sendrecv(f + NY * (NX + 2), NX, MPI_DOUBLE, nb[1], 30 + t, in, NX, MPI_DOUBLE, nb[0], 30 + t,
-                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(f + NY * (NX + 2), NX, MPI_DOUBLE, nb[1], 30 + t, in, NX, MPI_DOUBLE, nb[0],
+                   30 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (nb[0] != MPI_PROC_NULL)
         for (int k = 0; k < NX; ++k) f[k + 1] = in[k];
       for (int i = 0; i < fsz; ++i) f[i] = 0.99 * f[i] + 0.01 * eta[i];
@@ -122,9 +123,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < fsz; ++i) sum += eta[i] + uv[i] + tr[i];
   MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("pop: %d ranks (%dx%d), %d steps, %ld solver iterations, checksum %.9e diag %.6e\n", size,
-           dims[0], dims[1], steps, solver_iters, total, gdiag[0]);
-  free(uv); free(eta); free(tr);
+    printf("pop: %d ranks (%dx%d), %d steps, %ld solver iterations, checksum %.9e diag %.6e\n",
+           size, dims[0], dims[1], steps, solver_iters, total, gdiag[0]);
+  free(uv);
+  free(eta);
+  free(tr);
   app_timer_stop();
   MPI_Finalize();
   return 0;

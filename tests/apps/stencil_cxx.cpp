@@ -13,7 +13,8 @@ namespace {
 
 class Grid {
  public:
-  Grid(MPI_Comm comm, int nx, int ny) : comm_(comm), nx_(nx), ny_(ny), u_((nx + 2) * (ny + 2)), v_(u_.size()) {
+  Grid(MPI_Comm comm, int nx, int ny)
+      : comm_(comm), nx_(nx), ny_(ny), u_((nx + 2) * (ny + 2)), v_(u_.size()) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
     MPI_Dims_create(size_, 2, dims_.data());
@@ -34,7 +35,8 @@ class Grid {
     static constexpr std::array<int, 4> kOpposite{1, 0, 3, 2};
     std::array<MPI_Request, 8> reqs;
     for (int d = 0; d < 4; ++d)
-      MPI_Irecv(recv_[d].data(), static_cast<int>(recv_[d].size()), MPI_DOUBLE, nb_[d], kOpposite[d], comm_, &reqs[d]);
+      MPI_Irecv(recv_[d].data(), static_cast<int>(recv_[d].size()), MPI_DOUBLE, nb_[d],
+                kOpposite[d], comm_, &reqs[d]);
     for (int k = 0; k < nx_; ++k) {
       send_[0][k] = at(1, k + 1);
       send_[1][k] = at(ny_, k + 1);
@@ -44,7 +46,8 @@ class Grid {
       send_[3][k] = at(k + 1, nx_);
     }
     for (int d = 0; d < 4; ++d)
-      MPI_Isend(send_[d].data(), static_cast<int>(send_[d].size()), MPI_DOUBLE, nb_[d], d, comm_, &reqs[4 + d]);
+      MPI_Isend(send_[d].data(), static_cast<int>(send_[d].size()), MPI_DOUBLE, nb_[d], d, comm_,
+                &reqs[4 + d]);
     MPI_Waitall(8, reqs.data(), MPI_STATUSES_IGNORE);
     for (int k = 0; k < nx_; ++k) {
       at(0, k + 1) = recv_[0][k];
@@ -115,7 +118,9 @@ int main(int argc, char** argv) {
     rank = g.rank();
     size = g.size();
   }
-  if (rank == 0) std::printf("stencil_cxx: %d ranks, %d steps, checksum %.9e resid %.6e\n", size, steps, checksum, resid);
+  if (rank == 0)
+    std::printf("stencil_cxx: %d ranks, %d steps, checksum %.9e resid %.6e\n", size, steps,
+                checksum, resid);
   MPI_Finalize();
   return 0;
 }

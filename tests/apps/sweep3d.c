@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&flux, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   }
   if (rank == 0)
-    printf("sweep3d: %d ranks (%dx%d), %d iterations, checksum %ld\n", size, npe_j, npe_i, steps, total);
+    printf("sweep3d: %d ranks (%dx%d), %d iterations, checksum %ld\n", size, npe_j, npe_i, steps,
+           total);
   app_timer_stop();
   MPI_Finalize();
   return 0;

@@ -90,19 +90,22 @@ TEST(FieldTable, KindConflictsThrow) {
 
 TEST(FieldTable, InvalidNamesThrowAndAreNotRegistered) {
   for (const char* name : {"", "Tag", "1abc", "_x", "a-b", "a b", "a.b", "tag=", "é", "aB"}) {
-    EXPECT_THROW(FieldTable::intern(name, FieldKind::kScalar), std::invalid_argument) << "'" << name << "'";
+    EXPECT_THROW(FieldTable::intern(name, FieldKind::kScalar), std::invalid_argument)
+        << "'" << name << "'";
     EXPECT_FALSE(FieldTable::find(name).has_value()) << "'" << name << "'";
   }
 }
 
 TEST(FieldTable, PrintOrderIsKnownFieldsThenByName) {
   const auto id = [](const char* n) { return *FieldTable::find(n); };
-  const std::vector<const char*> known = {"peer", "src", "tag", "mtag", "count", "dtype", "dsize",
-                                          "comm", "root", "redop", "newcomm", "color", "key",
-                                          "req", "flag", "links", "counts", "displs"};
+  const std::vector<const char*> known = {"peer",  "src",  "tag",  "mtag",  "count",   "dtype",
+                                          "dsize", "comm", "root", "redop", "newcomm", "color",
+                                          "key",   "req",  "flag", "links", "counts",  "displs"};
   for (std::size_t i = 0; i + 1 < known.size(); ++i) {
-    EXPECT_TRUE(FieldTable::print_before(id(known[i]), id(known[i + 1]))) << known[i] << " " << known[i + 1];
-    EXPECT_FALSE(FieldTable::print_before(id(known[i + 1]), id(known[i]))) << known[i] << " " << known[i + 1];
+    EXPECT_TRUE(FieldTable::print_before(id(known[i]), id(known[i + 1])))
+        << known[i] << " " << known[i + 1];
+    EXPECT_FALSE(FieldTable::print_before(id(known[i + 1]), id(known[i])))
+        << known[i] << " " << known[i + 1];
   }
   // Custom fields come after every known one, sorted by name whatever the
   // order of registration.
@@ -175,7 +178,8 @@ TEST(SiteTable, FormatAndParse) {
   ASSERT_EQ(out.frames.size(), 1u);
   EXPECT_EQ(out.frames[0].module, "libstdc++.so");
   EXPECT_EQ(out.frames[0].offset, 0xffu);
-  ASSERT_TRUE(SiteTable::parse(SiteTable::format(CallSite{{Frame{"a+0x1", 0xffffffffffffffffull}}}), out));
+  ASSERT_TRUE(
+      SiteTable::parse(SiteTable::format(CallSite{{Frame{"a+0x1", 0xffffffffffffffffull}}}), out));
   EXPECT_EQ(out.frames[0].module, "a+0x1");
   EXPECT_EQ(out.frames[0].offset, 0xffffffffffffffffull);
   for (const char* bad : {"", "app", "app+0x", "+0x10", "app+0xZZ", "app+10", "app+0x10g",
@@ -188,7 +192,8 @@ TEST(SiteTable, FormatAndParse) {
   for (int i = 0; i < 200; ++i) {
     CallSite cs;
     for (uint64_t k = 0, n = 1 + rng.below(5); k < n; ++k)
-      cs.frames.push_back(Frame{"mod" + std::to_string(rng.below(9)) + ".so", rng.next() >> rng.below(64)});
+      cs.frames.push_back(
+          Frame{"mod" + std::to_string(rng.below(9)) + ".so", rng.next() >> rng.below(64)});
     CallSite back;
     ASSERT_TRUE(SiteTable::parse(SiteTable::format(cs), back)) << SiteTable::format(cs);
     EXPECT_EQ(back, cs);
@@ -201,7 +206,8 @@ TEST(CommTable, WorldAndSubCommunicators) {
   CommTable t;
   t.define_world(8);
   ASSERT_NE(t.group_of(CommTable::kWorld, 5), nullptr);
-  EXPECT_EQ(t.group_of(CommTable::kWorld, 5)->members, (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(t.group_of(CommTable::kWorld, 5)->members,
+            (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(t.rank_in(CommTable::kWorld, 5), 5);
   EXPECT_EQ(t.group_of(CommTable::kWorld, 8), nullptr);
   EXPECT_EQ(t.rank_in(CommTable::kWorld, 8), -1);
@@ -279,8 +285,9 @@ TEST(Event, FieldsStaySortedAndUnique) {
   e.set_list(FieldTable::links(), {1, 2});
   e.set(tag, 9);
   ASSERT_EQ(e.fields.size(), 4u);
-  EXPECT_TRUE(std::is_sorted(e.fields.begin(), e.fields.end(),
-                             [](const FieldValue& a, const FieldValue& b) { return a.field < b.field; }));
+  EXPECT_TRUE(
+      std::is_sorted(e.fields.begin(), e.fields.end(),
+                     [](const FieldValue& a, const FieldValue& b) { return a.field < b.field; }));
   EXPECT_EQ(e.get(tag), 9);
   EXPECT_EQ(e.get(count), 4);
   EXPECT_EQ(e.get(FieldTable::src()), kAbsent);
@@ -391,7 +398,8 @@ TEST(RelativeEncoding, RoundTripsOnWorld) {
     comms.define_world(p);
     for (int32_t r = 0; r < p; ++r) {
       for (int64_t peer = 0; peer < p; ++peer) {
-        Event e = make_event("MPI_Send", 1, {{"peer", peer}, {"src", (peer * 7 + 3) % p}, {"comm", 0}});
+        Event e =
+            make_event("MPI_Send", 1, {{"peer", peer}, {"src", (peer * 7 + 3) % p}, {"comm", 0}});
         const Event orig = e;
         encode_relative(e, r, comms);
         const int64_t rel = e.get(FieldTable::peer());

@@ -162,9 +162,10 @@ TEST(MatchMessages, UnmatchedAndCommunicatorsKeptApart) {
   comms.define(1, CommGroup{{3, 1}});
   std::vector<std::vector<Event>> ranks(4);
   ranks[3] = {make_event("MPI_Send", 0, {{"peer", 1}, {"tag", 0}, {"comm", 1}}),  // to world rank 1
-              make_event("MPI_Send", 0, {{"peer", 1}, {"tag", 0}})};              // to world rank 1, world comm
-  ranks[1] = {make_event("MPI_Recv", 1, {{"peer", 0}, {"tag", 0}, {"comm", 1}}),  // from world rank 3
-              make_event("MPI_Recv", 1, {{"peer", 0}, {"tag", 0}})};              // from world rank 0: none
+              make_event("MPI_Send", 0, {{"peer", 1}, {"tag", 0}})};  // to world rank 1, world comm
+  ranks[1] = {
+      make_event("MPI_Recv", 1, {{"peer", 0}, {"tag", 0}, {"comm", 1}}),  // from world rank 3
+      make_event("MPI_Recv", 1, {{"peer", 0}, {"tag", 0}})};              // from world rank 0: none
   const MatchResult m = match_messages(comms, ranks);
   ASSERT_EQ(m.messages.size(), 1u);
   EXPECT_EQ(m.messages[0].sender, 3);
@@ -228,8 +229,9 @@ TEST(CommMatrix, PointToPointSendsAtTheSender) {
   std::ostringstream svg;
   write_matrix_svg(svg, m, "t <test>");
   EXPECT_NE(svg.str().find("t &lt;test&gt;"), std::string::npos);
-  EXPECT_NE(svg.str().find("data-sender=\"2\" data-receiver=\"1\" data-messages=\"1\" data-bytes=\"40\""),
-            std::string::npos);
+  EXPECT_NE(
+      svg.str().find("data-sender=\"2\" data-receiver=\"1\" data-messages=\"1\" data-bytes=\"40\""),
+      std::string::npos);
   EXPECT_EQ(svg.str().find("data-sender=\"1\" data-receiver=\"0\""), std::string::npos);
 }
 

@@ -130,11 +130,11 @@ TEST(Histogram, MergeWithEmpty) {
 
 TEST(Histogram, MergeCombinesBins) {
   Histogram a, b;
-  a.add(1, 0);    // bin 0
-  a.add(40, 0);   // bin 5
-  b.add(0, 1);    // bin 0
-  b.add(17, 1);   // bin 4
-  b.add(63, 1);   // bin 5
+  a.add(1, 0);   // bin 0
+  a.add(40, 0);  // bin 5
+  b.add(0, 1);   // bin 0
+  b.add(17, 1);  // bin 4
+  b.add(63, 1);  // bin 5
   a.merge(b);
   ASSERT_EQ(a.bins().size(), 3u);
   EXPECT_EQ(a.bins()[0], (Histogram::Bin{0, 2, 0, 1, 1}));
@@ -158,10 +158,18 @@ TEST(Histogram, MergeEqualsAddingEverything) {
     for (uint64_t i = 0; i < n; ++i) {
       int64_t v;
       switch (rng.below(4)) {
-        case 0: v = static_cast<int64_t>(rng.below(4)); break;  // many ties
-        case 1: v = static_cast<int64_t>(rng.below(1'000'000)); break;
-        case 2: v = static_cast<int64_t>(rng.next() >> 14); break;  // large, sums stay in range
-        default: v = -static_cast<int64_t>(rng.below(10)); break;  // clamped
+        case 0:
+          v = static_cast<int64_t>(rng.below(4));
+          break;  // many ties
+        case 1:
+          v = static_cast<int64_t>(rng.below(1'000'000));
+          break;
+        case 2:
+          v = static_cast<int64_t>(rng.next() >> 14);
+          break;  // large, sums stay in range
+        default:
+          v = -static_cast<int64_t>(rng.below(10));
+          break;  // clamped
       }
       values.emplace_back(v, static_cast<int32_t>(rng.below(16)));
     }
@@ -176,7 +184,9 @@ TEST(Histogram, MergeEqualsAddingEverything) {
       merged.merge(parts[k]);
       parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(k));
     }
-    ASSERT_EQ(merged, all) << "seed " << seed << "\n" << merged.to_string() << "\n" << all.to_string();
+    ASSERT_EQ(merged, all) << "seed " << seed << "\n"
+                           << merged.to_string() << "\n"
+                           << all.to_string();
     // Reversed insertion order: same histogram.
     Histogram rev;
     for (auto it = values.rbegin(); it != values.rend(); ++it) rev.add(it->first, it->second);

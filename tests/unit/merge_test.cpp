@@ -33,7 +33,8 @@ using testing::StencilKind;
 constexpr SiteId kLoopIsend = 0, kLoopIrecv = 1, kTailIsend = 2, kTailIrecv = 3, kWaitall = 4;
 
 Event p2p(const char* op, SiteId site, int64_t peer) {
-  return make_event(op, site, {{"peer", peer}, {"tag", 0}, {"count", 8}, {"dsize", 8}, {"comm", 0}});
+  return make_event(op, site,
+                    {{"peer", peer}, {"tag", 0}, {"count", 8}, {"dsize", 8}, {"comm", 0}});
 }
 
 Event waitall(int64_t requests) {
@@ -256,7 +257,8 @@ TEST(Merge, Figure22InteriorGroupRanklist) {
   ASSERT_EQ(by_ranks.size(), 3u) << links->to_string();
   ASSERT_TRUE(by_ranks.count(interior)) << links->to_string();
   const std::string corners = Ranklist::from_ranks({0, 4, 20, 24}).to_string();
-  const std::string edges = Ranklist::from_ranks({1, 2, 3, 5, 10, 15, 9, 14, 19, 21, 22, 23}).to_string();
+  const std::string edges =
+      Ranklist::from_ranks({1, 2, 3, 5, 10, 15, 9, 14, 19, 21, 22, 23}).to_string();
   EXPECT_TRUE(by_ranks.count(corners)) << corners << " in " << links->to_string();
   EXPECT_TRUE(by_ranks.count(edges)) << edges << " in " << links->to_string();
   for (const auto& e : links->entries()) {
@@ -292,7 +294,8 @@ TEST(Merge, Figure22InteriorGroupRanklist) {
       }
     }
   });
-  for (int32_t r = 0; r < s.size(); ++r) EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
+  for (int32_t r = 0; r < s.size(); ++r)
+    EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
 }
 
 TEST(Merge, PeriodicStencilWithRowAndColumnCommsIsOneGroup) {
@@ -309,7 +312,8 @@ TEST(Merge, PeriodicStencilWithRowAndColumnCommsIsOneGroup) {
   ASSERT_TRUE(t.comms.all().count(Stencil::kRowComm));
   EXPECT_EQ(t.comms.all().at(Stencil::kRowComm).size(), 4u);
   EXPECT_EQ(t.comms.all().at(Stencil::kColComm).size(), 4u);
-  for (int32_t r = 0; r < s.size(); ++r) EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
+  for (int32_t r = 0; r < s.size(); ++r)
+    EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
 }
 
 TEST(Merge, PeriodicStencilOnWorldSplitsOnlyAtTheWrapAround) {
@@ -322,7 +326,8 @@ TEST(Merge, PeriodicStencilOnWorldSplitsOnlyAtTheWrapAround) {
     EXPECT_LE(el.entries().size(), 2u) << "node " << i << " " << what << ": " << el.to_string();
   });
   EXPECT_LE(all_entry_ranklists(t).size(), 5u);
-  for (int32_t r = 0; r < s.size(); ++r) EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
+  for (int32_t r = 0; r < s.size(); ++r)
+    EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
 }
 
 TEST(Merge, ReduceRadixDoesNotChangeExpansion) {
@@ -331,7 +336,8 @@ TEST(Merge, ReduceRadixDoesNotChangeExpansion) {
   Trace three = reduce_traces(s.fold_all(), 3);
   Trace five = reduce_traces(s.fold_all(), 5);
   for (const Trace* t : {&two, &three, &five}) {
-    for (int32_t r = 0; r < s.size(); ++r) EXPECT_TRUE(expands_to(*t, r, s.events(r), Stencil::sites()));
+    for (int32_t r = 0; r < s.size(); ++r)
+      EXPECT_TRUE(expands_to(*t, r, s.events(r), Stencil::sites()));
   }
   EXPECT_EQ(two.nodes.size(), three.nodes.size());
   EXPECT_EQ(two.nodes.size(), five.nodes.size());
@@ -350,7 +356,8 @@ TEST(Merge, ReduceTraceOverInMemoryExchangeMatchesReduceTraces) {
       });
     for (auto& th : threads) th.join();
     ASSERT_TRUE(results[0].has_value());
-    for (int32_t r = 1; r < s.size(); ++r) EXPECT_FALSE(results[static_cast<std::size_t>(r)].has_value());
+    for (int32_t r = 1; r < s.size(); ++r)
+      EXPECT_FALSE(results[static_cast<std::size_t>(r)].has_value());
     EXPECT_EQ(format_trace(*results[0]), format_trace(expected)) << "radix " << radix;
   }
 }

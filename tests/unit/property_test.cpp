@@ -66,13 +66,14 @@ Folded fold_program(const RandomProgram& prog, const FoldOptions& options) {
   return f;
 }
 
-std::string show_event(const Event& ev) { return format_event_line(ev); }
+std::string show_event(const Event& ev) {
+  return format_event_line(ev);
+}
 
 /// Compares rank `rank`'s expansion of `trace` with `expected` (whose site ids
 /// are the generator's; the trace may have renumbered them). Returns a
 /// description of the first difference, or "" when equal.
-std::string compare_rank(const Trace& trace, int32_t rank,
-                         const std::vector<Event>& expected) {
+std::string compare_rank(const Trace& trace, int32_t rank, const std::vector<Event>& expected) {
   std::map<CallSite, SiteId> ids;
   for (SiteId i = 0; i < trace.sites.size(); ++i) ids[trace.sites.at(i)] = i;
   std::vector<Event> got;
@@ -154,8 +155,8 @@ std::string check_pipeline(const RandomProgram& prog, const FoldOptions& options
   if (again != text) {
     std::size_t at = 0;
     while (at < text.size() && at < again.size() && text[at] == again[at]) ++at;
-    return "format(parse(format(t))) differs from format(t) at byte " + std::to_string(at) +
-           ": '" + text.substr(at, 60) + "' vs '" + again.substr(at, 60) + "'";
+    return "format(parse(format(t))) differs from format(t) at byte " + std::to_string(at) + ": '" +
+           text.substr(at, 60) + "' vs '" + again.substr(at, 60) + "'";
   }
   for (int32_t r = 0; r < prog.world_size(); ++r) {
     std::string d = compare_rank(parsed, r, f.events[static_cast<std::size_t>(r)]);
@@ -218,8 +219,8 @@ TEST(RandomProgram, IsDeterministicAndCoversFeatures) {
         unknown_time |= e.compute_ns < 0 || e.comm_ns < 0;
       }
     }
-    rank_dependent |= std::adjacent_find(lengths.begin(), lengths.end(), std::not_equal_to<>()) !=
-                      lengths.end();
+    rank_dependent |=
+        std::adjacent_find(lengths.begin(), lengths.end(), std::not_equal_to<>()) != lengths.end();
     // Two statements sharing one op + site show up as one key used with
     // different field sets; cheaper to check the description.
     const std::string d = a.describe();
@@ -242,7 +243,8 @@ TEST(RandomProgram, IsDeterministicAndCoversFeatures) {
   EXPECT_TRUE(rank_dependent);
   EXPECT_TRUE(empty_rank);
   EXPECT_TRUE(shared_site);
-  EXPECT_EQ(comms_used, (std::set<int64_t>{0, RandomProgram::kRowComm, RandomProgram::kParityComm}));
+  EXPECT_EQ(comms_used,
+            (std::set<int64_t>{0, RandomProgram::kRowComm, RandomProgram::kParityComm}));
   EXPECT_GT(total, 50'000u);
   // Different seeds give different programs.
   EXPECT_NE(RandomProgram(1).describe(), RandomProgram(2).describe());
@@ -263,7 +265,8 @@ TEST(RandomProgram, RawLogParsesBackToTheSameEvents) {
       for (std::size_t i = 0; i < events.size(); ++i) {
         ASSERT_TRUE(log.events[i].same_call(events[i]))
             << "seed " << seed << " rank " << r << " event " << i << "\n"
-            << show_event(events[i]) << "\n" << show_event(log.events[i]);
+            << show_event(events[i]) << "\n"
+            << show_event(log.events[i]);
         ASSERT_EQ(log.events[i].compute_ns, events[i].compute_ns);
         ASSERT_EQ(log.events[i].comm_ns, events[i].comm_ns);
       }
@@ -305,8 +308,8 @@ TEST_P(FoldOptionsProperty, ExpandsExactly) {
   options.window = std::get<0>(GetParam());
   options.min_similarity = std::get<1>(GetParam());
   Failures failures;
-  const uint64_t base = 10'000 + 1'000 * options.window +
-                        static_cast<uint64_t>(options.min_similarity * 100);
+  const uint64_t base =
+      10'000 + 1'000 * options.window + static_cast<uint64_t>(options.min_similarity * 100);
   for (uint64_t seed = base; seed < base + 40; ++seed) {
     RandomProgram prog(seed);
     const std::string d = check_pipeline(prog, options);
@@ -368,9 +371,9 @@ TEST(Property, MergeOrderDoesNotChangeExpansions) {
     canonicalize_sites(acc);
     candidates.push_back(acc);
     for (const Trace& t : candidates) {
-      EXPECT_EQ(t.ranks().size(), static_cast<std::size_t>(std::count_if(
-                                      f.events.begin(), f.events.end(),
-                                      [](const auto& e) { return !e.empty(); })));
+      EXPECT_EQ(t.ranks().size(),
+                static_cast<std::size_t>(std::count_if(f.events.begin(), f.events.end(),
+                                                       [](const auto& e) { return !e.empty(); })));
       for (int32_t r = 0; r < prog.world_size(); ++r) {
         const std::string d = compare_rank(t, r, f.events[static_cast<std::size_t>(r)]);
         if (!d.empty()) failures.add(seed, d, &prog);
@@ -421,9 +424,9 @@ void check_periodic_seeds(bool known_only) {
       RandomProgram prog(seed, g);
       failures.add(seed,
                    "24 time steps: " + std::to_string(nodes[0]) + " nodes, " +
-                       std::to_string(loop_levels[0]) + " loop levels; 96 time steps: " +
-                       std::to_string(nodes[1]) + " nodes, " + std::to_string(loop_levels[1]) +
-                       " loop levels",
+                       std::to_string(loop_levels[0]) +
+                       " loop levels; 96 time steps: " + std::to_string(nodes[1]) + " nodes, " +
+                       std::to_string(loop_levels[1]) + " loop levels",
                    &prog);
     }
   }
@@ -434,7 +437,9 @@ TEST(Property, PeriodicProgramsFoldToTheSameStructureForMoreTimeSteps) {
   check_periodic_seeds(false);
 }
 
-TEST(Property, DISABLED_KnownGrowingPeriodicPrograms) { check_periodic_seeds(true); }
+TEST(Property, DISABLED_KnownGrowingPeriodicPrograms) {
+  check_periodic_seeds(true);
+}
 
 // Smallest event sequence found that shows the failure above: the time step
 // `A B B C B` (B is one call site reached three times, e.g. twice in an inner
@@ -467,9 +472,10 @@ TEST(FolderRegression, RepeatedTimeStepFoldsToBoundedSize) {
       ASSERT_EQ(out.size(), in.size());
       for (std::size_t i = 0; i < in.size(); ++i) ASSERT_TRUE(out[i].same_call(in[i])) << i;
       if (k == 1) {
-        EXPECT_LE(depth[1], depth[0]) << "min_similarity " << min_similarity << ": loop nesting grew from "
-                                      << depth[0] << " to " << depth[1] << "\n"
-                                      << folder.structure().substr(0, 300) << "...";
+        EXPECT_LE(depth[1], depth[0])
+            << "min_similarity " << min_similarity << ": loop nesting grew from " << depth[0]
+            << " to " << depth[1] << "\n"
+            << folder.structure().substr(0, 300) << "...";
         EXPECT_LE(bytes[1], bytes[0] + bytes[0] / 10)
             << "min_similarity " << min_similarity << ": " << bytes[0] << " bytes for 8 steps, "
             << bytes[1] << " for 128";
@@ -507,7 +513,8 @@ TEST(Property, LossyHistogramsKeepCallsAndValueCounts) {
       for (const auto& [field, el] : n.fields)
         for (const auto& e : el.entries()) any_histogram |= e.values.is_histogram();
     if (any_histogram != !merged.lossy.empty()) {
-      failures.add(seed, "lossy marker '" + merged.lossy + "' does not match the histograms", &prog);
+      failures.add(seed, "lossy marker '" + merged.lossy + "' does not match the histograms",
+                   &prog);
       continue;
     }
     lossy_traces += any_histogram;
@@ -524,8 +531,10 @@ TEST(Property, LossyHistogramsKeepCallsAndValueCounts) {
         break;
       }
       if (got.size() != want.size()) {
-        failures.add(seed, "rank " + std::to_string(r) + ": " + std::to_string(got.size()) +
-                               " events, expected " + std::to_string(want.size()), &prog);
+        failures.add(seed,
+                     "rank " + std::to_string(r) + ": " + std::to_string(got.size()) +
+                         " events, expected " + std::to_string(want.size()),
+                     &prog);
         break;
       }
       using Key = std::pair<uint64_t, FieldId>;
@@ -544,7 +553,8 @@ TEST(Property, LossyHistogramsKeepCallsAndValueCounts) {
         Event w = want[i];
         w.site = ids.at(RandomProgram::site_frames(w.site));
         if (!without_lossy(w).same_call(without_lossy(got[i]))) {
-          diff = "event " + std::to_string(i) + ": expected " + show_event(w) + " got " + show_event(got[i]);
+          diff = "event " + std::to_string(i) + ": expected " + show_event(w) + " got " +
+                 show_event(got[i]);
           break;
         }
         Event wr = w, gr = got[i];
@@ -580,8 +590,8 @@ TEST(Property, LossyHistogramsKeepCallsAndValueCounts) {
 // same bytes as folding the events directly; fold_directory gives the same
 // merged bytes as reduce_traces.
 TEST(Property, RawLogFoldingMatchesDirectFolding) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tracefold_property_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tracefold_property_" + std::to_string(::getpid()));
   for (uint64_t seed = 40'000; seed < 40'030; ++seed) {
     RandomProgram prog(seed);
     Folded f = fold_program(prog, FoldOptions{});
@@ -651,7 +661,8 @@ TEST(Property, ThreadedReductionMatchesInProcessReduction) {
       for (int32_t r = 0; r < p; ++r) {
         const auto i = static_cast<std::size_t>(r);
         ASSERT_EQ(errors[i], "") << "P=" << p << " radix " << radix << " participant " << r;
-        EXPECT_EQ(results[i].has_value(), r == 0) << "P=" << p << " radix " << radix << " participant " << r;
+        EXPECT_EQ(results[i].has_value(), r == 0)
+            << "P=" << p << " radix " << radix << " participant " << r;
       }
       ASSERT_TRUE(results[0].has_value());
       EXPECT_EQ(format_trace(*results[0]), expected) << "P=" << p << " radix " << radix;
@@ -721,8 +732,9 @@ void expect_fast_path_matches(const RandomProgram& prog, uint64_t seed, std::siz
     const Trace tf = fold_rank(prog, events, r, fast, &sf);
     const Trace ts = fold_rank(prog, events, r, slow, &ss);
     if (sf != ss || format_trace(tf) != format_trace(ts)) {
-      failures.add(seed, "rank " + std::to_string(r) + " window " + std::to_string(window) +
-                             ": fast path differs:\n  " + sf + "\n  " + ss,
+      failures.add(seed,
+                   "rank " + std::to_string(r) + " window " + std::to_string(window) +
+                       ": fast path differs:\n  " + sf + "\n  " + ss,
                    &prog);
       return;
     }

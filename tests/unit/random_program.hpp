@@ -125,10 +125,10 @@ struct Ctx {
   uint64_t seed = 0;
   int32_t rank = 0;
   int32_t size = 1;
-  int64_t comm_me = 0;    // rank in the communicator of the call being emitted
-  int64_t comm_size = 1;  // its size
-  std::vector<int64_t> idx;    // enclosing loop indices, outermost first
-  std::vector<int64_t> trips;  // enclosing loop trip counts
+  int64_t comm_me = 0;               // rank in the communicator of the call being emitted
+  int64_t comm_size = 1;             // its size
+  std::vector<int64_t> idx;          // enclosing loop indices, outermost first
+  std::vector<int64_t> trips;        // enclosing loop trip counts
   std::vector<std::size_t> pending;  // positions of request-creating events
   std::vector<Event>* out = nullptr;
   std::size_t limit = 0;
@@ -151,13 +151,20 @@ struct Expr {
   int64_t eval(const Ctx& c, uint64_t uid) const {
     const int64_t i = c.idx.empty() ? 0 : c.idx[static_cast<std::size_t>(level)];
     switch (kind) {
-      case kConst: return b;
-      case kLinear: return a * i + b;
-      case kMod: return b + i % a;
-      case kRankMod: return b + c.rank % a;
-      case kIterRankMod: return b + (i + c.rank) % a;
-      case kRandShared: return b + static_cast<int64_t>(c.path_hash(uid, false) % static_cast<uint64_t>(a));
-      case kRandRank: return b + static_cast<int64_t>(c.path_hash(uid, true) % static_cast<uint64_t>(a));
+      case kConst:
+        return b;
+      case kLinear:
+        return a * i + b;
+      case kMod:
+        return b + i % a;
+      case kRankMod:
+        return b + c.rank % a;
+      case kIterRankMod:
+        return b + (i + c.rank) % a;
+      case kRandShared:
+        return b + static_cast<int64_t>(c.path_hash(uid, false) % static_cast<uint64_t>(a));
+      case kRandRank:
+        return b + static_cast<int64_t>(c.path_hash(uid, true) % static_cast<uint64_t>(a));
     }
     return 0;
   }
@@ -165,13 +172,20 @@ struct Expr {
     const std::string i = "i" + std::to_string(level);
     const std::string a_ = std::to_string(a), b_ = std::to_string(b);
     switch (kind) {
-      case kConst: return b_;
-      case kLinear: return a_ + "*" + i + "+" + b_;
-      case kMod: return b_ + "+" + i + "%" + a_;
-      case kRankMod: return b_ + "+rank%" + a_;
-      case kIterRankMod: return b_ + "+(" + i + "+rank)%" + a_;
-      case kRandShared: return b_ + "+rand%" + a_;
-      case kRandRank: return b_ + "+rand(rank)%" + a_;
+      case kConst:
+        return b_;
+      case kLinear:
+        return a_ + "*" + i + "+" + b_;
+      case kMod:
+        return b_ + "+" + i + "%" + a_;
+      case kRankMod:
+        return b_ + "+rank%" + a_;
+      case kIterRankMod:
+        return b_ + "+(" + i + "+rank)%" + a_;
+      case kRandShared:
+        return b_ + "+rand%" + a_;
+      case kRandRank:
+        return b_ + "+rand(rank)%" + a_;
     }
     return "?";
   }
@@ -180,8 +194,15 @@ struct Expr {
 /// A branch condition.
 struct Cond {
   enum Kind : uint8_t {
-    kIterEq, kIterMod, kIterLast, kRankEq, kRankEven, kRankBoundary, kRankLowerHalf,
-    kRandShared, kRandRank
+    kIterEq,
+    kIterMod,
+    kIterLast,
+    kRankEq,
+    kRankEven,
+    kRankBoundary,
+    kRankLowerHalf,
+    kRandShared,
+    kRandRank
   };
   Kind kind = kRankEq;
   int level = 0;
@@ -190,30 +211,48 @@ struct Cond {
   bool eval(const Ctx& c, uint64_t uid) const {
     const auto l = static_cast<std::size_t>(level);
     switch (kind) {
-      case kIterEq: return c.idx[l] == a;
-      case kIterMod: return c.idx[l] % a == b;
-      case kIterLast: return c.idx[l] == c.trips[l] - 1;
-      case kRankEq: return c.rank == a % c.size;
-      case kRankEven: return c.rank % 2 == 0;
-      case kRankBoundary: return c.rank == 0 || c.rank == c.size - 1;
-      case kRankLowerHalf: return 2 * c.rank < c.size;
-      case kRandShared: return static_cast<int64_t>(c.path_hash(uid, false) % 100) < a;
-      case kRandRank: return static_cast<int64_t>(c.path_hash(uid, true) % 100) < a;
+      case kIterEq:
+        return c.idx[l] == a;
+      case kIterMod:
+        return c.idx[l] % a == b;
+      case kIterLast:
+        return c.idx[l] == c.trips[l] - 1;
+      case kRankEq:
+        return c.rank == a % c.size;
+      case kRankEven:
+        return c.rank % 2 == 0;
+      case kRankBoundary:
+        return c.rank == 0 || c.rank == c.size - 1;
+      case kRankLowerHalf:
+        return 2 * c.rank < c.size;
+      case kRandShared:
+        return static_cast<int64_t>(c.path_hash(uid, false) % 100) < a;
+      case kRandRank:
+        return static_cast<int64_t>(c.path_hash(uid, true) % 100) < a;
     }
     return false;
   }
   std::string describe() const {
     const std::string i = "i" + std::to_string(level);
     switch (kind) {
-      case kIterEq: return i + "==" + std::to_string(a);
-      case kIterMod: return i + "%" + std::to_string(a) + "==" + std::to_string(b);
-      case kIterLast: return i + "==last";
-      case kRankEq: return "rank==" + std::to_string(a) + "%P";
-      case kRankEven: return "rank%2==0";
-      case kRankBoundary: return "rank==0||rank==P-1";
-      case kRankLowerHalf: return "2*rank<P";
-      case kRandShared: return "rand<" + std::to_string(a) + "%";
-      case kRandRank: return "rand(rank)<" + std::to_string(a) + "%";
+      case kIterEq:
+        return i + "==" + std::to_string(a);
+      case kIterMod:
+        return i + "%" + std::to_string(a) + "==" + std::to_string(b);
+      case kIterLast:
+        return i + "==last";
+      case kRankEq:
+        return "rank==" + std::to_string(a) + "%P";
+      case kRankEven:
+        return "rank%2==0";
+      case kRankBoundary:
+        return "rank==0||rank==P-1";
+      case kRankLowerHalf:
+        return "2*rank<P";
+      case kRandShared:
+        return "rand<" + std::to_string(a) + "%";
+      case kRandRank:
+        return "rand(rank)<" + std::to_string(a) + "%";
     }
     return "?";
   }
@@ -222,7 +261,16 @@ struct Cond {
 /// How a peer rank is computed (absolute world rank, or a sentinel).
 struct Peer {
   enum Kind : uint8_t {
-    kRight, kLeft, kXor, kBoundaryRight, kBoundaryLeft, kWildcard, kProcNull, kFixed, kIterShift, kRandom
+    kRight,
+    kLeft,
+    kXor,
+    kBoundaryRight,
+    kBoundaryLeft,
+    kWildcard,
+    kProcNull,
+    kFixed,
+    kIterShift,
+    kRandom
   };
   Kind kind = kRight;
   int level = 0;
@@ -232,31 +280,51 @@ struct Peer {
   int64_t eval(const Ctx& c, uint64_t uid) const {
     const int64_t p = c.comm_size, r = c.comm_me;
     switch (kind) {
-      case kRight: return (r + k) % p;
-      case kLeft: return ((r - k) % p + p) % p;
-      case kXor: return (r ^ 1) < p ? (r ^ 1) : tracefold::kNull;
-      case kBoundaryRight: return r + 1 < p ? r + 1 : tracefold::kNull;
-      case kBoundaryLeft: return r > 0 ? r - 1 : tracefold::kNull;
-      case kWildcard: return tracefold::kAny;
-      case kProcNull: return tracefold::kNull;
-      case kFixed: return k % p;
-      case kIterShift: return (r + 1 + c.idx[static_cast<std::size_t>(level)]) % p;
-      case kRandom: return static_cast<int64_t>(c.path_hash(uid, true) % static_cast<uint64_t>(p));
+      case kRight:
+        return (r + k) % p;
+      case kLeft:
+        return ((r - k) % p + p) % p;
+      case kXor:
+        return (r ^ 1) < p ? (r ^ 1) : tracefold::kNull;
+      case kBoundaryRight:
+        return r + 1 < p ? r + 1 : tracefold::kNull;
+      case kBoundaryLeft:
+        return r > 0 ? r - 1 : tracefold::kNull;
+      case kWildcard:
+        return tracefold::kAny;
+      case kProcNull:
+        return tracefold::kNull;
+      case kFixed:
+        return k % p;
+      case kIterShift:
+        return (r + 1 + c.idx[static_cast<std::size_t>(level)]) % p;
+      case kRandom:
+        return static_cast<int64_t>(c.path_hash(uid, true) % static_cast<uint64_t>(p));
     }
     return tracefold::kNull;
   }
   std::string describe() const {
     switch (kind) {
-      case kRight: return "(rank+" + std::to_string(k) + ")%P";
-      case kLeft: return "(rank-" + std::to_string(k) + ")%P";
-      case kXor: return "rank^1|null";
-      case kBoundaryRight: return "rank+1|null";
-      case kBoundaryLeft: return "rank-1|null";
-      case kWildcard: return "any";
-      case kProcNull: return "null";
-      case kFixed: return std::to_string(k) + "%P";
-      case kIterShift: return "(rank+1+i" + std::to_string(level) + ")%P";
-      case kRandom: return "rand(rank)%P";
+      case kRight:
+        return "(rank+" + std::to_string(k) + ")%P";
+      case kLeft:
+        return "(rank-" + std::to_string(k) + ")%P";
+      case kXor:
+        return "rank^1|null";
+      case kBoundaryRight:
+        return "rank+1|null";
+      case kBoundaryLeft:
+        return "rank-1|null";
+      case kWildcard:
+        return "any";
+      case kProcNull:
+        return "null";
+      case kFixed:
+        return std::to_string(k) + "%P";
+      case kIterShift:
+        return "(rank+1+i" + std::to_string(level) + ")%P";
+      case kRandom:
+        return "rand(rank)%P";
     }
     return "?";
   }
@@ -267,13 +335,13 @@ struct FieldGen {
   enum Kind : uint8_t { kScalar, kPeer, kList };
   Kind kind = kScalar;
   FieldId id = 0;
-  Expr value;        // scalar value, or list element base
-  Peer peer;         // kPeer
-  Expr length;       // kList: number of elements
-  int64_t step = 0;  // kList: element j = value + j*step
-  bool may_be_any = false;   // scalar: kAny when `any_when` holds
+  Expr value;               // scalar value, or list element base
+  Peer peer;                // kPeer
+  Expr length;              // kList: number of elements
+  int64_t step = 0;         // kList: element j = value + j*step
+  bool may_be_any = false;  // scalar: kAny when `any_when` holds
   Cond any_when;
-  bool optional = false;     // present only when `present` holds
+  bool optional = false;  // present only when `present` holds
   Cond present;
 };
 
@@ -496,17 +564,35 @@ class RandomProgram {
         c.level = static_cast<int>(rng.below(static_cast<uint64_t>(depth)));
         const bool inner = c.level > 0;
         switch (rng.below(inner ? 3 : 1)) {
-          case 0: c.kind = Cond::kIterMod; c.a = rng.between(2, 4); c.b = rng.between(0, c.a - 1); break;
-          case 1: c.kind = Cond::kIterEq; c.a = 0; break;
-          default: c.kind = Cond::kIterLast; break;
+          case 0:
+            c.kind = Cond::kIterMod;
+            c.a = rng.between(2, 4);
+            c.b = rng.between(0, c.a - 1);
+            break;
+          case 1:
+            c.kind = Cond::kIterEq;
+            c.a = 0;
+            break;
+          default:
+            c.kind = Cond::kIterLast;
+            break;
         }
         return c;
       }
       switch (rng.below(4)) {
-        case 0: c.kind = Cond::kRankEq; c.a = 0; break;
-        case 1: c.kind = Cond::kRankEven; break;
-        case 2: c.kind = Cond::kRankBoundary; break;
-        default: c.kind = Cond::kRankLowerHalf; break;
+        case 0:
+          c.kind = Cond::kRankEq;
+          c.a = 0;
+          break;
+        case 1:
+          c.kind = Cond::kRankEven;
+          break;
+        case 2:
+          c.kind = Cond::kRankBoundary;
+          break;
+        default:
+          c.kind = Cond::kRankLowerHalf;
+          break;
       }
       return c;
     }
@@ -514,20 +600,47 @@ class RandomProgram {
     if (iter) {
       c.level = static_cast<int>(rng.below(static_cast<uint64_t>(depth)));
       switch (rng.below(4)) {
-        case 0: c.kind = Cond::kIterEq; c.a = rng.percent(70) ? 0 : rng.between(1, 3); break;
-        case 1: c.kind = Cond::kIterMod; c.a = rng.between(2, 4); c.b = rng.between(0, c.a - 1); break;
-        case 2: c.kind = Cond::kIterLast; break;
-        default: c.kind = Cond::kRandShared; c.a = rng.between(20, 80); break;
+        case 0:
+          c.kind = Cond::kIterEq;
+          c.a = rng.percent(70) ? 0 : rng.between(1, 3);
+          break;
+        case 1:
+          c.kind = Cond::kIterMod;
+          c.a = rng.between(2, 4);
+          c.b = rng.between(0, c.a - 1);
+          break;
+        case 2:
+          c.kind = Cond::kIterLast;
+          break;
+        default:
+          c.kind = Cond::kRandShared;
+          c.a = rng.between(20, 80);
+          break;
       }
       return c;
     }
     switch (rng.below(6)) {
-      case 0: c.kind = Cond::kRankEq; c.a = rng.percent(70) ? 0 : rng.between(1, 5); break;
-      case 1: c.kind = Cond::kRankEven; break;
-      case 2: c.kind = Cond::kRankBoundary; break;
-      case 3: c.kind = Cond::kRankLowerHalf; break;
-      case 4: c.kind = Cond::kRandRank; c.a = rng.between(20, 80); break;
-      default: c.kind = Cond::kRandShared; c.a = rng.between(20, 80); break;
+      case 0:
+        c.kind = Cond::kRankEq;
+        c.a = rng.percent(70) ? 0 : rng.between(1, 5);
+        break;
+      case 1:
+        c.kind = Cond::kRankEven;
+        break;
+      case 2:
+        c.kind = Cond::kRankBoundary;
+        break;
+      case 3:
+        c.kind = Cond::kRankLowerHalf;
+        break;
+      case 4:
+        c.kind = Cond::kRandRank;
+        c.a = rng.between(20, 80);
+        break;
+      default:
+        c.kind = Cond::kRandShared;
+        c.a = rng.between(20, 80);
+        break;
     }
     return c;
   }
@@ -589,10 +702,10 @@ class RandomProgram {
       s.role = role;
     } else {
       s.site = next_site_++;
-      static const char* const kOps[] = {
-          "MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Wait",   "MPI_Send",  "MPI_Recv",
-          "MPI_Sendrecv", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Barrier",
-          "MPI_Alltoallv", "compute", "MPI_Isend", "MPI_Irecv", "MPI_Waitall"};
+      static const char* const kOps[] = {"MPI_Isend", "MPI_Irecv",  "MPI_Waitall",  "MPI_Wait",
+                                         "MPI_Send",  "MPI_Recv",   "MPI_Sendrecv", "MPI_Allreduce",
+                                         "MPI_Bcast", "MPI_Reduce", "MPI_Barrier",  "MPI_Alltoallv",
+                                         "compute",   "MPI_Isend",  "MPI_Irecv",    "MPI_Waitall"};
       const std::string name = kOps[rng.below(std::size(kOps))];
       s.op = *OpTable::find(name);
       if (name == "MPI_Isend" || name == "MPI_Irecv") s.role = Stmt::kRequest;
@@ -709,7 +822,8 @@ class RandomProgram {
     if_nesting_ = 0;
     const int64_t hi = max_trips(depth);
     s.trips = gen_expr(rng, depth, rng.percent(85) ? 1 : 0, hi);
-    if (s.trips.kind == Expr::kConst && force_body) s.trips.b = std::max<int64_t>(s.trips.b, hi / 2);
+    if (s.trips.kind == Expr::kConst && force_body)
+      s.trips.b = std::max<int64_t>(s.trips.b, hi / 2);
     const int n = static_cast<int>(rng.between(1, std::max(1, opt_.max_body_items)));
     s.body = gen_block(rng, depth + 1, n);
     if (force_body && s.body.size() < 2) s.body.push_back(gen_call(rng, depth + 1));
@@ -735,8 +849,12 @@ class RandomProgram {
     for (const Stmt& s : block) {
       if (c.full()) return;
       switch (s.kind) {
-        case Stmt::kCall: emit(s, c); break;
-        case Stmt::kIf: run(s.cond.eval(c, s.uid) ? s.body : s.orelse, c); break;
+        case Stmt::kCall:
+          emit(s, c);
+          break;
+        case Stmt::kIf:
+          run(s.cond.eval(c, s.uid) ? s.body : s.orelse, c);
+          break;
         case Stmt::kLoop: {
           const int64_t trips =
               s.time_step_loop ? s.trips.eval(c, s.uid)
@@ -835,10 +953,13 @@ class RandomProgram {
             if (!first) s += ", ";
             first = false;
             s += FieldTable::name(f.id) + "=";
-            if (f.kind == FieldGen::kPeer) s += f.peer.describe();
+            if (f.kind == FieldGen::kPeer)
+              s += f.peer.describe();
             else if (f.kind == FieldGen::kList)
-              s += "[" + f.length.describe() + " x " + f.value.describe() + "+j*" + std::to_string(f.step) + "]";
-            else s += f.value.describe();
+              s += "[" + f.length.describe() + " x " + f.value.describe() + "+j*" +
+                   std::to_string(f.step) + "]";
+            else
+              s += f.value.describe();
             if (f.may_be_any) s += "|any if " + f.any_when.describe();
             if (f.optional) s += " if " + f.present.describe();
           }

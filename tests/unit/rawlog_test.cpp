@@ -28,25 +28,26 @@ using testing::StencilKind;
 // Events equal up to site numbering (sites compared by frames).
 ::testing::AssertionResult same_events(const std::vector<Event>& a, const SiteTable& sa,
                                        const std::vector<Event>& b, const SiteTable& sb) {
-  if (a.size() != b.size()) return ::testing::AssertionFailure() << a.size() << " vs " << b.size() << " events";
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << a.size() << " vs " << b.size() << " events";
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i].op != b[i].op || sa.at(a[i].site) != sb.at(b[i].site) || a[i].fields != b[i].fields)
-      return ::testing::AssertionFailure() << "event " << i << ": '" << format_event_line(a[i]) << "' vs '"
-                                           << format_event_line(b[i]) << "'";
+      return ::testing::AssertionFailure() << "event " << i << ": '" << format_event_line(a[i])
+                                           << "' vs '" << format_event_line(b[i]) << "'";
   }
   return ::testing::AssertionSuccess();
 }
 
 const char* const kLog =
-    "# a small log\n"                                   // 1
-    "rank 1 size 4\n"                                    // 2
-    "site 10 app+0x10 main+0x99\n"                       // 3
-    "site 20 app+0x20\n"                                 // 4
-    "comm 5 members <1 1 2 1>\n"                         // 5
-    "\n"                                                 // 6
+    "# a small log\n"                                                                 // 1
+    "rank 1 size 4\n"                                                                 // 2
+    "site 10 app+0x10 main+0x99\n"                                                    // 3
+    "site 20 app+0x20\n"                                                              // 4
+    "comm 5 members <1 1 2 1>\n"                                                      // 5
+    "\n"                                                                              // 6
     "MPI_Isend site=10 peer=3 tag=0 count=8 dsize=8 comm=0 compute_ns=5 comm_ns=6\n"  // 7
-    "MPI_Irecv site=10 peer=any tag=any count=8 dsize=8 comm=5\n"                      // 8
-    "MPI_Waitall site=20 req=2 links=[2,1]\n";                                         // 9
+    "MPI_Irecv site=10 peer=any tag=any count=8 dsize=8 comm=5\n"                     // 8
+    "MPI_Waitall site=20 req=2 links=[2,1]\n";                                        // 9
 
 TEST(RawLog, ParsesDeclarationsAndEvents) {
   RawLog log = parse_raw_log(kLog, "k.txt");
@@ -66,7 +67,8 @@ TEST(RawLog, ParsesDeclarationsAndEvents) {
   EXPECT_EQ(log.events[2].find(FieldTable::links())->list, (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(log.comms.rank_in(5, 1), 0);
   EXPECT_EQ(log.comms.rank_in(5, 2), 1);
-  EXPECT_EQ(format_event_line(log.events[0]), "MPI_Isend site=0 peer=3 tag=0 count=8 dsize=8 comm=0");
+  EXPECT_EQ(format_event_line(log.events[0]),
+            "MPI_Isend site=0 peer=3 tag=0 count=8 dsize=8 comm=0");
   EXPECT_EQ(format_event_line(log.events[0], true),
             "MPI_Isend site=0 peer=3 tag=0 count=8 dsize=8 comm=0 compute_ns=5 comm_ns=6");
   // CRLF line ends and tabs are accepted.
@@ -96,7 +98,8 @@ void expect_error_at(const std::string& text, std::size_t line, const std::strin
     const std::string what = ex.what();
     const std::string prefix = "logs/rank-1.txt:" + std::to_string(line) + ": ";
     EXPECT_EQ(what.rfind(prefix, 0), 0u) << what;
-    EXPECT_NE(what.find(needle), std::string::npos) << what << "\n(expected to mention '" << needle << "')";
+    EXPECT_NE(what.find(needle), std::string::npos)
+        << what << "\n(expected to mention '" << needle << "')";
   } catch (const std::exception& ex) {
     ADD_FAILURE() << "threw " << typeid(ex).name() << " instead of RawLogError: " << ex.what();
   }
@@ -111,15 +114,17 @@ TEST(RawLog, ErrorsNameFileAndLine) {
   expect_error_at(with_line(7, "MPI_Isend site=10 peer=3 count=8x"), 7, "8x");
   expect_error_at(with_line(7, "MPI_Isend site=10 peer=4"), 7, "peer");
   expect_error_at(with_line(7, "MPI_Isend site=10 peer=-1"), 7, "peer");
-  expect_error_at(with_line(8, "MPI_Irecv site=10 peer=2 comm=5 tag=1"), 8, "peer");  // comm 5 has 2 ranks
-  expect_error_at(with_line(8, "MPI_Irecv site=10 peer=0 comm=6"), 8, "6");           // undeclared comm
+  expect_error_at(with_line(8, "MPI_Irecv site=10 peer=2 comm=5 tag=1"), 8,
+                  "peer");                                                   // comm 5 has 2 ranks
+  expect_error_at(with_line(8, "MPI_Irecv site=10 peer=0 comm=6"), 8, "6");  // undeclared comm
   expect_error_at(with_line(7, "MPI_Isend site=10 peer"), 7, "peer");
   expect_error_at(with_line(7, "MPI_Isend site=10 =3"), 7, "=3");
   expect_error_at(with_line(7, "MPI_Isend site=10 peer=3 peer=2"), 7, "twice");
   expect_error_at(with_line(7, "MPI_Isend site=10 Peer=3"), 7, "Peer");
   expect_error_at(with_line(9, "MPI_Waitall site=20 links=[2,1"), 9, "links");
   expect_error_at(with_line(9, "MPI_Waitall site=20 links=[2,x]"), 9, "x");
-  expect_error_at(with_line(9, "MPI_Waitall site=20 links=3"), 9, "links");  // list field given a scalar
+  expect_error_at(with_line(9, "MPI_Waitall site=20 links=3"), 9,
+                  "links");  // list field given a scalar
   expect_error_at(with_line(7, "MPI_Isend site=10 peer=3 compute_ns=-4"), 7, "compute_ns");
   expect_error_at(with_line(7, "MPI_Isend site=10 peer=3 comm_ns=lots"), 7, "comm_ns");
   expect_error_at(with_line(3, "site 10 app+0xzz"), 3, "frames");
@@ -175,7 +180,8 @@ TEST(RawLog, StencilLogParsesToTheGeneratedEvents) {
 }
 
 TEST(RawLog, WriteExpansionReparsesToTheSameEvents) {
-  for (StencilKind kind : {StencilKind::kOpen, StencilKind::kPeriodicComms, StencilKind::kPeriodicWorld}) {
+  for (StencilKind kind :
+       {StencilKind::kOpen, StencilKind::kPeriodicComms, StencilKind::kPeriodicWorld}) {
     Stencil s{.side = 4, .steps = 9, .kind = kind};
     const Trace t = reduce_traces(s.fold_all());
     for (int32_t r = 0; r < s.size(); ++r) {
@@ -191,7 +197,8 @@ TEST(RawLog, WriteExpansionReparsesToTheSameEvents) {
         EXPECT_EQ(back.rank, r);
         EXPECT_EQ(back.size, s.size());
         EXPECT_EQ(back.comms, s.comms_of(r)) << "rank " << r;
-        EXPECT_TRUE(same_events(back.events, back.sites, s.events(r), Stencil::sites())) << "rank " << r;
+        EXPECT_TRUE(same_events(back.events, back.sites, s.events(r), Stencil::sites()))
+            << "rank " << r;
         // Folding the re-read log again gives the same expansion.
         EXPECT_TRUE(expands_to(fold_log(back), r, s.events(r), Stencil::sites())) << "rank " << r;
         if (timing) {
@@ -266,10 +273,18 @@ TEST(RawLog, ByteFlipFuzz) {
     for (int k = 0; k < flips && !m.empty(); ++k) {
       const std::size_t pos = rng() % m.size();
       switch (rng() % 4) {
-        case 0: m[pos] = alphabet[rng() % alphabet.size()]; break;
-        case 1: m[pos] = static_cast<char>(rng() & 0xff); break;
-        case 2: m.erase(pos, 1 + rng() % 3); break;
-        default: m.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        case 0:
+          m[pos] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          m[pos] = static_cast<char>(rng() & 0xff);
+          break;
+        case 2:
+          m.erase(pos, 1 + rng() % 3);
+          break;
+        default:
+          m.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
       }
     }
     const std::string source = "fuzz#" + std::to_string(iter);
@@ -285,19 +300,24 @@ TEST(RawLog, ByteFlipFuzz) {
           std::erase_if(e.fields, [](const FieldValue& f) {
             return FieldTable::kind(f.field) == FieldKind::kScalar && f.scalar == kAbsent;
           });
-        EXPECT_TRUE(same_events(expand_rank(t, log.rank), t.sites, log.events, log.sites)) << source;
+        EXPECT_TRUE(same_events(expand_rank(t, log.rank), t.sites, log.events, log.sites))
+            << source;
       }
     } catch (const RawLogError& ex) {
       ++errors;
-      if (std::string(ex.what()).rfind(source + ":", 0) != 0) escaped.push_back(std::string("no source: ") + ex.what());
+      if (std::string(ex.what()).rfind(source + ":", 0) != 0)
+        escaped.push_back(std::string("no source: ") + ex.what());
     } catch (const std::exception& ex) {
       escaped.push_back(source + ": " + typeid(ex).name() + ": " + ex.what());
     }
   }
-  std::printf("[   fuzz   ] raw logs: %d parsed, %d errors, %zu other exceptions\n", parsed, errors, escaped.size());
+  std::printf("[   fuzz   ] raw logs: %d parsed, %d errors, %zu other exceptions\n", parsed, errors,
+              escaped.size());
   std::string sample;
   for (std::size_t i = 0; i < escaped.size() && i < 10; ++i) sample += "\n  " + escaped[i];
-  EXPECT_TRUE(escaped.empty()) << escaped.size() << " mutations escaped as something other than RawLogError:" << sample;
+  EXPECT_TRUE(escaped.empty()) << escaped.size()
+                               << " mutations escaped as something other than RawLogError:"
+                               << sample;
   EXPECT_GT(errors, 1000);
   EXPECT_GT(parsed, 100);
 }
@@ -307,7 +327,8 @@ TEST(RawLog, ByteFlipFuzz) {
 class LogDir {
  public:
   LogDir() {
-    path_ = fs::temp_directory_path() / ("tracefold-rawlog-" + std::to_string(::getpid()) + "-" + std::to_string(n_++));
+    path_ = fs::temp_directory_path() /
+            ("tracefold-rawlog-" + std::to_string(::getpid()) + "-" + std::to_string(n_++));
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -332,7 +353,8 @@ TEST(RawLog, FoldDirectoryMatchesInMemoryFolding) {
   const Trace folded = fold_directory(dir.path());
   EXPECT_EQ(format_trace(folded), format_trace(reduce_traces(s.fold_all())));
   EXPECT_EQ(format_trace(fold_directory(dir.path())), format_trace(folded));
-  for (int32_t r = 0; r < s.size(); ++r) EXPECT_TRUE(expands_to(folded, r, s.events(r), Stencil::sites()));
+  for (int32_t r = 0; r < s.size(); ++r)
+    EXPECT_TRUE(expands_to(folded, r, s.events(r), Stencil::sites()));
 }
 
 void expect_dir_error(const fs::path& dir, const std::string& needle) {
@@ -340,7 +362,8 @@ void expect_dir_error(const fs::path& dir, const std::string& needle) {
     fold_directory(dir);
     ADD_FAILURE() << "folded without error";
   } catch (const RawLogError& ex) {
-    EXPECT_NE(std::string(ex.what()).find(needle), std::string::npos) << ex.what() << "\n(expected '" << needle << "')";
+    EXPECT_NE(std::string(ex.what()).find(needle), std::string::npos)
+        << ex.what() << "\n(expected '" << needle << "')";
   } catch (const std::exception& ex) {
     ADD_FAILURE() << "threw " << typeid(ex).name() << " instead of RawLogError: " << ex.what();
   }
@@ -373,7 +396,8 @@ TEST(RawLog, FoldDirectoryErrors) {
       if (r == 3) {
         std::istringstream in(text);
         std::string line, out;
-        for (int i = 1; std::getline(in, line); ++i) out += (i == 14 ? "MPI_Bogus site=0" : line) + "\n";
+        for (int i = 1; std::getline(in, line); ++i)
+          out += (i == 14 ? "MPI_Bogus site=0" : line) + "\n";
         text = out;
       }
       dir.write(r, text);

@@ -34,8 +34,8 @@ Measured fold_and_merge(const Stencil& s) {
   m.trace = reduce_traces(s.fold_all());
   m.text = format_trace(m.trace);
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[   size   ] %4d ranks x %5d steps: %6zu bytes, %3zu nodes (%.2f s)\n", s.size(), s.steps,
-              m.text.size(), m.trace.nodes.size(), m.seconds);
+  std::printf("[   size   ] %4d ranks x %5d steps: %6zu bytes, %3zu nodes (%.2f s)\n", s.size(),
+              s.steps, m.text.size(), m.trace.nodes.size(), m.seconds);
   return m;
 }
 
@@ -55,9 +55,13 @@ std::string skeleton(const std::string& text) {
   return out;
 }
 
-std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
-double ratio(std::size_t a, std::size_t b) { return static_cast<double>(a) / static_cast<double>(b); }
+double ratio(std::size_t a, std::size_t b) {
+  return static_cast<double>(a) / static_cast<double>(b);
+}
 
 std::set<std::string> distinct_ranklists(const Trace& t) {
   std::set<std::string> out;
@@ -72,7 +76,8 @@ std::set<std::string> distinct_ranklists(const Trace& t) {
 void expect_bounded_groups(const Trace& t, const std::string& label) {
   std::size_t widest = 0;
   for_each_elastic(t, [&](std::size_t i, const std::string& what, const Elastic& el) {
-    EXPECT_LE(el.entries().size(), 9u) << label << " node " << i << " " << what << ": " << el.to_string();
+    EXPECT_LE(el.entries().size(), 9u)
+        << label << " node " << i << " " << what << ": " << el.to_string();
     widest = std::max(widest, el.entries().size());
   });
   EXPECT_GE(widest, 3u) << label << ": corners, edges and interior should differ somewhere";
@@ -82,7 +87,16 @@ void expect_bounded_groups(const Trace& t, const std::string& label) {
 // edge and a few interior ones.
 std::vector<int32_t> sample_ranks(int32_t side) {
   const int32_t last = side * side - 1;
-  std::set<int32_t> r = {0, side - 1, last - side + 1, last, 1, side, 2 * side - 1, last - 1, side + 1, last - side - 1,
+  std::set<int32_t> r = {0,
+                         side - 1,
+                         last - side + 1,
+                         last,
+                         1,
+                         side,
+                         2 * side - 1,
+                         last - 1,
+                         side + 1,
+                         last - side - 1,
                          (side / 2) * side + side / 2};
   return {r.begin(), r.end()};
 }
@@ -98,7 +112,8 @@ TEST(Size, OpenStencilIsNearConstantInRanks) {
     const Trace& t = by_side[side].trace;
     expect_bounded_groups(t, std::to_string(s.size()) + " ranks");
     EXPECT_EQ(t.nodes.size(), 10u) << s.size() << " ranks";
-    for (int32_t r : sample_ranks(side)) EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
+    for (int32_t r : sample_ranks(side))
+      EXPECT_TRUE(expands_to(t, r, s.events(r), Stencil::sites()));
   }
   const Measured& base = by_side[4];
   const std::size_t base_lines = lines(base.text);
@@ -128,7 +143,8 @@ TEST(Size, OpenStencilIsNearConstantInSteps) {
     EXPECT_NEAR(ratio(b.text.size(), a.text.size()), 1.0, kRawTolerance) << label;
     EXPECT_EQ(distinct_ranklists(b.trace), distinct_ranklists(a.trace)) << label;
     expect_bounded_groups(b.trace, label);
-    for (int32_t r : sample_ranks(side)) EXPECT_TRUE(expands_to(b.trace, r, longer.events(r), Stencil::sites()));
+    for (int32_t r : sample_ranks(side))
+      EXPECT_TRUE(expands_to(b.trace, r, longer.events(r), Stencil::sites()));
   }
 }
 
@@ -137,7 +153,8 @@ TEST(Size, CompressedTraceIsNearConstantToo) {
   Stencil big{.side = 16, .steps = 400};
   const std::size_t a = zstd_compress(fold_and_merge(small).text).size();
   const std::size_t b = zstd_compress(fold_and_merge(big).text).size();
-  std::printf("[   size   ] zstd: %zu bytes (16 ranks x 100) vs %zu bytes (256 ranks x 400)\n", a, b);
+  std::printf("[   size   ] zstd: %zu bytes (16 ranks x 100) vs %zu bytes (256 ranks x 400)\n", a,
+              b);
   EXPECT_LT(b, a * 13 / 10);
 }
 

@@ -61,7 +61,8 @@ struct Stencil {
   static SiteTable sites() {
     SiteTable t;
     for (uint64_t i = 0; i < 10; ++i)
-      t.intern(CallSite{{Frame{"libstencil.so", 0x1000 + 0x40 * i}, Frame{"stencil", 0x400 + 0x10 * (i / 4)}}});
+      t.intern(CallSite{
+          {Frame{"libstencil.so", 0x1000 + 0x40 * i}, Frame{"stencil", 0x400 + 0x10 * (i / 4)}}});
     return t;
   }
 
@@ -86,10 +87,18 @@ struct Stencil {
     const int32_t row = rank / side, col = rank % side;
     int32_t r = row, c = col;
     switch (dir) {
-      case 0: r = row - 1; break;
-      case 1: r = row + 1; break;
-      case 2: c = col - 1; break;
-      default: c = col + 1; break;
+      case 0:
+        r = row - 1;
+        break;
+      case 1:
+        r = row + 1;
+        break;
+      case 2:
+        c = col - 1;
+        break;
+      default:
+        c = col + 1;
+        break;
     }
     if (kind == StencilKind::kOpen) {
       if (r < 0 || r >= side || c < 0 || c >= side) return {-1, 0};
@@ -99,7 +108,8 @@ struct Stencil {
     c = (c + side) % side;
     if (kind == StencilKind::kPeriodicWorld) return {r * side + c, 0};
     // Row communicator ranks are columns; column communicator ranks are rows.
-    return dir < 2 ? std::pair<int32_t, int64_t>{r, kColComm} : std::pair<int32_t, int64_t>{c, kRowComm};
+    return dir < 2 ? std::pair<int32_t, int64_t>{r, kColComm}
+                   : std::pair<int32_t, int64_t>{c, kRowComm};
   }
 
   static Event event(const char* op, SiteId site) {
@@ -123,7 +133,8 @@ struct Stencil {
         if (peer < 0) continue;
         const int opposite = dir ^ 1;
         for (int send = 0; send < 2; ++send) {
-          Event e = event(send ? "MPI_Isend" : "MPI_Irecv", send ? kIsendSite[dir] : kIrecvSite[dir]);
+          Event e =
+              event(send ? "MPI_Isend" : "MPI_Irecv", send ? kIsendSite[dir] : kIrecvSite[dir]);
           e.set(FieldTable::peer(), peer);
           put(e, "tag", send ? dir : opposite);
           put(e, "count", count);
@@ -182,7 +193,8 @@ struct Stencil {
   std::string raw_log(int32_t rank) const {
     std::string s = "rank " + std::to_string(rank) + " size " + std::to_string(size()) + "\n";
     const SiteTable st = sites();
-    for (SiteId i = 0; i < st.size(); ++i) s += "site " + std::to_string(i) + " " + SiteTable::format(st.at(i)) + "\n";
+    for (SiteId i = 0; i < st.size(); ++i)
+      s += "site " + std::to_string(i) + " " + SiteTable::format(st.at(i)) + "\n";
     const CommTable comms = comms_of(rank);
     for (const auto& [id, groups] : comms.all()) {
       if (id == CommTable::kWorld) continue;
@@ -231,8 +243,8 @@ inline ::testing::AssertionResult expands_to(const Trace& trace, int32_t rank,
              << "' (" << SiteTable::format(expected_sites.at(e.site)) << ")";
   }
   if (got.size() != expected.size())
-    return ::testing::AssertionFailure() << "rank " << rank << ": got " << got.size()
-                                         << " events, expected " << expected.size();
+    return ::testing::AssertionFailure()
+           << "rank " << rank << ": got " << got.size() << " events, expected " << expected.size();
   return ::testing::AssertionSuccess();
 }
 

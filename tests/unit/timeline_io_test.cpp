@@ -95,7 +95,8 @@ TEST(TimelineIo, FileWithoutTrailerReadsUpToItsLastCompleteBlock) {
   EXPECT_FALSE(f.has_trailer);
   EXPECT_GT(f.records.size(), 0u);
   EXPECT_LT(f.records.size(), 100u);
-  for (std::size_t i = 0; i < f.records.size(); ++i) EXPECT_EQ(f.records[i].enter_ns, int64_t(i) * 10);
+  for (std::size_t i = 0; i < f.records.size(); ++i)
+    EXPECT_EQ(f.records[i].enter_ns, int64_t(i) * 10);
 }
 
 TEST(TimelineIo, BadFilesGiveErrorsNamingThem) {
@@ -105,7 +106,8 @@ TEST(TimelineIo, BadFilesGiveErrorsNamingThem) {
     read_timeline_file(p.string());
     FAIL() << "no error";
   } catch (const TimelineError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.tft: not a tracefold timeline file"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("bad.tft: not a tracefold timeline file"),
+              std::string::npos);
   }
   EXPECT_THROW(read_timeline_file(temp_file("missing.tft").string()), TimelineError);
 }

@@ -79,7 +79,8 @@ Trace rich_trace() {
   comms.define(7, CommGroup{{8, 4, 0}});
   Folder f(4);
   for (int i = 0; i < 4; ++i) {
-    Event e = make_event("MPI_Irecv", 0, {{"peer", kAny}, {"tag", kAny}, {"count", 3 + i % 2}, {"comm", 7}});
+    Event e = make_event("MPI_Irecv", 0,
+                         {{"peer", kAny}, {"tag", kAny}, {"count", 3 + i % 2}, {"comm", 7}});
     e.set(FieldTable::src(), i % 2 ? 0 : 2);  // ranks in comm 7
     e.compute_ns = 100 + i;
     e.comm_ns = 7;
@@ -128,7 +129,8 @@ TEST(TraceIo, RoundTripIsByteIdentical) {
     FoldOptions lossy;
     lossy.histogram_threshold = 1;
     Folder f(0, lossy);
-    for (int i = 0; i < 50; ++i) f.append(make_event("MPI_Send", 0, {{"peer", (i * i) % 7}, {"count", i % 5}}));
+    for (int i = 0; i < 50; ++i)
+      f.append(make_event("MPI_Send", 0, {{"peer", (i * i) % 7}, {"count", i % 5}}));
     CommTable comms;
     comms.define_world(7);
     Trace t = f.finish(7, make_sites(1), comms);
@@ -145,7 +147,8 @@ TEST(TraceIo, RoundTripIsByteIdentical) {
     EXPECT_EQ(back.lossy, traces[i].lossy);
   }
   EXPECT_NE(format_trace(traces[0]).find("    stat cycles "), std::string::npos);
-  EXPECT_NE(format_trace(traces.back()).find("hist("), std::string::npos) << format_trace(traces.back());
+  EXPECT_NE(format_trace(traces.back()).find("hist("), std::string::npos)
+      << format_trace(traces.back());
   EXPECT_FALSE(traces.back().lossy.empty());
 }
 
@@ -209,8 +212,8 @@ TEST(TraceIo, SaveAndLoadPlainAndZstd) {
   EXPECT_EQ(format_trace(load_trace(plain_zst)), text);
 
   // Atomic write: only the targets, no temporary left behind.
-  EXPECT_EQ(dir.names(),
-            (std::vector<std::string>{"packed-but-named-plain.trace", "plain.zst", "t.trace", "t.trace.zst"}));
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"packed-but-named-plain.trace", "plain.zst",
+                                                   "t.trace", "t.trace.zst"}));
 }
 
 TEST(TraceIo, SaveReplacesAnExistingFileAtomically) {
@@ -284,7 +287,8 @@ TEST(TraceIo, LoadErrorsNameThePath) {
 
 // 1-based number of the line that holds byte `pos`.
 std::size_t line_of(const std::string& text, std::size_t pos) {
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+  return 1 + static_cast<std::size_t>(
+                 std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
 }
 
 // Parses `text`; expects a TraceFormatError from `source` whose what() starts
@@ -301,7 +305,8 @@ std::optional<std::size_t> format_error_line(const std::string& text, const std:
     EXPECT_GT(std::string(ex.what()).size(), prefix.size()) << "no message: " << ex.what();
     return ex.line();
   } catch (const std::exception& ex) {
-    ADD_FAILURE() << source << ": threw " << typeid(ex).name() << " instead of TraceFormatError: " << ex.what();
+    ADD_FAILURE() << source << ": threw " << typeid(ex).name()
+                  << " instead of TraceFormatError: " << ex.what();
   }
   return std::nullopt;
 }
@@ -329,7 +334,8 @@ TEST(TraceIo, EveryTruncationIsAFormatErrorAtTheCut) {
 
 struct Mutation {
   const char* name;
-  std::string (*apply)(const std::string&, std::size_t&);  // returns mutated text, sets the expected line
+  std::string (*apply)(const std::string&,
+                       std::size_t&);  // returns mutated text, sets the expected line
 };
 
 // Line-level helpers over the text form.
@@ -349,7 +355,8 @@ std::string join_lines(const std::vector<std::string>& lines) {
   return s;
 }
 // Index (0-based) of the first line starting with `prefix` at or after `from`.
-std::size_t find_line(const std::vector<std::string>& lines, const std::string& prefix, std::size_t from = 0) {
+std::size_t find_line(const std::vector<std::string>& lines, const std::string& prefix,
+                      std::size_t from = 0) {
   for (std::size_t i = from; i < lines.size(); ++i)
     if (lines[i].rfind(prefix, 0) == 0) return i;
   ADD_FAILURE() << "no line starts with '" << prefix << "'";
@@ -379,7 +386,8 @@ TEST(TraceIo, MutatedLinesAreFormatErrorsNamingTheLine) {
     std::size_t line_max;  // accepted up to this line (for errors found at the end of a block)
   };
   std::vector<Case> cases;
-  auto add = [&](const std::string& name, const std::string& prefix, const std::string& from, const std::string& to) {
+  auto add = [&](const std::string& name, const std::string& prefix, const std::string& from,
+                 const std::string& to) {
     Case c{name, "", 0, 0};
     c.text = edit_line(text, prefix, from, to, c.line);
     c.line_max = c.line;
@@ -448,7 +456,8 @@ TEST(TraceIo, MutatedLinesAreFormatErrorsNamingTheLine) {
     auto l = lines;
     const std::size_t n = find_line(l, "nodes ");
     l[n] = "nodes 3";
-    cases.push_back({"node count too low", join_lines(l), find_line(l, "node 3 ") + 1, find_line(l, "node 3 ") + 1});
+    cases.push_back({"node count too low", join_lines(l), find_line(l, "node 3 ") + 1,
+                     find_line(l, "node 3 ") + 1});
   }
   {
     auto l = lines;
@@ -522,7 +531,8 @@ TEST(TraceIoDeathTest, HugeCountsAreFormatErrorsNotAllocations) {
     };
     EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "")
         << c.name << " (line " << line
-        << "); exit 3: wrong source/line, 4: not a TraceFormatError, 5: no error, 6: allocation failure";
+        << "); exit 3: wrong source/line, 4: not a TraceFormatError, 5: no error, 6: allocation "
+           "failure";
   }
 }
 
@@ -540,10 +550,18 @@ TEST(TraceIo, ByteFlipFuzz) {
     for (int k = 0; k < flips; ++k) {
       const std::size_t pos = rng() % m.size();
       switch (rng() % 4) {
-        case 0: m[pos] = alphabet[rng() % alphabet.size()]; break;
-        case 1: m[pos] = static_cast<char>(rng() & 0xff); break;
-        case 2: m.erase(pos, 1 + rng() % 3); break;
-        default: m.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        case 0:
+          m[pos] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          m[pos] = static_cast<char>(rng() & 0xff);
+          break;
+        case 2:
+          m.erase(pos, 1 + rng() % 3);
+          break;
+        default:
+          m.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
       }
       if (m.empty()) m = "x";
     }
@@ -583,13 +601,15 @@ TEST(TraceIo, ByteFlipFuzz) {
     } catch (const std::exception&) {
     }
   }
-  std::printf("[   fuzz   ] %d parsed, %d format errors, %zu other exceptions\n", parsed, format_errors,
-              other_errors.size());
+  std::printf("[   fuzz   ] %d parsed, %d format errors, %zu other exceptions\n", parsed,
+              format_errors, other_errors.size());
   EXPECT_GT(format_errors, 3000);
   std::string sample;
-  for (std::size_t i = 0; i < other_errors.size() && i < 10; ++i) sample += "\n  " + other_errors[i];
-  EXPECT_TRUE(other_errors.empty()) << other_errors.size()
-                                    << " mutations escaped as something other than TraceFormatError:" << sample;
+  for (std::size_t i = 0; i < other_errors.size() && i < 10; ++i)
+    sample += "\n  " + other_errors[i];
+  EXPECT_TRUE(other_errors.empty())
+      << other_errors.size()
+      << " mutations escaped as something other than TraceFormatError:" << sample;
 }
 
 }  // namespace

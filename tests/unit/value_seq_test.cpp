@@ -50,7 +50,8 @@ void expect_matches(const ValueSeq& s, const V& model, const std::string& where)
   for (const auto& r : s.runs()) {
     ASSERT_FALSE(r.pattern.empty()) << where;
     ASSERT_GE(r.reps, 1u) << where;
-    for (uint64_t k = 0; k < r.reps; ++k) from_runs.insert(from_runs.end(), r.pattern.begin(), r.pattern.end());
+    for (uint64_t k = 0; k < r.reps; ++k)
+      from_runs.insert(from_runs.end(), r.pattern.begin(), r.pattern.end());
   }
   ASSERT_EQ(from_runs, model) << where << " " << s.to_string();
   ASSERT_EQ(s.run_count(), s.runs().size()) << where;
@@ -224,7 +225,8 @@ TEST(ValueSeq, EveryShortPeriodicPatternFolds) {
       for (int d = 1; d < len && primitive; ++d) {
         if (len % d) continue;
         bool periodic = true;
-        for (int k = d; k < len && periodic; ++k) periodic = p[static_cast<std::size_t>(k)] == p[static_cast<std::size_t>(k - d)];
+        for (int k = d; k < len && periodic; ++k)
+          periodic = p[static_cast<std::size_t>(k)] == p[static_cast<std::size_t>(k - d)];
         primitive = !periodic;
       }
       if (!primitive) continue;
@@ -234,12 +236,14 @@ TEST(ValueSeq, EveryShortPeriodicPatternFolds) {
         if (++failures <= 5) {
           examples += "\n  (";
           for (int64_t x : p) examples += std::to_string(x) + " ";
-          examples += ")*120 -> " + std::to_string(b.run_count()) + " runs: " + b.to_string().substr(0, 60);
+          examples +=
+              ")*120 -> " + std::to_string(b.run_count()) + " runs: " + b.to_string().substr(0, 60);
         }
       }
     }
   }
-  EXPECT_EQ(failures, 0) << failures << " of " << total << " patterns do not fold, e.g." << examples;
+  EXPECT_EQ(failures, 0) << failures << " of " << total << " patterns do not fold, e.g."
+                         << examples;
 }
 
 // Regular nested values (a list length followed by its elements, loop trip
@@ -353,8 +357,8 @@ TEST(ValueSeq, EqualsIgnoresRepresentation) {
 TEST(ValueSeq, ParseAcceptsAllForms) {
   expect_matches(ValueSeq::parse("1 2 3"), V{1, 2, 3}, "literals");
   expect_matches(ValueSeq::parse("4*3 (1 2)*2 9"), V{4, 4, 4, 1, 2, 1, 2, 9}, "mixed");
-  expect_matches(ValueSeq::parse("_*2 any null undef -5"), V{kAbsent, kAbsent, kAny, kNull, kUndefined, -5},
-                 "sentinels");
+  expect_matches(ValueSeq::parse("_*2 any null undef -5"),
+                 V{kAbsent, kAbsent, kAny, kNull, kUndefined, -5}, "sentinels");
   EXPECT_EQ(ValueSeq::parse("  1   2 ").to_vector(), (V{1, 2}));
   EXPECT_EQ(ValueSeq::parse("(1 2)*3").size(), 6u);
 }
@@ -369,11 +373,11 @@ TEST(ValueSeq, ParseErrorsNameTheOffset) {
     std::size_t lo, hi;
   };
   const Case cases[] = {
-      {"", 0, 0},           {"   ", 3, 3},         {"1 2 x", 4, 4},     {"(1 2", 4, 4},
-      {"(1 2)3", 5, 5},     {"()*2", 2, 2},       {"1*0", 2, 2},       {"1*1", 2, 3},
-      {"(1 2)*1", 6, 7},    {"1*", 2, 2},         {"1*x", 2, 2},       {"hist(2:1 1:1)", 9, 10},
-      {"hist(1:1", 8, 8},   {"hist(1)", 6, 6},    {"hist(1:0)", 7, 7}, {"1 2) 3", 3, 3},
-      {"1 -", 2, 2},        {"(1 2)**2", 6, 6},
+      {"", 0, 0},         {"   ", 3, 3},      {"1 2 x", 4, 4},     {"(1 2", 4, 4},
+      {"(1 2)3", 5, 5},   {"()*2", 2, 2},     {"1*0", 2, 2},       {"1*1", 2, 3},
+      {"(1 2)*1", 6, 7},  {"1*", 2, 2},       {"1*x", 2, 2},       {"hist(2:1 1:1)", 9, 10},
+      {"hist(1:1", 8, 8}, {"hist(1)", 6, 6},  {"hist(1:0)", 7, 7}, {"1 2) 3", 3, 3},
+      {"1 -", 2, 2},      {"(1 2)**2", 6, 6},
   };
   for (const Case& c : cases) {
     try {
@@ -442,8 +446,14 @@ TEST(ValueSeqHistogram, RandomOperationsMatchMultiset) {
       const int64_t v = static_cast<int64_t>(rng.below(8)) - 2;
       const uint64_t n = rng.below(6);
       switch (rng.below(3)) {
-        case 0: s.push_back(v); model[v] += 1; break;
-        case 1: s.append_repeated(v, n); if (n) model[v] += n; break;
+        case 0:
+          s.push_back(v);
+          model[v] += 1;
+          break;
+        case 1:
+          s.append_repeated(v, n);
+          if (n) model[v] += n;
+          break;
         default: {
           ValueSeq o = ValueSeq::repeated(v, n);
           o.push_back(v + 1);
