@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "tracefold/analysis_basic.hpp"
@@ -440,7 +441,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> record_command;
   RecordOptions record_opts;
   auto* record = app.add_subcommand(
-      "record", "Trace an MPI run: tracefold record [-o TRACE] -- mpirun -np N ./app args...");
+      "record", "Trace an MPI run: tracefold record [-o TRACE] [--] mpirun -np N ./app args...");
   record->add_option("-o,--output", record_opts.output, "Trace file to write")
       ->capture_default_str();
   record->add_option("--raw-log", record_opts.rawlog,
@@ -457,10 +458,11 @@ int main(int argc, char** argv) {
                      "events are dropped with a warning");
   record->add_option("--stats", record_opts.stats,
                      "User statistics per call, comma-separated (built in: bytes, minflt)");
-  // Everything after `--` (or after the first non-option) is the command,
-  // passed through untouched.
+  // Everything after `--` (or from the first word that is not an option) is
+  // the command, passed through untouched.
   record->add_option("command", record_command,
-                     "After --: the launcher, program and arguments, passed on untouched");
+                     "The launcher, program and arguments (after --, or from the first word that "
+                     "is not an option), passed on untouched");
   record->footer("Example: tracefold record -o run.tf --raw-log raw -- mpirun -np 16 ./app 100");
 
   std::vector<std::string> merge_inputs;
@@ -531,6 +533,25 @@ int main(int argc, char** argv) {
         break;
       }
     }
+    if (!saw_dashes) {
+      // Without `--`, the command starts at the first word that is neither
+      // one of record's options nor an option's value.
+      static const std::set<std::string> takes_value = {
+          "-o",     "--output", "--raw-log", "--stack-depth", "--site-tolerance", "--timeline-max",
+          "--stats"};
+      for (int i = 2; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (takes_value.count(word)) {
+          ++i;
+          continue;
+        }
+        if (!word.empty() && word[0] == '-') continue;  // a flag, or --option=value
+        saw_dashes = true;
+        command_after_dashes.assign(argv + i, argv + argc);
+        argc = i;
+        break;
+      }
+    }
   }
   try {
     app.parse(argc, argv);
@@ -543,8 +564,7 @@ int main(int argc, char** argv) {
     if (*record) {
       if (!saw_dashes)
         throw std::runtime_error(
-            "record: put the command after '--', e.g. tracefold record -o run.tf -- mpirun -np 4 "
-            "./app");
+            "record: no command given, e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
       record_command = command_after_dashes;
       return cmd_record(record_command, record_opts);
     }
