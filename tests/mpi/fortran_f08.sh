@@ -32,7 +32,8 @@ if [[ -s $t ]]; then
 
   # expected R: rank R's events (site and timings left out), with counts.
   expected() {
-    local r=$1 left=$(((r + NP - 1) % NP)) right=$(((r + 1) % NP))
+    local r=$1
+    local left=$(((r + NP - 1) % NP)) right=$(((r + 1) % NP))
     # Split by parity with key NP - rank: the higher world rank comes first,
     # so the partner in the 2-rank communicator is half-rank 0 if higher.
     local partner=$(((r + 2) % NP)) hpeer=1
