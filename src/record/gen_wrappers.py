@@ -8,11 +8,15 @@ For every listed function it emits:
     (mpi_xxx_, mpi_xxx__, mpi_xxx, MPI_XXX) that convert handles with the f2c
     functions, call the MPI library's own Fortran entry `pmpi_xxx_` (so
     MPI_IN_PLACE, MPI_BOTTOM and MPI_STATUS_IGNORE keep their Fortran meaning)
-    and record the same way.
+    and record the same way;
+  * for the same functions, `use mpi_f08` wrappers under the names the MPI
+    libraries given on the command line export (mpi_xxx_f08_, mpi_xxx_f08ts_),
+    forwarding to the library's entry found with dlsym(RTLD_NEXT).
 
-Usage: gen_wrappers.py LIST OUTPUT.cpp
+Usage: gen_wrappers.py LIST OUTPUT.cpp [MPI_LIBRARY...]
 """
 import re
+import subprocess
 import sys
 
 
@@ -212,7 +216,7 @@ def used_params(fn):
     return used
 
 
-def fortran_wrapper(fn):
+def fortran_wrapper(fn, f08_symbols):
     """Fortran entry points, or None if an argument type has no Fortran form here."""
     used = used_params(fn)
     fargs, conv, pre_conv, call_args = [], [], [], []
@@ -265,7 +269,10 @@ def fortran_wrapper(fn):
     pre_stmts = record_code(fn, pre=True, fortran=True)
     post_stmts = record_code(fn, pre=False, fortran=True)
     lower = fn.name.lower()
-    body = ["static void tf_f_%s(%s) {" % (fn.name, ", ".join(fargs)),
+    # The body takes the library entry to forward to, so the mpif.h/use mpi
+    # names and the mpi_f08 names share it.
+    body = ["using tf_fe_%s = void (*)(%s);" % (fn.name, ", ".join(fargs)),
+            "static void tf_f_%s(tf_fe_%s tf_fwd, %s) {" % (fn.name, fn.name, ", ".join(fargs)),
             "  static const tracefold::OpId tf_op = R::op(\"%s\");" % fn.name,
             "  R::Call c(tf_op);"]
     if pre_stmts:
@@ -275,7 +282,7 @@ def fortran_wrapper(fn):
         body.append("  }")
     if "freetype" in fn.roles:
         body.append("  R::forget_datatype(MPI_Type_f2c(*f_%s));" % fn.roles["freetype"])
-    body.append("  p%s_(%s);" % (lower, ", ".join(call_args)))
+    body.append("  tf_fwd(%s);" % ", ".join(call_args))
     body.append("  if (c.active() && *ierr == MPI_SUCCESS) {")
     body += ["    " + x for x in pre_conv + conv + post_stmts]
     body.append("  }")
@@ -283,13 +290,52 @@ def fortran_wrapper(fn):
     out = ["extern \"C\" void p%s_(%s);" % (lower, ", ".join(fargs)), "\n".join(body)]
     plain = ", ".join(a.split()[-1] for a in fargs)
     for mangled in (lower + "_", lower + "__", lower, fn.name.upper()):
-        out.append("extern \"C\" void %s(%s) { tf_f_%s(%s); }"
-                   % (mangled, ", ".join(fargs), fn.name, plain))
+        out.append("extern \"C\" void %s(%s) { tf_f_%s(p%s_, %s); }"
+                   % (mangled, ", ".join(fargs), fn.name, lower, plain))
+    # mpi_f08: the handles are derived types around one INTEGER and the status
+    # is laid out like the INTEGER array, so the same body serves. ierror is
+    # optional there (a null pointer when absent) but the body reads it after
+    # the call: hand it a local instead. The _f08ts_ forms take descriptors
+    # for choice buffers, which are only passed through.
+    plain08 = ", ".join(a.split()[-1] for a in fargs[:-1])
+    for suffix in ("_f08_", "_f08ts_"):
+        sym = lower + suffix
+        if sym not in f08_symbols:
+            continue
+        # Only the _f08_ form has the same ABI as the mpif.h entry; a missing
+        # _f08ts_ entry stops the program instead of passing descriptors on.
+        fallback = ("reinterpret_cast<R::FortranEntry>(p%s_)" % lower) if suffix == "_f08_" else "nullptr"
+        out.append("extern \"C\" void %s(%s) {" % (sym, ", ".join(fargs)))
+        out.append("  static const auto tf_fwd = reinterpret_cast<tf_fe_%s>(R::f08_entry(\"%s\", %s));"
+                   % (fn.name, sym[len("mpi_"):], fallback))
+        out.append("  MPI_Fint tf_ierr = MPI_SUCCESS;")
+        out.append("  tf_f_%s(tf_fwd, %s, ierr != nullptr ? ierr : &tf_ierr);" % (fn.name, plain08))
+        out.append("}")
     return "\n".join(out) + "\n"
+
+
+def library_symbols(paths):
+    """Dynamic symbols the MPI libraries define (empty when nm cannot tell)."""
+    syms = set()
+    for path in paths:
+        try:
+            res = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True,
+                                 text=True, check=False)
+        except OSError:
+            continue
+        for line in res.stdout.splitlines():
+            parts = line.split()
+            if len(parts) >= 3:
+                syms.add(parts[2])
+    return syms
 
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
+    # mpi_f08 wrappers exist only under the names the MPI library exports:
+    # they differ between implementations (Open MPI: mpi_send_f08_, MPICH:
+    # mpi_send_f08ts_), and a name the library lacks is never called.
+    f08_symbols = {s for s in library_symbols(sys.argv[3:]) if s.endswith(("_f08_", "_f08ts_"))}
     fns = []
     with open(src) as f:
         for lineno, line in enumerate(f, 1):
@@ -317,7 +363,7 @@ def main():
     for fn in fns:
         if fn.special or "nofortran" in fn.flags:
             continue
-        w = fortran_wrapper(fn)
+        w = fortran_wrapper(fn, f08_symbols)
         if w:
             out.append(w)
     with open(dst, "w") as f:

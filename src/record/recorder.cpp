@@ -1106,6 +1106,18 @@ const MPI_Status* status_f2c(MPI_Fint* fstatus, MPI_Status* out) {
   return out;
 }
 
+FortranEntry f08_entry(const char* name, FortranEntry fallback) {
+  // RTLD_NEXT skips this library, so the wrapper never finds itself; the
+  // pmpi_ name first, as the other Fortran wrappers call the profiling entry.
+  for (const char* prefix : {"pmpi_", "mpi_"}) {
+    const std::string sym = std::string(prefix) + name;
+    if (void* p = dlsym(RTLD_NEXT, sym.c_str())) return reinterpret_cast<FortranEntry>(p);
+  }
+  if (fallback != nullptr) return fallback;
+  std::fprintf(stderr, "tracefold: the MPI library has no mpi_%s; cannot forward the call\n", name);
+  std::abort();
+}
+
 }  // namespace tracefold::record
 
 // ------------------------------------------------------------ hand-written
@@ -1192,27 +1204,38 @@ extern "C" void pmpi_finalize_(MPI_Fint* ierr);
 extern "C" void pmpi_abort_(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr);
 
 namespace {
-void f_init(MPI_Fint* ierr) {
+using InitEntry = void (*)(MPI_Fint*);
+using InitThreadEntry = void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*);
+using FinalizeEntry = void (*)(MPI_Fint*);
+using AbortEntry = void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*);
+
+void f_init(InitEntry fwd, MPI_Fint* ierr) {
   const int64_t t0 = R::now_ns();
   R::tl_in_call = true;
-  pmpi_init_(ierr);
+  fwd(ierr);
   R::tl_in_call = false;
   if (*ierr == MPI_SUCCESS) R::start_recording(t0, "MPI_Init");
 }
-void f_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+void f_init_thread(InitThreadEntry fwd, MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
   const int64_t t0 = R::now_ns();
   R::tl_in_call = true;
-  pmpi_init_thread_(required, provided, ierr);
+  fwd(required, provided, ierr);
   R::tl_in_call = false;
   if (*ierr == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread");
 }
-void f_finalize(MPI_Fint* ierr) {
+void f_finalize(FinalizeEntry fwd, MPI_Fint* ierr) {
   R::record_finalize();
-  pmpi_finalize_(ierr);
+  fwd(ierr);
 }
-void f_abort(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr) {
+void f_abort(AbortEntry fwd, MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr) {
   R::record_abort(MPI_Comm_f2c(*comm), static_cast<int>(*code));
-  pmpi_abort_(comm, code, ierr);
+  fwd(comm, code, ierr);
+}
+
+// The library's mpi_f08 entry, or the mpif.h one (same ABI) without it.
+template <typename Entry>
+Entry f08(const char* name, Entry fallback) {
+  return reinterpret_cast<Entry>(R::f08_entry(name, reinterpret_cast<R::FortranEntry>(fallback)));
 }
 }  // namespace
 
@@ -1230,10 +1253,34 @@ void f_abort(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr) {
     args;                                          \
   }
 
-TF_FORTRAN_ALL(mpi_init, MPI_INIT, (MPI_Fint * ierr), f_init(ierr))
+TF_FORTRAN_ALL(mpi_init, MPI_INIT, (MPI_Fint * ierr), f_init(pmpi_init_, ierr))
 TF_FORTRAN_ALL(mpi_init_thread, MPI_INIT_THREAD,
                (MPI_Fint * required, MPI_Fint* provided, MPI_Fint* ierr),
-               f_init_thread(required, provided, ierr))
-TF_FORTRAN_ALL(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), f_finalize(ierr))
+               f_init_thread(pmpi_init_thread_, required, provided, ierr))
+TF_FORTRAN_ALL(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), f_finalize(pmpi_finalize_, ierr))
 TF_FORTRAN_ALL(mpi_abort, MPI_ABORT, (MPI_Fint * comm, MPI_Fint* code, MPI_Fint* ierr),
-               f_abort(comm, code, ierr))
+               f_abort(pmpi_abort_, comm, code, ierr))
+
+// use mpi_f08 (Open MPI's names; MPICH's are the same for these four). The
+// optional ierror arrives as a null pointer when the program leaves it out:
+// the library then gets a local one.
+extern "C" void mpi_init_f08_(MPI_Fint* ierr) {
+  MPI_Fint local = MPI_SUCCESS;
+  static const InitEntry fwd = f08("init_f08_", pmpi_init_);
+  f_init(fwd, ierr != nullptr ? ierr : &local);
+}
+extern "C" void mpi_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  MPI_Fint local = MPI_SUCCESS;
+  static const InitThreadEntry fwd = f08("init_thread_f08_", pmpi_init_thread_);
+  f_init_thread(fwd, required, provided, ierr != nullptr ? ierr : &local);
+}
+extern "C" void mpi_finalize_f08_(MPI_Fint* ierr) {
+  MPI_Fint local = MPI_SUCCESS;
+  static const FinalizeEntry fwd = f08("finalize_f08_", pmpi_finalize_);
+  f_finalize(fwd, ierr != nullptr ? ierr : &local);
+}
+extern "C" void mpi_abort_f08_(MPI_Fint* comm, MPI_Fint* code, MPI_Fint* ierr) {
+  MPI_Fint local = MPI_SUCCESS;
+  static const AbortEntry fwd = f08("abort_f08_", pmpi_abort_);
+  f_abort(fwd, comm, code, ierr != nullptr ? ierr : &local);
+}

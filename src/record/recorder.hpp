@@ -106,4 +106,11 @@ class Call {
 /// Fortran status -> C status, or MPI_STATUS_IGNORE.
 const MPI_Status* status_f2c(MPI_Fint* fstatus, MPI_Status* out);
 
+/// Type-erased Fortran entry point of the MPI library.
+using FortranEntry = void (*)();
+/// The library's own mpi_f08 entry `NAME` (e.g. "send_f08_"): pmpi_NAME or
+/// mpi_NAME found past this library; `fallback` when it has neither (the
+/// program is stopped when that is null too).
+FortranEntry f08_entry(const char* name, FortranEntry fallback);
+
 }  // namespace tracefold::record
