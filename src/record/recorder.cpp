@@ -980,10 +980,31 @@ constexpr std::size_t fortran_status_size() {
   return sizeof(MPI_Status) / sizeof(MPI_Fint);
 #endif
 }
+
+// The same wrapper bodies serve mpif.h/use mpi and mpi_f08, and an mpi_f08
+// binding may mark an ignored status with objects of its own (MPI-4's
+// MPI_F08_STATUS(ES)_IGNORE: MPICH does; Open MPI 4 passes the mpif.h ones).
+bool fortran_statuses_ignored(const MPI_Fint* statuses) {
+  if (statuses == nullptr || statuses == MPI_F_STATUSES_IGNORE) return true;
+#if MPI_VERSION >= 4
+  if (static_cast<const void*>(statuses) == static_cast<const void*>(MPI_F08_STATUSES_IGNORE))
+    return true;
+#endif
+  return false;
+}
+
+bool fortran_status_ignored(const MPI_Fint* status) {
+  if (status == nullptr || status == MPI_F_STATUS_IGNORE) return true;
+#if MPI_VERSION >= 4
+  if (static_cast<const void*>(status) == static_cast<const void*>(MPI_F08_STATUS_IGNORE))
+    return true;
+#endif
+  return false;
+}
 }  // namespace
 
 MPI_Fint* Call::fstatuses_in(int n, MPI_Fint* statuses) {
-  if (!any_wild_ || statuses != MPI_F_STATUSES_IGNORE || n <= 0) return statuses;
+  if (!any_wild_ || !fortran_statuses_ignored(statuses) || n <= 0) return statuses;
   auto& buf = thread_buffers().fstatuses;
   const std::size_t need = static_cast<std::size_t>(n) * fortran_status_size();
   if (buf.size() < need) buf.resize(need);
@@ -1046,7 +1067,7 @@ void Call::statuses(int n, const MPI_Status* statuses, int outcount, const int* 
 
 void Call::fstatuses(int n, const MPI_Fint* statuses, int outcount, const int* indices,
                      int index_base) {
-  if (!any_wild_ || statuses == MPI_F_STATUSES_IGNORE || statuses == nullptr) return;
+  if (!any_wild_ || fortran_statuses_ignored(statuses)) return;
   MPI_Status converted;
   record_matches(n, outcount, indices, index_base, [&](std::size_t k) -> const MPI_Status& {
     if (MPI_Status_f2c(statuses + k * fortran_status_size(), &converted) != MPI_SUCCESS) {
@@ -1101,7 +1122,7 @@ void Call::newcomm(MPI_Comm parent, MPI_Comm created) {
 }
 
 const MPI_Status* status_f2c(MPI_Fint* fstatus, MPI_Status* out) {
-  if (fstatus == nullptr || fstatus == MPI_F_STATUS_IGNORE) return MPI_STATUS_IGNORE;
+  if (fortran_status_ignored(fstatus)) return MPI_STATUS_IGNORE;
   if (MPI_Status_f2c(fstatus, out) != MPI_SUCCESS) return MPI_STATUS_IGNORE;
   return out;
 }

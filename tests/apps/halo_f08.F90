@@ -46,10 +46,16 @@ program halo_f08
     call MPI_Irecv(u(n+1), h, MPI_DOUBLE_PRECISION, right, 2, MPI_COMM_WORLD, reqs(2), ierr)
     call MPI_Isend(u(n-h+1), h, MPI_DOUBLE_PRECISION, right, 1, MPI_COMM_WORLD, reqs(3))
     call MPI_Isend(u(1), h, MPI_DOUBLE_PRECISION, left, 2, MPI_COMM_WORLD, reqs(4), ierr)
-    call MPI_Waitall(4, reqs, stats, ierr)
-    if (stats(1)%MPI_SOURCE /= left) then
-      write (*, '(a,i0,a,i0)') 'halo_f08: rank ', rank, ' left halo from ', stats(1)%MPI_SOURCE
-      call MPI_Abort(MPI_COMM_WORLD, 3)
+    if (mod(s, 2) == 0) then
+      call MPI_Waitall(4, reqs, stats, ierr)
+      if (stats(1)%MPI_SOURCE /= left) then
+        write (*, '(a,i0,a,i0)') 'halo_f08: rank ', rank, ' left halo from ', stats(1)%MPI_SOURCE
+        call MPI_Abort(MPI_COMM_WORLD, 3)
+      end if
+    else
+      ! Statuses ignored (mpi_f08's own marker object under MPICH): the
+      ! trace still holds what the wildcard receive matched.
+      call MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE, ierr)
     end if
     do i = 1, n
       v(i) = (u(i-2) + 2d0 * u(i-1) + 4d0 * u(i) + 2d0 * u(i+1) + u(i+2)) / 10d0
