@@ -525,32 +525,29 @@ int main(int argc, char** argv) {
   std::vector<std::string> command_after_dashes;
   bool saw_dashes = false;
   if (argc > 1 && std::string(argv[1]) == "record") {
+    // One scan from the left: the command starts after `--` or at the first
+    // word that is neither one of record's options nor an option's value,
+    // whichever comes first (a `--` inside the command belongs to it).
+    static const std::set<std::string> takes_value = {
+        "-o",     "--output", "--raw-log", "--stack-depth", "--site-tolerance", "--timeline-max",
+        "--stats"};
     for (int i = 2; i < argc; ++i) {
-      if (std::string(argv[i]) == "--") {
+      const std::string word = argv[i];
+      if (word == "--") {
         saw_dashes = true;
         command_after_dashes.assign(argv + i + 1, argv + argc);
         argc = i;
         break;
       }
-    }
-    if (!saw_dashes) {
-      // Without `--`, the command starts at the first word that is neither
-      // one of record's options nor an option's value.
-      static const std::set<std::string> takes_value = {
-          "-o",     "--output", "--raw-log", "--stack-depth", "--site-tolerance", "--timeline-max",
-          "--stats"};
-      for (int i = 2; i < argc; ++i) {
-        const std::string word = argv[i];
-        if (takes_value.count(word)) {
-          ++i;
-          continue;
-        }
-        if (!word.empty() && word[0] == '-') continue;  // a flag, or --option=value
-        saw_dashes = true;
-        command_after_dashes.assign(argv + i, argv + argc);
-        argc = i;
-        break;
+      if (takes_value.count(word)) {
+        ++i;
+        continue;
       }
+      if (!word.empty() && word[0] == '-') continue;  // a flag, or --option=value
+      saw_dashes = true;
+      command_after_dashes.assign(argv + i, argv + argc);
+      argc = i;
+      break;
     }
   }
   try {

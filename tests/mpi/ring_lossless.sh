@@ -14,3 +14,6 @@ grep -q "^nodes 6$" ring.tf
 "$TF" record -o nodash.tf --stack-depth 6 "${TRACEFOLD_MPIRUN:-mpirun}" -np 2 "$APPS/app_ring" 5 > out2.txt 2> err2.txt
 grep -q "ring: 2 ranks, 5 steps" out2.txt
 grep -q "^world 2$" nodash.tf
+# A `--` after the command has started belongs to the command.
+"$TF" record -o dd.tf "${TRACEFOLD_MPIRUN:-mpirun}" -np 2 "$APPS/app_ring" 3 -- extra > out3.txt 2> err3.txt
+grep -q "ring: 2 ranks, 3 steps" out3.txt
