@@ -691,6 +691,14 @@ struct sigaction old_actions[65];
 
 TRACEFOLD_STATIC_TLS thread_local bool tl_holding = false;
 
+// Marks a scope that changes the recorder's state under its lock, for
+// on_signal; restores the previous mark (scopes can nest inside a Call).
+struct HoldingMark {
+  bool before = tl_holding;
+  HoldingMark() { tl_holding = true; }
+  ~HoldingMark() { tl_holding = before; }
+};
+
 void Recorder::on_signal(int sig) {
   if (tl_holding) {
     // The signal interrupted this thread half way through changing the
@@ -796,6 +804,7 @@ void Call::release() {
 void forget_datatype(MPI_Datatype type) {
   Recorder& r = recorder();
   std::lock_guard lock(r.mu);
+  HoldingMark holding;
   r.dtype_info.erase(type);
 }
 
@@ -1154,6 +1163,7 @@ void start_recording(int64_t t0, const char* name) {
   r.start(t0);
   if (was || !r.recording()) return;
   std::lock_guard lock(r.mu);
+  HoldingMark holding;
   Event ev;
   ev.op = op(name);
   ev.compute_ns = 0;
