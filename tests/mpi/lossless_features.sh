@@ -4,7 +4,8 @@
 # (Send_init/Recv_init/Start/Startall/Request_free), nonblocking
 # collectives with a Test polling loop, Waitany/Waitsome/Testall, Iprobe
 # polling, Sendrecv_replace with a derived datatype, Alltoallv/Gatherv
-# with rank-dependent counts, Scan -- and checks every trace expands to
+# with rank-dependent counts, Scan, intercommunicators (Intercomm_create,
+# Sendrecv and Allreduce across, Intercomm_merge) -- and checks every trace expands to
 # exactly the raw logs, with the communicators and request links intact.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -28,4 +29,12 @@ check_lossless nbc 4 30 '^nbc: 4 ranks, 30 steps, checksum'
 check_lossless nbc 3 30 '^nbc: 3 ranks, 30 steps, checksum'
 check_lossless misc_p2p 4 15 '^misc_p2p: 4 ranks, 15 steps, checksum'
 check_lossless misc_p2p 3 15 '^misc_p2p: 3 ranks, 15 steps, checksum'
+check_lossless intercomm 4 10 '^intercomm: 4 ranks, 10 steps, checksum'
+if [[ -s $WORK/intercomm-np4/t.tf ]]; then
+  # The intercommunicator's Sendrecvs name the partner in the remote group.
+  "$TF" expand "$WORK/intercomm-np4/t.tf" -r 3 >"$WORK/intercomm3.txt"
+  n=$(grep -c '^MPI_Sendrecv .*peer=1 rpeer=1 ' "$WORK/intercomm3.txt" || true)
+  [[ $n -eq 10 ]] || bad "intercomm: rank 3 (position 1 of the odd group) has $n Sendrecvs with peer 1, want 10"
+  grep -q '^MPI_Intercomm_merge ' "$WORK/intercomm3.txt" || bad "intercomm: no MPI_Intercomm_merge in rank 3's events"
+fi
 finish
