@@ -64,16 +64,19 @@ for spec in "ring 4 20" "stencil2d_periodic 4 6" "stencil2d_nonperiodic 6 4" "st
   # shellcheck disable=SC2086
   prob $spec
 done
-# The histograms must actually be exercised somewhere.
+# The histograms must actually be exercised somewhere. POP, misc_p2p and
+# request_links vary their parameters by design; LU and master_worker only
+# when wildcard receives happen to match in a varying order (under MPICH
+# they often match in the same order every step).
 CHECKS=$((CHECKS + 1))
 n=$(grep -l 'hist(' "$WORK"/prob-*/lossy.tf | wc -l)
-if [[ $n -ge 4 ]]; then ok "$n lossy traces with histograms replayed"; else bad "only $n traces had lossy histograms"; fi
+if [[ $n -ge 3 ]]; then ok "$n lossy traces with histograms replayed"; else bad "only $n traces had lossy histograms"; fi
 # Without --probabilistic, a trace with value histograms switches by itself.
 CHECKS=$((CHECKS + 1))
-limited auto.out auto.err "$MPIRUN" -np 4 "$TF" replay --no-compute "$WORK/prob-lu/lossy.tf"
-if [[ $LRC -eq 0 ]] && grep -q '(probabilistic)' auto.out && grep -q 'hist(' "$WORK/prob-lu/lossy.tf"; then
+limited auto.out auto.err "$MPIRUN" -np 4 "$TF" replay --no-compute "$WORK/prob-pop/lossy.tf"
+if [[ $LRC -eq 0 ]] && grep -q '(probabilistic)' auto.out && grep -q 'hist(' "$WORK/prob-pop/lossy.tf"; then
   ok "a lossy trace replays probabilistically without being told: $(cat auto.out)"
 else
-  bad "automatic probabilistic replay of the lossy LU trace (exit $LRC)"; show_run auto.out auto.err
+  bad "automatic probabilistic replay of the lossy POP trace (exit $LRC)"; show_run auto.out auto.err
 fi
 finish
