@@ -980,10 +980,13 @@ MPI_Status* Call::statuses_in(int n, MPI_Status* statuses) {
 }
 
 namespace {
-// Ints per Fortran status. MPI-4 names it; before that, every library we
-// know lays the Fortran status out as the C one's ints.
+// INTEGERs per Fortran status: what the configure probe read from the
+// Fortran binding, else MPI-4's C name for it, else the C struct's ints
+// (right for Open MPI and MPICH with 4-byte INTEGERs).
 constexpr std::size_t fortran_status_size() {
-#ifdef MPI_F_STATUS_SIZE
+#if defined(TRACEFOLD_F_STATUS_SIZE)
+  return TRACEFOLD_F_STATUS_SIZE;  // asked of the Fortran binding at configure time
+#elif defined(MPI_F_STATUS_SIZE)
   return MPI_F_STATUS_SIZE;
 #else
   return sizeof(MPI_Status) / sizeof(MPI_Fint);
