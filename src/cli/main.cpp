@@ -13,7 +13,6 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 
 #include "tracefold/analysis_basic.hpp"
@@ -523,28 +522,37 @@ int main(int argc, char** argv) {
   // `record` takes the command after `--` verbatim (options like -np must
   // reach the launcher in order), so split it off before CLI11 sees it.
   std::vector<std::string> command_after_dashes;
-  bool saw_dashes = false;
+  bool have_command = false;
   if (argc > 1 && std::string(argv[1]) == "record") {
     // One scan from the left: the command starts after `--` or at the first
     // word that is neither one of record's options nor an option's value,
     // whichever comes first (a `--` inside the command belongs to it).
-    static const std::set<std::string> takes_value = {
-        "-o",     "--output", "--raw-log", "--stack-depth", "--site-tolerance", "--timeline-max",
-        "--stats"};
+    // Whether a word is one of record's options that take a value, as
+    // declared above (so the scan cannot drift from the declarations).
+    auto takes_value = [record](const std::string& word) {
+      for (const CLI::Option* opt : record->get_options()) {
+        if (opt->get_expected_max() <= 0) continue;  // a flag
+        for (const auto& name : opt->get_lnames())
+          if (word == "--" + name) return true;
+        for (const auto& name : opt->get_snames())
+          if (word == "-" + name) return true;
+      }
+      return false;
+    };
     for (int i = 2; i < argc; ++i) {
       const std::string word = argv[i];
       if (word == "--") {
-        saw_dashes = true;
+        have_command = true;
         command_after_dashes.assign(argv + i + 1, argv + argc);
         argc = i;
         break;
       }
-      if (takes_value.count(word)) {
+      if (takes_value(word)) {
         ++i;
         continue;
       }
       if (!word.empty() && word[0] == '-') continue;  // a flag, or --option=value
-      saw_dashes = true;
+      have_command = true;
       command_after_dashes.assign(argv + i, argv + argc);
       argc = i;
       break;
@@ -559,7 +567,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*record) {
-      if (!saw_dashes)
+      if (!have_command)
         throw std::runtime_error(
             "record: no command given, e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
       record_command = command_after_dashes;
