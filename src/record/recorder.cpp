@@ -996,22 +996,24 @@ constexpr std::size_t fortran_status_size() {
 // The same wrapper bodies serve mpif.h/use mpi and mpi_f08, and an mpi_f08
 // binding may mark an ignored status with objects of its own (MPI-4's
 // MPI_F08_STATUS(ES)_IGNORE: MPICH does; Open MPI 4 passes the mpif.h ones).
+bool is_ignore_marker(const MPI_Fint* p, const MPI_Fint* mpif_marker, const void* f08_marker) {
+  return p == nullptr || p == mpif_marker || static_cast<const void*>(p) == f08_marker;
+}
+
 bool fortran_statuses_ignored(const MPI_Fint* statuses) {
-  if (statuses == nullptr || statuses == MPI_F_STATUSES_IGNORE) return true;
 #if MPI_VERSION >= 4
-  if (static_cast<const void*>(statuses) == static_cast<const void*>(MPI_F08_STATUSES_IGNORE))
-    return true;
+  return is_ignore_marker(statuses, MPI_F_STATUSES_IGNORE, MPI_F08_STATUSES_IGNORE);
+#else
+  return is_ignore_marker(statuses, MPI_F_STATUSES_IGNORE, nullptr);
 #endif
-  return false;
 }
 
 bool fortran_status_ignored(const MPI_Fint* status) {
-  if (status == nullptr || status == MPI_F_STATUS_IGNORE) return true;
 #if MPI_VERSION >= 4
-  if (static_cast<const void*>(status) == static_cast<const void*>(MPI_F08_STATUS_IGNORE))
-    return true;
+  return is_ignore_marker(status, MPI_F_STATUS_IGNORE, MPI_F08_STATUS_IGNORE);
+#else
+  return is_ignore_marker(status, MPI_F_STATUS_IGNORE, nullptr);
 #endif
-  return false;
 }
 }  // namespace
 
