@@ -1,11 +1,19 @@
-// Fixed-bin time histograms (seed 000, 2.3).
+// Time histograms with a bounded number of bins (seed 000, 2.3).
 //
-// Durations in nanoseconds go into logarithmic bins: bin 0 holds [0, 2) ns and
-// bin b >= 1 holds [2^b, 2^(b+1)) ns. Each bin keeps count, min, max and sum
-// (so the mean is exact); the histogram also keeps the overall min and max and
-// the lowest rank where each occurred. Histograms merge across loop iterations
-// and ranks without losing any of that. The same type holds the values of user
-// statistics plugins (any non-negative integer quantity).
+// Durations in nanoseconds go into logarithmic bins: log bin 0 holds [0, 2) ns
+// and log bin b >= 1 holds [2^b, 2^(b+1)) ns. A histogram keeps at most
+// kMaxBins non-empty bins: when a value or a merge would make more, adjacent
+// log bins are grouped in twos, then fours, ... (the histogram's span: each
+// bin covers `span` consecutive log bins and its index, a multiple of span, is
+// the first of them) until they fit. The span is always the smallest one at
+// which all values seen fit, so the result does not depend on the order in
+// which values are added or partial histograms merged, and a trace's timing
+// part stays the same size however long or wide the run is.
+//
+// Each bin keeps count, min, max and sum; the histogram also keeps the overall
+// count, sum (so the mean is exact), min and max and the lowest rank where each
+// occurred. The same type holds the values of user statistics plugins (any
+// non-negative integer quantity).
 #pragma once
 
 #include <cstdint>
@@ -26,9 +34,16 @@ class Histogram {
     bool operator==(const Bin&) const = default;
   };
 
+  /// Number of log bins (bin indexes are below this).
   static constexpr int kBins = 64;
-  /// Bin index of a value (negative values are clamped to 0).
+  /// Most non-empty bins a histogram keeps before it widens its span.
+  static constexpr int kMaxBins = 2;
+  /// Log bin index of a value (negative values are clamped to 0).
   static int bin_of(int64_t value);
+
+  /// The value of `bin` at a uniform draw `u` in [0, 1): draws lie within the
+  /// bin's [min, max] and average to its mean (replay's sampled timing).
+  static int64_t draw_within(const Bin& bin, double u);
 
   void add(int64_t value, int32_t rank);
   void merge(const Histogram& other);
@@ -43,18 +58,28 @@ class Histogram {
   int64_t max() const { return max_; }
   int32_t min_rank() const { return min_rank_; }
   int32_t max_rank() const { return max_rank_; }
+  /// Log bins per bin: 1, 2, 4, ... 64.
+  int span() const { return 1 << span_log_; }
   /// Non-empty bins in ascending index order.
   const std::vector<Bin>& bins() const { return bins_; }
 
-  /// `n=C sum=S min=V@R max=V@R bins=I:C:MIN:MAX:SUM,...` or `n=0`.
+  /// `n=C sum=S min=V@R max=V@R [span=W ]bins=I:C:MIN:MAX:SUM,...` or `n=0`
+  /// (`span=` only when bins are wider than one log bin).
   std::string to_string() const;
   /// Inverse of to_string; throws std::invalid_argument describing the problem.
+  /// Histograms written before bins were bounded (up to 64 bins) read as they
+  /// are; the next add or merge narrows them to kMaxBins.
   static Histogram parse(std::string_view text);
 
   bool operator==(const Histogram&) const = default;
 
  private:
+  void absorb(const Bin& bin);
+  void widen_until_fits();
+  void widen_to(uint8_t span_log);
+
   std::vector<Bin> bins_;
+  uint8_t span_log_ = 0;
   uint64_t count_ = 0;
   int64_t sum_ = 0;
   int64_t min_ = 0;

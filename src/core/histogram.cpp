@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace tracefold {
@@ -12,16 +13,73 @@ int Histogram::bin_of(int64_t value) {
   return std::bit_width(static_cast<uint64_t>(value)) - 1;
 }
 
+// A wide bin (up to a factor of 2^64 between min and max once the span has
+// grown) is usually skewed towards one end; a flat draw would move its weight
+// to the middle. min + (max - min) * u^a has mean min + (max - min) / (a + 1),
+// which fixes a; a bin whose mean lies above the middle is drawn mirrored.
+int64_t Histogram::draw_within(const Bin& bin, double u) {
+  if (bin.max <= bin.min || bin.count == 0) return bin.min;
+  const double lo = static_cast<double>(bin.min), hi = static_cast<double>(bin.max);
+  const double mean =
+      std::clamp(static_cast<double>(bin.sum) / static_cast<double>(bin.count), lo, hi);
+  const double width = hi - lo;
+  u = std::clamp(u, 0.0, 1.0);
+  double x;
+  if (mean - lo <= hi - mean) {
+    x = mean > lo ? lo + width * std::pow(u, width / (mean - lo) - 1) : lo;
+  } else {
+    x = mean < hi ? hi - width * std::pow(u, width / (hi - mean) - 1) : hi;
+  }
+  return std::clamp(static_cast<int64_t>(std::llround(x)), bin.min, bin.max);
+}
+
+// Folds one bin, whose index is already a multiple of the current span, into
+// the sorted bin list.
+void Histogram::absorb(const Bin& bin) {
+  auto it = std::lower_bound(bins_.begin(), bins_.end(), bin.index,
+                             [](const Bin& b, uint8_t i) { return b.index < i; });
+  if (it == bins_.end() || it->index != bin.index) {
+    bins_.insert(it, bin);
+    return;
+  }
+  it->count += bin.count;
+  it->min = std::min(it->min, bin.min);
+  it->max = std::max(it->max, bin.max);
+  it->sum += bin.sum;
+}
+
+void Histogram::widen_to(uint8_t span_log) {
+  if (span_log <= span_log_) return;
+  span_log_ = span_log;
+  // Bins stay sorted when their indexes are rounded down, so neighbours that
+  // now share a group are adjacent and fold in one pass.
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < bins_.size(); ++i) {
+    Bin b = bins_[i];
+    b.index = static_cast<uint8_t>(b.index >> span_log << span_log);
+    if (out > 0 && bins_[out - 1].index == b.index) {
+      Bin& last = bins_[out - 1];
+      last.count += b.count;
+      last.min = std::min(last.min, b.min);
+      last.max = std::max(last.max, b.max);
+      last.sum += b.sum;
+    } else {
+      bins_[out++] = b;
+    }
+  }
+  bins_.resize(out);
+}
+
+void Histogram::widen_until_fits() {
+  while (bins_.size() > static_cast<std::size_t>(kMaxBins))
+    widen_to(static_cast<uint8_t>(span_log_ + 1));
+}
+
 void Histogram::add(int64_t value, int32_t rank) {
   if (value < 0) value = 0;
-  const auto idx = static_cast<uint8_t>(bin_of(value));
-  auto it = std::lower_bound(bins_.begin(), bins_.end(), idx,
-                             [](const Bin& b, uint8_t i) { return b.index < i; });
-  if (it == bins_.end() || it->index != idx) it = bins_.insert(it, Bin{idx, 0, value, value, 0});
-  ++it->count;
-  it->min = std::min(it->min, value);
-  it->max = std::max(it->max, value);
-  it->sum += value;
+  const auto idx = static_cast<uint8_t>(bin_of(value) >> span_log_ << span_log_);
+  absorb(Bin{idx, 1, value, value, value});
+  widen_until_fits();
   if (count_ == 0 || value < min_ || (value == min_ && rank < min_rank_)) {
     min_ = value;
     min_rank_ = rank;
@@ -38,21 +96,17 @@ void Histogram::merge(const Histogram& other) {
   if (other.count_ == 0) return;
   if (count_ == 0) {
     *this = other;
+    widen_until_fits();
     return;
   }
-  // In place: the other side usually has one or two bins (one event's worth).
-  for (const Bin& ob : other.bins_) {
-    auto it = std::lower_bound(bins_.begin(), bins_.end(), ob.index,
-                               [](const Bin& b, uint8_t i) { return b.index < i; });
-    if (it == bins_.end() || it->index != ob.index) {
-      bins_.insert(it, ob);
-      continue;
-    }
-    it->count += ob.count;
-    it->min = std::min(it->min, ob.min);
-    it->max = std::max(it->max, ob.max);
-    it->sum += ob.sum;
+  // Both sides are at the smallest span that fits their own values; the union
+  // needs at least the larger of the two, and maybe more.
+  widen_to(other.span_log_);
+  for (Bin ob : other.bins_) {
+    ob.index = static_cast<uint8_t>(ob.index >> span_log_ << span_log_);
+    absorb(ob);
   }
+  widen_until_fits();
   if (other.min_ < min_ || (other.min_ == min_ && other.min_rank_ < min_rank_)) {
     min_ = other.min_;
     min_rank_ = other.min_rank_;
@@ -69,7 +123,9 @@ std::string Histogram::to_string() const {
   if (count_ == 0) return "n=0";
   std::string s = "n=" + std::to_string(count_) + " sum=" + std::to_string(sum_) +
                   " min=" + std::to_string(min_) + "@" + std::to_string(min_rank_) +
-                  " max=" + std::to_string(max_) + "@" + std::to_string(max_rank_) + " bins=";
+                  " max=" + std::to_string(max_) + "@" + std::to_string(max_rank_);
+  if (span_log_ > 0) s += " span=" + std::to_string(span());
+  s += " bins=";
   for (std::size_t i = 0; i < bins_.size(); ++i) {
     const Bin& b = bins_[i];
     if (i) s += ',';
@@ -117,6 +173,13 @@ Histogram Histogram::parse(std::string_view text) {
   h.max_ = number<int64_t>(text, "a maximum");
   expect(text, "@");
   h.max_rank_ = number<int32_t>(text, "a rank");
+  if (text.substr(0, 6) == " span=") {
+    text.remove_prefix(6);
+    const int span = number<int>(text, "a span");
+    if (span < 2 || span > kBins || !std::has_single_bit(static_cast<unsigned>(span)))
+      throw std::invalid_argument("histogram: span must be a power of two within 2..64");
+    h.span_log_ = static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(span)));
+  }
   expect(text, " bins=");
   uint64_t total = 0;
   int last_index = -1;
@@ -125,6 +188,9 @@ Histogram Histogram::parse(std::string_view text) {
     int idx = number<int>(text, "a bin index");
     if (idx <= last_index || idx >= kBins)
       throw std::invalid_argument("histogram: bin indexes must ascend within 0..63");
+    if (idx % h.span() != 0)
+      throw std::invalid_argument("histogram: bin index " + std::to_string(idx) +
+                                  " is not a multiple of the span " + std::to_string(h.span()));
     last_index = idx;
     b.index = static_cast<uint8_t>(idx);
     expect(text, ":");

@@ -665,9 +665,7 @@ class Engine {
         k -= b.count;
         continue;
       }
-      if (b.max <= b.min) return b.min;
-      std::uniform_int_distribution<int64_t> within(b.min, b.max);
-      return within(rng_);
+      return Histogram::draw_within(b, std::uniform_real_distribution<double>(0.0, 1.0)(rng_));
     }
     return std::llround(h.mean());
   }

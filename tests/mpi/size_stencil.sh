@@ -10,17 +10,23 @@
 #    steps (both with three column classes); their distance from the
 #    degenerate 2x2 case is printed (about +5-7%: the three classes and
 #    wider numbers).
-#    The whole file is printed too, not asserted: the timing histograms (up
-#    to 64 log bins per node and predecessor) fill more bins in longer,
-#    larger runs, and on a loaded, oversubscribed machine preemptions add
-#    bins of their own (seen: +26..32% whole-file growth with an unchanged
-#    structure), so any bound on total bytes tests the machine's noise.
+#    The whole file (structure plus timing histograms, at most two bins
+#    each, see include/tracefold/histogram.hpp) must stay within +-5% at
+#    10x the steps for each rank count (seen: +0.8..+3.4%). Across rank
+#    counts (9 against 4, 16 against 9, same steps) the bound is +-7%:
+#    the structure alone differs by 2.4-2.7% there, and the timing part
+#    by 0.5-2.5% more (longer counts and rank numbers; the more
+#    oversubscribed run's noise fills both bins of histograms that hold one
+#    sample per rank) -- seen +2.5..+3.5% for 9 against 4 and +3.2..+5.1%
+#    for 16 against 9 with other tests running beside it, so +-5% would
+#    fail now and then. 16 against 4 ranks (printed) is +5..+10%: the
+#    degenerate 2x2 torus has the smaller structure.
 #  - Non-periodic: boundary ranks differ (corners, edges, interior), but no
 #    elastic value may have more than 9 "VALUES @ RANKS" entries, and at
 #    8 ranks (4x2 grid) ranks of the two interior rows must share entries.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
-S=30
+S=100
 
 structure_bytes() {
   grep -v -E '^  time pred=|^    (compute|comm|stat) ' "$1" | wc -c
@@ -62,6 +68,19 @@ for key in "4/$S" "9/$S" "16/$S" "4/$((10 * S))" "9/$((10 * S))" "16/$((10 * S))
     awk -v a="${struct[$key]}" -v b="${struct[$ref]}" 'BEGIN{exit !(a > 1.05*b || a < 0.95*b)}'; then
     bad "periodic stencil $key: structure ${struct[$key]} B is not within 5% of ${struct[$ref]} B ($ref ranks/steps)"
   fi
+  # Whole file: 10x the steps against the same ranks, 16 ranks against 9.
+  whole_refs=()
+  [[ ${key#*/} != "$S" ]] && whole_refs+=("${key%/*}/$S")
+  [[ ${key%/*} == 9 ]] && whole_refs+=("4/${key#*/}")
+  [[ ${key%/*} == 16 ]] && whole_refs+=("9/${key#*/}")
+  for ref in "${whole_refs[@]}"; do
+    [[ -n ${total[$ref]:-} ]] || continue
+    tol=5
+    [[ ${ref#*/} == "${key#*/}" ]] && tol=7
+    if awk -v a="${total[$key]}" -v b="${total[$ref]}" -v t="$tol" 'BEGIN{exit !(a > (1+t/100)*b || a < (1-t/100)*b)}'; then
+      bad "periodic stencil $key: trace ${total[$key]} B is not within $tol% of ${total[$ref]} B ($ref ranks/steps)"
+    fi
+  done
   if [[ ${nodes[$key]} != "${nodes[$base]}" ]]; then
     bad "periodic stencil $key: ${nodes[$key]} nodes, ${nodes[$base]} at 4 ranks, $S steps"
   fi

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -136,10 +137,11 @@ TEST(Histogram, MergeCombinesBins) {
   b.add(17, 1);  // bin 4
   b.add(63, 1);  // bin 5
   a.merge(b);
-  ASSERT_EQ(a.bins().size(), 3u);
+  // Log bins 0, 4 and 5 are three: at span 2, 0-1 and 4-5.
+  EXPECT_EQ(a.span(), 2);
+  ASSERT_EQ(a.bins().size(), 2u);
   EXPECT_EQ(a.bins()[0], (Histogram::Bin{0, 2, 0, 1, 1}));
-  EXPECT_EQ(a.bins()[1], (Histogram::Bin{4, 1, 17, 17, 17}));
-  EXPECT_EQ(a.bins()[2], (Histogram::Bin{5, 2, 40, 63, 103}));
+  EXPECT_EQ(a.bins()[1], (Histogram::Bin{4, 3, 17, 63, 120}));
   EXPECT_EQ(a.count(), 5u);
   EXPECT_EQ(a.sum(), 121);
   EXPECT_EQ(a.min(), 0);
@@ -200,13 +202,21 @@ TEST(Histogram, MergeEqualsAddingEverything) {
       last = b.index;
       EXPECT_GT(b.count, 0u);
       EXPECT_LE(b.min, b.max);
-      EXPECT_EQ(Histogram::bin_of(b.min), b.index);
-      EXPECT_EQ(Histogram::bin_of(b.max), b.index);
+      EXPECT_EQ(b.index % all.span(), 0);
+      EXPECT_EQ(Histogram::bin_of(b.min) / all.span() * all.span(), b.index);
+      EXPECT_EQ(Histogram::bin_of(b.max) / all.span() * all.span(), b.index);
       count += b.count;
       sum += b.sum;
     }
     EXPECT_EQ(count, all.count());
     EXPECT_EQ(sum, all.sum());
+    EXPECT_LE(all.bins().size(), static_cast<std::size_t>(Histogram::kMaxBins));
+    // The span is the narrowest that fits: one step narrower needs more bins.
+    if (all.span() > 1) {
+      std::set<int> narrower;
+      for (auto [v, r] : values) narrower.insert(Histogram::bin_of(v) / (all.span() / 2));
+      EXPECT_GT(narrower.size(), static_cast<std::size_t>(Histogram::kMaxBins)) << "seed " << seed;
+    }
     // Text round trip.
     ASSERT_EQ(Histogram::parse(all.to_string()), all) << all.to_string();
     ASSERT_EQ(Histogram::parse(all.to_string()).to_string(), all.to_string());
@@ -232,6 +242,11 @@ TEST(Histogram, ParseRejectsMalformedText) {
       "n=1 sum=5 min=5@0 max=5@0 bins=2:1:5:5",
       "n=1 sum=5 min=5@0 max=5@0 bins=2:1:5:5:5,",
       "n=1 sum=5 min=5@0 max=5@0 bins=2:1:5:5:5 x",
+      "n=1 sum=5 min=5@0 max=5@0 span=3 bins=0:1:5:5:5",  // not a power of two
+      "n=1 sum=5 min=5@0 max=5@0 span=1 bins=2:1:5:5:5",  // span 1 is written without span=
+      "n=1 sum=5 min=5@0 max=5@0 span=128 bins=0:1:5:5:5",
+      "n=1 sum=5 min=5@0 max=5@0 span=4 bins=2:1:5:5:5",  // index not a multiple of the span
+      "n=1 sum=5 min=5@0 max=5@0 span= bins=0:1:5:5:5",
       "N=0",
   };
   for (const char* text : bad) {
@@ -244,6 +259,95 @@ TEST(Histogram, ParseRejectsMalformedText) {
   } catch (const std::invalid_argument& ex) {
     EXPECT_NE(std::string(ex.what()).find("sum"), std::string::npos) << ex.what();
   }
+}
+
+TEST(Histogram, BinsWidenWhenMoreThanMaxBinsAreUsed) {
+  static_assert(Histogram::kMaxBins == 2, "the expectations below assume two bins");
+  Histogram h;
+  h.add(1, 0);  // log bin 0
+  h.add(4, 0);  // log bin 2
+  EXPECT_EQ(h.span(), 1);
+  ASSERT_EQ(h.bins().size(), 2u);
+  // Log bin 4: three bins; pairs (0, 2, 4) still three; fours fit: 0-3, 4-7.
+  h.add(16, 2);
+  EXPECT_EQ(h.span(), 4);
+  ASSERT_EQ(h.bins().size(), 2u);
+  EXPECT_EQ(h.bins()[0], (Histogram::Bin{0, 2, 1, 4, 5}));
+  EXPECT_EQ(h.bins()[1], (Histogram::Bin{4, 1, 16, 16, 16}));
+  EXPECT_EQ(h.to_string(), "n=3 sum=21 min=1@0 max=16@2 span=4 bins=0:2:1:4:5,4:1:16:16:16");
+  EXPECT_EQ(Histogram::parse(h.to_string()), h);
+  // Log bin 62 (group 60 at span 4) makes three: at span 8, 0-7 and 56-63.
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  h.add(big, 1);
+  EXPECT_EQ(h.span(), 8);
+  ASSERT_EQ(h.bins().size(), 2u);
+  EXPECT_EQ(h.bins()[0], (Histogram::Bin{0, 3, 1, 16, 21}));
+  EXPECT_EQ(h.bins()[1], (Histogram::Bin{56, 1, big, big, big}));
+  // Log bin 20: at span 16 still three groups (0, 16, 48); at 32 two.
+  h.add(1 << 20, 3);
+  EXPECT_EQ(h.span(), 32);
+  ASSERT_EQ(h.bins().size(), 2u);
+  EXPECT_EQ(h.bins()[0], (Histogram::Bin{0, 4, 1, 1 << 20, 21 + (1 << 20)}));
+  EXPECT_EQ(h.bins()[1].index, 32);
+  EXPECT_EQ(h.count(), 5u);
+  EXPECT_EQ(Histogram::parse(h.to_string()), h);
+}
+
+TEST(Histogram, MergeTakesTheWiderSpan) {
+  Histogram wide, narrow;
+  for (int64_t v : {1, 4, 16, 64, 256}) wide.add(v, 0);  // log bins 0, 2, 4, 6, 8
+  EXPECT_EQ(wide.span(), 8);                             // 0-7 and 8-15
+  narrow.add(3, 1);                                      // log bin 1
+  EXPECT_EQ(narrow.span(), 1);
+  Histogram a = wide, b = narrow;
+  a.merge(narrow);
+  b.merge(wide);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.span(), 8);
+  EXPECT_EQ(a.bins()[0], (Histogram::Bin{0, 5, 1, 64, 88}));
+}
+
+// Traces written before bins were bounded keep up to 64 bins at span 1: they
+// read unchanged and narrow to kMaxBins on their next merge.
+TEST(Histogram, UnboundedHistogramsStillRead) {
+  const std::string old =
+      "n=6 sum=63 min=1@0 max=32@0 "
+      "bins=0:1:1:1:1,1:1:2:2:2,2:1:4:4:4,3:1:8:8:8,4:1:16:16:16,5:1:32:32:32";
+  Histogram h = Histogram::parse(old);
+  EXPECT_EQ(h.bins().size(), 6u);
+  EXPECT_EQ(h.to_string(), old);
+  Histogram m;
+  m.merge(h);
+  EXPECT_EQ(m.span(), 4);
+  EXPECT_EQ(m.bins().size(), 2u);
+  EXPECT_EQ(m.count(), 6u);
+  EXPECT_EQ(m.sum(), 63);
+}
+
+// Sampled replay draws within a bin: the draws stay in [min, max] and their
+// average is the bin's mean, also for bins skewed to either end.
+TEST(Histogram, DrawsWithinABinKeepItsMean) {
+  const Histogram::Bin bins[] = {
+      {8, 1001, 100, 1500, 100 * 1000 + 1500},  // nearly all at the bottom
+      {8, 1001, 100, 1500, 1500 * 1000 + 100},  // nearly all at the top
+      {8, 4, 256, 511, 256 + 300 + 400 + 511},  // spread
+      {8, 2, 256, 512, 768},                    // exactly the middle
+      {0, 3, 7, 7, 21},                         // a single value
+  };
+  for (const auto& b : bins) {
+    const int n = 200000;
+    double total = 0;
+    for (int i = 0; i < n; ++i) {
+      const int64_t v = Histogram::draw_within(b, (i + 0.5) / n);
+      ASSERT_GE(v, b.min);
+      ASSERT_LE(v, b.max);
+      total += static_cast<double>(v);
+    }
+    const double mean = static_cast<double>(b.sum) / static_cast<double>(b.count);
+    EXPECT_NEAR(total / n, mean, 0.01 * mean + 1) << b.min << ".." << b.max;
+  }
+  EXPECT_EQ(Histogram::draw_within({8, 1, 100, 1500, 100}, 0.999), 100);
+  EXPECT_EQ(Histogram::draw_within({8, 1, 100, 1500, 1500}, 0.001), 1500);
 }
 
 TEST(Histogram, LargeValuesRoundTrip) {
