@@ -1234,6 +1234,35 @@ extern "C" int MPI_Pcontrol(const int level, ...) {
   return PMPI_Pcontrol(level);
 }
 
+// MPI_PCONTROL(LEVEL) has no IERROR argument, unlike every other Fortran
+// binding, so it cannot come from the generated wrappers; and the varargs
+// C entry is the one thing both MPI libraries' Fortran bindings call.
+namespace {
+void fortran_pcontrol(const MPI_Fint* level) {
+  const int value = static_cast<int>(*level);
+  R::Call c(R::op("MPI_Pcontrol"));
+  if (c.active())
+    c.scalar(tracefold::FieldTable::intern("level", tracefold::FieldKind::kScalar), value);
+  PMPI_Pcontrol(value);
+}
+}  // namespace
+extern "C" void mpi_pcontrol_(const MPI_Fint* level) {
+  fortran_pcontrol(level);
+}
+extern "C" void mpi_pcontrol__(const MPI_Fint* level) {
+  fortran_pcontrol(level);
+}
+extern "C" void mpi_pcontrol(const MPI_Fint* level) {
+  fortran_pcontrol(level);
+}
+extern "C" void MPI_PCONTROL(const MPI_Fint* level) {
+  fortran_pcontrol(level);
+}
+// mpi_f08's MPI_Pcontrol(level) passes the INTEGER the same way.
+extern "C" void mpi_pcontrol_f08_(const MPI_Fint* level) {
+  fortran_pcontrol(level);
+}
+
 extern "C" void pmpi_init_(MPI_Fint* ierr);
 extern "C" void pmpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr);
 extern "C" void pmpi_finalize_(MPI_Fint* ierr);
