@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Recorder overhead, measured side by side: the same MPI micro-benchmark
-# (bench/mpi/overhead.c: a loop of 8-byte Allreduce and a ping-pong) run
+# (bench/mpi/overhead.c: a loop of 8-byte Allreduce, a ping-pong, and polling
+# loops of MPI_Test and MPI_Iprobe waiting for a late message) run
 # alternately untraced, traced (folded trace only) and traced with
 # --timeline, ROUNDS times each; prints the median microseconds per call,
 # the added cost per call of each mode against the untraced run, the added
