@@ -80,8 +80,10 @@ int main(int argc, char** argv) {
     printf("allreduce8 %d %.6f %.3f\n", iters, t_allreduce, 1e6 * t_allreduce / iters);
     printf("pingpong %d %.6f %.3f\n", 2 * iters, t_pingpong, 1e6 * t_pingpong / (2.0 * iters));
     if (size >= 2) {
-      printf("test_poll %ld %.6f %.3f\n", polls[0], poll_time[0], 1e6 * poll_time[0] / (double)polls[0]);
-      printf("iprobe_poll %ld %.6f %.3f\n", polls[1], poll_time[1], 1e6 * poll_time[1] / (double)polls[1]);
+      printf("test_poll %ld %.6f %.3f\n", polls[0], poll_time[0],
+             1e6 * poll_time[0] / (double)polls[0]);
+      printf("iprobe_poll %ld %.6f %.3f\n", polls[1], poll_time[1],
+             1e6 * poll_time[1] / (double)polls[1]);
     }
   }
   MPI_Finalize();
