@@ -164,6 +164,11 @@ class Recorder {
   bool timeline_warned = false;
   int64_t timeline_offset0 = 0;
   uint64_t event_count = 0;
+  // Events recorded but not folded yet (see append): slots reused batch
+  // after batch, so their vectors keep their capacity.
+  std::vector<Event> unfolded;
+  std::size_t unfolded_n = 0;
+  std::size_t fold_batch = 1024;
   // Events that created or (re)started requests, numbered from 1: links count
   // back in these, so polling loops (Test, Iprobe) do not shift them.
   uint64_t request_events = 0;
@@ -378,6 +383,9 @@ class Recorder {
       if (const char* h = env("TRACEFOLD_HISTOGRAM_THRESHOLD"))
         opts.histogram_threshold = static_cast<std::size_t>(std::atoi(h));
       folder.emplace(rank, opts);
+      if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
+        fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
+      unfolded.resize(fold_batch);
       comms.define_world(size);
       Dl_info self;
       if (dladdr(reinterpret_cast<void*>(&now_ns), &self)) {
@@ -538,18 +546,24 @@ class Recorder {
     return pos;
   }
 
-  // Caller holds `mu`.
+  // Caller holds `mu`. Takes `ev`'s contents (swapped for an old slot's, so
+  // the caller's buffers stay allocated).
+  //
+  // The event is only queued here; folding waits for a full batch. With
+  // several ranks per core, the other ranks and the application's arrays
+  // push the folder's tables out of the caches between two calls, and
+  // folding one event at a time then pays those misses on every call;
+  // folded back to back, a batch finds them warm after its first event.
+  // The call site is still taken now: the raw log's site lines must come
+  // before the first event that uses them.
   bool append(Event& ev, const StackKey& stack) {
     if (!recording()) return false;
     try {
       ev.site = site_of(stack);
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
-      if (has_relative_fields(ev)) {
-        const auto [me, n] = position_in(ev.get(kComm));
-        encode_relative(ev, me, n);
-      }
-      folder->append(ev);
+      std::swap(unfolded[unfolded_n++], ev);
       ++event_count;
+      if (unfolded_n == unfolded.size()) fold_unfolded();
       return true;
     } catch (const std::exception& ex) {
       fail(ex.what());
@@ -557,7 +571,30 @@ class Recorder {
     }
   }
 
+  // Caller holds `mu`. Whatever reads the folder (local_trace: the merge at
+  // MPI_Finalize, partial traces) folds the queue first, so nothing recorded
+  // is left out. From append this runs with tl_holding set, so a signal in
+  // the middle of a batch writes no partial trace rather than a damaged one.
+  void fold_unfolded() {
+    const std::size_t n = unfolded_n;
+    unfolded_n = 0;
+    if (disabled) return;
+    try {
+      for (std::size_t i = 0; i < n; ++i) {
+        Event& ev = unfolded[i];
+        if (has_relative_fields(ev)) {
+          const auto [me, size_in] = position_in(ev.get(kComm));
+          encode_relative(ev, me, size_in);
+        }
+        folder->append(ev);
+      }
+    } catch (const std::exception& ex) {
+      fail(ex.what());
+    }
+  }
+
   Trace local_trace() {
+    if (folder) fold_unfolded();
     if (folder && !disabled) {
       try {
         Trace t = folder->finish(size, sites, comms);
@@ -827,6 +864,8 @@ Call::~Call() {
     }
   }
   if (r.append(ev_, stack)) r.timestamp(op, enter_ns_, exit_ns);
+  // Read after append, so a batch folded there counts as the recorder's
+  // time, not as the application's computation before its next call.
   r.last_exit_ns = now_ns();
   tl_holding = false;  // the state is whole again; lock_ lets go right after
   tl_in_call = false;
@@ -1174,7 +1213,8 @@ void start_recording(int64_t t0, const char* name) {
   ev.compute_ns = 0;
   const int64_t exit_ns = now_ns();
   ev.comm_ns = exit_ns - t0;
-  if (r.append(ev, r.capture_stack())) r.timestamp(ev.op, t0, exit_ns);
+  const OpId init_op = ev.op;  // append takes ev's contents
+  if (r.append(ev, r.capture_stack())) r.timestamp(init_op, t0, exit_ns);
   r.last_exit_ns = now_ns();
 }
 
