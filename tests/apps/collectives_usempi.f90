@@ -1,8 +1,6 @@
 ! Collectives in Fortran with 'use mpi': every step MPI_Bcast of parameters
 ! from a rotating root, MPI_Alltoall of a block per rank, MPI_Allreduce of
 ! a local sum, MPI_Reduce to rank 0, and an MPI_Barrier every 5th step.
-! Then a ring as a distributed graph (MPI_Dist_graph_create_adjacent,
-! unweighted), one MPI_Neighbor_allgather on it, and MPI_Pcontrol(1).
 ! usage: app_collectives_usempi STEPS
 program collectives_usempi
   use mpi
@@ -12,7 +10,6 @@ program collectives_usempi
   integer :: params(3)
   integer, allocatable :: sbuf(:), rbuf(:)
   integer :: lsum, gsum, red, acc, total
-  integer :: ring, left, right, srcs(1), dsts(1), nbr(2)
   character(len=32) :: arg
 
   call MPI_Init(ierr)
@@ -44,21 +41,6 @@ program collectives_usempi
     acc = mod(acc + gsum, 100003)
   end do
   call MPI_Allreduce(acc, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  left = mod(rank + nprocs - 1, nprocs)
-  right = mod(rank + 1, nprocs)
-  srcs(1) = left
-  dsts(1) = right
-  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, srcs, MPI_UNWEIGHTED, 1, dsts, &
-      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., ring, ierr)
-  nbr = -1
-  call MPI_Neighbor_allgather(rank, 1, MPI_INTEGER, nbr, 1, MPI_INTEGER, ring, ierr)
-  if (nbr(1) /= left) then
-    write (*, '(a,i0,a,i0,a,i0)') 'collectives_usempi: rank ', rank, ' got ', nbr(1), &
-        ' from the graph neighbour, expected ', left
-    call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
-  end if
-  call MPI_Comm_free(ring, ierr)
-  call MPI_Pcontrol(1)
   if (rank == 0) write (*, '(a,i0,a,i0,a,i0,a,i0)') 'collectives_usempi: ', nprocs, ' ranks, ', steps, &
       ' steps, checksum ', total, ' max ', red
   deallocate (sbuf, rbuf)

@@ -3,7 +3,8 @@
 #  - app_stencil_mpif (include 'mpif.h'): MPI_Irecv + MPI_Send halo,
 #    MPI_Waitall, MPI_Allreduce;
 #  - app_collectives_usempi (use mpi): MPI_Bcast, MPI_Alltoall,
-#    MPI_Allreduce, MPI_Reduce, MPI_Barrier, then a ring built with
+#    MPI_Allreduce, MPI_Reduce, MPI_Barrier;
+#  - app_graph_usempi (use mpi): a ring built with
 #    MPI_Dist_graph_create_adjacent (MPI_UNWEIGHTED), MPI_Neighbor_allgather
 #    on it, MPI_Comm_free and MPI_Pcontrol (no IERROR argument).
 # Each trace must have those nodes, with call sites in the program itself
@@ -12,7 +13,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 
-if [[ ! -x $APPS/app_stencil_mpif || ! -x $APPS/app_collectives_usempi ]]; then
+if [[ ! -x $APPS/app_stencil_mpif || ! -x $APPS/app_collectives_usempi || ! -x $APPS/app_graph_usempi ]]; then
   bad "Fortran test programs were not built (no MPI Fortran support?)"
   finish
 fi
@@ -47,22 +48,28 @@ fi
 check_lossless stencil_mpif 6 30 '^ *stencil_mpif: 6 ranks, 30 steps, checksum'
 
 check_lossless collectives_usempi 4 20 '^ *collectives_usempi: 4 ranks, 20 steps, checksum'
-has_nodes collectives_usempi 4 MPI_Init MPI_Bcast MPI_Alltoall MPI_Allreduce MPI_Reduce MPI_Barrier \
-  MPI_Dist_graph_create_adjacent MPI_Neighbor_allgather MPI_Comm_free MPI_Pcontrol MPI_Finalize
+has_nodes collectives_usempi 4 MPI_Init MPI_Bcast MPI_Alltoall MPI_Allreduce MPI_Reduce MPI_Barrier MPI_Finalize
 t="$WORK/collectives_usempi-np4/t.tf"
 if [[ -s $t ]]; then
   # The Bcast root rotates with the step: root = mod(s, 4), s = 1..20.
   grep -Eq '^  field root \(1 2 3 0\)\*5 @ <1 0 4 1>$' "$t" ||
     bad "collectives_usempi: Bcast roots are not (1 2 3 0)*5: $(grep 'field root' "$t" | head -n 2)"
-  # The graph communicator is registered with all 4 world ranks, and
-  # MPI_Pcontrol's level came through the Fortran INTEGER.
-  [[ $(grep -Ec '^comm [1-9][0-9]* members <1 0 4 1>$' "$t") -eq 1 ]] ||
-    bad "collectives_usempi: the distributed graph communicator is not registered with all 4 ranks: $(grep '^comm ' "$t")"
-  awk '/^node [0-9]+ MPI_Pcontrol /{p=1; next} /^node /{p=0} p && /^  field level /{print}' "$t" |
-    grep -Eq '^  field level 1 @ <1 0 4 1>$' ||
-    bad "collectives_usempi: MPI_Pcontrol has no level 1 on all ranks"
 fi
 check_lossless collectives_usempi 3 20 '^ *collectives_usempi: 3 ranks, 20 steps, checksum'
+
+check_lossless graph_usempi 4 10 '^ *graph_usempi: 4 ranks, 10 steps, checksum'
+has_nodes graph_usempi 4 MPI_Init MPI_Dist_graph_create_adjacent MPI_Pcontrol MPI_Neighbor_allgather \
+  MPI_Comm_free MPI_Allreduce MPI_Finalize
+t="$WORK/graph_usempi-np4/t.tf"
+if [[ -s $t ]]; then
+  # The graph communicator is registered with all 4 world ranks (besides
+  # MPI_COMM_WORLD), and both MPI_Pcontrol levels came through the Fortran
+  # INTEGER: 1 at the first call site, 0 at the second.
+  [[ $(grep -Ec '^comm [1-9][0-9]* members <1 0 4 1>$' "$t") -eq 1 ]] ||
+    bad "graph_usempi: the distributed graph communicator is not registered with all 4 ranks: $(grep '^comm ' "$t")"
+  levels=$(awk '/^node [0-9]+ MPI_Pcontrol /{p=1; next} /^node /{p=0} p && /^  field level /{print $3}' "$t" | tr '\n' ' ')
+  [[ $levels == "1 0 " ]] || bad "graph_usempi: MPI_Pcontrol levels are '$levels', expected '1 0 '"
+fi
 
 # The Fortran output is the same with and without tracing.
 plain collectives_usempi 3 20
