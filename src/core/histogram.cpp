@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace tracefold {
@@ -30,6 +31,8 @@ int64_t Histogram::draw_within(const Bin& bin, double u) {
   } else {
     x = mean < hi ? hi - width * std::pow(u, width / (hi - mean) - 1) : hi;
   }
+  // 2^63 (INT64_MAX as a double) does not fit llround's result.
+  if (x >= static_cast<double>(std::numeric_limits<int64_t>::max())) return bin.max;
   return std::clamp(static_cast<int64_t>(std::llround(x)), bin.min, bin.max);
 }
 
@@ -201,11 +204,26 @@ Histogram Histogram::parse(std::string_view text) {
     b.max = number<int64_t>(text, "a bin maximum");
     expect(text, ":");
     b.sum = number<int64_t>(text, "a bin sum");
+    // What add and merge make: non-empty bins whose values lie in the log
+    // bins the bin covers. An empty bin or one with stray values would
+    // count towards kMaxBins, or widen the span, and carry its min and max
+    // into whatever it is merged with.
+    if (b.count == 0)
+      throw std::invalid_argument("histogram: bin " + std::to_string(idx) + " is empty");
+    if (b.min > b.max || bin_of(b.min) < idx || bin_of(b.max) >= idx + h.span() || b.min < 0)
+      throw std::invalid_argument("histogram: bin " + std::to_string(idx) +
+                                  " holds values outside its range");
+    if (b.count > std::numeric_limits<uint64_t>::max() - total)
+      throw std::invalid_argument("histogram: bin counts overflow");
     total += b.count;
     h.bins_.push_back(b);
     if (text.empty()) break;
     expect(text, ",");
   }
+  // Only traces from before bins were bounded (span 1) have more.
+  if (h.span_log_ > 0 && h.bins_.size() > static_cast<std::size_t>(kMaxBins))
+    throw std::invalid_argument("histogram: more than " + std::to_string(kMaxBins) +
+                                " bins at span " + std::to_string(h.span()));
   if (total != h.count_) throw std::invalid_argument("histogram: bin counts do not add up to n");
   return h;
 }

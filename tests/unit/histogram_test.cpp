@@ -247,6 +247,12 @@ TEST(Histogram, ParseRejectsMalformedText) {
       "n=1 sum=5 min=5@0 max=5@0 span=128 bins=0:1:5:5:5",
       "n=1 sum=5 min=5@0 max=5@0 span=4 bins=2:1:5:5:5",  // index not a multiple of the span
       "n=1 sum=5 min=5@0 max=5@0 span= bins=0:1:5:5:5",
+      "n=1 sum=5 min=5@0 max=5@0 bins=1:0:2:2:0,2:1:5:5:5",  // empty bin
+      "n=1 sum=5 min=5@0 max=5@0 bins=0:1:5:5:5",            // 5 is not in log bin 0
+      "n=1 sum=5 min=5@0 max=5@0 bins=3:1:5:5:5",            // nor in log bin 3
+      "n=2 sum=9 min=4@0 max=5@0 bins=2:2:5:4:9",            // min above max
+      "n=1 sum=5 min=5@0 max=5@0 span=2 bins=2:1:5:5:5,4:1:16:16:16,6:1:64:64:64",
+      "n=1 sum=7 min=1@0 max=4@0 bins=0:18446744073709551615:1:1:1,2:2:4:4:8",  // wraps to n
       "N=0",
   };
   for (const char* text : bad) {
@@ -346,6 +352,10 @@ TEST(Histogram, DrawsWithinABinKeepItsMean) {
     const double mean = static_cast<double>(b.sum) / static_cast<double>(b.count);
     EXPECT_NEAR(total / n, mean, 0.01 * mean + 1) << b.min << ".." << b.max;
   }
+  // Near INT64_MAX the double 2^63 is out of llround's range: the top of
+  // the bin, not its bottom.
+  const int64_t top = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(Histogram::draw_within({32, 2, 0, top, top}, 1.0), top);
   EXPECT_EQ(Histogram::draw_within({8, 1, 100, 1500, 100}, 0.999), 100);
   EXPECT_EQ(Histogram::draw_within({8, 1, 100, 1500, 1500}, 0.001), 1500);
 }
