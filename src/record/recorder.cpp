@@ -169,6 +169,12 @@ class Recorder {
   std::vector<Event> unfolded;
   std::size_t unfolded_n = 0;
   std::size_t fold_batch = 1024;
+  // List fields grow with the communicator (v-collectives carry one count
+  // per rank): at thousands of ranks a full queue of them would hold tens of
+  // megabytes, so the queue is also folded once its lists reach this many
+  // entries (1 MiB).
+  static constexpr std::size_t kUnfoldedListBudget = std::size_t{1} << 17;
+  std::size_t unfolded_list_entries = 0;
   // Events that created or (re)started requests, numbered from 1: links count
   // back in these, so polling loops (Test, Iprobe) do not shift them.
   uint64_t request_events = 0;
@@ -561,9 +567,11 @@ class Recorder {
     try {
       ev.site = site_of(stack);
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
+      for (const FieldValue& f : ev.fields) unfolded_list_entries += f.list.size();
       std::swap(unfolded[unfolded_n++], ev);
       ++event_count;
-      if (unfolded_n == unfolded.size()) fold_unfolded();
+      if (unfolded_n == unfolded.size() || unfolded_list_entries >= kUnfoldedListBudget)
+        fold_unfolded();
       return true;
     } catch (const std::exception& ex) {
       fail(ex.what());
@@ -578,6 +586,7 @@ class Recorder {
   void fold_unfolded() {
     const std::size_t n = unfolded_n;
     unfolded_n = 0;
+    unfolded_list_entries = 0;
     if (disabled) return;
     try {
       for (std::size_t i = 0; i < n; ++i) {
