@@ -139,7 +139,10 @@ def record_code(fn, pre, fortran=False):
         out.append("c.scalar(R::kRoot, %s);" % r["root"])
     if "redop" in r:
         out.append("c.redop(%s);" % r["redop"])
-    for k, field in (("color", "kColor"), ("key", "kKey"), ("ndims", "kNdims")):
+    if "pcomm" in r:
+        out.append("c.comm_field(R::kPcomm, %s);" % r["pcomm"])
+    for k, field in (("color", "kColor"), ("key", "kKey"), ("ndims", "kNdims"),
+                     ("rleader", "kRleader"), ("high", "kHigh")):
         if k in r:
             out.append("c.scalar(R::%s, %s);" % (field, r[k]))
     if "flag" in r:

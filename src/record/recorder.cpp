@@ -59,7 +59,8 @@ const FieldId kPeer = scalar_field("peer"), kPeerRecv = scalar_field("rpeer"),
               kTarget = scalar_field("target"), kSrc = scalar_field("src"),
               kMtag = scalar_field("mtag"), kNewcomm = scalar_field("newcomm"),
               kLinks = list_field("links"), kSrcs = list_field("srcs"),
-              kMtags = list_field("mtags");
+              kMtags = list_field("mtags"), kPcomm = scalar_field("pcomm"),
+              kRleader = scalar_field("rleader"), kHigh = scalar_field("high");
 
 namespace {
 
@@ -286,6 +287,21 @@ class Recorder {
     MPI_Group g, world;
     int n = 0;
     PMPI_Comm_group(c, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    PMPI_Group_size(g, &n);
+    std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+    PMPI_Group_translate_ranks(g, n, in.data(), world, out.data());
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&world);
+    return {out.begin(), out.end()};
+  }
+
+  // World ranks of an intercommunicator's remote group.
+  std::vector<int32_t> remote_world_members(MPI_Comm c) {
+    MPI_Group g, world;
+    int n = 0;
+    PMPI_Comm_remote_group(c, &g);
     PMPI_Comm_group(MPI_COMM_WORLD, &world);
     PMPI_Group_size(g, &n);
     std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
@@ -891,6 +907,15 @@ void Call::comm(MPI_Comm c) {
   }
 }
 
+void Call::comm_field(FieldId f, MPI_Comm c) {
+  hold();
+  try {
+    ev_.set(f, c == MPI_COMM_NULL ? kNull : recorder().comm_id(c));
+  } catch (const std::exception& ex) {
+    recorder().fail(ex.what());
+  }
+}
+
 void Call::scalar(FieldId f, int64_t value) {
   ev_.set(f, value);
 }
@@ -1166,7 +1191,28 @@ void Call::newcomm(MPI_Comm parent, MPI_Comm created) {
     // order (MPI's collective rule), so (parent id, creation number) names
     // the new communicator identically on all of them. Ranks that get
     // MPI_COMM_NULL still count the creation, or their numbering drifts.
-    const int64_t pid = parent == MPI_COMM_NULL ? 0 : r.comm_id(parent);
+    int64_t pid = parent == MPI_COMM_NULL ? 0 : r.comm_id(parent);
+    int inter = 0;
+    if (created != MPI_COMM_NULL) PMPI_Comm_test_inter(created, &inter);
+    std::vector<int32_t> pair;
+    if (inter) {
+      // The two groups of an intercommunicator come from different parents,
+      // so (parent, creation number) would name it differently on each side.
+      // Both sides know both groups without communicating: name it by the
+      // pair (the group holding the lower world rank first) and by how many
+      // intercommunicators joined this pair before.
+      std::vector<int32_t> local = r.world_members(created),
+                           remote = r.remote_world_members(created);
+      if (!remote.empty() && (local.empty() || remote.front() < local.front()))
+        std::swap(local, remote);
+      pair = local;
+      pair.push_back(-1);
+      pair.insert(pair.end(), remote.begin(), remote.end());
+      uint64_t ph = 1469598103934665603ull;
+      for (int32_t m : pair)
+        ph = (ph ^ static_cast<uint64_t>(static_cast<uint32_t>(m))) * 1099511628211ull;
+      pid = static_cast<int64_t>(ph & 0x3FFFFFFFull) | (int64_t{1} << 40);
+    }
     const uint64_t seq = ++r.creations[pid];
     if (created == MPI_COMM_NULL) {
       ev_.set(kNewcomm, kNull);

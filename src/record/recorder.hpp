@@ -21,7 +21,7 @@ namespace tracefold::record {
 /// Field ids used by the wrappers (interned once at load time).
 extern const FieldId kPeer, kPeerRecv, kTag, kRtag, kCount, kDtype, kDsize, kRcount, kRdtype,
     kRdsize, kCounts, kRcounts, kRoot, kRedop, kColor, kKey, kNdims, kFlag, kIndex, kOutcount,
-    kTarget, kSrc, kMtag, kNewcomm, kLinks, kSrcs, kMtags;
+    kTarget, kSrc, kMtag, kNewcomm, kLinks, kSrcs, kMtags, kPcomm, kRleader, kHigh;
 
 /// Op id of a known MPI function name (cached by the caller's static).
 OpId op(const char* name);
@@ -72,6 +72,11 @@ class Call {
                 int index_base);
   /// The same with an array of Fortran statuses.
   void fstatuses(int n, const MPI_Fint* statuses, int outcount, const int* indices, int index_base);
+  /// A communicator argument other than the call's own `comm` (the peer
+  /// communicator of MPI_Intercomm_create), as its trace-wide id.
+  void comm_field(FieldId f, MPI_Comm c);
+  /// The communicator the call created from `parent` (MPI_COMM_NULL: none
+  /// here). An intercommunicator gets one id on both sides.
   void newcomm(MPI_Comm parent, MPI_Comm created);
   /// Ends recording before the call: the call may block, and other threads
   /// must be able to record meanwhile.

@@ -126,6 +126,8 @@ constexpr OpName kOps[] = {
     {"MPI_Comm_free", Kind::kCommFree, false},
     {"MPI_Cart_create", Kind::kCartCreate, false},
     {"MPI_Cart_sub", Kind::kCartSub, false},
+    {"MPI_Intercomm_create", Kind::kIntercommCreate, false},
+    {"MPI_Intercomm_merge", Kind::kIntercommMerge, false},
     {"MPI_Cart_shift", Kind::kCartQuery, false},
     {"MPI_Cart_coords", Kind::kCartQuery, false},
     {"MPI_Cart_rank", Kind::kCartQuery, false},
@@ -228,6 +230,9 @@ class Engine {
     f_.redop = field("redop");
     f_.comm = FieldTable::comm();
     f_.newcomm = field("newcomm");
+    f_.pcomm = field("pcomm");
+    f_.rleader = field("rleader");
+    f_.high = field("high");
     f_.color = field("color");
     f_.key = field("key");
     f_.ndims = field("ndims");
@@ -389,6 +394,8 @@ class Engine {
       case Kind::kCommCreateGroup:
       case Kind::kCartCreate:
       case Kind::kCartSub:
+      case Kind::kIntercommCreate:
+      case Kind::kIntercommMerge:
         return true;
       default:
         return false;
@@ -611,7 +618,8 @@ class Engine {
  private:
   struct Fields {
     FieldId peer, rpeer, src, tag, rtag, mtag, count, dtype, dsize, rcount, rdtype, rdsize, counts,
-        rcounts, root, redop, comm, newcomm, color, key, ndims, flag, index, outcount, links;
+        rcounts, root, redop, comm, newcomm, pcomm, rleader, high, color, key, ndims, flag, index,
+        outcount, links;
   };
 
   static FieldId field(const char* name, FieldKind kind = FieldKind::kScalar) {
@@ -1000,6 +1008,8 @@ class Engine {
       case Kind::kCommCreateGroup:
       case Kind::kCartCreate:
       case Kind::kCartSub:
+      case Kind::kIntercommCreate:
+      case Kind::kIntercommMerge:
         return create_comm(ev, info);
       case Kind::kCommFree: {
         const int64_t id = ev.get(f_.comm);
@@ -1531,6 +1541,29 @@ class Engine {
         for (std::size_t d = 0; d < dims.size(); ++d)
           if (remain[d]) sub_dims.push_back(dims[d]);
         if (!sub_dims.empty()) carts_[id].dims = sub_dims;
+        break;
+      }
+      case Kind::kIntercommCreate: {
+        // Traces from before the peer communicator and the leaders were
+        // recorded cannot say whom to join.
+        const int64_t lleader = ev.get(f_.root), rleader = ev.get(f_.rleader);
+        if (lleader == kAbsent || rleader == kAbsent || ev.get(f_.pcomm) == kAbsent)
+          fail(ev,
+               "the trace does not record MPI_Intercomm_create's leaders (recorded by an older "
+               "tracefold)");
+        MPI_Comm peer = comm_of(ev, f_.pcomm);
+        const int64_t tag = ev.get(f_.tag);
+        MPI_Intercomm_create(parent, static_cast<int>(lleader), peer, static_cast<int>(rleader),
+                             tag == kAbsent ? 0 : static_cast<int>(tag), &created);
+        break;
+      }
+      case Kind::kIntercommMerge: {
+        const int64_t high = ev.get(f_.high);
+        if (high == kAbsent)
+          fail(ev,
+               "the trace does not record MPI_Intercomm_merge's high flag (recorded by an older "
+               "tracefold)");
+        MPI_Intercomm_merge(parent, high != 0, &created);
         break;
       }
       default:

@@ -52,6 +52,8 @@ enum class Kind : uint8_t {
   kCommFree,
   kCartCreate,
   kCartSub,
+  kIntercommCreate,
+  kIntercommMerge,
   kCartQuery,
   kTypeCreate,
   kTypeCommit,

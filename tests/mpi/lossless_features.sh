@@ -36,5 +36,15 @@ if [[ -s $WORK/intercomm-np4/t.tf ]]; then
   n=$(grep -c '^MPI_Sendrecv .*peer=1 rpeer=1 ' "$WORK/intercomm3.txt" || true)
   [[ $n -eq 10 ]] || bad "intercomm: rank 3 (position 1 of the odd group) has $n Sendrecvs with peer 1, want 10"
   grep -q '^MPI_Intercomm_merge ' "$WORK/intercomm3.txt" || bad "intercomm: no MPI_Intercomm_merge in rank 3's events"
+  # Both sides name the intercommunicator alike: the id that
+  # MPI_Intercomm_create made is defined twice, once per group (evens,
+  # odds), and the Allreduces on it use that one id on all ranks.
+  t="$WORK/intercomm-np4/t.tf"
+  id=$(awk '/^node [0-9]+ MPI_Intercomm_create /{p=1; next} /^node /{p=0} p && /^  field newcomm /{print $3}' "$t")
+  if [[ -z $id ]] || ! grep -q "^comm $id members <1 0 2 2>$" "$t" || ! grep -q "^comm $id members <1 1 2 2>$" "$t"; then
+    bad "intercomm: the intercommunicator '$id' is not one id with the even and the odd group: $(grep '^comm ' "$t" | tr '\n' ';')"
+  fi
+  grep -Eq "^  field comm $id\*10 @ <1 0 4 1>$" "$t" ||
+    bad "intercomm: the Allreduces over the intercommunicator do not all use id $id"
 fi
 finish

@@ -76,6 +76,7 @@ fixed_point comm_null 4 3
 fixed_point stencil_cxx 4 3
 fixed_point stencil_mpif 4 3
 fixed_point collectives_usempi 4 3
+fixed_point intercomm 4 5
 # Wildcard receives and polling loops: which message matched and how many
 # polls found nothing are outcomes of timing.
 fixed_point lu 4 3 "$TIMING"
