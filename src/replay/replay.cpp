@@ -196,7 +196,15 @@ struct RequestSlot {
   std::vector<MPI_Datatype> types, rtypes;
   bool persistent = false;
   uint64_t send_bytes = 0;  // persistent sends: bytes each start sends
-  uint64_t number = 0;      // request-event number that (re)activated it
+  // A persistent wildcard receive (deterministic mode): its arguments, so a
+  // start can post a receive naming the source and tag it originally
+  // matched, and the persistent request parked meanwhile.
+  bool wild_persistent = false;
+  int wild_count = 0, wild_src = 0, wild_tag = 0;
+  MPI_Datatype wild_type = MPI_DATATYPE_NULL;
+  MPI_Comm wild_comm = MPI_COMM_NULL;
+  MPI_Request parked = MPI_REQUEST_NULL;
+  uint64_t number = 0;  // request-event number that (re)activated it
   bool in_use = false;
 };
 
@@ -822,6 +830,8 @@ class Engine {
     s.handle = MPI_REQUEST_NULL;
     s.persistent = false;
     s.send_bytes = 0;
+    s.wild_persistent = false;
+    s.parked = MPI_REQUEST_NULL;
     current_slot_ = i;
     return s;
   }
@@ -893,6 +903,13 @@ class Engine {
       if (slots[i] < 0) continue;
       RequestSlot& s = slots_[static_cast<std::size_t>(slots[i])];
       s.handle = handles[i];
+      if (s.handle == MPI_REQUEST_NULL && s.parked != MPI_REQUEST_NULL) {
+        // The receive standing in for a start of a persistent wildcard
+        // receive is done: the persistent request is the slot's again.
+        s.handle = s.parked;
+        s.parked = MPI_REQUEST_NULL;
+        continue;
+      }
       if (s.handle == MPI_REQUEST_NULL) release(static_cast<std::size_t>(slots[i]));
     }
   }
@@ -994,6 +1011,10 @@ class Engine {
         if (info.kind == Kind::kCancel) {
           MPI_Cancel(handles.data());
         } else {
+          // A start of a persistent wildcard receive may stand in as a
+          // plain receive: the persistent request goes too.
+          RequestSlot* slot = slots[0] >= 0 ? &slots_[static_cast<std::size_t>(slots[0])] : nullptr;
+          if (slot && slot->parked != MPI_REQUEST_NULL) MPI_Request_free(&slot->parked);
           MPI_Request_free(handles.data());
         }
         after_completion(slots, handles);
@@ -1137,6 +1158,14 @@ class Engine {
     }
     if (info.kind == Kind::kRecvInit) {
       s.persistent = true;
+      if (opts_.deterministic && (src == MPI_ANY_SOURCE || tag == MPI_ANY_TAG)) {
+        s.wild_persistent = true;
+        s.wild_count = count;
+        s.wild_src = src;
+        s.wild_tag = tag;
+        s.wild_type = t;
+        s.wild_comm = c;
+      }
       MPI_Recv_init(buf, count, t, src, tag, c, &s.handle);
     } else {
       MPI_Irecv(buf, count, t, src, tag, c, &s.handle);
@@ -1231,7 +1260,25 @@ class Engine {
     if (info.name == "MPI_Start") {
       if (handles.size() > 1 || (handles.empty() && !prob_))
         fail(ev, "MPI_Start without exactly one request link");
-      if (!handles.empty()) MPI_Start(handles.data());
+      RequestSlot* wild = handles.empty() ? nullptr : &slots_[static_cast<std::size_t>(slots[0])];
+      auto match =
+          wild && wild->wild_persistent ? matched_.find(request_events_ + 1) : matched_.end();
+      if (match != matched_.end()) {
+        // A persistent request cannot change its source from one start to
+        // the next: this start posts a plain receive of the same arguments
+        // naming what the original matched (its completion said so), and
+        // the persistent request waits until that receive completes.
+        int src = wild->wild_src, tag = wild->wild_tag;
+        if (src == MPI_ANY_SOURCE && match->second.first != kAbsent)
+          src = rank_arg(match->second.first);
+        if (tag == MPI_ANY_TAG && match->second.second != kAbsent)
+          tag = tag_arg(match->second.second);
+        wild->parked = wild->handle;
+        MPI_Irecv(wild->recv.data(), wild->wild_count, wild->wild_type, src, tag, wild->wild_comm,
+                  &wild->handle);
+      } else if (!handles.empty()) {
+        MPI_Start(handles.data());
+      }
     } else {
       MPI_Startall(static_cast<int>(handles.size()), handles.data());
     }

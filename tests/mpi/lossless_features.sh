@@ -25,6 +25,7 @@ if [[ -s $WORK/comms-np4/t.tf ]]; then
 fi
 check_lossless persistent 5 40 '^persistent: 5 ranks, 40 steps, checksum'
 check_lossless persistent 2 20 '^persistent: 2 ranks, 20 steps, checksum'
+check_lossless persistent_wild 4 10 '^persistent_wild: 4 ranks, 10 steps, checksum'
 check_lossless nbc 4 30 '^nbc: 4 ranks, 30 steps, checksum'
 check_lossless nbc 3 30 '^nbc: 3 ranks, 30 steps, checksum'
 check_lossless misc_p2p 4 15 '^misc_p2p: 4 ranks, 15 steps, checksum'

@@ -3,7 +3,8 @@
 # hang: a different rank count, a corrupt trace, an operation replay cannot
 # perform, a missing file. Also: --deterministic resolves ANY_SOURCE
 # receives to the senders the original run matched (LU-like and
-# master-worker programs), and the what-if knobs run.
+# master-worker programs, and a persistent wildcard receive), and the
+# what-if knobs run.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -78,6 +79,36 @@ deterministic() {
 }
 deterministic lu 4 3
 deterministic master_worker 4 12
+
+# --deterministic with a persistent wildcard receive: each MPI_Start of
+# rank 0's MPI_Recv_init(MPI_ANY_SOURCE) must receive from the rank that
+# start matched originally (the replay posts a plain receive naming it).
+CHECKS=$((CHECKS + 1))
+limited pw.out pw.err "$TF" record -o pw.tf -- "$MPIRUN" -np 4 "$APPS/app_persistent_wild" 8
+if [[ $LRC -ne 0 ]]; then
+  bad "persistent_wild: recording failed ($LRC)"
+  show_run pw.err
+else
+  limited pwd.out pwd.err "$TF" record -o pwd.tf -- "$MPIRUN" -np 4 "$TF" replay --deterministic pw.tf
+  if [[ $LRC -ne 0 ]]; then
+    bad "persistent_wild: deterministic replay failed ($LRC)"
+    show_run pwd.err
+  else
+    want=$("$TF" expand pw.tf -r 0 | awk '$1 == "MPI_Wait" { for (i = 2; i <= NF; i++) if ($i ~ /^src=/) printf "%s ", substr($i, 5) }')
+    got=$("$TF" expand pwd.tf -r 0 | awk '$1 == "MPI_Irecv" { for (i = 2; i <= NF; i++) if ($i ~ /^peer=/) printf "%s ", substr($i, 6) }')
+    if [[ $(wc -w <<<"$want") -ne 24 ]]; then
+      bad "persistent_wild: the original records $(wc -w <<<"$want") matched sources on rank 0, want 24"
+    elif [[ $want != "$got" ]]; then
+      bad "persistent_wild: the deterministic replay received from '$got', the original matched '$want'"
+    else
+      ok "persistent_wild: --deterministic starts receive from the recorded senders (24 starts)"
+    fi
+  fi
+  # Without --deterministic the persistent wildcard receive is started as
+  # recorded.
+  limited pwr.out pwr.err "$MPIRUN" -np 4 "$TF" replay pw.tf
+  [[ $LRC -eq 0 ]] || { bad "persistent_wild: plain replay failed ($LRC)"; show_run pwr.err; }
+fi
 
 # What-if knobs: twice the message size doubles the bytes sent.
 CHECKS=$((CHECKS + 1))
