@@ -1192,6 +1192,12 @@ void Call::newcomm(MPI_Comm parent, MPI_Comm created) {
     // the new communicator identically on all of them. Ranks that get
     // MPI_COMM_NULL still count the creation, or their numbering drifts.
     int64_t pid = parent == MPI_COMM_NULL ? 0 : r.comm_id(parent);
+    // Counted under the parent whatever the result, an intercommunicator
+    // too: members of an intercommunicator that MPI_Comm_split or
+    // MPI_Comm_create leaves without one count it here, and the others must
+    // as well, or a later MPI_Intercomm_merge of the parent is numbered
+    // differently on them.
+    uint64_t seq = ++r.creations[pid];
     int inter = 0;
     if (created != MPI_COMM_NULL) PMPI_Comm_test_inter(created, &inter);
     std::vector<int32_t> pair;
@@ -1212,8 +1218,8 @@ void Call::newcomm(MPI_Comm parent, MPI_Comm created) {
       for (int32_t m : pair)
         ph = (ph ^ static_cast<uint64_t>(static_cast<uint32_t>(m))) * 1099511628211ull;
       pid = static_cast<int64_t>(ph & 0x3FFFFFFFull) | (int64_t{1} << 40);
+      seq = ++r.creations[pid];
     }
-    const uint64_t seq = ++r.creations[pid];
     if (created == MPI_COMM_NULL) {
       ev_.set(kNewcomm, kNull);
       return;
