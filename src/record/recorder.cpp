@@ -980,6 +980,14 @@ void Call::status(const MPI_Status* st) {
     wild_source_ = pending_wild_[static_cast<std::size_t>(index)].first;
     wild_tag_ = pending_wild_[static_cast<std::size_t>(index)].second;
   }
+  if (!wild_source_ && !wild_tag_) return;
+  // An empty status (an inactive persistent request, MPI_REQUEST_NULL) or
+  // a cancelled receive matched nothing: its MPI_SOURCE is no rank (as in
+  // Call::statuses).
+  if (st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG) return;
+  int cancelled = 0;
+  PMPI_Test_cancelled(st, &cancelled);
+  if (cancelled) return;
   if (wild_source_) ev_.set(kSrc, st->MPI_SOURCE);
   if (wild_tag_) ev_.set(kMtag, st->MPI_TAG);
 }
