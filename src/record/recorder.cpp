@@ -612,6 +612,10 @@ class Recorder {
           encode_relative(ev, me, size_in);
         }
         folder->append(ev);
+        // A folded slot may wait long for its next event (batches cut short
+        // by the list budget): let its lists go now, not then.
+        for (FieldValue& f : ev.fields)
+          if (f.list.capacity() > 64) std::vector<int64_t>().swap(f.list);
       }
     } catch (const std::exception& ex) {
       fail(ex.what());
