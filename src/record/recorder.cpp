@@ -283,10 +283,10 @@ class Recorder {
     return frames.emplace(a, fi).first->second;
   }
 
-  std::vector<int32_t> world_members(MPI_Comm c) {
-    MPI_Group g, world;
+  // World ranks of `g`'s members, in group order; frees `g`.
+  static std::vector<int32_t> world_ranks_of(MPI_Group g) {
+    MPI_Group world;
     int n = 0;
-    PMPI_Comm_group(c, &g);
     PMPI_Comm_group(MPI_COMM_WORLD, &world);
     PMPI_Group_size(g, &n);
     std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
@@ -297,19 +297,17 @@ class Recorder {
     return {out.begin(), out.end()};
   }
 
+  std::vector<int32_t> world_members(MPI_Comm c) {
+    MPI_Group g;
+    PMPI_Comm_group(c, &g);
+    return world_ranks_of(g);
+  }
+
   // World ranks of an intercommunicator's remote group.
   std::vector<int32_t> remote_world_members(MPI_Comm c) {
-    MPI_Group g, world;
-    int n = 0;
+    MPI_Group g;
     PMPI_Comm_remote_group(c, &g);
-    PMPI_Comm_group(MPI_COMM_WORLD, &world);
-    PMPI_Group_size(g, &n);
-    std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
-    PMPI_Group_translate_ranks(g, n, in.data(), world, out.data());
-    PMPI_Group_free(&g);
-    PMPI_Group_free(&world);
-    return {out.begin(), out.end()};
+    return world_ranks_of(g);
   }
 
   void define_comm(int64_t id, MPI_Comm c) {
@@ -1340,25 +1338,28 @@ extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
   return PMPI_Abort(comm, errorcode);
 }
 
-extern "C" int MPI_Pcontrol(const int level, ...) {
-  R::Call c(R::op("MPI_Pcontrol"));
-  if (c.active())
-    c.scalar(tracefold::FieldTable::intern("level", tracefold::FieldKind::kScalar), level);
+namespace {
+int traced_pcontrol(int level) {
+  static const tracefold::OpId op = R::op("MPI_Pcontrol");
+  static const tracefold::FieldId level_field =
+      tracefold::FieldTable::intern("level", tracefold::FieldKind::kScalar);
+  R::Call c(op);
+  if (c.active()) c.scalar(level_field, level);
   return PMPI_Pcontrol(level);
 }
 
 // MPI_PCONTROL(LEVEL) has no IERROR argument, unlike every other Fortran
 // binding, so it cannot come from the generated wrappers; and the varargs
 // C entry is the one thing both MPI libraries' Fortran bindings call.
-namespace {
 void fortran_pcontrol(const MPI_Fint* level) {
-  const int value = static_cast<int>(*level);
-  R::Call c(R::op("MPI_Pcontrol"));
-  if (c.active())
-    c.scalar(tracefold::FieldTable::intern("level", tracefold::FieldKind::kScalar), value);
-  PMPI_Pcontrol(value);
+  traced_pcontrol(static_cast<int>(*level));
 }
 }  // namespace
+
+extern "C" int MPI_Pcontrol(const int level, ...) {
+  return traced_pcontrol(level);
+}
+
 extern "C" void mpi_pcontrol_(const MPI_Fint* level) {
   fortran_pcontrol(level);
 }
