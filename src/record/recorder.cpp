@@ -6,8 +6,10 @@
 #include <sys/resource.h>
 
 #include <dlfcn.h>
+#define UNW_LOCAL_ONLY  // this process only: the fast local unwinder
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -105,6 +107,60 @@ struct FrameInfo {
   bool own = false;  // inside libtracefold itself: not part of the signature
   Frame frame;
 };
+
+// The library is preloaded or linked in, so its thread-locals can live in
+// the static TLS block: reaching them then needs no __tls_get_addr call,
+// which otherwise costs several of them per wrapped MPI call.
+#define TRACEFOLD_STATIC_TLS [[gnu::tls_model("initial-exec")]]
+
+#if defined(__x86_64__)
+#define TRACEFOLD_PATH_CACHE 1
+#endif
+
+// Call paths this thread has walked, so a repeated call from the same place
+// skips the unwinder (see Recorder::capture_stack). An entry is found by the
+// return address into the wrapper, the capturing frame's address and the
+// application's return address (read at the stack slot where this wrapper's
+// caller keeps it), and is used only after every return address it
+// remembers is read back from the slot it was found in: a helper called from
+// two places at the same stack depth differs in an outer return address, so
+// the cache cannot confuse the two. x86-64 only: there a call pushes its
+// return address just below the caller's stack pointer.
+struct PathCache {
+  static constexpr std::size_t kSets = 64, kWays = 8, kProbes = 64, kMaxFrames = 12;
+  // A helper reached from several call sites at one stack depth has one
+  // tag per call site in the same set: the ways hold them side by side.
+  struct Tag {
+    uintptr_t ret = 0, anchor = 0, first = 0;  // first: the signature's first frame
+  };
+  struct Entry {
+    uint8_t frames = 0;
+    uint16_t in_key = 0;                        // bit i: frame i is part of the StackKey (not ours)
+    std::array<uint32_t, kMaxFrames> offset{};  // slot address - anchor
+    std::array<uintptr_t, kMaxFrames> value{};  // return address stored there
+  };
+  // Per wrapper return address: where (from the anchor) the signature's
+  // first return address sits. Only a hint: entries verify everything.
+  struct Probe {
+    uintptr_t ret = 0;
+    uint32_t offset = 0;
+  };
+  std::array<Probe, kProbes> probes{};
+  std::array<std::array<Tag, kWays>, kSets> tags{};
+  std::array<std::array<Entry, kWays>, kSets> entries{};
+  std::array<uint8_t, kSets> victim{};
+  uintptr_t stack_lo = 0, stack_hi = 0;  // this thread's stack
+
+  static std::size_t probe_index(uintptr_t ret) { return (ret * 0x9E3779B97F4A7C15ull) >> 58; }
+  static std::size_t set_index(uintptr_t ret, uintptr_t anchor, uintptr_t first) {
+    return ((ret ^ (anchor >> 4) * 0xC2B2AE3D27D4EB4Full ^ first * 0x9E3779B97F4A7C15ull) *
+            0x165667B19E3779F9ull) >>
+           58;
+  }
+};
+static_assert(PathCache::kProbes == 64 && PathCache::kSets == 64, "index bits");
+
+TRACEFOLD_STATIC_TLS thread_local PathCache* tl_path_cache = nullptr;
 
 // ------------------------------------------------------------- statistics
 
@@ -213,12 +269,33 @@ class Recorder {
   }
 
   // The stack of the function this is inlined into (~Call, start_recording),
-  // which then hands it to append. Our own frames (that function, the
-  // wrapper) come first and are skipped; a few more than the depth suffice.
-  // The window of stack_depth + 2 frames is the one this always used
-  // (stack_depth + 4, counted from two frames further in). Needs no lock
-  // unless the own address range is unknown (own_hi == 0).
+  // which then hands it to append. A call path seen before on this thread is
+  // taken from the thread's PathCache once its return addresses are read
+  // back from the stack; otherwise libunwind walks the stack.
   [[gnu::always_inline]] StackKey capture_stack() {
+#ifdef TRACEFOLD_PATH_CACHE
+    if (path_cache_mode != PathCacheMode::kOff && own_hi != 0) {
+      const auto anchor = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+      const auto ret = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+      if (const PathCache::Entry* e = cached_path(ret, anchor)) {
+        StackKey key = key_of(*e);
+        if (path_cache_mode == PathCacheMode::kCheck) check_cached(key, walk_stack());
+        return key;
+      }
+      StackKey key = walk_stack();
+      remember_path(ret, anchor, key);
+      return key;
+    }
+#endif
+    return walk_stack();
+  }
+
+  // Our own frames (the function this is inlined into, the wrapper) come
+  // first and are skipped; a few more than the depth suffice. The window of
+  // stack_depth + 2 frames is the one this always used (stack_depth + 4,
+  // counted from two frames further in). Needs no lock unless the own
+  // address range is unknown (own_hi == 0).
+  [[gnu::always_inline]] StackKey walk_stack() {
     void* buf[40];
     const int n = unw_backtrace(buf, std::min(40, stack_depth + 2));
     StackKey key;
@@ -230,6 +307,141 @@ class Recorder {
     }
     return key;
   }
+
+#ifdef TRACEFOLD_PATH_CACHE
+  enum class PathCacheMode { kOff, kOn, kCheck };
+  PathCacheMode path_cache_mode = PathCacheMode::kOn;
+  std::atomic<uint64_t> path_hits{0}, path_misses{0}, path_mismatches{0};
+
+  static const PathCache::Entry* cached_path(uintptr_t ret, uintptr_t anchor) {
+    const PathCache* pc = tl_path_cache;
+    if (!pc) return nullptr;
+    const PathCache::Probe& p = pc->probes[PathCache::probe_index(ret)];
+    // The slot must lie in this thread's stack even if this anchor is
+    // nearer its top than the one the offset was learned with.
+    if (p.ret != ret || anchor < pc->stack_lo || anchor + p.offset + 8 > pc->stack_hi)
+      return nullptr;
+    const uintptr_t first = *reinterpret_cast<const uintptr_t*>(anchor + p.offset);
+    const std::size_t set = PathCache::set_index(ret, anchor, first);
+    for (std::size_t w = 0; w < PathCache::kWays; ++w) {
+      const PathCache::Tag& t = pc->tags[set][w];
+      if (t.ret != ret || t.anchor != anchor || t.first != first) continue;
+      const PathCache::Entry& e = pc->entries[set][w];
+      bool hold = true;
+      for (uint8_t i = 0; i < e.frames && hold; ++i)
+        hold = *reinterpret_cast<const uintptr_t*>(anchor + e.offset[i]) == e.value[i];
+      if (hold) return &e;
+    }
+    return nullptr;
+  }
+
+  static StackKey key_of(const PathCache::Entry& e) {
+    StackKey key;
+    for (uint8_t i = 0; i < e.frames; ++i)
+      if (e.in_key & (1u << i)) key.addr[key.n++] = e.value[i];
+    return key;
+  }
+
+  // TRACEFOLD_PATH_CACHE=check: the unwinder's answer wins, and any
+  // difference is reported (a test runs with this).
+  void check_cached(const StackKey& cached, const StackKey& walked) {
+    path_hits.fetch_add(1, std::memory_order_relaxed);
+    if (cached == walked) return;
+    if (path_mismatches.fetch_add(1, std::memory_order_relaxed) == 0)
+      std::fprintf(stderr,
+                   "tracefold: rank %d: call-path cache gave %u frames, the stack walk %u "
+                   "(first: %#lx, %#lx)\n",
+                   rank, unsigned(cached.n), unsigned(walked.n),
+                   static_cast<unsigned long>(cached.n ? cached.addr[0] : 0),
+                   static_cast<unsigned long>(walked.n ? walked.addr[0] : 0));
+  }
+
+  // Learns where the return addresses of `key` (and of our own frames before
+  // and between them) sit relative to `anchor`, by walking the stack again
+  // with registers. Nothing is cached unless the walk agrees with `key`
+  // frame for frame and every slot lies in this thread's stack.
+  [[gnu::noinline]] void remember_path(uintptr_t ret, uintptr_t anchor, const StackKey& key) {
+    if (path_cache_mode == PathCacheMode::kCheck)
+      path_misses.fetch_add(1, std::memory_order_relaxed);
+    if (key.n == 0) return;
+    PathCache* pc = tl_path_cache;
+    if (!pc) {
+      pc = tl_path_cache = new (std::nothrow) PathCache;
+      if (!pc) return;
+      static thread_local struct Owner {
+        ~Owner() {
+          delete tl_path_cache;
+          tl_path_cache = nullptr;
+        }
+      } owner;
+      (void)owner;
+      pthread_attr_t attr;
+      if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void* lo = nullptr;
+        size_t size = 0;
+        if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+          pc->stack_lo = reinterpret_cast<uintptr_t>(lo);
+          pc->stack_hi = pc->stack_lo + size;
+        }
+        pthread_attr_destroy(&attr);
+      }
+    }
+    // A stack of its own (a coroutine, an alternate signal stack) has
+    // unknown bounds: such calls are not cached.
+    if (anchor < pc->stack_lo || anchor >= pc->stack_hi) return;
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0) return;
+    PathCache::Entry e;
+    PathCache::Tag tag{ret, anchor, 0};
+    bool started = false;
+    uint8_t matched = 0;
+    while (matched < key.n) {
+      if (unw_step(&cur) <= 0) return;
+      unw_word_t ip = 0, sp = 0;
+      if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0)
+        return;
+      if (!started) {
+        // Frames of remember_path and the capturing function come first.
+        if (ip != ret) continue;
+        started = true;
+      }
+      const uintptr_t slot = sp - sizeof(uintptr_t);
+      if (e.frames == PathCache::kMaxFrames || slot < anchor ||
+          slot + sizeof(uintptr_t) > pc->stack_hi || slot - anchor > UINT32_MAX ||
+          *reinterpret_cast<const uintptr_t*>(slot) != ip)
+        return;
+      if (ip == key.addr[matched]) {
+        e.in_key |= static_cast<uint16_t>(1u << e.frames);
+        ++matched;
+      } else if (ip < own_lo || ip >= own_hi) {
+        return;  // the two walks disagree: leave this path uncached
+      }
+      e.offset[e.frames] = static_cast<uint32_t>(slot - anchor);
+      e.value[e.frames] = ip;
+      ++e.frames;
+    }
+    for (uint8_t i = 0; i < e.frames; ++i) {
+      if (!(e.in_key & (1u << i))) continue;
+      tag.first = e.value[i];
+      pc->probes[PathCache::probe_index(ret)] = {ret, e.offset[i]};
+      break;
+    }
+    // This path missed, so no way holds it; the same helper reached from
+    // several call sites has one way each here.
+    const std::size_t set = PathCache::set_index(ret, anchor, tag.first);
+    std::size_t way = pc->victim[set];
+    for (std::size_t w = 0; w < PathCache::kWays; ++w)
+      if (pc->entries[set][w].frames == 0) {
+        way = w;
+        break;
+      }
+    if (way == pc->victim[set])
+      pc->victim[set] = static_cast<uint8_t>((way + 1) % PathCache::kWays);
+    pc->tags[set][way] = tag;
+    pc->entries[set][way] = e;
+  }
+#endif
 
   SiteId site_of(const StackKey& key) {
     auto it = stacks.find(key);
@@ -377,6 +589,18 @@ class Recorder {
       if (const char* o = env("TRACEFOLD_OUTPUT")) output = o;
       if (const char* d = env("TRACEFOLD_STACK_DEPTH"))
         stack_depth = std::max(1, std::min(32, std::atoi(d)));
+#ifdef TRACEFOLD_PATH_CACHE
+      if (const char* c = env("TRACEFOLD_PATH_CACHE")) {
+        const std::string mode = c;
+        if (mode == "off" || mode == "0")
+          path_cache_mode = PathCacheMode::kOff;
+        else if (mode == "check")
+          path_cache_mode = PathCacheMode::kCheck;
+        else if (mode != "on" && mode != "1")
+          throw std::runtime_error("TRACEFOLD_PATH_CACHE must be on, off or check, not '" + mode +
+                                   "'");
+      }
+#endif
       if (const char* t = env("TRACEFOLD_SITE_TOLERANCE"))
         site_tolerance = std::max(0, std::atoi(t));
       if (const char* list = env("TRACEFOLD_STATS")) {
@@ -680,6 +904,14 @@ class Recorder {
     if (!initialized || finalized) return;
     finalized = true;
     if (rawlog.is_open()) rawlog.close();
+#ifdef TRACEFOLD_PATH_CACHE
+    if (path_cache_mode == PathCacheMode::kCheck)
+      std::fprintf(stderr,
+                   "tracefold: rank %d: call-path cache: %llu hits, %llu walks, %llu mismatches\n",
+                   rank, static_cast<unsigned long long>(path_hits.load()),
+                   static_cast<unsigned long long>(path_misses.load()),
+                   static_cast<unsigned long long>(path_mismatches.load()));
+#endif
     if (env("TRACEFOLD_TIMELINE")) {
       const int64_t offset = clock_offset();
       close_timeline(offset, now_ns());
@@ -743,11 +975,6 @@ Recorder& recorder() {
   static Recorder* r = new Recorder;  // never destroyed: atexit and signals may still use it
   return *r;
 }
-
-// The library is preloaded or linked in, so its thread-locals can live in
-// the static TLS block: reaching them then needs no __tls_get_addr call,
-// which otherwise costs several of them per wrapped MPI call.
-#define TRACEFOLD_STATIC_TLS [[gnu::tls_model("initial-exec")]]
 
 TRACEFOLD_STATIC_TLS thread_local bool tl_in_call = false;
 
