@@ -133,7 +133,9 @@ struct PathCache {
   struct Tag {
     uintptr_t ret = 0, anchor = 0, first = 0;  // first: the signature's first frame
   };
+  static constexpr SiteId kSiteUnknown = UINT32_MAX;
   struct Entry {
+    SiteId site = kSiteUnknown;  // filled by the first append of this path
     uint8_t frames = 0;
     uint16_t in_key = 0;                        // bit i: frame i is part of the StackKey (not ours)
     std::array<uint32_t, kMaxFrames> offset{};  // slot address - anchor
@@ -272,18 +274,26 @@ class Recorder {
   // which then hands it to append. A call path seen before on this thread is
   // taken from the thread's PathCache once its return addresses are read
   // back from the stack; otherwise libunwind walks the stack.
-  [[gnu::always_inline]] StackKey capture_stack() {
+  // `site` (if given) is pointed at the cache's memo of this path's call
+  // site id, or set to null.
+  [[gnu::always_inline]] StackKey capture_stack(SiteId** site = nullptr) {
+    if (site) *site = nullptr;
 #ifdef TRACEFOLD_PATH_CACHE
     if (path_cache_mode != PathCacheMode::kOff && own_hi != 0) {
       const auto anchor = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
       const auto ret = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-      if (const PathCache::Entry* e = cached_path(ret, anchor)) {
+      if (PathCache::Entry* e = cached_path(ret, anchor)) {
         StackKey key = key_of(*e);
-        if (path_cache_mode == PathCacheMode::kCheck) check_cached(key, walk_stack());
+        if (path_cache_mode == PathCacheMode::kCheck) {
+          check_cached(key, walk_stack());
+        } else if (site) {
+          *site = &e->site;
+        }
         return key;
       }
       StackKey key = walk_stack();
-      remember_path(ret, anchor, key);
+      PathCache::Entry* e = remember_path(ret, anchor, key);
+      if (e && site && path_cache_mode != PathCacheMode::kCheck) *site = &e->site;
       return key;
     }
 #endif
@@ -313,8 +323,8 @@ class Recorder {
   PathCacheMode path_cache_mode = PathCacheMode::kOn;
   std::atomic<uint64_t> path_hits{0}, path_misses{0}, path_mismatches{0};
 
-  static const PathCache::Entry* cached_path(uintptr_t ret, uintptr_t anchor) {
-    const PathCache* pc = tl_path_cache;
+  static PathCache::Entry* cached_path(uintptr_t ret, uintptr_t anchor) {
+    PathCache* pc = tl_path_cache;
     if (!pc) return nullptr;
     const PathCache::Probe& p = pc->probes[PathCache::probe_index(ret)];
     // The slot must lie in this thread's stack even if this anchor is
@@ -326,7 +336,7 @@ class Recorder {
     for (std::size_t w = 0; w < PathCache::kWays; ++w) {
       const PathCache::Tag& t = pc->tags[set][w];
       if (t.ret != ret || t.anchor != anchor || t.first != first) continue;
-      const PathCache::Entry& e = pc->entries[set][w];
+      PathCache::Entry& e = pc->entries[set][w];
       bool hold = true;
       for (uint8_t i = 0; i < e.frames && hold; ++i)
         hold = *reinterpret_cast<const uintptr_t*>(anchor + e.offset[i]) == e.value[i];
@@ -360,14 +370,15 @@ class Recorder {
   // and between them) sit relative to `anchor`, by walking the stack again
   // with registers. Nothing is cached unless the walk agrees with `key`
   // frame for frame and every slot lies in this thread's stack.
-  [[gnu::noinline]] void remember_path(uintptr_t ret, uintptr_t anchor, const StackKey& key) {
+  [[gnu::noinline]] PathCache::Entry* remember_path(uintptr_t ret, uintptr_t anchor,
+                                                    const StackKey& key) {
     if (path_cache_mode == PathCacheMode::kCheck)
       path_misses.fetch_add(1, std::memory_order_relaxed);
-    if (key.n == 0) return;
+    if (key.n == 0) return nullptr;
     PathCache* pc = tl_path_cache;
     if (!pc) {
       pc = tl_path_cache = new (std::nothrow) PathCache;
-      if (!pc) return;
+      if (!pc) return nullptr;
       static thread_local struct Owner {
         ~Owner() {
           delete tl_path_cache;
@@ -388,19 +399,19 @@ class Recorder {
     }
     // A stack of its own (a coroutine, an alternate signal stack) has
     // unknown bounds: such calls are not cached.
-    if (anchor < pc->stack_lo || anchor >= pc->stack_hi) return;
+    if (anchor < pc->stack_lo || anchor >= pc->stack_hi) return nullptr;
     unw_context_t ctx;
     unw_cursor_t cur;
-    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0) return;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0) return nullptr;
     PathCache::Entry e;
     PathCache::Tag tag{ret, anchor, 0};
     bool started = false;
     uint8_t matched = 0;
     while (matched < key.n) {
-      if (unw_step(&cur) <= 0) return;
+      if (unw_step(&cur) <= 0) return nullptr;
       unw_word_t ip = 0, sp = 0;
       if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0)
-        return;
+        return nullptr;
       if (!started) {
         // Frames of remember_path and the capturing function come first.
         if (ip != ret) continue;
@@ -410,12 +421,12 @@ class Recorder {
       if (e.frames == PathCache::kMaxFrames || slot < anchor ||
           slot + sizeof(uintptr_t) > pc->stack_hi || slot - anchor > UINT32_MAX ||
           *reinterpret_cast<const uintptr_t*>(slot) != ip)
-        return;
+        return nullptr;
       if (ip == key.addr[matched]) {
         e.in_key |= static_cast<uint16_t>(1u << e.frames);
         ++matched;
       } else if (ip < own_lo || ip >= own_hi) {
-        return;  // the two walks disagree: leave this path uncached
+        return nullptr;  // the two walks disagree: leave this path uncached
       }
       e.offset[e.frames] = static_cast<uint32_t>(slot - anchor);
       e.value[e.frames] = ip;
@@ -440,6 +451,7 @@ class Recorder {
       pc->victim[set] = static_cast<uint8_t>((way + 1) % PathCache::kWays);
     pc->tags[set][way] = tag;
     pc->entries[set][way] = e;
+    return &pc->entries[set][way];
   }
 #endif
 
@@ -800,10 +812,16 @@ class Recorder {
   // folded back to back, a batch finds them warm after its first event.
   // The call site is still taken now: the raw log's site lines must come
   // before the first event that uses them.
-  bool append(Event& ev, const StackKey& stack) {
+  // `site_memo`: the call-path cache's memo of this stack's site id, if any.
+  bool append(Event& ev, const StackKey& stack, SiteId* site_memo = nullptr) {
     if (!recording()) return false;
     try {
-      ev.site = site_of(stack);
+      if (site_memo && *site_memo != PathCache::kSiteUnknown) {
+        ev.site = *site_memo;
+      } else {
+        ev.site = site_of(stack);
+        if (site_memo) *site_memo = ev.site;
+      }
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
       for (const FieldValue& f : ev.fields) unfolded_list_entries += f.list.size();
       std::swap(unfolded[unfolded_n++], ev);
@@ -1105,7 +1123,8 @@ Call::~Call() {
   const int64_t exit_ns = now_ns();
   Recorder& r = recorder();
   if (r.own_hi == 0) hold();  // capture_stack falls back on the frame table
-  const StackKey stack = r.capture_stack();
+  SiteId* site_memo = nullptr;
+  const StackKey stack = r.capture_stack(&site_memo);
   hold();
   const OpId op = ev_.op;
   ev_.comm_ns = exit_ns - enter_ns_;
@@ -1117,7 +1136,7 @@ Call::~Call() {
       r.fail("statistic " + st->name() + " failed: " + ex.what());
     }
   }
-  if (r.append(ev_, stack)) r.timestamp(op, enter_ns_, exit_ns);
+  if (r.append(ev_, stack, site_memo)) r.timestamp(op, enter_ns_, exit_ns);
   // Read after append, so a batch folded there counts as the recorder's
   // time, not as the application's computation before its next call.
   r.last_exit_ns = now_ns();
