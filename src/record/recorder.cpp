@@ -89,7 +89,7 @@ using RequestTable = HandleQueues<MPI_Request, RequestInfo>;
 
 // Stack of raw return addresses identifying one call site.
 struct StackKey {
-  std::array<uintptr_t, 32> addr{};
+  std::array<uintptr_t, 32> addr;  // only the first n are set or read
   uint8_t n = 0;
   bool operator==(const StackKey& o) const {
     return n == o.n && std::equal(addr.begin(), addr.begin() + n, o.addr.begin());
@@ -283,13 +283,20 @@ class Recorder {
       const auto anchor = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
       const auto ret = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
       if (PathCache::Entry* e = cached_path(ret, anchor)) {
-        StackKey key = key_of(*e);
         if (path_cache_mode == PathCacheMode::kCheck) {
+          StackKey key = key_of(*e);
           check_cached(key, walk_stack());
-        } else if (site) {
-          *site = &e->site;
+          return key;
         }
-        return key;
+        if (site) {
+          *site = &e->site;
+          // append needs the stack only to find the site id the first time.
+          if (e->site != PathCache::kSiteUnknown) {
+            StackKey unused;  // n == 0; the frames are left unset
+            return unused;
+          }
+        }
+        return key_of(*e);
       }
       StackKey key = walk_stack();
       PathCache::Entry* e = remember_path(ret, anchor, key);
