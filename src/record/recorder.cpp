@@ -127,7 +127,7 @@ struct FrameInfo {
 // the cache cannot confuse the two. x86-64 only: there a call pushes its
 // return address just below the caller's stack pointer.
 struct PathCache {
-  static constexpr std::size_t kSets = 64, kWays = 8, kProbes = 64, kMaxFrames = 12;
+  static constexpr std::size_t kSets = 64, kWays = 8, kProbes = 128, kMaxFrames = 12;
   // A helper reached from several call sites at one stack depth has one
   // tag per call site in the same set: the ways hold them side by side.
   struct Tag {
@@ -147,20 +147,20 @@ struct PathCache {
     uintptr_t ret = 0;
     uint32_t offset = 0;
   };
-  std::array<Probe, kProbes> probes{};
+  std::array<std::array<Probe, 2>, kProbes> probes{};  // two per bucket, newest first
   std::array<std::array<Tag, kWays>, kSets> tags{};
   std::array<std::array<Entry, kWays>, kSets> entries{};
   std::array<uint8_t, kSets> victim{};
   uintptr_t stack_lo = 0, stack_hi = 0;  // this thread's stack
 
-  static std::size_t probe_index(uintptr_t ret) { return (ret * 0x9E3779B97F4A7C15ull) >> 58; }
+  static std::size_t probe_index(uintptr_t ret) { return (ret * 0x9E3779B97F4A7C15ull) >> 57; }
   static std::size_t set_index(uintptr_t ret, uintptr_t anchor, uintptr_t first) {
     return ((ret ^ (anchor >> 4) * 0xC2B2AE3D27D4EB4Full ^ first * 0x9E3779B97F4A7C15ull) *
             0x165667B19E3779F9ull) >>
            58;
   }
 };
-static_assert(PathCache::kProbes == 64 && PathCache::kSets == 64, "index bits");
+static_assert(PathCache::kProbes == 128 && PathCache::kSets == 64, "index bits");
 
 TRACEFOLD_STATIC_TLS thread_local PathCache* tl_path_cache = nullptr;
 
@@ -333,7 +333,8 @@ class Recorder {
   static PathCache::Entry* cached_path(uintptr_t ret, uintptr_t anchor) {
     PathCache* pc = tl_path_cache;
     if (!pc) return nullptr;
-    const PathCache::Probe& p = pc->probes[PathCache::probe_index(ret)];
+    const auto& bucket = pc->probes[PathCache::probe_index(ret)];
+    const PathCache::Probe& p = bucket[0].ret == ret ? bucket[0] : bucket[1];
     // The slot must lie in this thread's stack even if this anchor is
     // nearer its top than the one the offset was learned with.
     if (p.ret != ret || anchor < pc->stack_lo || anchor + p.offset + 8 > pc->stack_hi)
@@ -442,7 +443,9 @@ class Recorder {
     for (uint8_t i = 0; i < e.frames; ++i) {
       if (!(e.in_key & (1u << i))) continue;
       tag.first = e.value[i];
-      pc->probes[PathCache::probe_index(ret)] = {ret, e.offset[i]};
+      auto& bucket = pc->probes[PathCache::probe_index(ret)];
+      if (bucket[0].ret != ret) bucket[1] = bucket[0];
+      bucket[0] = {ret, e.offset[i]};
       break;
     }
     // This path missed, so no way holds it; the same helper reached from
