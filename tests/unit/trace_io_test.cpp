@@ -117,6 +117,46 @@ Trace figure52_trace() {
   return f.finish(1, make_sites(4), comms);
 }
 
+// ------------------------------------------------------ whole-set shorthand
+
+TEST(Elastic, WholeSetShorthandStandsForTheGivenSet) {
+  const Ranklist workers = Ranklist::range(1, 15);  // <1 1 15 1>
+  Elastic el;
+  el.entries().push_back({ValueSeq::repeated(3, 4), Ranklist::single(0)});
+  el.entries().push_back({ValueSeq::repeated(7, 2), workers});
+  // Without a set every ranklist is written out; with one, only the entry of
+  // exactly that set becomes "*".
+  EXPECT_EQ(el.to_string(), "3*4 @ <0 0> ; 7*2 @ <1 1 15 1>");
+  EXPECT_EQ(el.to_string(&workers), "3*4 @ <0 0> ; 7*2 @ *");
+  const Ranklist all = Ranklist::range(0, 16);
+  EXPECT_EQ(el.to_string(&all), el.to_string());
+  const Ranklist empty;
+  EXPECT_EQ(el.to_string(&empty), el.to_string());
+
+  const Elastic back = Elastic::parse("3*4 @ <0 0> ; 7*2 @  * ", &workers);
+  ASSERT_EQ(back.entries().size(), 2u);
+  EXPECT_EQ(back.entries()[1].ranks, workers);
+  EXPECT_EQ(back.entries()[1].values.to_string(), "7*2");
+  EXPECT_EQ(back.to_string(), el.to_string());
+  // The explicit form still reads, with or without a set.
+  EXPECT_EQ(Elastic::parse(el.to_string(), &workers).to_string(&workers), "3*4 @ <0 0> ; 7*2 @ *");
+  EXPECT_EQ(Elastic::parse(el.to_string()).to_string(), el.to_string());
+
+  // "*" without a set to stand for, "*" mixed into a ranklist, and "*"
+  // overlapping another entry are errors.
+  EXPECT_THROW(Elastic::parse("7*2 @ *"), std::invalid_argument);
+  EXPECT_THROW(Elastic::parse("7*2 @ * <0 0>", &workers), std::invalid_argument);
+  EXPECT_THROW(Elastic::parse("7*2 @ ** ", &workers), std::invalid_argument);
+  EXPECT_THROW(Elastic::parse("3 @ <0 1> ; 7*2 @ *", &workers), std::invalid_argument);
+  EXPECT_THROW(Elastic::parse("7*2 @ *", &empty), std::invalid_argument);
+  try {
+    Elastic::parse("7*2 @ *");
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("'*'"), std::string::npos) << ex.what();
+  }
+}
+
 TEST(TraceIo, RoundTripIsByteIdentical) {
   std::vector<Trace> traces;
   traces.push_back(rich_trace());
