@@ -104,7 +104,9 @@ struct Node {
 
 /// The whole trace with its tables.
 struct Trace {
-  static constexpr int kFormatVersion = 1;
+  /// Version written by format_trace. Version 2 added the whole-set
+  /// shorthand `*` (docs/format.md); the reader also takes version 1.
+  static constexpr int kFormatVersion = 2;
   int32_t world_size = 0;
   SiteTable sites;
   CommTable comms;

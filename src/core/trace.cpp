@@ -80,6 +80,9 @@ Elastic Elastic::parse(std::string_view text, const Ranklist* whole) {
       if (ranks == "*") {
         if (!whole) throw std::invalid_argument("'*' (the whole set) has no meaning here");
         entry.ranks = *whole;
+      } else if (ranks.starts_with('*')) {
+        throw std::invalid_argument("'*' (the whole set) stands alone, found '" +
+                                    std::string(ranks) + "'");
       } else {
         entry.ranks = Ranklist::parse(ranks);
       }
