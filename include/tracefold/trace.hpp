@@ -56,10 +56,13 @@ class Elastic {
   /// Entries sorted by their first rank (the canonical order).
   void sort_entries();
 
-  /// `SEQ @ RANKLIST ; SEQ @ RANKLIST ...`
-  std::string to_string() const;
-  /// Inverse of to_string; throws std::invalid_argument on bad text.
-  static Elastic parse(std::string_view text);
+  /// `SEQ @ RANKLIST ; SEQ @ RANKLIST ...`. With `whole` (the trace file
+  /// passes the node's ranks), an entry whose ranklist equals `*whole` is
+  /// written `SEQ @ *`; without it every ranklist is written out.
+  std::string to_string(const Ranklist* whole = nullptr) const;
+  /// Inverse of to_string; throws std::invalid_argument on bad text. A
+  /// ranklist `*` stands for `*whole`; it is an error when `whole` is null.
+  static Elastic parse(std::string_view text, const Ranklist* whole = nullptr);
 
  private:
   std::vector<ElasticEntry> entries_;
@@ -101,7 +104,9 @@ struct Node {
 
 /// The whole trace with its tables.
 struct Trace {
-  static constexpr int kFormatVersion = 1;
+  /// Version written by format_trace. Version 2 added the whole-set
+  /// shorthand `*` (docs/format.md); the reader also takes version 1.
+  static constexpr int kFormatVersion = 2;
   int32_t world_size = 0;
   SiteTable sites;
   CommTable comms;

@@ -27,9 +27,12 @@ class TraceFormatError : public std::runtime_error {
   std::size_t line_;
 };
 
-/// The text form of a trace.
+/// The text form of a trace, format version Trace::kFormatVersion: a
+/// ranklist of all ranks of the world (node `ranks=`, communicator
+/// `members`) or of the node (after `@` in its elastic values) is `*`.
 std::string format_trace(const Trace& trace);
-/// Parses the text form; `source` names the input in error messages.
+/// Parses the text form, versions 1 (no `*`) to Trace::kFormatVersion;
+/// `source` names the input in error messages.
 Trace parse_trace(std::string_view text, const std::string& source = "<trace>");
 
 /// Writes atomically (temporary file + rename); zstd-compressed if the path

@@ -44,18 +44,21 @@ Ranklist Elastic::ranks() const {
   return r;
 }
 
-std::string Elastic::to_string() const {
+std::string Elastic::to_string(const Ranklist* whole) const {
   std::string out;
   for (const auto& e : entries_) {
     if (!out.empty()) out += " ; ";
     out += e.values.to_string();
     out += " @ ";
-    out += e.ranks.to_string();
+    if (whole && !whole->empty() && e.ranks == *whole)
+      out += '*';
+    else
+      out += e.ranks.to_string();
   }
   return out;
 }
 
-Elastic Elastic::parse(std::string_view text) {
+Elastic Elastic::parse(std::string_view text, const Ranklist* whole) {
   Elastic el;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -73,7 +76,16 @@ Elastic Elastic::parse(std::string_view text) {
     ElasticEntry entry;
     try {
       entry.values = ValueSeq::parse(trim(part.substr(0, at)));
-      entry.ranks = Ranklist::parse(trim(part.substr(at + 1)));
+      const std::string_view ranks = trim(part.substr(at + 1));
+      if (ranks == "*") {
+        if (!whole) throw std::invalid_argument("'*' (the whole set) has no meaning here");
+        entry.ranks = *whole;
+      } else if (ranks.starts_with('*')) {
+        throw std::invalid_argument("'*' (the whole set) stands alone, found '" +
+                                    std::string(ranks) + "'");
+      } else {
+        entry.ranks = Ranklist::parse(ranks);
+      }
     } catch (const std::exception& ex) {
       throw std::invalid_argument(ex.what());
     }

@@ -28,6 +28,11 @@ bool members_ascending(const CommGroup& g) {
   return true;
 }
 
+// `ranks` as written in the file: "*" when it is all of `whole`.
+std::string format_ranklist(const Ranklist& ranks, const Ranklist& whole) {
+  return !whole.empty() && ranks == whole ? std::string("*") : ranks.to_string();
+}
+
 }  // namespace
 
 std::string format_trace(const Trace& t) {
@@ -35,6 +40,8 @@ std::string format_trace(const Trace& t) {
   out.reserve(4096);
   out += "tracefold-trace " + std::to_string(Trace::kFormatVersion) + "\n";
   out += "world " + std::to_string(t.world_size) + "\n";
+  // Ranks 0 .. world-1: a communicator or node of all of them is written "*".
+  const Ranklist world = Ranklist::range(0, std::max<int32_t>(t.world_size, 0));
   out += "lossy " + (t.lossy.empty() ? std::string("-") : t.lossy) + "\n";
   out += "sites " + std::to_string(t.sites.size()) + "\n";
   for (SiteId i = 0; i < t.sites.size(); ++i)
@@ -46,7 +53,7 @@ std::string format_trace(const Trace& t) {
     for (const CommGroup& g : gs) {
       out += "comm " + std::to_string(id);
       if (members_ascending(g)) {
-        out += " members " + Ranklist::from_ranks(g.members).to_string();
+        out += " members " + format_ranklist(Ranklist::from_ranks(g.members), world);
       } else {
         out += " order";
         for (int32_t m : g.members) out += " " + std::to_string(m);
@@ -58,12 +65,16 @@ std::string format_trace(const Trace& t) {
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const Node& n = t.nodes[i];
     out += "node " + std::to_string(i) + " " + OpTable::name(n.key.op) +
-           " site=" + std::to_string(n.key.site) + " ranks=" + n.ranks.to_string() + "\n";
+           " site=" + std::to_string(n.key.site) + " ranks=" + format_ranklist(n.ranks, world) +
+           "\n";
+    // In the node's elastic values, "@ *" stands for the node's own ranks.
     for (std::size_t l = 0; l < n.loops.size(); ++l) {
-      out += "  loop " + std::to_string(l) + " members " + n.loops[l].members.to_string() + "\n";
-      out += "  loop " + std::to_string(l) + " iters " + n.loops[l].iters.to_string() + "\n";
+      out += "  loop " + std::to_string(l) + " members " + n.loops[l].members.to_string(&n.ranks) +
+             "\n";
+      out +=
+          "  loop " + std::to_string(l) + " iters " + n.loops[l].iters.to_string(&n.ranks) + "\n";
     }
-    out += "  count " + n.count.to_string() + "\n";
+    out += "  count " + n.count.to_string(&n.ranks) + "\n";
     std::vector<const std::pair<FieldId, Elastic>*> fields;
     for (const auto& f : n.fields) fields.push_back(&f);
     std::sort(fields.begin(), fields.end(), [](const auto* a, const auto* b) {
@@ -72,7 +83,7 @@ std::string format_trace(const Trace& t) {
     for (const auto* f : fields) {
       const char* kind = FieldTable::kind(f->first) == FieldKind::kList ? "list " : "";
       out += "  field " + std::string(kind) + FieldTable::name(f->first) + " " +
-             f->second.to_string() + "\n";
+             f->second.to_string(&n.ranks) + "\n";
     }
     for (const Timing& tm : n.timings) {
       if (tm.compute.empty() && tm.comm.empty() && tm.stats.empty()) continue;
@@ -145,9 +156,45 @@ void take_end(LineReader& r, std::string_view line, const std::string& what) {
   if (!line.empty()) r.fail("unexpected " + show(line) + " after " + what);
 }
 
-Elastic take_elastic(LineReader& r, std::string_view text, const std::string& what) {
+// The whole-set shorthand "*" (format version 2 on) stands for the world in
+// `ranks=` and `members`, and for the node's ranks after "@" in the node's
+// elastic values. The readers below take the set it stands for, or nullptr in
+// a version-1 file, which has no shorthand.
+const char* const kNoWholeSetInV1 =
+    "'*' (the whole set) needs format version 2, this file is version 1";
+
+// A ranklist, or "*" for `*whole`.
+Ranklist take_ranklist(LineReader& r, std::string_view text, const Ranklist* whole,
+                       const std::string& what) {
+  if (text == "*") {
+    if (!whole) r.fail("bad " + what + ": " + kNoWholeSetInV1);
+    return *whole;
+  }
+  if (text.starts_with('*'))
+    r.fail("bad " + what + ": '*' (the whole set) stands alone, found " + show(text));
   try {
-    return Elastic::parse(text);
+    return Ranklist::parse(text);
+  } catch (const std::exception& ex) {
+    r.fail("bad " + what + ": " + ex.what());
+  }
+}
+
+// True if a ranklist of the elastic text is "*" (ranklists follow "@", and
+// "@" appears nowhere else).
+bool has_whole_set(std::string_view text) {
+  for (auto at = text.find('@'); at != std::string_view::npos; at = text.find('@', at + 1)) {
+    const auto p = text.find_first_not_of(' ', at + 1);
+    if (p != std::string_view::npos && text[p] == '*') return true;
+  }
+  return false;
+}
+
+// An elastic value; "@ *" stands for `*whole` (the node's ranks).
+Elastic take_elastic(LineReader& r, std::string_view text, const Ranklist* whole,
+                     const std::string& what) {
+  if (!whole && has_whole_set(text)) r.fail("bad " + what + ": " + kNoWholeSetInV1);
+  try {
+    return Elastic::parse(text, whole);
   } catch (const std::exception& ex) {
     r.fail("bad " + what + ": " + ex.what());
   }
@@ -193,19 +240,24 @@ Trace parse_trace(std::string_view text, const std::string& source) {
 namespace {
 Trace parse_trace_lines(LineReader& r, std::string_view text) {
   Trace t;
-  std::string_view line = r.next("the header 'tracefold-trace 1'");
+  std::string_view line =
+      r.next("the header 'tracefold-trace " + std::to_string(Trace::kFormatVersion) + "'");
   take(r, line, "tracefold-trace ", "the header");
-  int version = take_number<int>(r, line, "a format version");
-  if (version != Trace::kFormatVersion)
-    r.fail("unsupported format version " + std::to_string(version) + " (this tracefold reads " +
-           std::to_string(Trace::kFormatVersion) + ")");
+  const int version = take_number<int>(r, line, "a format version");
+  // Version 1 is version 2 without the whole-set shorthand "*".
+  if (version < 1 || version > Trace::kFormatVersion)
+    r.fail("unsupported format version " + std::to_string(version) +
+           " (this tracefold reads versions 1 to " + std::to_string(Trace::kFormatVersion) + ")");
   take_end(r, line, "the header");
+  const bool whole_sets = version >= 2;
 
   line = r.next("'world N'");
   take(r, line, "world ", "the world size");
   t.world_size = take_number<int32_t>(r, line, "the number of ranks");
   if (t.world_size <= 0) r.fail("world size must be positive");
   take_end(r, line, "the world size");
+  const Ranklist world = Ranklist::range(0, t.world_size);
+  const Ranklist* const star_world = whole_sets ? &world : nullptr;
 
   line = r.next("'lossy ...'");
   take(r, line, "lossy ", "the lossy marker");
@@ -239,12 +291,7 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
     CommGroup g;
     if (line.substr(0, 9) == " members ") {
       line.remove_prefix(9);
-      Ranklist members;
-      try {
-        members = Ranklist::parse(line);
-      } catch (const std::exception& ex) {
-        r.fail(std::string("bad member ranklist: ") + ex.what());
-      }
+      const Ranklist members = take_ranklist(r, line, star_world, "member ranklist");
       if (!members.empty() && (members.first() < 0 || members.last() >= t.world_size))
         r.fail("communicator members " + members.to_string() + " are outside the world of " +
                std::to_string(t.world_size) + " ranks");
@@ -292,13 +339,10 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       r.fail("site " + std::to_string(site) + " is not in the site table");
     n.key = EventKey{*op, site};
     take(r, line, " ranks=", "the node's ranklist");
-    try {
-      n.ranks = Ranklist::parse(line);
-    } catch (const std::exception& ex) {
-      r.fail(std::string("bad ranklist: ") + ex.what());
-    }
+    n.ranks = take_ranklist(r, line, star_world, "ranklist");
     if (n.ranks.empty() || n.ranks.last() >= t.world_size)
       r.fail("node ranks must be non-empty and inside the world");
+    const Ranklist* const star_node = whole_sets ? &n.ranks : nullptr;
 
     bool have_count = false;
     // Attribute lines until the next node or the end.
@@ -313,13 +357,13 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
           r.fail("loop level " + std::to_string(level) + " skips a level");
         if (level == n.loops.size()) n.loops.emplace_back();
         if (a.substr(0, 9) == " members ") {
-          n.loops[level].members = take_elastic(r, a.substr(9), "loop members");
+          n.loops[level].members = take_elastic(r, a.substr(9), star_node, "loop members");
         } else {
           take(r, a, " iters ", "'members' or 'iters'");
-          n.loops[level].iters = take_elastic(r, a, "loop iterations");
+          n.loops[level].iters = take_elastic(r, a, star_node, "loop iterations");
         }
       } else if (a.substr(0, 6) == "count ") {
-        n.count = take_elastic(r, a.substr(6), "execution count");
+        n.count = take_elastic(r, a.substr(6), star_node, "execution count");
         have_count = true;
       } else if (a.substr(0, 6) == "field ") {
         a.remove_prefix(6);
@@ -339,7 +383,7 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
         if (n.field(f)) r.fail("field " + FieldTable::name(f) + " appears twice");
         auto it = std::lower_bound(n.fields.begin(), n.fields.end(), f,
                                    [](const auto& p, FieldId id) { return p.first < id; });
-        n.fields.insert(it, {f, take_elastic(r, a.substr(sp2 + 1), "field values")});
+        n.fields.insert(it, {f, take_elastic(r, a.substr(sp2 + 1), star_node, "field values")});
       } else if (a.substr(0, 10) == "time pred=") {
         Timing tm;
         tm.pred = take_pred(r, a.substr(10), t.sites.size());

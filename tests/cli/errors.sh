@@ -35,11 +35,29 @@ sed "${n}s/ MPI_[A-Za-z]* / MPI_Nonsense /" "$WORK/t.trace" >"$WORK/op.trace"
 expect_trace_error "$WORK/op.trace" "$n"
 expect_in "$ERR" "MPI_Nonsense" "unknown op message"
 
-# A bad ranklist.
+# A bad ranklist (node 1 is run by all ranks: written "ranks=*").
 n=$(grep -n '^node 1 ' "$WORK/t.trace" | cut -d: -f1)
-sed "${n}s/ranks=<1 0 4 1>/ranks=<1 0 4/" "$WORK/t.trace" >"$WORK/ranks.trace"
+sed "${n}s/ranks=\*$/ranks=<1 0 4/" "$WORK/t.trace" >"$WORK/ranks.trace"
 grep -q 'ranks=<1 0 4$' "$WORK/ranks.trace" || fail "test setup: ranklist not broken"
 expect_trace_error "$WORK/ranks.trace" "$n"
+
+# The whole-set shorthand "*" mixed with a ranklist.
+sed "${n}s/ranks=\*$/ranks=* <0 1>/" "$WORK/t.trace" >"$WORK/star.trace"
+grep -q 'ranks=\* <0 1>$' "$WORK/star.trace" || fail "test setup: star not mixed"
+expect_trace_error "$WORK/star.trace" "$n"
+expect_in "$ERR" "'*' (the whole set) stands alone" "mixed star message"
+
+# "*" in a version-1 file: first used by the world communicator's line.
+sed '1s/^tracefold-trace 2$/tracefold-trace 1/' "$WORK/t.trace" >"$WORK/v1star.trace"
+n=$(grep -n '^comm 0 members \*$' "$WORK/v1star.trace" | cut -d: -f1)
+[[ -n $n ]] || fail "test setup: no 'comm 0 members *'"
+expect_trace_error "$WORK/v1star.trace" "$n"
+expect_in "$ERR" "needs format version 2" "star in a version-1 file"
+
+# A future format version.
+sed '1s/^tracefold-trace 2$/tracefold-trace 3/' "$WORK/t.trace" >"$WORK/v3.trace"
+expect_trace_error "$WORK/v3.trace" 1
+expect_in "$ERR" "unsupported format version 3" "version 3"
 
 # Truncated in the middle of a line.
 total=$(wc -c <"$WORK/t.trace")

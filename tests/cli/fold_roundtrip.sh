@@ -16,7 +16,7 @@ gen_logs "$WORK/logs" 20
 run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace"
 expect_in "$ERR" "4 ranks" "fold summary"
 [[ -s "$WORK/t.trace" ]] || fail "fold wrote no trace"
-head -1 "$WORK/t.trace" | grep -qx 'tracefold-trace 1' || fail "trace header"
+head -1 "$WORK/t.trace" | grep -qx 'tracefold-trace 2' || fail "trace header"
 tail -1 "$WORK/t.trace" | grep -qx 'end' || fail "trace does not end with 'end'"
 # Loops were found: far fewer nodes than events (4 ranks x 64 events).
 nodes=$(sed -n 's/^nodes \([0-9]*\)$/\1/p' "$WORK/t.trace")

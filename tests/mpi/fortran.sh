@@ -39,8 +39,10 @@ has_nodes stencil_mpif 4 MPI_Init MPI_Irecv MPI_Send MPI_Waitall MPI_Allreduce M
 t="$WORK/stencil_mpif-np4/t.tf"
 if [[ -s $t ]]; then
   # 4 Irecvs, 4 Sends, then Waitall of the 4 receive requests: every step
-  # the same list of 4 links back to the Irecvs, on every rank.
-  grep -Eq '^  field list links \(4( [1-9][0-9]*){4}\)\*40 @ <1 0 4 1>$' "$t" ||
+  # the same list of 4 links back to the Irecvs, on every rank ("@ *": all
+  # ranks of the node, which are all ranks of the world, "ranks=*").
+  grep -Eq '^  field list links \(4( [1-9][0-9]*){4}\)\*40 @ \*$' "$t" &&
+    [[ $(awk '/^node /{r=$NF} /^  field list links \(4 .*\)\*40 @ \*$/{print r}' "$t" | sort -u) == "ranks=*" ]] ||
     bad "stencil_mpif: Waitall links are not one list of 4 repeated 40 times on all ranks: $(grep 'field list links' "$t")"
   # A Fortran DOUBLE PRECISION element is 8 bytes.
   grep -Eq '^  field dsize 8\*' "$t" || bad "stencil_mpif: no dsize 8 for DOUBLE PRECISION"
@@ -51,8 +53,10 @@ check_lossless collectives_usempi 4 20 '^ *collectives_usempi: 4 ranks, 20 steps
 has_nodes collectives_usempi 4 MPI_Init MPI_Bcast MPI_Alltoall MPI_Allreduce MPI_Reduce MPI_Barrier MPI_Finalize
 t="$WORK/collectives_usempi-np4/t.tf"
 if [[ -s $t ]]; then
-  # The Bcast root rotates with the step: root = mod(s, 4), s = 1..20.
-  grep -Eq '^  field root \(1 2 3 0\)\*5 @ <1 0 4 1>$' "$t" ||
+  # The Bcast root rotates with the step: root = mod(s, 4), s = 1..20, on
+  # all ranks.
+  grep -Eq '^  field root \(1 2 3 0\)\*5 @ \*$' "$t" &&
+    [[ $(awk '/^node /{r=$NF} /^  field root \(1 2 3 0\)\*5 @ \*$/{print r}' "$t" | sort -u) == "ranks=*" ]] ||
     bad "collectives_usempi: Bcast roots are not (1 2 3 0)*5: $(grep 'field root' "$t" | head -n 2)"
 fi
 check_lossless collectives_usempi 3 20 '^ *collectives_usempi: 3 ranks, 20 steps, checksum'
@@ -63,9 +67,10 @@ has_nodes graph_usempi 4 MPI_Init MPI_Dist_graph_create_adjacent MPI_Pcontrol MP
 t="$WORK/graph_usempi-np4/t.tf"
 if [[ -s $t ]]; then
   # The graph communicator is registered with all 4 world ranks (besides
-  # MPI_COMM_WORLD), and both MPI_Pcontrol levels came through the Fortran
-  # INTEGER: 1 at the first call site, 0 at the second.
-  [[ $(grep -Ec '^comm [1-9][0-9]* members <1 0 4 1>$' "$t") -eq 1 ]] ||
+  # MPI_COMM_WORLD; a group of all ranks is written "*"), and both
+  # MPI_Pcontrol levels came through the Fortran INTEGER: 1 at the first
+  # call site, 0 at the second.
+  [[ $(grep -Ec '^comm [1-9][0-9]* members \*$' "$t") -eq 1 ]] ||
     bad "graph_usempi: the distributed graph communicator is not registered with all 4 ranks: $(grep '^comm ' "$t")"
   levels=$(awk '/^node [0-9]+ MPI_Pcontrol /{p=1; next} /^node /{p=0} p && /^  field level /{print $3}' "$t" | tr '\n' ' ')
   [[ $levels == "1 0 " ]] || bad "graph_usempi: MPI_Pcontrol levels are '$levels', expected '1 0 '"

@@ -45,7 +45,10 @@ if [[ -s $WORK/intercomm-np4/t.tf ]]; then
   if [[ -z $id ]] || ! grep -q "^comm $id members <1 0 2 2>$" "$t" || ! grep -q "^comm $id members <1 1 2 2>$" "$t"; then
     bad "intercomm: the intercommunicator '$id' is not one id with the even and the odd group: $(grep '^comm ' "$t" | tr '\n' ';')"
   fi
-  grep -Eq "^  field comm $id\*10 @ <1 0 4 1>$" "$t" ||
+  # "@ *" is all ranks of the node; the nodes with that line (Sendrecvs and
+  # Allreduces) are run by all ranks of the world ("ranks=*").
+  grep -Eq "^  field comm $id\*10 @ \*$" "$t" &&
+    [[ $(awk -v id="$id" '/^node /{r=$NF} $0 == "  field comm " id "*10 @ *" {print r}' "$t" | sort -u) == "ranks=*" ]] ||
     bad "intercomm: the Allreduces over the intercommunicator do not all use id $id"
 fi
 finish
