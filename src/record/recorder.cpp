@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,12 +123,15 @@ struct FrameInfo {
 // return address into the wrapper, the capturing frame's address and the
 // application's return address (read at the stack slot where this wrapper's
 // caller keeps it), and is used only after every return address it
-// remembers is read back from the slot it was found in: a helper called from
-// two places at the same stack depth differs in an outer return address, so
-// the cache cannot confuse the two. x86-64 only: there a call pushes its
-// return address just below the caller's stack pointer.
+// remembers, and the saved frame pointer of every frame whose position
+// depends on it (alloca, VLAs), is read back from the slot it was found in,
+// innermost first: a helper called from two places at the same stack depth
+// differs in an outer return address, so the two are not confused. x86-64
+// only: there a call pushes its return address just below the caller's
+// stack pointer.
 struct PathCache {
-  static constexpr std::size_t kSets = 64, kWays = 8, kProbes = 128, kMaxFrames = 12;
+  static constexpr std::size_t kSets = 64, kWays = 8, kProbes = 128, kMaxFrames = 24;
+  static constexpr std::size_t kSeen = 256;
   // A helper reached from several call sites at one stack depth has one
   // tag per call site in the same set: the ways hold them side by side.
   struct Tag {
@@ -137,9 +141,9 @@ struct PathCache {
   struct Entry {
     SiteId site = kSiteUnknown;  // filled by the first append of this path
     uint8_t frames = 0;
-    uint16_t in_key = 0;                        // bit i: frame i is part of the StackKey (not ours)
+    uint32_t in_key = 0;  // bit i: slot i holds a frame of the StackKey (not ours)
     std::array<uint32_t, kMaxFrames> offset{};  // slot address - anchor
-    std::array<uintptr_t, kMaxFrames> value{};  // return address stored there
+    std::array<uintptr_t, kMaxFrames> value{};  // return address (or frame pointer) there
   };
   // Per wrapper return address: where (from the anchor) the signature's
   // first return address sits. Only a hint: entries verify everything.
@@ -151,7 +155,13 @@ struct PathCache {
   std::array<std::array<Tag, kWays>, kSets> tags{};
   std::array<std::array<Entry, kWays>, kSets> entries{};
   std::array<uint8_t, kSets> victim{};
+  // Paths missed once (a path is learned when it misses again, so calls
+  // from ever-changing stack depths do not pay for learning), or whose
+  // learning failed (low bit set: never tried again).
+  std::array<uint64_t, kSeen> seen{};
   uintptr_t stack_lo = 0, stack_hi = 0;  // this thread's stack
+  bool main_thread = false;
+  int stack_refreshes = 0;  // of the main thread's stack bottom, see Recorder::stack_holds
 
   static std::size_t probe_index(uintptr_t ret) { return (ret * 0x9E3779B97F4A7C15ull) >> 57; }
   static std::size_t set_index(uintptr_t ret, uintptr_t anchor, uintptr_t first) {
@@ -283,24 +293,23 @@ class Recorder {
       const auto anchor = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
       const auto ret = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
       if (PathCache::Entry* e = cached_path(ret, anchor)) {
+        if (site) *site = &e->site;
         if (path_cache_mode == PathCacheMode::kCheck) {
-          StackKey key = key_of(*e);
-          check_cached(key, walk_stack());
-          return key;
+          // The walk's answer is recorded; append also checks the site memo.
+          StackKey walked = walk_stack();
+          check_cached(key_of(*e), walked);
+          return walked;
         }
-        if (site) {
-          *site = &e->site;
-          // append needs the stack only to find the site id the first time.
-          if (e->site != PathCache::kSiteUnknown) {
-            StackKey unused;  // n == 0; the frames are left unset
-            return unused;
-          }
+        // append needs the stack only to find the site id the first time.
+        if (site && e->site != PathCache::kSiteUnknown) {
+          StackKey unused;  // n == 0; the frames are left unset
+          return unused;
         }
         return key_of(*e);
       }
       StackKey key = walk_stack();
-      PathCache::Entry* e = remember_path(ret, anchor, key);
-      if (e && site && path_cache_mode != PathCacheMode::kCheck) *site = &e->site;
+      PathCache::Entry* e = learn_on_second_miss(ret, anchor, key);
+      if (e && site) *site = &e->site;
       return key;
     }
 #endif
@@ -360,85 +369,171 @@ class Recorder {
     return key;
   }
 
-  // TRACEFOLD_PATH_CACHE=check: the unwinder's answer wins, and any
+  // TRACEFOLD_PATH_CACHE=check: the unwinder's answer is recorded, and any
   // difference is reported (a test runs with this).
   void check_cached(const StackKey& cached, const StackKey& walked) {
     path_hits.fetch_add(1, std::memory_order_relaxed);
     if (cached == walked) return;
+    uint8_t i = 0;
+    while (i < cached.n && i < walked.n && cached.addr[i] == walked.addr[i]) ++i;
     if (path_mismatches.fetch_add(1, std::memory_order_relaxed) == 0)
       std::fprintf(stderr,
-                   "tracefold: rank %d: call-path cache gave %u frames, the stack walk %u "
-                   "(first: %#lx, %#lx)\n",
-                   rank, unsigned(cached.n), unsigned(walked.n),
-                   static_cast<unsigned long>(cached.n ? cached.addr[0] : 0),
-                   static_cast<unsigned long>(walked.n ? walked.addr[0] : 0));
+                   "tracefold: rank %d: call-path cache gave %u frames, the stack walk %u; "
+                   "frame %u differs (%#lx, %#lx)\n",
+                   rank, unsigned(cached.n), unsigned(walked.n), unsigned(i),
+                   static_cast<unsigned long>(i < cached.n ? cached.addr[i] : 0),
+                   static_cast<unsigned long>(i < walked.n ? walked.addr[i] : 0));
+  }
+
+  void report_memo_mismatch(SiteId memo, SiteId walked) {
+    if (path_mismatches.fetch_add(1, std::memory_order_relaxed) == 0)
+      std::fprintf(stderr,
+                   "tracefold: rank %d: call-path cache remembered site %u, the stack walk gives "
+                   "site %u\n",
+                   rank, unsigned(memo), unsigned(walked));
+  }
+
+  static PathCache* path_cache() {
+    if (PathCache* pc = tl_path_cache) return pc;
+    PathCache* pc = tl_path_cache = new (std::nothrow) PathCache;
+    if (!pc) return nullptr;
+    static thread_local struct Owner {
+      ~Owner() {
+        delete tl_path_cache;
+        tl_path_cache = nullptr;
+      }
+    } owner;
+    (void)owner;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* lo = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+        pc->stack_lo = reinterpret_cast<uintptr_t>(lo);
+        pc->stack_hi = pc->stack_lo + size;
+      }
+      pthread_attr_destroy(&attr);
+    }
+    // glibc derives the main thread's stack bottom from the stack limit;
+    // under `ulimit -s unlimited` that range covers the heap, where
+    // coroutine stacks live. The mapping that holds the stack is the truth.
+    pc->main_thread = getpid() == static_cast<pid_t>(syscall(SYS_gettid));
+    if (pc->main_thread) {
+      pc->stack_lo = pc->stack_hi;
+      refresh_main_stack(*pc);
+    }
+    return pc;
+  }
+
+  // Moves the main thread's stack bottom to that of the mapping holding its
+  // top (the stack only grows, so a bottom once read stays valid).
+  static void refresh_main_stack(PathCache& pc) {
+    if (pc.stack_hi == 0) return;
+    FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (!maps) return;
+    unsigned long lo = 0, hi = 0;
+    char line[512];
+    while (std::fgets(line, sizeof line, maps))
+      if (std::sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < pc.stack_hi && pc.stack_hi <= hi) {
+        pc.stack_lo = lo;
+        break;
+      }
+    std::fclose(maps);
+  }
+
+  // True if `anchor` lies in this thread's stack, so that every slot between
+  // it and the stack's top can be read. Stacks of their own (coroutines,
+  // alternate signal stacks) are not cached.
+  static bool stack_holds(PathCache& pc, uintptr_t anchor) {
+    if (anchor >= pc.stack_lo && anchor < pc.stack_hi) return true;
+    // The main thread's stack may have grown since its bottom was read; a
+    // few rereads, then calls from below it are simply walked.
+    if (pc.main_thread && anchor < pc.stack_hi && pc.stack_refreshes < 16) {
+      ++pc.stack_refreshes;
+      refresh_main_stack(pc);
+      return anchor >= pc.stack_lo;
+    }
+    return false;
+  }
+
+  // A path is learned on its second miss; one whose learning failed is not
+  // tried again while its mark stays in the table.
+  PathCache::Entry* learn_on_second_miss(uintptr_t ret, uintptr_t anchor, const StackKey& key) {
+    if (path_cache_mode == PathCacheMode::kCheck)
+      path_misses.fetch_add(1, std::memory_order_relaxed);
+    if (key.n == 0) return nullptr;
+    PathCache* pc = path_cache();
+    if (!pc) return nullptr;
+    const uint64_t h =
+        ((ret * 0x9E3779B97F4A7C15ull) ^ (anchor * 0xC2B2AE3D27D4EB4Full) ^ key.addr[0]) & ~1ull;
+    uint64_t& mark = pc->seen[(h * 0x165667B19E3779F9ull) >> 56];
+    if (mark != h) {
+      if (mark != (h | 1)) mark = h;
+      return nullptr;
+    }
+    PathCache::Entry* e = remember_path(*pc, ret, anchor, key);
+    if (!e) mark = h | 1;
+    return e;
   }
 
   // Learns where the return addresses of `key` (and of our own frames before
   // and between them) sit relative to `anchor`, by walking the stack again
   // with registers. Nothing is cached unless the walk agrees with `key`
-  // frame for frame and every slot lies in this thread's stack.
-  [[gnu::noinline]] PathCache::Entry* remember_path(uintptr_t ret, uintptr_t anchor,
-                                                    const StackKey& key) {
-    if (path_cache_mode == PathCacheMode::kCheck)
-      path_misses.fetch_add(1, std::memory_order_relaxed);
-    if (key.n == 0) return nullptr;
-    PathCache* pc = tl_path_cache;
-    if (!pc) {
-      pc = tl_path_cache = new (std::nothrow) PathCache;
-      if (!pc) return nullptr;
-      static thread_local struct Owner {
-        ~Owner() {
-          delete tl_path_cache;
-          tl_path_cache = nullptr;
-        }
-      } owner;
-      (void)owner;
-      pthread_attr_t attr;
-      if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        void* lo = nullptr;
-        size_t size = 0;
-        if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
-          pc->stack_lo = reinterpret_cast<uintptr_t>(lo);
-          pc->stack_hi = pc->stack_lo + size;
-        }
-        pthread_attr_destroy(&attr);
-      }
-    }
-    // A stack of its own (a coroutine, an alternate signal stack) has
-    // unknown bounds: such calls are not cached.
-    if (anchor < pc->stack_lo || anchor >= pc->stack_hi) return nullptr;
+  // frame for frame, no frame is a signal frame, and every slot lies in this
+  // thread's stack.
+  [[gnu::noinline]] PathCache::Entry* remember_path(PathCache& cache, uintptr_t ret,
+                                                    uintptr_t anchor, const StackKey& key) {
+    PathCache* pc = &cache;
+    if (!stack_holds(*pc, anchor)) return nullptr;
     unw_context_t ctx;
     unw_cursor_t cur;
     if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0) return nullptr;
     PathCache::Entry e;
     PathCache::Tag tag{ret, anchor, 0};
+    // Slots are checked in this order on a hit, so a slot is read only once
+    // everything that places it has matched.
+    auto add = [&](uintptr_t slot, uintptr_t value, bool in_key) {
+      if (e.frames == PathCache::kMaxFrames || slot < anchor ||
+          slot + sizeof(uintptr_t) > pc->stack_hi || slot - anchor > UINT32_MAX ||
+          *reinterpret_cast<const uintptr_t*>(slot) != value)
+        return false;
+      if (in_key) e.in_key |= 1u << e.frames;
+      e.offset[e.frames] = static_cast<uint32_t>(slot - anchor);
+      e.value[e.frames] = value;
+      ++e.frames;
+      return true;
+    };
     bool started = false;
     uint8_t matched = 0;
+    unw_word_t prev_fp = 0;
+    unw_save_loc_t prev_fp_loc{};
     while (matched < key.n) {
       if (unw_step(&cur) <= 0) return nullptr;
       unw_word_t ip = 0, sp = 0;
       if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0)
         return nullptr;
+      // A frame a signal interrupted sits where the kernel's saved stack
+      // pointer says, which no slot records.
+      if (unw_is_signal_frame(&cur) > 0) return nullptr;
       if (!started) {
         // Frames of remember_path and the capturing function come first.
         if (ip != ret) continue;
         started = true;
+      } else if (sp == prev_fp + 16) {
+        // The previous frame was found from its frame pointer (alloca, VLAs,
+        // code built with frame pointers): its size can change between
+        // calls, so its saved frame pointer is checked too.
+        if (prev_fp_loc.type != UNW_SLT_MEMORY || !add(prev_fp_loc.u.addr, prev_fp, false))
+          return nullptr;
       }
-      const uintptr_t slot = sp - sizeof(uintptr_t);
-      if (e.frames == PathCache::kMaxFrames || slot < anchor ||
-          slot + sizeof(uintptr_t) > pc->stack_hi || slot - anchor > UINT32_MAX ||
-          *reinterpret_cast<const uintptr_t*>(slot) != ip)
-        return nullptr;
-      if (ip == key.addr[matched]) {
-        e.in_key |= static_cast<uint16_t>(1u << e.frames);
-        ++matched;
-      } else if (ip < own_lo || ip >= own_hi) {
+      const bool in_key = ip == key.addr[matched];
+      if (!in_key && (ip < own_lo || ip >= own_hi))
         return nullptr;  // the two walks disagree: leave this path uncached
-      }
-      e.offset[e.frames] = static_cast<uint32_t>(slot - anchor);
-      e.value[e.frames] = ip;
-      ++e.frames;
+      if (!add(sp - sizeof(uintptr_t), ip, in_key)) return nullptr;
+      if (in_key) ++matched;
+      if (unw_get_reg(&cur, UNW_X86_64_RBP, &prev_fp) != 0 ||
+          unw_get_save_loc(&cur, UNW_X86_64_RBP, &prev_fp_loc) != 0)
+        return nullptr;
     }
     for (uint8_t i = 0; i < e.frames; ++i) {
       if (!(e.in_key & (1u << i))) continue;
@@ -826,11 +921,22 @@ class Recorder {
   bool append(Event& ev, const StackKey& stack, SiteId* site_memo = nullptr) {
     if (!recording()) return false;
     try {
-      if (site_memo && *site_memo != PathCache::kSiteUnknown) {
+#ifdef TRACEFOLD_PATH_CACHE
+      const bool checking = path_cache_mode == PathCacheMode::kCheck;
+#else
+      const bool checking = false;
+#endif
+      if (site_memo && *site_memo != PathCache::kSiteUnknown && !checking) {
         ev.site = *site_memo;
       } else {
         ev.site = site_of(stack);
-        if (site_memo) *site_memo = ev.site;
+        if (site_memo) {
+#ifdef TRACEFOLD_PATH_CACHE
+          if (checking && *site_memo != PathCache::kSiteUnknown && *site_memo != ev.site)
+            report_memo_mismatch(*site_memo, ev.site);
+#endif
+          *site_memo = ev.site;
+        }
       }
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
       for (const FieldValue& f : ev.fields) unfolded_list_entries += f.list.size();

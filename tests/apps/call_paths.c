@@ -1,13 +1,21 @@
 /* One MPI exchange reached along many call paths: two callers whose frames
  * sit at the same stack depth (so only an outer return address tells them
- * apart), recursion of varying depth, calls through a function pointer
- * that changes every step, and a second thread's stack. Exercises the
- * recorder's call-path cache, which must keep every path apart exactly as
- * a full stack walk does. Usage: call_paths [steps] */
+ * apart), two paths that differ only in the outermost frame of the default
+ * 6-frame signature, recursion of varying depth, calls through a function
+ * pointer that changes every step, frames whose size changes between calls
+ * (alloca) while the MPI call's stack depth stays the same, a coroutine on
+ * a heap-allocated stack, and a second thread's stack. Exercises the
+ * recorder's call-path cache, which must keep every path apart exactly as a
+ * full stack walk does. Usage: call_paths [steps] */
+#define _DEFAULT_SOURCE
+#include <alloca.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ucontext.h>
+
+#define KEEP_FRAME __asm__ volatile("" ::: "memory") /* no tail call */
 
 static double out[8], in[8];
 static int peer;
@@ -39,6 +47,67 @@ __attribute__((noinline)) static void recurse(int depth, int step) {
   __asm__ volatile("" ::: "memory"); /* as above: one frame per level */
 }
 
+/* exchange <- d4 <- d3 <- d2 <- d1 <- north_far | south_far: six frames,
+ * only the last differs. */
+__attribute__((noinline)) static void d4(void) {
+  exchange(7);
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void d3(void) {
+  d4();
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void d2(void) {
+  d3();
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void d1(void) {
+  d2();
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void north_far(void) {
+  d1();
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void south_far(void) {
+  d1();
+  KEEP_FRAME;
+}
+
+/* padded() is called from two call sites; its alloca moves shifted()'s
+ * frame, and shifted()'s own alloca makes up the difference, so the MPI
+ * call sits at the same stack depth on both paths and the old return
+ * address into padded() is still in the unwritten alloca'd bytes: only
+ * padded()'s saved frame pointer tells the two calls apart. */
+__attribute__((noinline)) static void barrier_leaf(void) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void shifted(int pad) {
+  volatile char* p = alloca(pad);
+  p[0] = 0;
+  barrier_leaf();
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void padded(int pad, int which) {
+  volatile char* p = alloca(pad);
+  p[0] = 0;
+  if (which) {
+    shifted(1024 - pad);
+    __asm__ volatile("nop" ::: "memory");
+  } else {
+    shifted(1024 - pad);
+    __asm__ volatile("nop; nop" ::: "memory");
+  }
+}
+
+static ucontext_t main_ctx, co_ctx;
+static int co_step;
+static void co_main(void) {
+  from_north(co_step);
+  from_south(co_step);
+}
+
 static void* worker(void* arg) {
   (void)arg;
   double v = 0, sum = 0;
@@ -64,7 +133,25 @@ int main(int argc, char** argv) {
     from_south(s);
     pick[s % 2](s); /* the same call instruction reaches both */
     recurse(s % 4, s);
+    (s % 2 ? south_far : north_far)();
   }
+  /* Back to back and from one call instruction, so the previous call's
+   * return address into padded() is still in the bytes the next call's
+   * alloca leaves unwritten, and the return address into main is the same. */
+  static volatile int pads[2] = {512, 256};
+  for (volatile int k = 0; k < 2 * steps; ++k) padded(pads[k % 2], k % 2);
+  /* A coroutine on a stack of its own, from the heap. */
+  const size_t co_size = 256 << 10;
+  char* co_stack = malloc(co_size);
+  for (co_step = 0; co_stack && co_step < 3; ++co_step) {
+    getcontext(&co_ctx);
+    co_ctx.uc_stack.ss_sp = co_stack;
+    co_ctx.uc_stack.ss_size = co_size;
+    co_ctx.uc_link = &main_ctx;
+    makecontext(&co_ctx, co_main, 0);
+    swapcontext(&main_ctx, &co_ctx);
+  }
+  free(co_stack);
   /* MPI_THREAD_SERIALIZED: the main thread waits while the other calls MPI. */
   if (provided >= MPI_THREAD_SERIALIZED) {
     pthread_t t;
