@@ -18,6 +18,7 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -158,7 +159,7 @@ struct PathCache {
   // Paths missed once (a path is learned when it misses again, so calls
   // from ever-changing stack depths do not pay for learning), or whose
   // learning failed (low bit set: never tried again).
-  std::array<uint64_t, kSeen> seen{};
+  std::array<std::array<uint64_t, 2>, kSeen / 2> seen{};
   uintptr_t stack_lo = 0, stack_hi = 0;  // this thread's stack
   bool main_thread = false;
   int stack_refreshes = 0;  // of the main thread's stack bottom, see Recorder::stack_holds
@@ -399,8 +400,9 @@ class Recorder {
     if (!pc) return nullptr;
     static thread_local struct Owner {
       ~Owner() {
-        delete tl_path_cache;
-        tl_path_cache = nullptr;
+        PathCache* pc = tl_path_cache;
+        tl_path_cache = nullptr;  // before the delete: a signal may still look
+        delete pc;
       }
     } owner;
     (void)owner;
@@ -429,16 +431,22 @@ class Recorder {
   // top (the stack only grows, so a bottom once read stays valid).
   static void refresh_main_stack(PathCache& pc) {
     if (pc.stack_hi == 0) return;
-    FILE* maps = std::fopen("/proc/self/maps", "r");
-    if (!maps) return;
-    unsigned long lo = 0, hi = 0;
-    char line[512];
-    while (std::fgets(line, sizeof line, maps))
-      if (std::sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < pc.stack_hi && pc.stack_hi <= hi) {
-        pc.stack_lo = lo;
-        break;
+    const int saved_errno = errno;  // the application may be looking at it
+    if (FILE* maps = std::fopen("/proc/self/maps", "re")) {
+      char chunk[512];
+      bool line_start = true;  // a long line comes in several chunks
+      while (std::fgets(chunk, sizeof chunk, maps)) {
+        unsigned long lo = 0, hi = 0;
+        if (line_start && std::sscanf(chunk, "%lx-%lx", &lo, &hi) == 2 && lo < pc.stack_hi &&
+            pc.stack_hi <= hi) {
+          pc.stack_lo = lo;
+          break;
+        }
+        line_start = std::strchr(chunk, '\n') != nullptr;
       }
-    std::fclose(maps);
+      std::fclose(maps);
+    }
+    errno = saved_errno;
   }
 
   // True if `anchor` lies in this thread's stack, so that every slot between
@@ -447,8 +455,11 @@ class Recorder {
   static bool stack_holds(PathCache& pc, uintptr_t anchor) {
     if (anchor >= pc.stack_lo && anchor < pc.stack_hi) return true;
     // The main thread's stack may have grown since its bottom was read; a
-    // few rereads, then calls from below it are simply walked.
-    if (pc.main_thread && anchor < pc.stack_hi && pc.stack_refreshes < 16) {
+    // few rereads for anchors just below it (coroutine stacks on the heap
+    // lie far below and do not use them up), then such calls are walked.
+    constexpr uintptr_t kGrowth = uintptr_t{64} << 20;
+    if (pc.main_thread && anchor < pc.stack_lo && anchor + kGrowth >= pc.stack_lo &&
+        pc.stack_refreshes < 16) {
       ++pc.stack_refreshes;
       refresh_main_stack(pc);
       return anchor >= pc.stack_lo;
@@ -466,13 +477,20 @@ class Recorder {
     if (!pc) return nullptr;
     const uint64_t h =
         ((ret * 0x9E3779B97F4A7C15ull) ^ (anchor * 0xC2B2AE3D27D4EB4Full) ^ key.addr[0]) & ~1ull;
-    uint64_t& mark = pc->seen[(h * 0x165667B19E3779F9ull) >> 56];
-    if (mark != h) {
-      if (mark != (h | 1)) mark = h;
+    // Two marks per bucket, newest first, so two paths that alternate in
+    // one bucket do not keep erasing each other's mark.
+    auto& bucket = pc->seen[(h * 0x165667B19E3779F9ull) >> 57];
+    uint64_t* mark = bucket[0] >> 1 == h >> 1   ? &bucket[0]
+                     : bucket[1] >> 1 == h >> 1 ? &bucket[1]
+                                                : nullptr;
+    if (!mark) {
+      bucket[1] = bucket[0];
+      bucket[0] = h;
       return nullptr;
     }
+    if (*mark != h) return nullptr;  // learning this path failed before
     PathCache::Entry* e = remember_path(*pc, ret, anchor, key);
-    if (!e) mark = h | 1;
+    if (!e) *mark = h | 1;
     return e;
   }
 
@@ -505,7 +523,7 @@ class Recorder {
     };
     bool started = false;
     uint8_t matched = 0;
-    unw_word_t prev_fp = 0;
+    unw_word_t prev_fp = 0, prev_sp = 0;
     unw_save_loc_t prev_fp_loc{};
     while (matched < key.n) {
       if (unw_step(&cur) <= 0) return nullptr;
@@ -525,7 +543,17 @@ class Recorder {
         // calls, so its saved frame pointer is checked too.
         if (prev_fp_loc.type != UNW_SLT_MEMORY || !add(prev_fp_loc.u.addr, prev_fp, false))
           return nullptr;
+      } else if (prev_fp >= prev_sp + 8 && prev_fp < sp &&
+                 *reinterpret_cast<const uintptr_t*>(prev_fp - 8) == sp) {
+        // A frame pointer inside the previous frame that does not give its
+        // position: GCC's realignment through another register (a VLA or
+        // alloca with an over-aligned local or AVX value), where the frame's
+        // position is kept at [RBP - 8]. Both are checked.
+        if (prev_fp_loc.type != UNW_SLT_MEMORY || !add(prev_fp_loc.u.addr, prev_fp, false) ||
+            !add(prev_fp - 8, sp, false))
+          return nullptr;
       }
+      prev_sp = sp;
       const bool in_key = ip == key.addr[matched];
       if (!in_key && (ip < own_lo || ip >= own_hi))
         return nullptr;  // the two walks disagree: leave this path uncached

@@ -101,6 +101,30 @@ __attribute__((noinline)) static void padded(int pad, int which) {
   }
 }
 
+/* The same with a frame GCC realigns through another register (a VLA next
+ * to an over-aligned local): its position is kept at [RBP - 8], not given
+ * by RBP + 16. */
+__attribute__((noinline)) static void shifted_aligned(int n) {
+  _Alignas(64) volatile char buf[64];
+  volatile char v[n];
+  v[0] = 0;
+  buf[0] = 0;
+  __asm__ volatile("" : : "r"(v), "r"(buf) : "memory"); /* both are used */
+  barrier_leaf();
+  KEEP_FRAME;
+}
+__attribute__((noinline)) static void padded_aligned(int pad, int which) {
+  volatile char* p = alloca(pad);
+  p[0] = 0;
+  if (which) {
+    shifted_aligned(1024 - pad);
+    __asm__ volatile("nop" ::: "memory");
+  } else {
+    shifted_aligned(1024 - pad);
+    __asm__ volatile("nop; nop" ::: "memory");
+  }
+}
+
 static ucontext_t main_ctx, co_ctx;
 static int co_step;
 static void co_main(void) {
@@ -140,6 +164,8 @@ int main(int argc, char** argv) {
    * alloca leaves unwritten, and the return address into main is the same. */
   static volatile int pads[2] = {512, 256};
   for (volatile int k = 0; k < 2 * steps; ++k) padded(pads[k % 2], k % 2);
+  /* Site A twice (learned), then site B right after it. */
+  for (volatile int k = 0; k < 3 * steps; ++k) padded_aligned(k % 3 == 2 ? 256 : 512, k % 3 == 2);
   /* A coroutine on a stack of its own, from the heap. */
   const size_t co_size = 256 << 10;
   char* co_stack = malloc(co_size);
