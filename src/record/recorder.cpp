@@ -123,10 +123,11 @@ struct FrameInfo {
 // skips the unwinder (see Recorder::capture_stack). An entry is found by the
 // return address into the wrapper, the capturing frame's address and the
 // application's return address (read at the stack slot where this wrapper's
-// caller keeps it), and is used only after every return address it
-// remembers, and the saved frame pointer of every frame whose position
-// depends on it (alloca, VLAs), is read back from the slot it was found in,
-// innermost first: a helper called from two places at the same stack depth
+// caller keeps it), and is used only after everything that placed its
+// frames is read back from the slot it was found in, innermost first: every
+// return address it remembers, the saved frame pointer of each frame placed
+// by it (alloca, VLAs), and the [RBP - 8] slot of frames realigned through
+// another register. A helper called from two places at the same stack depth
 // differs in an outer return address, so the two are not confused. x86-64
 // only: there a call pushes its return address just below the caller's
 // stack pointer.
@@ -489,7 +490,7 @@ class Recorder {
       return nullptr;
     }
     if (*mark != h) return nullptr;  // learning this path failed before
-    PathCache::Entry* e = remember_path(*pc, ret, anchor, key);
+    PathCache::Entry* e = remember_path(pc, ret, anchor, key);
     if (!e) *mark = h | 1;
     return e;
   }
@@ -499,9 +500,8 @@ class Recorder {
   // with registers. Nothing is cached unless the walk agrees with `key`
   // frame for frame, no frame is a signal frame, and every slot lies in this
   // thread's stack.
-  [[gnu::noinline]] PathCache::Entry* remember_path(PathCache& cache, uintptr_t ret,
-                                                    uintptr_t anchor, const StackKey& key) {
-    PathCache* pc = &cache;
+  [[gnu::noinline]] PathCache::Entry* remember_path(PathCache* pc, uintptr_t ret, uintptr_t anchor,
+                                                    const StackKey& key) {
     if (!stack_holds(*pc, anchor)) return nullptr;
     unw_context_t ctx;
     unw_cursor_t cur;

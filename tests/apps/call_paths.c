@@ -89,18 +89,6 @@ __attribute__((noinline)) static void shifted(int pad) {
   barrier_leaf();
   KEEP_FRAME;
 }
-__attribute__((noinline)) static void padded(int pad, int which) {
-  volatile char* p = alloca(pad);
-  p[0] = 0;
-  if (which) {
-    shifted(1024 - pad);
-    __asm__ volatile("nop" ::: "memory");
-  } else {
-    shifted(1024 - pad);
-    __asm__ volatile("nop; nop" ::: "memory");
-  }
-}
-
 /* The same with a frame GCC realigns through another register (a VLA next
  * to an over-aligned local): its position is kept at [RBP - 8], not given
  * by RBP + 16. */
@@ -113,14 +101,16 @@ __attribute__((noinline)) static void shifted_aligned(int n) {
   barrier_leaf();
   KEEP_FRAME;
 }
-__attribute__((noinline)) static void padded_aligned(int pad, int which) {
+/* Calls `shift` (shifted or shifted_aligned) from one of two call sites,
+ * below an alloca of `pad` bytes. */
+__attribute__((noinline)) static void padded(int pad, int which, void (*shift)(int)) {
   volatile char* p = alloca(pad);
   p[0] = 0;
   if (which) {
-    shifted_aligned(1024 - pad);
+    shift(1024 - pad);
     __asm__ volatile("nop" ::: "memory");
   } else {
-    shifted_aligned(1024 - pad);
+    shift(1024 - pad);
     __asm__ volatile("nop; nop" ::: "memory");
   }
 }
@@ -163,9 +153,10 @@ int main(int argc, char** argv) {
    * return address into padded() is still in the bytes the next call's
    * alloca leaves unwritten, and the return address into main is the same. */
   static volatile int pads[2] = {512, 256};
-  for (volatile int k = 0; k < 2 * steps; ++k) padded(pads[k % 2], k % 2);
+  for (volatile int k = 0; k < 2 * steps; ++k) padded(pads[k % 2], k % 2, shifted);
   /* Site A twice (learned), then site B right after it. */
-  for (volatile int k = 0; k < 3 * steps; ++k) padded_aligned(k % 3 == 2 ? 256 : 512, k % 3 == 2);
+  for (volatile int k = 0; k < 3 * steps; ++k)
+    padded(k % 3 == 2 ? 256 : 512, k % 3 == 2, shifted_aligned);
   /* A coroutine on a stack of its own, from the heap. */
   const size_t co_size = 256 << 10;
   char* co_stack = malloc(co_size);

@@ -82,8 +82,8 @@ done
 off="$WORK/call_paths-off/t.tf"
 if [[ -s $off ]]; then
   # from_north, from_south, each also through the pointer, recursion 0..3
-  # deep, north_far and south_far; the two call sites of padded and of
-  # padded_aligned.
+  # deep, north_far and south_far; padded's two call sites, reaching
+  # shifted and shifted_aligned.
   sites=$(awk '$1 == "node" && $3 == "MPI_Sendrecv" { print $4 }' "$off" | sort -u | wc -l)
   barriers=$(awk '$1 == "node" && $3 == "MPI_Barrier" { print $4 }' "$off" | sort -u | wc -l)
   if ((sites < 10 || barriers < 4)); then
