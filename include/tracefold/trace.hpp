@@ -102,6 +102,14 @@ struct Node {
   const Elastic* field(FieldId f) const;
 };
 
+/// A ranklist as the trace file writes it: `*` when `whole` is given,
+/// non-empty and equal to `ranks` (format version 2, docs/format.md).
+std::string format_ranklist_or_whole(const Ranklist& ranks, const Ranklist* whole);
+/// Inverse of format_ranklist_or_whole: `*` stands for `*whole`, and is an
+/// error when `whole` is null or when it does not stand alone. Throws
+/// std::invalid_argument on bad text.
+Ranklist parse_ranklist_or_whole(std::string_view text, const Ranklist* whole);
+
 /// The whole trace with its tables.
 struct Trace {
   /// Version written by format_trace. Version 2 added the whole-set

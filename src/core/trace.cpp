@@ -44,16 +44,28 @@ Ranklist Elastic::ranks() const {
   return r;
 }
 
+std::string format_ranklist_or_whole(const Ranklist& ranks, const Ranklist* whole) {
+  return whole && !whole->empty() && ranks == *whole ? std::string("*") : ranks.to_string();
+}
+
+Ranklist parse_ranklist_or_whole(std::string_view text, const Ranklist* whole) {
+  if (text == "*") {
+    if (!whole) throw std::invalid_argument("'*' (the whole set) has no meaning here");
+    return *whole;
+  }
+  if (text.starts_with('*'))
+    throw std::invalid_argument("'*' (the whole set) stands alone, found '" + std::string(text) +
+                                "'");
+  return Ranklist::parse(text);
+}
+
 std::string Elastic::to_string(const Ranklist* whole) const {
   std::string out;
   for (const auto& e : entries_) {
     if (!out.empty()) out += " ; ";
     out += e.values.to_string();
     out += " @ ";
-    if (whole && !whole->empty() && e.ranks == *whole)
-      out += '*';
-    else
-      out += e.ranks.to_string();
+    out += format_ranklist_or_whole(e.ranks, whole);
   }
   return out;
 }
@@ -76,16 +88,7 @@ Elastic Elastic::parse(std::string_view text, const Ranklist* whole) {
     ElasticEntry entry;
     try {
       entry.values = ValueSeq::parse(trim(part.substr(0, at)));
-      const std::string_view ranks = trim(part.substr(at + 1));
-      if (ranks == "*") {
-        if (!whole) throw std::invalid_argument("'*' (the whole set) has no meaning here");
-        entry.ranks = *whole;
-      } else if (ranks.starts_with('*')) {
-        throw std::invalid_argument("'*' (the whole set) stands alone, found '" +
-                                    std::string(ranks) + "'");
-      } else {
-        entry.ranks = Ranklist::parse(ranks);
-      }
+      entry.ranks = parse_ranklist_or_whole(trim(part.substr(at + 1)), whole);
     } catch (const std::exception& ex) {
       throw std::invalid_argument(ex.what());
     }

@@ -28,11 +28,6 @@ bool members_ascending(const CommGroup& g) {
   return true;
 }
 
-// `ranks` as written in the file: "*" when it is all of `whole`.
-std::string format_ranklist(const Ranklist& ranks, const Ranklist& whole) {
-  return !whole.empty() && ranks == whole ? std::string("*") : ranks.to_string();
-}
-
 }  // namespace
 
 std::string format_trace(const Trace& t) {
@@ -53,7 +48,7 @@ std::string format_trace(const Trace& t) {
     for (const CommGroup& g : gs) {
       out += "comm " + std::to_string(id);
       if (members_ascending(g)) {
-        out += " members " + format_ranklist(Ranklist::from_ranks(g.members), world);
+        out += " members " + format_ranklist_or_whole(Ranklist::from_ranks(g.members), &world);
       } else {
         out += " order";
         for (int32_t m : g.members) out += " " + std::to_string(m);
@@ -65,8 +60,8 @@ std::string format_trace(const Trace& t) {
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const Node& n = t.nodes[i];
     out += "node " + std::to_string(i) + " " + OpTable::name(n.key.op) +
-           " site=" + std::to_string(n.key.site) + " ranks=" + format_ranklist(n.ranks, world) +
-           "\n";
+           " site=" + std::to_string(n.key.site) +
+           " ranks=" + format_ranklist_or_whole(n.ranks, &world) + "\n";
     // In the node's elastic values, "@ *" stands for the node's own ranks.
     for (std::size_t l = 0; l < n.loops.size(); ++l) {
       out += "  loop " + std::to_string(l) + " members " + n.loops[l].members.to_string(&n.ranks) +
@@ -166,14 +161,9 @@ const char* const kNoWholeSetInV1 =
 // A ranklist, or "*" for `*whole`.
 Ranklist take_ranklist(LineReader& r, std::string_view text, const Ranklist* whole,
                        const std::string& what) {
-  if (text == "*") {
-    if (!whole) r.fail("bad " + what + ": " + kNoWholeSetInV1);
-    return *whole;
-  }
-  if (text.starts_with('*'))
-    r.fail("bad " + what + ": '*' (the whole set) stands alone, found " + show(text));
+  if (text == "*" && !whole) r.fail("bad " + what + ": " + kNoWholeSetInV1);
   try {
-    return Ranklist::parse(text);
+    return parse_ranklist_or_whole(text, whole);
   } catch (const std::exception& ex) {
     r.fail("bad " + what + ": " + ex.what());
   }
