@@ -12,8 +12,12 @@
 // iteration (the "trailing iteration" of Figure 5.2) is absorbed into that
 // inner loop, so outer loops with varying inner trip counts stay folded.
 //
-// Cost per event is bounded by the search window (top-level items looked back
-// over) and by a cap on alignment work.
+// Exact repeats are found at any distance (a rolling hash over the top-level
+// items compares two stretches, or a loop body and a stretch, in constant
+// time), so a loop body of any length folds. Cost per event is bounded by a
+// cap on the earlier items looked at (those that end like the newest one),
+// by the window for approximate matches (top-level items looked back over)
+// and by a cap on alignment work.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +31,8 @@
 namespace tracefold {
 
 struct FoldOptions {
-  /// How many top-level items to look back over for a loop.
+  /// How many top-level items to look back over for an approximate
+  /// (LCS-aligned) iteration; exact repeats are found at any distance.
   std::size_t window = 64;
   /// Minimum share of aligned calls for two stretches to count as iterations
   /// of one loop (1.0 = identical call sequences only).

@@ -426,7 +426,9 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingDirectory);
   fold->add_option("-o,--output", fold_out, "Trace file to write (.zst: compressed)")->required();
-  fold->add_option("--window", fold_opts.window, "Top-level items searched back for loops")
+  fold->add_option(
+          "--window", fold_opts.window,
+          "Top-level items searched back for differing iterations (exact repeats: any distance)")
       ->capture_default_str();
   fold->add_option("--similarity", fold_opts.min_similarity,
                    "Minimum aligned share for approximate iterations (1 = exact only)")

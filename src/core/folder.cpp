@@ -5,6 +5,7 @@
 #include <span>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tracefold {
 
@@ -427,6 +428,55 @@ struct Folder::Impl {
   void index_push(std::size_t pos) {
     by_last[top[pos].last].push_back(pos);
     if (top[pos].loop) loops.push_back(pos);
+    prefix_hash_.resize(pos + 1);
+    prefix_hash_.push_back(prefix_hash_[pos] * kHashBase + compat_hash(top[pos]));
+    while (base_power_.size() < prefix_hash_.size())
+      base_power_.push_back(base_power_.back() * kHashBase);
+  }
+
+  // ------------------------------------------------- repeats at any distance
+  //
+  // Exact repeats (every item directly compatible with its counterpart) are
+  // found at any distance, so a loop whose body has more calls than the
+  // window still folds: a polynomial hash over the top-level items'
+  // compatibility keys (an event's key; a loop's first and last keys, which
+  // is all directly_compatible looks at) compares two stretches, or a loop
+  // body with a stretch, in O(1). A hash match is confirmed item by item
+  // before anything folds, so collisions cost time, never correctness. Each
+  // event looks at no more than kMaxCandidates earlier items that end like
+  // it, which bounds the cost per event whatever the body length. The
+  // window still bounds the approximate (LCS) matching, whose cost grows
+  // with the body.
+  static constexpr uint64_t kHashBase = 0x9E3779B97F4A7C15ull;
+  static constexpr std::size_t kMaxCandidates = 64;
+  std::vector<uint64_t> prefix_hash_{0};  // hash of top[0, i)
+  std::vector<uint64_t> base_power_{1};
+
+  static uint64_t mix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+  }
+  static uint64_t compat_hash(const Item& it) {
+    if (!it.loop) return mix64(it.key);
+    return mix64(mix64(it.first ^ 0x6a09e667f3bcc908ull) + it.last);
+  }
+  uint64_t range_hash(std::size_t from, std::size_t to) const {
+    return prefix_hash_[to] - prefix_hash_[from] * base_power_[to - from];
+  }
+  static uint64_t body_hash(const Item& loop) {
+    uint64_t h = 0;
+    for (const Item& b : loop.body) h = h * kHashBase + compat_hash(b);
+    return h;
+  }
+  // Whether items a[0, len) and b[0, len) are pairwise directly compatible.
+  static bool same_calls(const Item* a, const Item* b, std::size_t len) {
+    for (std::size_t t = 0; t < len; ++t)
+      if (!directly_compatible(a[t], b[t])) return false;
+    return true;
   }
 
   // Forgets the index entries of top[from..]; call before changing those items.
@@ -526,25 +576,20 @@ struct Folder::Impl {
     uint64_t pred = 0;
   };
   bool armed_ = false;
-  std::vector<uint8_t> quiet_;     // per body index: an event there cannot fold
+  std::vector<uint8_t> quiet_;  // per body index: an event there cannot fold
+  std::unordered_set<uint64_t> seen_keys_;
   std::vector<uint8_t> has_list_;  // per body index: the event has list fields
   std::vector<Pending> pending_;   // reused slots; the first pending_count_ are live
   std::size_t pending_count_ = 0;
   bool refold_after_iteration_ = false;
 
-  // Whether an item at a position in [lo, n-2] (lo: the window's start for a
-  // sequence of n items) ends in `last`, ignoring positions >= exclude_from.
-  // try_fold can only fold the tail when that holds for the tail's last key.
-  bool ends_in_window(uint64_t last, std::size_t n, std::size_t exclude_from) const {
-    const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
+  // Whether an item before position exclude_from ends in `last`. try_fold
+  // can only fold the tail when that holds for the tail's last key (exact
+  // repeats are found at any distance, so any such item counts).
+  bool ends_earlier(uint64_t last, std::size_t exclude_from) const {
     auto found = by_last.find(last);
     if (found == by_last.end()) return false;
-    for (std::size_t i = found->second.size(); i-- > 0;) {
-      const std::size_t pos = found->second[i];
-      if (pos >= exclude_from) continue;
-      return pos >= lo;  // lists are ascending: this is the latest candidate
-    }
-    return false;
+    return !found->second.empty() && found->second.front() < exclude_from;
   }
 
   void arm() {
@@ -561,24 +606,22 @@ struct Folder::Impl {
     for (const Item& b : loop.body)
       if (b.loop) return start_session(follows_clean);
     have_prev_ = learned_ = false;
-    // A completed iteration folds in at this loop only if the loop is still
-    // inside the window when the iteration ends.
-    if (len == 0 || len > options.window) return;
+    if (len == 0) return;
     const std::size_t k = top.size() - 1;
     has_list_.assign(len, 0);
     for (std::size_t p = 0; p < len; ++p)
       for (const auto& f : loop.body[p].fields)
         if (FieldTable::kind(f.first) == FieldKind::kList) has_list_[p] = 1;
     quiet_.assign(len, 0);
+    seen_keys_.clear();
     for (std::size_t p = 0; p + 1 < len; ++p) {
       const uint64_t key = loop.body[p].key;
-      bool repeats = false;
-      for (std::size_t q = 0; q < p && !repeats; ++q) repeats = loop.body[q].key == key;
+      const bool repeats = !seen_keys_.insert(key).second;
       // The pending event for body[p] would sit at k + 1 + p, after the real
       // items (indexed in by_last) and the pending events before it.
-      quiet_[p] = !repeats && !ends_in_window(key, k + 2 + p, k + 1);
+      quiet_[p] = !repeats && !ends_earlier(key, k + 1);
     }
-    refold_after_iteration_ = ends_in_window(loop.last, k + 1, k);
+    refold_after_iteration_ = ends_earlier(loop.last, k);
     armed_ = true;
   }
 
@@ -1119,18 +1162,26 @@ struct Folder::Impl {
     const std::size_t n = top.size();
     if (n < 2) return false;
     const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
-    // Every fold below needs an item in top[lo, n-2] that ends like the
-    // tail: a loop whose iteration (or trailing inner iteration) the tail
+    // Every fold below needs an item in top[0, n-2] that ends like the tail:
+    // a loop whose iteration (or trailing inner iteration) the tail
     // completes, or the end of a first iteration the tail repeats.
-    if (!ends_in_window(top[n - 1].last, n, n - 1)) return false;
+    const uint64_t last_key = top[n - 1].last;
+    auto found = by_last.find(last_key);
+    if (found == by_last.end() || found->second.front() >= n - 1) return false;
+    // The candidates, latest first; `found` may be invalidated by a fold.
+    cands_.clear();
+    for (std::size_t ci = found->second.size(); ci-- > 0 && cands_.size() < kMaxCandidates;)
+      if (found->second[ci] < n - 1) cands_.push_back(found->second[ci]);
 
     // (a) The tail after a loop is its next iteration, or the next iteration
     // of an inner loop that ends that loop's last iteration (a trailing one).
-    for (std::size_t li = loops.size(); li-- > 0;) {
-      const std::size_t k = loops[li];
-      if (k < lo) break;
-      if (k >= n - 1) continue;
+    // Within the window iterations may differ (aligned by LCS); beyond it
+    // only an exact iteration is taken.
+    for (const std::size_t k : cands_) {
+      if (!top[k].loop) continue;
+      const bool near = k >= lo;
       const uint64_t seg_first = top[k + 1].first, seg_last = top[n - 1].last;
+      const std::size_t seg_len = n - 1 - k;
       std::vector<Item*>& chain = chain_scratch;
       chain.assign(1, &top[k]);
       while (chain.back()->reps.back() > 0 && chain.back()->body.back().loop)
@@ -1138,13 +1189,14 @@ struct Folder::Impl {
       for (std::size_t c = chain.size(); c-- > 0;) {
         Item& target = *chain[c];
         if (target.first != seg_first || target.last != seg_last) continue;
-        Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
-                  std::make_move_iterator(top.end()));
-        if (!accept_iteration(target.body, seg)) {
-          // Put the segment back untouched.
-          for (std::size_t p = 0; p < seg.size(); ++p) top[k + 1 + p] = std::move(seg[p]);
+        if (near) {
+          if (!accept_iteration(target.body, std::span<const Item>(top).subspan(k + 1))) continue;
+        } else if (seg_len != target.body.size() || body_hash(target) != range_hash(k + 1, n) ||
+                   !same_calls(target.body.data(), &top[k + 1], seg_len)) {
           continue;
         }
+        Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
+                  std::make_move_iterator(top.end()));
         if (recording_ && k + 1 < session_n0_) log_.spoil();
         log_.add(FoldOp::kSetBack, target.tag);
         unindex_from(k);
@@ -1155,18 +1207,15 @@ struct Folder::Impl {
         replace_tail(k, std::move(keep));
         return true;
       }
+      if (!near) continue;
       // The tail repeats the end of a loop's last iteration: that end was the
       // first iteration of an inner loop nobody had seen repeat yet (the
       // trailing iteration of seed 000, Figure 5.2). Give it its own loop.
-      const std::size_t seg_len = n - 1 - k;
       for (std::size_t c = chain.size(); c-- > 0;) {
         Item& target = *chain[c];
         if (target.reps.back() == 0 || seg_len >= target.body.size()) continue;
         const std::size_t from = target.body.size() - seg_len;
-        bool same = true;
-        for (std::size_t t = 0; t < seg_len && same; ++t)
-          same = directly_compatible(target.body[from + t], top[k + 1 + t]);
-        if (!same) continue;
+        if (!same_calls(&target.body[from], &top[k + 1], seg_len)) continue;
         log_.spoil();
         unindex_from(k);
         Item inner;
@@ -1190,32 +1239,21 @@ struct Folder::Impl {
     }
 
     // (b) Two consecutive stretches ending in the same call form a new loop.
-    const uint64_t last_key = top[n - 1].last;
-    auto found = by_last.find(last_key);
-    if (found == by_last.end()) return false;
-    const std::vector<std::size_t>& cands = found->second;
-    // Exact repetition first: most loops are regular.
-    for (std::size_t ci = cands.size(); ci-- > 0;) {
-      const std::size_t m = cands[ci];
-      if (m >= n - 1) continue;
-      if (m < lo) break;
+    // Exact repetition first (most loops are regular), at any distance.
+    for (const std::size_t m : cands_) {
       const std::size_t len = n - 1 - m;
       if (m + 1 < len) continue;
       const std::size_t j = m + 1 - len;
-      bool same = true;
-      for (std::size_t t = 0; t < len && same; ++t)
-        same = directly_compatible(top[j + t], top[m + 1 + t]);
-      if (same) {
-        make_loop(j, m);
-        return true;
-      }
+      if (range_hash(j, m + 1) != range_hash(m + 1, n)) continue;
+      if (!same_calls(&top[j], &top[m + 1], len)) continue;
+      make_loop(j, m);
+      return true;
     }
-    // Then approximate: first and last calls match, the rest aligns well enough.
+    // Then approximate, within the window: first and last calls match, the
+    // rest aligns well enough.
     int tried = 0;
-    for (std::size_t ci = cands.size(); ci-- > 0 && tried < 2;) {
-      const std::size_t m = cands[ci];
-      if (m >= n - 1) continue;
-      if (m < lo) break;
+    for (const std::size_t m : cands_) {
+      if (tried >= 2 || m < lo) break;
       ++tried;
       const uint64_t first_key = top[m + 1].first;
       for (std::size_t j = m + 1; j-- > lo;) {
@@ -1232,9 +1270,10 @@ struct Folder::Impl {
     }
     return false;
   }
+  std::vector<std::size_t> cands_;
 
   // Whether `seg` is similar enough to `body` to be merged as an iteration.
-  bool accept_iteration(const Items& body, const Items& seg) {
+  bool accept_iteration(std::span<const Item> body, std::span<const Item> seg) {
     if (body.size() == seg.size()) {
       bool direct = true;
       for (std::size_t i = 0; i < body.size() && direct; ++i)

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Trace size on programs shaped like real applications (tests/apps/halo26.c,
+# mg_vcycle.c, amg_like.c), side by side with their raw per-rank logs, and
+# the traced/untraced wall time of the polling code.
+#   - halo26_periodic (26 neighbours, three phases, one call site per
+#     direction) at 8, 27 and 64 ranks, STEPS_HALO steps (default 60);
+#   - mg_vcycle (recursive V-cycle, 4 levels) at 4, 16 and 64 ranks with
+#     CYCLES and 10*CYCLES V-cycles (default 10);
+#   - amg_like (irregular neighbours, Iprobe polling) at 4 and 8 ranks;
+#   - wall time of amg_like at 4 ranks, untraced and traced, ROUNDS pairs
+#     (default 5) in alternating order: median ratio and range.
+# Usage: scripts/bench-real-apps.sh [BUILD_DIR]  (default build/; builds it
+# if missing). 64-rank runs are 32x oversubscribed on 2 cores: minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+[[ -x $BUILD/src/cli/tracefold ]] || { ./scripts/install-deps.sh && cmake -S . -B "$BUILD" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build "$BUILD" -j "$(nproc)"; }
+TF=$PWD/$BUILD/src/cli/tracefold
+APPS=$PWD/$BUILD/tests/apps
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+STEPS_HALO=${STEPS_HALO:-60}
+CYCLES=${CYCLES:-10}
+ROUNDS=${ROUNDS:-5}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# size NAME NP STEPS -> "trace_bytes raw_bytes nodes sites"
+size_of() {
+  local name=$1 np=$2 steps=$3 d="$WORK/$1-$2-$3"
+  rm -rf "$d"
+  mkdir -p "$d"
+  "$TF" record -o "$d/t.tf" --raw-log "$d/raw" -- mpirun -np "$np" "$APPS/app_$name" "$steps" \
+    >"$d/out" 2>"$d/err" || { echo "record of $name at $np ranks failed" >&2; cat "$d/err" >&2; return 1; }
+  "$TF" diff "$d/raw" "$d/t.tf" >/dev/null || { echo "$name at $np ranks: trace differs from raw logs" >&2; return 1; }
+  local ns
+  ns=$("$TF" print "$d/t.tf" | head -n 1 | sed -E 's/.* ([0-9]+) nodes, ([0-9]+) call sites.*/\1 \2/')
+  echo "$(stat -c %s "$d/t.tf") $(du -sb "$d/raw" | cut -f1) $ns"
+}
+
+row() {
+  local label=$1 t=$2 r=$3 n=$4 s=$5
+  printf '| %s | %d | %d | %d | %d | %.0f |\n' "$label" "$n" "$s" "$t" "$r" "$(echo "$r / $t" | bc -l)"
+}
+
+echo "## halo26_periodic, $STEPS_HALO steps"
+echo "| ranks | nodes | call sites | trace B | raw B | raw/trace |"
+echo "|---|---|---|---|---|---|"
+declare -A halo
+for np in 8 27 64; do
+  read -r t r n s < <(size_of halo26_periodic "$np" "$STEPS_HALO")
+  halo[$np]=$t
+  row "$np" "$t" "$r" "$n" "$s"
+done
+printf 'trace at 64 / trace at 8 ranks: %.2f\n\n' "$(echo "${halo[64]} / ${halo[8]}" | bc -l)"
+
+echo "## mg_vcycle (4 levels)"
+echo "| ranks, cycles | nodes | call sites | trace B | raw B | raw/trace |"
+echo "|---|---|---|---|---|---|"
+declare -A mg
+for np in 4 16 64; do
+  for c in "$CYCLES" $((10 * CYCLES)); do
+    read -r t r n s < <(size_of mg_vcycle "$np" "$c")
+    mg[$np/$c]=$t
+    row "$np, $c" "$t" "$r" "$n" "$s"
+  done
+done
+printf '10x cycles (4 ranks): %+.1f%%; 64 / 4 ranks (%d cycles): %.2f\n\n' \
+  "$(echo "(${mg[4/$((10 * CYCLES))]} / ${mg[4/$CYCLES]} - 1) * 100" | bc -l)" "$CYCLES" \
+  "$(echo "${mg[64/$CYCLES]} / ${mg[4/$CYCLES]}" | bc -l)"
+
+echo "## amg_like (4 levels)"
+echo "| ranks, cycles | nodes | call sites | trace B | raw B | raw/trace |"
+echo "|---|---|---|---|---|---|"
+for np in 4 8; do
+  for c in "$CYCLES" $((10 * CYCLES)); do
+    read -r t r n s < <(size_of amg_like "$np" "$c")
+    row "$np, $c" "$t" "$r" "$n" "$s"
+  done
+done
+
+echo
+echo "## amg_like wall time at 4 ranks, $((10 * CYCLES)) cycles: traced / untraced, $ROUNDS pairs"
+ratios=()
+for ((i = 0; i < ROUNDS; ++i)); do
+  run_plain() { local t0 t1; t0=$(date +%s.%N); mpirun -np 4 "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
+  run_traced() { local t0 t1; t0=$(date +%s.%N); "$TF" record -o "$WORK/w.tf" -- mpirun -np 4 "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
+  if ((i % 2)); then p=$(run_plain); t=$(run_traced); else t=$(run_traced); p=$(run_plain); fi
+  ratios+=("$(echo "$t / $p" | bc -l)")
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "median %.3f (min %.3f, max %.3f)\n", a[int((NR + 1) / 2)], a[1], a[NR] }'
