@@ -34,7 +34,8 @@ size_of() {
     >"$d/out" 2>"$d/err" || { echo "record of $name at $np ranks failed" >&2; cat "$d/err" >&2; return 1; }
   "$TF" diff "$d/raw" "$d/t.tf" >/dev/null || { echo "$name at $np ranks: trace differs from raw logs" >&2; return 1; }
   local ns
-  ns=$("$TF" print "$d/t.tf" | head -n 1 | sed -E 's/.* ([0-9]+) nodes, ([0-9]+) call sites.*/\1 \2/')
+  "$TF" print "$d/t.tf" >"$d/print.txt"
+  ns=$(sed -nE '1s/.* ([0-9]+) nodes, ([0-9]+) call sites.*/\1 \2/p' "$d/print.txt")
   echo "$(stat -c %s "$d/t.tf") $(du -sb "$d/raw" | cut -f1) $ns"
 }
 

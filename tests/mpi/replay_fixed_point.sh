@@ -77,6 +77,8 @@ fixed_point stencil_cxx 4 3
 fixed_point stencil_mpif 4 3
 fixed_point collectives_usempi 4 3
 fixed_point intercomm 4 5
+fixed_point halo26_periodic 8 3
+fixed_point mg_vcycle 4 2
 # Wildcard receives and polling loops: which message matched and how many
 # polls found nothing are outcomes of timing.
 fixed_point lu 4 3 "$TIMING"
@@ -84,4 +86,5 @@ fixed_point master_worker 3 8 "$TIMING"
 fixed_point request_links 4 3 "$TIMING"
 fixed_point misc_p2p 4 3 "$TIMING"
 fixed_point nbc 4 5 "$TIMING"
+fixed_point amg_like 4 3 "$TIMING"
 finish

@@ -95,5 +95,101 @@ TEST(Folder, ExpandsExactlyForFigure52) {
   for (std::size_t i = 0; i < in.size(); ++i) ASSERT_TRUE(out[i].same_call(in[i])) << i;
 }
 
+// A time step of 200 calls from 200 call sites (a 3-D exchange written out
+// once per direction) is longer than any window: the step loop must still
+// fold, into one loop whose body holds each call once, with the same
+// result on the fast and the general path, and expand exactly.
+std::vector<Event> long_body_program(int steps, int sites) {
+  std::vector<Event> in;
+  for (int i = 0; i < steps; ++i)
+    for (int c = 0; c < sites; ++c)
+      in.push_back(make_event(c % 3 == 0 ? "MPI_Irecv" : "MPI_Isend", static_cast<SiteId>(c),
+                              {{"peer", c % 7}, {"tag", c}}));
+  return in;
+}
+
+TEST(Folder, LoopBodyLongerThanWindowFolds) {
+  const auto in = long_body_program(30, 200);
+  for (const std::size_t window : {std::size_t{2}, std::size_t{64}}) {
+    for (const bool fast : {true, false}) {
+      FoldOptions o;
+      o.window = window;
+      o.fast_path = fast;
+      Folder f(0, o);
+      for (const auto& e : in) f.append(e);
+      EXPECT_EQ(f.top_level_size(), 1u) << "window " << window << " fast " << fast;
+      CommTable comms;
+      comms.define_world(16);
+      const Trace t = f.finish(16, make_sites(200), comms);
+      EXPECT_EQ(t.nodes.size(), 200u);
+      ASSERT_EQ(t.nodes[0].loops.size(), 1u);
+      EXPECT_EQ(t.nodes[0].loops[0].iters.to_string(), "30 @ <0 0>");
+      const auto out = expand_rank(t, 0);
+      ASSERT_EQ(out.size(), in.size());
+      for (std::size_t i = 0; i < in.size(); ++i) ASSERT_TRUE(out[i].same_call(in[i])) << i;
+    }
+  }
+}
+
+// A recursive V-cycle: every level has its own call sites (its own call
+// path), each halo exchange has one call site per direction, and a cycle
+// is ~220 calls, more top-level items than the window holds. The
+// trace must not grow with the number of cycles, and the fast path must
+// fold exactly as the general path does.
+std::vector<Event> vcycle_program(int cycles) {
+  std::vector<Event> in;
+  const int levels = 4;
+  auto halo = [&](SiteId base, int n) {
+    for (SiteId axis = 0; axis < 2; ++axis)
+      for (SiteId dir = 0; dir < 2; ++dir) {
+        const SiteId at = base + 6 * axis + 3 * dir;
+        const int64_t peer = 1 + axis;
+        in.push_back(make_event("MPI_Irecv", at, {{"peer", peer}, {"count", n}}));
+        in.push_back(make_event("MPI_Isend", at + 1, {{"peer", 3 - peer}, {"count", n}}));
+        in.push_back(make_event("MPI_Waitall", at + 2));
+      }
+  };
+  for (int c = 0; c < cycles; ++c) {
+    for (int l = 0; l < levels - 1; ++l) {
+      for (int s = 0; s < 2; ++s) halo(static_cast<SiteId>(100 * l + 12 * s), 32 >> l);
+      halo(static_cast<SiteId>(100 * l + 24), 32 >> l);
+    }
+    for (int k = 0; k < 3; ++k) in.push_back(make_event("MPI_Allreduce", 900, {{"count", 1}}));
+    for (int l = levels - 2; l >= 0; --l) {
+      halo(static_cast<SiteId>(100 * l + 36), 16 >> l);
+      for (int s = 0; s < 2; ++s) halo(static_cast<SiteId>(100 * l + 48 + 12 * s), 32 >> l);
+    }
+    in.push_back(make_event("MPI_Allreduce", 901, {{"count", 1}}));
+  }
+  return in;
+}
+
+TEST(Folder, VCycleFoldsIntoItsOuterLoop) {
+  std::string s10, s100, slow;
+  std::size_t b10 = 0, b100 = 0;
+  for (const int cycles : {10, 100}) {
+    const auto in = vcycle_program(cycles);
+    Folder f(0);
+    FoldOptions general;
+    general.fast_path = false;
+    Folder g(0, general);
+    for (const auto& e : in) {
+      f.append(e);
+      g.append(e);
+    }
+    EXPECT_EQ(f.top_level_size(), 1u) << f.structure();
+    EXPECT_EQ(f.structure(), g.structure());
+    CommTable comms;
+    comms.define_world(16);
+    const Trace t = f.finish(16, make_sites(902), comms);
+    EXPECT_EQ(format_trace(t), format_trace(g.finish(16, make_sites(902), comms)));
+    const auto out = expand_rank(t, 0);
+    ASSERT_EQ(out.size(), in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) ASSERT_TRUE(out[i].same_call(in[i])) << i;
+    (cycles == 10 ? b10 : b100) = format_trace(t).size();
+  }
+  EXPECT_LE(b100, b10 + b10 / 20);
+}
+
 }  // namespace
 }  // namespace tracefold
