@@ -72,5 +72,53 @@ void BM_FoldPopLike(benchmark::State& state) {
 }
 BENCHMARK(BM_FoldPopLike)->Arg(100)->Arg(2500)->Unit(benchmark::kMillisecond);
 
+// (c) A time step of Arg calls from Arg call sites (a 26-neighbour exchange
+// written out per direction has ~120), 100,000 events in all: the loop is
+// found however long its body; events/s should not fall with the body.
+std::vector<Event> long_body(int body, int events) {
+  std::vector<Event> out;
+  out.reserve(static_cast<std::size_t>(events));
+  for (int i = 0; i < events; ++i) {
+    const int c = i % body;
+    Event e;
+    e.op = *OpTable::find(c % 2 ? "MPI_Isend" : "MPI_Irecv");
+    e.site = static_cast<SiteId>(c);
+    e.fields.push_back(FieldValue{FieldTable::peer(), c % 26, {}});
+    e.fields.push_back(FieldValue{*FieldTable::find("tag"), c, {}});
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+void BM_FoldLongBody(benchmark::State& state) {
+  const int body = static_cast<int>(state.range(0));
+  fold_stream(state, long_body(body, 100'000), static_cast<std::size_t>(body));
+}
+BENCHMARK(BM_FoldLongBody)->Arg(10)->Arg(120)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+// (d) Worst case for the search: calls that never repeat as a stretch
+// (pseudo-random call sites out of Arg), 20,000 events. Every event looks
+// back for a repeat; the cost per event is bounded by the candidate cap
+// and the window, not by how many items are left unfolded.
+std::vector<Event> no_repeats(int sites, int events) {
+  std::vector<Event> out;
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < events; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    Event e;
+    e.op = *OpTable::find("MPI_Send");
+    e.site = static_cast<SiteId>(x % static_cast<uint64_t>(sites));
+    e.fields.push_back(FieldValue{FieldTable::peer(), static_cast<int64_t>(x >> 40) % 8, {}});
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+void BM_FoldNoRepeats(benchmark::State& state) {
+  const int sites = static_cast<int>(state.range(0));
+  fold_stream(state, no_repeats(sites, 20'000), static_cast<std::size_t>(sites));
+}
+BENCHMARK(BM_FoldNoRepeats)->Arg(16)->Arg(1000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace tracefold::bench
