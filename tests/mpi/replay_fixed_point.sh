@@ -5,9 +5,10 @@
 # `tracefold diff --ignore-callsites` (the replayer's call sites differ from
 # the program's). Programs whose wildcard matches depend on timing are
 # compared with --ignore-matched as well, and only those; poll outcomes are
-# always compared (the replay forces them). Not here: threads (a serialized MPI_THREAD_MULTIPLE trace replayed
-# on one thread can deadlock; thread ids are not recorded) and abort. Per rank and operation, the number of calls and the bytes sent in
-# T1 must equal T0's.
+# always compared (the replay forces them). Not here: threads (a serialized
+# MPI_THREAD_MULTIPLE trace replayed on one thread can deadlock; thread ids
+# are not recorded) and abort. Per rank and operation, the number of calls
+# and the bytes sent in T1 must equal T0's.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -60,7 +61,6 @@ fixed_point() {
   ok "$what: fixed point${relax:+ ($relax)}, counts equal on $np ranks ($(grep -o '[0-9]* MPI calls' "$dir/t1.out"))"
 }
 
-TIMING="--ignore-polls --ignore-matched"
 fixed_point ring 4 20
 fixed_point stencil2d_periodic 4 6
 fixed_point stencil2d_nonperiodic 6 4
