@@ -7,8 +7,10 @@
  * across its planes (MPI_Type_create_hvector) are broadcast; boundary
  * lists (MPI_Type_indexed, MPI_Type_create_hindexed,
  * MPI_Type_create_indexed_block, MPI_Type_create_hindexed_block) go round
- * a ring. Some types are freed and made again every step with other
- * shapes, and the code checks its types with MPI_Type_size,
+ * a ring; a 3-vector (MPI_Type_contiguous) is broadcast, the rank's block
+ * of a distributed line (MPI_Type_create_darray) is exchanged with itself,
+ * and a Fortran real kind (MPI_Type_create_f90_real) is reduced. Some types are freed and made
+ * again every step with other shapes, and the code checks its types with MPI_Type_size,
  * MPI_Type_get_extent, MPI_Type_get_envelope and MPI_Type_get_contents
  * (freeing the derived types the latter hands back).
  * usage: app_dtypes STEPS [WORK] */
@@ -96,6 +98,20 @@ int main(int argc, char** argv) {
   MPI_Datatype hquads;
   MPI_Type_create_hindexed_block(2, 3, (MPI_Aint[]){0, 8 * sizeof(int)}, MPI_INT, &hquads);
   MPI_Type_commit(&hquads);
+  MPI_Datatype triple; /* a 3-vector */
+  MPI_Type_contiguous(3, MPI_DOUBLE, &triple);
+  MPI_Type_commit(&triple);
+  /* This rank's block of a block-distributed line of 4 values per rank. */
+  int gsize = 4 * size, distrib = MPI_DISTRIBUTE_BLOCK, darg = MPI_DISTRIBUTE_DFLT_DARG;
+  MPI_Datatype mypart;
+  MPI_Type_create_darray(size, rank, 1, &gsize, &distrib, &darg, &size, MPI_ORDER_C, MPI_DOUBLE,
+                         &mypart);
+  MPI_Type_commit(&mypart);
+  /* A Fortran-style real kind: predefined, never freed. */
+  MPI_Datatype real6;
+  MPI_Type_create_f90_real(6, MPI_UNDEFINED, &real6);
+  double* line = calloc((size_t)gsize, sizeof(double));
+  double vec[3] = {0, 0, 0};
 
   particle mine[4], theirs[4], all[64];
   int ibuf[16], iget[24];
@@ -162,6 +178,15 @@ int main(int argc, char** argv) {
     MPI_Sendrecv(ibuf, 1, hquads, left, 10, iget + 8, 1, hquads, right, 10, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     sum += iget[0] + iget[4] + iget[8] + iget[12];
+    for (int k = 0; k < 4; ++k) line[4 * rank + k] = rank + k + s;
+    MPI_Sendrecv_replace(line, 1, mypart, rank, 11, rank, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    sum += line[4 * rank + 3];
+    if (rank == s % size)
+      for (int d = 0; d < 3; ++d) vec[d] = s + d;
+    MPI_Bcast(vec, 1, triple, s % size, MPI_COMM_WORLD);
+    float f = (float)(rank + s);
+    MPI_Allreduce(MPI_IN_PLACE, &f, 1, real6, MPI_SUM, MPI_COMM_WORLD);
+    sum += vec[2] + f;
 
     /* A copy of the particle type for this step, checked and freed. */
     MPI_Datatype pcopy;
@@ -196,6 +221,9 @@ int main(int argc, char** argv) {
   MPI_Type_free(&column);
   MPI_Type_free(&quads);
   MPI_Type_free(&hquads);
+  MPI_Type_free(&triple);
+  MPI_Type_free(&mypart);
+  free(line);
   free(u);
   if (rank == 0) printf("dtypes: %d ranks, %d steps, checksum %.6e\n", size, steps, sum);
   app_timer_stop();

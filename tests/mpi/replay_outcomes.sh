@@ -72,9 +72,10 @@ if replay_recorded "$POLL_DIR/t.tf" 4 "$WORK/polling-t1.tf"; then
 fi
 
 check_lossless dtypes 4 $STEPS "^dtypes: 4 ranks, $STEPS steps, checksum"
-for op in MPI_Type_vector MPI_Type_create_hvector MPI_Type_indexed MPI_Type_create_hindexed \
-  MPI_Type_create_indexed_block MPI_Type_create_hindexed_block MPI_Type_create_struct \
-  MPI_Type_create_subarray MPI_Type_create_resized MPI_Type_dup; do
+for op in MPI_Type_contiguous MPI_Type_vector MPI_Type_create_hvector MPI_Type_indexed \
+  MPI_Type_create_hindexed MPI_Type_create_indexed_block MPI_Type_create_hindexed_block \
+  MPI_Type_create_struct MPI_Type_create_subarray MPI_Type_create_darray MPI_Type_create_resized \
+  MPI_Type_dup MPI_Type_create_f90_real; do
   grep -Eq "^$op .*newtype=1[0-9]{3}" "$DIR/raw/rank-0.txt" || bad "dtypes: no $op with a newtype id in rank 0's raw log"
 done
 for op in MPI_Type_get_envelope MPI_Type_get_contents MPI_Type_get_extent MPI_Type_size \
