@@ -80,6 +80,7 @@ fixed_point intercomm 4 5
 # Every derived datatype constructor and decoder, types freed and made
 # again: the replay's types get the original's ids.
 fixed_point dtypes 4 3
+fixed_point dtypes_usempi 3 3
 # Polling loops (Test, Testany, Testsome, Testall, Iprobe) and Waitany /
 # Waitsome are replayed with their recorded outcomes, so how many polls found
 # nothing and which request each call completed are compared as they are.
