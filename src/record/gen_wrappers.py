@@ -105,6 +105,9 @@ def record_code(fn, pre, fortran=False):
                 out.append("%s = c.statuses_in(%s, %s);" % (arr, n, arr))
         if "freecomm" in r:
             out.append("c.comm(*%s);" % r["freecomm"])
+        if "freetype" in r:
+            # Before the call: MPI_Type_free sets the handle to NULL.
+            out.append("c.type_freed(*%s);" % r["freetype"])
         return out
     # Mostly in field id order (peer, src/rpeer, tag, count, dtype, dsize,
     # rcount, rdtype, rdsize, comm, ...): Event::set then appends instead of
@@ -121,6 +124,8 @@ def record_code(fn, pre, fortran=False):
         out.append("c.scalar(R::kCount, %s);" % r["count"])
     if "dtype" in r:
         out.append("c.datatype(R::kDtype, R::kDsize, %s);" % r["dtype"])
+    if "usetype" in r:
+        out.append("c.datatype(R::kDtype, R::kDsize, *%s);" % r["usetype"])
     if "rcount" in r:
         out.append("c.scalar(R::kRcount, %s);" % r["rcount"])
     if "rdtype" in r:
@@ -142,7 +147,8 @@ def record_code(fn, pre, fortran=False):
     if "pcomm" in r:
         out.append("c.comm_field(R::kPcomm, %s);" % r["pcomm"])
     for k, field in (("color", "kColor"), ("key", "kKey"), ("ndims", "kNdims"),
-                     ("rleader", "kRleader"), ("high", "kHigh")):
+                     ("rleader", "kRleader"), ("high", "kHigh"), ("blocklen", "kBlocklen"),
+                     ("precision", "kPrecision"), ("range", "kRange")):
         if k in r:
             out.append("c.scalar(R::%s, %s);" % (field, r[k]))
     if "flag" in r:
@@ -167,6 +173,22 @@ def record_code(fn, pre, fortran=False):
         else:
             out.append("if (rc == MPI_SUCCESS) c.statuses(%s, %s, %s, %s, 0);"
                        % (n, arr, outcount, indices))
+    if "indices" in r:
+        if fortran:
+            out.append("c.indices(*%s, %s, 1);" % (r["outcount"], r["indices"]))
+        else:
+            out.append("if (rc == MPI_SUCCESS) c.indices(*%s, %s, 0);" % (r["outcount"], r["indices"]))
+    if "blocklens" in r:
+        n, arr = r["blocklens"].split(",")
+        out.append("c.int_list(R::kBlocklens, %s, %s);" % (n, arr))
+    if "types" in r:
+        n, arr = r["types"].split(",")
+        out.append("c.datatypes(%s, %s);" % (n, arr))
+    if "contents" in r:
+        t, n, arr = r["contents"].split(",")
+        out.append("%sc.contents(%s, %s, %s);" % ("" if fortran else "if (rc == MPI_SUCCESS) ", t, n, arr))
+    if "newtype" in r:
+        out.append("%sc.newtype(*%s);" % ("" if fortran else "if (rc == MPI_SUCCESS) ", r["newtype"]))
     if "req_out" in r:
         out.append("c.request_out(%s);" % r["req_out"])
     if "newcomm" in r:
@@ -242,6 +264,16 @@ def fortran_wrapper(fn, f08_symbols):
         if "statuses" in fn.roles and fn.roles["statuses"].endswith("," + p.name):
             continue  # read by Call::fstatuses in its Fortran layout
         b = p.base
+        handle_array = [fn.roles[k].split(",")[-2] for k in ("types", "contents")
+                        if k in fn.roles and fn.roles[k].endswith("," + p.name)]
+        if b == "MPI_Datatype" and handle_array:
+            # An array of handles: every one converted, not just the first.
+            conv.append("std::vector<MPI_Datatype> v_%s(static_cast<std::size_t>(*f_%s));"
+                        % (p.name, handle_array[0]))
+            conv.append("for (std::size_t i = 0; i < v_%s.size(); ++i) v_%s[i] = MPI_Type_f2c(f_%s[i]);"
+                        % (p.name, p.name, p.name))
+            conv.append("const MPI_Datatype* %s = v_%s.data();" % (p.name, p.name))
+            continue
         if b == "MPI_Status":
             conv.append("MPI_Status s_%s; const MPI_Status* %s = R::status_f2c(f_%s, &s_%s);"
                         % (p.name, p.name, p.name, p.name))
@@ -257,7 +289,8 @@ def fortran_wrapper(fn, f08_symbols):
                             % (p.name, p.name, p.name))
             pre_conv.append("MPI_Request* %s = v_%s.data(); (void)%s;" % (p.name, p.name, p.name))
         elif b in HANDLE_F2C and p.pointer_depth >= 1:
-            (pre_conv if fn.roles.get("freecomm") == p.name else conv).append("%s v_%s = %s(*f_%s); %s* %s = &v_%s;"
+            freed = p.name in (fn.roles.get("freecomm"), fn.roles.get("freetype"))
+            (pre_conv if freed else conv).append("%s v_%s = %s(*f_%s); %s* %s = &v_%s;"
                         % (b, p.name, HANDLE_F2C[b], p.name, b, p.name, p.name))
         elif b in HANDLE_F2C:
             conv.append("const %s %s = %s(*f_%s);" % (b, p.name, HANDLE_F2C[b], p.name))
@@ -283,8 +316,6 @@ def fortran_wrapper(fn, f08_symbols):
         body += ["    " + x for x in pre_conv + pre_stmts]
         body.append("    c.release();")
         body.append("  }")
-    if "freetype" in fn.roles:
-        body.append("  R::forget_datatype(MPI_Type_f2c(*f_%s));" % fn.roles["freetype"])
     body.append("  tf_fwd(%s);" % ", ".join(call_args))
     body.append("  if (c.active() && *ierr == MPI_SUCCESS) {")
     body += ["    " + x for x in pre_conv + conv + post_stmts]
@@ -357,8 +388,6 @@ def main():
         if pre_stmts:
             pre = "  if (c.active()) {\n" + "".join("    %s\n" % s for s in pre_stmts) + \
                   "    c.release();\n  }\n"
-        if "freetype" in fn.roles:
-            pre += "  R::forget_datatype(*%s);\n" % fn.roles["freetype"]
         post = "".join("    %s\n" % s for s in record_code(fn, pre=False))
         out.append(C_TEMPLATE.format(name=fn.name, cparams=fn.cparams(), cargs=fn.cargs(),
                                      pre=pre, post=post))

@@ -1,5 +1,6 @@
 #include "recorder.hpp"
 
+#include "datatypes.hpp"
 #include "handle_queues.hpp"
 #include "mpi_ids.hpp"
 
@@ -64,7 +65,8 @@ const FieldId kPeer = scalar_field("peer"), kPeerRecv = scalar_field("rpeer"),
               kMtag = scalar_field("mtag"), kNewcomm = scalar_field("newcomm"),
               kLinks = list_field("links"), kSrcs = list_field("srcs"),
               kMtags = list_field("mtags"), kPcomm = scalar_field("pcomm"),
-              kRleader = scalar_field("rleader"), kHigh = scalar_field("high");
+              kRleader = scalar_field("rleader"), kHigh = scalar_field("high"),
+              kIndices = list_field("indices");
 
 namespace {
 
@@ -259,10 +261,7 @@ class Recorder {
   RequestTable requests;
   std::unordered_map<MPI_Comm, int64_t> comm_ids;
   std::unordered_map<int64_t, uint64_t> creations;
-  std::unordered_map<MPI_Datatype, int64_t> dtype_ids;
-  // id and size per datatype handle: PMPI_Type_size on every call is not
-  // free. Ids stay in dtype_ids (a freed handle keeps its id, as before).
-  std::unordered_map<MPI_Datatype, std::pair<int64_t, int>> dtype_info;
+  DatatypeRegistry types;
   std::unordered_map<MPI_Op, int64_t> op_ids;
   std::unordered_map<int64_t, std::pair<int32_t, int32_t>> positions;  // see position_in
   std::unordered_map<uintptr_t, FrameInfo> frames;
@@ -690,19 +689,6 @@ class Recorder {
     for (int32_t m : members) h = (h ^ static_cast<uint64_t>(m)) * 1099511628211ull;
     const int64_t id = static_cast<int64_t>((h & 0x3FFFFFFFull) | (1ull << 31));
     define_comm(id, c);
-    return id;
-  }
-
-  int64_t datatype_id(MPI_Datatype t) {
-    auto it = dtype_ids.find(t);
-    if (it != dtype_ids.end()) return it->second;
-    std::size_t n = 0;
-    const MPI_Datatype* named = mpi_ids::named_datatypes(n);
-    int64_t id = -1;
-    for (std::size_t i = 0; i < n; ++i)
-      if (named[i] == t) id = static_cast<int64_t>(i) + 1;
-    if (id < 0) id = mpi_ids::kFirstDerivedDatatype + static_cast<int64_t>(dtype_ids.size());
-    dtype_ids.emplace(t, id);
     return id;
   }
 
@@ -1185,6 +1171,10 @@ void Recorder::install_handlers() {
 
 }  // namespace
 
+DatatypeRegistry& datatype_registry() {
+  return recorder().types;
+}
+
 void register_statistic(std::unique_ptr<Statistic> statistic) {
   auto& reg = statistics();
   std::lock_guard lock(reg.mu);
@@ -1252,13 +1242,6 @@ void Call::release() {
     tl_holding = false;
     lock_.unlock();
   }
-}
-
-void forget_datatype(MPI_Datatype type) {
-  Recorder& r = recorder();
-  std::lock_guard lock(r.mu);
-  HoldingMark holding;
-  r.dtype_info.erase(type);
 }
 
 Call::~Call() {
@@ -1332,20 +1315,6 @@ void Call::tag(FieldId f, int tag) {
   }
 }
 
-void Call::datatype(FieldId id_field, FieldId size_field, MPI_Datatype type) {
-  if (type == MPI_DATATYPE_NULL) return;
-  hold();
-  Recorder& r = recorder();
-  auto it = r.dtype_info.find(type);
-  if (it == r.dtype_info.end()) {
-    int size = 0;
-    PMPI_Type_size(type, &size);
-    it = r.dtype_info.emplace(type, std::pair{r.datatype_id(type), size}).first;
-  }
-  ev_.set(id_field, it->second.first);
-  ev_.set(size_field, it->second.second);
-}
-
 void Call::counts(FieldId f, const int* counts) {
   if (!counts || comm_ == MPI_COMM_NULL) return;
   int n = 0, inter = 0;
@@ -1384,6 +1353,13 @@ void Call::status(const MPI_Status* st) {
   if (wild_tag_) ev_.set(kMtag, st->MPI_TAG);
 }
 
+void Call::indices(int outcount, const int* indices, int index_base) {
+  if (outcount == MPI_UNDEFINED || outcount < 0 || (outcount > 0 && !indices)) return;
+  std::vector<int64_t> out(static_cast<std::size_t>(outcount));
+  for (int k = 0; k < outcount; ++k) out[static_cast<std::size_t>(k)] = indices[k] - index_base;
+  ev_.set_list(kIndices, std::move(out));
+}
+
 void Call::request_out(const MPI_Request* req) {
   if (!req) return;
   Recorder& r = recorder();
@@ -1414,7 +1390,10 @@ struct RepeatCounter {
 }  // namespace
 
 void Call::requests_in(int n, const MPI_Request* reqs) {
-  if (n < 0 || !reqs) return;
+  // A count of 0 may come with a null array (MPI_Waitall(0, NULL, ...) on a
+  // rank without neighbours); its links are still the empty list, as for
+  // any other array, so the call reads the same whatever the pointer.
+  if (n < 0 || (n > 0 && !reqs)) return;
   Recorder& r = recorder();
   hold();
   std::vector<int64_t> links(static_cast<std::size_t>(n));

@@ -21,14 +21,11 @@ namespace tracefold::record {
 /// Field ids used by the wrappers (interned once at load time).
 extern const FieldId kPeer, kPeerRecv, kTag, kRtag, kCount, kDtype, kDsize, kRcount, kRdtype,
     kRdsize, kCounts, kRcounts, kRoot, kRedop, kColor, kKey, kNdims, kFlag, kIndex, kOutcount,
-    kTarget, kSrc, kMtag, kNewcomm, kLinks, kSrcs, kMtags, kPcomm, kRleader, kHigh;
+    kTarget, kSrc, kMtag, kNewcomm, kLinks, kSrcs, kMtags, kPcomm, kRleader, kHigh, kIndices,
+    kBlocklen, kBlocklens, kPrecision, kRange;
 
 /// Op id of a known MPI function name (cached by the caller's static).
 OpId op(const char* name);
-
-/// MPI_Type_free: the handle may come back for another type, so its cached
-/// size must go.
-void forget_datatype(MPI_Datatype type);
 
 class Call {
  public:
@@ -47,6 +44,18 @@ class Call {
   void tag(FieldId f, int tag);
   void datatype(FieldId id_field, FieldId size_field, MPI_Datatype type);
   void counts(FieldId f, const int* counts);
+  void int_list(FieldId f, int n, const int* values);
+  /// Before MPI_Type_free: the type's id and size (the handle may come back
+  /// for another type, so it is forgotten with its last reference).
+  void type_freed(MPI_Datatype type);
+  /// A type constructor's result (-> newtype, newsize).
+  void newtype(MPI_Datatype type);
+  /// The old types of MPI_Type_create_struct (-> dtypes, dsizes).
+  void datatypes(int n, const MPI_Datatype* types);
+  /// The types MPI_Type_get_contents returned for `type` (-> dtypes).
+  void contents(MPI_Datatype type, int max_types, const MPI_Datatype* types);
+  /// Waitsome/Testsome: the indices completed (-> indices, 0-based).
+  void indices(int outcount, const int* indices, int index_base);
   void redop(MPI_Op op);
   void status(const MPI_Status* status);
   void request_out(const MPI_Request* request);

@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "completion.hpp"
+#include "datatypes.hpp"
 #include "lossy.hpp"
 #include "mpi_ids.hpp"
 #include "replay_internal.hpp"
@@ -25,133 +27,6 @@
 #include "tracefold/wildcards.hpp"
 
 namespace tracefold {
-
-// ------------------------------------------------------------ operation table
-
-namespace replay_detail {
-
-namespace {
-struct OpName {
-  const char* name;
-  Kind kind;
-  bool nonblocking;
-  Variant variant = Variant::kPlain;
-};
-// Operations replay performs. Everything else in a trace (one-sided, MPI-IO,
-// intercommunicators, graph topologies) is refused before MPI starts.
-constexpr OpName kOps[] = {
-    {"compute", Kind::kMarker, false},
-    {"enter", Kind::kMarker, false},
-    {"exit", Kind::kMarker, false},
-    {"MPI_Init", Kind::kInit, false},
-    {"MPI_Init_thread", Kind::kInit, false},
-    {"MPI_Finalize", Kind::kFinalize, false},
-    {"MPI_Abort", Kind::kAbort, false},
-    {"MPI_Pcontrol", Kind::kPcontrol, false},
-    {"MPI_Send", Kind::kSend, false},
-    {"MPI_Bsend", Kind::kSend, false, Variant::kBuffered},
-    {"MPI_Ssend", Kind::kSend, false, Variant::kSynchronous},
-    {"MPI_Rsend", Kind::kSend, false, Variant::kReady},
-    {"MPI_Recv", Kind::kRecv, false},
-    {"MPI_Sendrecv", Kind::kSendrecv, false},
-    {"MPI_Sendrecv_replace", Kind::kSendrecv, false},
-    {"MPI_Probe", Kind::kProbe, false},
-    {"MPI_Iprobe", Kind::kProbe, true},
-    {"MPI_Mprobe", Kind::kMprobe, false},
-    {"MPI_Improbe", Kind::kMprobe, true},
-    {"MPI_Mrecv", Kind::kMrecv, false},
-    {"MPI_Imrecv", Kind::kMrecv, true},
-    {"MPI_Isend", Kind::kSend, true},
-    {"MPI_Ibsend", Kind::kSend, true, Variant::kBuffered},
-    {"MPI_Issend", Kind::kSend, true, Variant::kSynchronous},
-    {"MPI_Irsend", Kind::kSend, true, Variant::kReady},
-    {"MPI_Irecv", Kind::kRecv, true},
-    {"MPI_Send_init", Kind::kSendInit, true},
-    {"MPI_Bsend_init", Kind::kSendInit, true, Variant::kBuffered},
-    {"MPI_Ssend_init", Kind::kSendInit, true, Variant::kSynchronous},
-    {"MPI_Rsend_init", Kind::kSendInit, true, Variant::kReady},
-    {"MPI_Recv_init", Kind::kRecvInit, true},
-    {"MPI_Start", Kind::kStart, false},
-    {"MPI_Startall", Kind::kStart, false},
-    {"MPI_Request_free", Kind::kRequestFree, false},
-    {"MPI_Cancel", Kind::kCancel, false},
-    {"MPI_Wait", Kind::kComplete, false, Variant::kWait},
-    {"MPI_Waitall", Kind::kComplete, false, Variant::kWaitall},
-    {"MPI_Waitany", Kind::kComplete, false, Variant::kWaitany},
-    {"MPI_Waitsome", Kind::kComplete, false, Variant::kWaitsome},
-    {"MPI_Test", Kind::kComplete, false, Variant::kTest},
-    {"MPI_Testall", Kind::kComplete, false, Variant::kTestall},
-    {"MPI_Testany", Kind::kComplete, false, Variant::kTestany},
-    {"MPI_Testsome", Kind::kComplete, false, Variant::kTestsome},
-    {"MPI_Barrier", Kind::kBarrier, false},
-    {"MPI_Ibarrier", Kind::kBarrier, true},
-    {"MPI_Bcast", Kind::kBcast, false},
-    {"MPI_Ibcast", Kind::kBcast, true},
-    {"MPI_Reduce", Kind::kReduce, false},
-    {"MPI_Ireduce", Kind::kReduce, true},
-    {"MPI_Allreduce", Kind::kAllreduce, false},
-    {"MPI_Iallreduce", Kind::kAllreduce, true},
-    {"MPI_Scan", Kind::kScan, false},
-    {"MPI_Iscan", Kind::kScan, true},
-    {"MPI_Exscan", Kind::kExscan, false},
-    {"MPI_Iexscan", Kind::kExscan, true},
-    {"MPI_Gather", Kind::kGather, false},
-    {"MPI_Igather", Kind::kGather, true},
-    {"MPI_Gatherv", Kind::kGatherv, false},
-    {"MPI_Igatherv", Kind::kGatherv, true},
-    {"MPI_Scatter", Kind::kScatter, false},
-    {"MPI_Iscatter", Kind::kScatter, true},
-    {"MPI_Scatterv", Kind::kScatterv, false},
-    {"MPI_Iscatterv", Kind::kScatterv, true},
-    {"MPI_Allgather", Kind::kAllgather, false},
-    {"MPI_Iallgather", Kind::kAllgather, true},
-    {"MPI_Allgatherv", Kind::kAllgatherv, false},
-    {"MPI_Iallgatherv", Kind::kAllgatherv, true},
-    {"MPI_Alltoall", Kind::kAlltoall, false},
-    {"MPI_Ialltoall", Kind::kAlltoall, true},
-    {"MPI_Alltoallv", Kind::kAlltoallv, false},
-    {"MPI_Ialltoallv", Kind::kAlltoallv, true},
-    {"MPI_Alltoallw", Kind::kAlltoallw, false},
-    {"MPI_Ialltoallw", Kind::kAlltoallw, true},
-    {"MPI_Reduce_scatter", Kind::kReduceScatter, false},
-    {"MPI_Ireduce_scatter", Kind::kReduceScatter, true},
-    {"MPI_Reduce_scatter_block", Kind::kReduceScatterBlock, false},
-    {"MPI_Ireduce_scatter_block", Kind::kReduceScatterBlock, true},
-    {"MPI_Comm_dup", Kind::kCommDup, false},
-    {"MPI_Comm_dup_with_info", Kind::kCommDup, false},
-    {"MPI_Comm_split", Kind::kCommSplit, false},
-    {"MPI_Comm_split_type", Kind::kCommSplitType, false},
-    {"MPI_Comm_create", Kind::kCommCreate, false},
-    {"MPI_Comm_create_group", Kind::kCommCreateGroup, false},
-    {"MPI_Comm_free", Kind::kCommFree, false},
-    {"MPI_Cart_create", Kind::kCartCreate, false},
-    {"MPI_Cart_sub", Kind::kCartSub, false},
-    {"MPI_Intercomm_create", Kind::kIntercommCreate, false},
-    {"MPI_Intercomm_merge", Kind::kIntercommMerge, false},
-    {"MPI_Cart_shift", Kind::kCartQuery, false},
-    {"MPI_Cart_coords", Kind::kCartQuery, false},
-    {"MPI_Cart_rank", Kind::kCartQuery, false},
-    {"MPI_Type_contiguous", Kind::kTypeCreate, false},
-    {"MPI_Type_vector", Kind::kTypeCreate, false},
-    {"MPI_Type_create_subarray", Kind::kTypeCreate, false},
-    {"MPI_Type_commit", Kind::kTypeCommit, false},
-    {"MPI_Type_free", Kind::kTypeFree, false},
-};
-}  // namespace
-
-std::vector<OpInfo> op_table() {
-  std::vector<OpInfo> table(OpTable::size());
-  for (const OpName& o : kOps) {
-    auto id = OpTable::find(o.name);
-    if (!id) continue;
-    table[*id] = OpInfo{o.kind, o.nonblocking, o.name, o.variant};
-  }
-  for (std::size_t i = 0; i < table.size(); ++i)
-    if (table[i].kind == Kind::kUnsupported) table[i].name = OpTable::name(static_cast<OpId>(i));
-  return table;
-}
-
-}  // namespace replay_detail
 
 using namespace replay_detail;
 
@@ -247,14 +122,14 @@ class Engine {
     f_.flag = field("flag");
     f_.index = field("index");
     f_.outcount = field("outcount");
+    f_.indices = field("indices", FieldKind::kList);
     f_.links = FieldTable::links();
     comms_[CommTable::kWorld] = MPI_COMM_WORLD;
   }
 
   // Before MPI_Finalize (not in a destructor: MPI must still be running).
   void release_mpi_objects() {
-    for (auto& [key, t] : derived_types_) PMPI_Type_free(&t);
-    derived_types_.clear();
+    types_.release();
     for (auto& [id, op] : user_ops_) PMPI_Op_free(&op);
     user_ops_.clear();
   }
@@ -321,6 +196,7 @@ class Engine {
       prev = ev.key();
       if (info.kind == Kind::kFinalize) break;
       const uint64_t sent_before = bytes_sent_;
+      node_ = it.current_node() ? it.current_node() - trace_.nodes.data() : -1;
       if (prob_) {
         lossy_->resolve(ev, it.current_node(), is_collective(info));
         est_ns_ += static_cast<double>(std::max<int64_t>(ev.compute_ns, 0));
@@ -627,11 +503,19 @@ class Engine {
   struct Fields {
     FieldId peer, rpeer, src, tag, rtag, mtag, count, dtype, dsize, rcount, rdtype, rdsize, counts,
         rcounts, root, redop, comm, newcomm, pcomm, rleader, high, color, key, ndims, flag, index,
-        outcount, links;
+        outcount, indices, links;
   };
 
   static FieldId field(const char* name, FieldKind kind = FieldKind::kScalar) {
     return FieldTable::intern(name, kind);
+  }
+
+  // Where the replay cannot do what the trace recorded: said once per call,
+  // and the replay goes on.
+  void warn(const Event& ev, const std::string& what) const {
+    std::fprintf(stderr,
+                 "tracefold replay: warning: rank %d, node #%td, event %" PRIu64 " (%s): %s\n",
+                 rank_, node_, position_, OpTable::name(ev.op).c_str(), what.c_str());
   }
 
   [[noreturn]] void fail(const Event& ev, const std::string& what) const {
@@ -710,22 +594,7 @@ class Engine {
   }
 
   MPI_Datatype datatype_of(const Event& ev, FieldId id_field, FieldId size_field) {
-    const int64_t id = ev.get(id_field);
-    if (id == kAbsent) return MPI_BYTE;
-    std::size_t n = 0;
-    const MPI_Datatype* named = mpi_ids::named_datatypes(n);
-    if (id >= 1 && static_cast<std::size_t>(id) <= n) return named[id - 1];
-    // A derived type: any type of the recorded size moves the same bytes.
-    int64_t size = ev.get(size_field);
-    if (size == kAbsent || size < 0) size = 1;
-    auto key = std::make_pair(id, size);
-    auto it = derived_types_.find(key);
-    if (it != derived_types_.end()) return it->second;
-    MPI_Datatype t;
-    PMPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &t);
-    PMPI_Type_commit(&t);
-    derived_types_.emplace(key, t);
-    return t;
+    return types_.type_of(ev, id_field, size_field);
   }
 
   MPI_Op redop_of(const Event& ev) {
@@ -929,47 +798,50 @@ class Engine {
     for (std::size_t i = 0; i < slots.size(); ++i)
       if (slots[i] >= 0) handles[i] = slots_[static_cast<std::size_t>(slots[i])].handle;
     const int n = static_cast<int>(handles.size());
-    const int64_t flag = ev.get(f_.flag), index = ev.get(f_.index);
-    int out_flag = 0, out_index = 0, outcount = 0;
-    std::vector<int>& indices = indices_scratch_;
-    indices.resize(handles.size() + 1);
-    switch (table_[ev.op].variant) {
-      case Variant::kWait:
-        if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
-        MPI_Wait(handles.data(), status_like(ev));
-        break;
-      case Variant::kWaitall:
-        MPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
-        break;
-      case Variant::kWaitany:
-        if (index >= 0 && index < n) await_ready(handles[static_cast<std::size_t>(index)]);
-        MPI_Waitany(n, handles.data(), &out_index, status_like(ev));
-        break;
-      case Variant::kWaitsome:
-        MPI_Waitsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-        break;
-      case Variant::kTest:
-        if (n != 1) fail(ev, "MPI_Test without exactly one request link");
-        if (flag == 1) await_ready(handles[0]);
-        MPI_Test(handles.data(), &out_flag, status_like(ev));
-        break;
-      case Variant::kTestall:
-        if (flag == 1)
-          for (MPI_Request r : handles) await_ready(r);
-        MPI_Testall(n, handles.data(), &out_flag, MPI_STATUSES_IGNORE);
-        break;
-      case Variant::kTestany:
-        if (flag == 1 && index >= 0 && index < n)
-          await_ready(handles[static_cast<std::size_t>(index)]);
-        MPI_Testany(n, handles.data(), &out_index, &out_flag, status_like(ev));
-        break;
-      case Variant::kTestsome:
-        MPI_Testsome(n, handles.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-        break;
-      default:
-        fail(ev, "not a completion call");
+    const Variant v = table_[ev.op].variant;
+    if (v == Variant::kWait) {
+      if (n != 1) fail(ev, "MPI_Wait without exactly one request link");
+      MPI_Wait(handles.data(), status_like(ev));
+    } else if (v == Variant::kWaitall) {
+      MPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
+    } else {
+      if (v == Variant::kTest && n != 1) fail(ev, "MPI_Test without exactly one request link");
+      complete_as_recorded(ev, v, handles);
     }
     after_completion(slots, handles);
+  }
+
+  // Test*, Waitany, Waitsome: the call completes what the original's did
+  // and nothing else (completion.hpp), whatever has arrived by now.
+  void complete_as_recorded(const Event& ev, Variant v, std::vector<MPI_Request>& handles) {
+    const int64_t flag = ev.get(f_.flag), index = ev.get(f_.index), outcount = ev.get(f_.outcount);
+    Outcome& want = outcome_scratch_;
+    want.found = flag == 1 || v == Variant::kWaitany || v == Variant::kWaitsome ||
+                 (v == Variant::kTestsome && outcount > 0);
+    want.index = index == kAbsent || index < 0 ? -1 : static_cast<int>(index);
+    want.outcount = outcount == kAbsent || outcount < 0 ? -1 : static_cast<int>(outcount);
+    const FieldValue* idx = ev.find(f_.indices);
+    want.has_indices = idx != nullptr;
+    want.indices.clear();
+    if (idx)
+      for (int64_t k : idx->list) want.indices.push_back(static_cast<int>(k));
+    // Before a test that found requests complete: wait (without
+    // completing) until they could, so the forced outcome is a true one.
+    if (v == Variant::kTest && want.found) await_ready(handles[0]);
+    if (v == Variant::kTestall && want.found)
+      for (MPI_Request r : handles) await_ready(r);
+    const bool recorded = (v == Variant::kTest || v == Variant::kTestall) ? flag != kAbsent
+                          : v == Variant::kTestany ? flag != kAbsent && index != kAbsent
+                          : v == Variant::kWaitany ? index != kAbsent
+                                                   : outcount != kAbsent;
+    if (prob_ || !recorded) {
+      // Probabilistic replay's planned receives are not the trace's requests.
+      issue_completion(v, handles, status_like(ev), indices_scratch_);
+      return;
+    }
+    const CompletionResult r =
+        force_completion(v, handles, want, status_like(ev), indices_scratch_);
+    if (!r.problem.empty()) warn(ev, r.problem);
   }
 
   // ------------------------------------------------------------ issuing
@@ -1047,7 +919,11 @@ class Engine {
       case Kind::kTypeCreate:
       case Kind::kTypeCommit:
       case Kind::kTypeFree:
-        return datatype_call(ev, info);
+      case Kind::kTypeQuery: {
+        const std::string problem = types_.replay(ev, info.name);
+        if (!problem.empty()) warn(ev, problem);
+        return;
+      }
       default:
         return collective(ev, info);
     }
@@ -1203,13 +1079,10 @@ class Engine {
       MPI_Probe(src, tag, c, status_like(ev));
       return;
     }
-    if (ev.get(f_.flag) == 1) {
-      // The recorded poll found a message: wait until this one would too.
-      int ready = 0;
-      while (!ready) PMPI_Iprobe(src, tag, c, &ready, MPI_STATUS_IGNORE);
-    }
     int flag = 0;
-    MPI_Iprobe(src, tag, c, &flag, status_like(ev));
+    const std::string problem =
+        force_iprobe(src, tag, c, ev.get(f_.flag) == 1, status_like(ev), nullptr, &flag);
+    if (!problem.empty()) warn(ev, problem);
   }
 
   void mprobe(const Event& ev, const OpInfo& info) {
@@ -1219,12 +1092,10 @@ class Engine {
     if (!info.nonblocking) {
       MPI_Mprobe(src, tag, c, &m, status_like(ev));
     } else {
-      if (ev.get(f_.flag) == 1) {
-        int ready = 0;
-        while (!ready) PMPI_Iprobe(src, tag, c, &ready, MPI_STATUS_IGNORE);
-      }
       int flag = 0;
-      MPI_Improbe(src, tag, c, &flag, &m, status_like(ev));
+      const std::string problem =
+          force_iprobe(src, tag, c, ev.get(f_.flag) == 1, status_like(ev), &m, &flag);
+      if (!problem.empty()) warn(ev, problem);
       if (!flag) return;
     }
     messages_.push_back(m);
@@ -1654,49 +1525,6 @@ class Engine {
     }
   }
 
-  // Type constructors are replayed so the replay's trace has them too; the
-  // types made here are never used for messages (those use types of the
-  // recorded sizes, see datatype_of).
-  void datatype_call(const Event& ev, const OpInfo& info) {
-    if (info.kind == Kind::kTypeCreate) {
-      const int64_t c = ev.get(f_.count);
-      const int count = c == kAbsent || c < 0 ? 1 : static_cast<int>(c);
-      MPI_Datatype t = MPI_DATATYPE_NULL;
-      if (info.name == "MPI_Type_contiguous") {
-        MPI_Type_contiguous(count, MPI_BYTE, &t);
-      } else if (info.name == "MPI_Type_vector") {
-        MPI_Type_vector(count, 1, 1, MPI_BYTE, &t);
-      } else {
-        const int64_t nd = ev.get(f_.ndims);
-        const int ndims = nd == kAbsent || nd < 1 ? 1 : static_cast<int>(nd);
-        std::vector<int> sizes(static_cast<std::size_t>(ndims), 1), starts(sizes.size(), 0);
-        MPI_Type_create_subarray(ndims, sizes.data(), sizes.data(), starts.data(), MPI_ORDER_C,
-                                 MPI_BYTE, &t);
-      }
-      made_types_.push_back({t, false});
-    } else if (info.kind == Kind::kTypeCommit) {
-      for (auto& [t, committed] : made_types_) {
-        if (committed) continue;
-        MPI_Type_commit(&t);
-        committed = true;
-        return;
-      }
-      MPI_Datatype t;
-      PMPI_Type_contiguous(1, MPI_BYTE, &t);
-      MPI_Type_commit(&t);
-      made_types_.push_back({t, true});
-    } else {
-      if (made_types_.empty()) {
-        MPI_Datatype t;
-        PMPI_Type_contiguous(1, MPI_BYTE, &t);
-        MPI_Type_free(&t);
-        return;
-      }
-      MPI_Type_free(&made_types_.front().first);
-      made_types_.pop_front();
-    }
-  }
-
   const Trace& trace_;
   const ReplayOptions& opts_;
   int32_t rank_;
@@ -1715,7 +1543,7 @@ class Engine {
   std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> matched_;
   std::unordered_map<int64_t, MPI_Comm> comms_;
   std::unordered_map<int64_t, CartInfo> carts_;
-  std::map<std::pair<int64_t, int64_t>, MPI_Datatype> derived_types_;
+  TypeReplay types_;
   std::unordered_map<int64_t, MPI_Op> user_ops_;
   std::deque<MPI_Message> messages_;
   MPI_Status status_{};
@@ -1725,6 +1553,8 @@ class Engine {
   std::vector<std::ptrdiff_t> linked_scratch_;
   std::vector<MPI_Request> handles_scratch_;
   std::vector<int> indices_scratch_;
+  Outcome outcome_scratch_;
+  std::ptrdiff_t node_ = -1;  // the node of the event being issued
   bool prob_ = false;
   int64_t last_exit_ns_ = 0;  // end of the last replayed MPI call (0: none yet)
   std::unique_ptr<LossyResolver> lossy_;
@@ -1732,7 +1562,6 @@ class Engine {
   std::vector<Incoming> incoming_;
   std::size_t next_incoming_ = 0;
   std::deque<Posted> posted_;
-  std::deque<std::pair<MPI_Datatype, bool>> made_types_;
 };
 
 }  // namespace

@@ -58,6 +58,7 @@ enum class Kind : uint8_t {
   kTypeCreate,
   kTypeCommit,
   kTypeFree,
+  kTypeQuery,
 };
 
 /// Which member of its family an operation is, so the hot path switches on

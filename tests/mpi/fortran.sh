@@ -6,14 +6,19 @@
 #    MPI_Allreduce, MPI_Reduce, MPI_Barrier;
 #  - app_graph_usempi (use mpi): a ring built with
 #    MPI_Dist_graph_create_adjacent (MPI_UNWEIGHTED), MPI_Neighbor_allgather
-#    on it, MPI_Comm_free and MPI_Pcontrol (no IERROR argument).
+#    on it, MPI_Comm_free and MPI_Pcontrol (no IERROR argument);
+#  - app_dtypes_usempi (use mpi): MPI_Type_vector, MPI_Type_create_struct
+#    (an array of Fortran handles), MPI_Type_create_resized, MPI_Type_dup,
+#    the decoders, MPI_Type_free, MPI_Waitsome (indices) and MPI_Waitall
+#    with a count of 0.
 # Each trace must have those nodes, with call sites in the program itself
 # (the Fortran call was caught, not only the C call underneath), Waitall
 # links that point back to the Irecvs, and expand exactly to the raw logs.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 
-if [[ ! -x $APPS/app_stencil_mpif || ! -x $APPS/app_collectives_usempi || ! -x $APPS/app_graph_usempi ]]; then
+if [[ ! -x $APPS/app_stencil_mpif || ! -x $APPS/app_collectives_usempi || ! -x $APPS/app_graph_usempi ||
+  ! -x $APPS/app_dtypes_usempi ]]; then
   bad "Fortran test programs were not built (no MPI Fortran support?)"
   finish
 fi
@@ -80,4 +85,20 @@ fi
 plain collectives_usempi 3 20
 cmp -s "$PDIR/plain.txt" "$WORK/collectives_usempi-np3/out.txt" ||
   bad "collectives_usempi: stdout differs with tracing"
+check_lossless dtypes_usempi 3 4 '^ *dtypes_usempi: 3 ranks, 4 steps, checksum'
+has_nodes dtypes_usempi 3 MPI_Type_vector MPI_Type_create_struct MPI_Type_create_resized MPI_Type_dup \
+  MPI_Type_get_contents MPI_Type_free MPI_Waitsome MPI_Waitall
+raw="$WORK/dtypes_usempi-np3/raw"
+if [[ -s $raw/rank-2.txt ]]; then
+  # MPI_INTEGER is 30 and MPI_DOUBLE_PRECISION 32: the struct's whole array
+  # of types, converted from Fortran handles.
+  grep -Eq '^MPI_Type_create_struct .*blocklens=\[1,2\] dsizes=\[4,8\] dtypes=\[30,32\] newsize=20 newtype=1001 ' "$raw/rank-2.txt" ||
+    bad "dtypes_usempi: MPI_Type_create_struct without its types: $(grep -m1 '^MPI_Type_create_struct' "$raw/rank-2.txt")"
+  # Fortran indices are 1-based; recorded 0-based.
+  if grep '^MPI_Waitsome ' "$raw/rank-2.txt" | grep -Eqv 'indices=\[[01](,[01])?\]'; then
+    bad "dtypes_usempi: Waitsome indices not 0-based: $(grep -m1 '^MPI_Waitsome' "$raw/rank-2.txt")"
+  fi
+  n=$(grep -c '^MPI_Waitall .*links=\[\]' "$raw/rank-2.txt" || true)
+  [[ $n -eq 4 ]] || bad "dtypes_usempi: rank 2 has $n MPI_Waitall with links=[], want 4"
+fi
 finish

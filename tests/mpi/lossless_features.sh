@@ -4,7 +4,9 @@
 # (Send_init/Recv_init/Start/Startall/Request_free), nonblocking
 # collectives with a Test polling loop, Waitany/Waitsome/Testall, Iprobe
 # polling, Sendrecv_replace with a derived datatype, Alltoallv/Gatherv
-# with rank-dependent counts, Scan, intercommunicators (Intercomm_create,
+# with rank-dependent counts, Scan, polling loops with wildcard receives and
+# empty completions (polling), every kind of derived datatype (dtypes),
+# intercommunicators (Intercomm_create,
 # Sendrecv and Allreduce across, Intercomm_merge) -- and checks every trace expands to
 # exactly the raw logs, with the communicators and request links intact.
 TF=$1; SRC=$2; APPS=$3
@@ -31,6 +33,9 @@ check_lossless nbc 3 30 '^nbc: 3 ranks, 30 steps, checksum'
 check_lossless misc_p2p 4 15 '^misc_p2p: 4 ranks, 15 steps, checksum'
 check_lossless misc_p2p 3 15 '^misc_p2p: 3 ranks, 15 steps, checksum'
 check_lossless intercomm 4 10 '^intercomm: 4 ranks, 10 steps, checksum'
+check_lossless polling 4 6 '^polling: 4 ranks, 6 steps, checksum'
+check_lossless dtypes 4 6 '^dtypes: 4 ranks, 6 steps, checksum'
+check_lossless dtypes 3 4 '^dtypes: 3 ranks, 4 steps, checksum'
 if [[ -s $WORK/intercomm-np4/t.tf ]]; then
   # The intercommunicator's Sendrecvs name the partner in the remote group.
   "$TF" expand "$WORK/intercomm-np4/t.tf" -r 3 >"$WORK/intercomm3.txt"
