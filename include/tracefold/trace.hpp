@@ -128,4 +128,8 @@ struct Trace {
   std::size_t memory_bytes() const;
 };
 
+/// Drops every compute and communication histogram (record --no-timing):
+/// the trace keeps parameters only, and user statistics where there are any.
+void drop_timing(Trace& trace);
+
 }  // namespace tracefold

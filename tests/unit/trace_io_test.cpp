@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "sample_traces.hpp"
 #include "stencil.hpp"
 #include "test_util.hpp"
 #include "tracefold/analysis_basic.hpp"
@@ -24,8 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::expands_to;
+using testing::figure52_trace;
 using testing::make_event;
 using testing::make_sites;
+using testing::rich_trace;
 using testing::Stencil;
 using testing::StencilKind;
 
@@ -63,59 +66,6 @@ std::string read_bytes(const fs::path& p) {
 void write_bytes(const fs::path& p, const std::string& s) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(s.data(), static_cast<std::streamsize>(s.size()));
-}
-
-// A trace that uses every part of the format: loops, iteration-specific
-// counts, list fields, sentinels, several communicators (including a
-// non-ascending 'order' group), timings with several predecessors, user
-// statistics and rank groups.
-Trace rich_trace() {
-  Stencil s{.side = 3, .steps = 6, .kind = StencilKind::kPeriodicComms};
-  std::vector<Trace> parts = s.fold_all();
-  // Rank 4 runs something else: wildcards, PROC_NULL and a communicator whose
-  // rank order is not ascending.
-  SiteTable sites = make_sites(3);
-  CommTable comms;
-  comms.define_world(9);
-  comms.define(7, CommGroup{{8, 4, 0}});
-  Folder f(4);
-  for (int i = 0; i < 4; ++i) {
-    Event e = make_event("MPI_Irecv", 0,
-                         {{"peer", kAny}, {"tag", kAny}, {"count", 3 + i % 2}, {"comm", 7}});
-    e.set(FieldTable::src(), i % 2 ? 0 : 2);  // ranks in comm 7
-    e.compute_ns = 100 + i;
-    e.comm_ns = 7;
-    encode_relative(e, 4, comms);
-    f.append(e);
-    Event n = make_event("MPI_Send", 1, {{"peer", kNull}, {"count", 0}, {"comm", 7}});
-    if (i == 2) n = make_event("MPI_Barrier", 2, {{"comm", 7}});
-    encode_relative(n, 4, comms);
-    f.append(n);
-  }
-  parts[4] = f.finish(9, sites, comms);
-  Trace t = reduce_traces(std::move(parts));
-  // User statistics (plugins) ride along with the timings.
-  Histogram h;
-  for (int i = 0; i < 5; ++i) h.add(1000 * i, i);
-  EXPECT_FALSE(t.nodes.at(0).timings.empty());
-  t.nodes.at(0).timings.at(0).stats.emplace_back("cycles", h);
-  t.nodes.at(0).timings.at(0).stats.emplace_back("l2_misses", Histogram{});
-  return t;
-}
-
-Trace figure52_trace() {
-  Folder f(0);
-  for (int i = 0; i < 30; ++i) {
-    f.append(make_event("MPI_Allreduce", 0, {{"count", i % 4}}));
-    for (int j = 0; j < 1 + i % 3; ++j) {
-      f.append(make_event("MPI_Isend", 1, {{"peer", 0}, {"tag", j}}));
-      f.append(make_event("MPI_Irecv", 2, {{"peer", 0}}));
-      f.append(make_event("MPI_Waitall", 3));
-    }
-  }
-  CommTable comms;
-  comms.define_world(1);
-  return f.finish(1, make_sites(4), comms);
 }
 
 TEST(TraceIo, RoundTripIsByteIdentical) {
@@ -190,10 +140,11 @@ TEST(TraceIo, SaveAndLoadPlainAndZstd) {
   const std::string text = format_trace(t);
 
   const fs::path plain = dir.path() / "t.trace";
-  save_trace(t, plain);
+  save_trace(t, plain, TraceEncoding::kText);
   EXPECT_EQ(read_bytes(plain), text);
   EXPECT_EQ(format_trace(load_trace(plain)), text);
 
+  // A .zst name is compressed text, whatever the encoding asked for.
   const fs::path packed = dir.path() / "t.trace.zst";
   save_trace(t, packed);
   const std::string raw = read_bytes(packed);
@@ -223,7 +174,7 @@ TEST(TraceIo, SaveReplacesAnExistingFileAtomically) {
   write_bytes(p, "old contents that are longer than nothing\n");
   const Trace t = figure52_trace();
   save_trace(t, p);
-  EXPECT_EQ(read_bytes(p), format_trace(t));
+  EXPECT_EQ(read_bytes(p), encode_compact(t));
   EXPECT_EQ(dir.names(), std::vector<std::string>{"t.trace"});
 }
 
