@@ -19,13 +19,15 @@
 namespace tracefold {
 
 /// A trace file is malformed. what() reads `SOURCE:LINE: expected ..., found ...`
-/// for the text form and `SOURCE: byte N: ...` for the compact form.
+/// for the text form and `SOURCE: byte N: ...` or `SOURCE: body byte N: ...`
+/// for the compact form.
 class TraceFormatError : public std::runtime_error {
  public:
-  /// A place in the compact form: the byte offset (counted in the file's
-  /// header plus its decompressed body, see docs/format.md).
+  /// A place in the compact form: a byte offset in the file, or with
+  /// `in_body` one in the decompressed body (docs/format.md).
   struct AtByte {
     std::size_t offset;
+    bool in_body = false;
   };
   TraceFormatError(std::string source, std::size_t line, const std::string& message);
   TraceFormatError(std::string source, AtByte at, const std::string& message);

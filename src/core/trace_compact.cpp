@@ -18,7 +18,7 @@ namespace {
 __extension__ typedef unsigned __int128 u128;
 
 constexpr unsigned char kMagic[4] = {0x89, 'T', 'F', 'C'};
-constexpr int kCompactVersion = 3;
+constexpr int kCompactVersion = Trace::kCompactVersion;
 constexpr int kLevel = 19;
 // The four sentinels (kAbsent .. kUndefined) take value codes 0-3, every
 // other value zigzag + 4: small numbers stay one byte.

@@ -1,6 +1,8 @@
 // Reader of the compact form (format version 3, docs/format.md). Every count
 // is checked against the bytes left before anything is allocated for it: an
 // item takes at least one byte, so a count above the bytes left is corrupt.
+#include <zstd.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -13,8 +15,7 @@ namespace {
 // Value codes take 65 bits (see kSentinels); GCC and Clang have the type.
 __extension__ typedef unsigned __int128 u128;
 
-constexpr unsigned char kMagic[4] = {0x89, 'T', 'F', 'C'};
-constexpr int kCompactVersion = 3;
+constexpr int kCompactVersion = Trace::kCompactVersion;
 constexpr std::size_t kHeaderBytes = 5;
 constexpr unsigned kSentinels = 4;
 constexpr uint64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
@@ -25,7 +26,7 @@ class In {
 
   [[noreturn]] void fail(const std::string& msg) const { fail_at(start_, msg); }
   [[noreturn]] void fail_at(std::size_t at, const std::string& msg) const {
-    throw TraceFormatError(source_, TraceFormatError::AtByte{at + kHeaderBytes}, msg);
+    throw TraceFormatError(source_, TraceFormatError::AtByte{at, true}, msg);
   }
   std::size_t left() const { return b_.size() - pos_; }
   bool at_end() const { return pos_ == b_.size(); }
@@ -181,6 +182,35 @@ Histogram get_histogram(In& in, const char* what) {
   } catch (const std::exception& ex) {
     in.fail_at(at, std::string("bad ") + what + " histogram: " + ex.what());
   }
+}
+
+// One zstd frame from byte kHeaderBytes to the end of the file; errors say
+// where in the file the compressed data went wrong.
+std::string decompress_body(std::string_view file, const std::string& source) {
+  struct Stream {
+    ZSTD_DStream* ds = ZSTD_createDStream();
+    ~Stream() { ZSTD_freeDStream(ds); }
+  } stream;
+  ZSTD_initDStream(stream.ds);
+  std::string out;
+  std::string buf(ZSTD_DStreamOutSize(), '\0');
+  ZSTD_inBuffer in{file.data(), file.size(), kHeaderBytes};
+  while (true) {
+    ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
+    const std::size_t ret = ZSTD_decompressStream(stream.ds, &ob, &in);
+    if (ZSTD_isError(ret))
+      throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
+                             std::string("corrupt compressed body: ") + ZSTD_getErrorName(ret));
+    out.append(buf.data(), ob.pos);
+    if (ret == 0) break;
+    if (in.pos == in.size && ob.pos < ob.size)
+      throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
+                             "the file ends inside the compressed body (truncated)");
+  }
+  if (in.pos != in.size)
+    throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
+                           "unexpected bytes after the compressed body");
+  return out;
 }
 
 Trace decode_body(In& in) {
@@ -339,16 +369,18 @@ Trace decode_body(In& in) {
 }  // namespace
 
 Trace decode_compact(std::string_view bytes, const std::string& source) {
-  if (bytes.size() < kHeaderBytes ||
-      !std::equal(kMagic, kMagic + 4, reinterpret_cast<const unsigned char*>(bytes.data())))
+  if (!is_compact(bytes))
     throw TraceFormatError(source, TraceFormatError::AtByte{0},
-                           "not a compact trace (expected the bytes 89 54 46 43 and a version)");
+                           "not a compact trace (it does not start with 89 54 46 43)");
+  if (bytes.size() < kHeaderBytes)
+    throw TraceFormatError(source, TraceFormatError::AtByte{bytes.size()},
+                           "the file ends inside the 5-byte header (truncated)");
   const int version = static_cast<unsigned char>(bytes[4]);
   if (version != kCompactVersion)
     throw TraceFormatError(source, TraceFormatError::AtByte{4},
                            "unsupported compact format version " + std::to_string(version) +
                                " (this tracefold reads compact version 3)");
-  const std::string body = zstd_decompress(bytes.substr(kHeaderBytes), source);
+  const std::string body = decompress_body(bytes, source);
   In in(body, source);
   try {
     return decode_body(in);

@@ -16,7 +16,8 @@ TraceFormatError::TraceFormatError(std::string source, std::size_t line, const s
       line_(line) {}
 
 TraceFormatError::TraceFormatError(std::string source, AtByte at, const std::string& message)
-    : std::runtime_error(source + ": byte " + std::to_string(at.offset) + ": " + message),
+    : std::runtime_error(source + (at.in_body ? ": body byte " : ": byte ") +
+                         std::to_string(at.offset) + ": " + message),
       source_(std::move(source)) {}
 
 namespace {
@@ -240,8 +241,9 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   const int version = take_number<int>(r, line, "a format version");
   // Version 1 is version 2 without the whole-set shorthand "*".
   if (version < 1 || version > Trace::kFormatVersion)
-    r.fail("unsupported format version " + std::to_string(version) +
-           " (this tracefold reads versions 1 to " + std::to_string(Trace::kFormatVersion) + ")");
+    r.fail("unsupported text format version " + std::to_string(version) +
+           " (this tracefold reads text versions 1 to " + std::to_string(Trace::kFormatVersion) +
+           "; version " + std::to_string(Trace::kCompactVersion) + " is the compact form)");
   take_end(r, line, "the header");
   const bool whole_sets = version >= 2;
 

@@ -10,7 +10,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 gen_logs "$WORK/logs" 10
-run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace"
+run_expect 0 "$TRACEFOLD" fold --text "$WORK/logs" -o "$WORK/t.trace"
 
 # expect_trace_error FILE LINE : every reader fails with exit 2 and FILE:LINE.
 expect_trace_error() {
@@ -54,10 +54,10 @@ n=$(grep -n '^comm 0 members \*$' "$WORK/v1star.trace" | cut -d: -f1)
 expect_trace_error "$WORK/v1star.trace" "$n"
 expect_in "$ERR" "needs format version 2" "star in a version-1 file"
 
-# A future format version.
+# A text format version that does not exist (3 is the compact form).
 sed '1s/^tracefold-trace 2$/tracefold-trace 3/' "$WORK/t.trace" >"$WORK/v3.trace"
 expect_trace_error "$WORK/v3.trace" 1
-expect_in "$ERR" "unsupported format version 3" "version 3"
+expect_in "$ERR" "unsupported text format version 3" "version 3"
 
 # Truncated in the middle of a line.
 total=$(wc -c <"$WORK/t.trace")

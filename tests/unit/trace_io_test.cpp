@@ -863,7 +863,7 @@ TEST(TraceIoWholeSet, StarInAVersion1FileIsAnErrorAtItsLine) {
   }
 }
 
-TEST(TraceIoWholeSet, OnlyVersions1And2AreRead) {
+TEST(TraceIoWholeSet, OnlyTextVersions1And2AreRead) {
   for (const char* version : {"3", "0", "17"}) {
     std::string text = kMasterWorkerV2;
     text.replace(16, 1, version);
@@ -872,9 +872,11 @@ TEST(TraceIoWholeSet, OnlyVersions1And2AreRead) {
     try {
       parse_trace(text, source);
     } catch (const TraceFormatError& ex) {
-      EXPECT_NE(std::string(ex.what()).find(std::string("unsupported format version ") + version +
-                                            " (this tracefold reads versions 1 to 2)"),
-                std::string::npos)
+      EXPECT_NE(
+          std::string(ex.what()).find(std::string("unsupported text format version ") + version +
+                                      " (this tracefold reads text versions 1 to 2; "
+                                      "version 3 is the compact form)"),
+          std::string::npos)
           << ex.what();
     }
   }
