@@ -68,7 +68,7 @@ bool is_compact(std::string_view bytes);
 Trace decode_trace(std::string_view bytes, const std::string& source);
 
 /// Writes atomically (temporary file + rename), in the compact form or as
-/// text (zstd-compressed if the path ends in `.zst`). Throws
+/// text; a path ending in `.zst` always gets zstd-compressed text. Throws
 /// std::runtime_error naming the path on I/O failure.
 void save_trace(const Trace& trace, const std::filesystem::path& path,
                 TraceEncoding encoding = TraceEncoding::kCompact);

@@ -482,8 +482,8 @@ Trace decode_trace(std::string_view bytes, const std::string& source) {
   if (is_zstd(bytes)) return parse_trace(zstd_decompress(bytes, source), source);
   // Neither magic number and not text: say so, rather than quote binary
   // bytes as a bad header line.
-  const auto c = bytes.empty() ? 0 : static_cast<unsigned char>(bytes[0]);
-  if (c >= 0x80 || (c < 0x20 && c != '\n' && !bytes.empty()))
+  const auto c = bytes.empty() ? ' ' : static_cast<unsigned char>(bytes[0]);
+  if (c >= 0x7f || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'))
     throw TraceFormatError(source, TraceFormatError::AtByte{0},
                            "not a tracefold trace: it starts with neither 'tracefold-trace ' "
                            "(text form), 89 54 46 43 (compact form) nor zstd's 28 b5 2f fd");
@@ -491,12 +491,14 @@ Trace decode_trace(std::string_view bytes, const std::string& source) {
 }
 
 void save_trace(const Trace& trace, const std::filesystem::path& path, TraceEncoding encoding) {
+  // A `.zst` name promises what `zstd -d` can read: compressed text.
   std::string text;
-  if (encoding == TraceEncoding::kCompact) {
+  if (path.extension() == ".zst") {
+    text = zstd_compress(format_trace(trace));
+  } else if (encoding == TraceEncoding::kCompact) {
     text = encode_compact(trace);
   } else {
     text = format_trace(trace);
-    if (path.extension() == ".zst") text = zstd_compress(text);
   }
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
