@@ -40,10 +40,8 @@ APPS="${APPS:-cg lu stencil2d_periodic stencil3d sweep3d ft bt_like pop}"
 for tool in autoreconf libtoolize mpicc mpirun zstd make; do
   command -v "$tool" >/dev/null || { echo "bench-pilgrim: $tool not found" >&2; exit 2; }
 done
-TF=$(cd "$BUILD_DIR/src/cli" && pwd)/tracefold
-[[ -x $TF && -f $BUILD_DIR/src/record/libtracefold.so ]] ||
+[[ -x $BUILD_DIR/src/cli/tracefold && -f $BUILD_DIR/src/record/libtracefold.so ]] ||
   { echo "bench-pilgrim: no tracefold with the recorder in $BUILD_DIR; build first" >&2; exit 2; }
-APPDIR=$(cd "$BUILD_DIR/tests/apps" && pwd)
 
 if [[ -n ${KEEP:-} ]]; then
   work=$(mkdir -p "$KEEP" && cd "$KEEP" && pwd)
@@ -51,6 +49,15 @@ else
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
 fi
+# Copies, so that a concurrent rebuild of BUILD_DIR cannot change them
+# half-way through.
+mkdir -p "$work/bin/cli" "$work/bin/record" "$work/bin/apps"
+cp "$BUILD_DIR/src/cli/tracefold" "$work/bin/cli/"
+cp "$BUILD_DIR/src/record/libtracefold.so" "$work/bin/record/"
+cp "$BUILD_DIR"/tests/apps/app_* "$work/bin/apps/"
+export TRACEFOLD_LIB="$work/bin/record/libtracefold.so"
+TF="$work/bin/cli/tracefold"
+APPDIR="$work/bin/apps"
 
 # ---------------------------------------------------------------- build Pilgrim
 src="$work/pilgrim"
