@@ -82,6 +82,23 @@ printf 'hello\n' >"$WORK/hello.trace"
 run_expect 2 "$TRACEFOLD" print "$WORK/hello.trace"
 expect_in "$ERR" "$WORK/hello.trace:1: " "not a trace"
 
+# The compact form: every reading command names the file and the byte.
+run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/c.tf"
+size=$(wc -c <"$WORK/c.tf")
+head -c $((size / 2)) "$WORK/c.tf" >"$WORK/cut.tf"
+for sub in print stats expand; do
+  if [[ $sub == expand ]]; then run_expect 2 "$TRACEFOLD" expand "$WORK/cut.tf" -r 0; else run_expect 2 "$TRACEFOLD" "$sub" "$WORK/cut.tf"; fi
+  expect_in "$ERR" "$WORK/cut.tf: byte $((size / 2)): the file ends inside the compressed body (truncated)" "$sub: cut compact file"
+done
+run_expect 2 "$TRACEFOLD" diff "$WORK/c.tf" "$WORK/cut.tf"
+expect_in "$ERR" "$WORK/cut.tf: byte " "diff: cut compact file"
+{ head -c 4 "$WORK/c.tf"; printf '\x07'; tail -c +6 "$WORK/c.tf"; } >"$WORK/v7.tf"
+run_expect 2 "$TRACEFOLD" print "$WORK/v7.tf"
+expect_in "$ERR" "$WORK/v7.tf: byte 4: unsupported compact format version 7" "compact version 7"
+printf '\x7fELF\x02\x01\x01' >"$WORK/elf.tf"
+run_expect 2 "$TRACEFOLD" print "$WORK/elf.tf"
+expect_in "$ERR" "$WORK/elf.tf: byte 0: not a tracefold trace" "binary that is no trace"
+
 # An empty file.
 : >"$WORK/empty.trace"
 run_expect 2 "$TRACEFOLD" stats "$WORK/empty.trace"
