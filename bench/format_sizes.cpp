@@ -13,8 +13,8 @@
 using namespace tracefold;
 
 int main(int argc, char** argv) {
-  std::printf("%-40s %-9s %9s %9s %9s %9s %9s\n", "trace", "timing", "text", "text.zst", "body",
-              "body.zst3", "compact");
+  std::printf("%-40s %-7s %8s %9s %8s %9s %8s %6s %9s %9s\n", "trace", "timing", "text", "text.zst",
+              "body", "body.zst3", "compact", "sites", "sites.txt", "sites.bin");
   for (int i = 1; i < argc; ++i) {
     try {
       Trace t = load_trace(argv[i]);
@@ -22,9 +22,20 @@ int main(int argc, char** argv) {
         if (pass == 1) drop_timing(t);
         const std::string text = format_trace(t);
         const std::string body = encode_compact_body(t);
-        std::printf("%-40s %-9s %9zu %9zu %9zu %9zu %9zu\n", argv[i], pass ? "none" : "full",
-                    text.size(), zstd_compress(text).size(), body.size(),
-                    zstd_compress(body, 3).size(), encode_compact(t).size());
+        std::size_t site_text = 0;
+        for (SiteId s = 0; s < t.sites.size(); ++s)
+          site_text +=
+              ("site " + std::to_string(s) + " " + SiteTable::format(t.sites.at(s)) + "\n").size();
+        Trace only_sites = t;
+        only_sites.nodes.clear();
+        Trace none = only_sites;
+        none.sites = SiteTable{};
+        const std::size_t site_bin =
+            encode_compact_body(only_sites).size() - encode_compact_body(none).size();
+        std::printf("%-40s %-7s %8zu %9zu %8zu %9zu %8zu %6zu %9zu %9zu\n", argv[i],
+                    pass ? "none" : "full", text.size(), zstd_compress(text).size(), body.size(),
+                    zstd_compress(body, 3).size(), encode_compact(t).size(), t.sites.size(),
+                    site_text, site_bin);
       }
     } catch (const std::exception& ex) {
       std::fprintf(stderr, "format_sizes: %s\n", ex.what());
