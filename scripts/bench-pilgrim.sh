@@ -122,7 +122,12 @@ for np in $NPS; do
       echo "$app $np ok $pb $pz $tb $tz" >>"$ROWS"
     else
       echo "$app $np $status - - - -" >>"$ROWS"
-      for f in "$d"/*/err.txt; do [[ -s $f ]] && tail -n 3 "$f" | sed "s|^|  $app np=$np: |" >&2; done
+      # The first line that says why (an assertion, an error), not mpirun's banner.
+      for f in "$d"/*/err.txt; do
+        [[ -s $f ]] || continue
+        why=$(grep -m 1 -i -E 'assert|error|abort' "$f" || tail -n 1 "$f")
+        echo "  $app np=$np (${f#"$d/"}): $why" >&2
+      done
     fi
     echo "  $app np=$np: $status" >&2
   done
