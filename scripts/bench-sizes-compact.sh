@@ -12,7 +12,7 @@
 #   BUILD_DIR=build      build tree with src/cli/tracefold and tests/apps/app_*
 #   NPS="4 8 16"         rank counts
 #   STEPS=50             step count (argv[1]) for every program
-#   RUN_TIMEOUT=20       seconds (plus 1 per rank) a run may take
+#   RUN_TIMEOUT=60       seconds (plus 1 per rank) a run may take
 #   APPS_FILTER=REGEX    only programs whose name matches (e.g. 'cg|lu')
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 BUILD_DIR="${BUILD_DIR:-build}"
 NPS="${NPS:-4 8 16}"
 STEPS="${STEPS:-50}"
-RUN_TIMEOUT="${RUN_TIMEOUT:-20}"
+RUN_TIMEOUT="${RUN_TIMEOUT:-60}"
 APPS_FILTER="${APPS_FILTER:-.}"
 
 for f in "$BUILD_DIR/src/cli/tracefold" "$BUILD_DIR/src/record/libtracefold.so"; do
@@ -55,7 +55,7 @@ for np in $NPS; do
     (cd "$d" && timeout -k 5 $((RUN_TIMEOUT + np)) "$TF" record -o "$d/t.tf" --raw-log "$d/raw" -- \
       mpirun -np "$np" "$work/bin/apps/app_$app" "$STEPS" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
     if ((rc != 0)) || [[ ! -s $d/t.tf ]]; then
-      echo "$app $np failed(exit$rc) - - - - - -" >>"$ROWS"
+      echo "$app $np failed(exit$rc) - - - - -" >>"$ROWS"
       echo "  $app np=$np: failed (exit $rc)" >&2
       continue
     fi

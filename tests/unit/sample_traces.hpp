@@ -1,14 +1,20 @@
-// Small traces that use every part of the trace format, shared by the
-// trace file tests.
+// Small traces that use every part of the trace format, and checks of
+// text-form errors, shared by the trace file tests.
 #pragma once
 
 #include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <typeinfo>
+#include <vector>
 
 #include "stencil.hpp"
 #include "test_util.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/trace.hpp"
+#include "tracefold/trace_io.hpp"
 
 namespace tracefold::testing {
 
@@ -63,6 +69,45 @@ inline Trace figure52_trace() {
   CommTable comms;
   comms.define_world(1);
   return f.finish(1, make_sites(4), comms);
+}
+
+// 1-based number of the line that holds byte `pos`.
+inline std::size_t line_of(const std::string& text, std::size_t pos) {
+  return 1 + static_cast<std::size_t>(
+                 std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+}
+
+// Parses `text`; expects a TraceFormatError from `source` whose what() starts
+// with "SOURCE:LINE: ". Returns the line, or nullopt (after a failure) if
+// parsing succeeded or threw something else.
+inline std::optional<std::size_t> format_error_line(const std::string& text,
+                                                    const std::string& source) {
+  try {
+    parse_trace(text, source);
+    ADD_FAILURE() << source << ": parsed without error";
+  } catch (const TraceFormatError& ex) {
+    const std::string prefix = source + ":" + std::to_string(ex.line()) + ": ";
+    EXPECT_EQ(ex.source(), source);
+    EXPECT_EQ(std::string(ex.what()).rfind(prefix, 0), 0u) << ex.what();
+    EXPECT_GT(std::string(ex.what()).size(), prefix.size()) << "no message: " << ex.what();
+    return ex.line();
+  } catch (const std::exception& ex) {
+    ADD_FAILURE() << source << ": threw " << typeid(ex).name()
+                  << " instead of TraceFormatError: " << ex.what();
+  }
+  return std::nullopt;
+}
+
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    out.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
 }
 
 }  // namespace tracefold::testing
