@@ -8,6 +8,7 @@
 #include <random>
 
 #include "sample_traces.hpp"
+#include "tracefold/expand.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold {
