@@ -122,11 +122,13 @@ for np in $NPS; do
       echo "$app $np ok $pb $pz $tb $tz" >>"$ROWS"
     else
       echo "$app $np $status - - - -" >>"$ROWS"
-      # The first line that says why (an assertion, an error), not mpirun's banner.
-      for f in "$d"/*/err.txt; do
-        [[ -s $f ]] || continue
+      # The first line that says why (an assertion, an error), not mpirun's
+      # banner, from the side that failed.
+      for side in pilgrim tracefold; do
+        f="$d/$side/err.txt"
+        [[ $status == *"$side"* && -s $f ]] || continue
         why=$(grep -m 1 -i -E 'assert|error|abort' "$f" || tail -n 1 "$f")
-        echo "  $app np=$np (${f#"$d/"}): $why" >&2
+        echo "  $app np=$np ($side): $why" >&2
       done
     fi
     echo "  $app np=$np: $status" >&2
