@@ -3,7 +3,9 @@
 # mg_vcycle.c, amg_like.c), side by side with their raw per-rank logs, and
 # the traced/untraced wall time of the polling code.
 #   - halo26_periodic (26 neighbours, three phases, one call site per
-#     direction) at 8, 27 and 64 ranks, STEPS_HALO steps (default 60);
+#     direction) and halo26 (the same on a non-periodic grid: corner, edge,
+#     face and interior ranks differ) at 8, 27 and 64 ranks, STEPS_HALO
+#     steps (default 60);
 #   - mg_vcycle (recursive V-cycle, 4 levels) at 4, 16 and 64 ranks with
 #     CYCLES and 10*CYCLES V-cycles (default 10);
 #   - amg_like (irregular neighbours, Iprobe polling) at 4 and 8 ranks;
@@ -44,16 +46,18 @@ row() {
   printf '| %s | %d | %d | %d | %d | %.0f |\n' "$label" "$n" "$s" "$t" "$r" "$(echo "$r / $t" | bc -l)"
 }
 
-echo "## halo26_periodic, $STEPS_HALO steps"
-echo "| ranks | nodes | call sites | trace B | raw B | raw/trace |"
-echo "|---|---|---|---|---|---|"
-declare -A halo
-for np in 8 27 64; do
-  read -r t r n s < <(size_of halo26_periodic "$np" "$STEPS_HALO")
-  halo[$np]=$t
-  row "$np" "$t" "$r" "$n" "$s"
+for halo in halo26_periodic halo26; do
+  echo "## $halo, $STEPS_HALO steps"
+  echo "| ranks | nodes | call sites | trace B | raw B | raw/trace |"
+  echo "|---|---|---|---|---|---|"
+  declare -A halo_b=()
+  for np in 8 27 64; do
+    read -r t r n s < <(size_of "$halo" "$np" "$STEPS_HALO")
+    halo_b[$np]=$t
+    row "$np" "$t" "$r" "$n" "$s"
+  done
+  printf 'trace at 64 / trace at 8 ranks: %.2f\n\n' "$(echo "${halo_b[64]} / ${halo_b[8]}" | bc -l)"
 done
-printf 'trace at 64 / trace at 8 ranks: %.2f\n\n' "$(echo "${halo[64]} / ${halo[8]}" | bc -l)"
 
 echo "## mg_vcycle (4 levels)"
 echo "| ranks, cycles | nodes | call sites | trace B | raw B | raw/trace |"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Trace size vs raw-log size: records every MPI test program (except
+# Trace size vs raw-log size, for the text form of the trace (format version
+# 2, record --text; scripts/bench-sizes-compact.sh compares it with the
+# compact form): records every MPI test program (except
 # app_abort, app_crash) at 4, 8, 16, 32 and 64 ranks with --raw-log and prints, per run,
 # the folded trace's bytes, the raw logs' bytes (sum of the rank files), the
 # raw logs concatenated (rank order) and compressed with `zstd -19`, the
@@ -74,7 +76,7 @@ run() {
   local app=$1 np=$2 steps=$3 d="$work/run" rc=0 t0 t1 limit=$((RUN_TIMEOUT + $2))
   rm -rf "$d"; mkdir -p "$d"
   t0=$(now)
-  (cd "$d" && timeout -k 5 "$limit" "$TF" record -o "$d/t.tf" --raw-log "$d/raw" -- \
+  (cd "$d" && timeout -k 5 "$limit" "$TF" record --text -o "$d/t.tf" --raw-log "$d/raw" -- \
       mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   t1=$(now)
   RUN_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')

@@ -71,6 +71,20 @@ class Histogram {
   /// are; the next add or merge narrows them to kMaxBins.
   static Histogram parse(std::string_view text);
 
+  /// Everything a histogram holds, field by field: what the compact trace
+  /// form (format version 3) stores instead of the text.
+  struct Parts {
+    uint64_t count = 0;
+    int64_t sum = 0, min = 0, max = 0;
+    int32_t min_rank = -1, max_rank = -1;
+    uint8_t span_log = 0;
+    std::vector<Bin> bins;
+  };
+  Parts parts() const;
+  /// Inverse of parts(), with the checks parse() makes; throws
+  /// std::invalid_argument describing the problem.
+  static Histogram from_parts(Parts parts);
+
   bool operator==(const Histogram&) const = default;
 
  private:

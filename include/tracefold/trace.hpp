@@ -112,9 +112,11 @@ Ranklist parse_ranklist_or_whole(std::string_view text, const Ranklist* whole);
 
 /// The whole trace with its tables.
 struct Trace {
-  /// Version written by format_trace. Version 2 added the whole-set
-  /// shorthand `*` (docs/format.md); the reader also takes version 1.
+  /// Version written by format_trace, the text form. Version 2 added the
+  /// whole-set shorthand `*` (docs/format.md); the reader also takes version 1.
   static constexpr int kFormatVersion = 2;
+  /// Version of the compact form (encode_compact), the default on disk.
+  static constexpr int kCompactVersion = 3;
   int32_t world_size = 0;
   SiteTable sites;
   CommTable comms;
@@ -127,5 +129,9 @@ struct Trace {
   /// Approximate in-memory size.
   std::size_t memory_bytes() const;
 };
+
+/// Drops every compute and communication histogram (record --no-timing):
+/// the trace keeps parameters only, and user statistics where there are any.
+void drop_timing(Trace& trace);
 
 }  // namespace tracefold

@@ -1,8 +1,11 @@
 // Reading and writing the trace file (format: docs/format.md).
 //
-// The text form is the reference: versioned, line-oriented, deterministic
-// (equal traces give equal bytes). A file whose name ends in `.zst` is the
-// same text compressed with zstd; readers detect compression by content.
+// Two forms hold the same trace. The text form (format version 2) is the
+// reference: line-oriented and readable; a file whose name ends in `.zst` is
+// that text compressed with zstd. The compact form (format version 3, the
+// default of save_trace) is binary: varints, each name, module and frame
+// once, zstd on top. Both are deterministic (equal traces give equal
+// bytes), and load_trace reads every form, telling them apart by content.
 #pragma once
 
 #include <cstdint>
@@ -15,16 +18,32 @@
 
 namespace tracefold {
 
-/// A trace file is malformed. what() reads `SOURCE:LINE: expected ..., found ...`.
+/// A trace file is malformed. what() reads `SOURCE:LINE: expected ..., found ...`
+/// for the text form and `SOURCE: byte N: ...` or `SOURCE: body byte N: ...`
+/// for the compact form.
 class TraceFormatError : public std::runtime_error {
  public:
+  /// A place in the compact form: a byte offset in the file, or with
+  /// `in_body` one in the decompressed body (docs/format.md).
+  struct AtByte {
+    std::size_t offset;
+    bool in_body = false;
+  };
   TraceFormatError(std::string source, std::size_t line, const std::string& message);
+  TraceFormatError(std::string source, AtByte at, const std::string& message);
   const std::string& source() const { return source_; }
+  /// Line of the text form; 0 for the compact form.
   std::size_t line() const { return line_; }
 
  private:
   std::string source_;
-  std::size_t line_;
+  std::size_t line_ = 0;
+};
+
+/// How save_trace writes a trace.
+enum class TraceEncoding {
+  kCompact,  ///< format version 3, binary and compressed (the default)
+  kText,     ///< format version 2, text (zstd-compressed if the name ends in `.zst`)
 };
 
 /// The text form of a trace, format version Trace::kFormatVersion: a
@@ -35,10 +54,25 @@ std::string format_trace(const Trace& trace);
 /// `source` names the input in error messages.
 Trace parse_trace(std::string_view text, const std::string& source = "<trace>");
 
-/// Writes atomically (temporary file + rename); zstd-compressed if the path
-/// ends in `.zst`. Throws std::runtime_error naming the path on I/O failure.
-void save_trace(const Trace& trace, const std::filesystem::path& path);
-/// Reads a plain or zstd-compressed trace file.
+/// The compact form, format version 3: a 5-byte header and one zstd frame
+/// holding the body (encode_compact_body).
+std::string encode_compact(const Trace& trace);
+/// The compact form's body before compression (for measurements).
+std::string encode_compact_body(const Trace& trace);
+/// Inverse of encode_compact; errors name `source` and the byte offset.
+Trace decode_compact(std::string_view bytes, const std::string& source = "<trace>");
+/// Whether `bytes` start with the compact form's magic number.
+bool is_compact(std::string_view bytes);
+/// Any form of a trace file: compact, text, or zstd-compressed text. Every
+/// reader of trace files goes through this (load_trace).
+Trace decode_trace(std::string_view bytes, const std::string& source);
+
+/// Writes atomically (temporary file + rename), in the compact form or as
+/// text; a path ending in `.zst` always gets zstd-compressed text. Throws
+/// std::runtime_error naming the path on I/O failure.
+void save_trace(const Trace& trace, const std::filesystem::path& path,
+                TraceEncoding encoding = TraceEncoding::kCompact);
+/// Reads a trace file in any form (decode_trace).
 Trace load_trace(const std::filesystem::path& path);
 
 /// Reads a whole file (decompressing zstd content); throws naming the path.

@@ -126,6 +126,12 @@ class ValueSeq {
   std::string to_string() const;
   /// Inverse of to_string (rebuilds the same representation).
   static ValueSeq parse(std::string_view text);
+  /// The sequence of `runs` (as runs() gives them; adjacent literal runs
+  /// join), or with `histogram` the value:count pairs of the lossy form:
+  /// the same representation parse() rebuilds from the text of those runs.
+  /// Throws ValueSeqParseError on what parse() would refuse, or on more
+  /// than 2^64-1 values.
+  static ValueSeq from_runs(std::vector<Run> runs, bool histogram);
 
  private:
   void materialize();

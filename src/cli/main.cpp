@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/merge.hpp"
@@ -23,6 +24,39 @@
 
 namespace fs = std::filesystem;
 using namespace tracefold;
+using namespace tracefold::cli;
+
+namespace tracefold::cli {
+
+std::string human_bytes(uint64_t b) {
+  std::ostringstream ss;
+  if (b < 10 * 1024)
+    ss << b << " B";
+  else if (b < 10ull * 1024 * 1024)
+    ss << std::fixed << std::setprecision(1) << b / 1024.0 << " KiB";
+  else
+    ss << std::fixed << std::setprecision(1) << b / (1024.0 * 1024) << " MiB";
+  return ss.str();
+}
+
+static fs::path self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p;
+}
+
+// A companion file of this CLI: $ENV_VAR, else the first candidate (relative
+// to this binary's directory: build tree first, then install layouts).
+fs::path find_companion(const char* env_var, std::initializer_list<const char*> candidates,
+                        const std::string& missing) {
+  if (const char* env = std::getenv(env_var)) return env;
+  const fs::path exe_dir = self_path().parent_path();
+  for (const char* candidate : candidates)
+    if (fs::exists(exe_dir / candidate)) return fs::weakly_canonical(exe_dir / candidate);
+  throw std::runtime_error(missing);
+}
+
+}  // namespace tracefold::cli
 
 namespace {
 
@@ -50,17 +84,6 @@ EventInput open_input(const std::string& path) {
   return in;
 }
 
-std::string human_bytes(uint64_t b) {
-  std::ostringstream ss;
-  if (b < 10 * 1024)
-    ss << b << " B";
-  else if (b < 10ull * 1024 * 1024)
-    ss << std::fixed << std::setprecision(1) << b / 1024.0 << " KiB";
-  else
-    ss << std::fixed << std::setprecision(1) << b / (1024.0 * 1024) << " MiB";
-  return ss.str();
-}
-
 std::string ns_text(double ns) {
   std::ostringstream ss;
   ss << std::fixed << std::setprecision(ns < 1e4 ? 0 : 1);
@@ -73,15 +96,25 @@ std::string ns_text(double ns) {
   return ss.str();
 }
 
-int cmd_fold(const std::string& dir, const std::string& out, const FoldOptions& opts) {
+// How fold, merge and convert write: the compact form unless --text.
+struct WriteOptions {
+  bool text = false;
+  bool no_timing = false;
+  TraceEncoding encoding() const { return text ? TraceEncoding::kText : TraceEncoding::kCompact; }
+};
+
+int cmd_fold(const std::string& dir, const std::string& out, const FoldOptions& opts,
+             const WriteOptions& w) {
   Trace t = fold_directory(dir, opts);
-  save_trace(t, out);
+  if (w.no_timing) drop_timing(t);
+  save_trace(t, out, w.encoding());
   std::cerr << "tracefold: folded " << t.world_size << " ranks into " << t.nodes.size()
             << " nodes, wrote " << out << " (" << human_bytes(fs::file_size(out)) << ")\n";
   return 0;
 }
 
-int cmd_merge(const std::vector<std::string>& inputs, const std::string& out) {
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& out,
+              const WriteOptions& w) {
   std::vector<Trace> traces;
   for (const auto& in : inputs) {
     if (fs::is_directory(in)) {
@@ -105,7 +138,8 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out) {
   Trace acc = std::move(traces[0]);
   for (std::size_t i = 1; i < traces.size(); ++i) acc = merge_traces(acc, traces[i]);
   canonicalize_sites(acc);
-  save_trace(acc, out);
+  if (w.no_timing) drop_timing(acc);
+  save_trace(acc, out, w.encoding());
   std::cerr << "tracefold: merged " << traces.size() << " traces (ranks " << acc.ranks().to_string()
             << ") into " << out << "\n";
   return 0;
@@ -159,6 +193,21 @@ int cmd_diff(const std::string& a_path, const std::string& b_path, const DiffOpt
     }
   }
   std::cout << "same: " << a.world_size << " ranks\n";
+  return 0;
+}
+
+// `-o -`: the text form to standard output, for reading or piping.
+int cmd_convert(const std::string& in, const std::string& out, const WriteOptions& w) {
+  Trace t = load_trace(in);
+  if (w.no_timing) drop_timing(t);
+  if (out == "-") {
+    if (!w.text) throw std::runtime_error("convert: -o - writes the text form only (add --text)");
+    std::cout << format_trace(t);
+    return 0;
+  }
+  save_trace(t, out, w.encoding());
+  std::cerr << "tracefold: wrote " << out << " (" << human_bytes(fs::file_size(out)) << ", "
+            << (w.text ? "text" : "compact") << ")\n";
   return 0;
 }
 
@@ -228,29 +277,6 @@ int cmd_stats(const std::string& path, bool json) {
 
 // ------------------------------------------------------------------ record
 
-fs::path self_path() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : p;
-}
-
-// A companion file of this CLI: $ENV_VAR, else the first candidate (relative
-// to this binary's directory: build tree first, then install layouts).
-fs::path find_companion(const char* env_var, std::initializer_list<const char*> candidates,
-                        const std::string& missing) {
-  if (const char* env = std::getenv(env_var)) return env;
-  const fs::path exe_dir = self_path().parent_path();
-  for (const char* candidate : candidates)
-    if (fs::exists(exe_dir / candidate)) return fs::weakly_canonical(exe_dir / candidate);
-  throw std::runtime_error(missing);
-}
-
-fs::path find_recorder_library() {
-  return find_companion("TRACEFOLD_LIB",
-                        {"../record/libtracefold.so", "../lib/libtracefold.so", "libtracefold.so"},
-                        "cannot find libtracefold.so (set TRACEFOLD_LIB)");
-}
-
 // tracefold-replay is an MPI program; this CLI stays MPI-free.
 fs::path find_replay_program() {
   return find_companion(
@@ -269,136 +295,6 @@ fs::path find_replay_program() {
   args.push_back(nullptr);
   execv(program.c_str(), args.data());
   throw std::runtime_error("cannot run " + program + ": " + std::strerror(errno));
-}
-
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    std::array<char, 256> buf{};
-    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
-    pclose(p);
-  }
-  return out;
-}
-
-enum class Launcher { kNone, kOpenMpi, kHydra };
-
-Launcher detect_launcher(const std::string& program) {
-  const std::string base = fs::path(program).filename().string();
-  if (base.rfind("mpirun", 0) != 0 && base.rfind("mpiexec", 0) != 0 &&
-      base.rfind("orterun", 0) != 0)
-    return Launcher::kNone;
-  const std::string version = command_output("'" + program + "' --version 2>&1");
-  if (version.find("Open MPI") != std::string::npos || version.find("OpenRTE") != std::string::npos)
-    return Launcher::kOpenMpi;
-  return Launcher::kHydra;
-}
-
-struct RecordOptions {
-  std::string output = "tracefold.tf";
-  std::string rawlog;
-  int stack_depth = 0;
-  int site_tolerance = 0;
-  std::string stats;
-  bool timeline = false;
-  uint64_t timeline_max = 0;  // 0: the recorder's default
-};
-
-int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
-  std::string output = o.output;
-  const std::string& rawlog = o.rawlog;
-  if (command.empty())
-    throw std::runtime_error(
-        "record: no command given (use: tracefold record -- mpirun -np N ./app)");
-  const fs::path lib = find_recorder_library();
-  output = fs::absolute(output).string();
-  std::error_code ec;
-  fs::remove(output, ec);
-  fs::remove_all(output + ".partial", ec);
-  std::vector<std::pair<std::string, std::string>> vars = {{"LD_PRELOAD", lib.string()},
-                                                           {"TRACEFOLD_OUTPUT", output}};
-  if (!rawlog.empty()) {
-    fs::remove_all(rawlog, ec);
-    vars.emplace_back("TRACEFOLD_RAWLOG", fs::absolute(rawlog).string());
-  }
-  if (o.stack_depth > 0) vars.emplace_back("TRACEFOLD_STACK_DEPTH", std::to_string(o.stack_depth));
-  if (o.site_tolerance > 0)
-    vars.emplace_back("TRACEFOLD_SITE_TOLERANCE", std::to_string(o.site_tolerance));
-  if (!o.stats.empty()) vars.emplace_back("TRACEFOLD_STATS", o.stats);
-  const std::string timeline_dir = output + ".timeline";
-  fs::remove_all(timeline_dir, ec);
-  if (o.timeline) {
-    vars.emplace_back("TRACEFOLD_TIMELINE", timeline_dir);
-    if (o.timeline_max > 0)
-      vars.emplace_back("TRACEFOLD_TIMELINE_MAX", std::to_string(o.timeline_max));
-  }
-  std::vector<std::string> args = command;
-  switch (detect_launcher(command[0])) {
-    case Launcher::kOpenMpi: {
-      std::vector<std::string> extra;
-      for (auto& [k, v] : vars) {
-        extra.push_back("-x");
-        extra.push_back(k + "=" + v);
-      }
-      args.insert(args.begin() + 1, extra.begin(), extra.end());
-      break;
-    }
-    case Launcher::kHydra: {
-      std::vector<std::string> extra;
-      for (auto& [k, v] : vars) {
-        extra.push_back("-genv");
-        extra.push_back(k);
-        extra.push_back(v);
-      }
-      args.insert(args.begin() + 1, extra.begin(), extra.end());
-      break;
-    }
-    case Launcher::kNone:
-      // A singleton run: the program itself gets the environment.
-      for (auto& [k, v] : vars) setenv(k.c_str(), v.c_str(), 1);
-      break;
-  }
-  if (std::getenv("TRACEFOLD_VERBOSE")) {
-    std::cerr << "tracefold: running";
-    for (const auto& a : args) std::cerr << " " << a;
-    std::cerr << "\n";
-  }
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("record: fork failed");
-  if (pid == 0) {
-    execvp(cargs[0], cargs.data());
-    std::fprintf(stderr, "tracefold: error: cannot run %s: %s\n", cargs[0], std::strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (fs::exists(output)) {
-    Trace t = load_trace(output);
-    std::cerr << "tracefold: trace of " << t.world_size << " ranks written to " << output << " ("
-              << human_bytes(fs::file_size(output)) << ", " << t.nodes.size() << " nodes)\n";
-  } else if (fs::exists(output + ".partial")) {
-    std::cerr << "tracefold: the run did not reach MPI_Finalize; partial traces are in " << output
-              << ".partial/ (combine them: tracefold merge " << output << ".partial -o " << output
-              << ")\n";
-  } else {
-    std::cerr << "tracefold: no trace was written (was the program an MPI program, dynamically "
-                 "linked?)\n";
-  }
-  if (!rawlog.empty() && fs::exists(rawlog))
-    std::cerr << "tracefold: raw logs in " << rawlog << "/\n";
-  if (o.timeline && fs::is_directory(timeline_dir)) {
-    uint64_t bytes = 0;
-    for (const auto& f : fs::directory_iterator(timeline_dir))
-      if (f.is_regular_file()) bytes += f.file_size();
-    std::cerr << "tracefold: timeline in " << timeline_dir << "/ (" << human_bytes(bytes) << ")\n";
-  }
-  return rc;
 }
 
 }  // namespace
@@ -422,10 +318,16 @@ int main(int argc, char** argv) {
   std::string fold_dir, fold_out;
   auto* fold =
       app.add_subcommand("fold", "Fold per-rank raw event logs (DIR/rank-R.txt) into one trace");
+  WriteOptions fold_write, merge_write, convert_write;
+  const char* const text_help = "Write the text form (format version 2) instead of the compact one";
+  const char* const no_timing_help = "Drop the time histograms: parameters only";
   fold->add_option("rawlog_dir", fold_dir, "Directory of rank-R.txt logs")
       ->required()
       ->check(CLI::ExistingDirectory);
-  fold->add_option("-o,--output", fold_out, "Trace file to write (.zst: compressed)")->required();
+  fold->add_option("-o,--output", fold_out, "Trace file to write (.zst: zstd-compressed text)")
+      ->required();
+  fold->add_flag("--text", fold_write.text, text_help);
+  fold->add_flag("--no-timing", fold_write.no_timing, no_timing_help);
   fold->add_option(
           "--window", fold_opts.window,
           "Top-level items searched back for differing iterations (exact repeats: any distance)")
@@ -459,6 +361,9 @@ int main(int argc, char** argv) {
                      "events are dropped with a warning");
   record->add_option("--stats", record_opts.stats,
                      "User statistics per call, comma-separated (built in: bytes, minflt)");
+  record->add_flag("--no-timing", record_opts.no_timing,
+                   "Keep no computation or communication times: parameters only");
+  record->add_flag("--text", record_opts.text, text_help);
   // Everything after `--` (or from the first word that is not an option) is
   // the command, passed through untouched.
   record->add_option("command", record_command,
@@ -473,6 +378,19 @@ int main(int argc, char** argv) {
   merge->add_option("inputs", merge_inputs, "Trace files or directories (e.g. TRACE.partial)")
       ->required();
   merge->add_option("-o,--output", merge_out, "Trace file to write")->required();
+  merge->add_flag("--text", merge_write.text, text_help);
+  merge->add_flag("--no-timing", merge_write.no_timing, no_timing_help);
+
+  std::string convert_in, convert_out;
+  auto* convert = app.add_subcommand(
+      "convert", "Rewrite a trace in the compact form, or as text with --text (-o - prints it)");
+  convert->add_option("trace", convert_in, "Trace file (any form)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  convert->add_option("-o,--output", convert_out, "Trace file to write, or - for standard output")
+      ->required();
+  convert->add_flag("--text", convert_write.text, text_help);
+  convert->add_flag("--no-timing", convert_write.no_timing, no_timing_help);
 
   std::string expand_path;
   int32_t expand_rank_opt = 0;
@@ -575,8 +493,9 @@ int main(int argc, char** argv) {
       record_command = command_after_dashes;
       return cmd_record(record_command, record_opts);
     }
-    if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts);
-    if (*merge) return cmd_merge(merge_inputs, merge_out);
+    if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts, fold_write);
+    if (*merge) return cmd_merge(merge_inputs, merge_out, merge_write);
+    if (*convert) return cmd_convert(convert_in, convert_out, convert_write);
     if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
     if (*diff) return cmd_diff(diff_a, diff_b, diff_opts);
     if (*print) return cmd_print(print_path);

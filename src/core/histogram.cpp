@@ -159,42 +159,36 @@ void expect(std::string_view& text, std::string_view lit) {
 }  // namespace
 
 Histogram Histogram::parse(std::string_view text) {
-  Histogram h;
+  Parts p;
   expect(text, "n=");
-  h.count_ = number<uint64_t>(text, "a count");
-  if (h.count_ == 0) {
+  p.count = number<uint64_t>(text, "a count");
+  if (p.count == 0) {
     if (!text.empty()) throw std::invalid_argument("histogram: trailing text after n=0");
-    return h;
+    return Histogram{};
   }
   expect(text, " sum=");
-  h.sum_ = number<int64_t>(text, "a sum");
+  p.sum = number<int64_t>(text, "a sum");
   expect(text, " min=");
-  h.min_ = number<int64_t>(text, "a minimum");
+  p.min = number<int64_t>(text, "a minimum");
   expect(text, "@");
-  h.min_rank_ = number<int32_t>(text, "a rank");
+  p.min_rank = number<int32_t>(text, "a rank");
   expect(text, " max=");
-  h.max_ = number<int64_t>(text, "a maximum");
+  p.max = number<int64_t>(text, "a maximum");
   expect(text, "@");
-  h.max_rank_ = number<int32_t>(text, "a rank");
+  p.max_rank = number<int32_t>(text, "a rank");
   if (text.substr(0, 6) == " span=") {
     text.remove_prefix(6);
     const int span = number<int>(text, "a span");
     if (span < 2 || span > kBins || !std::has_single_bit(static_cast<unsigned>(span)))
       throw std::invalid_argument("histogram: span must be a power of two within 2..64");
-    h.span_log_ = static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(span)));
+    p.span_log = static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(span)));
   }
   expect(text, " bins=");
-  uint64_t total = 0;
-  int last_index = -1;
   while (true) {
     Bin b;
-    int idx = number<int>(text, "a bin index");
-    if (idx <= last_index || idx >= kBins)
+    const int idx = number<int>(text, "a bin index");
+    if (idx < 0 || idx >= kBins)
       throw std::invalid_argument("histogram: bin indexes must ascend within 0..63");
-    if (idx % h.span() != 0)
-      throw std::invalid_argument("histogram: bin index " + std::to_string(idx) +
-                                  " is not a multiple of the span " + std::to_string(h.span()));
-    last_index = idx;
     b.index = static_cast<uint8_t>(idx);
     expect(text, ":");
     b.count = number<uint64_t>(text, "a bin count");
@@ -204,6 +198,43 @@ Histogram Histogram::parse(std::string_view text) {
     b.max = number<int64_t>(text, "a bin maximum");
     expect(text, ":");
     b.sum = number<int64_t>(text, "a bin sum");
+    p.bins.push_back(b);
+    if (text.empty()) break;
+    expect(text, ",");
+  }
+  return from_parts(std::move(p));
+}
+
+Histogram::Parts Histogram::parts() const {
+  return Parts{count_, sum_, min_, max_, min_rank_, max_rank_, span_log_, bins_};
+}
+
+Histogram Histogram::from_parts(Parts p) {
+  Histogram h;
+  if (p.count == 0) {
+    if (!p.bins.empty()) throw std::invalid_argument("histogram: bins without values (n=0)");
+    return h;
+  }
+  if (p.span_log > 6)
+    throw std::invalid_argument("histogram: span must be a power of two within 2..64");
+  h.count_ = p.count;
+  h.sum_ = p.sum;
+  h.min_ = p.min;
+  h.max_ = p.max;
+  h.min_rank_ = p.min_rank;
+  h.max_rank_ = p.max_rank;
+  h.span_log_ = p.span_log;
+  if (p.bins.empty()) throw std::invalid_argument("histogram: expected at least one bin");
+  uint64_t total = 0;
+  int last_index = -1;
+  for (const Bin& b : p.bins) {
+    const int idx = b.index;
+    if (idx <= last_index || idx >= kBins)
+      throw std::invalid_argument("histogram: bin indexes must ascend within 0..63");
+    if (idx % h.span() != 0)
+      throw std::invalid_argument("histogram: bin index " + std::to_string(idx) +
+                                  " is not a multiple of the span " + std::to_string(h.span()));
+    last_index = idx;
     // What add and merge make: non-empty bins whose values lie in the log
     // bins the bin covers. An empty bin or one with stray values would
     // count towards kMaxBins, or widen the span, and carry its min and max
@@ -216,10 +247,8 @@ Histogram Histogram::parse(std::string_view text) {
     if (b.count > std::numeric_limits<uint64_t>::max() - total)
       throw std::invalid_argument("histogram: bin counts overflow");
     total += b.count;
-    h.bins_.push_back(b);
-    if (text.empty()) break;
-    expect(text, ",");
   }
+  h.bins_ = std::move(p.bins);
   // Only traces from before bins were bounded (span 1) have more.
   if (h.span_log_ > 0 && h.bins_.size() > static_cast<std::size_t>(kMaxBins))
     throw std::invalid_argument("histogram: more than " + std::to_string(kMaxBins) +

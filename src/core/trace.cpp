@@ -161,4 +161,11 @@ std::size_t Trace::memory_bytes() const {
   return bytes;
 }
 
+void drop_timing(Trace& trace) {
+  for (Node& n : trace.nodes) {
+    std::erase_if(n.timings, [](const Timing& t) { return t.stats.empty(); });
+    for (Timing& t : n.timings) t.compute = t.comm = Histogram{};
+  }
+}
+
 }  // namespace tracefold

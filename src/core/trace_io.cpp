@@ -15,6 +15,11 @@ TraceFormatError::TraceFormatError(std::string source, std::size_t line, const s
       source_(std::move(source)),
       line_(line) {}
 
+TraceFormatError::TraceFormatError(std::string source, AtByte at, const std::string& message)
+    : std::runtime_error(source + (at.in_body ? ": body byte " : ": byte ") +
+                         std::to_string(at.offset) + ": " + message),
+      source_(std::move(source)) {}
+
 namespace {
 
 std::string format_pred(EventKey k) {
@@ -236,8 +241,9 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   const int version = take_number<int>(r, line, "a format version");
   // Version 1 is version 2 without the whole-set shorthand "*".
   if (version < 1 || version > Trace::kFormatVersion)
-    r.fail("unsupported format version " + std::to_string(version) +
-           " (this tracefold reads versions 1 to " + std::to_string(Trace::kFormatVersion) + ")");
+    r.fail("unsupported text format version " + std::to_string(version) +
+           " (this tracefold reads text versions 1 to " + std::to_string(Trace::kFormatVersion) +
+           "; version " + std::to_string(Trace::kCompactVersion) + " is the compact form)");
   take_end(r, line, "the header");
   const bool whole_sets = version >= 2;
 
@@ -454,20 +460,46 @@ std::string zstd_decompress(std::string_view data, const std::string& source) {
   return out;
 }
 
-std::string read_file_text(const std::filesystem::path& path) {
+namespace {
+std::string read_file_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path.string() + ": cannot open for reading");
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw std::runtime_error(path.string() + ": read error");
-  std::string data = std::move(ss).str();
+  return std::move(ss).str();
+}
+}  // namespace
+
+std::string read_file_text(const std::filesystem::path& path) {
+  std::string data = read_file_bytes(path);
   if (is_zstd(data)) return zstd_decompress(data, path.string());
   return data;
 }
 
-void save_trace(const Trace& trace, const std::filesystem::path& path) {
-  std::string text = format_trace(trace);
-  if (path.extension() == ".zst") text = zstd_compress(text);
+Trace decode_trace(std::string_view bytes, const std::string& source) {
+  if (is_compact(bytes)) return decode_compact(bytes, source);
+  if (is_zstd(bytes)) return parse_trace(zstd_decompress(bytes, source), source);
+  // Neither magic number and not text: say so, rather than quote binary
+  // bytes as a bad header line.
+  const auto c = bytes.empty() ? ' ' : static_cast<unsigned char>(bytes[0]);
+  if (c >= 0x7f || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'))
+    throw TraceFormatError(source, TraceFormatError::AtByte{0},
+                           "not a tracefold trace: it starts with neither 'tracefold-trace ' "
+                           "(text form), 89 54 46 43 (compact form) nor zstd's 28 b5 2f fd");
+  return parse_trace(bytes, source);
+}
+
+void save_trace(const Trace& trace, const std::filesystem::path& path, TraceEncoding encoding) {
+  // A `.zst` name promises what `zstd -d` can read: compressed text.
+  std::string text;
+  if (path.extension() == ".zst") {
+    text = zstd_compress(format_trace(trace));
+  } else if (encoding == TraceEncoding::kCompact) {
+    text = encode_compact(trace);
+  } else {
+    text = format_trace(trace);
+  }
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   {
@@ -490,7 +522,7 @@ void save_trace(const Trace& trace, const std::filesystem::path& path) {
 }
 
 Trace load_trace(const std::filesystem::path& path) {
-  return parse_trace(read_file_text(path), path.string());
+  return decode_trace(read_file_bytes(path), path.string());
 }
 
 }  // namespace tracefold

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 
 namespace tracefold {
@@ -540,6 +541,50 @@ ValueSeq ValueSeq::parse(std::string_view text) {
   }
   // Canonical in-memory form for a single constant run.
   if (seq.runs_.size() == 1 && seq.runs_[0].pattern.size() == 1) {
+    ValueSeq simple;
+    simple.single_value_ = seq.runs_[0].pattern[0];
+    simple.size_ = seq.size_;
+    return simple;
+  }
+  return seq;
+}
+
+ValueSeq ValueSeq::from_runs(std::vector<Run> runs, bool histogram) {
+  ValueSeq seq;
+  seq.histogram_ = histogram;
+  if (runs.empty()) {
+    seq.simple_ = !histogram;  // as parse() leaves `~` and `hist()`
+    return seq;
+  }
+  seq.simple_ = false;
+  auto add = [&](uint64_t n) {
+    if (n > std::numeric_limits<uint64_t>::max() - seq.size_)
+      throw ValueSeqParseError("value sequence: more than 2^64-1 values");
+    seq.size_ += n;
+  };
+  for (Run& r : runs) {
+    if (r.pattern.empty() || r.reps == 0)
+      throw ValueSeqParseError("value sequence: a run needs values and a repeat count");
+    if (histogram) {
+      if (r.pattern.size() != 1)
+        throw ValueSeqParseError("value sequence: a histogram run holds one value");
+      if (!seq.runs_.empty() && r.pattern[0] <= seq.runs_.back().pattern[0])
+        throw ValueSeqParseError("value sequence: histogram values must ascend");
+      add(r.reps);
+      seq.runs_.push_back(std::move(r));
+      continue;
+    }
+    if (r.reps > std::numeric_limits<uint64_t>::max() / r.pattern.size())
+      throw ValueSeqParseError("value sequence: more than 2^64-1 values");
+    add(r.reps * r.pattern.size());
+    if (r.reps == 1 && !seq.runs_.empty() && seq.runs_.back().reps == 1) {
+      auto& last = seq.runs_.back().pattern;
+      last.insert(last.end(), r.pattern.begin(), r.pattern.end());
+    } else {
+      seq.runs_.push_back(std::move(r));
+    }
+  }
+  if (!histogram && seq.runs_.size() == 1 && seq.runs_[0].pattern.size() == 1) {
     ValueSeq simple;
     simple.single_value_ = seq.runs_[0].pattern[0];
     simple.size_ = seq.size_;

@@ -253,6 +253,7 @@ class Recorder {
   uint64_t request_events = 0;
   int stack_depth = 6;
   int site_tolerance = 0;  // 0: exact call sites (lossless)
+  bool no_timing = false;  // TRACEFOLD_NO_TIMING: drop the time histograms, keep parameters
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
   std::ofstream rawlog;
@@ -732,6 +733,7 @@ class Recorder {
                                    "'");
       }
 #endif
+      no_timing = env("TRACEFOLD_NO_TIMING") != nullptr;
       if (const char* t = env("TRACEFOLD_SITE_TOLERANCE"))
         site_tolerance = std::max(0, std::atoi(t));
       if (const char* list = env("TRACEFOLD_STATS")) {
@@ -997,6 +999,7 @@ class Recorder {
     if (folder && !disabled) {
       try {
         Trace t = folder->finish(size, sites, comms);
+        if (no_timing) drop_timing(t);
         if (site_tolerance > 0) {
           const std::string what =
               "call sites matched within " + std::to_string(site_tolerance) + " differing frames";

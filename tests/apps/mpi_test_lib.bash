@@ -2,9 +2,12 @@
 #   TF=$1 (tracefold binary), SRC=$2 (source tree), APPS=$3 (built app_* programs)
 # and sources this file; it makes $WORK (removed on exit) and cds into it.
 #
-#   record NAME NP STEPS [EXTRA...]   tracefold record -o NAME-npNP/t.tf --raw-log
+#   record NAME NP STEPS [EXTRA...]   tracefold record --text -o NAME-npNP/t.tf --raw-log
 #                                     NAME-npNP/raw -- mpirun -np NP app_NAME STEPS
 #                                     -> $DIR, $RC (exit status), $DIR/out.txt, err.txt
+#                                     (--text: tests grep the trace; the recorder
+#                                     still writes the compact form, which record
+#                                     reads back and rewrites as text)
 #   plain NAME NP STEPS               the same run without tracefold -> $PRC,
 #                                     $PDIR/plain.txt, $PDIR/plain-err.txt
 #   check_lossless NAME NP STEPS REGEX   record, then: exit 0, rank 0 printed REGEX,
@@ -92,7 +95,7 @@ record() {
   rm -rf "$DIR"
   mkdir -p "$DIR"
   limited "$DIR/out.txt" "$DIR/err.txt" \
-    "$TF" record -o "$DIR/t.tf" --raw-log "$DIR/raw" -- "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$APPS/app_$name" "$steps" "$@"
+    "$TF" record --text -o "$DIR/t.tf" --raw-log "$DIR/raw" -- "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$APPS/app_$name" "$steps" "$@"
   RC=$LRC
 }
 

@@ -10,7 +10,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 gen_logs "$WORK/logs" 5
-run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace"
+run_expect 0 "$TRACEFOLD" fold --text "$WORK/logs" -o "$WORK/t.trace"
 for key in sites comms nodes; do
   n=$(grep -n "^$key " "$WORK/t.trace" | cut -d: -f1)
   sed "${n}s/^$key [0-9]*\$/$key 99999999999999/" "$WORK/t.trace" >"$WORK/$key.trace"

@@ -10,7 +10,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 gen_logs "$WORK/logs" 10
-run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace"
+run_expect 0 "$TRACEFOLD" fold --text "$WORK/logs" -o "$WORK/t.trace"
 
 # expect_trace_error FILE LINE : every reader fails with exit 2 and FILE:LINE.
 expect_trace_error() {
@@ -54,10 +54,10 @@ n=$(grep -n '^comm 0 members \*$' "$WORK/v1star.trace" | cut -d: -f1)
 expect_trace_error "$WORK/v1star.trace" "$n"
 expect_in "$ERR" "needs format version 2" "star in a version-1 file"
 
-# A future format version.
+# A text format version that does not exist (3 is the compact form).
 sed '1s/^tracefold-trace 2$/tracefold-trace 3/' "$WORK/t.trace" >"$WORK/v3.trace"
 expect_trace_error "$WORK/v3.trace" 1
-expect_in "$ERR" "unsupported format version 3" "version 3"
+expect_in "$ERR" "unsupported text format version 3" "version 3"
 
 # Truncated in the middle of a line.
 total=$(wc -c <"$WORK/t.trace")
@@ -81,6 +81,23 @@ expect_in "$ERR" "$WORK/cut.trace.zst" "truncated zstd"
 printf 'hello\n' >"$WORK/hello.trace"
 run_expect 2 "$TRACEFOLD" print "$WORK/hello.trace"
 expect_in "$ERR" "$WORK/hello.trace:1: " "not a trace"
+
+# The compact form: every reading command names the file and the byte.
+run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/c.tf"
+size=$(wc -c <"$WORK/c.tf")
+head -c $((size / 2)) "$WORK/c.tf" >"$WORK/cut.tf"
+for sub in print stats expand; do
+  if [[ $sub == expand ]]; then run_expect 2 "$TRACEFOLD" expand "$WORK/cut.tf" -r 0; else run_expect 2 "$TRACEFOLD" "$sub" "$WORK/cut.tf"; fi
+  expect_in "$ERR" "$WORK/cut.tf: byte $((size / 2)): the file ends inside the compressed body (truncated)" "$sub: cut compact file"
+done
+run_expect 2 "$TRACEFOLD" diff "$WORK/c.tf" "$WORK/cut.tf"
+expect_in "$ERR" "$WORK/cut.tf: byte " "diff: cut compact file"
+{ head -c 4 "$WORK/c.tf"; printf '\x07'; tail -c +6 "$WORK/c.tf"; } >"$WORK/v7.tf"
+run_expect 2 "$TRACEFOLD" print "$WORK/v7.tf"
+expect_in "$ERR" "$WORK/v7.tf: byte 4: unsupported compact format version 7" "compact version 7"
+printf '\x7fELF\x02\x01\x01' >"$WORK/elf.tf"
+run_expect 2 "$TRACEFOLD" print "$WORK/elf.tf"
+expect_in "$ERR" "$WORK/elf.tf: byte 0: not a tracefold trace" "binary that is no trace"
 
 # An empty file.
 : >"$WORK/empty.trace"

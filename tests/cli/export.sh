@@ -18,7 +18,7 @@ command -v otf2-print >/dev/null || fail "otf2-print not found (scripts/install-
 expand_all() {
   local trace=$1 dir=$2 n r
   mkdir -p "$dir"
-  n=$(sed -n 's/^world //p' "$trace")
+  n=$("$TRACEFOLD" convert "$trace" --text -o - | sed -n 's/^world //p')
   for ((r = 0; r < n; r++)); do "$TRACEFOLD" expand "$trace" -r "$r" >"$dir/rank-$r.txt"; done
 }
 

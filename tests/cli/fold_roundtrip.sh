@@ -2,7 +2,8 @@
 # fold a raw-log directory, then check the trace against it: `diff` says the
 # same, every rank's `expand` output is that rank's events (compared by
 # `tracefold diff`, which matches call sites by frames, and textually with
-# site ids removed), and the bytes are deterministic (plain and .zst).
+# site ids removed), and the bytes are deterministic (compact, text and
+# .zst); the compact form and the text form convert into each other exactly.
 set -euo pipefail
 TRACEFOLD=$1
 SRC=$2
@@ -16,10 +17,21 @@ gen_logs "$WORK/logs" 20
 run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace"
 expect_in "$ERR" "4 ranks" "fold summary"
 [[ -s "$WORK/t.trace" ]] || fail "fold wrote no trace"
-head -1 "$WORK/t.trace" | grep -qx 'tracefold-trace 2' || fail "trace header"
-tail -1 "$WORK/t.trace" | grep -qx 'end' || fail "trace does not end with 'end'"
+# The compact form by default: magic 89 54 46 43, version 3.
+[[ "$(head -c 5 "$WORK/t.trace" | od -An -tx1 | tr -d ' \n')" == "8954464303" ]] || fail "not the compact form"
+run_expect 0 "$TRACEFOLD" fold --text "$WORK/logs" -o "$WORK/t.txt"
+head -1 "$WORK/t.txt" | grep -qx 'tracefold-trace 2' || fail "trace header"
+tail -1 "$WORK/t.txt" | grep -qx 'end' || fail "trace does not end with 'end'"
+(($(wc -c <"$WORK/t.trace") * 3 < $(wc -c <"$WORK/t.txt"))) || fail "compact form not under a third of the text"
+# Either form converts to the other, byte for byte.
+run_expect 0 "$TRACEFOLD" convert "$WORK/t.trace" --text -o -
+[[ "$OUT" == "$(cat "$WORK/t.txt")" ]] || fail "convert --text -o - is not the text fold wrote"
+run_expect 0 "$TRACEFOLD" convert "$WORK/t.txt" -o "$WORK/back.trace"
+cmp "$WORK/t.trace" "$WORK/back.trace" || fail "text converted back is not the same compact file"
+run_expect 2 "$TRACEFOLD" convert "$WORK/t.txt" -o -
+expect_in "$ERR" "text form only" "convert -o - without --text"
 # Loops were found: far fewer nodes than events (4 ranks x 64 events).
-nodes=$(sed -n 's/^nodes \([0-9]*\)$/\1/p' "$WORK/t.trace")
+nodes=$(sed -n 's/^nodes \([0-9]*\)$/\1/p' "$WORK/t.txt")
 ((nodes <= 8)) || fail "expected at most 8 nodes, got $nodes"
 
 run_expect 0 "$TRACEFOLD" diff "$WORK/logs" "$WORK/t.trace"
@@ -39,7 +51,7 @@ run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace.zst"
 [[ "$(head -c 4 "$WORK/t.trace.zst" | od -An -tx1 | tr -d ' \n')" == "28b52ffd" ]] || fail ".zst output is not zstd"
 run_expect 0 "$TRACEFOLD" diff "$WORK/t.trace.zst" "$WORK/logs"
 if command -v zstd >/dev/null; then
-  zstd -q -d -c "$WORK/t.trace.zst" | cmp - "$WORK/t.trace" || fail ".zst does not hold the same text"
+  zstd -q -d -c "$WORK/t.trace.zst" | cmp - "$WORK/t.txt" || fail ".zst does not hold the same text"
 fi
 
 # Expand every rank; the output is a raw log of that rank.

@@ -23,7 +23,7 @@ expect_error() {
   ok "$what: exit $LRC, $(grep -Eo "$want" "$WORK/e.err" | head -n 1)"
 }
 
-limited ring.out ring.err "$TF" record -o ring.tf -- "$MPIRUN" -np 4 "$APPS/app_ring" 10
+limited ring.out ring.err "$TF" record --text -o ring.tf -- "$MPIRUN" -np 4 "$APPS/app_ring" 10
 [[ $LRC -eq 0 && -s ring.tf ]] || { bad "recording the ring failed"; finish; }
 
 expect_error "wrong rank count" "ring.tf was recorded with 4 ranks; run the replay with mpirun -np 4 \(this run has 2\)" \

@@ -41,7 +41,7 @@ prob() {
   CHECKS=$((CHECKS + 1))
   local dir="$WORK/prob-$name"
   mkdir -p "$dir"
-  limited "$dir/rec.out" "$dir/rec.err" "$TF" record -o "$dir/lossy.tf" -- "$MPIRUN" -np "$np" "$APPS/app_$name" "$steps"
+  limited "$dir/rec.out" "$dir/rec.err" "$TF" record --text -o "$dir/lossy.tf" -- "$MPIRUN" -np "$np" "$APPS/app_$name" "$steps"
   if [[ $LRC -ne 0 || ! -s $dir/lossy.tf ]]; then bad "$what: recording failed ($LRC)"; show_run "$dir/rec.err"; return 0; fi
   local hist
   hist=$(grep -c 'hist(' "$dir/lossy.tf" || true)

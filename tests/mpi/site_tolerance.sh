@@ -8,8 +8,8 @@ TF=$1; APPS=$3
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cd "$work"
-"$TF" record -o exact.tf --raw-log raw-exact -- "$MPIRUN" -np 2 "$APPS/app_bt_like" 20 > out1.txt 2> err1.txt
-"$TF" record -o approx.tf --raw-log raw-approx --site-tolerance 3 -- \
+"$TF" record --text -o exact.tf --raw-log raw-exact -- "$MPIRUN" -np 2 "$APPS/app_bt_like" 20 > out1.txt 2> err1.txt
+"$TF" record --text -o approx.tf --raw-log raw-approx --site-tolerance 3 -- \
   "$MPIRUN" -np 2 "$APPS/app_bt_like" 20 > out2.txt 2> err2.txt
 cmp out1.txt out2.txt
 "$TF" diff raw-exact exact.tf

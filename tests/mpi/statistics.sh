@@ -7,7 +7,7 @@ TF=$1; APPS=$3
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cd "$work"
-"$TF" record -o ring.tf --raw-log raw --stats bytes,minflt -- "$MPIRUN" -np 2 "$APPS/app_ring" 25 > out.txt 2> err.txt
+"$TF" record --text -o ring.tf --raw-log raw --stats bytes,minflt -- "$MPIRUN" -np 2 "$APPS/app_ring" 25 > out.txt 2> err.txt
 "$TF" diff raw ring.tf
 python3 - ring.tf <<'PY'
 import re, sys

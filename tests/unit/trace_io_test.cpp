@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "sample_traces.hpp"
 #include "stencil.hpp"
 #include "test_util.hpp"
 #include "tracefold/analysis_basic.hpp"
@@ -24,8 +25,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::expands_to;
+using testing::figure52_trace;
+using testing::format_error_line;
+using testing::line_of;
 using testing::make_event;
 using testing::make_sites;
+using testing::rich_trace;
+using testing::split_lines;
 using testing::Stencil;
 using testing::StencilKind;
 
@@ -63,59 +69,6 @@ std::string read_bytes(const fs::path& p) {
 void write_bytes(const fs::path& p, const std::string& s) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(s.data(), static_cast<std::streamsize>(s.size()));
-}
-
-// A trace that uses every part of the format: loops, iteration-specific
-// counts, list fields, sentinels, several communicators (including a
-// non-ascending 'order' group), timings with several predecessors, user
-// statistics and rank groups.
-Trace rich_trace() {
-  Stencil s{.side = 3, .steps = 6, .kind = StencilKind::kPeriodicComms};
-  std::vector<Trace> parts = s.fold_all();
-  // Rank 4 runs something else: wildcards, PROC_NULL and a communicator whose
-  // rank order is not ascending.
-  SiteTable sites = make_sites(3);
-  CommTable comms;
-  comms.define_world(9);
-  comms.define(7, CommGroup{{8, 4, 0}});
-  Folder f(4);
-  for (int i = 0; i < 4; ++i) {
-    Event e = make_event("MPI_Irecv", 0,
-                         {{"peer", kAny}, {"tag", kAny}, {"count", 3 + i % 2}, {"comm", 7}});
-    e.set(FieldTable::src(), i % 2 ? 0 : 2);  // ranks in comm 7
-    e.compute_ns = 100 + i;
-    e.comm_ns = 7;
-    encode_relative(e, 4, comms);
-    f.append(e);
-    Event n = make_event("MPI_Send", 1, {{"peer", kNull}, {"count", 0}, {"comm", 7}});
-    if (i == 2) n = make_event("MPI_Barrier", 2, {{"comm", 7}});
-    encode_relative(n, 4, comms);
-    f.append(n);
-  }
-  parts[4] = f.finish(9, sites, comms);
-  Trace t = reduce_traces(std::move(parts));
-  // User statistics (plugins) ride along with the timings.
-  Histogram h;
-  for (int i = 0; i < 5; ++i) h.add(1000 * i, i);
-  EXPECT_FALSE(t.nodes.at(0).timings.empty());
-  t.nodes.at(0).timings.at(0).stats.emplace_back("cycles", h);
-  t.nodes.at(0).timings.at(0).stats.emplace_back("l2_misses", Histogram{});
-  return t;
-}
-
-Trace figure52_trace() {
-  Folder f(0);
-  for (int i = 0; i < 30; ++i) {
-    f.append(make_event("MPI_Allreduce", 0, {{"count", i % 4}}));
-    for (int j = 0; j < 1 + i % 3; ++j) {
-      f.append(make_event("MPI_Isend", 1, {{"peer", 0}, {"tag", j}}));
-      f.append(make_event("MPI_Irecv", 2, {{"peer", 0}}));
-      f.append(make_event("MPI_Waitall", 3));
-    }
-  }
-  CommTable comms;
-  comms.define_world(1);
-  return f.finish(1, make_sites(4), comms);
 }
 
 TEST(TraceIo, RoundTripIsByteIdentical) {
@@ -190,10 +143,11 @@ TEST(TraceIo, SaveAndLoadPlainAndZstd) {
   const std::string text = format_trace(t);
 
   const fs::path plain = dir.path() / "t.trace";
-  save_trace(t, plain);
+  save_trace(t, plain, TraceEncoding::kText);
   EXPECT_EQ(read_bytes(plain), text);
   EXPECT_EQ(format_trace(load_trace(plain)), text);
 
+  // A .zst name is compressed text, whatever the encoding asked for.
   const fs::path packed = dir.path() / "t.trace.zst";
   save_trace(t, packed);
   const std::string raw = read_bytes(packed);
@@ -223,7 +177,7 @@ TEST(TraceIo, SaveReplacesAnExistingFileAtomically) {
   write_bytes(p, "old contents that are longer than nothing\n");
   const Trace t = figure52_trace();
   save_trace(t, p);
-  EXPECT_EQ(read_bytes(p), format_trace(t));
+  EXPECT_EQ(read_bytes(p), encode_compact(t));
   EXPECT_EQ(dir.names(), std::vector<std::string>{"t.trace"});
 }
 
@@ -286,32 +240,6 @@ TEST(TraceIo, LoadErrorsNameThePath) {
 
 // ------------------------------------------------------------ corrupt input
 
-// 1-based number of the line that holds byte `pos`.
-std::size_t line_of(const std::string& text, std::size_t pos) {
-  return 1 + static_cast<std::size_t>(
-                 std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
-}
-
-// Parses `text`; expects a TraceFormatError from `source` whose what() starts
-// with "SOURCE:LINE: ". Returns the line, or nullopt (after a failure) if
-// parsing succeeded or threw something else.
-std::optional<std::size_t> format_error_line(const std::string& text, const std::string& source) {
-  try {
-    parse_trace(text, source);
-    ADD_FAILURE() << source << ": parsed without error";
-  } catch (const TraceFormatError& ex) {
-    const std::string prefix = source + ":" + std::to_string(ex.line()) + ": ";
-    EXPECT_EQ(ex.source(), source);
-    EXPECT_EQ(std::string(ex.what()).rfind(prefix, 0), 0u) << ex.what();
-    EXPECT_GT(std::string(ex.what()).size(), prefix.size()) << "no message: " << ex.what();
-    return ex.line();
-  } catch (const std::exception& ex) {
-    ADD_FAILURE() << source << ": threw " << typeid(ex).name()
-                  << " instead of TraceFormatError: " << ex.what();
-  }
-  return std::nullopt;
-}
-
 TEST(TraceIo, EveryTruncationIsAFormatErrorAtTheCut) {
   const std::string text = format_trace(rich_trace());
   ASSERT_GT(text.size(), 1000u);
@@ -339,17 +267,7 @@ struct Mutation {
                        std::size_t&);  // returns mutated text, sets the expected line
 };
 
-// Line-level helpers over the text form.
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    out.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
-}
+// Line-level helpers over the text form (split_lines: sample_traces.hpp).
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string s;
   for (const auto& l : lines) s += l + "\n";
@@ -622,311 +540,6 @@ TEST(TraceIo, ByteFlipFuzz) {
   EXPECT_TRUE(other_errors.empty())
       << other_errors.size()
       << " mutations escaped as something other than TraceFormatError:" << sample;
-}
-
-// ------------------------------------- whole-set shorthand (format version 2)
-
-TEST(Elastic, WholeSetShorthandStandsForTheGivenSet) {
-  const Ranklist workers = Ranklist::range(1, 15);  // <1 1 15 1>
-  Elastic el;
-  el.entries().push_back({ValueSeq::repeated(3, 4), Ranklist::single(0)});
-  el.entries().push_back({ValueSeq::repeated(7, 2), workers});
-  // Without a set every ranklist is written out; with one, only the entry of
-  // exactly that set becomes "*".
-  EXPECT_EQ(el.to_string(), "3*4 @ <0 0> ; 7*2 @ <1 1 15 1>");
-  EXPECT_EQ(el.to_string(&workers), "3*4 @ <0 0> ; 7*2 @ *");
-  const Ranklist all = Ranklist::range(0, 16);
-  EXPECT_EQ(el.to_string(&all), el.to_string());
-  const Ranklist empty;
-  EXPECT_EQ(el.to_string(&empty), el.to_string());
-
-  const Elastic back = Elastic::parse("3*4 @ <0 0> ; 7*2 @  * ", &workers);
-  ASSERT_EQ(back.entries().size(), 2u);
-  EXPECT_EQ(back.entries()[1].ranks, workers);
-  EXPECT_EQ(back.entries()[1].values.to_string(), "7*2");
-  EXPECT_EQ(back.to_string(), el.to_string());
-  // The explicit form still reads, with or without a set.
-  EXPECT_EQ(Elastic::parse(el.to_string(), &workers).to_string(&workers), "3*4 @ <0 0> ; 7*2 @ *");
-  EXPECT_EQ(Elastic::parse(el.to_string()).to_string(), el.to_string());
-
-  // "*" without a set to stand for, "*" mixed into a ranklist, and "*"
-  // overlapping another entry are errors.
-  EXPECT_THROW(Elastic::parse("7*2 @ *"), std::invalid_argument);
-  EXPECT_THROW(Elastic::parse("7*2 @ * <0 0>", &workers), std::invalid_argument);
-  EXPECT_THROW(Elastic::parse("7*2 @ ** ", &workers), std::invalid_argument);
-  EXPECT_THROW(Elastic::parse("3 @ <0 1> ; 7*2 @ *", &workers), std::invalid_argument);
-  EXPECT_THROW(Elastic::parse("7*2 @ *", &empty), std::invalid_argument);
-  try {
-    Elastic::parse("7*2 @ *");
-    FAIL() << "expected an error";
-  } catch (const std::invalid_argument& ex) {
-    EXPECT_NE(std::string(ex.what()).find("'*'"), std::string::npos) << ex.what();
-  }
-}
-
-// Rank 0 sends to workers 1..5, each worker receives once (worker 1 a longer
-// message) and joins a barrier on the workers' communicator 5. Communicator 6
-// is a duplicate of the world.
-Trace master_worker_trace() {
-  constexpr int32_t kWorld = 6;
-  std::vector<Trace> parts;
-  for (int32_t r = 0; r < kWorld; ++r) {
-    CommTable comms;
-    comms.define_world(kWorld);
-    comms.define(6, CommGroup{{0, 1, 2, 3, 4, 5}});
-    if (r > 0) comms.define(5, CommGroup{{1, 2, 3, 4, 5}});
-    Folder f(r);
-    f.append(make_event("MPI_Init", 0));
-    for (int32_t w = 1; w < kWorld; ++w) {
-      Event e;
-      if (r == 0)
-        e = make_event("MPI_Send", 1, {{"peer", w}, {"tag", 7}, {"count", 10}});
-      else if (r == w)
-        e = make_event("MPI_Recv", 2, {{"peer", 0}, {"tag", 7}, {"count", r == 1 ? 20 : 10}});
-      else
-        continue;
-      encode_relative(e, r, comms);
-      f.append(e);
-    }
-    if (r > 0) f.append(make_event("MPI_Barrier", 3, {{"comm", 5}}));
-    f.append(make_event("MPI_Finalize", 4));
-    parts.push_back(f.finish(kWorld, make_sites(5), comms));
-  }
-  return reduce_traces(std::move(parts));
-}
-
-// master_worker_trace() as format version 1 writes it: every ranklist explicit.
-const char* const kMasterWorkerV1 = R"(tracefold-trace 1
-world 6
-lossy -
-sites 5
-site 0 app+0x10
-site 1 app+0x20
-site 2 app+0x30
-site 3 app+0x40
-site 4 app+0x50
-comms 3
-comm 0 members <1 0 6 1>
-comm 5 members <1 1 5 1>
-comm 6 members <1 0 6 1>
-nodes 5
-node 0 MPI_Init site=0 ranks=<1 0 6 1>
-  count 1 @ <1 0 6 1>
-node 1 MPI_Send site=1 ranks=<0 0>
-  loop 0 members 1 @ <0 0>
-  loop 0 iters 5 @ <0 0>
-  count 1*5 @ <0 0>
-  field peer 1 2 3 4 5 @ <0 0>
-  field tag 7*5 @ <0 0>
-  field count 10*5 @ <0 0>
-node 2 MPI_Recv site=2 ranks=<1 1 5 1>
-  count 1 @ <1 1 5 1>
-  field peer 5 @ <0 1> ; 4 @ <0 2> ; 3 @ <0 3> ; 2 @ <0 4> ; 1 @ <0 5>
-  field tag 7 @ <1 1 5 1>
-  field count 20 @ <0 1> ; 10 @ <1 2 4 1>
-node 3 MPI_Barrier site=3 ranks=<1 1 5 1>
-  count 1 @ <1 1 5 1>
-  field comm 5 @ <1 1 5 1>
-node 4 MPI_Finalize site=4 ranks=<1 0 6 1>
-  count 1 @ <1 0 6 1>
-end
-)";
-
-// The same trace in format version 2.
-const char* const kMasterWorkerV2 = R"(tracefold-trace 2
-world 6
-lossy -
-sites 5
-site 0 app+0x10
-site 1 app+0x20
-site 2 app+0x30
-site 3 app+0x40
-site 4 app+0x50
-comms 3
-comm 0 members *
-comm 5 members <1 1 5 1>
-comm 6 members *
-nodes 5
-node 0 MPI_Init site=0 ranks=*
-  count 1 @ *
-node 1 MPI_Send site=1 ranks=<0 0>
-  loop 0 members 1 @ *
-  loop 0 iters 5 @ *
-  count 1*5 @ *
-  field peer 1 2 3 4 5 @ *
-  field tag 7*5 @ *
-  field count 10*5 @ *
-node 2 MPI_Recv site=2 ranks=<1 1 5 1>
-  count 1 @ *
-  field peer 5 @ <0 1> ; 4 @ <0 2> ; 3 @ <0 3> ; 2 @ <0 4> ; 1 @ <0 5>
-  field tag 7 @ *
-  field count 20 @ <0 1> ; 10 @ <1 2 4 1>
-node 3 MPI_Barrier site=3 ranks=<1 1 5 1>
-  count 1 @ *
-  field comm 5 @ *
-node 4 MPI_Finalize site=4 ranks=*
-  count 1 @ *
-end
-)";
-
-// Every elastic value of a trace, as (what, value).
-std::vector<std::pair<std::string, const Elastic*>> elastics(const Node& n) {
-  std::vector<std::pair<std::string, const Elastic*>> out;
-  for (std::size_t l = 0; l < n.loops.size(); ++l) {
-    out.emplace_back("loop members", &n.loops[l].members);
-    out.emplace_back("loop iters", &n.loops[l].iters);
-  }
-  out.emplace_back("count", &n.count);
-  for (const auto& [f, el] : n.fields) out.emplace_back(FieldTable::name(f), &el);
-  return out;
-}
-
-TEST(TraceIoWholeSet, AllRanksOfTheWorldAndOfANodeAreWrittenStar) {
-  // Periodic stencil with row and column communicators: every node is run by
-  // all 9 ranks and every value is shared by all of them.
-  const Stencil s{.side = 3, .steps = 5, .kind = StencilKind::kPeriodicComms};
-  const Trace t = reduce_traces(s.fold_all());
-  const std::string text = format_trace(t);
-  const auto lines = split_lines(text);
-  EXPECT_EQ(text.find("<1 0 9 1>"), std::string::npos) << text;
-  int node_lines = 0, elastic_lines = 0, row_comms = 0;
-  for (const std::string& l : lines) {
-    if (l.rfind("node ", 0) == 0) {
-      ++node_lines;
-      EXPECT_TRUE(l.ends_with(" ranks=*")) << l;
-    } else if (l.rfind("  loop ", 0) == 0 || l.rfind("  count ", 0) == 0 ||
-               l.rfind("  field ", 0) == 0) {
-      ++elastic_lines;
-      EXPECT_TRUE(l.ends_with(" @ *")) << l;
-      EXPECT_EQ(l.find(';'), std::string::npos) << l;
-    } else if (l.rfind("comm 1 members ", 0) == 0) {
-      // Rows are not the whole world: written out.
-      ++row_comms;
-      EXPECT_EQ(l.find('*'), std::string::npos) << l;
-    }
-  }
-  EXPECT_EQ(node_lines, 10);
-  EXPECT_GT(elastic_lines, 40);
-  EXPECT_EQ(row_comms, 3);
-  EXPECT_EQ(std::count(lines.begin(), lines.end(), "comm 0 members *"), 1);
-
-  const Trace back = parse_trace(text, "stencil");
-  EXPECT_EQ(format_trace(back), text);
-  EXPECT_FALSE(diff_traces(t, back).has_value());
-  EXPECT_EQ(back.comms, t.comms);
-  EXPECT_EQ(back.comms.all().at(0).at(0).members, Ranklist::range(0, 9).to_vector());
-  ASSERT_EQ(back.nodes.size(), t.nodes.size());
-  for (std::size_t i = 0; i < back.nodes.size(); ++i) {
-    EXPECT_EQ(back.nodes[i].ranks, Ranklist::range(0, 9)) << "node " << i;
-    for (const auto& [what, el] : elastics(back.nodes[i])) {
-      ASSERT_EQ(el->entries().size(), 1u) << "node " << i << " " << what;
-      EXPECT_EQ(el->entries()[0].ranks, Ranklist::range(0, 9)) << "node " << i << " " << what;
-    }
-  }
-  for (int32_t r = 0; r < s.size(); ++r)
-    EXPECT_TRUE(expands_to(back, r, s.events(r), Stencil::sites()));
-}
-
-TEST(TraceIoWholeSet, ANodeOfSomeRanksUsesStarForItsOwnRanks) {
-  const Trace t = master_worker_trace();
-  const std::string text = format_trace(t);
-  EXPECT_EQ(text, kMasterWorkerV2);
-  const Trace back = parse_trace(text, "master-worker");
-  EXPECT_EQ(format_trace(back), text);
-  EXPECT_FALSE(diff_traces(t, back).has_value());
-  EXPECT_EQ(back.comms, t.comms);
-  ASSERT_EQ(back.nodes.size(), 5u);
-  // The workers' receive: "@ *" is ranks 1..5, not the world.
-  const Node& recv = back.nodes[2];
-  EXPECT_EQ(recv.ranks, Ranklist::range(1, 5));
-  ASSERT_EQ(recv.count.entries().size(), 1u);
-  EXPECT_EQ(recv.count.entries()[0].ranks, Ranklist::range(1, 5));
-  const Elastic* tag = recv.field(FieldTable::intern("tag", FieldKind::kScalar));
-  ASSERT_NE(tag, nullptr);
-  ASSERT_EQ(tag->entries().size(), 1u);
-  EXPECT_EQ(tag->entries()[0].ranks, Ranklist::range(1, 5));
-  EXPECT_EQ(tag->for_rank(0), nullptr);
-  // Rank 0's send loop: "@ *" is rank 0 alone.
-  ASSERT_EQ(back.nodes[1].loops.size(), 1u);
-  EXPECT_EQ(back.nodes[1].loops[0].iters.entries().at(0).ranks, Ranklist::single(0));
-  // Each rank still expands to its events.
-  for (int32_t r = 0; r < 6; ++r) {
-    const std::vector<Event> got = expand_rank(back, r);
-    ASSERT_EQ(got.size(), r == 0 ? 7u : 4u) << "rank " << r;
-    if (r > 0) {
-      EXPECT_EQ(got[1].op, *OpTable::find("MPI_Recv"));
-      EXPECT_EQ(got[1].get(FieldTable::intern("count", FieldKind::kScalar)), r == 1 ? 20 : 10);
-    }
-  }
-}
-
-TEST(TraceIoWholeSet, Version1FilesReadToTheSameTrace) {
-  const Trace v1 = parse_trace(kMasterWorkerV1, "v1");
-  const Trace v2 = parse_trace(kMasterWorkerV2, "v2");
-  EXPECT_FALSE(diff_traces(v1, v2).has_value());
-  EXPECT_EQ(v1.comms, v2.comms);
-  ASSERT_EQ(v1.nodes.size(), v2.nodes.size());
-  for (std::size_t i = 0; i < v1.nodes.size(); ++i) {
-    EXPECT_EQ(v1.nodes[i].ranks, v2.nodes[i].ranks) << "node " << i;
-    const auto a = elastics(v1.nodes[i]), b = elastics(v2.nodes[i]);
-    ASSERT_EQ(a.size(), b.size()) << "node " << i;
-    for (std::size_t k = 0; k < a.size(); ++k)
-      EXPECT_EQ(a[k].second->to_string(), b[k].second->to_string())
-          << "node " << i << " " << a[k].first;
-  }
-  // Written again, a version-1 file becomes version 2.
-  EXPECT_EQ(format_trace(v1), kMasterWorkerV2);
-  // Version 2 also takes the explicit lists.
-  std::string explicit_v2 = kMasterWorkerV1;
-  explicit_v2.replace(0, 17, "tracefold-trace 2");
-  EXPECT_EQ(format_trace(parse_trace(explicit_v2, "explicit v2")), kMasterWorkerV2);
-}
-
-TEST(TraceIoWholeSet, StarInAVersion1FileIsAnErrorAtItsLine) {
-  struct Case {
-    const char* from;
-    const char* to;
-  };
-  const Case cases[] = {
-      {"comm 6 members <1 0 6 1>", "comm 6 members *"},
-      {"node 4 MPI_Finalize site=4 ranks=<1 0 6 1>", "node 4 MPI_Finalize site=4 ranks=*"},
-      {"  field tag 7 @ <1 1 5 1>", "  field tag 7 @ *"},
-      {"  loop 0 iters 5 @ <0 0>", "  loop 0 iters 5 @ *"},
-      {"  field peer 5 @ <0 1> ; 4 @ <0 2> ; 3 @ <0 3> ; 2 @ <0 4> ; 1 @ <0 5>",
-       "  field peer 5 @ <0 1> ; 4 @ <0 2> ; 3 @ <0 3> ; 2 @ <0 4> ; 1 @    *"},
-  };
-  for (const Case& c : cases) {
-    std::string text = kMasterWorkerV1;
-    const std::size_t at = text.find(std::string(c.from) + "\n");
-    ASSERT_NE(at, std::string::npos) << c.from;
-    text.replace(at, std::strlen(c.from), c.to);
-    const std::string source = std::string("v1 with '") + c.to + "'";
-    auto line = format_error_line(text, source);
-    EXPECT_EQ(line, line_of(text, at)) << source;
-    try {
-      parse_trace(text, source);
-    } catch (const TraceFormatError& ex) {
-      EXPECT_NE(std::string(ex.what()).find("needs format version 2"), std::string::npos)
-          << ex.what();
-    }
-  }
-}
-
-TEST(TraceIoWholeSet, OnlyVersions1And2AreRead) {
-  for (const char* version : {"3", "0", "17"}) {
-    std::string text = kMasterWorkerV2;
-    text.replace(16, 1, version);
-    const std::string source = std::string("version ") + version;
-    EXPECT_EQ(format_error_line(text, source), 1u) << source;
-    try {
-      parse_trace(text, source);
-    } catch (const TraceFormatError& ex) {
-      EXPECT_NE(std::string(ex.what()).find(std::string("unsupported format version ") + version +
-                                            " (this tracefold reads versions 1 to 2)"),
-                std::string::npos)
-          << ex.what();
-    }
-  }
 }
 
 }  // namespace

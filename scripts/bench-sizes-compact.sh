@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The trace's size in each form, side by side: records every MPI test program
+# (except app_abort, app_crash) once per rank count with --raw-log and prints
+# per run the raw logs' bytes (rank files summed), the text form (format
+# version 2, `tracefold convert --text`), the text with `zstd -19` (the
+# `.zst` form), the compact form as recorded (format version 3), and the
+# compact form without timing (`tracefold convert --no-timing` of the same
+# trace: what `record --no-timing` writes for that run), with the ratios
+# compact/text and no-timing/text.
+#
+# Settings (environment):
+#   BUILD_DIR=build      build tree with src/cli/tracefold and tests/apps/app_*
+#   NPS="4 8 16"         rank counts
+#   STEPS=50             step count (argv[1]) for every program
+#   RUN_TIMEOUT=60       seconds (plus 1 per rank) a run may take
+#   APPS_FILTER=REGEX    only programs whose name matches (e.g. 'cg|lu')
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+BUILD_DIR="${BUILD_DIR:-build}"
+NPS="${NPS:-4 8 16}"
+STEPS="${STEPS:-50}"
+RUN_TIMEOUT="${RUN_TIMEOUT:-60}"
+APPS_FILTER="${APPS_FILTER:-.}"
+
+for f in "$BUILD_DIR/src/cli/tracefold" "$BUILD_DIR/src/record/libtracefold.so"; do
+  [[ -x $f ]] || { echo "bench-sizes-compact: $f missing; build first" >&2; exit 2; }
+done
+command -v zstd >/dev/null || { echo "bench-sizes-compact: zstd not found" >&2; exit 2; }
+
+# Copies, so that a concurrent rebuild cannot change them half-way through.
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/bin/cli" "$work/bin/record" "$work/bin/apps"
+cp "$BUILD_DIR/src/cli/tracefold" "$work/bin/cli/"
+cp "$BUILD_DIR/src/record/libtracefold.so" "$work/bin/record/"
+export TRACEFOLD_LIB="$work/bin/record/libtracefold.so"
+TF="$work/bin/cli/tracefold"
+apps=()
+for a in "$BUILD_DIR"/tests/apps/app_*; do
+  n=${a##*/app_}
+  [[ -f $a && -x $a && $n != abort && $n != crash && $n =~ $APPS_FILTER ]] || continue
+  cp "$a" "$work/bin/apps/"
+  apps+=("$n")
+done
+((${#apps[@]})) || { echo "bench-sizes-compact: no test programs" >&2; exit 2; }
+# Programs written for a range of rank counts.
+declare -A MAX_NP=([wild_statuses]=12 [wild_statuses_f]=12)
+
+ROWS="$work/rows.txt"; : >"$ROWS"
+for np in $NPS; do
+  for app in "${apps[@]}"; do
+    if [[ -n ${MAX_NP[$app]:-} ]] && ((np > MAX_NP[$app])); then continue; fi
+    d="$work/run"; rm -rf "$d"; mkdir -p "$d"
+    rc=0
+    (cd "$d" && timeout -k 5 $((RUN_TIMEOUT + np)) "$TF" record -o "$d/t.tf" --raw-log "$d/raw" -- \
+      mpirun -np "$np" "$work/bin/apps/app_$app" "$STEPS" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
+    if ((rc != 0)) || [[ ! -s $d/t.tf ]]; then
+      echo "$app $np failed(exit$rc) - - - - -" >>"$ROWS"
+      echo "  $app np=$np: failed (exit $rc)" >&2
+      continue
+    fi
+    raw=$(cat "$d"/raw/rank-*.txt | wc -c)
+    "$TF" convert "$d/t.tf" --text -o "$d/t.txt" 2>/dev/null
+    "$TF" convert "$d/t.tf" --no-timing -o "$d/nt.tf" 2>/dev/null
+    text=$(stat -c %s "$d/t.txt")
+    tzst=$(zstd -19 -q -c "$d/t.txt" | wc -c)
+    compact=$(stat -c %s "$d/t.tf")
+    nt=$(stat -c %s "$d/nt.tf")
+    echo "$app $np ok $raw $text $tzst $compact $nt" >>"$ROWS"
+    echo "  $app np=$np: ok" >&2
+  done
+done
+
+echo
+echo "=== Trace size by form (steps $STEPS; no timing: tracefold convert --no-timing of the same trace) ==="
+python3 - "$ROWS" <<'PY'
+import statistics, sys
+fmt = "%-24s %5s %11s %9s %9s %9s %10s %8s %8s  %s"
+print(fmt % ("program", "ranks", "raw B", "text B", "text.zst", "compact", "no-timing",
+             "c/text", "nt/text", "note"))
+c, n = [], []
+for line in open(sys.argv[1]):
+    app, np, status, raw, text, tzst, compact, nt = line.split()
+    if status != "ok":
+        print(fmt % (app, np, "-", "-", "-", "-", "-", "-", "-", status))
+        continue
+    raw, text, tzst, compact, nt = map(int, (raw, text, tzst, compact, nt))
+    c.append(compact / text); n.append(nt / text)
+    print((fmt % (app, np, raw, text, tzst, compact, nt, "%.3f" % (compact / text),
+                  "%.3f" % (nt / text), "")).rstrip())
+if c:
+    print("%d runs: compact/text median %.3f (max %.3f); no-timing/text median %.3f (max %.3f)" % (
+        len(c), statistics.median(c), max(c), statistics.median(n), max(n)))
+PY

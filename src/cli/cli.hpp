@@ -1,0 +1,36 @@
+// What the tracefold command's source files share.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace tracefold::cli {
+
+/// `1234 B`, `12.1 KiB`, `3.4 MiB`.
+std::string human_bytes(uint64_t bytes);
+
+/// A companion file of this CLI: $ENV_VAR, else the first candidate that
+/// exists (relative to this binary's directory); throws `missing` if none.
+std::filesystem::path find_companion(const char* env_var,
+                                     std::initializer_list<const char*> candidates,
+                                     const std::string& missing);
+
+struct RecordOptions {
+  std::string output = "tracefold.tf";
+  std::string rawlog;
+  int stack_depth = 0;
+  int site_tolerance = 0;
+  std::string stats;
+  bool timeline = false;
+  uint64_t timeline_max = 0;  // 0: the recorder's default
+  bool no_timing = false;
+  bool text = false;
+};
+
+/// `tracefold record`: runs `command` with the recorder preloaded.
+int cmd_record(std::vector<std::string> command, const RecordOptions& options);
+
+}  // namespace tracefold::cli

@@ -1,0 +1,273 @@
+// Format version 3: the compact form of a trace (docs/format.md, "Compact
+// form"). The text form (version 2) stays the reference for meaning; this
+// one stores the same content as varints with every name, frame and
+// module written once, and zstd on top.
+#include <zstd.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold {
+
+namespace {
+
+// Value codes take 65 bits (see kSentinels); GCC and Clang have the type.
+__extension__ typedef unsigned __int128 u128;
+
+constexpr unsigned char kMagic[4] = {0x89, 'T', 'F', 'C'};
+constexpr int kCompactVersion = Trace::kCompactVersion;
+constexpr int kLevel = 19;
+// The four sentinels (kAbsent .. kUndefined) take value codes 0-3, every
+// other value zigzag + 4: small numbers stay one byte.
+constexpr unsigned kSentinels = 4;
+
+class Out {
+ public:
+  void uv(u128 v) {
+    while (v >= 0x80) {
+      bytes_ += static_cast<char>(static_cast<unsigned char>(v) | 0x80);
+      v >>= 7;
+    }
+    bytes_ += static_cast<char>(v);
+  }
+  void sv(int64_t v) { uv((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+  void value(int64_t v) {
+    if (is_sentinel(v)) {
+      uv(static_cast<uint64_t>(v - kAbsent));
+    } else {
+      const uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+      uv(static_cast<u128>(z) + kSentinels);
+    }
+  }
+  void str(std::string_view s) {
+    uv(s.size());
+    bytes_ += s;
+  }
+  std::string& bytes() { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+// Interns names in order of first use, so the tables come out the same for
+// equal traces.
+class NameTable {
+ public:
+  std::size_t id(const std::string& name) {
+    auto [it, fresh] = index_.try_emplace(name, names_.size());
+    if (fresh) names_.push_back(name);
+    return it->second;
+  }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::map<std::string, std::size_t> index_;
+  std::vector<std::string> names_;
+};
+
+// Writes ranklists and value sequences; `*` (the whole set) is code 0.
+void put_ranklist(Out& o, const Ranklist& r, const Ranklist* whole) {
+  if (whole && !whole->empty() && r == *whole) {
+    o.uv(0);
+    return;
+  }
+  const auto sections = r.sections();
+  o.uv(sections.size() + 1);
+  for (const auto& s : sections) {
+    o.uv(static_cast<uint64_t>(s.start));
+    o.uv(s.dims.size());
+    for (const auto& [count, stride] : s.dims) {
+      o.uv(static_cast<uint64_t>(count));
+      o.sv(stride);
+    }
+  }
+}
+
+void put_seq(Out& o, const ValueSeq& seq) {
+  // Literal runs side by side are one stretch in the text form, and one here.
+  std::vector<ValueSeq::Run> runs;
+  for (auto& r : seq.runs()) {
+    if (r.reps == 1 && !runs.empty() && runs.back().reps == 1)
+      runs.back().pattern.insert(runs.back().pattern.end(), r.pattern.begin(), r.pattern.end());
+    else
+      runs.push_back(std::move(r));
+  }
+  o.uv(runs.size() * 2 + (seq.is_histogram() ? 1 : 0));
+  for (const auto& r : runs) {
+    if (!seq.is_histogram()) o.uv(r.pattern.size());
+    for (int64_t v : r.pattern) o.value(v);
+    o.uv(r.reps);
+  }
+}
+
+void put_elastic(Out& o, const Elastic& e, const Ranklist& node_ranks) {
+  o.uv(e.entries().size());
+  for (const auto& en : e.entries()) {
+    put_seq(o, en.values);
+    put_ranklist(o, en.ranks, &node_ranks);
+  }
+}
+
+void put_histogram(Out& o, const Histogram& h) {
+  const Histogram::Parts p = h.parts();
+  o.uv(p.count);
+  if (p.count == 0) return;
+  o.sv(p.sum);
+  o.sv(p.min);
+  o.sv(p.min_rank);
+  o.sv(p.max);
+  o.sv(p.max_rank);
+  o.uv(p.span_log);
+  o.uv(p.bins.size());
+  for (const auto& b : p.bins) {
+    o.uv(b.index);
+    o.uv(b.count);
+    o.sv(b.min);
+    o.sv(b.max);
+    o.sv(b.sum);
+  }
+}
+
+bool timing_written(const Timing& tm) {
+  return !(tm.compute.empty() && tm.comm.empty() && tm.stats.empty());
+}
+
+}  // namespace
+
+std::string encode_compact_body(const Trace& t) {
+  // Name tables first: operations, fields (with their kind) and statistics
+  // in order of first use by the nodes.
+  NameTable ops, fields, stats;
+  std::vector<FieldKind> field_kinds;
+  std::vector<std::vector<const std::pair<FieldId, Elastic>*>> node_fields(t.nodes.size());
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    const Node& n = t.nodes[i];
+    ops.id(OpTable::name(n.key.op));
+    for (const auto& f : n.fields) node_fields[i].push_back(&f);
+    // The text writer's order, so that FieldId (process-local) cannot leak
+    // into the bytes.
+    std::sort(node_fields[i].begin(), node_fields[i].end(), [](const auto* a, const auto* b) {
+      return FieldTable::print_before(a->first, b->first);
+    });
+    for (const auto* f : node_fields[i])
+      if (fields.id(FieldTable::name(f->first)) == field_kinds.size())
+        field_kinds.push_back(FieldTable::kind(f->first));
+    for (const Timing& tm : n.timings) {
+      if (!timing_written(tm)) continue;
+      if (!(tm.pred == kStartKey)) ops.id(OpTable::name(tm.pred.op));
+      for (const auto& [name, h] : tm.stats) stats.id(name);
+    }
+  }
+  // Frames: each distinct module+offset once, sorted, so offsets within a
+  // module are stored as gaps.
+  std::map<std::string, std::map<uint64_t, std::size_t>> modules;
+  for (const CallSite& cs : t.sites.all())
+    for (const Frame& f : cs.frames) modules[f.module][f.offset] = 0;
+  std::size_t next_frame = 0;
+  for (auto& [name, offsets] : modules)
+    for (auto& [off, id] : offsets) id = next_frame++;
+
+  Out o;
+  o.uv(static_cast<uint64_t>(t.world_size));
+  o.str(t.lossy);
+  o.uv(ops.names().size());
+  for (const auto& name : ops.names()) o.str(name);
+  o.uv(fields.names().size());
+  for (std::size_t i = 0; i < fields.names().size(); ++i) {
+    o.str(fields.names()[i]);
+    o.uv(field_kinds[i] == FieldKind::kList ? 1 : 0);
+  }
+  o.uv(stats.names().size());
+  for (const auto& name : stats.names()) o.str(name);
+  o.uv(modules.size());
+  for (const auto& [name, offsets] : modules) {
+    o.str(name);
+    o.uv(offsets.size());
+    uint64_t prev = 0;
+    for (const auto& [off, id] : offsets) {
+      o.uv(off - prev);
+      prev = off;
+    }
+  }
+  o.uv(t.sites.size());
+  for (const CallSite& cs : t.sites.all()) {
+    o.uv(cs.frames.size());
+    for (const Frame& f : cs.frames) o.uv(modules.at(f.module).at(f.offset));
+  }
+  const Ranklist world = Ranklist::range(0, std::max<int32_t>(t.world_size, 0));
+  std::size_t groups = 0;
+  for (const auto& [id, gs] : t.comms.all()) groups += gs.size();
+  o.uv(groups);
+  for (const auto& [id, gs] : t.comms.all()) {
+    for (const CommGroup& g : gs) {
+      o.sv(id);
+      const bool ascending =
+          std::is_sorted(g.members.begin(), g.members.end()) &&
+          std::adjacent_find(g.members.begin(), g.members.end()) == g.members.end();
+      if (ascending) {
+        o.uv(0);
+        put_ranklist(o, Ranklist::from_ranks(g.members), &world);
+      } else {
+        o.uv(1);
+        o.uv(g.members.size());
+        for (int32_t m : g.members) o.uv(static_cast<uint64_t>(m));
+      }
+    }
+  }
+  o.uv(t.nodes.size());
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    const Node& n = t.nodes[i];
+    o.uv(ops.id(OpTable::name(n.key.op)));
+    o.uv(n.key.site);
+    put_ranklist(o, n.ranks, &world);
+    o.uv(n.loops.size());
+    for (const LoopLevel& l : n.loops) {
+      put_elastic(o, l.members, n.ranks);
+      put_elastic(o, l.iters, n.ranks);
+    }
+    put_elastic(o, n.count, n.ranks);
+    o.uv(node_fields[i].size());
+    for (const auto* f : node_fields[i]) {
+      o.uv(fields.id(FieldTable::name(f->first)));
+      put_elastic(o, f->second, n.ranks);
+    }
+    std::size_t timings = 0;
+    for (const Timing& tm : n.timings) timings += timing_written(tm) ? 1 : 0;
+    o.uv(timings);
+    for (const Timing& tm : n.timings) {
+      if (!timing_written(tm)) continue;
+      if (tm.pred == kStartKey) {
+        o.uv(0);
+      } else {
+        o.uv(ops.id(OpTable::name(tm.pred.op)) + 1);
+        o.uv(tm.pred.site);
+      }
+      put_histogram(o, tm.compute);
+      put_histogram(o, tm.comm);
+      o.uv(tm.stats.size());
+      for (const auto& [name, h] : tm.stats) {
+        o.uv(stats.id(name));
+        put_histogram(o, h);
+      }
+    }
+  }
+  return std::move(o.bytes());
+}
+
+std::string encode_compact(const Trace& t) {
+  std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
+  out += static_cast<char>(kCompactVersion);
+  out += zstd_compress(encode_compact_body(t), kLevel);
+  return out;
+}
+
+bool is_compact(std::string_view bytes) {
+  return bytes.size() >= sizeof kMagic &&
+         std::equal(kMagic, kMagic + sizeof kMagic,
+                    reinterpret_cast<const unsigned char*>(bytes.data()));
+}
+
+}  // namespace tracefold

@@ -1,0 +1,392 @@
+// Reader of the compact form (format version 3, docs/format.md). Every count
+// is checked against the bytes left before anything is allocated for it: an
+// item takes at least one byte, so a count above the bytes left is corrupt.
+#include <zstd.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold {
+
+namespace {
+
+// Value codes take 65 bits (see kSentinels); GCC and Clang have the type.
+__extension__ typedef unsigned __int128 u128;
+
+constexpr int kCompactVersion = Trace::kCompactVersion;
+constexpr std::size_t kHeaderBytes = 5;
+constexpr unsigned kSentinels = 4;
+constexpr uint64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+
+class In {
+ public:
+  In(std::string_view bytes, const std::string& source) : b_(bytes), source_(source) {}
+
+  [[noreturn]] void fail(const std::string& msg) const { fail_at(start_, msg); }
+  [[noreturn]] void fail_at(std::size_t at, const std::string& msg) const {
+    throw TraceFormatError(source_, TraceFormatError::AtByte{at, true}, msg);
+  }
+  std::size_t left() const { return b_.size() - pos_; }
+  bool at_end() const { return pos_ == b_.size(); }
+
+  u128 varint(const std::string& what) {
+    start_ = pos_;
+    u128 v = 0;
+    for (int shift = 0;; shift += 7) {
+      if (pos_ >= b_.size()) fail("unexpected end of data, expected " + what);
+      if (shift > 63) fail("a number longer than 10 bytes, expected " + what);
+      const auto c = static_cast<unsigned char>(b_[pos_++]);
+      v |= static_cast<u128>(c & 0x7f) << shift;
+      if (!(c & 0x80)) return v;
+    }
+  }
+  uint64_t uv(const std::string& what, uint64_t max = std::numeric_limits<uint64_t>::max()) {
+    const u128 v = varint(what);
+    if (v > max) fail(what + " is too large (at most " + std::to_string(max) + ")");
+    return static_cast<uint64_t>(v);
+  }
+  int64_t sv(const std::string& what) {
+    const uint64_t z = uv(what);
+    return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+  }
+  int32_t sv32(const std::string& what) {
+    const int64_t v = sv(what);
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+      fail(what + " " + std::to_string(v) + " does not fit 32 bits");
+    return static_cast<int32_t>(v);
+  }
+  int64_t value(const std::string& what) {
+    const u128 c = varint(what);
+    if (c < kSentinels) return kAbsent + static_cast<int64_t>(c);
+    const u128 z = c - kSentinels;
+    if (z > std::numeric_limits<uint64_t>::max()) fail(what + " does not fit 64 bits");
+    const auto u = static_cast<uint64_t>(z);
+    const auto v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
+    if (is_sentinel(v)) fail(what + ": a sentinel written as a number");
+    return v;
+  }
+  // A number of items that follow, each at least one byte long.
+  std::size_t count(const std::string& what) {
+    const uint64_t n = uv("the number of " + what);
+    if (n > left())
+      fail("the number of " + what + " is " + std::to_string(n) + " but only " +
+           std::to_string(left()) + " bytes follow");
+    return static_cast<std::size_t>(n);
+  }
+  std::string str(const std::string& what) {
+    const std::size_t n = count("bytes of " + what);
+    std::string s(b_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  std::size_t start() const { return start_; }
+
+ private:
+  std::string_view b_;
+  const std::string& source_;
+  std::size_t pos_ = 0;
+  std::size_t start_ = 0;
+};
+
+bool is_name(std::string_view s) {
+  return !s.empty() && s.find_first_of(" \n") == std::string_view::npos;
+}
+
+Ranklist get_ranklist(In& in, const Ranklist& whole, int32_t world, const std::string& what) {
+  const std::size_t code = in.count("sections of the " + what);
+  if (code == 0) return whole;
+  const std::size_t at = in.start();
+  std::vector<Ranklist::Section> sections(code - 1);
+  for (auto& s : sections) {
+    s.start = static_cast<int32_t>(in.uv("a section start", kMaxInt32));
+    s.dims.resize(in.count("dimensions of a section"));
+    uint64_t ranks = 1;
+    for (auto& [count, stride] : s.dims) {
+      count = static_cast<int32_t>(in.uv("a section count", kMaxInt32));
+      stride = in.sv32("a section stride");
+      ranks *= static_cast<uint64_t>(count);
+      // Sections are disjoint parts of a set within the world: a bigger
+      // one is corrupt, and would take long to expand.
+      if (ranks > static_cast<uint64_t>(world))
+        in.fail("a section of the " + what + " holds more ranks than the world");
+    }
+  }
+  try {
+    return Ranklist::from_sections(sections);
+  } catch (const std::exception& ex) {
+    in.fail_at(at, "bad " + what + ": " + ex.what());
+  }
+}
+
+ValueSeq get_seq(In& in) {
+  const uint64_t header = in.uv("a value sequence");
+  const std::size_t at = in.start();
+  const bool histogram = header & 1;
+  if (header / 2 > in.left())
+    in.fail("a value sequence of " + std::to_string(header / 2) + " runs but only " +
+            std::to_string(in.left()) + " bytes follow");
+  std::vector<ValueSeq::Run> runs(static_cast<std::size_t>(header / 2));
+  for (auto& r : runs) {
+    r.pattern.resize(histogram ? 1 : in.count("values of a run"));
+    for (auto& v : r.pattern) v = in.value("a value");
+    r.reps = in.uv("a repeat count");
+  }
+  try {
+    return ValueSeq::from_runs(std::move(runs), histogram);
+  } catch (const std::exception& ex) {
+    in.fail_at(at, ex.what());
+  }
+}
+
+Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const char* what) {
+  Elastic e;
+  const std::size_t n = in.count(std::string("entries of ") + what);
+  if (n == 0) in.fail(std::string(what) + " has no entries");
+  for (std::size_t i = 0; i < n; ++i) {
+    ElasticEntry en;
+    en.values = get_seq(in);
+    en.ranks = get_ranklist(in, node_ranks, world, std::string("ranklist of ") + what);
+    if (en.ranks.empty()) in.fail(std::string("empty ranklist in ") + what);
+    for (const auto& other : e.entries())
+      if (other.ranks.intersects(en.ranks))
+        in.fail(std::string("ranklists of ") + what + " overlap: " + en.ranks.to_string());
+    e.entries().push_back(std::move(en));
+  }
+  return e;
+}
+
+Histogram get_histogram(In& in, const char* what) {
+  Histogram::Parts p;
+  p.count = in.uv(std::string("the count of a ") + what + " histogram");
+  const std::size_t at = in.start();
+  if (p.count != 0) {
+    p.sum = in.sv("a histogram sum");
+    p.min = in.sv("a histogram minimum");
+    p.min_rank = in.sv32("a rank");
+    p.max = in.sv("a histogram maximum");
+    p.max_rank = in.sv32("a rank");
+    p.span_log = static_cast<uint8_t>(in.uv("a histogram span", 6));
+    p.bins.resize(in.count("histogram bins"));
+    for (auto& b : p.bins) {
+      b.index = static_cast<uint8_t>(in.uv("a bin index", Histogram::kBins - 1));
+      b.count = in.uv("a bin count");
+      b.min = in.sv("a bin minimum");
+      b.max = in.sv("a bin maximum");
+      b.sum = in.sv("a bin sum");
+    }
+  }
+  try {
+    return Histogram::from_parts(std::move(p));
+  } catch (const std::exception& ex) {
+    in.fail_at(at, std::string("bad ") + what + " histogram: " + ex.what());
+  }
+}
+
+// One zstd frame from byte kHeaderBytes to the end of the file; errors say
+// where in the file the compressed data went wrong.
+std::string decompress_body(std::string_view file, const std::string& source) {
+  struct Stream {
+    ZSTD_DStream* ds = ZSTD_createDStream();
+    ~Stream() { ZSTD_freeDStream(ds); }
+  } stream;
+  ZSTD_initDStream(stream.ds);
+  std::string out;
+  std::string buf(ZSTD_DStreamOutSize(), '\0');
+  ZSTD_inBuffer in{file.data(), file.size(), kHeaderBytes};
+  while (true) {
+    ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
+    const std::size_t ret = ZSTD_decompressStream(stream.ds, &ob, &in);
+    if (ZSTD_isError(ret))
+      throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
+                             std::string("corrupt compressed body: ") + ZSTD_getErrorName(ret));
+    out.append(buf.data(), ob.pos);
+    if (ret == 0) break;
+    if (in.pos == in.size && ob.pos < ob.size)
+      throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
+                             "the file ends inside the compressed body (truncated)");
+  }
+  if (in.pos != in.size)
+    throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
+                           "unexpected bytes after the compressed body");
+  return out;
+}
+
+Trace decode_body(In& in) {
+  Trace t;
+  t.world_size = static_cast<int32_t>(in.uv("the world size", kMaxInt32));
+  if (t.world_size <= 0) in.fail("world size must be positive");
+  const int32_t world_size = t.world_size;
+  const Ranklist world = Ranklist::range(0, world_size);
+  t.lossy = in.str("the lossy note");
+  if (t.lossy.find('\n') != std::string::npos) in.fail("the lossy note holds a newline");
+
+  std::vector<OpId> ops(in.count("operations"));
+  for (auto& op : ops) {
+    const std::string name = in.str("an operation name");
+    const auto id = OpTable::find(name);
+    if (!id) in.fail("unknown operation '" + name + "'");
+    op = *id;
+  }
+  std::vector<FieldId> fields(in.count("fields"));
+  for (auto& f : fields) {
+    const std::string name = in.str("a field name");
+    const auto kind = in.uv("a field kind", 1) ? FieldKind::kList : FieldKind::kScalar;
+    try {
+      f = FieldTable::intern(name, kind);
+    } catch (const std::exception& ex) {
+      in.fail(ex.what());
+    }
+  }
+  std::vector<std::string> stats(in.count("statistics"));
+  for (auto& s : stats) {
+    s = in.str("a statistic name");
+    if (!is_name(s)) in.fail("bad statistic name '" + s + "'");
+  }
+
+  std::vector<Frame> frames;
+  const std::size_t nmodules = in.count("modules");
+  for (std::size_t m = 0; m < nmodules; ++m) {
+    const std::string module = in.str("a module name");
+    if (!is_name(module)) in.fail("bad module name '" + module + "'");
+    const std::size_t n = in.count("frames of module " + module);
+    uint64_t offset = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint64_t gap = in.uv("a frame offset");
+      if (i > 0 && gap == 0) in.fail("frame " + module + " offset repeats");
+      if (gap > std::numeric_limits<uint64_t>::max() - offset) in.fail("frame offset overflows");
+      offset += gap;
+      frames.push_back(Frame{module, offset});
+    }
+  }
+  const std::size_t nsites = in.count("call sites");
+  for (std::size_t i = 0; i < nsites; ++i) {
+    CallSite cs;
+    cs.frames.resize(in.count("frames of site " + std::to_string(i)));
+    for (auto& f : cs.frames) {
+      const uint64_t id = in.uv("a frame id");
+      if (id >= frames.size())
+        in.fail("frame " + std::to_string(id) + " is not in the frame table (" +
+                std::to_string(frames.size()) + " frames)");
+      f = frames[id];
+    }
+    if (t.sites.intern(cs) != i) in.fail("site " + std::to_string(i) + " repeats an earlier site");
+  }
+
+  const std::size_t ngroups = in.count("communicator groups");
+  for (std::size_t i = 0; i < ngroups; ++i) {
+    const int64_t id = in.sv("a communicator id");
+    const std::size_t at = in.start();
+    CommGroup g;
+    if (in.uv("a member form", 1) == 0) {
+      const Ranklist members = get_ranklist(in, world, world_size, "member ranklist");
+      if (!members.empty() && members.last() >= world_size)
+        in.fail("communicator members " + members.to_string() + " are outside the world of " +
+                std::to_string(world_size) + " ranks");
+      g.members = members.to_vector();
+    } else {
+      g.members.resize(in.count("members"));
+      for (auto& m : g.members) {
+        m = static_cast<int32_t>(in.uv("a rank", kMaxInt32));
+        if (m >= world_size)
+          in.fail("communicator member " + std::to_string(m) + " is outside the world");
+      }
+    }
+    if (g.members.empty()) in.fail_at(at, "communicator " + std::to_string(id) + " has no members");
+    try {
+      t.comms.define(id, std::move(g));
+    } catch (const std::exception& ex) {
+      in.fail_at(at, ex.what());
+    }
+  }
+
+  const std::size_t nnodes = in.count("nodes");
+  t.nodes.reserve(nnodes);
+  for (std::size_t i = 0; i < nnodes; ++i) {
+    Node n;
+    const uint64_t op = in.uv("an operation");
+    if (op >= ops.size())
+      in.fail("operation " + std::to_string(op) + " is not in the operation table");
+    n.key.op = ops[op];
+    n.key.site = static_cast<SiteId>(in.uv("a call site", std::numeric_limits<SiteId>::max()));
+    if (n.key.site >= t.sites.size())
+      in.fail("site " + std::to_string(n.key.site) + " is not in the site table");
+    n.ranks = get_ranklist(in, world, world_size, "node's ranklist");
+    if (n.ranks.empty() || n.ranks.last() >= world_size)
+      in.fail("node ranks must be non-empty and inside the world");
+    n.loops.resize(in.count("loop levels"));
+    for (auto& l : n.loops) {
+      l.members = get_elastic(in, n.ranks, world_size, "loop members");
+      l.iters = get_elastic(in, n.ranks, world_size, "loop iterations");
+    }
+    n.count = get_elastic(in, n.ranks, world_size, "execution count");
+    const std::size_t nfields = in.count("fields of a node");
+    for (std::size_t k = 0; k < nfields; ++k) {
+      const uint64_t idx = in.uv("a field");
+      if (idx >= fields.size())
+        in.fail("field " + std::to_string(idx) + " is not in the field table");
+      const FieldId f = fields[idx];
+      if (n.field(f)) in.fail("field " + FieldTable::name(f) + " appears twice");
+      auto it = std::lower_bound(n.fields.begin(), n.fields.end(), f,
+                                 [](const auto& p, FieldId id) { return p.first < id; });
+      n.fields.insert(it, {f, get_elastic(in, n.ranks, world_size, "field values")});
+    }
+    n.timings.resize(in.count("timings of a node"));
+    for (std::size_t k = 0; k < n.timings.size(); ++k) {
+      Timing& tm = n.timings[k];
+      const uint64_t op = in.uv("a predecessor");
+      if (op > ops.size())
+        in.fail("predecessor operation " + std::to_string(op) + " is not in the table");
+      if (op > 0) {
+        const uint64_t site = in.uv("a predecessor's site", std::numeric_limits<SiteId>::max());
+        if (site >= t.sites.size())
+          in.fail("site " + std::to_string(site) + " is not in the site table");
+        tm.pred = EventKey{ops[op - 1], static_cast<SiteId>(site)};
+      }
+      if (k > 0 && !(n.timings[k - 1].pred < tm.pred))
+        in.fail("timings must be sorted by predecessor");
+      tm.compute = get_histogram(in, "compute");
+      tm.comm = get_histogram(in, "communication");
+      tm.stats.resize(in.count("statistics of a timing"));
+      for (auto& [name, h] : tm.stats) {
+        const uint64_t idx = in.uv("a statistic");
+        if (idx >= stats.size())
+          in.fail("statistic " + std::to_string(idx) + " is not in the table");
+        name = stats[idx];
+        h = get_histogram(in, "statistic");
+      }
+    }
+    t.nodes.push_back(std::move(n));
+  }
+  if (!in.at_end()) {
+    in.uv("nothing");
+    in.fail("unexpected data after the last node");
+  }
+  return t;
+}
+
+}  // namespace
+
+Trace decode_compact(std::string_view bytes, const std::string& source) {
+  if (!is_compact(bytes))
+    throw TraceFormatError(source, TraceFormatError::AtByte{0},
+                           "not a compact trace (it does not start with 89 54 46 43)");
+  if (bytes.size() < kHeaderBytes)
+    throw TraceFormatError(source, TraceFormatError::AtByte{bytes.size()},
+                           "the file ends inside the 5-byte header (truncated)");
+  const int version = static_cast<unsigned char>(bytes[4]);
+  if (version != kCompactVersion)
+    throw TraceFormatError(source, TraceFormatError::AtByte{4},
+                           "unsupported compact format version " + std::to_string(version) +
+                               " (this tracefold reads compact version 3)");
+  const std::string body = decompress_body(bytes, source);
+  In in(body, source);
+  try {
+    return decode_body(in);
+  } catch (const std::bad_alloc&) {
+    in.fail("a count or size is too large to hold in memory");
+  }
+}
+
+}  // namespace tracefold
