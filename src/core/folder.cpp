@@ -745,21 +745,23 @@ struct Folder::Impl {
     b.reps.push_back_n(1, k);
     settle_timing(b, rank);
     const EventKey pred = unpack(prev_key);
-    Timing* t = nullptr;
-    for (const RepeatTiming& rt : times) {
-      if (rt.compute_ns < 0 && rt.comm_ns < 0) continue;
-      if (!t) {
-        auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
-                                   [](const Timing& x, EventKey key) { return x.pred < key; });
-        if (it == b.timings.end() || !(it->pred == pred)) {
-          Timing fresh;
-          fresh.pred = pred;
-          it = b.timings.insert(it, std::move(fresh));
-        }
-        t = &*it;
+    // A copy without times adds no timing record (add_raw_timing is not
+    // called for it); one with either time finds or makes the record.
+    const bool timed = std::any_of(times.begin(), times.end(), [](const RepeatTiming& rt) {
+      return rt.compute_ns >= 0 || rt.comm_ns >= 0;
+    });
+    if (timed) {
+      auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
+                                 [](const Timing& x, EventKey key) { return x.pred < key; });
+      if (it == b.timings.end() || !(it->pred == pred)) {
+        Timing fresh;
+        fresh.pred = pred;
+        it = b.timings.insert(it, std::move(fresh));
       }
-      if (rt.compute_ns >= 0) t->compute.add(rt.compute_ns, rank);
-      if (rt.comm_ns >= 0) t->comm.add(rt.comm_ns, rank);
+      it->compute.add_each(
+          times.size(), [&](std::size_t j) { return times[j].compute_ns; }, rank);
+      it->comm.add_each(
+          times.size(), [&](std::size_t j) { return times[j].comm_ns; }, rank);
     }
     events += k;
     return true;

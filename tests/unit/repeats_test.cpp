@@ -12,6 +12,7 @@
 #include "test_util.hpp"
 #include "tracefold/event.hpp"
 #include "tracefold/folder.hpp"
+#include "tracefold/histogram.hpp"
 #include "tracefold/trace.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/value_seq.hpp"
@@ -56,6 +57,38 @@ TEST(ValueSeqRepeats, StepBackIsRepeatedSetBack) {
     for (uint64_t i = 0; i < n; ++i) b.set_back(b.back() + 1);
     ASSERT_TRUE(a.same_representation(b)) << a.to_string() << " vs " << b.to_string();
   }
+}
+
+TEST(HistogramRepeats, AddEachIsRepeatedAdd) {
+  Rng rng(13);
+  for (int trial = 0; trial < 2000; ++trial) {
+    Histogram a, b;
+    const int before = static_cast<int>(rng.below(5));
+    for (int i = 0; i < before; ++i) {
+      const int64_t v = rng.between(0, 1) ? rng.between(0, 100) : rng.between(0, 1'000'000);
+      a.add(v, static_cast<int32_t>(rng.below(4)));
+      b = a;
+    }
+    std::vector<int64_t> values(rng.below(50));
+    for (int64_t& v : values)
+      v = rng.percent(10) ? -1 : rng.percent(50) ? rng.between(90, 130) : rng.between(0, 5000);
+    const auto rank = static_cast<int32_t>(rng.below(4));
+    a.add_each(
+        values.size(), [&](std::size_t i) { return values[i]; }, rank);
+    for (int64_t v : values)
+      if (v >= 0) b.add(v, rank);
+    ASSERT_EQ(a.to_string(), b.to_string());
+  }
+  // A histogram read from an old trace may hold more bins than kMaxBins:
+  // the next sample narrows it, whether or not its bin exists.
+  Histogram old = Histogram::parse(
+      "n=3 sum=1011 min=1@0 max=1000@0 bins=0:1:1:1:1,3:1:10:10:10,9:1:1000:1000:1000");
+  Histogram copy = old;
+  old.add_each(
+      1, [](std::size_t) { return int64_t{1}; }, 0);
+  copy.add(1, 0);
+  EXPECT_EQ(old.to_string(), copy.to_string());
+  EXPECT_LE(old.bins().size(), std::size_t{Histogram::kMaxBins});
 }
 
 bool same_event(const Event& a, const Event& b) {
