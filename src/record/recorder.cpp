@@ -1251,6 +1251,10 @@ struct CallBuffers {
   std::vector<MPI_Fint> fstatuses;
   std::vector<int64_t> srcs, mtags;
   std::vector<std::size_t> entry_of;
+  // A request-links list's buffer, handed from one call's event to the
+  // next: MPI_Test and MPI_Wait* would otherwise allocate and free one per
+  // call, a polling loop thousands of times.
+  std::vector<int64_t> spare_links;
 };
 CallBuffers& thread_buffers() {
   TRACEFOLD_STATIC_TLS thread_local CallBuffers b;
@@ -1273,6 +1277,9 @@ Call::Call(OpId op)
   active_ = true;
   for (Statistic* st : statistics().enabled) st->start();
   enter_ns_ = now_ns();
+  auto& spare = thread_buffers().spare_links;
+  for (FieldValue& f : ev_.fields)
+    if (f.field == kLinks && f.list.capacity() > spare.capacity()) spare.swap(f.list);
   ev_.fields.clear();
   ev_.stats.clear();
   pending_.clear();
@@ -1458,7 +1465,8 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
   if (n < 0 || !reqs) return;
   Recorder& r = recorder();
   hold();
-  std::vector<int64_t> links(static_cast<std::size_t>(n));
+  std::vector<int64_t> links = std::move(thread_buffers().spare_links);
+  links.assign(static_cast<std::size_t>(n), 0);
   pending_wild_.assign(static_cast<std::size_t>(n), {false, false});
   RepeatCounter repeats;
   for (int i = 0; i < n; ++i) {
