@@ -6,6 +6,7 @@
 # folding), divided by the calls rank 0 made (from the trace). Instruction
 # counts do not move with the machine's load, unlike wall times.
 #   BUILD_DIR=build STEPS=300 EDGE=8 scripts/bench-callpath.sh
+# KEEP_DIR=DIR keeps the callgrind files there (callgrind_annotate them).
 # Needs valgrind (Debian package valgrind; installed if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,4 +39,5 @@ for mode in off on; do
   total=$(callgrind_annotate "$work/cg.$mode" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')
   calls=$("$TF" expand "$work/$mode.tf" -r 0 | grep -c -E '^MPI_' || true)
   awk -v m="$mode" -v c="$calls" -v t="$total" 'BEGIN{printf "%-10s %8d %14d %12.0f\n", m, c, t, t / c}'
+  if [[ -n ${KEEP_DIR:-} ]]; then mkdir -p "$KEEP_DIR" && cp "$work/cg.$mode" "$KEEP_DIR/"; fi
 done

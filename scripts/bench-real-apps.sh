@@ -13,6 +13,7 @@
 #     (default 5) in alternating order: median ratio and range.
 # Usage: scripts/bench-real-apps.sh [BUILD_DIR]  (default build/; builds it
 # if missing). 64-rank runs are 32x oversubscribed on 2 cores: minutes.
+# WALL_ONLY=1 runs only the wall-time pairs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -46,6 +47,7 @@ row() {
   printf '| %s | %d | %d | %d | %d | %.0f |\n' "$label" "$n" "$s" "$t" "$r" "$(echo "$r / $t" | bc -l)"
 }
 
+if [[ -z ${WALL_ONLY:-} ]]; then
 for halo in halo26_periodic halo26; do
   echo "## $halo, $STEPS_HALO steps"
   echo "| ranks | nodes | call sites | trace B | raw B | raw/trace |"
@@ -83,6 +85,7 @@ for np in 4 8; do
     row "$np, $c" "$t" "$r" "$n" "$s"
   done
 done
+fi
 
 echo
 echo "## amg_like wall time at 4 ranks, $((10 * CYCLES)) cycles: traced / untraced, $ROUNDS pairs"

@@ -16,6 +16,8 @@
 // non-negative integer quantity).
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,13 +41,27 @@ class Histogram {
   /// Most non-empty bins a histogram keeps before it widens its span.
   static constexpr int kMaxBins = 2;
   /// Log bin index of a value (negative values are clamped to 0).
-  static int bin_of(int64_t value);
+  static int bin_of(int64_t value) {
+    if (value < 2) return 0;
+    return std::bit_width(static_cast<uint64_t>(value)) - 1;
+  }
 
   /// The value of `bin` at a uniform draw `u` in [0, 1): draws lie within the
   /// bin's [min, max] and average to its mean (replay's sampled timing).
   static int64_t draw_within(const Bin& bin, double u);
 
   void add(int64_t value, int32_t rank);
+  /// add(value_at(i), rank) for each i in [0, n) whose value is not
+  /// negative (negative: no sample): the same result as those calls, with
+  /// the common case (the value's bin exists) inlined, for long runs of
+  /// samples such as a polling loop's.
+  template <class ValueAt>
+  void add_each(std::size_t n, ValueAt&& value_at, int32_t rank) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const int64_t v = value_at(i);
+      if (v >= 0 && !add_to_existing_bin(v, rank)) add(v, rank);
+    }
+  }
   void merge(const Histogram& other);
 
   bool empty() const { return count_ == 0; }
@@ -88,6 +104,33 @@ class Histogram {
   bool operator==(const Histogram&) const = default;
 
  private:
+  // add(value, rank) when the value's bin exists (then nothing is inserted
+  // and nothing needs widening); false, having done nothing, when it does
+  // not, or when the bins still need narrowing (a histogram read from an
+  // old trace: add narrows it).
+  bool add_to_existing_bin(int64_t value, int32_t rank) {
+    if (bins_.size() > static_cast<std::size_t>(kMaxBins)) return false;
+    const auto idx = static_cast<uint8_t>(bin_of(value) >> span_log_ << span_log_);
+    for (Bin& b : bins_) {
+      if (b.index != idx) continue;
+      ++b.count;
+      if (value < b.min) b.min = value;
+      if (value > b.max) b.max = value;
+      b.sum += value;
+      if (value < min_ || (value == min_ && rank < min_rank_)) {
+        min_ = value;
+        min_rank_ = rank;
+      }
+      if (value > max_ || (value == max_ && rank < max_rank_)) {
+        max_ = value;
+        max_rank_ = rank;
+      }
+      ++count_;
+      sum_ += value;
+      return true;
+    }
+    return false;
+  }
   void absorb(const Bin& bin);
   void widen_until_fits();
   void widen_to(uint8_t span_log);

@@ -58,6 +58,10 @@ class ValueSeq {
   static ValueSeq repeated(int64_t value, uint64_t n);
 
   void push_back(int64_t value);
+  /// The same as n push_back(value) calls, representation included (which
+  /// append_repeated does not promise); constant time while the sequence
+  /// is one repeated value.
+  void push_back_n(int64_t value, uint64_t n);
   void append_repeated(int64_t value, uint64_t n);
   void append(const ValueSeq& other);
   /// Puts `n` copies of `value` in front (used to pad histories with zeros).
@@ -78,6 +82,9 @@ class ValueSeq {
   int64_t back() const;
   /// Replaces the last value (pop + push, so folding stays consistent).
   void set_back(int64_t value);
+  /// The same as n set_back(back() + step) calls, representation included;
+  /// constant time for a one-value sequence.
+  void step_back(int64_t step, uint64_t n);
 
   uint64_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

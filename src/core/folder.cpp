@@ -687,6 +687,86 @@ struct Folder::Impl {
       add_raw_timing(b, unpack(pred), ev.compute_ns, ev.comm_ns, rank);
   }
 
+  // k more copies of `ev` (times: theirs). While the sequence ends in a loop
+  // whose body is that one event, fast_append would take each copy as a
+  // complete iteration: count +1 on the loop, each field value pushed once
+  // more, one timing sample, nothing to refold (refold_after_iteration_
+  // false). Those updates are done here k at a time, by operations that
+  // promise the representation k single ones give; anything else goes
+  // through append() copy by copy until that state is reached.
+  Event repeat_scratch_;
+
+  void append_repeats(const Event& ev, std::span<const RepeatTiming> times) {
+    std::size_t i = 0;
+    while (i < times.size()) {
+      // A session (see "replay") logs the general path's steps through an
+      // iteration of a loop with inner loops, to replay them on the next
+      // one; a polling loop inside that iteration would keep every poll on
+      // the general path. Sessions never change what is folded, only how
+      // fast, so this one is given up and the polls can take the fast path.
+      if (recording_) {
+        log_.spoil();
+        end_recording();
+        arm();
+      }
+      if (repeat_in_place(ev, times.subspan(i))) return;
+      repeat_scratch_.op = ev.op;
+      repeat_scratch_.site = ev.site;
+      repeat_scratch_.fields = ev.fields;
+      repeat_scratch_.stats = ev.stats;
+      repeat_scratch_.compute_ns = times[i].compute_ns;
+      repeat_scratch_.comm_ns = times[i].comm_ns;
+      append(repeat_scratch_);
+      ++i;
+    }
+  }
+
+  bool repeat_in_place(const Event& ev, std::span<const RepeatTiming> times) {
+    if (!armed_ || !ev.stats.empty() || pending_count_ != 0 || refold_after_iteration_)
+      return false;
+    Item& loop = top.back();
+    if (loop.body.size() != 1) return false;
+    Item& b = loop.body[0];
+    if (ev.key().packed() != b.key || prev_key != b.key || ev.fields.size() != b.fields.size())
+      return false;
+    for (std::size_t f = 0; f < b.fields.size(); ++f)
+      if (ev.fields[f].field != b.fields[f].first) return false;
+    const uint64_t k = times.size();
+    loop.reps.step_back(1, k);
+    for (std::size_t f = 0; f < b.fields.size(); ++f) {
+      const FieldValue& fv = ev.fields[f];
+      if (has_list_[0] && FieldTable::kind(fv.field) == FieldKind::kList) {
+        const ValueSeq values = field_values(fv);
+        for (uint64_t r = 0; r < k; ++r) b.fields[f].second.append(values);
+      } else {
+        b.fields[f].second.push_back_n(fv.scalar, k);
+      }
+    }
+    b.reps.push_back_n(1, k);
+    settle_timing(b, rank);
+    const EventKey pred = unpack(prev_key);
+    // A copy without times adds no timing record (add_raw_timing is not
+    // called for it); one with either time finds or makes the record.
+    const bool timed = std::any_of(times.begin(), times.end(), [](const RepeatTiming& rt) {
+      return rt.compute_ns >= 0 || rt.comm_ns >= 0;
+    });
+    if (timed) {
+      auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
+                                 [](const Timing& x, EventKey key) { return x.pred < key; });
+      if (it == b.timings.end() || !(it->pred == pred)) {
+        Timing fresh;
+        fresh.pred = pred;
+        it = b.timings.insert(it, std::move(fresh));
+      }
+      it->compute.add_each(
+          times.size(), [&](std::size_t j) { return times[j].compute_ns; }, rank);
+      it->comm.add_each(
+          times.size(), [&](std::size_t j) { return times[j].comm_ns; }, rank);
+    }
+    events += k;
+    return true;
+  }
+
   // Pending events become Items, as the general path would have made them
   // (try_fold would have found nothing for them: quiet_ checked that).
   void materialize() {
@@ -1357,6 +1437,9 @@ Folder& Folder::operator=(Folder&&) noexcept = default;
 
 void Folder::append(const Event& event) {
   impl_->append(event);
+}
+void Folder::append_repeats(const Event& event, std::span<const RepeatTiming> times) {
+  impl_->append_repeats(event, times);
 }
 uint64_t Folder::events() const {
   return impl_->events;

@@ -9,11 +9,6 @@
 
 namespace tracefold {
 
-int Histogram::bin_of(int64_t value) {
-  if (value < 2) return 0;
-  return std::bit_width(static_cast<uint64_t>(value)) - 1;
-}
-
 // A wide bin (up to a factor of 2^64 between min and max once the span has
 // grown) is usually skewed towards one end; a flat draw would move its weight
 // to the middle. min + (max - min) * u^a has mean min + (max - min) / (a + 1),
@@ -80,6 +75,8 @@ void Histogram::widen_until_fits() {
 
 void Histogram::add(int64_t value, int32_t rank) {
   if (value < 0) value = 0;
+  // Mostly the value's bin exists already (a call's times are alike).
+  if (add_to_existing_bin(value, rank)) return;
   const auto idx = static_cast<uint8_t>(bin_of(value) >> span_log_ << span_log_);
   absorb(Bin{idx, 1, value, value, value});
   widen_until_fits();

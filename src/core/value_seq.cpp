@@ -95,6 +95,15 @@ void ValueSeq::push_back(int64_t value) {
   push_general(value);
 }
 
+void ValueSeq::push_back_n(int64_t value, uint64_t n) {
+  if (n > 0 && !histogram_ && simple_ && (size_ == 0 || value == single_value_)) {
+    single_value_ = value;
+    size_ += n;
+    return;
+  }
+  for (uint64_t i = 0; i < n; ++i) push_back(value);
+}
+
 void ValueSeq::push_general(int64_t value) {
   ++size_;
   if (!runs_.empty() && runs_.back().reps >= 2) {
@@ -307,6 +316,15 @@ int64_t ValueSeq::back() const {
 void ValueSeq::set_back(int64_t value) {
   pop_back();
   push_back(value);
+}
+
+void ValueSeq::step_back(int64_t step, uint64_t n) {
+  // One value: each pop_back empties the sequence and push_back refills it.
+  if (n > 0 && !histogram_ && simple_ && size_ == 1) {
+    single_value_ += step * static_cast<int64_t>(n);
+    return;
+  }
+  for (uint64_t i = 0; i < n; ++i) set_back(back() + step);
 }
 
 int64_t ValueSeq::sum() const {

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -248,6 +249,15 @@ class Recorder {
   // entries (1 MiB).
   static constexpr std::size_t kUnfoldedListBudget = std::size_t{1} << 17;
   std::size_t unfolded_list_entries = 0;
+  // Per queue slot: the times of the unsuccessful polls that repeated the
+  // slot's event right after it (see repeat_of_last). A waiting loop polls
+  // thousands of times; kept as times only, a repeat takes no queue slot
+  // and is folded by Folder::append_repeats in a few steps, not one fold
+  // step each. The queue is folded once it holds kRepeatBudget of them.
+  std::vector<std::vector<RepeatTiming>> unfolded_repeats;
+  static constexpr std::size_t kRepeatBudget = 4096;
+  std::size_t unfolded_repeat_n = 0;
+  std::array<OpId, 6> poll_ops{};
   // Events that created or (re)started requests, numbered from 1: links count
   // back in these, so polling loops (Test, Iprobe) do not shift them.
   uint64_t request_events = 0;
@@ -763,6 +773,10 @@ class Recorder {
       if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
         fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
       unfolded.resize(fold_batch);
+      unfolded_repeats.resize(fold_batch);
+      const char* const polls[] = {"MPI_Test",    "MPI_Testany", "MPI_Testsome",
+                                   "MPI_Testall", "MPI_Iprobe",  "MPI_Improbe"};
+      for (std::size_t i = 0; i < poll_ops.size(); ++i) poll_ops[i] = *OpTable::find(polls[i]);
       comms.define_world(size);
       Dl_info self;
       if (dladdr(reinterpret_cast<void*>(&now_ns), &self)) {
@@ -955,6 +969,7 @@ class Recorder {
         }
       }
       if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
+      if (repeat_of_last(ev)) return true;
       for (const FieldValue& f : ev.fields) unfolded_list_entries += f.list.size();
       std::swap(unfolded[unfolded_n++], ev);
       ++event_count;
@@ -967,6 +982,23 @@ class Recorder {
     }
   }
 
+  // Caller holds `mu`. Whether `ev` is a poll that found nothing and repeats
+  // the last queued event exactly (times aside); if so it is counted there.
+  // Only polls: elsewhere two identical calls in a row are rare, and the
+  // comparison would cost every call something.
+  bool repeat_of_last(const Event& ev) {
+    if (unfolded_n == 0) return false;
+    const Event& last = unfolded[unfolded_n - 1];
+    if (last.op != ev.op || last.site != ev.site) return false;
+    if (std::find(poll_ops.begin(), poll_ops.end(), ev.op) == poll_ops.end()) return false;
+    if (!ev.stats.empty() || !last.stats.empty() || last.fields != ev.fields) return false;
+    if (ev.get(kFlag) != 0 && ev.get(kOutcount) != 0) return false;
+    unfolded_repeats[unfolded_n - 1].push_back({ev.compute_ns, ev.comm_ns});
+    ++event_count;
+    if (++unfolded_repeat_n >= kRepeatBudget) fold_unfolded();
+    return true;
+  }
+
   // Caller holds `mu`. Whatever reads the folder (local_trace: the merge at
   // MPI_Finalize, partial traces) folds the queue first, so nothing recorded
   // is left out. From append this runs with tl_holding set, so a signal in
@@ -975,6 +1007,14 @@ class Recorder {
     const std::size_t n = unfolded_n;
     unfolded_n = 0;
     unfolded_list_entries = 0;
+    unfolded_repeat_n = 0;
+    struct ClearRepeats {
+      std::vector<std::vector<RepeatTiming>>& repeats;
+      std::size_t n;
+      ~ClearRepeats() {
+        for (std::size_t i = 0; i < n; ++i) repeats[i].clear();
+      }
+    } clear_repeats{unfolded_repeats, n};
     if (disabled) return;
     try {
       for (std::size_t i = 0; i < n; ++i) {
@@ -984,6 +1024,7 @@ class Recorder {
           encode_relative(ev, me, size_in);
         }
         folder->append(ev);
+        if (!unfolded_repeats[i].empty()) folder->append_repeats(ev, unfolded_repeats[i]);
         // A folded slot may wait long for its next event (batches cut short
         // by the list budget): let its lists go now, not then.
         for (FieldValue& f : ev.fields)
@@ -1203,6 +1244,10 @@ struct CallBuffers {
   std::vector<MPI_Fint> fstatuses;
   std::vector<int64_t> srcs, mtags;
   std::vector<std::size_t> entry_of;
+  // A request-links list's buffer, handed from one call's event to the
+  // next: MPI_Test and MPI_Wait* would otherwise allocate and free one per
+  // call, a polling loop thousands of times.
+  std::vector<int64_t> spare_links;
 };
 CallBuffers& thread_buffers() {
   TRACEFOLD_STATIC_TLS thread_local CallBuffers b;
@@ -1225,6 +1270,9 @@ Call::Call(OpId op)
   active_ = true;
   for (Statistic* st : statistics().enabled) st->start();
   enter_ns_ = now_ns();
+  auto& spare = thread_buffers().spare_links;
+  for (FieldValue& f : ev_.fields)
+    if (f.field == kLinks && f.list.capacity() > spare.capacity()) spare.swap(f.list);
   ev_.fields.clear();
   ev_.stats.clear();
   pending_.clear();
@@ -1399,7 +1447,8 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
   if (n < 0 || (n > 0 && !reqs)) return;
   Recorder& r = recorder();
   hold();
-  std::vector<int64_t> links(static_cast<std::size_t>(n));
+  std::vector<int64_t> links = std::move(thread_buffers().spare_links);
+  links.assign(static_cast<std::size_t>(n), 0);
   pending_wild_.assign(static_cast<std::size_t>(n), {false, false});
   RepeatCounter repeats;
   for (int i = 0; i < n; ++i) {

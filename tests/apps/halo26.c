@@ -18,14 +18,17 @@
 
 #include "app_work.h"
 
-/* All 26 directions (dx, dy, dz), faces first; F marks the six faces. */
-#define DIRS(X)                                                                                 \
-  X(-1, 0, 0, 1)                                                                                \
-  X(1, 0, 0, 1) X(0, -1, 0, 1) X(0, 1, 0, 1) X(0, 0, -1, 1) X(0, 0, 1, 1) X(-1, -1, 0, 0)       \
-      X(-1, 1, 0, 0) X(1, -1, 0, 0) X(1, 1, 0, 0) X(-1, 0, -1, 0) X(-1, 0, 1, 0) X(1, 0, -1, 0) \
-          X(1, 0, 1, 0) X(0, -1, -1, 0) X(0, -1, 1, 0) X(0, 1, -1, 0) X(0, 1, 1, 0)             \
-              X(-1, -1, -1, 0) X(-1, -1, 1, 0) X(-1, 1, -1, 0) X(-1, 1, 1, 0) X(1, -1, -1, 0)   \
-                  X(1, -1, 1, 0) X(1, 1, -1, 0) X(1, 1, 1, 0)
+/* All 26 directions (dx, dy, dz), faces first; F marks the six faces.
+ * Not formatted: clang-format reflows this macro differently on every run. */
+/* clang-format off */
+#define DIRS(X)                                                               \
+  X(-1, 0, 0, 1) X(1, 0, 0, 1) X(0, -1, 0, 1) X(0, 1, 0, 1) X(0, 0, -1, 1)    \
+  X(0, 0, 1, 1) X(-1, -1, 0, 0) X(-1, 1, 0, 0) X(1, -1, 0, 0) X(1, 1, 0, 0)   \
+  X(-1, 0, -1, 0) X(-1, 0, 1, 0) X(1, 0, -1, 0) X(1, 0, 1, 0) X(0, -1, -1, 0) \
+  X(0, -1, 1, 0) X(0, 1, -1, 0) X(0, 1, 1, 0) X(-1, -1, -1, 0)                \
+  X(-1, -1, 1, 0) X(-1, 1, -1, 0) X(-1, 1, 1, 0) X(1, -1, -1, 0)              \
+  X(1, -1, 1, 0) X(1, 1, -1, 0) X(1, 1, 1, 0)
+/* clang-format on */
 
 static int dims[3], coord[3], edge;
 
