@@ -223,6 +223,21 @@ using tracefold::replay_detail::Plan;
 using tracefold::replay_detail::real_wait;
 using tracefold::replay_detail::take;
 
+// Testany/Waitany with a recorded index: complete exactly that request.
+// False (and the problem noted on the plan) when there is none to force.
+static bool wait_recorded_index(Plan* p, int count, MPI_Request requests[], int* index,
+                                MPI_Status* status, int& rc) {
+  if (!p || p->want->index < 0) return false;
+  const int i = p->want->index;
+  if (i >= count || requests[i] == MPI_REQUEST_NULL) {
+    p->problem = "the recorded index " + std::to_string(i) + " is no active request here";
+    return false;
+  }
+  rc = real_wait(&requests[i], status);
+  *index = i;
+  return true;
+}
+
 extern "C" {
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -251,15 +266,10 @@ int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_S
     *index = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  if (p && p->want->index >= 0) {
-    const int i = p->want->index;
-    if (i < count && requests[i] != MPI_REQUEST_NULL) {
-      const int rc = real_wait(&requests[i], status);
-      *index = i;
-      *flag = 1;
-      return rc;
-    }
-    p->problem = "the recorded index " + std::to_string(i) + " is no active request here";
+  int rc = 0;
+  if (wait_recorded_index(p, count, requests, index, status, rc)) {
+    *flag = 1;
+    return rc;
   }
   return fn(count, requests, index, flag, status);
 }
@@ -267,15 +277,8 @@ int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_S
 int PMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   static const auto fn = next<int (*)(int, MPI_Request*, int*, MPI_Status*)>("PMPI_Waitany");
   Plan* p = take(Forced::kWaitany);
-  if (p && p->want->index >= 0) {
-    const int i = p->want->index;
-    if (i < count && requests[i] != MPI_REQUEST_NULL) {
-      const int rc = real_wait(&requests[i], status);
-      *index = i;
-      return rc;
-    }
-    p->problem = "the recorded index " + std::to_string(i) + " is no active request here";
-  }
+  int rc = 0;
+  if (wait_recorded_index(p, count, requests, index, status, rc)) return rc;
   return fn(count, requests, index, status);
 }
 
