@@ -238,6 +238,20 @@ static bool wait_recorded_index(Plan* p, int count, MPI_Request requests[], int*
   return true;
 }
 
+// Testsome/Waitsome that completed some: complete exactly the recorded
+// indices. False (and the problem noted) when that cannot be forced.
+static bool force_indices(Plan* p, int incount, MPI_Request requests[], int* outcount,
+                          int indices[], MPI_Status statuses[], int& rc) {
+  if (!p || p->want->outcount <= 0) return false;
+  if (!p->want->has_indices) {
+    p->problem = "the trace has no indices for this call (recorded before they were)";
+    return false;
+  }
+  rc = MPI_SUCCESS;
+  return tracefold::replay_detail::complete_indices(*p, incount, requests, outcount, indices,
+                                                    statuses, rc);
+}
+
 extern "C" {
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -290,14 +304,7 @@ int PMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indice
     *outcount = 0;
     return MPI_SUCCESS;
   }
-  if (p && p->want->outcount > 0) {
-    int rc = MPI_SUCCESS;
-    if (!p->want->has_indices)
-      p->problem = "the trace has no indices for this call (recorded before they were)";
-    else if (tracefold::replay_detail::complete_indices(*p, incount, requests, outcount, indices,
-                                                        statuses, rc))
-      return rc;
-  }
+  if (int rc = 0; force_indices(p, incount, requests, outcount, indices, statuses, rc)) return rc;
   return fn(incount, requests, outcount, indices, statuses);
 }
 
@@ -305,14 +312,7 @@ int PMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indice
                   MPI_Status statuses[]) {
   static const auto fn = next<int (*)(int, MPI_Request*, int*, int*, MPI_Status*)>("PMPI_Waitsome");
   Plan* p = take(Forced::kWaitsome);
-  if (p && p->want->outcount > 0) {
-    int rc = MPI_SUCCESS;
-    if (!p->want->has_indices)
-      p->problem = "the trace has no indices for this call (recorded before they were)";
-    else if (tracefold::replay_detail::complete_indices(*p, incount, requests, outcount, indices,
-                                                        statuses, rc))
-      return rc;
-  }
+  if (int rc = 0; force_indices(p, incount, requests, outcount, indices, statuses, rc)) return rc;
   return fn(incount, requests, outcount, indices, statuses);
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <typeinfo>
@@ -72,6 +73,31 @@ inline Trace figure52_trace() {
 }
 
 // 1-based number of the line that holds byte `pos`.
+// The traces the round-trip tests use: the rich trace, Figure 5.2, folded
+// stencils with and without timings, and a lossy trace whose values include
+// int64 extremes and sentinels (its histograms make it the last, lossy one).
+inline std::vector<Trace> sample_traces() {
+  std::vector<Trace> traces;
+  traces.push_back(rich_trace());
+  traces.push_back(figure52_trace());
+  traces.push_back(reduce_traces(Stencil{.side = 5, .steps = 11}.fold_all()));
+  Stencil nt{.side = 3, .steps = 4};
+  nt.timings = false;
+  traces.push_back(reduce_traces(nt.fold_all()));
+  FoldOptions lossy;
+  lossy.histogram_threshold = 1;
+  Folder f(0, lossy);
+  for (int i = 0; i < 50; ++i)
+    f.append(make_event("MPI_Send", 0,
+                        {{"peer", (i * i) % 7},
+                         {"count", i % 5 ? i : std::numeric_limits<int64_t>::max() - i % 2},
+                         {"tag", i % 3 ? kUndefined : std::numeric_limits<int64_t>::min() + 4}}));
+  CommTable comms;
+  comms.define_world(7);
+  traces.push_back(f.finish(7, make_sites(1), comms));
+  return traces;
+}
+
 inline std::size_t line_of(const std::string& text, std::size_t pos) {
   return 1 + static_cast<std::size_t>(
                  std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));

@@ -19,29 +19,8 @@ using testing::figure52_trace;
 using testing::make_event;
 using testing::make_sites;
 using testing::rich_trace;
+using testing::sample_traces;
 using testing::Stencil;
-
-std::vector<Trace> sample_traces() {
-  std::vector<Trace> traces;
-  traces.push_back(rich_trace());
-  traces.push_back(figure52_trace());
-  traces.push_back(reduce_traces(Stencil{.side = 5, .steps = 11}.fold_all()));
-  Stencil nt{.side = 3, .steps = 4};
-  nt.timings = false;
-  traces.push_back(reduce_traces(nt.fold_all()));
-  FoldOptions lossy;
-  lossy.histogram_threshold = 1;
-  Folder f(0, lossy);
-  for (int i = 0; i < 50; ++i)
-    f.append(make_event("MPI_Send", 0,
-                        {{"peer", (i * i) % 7},
-                         {"count", i % 5 ? i : std::numeric_limits<int64_t>::max() - i % 2},
-                         {"tag", i % 3 ? kUndefined : std::numeric_limits<int64_t>::min() + 4}}));
-  CommTable comms;
-  comms.define_world(7);
-  traces.push_back(f.finish(7, make_sites(1), comms));
-  return traces;
-}
 
 // What a compact file with this body looks like (for bodies made by hand).
 std::string wrap_body(const std::string& body) {

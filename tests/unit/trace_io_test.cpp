@@ -72,24 +72,7 @@ void write_bytes(const fs::path& p, const std::string& s) {
 }
 
 TEST(TraceIo, RoundTripIsByteIdentical) {
-  std::vector<Trace> traces;
-  traces.push_back(rich_trace());
-  traces.push_back(figure52_trace());
-  traces.push_back(reduce_traces(Stencil{.side = 5, .steps = 11}.fold_all()));
-  Stencil nt{.side = 3, .steps = 4};
-  nt.timings = false;
-  traces.push_back(reduce_traces(nt.fold_all()));
-  {
-    FoldOptions lossy;
-    lossy.histogram_threshold = 1;
-    Folder f(0, lossy);
-    for (int i = 0; i < 50; ++i)
-      f.append(make_event("MPI_Send", 0, {{"peer", (i * i) % 7}, {"count", i % 5}}));
-    CommTable comms;
-    comms.define_world(7);
-    Trace t = f.finish(7, make_sites(1), comms);
-    traces.push_back(t);
-  }
+  const std::vector<Trace> traces = testing::sample_traces();
   for (std::size_t i = 0; i < traces.size(); ++i) {
     const std::string text = format_trace(traces[i]);
     Trace back = parse_trace(text, "case " + std::to_string(i));
