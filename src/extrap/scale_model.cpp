@@ -1,0 +1,133 @@
+#include "tracefold/extrap/scale_model.hpp"
+
+#include <bit>
+#include <stdexcept>
+
+namespace tracefold::extrap {
+
+std::string term_name(unsigned term) {
+  if (term == 0) return "1";
+  std::string s;
+  for (unsigned i = 0; term >> i; ++i)
+    if (term & (1u << i)) s += (s.empty() ? "S" : "*S") + std::to_string(i + 1);
+  return s;
+}
+
+namespace {
+
+Rational term_value(unsigned term, const std::vector<int64_t>& sizes) {
+  Rational v(1);
+  for (unsigned i = 0; i < sizes.size(); ++i)
+    if (term & (1u << i)) v *= Rational(sizes[i]);
+  return v;
+}
+
+std::string formula_of(const std::vector<unsigned>& terms, const RatVector& coef) {
+  std::string s;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    Rational c = coef[i];
+    if (c.is_zero()) continue;
+    const bool neg = c < Rational(0);
+    if (neg) c = -c;
+    s += s.empty() ? (neg ? "-" : "") : (neg ? " - " : " + ");
+    if (terms[i] == 0)
+      s += c.to_string();
+    else
+      s += (c == Rational(1) ? "" : c.to_string() + "*") + term_name(terms[i]);
+  }
+  return s.empty() ? "0" : s;
+}
+
+// The result at the target: an integer, or kNotInteger.
+ValueFit finish(Rational v, std::string formula) {
+  ValueFit f;
+  f.formula = std::move(formula);
+  if (!v.is_integer()) {
+    f.status = ValueFit::Status::kNotInteger;
+    return f;
+  }
+  try {
+    f.value = v.to_int64();
+    f.status = ValueFit::Status::kOk;
+  } catch (const std::range_error&) {
+    f.status = ValueFit::Status::kNotInteger;
+  }
+  return f;
+}
+
+// value = c / (product of the sizes in `term`), exactly, for every observation.
+bool fits_share(const std::vector<Observation>& obs, unsigned term, Rational& c) {
+  bool first = true;
+  for (const auto& o : obs) {
+    const Rational k = Rational(o.value) * term_value(term, o.sizes);
+    if (first) {
+      c = k;
+      first = false;
+    } else if (k != c) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_t>& target) {
+  if (obs.empty()) return {};
+  const unsigned dims = static_cast<unsigned>(target.size());
+  for (const auto& o : obs)
+    if (o.sizes.size() != dims) throw std::invalid_argument("fit_value: sizes of differing length");
+
+  // 1. A constant.
+  bool constant = true;
+  for (const auto& o : obs) constant = constant && o.value == obs[0].value;
+  if (constant) return finish(Rational(obs[0].value), std::to_string(obs[0].value));
+
+  // 2. A share of a fixed total, c / (S_i * ...), when at least two inputs
+  // with different divisors agree on c.
+  for (unsigned term = 1; term < (1u << dims); ++term) {
+    Rational c;
+    bool distinct = false;
+    for (const auto& o : obs)
+      distinct = distinct || term_value(term, o.sizes) != term_value(term, obs[0].sizes);
+    if (!distinct || !fits_share(obs, term, c)) continue;
+    return finish(c / term_value(term, target),
+                  c.to_string() + "/" +
+                      (std::popcount(term) > 1 ? "(" + term_name(term) + ")" : term_name(term)));
+  }
+
+  // 3. Linear combinations of the terms of at most `level` sizes.
+  std::size_t bad = 0;
+  for (unsigned level = 1; level <= dims; ++level) {
+    std::vector<unsigned> terms;
+    for (unsigned t = 0; t < (1u << dims); ++t)
+      if (static_cast<unsigned>(std::popcount(t)) <= level) terms.push_back(t);
+    RatMatrix rows;
+    RatVector values, goal;
+    for (const auto& o : obs) {
+      RatVector row;
+      for (unsigned t : terms) row.push_back(term_value(t, o.sizes));
+      rows.push_back(std::move(row));
+      values.emplace_back(o.value);
+    }
+    for (unsigned t : terms) goal.push_back(term_value(t, target));
+    const Prediction p = predict_linear(rows, values, goal);
+    if (p.status == Prediction::Status::kInconsistent) {
+      bad = p.bad_observation;
+      continue;
+    }
+    if (p.status == Prediction::Status::kUndetermined) {
+      ValueFit f;
+      f.status = ValueFit::Status::kUndetermined;
+      f.formula = formula_of(terms, p.coefficients) + " (one of several fits)";
+      return f;
+    }
+    return finish(p.value, formula_of(terms, p.coefficients));
+  }
+  ValueFit f;
+  f.status = ValueFit::Status::kInconsistent;
+  f.bad_observation = bad;
+  return f;
+}
+
+}  // namespace tracefold::extrap

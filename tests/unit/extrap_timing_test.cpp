@@ -1,0 +1,118 @@
+// Timing curve models: each recovers the function that generated its data,
+// and the choice survives an outlier.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "tracefold/extrap/timing_models.hpp"
+
+using namespace tracefold::extrap;
+
+namespace {
+
+std::vector<TimePoint> sample(const std::function<double(double)>& f,
+                              std::vector<double> ns = {4, 16, 64, 256}) {
+  std::vector<TimePoint> pts;
+  for (double n : ns) pts.push_back({n, f(n)});
+  return pts;
+}
+
+// Chooses (settling a tie the way a lone histogram field would).
+ModelFit chosen(const std::vector<TimePoint>& pts) {
+  std::vector<ModelChoice> one = {choose_time_model(pts)};
+  settle_undecided(one);
+  return one[0].best;
+}
+
+struct Case {
+  TimeModel model;
+  std::function<double(double)> f;
+};
+
+}  // namespace
+
+TEST(ExtrapTiming, EveryModelRecoversItsGeneratingFunction) {
+  const std::vector<Case> cases = {
+      {TimeModel::kConstant, [](double) { return 5000.0; }},
+      {TimeModel::kLinear, [](double n) { return 3 * n + 100; }},
+      {TimeModel::kInverse, [](double n) { return 1e6 / n; }},
+      {TimeModel::kLog, [](double n) { return 50 * std::log2(n) + 10; }},
+      {TimeModel::kInversePlusConstant, [](double n) { return 1e5 / n + 1000; }},
+      {TimeModel::kPowerLaw, [](double n) { return 7 * std::pow(n, 1.5); }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(time_model_name(c.model));
+    const auto pts = sample(c.f);
+    // Fitting the generating model itself is exact.
+    const ModelFit own = fit_time_model(c.model, pts);
+    ASSERT_TRUE(own.ok);
+    EXPECT_NEAR(own.deviation, 0, 1e-9);
+    // And it is the one chosen, with the right value far outside the inputs.
+    const ModelFit best = chosen(pts);
+    EXPECT_EQ(best.model, c.model) << best.formula();
+    EXPECT_NEAR(best.at(16384), c.f(16384), 1e-6 * std::fabs(c.f(16384)) + 1e-6);
+  }
+}
+
+TEST(ExtrapTiming, ClearWinnersAreDecidedWithoutHelp) {
+  // Linear and log data are told from every other model by more than the margin.
+  EXPECT_TRUE(choose_time_model(sample([](double n) { return 3 * n + 100; })).decided);
+  EXPECT_TRUE(choose_time_model(sample([](double n) { return 50 * std::log2(n) + 10; })).decided);
+  // A constant is fitted exactly by several models (slope 0, power 0): undecided.
+  EXPECT_FALSE(choose_time_model(sample([](double) { return 42.0; })).decided);
+}
+
+TEST(ExtrapTiming, ConstantWithAnOutlier) {
+  // One run was disturbed: 5x the time at 16 ranks.
+  const std::vector<TimePoint> pts = {{4, 1000}, {16, 5000}, {64, 1000}, {256, 1000}};
+  const ModelChoice c = choose_time_model(pts);
+  ASSERT_TRUE(c.decided);
+  EXPECT_EQ(c.best.model, TimeModel::kConstant);
+  EXPECT_EQ(c.best.dropped, 1);
+  EXPECT_DOUBLE_EQ(c.best.at(4096), 1000);
+}
+
+TEST(ExtrapTiming, InverseWithAnOutlier) {
+  std::vector<TimePoint> pts = sample([](double n) { return 8e5 / n; });
+  pts[2].value *= 3;  // 64 ranks: noisy
+  const ModelChoice c = choose_time_model(pts);
+  ASSERT_TRUE(c.decided);
+  EXPECT_EQ(c.best.model, TimeModel::kInverse);
+  EXPECT_NEAR(c.best.at(1024), 8e5 / 1024, 1e-6);
+}
+
+TEST(ExtrapTiming, FlatSlopeIsConstant) {
+  const ModelFit f =
+      fit_time_model(TimeModel::kLinear, sample([](double n) { return 0.1 * n + 7; }));
+  EXPECT_EQ(f.a, 0);
+}
+
+TEST(ExtrapTiming, UndecidedFieldsFollowTheirHistogram) {
+  std::vector<ModelChoice> fields = {
+      choose_time_model(sample([](double n) { return 1e5 / n + 1000; })),  // decided
+      choose_time_model(sample([](double n) { return 2e5 / n + 3000; })),  // decided
+      choose_time_model(sample([](double) { return 9.0; })),               // undecided
+  };
+  ASSERT_TRUE(fields[0].decided);
+  ASSERT_TRUE(fields[1].decided);
+  ASSERT_FALSE(fields[2].decided);
+  settle_undecided(fields);
+  EXPECT_EQ(fields[2].best.model, TimeModel::kInversePlusConstant);
+  EXPECT_NEAR(fields[2].best.at(1000), 9, 1e-9);
+}
+
+TEST(ExtrapTiming, CloseModelsAreUndecidedButTheBestFitIsKept) {
+  // 1e6/n + 300 over 4..256 ranks: the constant is under 8% of every input,
+  // so the inverse model stays within the margin; alone, the field keeps
+  // its lowest-deviation fit, the generating one.
+  const auto pts = sample([](double n) { return 1e6 / n + 300; });
+  EXPECT_FALSE(choose_time_model(pts).decided);
+  EXPECT_EQ(chosen(pts).model, TimeModel::kInversePlusConstant);
+}
+
+TEST(ExtrapTiming, TooFewPoints) {
+  EXPECT_FALSE(fit_time_model(TimeModel::kLinear, {{4, 1}}).ok);
+  EXPECT_FALSE(fit_time_model(TimeModel::kPowerLaw, {{4, 0}, {9, 1}}).ok);
+  EXPECT_TRUE(fit_time_model(TimeModel::kConstant, {{4, 1}}).ok);
+}
