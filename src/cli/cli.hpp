@@ -1,9 +1,13 @@
 // What the tracefold command's source files share.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <initializer_list>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,24 @@ struct RecordOptions {
   bool no_timing = false;
   bool text = false;
 };
+
+/// Runs `body` for a subcommand that works from its CLI11 callback: an
+/// exception becomes the usual error line and exit status 2 (main turns
+/// CLI::RuntimeError into its status without printing more).
+template <class F>
+void guarded(F&& body) {
+  try {
+    body();
+  } catch (const CLI::Error&) {
+    throw;
+  } catch (const std::exception& ex) {
+    std::cerr << "tracefold: error: " << ex.what() << "\n";
+    throw CLI::RuntimeError(2);
+  }
+}
+
+/// `tracefold extrapolate` (cmd_extrapolate.cpp).
+void add_extrapolate_command(CLI::App& app);
 
 /// `tracefold record`: runs `command` with the recorder preloaded.
 int cmd_record(std::vector<std::string> command, const RecordOptions& options);

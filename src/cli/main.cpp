@@ -432,6 +432,7 @@ int main(int argc, char** argv) {
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
   add_export_commands(app);
+  add_extrapolate_command(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.
   app.add_subcommand("replay",

@@ -96,7 +96,10 @@ ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_
                       (std::popcount(term) > 1 ? "(" + term_name(term) + ")" : term_name(term)));
   }
 
-  // 3. Linear combinations of the terms of at most `level` sizes.
+  // 3. Linear combinations of the terms of at most `level` sizes. A level
+  // counts only when some observation confirms it (more observations than
+  // independent equations), except the last, all terms, which may also be
+  // exactly determined (the seed's d+1 inputs for d dimensions).
   std::size_t bad = 0;
   for (unsigned level = 1; level <= dims; ++level) {
     std::vector<unsigned> terms;
@@ -111,11 +114,14 @@ ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_
       values.emplace_back(o.value);
     }
     for (unsigned t : terms) goal.push_back(term_value(t, target));
-    const Prediction p = predict_linear(rows, values, goal);
-    if (p.status == Prediction::Status::kInconsistent) {
-      bad = p.bad_observation;
+    const SolveResult sr = solve_linear(rows, values);
+    if (sr.status == SolveResult::Status::kInconsistent) {
+      bad = sr.bad_equation;
       continue;
     }
+    const bool confirmed = sr.rank < obs.size();
+    if (!confirmed && level < dims) continue;
+    const Prediction p = predict_linear(rows, values, goal);
     if (p.status == Prediction::Status::kUndetermined) {
       ValueFit f;
       f.status = ValueFit::Status::kUndetermined;

@@ -10,10 +10,11 @@
 //
 // Fewer terms are tried first: a constant, then c/(product of sizes) (a
 // share of a fixed total under strong scaling: N/S1, N/(S1*S2) ...), then
-// the terms of at most one size, then of at most two, ... The first model
-// that fits every observation is used; if its value at the target is not
-// determined by the observations (more unknowns than independent inputs),
-// that is an error rather than a guess.
+// the terms of at most one size, then of at most two, ... A model is used
+// when it fits every observation and at least one observation more than
+// it needs confirms it; only the last model, all 2^d terms, may instead be
+// exactly determined (the seed's d+1 inputs for d dimensions). A value the
+// observations do not determine at the target is an error, not a guess.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,71 @@
+// Extrapolation: the trace of a run at N ranks from the traces of a few
+// smaller runs of the same program (seed 000, chapter 3).
+//
+// The steps, each in its own file under src/extrap/:
+//   1. topology (topology.hpp): each input's grid from its relative
+//      endpoints; the target grid from --grid, or from the rule the inputs'
+//      grids follow (equal sides, or MPI_Dims_create's balanced sizes);
+//   2. alignment (align.cpp): node k of every input is the same call
+//      (operation and call-site frames); nodes that no rank has in common
+//      are put in one canonical order first (by leading rank), so that the
+//      branches of different rank groups meet their counterparts;
+//   3. parameters (cells.cpp, scale_model.hpp): for each node and each
+//      cell of the grid (corner, edge, face, interior box), the value
+//      sequences of every field, loop and count, number by number, as
+//      exact functions of the sizes; the node's ranks and the ranklists
+//      of its values are the target grid's cells;
+//   4. timing (histogram_fit.cpp, timing_models.hpp): every histogram
+//      field by the curve models.
+// Nothing is guessed: a value the inputs do not determine, or that no
+// model fits, stops extrapolation with an error naming the input, the node
+// and the field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tracefold/extrap/topology.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold::extrap {
+
+/// Extrapolation cannot go on; what() names the input file, node and field.
+class ExtrapError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One input trace and the name it is reported by (its file name).
+struct ExtrapInput {
+  std::string name;
+  Trace trace;
+};
+
+struct ExtrapOptions {
+  /// Ranks of the trace to make.
+  int64_t ranks = 0;
+  /// The target grid, when the user knows it (sizes fastest first).
+  std::optional<Topology> grid;
+};
+
+struct ExtrapResult {
+  Trace trace;
+  Topology target;
+  /// Each input's detected grid, in input order.
+  std::vector<Topology> input_grids;
+  /// How the target grid was chosen (`--grid`, `equal sides`, `MPI_Dims_create`).
+  std::string target_rule;
+  /// One line per finding: topology, and per node the model of every
+  /// extrapolated parameter and time (what --explain prints).
+  std::vector<std::string> explanation;
+};
+
+/// Extrapolates. Needs at least two inputs; all must be traces of the same
+/// program (same nodes, operations and call sites) at different rank
+/// counts. Throws ExtrapError.
+ExtrapResult extrapolate(const std::vector<ExtrapInput>& inputs, const ExtrapOptions& options);
+
+}  // namespace tracefold::extrap

@@ -1,0 +1,73 @@
+// `tracefold extrapolate T1 T2 T3 ... --ranks N -o OUT`: a thin layer over
+// src/extrap (include/tracefold/extrap/extrapolate.hpp).
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli.hpp"
+#include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace fs = std::filesystem;
+using namespace tracefold;
+
+namespace tracefold::cli {
+
+namespace {
+
+struct ExtrapolateArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  int64_t ranks = 0;
+  std::string grid;
+  bool explain = false;
+  bool text = false;
+};
+
+void run_extrapolate(const ExtrapolateArgs& a) {
+  extrap::ExtrapOptions opts;
+  opts.ranks = a.ranks;
+  if (!a.grid.empty()) opts.grid = extrap::Topology::parse(a.grid);
+  std::vector<extrap::ExtrapInput> inputs;
+  for (const auto& path : a.inputs) inputs.push_back({path, load_trace(path)});
+  const extrap::ExtrapResult r = extrap::extrapolate(inputs, opts);
+  if (a.explain)
+    for (const auto& line : r.explanation) std::cout << line << "\n";
+  // save_trace writes a temporary file and renames it: OUT appears only
+  // complete, and only after extrapolation succeeded.
+  save_trace(r.trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
+  std::string sizes;
+  for (const auto& in : inputs)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(in.trace.world_size);
+  std::cerr << "tracefold: extrapolated " << inputs.size() << " traces (" << sizes << " ranks) to "
+            << r.trace.world_size << " ranks on a " << r.target.to_string() << " grid, "
+            << r.trace.nodes.size() << " nodes, wrote " << a.output << " ("
+            << human_bytes(fs::file_size(a.output)) << ")\n";
+}
+
+}  // namespace
+
+void add_extrapolate_command(CLI::App& app) {
+  auto args = std::make_shared<ExtrapolateArgs>();
+  auto* cmd = app.add_subcommand(
+      "extrapolate", "The trace of a larger (or in-between) run from traces of a few rank counts");
+  cmd->add_option("traces", args->inputs,
+                  "Traces of the same program at different rank counts (a d-D grid needs d+1)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--ranks", args->ranks, "Rank count of the trace to make")->required();
+  cmd->add_option("-o,--output", args->output, "Trace file to write")->required();
+  cmd->add_option("--grid", args->grid,
+                  "Target grid, slowest dimension first as MPI_Dims_create gives it (e.g. 8x4 "
+                  "or 4x4x4); default: the rule the inputs' grids follow");
+  cmd->add_flag("--explain", args->explain,
+                "Print the detected grids and, per node, the model of every parameter and time");
+  cmd->add_flag("--text", args->text, "Write the text form (format version 2)");
+  cmd->footer("Example: tracefold extrapolate s9.tf s16.tf s25.tf --ranks 1024 -o s1024.tf");
+  cmd->callback([args] {
+    guarded([&] { run_extrapolate(*args); });
+    throw CLI::RuntimeError(0);
+  });
+}
+
+}  // namespace tracefold::cli

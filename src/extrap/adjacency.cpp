@@ -1,0 +1,51 @@
+// Relative endpoints per rank, the input of topology detection.
+#include <set>
+
+#include "internal.hpp"
+
+namespace tracefold::extrap::detail {
+
+namespace {
+
+// Whether every value of the node's `comm` field is the world (or the
+// field is absent, which means the world).
+bool on_world(const Node& node) {
+  const Elastic* comm = node.field(FieldTable::comm());
+  if (!comm) return true;
+  for (const auto& e : comm->entries())
+    for (const auto& run : e.values.runs())
+      for (int64_t v : run.pattern)
+        if (v != CommTable::kWorld) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace) {
+  std::vector<std::set<int64_t>> seen(static_cast<std::size_t>(trace.world_size));
+  const auto rpeer = FieldTable::find("rpeer");
+  for (const Node& node : trace.nodes) {
+    if (!on_world(node)) continue;
+    for (FieldId f : {FieldTable::peer(), rpeer.value_or(FieldTable::peer())}) {
+      const Elastic* e = node.field(f);
+      if (!e) continue;
+      for (const auto& entry : e->entries()) {
+        std::set<int64_t> values;
+        for (const auto& run : entry.values.runs())
+          for (int64_t v : run.pattern)
+            if (!is_sentinel(v)) values.insert(v);
+        if (values.empty()) continue;
+        entry.ranks.for_each([&](int32_t r) {
+          if (r < trace.world_size)
+            seen[static_cast<std::size_t>(r)].insert(values.begin(), values.end());
+        });
+      }
+    }
+  }
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(seen.size());
+  for (auto& s : seen) out.emplace_back(s.begin(), s.end());
+  return out;
+}
+
+}  // namespace tracefold::extrap::detail

@@ -1,0 +1,243 @@
+// Parameters cell by cell (seed 000, 3.2.3).
+//
+// The ranks of one cell of the grid (a corner, an edge, a face, the
+// interior) behave alike in a stencil code, and with peers stored relative
+// to the caller they hold the same value sequences. So a node's elastic
+// values are read per cell, each number of a cell's sequence is fitted
+// across the inputs as a function of the sizes (scale_model.hpp), and the
+// target's cells get the fitted sequences. The ranklists of the output are
+// the target's cells: boxes whose start, lengths and strides are the
+// linear forms of the sizes the seed extrapolates field by field.
+#include <map>
+#include <sstream>
+
+#include "internal.hpp"
+#include "tracefold/extrap/scale_model.hpp"
+
+namespace tracefold::extrap::detail {
+
+GridInput make_grid_input(const ExtrapInput& input, const Topology& topo) {
+  GridInput g;
+  g.input = &input;
+  g.topo = topo;
+  const int32_t p = input.trace.world_size;
+  g.cell_of_rank.resize(static_cast<std::size_t>(p));
+  g.cell_rep.assign(static_cast<std::size_t>(cell_count(topo)), -1);
+  for (int32_t r = p - 1; r >= 0; --r) {
+    const int c = cell_of(topo, r);
+    g.cell_of_rank[static_cast<std::size_t>(r)] = c;
+    g.cell_rep[static_cast<std::size_t>(c)] = r;  // ends as the lowest rank
+  }
+  return g;
+}
+
+std::vector<const ValueSeq*> cell_sequences(const GridInput& g, const Elastic& e,
+                                            const std::string& what) {
+  const int32_t p = g.input->trace.world_size;
+  std::vector<int> entry_of(static_cast<std::size_t>(p), -1);
+  for (std::size_t i = 0; i < e.entries().size(); ++i)
+    e.entries()[i].ranks.for_each([&](int32_t r) {
+      if (r < p) entry_of[static_cast<std::size_t>(r)] = static_cast<int>(i);
+    });
+  std::vector<const ValueSeq*> out(g.cell_rep.size(), nullptr);
+  for (int32_t r = 0; r < p; ++r) {
+    const int c = g.cell_of_rank[static_cast<std::size_t>(r)];
+    const int rep = g.cell_rep[static_cast<std::size_t>(c)];
+    const int mine = entry_of[static_cast<std::size_t>(r)];
+    const int theirs = entry_of[static_cast<std::size_t>(rep)];
+    if (mine == theirs) {
+      if (mine >= 0)
+        out[static_cast<std::size_t>(c)] = &e.entries()[static_cast<std::size_t>(mine)].values;
+      continue;
+    }
+    auto text = [&](int idx) {
+      return idx < 0 ? std::string("nothing")
+                     : "'" + e.entries()[static_cast<std::size_t>(idx)].values.to_string() + "'";
+    };
+    throw ExtrapError(g.input->name + ": " + what + ": ranks " + std::to_string(rep) + " and " +
+                      std::to_string(r) + " lie in the same part of the " + g.topo.to_string() +
+                      " grid (" + cell_name(g.topo, c) + ") but have " + text(theirs) + " and " +
+                      text(mine) +
+                      ": the pattern is not a row-major stencil (a plugin would be needed)");
+  }
+  return out;
+}
+
+namespace {
+
+std::string clip(const std::string& s) {
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+// One number across the inputs.
+int64_t fit_number(const std::vector<SeqObservation>& obs, const std::vector<int64_t>& values,
+                   const std::vector<int64_t>& target, const std::string& what,
+                   std::string& formula) {
+  bool any_sentinel = false, same = true;
+  for (int64_t v : values) {
+    any_sentinel = any_sentinel || is_sentinel(v);
+    same = same && v == values[0];
+  }
+  auto listing = [&] {
+    std::string s;
+    for (std::size_t k = 0; k < obs.size(); ++k)
+      s += (k ? ", " : "") + format_value(values[k]) + " in " + obs[k].grid->input->name + " (" +
+           obs[k].grid->topo.to_string() + ")";
+    return s;
+  };
+  if (any_sentinel) {
+    if (!same) throw ExtrapError(what + ": values " + listing() + " mix ranks and MPI constants");
+    formula = format_value(values[0]);
+    return values[0];
+  }
+  std::vector<Observation> o;
+  for (std::size_t k = 0; k < obs.size(); ++k) o.push_back({obs[k].grid->topo.sizes, values[k]});
+  const ValueFit f = fit_value(o, target);
+  switch (f.status) {
+    case ValueFit::Status::kOk:
+      formula = f.formula;
+      return f.value;
+    case ValueFit::Status::kUndetermined:
+      throw ExtrapError(what + ": values " + listing() + " do not determine the value at " +
+                        Topology{target, {}}.to_string() + " (" + f.formula +
+                        "): give inputs at more, or more varied, grid sizes");
+    case ValueFit::Status::kNotInteger:
+      throw ExtrapError(what + ": values " + listing() + " extrapolate to a fraction at " +
+                        Topology{target, {}}.to_string() + " (" + f.formula + ")");
+    case ValueFit::Status::kInconsistent:
+      throw ExtrapError(what + ": values " + listing() +
+                        " are inconsistent: no function of the grid sizes fits them (first "
+                        "contradiction: " +
+                        obs[f.bad_observation].grid->input->name + ")");
+    case ValueFit::Status::kNoData:
+      break;
+  }
+  throw ExtrapError(what + ": no values");
+}
+
+std::string bracket(const std::string& formula) {
+  const bool plain = formula.find_first_of(" */") == std::string::npos;
+  return plain ? formula : "[" + formula + "]";
+}
+
+}  // namespace
+
+ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs,
+                              const std::vector<int64_t>& target, const std::string& what,
+                              std::string& formula) {
+  std::vector<std::vector<ValueSeq::Run>> runs;
+  for (const auto& o : obs) {
+    if (o.seq->is_histogram())
+      throw ExtrapError(o.grid->input->name + ": " + what +
+                        ": lossy value histograms are not extrapolated");
+    runs.push_back(o.seq->runs());
+  }
+  bool same_shape = true;
+  for (const auto& r : runs) {
+    same_shape = same_shape && r.size() == runs[0].size();
+    for (std::size_t i = 0; same_shape && i < r.size(); ++i)
+      same_shape = r[i].pattern.size() == runs[0][i].pattern.size();
+  }
+  std::ostringstream text;
+  std::string f;
+  if (same_shape) {
+    std::vector<ValueSeq::Run> out(runs[0].size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (i) text << ' ';
+      const bool group = runs[0][i].pattern.size() > 1;
+      if (group) text << '(';
+      for (std::size_t j = 0; j < runs[0][i].pattern.size(); ++j) {
+        std::vector<int64_t> v;
+        for (const auto& r : runs) v.push_back(r[i].pattern[j]);
+        out[i].pattern.push_back(fit_number(obs, v, target, what, f));
+        text << (j ? " " : "") << bracket(f);
+      }
+      if (group) text << ')';
+      std::vector<int64_t> reps;
+      for (const auto& r : runs) reps.push_back(static_cast<int64_t>(r[i].reps));
+      const int64_t n = fit_number(obs, reps, target, what + " (repeat count)", f);
+      if (n < 1)
+        throw ExtrapError(what + ": a repeat count extrapolates to " + std::to_string(n) + " (" +
+                          f + ")");
+      out[i].reps = static_cast<uint64_t>(n);
+      if (n != 1 || f != "1") text << '*' << bracket(f);
+    }
+    formula = text.str();
+    return ValueSeq::from_runs(std::move(out), false);
+  }
+  // Folded differently (values that coincide at one size fold together):
+  // compare value by value when the sequences are equally long.
+  constexpr uint64_t kMaxElementwise = uint64_t{1} << 20;
+  bool same_length = true;
+  for (const auto& o : obs) same_length = same_length && o.seq->size() == obs[0].seq->size();
+  if (!same_length || obs[0].seq->size() > kMaxElementwise) {
+    std::string listing;
+    for (const auto& o : obs)
+      listing += "\n  " + o.grid->input->name + ": " + clip(o.seq->to_string());
+    throw ExtrapError(what + ": the value sequences differ in structure and length:" + listing);
+  }
+  std::vector<std::vector<int64_t>> all;
+  for (const auto& o : obs) all.push_back(o.seq->to_vector());
+  ValueSeq out;
+  for (std::size_t i = 0; i < all[0].size(); ++i) {
+    std::vector<int64_t> v;
+    for (const auto& a : all) v.push_back(a[i]);
+    out.push_back(fit_number(obs, v, target, what, f));
+    if (i < 16) text << (i ? " " : "") << bracket(f);
+  }
+  if (all[0].size() > 16) text << " ...";
+  formula = text.str();
+  return out;
+}
+
+Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
+                            const std::vector<std::vector<const ValueSeq*>>& per_input,
+                            const Topology& target, const std::string& what,
+                            std::vector<std::string>* explain) {
+  Elastic out;
+  std::map<std::string, std::string> cells_by_formula;
+  const int cells = cell_count(target);
+  for (int c = 0; c < cells; ++c) {
+    const Ranklist ranks = cell_ranks(target, c);
+    if (ranks.empty()) continue;
+    const std::string where = what + ", ranks at " + cell_name(target, c);
+    std::vector<SeqObservation> obs;
+    std::size_t present = 0;
+    for (std::size_t k = 0; k < grids.size(); ++k) {
+      if (grids[k].cell_rep[static_cast<std::size_t>(c)] < 0) continue;
+      const ValueSeq* s = per_input[k][static_cast<std::size_t>(c)];
+      obs.push_back({&grids[k], s});
+      present += s != nullptr;
+    }
+    if (obs.empty())
+      throw ExtrapError(where +
+                        ": no input has ranks there (every input's grid is too small "
+                        "in some dimension): record a run with at least 3 ranks along "
+                        "each dimension");
+    if (present == 0) continue;
+    if (present != obs.size()) {
+      std::string have, lack;
+      for (const auto& o : obs) (o.seq ? have : lack) += " " + o.grid->input->name;
+      throw ExtrapError(where + ": present in" + have + " but not in" + lack);
+    }
+    std::string formula;
+    ValueSeq seq = extrapolate_sequence(obs, target.sizes, where, formula);
+    auto& names = cells_by_formula[formula];
+    names += (names.empty() ? "" : ", ") + cell_name(target, c);
+    bool merged = false;
+    for (auto& e : out.entries())
+      if (e.values.equals(seq)) {
+        e.ranks.unite(ranks);
+        merged = true;
+        break;
+      }
+    if (!merged) out.entries().push_back({std::move(seq), ranks});
+  }
+  out.sort_entries();
+  if (explain)
+    for (const auto& [formula, names] : cells_by_formula)
+      explain->push_back(formula + " @ " + names);
+  return out;
+}
+
+}  // namespace tracefold::extrap::detail

@@ -1,0 +1,266 @@
+// extrapolate(): topology, alignment, then node by node (see extrapolate.hpp).
+#include "tracefold/extrap/extrapolate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "internal.hpp"
+#include "tracefold/merge.hpp"
+
+namespace tracefold::extrap {
+
+using namespace detail;
+
+namespace {
+
+void check_input(const ExtrapInput& in) {
+  const Trace& t = in.trace;
+  if (!t.lossy.empty())
+    throw ExtrapError(in.name + ": lossy trace (" + t.lossy +
+                      "): extrapolation needs lossless inputs");
+  for (const auto& [id, groups] : t.comms.all())
+    if (id != CommTable::kWorld)
+      throw ExtrapError(in.name + ": communicator " + std::to_string(id) +
+                        " (not MPI_COMM_WORLD): extrapolating communicators other than the world "
+                        "is not supported yet");
+  if (t.world_size < 1) throw ExtrapError(in.name + ": empty trace");
+}
+
+std::string grid_text(const Topology& t) {
+  std::string s = t.to_string();
+  std::string wraps;
+  static const char* const kAxis[] = {"x", "y", "z"};
+  for (int i = 0; i < t.dims(); ++i)
+    if (t.periodic[static_cast<std::size_t>(i)])
+      wraps += std::string(wraps.empty() ? "" : ",") + kAxis[i];
+  return s + (wraps.empty() ? "" : " (wraps around in " + wraps + ")");
+}
+
+Topology choose_target(const std::vector<GridInput>& grids, const ExtrapOptions& opts,
+                       std::string& rule) {
+  const int d = grids[0].topo.dims();
+  const int64_t n = opts.ranks;
+  std::string seen;
+  for (const auto& g : grids) seen += (seen.empty() ? "" : ", ") + g.topo.to_string();
+  if (opts.grid) {
+    Topology t = *opts.grid;
+    if (t.dims() != d)
+      throw ExtrapError("--grid " + t.to_string() + " has " + std::to_string(t.dims()) +
+                        " dimensions, the inputs' grids have " + std::to_string(d) + " (" + seen +
+                        ")");
+    if (t.ranks() != n)
+      throw ExtrapError("--grid " + t.to_string() + " holds " + std::to_string(t.ranks()) +
+                        " ranks, not --ranks " + std::to_string(n));
+    rule = "--grid";
+    return t;
+  }
+  const bool equal_sides = std::all_of(grids.begin(), grids.end(), [](const GridInput& g) {
+    return std::adjacent_find(g.topo.sizes.begin(), g.topo.sizes.end(), std::not_equal_to<>()) ==
+           g.topo.sizes.end();
+  });
+  if (equal_sides) {
+    auto side = static_cast<int64_t>(std::llround(std::pow(static_cast<double>(n), 1.0 / d)));
+    for (int64_t s = std::max<int64_t>(1, side - 1); s <= side + 1; ++s) {
+      int64_t p = 1;
+      for (int i = 0; i < d; ++i) p *= s;
+      if (p == n) {
+        rule = "equal sides, as in every input";
+        return Topology{std::vector<int64_t>(static_cast<std::size_t>(d), s),
+                        std::vector<bool>(static_cast<std::size_t>(d), false)};
+      }
+    }
+    throw ExtrapError(std::to_string(n) +
+                      " ranks do not fit the equal-sided grids of the inputs (" + seen +
+                      "): give a square/cubic count or --grid");
+  }
+  const bool dims_rule = std::all_of(grids.begin(), grids.end(), [d](const GridInput& g) {
+    return dims_create(g.topo.ranks(), d) == g.topo.sizes;
+  });
+  if (dims_rule) {
+    rule = "balanced like MPI_Dims_create, as in every input";
+    return Topology{dims_create(n, d), std::vector<bool>(static_cast<std::size_t>(d), false)};
+  }
+  throw ExtrapError("the inputs' grids (" + seen +
+                    ") follow no rule known here (equal sides, MPI_Dims_create): give --grid");
+}
+
+struct NodeWork {
+  const std::vector<ExtrapInput>& in;
+  const std::vector<GridInput>& grids;
+  const Topology& target;
+  std::vector<const Node*> nodes;  // one per input
+  std::string label;
+  std::vector<std::string>* explain;
+
+  Elastic elastic(const std::string& what, const std::function<const Elastic*(const Node&)>& get) {
+    std::vector<std::vector<const ValueSeq*>> per;
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const Elastic* e = get(*nodes[k]);
+      per.push_back(e ? cell_sequences(grids[k], *e, label + ", " + what)
+                      : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
+    }
+    std::vector<std::string> lines;
+    Elastic out = extrapolate_elastic(grids, per, target, label + ", " + what, &lines);
+    for (const auto& l : lines) explain->push_back("    " + what + ": " + l);
+    return out;
+  }
+};
+
+}  // namespace
+
+ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
+  if (in.size() < 2)
+    throw ExtrapError(
+        "extrapolation needs traces of at least two rank counts (a d-dimensional "
+        "grid needs d+1)");
+  if (opts.ranks < 1) throw ExtrapError("--ranks must be at least 1");
+  if (opts.ranks > INT32_MAX) throw ExtrapError("--ranks must fit an MPI rank (at most 2^31-1)");
+  ExtrapResult res;
+  std::map<int32_t, std::string> by_size;
+  for (const auto& x : in) {
+    check_input(x);
+    auto [it, fresh] = by_size.emplace(x.trace.world_size, x.name);
+    if (!fresh)
+      throw ExtrapError(x.name + " and " + it->second + " both have " +
+                        std::to_string(x.trace.world_size) +
+                        " ranks: give traces of different rank counts");
+  }
+
+  // 1. Topology of every input, then of the target.
+  std::vector<GridInput> grids;
+  int dims = 0;
+  for (const auto& x : in) {
+    TopologyDetection det;
+    try {
+      det = detect_topology(relative_endpoints(x.trace));
+    } catch (const std::runtime_error& e) {
+      throw ExtrapError(x.name + ": " + e.what());
+    }
+    dims = std::max(dims, det.topology.dims());
+    std::string critical;
+    for (int64_t r : det.critical) critical += " " + std::to_string(r);
+    res.explanation.push_back(
+        "input " + x.name + ": " + std::to_string(x.trace.world_size) + " ranks, grid " +
+        grid_text(det.topology) + ", " + std::to_string(det.groups) +
+        " endpoint patterns, critical nodes" + critical +
+        (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()));
+    grids.push_back(make_grid_input(x, det.topology));
+    res.input_grids.push_back(det.topology);
+  }
+  for (const auto& g : grids)
+    if (g.topo.dims() != dims)
+      throw ExtrapError(g.input->name + ": its " + std::to_string(g.input->trace.world_size) +
+                        " ranks form a " + std::to_string(g.topo.dims()) + "-D grid (" +
+                        g.topo.to_string() + ") while other inputs are " + std::to_string(dims) +
+                        "-D: use rank counts that give every dimension at least 2 ranks");
+  if (in.size() < static_cast<std::size_t>(dims) + 1)
+    throw ExtrapError("a " + std::to_string(dims) + "-D grid needs traces of at least " +
+                      std::to_string(dims + 1) + " rank counts, got " + std::to_string(in.size()));
+  res.target = choose_target(grids, opts, res.target_rule);
+  for (int64_t s : res.target.sizes)
+    if (s < 2)
+      throw ExtrapError("target grid " + res.target.to_string() +
+                        " has a dimension of 1 rank; the inputs' grids have at least 2");
+  res.explanation.push_back("target: " + std::to_string(opts.ranks) + " ranks, grid " +
+                            res.target.to_string() + " (" + res.target_rule + ")");
+
+  // 2. Alignment.
+  const auto order = align_nodes(in);
+
+  // 3 and 4. Node by node.
+  Trace& out = res.trace;
+  out.world_size = static_cast<int32_t>(opts.ranks);
+  out.comms.define_world(out.world_size);
+  for (std::size_t i = 0; i < order[0].size(); ++i) {
+    NodeWork w{in, grids, res.target, {}, "", &res.explanation};
+    for (std::size_t k = 0; k < in.size(); ++k) w.nodes.push_back(&in[k].trace.nodes[order[k][i]]);
+    const Trace& t0 = in[0].trace;
+    w.label = "node " + std::to_string(order[0][i]) + " (" + describe_node(t0, *w.nodes[0]) + ")";
+    res.explanation.push_back(w.label + ":");
+    Node node;
+    node.key.op = w.nodes[0]->key.op;
+    node.key.site = out.sites.intern(t0.sites.at(w.nodes[0]->key.site));
+    node.count = w.elastic("count", [](const Node& n) { return &n.count; });
+    node.ranks = node.count.ranks();
+    if (node.ranks.empty()) {
+      res.explanation.push_back("    no rank of the target has this node");
+      continue;
+    }
+    for (std::size_t k = 1; k < in.size(); ++k)
+      if (w.nodes[k]->loops.size() != w.nodes[0]->loops.size())
+        throw ExtrapError(in[k].name + ": " + w.label + " heads " +
+                          std::to_string(w.nodes[k]->loops.size()) + " loops, in " + in[0].name +
+                          " it heads " + std::to_string(w.nodes[0]->loops.size()));
+    for (std::size_t l = 0; l < w.nodes[0]->loops.size(); ++l) {
+      LoopLevel level;
+      const std::string lv = "loop " + std::to_string(l);
+      level.members =
+          w.elastic(lv + " members", [l](const Node& n) { return &n.loops[l].members; });
+      level.iters = w.elastic(lv + " iters", [l](const Node& n) { return &n.loops[l].iters; });
+      node.loops.push_back(std::move(level));
+    }
+    std::vector<FieldId> fields;
+    for (const Node* n : w.nodes)
+      for (const auto& [f, e] : n->fields) fields.push_back(f);
+    std::sort(fields.begin(), fields.end());
+    fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
+    for (FieldId f : fields) {
+      Elastic e =
+          w.elastic("field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); });
+      if (!e.empty()) node.fields.emplace_back(f, std::move(e));
+    }
+    // Timing, per predecessor call (matched by operation and call-site frames).
+    std::map<std::pair<OpId, CallSite>, std::vector<const Timing*>> preds;
+    for (std::size_t k = 0; k < in.size(); ++k)
+      for (const Timing& tm : w.nodes[k]->timings) {
+        const CallSite site =
+            tm.pred == kStartKey ? CallSite{} : in[k].trace.sites.at(tm.pred.site);
+        auto& v = preds[{tm.pred.op, site}];
+        v.resize(in.size(), nullptr);
+        v[k] = &tm;
+      }
+    for (const auto& [key, per] : preds) {
+      Timing tm;
+      const bool start = key.first == kStartKey.op;
+      tm.pred = start ? kStartKey : EventKey{key.first, out.sites.intern(key.second)};
+      auto fit = [&](const char* what, const std::function<const Histogram*(const Timing&)>& get) {
+        std::vector<HistogramObservation> obs;
+        for (std::size_t k = 0; k < in.size(); ++k)
+          if (per[k]) obs.push_back({in[k].trace.world_size, grids[k].topo.sizes, get(*per[k])});
+        std::string text;
+        Histogram h = extrapolate_histogram(obs, res.target, node.ranks.first(), &text);
+        if (!h.empty())
+          res.explanation.push_back(
+              std::string("    time pred=") +
+              (start ? "start" : OpTable::name(key.first) + "/" + SiteTable::format(key.second)) +
+              " " + what + ": " + text);
+        return h;
+      };
+      tm.compute = fit("compute", [](const Timing& x) { return &x.compute; });
+      tm.comm = fit("comm", [](const Timing& x) { return &x.comm; });
+      std::vector<std::string> stat_names;
+      for (const Timing* p : per)
+        if (p)
+          for (const auto& [name, h] : p->stats) stat_names.push_back(name);
+      std::sort(stat_names.begin(), stat_names.end());
+      stat_names.erase(std::unique(stat_names.begin(), stat_names.end()), stat_names.end());
+      for (const auto& name : stat_names) {
+        Histogram h = fit(("stat " + name).c_str(), [&name](const Timing& x) -> const Histogram* {
+          for (const auto& [n, hh] : x.stats)
+            if (n == name) return &hh;
+          return nullptr;
+        });
+        if (!h.empty()) tm.stats.emplace_back(name, std::move(h));
+      }
+      if (!tm.compute.empty() || !tm.comm.empty() || !tm.stats.empty())
+        node.timings.push_back(std::move(tm));
+    }
+    out.nodes.push_back(std::move(node));
+  }
+  canonicalize_sites(out);
+  return res;
+}
+
+}  // namespace tracefold::extrap

@@ -1,0 +1,88 @@
+// What the parts of src/extrap share; not installed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/topology.hpp"
+#include "tracefold/histogram.hpp"
+#include "tracefold/trace.hpp"
+#include "tracefold/value_seq.hpp"
+
+namespace tracefold::extrap::detail {
+
+// ------------------------------------------------------------ adjacency.cpp
+
+/// Per rank, the relative endpoints (peer - rank mod P) of its
+/// point-to-point calls on the world communicator (fields peer and rpeer).
+std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace);
+
+// ---------------------------------------------------------------- align.cpp
+
+/// For each input, the indexes of its nodes in aligned order: position k
+/// is the same call in every input. Throws ExtrapError naming the first
+/// node that has no counterpart.
+std::vector<std::vector<std::size_t>> align_nodes(const std::vector<ExtrapInput>& inputs);
+
+/// `MPI_Irecv at app+0x161f` for messages.
+std::string describe_node(const Trace& trace, const Node& node);
+
+// ---------------------------------------------------------------- cells.cpp
+
+/// One input seen through its grid.
+struct GridInput {
+  const ExtrapInput* input = nullptr;
+  Topology topo;
+  /// Cell of every rank.
+  std::vector<int> cell_of_rank;
+  /// Some rank of every cell, or -1 for an empty cell.
+  std::vector<int32_t> cell_rep;
+};
+
+GridInput make_grid_input(const ExtrapInput& input, const Topology& topo);
+
+/// The sequence every cell's ranks have in `e` (nullptr: the cell's ranks
+/// have none, or the cell is empty). Throws ExtrapError naming `what` when
+/// the ranks of one cell differ.
+std::vector<const ValueSeq*> cell_sequences(const GridInput& g, const Elastic& e,
+                                            const std::string& what);
+
+/// One input's view of a value in one cell.
+struct SeqObservation {
+  const GridInput* grid = nullptr;
+  const ValueSeq* seq = nullptr;  ///< nullptr: absent
+};
+
+/// Extrapolates one cell's value sequence to `target` sizes, number by
+/// number. `formula` gets the sequence written with the models of its
+/// numbers. Throws ExtrapError naming `what`.
+ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs,
+                              const std::vector<int64_t>& target, const std::string& what,
+                              std::string& formula);
+
+/// Extrapolates an elastic value cell by cell: `per_input[k][cell]` as
+/// cell_sequences gives it. Cells of the target that no input has are an
+/// error. `explain` gets one line per distinct formula.
+Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
+                            const std::vector<std::vector<const ValueSeq*>>& per_input,
+                            const Topology& target, const std::string& what,
+                            std::vector<std::string>* explain);
+
+// ------------------------------------------------------- histogram_fit.cpp
+
+struct HistogramObservation {
+  int64_t ranks = 0;
+  std::vector<int64_t> sizes;
+  const Histogram* histogram = nullptr;
+};
+
+/// Extrapolates a time histogram: the number of samples exactly when the
+/// sizes determine it (curve models otherwise), every bin's share, mean,
+/// min and max by the curve models. `rank_hint` is recorded as the rank
+/// of the minimum and maximum. `explain` gets a one-line summary.
+Histogram extrapolate_histogram(const std::vector<HistogramObservation>& obs,
+                                const Topology& target, int32_t rank_hint, std::string* explain);
+
+}  // namespace tracefold::extrap::detail
