@@ -100,7 +100,9 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, const std::vector<int
     case ValueFit::Status::kUndetermined:
       throw ExtrapError(what + ": values " + listing() + " do not determine the value at " +
                         Topology{target, {}}.to_string() + " (" + f.formula +
-                        "): give inputs at more, or more varied, grid sizes");
+                        " fits them, among others): give inputs at more, or more varied, rank "
+                        "counts (a d-D grid needs d+1 with at least 3 ranks along each "
+                        "dimension)");
     case ValueFit::Status::kNotInteger:
       throw ExtrapError(what + ": values " + listing() + " extrapolate to a fraction at " +
                         Topology{target, {}}.to_string() + " (" + f.formula + ")");

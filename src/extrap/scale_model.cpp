@@ -125,7 +125,7 @@ ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_
     if (p.status == Prediction::Status::kUndetermined) {
       ValueFit f;
       f.status = ValueFit::Status::kUndetermined;
-      f.formula = formula_of(terms, p.coefficients) + " (one of several fits)";
+      f.formula = formula_of(terms, p.coefficients);
       return f;
     }
     return finish(p.value, formula_of(terms, p.coefficients));

@@ -101,3 +101,70 @@ TEST(ExtrapLinear, BadShapesThrow) {
   EXPECT_THROW(solve_linear({{1, 2}}, {1, 2}), std::invalid_argument);
   EXPECT_THROW(solve_linear({}, {}), std::invalid_argument);
 }
+
+// ------------------------------------------------------------ scale models
+
+#include "tracefold/extrap/scale_model.hpp"
+
+namespace {
+
+std::vector<Observation> squares(std::initializer_list<std::pair<int64_t, int64_t>> side_value) {
+  std::vector<Observation> out;
+  for (auto [s, v] : side_value) out.push_back({{s, s}, v});
+  return out;
+}
+
+}  // namespace
+
+TEST(ExtrapScaleModel, RankDistancesOfASquareGrid) {
+  // West neighbour of an interior rank, relative: P - 1 = S1*S2 - 1.
+  ValueFit f = fit_value(squares({{3, 8}, {4, 15}, {5, 24}}), {32, 32});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 1023);
+  // Confirmed by a fourth input, the same answer.
+  f = fit_value(squares({{2, 3}, {3, 8}, {4, 15}, {5, 24}}), {6, 6});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 35);
+  // South neighbour: S1, a one-size model confirmed by the third input.
+  f = fit_value(squares({{2, 2}, {3, 3}, {4, 4}}), {6, 6});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 6);
+  EXPECT_EQ(f.formula, "S1");
+}
+
+TEST(ExtrapScaleModel, TwoInputsDoNotPinAThreeTermModel) {
+  // 8 and 15 at 3x3 and 4x4: S1*S2 - 1, or 7*S1 - 13, or ... : refused.
+  const ValueFit f = fit_value(squares({{3, 8}, {4, 15}}), {6, 6});
+  EXPECT_EQ(f.status, ValueFit::Status::kUndetermined);
+}
+
+TEST(ExtrapScaleModel, UnevenGridsSeparateTheSizes) {
+  // S1 + 2*S2 on 4x6, 3x5, 5x2, 2x7 (MPI order): S1 and S2 vary independently.
+  std::vector<Observation> obs;
+  for (auto [s2, s1] : std::vector<std::pair<int64_t, int64_t>>{{4, 6}, {3, 5}, {5, 2}, {2, 7}})
+    obs.push_back({{s1, s2}, s1 + 2 * s2});
+  ValueFit f = fit_value(obs, {10, 3});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 16);
+  // Square inputs cannot tell S1 from S2 on a 6x4 target.
+  f = fit_value(squares({{3, 4}, {4, 5}, {5, 6}}), {6, 4});
+  EXPECT_EQ(f.status, ValueFit::Status::kUndetermined);
+}
+
+TEST(ExtrapScaleModel, ConstantsSharesAndTheirErrors) {
+  ValueFit f = fit_value(squares({{3, 24}, {4, 24}, {5, 24}}), {100, 100});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 24);
+  // Strong scaling: 480 cells per row split over S1 ranks.
+  f = fit_value(squares({{2, 240}, {4, 120}, {5, 96}}), {8, 8});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 60);
+  EXPECT_EQ(f.formula, "480/S1");
+  // ... which is not an integer at 7x7.
+  f = fit_value(squares({{2, 240}, {4, 120}, {5, 96}}), {7, 7});
+  EXPECT_EQ(f.status, ValueFit::Status::kNotInteger);
+  // Five observations no model of a 2-D grid fits (2^S1).
+  f = fit_value(squares({{2, 4}, {3, 8}, {4, 16}, {5, 32}, {6, 64}}), {8, 8});
+  EXPECT_EQ(f.status, ValueFit::Status::kInconsistent);
+  EXPECT_EQ(fit_value({}, {4, 4}).status, ValueFit::Status::kNoData);
+}

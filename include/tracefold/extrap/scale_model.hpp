@@ -41,7 +41,8 @@ struct ValueFit {
   };
   Status status = Status::kNoData;
   int64_t value = 0;
-  /// The model, e.g. `S1*S2 - S1`, `24`, `4608/S1`.
+  /// The model, e.g. `S1*S2 - S1`, `24`, `4608/S1` (for kUndetermined:
+  /// one of the models that fit).
   std::string formula;
   /// For kInconsistent: the observation that contradicts the earlier ones
   /// in the largest linear model.

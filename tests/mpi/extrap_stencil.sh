@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The extrapolation contract on real runs: record the 2-D stencils at a few
+# rank counts, extrapolate to a count that is also recorded for real, and
+# `tracefold diff` (call sites included) must say same on every rank; also
+# extrapolating "between" the inputs, with uneven MPI_Dims_create grids,
+# and the errors for too few inputs, a count that fits no grid and traces
+# of different programs (nothing written then).
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+STEPS=12
+
+# rec VARIANT NP: records app_stencil2d_VARIANT at NP ranks into VARIANT-NP.tf.
+rec() {
+  limited "rec-$1-$2.out" "rec-$1-$2.err" "$TF" record -o "$1-$2.tf" -- \
+    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$2" "$APPS/app_stencil2d_$1" "$STEPS"
+  if [[ $LRC -ne 0 || ! -s $1-$2.tf ]]; then
+    bad "record $1 at $2 ranks: exit $LRC"
+    show_run "rec-$1-$2.out" "rec-$1-$2.err"
+  fi
+}
+
+# same_as_real WHAT OUT REAL INPUTS...: extrapolates INPUTS to REAL's rank
+# count and diffs the result against the real trace.
+same_as_real() {
+  local what=$1 out=$2 real=$3 ranks
+  shift 3
+  CHECKS=$((CHECKS + 1))
+  ranks=$(basename "$real" .tf)
+  ranks=${ranks##*-}
+  if ! "$TF" extrapolate "$@" --ranks "$ranks" -o "$out" > "$out.log" 2>&1; then
+    bad "$what: extrapolate failed: $(cat "$out.log")"
+    return 0
+  fi
+  local d drc=0
+  d=$("$TF" diff "$out" "$real" 2>&1) || drc=$?
+  if [[ $drc -ne 0 || $d != "same: $ranks ranks" ]]; then
+    bad "$what: extrapolated trace differs from the real run: $d"
+    return 0
+  fi
+  ok "$what: $d"
+}
+
+# fails_with WHAT PATTERN ARGS...: extrapolate ARGS exits 2, says PATTERN,
+# and writes no output file (the last two ARGS are -o OUT).
+fails_with() {
+  local what=$1 pattern=$2 out=${*: -1} rc=0
+  shift 2
+  CHECKS=$((CHECKS + 1))
+  "$TF" extrapolate "$@" > err.out 2> err.txt || rc=$?
+  if [[ $rc -ne 2 ]]; then
+    bad "$what: exit $rc, expected 2"
+  elif ! grep -Eq "$pattern" err.txt; then
+    bad "$what: message does not match /$pattern/: $(cat err.txt)"
+  elif [[ -e $out ]] || compgen -G "$out.*" > /dev/null; then
+    bad "$what: $out (or a temporary) was written"
+  else
+    ok "$what: $(cat err.txt)"
+  fi
+}
+
+for v in periodic nonperiodic; do
+  for n in 4 9 16 25 36; do rec "$v" "$n"; done
+  same_as_real "$v: 4,9,16,25 -> 36" "x-$v-36.tf" "$v-36.tf" "$v-4.tf" "$v-9.tf" "$v-16.tf" "$v-25.tf"
+  same_as_real "$v: 4,9,25,36 -> 16 (between)" "b-$v-16.tf" "$v-16.tf" "$v-4.tf" "$v-9.tf" "$v-25.tf" "$v-36.tf"
+  same_as_real "$v: 4,16,25,36 -> 9 (between)" "b-$v-9.tf" "$v-9.tf" "$v-4.tf" "$v-16.tf" "$v-25.tf" "$v-36.tf"
+  same_as_real "$v: 9,16,25 -> 4 (below)" "b-$v-4.tf" "$v-4.tf" "$v-9.tf" "$v-16.tf" "$v-25.tf"
+  # 4, 9, 16: the in-between cells (edges, interior) are seen at 9 and 16
+  # only, two equations for three unknowns.
+  fails_with "$v: too few inputs for the interior" "do not determine the value at 6x6" \
+    "$v-4.tf" "$v-9.tf" "$v-16.tf" --ranks 36 -o "few-$v.tf"
+  fails_with "$v: 50 ranks on square grids" "50 ranks do not fit the equal-sided grids" \
+    "$v-4.tf" "$v-9.tf" "$v-16.tf" "$v-25.tf" --ranks 50 -o "fifty-$v.tf"
+done
+fails_with "a 2-D grid needs 3 rank counts" "needs traces of at least 3 rank counts" \
+  periodic-9.tf periodic-16.tf --ranks 36 -o two.tf
+fails_with "different programs" "does not match node .* the inputs are not traces of the same program" \
+  periodic-4.tf nonperiodic-9.tf periodic-16.tf periodic-25.tf --ranks 36 -o mixed.tf
+fails_with "same rank count twice" "both have 9 ranks" \
+  periodic-9.tf periodic-9.tf periodic-16.tf --ranks 36 -o twice.tf
+fails_with "--grid of the wrong size" "holds 24 ranks, not --ranks 36" \
+  periodic-4.tf periodic-9.tf periodic-16.tf periodic-25.tf --ranks 36 --grid 4x6 -o g.tf
+
+# Uneven grids from MPI_Dims_create (3x2, 4x3, 5x4, 6x5) to 7x6.
+for n in 6 12 20 30 42; do rec nonperiodic "$n"; done
+same_as_real "nonperiodic: 6,12,20,30 -> 42 (uneven grids)" x-uneven-42.tf nonperiodic-42.tf \
+  nonperiodic-6.tf nonperiodic-12.tf nonperiodic-20.tf nonperiodic-30.tf
+
+# The extrapolated trace is an ordinary trace: print and stats read it, and
+# --explain names the grids and the models.
+CHECKS=$((CHECKS + 1))
+if "$TF" print x-periodic-36.tf > print.txt && grep -q "^trace of 36 ranks" print.txt &&
+  "$TF" stats x-periodic-36.tf > stats.txt && grep -q "MPI_Isend" stats.txt; then
+  ok "print and stats read the extrapolated trace"
+else
+  bad "print/stats of the extrapolated trace failed"
+fi
+CHECKS=$((CHECKS + 1))
+"$TF" extrapolate periodic-4.tf periodic-9.tf periodic-16.tf periodic-25.tf --ranks 1024 \
+  -o big.tf --explain > explain.txt 2> explain.err || bad "extrapolate to 1024 failed: $(cat explain.err)"
+if grep -q "^input periodic-25.tf: 25 ranks, grid 5x5 (wraps around in x,y)" explain.txt &&
+  grep -q "^target: 1024 ranks, grid 32x32" explain.txt &&
+  grep -Eq "field peer: .*S1\*S2" explain.txt && grep -q "time pred=" explain.txt &&
+  "$TF" expand big.tf -r 1023 > r1023.txt && grep -q "MPI_Isend .*peer=992" r1023.txt; then
+  ok "--explain and a 1024-rank target (rank 1023 sends east to 992 across the wrap)"
+else
+  bad "--explain output or the 1024-rank trace is not as expected"
+  head -n 20 explain.txt >&2
+fi
+finish
