@@ -2,18 +2,19 @@
 # The extrapolation contract on real runs: record the 2-D stencils at a few
 # rank counts, extrapolate to a count that is also recorded for real, and
 # `tracefold diff` (call sites included) must say same on every rank; also
-# extrapolating "between" the inputs, with uneven MPI_Dims_create grids,
-# and the errors for too few inputs, a count that fits no grid and traces
+# extrapolating "between" the inputs, with uneven MPI_Dims_create grids, a
+# 1-D ring, a replay of an extrapolated trace under mpirun, and the errors for too few inputs, a count that fits no grid and traces
 # of different programs (nothing written then).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 STEPS=12
 
-# rec VARIANT NP: records app_stencil2d_VARIANT at NP ranks into VARIANT-NP.tf.
+# rec VARIANT NP [APP]: records app_stencil2d_VARIANT (or app_APP) at NP
+# ranks into VARIANT-NP.tf.
 rec() {
   limited "rec-$1-$2.out" "rec-$1-$2.err" "$TF" record -o "$1-$2.tf" -- \
-    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$2" "$APPS/app_stencil2d_$1" "$STEPS"
+    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$2" "$APPS/app_${3:-stencil2d_$1}" "$STEPS"
   if [[ $LRC -ne 0 || ! -s $1-$2.tf ]]; then
     bad "record $1 at $2 ranks: exit $LRC"
     show_run "rec-$1-$2.out" "rec-$1-$2.err"
@@ -85,6 +86,25 @@ fails_with "--grid of the wrong size" "holds 24 ranks, not --ranks 36" \
 for n in 6 12 20 30 42; do rec nonperiodic "$n"; done
 same_as_real "nonperiodic: 6,12,20,30 -> 42 (uneven grids)" x-uneven-42.tf nonperiodic-42.tf \
   nonperiodic-6.tf nonperiodic-12.tf nonperiodic-20.tf nonperiodic-30.tf
+
+# A 1-D ring: 3, 4, 5 -> 8 and, between, 3, 4, 8 -> 5.
+for n in 3 4 5 8; do rec ring "$n" ring; done
+same_as_real "ring: 3,4,5 -> 8" x-ring-8.tf ring-8.tf ring-3.tf ring-4.tf ring-5.tf
+same_as_real "ring: 3,4,8 -> 5 (between)" x-ring-5.tf ring-5.tf ring-3.tf ring-4.tf ring-8.tf
+
+# The extrapolated 36-rank trace replays under mpirun, and recording that
+# replay gives its calls back.
+CHECKS=$((CHECKS + 1))
+limited replay.out replay.err "$TF" record -o replayed.tf -- \
+  "${TRACEFOLD_MPIRUN:-mpirun}" -np 36 "$TF" replay x-periodic-36.tf
+if [[ $LRC -ne 0 ]]; then
+  bad "replay of the extrapolated 36-rank trace: exit $LRC"
+  show_run replay.out replay.err
+elif d=$("$TF" diff --ignore-callsites replayed.tf x-periodic-36.tf 2>&1); then
+  ok "replay of the extrapolated trace at 36 ranks, re-recorded: $d"
+else
+  bad "replay of the extrapolated trace differs from it: $d"
+fi
 
 # The extrapolated trace is an ordinary trace: print and stats read it, and
 # --explain names the grids and the models.
