@@ -14,11 +14,13 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace fs = std::filesystem;
 using namespace tracefold;
+using tracefold::cli::guarded;
 
 namespace {
 
@@ -48,19 +50,6 @@ std::ofstream open_out(const std::string& path) {
 void close_out(std::ofstream& f, const std::string& path) {
   f.close();
   if (!f) throw std::runtime_error(path + ": write failed");
-}
-
-// Runs `body`; an exception becomes the usual error line and exit status 2.
-template <class F>
-void guarded(F&& body) {
-  try {
-    body();
-  } catch (const CLI::Error&) {
-    throw;
-  } catch (const std::exception& ex) {
-    std::cerr << "tracefold: error: " << ex.what() << "\n";
-    throw CLI::RuntimeError(2);
-  }
 }
 
 std::string summary(const ExportSummary& s) {
