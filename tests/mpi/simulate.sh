@@ -76,7 +76,7 @@ else
   if grep -q warning mix1.err; then bad "sim_mix: operations dropped: $(cat mix1.err)"; fi
   for a in isend irecv wait test sendRecv send recv bcast allreduce reduce alltoall alltoallv \
     gather allgather allgatherv scatter reducescatter scan barrier; do
-    cat mix1/rank-*.act | grep -q "^[0-9]* $a\b" || bad "sim_mix: no '$a' action in the files"
+    grep -qh "^[0-9]* $a\b" mix1/rank-*.act || bad "sim_mix: no '$a' action in the files"
   done
   if awk -v a="$t1" -v b="$t2" 'BEGIN {exit !(b < a * 0.8)}'; then
     ok "sim_mix at 8 ranks: ${t1} s at 1 GB/s links, ${t2} s at 2 GB/s"
