@@ -22,6 +22,21 @@ std::filesystem::path find_companion(const char* env_var,
                                      std::initializer_list<const char*> candidates,
                                      const std::string& missing);
 
+/// For subcommands that run from their CLI11 callback: runs `body`; an
+/// exception becomes the usual error line and exit status 2 (main turns
+/// CLI::RuntimeError into its status without printing more).
+template <class F>
+void guarded(F&& body) {
+  try {
+    body();
+  } catch (const CLI::Error&) {
+    throw;
+  } catch (const std::exception& ex) {
+    std::cerr << "tracefold: error: " << ex.what() << "\n";
+    throw CLI::RuntimeError(2);
+  }
+}
+
 struct RecordOptions {
   std::string output = "tracefold.tf";
   std::string rawlog;

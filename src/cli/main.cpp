@@ -299,7 +299,8 @@ fs::path find_replay_program() {
 
 }  // namespace
 
-void add_export_commands(CLI::App& app);  // cmd_export.cpp: export, report, stats files
+void add_export_commands(CLI::App& app);   // cmd_export.cpp: export, report, stats files
+void add_simulate_command(CLI::App& app);  // cmd_simulate.cpp
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "replay") {
@@ -433,6 +434,7 @@ int main(int argc, char** argv) {
   stats->add_flag("--json", stats_json, "Machine-readable output");
   add_export_commands(app);
   add_extrapolate_command(app);
+  add_simulate_command(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.
   app.add_subcommand("replay",

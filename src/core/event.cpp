@@ -17,7 +17,7 @@ namespace {
 // them in exit handlers that run after static destructors.
 const std::vector<std::string>& op_names() {
   static const auto* names = new std::vector<std::string>{
-#define TF_OP(n) #n,
+#define TF_OP(n, ...) #n,
 #include "ops.def"
 #undef TF_OP
   };

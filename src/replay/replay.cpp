@@ -34,7 +34,7 @@ void check_replayable(const Trace& trace) {
   const auto table = op_table();
   for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
     const Node& n = trace.nodes[i];
-    if (n.key.op >= table.size() || table[n.key.op].kind == Kind::kUnsupported) {
+    if (n.key.op >= table.size() || !table[n.key.op].supported) {
       const std::string name = n.key.op < OpTable::size() ? OpTable::name(n.key.op) : "?";
       throw ReplayError("node #" + std::to_string(i) + ": replay cannot perform " + name +
                         " (ranks " + n.ranks.to_string() + ")");
