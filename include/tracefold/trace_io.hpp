@@ -4,8 +4,9 @@
 // reference: line-oriented and readable; a file whose name ends in `.zst` is
 // that text compressed with zstd. The compact form (format version 4, the
 // default of save_trace; version 3 is still read) is binary: varints, each
-// name, module and frame once, histograms in columns, zstd on top. Both are deterministic (equal traces give equal
-// bytes), and load_trace reads every form, telling them apart by content.
+// name, module and frame once, histograms in columns, zstd on top. Both are
+// deterministic (equal traces give equal bytes), and load_trace reads every
+// form, telling them apart by content.
 #pragma once
 
 #include <cstdint>

@@ -99,8 +99,8 @@ int64_t wrap_add(int64_t a, int64_t b) {
 int64_t wrap_mul(uint64_t a, int64_t b) {
   return static_cast<int64_t>(a * static_cast<uint64_t>(b));
 }
-// The smallest sum `count` values from min to max can have, less the sum:
-// what the rest column holds (for count >= 3).
+// What a bin's sum exceeds the smallest sum its count of values from min to
+// max can have, (count-1)*min + max: the bin sum column (for count >= 3).
 uint64_t sum_rest(const Histogram::Bin& b) {
   return static_cast<uint64_t>(b.sum) - static_cast<uint64_t>(wrap_mul(b.count - 1, b.min)) -
          static_cast<uint64_t>(b.max);
