@@ -13,7 +13,8 @@
 #     (default 5) in alternating order: median ratio and range.
 # Usage: scripts/bench-real-apps.sh [BUILD_DIR]  (default build/; builds it
 # if missing). 64-rank runs are 32x oversubscribed on 2 cores: minutes.
-# WALL_ONLY=1 runs only the wall-time pairs.
+# WALL_ONLY=1 runs only the wall-time pairs; PARTS (default "halo mg amg
+# wall") picks the tables to run, e.g. PARTS="halo" or PARTS="mg wall".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -25,6 +26,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 STEPS_HALO=${STEPS_HALO:-60}
 CYCLES=${CYCLES:-10}
 ROUNDS=${ROUNDS:-5}
+PARTS=${PARTS:-halo mg amg wall}
+[[ -n ${WALL_ONLY:-} ]] && PARTS=wall
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -47,7 +51,7 @@ row() {
   printf '| %s | %d | %d | %d | %d | %.0f |\n' "$label" "$n" "$s" "$t" "$r" "$(echo "$r / $t" | bc -l)"
 }
 
-if [[ -z ${WALL_ONLY:-} ]]; then
+if part halo; then
 for halo in halo26_periodic halo26; do
   echo "## $halo, $STEPS_HALO steps"
   echo "| ranks | nodes | call sites | trace B | raw B | raw/trace |"
@@ -60,7 +64,9 @@ for halo in halo26_periodic halo26; do
   done
   printf 'trace at 64 / trace at 8 ranks: %.2f\n\n' "$(echo "${halo_b[64]} / ${halo_b[8]}" | bc -l)"
 done
+fi
 
+if part mg; then
 echo "## mg_vcycle (4 levels)"
 echo "| ranks, cycles | nodes | call sites | trace B | raw B | raw/trace |"
 echo "|---|---|---|---|---|---|"
@@ -72,10 +78,15 @@ for np in 4 16 64; do
     row "$np, $c" "$t" "$r" "$n" "$s"
   done
 done
-printf '10x cycles (4 ranks): %+.1f%%; 64 / 4 ranks (%d cycles): %.2f\n\n' \
-  "$(echo "(${mg[4/$((10 * CYCLES))]} / ${mg[4/$CYCLES]} - 1) * 100" | bc -l)" "$CYCLES" \
-  "$(echo "${mg[64/$CYCLES]} / ${mg[4/$CYCLES]}" | bc -l)"
+for np in 4 16 64; do
+  printf '10x cycles (%d ranks): %+.1f%% (%+d B); ' "$np" \
+    "$(echo "(${mg[$np/$((10 * CYCLES))]} / ${mg[$np/$CYCLES]} - 1) * 100" | bc -l)" \
+    $((mg[$np/$((10 * CYCLES))] - mg[$np/$CYCLES]))
+done
+printf '64 / 4 ranks (%d cycles): %.2f\n\n' "$CYCLES" "$(echo "${mg[64/$CYCLES]} / ${mg[4/$CYCLES]}" | bc -l)"
+fi
 
+if part amg; then
 echo "## amg_like (4 levels)"
 echo "| ranks, cycles | nodes | call sites | trace B | raw B | raw/trace |"
 echo "|---|---|---|---|---|---|"
@@ -87,6 +98,7 @@ for np in 4 8; do
 done
 fi
 
+part wall || exit 0
 echo
 echo "## amg_like wall time at 4 ranks, $((10 * CYCLES)) cycles: traced / untraced, $ROUNDS pairs"
 ratios=()

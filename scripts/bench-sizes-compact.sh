@@ -3,7 +3,7 @@
 # (except app_abort, app_crash) once per rank count with --raw-log and prints
 # per run the raw logs' bytes (rank files summed), the text form (format
 # version 2, `tracefold convert --text`), the text with `zstd -19` (the
-# `.zst` form), the compact form as recorded (format version 3), and the
+# `.zst` form), the compact form as recorded (format version 4), and the
 # compact form without timing (`tracefold convert --no-timing` of the same
 # trace: what `record --no-timing` writes for that run), with the ratios
 # compact/text and no-timing/text.

@@ -116,7 +116,9 @@ struct Trace {
   /// whole-set shorthand `*` (docs/format.md); the reader also takes version 1.
   static constexpr int kFormatVersion = 2;
   /// Version of the compact form (encode_compact), the default on disk.
-  static constexpr int kCompactVersion = 3;
+  /// Version 4 stores histograms in columns; the reader also takes version
+  /// 3, which stored them in place (docs/format.md).
+  static constexpr int kCompactVersion = 4;
   int32_t world_size = 0;
   SiteTable sites;
   CommTable comms;

@@ -2,10 +2,11 @@
 //
 // Two forms hold the same trace. The text form (format version 2) is the
 // reference: line-oriented and readable; a file whose name ends in `.zst` is
-// that text compressed with zstd. The compact form (format version 3, the
-// default of save_trace) is binary: varints, each name, module and frame
-// once, zstd on top. Both are deterministic (equal traces give equal
-// bytes), and load_trace reads every form, telling them apart by content.
+// that text compressed with zstd. The compact form (format version 4, the
+// default of save_trace; version 3 is still read) is binary: varints, each
+// name, module and frame once, histograms in columns, zstd on top. Both are
+// deterministic (equal traces give equal bytes), and load_trace reads every
+// form, telling them apart by content.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,7 @@ class TraceFormatError : public std::runtime_error {
 
 /// How save_trace writes a trace.
 enum class TraceEncoding {
-  kCompact,  ///< format version 3, binary and compressed (the default)
+  kCompact,  ///< format version 4, binary and compressed (the default)
   kText,     ///< format version 2, text (zstd-compressed if the name ends in `.zst`)
 };
 
@@ -54,12 +55,13 @@ std::string format_trace(const Trace& trace);
 /// `source` names the input in error messages.
 Trace parse_trace(std::string_view text, const std::string& source = "<trace>");
 
-/// The compact form, format version 3: a 5-byte header and one zstd frame
+/// The compact form, format version 4: a 5-byte header and one zstd frame
 /// holding the body (encode_compact_body).
 std::string encode_compact(const Trace& trace);
 /// The compact form's body before compression (for measurements).
 std::string encode_compact_body(const Trace& trace);
-/// Inverse of encode_compact; errors name `source` and the byte offset.
+/// Inverse of encode_compact, for compact versions 3 and 4; errors name
+/// `source` and the byte offset.
 Trace decode_compact(std::string_view bytes, const std::string& source = "<trace>");
 /// Whether `bytes` start with the compact form's magic number.
 bool is_compact(std::string_view bytes);

@@ -1,56 +1,27 @@
-// Format version 3: the compact form of a trace (docs/format.md, "Compact
+// The compact form of a trace, format version 4 (docs/format.md, "Compact
 // form"). The text form (version 2) stays the reference for meaning; this
 // one stores the same content as varints with every name, frame and
-// module written once, and zstd on top.
+// module written once, histograms in columns after the nodes, and zstd on
+// top.
 #include <zstd.h>
 
 #include <algorithm>
 #include <limits>
 #include <map>
 
+#include "trace_compact_codec.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold {
 
 namespace {
 
-// Value codes take 65 bits (see kSentinels); GCC and Clang have the type.
-__extension__ typedef unsigned __int128 u128;
+using compact::HistogramColumnsWriter;
+using compact::HistogramKind;
+using compact::kMagic;
+using compact::Out;
 
-constexpr unsigned char kMagic[4] = {0x89, 'T', 'F', 'C'};
-constexpr int kCompactVersion = Trace::kCompactVersion;
 constexpr int kLevel = 19;
-// The four sentinels (kAbsent .. kUndefined) take value codes 0-3, every
-// other value zigzag + 4: small numbers stay one byte.
-constexpr unsigned kSentinels = 4;
-
-class Out {
- public:
-  void uv(u128 v) {
-    while (v >= 0x80) {
-      bytes_ += static_cast<char>(static_cast<unsigned char>(v) | 0x80);
-      v >>= 7;
-    }
-    bytes_ += static_cast<char>(v);
-  }
-  void sv(int64_t v) { uv((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
-  void value(int64_t v) {
-    if (is_sentinel(v)) {
-      uv(static_cast<uint64_t>(v - kAbsent));
-    } else {
-      const uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-      uv(static_cast<u128>(z) + kSentinels);
-    }
-  }
-  void str(std::string_view s) {
-    uv(s.size());
-    bytes_ += s;
-  }
-  std::string& bytes() { return bytes_; }
-
- private:
-  std::string bytes_;
-};
 
 // Interns names in order of first use, so the tables come out the same for
 // equal traces.
@@ -108,26 +79,6 @@ void put_elastic(Out& o, const Elastic& e, const Ranklist& node_ranks) {
   for (const auto& en : e.entries()) {
     put_seq(o, en.values);
     put_ranklist(o, en.ranks, &node_ranks);
-  }
-}
-
-void put_histogram(Out& o, const Histogram& h) {
-  const Histogram::Parts p = h.parts();
-  o.uv(p.count);
-  if (p.count == 0) return;
-  o.sv(p.sum);
-  o.sv(p.min);
-  o.sv(p.min_rank);
-  o.sv(p.max);
-  o.sv(p.max_rank);
-  o.uv(p.span_log);
-  o.uv(p.bins.size());
-  for (const auto& b : p.bins) {
-    o.uv(b.index);
-    o.uv(b.count);
-    o.sv(b.min);
-    o.sv(b.max);
-    o.sv(b.sum);
   }
 }
 
@@ -217,6 +168,8 @@ std::string encode_compact_body(const Trace& t) {
       }
     }
   }
+  // Histograms go to their columns, written after the nodes.
+  HistogramColumnsWriter histograms;
   o.uv(t.nodes.size());
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const Node& n = t.nodes[i];
@@ -245,21 +198,22 @@ std::string encode_compact_body(const Trace& t) {
         o.uv(ops.id(OpTable::name(tm.pred.op)) + 1);
         o.uv(tm.pred.site);
       }
-      put_histogram(o, tm.compute);
-      put_histogram(o, tm.comm);
+      histograms.add(tm.compute, HistogramKind::kCompute);
+      histograms.add(tm.comm, HistogramKind::kComm);
       o.uv(tm.stats.size());
       for (const auto& [name, h] : tm.stats) {
         o.uv(stats.id(name));
-        put_histogram(o, h);
+        histograms.add(h, HistogramKind::kStat);
       }
     }
   }
+  histograms.write(o);
   return std::move(o.bytes());
 }
 
 std::string encode_compact(const Trace& t) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
-  out += static_cast<char>(kCompactVersion);
+  out += static_cast<char>(Trace::kCompactVersion);
   out += zstd_compress(encode_compact_body(t), kLevel);
   return out;
 }

@@ -1,4 +1,4 @@
-// Reader of the compact form (format version 3, docs/format.md). Every count
+// Reader of the compact form (format versions 3 and 4, docs/format.md). Every count
 // is checked against the bytes left before anything is allocated for it: an
 // item takes at least one byte, so a count above the bytes left is corrupt.
 #include <zstd.h>
@@ -6,89 +6,19 @@
 #include <algorithm>
 #include <limits>
 
+#include "trace_compact_codec.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold {
 
 namespace {
 
-// Value codes take 65 bits (see kSentinels); GCC and Clang have the type.
-__extension__ typedef unsigned __int128 u128;
+using compact::HistogramColumnsReader;
+using compact::HistogramKind;
+using compact::In;
+using compact::kHeaderBytes;
 
-constexpr int kCompactVersion = Trace::kCompactVersion;
-constexpr std::size_t kHeaderBytes = 5;
-constexpr unsigned kSentinels = 4;
 constexpr uint64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
-
-class In {
- public:
-  In(std::string_view bytes, const std::string& source) : b_(bytes), source_(source) {}
-
-  [[noreturn]] void fail(const std::string& msg) const { fail_at(start_, msg); }
-  [[noreturn]] void fail_at(std::size_t at, const std::string& msg) const {
-    throw TraceFormatError(source_, TraceFormatError::AtByte{at, true}, msg);
-  }
-  std::size_t left() const { return b_.size() - pos_; }
-  bool at_end() const { return pos_ == b_.size(); }
-
-  u128 varint(const std::string& what) {
-    start_ = pos_;
-    u128 v = 0;
-    for (int shift = 0;; shift += 7) {
-      if (pos_ >= b_.size()) fail("unexpected end of data, expected " + what);
-      if (shift > 63) fail("a number longer than 10 bytes, expected " + what);
-      const auto c = static_cast<unsigned char>(b_[pos_++]);
-      v |= static_cast<u128>(c & 0x7f) << shift;
-      if (!(c & 0x80)) return v;
-    }
-  }
-  uint64_t uv(const std::string& what, uint64_t max = std::numeric_limits<uint64_t>::max()) {
-    const u128 v = varint(what);
-    if (v > max) fail(what + " is too large (at most " + std::to_string(max) + ")");
-    return static_cast<uint64_t>(v);
-  }
-  int64_t sv(const std::string& what) {
-    const uint64_t z = uv(what);
-    return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
-  }
-  int32_t sv32(const std::string& what) {
-    const int64_t v = sv(what);
-    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
-      fail(what + " " + std::to_string(v) + " does not fit 32 bits");
-    return static_cast<int32_t>(v);
-  }
-  int64_t value(const std::string& what) {
-    const u128 c = varint(what);
-    if (c < kSentinels) return kAbsent + static_cast<int64_t>(c);
-    const u128 z = c - kSentinels;
-    if (z > std::numeric_limits<uint64_t>::max()) fail(what + " does not fit 64 bits");
-    const auto u = static_cast<uint64_t>(z);
-    const auto v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
-    if (is_sentinel(v)) fail(what + ": a sentinel written as a number");
-    return v;
-  }
-  // A number of items that follow, each at least one byte long.
-  std::size_t count(const std::string& what) {
-    const uint64_t n = uv("the number of " + what);
-    if (n > left())
-      fail("the number of " + what + " is " + std::to_string(n) + " but only " +
-           std::to_string(left()) + " bytes follow");
-    return static_cast<std::size_t>(n);
-  }
-  std::string str(const std::string& what) {
-    const std::size_t n = count("bytes of " + what);
-    std::string s(b_.substr(pos_, n));
-    pos_ += n;
-    return s;
-  }
-  std::size_t start() const { return start_; }
-
- private:
-  std::string_view b_;
-  const std::string& source_;
-  std::size_t pos_ = 0;
-  std::size_t start_ = 0;
-};
 
 bool is_name(std::string_view s) {
   return !s.empty() && s.find_first_of(" \n") == std::string_view::npos;
@@ -157,28 +87,13 @@ Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const cha
   return e;
 }
 
-Histogram get_histogram(In& in, const char* what) {
-  Histogram::Parts p;
-  p.count = in.uv(std::string("the count of a ") + what + " histogram");
+// Version 3: a histogram in place, every number written out.
+Histogram get_inline_histogram(In& in, const char* what) {
+  const uint64_t count = in.uv(std::string("the count of a ") + what + " histogram");
   const std::size_t at = in.start();
-  if (p.count != 0) {
-    p.sum = in.sv("a histogram sum");
-    p.min = in.sv("a histogram minimum");
-    p.min_rank = in.sv32("a rank");
-    p.max = in.sv("a histogram maximum");
-    p.max_rank = in.sv32("a rank");
-    p.span_log = static_cast<uint8_t>(in.uv("a histogram span", 6));
-    p.bins.resize(in.count("histogram bins"));
-    for (auto& b : p.bins) {
-      b.index = static_cast<uint8_t>(in.uv("a bin index", Histogram::kBins - 1));
-      b.count = in.uv("a bin count");
-      b.min = in.sv("a bin minimum");
-      b.max = in.sv("a bin maximum");
-      b.sum = in.sv("a bin sum");
-    }
-  }
   try {
-    return Histogram::from_parts(std::move(p));
+    return Histogram::from_parts(count == 0 ? Histogram::Parts{}
+                                            : compact::get_plain_histogram(in, count));
   } catch (const std::exception& ex) {
     in.fail_at(at, std::string("bad ") + what + " histogram: " + ex.what());
   }
@@ -213,7 +128,7 @@ std::string decompress_body(std::string_view file, const std::string& source) {
   return out;
 }
 
-Trace decode_body(In& in) {
+Trace decode_body(In& in, int version) {
   Trace t;
   t.world_size = static_cast<int32_t>(in.uv("the world size", kMaxInt32));
   if (t.world_size <= 0) in.fail("world size must be positive");
@@ -346,18 +261,32 @@ Trace decode_body(In& in) {
       }
       if (k > 0 && !(n.timings[k - 1].pred < tm.pred))
         in.fail("timings must be sorted by predecessor");
-      tm.compute = get_histogram(in, "compute");
-      tm.comm = get_histogram(in, "communication");
+      if (version == 3) {
+        tm.compute = get_inline_histogram(in, "compute");
+        tm.comm = get_inline_histogram(in, "communication");
+      }
       tm.stats.resize(in.count("statistics of a timing"));
       for (auto& [name, h] : tm.stats) {
         const uint64_t idx = in.uv("a statistic");
         if (idx >= stats.size())
           in.fail("statistic " + std::to_string(idx) + " is not in the table");
         name = stats[idx];
-        h = get_histogram(in, "statistic");
+        if (version == 3) h = get_inline_histogram(in, "statistic");
       }
     }
     t.nodes.push_back(std::move(n));
+  }
+  if (version >= 4) {
+    // The histograms, in the order of the timings above.
+    HistogramColumnsReader columns(in);
+    for (Node& n : t.nodes) {
+      for (Timing& tm : n.timings) {
+        tm.compute = columns.next(HistogramKind::kCompute, "compute");
+        tm.comm = columns.next(HistogramKind::kComm, "communication");
+        for (auto& [name, h] : tm.stats) h = columns.next(HistogramKind::kStat, "statistic");
+      }
+    }
+    columns.finish();
   }
   if (!in.at_end()) {
     in.uv("nothing");
@@ -376,14 +305,16 @@ Trace decode_compact(std::string_view bytes, const std::string& source) {
     throw TraceFormatError(source, TraceFormatError::AtByte{bytes.size()},
                            "the file ends inside the 5-byte header (truncated)");
   const int version = static_cast<unsigned char>(bytes[4]);
-  if (version != kCompactVersion)
+  if (version < compact::kOldestVersion || version > Trace::kCompactVersion)
     throw TraceFormatError(source, TraceFormatError::AtByte{4},
                            "unsupported compact format version " + std::to_string(version) +
-                               " (this tracefold reads compact version 3)");
+                               " (this tracefold reads compact versions " +
+                               std::to_string(compact::kOldestVersion) + " to " +
+                               std::to_string(Trace::kCompactVersion) + ")");
   const std::string body = decompress_body(bytes, source);
   In in(body, source);
   try {
-    return decode_body(in);
+    return decode_body(in, version);
   } catch (const std::bad_alloc&) {
     in.fail("a count or size is too large to hold in memory");
   }

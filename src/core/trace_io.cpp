@@ -243,7 +243,7 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   if (version < 1 || version > Trace::kFormatVersion)
     r.fail("unsupported text format version " + std::to_string(version) +
            " (this tracefold reads text versions 1 to " + std::to_string(Trace::kFormatVersion) +
-           "; version " + std::to_string(Trace::kCompactVersion) + " is the compact form)");
+           "; versions 3 to " + std::to_string(Trace::kCompactVersion) + " are the compact form)");
   take_end(r, line, "the header");
   const bool whole_sets = version >= 2;
 

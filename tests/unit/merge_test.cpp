@@ -234,6 +234,60 @@ TEST(Merge, OpenStencilEveryRankExpandsExactly) {
   }
 }
 
+// The non-periodic 26-neighbour exchange (tests/apps/halo26.c) on an n^3
+// grid: every rank receives from the neighbours it has, in one fixed order
+// of the 26 directions, each direction its own call site, then waits. Each
+// rank's calls are a subsequence of one program order, so the merge can give
+// every call site exactly one node; an order guessed wrong in an early merge
+// (two directions that no rank of either side had both of) used to cost
+// later merges a match: 27 ranks got 54 nodes for 27 sites (radix 2; 47
+// at radix 4, 29 for 8 ranks at radix 4).
+std::vector<Event> halo26_events(int32_t rank, int n, int steps) {
+  const int c[3] = {rank / (n * n), rank / n % n, rank % n};
+  std::vector<Event> out;
+  for (int s = 0; s < steps; ++s) {
+    int requests = 0;
+    SiteId site = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dz = -1; dz <= 1; ++dz) {
+          if (dx == 0 && dy == 0 && dz == 0) continue;
+          const int x = c[0] + dx, y = c[1] + dy, z = c[2] + dz;
+          const SiteId here = site++;
+          if (x < 0 || y < 0 || z < 0 || x >= n || y >= n || z >= n) continue;
+          out.push_back(make_event("MPI_Irecv", here,
+                                   {{"peer", (x * n + y) * n + z}, {"tag", here}, {"count", 8}}));
+          ++requests;
+        }
+    out.push_back(make_event("MPI_Waitall", 26, {{"req", requests}}));
+  }
+  return out;
+}
+
+TEST(Merge, SubsequencesOfOneProgramOrderGiveOneNodePerCallSite) {
+  const SiteTable sites = make_sites(27);
+  for (int n : {2, 3, 4}) {
+    const int32_t size = n * n * n;
+    CommTable comms;
+    comms.define_world(size);
+    std::vector<Trace> traces;
+    for (int32_t r = 0; r < size; ++r) {
+      Folder f(r);
+      for (Event e : halo26_events(r, n, 3)) {
+        encode_relative(e, r, comms);
+        f.append(e);
+      }
+      traces.push_back(f.finish(size, sites, comms));
+    }
+    for (int radix : {2, 4}) {
+      const Trace t = reduce_traces(traces, radix);
+      EXPECT_EQ(t.nodes.size(), 27u) << n << "^3 ranks, radix " << radix;
+      for (int32_t r = 0; r < size; ++r)
+        EXPECT_TRUE(expands_to(t, r, halo26_events(r, n, 3), sites)) << n << "^3, radix " << radix;
+    }
+  }
+}
+
 // Seed 000, Figure 2.2: on a 5x5 row-major grid the interior ranks
 // {6,7,8,11,12,13,16,17,18} form one communication group, <2 6 3 5 3 1>.
 TEST(Merge, Figure22InteriorGroupRanklist) {

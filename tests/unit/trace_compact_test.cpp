@@ -1,6 +1,7 @@
-// The compact trace form (format version 3): round trips with the text form,
-// determinism, the older text versions still read, timing dropped, and
-// corrupt input refused with the file and the byte named.
+// The compact trace form (format version 4): round trips with the text form,
+// determinism, the older text and compact versions still read, histograms
+// kept exactly in their columns, timing dropped, and corrupt input refused
+// with the file and the byte named.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,7 +25,8 @@ using testing::Stencil;
 
 // What a compact file with this body looks like (for bodies made by hand).
 std::string wrap_body(const std::string& body) {
-  return std::string("\x89TFC\x03", 5) + zstd_compress(body);
+  return std::string("\x89TFC", 4) + static_cast<char>(Trace::kCompactVersion) +
+         zstd_compress(body);
 }
 
 std::string body_of(const Trace& t) {
@@ -120,6 +122,92 @@ TEST(TraceCompact, OlderVersionsStillRead) {
   }
 }
 
+// Files written by the version-3 writer (tests/data/compact-v3, made with
+// tracefold 0.1.0 of 2026-11-24: the sample traces of sample_traces.hpp,
+// examples/halo-rawlog folded, and a recorded 4-rank stencil), each next
+// to its text form written by the same build.
+TEST(TraceCompact, Version3FilesStillRead) {
+  const fs::path dir = fs::path(TRACEFOLD_SOURCE_DIR) / "tests" / "data" / "compact-v3";
+  int files = 0, timed = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(".v3.tf")) continue;
+    ++files;
+    const std::string v3 = read_file_text(entry.path());
+    ASSERT_EQ(v3.substr(0, 5), std::string("\x89TFC\x03", 5)) << name;
+    const std::string text = read_file_text(dir / (name.substr(0, name.size() - 6) + ".trace"));
+    const Trace t = load_trace(entry.path());
+    EXPECT_EQ(format_trace(t), text) << name;
+    // Rewritten, it is version 4, smaller when there are histograms, and the
+    // same trace.
+    const std::string v4 = encode_compact(t);
+    EXPECT_EQ(v4[4], 4) << name;
+    EXPECT_EQ(format_trace(decode_compact(v4, name)), text) << name;
+    if (text.find(" bins=") != std::string::npos) {
+      EXPECT_LT(v4.size(), v3.size()) << name;
+      ++timed;
+    }
+  }
+  EXPECT_EQ(files, 7);
+  EXPECT_EQ(timed, 4);
+}
+
+// Histograms as add and merge make them, with extreme values, spans and
+// bins at both ends of the range, and histograms the short form cannot
+// hold (valid for the reader, but with totals that do not follow from the
+// bins): all come back exactly.
+TEST(TraceCompact, HistogramColumnsKeepEveryHistogramExactly) {
+  std::mt19937_64 rng(7);
+  std::vector<Histogram> hs;
+  for (int k = 0; k < 300; ++k) {
+    Histogram h;
+    // Sums stay within int64: up to 500 values below 2^54, or one near 2^63.
+    const int samples = k % 50 == 0 ? 1 : 1 + static_cast<int>(rng() % (k % 3 == 0 ? 3 : 500));
+    const int top = 1 + static_cast<int>(rng() % 54);
+    for (int i = 0; i < samples; ++i) {
+      const uint64_t bits = rng() % static_cast<uint64_t>(top);
+      const int64_t v =
+          static_cast<int64_t>((uint64_t{1} << bits) | (rng() & ((uint64_t{1} << bits) - 1)));
+      h.add(k % 50 == 0 ? std::numeric_limits<int64_t>::max() - k : v,
+            static_cast<int32_t>(rng() % 9));
+    }
+    hs.push_back(h);
+  }
+  // Irregular: a sum that is not the bins' total, a minimum below the
+  // first bin's, a bin of one sample whose maximum is not its minimum.
+  Histogram::Parts odd = hs[1].parts();
+  odd.sum += 1;
+  hs.push_back(Histogram::from_parts(odd));
+  odd = hs[1].parts();
+  odd.min -= 1;
+  hs.push_back(Histogram::from_parts(odd));
+  Histogram::Bin one{.index = 4, .count = 1, .min = 16, .max = 17, .sum = 16};
+  hs.push_back(Histogram::from_parts(Histogram::Parts{
+      .count = 1, .sum = 16, .min = 16, .max = 17, .min_rank = 2, .max_rank = 3, .bins = {one}}));
+  hs.push_back(Histogram{});  // n=0 next to the last odd one
+  Trace t = figure52_trace();
+  t.sites = make_sites(hs.size());  // the first sites as before, and one predecessor each
+  ASSERT_FALSE(t.nodes.empty());
+  Node& n = t.nodes.back();
+  n.timings.clear();
+  for (std::size_t i = 0; i + 1 < hs.size(); i += 2) {
+    Timing tm;
+    tm.pred = EventKey{n.key.op, static_cast<SiteId>(i / 2)};
+    tm.compute = hs[i];
+    tm.comm = hs[i + 1];
+    if (i % 6 == 0) tm.stats.emplace_back("cycles", hs[(i + 3) % hs.size()]);
+    n.timings.push_back(tm);
+  }
+  const Trace back = decode_compact(encode_compact(t), "histograms");
+  ASSERT_EQ(back.nodes.back().timings.size(), n.timings.size());
+  for (std::size_t i = 0; i < n.timings.size(); ++i) {
+    EXPECT_EQ(back.nodes.back().timings[i].compute, n.timings[i].compute) << i;
+    EXPECT_EQ(back.nodes.back().timings[i].comm, n.timings[i].comm) << i;
+    EXPECT_EQ(back.nodes.back().timings[i].stats, n.timings[i].stats) << i;
+  }
+  EXPECT_EQ(format_trace(back), format_trace(t));
+}
+
 TEST(TraceCompact, DropTimingKeepsParametersAndStatistics) {
   Trace t = rich_trace();
   const std::size_t before = encode_compact(t).size();
@@ -183,9 +271,15 @@ TEST(TraceCompact, WrongMagicAndVersionAreNamed) {
   bad[3] = 'X';
   EXPECT_NE(compact_error(bad, "magic.tf").find("not a compact trace"), std::string::npos);
   bad = bytes;
-  bad[4] = 4;
-  const std::string what = compact_error(bad, "v4.tf");
-  EXPECT_NE(what.find("v4.tf: byte 4: unsupported compact format version 4"), std::string::npos)
+  bad[4] = 5;
+  std::string what = compact_error(bad, "v5.tf");
+  EXPECT_NE(what.find("v5.tf: byte 4: unsupported compact format version 5 (this tracefold reads "
+                      "compact versions 3 to 4)"),
+            std::string::npos)
+      << what;
+  bad[4] = 2;
+  what = compact_error(bad, "v2.tf");
+  EXPECT_NE(what.find("v2.tf: byte 4: unsupported compact format version 2"), std::string::npos)
       << what;
   // decode_trace refuses binary that is none of the forms, without quoting it.
   try {

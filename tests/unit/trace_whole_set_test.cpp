@@ -325,7 +325,7 @@ TEST(TraceIoWholeSet, OnlyTextVersions1And2AreRead) {
       EXPECT_NE(
           std::string(ex.what()).find(std::string("unsupported text format version ") + version +
                                       " (this tracefold reads text versions 1 to 2; "
-                                      "version 3 is the compact form)"),
+                                      "versions 3 to 4 are the compact form)"),
           std::string::npos)
           << ex.what();
     }

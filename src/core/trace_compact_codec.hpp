@@ -1,0 +1,153 @@
+// Byte-level pieces the compact form's writer and reader share (format
+// versions 3 and 4, docs/format.md "Compact form"): varints, value codes and
+// a bounds-checked reader whose errors name the byte, and the histogram
+// columns of version 4. Internal to src/core.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracefold/histogram.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold::compact {
+
+// Value codes take 65 bits (see kSentinels); GCC and Clang have the type.
+__extension__ typedef unsigned __int128 u128;
+
+inline constexpr unsigned char kMagic[4] = {0x89, 'T', 'F', 'C'};
+inline constexpr std::size_t kHeaderBytes = 5;
+/// The oldest compact version this tracefold reads; it writes
+/// Trace::kCompactVersion.
+inline constexpr int kOldestVersion = 3;
+// The four sentinels (kAbsent .. kUndefined) take value codes 0-3, every
+// other value zigzag + 4: small numbers stay one byte.
+inline constexpr unsigned kSentinels = 4;
+
+inline uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t unzigzag(uint64_t z) {
+  return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+}
+
+class Out {
+ public:
+  void uv(u128 v) {
+    while (v >= 0x80) {
+      bytes_ += static_cast<char>(static_cast<unsigned char>(v) | 0x80);
+      v >>= 7;
+    }
+    bytes_ += static_cast<char>(v);
+  }
+  void sv(int64_t v) { uv(zigzag(v)); }
+  void value(int64_t v) {
+    if (is_sentinel(v))
+      uv(static_cast<uint64_t>(v - kAbsent));
+    else
+      uv(static_cast<u128>(zigzag(v)) + kSentinels);
+  }
+  void str(std::string_view s) {
+    uv(s.size());
+    bytes_ += s;
+  }
+  std::string& bytes() { return bytes_; }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+/// Reads a body, or one column of it; errors name `source` and the byte,
+/// counted from the first byte of the body (`base` is where this reader's
+/// bytes start in it).
+class In {
+ public:
+  In(std::string_view bytes, const std::string& source, std::size_t base = 0)
+      : b_(bytes), source_(source), base_(base) {}
+
+  [[noreturn]] void fail(const std::string& msg) const { fail_at(start_, msg); }
+  [[noreturn]] void fail_at(std::size_t at, const std::string& msg) const {
+    throw TraceFormatError(source_, TraceFormatError::AtByte{base_ + at, true}, msg);
+  }
+  std::size_t left() const { return b_.size() - pos_; }
+  bool at_end() const { return pos_ == b_.size(); }
+  std::size_t start() const { return start_; }
+
+  u128 varint(const std::string& what);
+  uint64_t uv(const std::string& what, uint64_t max = std::numeric_limits<uint64_t>::max());
+  int64_t sv(const std::string& what) { return unzigzag(uv(what)); }
+  int32_t sv32(const std::string& what);
+  int64_t value(const std::string& what);
+  /// A number of items that follow, each at least one byte long: a count
+  /// above the bytes left is corrupt, refused before anything is allocated.
+  std::size_t count(const std::string& what);
+  std::string str(const std::string& what);
+  /// The next `n` bytes as a reader of their own (a column), positioned in
+  /// this reader's body.
+  In sub(std::size_t n);
+
+ private:
+  std::string_view b_;
+  const std::string& source_;
+  std::size_t base_ = 0;
+  std::size_t pos_ = 0;
+  std::size_t start_ = 0;
+};
+
+/// A histogram after its count, every number written out: version 3's
+/// form, and version 4's for a histogram the columns cannot shorten.
+Histogram::Parts get_plain_histogram(In& in, uint64_t count);
+
+/// What a histogram of a timing block holds; each kind has its own columns,
+/// as the values of one kind resemble each other.
+enum class HistogramKind { kCompute, kComm, kStat };
+
+/// The columns of one kind of histogram, in the order they are stored.
+enum HistogramColumn {
+  kN,
+  kShape,
+  kRanks,
+  kIndex,
+  kCount,
+  kMin,
+  kTop,
+  kRange,
+  kRest,
+  kPlain,
+  kHistogramColumns
+};
+
+/// Version 4 stores histograms column by column after the nodes: every
+/// histogram of one kind puts each of its numbers into that kind's column
+/// for the number, so that the compressor sees counts next to counts and
+/// sums next to sums. Numbers that follow from others are not stored
+/// (docs/format.md "Histogram columns").
+class HistogramColumnsWriter {
+ public:
+  void add(const Histogram& h, HistogramKind kind);
+  /// Appends the columns, each as `N(byte)`.
+  void write(Out& out) const;
+
+ private:
+  std::array<std::array<Out, kHistogramColumns>, 3> columns_;
+};
+
+class HistogramColumnsReader {
+ public:
+  /// Reads the column lengths and splits the columns off `in`.
+  explicit HistogramColumnsReader(In& in);
+  /// The next histogram of `kind`; errors name the byte in its columns.
+  Histogram next(HistogramKind kind, const char* what);
+  /// Fails unless every column has been read to its end.
+  void finish();
+
+ private:
+  std::vector<In> columns_;  // kind-major, in HistogramColumnsWriter's column order
+};
+
+}  // namespace tracefold::compact
