@@ -49,21 +49,6 @@ struct RecordOptions {
   bool text = false;
 };
 
-/// Runs `body` for a subcommand that works from its CLI11 callback: an
-/// exception becomes the usual error line and exit status 2 (main turns
-/// CLI::RuntimeError into its status without printing more).
-template <class F>
-void guarded(F&& body) {
-  try {
-    body();
-  } catch (const CLI::Error&) {
-    throw;
-  } catch (const std::exception& ex) {
-    std::cerr << "tracefold: error: " << ex.what() << "\n";
-    throw CLI::RuntimeError(2);
-  }
-}
-
 /// `tracefold extrapolate` (cmd_extrapolate.cpp).
 void add_extrapolate_command(CLI::App& app);
 
