@@ -1,5 +1,6 @@
 // Runs SMPI's replay (smpirun + tracefold-smpi-replay) and reads its report.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,11 +62,28 @@ int run_logged(const std::vector<std::string>& argv, const fs::path& log,
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+// Every simulated rank keeps its action file open for the whole replay:
+// raise the soft limit on open files (inherited by smpirun) to fit them.
+void allow_open_files(int32_t ranks) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const rlim_t want = static_cast<rlim_t>(ranks) + 256;
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur >= want) return;
+  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < want)
+    throw SimulateError("SMPI's replay keeps one file open per rank: " + std::to_string(ranks) +
+                        " ranks need about " + std::to_string(want) +
+                        " open files, the hard limit is " + std::to_string(lim.rlim_max) +
+                        " (ulimit -Hn)");
+  lim.rlim_cur = want;
+  setrlimit(RLIMIT_NOFILE, &lim);
+}
+
 }  // namespace
 
 SimulationResult run_smpi_replay(const SmpiRun& run) {
   if (!fs::is_regular_file(run.platform))
     throw SimulateError(run.platform + ": no such platform file");
+  allow_open_files(run.ranks);
   const fs::path work = fs::absolute(run.work_dir);
   const fs::path log = work / "smpi.log";
   const fs::path report = work / "smpi.report";
