@@ -62,6 +62,7 @@ void Folder::Impl::general_append(const Event& ev) {
   }
   prev_key = it.key;
   ++events;
+  ++paths.general;
   top.push_back(std::move(it));
   index_push(top.size() - 1);
   while (try_fold()) {
@@ -126,6 +127,9 @@ void Folder::append_repeats(const Event& event, std::span<const RepeatTiming> ti
 }
 uint64_t Folder::events() const {
   return impl_->events;
+}
+FoldPathCounts Folder::path_counts() const {
+  return impl_->paths;
 }
 std::size_t Folder::top_level_size() const {
   impl_->materialize();

@@ -68,6 +68,7 @@ bool Folder::Impl::fast_append(const Event& ev) {
     pending_count_ = 0;
     prev_key = b.key;
     ++events;
+    ++paths.fast;
     if (refold_after_iteration_ && try_fold()) {
       while (try_fold()) {
       }
@@ -86,6 +87,7 @@ bool Folder::Impl::fast_append(const Event& ev) {
   ++pending_count_;
   prev_key = b.key;
   ++events;
+  ++paths.fast;
   return true;
 }
 
@@ -161,19 +163,14 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
     return rt.compute_ns >= 0 || rt.comm_ns >= 0;
   });
   if (timed) {
-    auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
-                               [](const Timing& x, EventKey key) { return x.pred < key; });
-    if (it == b.timings.end() || !(it->pred == pred)) {
-      Timing fresh;
-      fresh.pred = pred;
-      it = b.timings.insert(it, std::move(fresh));
-    }
+    auto it = b.timings.begin() + static_cast<std::ptrdiff_t>(timing_record(b, pred));
     it->compute.add_each(
         times.size(), [&](std::size_t j) { return times[j].compute_ns; }, rank);
     it->comm.add_each(
         times.size(), [&](std::size_t j) { return times[j].comm_ns; }, rank);
   }
   events += k;
+  paths.repeats += k;
   return true;
 }
 
@@ -184,6 +181,9 @@ void Folder::Impl::materialize() {
     top.push_back(make_item(pending_[i].ev, pending_[i].pred));
     index_push(top.size() - 1);
   }
+  // Kept aside by the fast path, they end up made as the general path makes them.
+  paths.fast -= pending_count_;
+  paths.general += pending_count_;
   pending_count_ = 0;
 }
 

@@ -79,6 +79,9 @@ Timing timing_of_raw(const Item& it, int32_t rank);
 // b's timing as histograms (a fresh event keeps its one sample raw).
 void settle_timing(Item& b, int32_t rank);
 
+// The index of b's timing record after `pred` (settled), made if missing.
+std::size_t timing_record(Item& b, EventKey pred);
+
 // Adds one raw timing sample to b (settled).
 void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank);
 
@@ -175,6 +178,7 @@ struct Folder::Impl {
   FoldOptions options;
   Items top;
   uint64_t events = 0;
+  FoldPathCounts paths;
   uint64_t prev_key = kStartKey.packed();
   Merger merger;
   // Positions in `top` by last key, and positions of loops: lets the search
@@ -347,10 +351,6 @@ struct Folder::Impl {
 
   bool replay_append(const Event& ev);
 
-  // dst = src, reusing dst's buffers; cheaper than vector assignment, which
-  // assigns every (mostly empty) list too.
-  static void copy_fields(std::vector<FieldValue>& dst, const std::vector<FieldValue>& src);
-
   // The session so far goes through the general path (recorded again).
   void abort_replay();
 
@@ -359,6 +359,9 @@ struct Folder::Impl {
   // event's sample goes straight to the loop item its slot ends up merged
   // into (home_, a real tag), not through the slots.
   std::vector<int32_t> home_;
+  // Per event: where its record sits in its home's timings. A guess checked
+  // against the record's pred: another event's new record may shift it.
+  std::vector<uint32_t> timing_at_;
   bool find_timing_homes();
 
   // prev_.ops with the common case short-cut: an event whose slot is made
@@ -382,21 +385,26 @@ struct Folder::Impl {
   // are skipped, only its merge into the real node runs. A tree that is
   // touched again after its real merge, or merges into real nodes twice,
   // is always rebuilt.
-  std::vector<int32_t> op_tree_;     // per op of program_: tree of its target slot, or -1
-  std::vector<int32_t> event_tree_;  // per event: tree of its slot, or -1 (direct events)
-  std::vector<bool> tree_rebuild_;   // per tree: rebuild every iteration (not freezable)
-  std::vector<bool> dirty_;          // this iteration: tree must be rebuilt
-  std::vector<std::vector<FieldValue>> last_fields_;  // per event: values last iteration
+  std::vector<int32_t> op_tree_;       // per op of program_: tree of its target slot, or -1
+  std::vector<int32_t> event_tree_;    // per event: tree of its slot, or -1 (direct events)
+  std::vector<uint8_t> tree_rebuild_;  // per tree: rebuild every iteration (not freezable)
+  std::vector<uint8_t> dirty_;         // this iteration: tree must be rebuilt
+  // Per event: its values differ from the previous iteration's (replay_append
+  // compares them as it copies them over the previous ones in replay_events_).
+  std::vector<uint8_t> changed_;
+  // replay_events_ holds the previous replayed iteration of this program
+  // (false until the first run after compiling it).
   bool last_fields_valid_ = false;
 
   void find_slot_trees(std::size_t slots);
 
-  static bool same_fields(const std::vector<FieldValue>& a, const std::vector<FieldValue>& b);
-
   void mark_dirty_trees();
   bool tree_dirty(int32_t t) const { return t < 0 || dirty_[static_cast<std::size_t>(t)]; }
 
-  Item& node(int32_t tag);
+  Item& node(int32_t tag) {
+    return tag >= 0 ? slots_[static_cast<std::size_t>(tag)]
+                    : *real_[static_cast<std::size_t>(-1 - tag)];
+  }
 
   // The values make_item gives (ev has no stats; timings: see home_), in a
   // reused item.

@@ -26,19 +26,21 @@ void settle_timing(Item& b, int32_t rank) {
   merge_timings(b.timings, {t});
 }
 
-void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+std::size_t timing_record(Item& b, EventKey pred) {
   auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
                              [](const Timing& x, EventKey k) { return x.pred < k; });
-  if (it != b.timings.end() && it->pred == pred) {
-    if (compute >= 0) it->compute.add(compute, rank);
-    if (comm >= 0) it->comm.add(comm, rank);
-  } else {
-    Timing t;
-    t.pred = pred;
-    if (compute >= 0) t.compute.add(compute, rank);
-    if (comm >= 0) t.comm.add(comm, rank);
-    b.timings.insert(it, std::move(t));
+  if (it == b.timings.end() || !(it->pred == pred)) {
+    Timing fresh;
+    fresh.pred = pred;
+    it = b.timings.insert(it, std::move(fresh));
   }
+  return static_cast<std::size_t>(it - b.timings.begin());
+}
+
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+  Timing& t = b.timings[timing_record(b, pred)];
+  if (compute >= 0) t.compute.add(compute, rank);
+  if (comm >= 0) t.comm.add(comm, rank);
 }
 
 void merge_item_timings(Item& b, const Item& s, int32_t rank) {

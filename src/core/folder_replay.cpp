@@ -33,6 +33,9 @@ void Folder::Impl::start_recording() {
   recording_ = true;
   log_.active = true;
   log_.clean = true;
+  // A spoiled session leaves its operations in the log; kept, they would make
+  // this session differ from the next and delay learning by one iteration.
+  log_.ops.clear();
   rec_.n0 = session_n0_;
   rec_.keys.clear();
   rec_.field_end.clear();
@@ -78,24 +81,51 @@ void Folder::Impl::end_recording() {
 bool Folder::Impl::replay_append(const Event& ev) {
   if (!replaying_) return false;
   const std::size_t i = replay_pos_;
-  bool same = ev.stats.empty() && ev.key().packed() == prev_.keys[i];
   const std::size_t f0 = i == 0 ? 0 : prev_.field_end[i - 1];
-  same = same && ev.fields.size() == prev_.field_end[i] - f0;
-  for (std::size_t f = 0; same && f < ev.fields.size(); ++f)
-    same = ev.fields[f].field == prev_.fields[f0 + f];
-  if (!same) {
+  const std::size_t nf = ev.fields.size();
+  if (!ev.stats.empty() || ev.key().packed() != prev_.keys[i] || nf != prev_.field_end[i] - f0) {
     abort_replay();
     return false;
   }
-  if (replay_events_.size() <= i) replay_events_.resize(i + 1);
+  if (replay_events_.size() <= i) {
+    replay_events_.resize(i + 1);
+    changed_.resize(i + 1, 1);
+  }
+  // One pass checks the field ids against the program's, copies the values
+  // over the previous iteration's (reusing their buffers) and notes whether
+  // any changed. A departure leaves slot i half written: abort_replay uses
+  // slots [0, i) only, and the program is compiled afresh before the next
+  // replay, which rebuilds every slot tree its first time.
   Event& slot = replay_events_[i];
+  std::vector<FieldValue>& dst = slot.fields;
+  const FieldId* ids = prev_.fields.data() + f0;
+  bool changed = dst.size() != nf;
+  if (changed) dst.resize(nf);
+  for (std::size_t f = 0; f < nf; ++f) {
+    const FieldValue& s = ev.fields[f];
+    if (s.field != ids[f]) {
+      abort_replay();
+      return false;
+    }
+    FieldValue& d = dst[f];
+    if (d.field != s.field || d.scalar != s.scalar) {
+      changed = true;
+      d.field = s.field;
+      d.scalar = s.scalar;
+    }
+    if ((!s.list.empty() || !d.list.empty()) && d.list != s.list) {
+      changed = true;
+      d.list = s.list;
+    }
+  }
+  changed_[i] = changed;
   slot.op = ev.op;
   slot.site = ev.site;
-  copy_fields(slot.fields, ev.fields);
   slot.compute_ns = ev.compute_ns;
   slot.comm_ns = ev.comm_ns;
   prev_key = prev_.keys[i];
   ++events;
+  ++paths.replay;
   if (++replay_pos_ == prev_.keys.size()) {
     run_program();
     replay_pos_ = 0;
@@ -104,21 +134,13 @@ bool Folder::Impl::replay_append(const Event& ev) {
   return true;
 }
 
-void Folder::Impl::copy_fields(std::vector<FieldValue>& dst, const std::vector<FieldValue>& src) {
-  if (dst.size() != src.size()) dst.resize(src.size());
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    dst[i].field = src[i].field;
-    dst[i].scalar = src[i].scalar;
-    if (!src[i].list.empty() || !dst[i].list.empty()) dst[i].list = src[i].list;
-  }
-}
-
 void Folder::Impl::abort_replay() {
   replaying_ = false;
   const std::size_t n = replay_pos_;
   replay_pos_ = 0;
   prev_key = replay_prev_key_;
   events -= n;
+  paths.replay -= n;
   learned_ = false;  // prev_ stays: the session before this one
   start_recording();
   for (std::size_t i = 0; i < n; ++i) general_append(replay_events_[i]);
@@ -236,7 +258,7 @@ void Folder::Impl::find_slot_trees(std::size_t slots) {
         break;
     }
   }
-  tree_rebuild_.assign(slots, false);
+  tree_rebuild_.assign(slots, 0);
   for (std::size_t t = 0; t < slots; ++t)
     tree_rebuild_[t] =
         rebuild[t] || real_merges[t] > 1 || (real_merges[t] == 1 && last_touch[t] != real_merge[t]);
@@ -246,31 +268,17 @@ void Folder::Impl::find_slot_trees(std::size_t slots) {
   last_fields_valid_ = false;
 }
 
-bool Folder::Impl::same_fields(const std::vector<FieldValue>& a, const std::vector<FieldValue>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].field != b[i].field || a[i].scalar != b[i].scalar || a[i].list != b[i].list)
-      return false;
-  return true;
-}
-
 void Folder::Impl::mark_dirty_trees() {
-  dirty_.assign(tree_rebuild_.begin(), tree_rebuild_.end());
-  last_fields_.resize(event_tree_.size());
+  dirty_ = tree_rebuild_;
+  if (!last_fields_valid_) {
+    dirty_.assign(dirty_.size(), 1);
+    last_fields_valid_ = true;
+    return;
+  }
   for (std::size_t i = 0; i < event_tree_.size(); ++i) {
     const int32_t t = event_tree_[i];
-    if (t < 0) continue;
-    if (last_fields_valid_ && same_fields(replay_events_[i].fields, last_fields_[i])) continue;
-    dirty_[static_cast<std::size_t>(t)] = true;
-    copy_fields(last_fields_[i], replay_events_[i].fields);
+    if (t >= 0 && changed_[i]) dirty_[static_cast<std::size_t>(t)] = 1;
   }
-  if (!last_fields_valid_) dirty_.assign(dirty_.size(), true);
-  last_fields_valid_ = true;
-}
-
-Item& Folder::Impl::node(int32_t tag) {
-  return tag >= 0 ? slots_[static_cast<std::size_t>(tag)]
-                  : *real_[static_cast<std::size_t>(-1 - tag)];
 }
 
 void Folder::Impl::reset_event(Item& s, const Event& ev, bool has_list) {
@@ -336,13 +344,19 @@ void Folder::Impl::run_program() {
         break;
     }
   }
+  timing_at_.resize(home_.size(), 0);
   for (std::size_t i = 0; i < home_.size(); ++i) {
     const Event& ev = replay_events_[i];
     if (ev.compute_ns < 0 && ev.comm_ns < 0) continue;  // brings no timing
     Item& h = node(home_[i]);
     settle_timing(h, rank);
-    add_raw_timing(h, unpack(i == 0 ? replay_prev_key_ : prev_.keys[i - 1]), ev.compute_ns,
-                   ev.comm_ns, rank);
+    const EventKey pred = unpack(i == 0 ? replay_prev_key_ : prev_.keys[i - 1]);
+    uint32_t& at = timing_at_[i];
+    if (at >= h.timings.size() || !(h.timings[at].pred == pred))
+      at = static_cast<uint32_t>(timing_record(h, pred));
+    Timing& t = h.timings[at];
+    if (ev.compute_ns >= 0) t.compute.add(ev.compute_ns, rank);
+    if (ev.comm_ns >= 0) t.comm.add(ev.comm_ns, rank);
   }
 }
 
