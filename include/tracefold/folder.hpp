@@ -57,6 +57,16 @@ struct RepeatTiming {
   int64_t comm_ns = -1;
 };
 
+/// Which way the appended events went (Folder::path_counts). The folded
+/// result does not depend on it; tests and benchmarks use it to see that the
+/// cheap paths take the steady state.
+struct FoldPathCounts {
+  uint64_t general = 0;  ///< made an item and searched for folds
+  uint64_t fast = 0;     ///< continued an iteration of a loop of plain events
+  uint64_t replay = 0;   ///< replayed a learned iteration of a loop with inner loops
+  uint64_t repeats = 0;  ///< folded in bulk by append_repeats
+};
+
 class Folder {
  public:
   explicit Folder(int32_t rank, FoldOptions options = {});
@@ -77,6 +87,8 @@ class Folder {
 
   /// Number of events appended so far.
   uint64_t events() const;
+  /// How many of those events each path took (they add up to events()).
+  FoldPathCounts path_counts() const;
   /// Number of top-level items (loops or events) currently held.
   std::size_t top_level_size() const;
   /// Loop structure as text, for tests and debugging: events as `op:site`,

@@ -314,6 +314,12 @@ int64_t ValueSeq::back() const {
 }
 
 void ValueSeq::set_back(int64_t value) {
+  // One value (a loop's trip count while its enclosing body ran once): the
+  // pop empties the sequence and the push refills it with `value` alone.
+  if (!histogram_ && simple_ && size_ == 1) {
+    single_value_ = value;
+    return;
+  }
   pop_back();
   push_back(value);
 }

@@ -334,6 +334,21 @@ TEST(ValueSeq, PopBackAndSetBack) {
   ValueSeq counter = from({3, 3, 3});
   for (int i = 0; i < 10; ++i) counter.set_back(counter.back() + 1);
   expect_matches(counter, V{3, 3, 13}, "counter");
+  // A one-value sequence is set in place: the same representation as pop
+  // then push, so later pushes fold alike.
+  for (const int64_t first : {int64_t{2}, kAbsent}) {
+    ValueSeq in_place = ValueSeq::repeated(first, 1), by_hand = ValueSeq::repeated(first, 1);
+    in_place.set_back(9);
+    by_hand.pop_back();
+    by_hand.push_back(9);
+    EXPECT_TRUE(in_place.same_representation(by_hand)) << in_place.to_string();
+    for (const int64_t v : {9, 9, 4, 9}) {
+      in_place.push_back(v);
+      by_hand.push_back(v);
+    }
+    EXPECT_TRUE(in_place.same_representation(by_hand)) << in_place.to_string();
+    EXPECT_EQ(in_place.to_string(), "9*3 4 9");
+  }
 }
 
 TEST(ValueSeq, EqualsIgnoresRepresentation) {

@@ -1,0 +1,442 @@
+// Internals of Folder (folder*.cpp): the items a folded sequence is made of,
+// the Merger that aligns and merges two item sequences, and Folder::Impl.
+// Not installed; included by the folder*.cpp files only.
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "tracefold/folder.hpp"
+
+namespace tracefold {
+
+namespace folding {
+
+// One element of a (partly) folded sequence: an event or a loop. `reps` holds
+// one value per traversal of the enclosing body: for an event, whether it
+// happened (0/1); for a loop, how many iterations it ran.
+struct Item {
+  bool loop = false;
+  uint64_t key = 0;    // event: packed EventKey
+  uint64_t first = 0;  // first / last event key in this subtree
+  uint64_t last = 0;
+  ValueSeq reps;
+  std::vector<Item> body;                            // loop only
+  std::vector<std::pair<FieldId, ValueSeq>> fields;  // event only, sorted by id
+  std::vector<Timing> timings;                       // event only, sorted by pred
+  // A fresh event keeps its one timing sample raw until it is merged into an
+  // existing event: no histogram allocations on the per-event hot path.
+  bool raw_timing = false;
+  EventKey raw_pred = kStartKey;
+  int64_t raw_compute = -1, raw_comm = -1;
+  // Which node of a recorded iteration this is (see "replay" in
+  // Folder::Impl); no effect on folding.
+  int32_t tag = std::numeric_limits<int32_t>::min();
+
+  uint64_t traversals() const { return reps.size(); }
+  void refresh_keys() {
+    if (!loop) {
+      first = last = key;
+      return;
+    }
+    first = body.front().first;
+    last = body.back().last;
+  }
+};
+
+using Items = std::vector<Item>;
+
+inline EventKey unpack(uint64_t k) {
+  return EventKey{static_cast<OpId>(k >> 32), static_cast<SiteId>(k & 0xFFFFFFFFu)};
+}
+
+inline bool directly_compatible(const Item& a, const Item& b) {
+  if (a.loop != b.loop) return false;
+  if (!a.loop) return a.key == b.key;
+  return a.first == b.first && a.last == b.last;
+}
+
+inline void pad_after(Item& it, uint64_t n) {
+  it.reps.append_repeated(0, n);
+}
+
+inline void pad_before(Item& it, uint64_t n) {
+  it.reps.prepend_repeated(0, n);
+}
+
+// Absent values for `executions` executions of a field (list fields: one
+// length value per execution).
+ValueSeq absent_values(uint64_t executions);
+
+Timing timing_of_raw(const Item& it, int32_t rank);
+
+// b's timing as histograms (a fresh event keeps its one sample raw).
+void settle_timing(Item& b, int32_t rank);
+
+// The index of b's timing record after `pred` (settled), made if missing.
+std::size_t timing_record(Item& b, EventKey pred);
+
+// Adds one raw timing sample to b (settled).
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank);
+
+// Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
+void merge_item_timings(Item& b, const Item& s, int32_t rank);
+
+// merge_pair of two events with the same field ids: b's history, then s's.
+void merge_same_fields(Item& b, const Item& s, int32_t rank);
+
+constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
+
+// One value operation of the general path, on tagged nodes (tag >= 0: an
+// item made during the recorded iteration; tag < 0: -1 - the preorder index
+// of an item of the loop the iteration folds into).
+struct FoldOp {
+  // kDirectEvent only in a compiled program (Folder::Impl::compile_program):
+  // a kNewEvent into a slot whose only use is a kMergeEvent into a real node.
+  enum Kind : uint8_t { kNewEvent, kNewLoop, kSetBack, kMergeEvent, kMergeLoop, kDirectEvent };
+  Kind kind = kNewEvent;
+  int32_t a = 0, b = 0;  // kNewEvent: slot, event index; merges: into, from;
+                         // kDirectEvent: real node, event index
+  bool operator==(const FoldOp&) const = default;
+};
+
+// The value operations of one recorded iteration. `clean` turns false (and
+// recording stops) at any operation the replay does not reproduce.
+struct OpLog {
+  bool active = false;
+  bool clean = true;
+  std::vector<FoldOp> ops;
+  void add(FoldOp::Kind k, int32_t a, int32_t b = 0) {
+    if (!active) return;
+    if (a == kUntagged || b == kUntagged) return spoil();
+    ops.push_back(FoldOp{k, a, b});
+  }
+  void spoil() {
+    active = false;
+    clean = false;
+  }
+};
+
+class Merger {
+ public:
+  Merger(std::size_t max_cells, int32_t rank) : max_cells_(max_cells), rank_(rank) {}
+  OpLog* log = nullptr;
+
+  // How two sequences line up (see align()).
+  enum class Step : uint8_t { kSkipB, kSkipS, kPair, kLoopBGroupS, kGroupBLoopS };
+  struct Plan {
+    std::vector<std::pair<std::size_t, std::size_t>> cells;  // (i, j) where each step starts
+    std::vector<Step> steps;
+    std::vector<std::size_t> group_end;  // end index of grouped run (for group steps)
+    std::size_t score = 0;
+  };
+
+  // Merges two items known to be directly compatible: S's history follows B's.
+  void merge_pair(Item& b, Item&& s);
+
+  // Merges body histories: the result replays B's traversals, then S's.
+  Items merge_seq(Items&& B, Items&& S);
+
+  // Longest-common-subsequence alignment of B and S. A loop in one sequence
+  // may align with a run of the other whose first and last calls match the
+  // loop's (that run then counts as one iteration). Returns false if the
+  // alignment table would exceed the cap.
+  bool align(std::span<const Item> B, std::span<const Item> S, Plan& plan);
+
+  Items apply(Items&& B, Items&& S, const Plan& plan);
+
+ private:
+  // A one-iteration loop around items[from, to): changes no order or count.
+  static Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals);
+
+  std::size_t max_cells_;
+  int32_t rank_;
+  std::vector<uint32_t> score_;
+  std::vector<Step> choice_;
+  std::vector<std::size_t> gend_;
+};
+
+// The loop structure as text (Folder::structure).
+void describe(const Items& items, std::string& out);
+
+}  // namespace folding
+
+struct Folder::Impl {
+  using Item = folding::Item;
+  using Items = folding::Items;
+  using Merger = folding::Merger;
+  using OpLog = folding::OpLog;
+  using FoldOp = folding::FoldOp;
+
+  int32_t rank;
+  FoldOptions options;
+  Items top;
+  uint64_t events = 0;
+  FoldPathCounts paths;
+  uint64_t prev_key = kStartKey.packed();
+  Merger merger;
+  // Positions in `top` by last key, and positions of loops: lets the search
+  // skip items that cannot match instead of scanning the whole window.
+  std::unordered_map<uint64_t, std::vector<std::size_t>> by_last;
+  std::vector<std::size_t> loops;
+  std::vector<Item*> chain_scratch;
+
+  Impl(int32_t r, FoldOptions o)
+      : rank(r), options(std::move(o)), merger(options.max_align_cells, r) {
+    merger.log = &log_;
+  }
+
+  void index_push(std::size_t pos);
+
+  // ------------------------------------------------- repeats at any distance
+  //
+  // Exact repeats (every item directly compatible with its counterpart) are
+  // found at any distance, so a loop whose body has more calls than the
+  // window still folds: a polynomial hash over the top-level items'
+  // compatibility keys (an event's key; a loop's first and last keys, which
+  // is all directly_compatible looks at) compares two stretches, or a loop
+  // body with a stretch, in O(1). A hash match is confirmed item by item
+  // before anything folds, so collisions cost time, never correctness. Each
+  // event looks at no more than kMaxCandidates earlier items that end like
+  // it, which bounds the cost per event whatever the body length. The
+  // window still bounds the approximate (LCS) matching, whose cost grows
+  // with the body.
+  static constexpr uint64_t kHashBase = 0x9E3779B97F4A7C15ull;
+  static constexpr std::size_t kMaxCandidates = 64;
+  std::vector<uint64_t> prefix_hash_{0};  // hash of top[0, i)
+  std::vector<uint64_t> base_power_{1};
+
+  static uint64_t mix64(uint64_t h);
+  static uint64_t compat_hash(const Item& it);
+  uint64_t range_hash(std::size_t from, std::size_t to) const;
+  static uint64_t body_hash(const Item& loop);
+  // Whether items a[0, len) and b[0, len) are pairwise directly compatible.
+  static bool same_calls(const Item* a, const Item* b, std::size_t len);
+
+  // Forgets the index entries of top[from..]; call before changing those items.
+  void unindex_from(std::size_t from);
+
+  // top[from..] (already unindexed) is replaced by `item`.
+  void replace_tail(std::size_t from, Item item);
+
+  // The values of one field on one execution, as the general path stores them.
+  static ValueSeq field_values(const FieldValue& fv);
+
+  Item make_item(const Event& ev, uint64_t pred) const;
+
+  void append(const Event& ev);
+
+  void general_append(const Event& ev);
+
+  // ------------------------------------------------------------ fast path
+  //
+  // Most events continue the iteration of the loop that ends the sequence.
+  // The general path makes an Item for each, finds nothing to fold until the
+  // iteration is complete, and then merges the stretch into the loop body
+  // item by item. The fast path keeps such events aside (copied into reused
+  // buffers) and merges them into the body directly, giving the same items,
+  // values and index as the general path would. It is armed only when that
+  // equivalence is cheap to see: the last top-level item is a loop whose
+  // body is plain events, and try_fold provably finds nothing for the
+  // pending events (quiet_). Anything else materializes the pending events
+  // as Items and falls back to the general path.
+
+  struct Pending {
+    Event ev;  // stats are always empty here
+    uint64_t pred = 0;
+  };
+  bool armed_ = false;
+  std::vector<uint8_t> quiet_;  // per body index: an event there cannot fold
+  std::unordered_set<uint64_t> seen_keys_;
+  std::vector<uint8_t> has_list_;  // per body index: the event has list fields
+  std::vector<Pending> pending_;   // reused slots; the first pending_count_ are live
+  std::size_t pending_count_ = 0;
+  bool refold_after_iteration_ = false;
+
+  // Whether an item before position exclude_from ends in `last`. try_fold
+  // can only fold the tail when that holds for the tail's last key (exact
+  // repeats are found at any distance, so any such item counts).
+  bool ends_earlier(uint64_t last, std::size_t exclude_from) const;
+
+  void arm();
+
+  bool fast_append(const Event& ev);
+
+  // merge_pair of event item `b` with the item make_item(ev, pred) would
+  // give, without making it.
+  void merge_event(Item& b, const Event& ev, uint64_t pred, bool has_list);
+
+  // k more copies of `ev` (times: theirs). While the sequence ends in a loop
+  // whose body is that one event, fast_append would take each copy as a
+  // complete iteration: count +1 on the loop, each field value pushed once
+  // more, one timing sample, nothing to refold (refold_after_iteration_
+  // false). Those updates are done here k at a time, by operations that
+  // promise the representation k single ones give; anything else goes
+  // through append() copy by copy until that state is reached.
+  Event repeat_scratch_;
+
+  void append_repeats(const Event& ev, std::span<const RepeatTiming> times);
+
+  bool repeat_in_place(const Event& ev, std::span<const RepeatTiming> times);
+
+  // Pending events become Items, as the general path would have made them
+  // (try_fold would have found nothing for them: quiet_ checked that).
+  void materialize();
+
+  // ---------------------------------------------------------- replay path
+  //
+  // Events that continue an iteration of a loop whose body holds loops
+  // (`[[[Irecv]*4 [Isend]*4 Waitall]*10 Allreduce]*N`). The general path
+  // folds such an iteration in the tail (making and growing inner loops) and
+  // then merges it into the loop. Which folds it makes depends only on the
+  // calls (op + site) of the iteration and on the loop structure around it,
+  // never on field values or timings. So when the general path takes the
+  // loop at the end of the sequence through one iteration (a session) with
+  // only operations the replay reproduces (direct pairwise merges: no
+  // alignment, padding, or change to items before the tail; same field ids;
+  // no stats), it records its value operations on tagged nodes; when two
+  // consecutive sessions had the same calls, field ids and operations, the
+  // structure after each is the same (direct merges keep it, and the last
+  // values of every count the folding looks at come from the same
+  // operations), so every later session with the same calls makes the same
+  // operations again. Those are replayed on reused slot items and the real
+  // loop items, with no search and no tail items. An event that departs from
+  // the recorded calls (or finish()) replays the session's events so far
+  // through the general path, which then records afresh.
+
+  OpLog log_;
+  bool recording_ = false;      // a session runs the general path, logged
+  std::size_t session_n0_ = 0;  // top.size() when the session started
+  int32_t next_slot_ = 0;
+  struct Session {
+    std::size_t n0 = 0;
+    int32_t slots = 0;
+    std::vector<uint64_t> keys;       // per event: packed key
+    std::vector<uint32_t> field_end;  // per event: end of its ids in `fields`
+    std::vector<FieldId> fields;
+    std::vector<FoldOp> ops;
+    bool operator==(const Session&) const = default;
+  };
+  Session rec_;   // the session being recorded
+  Session prev_;  // the last clean session, or the replayed program
+  bool have_prev_ = false;
+  bool learned_ = false;        // prev_ is replayed at the next session
+  bool follows_clean_ = false;  // the last append ended a clean session
+  bool replaying_ = false;
+  std::size_t replay_pos_ = 0;
+  uint64_t replay_prev_key_ = 0;
+  std::vector<Event> replay_events_;
+  std::vector<Item*> real_;  // items of the loop, preorder (tag -1 - i)
+  std::vector<Item> slots_;
+  static constexpr std::size_t kMaxSessionEvents = 4096;
+
+  static void tag_tree(Item& it, int32_t& next);
+  static void collect_tree(Item& it, std::vector<Item*>& out);
+
+  // top.back() is a loop with loops in its body.
+  void start_session(bool follows_clean);
+
+  void start_recording();
+
+  void record_event(const Event& ev);
+
+  // The session ended (its iteration folded in) or was spoiled.
+  void end_recording();
+
+  bool replay_append(const Event& ev);
+
+  // The session so far goes through the general path (recorded again).
+  void abort_replay();
+
+  // Timings are histograms and merge without regard to order or grouping:
+  // an item's timings depend only on the samples merged into it. So each
+  // event's sample goes straight to the loop item its slot ends up merged
+  // into (home_, a real tag), not through the slots.
+  std::vector<int32_t> home_;
+  // Per event: where its record sits in its home's timings. A guess checked
+  // against the record's pred: another event's new record may shift it.
+  std::vector<uint32_t> timing_at_;
+  bool find_timing_homes();
+
+  // prev_.ops with the common case short-cut: an event whose slot is made
+  // and then merged straight into a real node of the loop. Merging a fresh
+  // one-value slot appends each value with append_repeated(v, 1) (see
+  // ValueSeq::append), so doing exactly that at the merge's place in the
+  // program gives the same representation without filling the slot first.
+  // Events with list fields keep the slot (their slot values are not one
+  // value per field).
+  std::vector<FoldOp> program_;
+  std::vector<bool> event_has_list_;  // per event of prev_: any list field
+  void compile_program();
+
+  // Slot trees: event slots joined by merges, each ending (at most once) in
+  // a merge into a real node of the loop. What a tree's slots hold when that
+  // merge happens depends only on the field values of the tree's events,
+  // since the program is the same every iteration. So a tree none of whose
+  // events changed since the previous replayed iteration still holds exactly
+  // what rebuilding it would give (stencils repeat their peers, tags, counts
+  // and request links step after step): its resets and slot-to-slot merges
+  // are skipped, only its merge into the real node runs. A tree that is
+  // touched again after its real merge, or merges into real nodes twice,
+  // is always rebuilt.
+  std::vector<int32_t> op_tree_;       // per op of program_: tree of its target slot, or -1
+  std::vector<int32_t> event_tree_;    // per event: tree of its slot, or -1 (direct events)
+  std::vector<uint8_t> tree_rebuild_;  // per tree: rebuild every iteration (not freezable)
+  std::vector<uint8_t> dirty_;         // this iteration: tree must be rebuilt
+  // Per event: its values differ from the previous iteration's (replay_append
+  // compares them as it copies them over the previous ones in replay_events_).
+  std::vector<uint8_t> changed_;
+  // replay_events_ holds the previous replayed iteration of this program
+  // (false until the first run after compiling it).
+  bool last_fields_valid_ = false;
+
+  void find_slot_trees(std::size_t slots);
+
+  void mark_dirty_trees();
+  bool tree_dirty(int32_t t) const { return t < 0 || dirty_[static_cast<std::size_t>(t)]; }
+
+  Item& node(int32_t tag) {
+    return tag >= 0 ? slots_[static_cast<std::size_t>(tag)]
+                    : *real_[static_cast<std::size_t>(-1 - tag)];
+  }
+
+  // The values make_item gives (ev has no stats; timings: see home_), in a
+  // reused item.
+  void reset_event(Item& s, const Event& ev, bool has_list);
+
+  void run_program();
+
+  // How alike two candidate iterations are: the share of their calls (one
+  // pass through every loop body) that a longest common subsequence pairs
+  // up. Comparing calls, not items, keeps a half-finished iteration from
+  // looking like a whole loop just because its ends match.
+  double similarity(std::span<const Item> a, std::span<const Item> b, const Merger::Plan& plan);
+
+  static constexpr std::size_t kMaxFlatKeys = 512;
+  static bool flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out);
+  std::vector<uint64_t> flat_a_, flat_b_;
+  std::vector<uint32_t> lcs_;
+
+  bool try_fold();
+  std::vector<std::size_t> cands_;
+
+  // Whether `seg` is similar enough to `body` to be merged as an iteration.
+  bool accept_iteration(std::span<const Item> body, std::span<const Item> seg);
+
+  // top[j..m] and top[m+1..] become two iterations of a new loop.
+  void make_loop(std::size_t j, std::size_t m);
+
+  // ----------------------------------------------------------- flattening
+
+  std::size_t flatten(const Item& it, std::vector<const Item*>& heads, std::vector<Node>& out);
+
+  bool lossy_field(FieldId f) const;
+};
+
+}  // namespace tracefold

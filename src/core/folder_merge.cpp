@@ -1,0 +1,288 @@
+// Folder: merging the histories of two item sequences (pairwise when they
+// line up, else aligned by a longest common subsequence).
+
+#include <algorithm>
+
+#include "folder_impl.hpp"
+
+namespace tracefold::folding {
+
+ValueSeq absent_values(uint64_t executions) {
+  return ValueSeq::repeated(kAbsent, executions);
+}
+
+Timing timing_of_raw(const Item& it, int32_t rank) {
+  Timing t;
+  t.pred = it.raw_pred;
+  if (it.raw_compute >= 0) t.compute.add(it.raw_compute, rank);
+  if (it.raw_comm >= 0) t.comm.add(it.raw_comm, rank);
+  return t;
+}
+
+void settle_timing(Item& b, int32_t rank) {
+  if (!b.raw_timing) return;
+  auto t = timing_of_raw(b, rank);
+  b.raw_timing = false;
+  merge_timings(b.timings, {t});
+}
+
+std::size_t timing_record(Item& b, EventKey pred) {
+  auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
+                             [](const Timing& x, EventKey k) { return x.pred < k; });
+  if (it == b.timings.end() || !(it->pred == pred)) {
+    Timing fresh;
+    fresh.pred = pred;
+    it = b.timings.insert(it, std::move(fresh));
+  }
+  return static_cast<std::size_t>(it - b.timings.begin());
+}
+
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+  Timing& t = b.timings[timing_record(b, pred)];
+  if (compute >= 0) t.compute.add(compute, rank);
+  if (comm >= 0) t.comm.add(comm, rank);
+}
+
+void merge_item_timings(Item& b, const Item& s, int32_t rank) {
+  settle_timing(b, rank);
+  if (!s.raw_timing) {
+    merge_timings(b.timings, s.timings);
+    return;
+  }
+  add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank);
+}
+
+void merge_same_fields(Item& b, const Item& s, int32_t rank) {
+  for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
+  b.reps.append(s.reps);
+  merge_item_timings(b, s, rank);
+}
+
+void Merger::merge_pair(Item& b, Item&& s) {
+  if (!b.loop) {
+    bool same_fields = b.fields.size() == s.fields.size();
+    for (std::size_t i = 0; i < b.fields.size() && same_fields; ++i)
+      same_fields = b.fields[i].first == s.fields[i].first;
+    if (same_fields) {
+      log->add(FoldOp::kMergeEvent, b.tag, s.tag);
+      merge_same_fields(b, s, rank_);
+      return;
+    }
+    log->spoil();
+    const uint64_t eb = static_cast<uint64_t>(b.reps.sum());
+    const uint64_t es = static_cast<uint64_t>(s.reps.sum());
+    b.reps.append(s.reps);
+    std::vector<std::pair<FieldId, ValueSeq>> merged;
+    merged.reserve(std::max(b.fields.size(), s.fields.size()));
+    auto bi = b.fields.begin(), si = s.fields.begin();
+    while (bi != b.fields.end() || si != s.fields.end()) {
+      if (si == s.fields.end() || (bi != b.fields.end() && bi->first < si->first)) {
+        bi->second.append(absent_values(es));
+        merged.push_back(std::move(*bi++));
+      } else if (bi == b.fields.end() || si->first < bi->first) {
+        ValueSeq v = absent_values(eb);
+        v.append(si->second);
+        merged.emplace_back(si->first, std::move(v));
+        ++si;
+      } else {
+        bi->second.append(si->second);
+        merged.push_back(std::move(*bi++));
+        ++si;
+      }
+    }
+    b.fields = std::move(merged);
+    merge_item_timings(b, s, rank_);
+    return;
+  }
+  log->add(FoldOp::kMergeLoop, b.tag, s.tag);
+  b.reps.append(s.reps);
+  b.body = merge_seq(std::move(b.body), std::move(s.body));
+  b.refresh_keys();
+}
+
+Items Merger::merge_seq(Items&& B, Items&& S) {
+  if (B.empty() || S.empty()) log->spoil();
+  if (B.empty()) return std::move(S);
+  if (S.empty()) return std::move(B);
+  if (B.size() == S.size()) {
+    bool direct = true;
+    for (std::size_t i = 0; i < B.size() && direct; ++i) direct = directly_compatible(B[i], S[i]);
+    if (direct) {
+      for (std::size_t i = 0; i < B.size(); ++i) merge_pair(B[i], std::move(S[i]));
+      return std::move(B);
+    }
+  }
+  log->spoil();
+  Plan plan;
+  if (!align(B, S, plan)) {
+    // Too large to align: keep both, each idle during the other's traversals.
+    const uint64_t kb = B.front().traversals(), ks = S.front().traversals();
+    for (Item& it : B) pad_after(it, ks);
+    for (Item& it : S) {
+      pad_before(it, kb);
+      B.push_back(std::move(it));
+    }
+    return std::move(B);
+  }
+  return apply(std::move(B), std::move(S), plan);
+}
+
+bool Merger::align(std::span<const Item> B, std::span<const Item> S, Plan& plan) {
+  const std::size_t n = B.size(), m = S.size();
+  if ((n + 1) * (m + 1) > max_cells_) return false;
+  const std::size_t w = m + 1;
+  score_.assign((n + 1) * (m + 1), 0);
+  choice_.assign((n + 1) * (m + 1), Step::kSkipB);
+  gend_.assign((n + 1) * (m + 1), 0);
+  for (std::size_t ii = n; ii-- > 0;) {
+    for (std::size_t jj = m; jj-- > 0;) {
+      uint32_t best = score_[(ii + 1) * w + jj];
+      Step step = Step::kSkipB;
+      std::size_t ge = 0;
+      if (score_[ii * w + jj + 1] > best) {
+        best = score_[ii * w + jj + 1];
+        step = Step::kSkipS;
+      }
+      const Item& b = B[ii];
+      const Item& s = S[jj];
+      if (directly_compatible(b, s)) {
+        uint32_t c = 2 + score_[(ii + 1) * w + jj + 1];
+        if (c >= best) {
+          best = c;
+          step = Step::kPair;
+        }
+      } else if (b.loop && s.first == b.first) {
+        for (std::size_t e = jj; e < m; ++e) {
+          if (S[e].last == b.last) {
+            uint32_t c = static_cast<uint32_t>(1 + (e + 1 - jj)) + score_[(ii + 1) * w + e + 1];
+            if (c >= best) {
+              best = c;
+              step = Step::kLoopBGroupS;
+              ge = e + 1;
+            }
+            break;
+          }
+        }
+      } else if (s.loop && b.first == s.first) {
+        for (std::size_t e = ii; e < n; ++e) {
+          if (B[e].last == s.last) {
+            uint32_t c = static_cast<uint32_t>(1 + (e + 1 - ii)) + score_[(e + 1) * w + jj + 1];
+            if (c >= best) {
+              best = c;
+              step = Step::kGroupBLoopS;
+              ge = e + 1;
+            }
+            break;
+          }
+        }
+      }
+      score_[ii * w + jj] = best;
+      choice_[ii * w + jj] = step;
+      gend_[ii * w + jj] = ge;
+    }
+  }
+  plan = Plan{};
+  plan.score = score_[0];
+  std::size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    Step st;
+    std::size_t ge = 0;
+    if (i == n) {
+      st = Step::kSkipS;
+    } else if (j == m) {
+      st = Step::kSkipB;
+    } else {
+      st = choice_[i * w + j];
+      ge = gend_[i * w + j];
+    }
+    plan.cells.emplace_back(i, j);
+    plan.steps.push_back(st);
+    plan.group_end.push_back(ge);
+    switch (st) {
+      case Step::kSkipB:
+        ++i;
+        break;
+      case Step::kSkipS:
+        ++j;
+        break;
+      case Step::kPair:
+        ++i;
+        ++j;
+        break;
+      case Step::kLoopBGroupS:
+        ++i;
+        j = ge;
+        break;
+      case Step::kGroupBLoopS:
+        i = ge;
+        ++j;
+        break;
+    }
+  }
+  return true;
+}
+
+Items Merger::apply(Items&& B, Items&& S, const Plan& plan) {
+  const uint64_t kb = B.front().traversals(), ks = S.front().traversals();
+  Items out;
+  out.reserve(B.size() + S.size());
+  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+    auto [i, j] = plan.cells[k];
+    switch (plan.steps[k]) {
+      case Step::kSkipB:
+        pad_after(B[i], ks);
+        out.push_back(std::move(B[i]));
+        break;
+      case Step::kSkipS:
+        pad_before(S[j], kb);
+        out.push_back(std::move(S[j]));
+        break;
+      case Step::kPair:
+        merge_pair(B[i], std::move(S[j]));
+        out.push_back(std::move(B[i]));
+        break;
+      case Step::kLoopBGroupS: {
+        Item pseudo = wrap(S, j, plan.group_end[k], ks);
+        merge_pair(B[i], std::move(pseudo));
+        out.push_back(std::move(B[i]));
+        break;
+      }
+      case Step::kGroupBLoopS: {
+        Item pseudo = wrap(B, i, plan.group_end[k], kb);
+        merge_pair(pseudo, std::move(S[j]));
+        out.push_back(std::move(pseudo));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+Item Merger::wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals) {
+  Item p;
+  p.loop = true;
+  p.reps = ValueSeq::repeated(1, traversals);
+  for (std::size_t k = from; k < to; ++k) p.body.push_back(std::move(items[k]));
+  p.refresh_keys();
+  return p;
+}
+
+void describe(const Items& items, std::string& out) {
+  bool firstItem = true;
+  for (const Item& it : items) {
+    if (!firstItem) out += ' ';
+    firstItem = false;
+    if (it.loop) {
+      out += '[';
+      describe(it.body, out);
+      out += "]*" + it.reps.to_string();
+      continue;
+    }
+    EventKey k = unpack(it.key);
+    out += std::to_string(k.op) + ":" + std::to_string(k.site);
+    bool always = it.reps.size() > 0 && it.reps.run_count() == 1 && it.reps.back() == 1;
+    if (!always) out += "{" + it.reps.to_string() + "}";
+  }
+}
+
+}  // namespace tracefold::folding

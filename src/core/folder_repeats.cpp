@@ -1,0 +1,235 @@
+// Folder: finding repeats in the top-level items (rolling hashes over their
+// calls, candidates that end like the tail) and folding them into loops.
+#include "folder_impl.hpp"
+
+#include <algorithm>
+
+namespace tracefold {
+
+using namespace folding;
+
+void Folder::Impl::index_push(std::size_t pos) {
+  by_last[top[pos].last].push_back(pos);
+  if (top[pos].loop) loops.push_back(pos);
+  prefix_hash_.resize(pos + 1);
+  prefix_hash_.push_back(prefix_hash_[pos] * kHashBase + compat_hash(top[pos]));
+  while (base_power_.size() < prefix_hash_.size())
+    base_power_.push_back(base_power_.back() * kHashBase);
+}
+
+uint64_t Folder::Impl::mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+uint64_t Folder::Impl::compat_hash(const Item& it) {
+  if (!it.loop) return mix64(it.key);
+  return mix64(mix64(it.first ^ 0x6a09e667f3bcc908ull) + it.last);
+}
+
+uint64_t Folder::Impl::range_hash(std::size_t from, std::size_t to) const {
+  return prefix_hash_[to] - prefix_hash_[from] * base_power_[to - from];
+}
+
+uint64_t Folder::Impl::body_hash(const Item& loop) {
+  uint64_t h = 0;
+  for (const Item& b : loop.body) h = h * kHashBase + compat_hash(b);
+  return h;
+}
+
+bool Folder::Impl::same_calls(const Item* a, const Item* b, std::size_t len) {
+  for (std::size_t t = 0; t < len; ++t)
+    if (!directly_compatible(a[t], b[t])) return false;
+  return true;
+}
+
+void Folder::Impl::unindex_from(std::size_t from) {
+  for (std::size_t p = from; p < top.size(); ++p) {
+    auto& v = by_last[top[p].last];
+    while (!v.empty() && v.back() >= from) v.pop_back();
+  }
+  while (!loops.empty() && loops.back() >= from) loops.pop_back();
+}
+
+void Folder::Impl::replace_tail(std::size_t from, Item item) {
+  top.resize(from);
+  top.push_back(std::move(item));
+  index_push(top.size() - 1);
+}
+
+double Folder::Impl::similarity(std::span<const Item> a, std::span<const Item> b,
+                                const Merger::Plan& plan) {
+  flat_a_.clear();
+  flat_b_.clear();
+  const bool small = flatten_keys(a, flat_a_) && flatten_keys(b, flat_b_);
+  if (!small) return static_cast<double>(plan.score) / static_cast<double>(a.size() + b.size());
+  const std::size_t n = flat_a_.size(), m = flat_b_.size();
+  lcs_.assign((n + 1) * (m + 1), 0);
+  for (std::size_t i = n; i-- > 0;)
+    for (std::size_t j = m; j-- > 0;)
+      lcs_[i * (m + 1) + j] = flat_a_[i] == flat_b_[j] ? lcs_[(i + 1) * (m + 1) + j + 1] + 1
+                                                       : std::max(lcs_[(i + 1) * (m + 1) + j],
+                                                                  lcs_[i * (m + 1) + j + 1]);
+  return 2.0 * lcs_[0] / static_cast<double>(n + m);
+}
+
+bool Folder::Impl::flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out) {
+  for (const Item& it : items) {
+    if (out.size() > kMaxFlatKeys) return false;
+    if (it.loop) {
+      if (!flatten_keys(it.body, out)) return false;
+    } else {
+      out.push_back(it.key);
+    }
+  }
+  return out.size() <= kMaxFlatKeys;
+}
+
+bool Folder::Impl::try_fold() {
+  const std::size_t n = top.size();
+  if (n < 2) return false;
+  const std::size_t lo = n - 1 > options.window ? n - 1 - options.window : 0;
+  // Every fold below needs an item in top[0, n-2] that ends like the tail:
+  // a loop whose iteration (or trailing inner iteration) the tail
+  // completes, or the end of a first iteration the tail repeats.
+  const uint64_t last_key = top[n - 1].last;
+  auto found = by_last.find(last_key);
+  if (found == by_last.end() || found->second.front() >= n - 1) return false;
+  // The candidates, latest first; `found` may be invalidated by a fold.
+  cands_.clear();
+  for (std::size_t ci = found->second.size(); ci-- > 0 && cands_.size() < kMaxCandidates;)
+    if (found->second[ci] < n - 1) cands_.push_back(found->second[ci]);
+
+  // (a) The tail after a loop is its next iteration, or the next iteration
+  // of an inner loop that ends that loop's last iteration (a trailing one).
+  // Within the window iterations may differ (aligned by LCS); beyond it
+  // only an exact iteration is taken.
+  for (const std::size_t k : cands_) {
+    if (!top[k].loop) continue;
+    const bool near = k >= lo;
+    const uint64_t seg_first = top[k + 1].first, seg_last = top[n - 1].last;
+    const std::size_t seg_len = n - 1 - k;
+    std::vector<Item*>& chain = chain_scratch;
+    chain.assign(1, &top[k]);
+    while (chain.back()->reps.back() > 0 && chain.back()->body.back().loop)
+      chain.push_back(&chain.back()->body.back());
+    for (std::size_t c = chain.size(); c-- > 0;) {
+      Item& target = *chain[c];
+      if (target.first != seg_first || target.last != seg_last) continue;
+      if (near) {
+        if (!accept_iteration(target.body, std::span<const Item>(top).subspan(k + 1))) continue;
+      } else if (seg_len != target.body.size() || body_hash(target) != range_hash(k + 1, n) ||
+                 !same_calls(target.body.data(), &top[k + 1], seg_len)) {
+        continue;
+      }
+      Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
+                std::make_move_iterator(top.end()));
+      if (recording_ && k + 1 < session_n0_) log_.spoil();
+      log_.add(FoldOp::kSetBack, target.tag);
+      unindex_from(k);
+      target.reps.set_back(target.reps.back() + 1);
+      target.body = merger.merge_seq(std::move(target.body), std::move(seg));
+      for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
+      Item keep = std::move(top[k]);
+      replace_tail(k, std::move(keep));
+      return true;
+    }
+    if (!near) continue;
+    // The tail repeats the end of a loop's last iteration: that end was the
+    // first iteration of an inner loop nobody had seen repeat yet (the
+    // trailing iteration of seed 000, Figure 5.2). Give it its own loop.
+    for (std::size_t c = chain.size(); c-- > 0;) {
+      Item& target = *chain[c];
+      if (target.reps.back() == 0 || seg_len >= target.body.size()) continue;
+      const std::size_t from = target.body.size() - seg_len;
+      if (!same_calls(&target.body[from], &top[k + 1], seg_len)) continue;
+      log_.spoil();
+      unindex_from(k);
+      Item inner;
+      inner.loop = true;
+      inner.reps = ValueSeq::repeated(1, target.body.front().traversals());
+      inner.body.assign(
+          std::make_move_iterator(target.body.begin() + static_cast<std::ptrdiff_t>(from)),
+          std::make_move_iterator(target.body.end()));
+      target.body.resize(from);
+      Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
+                std::make_move_iterator(top.end()));
+      inner.reps.set_back(2);
+      inner.body = merger.merge_seq(std::move(inner.body), std::move(seg));
+      inner.refresh_keys();
+      target.body.push_back(std::move(inner));
+      for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
+      Item keep = std::move(top[k]);
+      replace_tail(k, std::move(keep));
+      return true;
+    }
+  }
+
+  // (b) Two consecutive stretches ending in the same call form a new loop.
+  // Exact repetition first (most loops are regular), at any distance.
+  for (const std::size_t m : cands_) {
+    const std::size_t len = n - 1 - m;
+    if (m + 1 < len) continue;
+    const std::size_t j = m + 1 - len;
+    if (range_hash(j, m + 1) != range_hash(m + 1, n)) continue;
+    if (!same_calls(&top[j], &top[m + 1], len)) continue;
+    make_loop(j, m);
+    return true;
+  }
+  // Then approximate, within the window: first and last calls match, the
+  // rest aligns well enough.
+  int tried = 0;
+  for (const std::size_t m : cands_) {
+    if (tried >= 2 || m < lo) break;
+    ++tried;
+    const uint64_t first_key = top[m + 1].first;
+    for (std::size_t j = m + 1; j-- > lo;) {
+      if (top[j].first != first_key) continue;
+      std::span<const Item> all(top);
+      Merger::Plan plan;
+      if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
+      if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) < options.min_similarity)
+        break;
+      make_loop(j, m);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Folder::Impl::accept_iteration(std::span<const Item> body, std::span<const Item> seg) {
+  if (body.size() == seg.size()) {
+    bool direct = true;
+    for (std::size_t i = 0; i < body.size() && direct; ++i)
+      direct = directly_compatible(body[i], seg[i]);
+    if (direct) return true;
+  }
+  Merger::Plan plan;
+  if (!merger.align(body, seg, plan)) return false;
+  return similarity(body, seg, plan) >= options.min_similarity;
+}
+
+void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
+  if (recording_ && j < session_n0_) log_.spoil();
+  unindex_from(j);
+  Items first(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),
+              std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)));
+  Items second(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)),
+               std::make_move_iterator(top.end()));
+  Item loop;
+  loop.loop = true;
+  loop.reps = ValueSeq::repeated(2, 1);
+  if (recording_) {
+    loop.tag = next_slot_++;
+    log_.add(FoldOp::kNewLoop, loop.tag);
+  }
+  loop.body = merger.merge_seq(std::move(first), std::move(second));
+  loop.refresh_keys();
+  replace_tail(j, std::move(loop));
+}
+
+}  // namespace tracefold
