@@ -124,6 +124,7 @@ void Recorder::write_partial(const char* why) {
   std::lock_guard lock(mu);
   if (!initialized || finalized) return;
   finalized = true;
+  wait_fast_polls(*this);
   try {
     if (rawlog.is_open()) rawlog.flush();
     // No other rank can be asked for the clock any more: keep the start offset.
@@ -145,6 +146,7 @@ void Recorder::finish() {
   std::unique_lock lock(mu);
   if (!initialized || finalized) return;
   finalized = true;
+  wait_fast_polls(*this);
   if (rawlog.is_open()) rawlog.close();
 #ifdef TRACEFOLD_PATH_CACHE
   if (path_cache_mode == PathCacheMode::kCheck)
@@ -154,6 +156,13 @@ void Recorder::finish() {
                  static_cast<unsigned long long>(path_misses.load()),
                  static_cast<unsigned long long>(path_mismatches.load()));
 #endif
+  if (env("TRACEFOLD_POLL_STATS"))
+    std::fprintf(stderr,
+                 "tracefold: rank %d: poll fast path: %llu repeats, %llu checked, %llu "
+                 "mismatches\n",
+                 rank, static_cast<unsigned long long>(fast_polls),
+                 static_cast<unsigned long long>(poll_checked),
+                 static_cast<unsigned long long>(poll_mismatches));
   if (env("TRACEFOLD_TIMELINE")) {
     const int64_t offset = clock_offset();
     close_timeline(offset, now_ns());

@@ -228,6 +228,7 @@ PathCache::Entry* Recorder::remember_path(PathCache* pc, uintptr_t ret, uintptr_
   if (way == pc->victim[set]) pc->victim[set] = static_cast<uint8_t>((way + 1) % PathCache::kWays);
   pc->tags[set][way] = tag;
   pc->entries[set][way] = e;
+  ++pc->learned;
   return &pc->entries[set][way];
 }
 

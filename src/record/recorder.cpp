@@ -148,6 +148,21 @@ void Recorder::start(int64_t t0) {
       rawlog << "rank " << rank << " size " << size << "\n";
     }
     last_exit_ns = t0;
+#ifdef TRACEFOLD_PATH_CACHE
+    // Only where a poll's event is exactly what the slow path would record
+    // and no other thread can record meanwhile (see poll_fastpath.cpp).
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    const std::string fast = env("TRACEFOLD_POLL_FASTPATH") ? env("TRACEFOLD_POLL_FASTPATH") : "on";
+    if (fast != "on" && fast != "1" && fast != "off" && fast != "0" && fast != "check")
+      throw std::runtime_error("TRACEFOLD_POLL_FASTPATH must be on, off or check, not '" + fast +
+                               "'");
+    // The check records every call, so the raw log may be on for it.
+    poll_check = fast == "check";
+    poll_fastpath = fast != "off" && fast != "0" && level != MPI_THREAD_MULTIPLE &&
+                    path_cache_mode == PathCacheMode::kOn && statistics().enabled.empty() &&
+                    (poll_check || !rawlog.is_open()) && !env("TRACEFOLD_TIMELINE");
+#endif
     install_handlers();
   } catch (const std::exception& ex) {
     fail(std::string("initialization failed: ") + ex.what());
@@ -211,6 +226,7 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo) {
     if (repeat_of_last(ev)) return true;
     for (const FieldValue& f : ev.fields) unfolded_list_entries += f.list.size();
     std::swap(unfolded[unfolded_n++], ev);
+    queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     ++event_count;
     if (unfolded_n == unfolded.size() || unfolded_list_entries >= kUnfoldedListBudget)
       fold_unfolded();
@@ -245,6 +261,7 @@ bool Recorder::repeat_of_last(const Event& ev) {
 void Recorder::fold_unfolded() {
   const std::size_t n = unfolded_n;
   unfolded_n = 0;
+  queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   unfolded_list_entries = 0;
   unfolded_repeat_n = 0;
   struct ClearRepeats {
@@ -302,11 +319,8 @@ CallBuffers& thread_buffers() {
   return b;
 }
 
-Call::Call(OpId op)
-    : op_(op),
-      pending_(thread_buffers().pending),
-      pending_wild_(thread_buffers().pending_wild),
-      ev_(thread_event()) {
+// enter_ns 0: the call is entered now.
+[[gnu::always_inline]] inline void Call::begin(OpId op, int64_t enter_ns) {
   if (tl_in_call) {
     nested_ = true;
     return;
@@ -316,7 +330,7 @@ Call::Call(OpId op)
   tl_in_call = true;
   active_ = true;
   for (Statistic* st : statistics().enabled) st->start();
-  enter_ns_ = now_ns();
+  enter_ns_ = enter_ns != 0 ? enter_ns : now_ns();
   auto& spare = thread_buffers().spare_links;
   for (FieldValue& f : ev_.fields)
     if (f.field == kLinks && f.list.capacity() > spare.capacity()) spare.swap(f.list);
@@ -326,6 +340,35 @@ Call::Call(OpId op)
   pending_wild_.clear();
   ev_.op = op;
   ev_.site = 0;
+}
+
+Call::Call(OpId op)
+    : op_(op),
+      pending_(thread_buffers().pending),
+      pending_wild_(thread_buffers().pending_wild),
+      ev_(thread_event()) {
+  begin(op, 0);
+}
+
+Call::Call(OpId op, int64_t enter_ns)
+    : op_(op),
+      pending_(thread_buffers().pending),
+      pending_wild_(thread_buffers().pending_wild),
+      ev_(thread_event()) {
+  begin(op, enter_ns);
+}
+
+void Call::poll_result(bool nothing, int index, bool statuses) {
+  // With a wildcard receive among the requests, Testall/Testsome record
+  // what the statuses say, which may need statuses_in's buffer.
+  poll_nothing_ = nothing && !(statuses && any_wild_);
+  poll_index_ = index;
+}
+
+void Call::probe_result(bool nothing, int source, int tag) {
+  poll_nothing_ = nothing;
+  poll_source_ = source;
+  poll_tag_ = tag;
 }
 
 void Call::hold() {
@@ -361,7 +404,12 @@ Call::~Call() {
       r.fail("statistic " + st->name() + " failed: " + ex.what());
     }
   }
-  if (r.append(ev_, stack, site_memo)) r.timestamp(op, enter_ns_, exit_ns);
+  if (r.append(ev_, stack, site_memo)) {
+    r.timestamp(op, enter_ns_, exit_ns);
+    if (poll_nothing_)
+      arm_poll(r, op, pending_, comm_, poll_source_, poll_tag_, poll_index_,
+               reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), site_memo);
+  }
   // Read after append, so a batch folded there counts as the recorder's
   // time, not as the application's computation before its next call.
   r.last_exit_ns = now_ns();

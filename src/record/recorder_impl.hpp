@@ -131,6 +131,9 @@ struct PathCache {
   uintptr_t stack_lo = 0, stack_hi = 0;  // this thread's stack
   bool main_thread = false;
   int stack_refreshes = 0;  // of the main thread's stack bottom, see Recorder::stack_holds
+  // Entries written so far: an entry remembered by address (the poll fast
+  // path) is still the same path while this is unchanged.
+  uint64_t learned = 0;
 
   static std::size_t probe_index(uintptr_t ret) { return (ret * 0x9E3779B97F4A7C15ull) >> 57; }
   static std::size_t set_index(uintptr_t ret, uintptr_t anchor, uintptr_t first) {
@@ -190,6 +193,21 @@ class Recorder {
   static constexpr std::size_t kRepeatBudget = 4096;
   std::size_t unfolded_repeat_n = 0;
   std::array<OpId, 6> poll_ops{};
+  // Changes whenever the queue changes other than by a repeat (an event
+  // queued, the queue folded): while it stands, the last queued event, the
+  // request table and the communicator registry are as they were (every
+  // call that changes those queues an event). Written under `mu`.
+  std::atomic<uint64_t> queue_seq{0};
+  // The poll fast path (poll_fastpath.cpp) may be used: set at start.
+  bool poll_fastpath = false;
+  // TRACEFOLD_POLL_FASTPATH=check: an armed poll that found nothing is
+  // recorded by the slow path all the same, which must find it a repeat.
+  bool poll_check = false;
+  uint64_t poll_checked = 0, poll_mismatches = 0;
+  // Set by the fast path while it adds a repeat without `mu`; the end of
+  // recording waits for it to clear (see write_partial).
+  std::atomic<int> fast_busy{0};
+  uint64_t fast_polls = 0;  // repeats added by the fast path
   // Events that created or (re)started requests, numbered from 1: links count
   // back in these, so polling loops (Test, Iprobe) do not shift them.
   uint64_t request_events = 0;
@@ -381,6 +399,15 @@ struct CallBuffers {
   std::vector<int64_t> spare_links;
 };
 CallBuffers& thread_buffers();
+
+// The poll fast path (poll_fastpath.cpp). Caller holds `mu`, from ~Call
+// right after `r.append` queued a poll that found nothing: the next equal
+// poll from the same place may skip the Call. `anchor`/`site_memo` are
+// those of capture_stack.
+void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MPI_Comm comm,
+              int source, int tag, int index, uintptr_t anchor, SiteId* site_memo);
+// End of recording: waits until no fast path is adding a repeat.
+void wait_fast_polls(Recorder& r);
 
 // INTEGERs per Fortran status: what the configure probe read from the
 // Fortran binding, else MPI-4's C name for it, else the C struct's ints
