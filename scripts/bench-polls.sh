@@ -9,7 +9,16 @@
 #     later call;
 #   end of call, all kernels: instructions in tracefold::record::Call::~Call
 #     (what scripts/bench-callpath.sh counts, folding included wherever it
-#     happens) with POLLS polls per round minus with none, over all polls.
+#     happens) with POLLS polls per round minus with none, over all polls
+#     (polls on the fast path never reach ~Call);
+#   all in, all kernels: every instruction executed inside libtracefold.so
+#     (wrappers, fast path, recorder, folding of the repeats, merge and
+#     write at MPI_Finalize) with POLLS polls per round minus with none,
+#     over all polls: the honest figure, deferred work included.
+# callgrind does not simulate the vDSO: clock_gettime counts as a syscall
+# stub of about 10 instructions (outside libtracefold.so), so the real cost
+# of the two clock reads per poll is higher than any of these says.
+# TRACEFOLD_POLL_FASTPATH=0 in the environment measures the slow path.
 #   BUILD_DIR=build POLLS=1000 ROUNDS=20 scripts/bench-polls.sh
 # Needs valgrind.
 set -euo pipefail
@@ -27,7 +36,7 @@ cat >"$work/rank1.sh" <<'SH'
 #!/bin/bash
 # Only rank 1 (the poller) runs under callgrind.
 if [[ ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}} == 1 ]]; then
-  exec valgrind -q --tool=callgrind --callgrind-out-file="$CG_OUT" "--toggle-collect=$CG_TOGGLE" "$@"
+  exec valgrind -q --tool=callgrind --callgrind-out-file="$CG_OUT" ${CG_TOGGLE:+"--toggle-collect=$CG_TOGGLE"} "$@"
 fi
 exec "$@"
 SH
@@ -48,6 +57,8 @@ run plain no 'poll_*' "$POLLS"
 run traced yes 'poll_*' "$POLLS"
 run end yes 'tracefold::record::Call::~Call()' "$POLLS"
 run end0 yes 'tracefold::record::Call::~Call()' 0
+run all yes '' "$POLLS"
+run all0 yes '' 0
 printf '%-10s %8s %14s %14s %10s\n' kernel polls untraced traced "per poll"
 total=0
 for k in test testany testsome testall iprobe; do
@@ -60,3 +71,10 @@ done
 e=$(callgrind_annotate "$work/cg.end" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')
 e0=$(callgrind_annotate "$work/cg.end0" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')
 awk -v n="$total" -v e="$e" -v e0="$e0" 'BEGIN { printf "end of call (Call::~Call), all kernels: %d - %d instructions over %d polls: %.0f per poll\n", e, e0, n, (e - e0) / n }'
+in_lib() {  # FILE -> self instructions of every function in libtracefold.so
+  callgrind_annotate --threshold=100 "$1" 2>/dev/null |
+    awk '/\[.*libtracefold\.so\]$/ { gsub(",", "", $1); s += $1 } END { printf "%d\n", s }'
+}
+a=$(in_lib "$work/cg.all")
+a0=$(in_lib "$work/cg.all0")
+awk -v n="$total" -v a="$a" -v a0="$a0" 'BEGIN { printf "all in (libtracefold.so), all kernels: %d - %d instructions over %d polls: %.0f per poll\n", a, a0, n, (a - a0) / n }'

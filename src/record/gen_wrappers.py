@@ -218,6 +218,60 @@ extern "C" int {name}({cparams}) {{
 }}
 """
 
+# Polls (flag `poll`): the fast path first (see src/record/poll_fastpath.cpp).
+# When the thread's last recorded poll armed it for these arguments and
+# this call path, the library is called between two clock reads, and a poll
+# that again found nothing is only counted; one that found something is
+# recorded in full with the arguments as they were before the call.
+POLL_TEMPLATE = """
+extern "C" int {name}({cparams}) {{
+  static const tracefold::OpId tf_op = R::op("{name}");
+  if (const int64_t tf_t0 = {armed}) {{
+    const int rc = P{name}({cargs});
+    if (R::poll_repeated(tf_t0, {nothing}, {index})) return rc;
+    R::Call c(tf_op, tf_t0);
+    if (c.active()) {{
+{rebuilt}{post}    {result}
+    }}
+    return rc;
+  }}
+  R::Call c(tf_op);
+{pre}  const int rc = P{name}({cargs});
+  if (c.active()) {{
+{post}    {result}
+  }}
+  return rc;
+}}
+"""
+
+
+def poll_parts(fn):
+    """The pieces of POLL_TEMPLATE for a poll: its key, its outcome, its pre-call records."""
+    r = fn.roles
+    if "req_in" in r:
+        n, arr = "1", r["req_in"]
+    elif "reqs_in" in r:
+        n, arr = r["reqs_in"].split(",")
+    else:
+        n = arr = None
+    found = "*%s == 0" % (r["flag"] if "flag" in r else r["outcount"])
+    nothing = "rc == MPI_SUCCESS && %s" % found
+    index = "*%s" % r["index"] if "index" in r else "0"
+    if arr is None:  # a probe: source, tag and communicator
+        key = (r["src"], r["tag"], r["comm"])
+        armed = "R::probe_armed(tf_op, %s, %s, %s)" % key
+        result = "c.probe_result(%s, %s, %s);" % (nothing, key[0], key[1])
+        rebuilt = ""
+    else:
+        armed = "R::poll_armed(tf_op, %s, %s)" % (n, arr)
+        result = "c.poll_result(%s, %s, %s);" % (nothing, index,
+                                                "true" if "statuses" in r else "false")
+        # The library may have nulled completed handles: the links come from
+        # the handles as they were, which the armed poll remembered.
+        rebuilt = "      c.requests_in(%s, R::poll_requests());\n" % n
+    return dict(armed=armed, nothing=nothing, index=index, result=result, rebuilt=rebuilt)
+
+
 # Fortran: every argument is passed by reference; handles and ints are MPI_Fint.
 HANDLE_F2C = {
     "MPI_Comm": "MPI_Comm_f2c",
@@ -388,7 +442,14 @@ def main():
         if pre_stmts:
             pre = "  if (c.active()) {\n" + "".join("    %s\n" % s for s in pre_stmts) + \
                   "    c.release();\n  }\n"
-        post = "".join("    %s\n" % s for s in record_code(fn, pre=False))
+        post_stmts = record_code(fn, pre=False)
+        post = "".join("    %s\n" % s for s in post_stmts)
+        if "poll" in fn.flags:
+            parts = poll_parts(fn)
+            out.append(POLL_TEMPLATE.format(
+                name=fn.name, cparams=fn.cparams(), cargs=fn.cargs(), pre=pre, post=post,
+                **parts))
+            continue
         out.append(C_TEMPLATE.format(name=fn.name, cparams=fn.cparams(), cargs=fn.cargs(),
                                      pre=pre, post=post))
     out.append("\n// ---------------------------------------------------------------- Fortran\n")

@@ -30,6 +30,9 @@ OpId op(const char* name);
 class Call {
  public:
   explicit Call(OpId op);
+  /// A poll the fast path called already, entered at `enter_ns`: it found
+  /// something, so its full event is built now, as the slow path would.
+  Call(OpId op, int64_t enter_ns);
   ~Call();
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
@@ -90,8 +93,17 @@ class Call {
   /// Ends recording before the call: the call may block, and other threads
   /// must be able to record meanwhile.
   void release();
+  /// After a request poll (MPI_Test, Testany, Testsome, Testall): whether it
+  /// found nothing (flag or outcount 0) and the index it returned (Testany;
+  /// else 0). `statuses`: the call has a status array (Testall, Testsome),
+  /// whose wildcard matches need a status buffer the fast path does not
+  /// hand out. Lets the next equal poll take the fast path.
+  void poll_result(bool nothing, int index, bool statuses);
+  /// The same after MPI_Iprobe/MPI_Improbe, with their source and tag.
+  void probe_result(bool nothing, int source, int tag);
 
  private:
+  void begin(OpId op, int64_t enter_ns);
   // The recorder's lock, taken at most once per call for everything recorded
   // after it returns and held until the event is folded.
   void hold();
@@ -115,7 +127,26 @@ class Call {
   std::vector<MPI_Request>& pending_;
   std::vector<std::pair<bool, bool>>& pending_wild_;  // per pending request: any source, any tag
   Event& ev_;
+  // Set by poll_result/probe_result: ~Call arms the poll fast path.
+  bool poll_nothing_ = false;
+  int poll_index_ = 0, poll_source_ = 0, poll_tag_ = 0;
 };
+
+/// The poll fast path (docs/recording.md). A poll that found nothing arms
+/// it for its thread; the next poll with equal arguments from the same call
+/// path, with nothing recorded in between, is then only timed and counted
+/// as a repeat of the queued event. These return its entry time when armed
+/// (0: take the slow path). Called from the wrapper itself: each compares
+/// its own frame with the one the armed call path was found at.
+int64_t poll_armed(OpId op, int n, const MPI_Request* requests);
+int64_t probe_armed(OpId op, int source, int tag, MPI_Comm comm);
+/// After the library's call on the fast path: true if it found nothing
+/// again (`index` as the armed poll's) and was counted as a repeat; false
+/// if it found something, and the wrapper records it with Call(op, t0).
+bool poll_repeated(int64_t t0, bool nothing, int index);
+/// The armed poll's request handles as they were before the call (the
+/// library may have replaced completed ones with MPI_REQUEST_NULL).
+const MPI_Request* poll_requests();
 
 /// Fortran status -> C status, or MPI_STATUS_IGNORE.
 const MPI_Status* status_f2c(MPI_Fint* fstatus, MPI_Status* out);

@@ -1,0 +1,255 @@
+// The end of recording: the merge at MPI_Finalize, partial traces written
+// when the program dies, and the timeline's clock offsets.
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "recorder_impl.hpp"
+
+#include "tracefold/merge.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold::record {
+
+// Offset to add to this rank's clock to read rank 0's: the exchange with
+// the shortest round trip of a few, midpoint estimate. Collective over
+// the private communicator.
+int64_t Recorder::clock_offset() {
+  constexpr int kTag = 7, kRounds = 5;
+  int64_t offset = 0;
+  // Ranks on rank 0's host read the very same CLOCK_MONOTONIC: their
+  // offset is exactly 0, better than any estimate.
+  char host0[MPI_MAX_PROCESSOR_NAME] = {}, mine[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  PMPI_Get_processor_name(mine, &len);
+  std::memcpy(host0, mine, sizeof host0);
+  PMPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, private_comm);
+  int remote = std::strncmp(host0, mine, MPI_MAX_PROCESSOR_NAME) != 0;
+  std::vector<int> remotes(static_cast<std::size_t>(rank == 0 ? size : 1));
+  PMPI_Gather(&remote, 1, MPI_INT, remotes.data(), 1, MPI_INT, 0, private_comm);
+  for (int peer = 1; peer < size; ++peer) {
+    if (rank == 0 && !remotes[static_cast<std::size_t>(peer)]) continue;
+    if (rank == peer && !remote) continue;
+    if (rank == 0) {
+      for (int k = 0; k < kRounds; ++k) {
+        int64_t ping = 0;
+        PMPI_Recv(&ping, 1, MPI_INT64_T, peer, kTag, private_comm, MPI_STATUS_IGNORE);
+        const int64_t t = now_ns();
+        PMPI_Send(&t, 1, MPI_INT64_T, peer, kTag, private_comm);
+      }
+    } else if (rank == peer) {
+      int64_t best = INT64_MAX;
+      for (int k = 0; k < kRounds; ++k) {
+        const int64_t t1 = now_ns();
+        int64_t t0 = 0;
+        PMPI_Send(&t1, 1, MPI_INT64_T, 0, kTag, private_comm);
+        PMPI_Recv(&t0, 1, MPI_INT64_T, 0, kTag, private_comm, MPI_STATUS_IGNORE);
+        const int64_t t2 = now_ns();
+        if (t2 - t1 < best) {
+          best = t2 - t1;
+          offset = t0 - (t1 + t2) / 2;
+        }
+      }
+    }
+  }
+  return offset;
+}
+
+void Recorder::start_timeline(const char* dir, int64_t t0) {
+  const int64_t offset = clock_offset();
+  const int64_t at = now_ns();
+  timeline_offset0 = offset;
+  if (disabled) return;
+  try {
+    if (const char* m = env("TRACEFOLD_TIMELINE_MAX")) timeline_max = std::strtoull(m, nullptr, 10);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    const std::string path =
+        (std::filesystem::path(dir) / ("rank-" + std::to_string(rank) + ".tft")).string();
+    // Small bounds get small blocks, so some events still fit.
+    const std::size_t block = static_cast<std::size_t>(
+        std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
+    timeline.open(path, rank, size, t0, timeline_max, block);
+    timeline.set_start_offset(offset, at);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "tracefold: rank %d: no timeline: %s\n", rank, ex.what());
+  }
+}
+
+void Recorder::close_timeline(int64_t offset, int64_t at) {
+  if (!timeline.is_open()) return;
+  timeline.close(offset, at);
+  if (!timeline.error().empty())
+    std::fprintf(stderr, "tracefold: rank %d: timeline: %s\n", rank, timeline.error().c_str());
+}
+
+Trace Recorder::local_trace() {
+  if (folder) fold_unfolded();
+  if (folder && !disabled) {
+    try {
+      Trace t = folder->finish(size, sites, comms);
+      if (no_timing) drop_timing(t);
+      if (site_tolerance > 0) {
+        const std::string what =
+            "call sites matched within " + std::to_string(site_tolerance) + " differing frames";
+        t.lossy = t.lossy.empty() ? what : t.lossy + "; " + what;
+      }
+      return t;
+    } catch (const std::exception& ex) {
+      fail(std::string("finishing the trace failed: ") + ex.what());
+    }
+  }
+  Trace t;
+  t.world_size = size;
+  t.comms.define_world(size);
+  return t;
+}
+
+void Recorder::write_partial(const char* why) {
+  // A launcher's SIGTERM (sent to every rank once one has exited) must
+  // not cut this write short: it waits until the file is saved, then
+  // finds the work done and lets the signal take its course.
+  sigset_t terminating, before;
+  sigemptyset(&terminating);
+  sigaddset(&terminating, SIGTERM);
+  sigaddset(&terminating, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &terminating, &before);
+  struct Restore {
+    sigset_t* mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+  } restore{&before};
+  std::lock_guard lock(mu);
+  if (!initialized || finalized) return;
+  finalized = true;
+  wait_fast_polls(*this);
+  try {
+    if (rawlog.is_open()) rawlog.flush();
+    // No other rank can be asked for the clock any more: keep the start offset.
+    close_timeline(timeline_offset0, now_ns());
+    std::filesystem::path dir = output + ".partial";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    save_trace(local_trace(), dir / ("rank-" + std::to_string(rank) + ".tf"));
+    std::fprintf(stderr,
+                 "tracefold: rank %d: %s; wrote what was recorded to %s/ "
+                 "(combine with: tracefold merge %s -o %s)\n",
+                 rank, why, dir.c_str(), dir.c_str(), output.c_str());
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "tracefold: rank %d: could not save partial trace: %s\n", rank, ex.what());
+  }
+}
+
+void Recorder::finish() {
+  std::unique_lock lock(mu);
+  if (!initialized || finalized) return;
+  finalized = true;
+  wait_fast_polls(*this);
+  if (rawlog.is_open()) rawlog.close();
+#ifdef TRACEFOLD_PATH_CACHE
+  if (path_cache_mode == PathCacheMode::kCheck)
+    std::fprintf(stderr,
+                 "tracefold: rank %d: call-path cache: %llu hits, %llu walks, %llu mismatches\n",
+                 rank, static_cast<unsigned long long>(path_hits.load()),
+                 static_cast<unsigned long long>(path_misses.load()),
+                 static_cast<unsigned long long>(path_mismatches.load()));
+#endif
+  if (env("TRACEFOLD_POLL_STATS"))
+    std::fprintf(stderr,
+                 "tracefold: rank %d: poll fast path: %llu repeats, %llu checked, %llu "
+                 "mismatches\n",
+                 rank, static_cast<unsigned long long>(fast_polls),
+                 static_cast<unsigned long long>(poll_checked),
+                 static_cast<unsigned long long>(poll_mismatches));
+  if (env("TRACEFOLD_TIMELINE")) {
+    const int64_t offset = clock_offset();
+    close_timeline(offset, now_ns());
+  }
+  struct PmpiExchange final : Exchange {
+    MPI_Comm comm;
+    int r, n;
+    int rank() const override { return r; }
+    int size() const override { return n; }
+    void send(int to, const std::string& bytes) override {
+      uint64_t len = bytes.size();
+      PMPI_Send(&len, 1, MPI_UINT64_T, to, 1, comm);
+      for (uint64_t off = 0; off < len; off += (1u << 30)) {
+        const int chunk = static_cast<int>(std::min<uint64_t>(len - off, 1u << 30));
+        PMPI_Send(bytes.data() + off, chunk, MPI_BYTE, to, 2, comm);
+      }
+    }
+    std::string receive(int from) override {
+      uint64_t len = 0;
+      PMPI_Recv(&len, 1, MPI_UINT64_T, from, 1, comm, MPI_STATUS_IGNORE);
+      std::string bytes(len, '\0');
+      for (uint64_t off = 0; off < len; off += (1u << 30)) {
+        const int chunk = static_cast<int>(std::min<uint64_t>(len - off, 1u << 30));
+        PMPI_Recv(bytes.data() + off, chunk, MPI_BYTE, from, 2, comm, MPI_STATUS_IGNORE);
+      }
+      return bytes;
+    }
+  } ex;
+  ex.comm = private_comm;
+  ex.r = rank;
+  ex.n = size;
+  const double t0 = PMPI_Wtime();
+  try {
+    std::vector<std::string> errors;
+    auto merged = reduce_trace(local_trace(), ex, 2, {}, &errors);
+    for (const auto& e : errors) std::fprintf(stderr, "tracefold: rank %d: %s\n", rank, e.c_str());
+    if (merged) {
+      save_trace(*merged, output);
+      const double secs = PMPI_Wtime() - t0;
+      if (!env("TRACEFOLD_QUIET"))
+        std::fprintf(
+            stderr, "tracefold: wrote %s (%llu bytes, %zu nodes, %d ranks, merged in %.3f s)\n",
+            output.c_str(), static_cast<unsigned long long>(std::filesystem::file_size(output)),
+            merged->nodes.size(), size, secs);
+    }
+  } catch (const std::exception& ex2) {
+    std::fprintf(stderr, "tracefold: rank %d: merging the trace failed: %s\n", rank, ex2.what());
+    finalized = false;
+    lock.unlock();
+    write_partial("merge at MPI_Finalize failed");
+  }
+  PMPI_Comm_free(&private_comm);
+}
+
+namespace {
+struct sigaction old_actions[65];
+}  // namespace
+
+void Recorder::on_signal(int sig) {
+  if (tl_holding) {
+    // The signal interrupted this thread half way through changing the
+    // recorder's state: folding it now could crash or save nonsense.
+    char line[160];
+    const int n = std::snprintf(line, sizeof line,
+                                "tracefold: rank %d: signal %d arrived inside the recorder; "
+                                "no partial trace for this rank\n",
+                                recorder().rank, sig);
+    if (n > 0) (void)!write(STDERR_FILENO, line, static_cast<std::size_t>(n));
+  } else {
+    char why[64];
+    std::snprintf(why, sizeof why, "killed by signal %d (%s)", sig, strsignal(sig));
+    recorder().write_partial(why);
+  }
+  sigaction(sig, &old_actions[sig], nullptr);
+  raise(sig);
+}
+
+void Recorder::install_handlers() {
+  if (env("TRACEFOLD_NO_SIGNALS")) return;
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT}) {
+    struct sigaction sa {};
+    sa.sa_handler = &Recorder::on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(sig, &sa, &old_actions[sig]);
+  }
+  std::atexit([] { recorder().write_partial("the program exited without MPI_Finalize"); });
+}
+
+}  // namespace tracefold::record

@@ -1,0 +1,429 @@
+// The recorder behind the MPI wrappers: its state and the pieces of it that
+// the recorder's source files share (internal to libtracefold).
+#pragma once
+
+#include "recorder.hpp"
+
+#include "datatypes.hpp"
+#include "handle_queues.hpp"
+
+#include <signal.h>
+#include <time.h>
+
+#define UNW_LOCAL_ONLY  // this process only: the fast local unwinder
+#include <libunwind.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tracefold/folder.hpp"
+#include "tracefold/record.hpp"
+#include "tracefold/timeline_io.hpp"
+
+// Hidden: calls between the recorder's files stay direct (no PLT) and inlinable.
+#pragma GCC visibility push(hidden)
+
+namespace tracefold::record {
+
+extern const FieldId kComm;
+
+inline int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+inline const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+
+struct RequestInfo {
+  uint64_t event = 0;
+  bool wild_source = false;
+  bool wild_tag = false;
+};
+
+using RequestTable = HandleQueues<MPI_Request, RequestInfo>;
+
+// Stack of raw return addresses identifying one call site.
+struct StackKey {
+  std::array<uintptr_t, 32> addr;  // only the first n are set or read
+  uint8_t n = 0;
+  bool operator==(const StackKey& o) const {
+    return n == o.n && std::equal(addr.begin(), addr.begin() + n, o.addr.begin());
+  }
+};
+struct StackKeyHash {
+  std::size_t operator()(const StackKey& k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t i = 0; i < k.n; ++i) h = (h ^ k.addr[i]) * 1099511628211ull;
+    return h;
+  }
+};
+
+struct FrameInfo {
+  bool own = false;  // inside libtracefold itself: not part of the signature
+  Frame frame;
+};
+
+// The library is preloaded or linked in, so its thread-locals can live in
+// the static TLS block: reaching them then needs no __tls_get_addr call,
+// which otherwise costs several of them per wrapped MPI call.
+#define TRACEFOLD_STATIC_TLS [[gnu::tls_model("initial-exec")]]
+
+#if defined(__x86_64__)
+#define TRACEFOLD_PATH_CACHE 1
+#endif
+
+// Call paths this thread has walked, so a repeated call from the same place
+// skips the unwinder (see Recorder::capture_stack). An entry is found by the
+// return address into the wrapper, the capturing frame's address and the
+// application's return address (read at the stack slot where this wrapper's
+// caller keeps it), and is used only after everything that placed its
+// frames is read back from the slot it was found in, innermost first: every
+// return address it remembers, the saved frame pointer of each frame placed
+// by it (alloca, VLAs), and the [RBP - 8] slot of frames realigned through
+// another register. A helper called from two places at the same stack depth
+// differs in an outer return address, so the two are not confused. x86-64
+// only: there a call pushes its return address just below the caller's
+// stack pointer.
+struct PathCache {
+  static constexpr std::size_t kSets = 64, kWays = 8, kProbes = 128, kMaxFrames = 24;
+  static constexpr std::size_t kSeen = 256;
+  // A helper reached from several call sites at one stack depth has one
+  // tag per call site in the same set: the ways hold them side by side.
+  struct Tag {
+    uintptr_t ret = 0, anchor = 0, first = 0;  // first: the signature's first frame
+  };
+  static constexpr SiteId kSiteUnknown = UINT32_MAX;
+  struct Entry {
+    SiteId site = kSiteUnknown;  // filled by the first append of this path
+    uint8_t frames = 0;
+    uint32_t in_key = 0;  // bit i: slot i holds a frame of the StackKey (not ours)
+    std::array<uint32_t, kMaxFrames> offset{};  // slot address - anchor
+    std::array<uintptr_t, kMaxFrames> value{};  // return address (or frame pointer) there
+  };
+  // Per wrapper return address: where (from the anchor) the signature's
+  // first return address sits. Only a hint: entries verify everything.
+  struct Probe {
+    uintptr_t ret = 0;
+    uint32_t offset = 0;
+  };
+  std::array<std::array<Probe, 2>, kProbes> probes{};  // two per bucket, newest first
+  std::array<std::array<Tag, kWays>, kSets> tags{};
+  std::array<std::array<Entry, kWays>, kSets> entries{};
+  std::array<uint8_t, kSets> victim{};
+  // Paths missed once (a path is learned when it misses again, so calls
+  // from ever-changing stack depths do not pay for learning), or whose
+  // learning failed (low bit set: never tried again).
+  std::array<std::array<uint64_t, 2>, kSeen / 2> seen{};
+  uintptr_t stack_lo = 0, stack_hi = 0;  // this thread's stack
+  bool main_thread = false;
+  int stack_refreshes = 0;  // of the main thread's stack bottom, see Recorder::stack_holds
+  // Entries written so far: an entry remembered by address (the poll fast
+  // path) is still the same path while this is unchanged.
+  uint64_t learned = 0;
+
+  static std::size_t probe_index(uintptr_t ret) { return (ret * 0x9E3779B97F4A7C15ull) >> 57; }
+  static std::size_t set_index(uintptr_t ret, uintptr_t anchor, uintptr_t first) {
+    return ((ret ^ (anchor >> 4) * 0xC2B2AE3D27D4EB4Full ^ first * 0x9E3779B97F4A7C15ull) *
+            0x165667B19E3779F9ull) >>
+           58;
+  }
+};
+static_assert(PathCache::kProbes == 128 && PathCache::kSets == 64, "index bits");
+
+TRACEFOLD_STATIC_TLS extern thread_local PathCache* tl_path_cache;
+
+struct StatisticRegistry {
+  std::mutex mu;
+  std::vector<std::unique_ptr<Statistic>> available;
+  std::vector<Statistic*> enabled;
+};
+
+StatisticRegistry& statistics();
+
+class Recorder {
+ public:
+  std::recursive_mutex mu;
+  bool initialized = false;
+  bool finalized = false;
+  bool disabled = false;
+  int rank = 0;
+  int size = 1;
+  MPI_Comm private_comm = MPI_COMM_NULL;
+  std::optional<Folder> folder;
+  SiteTable sites;
+  CommTable comms;
+  int64_t last_exit_ns = 0;
+  // `record --timeline`: every call's enter/exit time, next to the trace.
+  TimelineWriter timeline;
+  uint64_t timeline_max = uint64_t{256} << 20;
+  bool timeline_warned = false;
+  int64_t timeline_offset0 = 0;
+  uint64_t event_count = 0;
+  // Events recorded but not folded yet (see append): slots reused batch
+  // after batch, so their vectors keep their capacity.
+  std::vector<Event> unfolded;
+  std::size_t unfolded_n = 0;
+  std::size_t fold_batch = 1024;
+  // List fields grow with the communicator (v-collectives carry one count
+  // per rank): at thousands of ranks a full queue of them would hold tens of
+  // megabytes, so the queue is also folded once its lists reach this many
+  // entries (1 MiB).
+  static constexpr std::size_t kUnfoldedListBudget = std::size_t{1} << 17;
+  std::size_t unfolded_list_entries = 0;
+  // Per queue slot: the times of the unsuccessful polls that repeated the
+  // slot's event right after it (see repeat_of_last). A waiting loop polls
+  // thousands of times; kept as times only, a repeat takes no queue slot
+  // and is folded by Folder::append_repeats in a few steps, not one fold
+  // step each. The queue is folded once it holds kRepeatBudget of them.
+  std::vector<std::vector<RepeatTiming>> unfolded_repeats;
+  static constexpr std::size_t kRepeatBudget = 4096;
+  std::size_t unfolded_repeat_n = 0;
+  std::array<OpId, 6> poll_ops{};
+  // Changes whenever the queue changes other than by a repeat (an event
+  // queued, the queue folded): while it stands, the last queued event, the
+  // request table and the communicator registry are as they were (every
+  // call that changes those queues an event). Written under `mu`.
+  std::atomic<uint64_t> queue_seq{0};
+  // The poll fast path (poll_fastpath.cpp) may be used: set at start.
+  bool poll_fastpath = false;
+  // TRACEFOLD_POLL_FASTPATH=check: an armed poll that found nothing is
+  // recorded by the slow path all the same, which must find it a repeat.
+  bool poll_check = false;
+  uint64_t poll_checked = 0, poll_mismatches = 0;
+  // Set by the fast path while it adds a repeat without `mu`; the end of
+  // recording waits for it to clear (see write_partial).
+  std::atomic<int> fast_busy{0};
+  uint64_t fast_polls = 0;  // repeats added by the fast path
+  // Events that created or (re)started requests, numbered from 1: links count
+  // back in these, so polling loops (Test, Iprobe) do not shift them.
+  uint64_t request_events = 0;
+  int stack_depth = 6;
+  int site_tolerance = 0;  // 0: exact call sites (lossless)
+  bool no_timing = false;  // TRACEFOLD_NO_TIMING: drop the time histograms, keep parameters
+  std::string output = "tracefold.tf";
+  std::string rawlog_dir;
+  std::ofstream rawlog;
+  // Per handle, oldest first: an MPI library may hand out one handle for
+  // several requests that completed at once (Open MPI's empty request).
+  RequestTable requests;
+  std::unordered_map<MPI_Comm, int64_t> comm_ids;
+  std::unordered_map<int64_t, uint64_t> creations;
+  DatatypeRegistry types;
+  std::unordered_map<MPI_Op, int64_t> op_ids;
+  std::unordered_map<int64_t, std::pair<int32_t, int32_t>> positions;  // see position_in
+  std::unordered_map<uintptr_t, FrameInfo> frames;
+  std::unordered_map<StackKey, SiteId, StackKeyHash> stacks;
+  uintptr_t own_base = 0;
+  // Address range of libtracefold's own loaded segments: frames there are
+  // skipped without a lookup.
+  uintptr_t own_lo = 0, own_hi = 0;
+
+  bool recording() const { return initialized && !finalized && !disabled; }
+
+  // One line on stderr, then this rank stops tracing; the application goes on.
+  void fail(const std::string& what) {
+    if (disabled) return;
+    disabled = true;
+    std::fprintf(stderr, "tracefold: rank %d: %s; tracing is off for this rank\n", rank,
+                 what.c_str());
+  }
+
+  // The stack of the function this is inlined into (~Call, start_recording),
+  // which then hands it to append. A call path seen before on this thread is
+  // taken from the thread's PathCache once its return addresses are read
+  // back from the stack; otherwise libunwind walks the stack.
+  // `site` (if given) is pointed at the cache's memo of this path's call
+  // site id, or set to null.
+  [[gnu::always_inline]] StackKey capture_stack(SiteId** site = nullptr) {
+    if (site) *site = nullptr;
+#ifdef TRACEFOLD_PATH_CACHE
+    if (path_cache_mode != PathCacheMode::kOff && own_hi != 0) {
+      const auto anchor = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+      const auto ret = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+      if (PathCache::Entry* e = cached_path(ret, anchor)) {
+        if (site) *site = &e->site;
+        if (path_cache_mode == PathCacheMode::kCheck) {
+          // The walk's answer is recorded; append also checks the site memo.
+          StackKey walked = walk_stack();
+          check_cached(key_of(*e), walked);
+          return walked;
+        }
+        // append needs the stack only to find the site id the first time.
+        if (site && e->site != PathCache::kSiteUnknown) {
+          StackKey unused;  // n == 0; the frames are left unset
+          return unused;
+        }
+        return key_of(*e);
+      }
+      StackKey key = walk_stack();
+      PathCache::Entry* e = learn_on_second_miss(ret, anchor, key);
+      if (e && site) *site = &e->site;
+      return key;
+    }
+#endif
+    return walk_stack();
+  }
+
+  // Our own frames (the function this is inlined into, the wrapper) come
+  // first and are skipped; a few more than the depth suffice. The window of
+  // stack_depth + 2 frames is the one this always used (stack_depth + 4,
+  // counted from two frames further in). Needs no lock unless the own
+  // address range is unknown (own_hi == 0).
+  [[gnu::always_inline]] StackKey walk_stack() {
+    void* buf[40];
+    const int n = unw_backtrace(buf, std::min(40, stack_depth + 2));
+    StackKey key;
+    for (int i = 0; i < n && key.n < stack_depth && key.n < key.addr.size(); ++i) {
+      auto a = reinterpret_cast<uintptr_t>(buf[i]);
+      if (a >= own_lo && a < own_hi) continue;
+      if (own_hi == 0 && frame_of(a).own) continue;
+      key.addr[key.n++] = a;
+    }
+    return key;
+  }
+
+#ifdef TRACEFOLD_PATH_CACHE
+  enum class PathCacheMode { kOff, kOn, kCheck };
+  PathCacheMode path_cache_mode = PathCacheMode::kOn;
+  std::atomic<uint64_t> path_hits{0}, path_misses{0}, path_mismatches{0};
+
+  static PathCache::Entry* cached_path(uintptr_t ret, uintptr_t anchor) {
+    PathCache* pc = tl_path_cache;
+    if (!pc) return nullptr;
+    const auto& bucket = pc->probes[PathCache::probe_index(ret)];
+    const PathCache::Probe& p = bucket[0].ret == ret ? bucket[0] : bucket[1];
+    // The slot must lie in this thread's stack even if this anchor is
+    // nearer its top than the one the offset was learned with.
+    if (p.ret != ret || anchor < pc->stack_lo || anchor + p.offset + 8 > pc->stack_hi)
+      return nullptr;
+    const uintptr_t first = *reinterpret_cast<const uintptr_t*>(anchor + p.offset);
+    const std::size_t set = PathCache::set_index(ret, anchor, first);
+    for (std::size_t w = 0; w < PathCache::kWays; ++w) {
+      const PathCache::Tag& t = pc->tags[set][w];
+      if (t.ret != ret || t.anchor != anchor || t.first != first) continue;
+      PathCache::Entry& e = pc->entries[set][w];
+      bool hold = true;
+      for (uint8_t i = 0; i < e.frames && hold; ++i)
+        hold = *reinterpret_cast<const uintptr_t*>(anchor + e.offset[i]) == e.value[i];
+      if (hold) return &e;
+    }
+    return nullptr;
+  }
+
+  static StackKey key_of(const PathCache::Entry& e) {
+    StackKey key;
+    for (uint8_t i = 0; i < e.frames; ++i)
+      if (e.in_key & (1u << i)) key.addr[key.n++] = e.value[i];
+    return key;
+  }
+
+  void check_cached(const StackKey& cached, const StackKey& walked);
+  void report_memo_mismatch(SiteId memo, SiteId walked);
+  static PathCache* path_cache();
+  static void refresh_main_stack(PathCache& pc);
+  static bool stack_holds(PathCache& pc, uintptr_t anchor);
+  PathCache::Entry* learn_on_second_miss(uintptr_t ret, uintptr_t anchor, const StackKey& key);
+  [[gnu::noinline]] PathCache::Entry* remember_path(PathCache* pc, uintptr_t ret, uintptr_t anchor,
+                                                    const StackKey& key);
+#endif
+
+  SiteId site_of(const StackKey& key);
+  const FrameInfo& frame_of(uintptr_t a);
+  void find_own_range();
+  static std::vector<int32_t> world_ranks_of(MPI_Group g);
+  std::vector<int32_t> world_members(MPI_Comm c);
+  std::vector<int32_t> remote_world_members(MPI_Comm c);
+  void define_comm(int64_t id, MPI_Comm c);
+  int64_t comm_id(MPI_Comm c);
+  int64_t op_id(MPI_Op o);
+  std::pair<int32_t, int32_t> position_in(int64_t id);
+  void start(int64_t t0);
+  void timestamp(OpId op, int64_t enter_ns, int64_t exit_ns);
+  bool append(Event& ev, const StackKey& stack, SiteId* site_memo = nullptr);
+  bool repeat_of_last(const Event& ev);
+  void fold_unfolded();
+  int64_t clock_offset();
+  void start_timeline(const char* dir, int64_t t0);
+  void close_timeline(int64_t offset, int64_t at);
+  Trace local_trace();
+  void write_partial(const char* why);
+  void finish();
+
+  static void on_signal(int sig);
+  void install_handlers();
+};
+
+inline Recorder& recorder() {
+  static Recorder* r = new Recorder;  // never destroyed: atexit and signals may still use it
+  return *r;
+}
+
+TRACEFOLD_STATIC_TLS extern thread_local bool tl_in_call;
+// Set while this thread changes the recorder's state under its lock (see
+// Recorder::on_signal).
+TRACEFOLD_STATIC_TLS extern thread_local bool tl_holding;
+
+// Marks a scope that changes the recorder's state under its lock, for
+// on_signal; restores the previous mark (scopes can nest inside a Call).
+struct HoldingMark {
+  bool before = tl_holding;
+  HoldingMark() { tl_holding = true; }
+  ~HoldingMark() { tl_holding = before; }
+};
+
+struct CallBuffers {
+  std::vector<MPI_Request> pending;
+  std::vector<std::pair<bool, bool>> pending_wild;
+  // Stand-ins for MPI_STATUSES_IGNORE / MPI_F_STATUSES_IGNORE; they only grow.
+  std::vector<MPI_Status> statuses;
+  std::vector<MPI_Fint> fstatuses;
+  std::vector<int64_t> srcs, mtags;
+  std::vector<std::size_t> entry_of;
+  // A request-links list's buffer, handed from one call's event to the
+  // next: MPI_Test and MPI_Wait* would otherwise allocate and free one per
+  // call, a polling loop thousands of times.
+  std::vector<int64_t> spare_links;
+};
+CallBuffers& thread_buffers();
+
+// The poll fast path (poll_fastpath.cpp). Caller holds `mu`, from ~Call
+// right after `r.append` queued a poll that found nothing: the next equal
+// poll from the same place may skip the Call. `anchor`/`site_memo` are
+// those of capture_stack.
+void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MPI_Comm comm,
+              int source, int tag, int index, uintptr_t anchor, SiteId* site_memo);
+// End of recording: waits until no fast path is adding a repeat.
+void wait_fast_polls(Recorder& r);
+
+// INTEGERs per Fortran status: what the configure probe read from the
+// Fortran binding, else MPI-4's C name for it, else the C struct's ints
+// (right for Open MPI and MPICH with 4-byte INTEGERs).
+constexpr std::size_t fortran_status_size() {
+#if defined(TRACEFOLD_F_STATUS_SIZE)
+  return TRACEFOLD_F_STATUS_SIZE;  // asked of the Fortran binding at configure time
+#elif defined(MPI_F_STATUS_SIZE)
+  return MPI_F_STATUS_SIZE;
+#else
+  return sizeof(MPI_Status) / sizeof(MPI_Fint);
+#endif
+}
+bool fortran_statuses_ignored(const MPI_Fint* statuses);
+bool fortran_status_ignored(const MPI_Fint* status);
+
+}  // namespace tracefold::record
+
+#pragma GCC visibility pop
