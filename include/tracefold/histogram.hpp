@@ -88,7 +88,8 @@ class Histogram {
   static Histogram parse(std::string_view text);
 
   /// Everything a histogram holds, field by field: what the compact trace
-  /// form (format version 3) stores instead of the text.
+  /// form stores instead of the text (version 3 as is, version 4 in columns
+  /// with derived numbers left out; docs/format.md).
   struct Parts {
     uint64_t count = 0;
     int64_t sum = 0, min = 0, max = 0;
