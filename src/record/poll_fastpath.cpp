@@ -137,10 +137,8 @@ bool poll_repeated(int64_t t0, bool nothing, int index) {
   r.fast_busy.exchange(1);
   // After the end of recording a poll is not recorded, as on the slow path.
   if (!r.finalized) {
-    r.unfolded_repeats[r.unfolded_n - 1].push_back(
-        {std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
-    ++r.event_count;
-    ++r.unfolded_repeat_n;
+    // Never full here: armed_at leaves a full budget to the slow path.
+    r.count_repeat(std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0);
     ++r.fast_polls;
     r.last_exit_ns = t1;
   }

@@ -248,9 +248,7 @@ bool Recorder::repeat_of_last(const Event& ev) {
   if (std::find(poll_ops.begin(), poll_ops.end(), ev.op) == poll_ops.end()) return false;
   if (!ev.stats.empty() || !last.stats.empty() || last.fields != ev.fields) return false;
   if (ev.get(kFlag) != 0 && ev.get(kOutcount) != 0) return false;
-  unfolded_repeats[unfolded_n - 1].push_back({ev.compute_ns, ev.comm_ns});
-  ++event_count;
-  if (++unfolded_repeat_n >= kRepeatBudget) fold_unfolded();
+  if (count_repeat(ev.compute_ns, ev.comm_ns)) fold_unfolded();
   return true;
 }
 

@@ -192,6 +192,14 @@ class Recorder {
   std::vector<std::vector<RepeatTiming>> unfolded_repeats;
   static constexpr std::size_t kRepeatBudget = 4096;
   std::size_t unfolded_repeat_n = 0;
+  // Counts one more repeat of the last queued event (both the slow path's
+  // repeat_of_last and the poll fast path); true when the budget is full
+  // and the queue must be folded.
+  bool count_repeat(int64_t compute_ns, int64_t comm_ns) {
+    unfolded_repeats[unfolded_n - 1].push_back({compute_ns, comm_ns});
+    ++event_count;
+    return ++unfolded_repeat_n >= kRepeatBudget;
+  }
   std::array<OpId, 6> poll_ops{};
   // Changes whenever the queue changes other than by a repeat (an event
   // queued, the queue folded): while it stands, the last queued event, the
