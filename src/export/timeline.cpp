@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "tracefold/expand.hpp"
+#include "tracefold/op_class.hpp"
 #include "tracefold/wildcards.hpp"
 
 namespace tracefold {
@@ -25,48 +26,27 @@ int64_t field(const Event& ev, const char* name) {
   return id ? ev.get(*id) : kAbsent;
 }
 
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
-OpClass classify_name(std::string_view n) {
-  if (n == "MPI_Send" || n == "MPI_Bsend" || n == "MPI_Ssend" || n == "MPI_Rsend")
-    return OpClass::kSend;
-  if (n == "MPI_Isend" || n == "MPI_Ibsend" || n == "MPI_Issend" || n == "MPI_Irsend")
-    return OpClass::kIsend;
-  if (n == "MPI_Recv") return OpClass::kRecv;
-  if (n == "MPI_Irecv") return OpClass::kIrecv;
-  if (n == "MPI_Sendrecv" || n == "MPI_Sendrecv_replace") return OpClass::kSendrecv;
-  static const char* const kColl[] = {
-      "MPI_Barrier",    "MPI_Bcast",          "MPI_Reduce",
-      "MPI_Allreduce",  "MPI_Gather",         "MPI_Gatherv",
-      "MPI_Scatter",    "MPI_Scatterv",       "MPI_Allgather",
-      "MPI_Allgatherv", "MPI_Alltoall",       "MPI_Alltoallv",
-      "MPI_Alltoallw",  "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
-      "MPI_Scan",       "MPI_Exscan"};
-  for (const char* c : kColl)
-    if (n == c) return OpClass::kCollective;
-  if (starts_with(n, "MPI_Neighbor_") || starts_with(n, "MPI_Ineighbor_"))
-    return OpClass::kICollective;
-  if (starts_with(n, "MPI_I") && n.size() > 5) {
-    // MPI_Ibarrier, MPI_Iallreduce, ...: the blocking name with an I.
-    std::string blocking =
-        "MPI_" + std::string(1, char(n[5] - 'a' + 'A')) + std::string(n.substr(6));
-    if (classify_name(blocking) == OpClass::kCollective) return OpClass::kICollective;
-  }
-  if (starts_with(n, "MPI_Wait") || starts_with(n, "MPI_Test")) return OpClass::kCompletion;
-  return OpClass::kOther;
-}
-
 }  // namespace
 
 OpClass classify(OpId op) {
-  static std::vector<int8_t> cache;
-  if (cache.empty()) cache.assign(OpTable::size(), -1);
-  if (op < cache.size() && cache[op] >= 0) return static_cast<OpClass>(cache[op]);
-  const OpClass c = classify_name(OpTable::name(op));
-  if (op < cache.size()) cache[op] = static_cast<int8_t>(c);
-  return c;
+  // The core's classification, in the coarser classes the exporters pair
+  // messages and colour slices by.
+  const OpTraits& t = op_traits(op);
+  switch (t.family) {
+    case OpFamily::kSend:
+      return t.nonblocking ? OpClass::kIsend : OpClass::kSend;
+    case OpFamily::kRecv:
+      return t.nonblocking ? OpClass::kIrecv : OpClass::kRecv;
+    case OpFamily::kSendrecv:
+      return OpClass::kSendrecv;
+    default:
+      break;
+  }
+  if (t.category == OpCategory::kCollective)
+    return t.nonblocking || t.shape == CollectiveShape::kNeighbor ? OpClass::kICollective
+                                                                  : OpClass::kCollective;
+  if (t.category == OpCategory::kCompletion) return OpClass::kCompletion;
+  return OpClass::kOther;
 }
 
 std::vector<RankTimeline> synthesize_timeline(const Trace& trace) {
