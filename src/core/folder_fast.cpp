@@ -16,6 +16,7 @@ bool Folder::Impl::ends_earlier(uint64_t last, std::size_t exclude_from) const {
 
 void Folder::Impl::arm() {
   armed_ = false;
+  refold_quiet_ = false;
   const bool follows_clean = follows_clean_;
   follows_clean_ = false;
   if (recording_) return;  // the session's iteration goes the general way
@@ -69,10 +70,14 @@ bool Folder::Impl::fast_append(const Event& ev) {
     prev_key = b.key;
     ++events;
     ++paths.fast;
-    if (refold_after_iteration_ && try_fold()) {
-      while (try_fold()) {
+    if (refold_after_iteration_ && !refold_quiet_) {
+      if (try_fold()) {
+        while (try_fold()) {
+        }
+        arm();
+      } else {
+        refold_quiet_ = true;
       }
-      arm();
     }
     return true;
   }
@@ -135,7 +140,9 @@ void Folder::Impl::append_repeats(const Event& ev, std::span<const RepeatTiming>
 }
 
 bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming> times) {
-  if (!armed_ || !ev.stats.empty() || pending_count_ != 0 || refold_after_iteration_) return false;
+  if (!armed_ || !ev.stats.empty() || pending_count_ != 0 ||
+      (refold_after_iteration_ && !refold_quiet_))
+    return false;
   Item& loop = top.back();
   if (loop.body.size() != 1) return false;
   Item& b = loop.body[0];

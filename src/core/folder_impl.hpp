@@ -258,6 +258,14 @@ struct Folder::Impl {
   std::vector<Pending> pending_;   // reused slots; the first pending_count_ are live
   std::size_t pending_count_ = 0;
   bool refold_after_iteration_ = false;
+  // try_fold found nothing after an iteration completed on the fast path.
+  // It looks only at the items' calls and loop structure (keys, bodies, the
+  // trip counts of loops before the tail), never at the tail loop's trip
+  // counts or any values, and a further iteration changes only those: it
+  // would find nothing again until arm() runs after a change of structure.
+  // A polling loop nested in an outer loop that ends in the same poll (the
+  // outer loop is refolded after each iteration) then repeats in place.
+  bool refold_quiet_ = false;
 
   // Whether an item before position exclude_from ends in `last`. try_fold
   // can only fold the tail when that holds for the tail's last key (exact
