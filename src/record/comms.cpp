@@ -80,8 +80,14 @@ int64_t Recorder::op_id(MPI_Op o) {
 // defined, so the answer is cached.
 std::pair<int32_t, int32_t> Recorder::position_in(int64_t id) {
   if (id == kAbsent) id = CommTable::kWorld;
+  // Consecutive events mostly use one communicator; entries never change.
+  if (id == last_position_id && last_position_id != kAbsent) return last_position;
   auto it = positions.find(id);
-  if (it != positions.end()) return it->second;
+  if (it != positions.end()) {
+    last_position_id = id;
+    last_position = it->second;
+    return it->second;
+  }
   const CommGroup* g = comms.group_of(id, rank);
   if (!g)
     throw std::invalid_argument("communicator " + format_value(id) + " is not defined for rank " +

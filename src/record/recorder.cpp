@@ -132,7 +132,10 @@ void Recorder::start(int64_t t0) {
     unfolded_repeats.resize(fold_batch);
     const char* const polls[] = {"MPI_Test",    "MPI_Testany", "MPI_Testsome",
                                  "MPI_Testall", "MPI_Iprobe",  "MPI_Improbe"};
-    for (std::size_t i = 0; i < poll_ops.size(); ++i) poll_ops[i] = *OpTable::find(polls[i]);
+    for (const char* name : polls) {
+      const OpId id = *OpTable::find(name);
+      poll_op_bits[id >> 6] |= uint64_t{1} << (id & 63);
+    }
     comms.define_world(size);
     Dl_info self;
     if (dladdr(reinterpret_cast<void*>(&now_ns), &self)) {
@@ -223,7 +226,7 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo) {
       }
     }
     if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
-    if (repeat_of_last(ev)) return true;
+    if (is_poll(ev.op) && repeat_of_last(ev)) return true;
     for (const FieldValue& f : ev.fields) unfolded_list_entries += f.list.size();
     std::swap(unfolded[unfolded_n++], ev);
     queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -239,13 +242,12 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo) {
 
 // Caller holds `mu`. Whether `ev` is a poll that found nothing and repeats
 // the last queued event exactly (times aside); if so it is counted there.
-// Only polls: elsewhere two identical calls in a row are rare, and the
-// comparison would cost every call something.
+// Only polls (append asks is_poll first): elsewhere two identical calls in
+// a row are rare, and the comparison would cost every call something.
 bool Recorder::repeat_of_last(const Event& ev) {
   if (unfolded_n == 0) return false;
   const Event& last = unfolded[unfolded_n - 1];
   if (last.op != ev.op || last.site != ev.site) return false;
-  if (std::find(poll_ops.begin(), poll_ops.end(), ev.op) == poll_ops.end()) return false;
   if (!ev.stats.empty() || !last.stats.empty() || last.fields != ev.fields) return false;
   if (ev.get(kFlag) != 0 && ev.get(kOutcount) != 0) return false;
   if (count_repeat(ev.compute_ns, ev.comm_ns)) fold_unfolded();

@@ -200,7 +200,10 @@ class Recorder {
     ++event_count;
     return ++unfolded_repeat_n >= kRepeatBudget;
   }
-  std::array<OpId, 6> poll_ops{};
+  // The polls whose unsuccessful repeats are counted (repeat_of_last), one
+  // bit per op id: tested on every call, so a bit test, not a search.
+  std::array<uint64_t, (std::size_t{1} << (8 * sizeof(OpId))) / 64> poll_op_bits{};
+  bool is_poll(OpId op) const { return (poll_op_bits[op >> 6] >> (op & 63)) & 1u; }
   // Changes whenever the queue changes other than by a repeat (an event
   // queued, the queue folded): while it stands, the last queued event, the
   // request table and the communicator registry are as they were (every
@@ -233,6 +236,8 @@ class Recorder {
   DatatypeRegistry types;
   std::unordered_map<MPI_Op, int64_t> op_ids;
   std::unordered_map<int64_t, std::pair<int32_t, int32_t>> positions;  // see position_in
+  int64_t last_position_id = kAbsent;
+  std::pair<int32_t, int32_t> last_position{};
   std::unordered_map<uintptr_t, FrameInfo> frames;
   std::unordered_map<StackKey, SiteId, StackKeyHash> stacks;
   uintptr_t own_base = 0;
