@@ -35,7 +35,11 @@ struct PollMemo {
   OpId op = 0;
   int n = 0;
   std::array<MPI_Request, kMaxRequests> requests{};
-  MPI_Comm comm = MPI_COMM_NULL;
+  // Not MPI_COMM_NULL, which may be the address of a library object: a
+  // thread_local with such an initializer is initialized on first use, and
+  // every access then pays a guard check through __tls_get_addr. Unused
+  // until armed.
+  MPI_Comm comm{};
   int source = 0, tag = 0, index = 0;
   uint64_t seq = 0;
   uintptr_t anchor = 0;
@@ -46,7 +50,7 @@ struct PollMemo {
   bool expect_repeat = false;
 };
 
-TRACEFOLD_STATIC_TLS thread_local PollMemo tl_poll;
+TRACEFOLD_STATIC_TLS constinit thread_local PollMemo tl_poll;
 
 static_assert(offsetof(PathCache::Entry, site) == 0, "arm_poll finds the entry by its site memo");
 
