@@ -203,5 +203,67 @@ TEST(Property, RepeatsFoldLikeSingleAppendsInPollingLoops) {
   }
 }
 
+// A waiting loop nested in an outer loop (`[Irecv [Test]*n Barrier Wait]*R`):
+// the outer loop ends in other calls, yet an earlier item ends in the
+// poll, so the poll loop is refolded after each of its iterations. Those
+// refolds find nothing, and the repeats must then be counted in place
+// (FoldPathCounts::repeats), not appended one by one, while folding exactly
+// as single appends do.
+TEST(FolderRepeats, NestedPollingLoopRepeatsInPlace) {
+  const OpId irecv = *OpTable::find("MPI_Irecv"), test = *OpTable::find("MPI_Test"),
+             barrier = *OpTable::find("MPI_Barrier"), wait = *OpTable::find("MPI_Wait");
+  const FieldId flag = *FieldTable::find("flag"), links = *FieldTable::find("links");
+  SiteTable sites;
+  for (SiteId i = 0; i < 4; ++i) sites.intern(RandomProgram::site_frames(i));
+  CommTable comms;
+  comms.define_world(2);
+  auto event = [](OpId op, SiteId site, int64_t t) {
+    Event e;
+    e.op = op;
+    e.site = site;
+    e.compute_ns = 100 + t % 7;
+    e.comm_ns = 10 + t % 3;
+    return e;
+  };
+  Folder single(0), repeated(0);
+  std::vector<RepeatTiming> times;
+  uint64_t polls = 0;
+  const int rounds = 20;
+  for (int r = 0; r < rounds; ++r) {
+    single.append(event(irecv, 0, r));
+    repeated.append(event(irecv, 0, r));
+    Event poll = event(test, 1, r);
+    poll.set_list(links, {1});
+    poll.set(flag, 0);
+    const int n = 300 + (r * 7919) % 151;
+    polls += static_cast<uint64_t>(n);
+    single.append(poll);
+    repeated.append(poll);
+    times.clear();
+    for (int p = 1; p < n; ++p) {
+      Event again = poll;
+      again.compute_ns = p % 11;
+      again.comm_ns = 5 + p % 4;
+      single.append(again);
+      times.push_back({again.compute_ns, again.comm_ns});
+    }
+    repeated.append_repeats(poll, times);
+    single.append(event(barrier, 2, r));
+    repeated.append(event(barrier, 2, r));
+    single.append(event(wait, 3, r));
+    repeated.append(event(wait, 3, r));
+  }
+  ASSERT_EQ(single.structure(), repeated.structure());
+  ASSERT_EQ(format_trace(single.finish(2, sites, comms)),
+            format_trace(repeated.finish(2, sites, comms)));
+  const FoldPathCounts paths = repeated.path_counts();
+  EXPECT_EQ(paths.general + paths.fast + paths.replay + paths.repeats, polls + 3 * rounds);
+  // A few events per round start or leave the poll loop; every other poll
+  // is counted in place (before, the second round's polls were each taken
+  // by the fast path, with a refold after every one).
+  EXPECT_LE(paths.general + paths.fast + paths.replay, uint64_t{6} * rounds);
+  EXPECT_GE(paths.repeats, polls - uint64_t{3} * rounds);
+}
+
 }  // namespace
 }  // namespace tracefold
