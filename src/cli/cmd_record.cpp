@@ -131,6 +131,13 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   std::vector<std::string> args = command;
   switch (detect_launcher(command[0])) {
     case Launcher::kOpenMpi: {
+      // When one rank dies, mpirun sends the others SIGCONT, SIGTERM and
+      // SIGKILL, this many seconds apart (default 1): on a loaded machine
+      // one second cut ranks off while they saved their partial traces
+      // (2-3 runs in 20, scripts/fault-inject.sh). Five seconds cost a
+      // failed run about 8 s more and nothing to a run that succeeds.
+      // A value the user set wins.
+      setenv("OMPI_MCA_odls_base_sigkill_timeout", "5", 0);
       std::vector<std::string> extra;
       for (auto& [k, v] : vars) {
         extra.push_back("-x");
