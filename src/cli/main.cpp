@@ -113,23 +113,51 @@ int cmd_fold(const std::string& dir, const std::string& out, const FoldOptions& 
   return 0;
 }
 
+namespace {
+// A partial-trace directory should hold one file per rank of the run; say
+// which ranks saved nothing, so a merged trace is not taken for the whole run.
+void report_missing_ranks(const std::string& dir, const std::vector<Trace>& traces,
+                          std::size_t first) {
+  const int32_t world = traces[first].world_size;
+  std::vector<bool> seen(static_cast<std::size_t>(std::max(world, 0)));
+  for (std::size_t i = first; i < traces.size(); ++i)
+    for (int32_t r : traces[i].ranks().to_vector())
+      if (r >= 0 && r < world) seen[static_cast<std::size_t>(r)] = true;
+  std::string missing;
+  int n = 0;
+  for (int32_t r = 0; r < world; ++r)
+    if (!seen[static_cast<std::size_t>(r)]) {
+      if (n++ < 20) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+    }
+  if (n > 0)
+    std::cerr << "tracefold: merge: " << dir << " has no trace of " << n << " of " << world
+              << " ranks (" << missing << (n > 20 ? ",..." : "")
+              << "): they saved nothing before they stopped\n";
+}
+}  // namespace
+
 int cmd_merge(const std::vector<std::string>& inputs, const std::string& out,
               const WriteOptions& w) {
   std::vector<Trace> traces;
   for (const auto& in : inputs) {
     if (fs::is_directory(in)) {
-      std::vector<fs::path> files;
-      // Only the per-rank traces: a rank killed while saving may leave a
-      // temporary file behind.
+      std::vector<fs::path> files, stray;
+      // Only the per-rank traces: a rank killed while saving leaves a
+      // temporary file behind, which is reported, not merged.
       for (const auto& e : fs::directory_iterator(in)) {
         const std::string name = e.path().filename().string();
-        const bool rank_file =
-            name.rfind("rank-", 0) == 0 && name.find(".tmp.") == std::string::npos;
-        if (e.is_regular_file() && rank_file) files.push_back(e.path());
+        if (!e.is_regular_file() || name.rfind("rank-", 0) != 0) continue;
+        (name.find(".tmp.") == std::string::npos ? files : stray).push_back(e.path());
       }
       if (files.empty()) throw std::runtime_error(in + ": no rank-R.tf files to merge");
       std::sort(files.begin(), files.end());
+      std::sort(stray.begin(), stray.end());
+      for (const auto& f : stray)
+        std::cerr << "tracefold: merge: skipped " << f.string() << " (" << fs::file_size(f)
+                  << " bytes): a rank was stopped while saving it\n";
+      const std::size_t first = traces.size();
       for (const auto& f : files) traces.push_back(load_trace(f));
+      report_missing_ranks(in, traces, first);
     } else {
       traces.push_back(load_trace(in));
     }

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -490,6 +492,14 @@ Trace decode_trace(std::string_view bytes, const std::string& source) {
   return parse_trace(bytes, source);
 }
 
+namespace {
+// The reason of the last failed system call, or a plain word when the
+// stream library did not leave one.
+std::string errno_text() {
+  return errno ? std::strerror(errno) : "I/O error";
+}
+}  // namespace
+
 void save_trace(const Trace& trace, const std::filesystem::path& path, TraceEncoding encoding) {
   // A `.zst` name promises what `zstd -d` can read: compressed text.
   std::string text;
@@ -503,14 +513,17 @@ void save_trace(const Trace& trace, const std::filesystem::path& path, TraceEnco
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(tmp.string() + ": cannot open for writing");
+    if (!out) throw std::runtime_error(tmp.string() + ": cannot open for writing: " + errno_text());
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
+    // close() reports what a full disk refused to take, flush() alone not always.
+    out.close();
     if (!out) {
+      const std::string why = errno_text();
       std::error_code ec;
       std::filesystem::remove(tmp, ec);
-      throw std::runtime_error(tmp.string() + ": write failed");
+      throw std::runtime_error(tmp.string() + ": write failed: " + why);
     }
   }
   std::error_code ec;

@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "recorder_impl.hpp"
 
@@ -108,6 +110,43 @@ Trace Recorder::local_trace() {
   return t;
 }
 
+namespace {
+
+// Where a merged trace goes when its output path refused it: the directory
+// `tracefold record` prepared for this, then the working directory, then
+// the temporary directory. Says what happened and where the trace is.
+void save_merged_elsewhere(const Trace& merged, const std::string& output, const char* why) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
+  if (const char* d = env("TRACEFOLD_FALLBACK_DIR")) dirs.emplace_back(d);
+  std::error_code ec;
+  if (auto cwd = fs::current_path(ec); !ec) dirs.push_back(cwd);
+  const char* tmp = env("TMPDIR");
+  dirs.emplace_back(tmp && *tmp ? tmp : "/tmp");
+  const std::string name =
+      "unsaved-" + std::to_string(::getpid()) + "-" + fs::path(output).filename().string();
+  std::string tried;
+  for (const auto& dir : dirs) {
+    const fs::path path = dir / name;
+    try {
+      save_trace(merged, path);
+      std::fprintf(stderr,
+                   "tracefold: the run reached MPI_Finalize and all %d ranks were merged, but "
+                   "writing the trace failed (%s); the merged trace was saved to %s instead\n",
+                   merged.world_size, why, path.c_str());
+      return;
+    } catch (const std::exception& ex) {
+      tried += std::string("\n  ") + ex.what();
+    }
+  }
+  std::fprintf(stderr,
+               "tracefold: the run reached MPI_Finalize and all %d ranks were merged, but writing "
+               "the trace failed (%s), and so did every other place tried:%s\n",
+               merged.world_size, why, tried.c_str());
+}
+
+}  // namespace
+
 void Recorder::write_partial(const char* why) {
   // A launcher's SIGTERM (sent to every rank once one has exited) must
   // not cut this write short: it waits until the file is saved, then
@@ -200,7 +239,16 @@ void Recorder::finish() {
     auto merged = reduce_trace(local_trace(), ex, 2, {}, &errors);
     for (const auto& e : errors) std::fprintf(stderr, "tracefold: rank %d: %s\n", rank, e.c_str());
     if (merged) {
-      save_trace(*merged, output);
+      try {
+        save_trace(*merged, output);
+      } catch (const std::exception& write_error) {
+        // Every rank's events are in `merged`: falling back to this rank's
+        // partial would throw away all the others.
+        save_merged_elsewhere(*merged, output, write_error.what());
+        merged.reset();
+      }
+    }
+    if (merged) {
       const double secs = PMPI_Wtime() - t0;
       if (!env("TRACEFOLD_QUIET"))
         std::fprintf(

@@ -2,12 +2,16 @@
  * MPI_Sendrecv plus an MPI_Allreduce; at step STEPS/2, after its Sendrecv:
  *   MODE segv: the last rank writes through a null pointer (SIGSEGV) while
  *              the others wait in the Allreduce until the launcher kills them;
- *   MODE exit: every rank calls exit(4) without finalizing MPI.
+ *   MODE exit: every rank calls exit(4) without finalizing MPI;
+ *   MODE kill: the last rank sends itself SIGKILL (as the kernel's OOM
+ *              killer would), so only the others can save what they have.
  * usage: app_crash STEPS MODE */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -26,6 +30,11 @@ int main(int argc, char** argv) {
         fflush(stderr);
         int* volatile nowhere = NULL;  // volatile: the compiler may not assume it is null
         *nowhere = 1;
+      }
+      if (strcmp(mode, "kill") == 0 && rank == size - 1) {
+        fprintf(stderr, "crash: rank %d kills itself at step %d\n", rank, s);
+        fflush(stderr);
+        kill(getpid(), SIGKILL);
       }
       if (strcmp(mode, "exit") == 0) {
         if (rank == 0) printf("crash: every rank exits without MPI_Finalize at step %d\n", s);

@@ -24,5 +24,14 @@ if [[ $mrc -ne 0 ]]; then
 else
   ok "merge ignored the leftover temporary file: $(cat "$WORK/merge.txt")"
   "$TF" print "$WORK/merged.tf" | grep -q ' MPI_Abort at ' || bad "merged trace has no MPI_Abort"
+  grep -q "merge: skipped $P/rank-1.tf.tmp.12345 (0 bytes): a rank was stopped while saving it" \
+    "$WORK/merge.txt" || bad "merge did not report the leftover temporary: $(cat "$WORK/merge.txt")"
+  grep -q 'has no trace of' "$WORK/merge.txt" && bad "merge reported missing ranks of a complete set"
 fi
+# A rank that saved nothing: the merge goes on with the others and says which.
+rm -f "$P/rank-2.tf"
+"$TF" merge "$P" -o "$WORK/merged3.tf" >"$WORK/merge3.txt" 2>&1 || bad "merge of 3 of 4 partials failed"
+grep -q "merge: $P has no trace of 1 of 4 ranks (2): they saved nothing before they stopped" \
+  "$WORK/merge3.txt" && ok "merge named the rank without a partial" ||
+  bad "merge did not name the missing rank 2: $(cat "$WORK/merge3.txt")"
 finish
