@@ -266,10 +266,26 @@ void CommTable::define_world(int32_t size) {
   reindex(kWorld);
 }
 
+// An id whose one group is ranks 0 .. n-1 in order (the world) gets no
+// per-rank entries, only this key holding {0, n}: a hash index of a
+// million ranks costs 50 MiB and seconds (an extrapolated trace's world),
+// and lookups that miss check it.
+constexpr int32_t kIdentityKey = -1;
+
 void CommTable::reindex(int64_t id) {
   auto& idx = index_[id];
   idx.clear();
   const auto& groups = comms_[id];
+  if (groups.size() == 1) {
+    const auto& m = groups[0].members;
+    bool identity = true;
+    for (std::size_t i = 0; identity && i < m.size(); ++i)
+      identity = m[i] == static_cast<int32_t>(i);
+    if (identity) {
+      idx[kIdentityKey] = {0, static_cast<int32_t>(m.size())};
+      return;
+    }
+  }
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (std::size_t pos = 0; pos < groups[gi].members.size(); ++pos)
       idx[groups[gi].members[pos]] = {static_cast<int32_t>(gi), static_cast<int32_t>(pos)};
@@ -280,6 +296,11 @@ void CommTable::define(int64_t id, CommGroup group) {
   auto& idx = index_[id];
   for (auto& g : groups)
     if (g == group) return;
+  if (auto it = idx.find(kIdentityKey); it != idx.end()) {  // the check below needs every rank
+    const int32_t n = it->second.second;
+    idx.erase(it);
+    for (int32_t r = 0; r < n; ++r) idx[r] = {0, r};
+  }
   for (int32_t m : group.members)
     if (idx.count(m))
       throw std::invalid_argument("communicator " + std::to_string(id) + ": rank " +
@@ -292,17 +313,23 @@ void CommTable::define(int64_t id, CommGroup group) {
 
 const CommGroup* CommTable::group_of(int64_t id, int32_t world_rank) const {
   auto it = index_.find(id);
-  if (it == index_.end()) return nullptr;
+  if (it == index_.end() || world_rank < 0) return nullptr;
   auto r = it->second.find(world_rank);
-  if (r == it->second.end()) return nullptr;
+  if (r == it->second.end()) {
+    auto w = it->second.find(kIdentityKey);
+    const bool in = w != it->second.end() && world_rank < w->second.second;
+    return in ? &comms_.at(id)[0] : nullptr;
+  }
   return &comms_.at(id)[static_cast<std::size_t>(r->second.first)];
 }
 
 int32_t CommTable::rank_in(int64_t id, int32_t world_rank) const {
   auto it = index_.find(id);
-  if (it == index_.end()) return -1;
+  if (it == index_.end() || world_rank < 0) return -1;
   auto r = it->second.find(world_rank);
-  return r == it->second.end() ? -1 : r->second.second;
+  if (r != it->second.end()) return r->second.second;
+  auto w = it->second.find(kIdentityKey);
+  return w != it->second.end() && world_rank < w->second.second ? world_rank : -1;
 }
 
 void CommTable::merge(const CommTable& other) {

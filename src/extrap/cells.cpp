@@ -8,7 +8,10 @@
 // target's cells get the fitted sequences. The ranklists of the output are
 // the target's cells: boxes whose start, lengths and strides are the
 // linear forms of the sizes the seed extrapolates field by field.
+#include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "internal.hpp"
@@ -23,10 +26,12 @@ GridInput make_grid_input(const ExtrapInput& input, const Topology& topo) {
   const int32_t p = input.trace.world_size;
   g.cell_of_rank.resize(static_cast<std::size_t>(p));
   g.cell_rep.assign(static_cast<std::size_t>(cell_count(topo)), -1);
+  g.cell_last = g.cell_rep;
   for (int32_t r = p - 1; r >= 0; --r) {
     const int c = cell_of(topo, r);
     g.cell_of_rank[static_cast<std::size_t>(r)] = c;
     g.cell_rep[static_cast<std::size_t>(c)] = r;  // ends as the lowest rank
+    if (g.cell_last[static_cast<std::size_t>(c)] < 0) g.cell_last[static_cast<std::size_t>(c)] = r;
   }
   return g;
 }
@@ -69,8 +74,101 @@ std::string clip(const std::string& s) {
   return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
+// The coordinate offsets (peer minus caller, per dimension) of relative
+// peer `rel` seen from `rank`.
+std::vector<int64_t> offsets_of(const Topology& t, int64_t rank, int64_t rel) {
+  const int64_t p = t.ranks();
+  int64_t a = rank, b = (rank + rel) % p;
+  std::vector<int64_t> o;
+  for (int64_t s : t.sizes) {
+    o.push_back(b % s - a % s);
+    a /= s;
+    b /= s;
+  }
+  return o;
+}
+
+// The number at the position being fitted, read from another cell's
+// sequence of the same input (nullopt: that sequence is shaped differently).
+using Locator = std::function<std::optional<int64_t>(const ValueSeq& ref, const ValueSeq& other)>;
+
+// A relative peer as coordinate offsets, one per dimension, each fitted
+// over that dimension's size only. On a row-major grid a cell's partner is
+// a fixed step, or a wrap of Sd - 1, in each dimension, and the offset in
+// dimension d depends only on whether the cell is first, in between or
+// last along d. So the offsets along d are pooled over every cell of the
+// same class along d (at the same position of equally shaped sequences):
+// the interior of a 3-D grid, seen only at 27 ranks, gets its offsets from
+// the faces seen at 12 and 18. An offset that is the same for the first
+// and the last rank of an in-between box lies in [-1, 1] for every size,
+// so it is a constant; at the first or last coordinate it must be
+// confirmed at two sizes of its dimension (1 at a size of 2 may be a step
+// or a wrap). Used only when the peer as one number cannot be decided;
+// nullopt when this does not decide it either.
+std::optional<int64_t> fit_offsets(const std::vector<SeqObservation>& obs, int cell,
+                                   const PeerPool& pool, const Locator& at,
+                                   const std::vector<int64_t>& values,
+                                   const std::vector<int64_t>& target, std::string& formula) {
+  const std::size_t dims = target.size();
+  int64_t rel = 0, stride = 1, p = 1;
+  for (int64_t s : target) p *= s;
+  std::string text;
+  int weight = 1;
+  for (std::size_t d = 0; d < dims; ++d, weight *= 3) {
+    const int cls = cell / weight % 3;
+    std::vector<Observation> o;
+    std::set<int64_t> sizes;
+    for (std::size_t k = 0; k < pool.grids->size(); ++k) {
+      const GridInput& g = (*pool.grids)[k];
+      const auto& seqs = (*pool.per_input)[k];
+      // This input's own sequence of the cell, else any input's, as the
+      // reference for the position.
+      std::optional<int64_t> own;
+      const ValueSeq* ref = obs[0].seq;
+      for (std::size_t q = 0; q < obs.size(); ++q)
+        if (obs[q].grid == &g) {
+          own = values[q];
+          ref = obs[q].seq;
+        }
+      for (int c = 0; c < static_cast<int>(g.cell_rep.size()); ++c) {
+        if (c / weight % 3 != cls || g.cell_rep[static_cast<std::size_t>(c)] < 0) continue;
+        std::optional<int64_t> v;
+        if (c == cell)
+          v = own;
+        else if (seqs[static_cast<std::size_t>(c)])
+          v = at(*ref, *seqs[static_cast<std::size_t>(c)]);
+        if (!v || is_sentinel(*v)) continue;
+        const auto lo = offsets_of(g.topo, g.cell_rep[static_cast<std::size_t>(c)], *v);
+        if (offsets_of(g.topo, g.cell_last[static_cast<std::size_t>(c)], *v) != lo) {
+          if (c == cell) return std::nullopt;  // not one step for the whole box
+          continue;
+        }
+        o.push_back({{g.topo.sizes[d]}, lo[d]});
+        sizes.insert(g.topo.sizes[d]);
+      }
+    }
+    if (o.empty()) return std::nullopt;
+    const ValueFit f = fit_value(o, {target[d]});
+    if (f.status != ValueFit::Status::kOk || f.value <= -target[d] || f.value >= target[d])
+      return std::nullopt;
+    const bool constant = f.formula.find('S') == std::string::npos;
+    if (cls == 1 ? !constant : sizes.size() < 2) return std::nullopt;
+    rel += f.value * stride;
+    stride *= target[d];
+    std::string fd = f.formula;
+    for (std::size_t i = 0; (i = fd.find("S1", i)) != std::string::npos; i += 2)
+      fd[i + 1] = static_cast<char>('1' + d);
+    static const char* const kAxis[] = {"x", "y", "z"};
+    text += std::string(d ? " " : "") + (d < 3 ? kAxis[d] : "?") + ":" + fd;
+  }
+  formula = "<" + text + ">";
+  return ((rel % p) + p) % p;
+}
+
 // One number across the inputs.
-int64_t fit_number(const std::vector<SeqObservation>& obs, const std::vector<int64_t>& values,
+// `at` is set for relative peers (see fit_offsets).
+int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerPool* pool,
+                   const Locator* at, const std::vector<int64_t>& values,
                    const std::vector<int64_t>& target, const std::string& what,
                    std::string& formula) {
   bool any_sentinel = false, same = true;
@@ -92,6 +190,10 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, const std::vector<int
   }
   std::vector<Observation> o;
   for (std::size_t k = 0; k < obs.size(); ++k) o.push_back({obs[k].grid->topo.sizes, values[k]});
+  // A peer is first read as coordinate offsets: they are confirmed per
+  // dimension, where one number seen in one input would pass as a constant.
+  if (pool && at)
+    if (auto v = fit_offsets(obs, cell, *pool, *at, values, target, formula)) return *v;
   const ValueFit f = fit_value(o, target);
   switch (f.status) {
     case ValueFit::Status::kOk:
@@ -124,9 +226,9 @@ std::string bracket(const std::string& formula) {
 
 }  // namespace
 
-ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs,
-                              const std::vector<int64_t>& target, const std::string& what,
-                              std::string& formula) {
+ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
+                              const PeerPool* pool, const std::vector<int64_t>& target,
+                              const std::string& what, std::string& formula) {
   std::vector<std::vector<ValueSeq::Run>> runs;
   for (const auto& o : obs) {
     if (o.seq->is_histogram())
@@ -151,13 +253,29 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs,
       for (std::size_t j = 0; j < runs[0][i].pattern.size(); ++j) {
         std::vector<int64_t> v;
         for (const auto& r : runs) v.push_back(r[i].pattern[j]);
-        out[i].pattern.push_back(fit_number(obs, v, target, what, f));
+        // Another cell's number here: same runs, same pattern lengths.
+        // Another cell's number here: same runs and pattern lengths, or
+        // else the same index in an equally long (short) sequence.
+        const Locator at = [i, j](const ValueSeq& ref,
+                                  const ValueSeq& other) -> std::optional<int64_t> {
+          const auto a = ref.runs(), b = other.runs();
+          bool same = a.size() == b.size();
+          for (std::size_t q = 0; same && q < a.size(); ++q)
+            same = a[q].pattern.size() == b[q].pattern.size() && a[q].reps == b[q].reps;
+          if (same) return b[i].pattern[j];
+          if (other.size() != ref.size() || other.size() > 4096) return std::nullopt;
+          std::size_t idx = j;
+          for (std::size_t q = 0; q < i; ++q) idx += a[q].pattern.size() * a[q].reps;
+          return other.to_vector()[idx];
+        };
+        out[i].pattern.push_back(fit_number(obs, cell, pool, &at, v, target, what, f));
         text << (j ? " " : "") << bracket(f);
       }
       if (group) text << ')';
       std::vector<int64_t> reps;
       for (const auto& r : runs) reps.push_back(static_cast<int64_t>(r[i].reps));
-      const int64_t n = fit_number(obs, reps, target, what + " (repeat count)", f);
+      const int64_t n =
+          fit_number(obs, cell, nullptr, nullptr, reps, target, what + " (repeat count)", f);
       if (n < 1)
         throw ExtrapError(what + ": a repeat count extrapolates to " + std::to_string(n) + " (" +
                           f + ")");
@@ -184,7 +302,13 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs,
   for (std::size_t i = 0; i < all[0].size(); ++i) {
     std::vector<int64_t> v;
     for (const auto& a : all) v.push_back(a[i]);
-    out.push_back(fit_number(obs, v, target, what, f));
+    // Another cell's number here: the i-th of an equally long sequence
+    // (short sequences only: each look expands the other sequence).
+    const Locator at = [i](const ValueSeq& ref, const ValueSeq& other) -> std::optional<int64_t> {
+      if (other.size() != ref.size() || other.size() > 4096) return std::nullopt;
+      return other.to_vector()[i];
+    };
+    out.push_back(fit_number(obs, cell, pool, &at, v, target, what, f));
     if (i < 16) text << (i ? " " : "") << bracket(f);
   }
   if (all[0].size() > 16) text << " ...";
@@ -194,7 +318,7 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs,
 
 Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const std::vector<std::vector<const ValueSeq*>>& per_input,
-                            const Topology& target, const std::string& what,
+                            const Topology& target, const std::string& what, bool peer,
                             std::vector<std::string>* explain) {
   Elastic out;
   std::map<std::string, std::string> cells_by_formula;
@@ -223,7 +347,9 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
       throw ExtrapError(where + ": present in" + have + " but not in" + lack);
     }
     std::string formula;
-    ValueSeq seq = extrapolate_sequence(obs, target.sizes, where, formula);
+    const PeerPool pool{&grids, &per_input};
+    ValueSeq seq =
+        extrapolate_sequence(obs, c, peer ? &pool : nullptr, target.sizes, where, formula);
     auto& names = cells_by_formula[formula];
     names += (names.empty() ? "" : ", ") + cell_name(target, c);
     bool merged = false;

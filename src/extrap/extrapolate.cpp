@@ -94,7 +94,8 @@ struct NodeWork {
   std::string label;
   std::vector<std::string>* explain;
 
-  Elastic elastic(const std::string& what, const std::function<const Elastic*(const Node&)>& get) {
+  Elastic elastic(const std::string& what, const std::function<const Elastic*(const Node&)>& get,
+                  bool peer = false) {
     std::vector<std::vector<const ValueSeq*>> per;
     for (std::size_t k = 0; k < nodes.size(); ++k) {
       const Elastic* e = get(*nodes[k]);
@@ -102,7 +103,7 @@ struct NodeWork {
                       : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
     }
     std::vector<std::string> lines;
-    Elastic out = extrapolate_elastic(grids, per, target, label + ", " + what, &lines);
+    Elastic out = extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines);
     for (const auto& l : lines) explain->push_back("    " + what + ": " + l);
     return out;
   }
@@ -207,8 +208,9 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
     std::sort(fields.begin(), fields.end());
     fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
     for (FieldId f : fields) {
-      Elastic e =
-          w.elastic("field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); });
+      Elastic e = w.elastic(
+          "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
+          FieldTable::role(f) == FieldRole::kPeer);
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     // Timing, per predecessor call (matched by operation and call-site frames).

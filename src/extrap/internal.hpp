@@ -39,6 +39,8 @@ struct GridInput {
   std::vector<int> cell_of_rank;
   /// Some rank of every cell, or -1 for an empty cell.
   std::vector<int32_t> cell_rep;
+  /// The highest rank of every cell, or -1.
+  std::vector<int32_t> cell_last;
 };
 
 GridInput make_grid_input(const ExtrapInput& input, const Topology& topo);
@@ -57,17 +59,25 @@ struct SeqObservation {
 
 /// Extrapolates one cell's value sequence to `target` sizes, number by
 /// number. `formula` gets the sequence written with the models of its
-/// numbers. Throws ExtrapError naming `what`.
-ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs,
-                              const std::vector<int64_t>& target, const std::string& what,
-                              std::string& formula);
+/// numbers. `cell` is the cell the observations come from; `pool` is set
+/// when the numbers are relative peers on the world, which may then also
+/// be fitted as coordinate offsets pooled over the cells of every input
+/// (fit_offsets in cells.cpp). Throws ExtrapError naming `what`.
+struct PeerPool {
+  const std::vector<GridInput>* grids = nullptr;
+  /// per_input[k][cell]: input k's sequence in each cell, or nullptr.
+  const std::vector<std::vector<const ValueSeq*>>* per_input = nullptr;
+};
+ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
+                              const PeerPool* pool, const std::vector<int64_t>& target,
+                              const std::string& what, std::string& formula);
 
 /// Extrapolates an elastic value cell by cell: `per_input[k][cell]` as
 /// cell_sequences gives it. Cells of the target that no input has are an
 /// error. `explain` gets one line per distinct formula.
 Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const std::vector<std::vector<const ValueSeq*>>& per_input,
-                            const Topology& target, const std::string& what,
+                            const Topology& target, const std::string& what, bool peer,
                             std::vector<std::string>* explain);
 
 // ------------------------------------------------------- histogram_fit.cpp

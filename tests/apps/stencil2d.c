@@ -3,8 +3,11 @@
  * steps, a final checksum Allreduce. Built twice: PERIODIC=1 (torus, every
  * rank has four neighbours) and PERIODIC=0 (boundary ranks skip the missing
  * neighbours, so corner, edge and interior ranks behave differently).
- * usage: app_stencil2d_* STEPS [WORK [EDGE]]
- * (EDGE: local block edge, default 24; benchmarks use larger blocks). */
+ * usage: app_stencil2d_* STEPS [WORK [EDGE [GLOBAL]]]
+ * (EDGE: local block edge, default 24; benchmarks use larger blocks.
+ * GLOBAL > 0: strong scaling, a GLOBALxGLOBAL domain shared by all ranks,
+ * so the local edge and the halo messages are GLOBAL / (grid columns);
+ * for square rank counts, which keep blocks square.) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +29,13 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int steps = argc > 1 ? atoi(argv[1]) : 100;
-  const int NX = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 24, NY = NX;
   int dims[2] = {0, 0};
   MPI_Dims_create(size, 2, dims);
+  const int global = argc > 4 ? atoi(argv[4]) : 0;
+  const int NX = global > 0                      ? global / dims[1]
+                 : argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3])
+                                                 : 24,
+            NY = NX;
   const int row = rank / dims[1], col = rank % dims[1];
   int nb[4];
   if (PERIODIC) {

@@ -237,6 +237,26 @@ TEST(CommTable, WorldAndSubCommunicators) {
   EXPECT_EQ(t, copy);
 }
 
+// A group of ranks 0 .. n-1 in order is looked up by arithmetic (no
+// per-rank index); a second group of the same id brings the index back.
+TEST(CommTable, IdentityGroupWithoutIndex) {
+  CommTable t;
+  t.define_world(1 << 20);
+  EXPECT_EQ(t.rank_in(CommTable::kWorld, (1 << 20) - 1), (1 << 20) - 1);
+  EXPECT_EQ(t.rank_in(CommTable::kWorld, 1 << 20), -1);
+  EXPECT_EQ(t.rank_in(CommTable::kWorld, -1), -1);
+  EXPECT_EQ(t.group_of(CommTable::kWorld, -1), nullptr);
+  t.define(3, CommGroup{{0, 1, 2}});
+  EXPECT_EQ(t.rank_in(3, 2), 2);
+  EXPECT_THROW(t.define(3, CommGroup{{4, 2}}), std::invalid_argument);
+  t.define(3, CommGroup{{5, 4}});
+  EXPECT_EQ(t.rank_in(3, 1), 1);
+  EXPECT_EQ(t.rank_in(3, 4), 1);
+  ASSERT_NE(t.group_of(3, 5), nullptr);
+  EXPECT_EQ(t.group_of(3, 5)->members, (std::vector<int32_t>{5, 4}));
+  EXPECT_EQ(t.group_of(3, 3), nullptr);
+}
+
 TEST(CommTable, ConflictingGroupsThrow) {
   CommTable t;
   t.define_world(8);

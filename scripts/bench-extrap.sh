@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Extrapolation cost (issue 14): wall time, peak memory (/usr/bin/time -v)
+# and output size of `tracefold extrapolate` for targets of 1,024, 16,384
+# and 1,048,576 ranks, from traces recorded for real at small counts:
+#   - the 2-D periodic and non-periodic stencils at 4, 9, 16, 25 ranks;
+#   - the 3-D periodic stencil at 8, 12, 18, 27 ranks (MPI_Dims_create
+#     grids; the targets are Dims_create grids too: 16x8x8, 32x32x16,
+#     128x128x64).
+# Then the 3-D exactness at 64 ranks, too slow for a test on two cores:
+# 8, 12, 18, 27 -> 64 is diffed against a real 64-rank run.
+#
+# Settings (environment): BUILD_DIR=build, STEPS=12, TARGETS="1024 16384 1048576".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+BUILD_DIR="${BUILD_DIR:-build}"
+STEPS="${STEPS:-12}"
+TARGETS="${TARGETS:-1024 16384 1048576}"
+TF="$PWD/$BUILD_DIR/src/cli/tracefold"
+APPS="$PWD/$BUILD_DIR/tests/apps"
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+cd "$out"
+
+rec() {  # rec NAME APP NP
+  "$TF" record -o "$1-$3.tf" -- mpirun -np "$3" "$APPS/app_$2" "$STEPS" > "rec-$1-$3.log" 2>&1 ||
+    { echo "record $1 at $3 ranks failed" >&2; tail "rec-$1-$3.log" >&2; exit 1; }
+}
+
+row() {  # row NAME TARGET INPUTS...
+  local name=$1 n=$2
+  shift 2
+  /usr/bin/time -v "$TF" extrapolate "$@" --ranks "$n" -o "x-$name-$n.tf" > "x-$name-$n.log" \
+    2> "x-$name-$n.time" || { echo "extrapolate $name to $n failed:" >&2; cat "x-$name-$n.time" >&2; return 0; }
+  local wall rss grid
+  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "x-$name-$n.time")
+  rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "x-$name-$n.time")
+  grid=$(sed -n 's/.* ranks on a \([0-9x]*\) grid.*/\1/p' "x-$name-$n.time")
+  printf '| %-22s | %9d | %-12s | %8s | %8.1f | %7d |\n' "$name" "$n" "$grid" "$wall" \
+    "$(awk -v k="$rss" 'BEGIN {print k / 1024}')" "$(stat -c %s "x-$name-$n.tf")"
+}
+
+for n in 4 9 16 25; do rec periodic stencil2d_periodic $n; rec nonperiodic stencil2d_nonperiodic $n; done
+for n in 8 12 18 27; do rec stencil3d stencil3d $n; done
+
+echo "tracefold extrapolate, $STEPS steps, inputs recorded on this machine ($(nproc) cores)"
+echo
+echo "| program                | target    | grid         | wall     | peak MiB | output B |"
+echo "|------------------------|-----------|--------------|----------|----------|----------|"
+for n in $TARGETS; do
+  for v in periodic nonperiodic; do
+    row "stencil2d $v" "$n" $v-4.tf $v-9.tf $v-16.tf $v-25.tf
+  done
+  row "stencil3d" "$n" stencil3d-8.tf stencil3d-12.tf stencil3d-18.tf stencil3d-27.tf
+done
+
+echo
+rec stencil3d stencil3d 64
+"$TF" extrapolate stencil3d-8.tf stencil3d-12.tf stencil3d-18.tf stencil3d-27.tf --ranks 64 \
+  -o x64.tf > /dev/null 2>&1
+echo "stencil3d 8,12,18,27 -> 64 vs a real 64-rank run: $("$TF" diff x64.tf stencil3d-64.tf 2>&1)"
+
+# Timing accuracy (seed: 1 - |replay - app| / app): the 2-D periodic
+# stencil and the 3-D stencil with WORK units of computation per step,
+# recorded at small counts, extrapolated to ACC_RANKS, replayed under
+# mpirun and compared with a real run's time (APP_TIME, slowest rank,
+# MPI_Init to MPI_Finalize). Oversubscribed ranks on this machine's cores.
+WORK="${WORK:-2000}"
+accuracy() {  # accuracy NAME APP TARGET INPUT_COUNTS...
+  local name=$1 app=$2 target=$3 ins=() n t wall err
+  shift 3
+  for n in "$@"; do
+    "$TF" record -o "acc-$name-$n.tf" -- mpirun -np "$n" "$APPS/app_$app" "$STEPS" "$WORK" \
+      > /dev/null 2>&1 || { echo "record $name at $n failed" >&2; return 0; }
+    ins+=("acc-$name-$n.tf")
+  done
+  "$TF" extrapolate "${ins[@]}" --ranks "$target" -o "acc-$name-x$target.tf" > /dev/null 2>&1 ||
+    { echo "extrapolate $name to $target failed" >&2; return 0; }
+  t=$(APP_TIME=1 mpirun -np "$target" "$APPS/app_$app" "$STEPS" "$WORK" 2>&1 >/dev/null |
+    sed -n 's/^app_time: //p')
+  local line
+  line=$(mpirun -np "$target" "$TF" replay --compare-time "$t" "acc-$name-x$target.tf" 2>&1 |
+    grep '^replay: ' || true)
+  wall=$(sed -n 's/.*, wall \([0-9.e+-]*\) s,.*/\1/p' <<<"$line")
+  err=$(sed -n 's/.*, error \([0-9.]*\)%$/\1/p' <<<"$line")
+  printf '| %-22s | %6d | %-14s | %8s s | %8s s | %6s %% |\n' "$name" "$target" "$*" "$t" "$wall" \
+    "$(awk -v e="$err" 'BEGIN {printf "%.1f", 100 - e}')"
+}
+echo
+echo "Timing accuracy, $STEPS steps, WORK=$WORK units per step"
+echo
+echo "| program                | target | inputs         | real app   | replay of extrapolation | accuracy |"
+echo "|------------------------|--------|----------------|------------|------------|----------|"
+accuracy "stencil2d periodic" stencil2d_periodic 36 4 9 16 25
+accuracy "stencil2d nonperiodic" stencil2d_nonperiodic 36 4 9 16 25
+accuracy "stencil3d" stencil3d 36 8 12 18 27

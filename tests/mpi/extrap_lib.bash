@@ -1,0 +1,56 @@
+# Shared by the extrap_*.sh tests (sourced after mpi_test_lib.bash):
+# recording at several rank counts, extrapolating and diffing against a
+# real run, and checking the errors.
+RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+STEPS=${STEPS:-12}
+
+# rec VARIANT NP [APP [ARGS...]]: records app_stencil2d_VARIANT (or
+# app_APP, given STEPS and ARGS) at NP ranks into VARIANT-NP.tf.
+rec() {
+  limited "rec-$1-$2.out" "rec-$1-$2.err" "$TF" record -o "$1-$2.tf" -- \
+    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$2" "$APPS/app_${3:-stencil2d_$1}" "$STEPS" "${@:4}"
+  if [[ $LRC -ne 0 || ! -s $1-$2.tf ]]; then
+    bad "record $1 at $2 ranks: exit $LRC"
+    show_run "rec-$1-$2.out" "rec-$1-$2.err"
+  fi
+}
+
+# same_as_real WHAT OUT REAL INPUTS...: extrapolates INPUTS to REAL's rank
+# count and diffs the result against the real trace.
+same_as_real() {
+  local what=$1 out=$2 real=$3 ranks
+  shift 3
+  CHECKS=$((CHECKS + 1))
+  ranks=$(basename "$real" .tf)
+  ranks=${ranks##*-}
+  if ! "$TF" extrapolate "$@" --ranks "$ranks" -o "$out" > "$out.log" 2>&1; then
+    bad "$what: extrapolate failed: $(cat "$out.log")"
+    return 0
+  fi
+  local d drc=0
+  d=$("$TF" diff "$out" "$real" 2>&1) || drc=$?
+  if [[ $drc -ne 0 || $d != "same: $ranks ranks" ]]; then
+    bad "$what: extrapolated trace differs from the real run: $d"
+    return 0
+  fi
+  ok "$what: $d"
+}
+
+# fails_with WHAT PATTERN ARGS...: extrapolate ARGS exits 2, says PATTERN,
+# and writes no output file (the last two ARGS are -o OUT).
+fails_with() {
+  local what=$1 pattern=$2 out=${*: -1} rc=0
+  shift 2
+  CHECKS=$((CHECKS + 1))
+  "$TF" extrapolate "$@" > err.out 2> err.txt || rc=$?
+  if [[ $rc -ne 2 ]]; then
+    bad "$what: exit $rc, expected 2"
+  elif ! grep -Eq "$pattern" err.txt; then
+    bad "$what: message does not match /$pattern/: $(cat err.txt)"
+  elif [[ -e $out ]] || compgen -G "$out.*" > /dev/null; then
+    bad "$what: $out (or a temporary) was written"
+  else
+    ok "$what: $(cat err.txt)"
+  fi
+}
+
