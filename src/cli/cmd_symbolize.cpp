@@ -69,7 +69,10 @@ void add_symbolize_command(CLI::App& app) {
   cmd->add_flag("--no-recorded-paths", a->no_recorded_paths,
                 "Do not read binaries at the paths the recorder stored");
   cmd->add_flag("--text", a->text, "Write the text form");
-  cmd->callback([a] { guarded([&] { run_symbolize(*a); }); });
+  cmd->callback([a] {
+    guarded([&] { run_symbolize(*a); });
+    throw CLI::RuntimeError(0);
+  });
 }
 
 }  // namespace tracefold::cli

@@ -201,11 +201,11 @@ std::optional<std::pair<Frame, SourceFrame>> parse_symbol_line(std::string_view 
 
 const Frame* label_frame(const SymbolTables& t, const CallSite& site) {
   if (t.symbols.empty()) return nullptr;
-  // The innermost frame with source lines is application code built with
-  // debug information; failing that, the innermost named frame outside the
-  // system libraries.
+  // Outside the system libraries (whose debug files may be installed):
+  // the innermost frame with source lines, application code built with
+  // -g; failing that, the innermost named frame.
   for (const Frame& f : site.frames)
-    if (const SourceFrames* s = t.symbols_of(f))
+    if (const SourceFrames* s = t.symbols_of(f); s && !system_module(t, f))
       for (const SourceFrame& sf : *s)
         if (sf.line && !sf.function.empty()) return &f;
   for (const Frame& f : site.frames)

@@ -233,23 +233,37 @@ SourceFrames Symbolizer::lookup(const Module& module, uint64_t offset) {
     Dwarf_Files* files = nullptr;
     std::size_t nfiles = 0;
     if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = nullptr;
+    // dwarf_getscopes stops at an inlined instance's abstract origin; the
+    // function it was inlined into is found from the instance's own
+    // containing scopes (dwarf_getscopes_die), one level at a time.
     Dwarf_Die* scopes = nullptr;
-    const int n = dwarf_getscopes(cu, addr - bias, &scopes);
-    for (int i = 0; i < n; ++i) {
-      const int tag = dwarf_tag(&scopes[i]);
-      if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-      out.push_back(
-          {die_function_name(&scopes[i]), file, static_cast<uint32_t>(std::max(line, 0))});
-      if (tag == DW_TAG_subprogram) break;
+    int n = dwarf_getscopes(cu, addr - bias, &scopes);
+    for (int depth = 0; n > 0 && depth < 64; ++depth) {
+      int i = 0;
+      while (i < n && dwarf_tag(&scopes[i]) != DW_TAG_subprogram &&
+             dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+        ++i;
+      if (i == n) break;
+      Dwarf_Die fn = scopes[i];
+      out.push_back({die_function_name(&fn), file, static_cast<uint32_t>(std::max(line, 0))});
+      if (dwarf_tag(&fn) == DW_TAG_subprogram) break;
       Dwarf_Attribute attr;
       Dwarf_Word call_file = 0, call_line = 0;
       file.clear();
       line = 0;
-      if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0 &&
-          files && call_file < nfiles)
+      if (dwarf_formudata(dwarf_attr(&fn, DW_AT_call_file, &attr), &call_file) == 0 && files &&
+          call_file < nfiles)
         if (const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f;
-      if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line) == 0)
+      if (dwarf_formudata(dwarf_attr(&fn, DW_AT_call_line, &attr), &call_line) == 0)
         line = static_cast<int>(call_line);
+      std::free(scopes);
+      scopes = nullptr;
+      // [0] is the instance itself; the caller's scopes follow.
+      n = dwarf_getscopes_die(&fn, &scopes);
+      if (n > 0) {
+        std::memmove(scopes, scopes + 1, sizeof(Dwarf_Die) * static_cast<std::size_t>(n - 1));
+        --n;
+      }
     }
     std::free(scopes);
   }

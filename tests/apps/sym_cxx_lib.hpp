@@ -3,5 +3,5 @@
 #include <mpi.h>
 
 namespace symlib {
-void synchronize(MPI_Comm comm);
+int synchronize(MPI_Comm comm);
 }  // namespace symlib
