@@ -9,6 +9,7 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS tracefold RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+set_target_properties(tracefold_core PROPERTIES EXPORT_NAME core)
 install(TARGETS tracefold_core EXPORT tracefoldTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -30,18 +31,12 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/tracefoldConfigVersion.cm
 install(FILES ${PROJECT_BINARY_DIR}/tracefoldConfig.cmake
               ${PROJECT_BINARY_DIR}/tracefoldConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tracefold)
-# The prefix is the one given at install time (cmake --install --prefix),
-# not the configured one.
-install(CODE "
-  set(prefix \"\${CMAKE_INSTALL_PREFIX}\")
-  file(READ \"${PROJECT_SOURCE_DIR}/cmake/tracefold.pc.in\" pc)
-  string(REPLACE \"@CMAKE_INSTALL_PREFIX@\" \"\${prefix}\" pc \"\${pc}\")
-  string(REPLACE \"@CMAKE_INSTALL_LIBDIR@\" \"${CMAKE_INSTALL_LIBDIR}\" pc \"\${pc}\")
-  string(REPLACE \"@CMAKE_INSTALL_INCLUDEDIR@\" \"${CMAKE_INSTALL_INCLUDEDIR}\" pc \"\${pc}\")
-  string(REPLACE \"@PROJECT_VERSION@\" \"${PROJECT_VERSION}\" pc \"\${pc}\")
-  file(WRITE \"\$ENV{DESTDIR}\${prefix}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/tracefold.pc\" \"\${pc}\")
-  message(STATUS \"Installing: \$ENV{DESTDIR}\${prefix}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/tracefold.pc\")
-")
+# The .pc file finds the prefix from its own place (pkg-config's
+# pcfiledir), so the installed tree and an unpacked package can be moved.
+file(RELATIVE_PATH TRACEFOLD_PC_TO_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" TRACEFOLD_PC_TO_PREFIX "${TRACEFOLD_PC_TO_PREFIX}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/tracefold.pc.in ${PROJECT_BINARY_DIR}/tracefold.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/tracefold.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 set(CPACK_PACKAGE_NAME tracefold)
 set(CPACK_PACKAGE_VENDOR "tracefold")
