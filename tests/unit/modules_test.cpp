@@ -86,8 +86,9 @@ TEST(Modules, CommittedSamplesWithoutTablesStillRead) {
       const Trace t = load_trace(entry.path());
       EXPECT_TRUE(t.symtab.empty()) << name;
       EXPECT_EQ(format_trace(t), text) << name;
-      if (std::string(sub) == "compact-v4")
+      if (std::string(sub) == "compact-v4") {
         EXPECT_EQ(encode_compact(t), read_file_text(entry.path())) << name;
+      }
     }
   }
   EXPECT_EQ(files, 9);
