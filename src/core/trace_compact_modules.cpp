@@ -52,7 +52,10 @@ void put_symbol_tables(Out& o, const SymbolTables& t) {
 }
 
 void get_symbol_tables(In& in, SymbolTables& t) {
-  if (in.uv("a section tag") != kSymbolSection) in.fail("unknown section after the histograms");
+  const uint64_t tag = in.uv("a section tag");
+  if (tag != kSymbolSection)
+    in.fail("unexpected data after the last node (section tag " + std::to_string(tag) +
+            "; 1 is the symbol section)");
   In s = in.sub(in.count("the symbol section's size"));
   std::vector<std::string> strings(s.count("a string count"));
   for (auto& str : strings) str = s.str("a string");
