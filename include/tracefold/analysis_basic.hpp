@@ -54,7 +54,9 @@ std::optional<Difference> diff_traces(const Trace& a, const Trace& b,
 struct StatsRow {
   EventKey key;
   std::string op;
-  std::string site;  ///< frames text
+  std::string site;         ///< site_label: `function (file:line)` when known, else frames
+  std::string frames;       ///< frames text (module+0xoffset ...)
+  bool site_named = false;  ///< `site` holds names, not the frames
   uint64_t calls = 0;
   uint64_t bytes = 0;  ///< count * dsize (+ rcount * rdsize; v-variants: sum of counts)
   Histogram time;      ///< time inside the call, all ranks and paths merged
@@ -71,6 +73,8 @@ std::vector<StatsRow> compute_stats(const Trace& trace);
 uint64_t event_bytes(const Event& ev);
 
 /// Indented, human-readable view of loops, ranklists and parameters.
-std::string render_trace(const Trace& trace);
+/// With `call_paths`, each node is followed by its call site's whole path
+/// (`path:` line, frames innermost first, named where symbols are known).
+std::string render_trace(const Trace& trace, bool call_paths = false);
 
 }  // namespace tracefold

@@ -25,6 +25,7 @@
 
 #include "tracefold/event.hpp"
 #include "tracefold/histogram.hpp"
+#include "tracefold/modules.hpp"
 #include "tracefold/ranklist.hpp"
 #include "tracefold/value_seq.hpp"
 
@@ -121,6 +122,8 @@ struct Trace {
   static constexpr int kCompactVersion = 4;
   int32_t world_size = 0;
   SiteTable sites;
+  /// Modules of the sites' frames and embedded symbols (optional tables).
+  SymbolTables symtab;
   CommTable comms;
   std::vector<Node> nodes;
   /// Empty when lossless; otherwise which lossy options were used.

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/trace.hpp"
+
 namespace tracefold::cli {
 
 /// `1234 B`, `12.1 KiB`, `3.4 MiB`.
@@ -48,6 +50,19 @@ struct RecordOptions {
   bool no_timing = false;
   bool text = false;
 };
+
+/// How viewing commands show call sites (cmd_symbolize.cpp).
+struct SiteOptions {
+  bool raw = false;                     ///< --raw-sites: frames as recorded
+  std::vector<std::string> debug_dirs;  ///< --debug-dir
+};
+/// Adds --raw-sites and --debug-dir to `cmd`.
+void add_site_options(CLI::App* cmd, SiteOptions& o);
+/// Before a view: names the frames the trace's symbols do not, from the
+/// binaries when they can be found; with `raw`, drops all names.
+void prepare_sites(Trace& trace, const SiteOptions& o);
+/// `tracefold symbolize` (cmd_symbolize.cpp).
+void add_symbolize_command(CLI::App& app);
 
 /// `tracefold extrapolate` (cmd_extrapolate.cpp).
 void add_extrapolate_command(CLI::App& app);

@@ -29,12 +29,14 @@ struct ExportArgs {
   std::string perfetto;
   std::string otf2;
   std::string timeline;
+  tracefold::cli::SiteOptions sites;
 };
 
 struct ReportArgs {
   std::string trace;
   std::string output;
   std::string timeline;
+  tracefold::cli::SiteOptions sites;
 };
 
 struct StatsFiles {
@@ -63,7 +65,8 @@ std::string summary(const ExportSummary& s) {
 void run_export(const ExportArgs& a) {
   if (a.perfetto.empty() && a.otf2.empty())
     throw std::runtime_error("export: choose an output: --perfetto FILE.json and/or --otf2 DIR");
-  const Trace t = load_trace(a.trace);
+  Trace t = load_trace(a.trace);
+  tracefold::cli::prepare_sites(t, a.sites);
   const TraceTimeline tl = timeline_for(t, a.trace, a.timeline);
   if (!a.perfetto.empty()) {
     std::ofstream f = open_out(a.perfetto);
@@ -120,6 +123,7 @@ void add_export_commands(CLI::App& app) {
   exp->add_option("--timeline", ex->timeline,
                   "Recorded timeline directory (default: TRACE.timeline/ if it exists, from record "
                   "--timeline)");
+  tracefold::cli::add_site_options(exp, ex->sites);
   exp->footer(
       "Without a recorded timeline the times are synthesized from the trace's mean times.\n"
       "Example: tracefold export run.tf --perfetto run.json --otf2 run-otf2");
@@ -134,9 +138,11 @@ void add_export_commands(CLI::App& app) {
   report->add_option("-o,--output", rep->output, "HTML file to write")->required();
   report->add_option("--timeline", rep->timeline,
                      "Recorded timeline directory (default: TRACE.timeline/ if it exists)");
+  tracefold::cli::add_site_options(report, rep->sites);
   report->callback([rep] {
     guarded([&] {
-      const Trace t = load_trace(rep->trace);
+      Trace t = load_trace(rep->trace);
+      tracefold::cli::prepare_sites(t, rep->sites);
       std::ofstream f = open_out(rep->output);
       write_report_html(f, t, rep->trace, timeline_for(t, rep->trace, rep->timeline));
       close_out(f, rep->output);

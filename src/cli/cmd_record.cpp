@@ -23,7 +23,8 @@ namespace {
 
 fs::path find_recorder_library() {
   return find_companion("TRACEFOLD_LIB",
-                        {"../record/libtracefold.so", "../lib/libtracefold.so", "libtracefold.so"},
+                        {"../record/libtracefold.so", TRACEFOLD_LIB_FROM_BIN,
+                         "../lib/libtracefold.so", "libtracefold.so"},
                         "cannot find libtracefold.so (set TRACEFOLD_LIB)");
 }
 

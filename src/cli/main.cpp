@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/merge.hpp"
@@ -156,7 +157,11 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out,
         std::cerr << "tracefold: merge: skipped " << f.string() << " (" << fs::file_size(f)
                   << " bytes): a rank was stopped while saving it\n";
       const std::size_t first = traces.size();
-      for (const auto& f : files) traces.push_back(load_trace(f));
+      Progress reading("reading " + in, files.size());
+      for (const auto& f : files) {
+        traces.push_back(load_trace(f));
+        reading.update(traces.size() - first);
+      }
       report_missing_ranks(in, traces, first);
     } else {
       traces.push_back(load_trace(in));
@@ -164,7 +169,12 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out,
   }
   if (traces.empty()) throw std::runtime_error("merge: no traces given");
   Trace acc = std::move(traces[0]);
-  for (std::size_t i = 1; i < traces.size(); ++i) acc = merge_traces(acc, traces[i]);
+  Progress merging("merging traces", traces.size());
+  for (std::size_t i = 1; i < traces.size(); ++i) {
+    acc = merge_traces(acc, traces[i]);
+    merging.update(i + 1);
+  }
+  merging.done();
   canonicalize_sites(acc);
   if (w.no_timing) drop_timing(acc);
   save_trace(acc, out, w.encoding());
@@ -239,13 +249,16 @@ int cmd_convert(const std::string& in, const std::string& out, const WriteOption
   return 0;
 }
 
-int cmd_print(const std::string& path) {
-  std::cout << render_trace(load_trace(path));
+int cmd_print(const std::string& path, const SiteOptions& sites, bool call_paths) {
+  Trace t = load_trace(path);
+  prepare_sites(t, sites);
+  std::cout << render_trace(t, call_paths);
   return 0;
 }
 
-int cmd_stats(const std::string& path, bool json) {
+int cmd_stats(const std::string& path, bool json, const SiteOptions& sites) {
   Trace t = load_trace(path);
+  prepare_sites(t, sites);
   auto rows = compute_stats(t);
   int64_t total_time = 0;
   for (const auto& r : rows) total_time += r.time.sum();
@@ -264,6 +277,7 @@ int cmd_stats(const std::string& path, bool json) {
           {"ranks", r.ranks.to_string()},
           {"time_total_ns", r.time.sum()},
           {"time_share", total_time ? double(r.time.sum()) / double(total_time) : 0.0}};
+      if (r.site_named) row["frames"] = r.frames;
       if (!r.time.empty()) {
         row["time_mean_ns"] = r.time.mean();
         row["time_min_ns"] = r.time.min();
@@ -278,18 +292,23 @@ int cmd_stats(const std::string& path, bool json) {
   }
   std::cout << "trace " << path << ": " << t.world_size << " ranks"
             << (t.lossy.empty() ? "" : " (LOSSY: " + t.lossy + ")") << "\n";
-  std::cout << std::left << std::setw(24) << "operation" << std::setw(28) << "call site"
-            << std::right << std::setw(10) << "calls" << std::setw(12) << "bytes" << std::setw(10)
-            << "mean" << std::setw(16) << "min@rank" << std::setw(16) << "max@rank" << std::setw(8)
-            << "share"
+  // Frame lists are cut to the column; names are shown whole (the column
+  // widens to the longest).
+  std::size_t width = 28;
+  for (const auto& r : rows)
+    if (r.site_named) width = std::max(width, r.site.size() + 2);
+  std::cout << std::left << std::setw(24) << "operation" << std::setw(static_cast<int>(width))
+            << "call site" << std::right << std::setw(10) << "calls" << std::setw(12) << "bytes"
+            << std::setw(10) << "mean" << std::setw(16) << "min@rank" << std::setw(16) << "max@rank"
+            << std::setw(8) << "share"
             << "\n";
   for (const auto& r : rows) {
-    std::string site = r.site.size() > 27 ? r.site.substr(0, 24) + "..." : r.site;
+    std::string site = !r.site_named && r.site.size() > 27 ? r.site.substr(0, 24) + "..." : r.site;
     std::ostringstream share;
     share << std::fixed << std::setprecision(1)
           << (total_time ? 100.0 * double(r.time.sum()) / double(total_time) : 0.0) << "%";
-    std::cout << std::left << std::setw(24) << r.op << std::setw(28) << site << std::right
-              << std::setw(10) << r.calls << std::setw(12) << r.bytes;
+    std::cout << std::left << std::setw(24) << r.op << std::setw(static_cast<int>(width)) << site
+              << std::right << std::setw(10) << r.calls << std::setw(12) << r.bytes;
     if (r.time.empty()) {
       std::cout << std::setw(10) << "-" << std::setw(16) << "-" << std::setw(16) << "-";
     } else {
@@ -453,6 +472,11 @@ int main(int argc, char** argv) {
   auto* print =
       app.add_subcommand("print", "Readable, indented view of loops, ranklists and parameters");
   print->add_option("trace", print_path, "Trace file")->required()->check(CLI::ExistingFile);
+  SiteOptions print_sites;
+  add_site_options(print, print_sites);
+  bool print_paths = false;
+  print->add_flag("--call-paths", print_paths,
+                  "Also show each call site's whole call path (innermost frame first)");
 
   std::string stats_path;
   bool stats_json = false;
@@ -460,7 +484,10 @@ int main(int argc, char** argv) {
       app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
   stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--json", stats_json, "Machine-readable output");
+  SiteOptions stats_sites;
+  add_site_options(stats, stats_sites);
   add_export_commands(app);
+  add_symbolize_command(app);
   add_extrapolate_command(app);
   add_simulate_command(app);
 
@@ -529,8 +556,8 @@ int main(int argc, char** argv) {
     if (*convert) return cmd_convert(convert_in, convert_out, convert_write);
     if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
     if (*diff) return cmd_diff(diff_a, diff_b, diff_opts);
-    if (*print) return cmd_print(print_path);
-    if (*stats) return cmd_stats(stats_path, stats_json);
+    if (*print) return cmd_print(print_path, print_sites, print_paths);
+    if (*stats) return cmd_stats(stats_path, stats_json, stats_sites);
   } catch (const std::exception& ex) {
     std::cerr << "tracefold: error: " << ex.what() << "\n";
     return 2;

@@ -137,7 +137,9 @@ std::vector<StatsRow> compute_stats(const Trace& trace) {
   std::vector<StatsRow> out;
   for (auto& [key, row] : rows) {
     row.op = OpTable::name(key.op);
-    row.site = SiteTable::format(trace.sites.at(key.site));
+    row.frames = SiteTable::format(trace.sites.at(key.site));
+    row.site = site_label(trace.symtab, trace.sites.at(key.site));
+    row.site_named = row.site != row.frames;
     out.push_back(std::move(row));
   }
   std::stable_sort(out.begin(), out.end(), [](const StatsRow& a, const StatsRow& b) {
@@ -148,7 +150,7 @@ std::vector<StatsRow> compute_stats(const Trace& trace) {
   return out;
 }
 
-std::string render_trace(const Trace& trace) {
+std::string render_trace(const Trace& trace, bool call_paths) {
   std::string out = "trace of " + std::to_string(trace.world_size) + " ranks, " +
                     std::to_string(trace.nodes.size()) + " nodes, " +
                     std::to_string(trace.sites.size()) + " call sites" +
@@ -183,7 +185,14 @@ std::string render_trace(const Trace& trace) {
     }
     std::string ind(2 * depth, ' ');
     out += ind + "#" + std::to_string(i) + " " + OpTable::name(n.key.op) + " at " +
-           SiteTable::format(trace.sites.at(n.key.site)) + "  ranks " + n.ranks.to_string() + "\n";
+           site_label(trace.symtab, trace.sites.at(n.key.site)) + "  ranks " + n.ranks.to_string() +
+           "\n";
+    if (call_paths) {
+      out += ind + "    path";
+      const auto path = site_path(trace.symtab, trace.sites.at(n.key.site));
+      for (std::size_t f = 0; f < path.size(); ++f) out += (f ? " <- " : " ") + path[f];
+      out += "\n";
+    }
     const bool always = n.count.entries().size() == 1 &&
                         n.count.entries()[0].values.run_count() == 1 &&
                         n.count.entries()[0].values.back() == 1;

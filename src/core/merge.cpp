@@ -115,6 +115,8 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
   Trace out;
   out.world_size = a.world_size;
   out.sites = a.sites;
+  out.symtab = a.symtab;
+  out.symtab.merge(b.symtab);
   out.comms = a.comms;
   out.comms.merge(b.comms);
   if (!a.lossy.empty() || !b.lossy.empty()) out.lossy = a.lossy.empty() ? b.lossy : a.lossy;
@@ -207,6 +209,7 @@ void canonicalize_sites(Trace& trace) {
               [](const Timing& x, const Timing& y) { return x.pred < y.pred; });
   }
   trace.sites = std::move(fresh);
+  trace.symtab.prune(trace.sites);
 }
 
 int reduction_rounds(int size, int radix) {

@@ -208,6 +208,7 @@ std::string encode_compact_body(const Trace& t) {
     }
   }
   histograms.write(o);
+  compact::put_symbol_tables(o, t.symtab);
   return std::move(o.bytes());
 }
 

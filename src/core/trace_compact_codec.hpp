@@ -103,6 +103,12 @@ class In {
 /// form, and version 4's for a histogram the columns cannot shorten.
 Histogram::Parts get_plain_histogram(In& in, uint64_t count);
 
+/// The optional trailing section holding the module and symbol tables
+/// (src/core/trace_compact_modules.cpp): nothing is written for empty
+/// tables; the reader is called when bytes follow the histograms.
+void put_symbol_tables(Out& o, const SymbolTables& t);
+void get_symbol_tables(In& in, SymbolTables& t);
+
 /// What a histogram of a timing block holds; each kind has its own columns,
 /// as the values of one kind resemble each other.
 enum class HistogramKind { kCompute, kComm, kStat };

@@ -287,6 +287,7 @@ Trace decode_body(In& in, int version) {
       }
     }
     columns.finish();
+    if (!in.at_end()) compact::get_symbol_tables(in, t.symtab);
   }
   if (!in.at_end()) {
     in.uv("nothing");

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace tracefold {
@@ -29,6 +30,8 @@ std::string format_pred(EventKey k) {
   return OpTable::name(k.op) + "/" + std::to_string(k.site);
 }
 
+void format_symbol_tables(const SymbolTables& tables, std::string& out);
+
 bool members_ascending(const CommGroup& g) {
   for (std::size_t i = 1; i < g.members.size(); ++i)
     if (g.members[i] <= g.members[i - 1]) return false;
@@ -48,6 +51,7 @@ std::string format_trace(const Trace& t) {
   out += "sites " + std::to_string(t.sites.size()) + "\n";
   for (SiteId i = 0; i < t.sites.size(); ++i)
     out += "site " + std::to_string(i) + " " + SiteTable::format(t.sites.at(i)) + "\n";
+  format_symbol_tables(t.symtab, out);
   std::size_t groups = 0;
   for (const auto& [id, gs] : t.comms.all()) groups += gs.size();
   out += "comms " + std::to_string(groups) + "\n";
@@ -120,6 +124,12 @@ class LineReader {
     return line;
   }
   bool at_end() const { return pos_ >= text_.size(); }
+  // The next line without taking it ("" at the end).
+  std::string_view peek() const {
+    if (pos_ >= text_.size()) return {};
+    const std::size_t end = text_.find('\n', pos_);
+    return text_.substr(pos_, end == std::string_view::npos ? end : end - pos_);
+  }
   [[noreturn]] void fail(const std::string& msg) const {
     throw TraceFormatError(source_, line_no_, msg);
   }
@@ -219,6 +229,62 @@ Histogram take_histogram(LineReader& r, std::string_view text, const std::string
   }
 }
 
+// The optional module and symbol tables (docs/format.md, "Modules and
+// symbols"); traces written before them go straight on to "comms".
+std::size_t take_table_count(LineReader& r, std::string_view prefix, const char* what) {
+  std::string_view line = r.next(std::string("'") + std::string(prefix) + "N'");
+  line.remove_prefix(prefix.size());
+  std::size_t n = 0;
+  auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), n);
+  if (ec != std::errc() || p != line.data() + line.size() || line.empty())
+    r.fail(std::string("expected ") + what + " count, found " + show(line));
+  return n;
+}
+
+void parse_symbol_tables(LineReader& r, SymbolTables& tables) {
+  std::string error;
+  if (r.peek().substr(0, 8) == "modules ") {
+    const std::size_t n = take_table_count(r, "modules ", "a module");
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string_view line = r.next("module " + std::to_string(i));
+      if (line.substr(0, 7) != "module ") r.fail("expected a module line, found " + show(line));
+      auto m = parse_module_line(line.substr(7), error);
+      if (!m) r.fail(error);
+      if (!tables.modules.emplace(m->name, *m).second)
+        r.fail("module " + m->name + " appears twice");
+    }
+  }
+  if (r.peek().substr(0, 8) == "symbols ") {
+    const std::size_t n = take_table_count(r, "symbols ", "a symbol line");
+    std::optional<Frame> last;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string_view line = r.next("symbol line " + std::to_string(i));
+      if (line.substr(0, 7) != "symbol ") r.fail("expected a symbol line, found " + show(line));
+      auto s = parse_symbol_line(line.substr(7), error);
+      if (!s) r.fail(error);
+      auto [it, fresh] = tables.symbols.try_emplace(s->first);
+      if (!fresh && !(last && *last == s->first))
+        r.fail("the symbol lines of " + std::string(line.substr(7, line.find(' ', 7) - 7)) +
+               " are not adjacent");
+      it->second.push_back(std::move(s->second));
+      last = s->first;
+    }
+  }
+}
+
+void format_symbol_tables(const SymbolTables& tables, std::string& out) {
+  if (!tables.modules.empty()) {
+    out += "modules " + std::to_string(tables.modules.size()) + "\n";
+    for (const auto& [name, m] : tables.modules) out += format_module_line(m) + "\n";
+  }
+  if (!tables.symbols.empty()) {
+    std::size_t lines = 0;
+    for (const auto& [f, s] : tables.symbols) lines += s.size();
+    out += "symbols " + std::to_string(lines) + "\n";
+    for (const auto& [f, s] : tables.symbols) out += format_symbol_lines(f, s);
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -277,6 +343,7 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       r.fail("expected frames 'module+0xOFFSET ...', found " + show(line));
     if (t.sites.intern(cs) != i) r.fail("site " + std::to_string(i) + " repeats an earlier site");
   }
+  parse_symbol_tables(r, t.symtab);
 
   line = r.next("'comms N'");
   take(r, line, "comms ", "the communicator count");

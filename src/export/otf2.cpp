@@ -300,12 +300,24 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
   std::sort(by_ref.begin(), by_ref.end());
   for (const auto& [ref, key] : by_ref) {
     const std::string op = OpTable::name(key.op);
-    const std::string frames = SiteTable::format(trace.sites.at(key.site));
-    check(
-        OTF2_GlobalDefWriter_WriteRegion(
-            g, ref, str(op), str(op), str("call site " + std::to_string(key.site) + ": " + frames),
-            OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, str(frames), 0, 0),
-        "region");
+    const CallSite& site = trace.sites.at(key.site);
+    const std::string frames = SiteTable::format(site);
+    const std::string label = site_label(trace.symtab, site);
+    // A named site: the region says where the call is, with the source
+    // location of its innermost application frame and the whole path in
+    // the description; the canonical name stays the MPI function.
+    const SourceFrame* src = innermost_source(trace.symtab, site);
+    std::string path;
+    for (const std::string& p : site_path(trace.symtab, site))
+      path += (path.empty() ? "" : " <- ") + p;
+    const bool named = label != frames;
+    check(OTF2_GlobalDefWriter_WriteRegion(
+              g, ref, str(named ? op + " @ " + label : op), str(op),
+              str("call site " + std::to_string(key.site) + ": " + (named ? path : frames)),
+              OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE,
+              str(src && !src->file.empty() ? src->file : frames), src ? src->line : 0,
+              src ? src->line : 0),
+          "region");
   }
   check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, str("tracefold synthesized run"),
                                                  str("machine"), OTF2_UNDEFINED_SYSTEM_TREE_NODE),

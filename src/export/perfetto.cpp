@@ -9,6 +9,24 @@ namespace tracefold {
 
 namespace {
 
+// Names of a symbolized site for the slice's args: where the call is, and
+// the whole call path.
+std::string site_args(const Trace& trace, SiteId id) {
+  const CallSite& site = trace.sites.at(id);
+  if (!label_frame(trace.symtab, site)) return "";
+  std::string path;
+  for (const std::string& p : site_path(trace.symtab, site))
+    path += (path.empty() ? "" : " <- ") + p;
+  return ",\"site_name\":" + json_string(site_label(trace.symtab, site)) +
+         ",\"call_path\":" + json_string(path);
+}
+
+// The slice's name: the call, and the function it is made from when known.
+std::string named_slice(const Trace& trace, const Event& ev) {
+  const SourceFrame* src = innermost_source(trace.symtab, trace.sites.at(ev.site));
+  return src ? slice_name(ev) + " @ " + src->function : slice_name(ev);
+}
+
 // Microseconds with nanosecond precision: exact, so slices that touch in
 // nanoseconds touch in the JSON too.
 std::string us(int64_t ns) {
@@ -88,12 +106,12 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
       const char* cat = c == OpClass::kCollective || c == OpClass::kICollective ? "collective"
                         : c == OpClass::kOther                                  ? "mpi"
                                                                                 : "p2p";
-      out << "{\"name\":" << json_string(slice_name(ev)) << ",\"cat\":\"" << cat
+      out << "{\"name\":" << json_string(named_slice(trace, ev)) << ",\"cat\":\"" << cat
           << "\",\"ph\":\"X\",\"pid\":" << r << ",\"tid\":0,\"ts\":" << us(te.start_ns)
           << ",\"dur\":" << us(te.end_ns - te.start_ns)
           << ",\"args\":{\"op\":" << json_string(OpTable::name(ev.op)) << ",\"site\":" << ev.site
           << ",\"frames\":" << json_string(SiteTable::format(trace.sites.at(ev.site)))
-          << ",\"bytes\":" << event_bytes(ev) << ",\"time\":\""
+          << site_args(trace, ev.site) << ",\"bytes\":" << event_bytes(ev) << ",\"time\":\""
           << (te.timed ? "recorded mean" : "not recorded") << "\"";
       for (const FieldValue& f : ev.fields) {
         out << "," << json_string(FieldTable::name(f.field)) << ":";

@@ -93,6 +93,8 @@ Trace Recorder::local_trace() {
   if (folder && !disabled) {
     try {
       Trace t = folder->finish(size, sites, comms);
+      t.symtab.modules = modules;
+      t.symtab.prune(t.sites);
       if (no_timing) drop_timing(t);
       if (site_tolerance > 0) {
         const std::string what =

@@ -283,6 +283,7 @@ const FrameInfo& Recorder::frame_of(uintptr_t a) {
   }
   for (char& c : fi.frame.module)
     if (c == ' ') c = '_';
+  if (fi.frame.module != "?") note_module(fi.frame.module, a - 1 - fi.frame.offset);
   return frames.emplace(a, fi).first->second;
 }
 

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -240,6 +241,8 @@ class Recorder {
   std::pair<int32_t, int32_t> last_position{};
   std::unordered_map<uintptr_t, FrameInfo> frames;
   std::unordered_map<StackKey, SiteId, StackKeyHash> stacks;
+  // Path, build-id and base of each module frames name (modules.cpp).
+  std::map<std::string, Module> modules;
   uintptr_t own_base = 0;
   // Address range of libtracefold's own loaded segments: frames there are
   // skipped without a lookup.
@@ -356,6 +359,7 @@ class Recorder {
 
   SiteId site_of(const StackKey& key);
   const FrameInfo& frame_of(uintptr_t a);
+  void note_module(const std::string& name, uintptr_t load_base);
   void find_own_range();
   static std::vector<int32_t> world_ranks_of(MPI_Group g);
   std::vector<int32_t> world_members(MPI_Comm c);
