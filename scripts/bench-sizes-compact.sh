@@ -3,10 +3,16 @@
 # (except app_abort, app_crash) once per rank count with --raw-log and prints
 # per run the raw logs' bytes (rank files summed), the text form (format
 # version 2, `tracefold convert --text`), the text with `zstd -19` (the
-# `.zst` form), the compact form as recorded (format version 4), and the
+# `.zst` form), the compact form as recorded (format version 5), and the
 # compact form without timing (`tracefold convert --no-timing` of the same
 # trace: what `record --no-timing` writes for that run), with the ratios
 # compact/text and no-timing/text.
+#
+# With BASE_BUILD set (another build tree, e.g. of main), the same raw logs
+# are also folded (`tracefold fold`, which merges and settles timing as
+# `record` does) by that build's tracefold and by this one's, and a second
+# table gives both compact sizes side by side: one set of samples, two
+# writers, so the difference is the writers' alone.
 #
 # Settings (environment):
 #   BUILD_DIR=build      build tree with src/cli/tracefold and tests/apps/app_*
@@ -14,6 +20,7 @@
 #   STEPS=50             step count (argv[1]) for every program
 #   RUN_TIMEOUT=60       seconds (plus 1 per rank) a run may take
 #   APPS_FILTER=REGEX    only programs whose name matches (e.g. 'cg|lu')
+#   BASE_BUILD=DIR       build tree to compare with (folds of the raw logs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -22,6 +29,7 @@ NPS="${NPS:-4 8 16}"
 STEPS="${STEPS:-50}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-60}"
 APPS_FILTER="${APPS_FILTER:-.}"
+BASE_BUILD="${BASE_BUILD:-}"
 
 for f in "$BUILD_DIR/src/cli/tracefold" "$BUILD_DIR/src/record/libtracefold.so"; do
   [[ -x $f ]] || { echo "bench-sizes-compact: $f missing; build first" >&2; exit 2; }
@@ -35,6 +43,12 @@ cp "$BUILD_DIR/src/cli/tracefold" "$work/bin/cli/"
 cp "$BUILD_DIR/src/record/libtracefold.so" "$work/bin/record/"
 export TRACEFOLD_LIB="$work/bin/record/libtracefold.so"
 TF="$work/bin/cli/tracefold"
+if [[ -n $BASE_BUILD ]]; then
+  [[ -x $BASE_BUILD/src/cli/tracefold ]] || { echo "bench-sizes-compact: $BASE_BUILD/src/cli/tracefold missing" >&2; exit 2; }
+  cp "$BASE_BUILD/src/cli/tracefold" "$work/bin/base-tracefold"
+fi
+BASE_TF="$work/bin/base-tracefold"
+FOLDS="$work/folds.txt"; : >"$FOLDS"
 apps=()
 for a in "$BUILD_DIR"/tests/apps/app_*; do
   n=${a##*/app_}
@@ -67,6 +81,14 @@ for np in $NPS; do
     compact=$(stat -c %s "$d/t.tf")
     nt=$(stat -c %s "$d/nt.tf")
     echo "$app $np ok $raw $text $tzst $compact $nt" >>"$ROWS"
+    if [[ -n $BASE_BUILD ]]; then
+      "$BASE_TF" fold "$d/raw" -o "$d/base.tf" 2>/dev/null
+      "$TF" fold "$d/raw" -o "$d/new.tf" 2>/dev/null
+      blocks=$("$TF" convert "$d/new.tf" --text -o - 2>/dev/null | grep -c '^  time pred=' || true)
+      other=$("$TF" convert "$d/new.tf" --text -o - 2>/dev/null | grep -c '^  time pred=other' || true)
+      bblocks=$("$BASE_TF" convert "$d/base.tf" --text -o - 2>/dev/null | grep -c '^  time pred=' || true)
+      echo "$app $np $raw $(stat -c %s "$d/base.tf") $(stat -c %s "$d/new.tf") $bblocks $blocks $other" >>"$FOLDS"
+    fi
     echo "  $app np=$np: ok" >&2
   done
 done
@@ -92,3 +114,19 @@ if c:
     print("%d runs: compact/text median %.3f (max %.3f); no-timing/text median %.3f (max %.3f)" % (
         len(c), statistics.median(c), max(c), statistics.median(n), max(n)))
 PY
+if [[ -n $BASE_BUILD ]]; then
+  echo
+  echo "=== The same raw logs folded by $BASE_BUILD (base) and $BUILD_DIR (new), compact form, steps $STEPS ==="
+  python3 - "$FOLDS" <<'PY'
+import sys
+fmt = "%-24s %5s %11s %9s %9s %8s %7s %7s %6s"
+print(fmt % ("program", "ranks", "raw B", "base B", "new B", "new/base", "blocks", "->", "other"))
+tb = tn = 0
+for line in open(sys.argv[1]):
+    app, np, raw, base, new, bb, nb, other = line.split()
+    tb += int(base); tn += int(new)
+    print(fmt % (app, np, raw, base, new, "%.3f" % (int(new) / int(base)), bb, nb, other))
+if tb:
+    print("total: base %d B, new %d B, new/base %.3f" % (tb, tn, tn / tb))
+PY
+fi

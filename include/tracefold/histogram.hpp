@@ -63,6 +63,18 @@ class Histogram {
     }
   }
   void merge(const Histogram& other);
+  /// Gives each bin of three or more samples the sum count * m, m its mean
+  /// rounded to the nearest integer (halves up), and the histogram the total
+  /// of those: every mean stays exact to half a unit, and a bin's sum then
+  /// follows from count and m, whose digits do not grow with the count (the
+  /// compact form stores m; settle_timings in trace.hpp). Bins of one or two
+  /// samples, whose sums follow from min and max, are left as they are, as
+  /// is a bin whose sum is negative (wrapped around) or too large to round.
+  void round_bin_means();
+  /// The mean of the bin with the most samples (the lower one on a tie): the
+  /// typical value, which a few outliers in the other bin do not move; 0
+  /// when empty.
+  double typical() const;
 
   bool empty() const { return count_ == 0; }
   uint64_t count() const { return count_; }

@@ -21,6 +21,10 @@ struct MergeOptions {
   /// prefix and suffix, and what is left beyond this is kept unmatched
   /// (still lossless, only less compact).
   std::size_t max_cells = std::size_t{1} << 24;
+  /// Whether reduce_trace and reduce_traces settle the merged trace's
+  /// timing (settle_timings in trace.hpp: alike predecessors share a block,
+  /// bin sums are count * rounded mean). merge_traces never does.
+  bool settle_timing = true;
 };
 
 /// Merges b into a copy of a. Ranks of a and b must be disjoint; throws

@@ -78,6 +78,17 @@ struct LoopLevel {
 /// Matching key for "no preceding event" (the first event of a rank).
 inline constexpr EventKey kStartKey{0xFFFF, 0xFFFFFFFFu};
 
+/// Predecessor of a timing block that stands for every predecessor of its
+/// node without a block of its own: settle_timings() puts the times of
+/// predecessors whose times are alike into one such block (text `pred=other`,
+/// format version 3; docs/format.md "Timing"). Sorts just before kStartKey.
+inline constexpr EventKey kOtherKey{0xFFFF, 0xFFFFFFFEu};
+
+/// Whether `pred` is kStartKey or kOtherKey (no operation, no call site).
+inline bool is_pred_marker(EventKey pred) {
+  return pred == kStartKey || pred == kOtherKey;
+}
+
 /// Timing of a node reached from one preceding call (seed 000, 2.3): keeping
 /// predecessors apart separates loop entry and loop back-edge paths.
 struct Timing {
@@ -101,6 +112,9 @@ struct Node {
 
   Elastic* field(FieldId f);
   const Elastic* field(FieldId f) const;
+  /// The timing block of this node when reached from `pred`: the block of
+  /// `pred` itself, else the `other` block, else null.
+  const Timing* timing_after(EventKey pred) const;
 };
 
 /// A ranklist as the trace file writes it: `*` when `whole` is given,
@@ -113,13 +127,17 @@ Ranklist parse_ranklist_or_whole(std::string_view text, const Ranklist* whole);
 
 /// The whole trace with its tables.
 struct Trace {
-  /// Version written by format_trace, the text form. Version 2 added the
-  /// whole-set shorthand `*` (docs/format.md); the reader also takes version 1.
-  static constexpr int kFormatVersion = 2;
+  /// Newest text version, written by format_trace when the trace has a
+  /// `pred=other` timing block; a trace without one is written as version
+  /// 2, which added the whole-set shorthand `*`. Versions 3 and 4 exist only
+  /// in the compact form; version 5 is both (docs/format.md "Format
+  /// versions"). The text reader takes versions 1, 2 and 5.
+  static constexpr int kFormatVersion = 5;
   /// Version of the compact form (encode_compact), the default on disk.
-  /// Version 4 stores histograms in columns; the reader also takes version
-  /// 3, which stored them in place (docs/format.md).
-  static constexpr int kCompactVersion = 4;
+  /// Version 5 adds `pred=other` and stores a bin's mean instead of its sum
+  /// where the sum is count * mean; version 4 stored histograms in columns,
+  /// version 3 in place. The reader takes all three (docs/format.md).
+  static constexpr int kCompactVersion = 5;
   int32_t world_size = 0;
   SiteTable sites;
   /// Modules of the sites' frames and embedded symbols (optional tables).
@@ -134,6 +152,24 @@ struct Trace {
   /// Approximate in-memory size.
   std::size_t memory_bytes() const;
 };
+
+/// What a finished trace keeps of its timing (docs/format.md "Timing"), done
+/// once the ranks are merged (reduce_trace, reduce_traces):
+///   - the blocks of a node whose times are alike become one block with
+///     pred kOtherKey: alike to the node's main block (the `other` block if
+///     there is one, else the block with the most samples), that is for the
+///     compute and the communication histogram each, both empty, or both
+///     with typical values (the mean of the fuller bin) within a factor of
+///     two or within kAlikeNs of each other, and the same statistics;
+///   - each bin of three or more samples gets the sum count * (its mean
+///     rounded to an integer): the mean stays exact to half a unit, and the
+///     compact form stores it without digits that grow with the count.
+/// Everything else (counts, minimums, maximums and their ranks, bins, spans)
+/// is unchanged; parameters are never touched. Idempotent.
+void settle_timings(Trace& trace);
+/// The difference in typical time (ns) below which settle_timings() counts
+/// two predecessors' times as alike whatever their ratio.
+inline constexpr int64_t kAlikeNs = 1000;
 
 /// Drops every compute and communication histogram (record --no-timing):
 /// the trace keeps parameters only, and user statistics where there are any.

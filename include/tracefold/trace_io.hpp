@@ -1,9 +1,10 @@
 // Reading and writing the trace file (format: docs/format.md).
 //
-// Two forms hold the same trace. The text form (format version 2) is the
-// reference: line-oriented and readable; a file whose name ends in `.zst` is
-// that text compressed with zstd. The compact form (format version 4, the
-// default of save_trace; version 3 is still read) is binary: varints, each
+// Two forms hold the same trace. The text form (format version 2, or 5 with
+// a `pred=other` timing block) is the reference: line-oriented and readable;
+// a file whose name ends in `.zst` is that text compressed with zstd. The
+// compact form (format version 5, the default of save_trace; versions 3 and
+// 4 are still read) is binary: varints, each
 // name, module and frame once, histograms in columns, zstd on top. Both are
 // deterministic (equal traces give equal bytes), and load_trace reads every
 // form, telling them apart by content.
@@ -43,24 +44,25 @@ class TraceFormatError : public std::runtime_error {
 
 /// How save_trace writes a trace.
 enum class TraceEncoding {
-  kCompact,  ///< format version 4, binary and compressed (the default)
-  kText,     ///< format version 2, text (zstd-compressed if the name ends in `.zst`)
+  kCompact,  ///< format version 5, binary and compressed (the default)
+  kText,     ///< format version 2 or 5, text (zstd-compressed if the name ends in `.zst`)
 };
 
-/// The text form of a trace, format version Trace::kFormatVersion: a
+/// The text form of a trace, format version 2, or Trace::kFormatVersion
+/// when it has a `pred=other` timing block: a
 /// ranklist of all ranks of the world (node `ranks=`, communicator
 /// `members`) or of the node (after `@` in its elastic values) is `*`.
 std::string format_trace(const Trace& trace);
-/// Parses the text form, versions 1 (no `*`) to Trace::kFormatVersion;
+/// Parses the text form, versions 1 (no `*`), 2 and Trace::kFormatVersion;
 /// `source` names the input in error messages.
 Trace parse_trace(std::string_view text, const std::string& source = "<trace>");
 
-/// The compact form, format version 4: a 5-byte header and one zstd frame
+/// The compact form, format version 5: a 5-byte header and one zstd frame
 /// holding the body (encode_compact_body).
 std::string encode_compact(const Trace& trace);
 /// The compact form's body before compression (for measurements).
 std::string encode_compact_body(const Trace& trace);
-/// Inverse of encode_compact, for compact versions 3 and 4; errors name
+/// Inverse of encode_compact, for compact versions 3 to 5; errors name
 /// `source` and the byte offset.
 Trace decode_compact(std::string_view bytes, const std::string& source = "<trace>");
 /// Whether `bytes` start with the compact form's magic number.

@@ -112,10 +112,9 @@ bool RankIterator::next(Event& out) {
       }
     }
     out.fields.resize(used);
-    for (const Timing& t : node.timings) {
-      if (!(t.pred == prev_)) continue;
-      if (!t.compute.empty()) out.compute_ns = std::llround(t.compute.mean());
-      if (!t.comm.empty()) out.comm_ns = std::llround(t.comm.mean());
+    if (const Timing* t = node.timing_after(prev_)) {
+      if (!t->compute.empty()) out.compute_ns = std::llround(t->compute.mean());
+      if (!t->comm.empty()) out.comm_ns = std::llround(t->comm.mean());
     }
     try {
       decode_relative(out, rank_, trace_.comms);

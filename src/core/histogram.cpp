@@ -119,6 +119,26 @@ void Histogram::merge(const Histogram& other) {
   sum_ += other.sum_;
 }
 
+void Histogram::round_bin_means() {
+  for (Bin& b : bins_) {
+    // Rounding moves a sum by less than count / 2: far from overflowing.
+    if (b.count < 3 || b.sum < 0 || b.sum >= (int64_t{1} << 62)) continue;
+    const auto c = static_cast<int64_t>(b.count);
+    const int64_t rounded = (b.sum + c / 2) / c * c;
+    // The total as it is kept: modulo 2^64.
+    sum_ = static_cast<int64_t>(static_cast<uint64_t>(sum_) + static_cast<uint64_t>(rounded) -
+                                static_cast<uint64_t>(b.sum));
+    b.sum = rounded;
+  }
+}
+
+double Histogram::typical() const {
+  const Bin* top = nullptr;
+  for (const Bin& b : bins_)
+    if (!top || b.count > top->count) top = &b;
+  return top ? static_cast<double>(top->sum) / static_cast<double>(top->count) : 0;
+}
+
 std::string Histogram::to_string() const {
   if (count_ == 0) return "n=0";
   std::string s = "n=" + std::to_string(count_) + " sum=" + std::to_string(sum_) +

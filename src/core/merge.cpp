@@ -41,7 +41,7 @@ std::vector<SiteId> site_map(SiteTable& into, const SiteTable& from) {
 }
 
 EventKey remap(EventKey k, const std::vector<SiteId>& map) {
-  if (k == kStartKey) return k;
+  if (is_pred_marker(k)) return k;
   return EventKey{k.op, map.at(k.site)};
 }
 
@@ -198,7 +198,7 @@ void canonicalize_sites(Trace& trace) {
   for (Node& n : trace.nodes) {
     n.key.site = map[n.key.site];
     for (Timing& t : n.timings) {
-      if (t.pred == kStartKey) continue;
+      if (is_pred_marker(t.pred)) continue;
       if (!seen.at(t.pred.site)) {
         seen[t.pred.site] = true;
         map[t.pred.site] = fresh.intern(trace.sites.at(t.pred.site));
@@ -252,6 +252,7 @@ std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix, const Me
     }
   }
   if (r != 0) return std::nullopt;
+  if (options.settle_timing) settle_timings(local);
   canonicalize_sites(local);
   return local;
 }
@@ -274,6 +275,7 @@ Trace reduce_traces(std::vector<Trace> traces, int radix, const MergeOptions& op
     }
   }
   Trace result = std::move(traces[0]);
+  if (options.settle_timing) settle_timings(result);
   canonicalize_sites(result);
   return result;
 }

@@ -137,6 +137,95 @@ const Elastic* Node::field(FieldId f) const {
   return nullptr;
 }
 
+const Timing* Node::timing_after(EventKey pred) const {
+  const Timing* other = nullptr;
+  for (const Timing& t : timings) {
+    if (t.pred == pred) return &t;
+    if (t.pred == kOtherKey) other = &t;
+  }
+  return other;
+}
+
+namespace {
+
+// The typical values of two histograms of one kind differ by at most a
+// factor of two (a log bin, the finest a histogram tells apart) or by at
+// most kAlikeNs.
+bool alike(const Histogram& a, const Histogram& b) {
+  if (a.empty() || b.empty()) return a.empty() && b.empty();
+  const double x = a.typical(), y = b.typical();
+  const double lo = std::min(x, y), hi = std::max(x, y);
+  return hi - lo <= static_cast<double>(kAlikeNs) || hi <= 2 * lo;
+}
+
+bool alike(const Timing& a, const Timing& b) {
+  if (!alike(a.compute, b.compute) || !alike(a.comm, b.comm)) return false;
+  if (a.stats.size() != b.stats.size()) return false;
+  for (const auto& [name, h] : a.stats) {
+    auto it = std::find_if(b.stats.begin(), b.stats.end(),
+                           [&](const auto& p) { return p.first == name; });
+    if (it == b.stats.end() || !alike(h, it->second)) return false;
+  }
+  return true;
+}
+
+uint64_t samples(const Timing& t) {
+  uint64_t n = t.compute.count() + t.comm.count();
+  for (const auto& [name, h] : t.stats) n += h.count();
+  return n;
+}
+
+void settle_node(Node& n) {
+  if (n.timings.size() >= 2) {
+    // The main block: `other` if there is one (so a trace settled twice
+    // keeps a single one), else the one with the most samples, the first
+    // in pred order on a tie. Every block is compared with it as it is, so
+    // the outcome does not depend on the order of the blocks.
+    std::size_t main = 0;
+    for (std::size_t i = 0; i < n.timings.size(); ++i) {
+      if (n.timings[i].pred == kOtherKey) {
+        main = i;
+        break;
+      }
+      if (samples(n.timings[i]) > samples(n.timings[main])) main = i;
+    }
+    const Timing reference = n.timings[main];
+    std::vector<Timing> kept, group;
+    for (std::size_t i = 0; i < n.timings.size(); ++i) {
+      Timing& t = n.timings[i];
+      if (i == main || alike(reference, t))
+        group.push_back(std::move(t));
+      else
+        kept.push_back(std::move(t));
+    }
+    if (group.size() >= 2) {
+      // Histograms merge alike in any order (histogram.hpp).
+      std::vector<Timing> acc;
+      for (Timing& t : group) {
+        t.pred = kOtherKey;
+        merge_timings(acc, {t});
+      }
+      kept.push_back(std::move(acc.front()));
+    } else {
+      kept.push_back(std::move(group.front()));
+    }
+    std::sort(kept.begin(), kept.end(),
+              [](const Timing& x, const Timing& y) { return x.pred < y.pred; });
+    n.timings = std::move(kept);
+  }
+  for (Timing& t : n.timings) {
+    t.compute.round_bin_means();
+    t.comm.round_bin_means();
+    for (auto& [name, h] : t.stats) h.round_bin_means();
+  }
+}
+
+}  // namespace
+
+void settle_timings(Trace& trace) {
+  for (Node& n : trace.nodes) settle_node(n);
+}
+
 Ranklist Trace::ranks() const {
   Ranklist r;
   for (const auto& n : nodes) r.unite(n.ranks);

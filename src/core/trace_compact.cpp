@@ -1,4 +1,4 @@
-// The compact form of a trace, format version 4 (docs/format.md, "Compact
+// The compact form of a trace, format version 5 (docs/format.md, "Compact
 // form"). The text form (version 2) stays the reference for meaning; this
 // one stores the same content as varints with every name, frame and
 // module written once, histograms in columns after the nodes, and zstd on
@@ -82,6 +82,18 @@ void put_elastic(Out& o, const Elastic& e, const Ranklist& node_ranks) {
   }
 }
 
+// start 0, other 1, OP/SITE 2+op then the site (version 5).
+void put_pred(Out& o, EventKey pred, NameTable& ops) {
+  if (pred == kStartKey) {
+    o.uv(0);
+  } else if (pred == kOtherKey) {
+    o.uv(1);
+  } else {
+    o.uv(ops.id(OpTable::name(pred.op)) + 2);
+    o.uv(pred.site);
+  }
+}
+
 bool timing_written(const Timing& tm) {
   return !(tm.compute.empty() && tm.comm.empty() && tm.stats.empty());
 }
@@ -108,7 +120,7 @@ std::string encode_compact_body(const Trace& t) {
         field_kinds.push_back(FieldTable::kind(f->first));
     for (const Timing& tm : n.timings) {
       if (!timing_written(tm)) continue;
-      if (!(tm.pred == kStartKey)) ops.id(OpTable::name(tm.pred.op));
+      if (!is_pred_marker(tm.pred)) ops.id(OpTable::name(tm.pred.op));
       for (const auto& [name, h] : tm.stats) stats.id(name);
     }
   }
@@ -192,12 +204,7 @@ std::string encode_compact_body(const Trace& t) {
     o.uv(timings);
     for (const Timing& tm : n.timings) {
       if (!timing_written(tm)) continue;
-      if (tm.pred == kStartKey) {
-        o.uv(0);
-      } else {
-        o.uv(ops.id(OpTable::name(tm.pred.op)) + 1);
-        o.uv(tm.pred.site);
-      }
+      put_pred(o, tm.pred, ops);
       histograms.add(tm.compute, HistogramKind::kCompute);
       histograms.add(tm.comm, HistogramKind::kComm);
       o.uv(tm.stats.size());

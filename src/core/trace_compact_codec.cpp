@@ -1,5 +1,5 @@
-// The compact form's reader primitives and version 4's histogram columns
-// (docs/format.md "Histogram columns").
+// The compact form's reader primitives and the histogram columns of
+// versions 4 and 5 (docs/format.md "Histogram columns").
 //
 // Why columns, and why these numbers: in a trace with timing, histograms
 // are most of the bytes, and the numbers that grow with the number of
@@ -130,6 +130,35 @@ bool regular(const Histogram::Parts& p) {
          p.max == p.bins.back().max;
 }
 
+// A bin's sum (count >= 3), version 5: a sum of count * m (settled timing,
+// Histogram::round_bin_means) as 2 * (m - min), whose size does not grow
+// with the count; any other as 2 * sum_rest + 1.
+void put_bin_sum(Out& o, const Histogram::Bin& b) {
+  const auto c = static_cast<int64_t>(b.count);
+  if (b.sum >= 0 && c > 0 && b.sum % c == 0 && b.sum / c >= b.min && b.sum / c <= b.max)
+    o.uv(static_cast<u128>(b.sum / c - b.min) * 2);
+  else
+    o.uv(static_cast<u128>(sum_rest(b)) * 2 + 1);
+}
+
+// Inverse of put_bin_sum for `version` (4: sum_rest alone), once the bin's
+// count, min and max are known.
+int64_t get_bin_sum(In& in, const Histogram::Bin& b, int version) {
+  u128 v = version >= 5 ? in.varint("a bin sum") : in.uv("a bin sum");
+  if (version >= 5) {
+    const bool rest = v & 1;
+    v >>= 1;
+    if (!rest) {
+      if (v > static_cast<uint64_t>(b.max - b.min)) in.fail("a bin mean beyond the bin's maximum");
+      return wrap_mul(b.count, b.min + static_cast<int64_t>(v));
+    }
+    if (v > std::numeric_limits<uint64_t>::max()) in.fail("a bin sum does not fit 64 bits");
+  }
+  return static_cast<int64_t>(static_cast<uint64_t>(v) +
+                              static_cast<uint64_t>(wrap_mul(b.count - 1, b.min)) +
+                              static_cast<uint64_t>(b.max));
+}
+
 void put_plain(Out& o, const Histogram::Parts& p) {
   o.sv(p.sum);
   o.sv(p.min);
@@ -200,7 +229,7 @@ void HistogramColumnsWriter::add(const Histogram& h, HistogramKind kind) {
       else
         col[kTop].uv(static_cast<uint64_t>(bin_high(b.index, 1 << p.span_log) - b.max));
     }
-    if (b.count >= 3) col[kRest].uv(sum_rest(b));
+    if (b.count >= 3) put_bin_sum(col[kRest], b);
   }
 }
 
@@ -222,7 +251,7 @@ void HistogramColumnsWriter::write(Out& out) const {
   }
 }
 
-HistogramColumnsReader::HistogramColumnsReader(In& in) {
+HistogramColumnsReader::HistogramColumnsReader(In& in, int version) : version_(version) {
   const uint64_t present =
       in.uv("the histogram columns present", (uint64_t{1} << (kKinds * kColumns)) - 1);
   columns_.reserve(kKinds * kColumns);
@@ -292,9 +321,7 @@ Histogram HistogramColumnsReader::next(HistogramKind kind, const char* what) {
         else if (b.count == 2)
           b.sum = wrap_add(b.min, b.max);
         else
-          b.sum = static_cast<int64_t>(col[kRest].uv("a bin sum") +
-                                       static_cast<uint64_t>(wrap_mul(b.count - 1, b.min)) +
-                                       static_cast<uint64_t>(b.max));
+          b.sum = get_bin_sum(col[kRest], b, version_);
         p.sum = wrap_add(p.sum, b.sum);
       }
       p.min = p.bins.front().min;

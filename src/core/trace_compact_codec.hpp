@@ -1,5 +1,5 @@
 // Byte-level pieces the compact form's writer and reader share (format
-// versions 3 and 4, docs/format.md "Compact form"): varints, value codes and
+// versions 3 to 5, docs/format.md "Compact form"): varints, value codes and
 // a bounds-checked reader whose errors name the byte, and the histogram
 // columns of version 4. Internal to src/core.
 #pragma once
@@ -145,8 +145,9 @@ class HistogramColumnsWriter {
 
 class HistogramColumnsReader {
  public:
-  /// Reads the column lengths and splits the columns off `in`.
-  explicit HistogramColumnsReader(In& in);
+  /// Reads the column lengths and splits the columns off `in`, a body of
+  /// compact version `version` (4 or 5: how bin sums are stored).
+  HistogramColumnsReader(In& in, int version);
   /// The next histogram of `kind`; errors name the byte in its columns.
   Histogram next(HistogramKind kind, const char* what);
   /// Fails unless every column has been read to its end.
@@ -154,6 +155,7 @@ class HistogramColumnsReader {
 
  private:
   std::vector<In> columns_;  // kind-major, in HistogramColumnsWriter's column order
+  int version_;
 };
 
 }  // namespace tracefold::compact

@@ -1,4 +1,4 @@
-// Reader of the compact form (format versions 3 and 4, docs/format.md). Every count
+// Reader of the compact form (format versions 3 to 5, docs/format.md). Every count
 // is checked against the bytes left before anything is allocated for it: an
 // item takes at least one byte, so a count above the bytes left is corrupt.
 #include <zstd.h>
@@ -48,6 +48,21 @@ Ranklist get_ranklist(In& in, const Ranklist& whole, int32_t world, const std::s
   } catch (const std::exception& ex) {
     in.fail_at(at, "bad " + what + ": " + ex.what());
   }
+}
+
+// pred: version 5 codes start 0, other 1 and OP/SITE 2+op, then the site;
+// versions 3 and 4 start 0 and OP/SITE 1+op.
+EventKey get_pred(In& in, int version, const std::vector<OpId>& ops, std::size_t sites) {
+  const uint64_t code = in.uv("a predecessor");
+  const uint64_t first_op = version >= 5 ? 2 : 1;
+  if (code == 0) return kStartKey;
+  if (code == 1 && version >= 5) return kOtherKey;
+  const uint64_t op = code - first_op;
+  if (op >= ops.size())
+    in.fail("predecessor operation " + std::to_string(code) + " is not in the table");
+  const uint64_t site = in.uv("a predecessor's site", std::numeric_limits<SiteId>::max());
+  if (site >= sites) in.fail("site " + std::to_string(site) + " is not in the site table");
+  return EventKey{ops[op], static_cast<SiteId>(site)};
 }
 
 ValueSeq get_seq(In& in) {
@@ -250,15 +265,7 @@ Trace decode_body(In& in, int version) {
     n.timings.resize(in.count("timings of a node"));
     for (std::size_t k = 0; k < n.timings.size(); ++k) {
       Timing& tm = n.timings[k];
-      const uint64_t op = in.uv("a predecessor");
-      if (op > ops.size())
-        in.fail("predecessor operation " + std::to_string(op) + " is not in the table");
-      if (op > 0) {
-        const uint64_t site = in.uv("a predecessor's site", std::numeric_limits<SiteId>::max());
-        if (site >= t.sites.size())
-          in.fail("site " + std::to_string(site) + " is not in the site table");
-        tm.pred = EventKey{ops[op - 1], static_cast<SiteId>(site)};
-      }
+      tm.pred = get_pred(in, version, ops, t.sites.size());
       if (k > 0 && !(n.timings[k - 1].pred < tm.pred))
         in.fail("timings must be sorted by predecessor");
       if (version == 3) {
@@ -278,7 +285,7 @@ Trace decode_body(In& in, int version) {
   }
   if (version >= 4) {
     // The histograms, in the order of the timings above.
-    HistogramColumnsReader columns(in);
+    HistogramColumnsReader columns(in, version);
     for (Node& n : t.nodes) {
       for (Timing& tm : n.timings) {
         tm.compute = columns.next(HistogramKind::kCompute, "compute");

@@ -27,6 +27,7 @@ namespace {
 
 std::string format_pred(EventKey k) {
   if (k == kStartKey) return "start";
+  if (k == kOtherKey) return "other";
   return OpTable::name(k.op) + "/" + std::to_string(k.site);
 }
 
@@ -43,7 +44,12 @@ bool members_ascending(const CommGroup& g) {
 std::string format_trace(const Trace& t) {
   std::string out;
   out.reserve(4096);
-  out += "tracefold-trace " + std::to_string(Trace::kFormatVersion) + "\n";
+  // A trace that version 2 can hold is written as version 2, so that older
+  // readers still take it.
+  bool other = false;
+  for (const Node& n : t.nodes)
+    for (const Timing& tm : n.timings) other = other || tm.pred == kOtherKey;
+  out += "tracefold-trace " + std::to_string(other ? Trace::kFormatVersion : 2) + "\n";
   out += "world " + std::to_string(t.world_size) + "\n";
   // Ranks 0 .. world-1: a communicator or node of all of them is written "*".
   const Ranklist world = Ranklist::range(0, std::max<int32_t>(t.world_size, 0));
@@ -209,9 +215,10 @@ Elastic take_elastic(LineReader& r, std::string_view text, const Ranklist* whole
 
 EventKey take_pred(LineReader& r, std::string_view text, std::size_t site_count) {
   if (text == "start") return kStartKey;
+  if (text == "other") return kOtherKey;
   auto slash = text.find('/');
   if (slash == std::string_view::npos)
-    r.fail("expected pred=start or pred=OP/SITE, found " + show(text));
+    r.fail("expected pred=start, pred=other or pred=OP/SITE, found " + show(text));
   auto op = OpTable::find(text.substr(0, slash));
   if (!op) r.fail("unknown operation " + show(text.substr(0, slash)));
   std::string_view rest = text.substr(slash + 1);
@@ -307,11 +314,13 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       r.next("the header 'tracefold-trace " + std::to_string(Trace::kFormatVersion) + "'");
   take(r, line, "tracefold-trace ", "the header");
   const int version = take_number<int>(r, line, "a format version");
-  // Version 1 is version 2 without the whole-set shorthand "*".
-  if (version < 1 || version > Trace::kFormatVersion)
+  // Version 1 is version 2 without the whole-set shorthand "*", version 5
+  // version 2 with `pred=other`; 3 and 4 were compact only.
+  if (version < 1 || version > Trace::kFormatVersion || version == 3 || version == 4)
     r.fail("unsupported text format version " + std::to_string(version) +
-           " (this tracefold reads text versions 1 to " + std::to_string(Trace::kFormatVersion) +
-           "; versions 3 to " + std::to_string(Trace::kCompactVersion) + " are the compact form)");
+           " (this tracefold reads text versions 1, 2 and " +
+           std::to_string(Trace::kFormatVersion) + "; versions 3 to " +
+           std::to_string(Trace::kCompactVersion) + " are the compact form)");
   take_end(r, line, "the header");
   const bool whole_sets = version >= 2;
 
@@ -452,6 +461,9 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       } else if (a.substr(0, 10) == "time pred=") {
         Timing tm;
         tm.pred = take_pred(r, a.substr(10), t.sites.size());
+        if (tm.pred == kOtherKey && version < 5)
+          r.fail("pred=other needs format version 5, this file is version " +
+                 std::to_string(version));
         line = r.next("'    compute HISTOGRAM'");
         std::string_view h = line;
         take(r, h, "    compute ", "the compute histogram");

@@ -15,6 +15,10 @@ using namespace detail;
 
 namespace {
 
+// The key of `pred=other` blocks among predecessors keyed by operation and
+// frames (the operation, kOtherKey.op, is no real operation's).
+const CallSite kOtherSite{{Frame{"(other)", 0}}};
+
 void check_input(const ExtrapInput& in) {
   const Trace& t = in.trace;
   if (!t.lossy.empty())
@@ -217,16 +221,22 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
     std::map<std::pair<OpId, CallSite>, std::vector<const Timing*>> preds;
     for (std::size_t k = 0; k < in.size(); ++k)
       for (const Timing& tm : w.nodes[k]->timings) {
-        const CallSite site =
-            tm.pred == kStartKey ? CallSite{} : in[k].trace.sites.at(tm.pred.site);
+        // start and other have no site; other's frames are one frame that
+        // no real call site has, so the two keys stay apart.
+        const CallSite site = tm.pred == kStartKey   ? CallSite{}
+                              : tm.pred == kOtherKey ? kOtherSite
+                                                     : in[k].trace.sites.at(tm.pred.site);
         auto& v = preds[{tm.pred.op, site}];
         v.resize(in.size(), nullptr);
         v[k] = &tm;
       }
     for (const auto& [key, per] : preds) {
       Timing tm;
-      const bool start = key.first == kStartKey.op;
-      tm.pred = start ? kStartKey : EventKey{key.first, out.sites.intern(key.second)};
+      const bool start = key.first == kStartKey.op && key.second == CallSite{};
+      const bool other = key.first == kOtherKey.op && key.second == kOtherSite;
+      tm.pred = start   ? kStartKey
+                : other ? kOtherKey
+                        : EventKey{key.first, out.sites.intern(key.second)};
       auto fit = [&](const char* what, const std::function<const Histogram*(const Timing&)>& get) {
         std::vector<HistogramObservation> obs;
         for (std::size_t k = 0; k < in.size(); ++k)
@@ -236,7 +246,9 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
         if (!h.empty())
           res.explanation.push_back(
               std::string("    time pred=") +
-              (start ? "start" : OpTable::name(key.first) + "/" + SiteTable::format(key.second)) +
+              (start   ? std::string("start")
+               : other ? std::string("other")
+                       : OpTable::name(key.first) + "/" + SiteTable::format(key.second)) +
               " " + what + ": " + text);
         return h;
       };

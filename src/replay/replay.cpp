@@ -533,11 +533,8 @@ class Engine {
     if (opts_.compute == ComputeMode::kNone) return;
     int64_t ns = ev.compute_ns;
     if (opts_.timing == TimingMode::kSample && node) {
-      for (const Timing& t : node->timings) {
-        if (t.pred != prev) continue;
-        if (!t.compute.empty()) ns = sample(t.compute);
-        break;
-      }
+      const Timing* t = node->timing_after(prev);
+      if (t && !t->compute.empty()) ns = sample(t->compute);
     }
     if (ns <= 0) return;
     if (scaled(ev)) ns = std::llround(static_cast<double>(ns) * opts_.compute_scale);

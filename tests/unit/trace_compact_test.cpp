@@ -1,4 +1,4 @@
-// The compact trace form (format version 4): round trips with the text form,
+// The compact trace form (format version 5): round trips with the text form,
 // determinism, the older text and compact versions still read, histograms
 // kept exactly in their columns, timing dropped, and corrupt input refused
 // with the file and the byte named.
@@ -138,15 +138,40 @@ TEST(TraceCompact, Version3FilesStillRead) {
     const std::string text = read_file_text(dir / (name.substr(0, name.size() - 6) + ".trace"));
     const Trace t = load_trace(entry.path());
     EXPECT_EQ(format_trace(t), text) << name;
-    // Rewritten, it is version 4, smaller when there are histograms, and the
-    // same trace.
+    // Rewritten, it is the current version, smaller when there are
+    // histograms, and the same trace.
     const std::string v4 = encode_compact(t);
-    EXPECT_EQ(v4[4], 4) << name;
+    EXPECT_EQ(v4[4], Trace::kCompactVersion) << name;
     EXPECT_EQ(format_trace(decode_compact(v4, name)), text) << name;
     if (text.find(" bins=") != std::string::npos) {
       EXPECT_LT(v4.size(), v3.size()) << name;
       ++timed;
     }
+  }
+  EXPECT_EQ(files, 7);
+  EXPECT_EQ(timed, 4);
+}
+
+// Files written by the version-4 writer (tests/data/compact-v4, made with
+// tracefold of 2026-11-24 from the text files of compact-v3), each next to
+// its text form written by the same build: still read, and rewritten in
+// version 5 they are the same trace.
+TEST(TraceCompact, Version4FilesStillRead) {
+  const fs::path dir = fs::path(TRACEFOLD_SOURCE_DIR) / "tests" / "data" / "compact-v4";
+  int files = 0, timed = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(".v4.tf")) continue;
+    ++files;
+    const std::string v4 = read_file_text(entry.path());
+    ASSERT_EQ(v4.substr(0, 5), std::string("\x89TFC\x04", 5)) << name;
+    const std::string text = read_file_text(dir / (name.substr(0, name.size() - 6) + ".trace"));
+    const Trace t = load_trace(entry.path());
+    EXPECT_EQ(format_trace(t), text) << name;
+    const std::string v5 = encode_compact(t);
+    EXPECT_EQ(v5[4], 5) << name;
+    EXPECT_EQ(format_trace(decode_compact(v5, name)), text) << name;
+    timed += text.find(" bins=") != std::string::npos ? 1 : 0;
   }
   EXPECT_EQ(files, 7);
   EXPECT_EQ(timed, 4);
@@ -271,10 +296,10 @@ TEST(TraceCompact, WrongMagicAndVersionAreNamed) {
   bad[3] = 'X';
   EXPECT_NE(compact_error(bad, "magic.tf").find("not a compact trace"), std::string::npos);
   bad = bytes;
-  bad[4] = 5;
-  std::string what = compact_error(bad, "v5.tf");
-  EXPECT_NE(what.find("v5.tf: byte 4: unsupported compact format version 5 (this tracefold reads "
-                      "compact versions 3 to 4)"),
+  bad[4] = 6;
+  std::string what = compact_error(bad, "v6.tf");
+  EXPECT_NE(what.find("v6.tf: byte 4: unsupported compact format version 6 (this tracefold reads "
+                      "compact versions 3 to 5)"),
             std::string::npos)
       << what;
   bad[4] = 2;
