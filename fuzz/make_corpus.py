@@ -86,8 +86,8 @@ put("trace_text", "site-invalid-utf8",
     trace("node 0 MPI_Barrier site=0 ranks=*\n  count 1 @ *\n", site="ap\udcff+0x10")
     .encode("utf-8", "surrogateescape"))
 put("merge", "two-partials",
-    trace(GATHERV).replace("ranks=*", "ranks=0").replace("@ *", "@ 0") + "--8<--\n" +
-    trace(GATHERV).replace("ranks=*", "ranks=1").replace("@ *", "@ 1"))
+    trace(GATHERV).replace("ranks=*", "ranks=<0 0>").replace("@ *", "@ <0 0>") + "--8<--\n" +
+    trace(GATHERV).replace("ranks=*", "ranks=<0 1>").replace("@ *", "@ <0 1>"))
 put("merge", "world-mismatch",
-    trace(GATHERV).replace("ranks=*", "ranks=0").replace("@ *", "@ 0") + "--8<--\n" +
-    trace(GATHERV, world=3).replace("ranks=*", "ranks=2").replace("@ *", "@ 2"))
+    trace(GATHERV).replace("ranks=*", "ranks=<0 0>").replace("@ *", "@ <0 0>") + "--8<--\n" +
+    trace(GATHERV, world=3).replace("ranks=*", "ranks=<0 2>").replace("@ *", "@ <0 2>"))

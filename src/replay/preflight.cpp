@@ -55,6 +55,9 @@ std::string comm_name(int64_t id, const CommGroup& g) {
 void check_collective_order(const Trace& trace) {
   const FieldId comm_field = FieldTable::comm();
   const FieldId root_field = FieldTable::find("root").value();
+  // A trace's table may leave the world out: it is every rank.
+  CommGroup world;
+  for (int32_t r = 0; r < trace.world_size; ++r) world.members.push_back(r);
   std::map<const CommGroup*, GroupCalls> groups;
   std::map<const CommGroup*, int64_t> ids;
   for (int32_t rank = 0; rank < trace.world_size; ++rank) {
@@ -64,7 +67,9 @@ void check_collective_order(const Trace& trace) {
       if (!collective_over_comm(ev.op)) continue;
       int64_t comm = ev.get(comm_field);
       if (comm == kAbsent) comm = CommTable::kWorld;
-      const CommGroup* g = trace.comms.group_of(comm, rank);
+      const CommGroup* g = comm == CommTable::kWorld && !trace.comms.group_of(comm, rank)
+                               ? &world
+                               : trace.comms.group_of(comm, rank);
       // A call on no communicator, or one this rank is not in, is left to
       // the replay's own checks.
       if (!g || g->members.empty()) continue;
