@@ -89,6 +89,11 @@ class FieldTable {
   static bool print_before(FieldId a, FieldId b);
 };
 
+/// The fields every call of `op` carries (the `required` column of
+/// src/core/ops.def), in that column's order. Readers refuse a node or event
+/// that lacks one, since replay and the analyses cannot do without them.
+const std::vector<FieldId>& required_fields(OpId op);
+
 /// One field value on one event.
 struct FieldValue {
   FieldId field = 0;

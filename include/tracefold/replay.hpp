@@ -56,6 +56,10 @@ struct ReplayOptions {
   /// Rank 0 writes `RANK OP CALLS BYTES_SENT` lines here (every rank, every
   /// operation issued).
   std::optional<std::string> counts_file;
+  /// The user says only one thread of the program called MPI: a trace that
+  /// starts with MPI_Init_thread is replayed (preflight_check refuses it
+  /// otherwise).
+  bool single_thread = false;
 };
 
 /// What one replay did, summed over ranks (filled on rank 0).
@@ -71,6 +75,14 @@ struct ReplaySummary {
 /// Checks, without MPI, that replay can perform every operation of the trace.
 /// Throws ReplayError naming the first node that it cannot.
 void check_replayable(const Trace& trace);
+
+/// Checks, without MPI, the whole trace before replay: every node has the
+/// fields its operation requires, every member of each communicator makes
+/// the same collective calls (same operations, same roots) in the same
+/// order, and the trace is not of a multi-threaded program (unless
+/// `options.single_thread`). Throws ReplayError naming the node; a trace
+/// that passes cannot make replay wait forever in a mismatched collective.
+void preflight_check(const Trace& trace, const ReplayOptions& options);
 
 /// Loads `trace_path`, initializes MPI, replays this process's rank and
 /// finalizes MPI. Returns the process exit code (0 on success); errors are

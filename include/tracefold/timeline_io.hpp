@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -101,11 +102,21 @@ struct RankTimelineFile {
   int64_t end_offset_ns = 0, end_local_ns = 0;
   uint64_t dropped = 0;
   std::vector<TimelineRecord> records;
-  /// `local_ns` on rank 0's clock (offsets interpolated linearly).
+  /// The file it was read from, for error messages.
+  std::string source;
+  /// `local_ns` on rank 0's clock (offsets interpolated linearly). Throws
+  /// TimelineError naming the file if the result does not fit in 64 bits
+  /// (only a corrupt file gets there: 2^63 ns are 292 years).
   int64_t to_global(int64_t local_ns) const;
 };
 
+/// Largest raw (decompressed) block a reader accepts: the writer makes
+/// blocks of at most 64 KiB plus one record (docs/format.md, Limits).
+inline constexpr uint32_t kMaxTimelineBlockBytes = 16u << 20;
+
 /// Reads one file; throws TimelineError naming the file and what is wrong.
 RankTimelineFile read_timeline_file(const std::string& path);
+/// Reads the bytes of a timeline file; `source` names it in errors.
+RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string& source);
 
 }  // namespace tracefold

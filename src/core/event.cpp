@@ -158,6 +158,28 @@ FieldId FieldTable::links() {
   return id;
 }
 
+const std::vector<FieldId>& required_fields(OpId op) {
+  static const auto* table = [] {
+    const std::vector<std::string_view> columns = {
+#define TF_OP(n, family, mode, variant, required) #required,
+#include "ops.def"
+#undef TF_OP
+    };
+    auto* t = new std::vector<std::vector<FieldId>>;
+    for (std::string_view c : columns) {
+      std::vector<FieldId>& fields = t->emplace_back();
+      while (!c.empty() && c != "-") {
+        const auto sp = c.find(' ');
+        fields.push_back(FieldTable::find(c.substr(0, sp)).value());
+        c = sp == std::string_view::npos ? std::string_view() : c.substr(sp + 1);
+      }
+    }
+    return t;
+  }();
+  static const std::vector<FieldId> none;
+  return op < table->size() ? (*table)[op] : none;
+}
+
 FieldId FieldTable::intern(std::string_view name, FieldKind kind) {
   auto& r = registry();
   std::lock_guard lock(r.mu);

@@ -124,7 +124,7 @@ constexpr OpTraits traits(OpFamily f, Mode m, OpVariant v) {
 }
 
 constexpr OpTraits kTraits[] = {
-#define TF_OP(name, family, mode, variant) \
+#define TF_OP(name, family, mode, variant, required) \
   traits(OpFamily::k##family, Mode::mode, OpVariant::k##variant),
 #include "ops.def"
 #undef TF_OP

@@ -7,8 +7,10 @@
 #include <set>
 
 #include "tracefold/expand.hpp"
+#include "tracefold/limits.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/validate.hpp"
 
 namespace tracefold {
 
@@ -100,6 +102,10 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
       if (toks.size() != 4 || toks[2] != "size" || !to_number(toks[1], log.rank) ||
           !to_number(toks[3], log.size) || log.size <= 0 || log.rank < 0 || log.rank >= log.size)
         fail("expected 'rank R size P' with 0 <= R < P");
+      // Checked before the world's communicator is built for it.
+      if (log.size > kMaxWorldSize)
+        fail("size " + std::to_string(log.size) + " is above the limit of " +
+             std::to_string(kMaxWorldSize) + " ranks");
       log.comms.define_world(log.size);
       have_header = true;
       continue;
@@ -112,6 +118,7 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
       std::string_view frames = line.substr(static_cast<std::size_t>(toks[2].data() - line.data()));
       CallSite cs;
       if (!SiteTable::parse(frames, cs)) fail("bad frames, expected 'module+0xOFFSET ...'");
+      if (const std::string bad = invalid_site(cs); !bad.empty()) fail(bad);
       if (site_ids.count(id)) fail("site " + std::to_string(id) + " declared twice");
       site_ids[id] = log.sites.intern(cs);
       continue;
@@ -219,6 +226,7 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
       }
     }
     if (!have_site) fail("event has no site=ID");
+    if (const std::string missing = missing_required_field(ev); !missing.empty()) fail(missing);
     try {
       Event probe = ev;
       encode_relative(probe, log.rank, log.comms);

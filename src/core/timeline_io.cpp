@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "tracefold/limits.hpp"
+
 namespace tracefold {
 
 namespace {
@@ -134,23 +136,51 @@ void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns) {
   file_ = nullptr;
 }
 
+namespace {
+
+[[noreturn]] void out_of_range(const std::string& source, const std::string& what) {
+  throw TimelineError(source + ": " + what + " does not fit in 64-bit nanoseconds (corrupt file?)");
+}
+
+int64_t checked_add(int64_t a, int64_t b, const std::string& source, const char* what) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) out_of_range(source, what);
+  return r;
+}
+
+}  // namespace
+
 int64_t RankTimelineFile::to_global(int64_t local_ns) const {
-  if (!has_trailer || end_local_ns == start_local_ns) return local_ns + start_offset_ns;
+  const int64_t shifted = checked_add(local_ns, start_offset_ns, source, "a global time");
+  if (!has_trailer || end_local_ns == start_local_ns) return shifted;
   // Clocks drift apart slowly: interpolate the offset between the two
-  // measurements (and extrapolate outside them).
-  const double f = static_cast<double>(local_ns - start_local_ns) /
-                   static_cast<double>(end_local_ns - start_local_ns);
-  return local_ns + start_offset_ns +
-         static_cast<int64_t>(f * static_cast<double>(end_offset_ns - start_offset_ns));
+  // measurements (and extrapolate outside them). Differences go through
+  // double, where they cannot overflow; the result is range-checked before
+  // it becomes an integer again.
+  const double f = (static_cast<double>(local_ns) - static_cast<double>(start_local_ns)) /
+                   (static_cast<double>(end_local_ns) - static_cast<double>(start_local_ns));
+  const double drift =
+      f * (static_cast<double>(end_offset_ns) - static_cast<double>(start_offset_ns));
+  // 2^63 is exact in double; anything at or above it (or NaN) is out of range.
+  constexpr double kLimit = 9223372036854775808.0;
+  if (!(drift > -kLimit && drift < kLimit)) out_of_range(source, "a global time");
+  return checked_add(shifted, static_cast<int64_t>(drift), source, "a global time");
 }
 
 RankTimelineFile read_timeline_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TimelineError(path + ": cannot open");
   std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_timeline(data, path);
+}
+
+RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string& path) {
   std::size_t at = 0;
+  auto fail = [&](std::size_t where, const std::string& msg) {
+    throw TimelineError(path + ": byte " + std::to_string(where) + ": " + msg);
+  };
   auto need = [&](std::size_t n, const char* what) {
-    if (at + n > data.size())
+    if (n > data.size() - at)
       throw TimelineError(path + ": truncated " + what + " at byte " + std::to_string(at));
   };
   auto get = [&]<typename T>(T& v, const char* what) {
@@ -166,15 +196,23 @@ RankTimelineFile read_timeline_file(const std::string& path) {
                         " (this tracefold reads 1)");
   at = 5;
   RankTimelineFile f;
+  f.source = path;
   int64_t base = 0;
   get(f.rank, "header");
   get(f.world_size, "header");
+  if (f.world_size <= 0 || f.world_size > kMaxWorldSize)
+    fail(9, "world size " + std::to_string(f.world_size) + " is outside 1.." +
+                std::to_string(kMaxWorldSize));
+  if (f.rank < 0 || f.rank >= f.world_size)
+    fail(5, "rank " + std::to_string(f.rank) + " is outside the world of " +
+                std::to_string(f.world_size) + " ranks");
   get(base, "header");
   get(f.start_offset_ns, "header");
   get(f.start_local_ns, "header");
   int64_t last_exit = base;
   std::vector<uint8_t> raw;
   while (at < data.size()) {
+    const std::size_t block_at = at;
     uint32_t stored = 0;
     get(stored, "block");
     if (stored == kTrailerMark) {
@@ -193,32 +231,50 @@ RankTimelineFile read_timeline_file(const std::string& path) {
     get(raw_size, "block");
     get(events, "block");
     // A run that died mid-write leaves a partial last block: stop before it.
-    if (at + stored > data.size()) break;
+    if (stored > data.size() - at) break;
+    // Sizes are checked before anything is allocated for them: a block
+    // never exceeds the limit, its frame says how much it holds, and every
+    // record takes at least 3 bytes.
+    if (raw_size > kMaxTimelineBlockBytes)
+      fail(block_at, "block of " + std::to_string(raw_size) + " bytes, more than the limit of " +
+                         std::to_string(kMaxTimelineBlockBytes));
+    const unsigned long long content = ZSTD_getFrameContentSize(data.data() + at, stored);
+    if (content != raw_size)
+      fail(block_at, "block header says " + std::to_string(raw_size) +
+                         " bytes, its compressed frame does not hold that many");
+    if (events > raw_size / 3)
+      fail(block_at, "block of " + std::to_string(raw_size) + " bytes cannot hold " +
+                         std::to_string(events) + " events");
     raw.resize(raw_size);
     const std::size_t n = ZSTD_decompress(raw.data(), raw.size(), data.data() + at, stored);
-    if (ZSTD_isError(n) || n != raw_size)
-      throw TimelineError(path + ": corrupt block at byte " + std::to_string(at));
+    if (ZSTD_isError(n) || n != raw_size) fail(block_at, "corrupt block");
     at += stored;
     std::size_t p = 0;
     auto varint = [&]() -> uint64_t {
       uint64_t v = 0;
       for (int shift = 0; shift < 64; shift += 7) {
-        if (p >= raw.size()) throw TimelineError(path + ": corrupt record in a block");
+        if (p >= raw.size()) fail(block_at, "corrupt record in a block");
         const uint8_t b = raw[p++];
         v |= uint64_t{b & 0x7Fu} << shift;
         if (!(b & 0x80)) return v;
       }
-      throw TimelineError(path + ": corrupt record in a block");
+      throw TimelineError(path + ": byte " + std::to_string(block_at) +
+                          ": corrupt record in a block");
     };
+    f.records.reserve(f.records.size() + events);
     for (uint32_t e = 0; e < events; ++e) {
       TimelineRecord r;
-      r.op = static_cast<OpId>(varint());
-      r.enter_ns = last_exit + unzigzag(varint());
-      r.exit_ns = r.enter_ns + unzigzag(varint());
+      const uint64_t op = varint();
+      if (op >= OpTable::size())
+        fail(block_at, "record " + std::to_string(e) + " has operation " + std::to_string(op) +
+                           ", not one of the " + std::to_string(OpTable::size()) + " known");
+      r.op = static_cast<OpId>(op);
+      r.enter_ns = checked_add(last_exit, unzigzag(varint()), path, "an enter time");
+      r.exit_ns = checked_add(r.enter_ns, unzigzag(varint()), path, "an exit time");
       last_exit = r.exit_ns;
       f.records.push_back(r);
     }
-    if (p != raw.size()) throw TimelineError(path + ": block holds more bytes than its events");
+    if (p != raw.size()) fail(block_at, "block holds more bytes than its events");
   }
   return f;
 }

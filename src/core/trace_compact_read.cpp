@@ -7,7 +7,9 @@
 #include <limits>
 
 #include "trace_compact_codec.hpp"
+#include "tracefold/limits.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/validate.hpp"
 
 namespace tracefold {
 
@@ -145,7 +147,7 @@ std::string decompress_body(std::string_view file, const std::string& source) {
 
 Trace decode_body(In& in, int version) {
   Trace t;
-  t.world_size = static_cast<int32_t>(in.uv("the world size", kMaxInt32));
+  t.world_size = static_cast<int32_t>(in.uv("the world size", kMaxWorldSize));
   if (t.world_size <= 0) in.fail("world size must be positive");
   const int32_t world_size = t.world_size;
   const Ranklist world = Ranklist::range(0, world_size);
@@ -179,7 +181,7 @@ Trace decode_body(In& in, int version) {
   const std::size_t nmodules = in.count("modules");
   for (std::size_t m = 0; m < nmodules; ++m) {
     const std::string module = in.str("a module name");
-    if (!is_name(module)) in.fail("bad module name '" + module + "'");
+    if (!is_name(module) || !valid_module_name(module)) in.fail("bad module name '" + module + "'");
     const std::size_t n = in.count("frames of module " + module);
     uint64_t offset = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -236,6 +238,7 @@ Trace decode_body(In& in, int version) {
   for (std::size_t i = 0; i < nnodes; ++i) {
     Node n;
     const uint64_t op = in.uv("an operation");
+    const std::size_t node_at = in.start();
     if (op >= ops.size())
       in.fail("operation " + std::to_string(op) + " is not in the operation table");
     n.key.op = ops[op];
@@ -262,6 +265,8 @@ Trace decode_body(In& in, int version) {
                                  [](const auto& p, FieldId id) { return p.first < id; });
       n.fields.insert(it, {f, get_elastic(in, n.ranks, world_size, "field values")});
     }
+    if (const std::string missing = missing_required_field(n); !missing.empty())
+      in.fail_at(node_at, "node " + std::to_string(i) + ": " + missing);
     n.timings.resize(in.count("timings of a node"));
     for (std::size_t k = 0; k < n.timings.size(); ++k) {
       Timing& tm = n.timings[k];

@@ -11,6 +11,9 @@
 #include <optional>
 #include <sstream>
 
+#include "tracefold/limits.hpp"
+#include "tracefold/validate.hpp"
+
 namespace tracefold {
 
 TraceFormatError::TraceFormatError(std::string source, std::size_t line, const std::string& message)
@@ -140,6 +143,7 @@ class LineReader {
     throw TraceFormatError(source_, line_no_, msg);
   }
   std::size_t line() const { return line_no_; }
+  const std::string& source() const { return source_; }
 
  private:
   std::string_view text_;
@@ -328,6 +332,9 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   take(r, line, "world ", "the world size");
   t.world_size = take_number<int32_t>(r, line, "the number of ranks");
   if (t.world_size <= 0) r.fail("world size must be positive");
+  if (t.world_size > kMaxWorldSize)
+    r.fail("world size " + std::to_string(t.world_size) + " is above the limit of " +
+           std::to_string(kMaxWorldSize) + " ranks");
   take_end(r, line, "the world size");
   const Ranklist world = Ranklist::range(0, t.world_size);
   const Ranklist* const star_world = whole_sets ? &world : nullptr;
@@ -350,6 +357,8 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
     CallSite cs;
     if (!SiteTable::parse(line, cs))
       r.fail("expected frames 'module+0xOFFSET ...', found " + show(line));
+    if (const std::string bad = invalid_site(cs); !bad.empty())
+      r.fail("site " + std::to_string(i) + ": " + bad);
     if (t.sites.intern(cs) != i) r.fail("site " + std::to_string(i) + " repeats an earlier site");
   }
   parse_symbol_tables(r, t.symtab);
@@ -398,6 +407,7 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   line = r.next(nnodes ? "node 0" : "'end'");
   for (std::size_t i = 0; i < nnodes; ++i) {
     Node n;
+    const std::size_t node_line = r.line();
     take(r, line, "node ", "node " + std::to_string(i));
     auto idx = take_number<std::size_t>(r, line, "a node index");
     if (idx != i)
@@ -419,6 +429,9 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
     const Ranklist* const star_node = whole_sets ? &n.ranks : nullptr;
 
     bool have_count = false;
+    // Which of `members` and `iters` each loop level has had: a second line
+    // of either (or of `count`) is corrupt, not an update.
+    std::vector<std::pair<bool, bool>> loop_lines;
     // Attribute lines until the next node or the end.
     while (true) {
       line = r.next(i + 1 < nnodes ? "node " + std::to_string(i + 1) : std::string("'end'"));
@@ -429,14 +442,24 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
         auto level = take_number<std::size_t>(r, a, "a loop level");
         if (level > n.loops.size())
           r.fail("loop level " + std::to_string(level) + " skips a level");
-        if (level == n.loops.size()) n.loops.emplace_back();
+        if (level == n.loops.size()) {
+          n.loops.emplace_back();
+          loop_lines.emplace_back(false, false);
+        }
         if (a.substr(0, 9) == " members ") {
+          if (loop_lines[level].first)
+            r.fail("loop " + std::to_string(level) + " members appears twice");
+          loop_lines[level].first = true;
           n.loops[level].members = take_elastic(r, a.substr(9), star_node, "loop members");
         } else {
           take(r, a, " iters ", "'members' or 'iters'");
+          if (loop_lines[level].second)
+            r.fail("loop " + std::to_string(level) + " iters appears twice");
+          loop_lines[level].second = true;
           n.loops[level].iters = take_elastic(r, a, star_node, "loop iterations");
         }
       } else if (a.substr(0, 6) == "count ") {
+        if (have_count) r.fail("count appears twice");
         n.count = take_elastic(r, a.substr(6), star_node, "execution count");
         have_count = true;
       } else if (a.substr(0, 6) == "field ") {
@@ -492,6 +515,8 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       if (n.loops[l].members.empty() || n.loops[l].iters.empty())
         r.fail("node " + std::to_string(i) + " loop " + std::to_string(l) +
                " needs both 'members' and 'iters'");
+    if (const std::string missing = missing_required_field(n); !missing.empty())
+      throw TraceFormatError(r.source(), node_line, "node " + std::to_string(i) + ": " + missing);
     t.nodes.push_back(std::move(n));
   }
   if (line != "end") r.fail("expected 'end', found " + show(line));

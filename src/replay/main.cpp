@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
                  "Original run time in seconds: report the replay's error against it");
   app.add_flag("--probabilistic", probabilistic,
                "Force probabilistic replay (automatic for lossy traces)");
+  app.add_flag("--single-thread", o.single_thread,
+               "Replay a trace that starts with MPI_Init_thread: only one thread of the program "
+               "called MPI");
   std::string counts;
   app.add_option("--counts", counts,
                  "Write 'RANK OP CALLS BYTES_SENT' lines for every rank and operation to FILE");

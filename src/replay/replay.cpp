@@ -1592,6 +1592,7 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   try {
     trace = load_trace(trace_path);
     check_replayable(trace);
+    preflight_check(trace, options);
   } catch (const std::exception& ex) {
     load_error = ex.what();
   }

@@ -29,7 +29,7 @@ TEST(TimelineIo, RoundTripsRecordsAcrossBlocks) {
   int64_t t = 1000;
   for (int i = 0; i < 5000; ++i) {
     TimelineRecord r;
-    r.op = static_cast<OpId>(rng() % 200);
+    r.op = static_cast<OpId>(rng() % OpTable::size());
     r.enter_ns = t + static_cast<int64_t>(rng() % 100000);
     r.exit_ns = r.enter_ns + static_cast<int64_t>(rng() % 5000);
     t = r.exit_ns;

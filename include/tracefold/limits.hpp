@@ -1,0 +1,16 @@
+// Hard limits of the readers (docs/format.md, "Limits"). A size read from a
+// file is checked against them, and against what the rest of the file can
+// hold, before anything is allocated for it: a corrupt or hostile file gets
+// an error naming the file and place, never a huge allocation.
+#pragma once
+
+#include <cstdint>
+
+namespace tracefold {
+
+/// Largest world size (ranks of MPI_COMM_WORLD) in a trace, raw log or
+/// timeline: 4,194,304, above the largest MPI runs to date. Commands keep
+/// per-rank tables, so a bigger claim in a small file would cost gigabytes.
+inline constexpr int32_t kMaxWorldSize = 1 << 22;
+
+}  // namespace tracefold
