@@ -39,7 +39,7 @@ Trace one_node(std::vector<Timing> blocks) {
   t.comms.define_world(4);
   t.sites = make_sites(4);
   Node n;
-  n.key = EventKey{*OpTable::find("MPI_Recv"), 3};
+  n.key = EventKey{*OpTable::find("MPI_Barrier"), 3};
   n.ranks = Ranklist::range(0, 4);
   n.count = Elastic::of(ValueSeq::repeated(1, 1), 0);
   for (int32_t r = 1; r < 4; ++r) n.count.merge(Elastic::of(ValueSeq::repeated(1, 1), r));

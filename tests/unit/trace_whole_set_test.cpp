@@ -313,7 +313,7 @@ TEST(TraceIoWholeSet, StarInAVersion1FileIsAnErrorAtItsLine) {
   }
 }
 
-TEST(TraceIoWholeSet, OnlyTextVersions1And2AreRead) {
+TEST(TraceIoWholeSet, OnlyKnownTextVersionsAreRead) {
   for (const char* version : {"3", "0", "17"}) {
     std::string text = kMasterWorkerV2;
     text.replace(16, 1, version);
@@ -324,8 +324,8 @@ TEST(TraceIoWholeSet, OnlyTextVersions1And2AreRead) {
     } catch (const TraceFormatError& ex) {
       EXPECT_NE(
           std::string(ex.what()).find(std::string("unsupported text format version ") + version +
-                                      " (this tracefold reads text versions 1 to 2; "
-                                      "versions 3 to 4 are the compact form)"),
+                                      " (this tracefold reads text versions 1, 2 and 5; "
+                                      "versions 3 to 5 are the compact form)"),
           std::string::npos)
           << ex.what();
     }
