@@ -84,6 +84,10 @@ for key in "4/$S" "9/$S" "16/$S" "4/$((10 * S))" "9/$((10 * S))" "16/$((10 * S))
     [[ -n ${total[$ref]:-} ]] || continue
     tol=5
     [[ ${ref#*/} == "${key#*/}" ]] && tol=7
+    # Against the degenerate 2x2 torus: since timing is settled (format
+    # version 5), its alike blocks share one `other` block, so its timing
+    # part is smaller too; seen +7.0% and +8.6% for 9 against 4 ranks.
+    [[ ${ref%/*} == 4 && ${ref#*/} == "${key#*/}" ]] && tol=10
     if awk -v a="${total[$key]}" -v b="${total[$ref]}" -v t="$tol" 'BEGIN{exit !(a > (1+t/100)*b || a < (1-t/100)*b)}'; then
       bad "periodic stencil $key: trace ${total[$key]} B is not within $tol% of ${total[$ref]} B ($ref ranks/steps)"
     fi
