@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <string_view>
 
 #include "tracefold/expand.hpp"
 #include "tracefold/trace_io.hpp"
@@ -23,6 +25,25 @@ inline void exercise(const Trace& t) {
     for (int i = 0; i < 20000 && it.next(ev); ++i) {
     }
   }
+}
+
+// The body of a trace reader's target: refusing an input with a message is
+// the expected outcome for most inputs; a trace the reader accepts must
+// survive what a command does next.
+template <class Read>
+int read_and_exercise(const uint8_t* data, std::size_t size, Read read) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  Trace t;
+  try {
+    t = read(bytes);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  try {
+    exercise(t);
+  } catch (const std::exception&) {
+  }
+  return 0;
 }
 
 }  // namespace tracefold::fuzz

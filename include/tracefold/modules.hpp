@@ -56,6 +56,10 @@ struct SymbolTables {
   void prune(const SiteTable& sites);
 };
 
+/// A GNU build-id note's bytes as the lowercase hex the module table and
+/// `.build-id/xx/yyyy` directories use.
+std::string build_id_hex(const unsigned char* bytes, std::size_t n);
+
 /// Text-form lines (docs/format.md): `module NAME base=0x.. build-id=HEX
 /// path=PATH` and `symbol MODULE+0xOFF FUNCTION FILE LINE` (one line per
 /// source frame, innermost first; fields percent-escaped).

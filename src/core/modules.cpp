@@ -135,6 +135,17 @@ std::string format_source_frame(const SourceFrame& f) {
   return out;
 }
 
+std::string build_id_hex(const unsigned char* bytes, std::size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
+
 std::string format_module_line(const Module& m) {
   return "module " + escape(m.name) + " base=" + hex(m.base) +
          " build-id=" + (m.build_id.empty() ? "-" : m.build_id) + " path=" + escape(m.path);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "recorder_impl.hpp"
+#include "tracefold/modules.hpp"
 
 namespace tracefold::record {
 
@@ -24,16 +25,6 @@ struct Found {
   std::string build_id;
   uintptr_t bias = 0;  // dlpi_addr: loaded address minus ELF address
 };
-
-std::string hex_bytes(const unsigned char* p, std::size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    out += digits[p[i] >> 4];
-    out += digits[p[i] & 15];
-  }
-  return out;
-}
 
 // The NT_GNU_BUILD_ID note among the loaded PT_NOTE segments.
 std::string build_id_of(const dl_phdr_info* info) {
@@ -51,7 +42,7 @@ std::string build_id_of(const dl_phdr_info* info) {
       const unsigned char* next = desc + ((nh.n_descsz + align - 1) & ~(align - 1));
       if (next > end || next <= p) break;
       if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0)
-        return hex_bytes(desc, nh.n_descsz);
+        return build_id_hex(desc, nh.n_descsz);
       p = next;
     }
   }

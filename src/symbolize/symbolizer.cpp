@@ -4,6 +4,8 @@
 // offset, whatever machine recorded it.
 #include "tracefold/symbolize.hpp"
 
+#include "tracefold/modules.hpp"
+
 #include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -25,16 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string hex_bytes(const unsigned char* p, std::size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    out += digits[p[i] >> 4];
-    out += digits[p[i] & 15];
-  }
-  return out;
-}
-
 // The GNU build-id of an ELF file, "" if it has none or is no ELF file.
 std::string file_build_id(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -43,7 +35,8 @@ std::string file_build_id(const std::string& path) {
   if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
     const void* bits = nullptr;
     const ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
-    if (n > 0) id = hex_bytes(static_cast<const unsigned char*>(bits), static_cast<std::size_t>(n));
+    if (n > 0)
+      id = build_id_hex(static_cast<const unsigned char*>(bits), static_cast<std::size_t>(n));
     elf_end(elf);
   }
   ::close(fd);
