@@ -13,6 +13,8 @@
 
 namespace tracefold {
 
+struct WaitReport;
+
 /// What an export wrote (for the command's summary line).
 struct ExportSummary {
   uint64_t slices = 0;    ///< call slices (Perfetto) or call regions (OTF2)
@@ -46,8 +48,11 @@ void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timelin
 
 /// One self-contained HTML page: summary, per-call-site table, matrix
 /// heatmap, per-rank chart.
+/// With `analysis` (tracefold/waits.hpp, from a recorded timeline), the
+/// page has an "Analysis" section: a pattern x rank heatmap and the call
+/// paths that waited most.
 void write_report_html(std::ostream& out, const Trace& trace, const std::string& label,
-                       const TraceTimeline& timeline);
+                       const TraceTimeline& timeline, const WaitReport* analysis = nullptr);
 
 /// Colour of a heatmap cell: t in [0, 1] -> "#rrggbb" (white .. dark red).
 std::string heat_colour(double t);

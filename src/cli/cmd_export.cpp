@@ -13,10 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/waits.hpp"
 
 namespace fs = std::filesystem;
 using namespace tracefold;
@@ -144,7 +146,15 @@ void add_export_commands(CLI::App& app) {
       Trace t = load_trace(rep->trace);
       tracefold::cli::prepare_sites(t, rep->sites);
       std::ofstream f = open_out(rep->output);
-      write_report_html(f, t, rep->trace, timeline_for(t, rep->trace, rep->timeline));
+      const TraceTimeline tl = timeline_for(t, rep->trace, rep->timeline);
+      // A recorded timeline also gives the wait-state analysis section.
+      std::optional<WaitReport> waits;
+      if (tl.recorded) {
+        const std::string dir =
+            rep->timeline.empty() ? default_timeline_dir(rep->trace) : rep->timeline;
+        waits = analyze_waits(t, load_wait_input(t, dir));
+      }
+      write_report_html(f, t, rep->trace, tl, waits ? &*waits : nullptr);
       close_out(f, rep->output);
       std::cerr << "tracefold: wrote " << rep->output << "\n";
     });

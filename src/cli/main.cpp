@@ -348,6 +348,9 @@ fs::path find_replay_program() {
 
 void add_export_commands(CLI::App& app);   // cmd_export.cpp: export, report, stats files
 void add_simulate_command(CLI::App& app);  // cmd_simulate.cpp
+namespace tracefold::cli {
+void add_analyze_command(CLI::App& app);  // cmd_analyze.cpp
+}
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "replay") {
@@ -490,6 +493,7 @@ int main(int argc, char** argv) {
   add_symbolize_command(app);
   add_extrapolate_command(app);
   add_simulate_command(app);
+  add_analyze_command(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.
   app.add_subcommand("replay",

@@ -1,0 +1,135 @@
+// Wait-state analysis of a recorded timeline (`tracefold analyze`): where
+// ranks wait in MPI, which of Scalasca's patterns the waiting is (seed 003),
+// who caused it (delay costs) and which rank/call-path segments make up the
+// run time (critical path). No MPI here: the serial analysis replays every
+// rank's recorded events in one process.
+//
+// Input is a `tracefold record --timeline` recording: the folded trace gives
+// each rank's calls and parameters, TRACE.timeline/rank-R.tft their enter and
+// exit times. Point-to-point messages are paired with the core's matching
+// (timeline.hpp), collectives per communicator instance in call order, and
+// operations are told apart by the core's classification (op_class.hpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tracefold/timeline.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold {
+
+/// The analysis cannot run on this input (no timeline, wrong rank count).
+class WaitsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The metric tree, as Scalasca arranges it: a child is a part of its
+/// parent's time.
+enum class WaitPattern : uint8_t {
+  kTime,               ///< computation + MPI
+  kComputation,        ///< time between MPI calls
+  kMpi,                ///< time in MPI calls
+  kPointToPoint,       ///< send, receive, Wait/Test calls
+  kLateSender,         ///< receive (or its Wait) entered before the send began
+  kWrongOrder,         ///< Late Sender while an earlier-sent message was still pending
+  kLateReceiver,       ///< synchronous/rendezvous send entered before the receive was posted
+  kCollective,         ///< data-moving collectives
+  kLateBroadcast,      ///< 1-to-N: non-root enters before the root
+  kEarlyReduce,        ///< N-to-1: root enters before the first non-root
+  kEarlyScan,          ///< Scan/Exscan: rank enters before a lower rank
+  kWaitNxN,            ///< N×N: waiting for the last rank to enter
+  kNxNCompletion,      ///< N×N: time after the first rank has left
+  kSynchronization,    ///< Barrier
+  kWaitBarrier,        ///< waiting for the last rank to enter
+  kBarrierCompletion,  ///< time after the first rank has left
+  kCount
+};
+
+struct WaitPatternInfo {
+  std::string id;           ///< short name, e.g. `late_sender` (JSON, CUBE unique name)
+  std::string name;         ///< display name, e.g. `Late Sender`
+  int32_t parent = -1;      ///< index of the parent pattern, -1 for the root
+  std::string description;  ///< one sentence
+};
+
+/// The pattern tree, indexed by WaitPattern.
+const std::vector<WaitPatternInfo>& wait_patterns();
+
+/// A call path: one MPI call site (operation + call stack), or the
+/// computation before calls from one call site.
+struct WaitCallPath {
+  OpId op = 0;
+  SiteId site = 0;
+  bool computation = false;  ///< the time before calls of (op, site)
+  std::string label;         ///< `MPI_Recv at main (ring.c:12)`, `computation before ...`
+  int32_t parent = -1;       ///< flat list: the call stacks are in the label
+};
+
+/// One (pattern, call path, rank) cell.
+using WaitKey = std::tuple<int32_t, int32_t, int32_t>;
+
+struct WaitOptions {
+  /// Sends of at least this many bytes are taken as rendezvous (Late Receiver).
+  uint64_t rendezvous_bytes = 65536;
+  /// Pending Late Sender instances kept per rank for Wrong Order.
+  std::size_t wrong_order_queue = 100;
+};
+
+/// The analysis result. Severities are seconds, *inclusive* along the
+/// pattern tree (Late Sender includes Wrong Order); exclusive() subtracts
+/// the children, as CUBE stores them.
+struct WaitReport {
+  int32_t world_size = 0;
+  double run_seconds = 0;  ///< first enter to last exit over all ranks
+  uint64_t events = 0;     ///< events analysed
+  uint64_t dropped = 0;    ///< events past the timeline bound, not analysed
+  uint64_t messages = 0, unmatched_sends = 0, unmatched_recvs = 0;
+  uint64_t collectives = 0;  ///< collective instances analysed
+  uint64_t incomplete_collectives = 0;
+  std::vector<WaitPatternInfo> patterns;
+  std::vector<WaitCallPath> callpaths;
+  std::map<WaitKey, double> severity;
+  /// Time on the critical path per (call path, rank).
+  std::map<std::pair<int32_t, int32_t>, double> critical_path;
+  /// Waiting time others spent because of the excess time of this
+  /// (call path, rank) (direct delay costs), per (call path, rank).
+  std::map<std::pair<int32_t, int32_t>, double> delay_costs;
+  std::vector<std::string> notes;  ///< what the reader should know (truncation, ...)
+
+  /// Sum of `pattern` over call paths and ranks (inclusive).
+  double total(WaitPattern pattern) const;
+  /// Value of one cell minus its children's.
+  double exclusive(int32_t pattern, int32_t callpath, int32_t rank) const;
+};
+
+/// Each rank's events of a recorded timeline, on rank 0's clock; events past
+/// the recorder's size bound are left out (counted in `dropped`).
+struct WaitInput {
+  std::vector<std::vector<TimedEvent>> ranks;
+  uint64_t dropped = 0;
+};
+
+/// Reads TRACE's timeline directory `dir` (every rank). Throws WaitsError
+/// if it is missing (record with --timeline) or belongs to another run.
+WaitInput load_wait_input(const Trace& trace, const std::string& dir);
+/// The timeline directory `record --timeline` wrote beside `trace_path`.
+std::string default_timeline_dir(const std::string& trace_path);
+
+/// The analysis of recorded events (serial replay).
+WaitReport analyze_waits(const Trace& trace, const WaitInput& input,
+                         const WaitOptions& options = {});
+
+/// Text report: total time, patterns with share of run time, top call paths
+/// and ranks per pattern, critical path, top delay costs.
+void write_wait_text(std::ostream& out, const WaitReport& report, std::size_t top = 5);
+/// The whole result as JSON (every non-zero cell).
+void write_wait_json(std::ostream& out, const WaitReport& report);
+
+}  // namespace tracefold

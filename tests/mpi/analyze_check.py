@@ -1,0 +1,81 @@
+"""Checks one finding of a `tracefold analyze -o x.json` report against the
+wait a test program injected (tests/mpi/analyze_lib.bash).
+
+  severity REPORT INJECTED PATTERN RANKS OP
+      every rank in RANKS (comma list) has PATTERN within 5 % of INJECTED
+      seconds, its biggest call path for it is an OP call, and the other
+      ranks have less than 5 % of INJECTED
+  delay REPORT INJECTED RANK LABEL
+      the delay costs of RANK are within 5 % of INJECTED, mostly on a call
+      path whose label contains LABEL; other ranks have less than 5 %
+  absent REPORT INJECTED PATTERN
+      PATTERN totals less than 5 % of INJECTED over all ranks
+  critical REPORT INJECTED RANK LABEL
+      the critical path holds at least INJECTED seconds of RANK's LABEL call path
+"""
+import json
+import sys
+
+TOL = 0.05
+
+
+def main():
+    what, path, injected = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    rep = json.load(open(path))
+    labels = [c["label"] for c in rep["callpaths"]]
+    if injected <= 0:
+        sys.exit(f"{path}: nothing injected")
+    if what == "severity":
+        pattern, ranks, op = sys.argv[4], [int(r) for r in sys.argv[5].split(",")], sys.argv[6]
+        per_rank, per_cp = {}, {}
+        for c in rep["severity"]:
+            if c["pattern"] != pattern:
+                continue
+            per_rank[c["rank"]] = per_rank.get(c["rank"], 0) + c["seconds"]
+            key = (c["rank"], c["callpath"])
+            per_cp[key] = per_cp.get(key, 0) + c["seconds"]
+        for r in ranks:
+            got = per_rank.get(r, 0)
+            if abs(got - injected) > TOL * injected:
+                sys.exit(f"{pattern} on rank {r}: {got:.6f} s, injected {injected:.6f} s "
+                         f"(off by {100 * (got / injected - 1):+.1f} %)")
+            cps = sorted(((v, cp) for (rr, cp), v in per_cp.items() if rr == r), reverse=True)
+            label = labels[cps[0][1]]
+            if not label.startswith(op + " "):
+                sys.exit(f"{pattern} on rank {r}: biggest call path is {label}, want {op}")
+        for r, v in per_rank.items():
+            if r not in ranks and v > TOL * injected:
+                sys.exit(f"{pattern} on rank {r} (not expected): {v:.6f} s")
+        got = ", ".join(f"rank {r} {per_rank.get(r, 0):.6f} s" for r in ranks)
+        print(f"{pattern}: {got} at {op}, injected {injected:.6f} s")
+    elif what == "absent":
+        pattern = sys.argv[4]
+        got = sum(c["seconds"] for c in rep["severity"] if c["pattern"] == pattern)
+        if got > TOL * injected:
+            sys.exit(f"{pattern}: {got:.6f} s found, none injected")
+        print(f"{pattern}: {got:.6f} s, none injected")
+    elif what in ("delay", "critical"):
+        rank, want = int(sys.argv[4]), sys.argv[5]
+        cells = rep["delay_costs" if what == "delay" else "critical_path"]
+        mine = sum(c["seconds"] for c in cells if c["rank"] == rank and want in labels[c["callpath"]])
+        if what == "critical":
+            if mine < (1 - TOL) * injected:
+                sys.exit(f"critical path: {mine:.6f} s of rank {rank}'s {want}, "
+                         f"want at least {injected:.6f} s")
+            print(f"critical path: {mine:.6f} s on rank {rank}'s {want} (injected {injected:.6f} s)")
+            return
+        total = sum(c["seconds"] for c in cells if c["rank"] == rank)
+        if abs(mine - injected) > TOL * injected:
+            sys.exit(f"delay costs of rank {rank} at '{want}': {mine:.6f} s, injected "
+                     f"{injected:.6f} s (all of rank {rank}: {total:.6f} s)")
+        for c in cells:
+            if c["rank"] != rank and c["seconds"] > TOL * injected:
+                sys.exit(f"delay cost on rank {c['rank']} (not expected): {c['seconds']:.6f} s "
+                         f"at {labels[c['callpath']]}")
+        print(f"delay costs: {mine:.6f} s on rank {rank}'s {want}, injected {injected:.6f} s")
+    else:
+        sys.exit(f"unknown check {what}")
+
+
+if __name__ == "__main__":
+    main()

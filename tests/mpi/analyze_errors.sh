@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `tracefold analyze` on input it cannot take whole: a trace recorded
+# without --timeline (refused, saying to record with --timeline), an
+# analysis under mpirun with another rank count than the recording (refused
+# with both numbers), and a timeline cut at its size bound (analysed up to
+# the bound, and the report says so).
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+source "$SRC/tests/mpi/analyze_lib.bash"
+
+CHECKS=$((CHECKS + 1))
+limited out.txt err.txt "$TF" record -o plain.tf -- "$MPIRUN" -np 2 "$APPS/app_waits_inject" 5 late_sender
+if [[ $LRC -ne 0 ]]; then
+  bad "recording without timeline exited $LRC"; show_run err.txt
+else
+  rc=0
+  "$TF" analyze plain.tf >a.txt 2>a.err || rc=$?
+  if [[ $rc -eq 2 ]] && grep -q "plain.tf.timeline: no timeline directory" a.err &&
+    grep -q "record --timeline" a.err; then
+    ok "no timeline: $(head -n 1 a.err)"
+  else
+    bad "no timeline: exit $rc, $(cat a.err)"
+  fi
+fi
+
+if inject late_sender 2; then
+  CHECKS=$((CHECKS + 1))
+  limited m.txt m.err "$MPIRUN" -np 3 "$TF" analyze "$WORK/late_sender/t.tf"
+  if [[ $LRC -ne 0 ]] && grep -q "analysis started with 3 ranks, the recording has 2" m.err; then
+    ok "other rank count refused: $(grep -m1 'started with' m.err)"
+  else
+    bad "mpirun -np 3 on a 2-rank recording: exit $LRC, $(head -n 3 m.err)"
+  fi
+fi
+
+CHECKS=$((CHECKS + 1))
+limited b.txt b.err "$TF" record --timeline --timeline-max 600 -o bound.tf -- \
+  "$MPIRUN" -np 2 "$APPS/app_waits_inject" 300 late_sender
+if [[ $LRC -ne 0 ]]; then
+  bad "bounded recording exited $LRC"; show_run b.err
+elif "$TF" analyze bound.tf >bound.txt 2>bound.err &&
+  grep -Eq "^note: the timeline reached its size bound: [1-9][0-9]* later events" bound.txt &&
+  grep -Eq "^wait-state analysis: 2 ranks, .* [1-9][0-9]* events" bound.txt; then
+  ok "bounded timeline analysed up to the bound: $(grep '^note: the timeline' bound.txt)"
+else
+  bad "bounded timeline: $(cat bound.err; head -n 3 bound.txt)"
+fi
+finish

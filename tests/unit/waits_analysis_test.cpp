@@ -1,0 +1,180 @@
+// Wait-state analysis (tracefold/waits.hpp) on hand-made timelines whose
+// waiting times are known to the nanosecond.
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+#include "tracefold/waits.hpp"
+
+namespace tracefold {
+namespace {
+
+using testing::make_event;
+
+struct Timelines {
+  Trace trace;
+  WaitInput in;
+  explicit Timelines(int32_t n) {
+    trace.world_size = n;
+    trace.comms.define_world(n);
+    trace.sites = testing::make_sites(8);
+    in.ranks.resize(std::size_t(n));
+  }
+  Event& add(int32_t r, const std::string& op, SiteId site, int64_t start, int64_t end,
+             std::vector<std::pair<std::string, int64_t>> fields = {}) {
+    auto& evs = in.ranks[std::size_t(r)];
+    TimedEvent te;
+    te.ev = make_event(op, site, std::move(fields));
+    te.compute_start_ns = evs.empty() ? start : evs.back().end_ns;
+    te.start_ns = start;
+    te.end_ns = end;
+    te.timed = true;
+    evs.push_back(te);
+    return evs.back().ev;
+  }
+  WaitReport run() { return analyze_waits(trace, in); }
+};
+
+double cell(const WaitReport& r, WaitPattern p, int32_t rank) {
+  double s = 0;
+  for (const auto& [key, v] : r.severity)
+    if (std::get<0>(key) == int32_t(p) && std::get<2>(key) == rank) s += v;
+  return s;
+}
+
+std::string top_label(const WaitReport& r, WaitPattern p, int32_t rank) {
+  int32_t best = -1;
+  double v = 0;
+  for (const auto& [key, s] : r.severity)
+    if (std::get<0>(key) == int32_t(p) && std::get<2>(key) == rank && s > v) {
+      v = s;
+      best = std::get<1>(key);
+    }
+  return best < 0 ? "" : r.callpaths[std::size_t(best)].label;
+}
+
+TEST(WaitsAnalysis, LateSenderAndWrongOrder) {
+  Timelines t(2);
+  // Rank 1 asks for tag 2 first; tag 1 was sent at 100, tag 2 only at 1000.
+  t.add(0, "MPI_Send", 0, 100, 110, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 2}, {"comm", 0}});
+  t.add(0, "MPI_Send", 0, 5000, 5010, {{"peer", 1}, {"tag", 3}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 0, 1020, {{"peer", 0}, {"tag", 2}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 2, 1020, 1030, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 3, 2000, 5020, {{"peer", 0}, {"tag", 3}, {"comm", 0}});
+  const WaitReport r = t.run();
+  EXPECT_EQ(r.messages, 3u);
+  // 1000 ns waiting for tag 2 (wrong order) + 3000 ns for tag 3 (plain).
+  EXPECT_NEAR(cell(r, WaitPattern::kLateSender, 1), 4000e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kWrongOrder, 1), 1000e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kLateSender, 0), 0);
+  EXPECT_EQ(cell(r, WaitPattern::kLateReceiver, 0), 0);
+  EXPECT_EQ(top_label(r, WaitPattern::kWrongOrder, 1).rfind("MPI_Recv at app+0x20", 0), 0u);
+  // All the Late Sender of the tag-2 receive is Wrong Order: nothing left
+  // exclusively; the tag-3 receive's is all plain Late Sender.
+  for (std::size_t cp = 0; cp < r.callpaths.size(); ++cp) {
+    const std::string& label = r.callpaths[cp].label;
+    const double ex = r.exclusive(int32_t(WaitPattern::kLateSender), int32_t(cp), 1);
+    if (label.rfind("MPI_Recv at app+0x20", 0) == 0) EXPECT_NEAR(ex, 0, 1e-12);
+    if (label.rfind("MPI_Recv at app+0x40", 0) == 0) EXPECT_NEAR(ex, 3000e-9, 1e-12);
+  }
+}
+
+TEST(WaitsAnalysis, LateSenderOnWaitallGoesToTheIrecv) {
+  Timelines t(2);
+  t.add(0, "MPI_Send", 0, 700, 710, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Irecv", 4, 0, 10, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  Event& w = t.add(1, "MPI_Waitall", 5, 10, 800, {{"req", 1}});
+  w.set_list(FieldTable::links(), {1});
+  const WaitReport r = t.run();
+  EXPECT_NEAR(cell(r, WaitPattern::kLateSender, 1), 690e-9, 1e-12);
+  EXPECT_EQ(top_label(r, WaitPattern::kLateSender, 1).rfind("MPI_Irecv", 0), 0u);
+}
+
+TEST(WaitsAnalysis, LateReceiverOnSsend) {
+  Timelines t(2);
+  t.add(0, "MPI_Init", 7, 0, 0);
+  t.add(1, "MPI_Init", 7, 0, 0);
+  t.add(0, "MPI_Ssend", 0, 0, 600, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 500, 610, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  const WaitReport r = t.run();
+  EXPECT_NEAR(cell(r, WaitPattern::kLateReceiver, 0), 500e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kLateSender, 1), 0);
+  // The delay that made rank 0 wait is rank 1's 500 ns before its receive.
+  double cost = 0;
+  for (const auto& [key, v] : r.delay_costs) {
+    EXPECT_EQ(key.second, 1);
+    EXPECT_TRUE(r.callpaths[std::size_t(key.first)].computation);
+    cost += v;
+  }
+  EXPECT_NEAR(cost, 500e-9, 1e-12);
+}
+
+TEST(WaitsAnalysis, BarrierWaitAndCompletion) {
+  Timelines t(3);
+  t.add(0, "MPI_Barrier", 0, 0, 510, {{"comm", 0}});
+  t.add(1, "MPI_Barrier", 0, 100, 520, {{"comm", 0}});
+  t.add(2, "MPI_Barrier", 0, 500, 505, {{"comm", 0}});
+  const WaitReport r = t.run();
+  EXPECT_EQ(r.collectives, 1u);
+  EXPECT_NEAR(cell(r, WaitPattern::kWaitBarrier, 0), 500e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kWaitBarrier, 1), 400e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kWaitBarrier, 2), 0);
+  EXPECT_NEAR(cell(r, WaitPattern::kBarrierCompletion, 0), 5e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kBarrierCompletion, 1), 15e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kBarrierCompletion, 2), 0);
+  // Rank 2 came last: the critical path runs through its computation.
+  double on_2 = 0;
+  for (const auto& [key, v] : r.critical_path)
+    if (key.second == 2) on_2 += v;
+  EXPECT_NEAR(on_2, 5e-9, 1e-12);  // its barrier call; nothing before it was recorded
+}
+
+TEST(WaitsAnalysis, RootedCollectivesAndScan) {
+  Timelines t(3);
+  // Bcast from root 1 entering at 300; Reduce to root 0 entering first;
+  // Scan entered at 900, 700, 800.
+  t.add(0, "MPI_Bcast", 0, 0, 310, {{"comm", 0}, {"root", 1}, {"count", 1}});
+  t.add(1, "MPI_Bcast", 0, 300, 305, {{"comm", 0}, {"root", 1}, {"count", 1}});
+  t.add(2, "MPI_Bcast", 0, 100, 320, {{"comm", 0}, {"root", 1}, {"count", 1}});
+  t.add(0, "MPI_Reduce", 1, 400, 600, {{"comm", 0}, {"root", 0}, {"count", 1}});
+  t.add(1, "MPI_Reduce", 1, 550, 560, {{"comm", 0}, {"root", 0}, {"count", 1}});
+  t.add(2, "MPI_Reduce", 1, 500, 510, {{"comm", 0}, {"root", 0}, {"count", 1}});
+  t.add(0, "MPI_Scan", 2, 900, 1000, {{"comm", 0}, {"count", 1}});
+  t.add(1, "MPI_Scan", 2, 700, 1000, {{"comm", 0}, {"count", 1}});
+  t.add(2, "MPI_Scan", 2, 800, 1000, {{"comm", 0}, {"count", 1}});
+  const WaitReport r = t.run();
+  EXPECT_EQ(r.collectives, 3u);
+  EXPECT_NEAR(cell(r, WaitPattern::kLateBroadcast, 0), 300e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kLateBroadcast, 1), 0);
+  EXPECT_NEAR(cell(r, WaitPattern::kLateBroadcast, 2), 200e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kEarlyReduce, 0), 100e-9, 1e-12);  // until rank 2 came
+  EXPECT_EQ(cell(r, WaitPattern::kEarlyReduce, 1) + cell(r, WaitPattern::kEarlyReduce, 2), 0);
+  EXPECT_EQ(cell(r, WaitPattern::kEarlyScan, 0), 0);
+  EXPECT_NEAR(cell(r, WaitPattern::kEarlyScan, 1), 200e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kEarlyScan, 2), 100e-9, 1e-12);
+}
+
+TEST(WaitsAnalysis, IncompleteCollectiveIsSkippedAndSaid) {
+  Timelines t(2);
+  t.add(0, "MPI_Allreduce", 0, 0, 100, {{"comm", 0}, {"count", 1}});
+  const WaitReport r = t.run();
+  EXPECT_EQ(r.collectives, 0u);
+  EXPECT_EQ(r.incomplete_collectives, 1u);
+  EXPECT_EQ(cell(r, WaitPattern::kWaitNxN, 0), 0);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.back().find("miss a member"), std::string::npos);
+}
+
+TEST(WaitsAnalysis, PatternTreeIsConsistent) {
+  const auto& p = wait_patterns();
+  ASSERT_EQ(p.size(), std::size_t(WaitPattern::kCount));
+  EXPECT_EQ(p[0].parent, -1);
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    EXPECT_GE(p[i].parent, 0) << p[i].id;
+    EXPECT_LT(p[i].parent, int32_t(i)) << p[i].id;  // parents first
+  }
+  EXPECT_EQ(p[std::size_t(WaitPattern::kWrongOrder)].parent, int32_t(WaitPattern::kLateSender));
+}
+
+}  // namespace
+}  // namespace tracefold
