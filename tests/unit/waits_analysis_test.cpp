@@ -2,7 +2,14 @@
 // waiting times are known to the nanosecond.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "test_util.hpp"
+#include "tracefold/folder.hpp"
+#include "tracefold/merge.hpp"
+#include "tracefold/timeline_io.hpp"
 #include "tracefold/waits.hpp"
 
 namespace tracefold {
@@ -163,6 +170,71 @@ TEST(WaitsAnalysis, IncompleteCollectiveIsSkippedAndSaid) {
   EXPECT_EQ(cell(r, WaitPattern::kWaitNxN, 0), 0);
   ASSERT_FALSE(r.notes.empty());
   EXPECT_NE(r.notes.back().find("miss a member"), std::string::npos);
+}
+
+// A two-rank Late Sender written as real timeline files; rank 1's clock
+// runs `skew` ns ahead of rank 0's, and its files say so (the offsets the
+// recorder measures against rank 0).
+double late_sender_with_skew(const std::filesystem::path& dir, int64_t skew) {
+  CommTable comms;
+  comms.define_world(2);
+  const SiteTable sites = testing::make_sites(3);
+  std::vector<Trace> parts;
+  const std::vector<std::vector<Event>> evs = {
+      {make_event("MPI_Init", 0),
+       make_event("MPI_Send", 1, {{"peer", 1}, {"tag", 7}, {"comm", 0}})},
+      {make_event("MPI_Init", 0),
+       make_event("MPI_Recv", 2, {{"peer", 0}, {"tag", 7}, {"comm", 0}})}};
+  for (int32_t r = 0; r < 2; ++r) {
+    Folder f(r);
+    for (Event e : evs[std::size_t(r)]) {
+      e.set(FieldTable::intern("count", FieldKind::kScalar), 1);
+      e.set(FieldTable::intern("dsize", FieldKind::kScalar), 4);
+      encode_relative(e, r, comms);
+      f.append(e);
+    }
+    parts.push_back(f.finish(2, sites, comms));
+  }
+  const Trace trace = reduce_traces(std::move(parts));
+  std::filesystem::create_directories(dir);
+  const int64_t base = 5'000'000'000;
+  for (int32_t r = 0; r < 2; ++r) {
+    const int64_t local = r == 1 ? skew : 0;  // rank 1's clock reads `skew` more
+    TimelineWriter w;
+    w.open((dir / ("rank-" + std::to_string(r) + ".tft")).string(), r, 2, base + local, 0);
+    w.set_start_offset(-local, base + local);
+    w.add(*OpTable::find("MPI_Init"), base + local, base + local + 10);
+    if (r == 0)
+      w.add(*OpTable::find("MPI_Send"), base + 1000, base + 1010);
+    else
+      w.add(*OpTable::find("MPI_Recv"), base + local + 100, base + local + 1020);
+    w.close(-local, base + local + 2000);
+  }
+  const WaitReport rep = analyze_waits(trace, load_wait_input(trace, dir.string()));
+  return cell(rep, WaitPattern::kLateSender, 1);
+}
+
+TEST(WaitsAnalysis, ClockOffsetOfOneRankIsCorrected) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tracefold-waits-" + std::to_string(::getpid()));
+  const double same = late_sender_with_skew(dir / "same", 0);
+  const double ahead = late_sender_with_skew(dir / "ahead", 3'000'000'000);
+  const double behind = late_sender_with_skew(dir / "behind", -40'000);
+  std::filesystem::remove_all(dir);
+  EXPECT_NEAR(same, 900e-9, 1e-12);
+  EXPECT_NEAR(ahead, same, 1e-12);
+  EXPECT_NEAR(behind, same, 1e-12);
+}
+
+TEST(WaitsAnalysis, MissingTimelineSaysRecordWithTimeline) {
+  Trace t;
+  t.world_size = 1;
+  try {
+    load_wait_input(t, "/nonexistent/x.tf.timeline");
+    FAIL() << "no error";
+  } catch (const WaitsError& e) {
+    EXPECT_NE(std::string(e.what()).find("record --timeline"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WaitsAnalysis, PatternTreeIsConsistent) {
