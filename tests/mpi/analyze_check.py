@@ -7,7 +7,8 @@ wait a test program injected (tests/mpi/analyze_lib.bash).
       ranks have less than 5 % of INJECTED
   delay REPORT INJECTED RANK LABEL
       the delay costs of RANK are within 5 % of INJECTED, mostly on a call
-      path whose label contains LABEL; other ranks have less than 5 %
+      path whose label contains LABEL; no computation of another rank has
+      more than 5 %
   absent REPORT INJECTED PATTERN
       PATTERN totals less than 5 % of INJECTED over all ranks
   critical REPORT INJECTED RANK LABEL
@@ -68,8 +69,11 @@ def main():
         if abs(mine - injected) > TOL * injected:
             sys.exit(f"delay costs of rank {rank} at '{want}': {mine:.6f} s, injected "
                      f"{injected:.6f} s (all of rank {rank}: {total:.6f} s)")
+        # Other ranks' computation must not be blamed (MPI_Init taking longer
+        # on one rank is a real delay at startup, not what was injected).
         for c in cells:
-            if c["rank"] != rank and c["seconds"] > TOL * injected:
+            if c["rank"] != rank and labels[c["callpath"]].startswith("computation") and \
+                    c["seconds"] > TOL * injected:
                 sys.exit(f"delay cost on rank {c['rank']} (not expected): {c['seconds']:.6f} s "
                          f"at {labels[c['callpath']]}")
         print(f"delay costs: {mine:.6f} s on rank {rank}'s {want}, injected {injected:.6f} s")
