@@ -5,7 +5,8 @@ PACKAGES=(g++ cmake ninja-build pkg-config libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev libzstd-dev zstd
           python3 gfortran libopenmpi-dev openmpi-bin libunwind-dev
           libotf2-trace-dev otf2-tools zlib1g-dev chromium clang-format
-          libsimgrid-dev time libdw-dev dpkg-dev file clang-16 libclang-rt-16-dev)
+          libsimgrid-dev time libdw-dev dpkg-dev file clang-16 libclang-rt-16-dev
+          libxml2-utils tar)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/clock_sync.hpp"
 #include "tracefold/event.hpp"
 #include "tracefold/trace.hpp"
 
@@ -53,7 +54,11 @@ struct TraceTimeline {
   /// Events the recorder dropped at its byte budget; they are laid out after
   /// the last recorded one with their mean times.
   uint64_t dropped = 0;
-  /// "synthesized from mean times" or "recorded (N events, D dropped)".
+  /// Recorded timelines: how far ranks' clocks were moved onto rank 0's
+  /// (clock_sync.hpp); nothing applied on a single host.
+  ClockCorrection clock;
+  /// "synthesized from mean times" or "recorded (N events, D dropped)",
+  /// followed by the clock correction when one was applied.
   std::string describe() const;
 };
 
@@ -61,7 +66,9 @@ struct TraceTimeline {
 TraceTimeline synthesized_timeline(const Trace& trace);
 
 /// Reads `dir/rank-R.tft` for every rank and lays the trace's events out at
-/// their recorded times, on rank 0's clock, starting at 0. Throws
+/// their recorded times, on rank 0's clock (each rank's clock corrected
+/// linearly between its two offset samples, summed up in `clock`),
+/// starting at 0. Throws
 /// std::runtime_error naming the file, rank and event if the timeline does
 /// not belong to the trace (other rank count, other operations).
 TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir);

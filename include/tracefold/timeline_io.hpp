@@ -7,16 +7,18 @@
 // files together give every call with its parameters and its exact times.
 // Times are nanoseconds of the rank's monotonic clock; the file also keeps
 // the offset to rank 0's clock measured at start and at the end, so readers
-// can put all ranks on rank 0's clock (linear between the two measurements).
+// can put all ranks on rank 0's clock (clock_sync.hpp: linear between the
+// two measurements).
 //
 // File layout (little-endian), docs/format.md has the details:
-//   header  "TFTL" u8 version, i32 rank, i32 world size, i64 base time,
-//           i64 start offset, i64 start local time
+//   header  "TFTL" u8 version (2), i32 rank, i32 world size, i64 base time,
+//           i64 start offset, i64 start local time, i64 start round trip
 //   blocks  u32 stored size, u32 raw size, u32 events, zstd-compressed
 //           records: varint op, varint (enter - previous exit, zigzag),
 //           varint (exit - enter)
 //   trailer u32 0xFFFFFFFF, i64 end offset, i64 end local time,
-//           u64 events recorded, u64 events dropped
+//           i64 end round trip, u64 events recorded, u64 events dropped
+// Version 1 files (no round trips) are still read.
 // A file without a trailer (a run that died) is read up to its last block.
 #pragma once
 
@@ -27,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/clock_sync.hpp"
 #include "tracefold/event.hpp"
 
 namespace tracefold {
@@ -59,13 +62,15 @@ class TimelineWriter {
   void open(const std::string& path, int32_t rank, int32_t world_size, int64_t base_ns,
             uint64_t max_bytes, std::size_t block_bytes = 1 << 16);
   bool is_open() const { return file_ != nullptr; }
-  void set_start_offset(int64_t offset_ns, int64_t local_ns);
+  /// The clock sample taken at the start (round trip -1: not measured).
+  void set_start_offset(int64_t offset_ns, int64_t local_ns, int64_t round_trip_ns = -1);
   /// Cheap: encodes into the current block.
   void add(OpId op, int64_t enter_ns, int64_t exit_ns);
   /// Writes the current block (e.g. before the process may die).
   void flush();
-  /// Writes the last block and the trailer, closes the file.
-  void close(int64_t end_offset_ns, int64_t end_local_ns);
+  /// Writes the last block and the trailer (with the clock sample taken at
+  /// the end), closes the file.
+  void close(int64_t end_offset_ns, int64_t end_local_ns, int64_t round_trip_ns = -1);
 
   uint64_t recorded() const { return recorded_; }
   uint64_t dropped() const { return dropped_; }
@@ -97,13 +102,19 @@ class TimelineWriter {
 struct RankTimelineFile {
   int32_t rank = 0;
   int32_t world_size = 0;
+  uint8_t version = 0;
   int64_t start_offset_ns = 0, start_local_ns = 0;
+  int64_t start_round_trip_ns = -1;  ///< -1: not recorded (version 1)
   bool has_trailer = false;
   int64_t end_offset_ns = 0, end_local_ns = 0;
+  int64_t end_round_trip_ns = -1;
   uint64_t dropped = 0;
   std::vector<TimelineRecord> records;
   /// The file it was read from, for error messages.
   std::string source;
+  /// This rank's clock against rank 0's: both samples, or the start one
+  /// alone when the file has no trailer.
+  ClockMap clock() const;
   /// `local_ns` on rank 0's clock (offsets interpolated linearly). Throws
   /// TimelineError naming the file if the result does not fit in 64 bits
   /// (only a corrupt file gets there: 2^63 ns are 292 years).

@@ -14,8 +14,10 @@ namespace tracefold {
 namespace {
 
 constexpr char kMagic[4] = {'T', 'F', 'T', 'L'};
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 constexpr uint32_t kTrailerMark = 0xFFFFFFFFu;
+// Mark, end offset, end local time, end round trip, recorded, dropped.
+constexpr uint64_t kTrailerBytes = 4 + 5 * 8;
 
 uint64_t zigzag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
@@ -59,18 +61,20 @@ void TimelineWriter::open(const std::string& path, int32_t rank, int32_t world_s
   put<int32_t>(header, rank);
   put<int32_t>(header, world_size);
   put<int64_t>(header, base_ns);
-  // Start offset and its local time are patched in by set_start_offset.
+  // The start clock sample is patched in by set_start_offset.
   put<int64_t>(header, 0);
   put<int64_t>(header, 0);
+  put<int64_t>(header, -1);
   write_raw(header.data(), header.size());
 }
 
-void TimelineWriter::set_start_offset(int64_t offset_ns, int64_t local_ns) {
+void TimelineWriter::set_start_offset(int64_t offset_ns, int64_t local_ns, int64_t round_trip_ns) {
   if (!file_) return;
   const long here = std::ftell(file_);
   std::fseek(file_, 4 + 1 + 4 + 4 + 8, SEEK_SET);
   std::fwrite(&offset_ns, sizeof offset_ns, 1, file_);
   std::fwrite(&local_ns, sizeof local_ns, 1, file_);
+  std::fwrite(&round_trip_ns, sizeof round_trip_ns, 1, file_);
   std::fseek(file_, here, SEEK_SET);
 }
 
@@ -106,8 +110,8 @@ void TimelineWriter::flush() {
     return;
   }
   const uint64_t block_total = 12 + n;
-  // The trailer (28 bytes) must still fit once the budget is reached.
-  if (max_bytes_ && written_ + block_total + 28 > max_bytes_) {
+  // The trailer must still fit once the budget is reached.
+  if (max_bytes_ && written_ + block_total + kTrailerBytes > max_bytes_) {
     over_budget_ = true;
     recorded_ -= block_events_;
     dropped_ += block_events_;
@@ -122,13 +126,14 @@ void TimelineWriter::flush() {
   block_events_ = 0;
 }
 
-void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns) {
+void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns, int64_t round_trip_ns) {
   if (!file_) return;
   flush();
   std::vector<uint8_t> trailer;
   put<uint32_t>(trailer, kTrailerMark);
   put<int64_t>(trailer, end_offset_ns);
   put<int64_t>(trailer, end_local_ns);
+  put<int64_t>(trailer, round_trip_ns);
   put<uint64_t>(trailer, recorded_);
   put<uint64_t>(trailer, dropped_);
   write_raw(trailer.data(), trailer.size());
@@ -150,21 +155,16 @@ int64_t checked_add(int64_t a, int64_t b, const std::string& source, const char*
 
 }  // namespace
 
+ClockMap RankTimelineFile::clock() const {
+  const ClockSample start{start_offset_ns, start_local_ns, start_round_trip_ns};
+  if (!has_trailer) return ClockMap(start);
+  return ClockMap(start, ClockSample{end_offset_ns, end_local_ns, end_round_trip_ns});
+}
+
 int64_t RankTimelineFile::to_global(int64_t local_ns) const {
-  const int64_t shifted = checked_add(local_ns, start_offset_ns, source, "a global time");
-  if (!has_trailer || end_local_ns == start_local_ns) return shifted;
-  // Clocks drift apart slowly: interpolate the offset between the two
-  // measurements (and extrapolate outside them). Differences go through
-  // double, where they cannot overflow; the result is range-checked before
-  // it becomes an integer again.
-  const double f = (static_cast<double>(local_ns) - static_cast<double>(start_local_ns)) /
-                   (static_cast<double>(end_local_ns) - static_cast<double>(start_local_ns));
-  const double drift =
-      f * (static_cast<double>(end_offset_ns) - static_cast<double>(start_offset_ns));
-  // 2^63 is exact in double; anything at or above it (or NaN) is out of range.
-  constexpr double kLimit = 9223372036854775808.0;
-  if (!(drift > -kLimit && drift < kLimit)) out_of_range(source, "a global time");
-  return checked_add(shifted, static_cast<int64_t>(drift), source, "a global time");
+  const std::optional<int64_t> t = clock().to_global(local_ns);
+  if (!t) out_of_range(source, "a global time");
+  return *t;
 }
 
 RankTimelineFile read_timeline_file(const std::string& path) {
@@ -191,12 +191,13 @@ RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string
   need(5, "header");
   if (std::memcmp(data.data(), kMagic, 4) != 0)
     throw TimelineError(path + ": not a tracefold timeline file");
-  if (data[4] != kVersion)
+  if (data[4] != 1 && data[4] != kVersion)
     throw TimelineError(path + ": timeline version " + std::to_string(data[4]) +
-                        " (this tracefold reads 1)");
+                        " (this tracefold reads 1 and 2)");
   at = 5;
   RankTimelineFile f;
   f.source = path;
+  f.version = data[4];
   int64_t base = 0;
   get(f.rank, "header");
   get(f.world_size, "header");
@@ -209,6 +210,7 @@ RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string
   get(base, "header");
   get(f.start_offset_ns, "header");
   get(f.start_local_ns, "header");
+  if (f.version >= 2) get(f.start_round_trip_ns, "header");
   int64_t last_exit = base;
   std::vector<uint8_t> raw;
   while (at < data.size()) {
@@ -218,6 +220,7 @@ RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string
     if (stored == kTrailerMark) {
       get(f.end_offset_ns, "trailer");
       get(f.end_local_ns, "trailer");
+      if (f.version >= 2) get(f.end_round_trip_ns, "trailer");
       uint64_t recorded = 0;
       get(recorded, "trailer");
       get(f.dropped, "trailer");

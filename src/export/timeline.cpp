@@ -83,7 +83,7 @@ std::string TraceTimeline::describe() const {
          (dropped ? ", " + std::to_string(dropped) +
                         " dropped at the size bound and laid out with mean times"
                   : "") +
-         ")";
+         ")" + (clock.applied() ? "; " + clock.describe() : "");
 }
 
 TraceTimeline synthesized_timeline(const Trace& trace) {
@@ -106,6 +106,7 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
       throw std::runtime_error(path + ": timeline of rank " + std::to_string(f.rank) + " of " +
                                std::to_string(f.world_size) + ", the trace has " +
                                std::to_string(trace.world_size) + " ranks");
+    out.clock.add(f.clock());
     if (!f.records.empty()) origin = std::min(origin, f.to_global(f.records.front().enter_ns));
   }
   if (origin == std::numeric_limits<int64_t>::max()) origin = 0;

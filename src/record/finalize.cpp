@@ -1,5 +1,5 @@
 // The end of recording: the merge at MPI_Finalize, partial traces written
-// when the program dies, and the timeline's clock offsets.
+// when the program dies, and closing the timeline.
 
 #include <pthread.h>
 #include <unistd.h>
@@ -16,54 +16,9 @@
 
 namespace tracefold::record {
 
-// Offset to add to this rank's clock to read rank 0's: the exchange with
-// the shortest round trip of a few, midpoint estimate. Collective over
-// the private communicator.
-int64_t Recorder::clock_offset() {
-  constexpr int kTag = 7, kRounds = 5;
-  int64_t offset = 0;
-  // Ranks on rank 0's host read the very same CLOCK_MONOTONIC: their
-  // offset is exactly 0, better than any estimate.
-  char host0[MPI_MAX_PROCESSOR_NAME] = {}, mine[MPI_MAX_PROCESSOR_NAME] = {};
-  int len = 0;
-  PMPI_Get_processor_name(mine, &len);
-  std::memcpy(host0, mine, sizeof host0);
-  PMPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, private_comm);
-  int remote = std::strncmp(host0, mine, MPI_MAX_PROCESSOR_NAME) != 0;
-  std::vector<int> remotes(static_cast<std::size_t>(rank == 0 ? size : 1));
-  PMPI_Gather(&remote, 1, MPI_INT, remotes.data(), 1, MPI_INT, 0, private_comm);
-  for (int peer = 1; peer < size; ++peer) {
-    if (rank == 0 && !remotes[static_cast<std::size_t>(peer)]) continue;
-    if (rank == peer && !remote) continue;
-    if (rank == 0) {
-      for (int k = 0; k < kRounds; ++k) {
-        int64_t ping = 0;
-        PMPI_Recv(&ping, 1, MPI_INT64_T, peer, kTag, private_comm, MPI_STATUS_IGNORE);
-        const int64_t t = now_ns();
-        PMPI_Send(&t, 1, MPI_INT64_T, peer, kTag, private_comm);
-      }
-    } else if (rank == peer) {
-      int64_t best = INT64_MAX;
-      for (int k = 0; k < kRounds; ++k) {
-        const int64_t t1 = now_ns();
-        int64_t t0 = 0;
-        PMPI_Send(&t1, 1, MPI_INT64_T, 0, kTag, private_comm);
-        PMPI_Recv(&t0, 1, MPI_INT64_T, 0, kTag, private_comm, MPI_STATUS_IGNORE);
-        const int64_t t2 = now_ns();
-        if (t2 - t1 < best) {
-          best = t2 - t1;
-          offset = t0 - (t1 + t2) / 2;
-        }
-      }
-    }
-  }
-  return offset;
-}
-
 void Recorder::start_timeline(const char* dir, int64_t t0) {
-  const int64_t offset = clock_offset();
-  const int64_t at = now_ns();
-  timeline_offset0 = offset;
+  read_clock_skew(t0);
+  timeline_start = clock_sample();
   if (disabled) return;
   try {
     if (const char* m = env("TRACEFOLD_TIMELINE_MAX")) timeline_max = std::strtoull(m, nullptr, 10);
@@ -74,16 +29,17 @@ void Recorder::start_timeline(const char* dir, int64_t t0) {
     // Small bounds get small blocks, so some events still fit.
     const std::size_t block = static_cast<std::size_t>(
         std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
-    timeline.open(path, rank, size, t0, timeline_max, block);
-    timeline.set_start_offset(offset, at);
+    timeline.open(path, rank, size, skewed(t0), timeline_max, block);
+    timeline.set_start_offset(timeline_start.offset_ns, timeline_start.local_ns,
+                              timeline_start.round_trip_ns);
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "tracefold: rank %d: no timeline: %s\n", rank, ex.what());
   }
 }
 
-void Recorder::close_timeline(int64_t offset, int64_t at) {
+void Recorder::close_timeline(const ClockSample& end) {
   if (!timeline.is_open()) return;
-  timeline.close(offset, at);
+  timeline.close(end.offset_ns, end.local_ns, end.round_trip_ns);
   if (!timeline.error().empty())
     std::fprintf(stderr, "tracefold: rank %d: timeline: %s\n", rank, timeline.error().c_str());
 }
@@ -169,7 +125,7 @@ void Recorder::write_partial(const char* why) {
   try {
     if (rawlog.is_open()) rawlog.flush();
     // No other rank can be asked for the clock any more: keep the start offset.
-    close_timeline(timeline_offset0, now_ns());
+    close_timeline({timeline_start.offset_ns, skewed(now_ns()), timeline_start.round_trip_ns});
     std::filesystem::path dir = output + ".partial";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -204,10 +160,7 @@ void Recorder::finish() {
                  rank, static_cast<unsigned long long>(fast_polls),
                  static_cast<unsigned long long>(poll_checked),
                  static_cast<unsigned long long>(poll_mismatches));
-  if (env("TRACEFOLD_TIMELINE")) {
-    const int64_t offset = clock_offset();
-    close_timeline(offset, now_ns());
-  }
+  if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
   struct PmpiExchange final : Exchange {
     MPI_Comm comm;
     int r, n;

@@ -178,7 +178,7 @@ void Recorder::start(int64_t t0) {
 // Caller holds `mu`; only for events the folder took.
 void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
   if (!timeline.is_open()) return;
-  timeline.add(op, enter_ns, exit_ns);
+  timeline.add(op, skewed(enter_ns), skewed(exit_ns));
   if (timeline.over_budget() && !timeline_warned) {
     timeline_warned = true;
     std::fprintf(stderr,

@@ -172,7 +172,18 @@ class Recorder {
   TimelineWriter timeline;
   uint64_t timeline_max = uint64_t{256} << 20;
   bool timeline_warned = false;
-  int64_t timeline_offset0 = 0;
+  ClockSample timeline_start;  // offset to rank 0's clock at MPI_Init
+  // Test hook TRACEFOLD_TEST_CLOCK_SKEW_NS (clock_sync.cpp): this rank's
+  // timeline clock runs off by an offset and a rate, as on another host.
+  int64_t skew_ns = 0;
+  double skew_ppm = 0.0;
+  int64_t skew_origin_ns = 0;
+  bool skew_hook = false;
+  int64_t skewed(int64_t t) const {
+    if (skew_ppm == 0.0) return t + skew_ns;
+    return t + skew_ns +
+           static_cast<int64_t>(static_cast<double>(t - skew_origin_ns) * skew_ppm * 1e-6);
+  }
   uint64_t event_count = 0;
   // Events recorded but not folded yet (see append): slots reused batch
   // after batch, so their vectors keep their capacity.
@@ -373,9 +384,10 @@ class Recorder {
   bool append(Event& ev, const StackKey& stack, SiteId* site_memo = nullptr);
   bool repeat_of_last(const Event& ev);
   void fold_unfolded();
-  int64_t clock_offset();
+  void read_clock_skew(int64_t t0);
+  ClockSample clock_sample();
   void start_timeline(const char* dir, int64_t t0);
-  void close_timeline(int64_t offset, int64_t at);
+  void close_timeline(const ClockSample& end);
   Trace local_trace();
   void write_partial(const char* why);
   void finish();

@@ -94,14 +94,14 @@ TEST(ReaderChecks, CompactWorldAboveTheLimitIsRefused) {
 TEST(ReaderChecks, TimelineBlockDeclaring4GiBIsRefused) {
   std::vector<uint8_t> data = timeline_bytes(1000, false);
   const uint32_t huge = 0xFFFFFFFFu - 1;
-  std::memcpy(data.data() + 37 + 4, &huge, 4);  // the first block's raw size
+  std::memcpy(data.data() + 45 + 4, &huge, 4);  // the first block's raw size
   const std::string err = error_of([&] { parse_timeline(data, "rank-0.tft"); });
-  EXPECT_NE(err.find("rank-0.tft: byte 37: block of 4294967294 bytes, more than the limit"),
+  EXPECT_NE(err.find("rank-0.tft: byte 45: block of 4294967294 bytes, more than the limit"),
             std::string::npos)
       << err;
   // A size within the limit that the frame does not hold is refused too.
   const uint32_t lie = 1u << 20;
-  std::memcpy(data.data() + 37 + 4, &lie, 4);
+  std::memcpy(data.data() + 45 + 4, &lie, 4);
   EXPECT_NE(error_of([&] { parse_timeline(data, "t"); }).find("does not hold that many"),
             std::string::npos);
 }
