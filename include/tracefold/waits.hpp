@@ -102,6 +102,9 @@ struct WaitReport {
   /// (call path, rank) (direct delay costs), per (call path, rank).
   std::map<std::pair<int32_t, int32_t>, double> delay_costs;
   std::vector<std::string> notes;  ///< what the reader should know (truncation, ...)
+  /// Receives that ended before their send began (clock condition), found
+  /// and repaired by the controlled logical clock before the analysis.
+  uint64_t clock_violations = 0;
 
   /// Sum of `pattern` over call paths and ranks (inclusive).
   double total(WaitPattern pattern) const;
@@ -131,5 +134,17 @@ WaitReport analyze_waits(const Trace& trace, const WaitInput& input,
 void write_wait_text(std::ostream& out, const WaitReport& report, std::size_t top = 5);
 /// The whole result as JSON (every non-zero cell).
 void write_wait_json(std::ostream& out, const WaitReport& report);
+/// The result as a CUBE4 profile (cube4.hpp): the pattern tree plus
+/// `critical_path` and `delay_costs` metrics, a flat call tree of the call
+/// paths, one location per rank; values exclusive along the metric tree.
+struct Cube4Profile;
+Cube4Profile wait_cube(const WaitReport& report);
+
+/// Scalasca's controlled logical clock, simplified: a receive that ends
+/// before its matched send began is moved to end at the send's start, and
+/// everything after it on that rank moves along by the same amount (local
+/// intervals kept), repeated until no violation is left (at most `passes`
+/// times). Returns the number of violations found in the first pass.
+uint64_t repair_clock_condition(const Trace& trace, WaitInput& input, int passes = 20);
 
 }  // namespace tracefold

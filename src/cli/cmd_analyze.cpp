@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "tracefold/cube4.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/waits.hpp"
 
@@ -46,23 +47,34 @@ void run_analyze(const AnalyzeArgs& args) {
         "mpirun (the serial analysis reads every rank's timeline)");
   prepare_sites(trace, args.sites);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
-  const WaitInput input = load_wait_input(trace, dir);
-  const WaitReport report = analyze_waits(trace, input, args.options);
+  WaitInput input = load_wait_input(trace, dir);
+  const uint64_t violations = repair_clock_condition(trace, input);
+  WaitReport report = analyze_waits(trace, input, args.options);
+  report.clock_violations = violations;
+  if (violations)
+    report.notes.push_back(std::to_string(violations) +
+                           " receives ended before their send began (clock condition); the "
+                           "controlled logical clock moved them and the later events of their "
+                           "ranks forward");
   if (args.output.empty()) {
     write_wait_text(std::cout, report, args.top);
     return;
   }
   const std::string ext = fs::path(args.output).extension().string();
-  std::ofstream out(args.output);
-  if (!out) throw std::runtime_error(args.output + ": cannot create");
-  if (ext == ".json")
-    write_wait_json(out, report);
-  else if (ext == ".txt")
-    write_wait_text(out, report, args.top);
-  else
-    throw std::runtime_error(args.output + ": unknown report format (use .txt or .json)");
-  out.close();
-  if (!out) throw std::runtime_error(args.output + ": write failed");
+  if (ext != ".cubex" && ext != ".json" && ext != ".txt")
+    throw std::runtime_error(args.output + ": unknown report format (use .txt, .json or .cubex)");
+  if (ext == ".cubex") {
+    write_cubex(wait_cube(report), args.output);
+  } else {
+    std::ofstream out(args.output);
+    if (!out) throw std::runtime_error(args.output + ": cannot create");
+    if (ext == ".json")
+      write_wait_json(out, report);
+    else
+      write_wait_text(out, report, args.top);
+    out.close();
+    if (!out) throw std::runtime_error(args.output + ": write failed");
+  }
   std::cerr << "tracefold: analysis of " << report.events << " events written to " << args.output
             << "\n";
 }
@@ -77,7 +89,7 @@ void add_analyze_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->output,
-                  "Write the report here; the extension chooses the form: .txt or .json "
+                  "Write the report here; the extension chooses the form: .txt, .json or .cubex "
                   "(default: text on standard output)");
   cmd->add_option("--timeline", args->timeline, "Timeline directory (default TRACE.timeline)");
   cmd->add_option("--top", args->top, "Call paths and ranks listed per pattern")->default_val(5);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "test_util.hpp"
+#include "tracefold/cube4.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/timeline_io.hpp"
@@ -81,8 +82,12 @@ TEST(WaitsAnalysis, LateSenderAndWrongOrder) {
   for (std::size_t cp = 0; cp < r.callpaths.size(); ++cp) {
     const std::string& label = r.callpaths[cp].label;
     const double ex = r.exclusive(int32_t(WaitPattern::kLateSender), int32_t(cp), 1);
-    if (label.rfind("MPI_Recv at app+0x20", 0) == 0) EXPECT_NEAR(ex, 0, 1e-12);
-    if (label.rfind("MPI_Recv at app+0x40", 0) == 0) EXPECT_NEAR(ex, 3000e-9, 1e-12);
+    if (label.rfind("MPI_Recv at app+0x20", 0) == 0) {
+      EXPECT_NEAR(ex, 0, 1e-12);
+    }
+    if (label.rfind("MPI_Recv at app+0x40", 0) == 0) {
+      EXPECT_NEAR(ex, 3000e-9, 1e-12);
+    }
   }
 }
 
@@ -235,6 +240,55 @@ TEST(WaitsAnalysis, MissingTimelineSaysRecordWithTimeline) {
   } catch (const WaitsError& e) {
     EXPECT_NE(std::string(e.what()).find("record --timeline"), std::string::npos) << e.what();
   }
+}
+
+TEST(WaitsAnalysis, ControlledLogicalClockRepairsAReceiveBeforeItsSend) {
+  Timelines t(2);
+  t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 100, 500, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Barrier", 2, 600, 700, {{"comm", 0}});
+  EXPECT_EQ(repair_clock_condition(t.trace, t.in), 1u);
+  const auto& r1 = t.in.ranks[1];
+  EXPECT_EQ(r1[0].end_ns, 1000);    // ends as its send begins
+  EXPECT_EQ(r1[0].start_ns, 600);   // its duration kept
+  EXPECT_EQ(r1[1].start_ns, 1100);  // the gap after it kept
+  EXPECT_EQ(r1[1].end_ns, 1200);
+  EXPECT_EQ(repair_clock_condition(t.trace, t.in), 0u);  // nothing left
+}
+
+TEST(WaitsAnalysis, CubeProfileHoldsExclusiveValues) {
+  Timelines t(2);
+  t.add(0, "MPI_Send", 0, 100, 110, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 2}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 0, 1020, {{"peer", 0}, {"tag", 2}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 2, 1020, 1030, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  const WaitReport r = t.run();
+  const Cube4Profile cube = wait_cube(r);
+  ASSERT_EQ(cube.metrics.size(), r.patterns.size() + 2);
+  EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].uniq_name, "wrong_order");
+  EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].parent,
+            int32_t(WaitPattern::kLateSender));
+  EXPECT_EQ(cube.rank_node.size(), 2u);
+  int32_t recv2 = -1;
+  for (std::size_t c = 0; c < r.callpaths.size(); ++c)
+    if (r.callpaths[c].label.rfind("MPI_Recv at app+0x20", 0) == 0) recv2 = int32_t(c);
+  ASSERT_GE(recv2, 0);
+  // All of its Late Sender is Wrong Order: exclusive Late Sender is 0.
+  EXPECT_NEAR(cube.value(int32_t(WaitPattern::kWrongOrder), recv2, 1), 1000e-9, 1e-12);
+  EXPECT_EQ(cube.value(int32_t(WaitPattern::kLateSender), recv2, 1), 0);
+  // The call itself (1020 ns) less its waiting, in point-to-point.
+  EXPECT_NEAR(cube.value(int32_t(WaitPattern::kPointToPoint), recv2, 1), 20e-9, 1e-12);
+  // Written and read back.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tracefold-waits-" + std::to_string(::getpid()) + ".cubex");
+  write_cubex(cube, path);
+  const Cube4Profile back = read_cubex(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(back.metrics.size(), cube.metrics.size());
+  double wo = 0;
+  for (const auto& [key, v] : back.values)
+    if (std::get<0>(key) == int32_t(WaitPattern::kWrongOrder)) wo += v;
+  EXPECT_NEAR(wo, 1000e-9, 1e-12);
 }
 
 TEST(WaitsAnalysis, PatternTreeIsConsistent) {

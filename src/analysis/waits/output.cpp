@@ -42,7 +42,8 @@ void write_wait_text(std::ostream& out, const WaitReport& r, std::size_t top) {
   const double time_total = r.total(WaitPattern::kTime);
   out << "wait-state analysis: " << r.world_size << " ranks, run time " << fixed(r.run_seconds)
       << " s, " << r.events << " events, " << r.messages << " messages, " << r.collectives
-      << " collective instances\n";
+      << " collective instances; clock condition: " << r.clock_violations
+      << " violations repaired\n";
   for (const std::string& n : r.notes) out << "note: " << n << "\n";
   out << "\npatterns (seconds summed over ranks; % of total time " << fixed(time_total) << " s)\n";
   for (std::size_t p = 0; p < r.patterns.size(); ++p) {
@@ -105,6 +106,7 @@ void write_wait_json(std::ostream& out, const WaitReport& r) {
   j["unmatched_recvs"] = r.unmatched_recvs;
   j["collectives"] = r.collectives;
   j["incomplete_collectives"] = r.incomplete_collectives;
+  j["clock_violations"] = r.clock_violations;
   j["notes"] = r.notes;
   ordered_json pats = ordered_json::array();
   for (std::size_t p = 0; p < r.patterns.size(); ++p)
