@@ -152,7 +152,10 @@ void add_export_commands(CLI::App& app) {
       if (tl.recorded) {
         const std::string dir =
             rep->timeline.empty() ? default_timeline_dir(rep->trace) : rep->timeline;
-        waits = analyze_waits(t, load_wait_input(t, dir));
+        WaitInput input = load_wait_input(t, dir);
+        const uint64_t violations = repair_clock_condition(t, input);
+        waits = analyze_waits(t, input);
+        waits->clock_violations = violations;
       }
       write_report_html(f, t, rep->trace, tl, waits ? &*waits : nullptr);
       close_out(f, rep->output);
