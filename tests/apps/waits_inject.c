@@ -8,6 +8,7 @@
  * waiting time the analysis should find:
  *   waits: SCENARIO injected SECONDS s by rank R
  *
+ * Every step but in `chain` starts with a synchronization of all ranks.
  * Scenarios (ranks):
  *   late_sender (2)     rank 0 sleeps, then MPI_Send; rank 1 MPI_Recv waits
  *   late_sender_nb (2)  the same with Isend/Irecv and Waitall
@@ -50,7 +51,18 @@ int main(int argc, char** argv) {
   const char* what = argc > 2 ? argv[2] : "late_sender";
   int late = 0, buf[4] = {0, 1, 2, 3}, out[4];
   MPI_Barrier(MPI_COMM_WORLD);
+  const int chain = !strcmp(what, "chain");
   for (int i = 0; i < steps; ++i) {
+    /* Every step starts together: a rank that the machine's load held up
+     * in the last step must not carry that into this one, where it would
+     * enter late and wait less than was injected. (A barrier, except in the
+     * barrier scenario, whose waiting is what is measured.) */
+    if (!chain) {
+      if (!strcmp(what, "barrier"))
+        MPI_Allreduce(buf, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      else
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     if (!strcmp(what, "late_sender")) {
       if (rank == 0) {
         nap(DELAY_US);
