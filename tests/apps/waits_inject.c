@@ -19,9 +19,9 @@
  *   nxn (3)             rank 1 sleeps before MPI_Allreduce; the others wait
  *   bcast (3)           root 0 sleeps before MPI_Bcast; the others wait
  *   reduce (2)          rank 1 sleeps before MPI_Reduce; root 0 waits
- *   chain (4)           rank r receives from r-1, computes 1 ms, sends to
- *                       r+1; rank 2 alone computes DELAY_US more, and rank 3
- *                       waits for it
+ *   chain (4)           rank r receives from r-1, sends to r+1, computes
+ *                       1 ms; rank 2 alone computes DELAY_US more before it
+ *                       sends, and rank 3 waits for it
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -117,14 +117,13 @@ int main(int argc, char** argv) {
     } else if (!strcmp(what, "chain")) {
       late = 2;
       if (rank > 0) MPI_Recv(out, 4, MPI_INT, rank - 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      const double base = slept;
-      nap(1000);
-      if (rank != 2) slept = base; /* only rank 2's extra time is injected */
-      if (rank == 2) {
-        slept = base;
-        nap(DELAY_US);
-      }
+      /* Rank 2 computes before it forwards, the others after: only rank
+       * 2's computation delays the rank after it, from the first step on. */
+      if (rank == 2) nap(DELAY_US);
       if (rank + 1 < size) MPI_Send(buf, 4, MPI_INT, rank + 1, 1, MPI_COMM_WORLD);
+      const double injected_so_far = slept;
+      nap(1000);
+      slept = injected_so_far; /* the common 1 ms is not injected lateness */
     } else {
       if (rank == 0) fprintf(stderr, "unknown scenario %s\n", what);
       MPI_Abort(MPI_COMM_WORLD, 2);
