@@ -163,9 +163,11 @@ class Writer {
   }
 
   void line(const std::string& s) {
-    if (!first_) out_ << " THEN\n";
+    if (!first_) out_ << " THEN";
+    if (written_) out_ << "\n";
     out_ << std::string(2 * depth_, ' ') << s;
     first_ = false;
+    written_ = true;
   }
   void close_block() {
     out_ << "\n" << std::string(2 * depth_, ' ') << "}";
@@ -402,7 +404,8 @@ class Writer {
   const Trace& t_;
   std::ostringstream out_;
   std::size_t depth_ = 0;
-  bool first_ = true;
+  bool first_ = true;     // no statement yet in the current list
+  bool written_ = false;  // the current line holds text
   Ranklist world_;
   FieldId f_peer_, f_rpeer_, f_tag_, f_rtag_, f_count_, f_dsize_, f_rcount_, f_rdsize_, f_root_,
       f_counts_, f_rcounts_;

@@ -43,5 +43,7 @@ void add_resolve_command(CLI::App& app) {
       }
       save_trace(t, args->output, args->text ? TraceEncoding::kText : TraceEncoding::kCompact);
     });
+    // Done: main has nothing more to run for this subcommand.
+    throw CLI::RuntimeError(0);
   });
 }

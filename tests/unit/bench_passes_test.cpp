@@ -133,6 +133,7 @@ TEST(BenchPassesWildcards, NonblockingMatchesComeFromTheCompletion) {
   // Rank 0: two wildcard Irecvs and a Waitall that records (2, 1).
   Event w = wait_all(3, {2, 1});
   w.set_list(kSrcs, {2, 1});
+  w.set_list(FieldTable::intern("mtags", FieldKind::kList), {0, 0});
   Trace t = build({{p2p("MPI_Irecv", 0, kAny), p2p("MPI_Irecv", 0, kAny), w},
                    {p2p("MPI_Send", 1, 0)},
                    {p2p("MPI_Send", 2, 0)}});
