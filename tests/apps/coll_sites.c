@@ -1,12 +1,22 @@
-/* One collective, called from different source lines on different ranks
- * (seed 000, Figure 4.4): every step, even ranks do a ring exchange and
- * reach the Allreduce from one branch, odd ranks reach it from another;
- * rank 0 alone calls the closing Barrier from its own line. Each call is
- * one collective at run time, though the trace sees separate call sites.
+/* One collective, called from different call sites on different ranks
+ * (seed 000, Figure 4.4): every step, all ranks do a ring exchange, then
+ * even ranks call MPI_Allreduce directly and odd ranks through a helper
+ * function; at the end rank 0 calls MPI_Barrier directly and the others
+ * through another helper. Each pair is one collective at run time, though
+ * the trace sees two call sites (the helpers are kept out of line so the
+ * compiler cannot merge the calls).
  * usage: app_coll_sites STEPS */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+__attribute__((noinline)) static void reduce_helper(const long* in, long* out) {
+  MPI_Allreduce(in, out, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+}
+
+__attribute__((noinline)) static void barrier_helper(void) {
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -20,17 +30,16 @@ int main(int argc, char** argv) {
     MPI_Sendrecv(&local, 1, MPI_LONG, right, 1, &in, 1, MPI_LONG, left, 1, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     local = (local + in) % 1000;
-    if (rank % 2 == 0) {
+    if (rank % 2 == 0)
       MPI_Allreduce(&local, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    } else {
-      MPI_Allreduce(&local, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    }
+    else
+      reduce_helper(&local, &sum);
     total += sum;
   }
   if (rank == 0)
     MPI_Barrier(MPI_COMM_WORLD);
   else
-    MPI_Barrier(MPI_COMM_WORLD);
+    barrier_helper();
   if (rank == 0) printf("coll_sites: %d ranks, %d steps, checksum %ld\n", size, steps, total);
   MPI_Finalize();
   return 0;
