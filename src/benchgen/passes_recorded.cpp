@@ -44,9 +44,11 @@ RecordedMatches scan_recorded_matches(const EventSource& source) {
         const FieldValue* links = ev.find(f.links);
         if (links && links->list.size() == 1) {
           const uint64_t n = linked_number(links->list[0], made);
-          if (n != 0 && init_of[n] == n) {
+          // The link names the init or the previous start of the same
+          // request; either knows its wildcard init.
+          if (n != 0 && init_of[n] != 0) {
             w = true;
-            init = n;
+            init = init_of[n];
           }
         }
       }

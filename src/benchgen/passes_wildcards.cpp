@@ -88,6 +88,7 @@ struct Req {
   int32_t to = -1, to_in = -1;
   std::size_t node = 0;
   uint64_t started = 0;  // starts so far (persistent inits)
+  int64_t origin = -1;   // a started instance: its init
 };
 
 enum class Block : uint8_t { kNone, kReqs, kProbe, kColl };
@@ -234,10 +235,14 @@ class Resolver {
                                           q.slot.any_tag ? m.tag : kAbsent};
     auto [it, fresh] = persistent_.emplace(key, got);
     if (fresh || it->second == got) return;
+    auto text = [](const std::pair<int64_t, int64_t>& m) {
+      std::string s = m.first != kAbsent ? "source " + format_value(m.first) : "";
+      if (m.second != kAbsent) s += (s.empty() ? "tag " : " tag ") + format_value(m.second);
+      return s;
+    };
     throw PassError("node " + std::to_string(q.slot.node) + " (MPI_Recv_init) on rank " +
-                    std::to_string(q.slot.rank) + ": its starts matched source " +
-                    format_value(it->second.first) + " tag " + format_value(it->second.second) +
-                    " and source " + format_value(got.first) + " tag " + format_value(got.second) +
+                    std::to_string(q.slot.rank) + ": its starts matched " + text(it->second) +
+                    " and " + text(got) +
                     "; one persistent receive cannot name both (keep the wildcards)");
   }
 
@@ -478,9 +483,14 @@ class Resolver {
     int64_t first = -1;
     uint32_t count = 0;
     for (int64_t ii : inits) {
+      // A start links to the previous start of the same request, which
+      // leads back to the init.
+      if (ii >= 0 && !reqs_[static_cast<std::size_t>(ii)].init)
+        ii = reqs_[static_cast<std::size_t>(ii)].origin;
       if (ii < 0 || !reqs_[static_cast<std::size_t>(ii)].init) continue;
       Req inst = reqs_[static_cast<std::size_t>(ii)];
       inst.init = false;
+      inst.origin = ii;
       inst.from_init = !inst.init_send;
       inst.done = false;
       ++reqs_[static_cast<std::size_t>(ii)].started;
