@@ -290,3 +290,63 @@ TEST(BenchPassesAlign, AlignedTraceIsLeftAlone) {
 
 }  // namespace
 }  // namespace tracefold
+
+namespace tracefold {
+namespace {
+
+// Rank 0 starts one persistent wildcard receive twice; each start is
+// completed by an MPI_Wait that records its source. The second start links
+// to the first, as the recorder writes it.
+Trace persistent_trace(int64_t first_src, int64_t second_src) {
+  auto start = [] {
+    Event e = make_event("MPI_Start", 1);
+    e.set_list(FieldTable::links(), {1});
+    return e;
+  };
+  auto wait = [](int64_t src) {
+    Event e = make_event("MPI_Wait", 2);
+    e.set_list(FieldTable::links(), {1});
+    e.set(kSrc, src);
+    return e;
+  };
+  return build(
+      {{p2p("MPI_Recv_init", 0, kAny, 5), start(), wait(first_src), start(), wait(second_src)},
+       {p2p("MPI_Send", 3, 0, 5)},
+       {p2p("MPI_Send", 4, 0, 5)}});
+}
+
+TEST(BenchPassesWildcards, PersistentReceiveNamesTheSourceItsStartsShare) {
+  // Both starts matched rank 1? Rank 1 sends once: so rank 2 must be one.
+  Trace t = persistent_trace(2, 1);
+  try {
+    resolve_wildcards(t);
+    FAIL() << "no error";
+  } catch (const PassError& e) {
+    EXPECT_NE(std::string(e.what()).find("its starts matched source 2 and source 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(BenchPassesWildcards, PersistentReceiveWithOneSourceResolves) {
+  Trace t = build({{p2p("MPI_Recv_init", 0, kAny, 5),
+                    [] {
+                      Event e = make_event("MPI_Start", 1);
+                      e.set_list(FieldTable::links(), {1});
+                      return e;
+                    }(),
+                    [] {
+                      Event e = make_event("MPI_Wait", 2);
+                      e.set_list(FieldTable::links(), {1});
+                      e.set(kSrc, 2);
+                      return e;
+                    }()},
+                   {},
+                   {p2p("MPI_Send", 4, 0, 5)}});
+  const WildcardReport rep = resolve_wildcards(t);
+  EXPECT_EQ(rep.recorded, 1u);
+  EXPECT_EQ(peers_of(t, 0, "MPI_Recv_init"), (std::vector<int64_t>{2}));
+}
+
+}  // namespace
+}  // namespace tracefold
