@@ -68,11 +68,20 @@ std::string section_predicate(const Ranklist::Section& s, int32_t world, const E
   }
   if (s.dims.back().second <= 0) return "";
   // d = rank - start; for each dimension: digit = d / stride < count, then
-  // d %= stride; the innermost remainder must be 0.
-  const std::string d = "(" + r + " - " + num(s.start) + ")";
-  std::vector<std::string> parts{r + " >= " + num(s.start)};
-  std::string cur = d;
-  for (const auto& [count, stride] : s.dims) {
+  // d %= stride; the innermost remainder must be 0 (nothing to check for a
+  // stride of 1).
+  std::vector<std::string> parts;
+  std::string cur = r;
+  if (s.start > 0) {
+    parts.push_back(r + " >= " + num(s.start));
+    cur = "(" + r + " - " + num(s.start) + ")";
+  }
+  for (std::size_t k = 0; k < s.dims.size(); ++k) {
+    const auto [count, stride] = s.dims[k];
+    if (stride == 1 && k + 1 == s.dims.size()) {
+      parts.push_back(cur + " < " + num(count));
+      return join(parts, syn.and_op);
+    }
     parts.push_back(cur + " / " + num(stride) + " < " + num(count));
     cur = "(" + cur + " " + syn.mod + " " + num(stride) + ")";
   }
@@ -88,7 +97,8 @@ std::string set_predicate(const Ranklist& set, int32_t world, const ExprSyntax& 
     std::string p = section_predicate(s, world, syn);
     if (p.empty()) {
       // Not decomposable: its ranks as intervals.
-      for (const auto& [lo, hi] : Ranklist::from_sections({s}).intervals())
+      const Ranklist ranks = Ranklist::from_sections({s});
+      for (const auto& [lo, hi] : ranks.intervals())
         alts.push_back(lo == hi ? syn.rank + " " + syn.eq + " " + num(lo)
                                 : "(" + syn.rank + " >= " + num(lo) + " " + syn.and_op + " " +
                                       syn.rank + " <= " + num(hi) + ")");

@@ -489,6 +489,7 @@ int main(int argc, char** argv) {
   add_export_commands(app);
   add_symbolize_command(app);
   add_extrapolate_command(app);
+  add_bench_command(app);
   add_simulate_command(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.
