@@ -68,7 +68,7 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
   auto buffers = [&] {
     const int64_t elem = std::max<int64_t>({max_of(i, dsize, false), max_of(i, rdsize, false), 1});
     int64_t items = std::max<int64_t>({max_of(i, count, false), max_of(i, rcount, false),
-                                      max_of(i, counts, true), max_of(i, rcounts, true), 1});
+                                       max_of(i, counts, true), max_of(i, rcounts, true), 1});
     if (gathers(tr.family)) items *= t.world_size;
     const int64_t bytes = items * elem;
     sbuf = fresh(name + "_sbuf");
@@ -79,7 +79,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
   };
   const std::string cnt = S(count, Kind::kInt, "0");
   auto dt = [&](FieldId f) { return S(f, Kind::kDtype, "MPI_BYTE"); };
-  const std::string req = tr.nonblocking && OpTable::makes_request(n.key.op) ? ", new_request()" : "";
+  const std::string req =
+      tr.nonblocking && OpTable::makes_request(n.key.op) ? ", new_request()" : "";
   const std::string new_comm = [&] {
     if (!n.field(newcomm)) return std::string("&scratch_comm");
     const std::string id = S(newcomm, Kind::kInt, "TF_NULL");
@@ -126,34 +127,40 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     case OpFamily::kSend:
     case OpFamily::kSendInit:
       buffers();
-      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(peer, Kind::kPeer, "MPI_PROC_NULL") +
-           ", " + S(tag, Kind::kTag, "0") + ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " + C + req +
+           ");");
       return;
     case OpFamily::kRecv:
     case OpFamily::kRecvInit:
       buffers();
-      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") +
-           ", " + S(tag, Kind::kTag, "MPI_ANY_TAG") + ", " + C + (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
+      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " + S(tag, Kind::kTag, "MPI_ANY_TAG") +
+           ", " + C + (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
       return;
     case OpFamily::kSendrecv:
       buffers();
       if (op == "MPI_Sendrecv")
-        emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(peer, Kind::kPeer, "MPI_PROC_NULL") +
-             ", " + S(tag, Kind::kTag, "0") + ", " + rbuf + ", " + S(rcount, Kind::kInt, "0") + ", " +
-             dt(rdtype) + ", " + S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(rtag, Kind::kTag, "0") +
-             ", " + C + ", MPI_STATUS_IGNORE);");
+        emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+             S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " + rbuf +
+             ", " + S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " +
+             S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(rtag, Kind::kTag, "0") + ", " + C +
+             ", MPI_STATUS_IGNORE);");
       else
-        emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(peer, Kind::kPeer, "MPI_PROC_NULL") +
-             ", " + S(tag, Kind::kTag, "0") + ", " + S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " +
-             S(rtag, Kind::kTag, "0") + ", " + C + ", MPI_STATUS_IGNORE);");
+        emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+             S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " +
+             S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(rtag, Kind::kTag, "0") + ", " + C +
+             ", MPI_STATUS_IGNORE);");
       return;
     case OpFamily::kProbe:
-      emit(op + "(" + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " + S(tag, Kind::kTag, "MPI_ANY_TAG") +
-           ", " + C + (tr.nonblocking ? ", &flag" : "") + ", MPI_STATUS_IGNORE);");
+      emit(op + "(" + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " +
+           S(tag, Kind::kTag, "MPI_ANY_TAG") + ", " + C + (tr.nonblocking ? ", &flag" : "") +
+           ", MPI_STATUS_IGNORE);");
       return;
     case OpFamily::kMprobe:
-      emit(op + "(" + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " + S(tag, Kind::kTag, "MPI_ANY_TAG") +
-           ", " + C + (tr.nonblocking ? ", &flag" : "") + ", &message, MPI_STATUS_IGNORE);");
+      emit(op + "(" + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " +
+           S(tag, Kind::kTag, "MPI_ANY_TAG") + ", " + C + (tr.nonblocking ? ", &flag" : "") +
+           ", &message, MPI_STATUS_IGNORE);");
       return;
     case OpFamily::kMrecv:
       buffers();
@@ -161,7 +168,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
            (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
       return;
     case OpFamily::kStart:
-      take(op == "MPI_Start" ? "MPI_Start(&r[0]); push_requests(r, 1);" : "MPI_Startall(nr, r); push_requests(r, nr);");
+      take(op == "MPI_Start" ? "MPI_Start(&r[0]); push_requests(r, 1);"
+                             : "MPI_Startall(nr, r); push_requests(r, nr);");
       return;
     case OpFamily::kRequestFree:
     case OpFamily::kCancel:
@@ -169,15 +177,32 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       return;
     case OpFamily::kComplete:
       switch (tr.variant) {
-        case OpVariant::kWait: take("MPI_Wait(&r[0], MPI_STATUS_IGNORE);"); return;
-        case OpVariant::kWaitall: take("MPI_Waitall(nr, r, MPI_STATUSES_IGNORE);"); return;
-        case OpVariant::kWaitany: take("MPI_Waitany(nr, r, &which, MPI_STATUS_IGNORE);"); return;
-        case OpVariant::kWaitsome: take("MPI_Waitsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);"); return;
-        case OpVariant::kTest: take("MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE);"); return;
-        case OpVariant::kTestall: take("MPI_Testall(nr, r, &flag, MPI_STATUSES_IGNORE);"); return;
-        case OpVariant::kTestany: take("MPI_Testany(nr, r, &which, &flag, MPI_STATUS_IGNORE);"); return;
-        case OpVariant::kTestsome: take("MPI_Testsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);"); return;
-        default: break;
+        case OpVariant::kWait:
+          take("MPI_Wait(&r[0], MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kWaitall:
+          take("MPI_Waitall(nr, r, MPI_STATUSES_IGNORE);");
+          return;
+        case OpVariant::kWaitany:
+          take("MPI_Waitany(nr, r, &which, MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kWaitsome:
+          take("MPI_Waitsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);");
+          return;
+        case OpVariant::kTest:
+          take("MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kTestall:
+          take("MPI_Testall(nr, r, &flag, MPI_STATUSES_IGNORE);");
+          return;
+        case OpVariant::kTestany:
+          take("MPI_Testany(nr, r, &which, &flag, MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kTestsome:
+          take("MPI_Testsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);");
+          return;
+        default:
+          break;
       }
       break;
     case OpFamily::kBarrier:
@@ -185,34 +210,37 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       return;
     case OpFamily::kBcast:
       buffers();
-      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(root, Kind::kInt, "0") + ", " + C + req + ");");
+      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(root, Kind::kInt, "0") +
+           ", " + C + req + ");");
       return;
     case OpFamily::kReduce:
       buffers();
-      emit(op + "(" + sbuf + ", " + rbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(redop, Kind::kRedop, "MPI_SUM") +
-           ", " + S(root, Kind::kInt, "0") + ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(redop, Kind::kRedop, "MPI_SUM") + ", " + S(root, Kind::kInt, "0") + ", " + C + req +
+           ");");
       return;
     case OpFamily::kAllreduce:
     case OpFamily::kScan:
     case OpFamily::kExscan:
     case OpFamily::kReduceScatterBlock:
       buffers();
-      emit(op + "(" + sbuf + ", " + rbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(redop, Kind::kRedop, "MPI_SUM") +
-           ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(redop, Kind::kRedop, "MPI_SUM") + ", " + C + req + ");");
       return;
     case OpFamily::kGather:
     case OpFamily::kScatter:
       buffers();
-      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " + S(rcount, Kind::kInt, "0") +
-           ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " +
+           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " +
+           C + req + ");");
       return;
     case OpFamily::kAllgather:
     case OpFamily::kAlltoall:
     case OpFamily::kNeighborAllgather:
     case OpFamily::kNeighborAlltoall:
       buffers();
-      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " + S(rcount, Kind::kInt, "0") +
-           ", " + dt(rdtype) + ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " +
+           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + C + req + ");");
       return;
     case OpFamily::kGatherv:
     case OpFamily::kAllgatherv: {
@@ -221,8 +249,10 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit("{");
       ++depth;
       emit("const int *rc = " + (rc.empty() ? std::string("zeros") : rc) + ";");
-      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", rc, displs_of(rc, 0), " +
-           dt(rdtype) + (tr.family == OpFamily::kGatherv ? ", " + S(root, Kind::kInt, "0") : "") + ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf +
+           ", rc, displs_of(rc, 0), " + dt(rdtype) +
+           (tr.family == OpFamily::kGatherv ? ", " + S(root, Kind::kInt, "0") : "") + ", " + C +
+           req + ");");
       --depth;
       emit("}");
       return;
@@ -234,7 +264,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       ++depth;
       emit("const int *sc = " + (sc.empty() ? std::string("zeros") : sc) + ";");
       emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf + ", " +
-           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " + C + req + ");");
+           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " +
+           C + req + ");");
       --depth;
       emit("}");
       return;
@@ -248,11 +279,11 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit("const int *sc = " + (sc.empty() ? std::string("zeros") : sc) + ";");
       emit("const int *rc = " + (rc.empty() ? std::string("zeros") : rc) + ";");
       if (tr.family == OpFamily::kAlltoallv)
-        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf + ", rc, displs_of(rc, 1), " +
-             dt(rdtype) + ", " + C + req + ");");
+        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf +
+             ", rc, displs_of(rc, 1), " + dt(rdtype) + ", " + C + req + ");");
       else
-        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), bytes_types, " + rbuf + ", rc, displs_of(rc, 1), bytes_types, " +
-             C + req + ");");
+        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), bytes_types, " + rbuf +
+             ", rc, displs_of(rc, 1), bytes_types, " + C + req + ");");
       --depth;
       emit("}");
       return;
@@ -260,8 +291,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     case OpFamily::kReduceScatter: {
       buffers();
       std::string rc = list(i, rcounts, U);
-      emit(op + "(" + sbuf + ", " + rbuf + ", " + (rc.empty() ? std::string("zeros") : rc) + ", " + dt(dtype) +
-           ", " + S(redop, Kind::kRedop, "MPI_SUM") + ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + rbuf + ", " + (rc.empty() ? std::string("zeros") : rc) + ", " +
+           dt(dtype) + ", " + S(redop, Kind::kRedop, "MPI_SUM") + ", " + C + req + ");");
       return;
     }
     case OpFamily::kCommDup:
@@ -271,12 +302,12 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
         emit(op + "(" + C + ", " + new_comm + req + ");");
       return;
     case OpFamily::kCommSplit:
-      emit(op + "(" + C + ", " + S(color, Kind::kInt, "MPI_UNDEFINED") + ", " + S(key, Kind::kInt, "0") + ", " +
-           new_comm + ");");
+      emit(op + "(" + C + ", " + S(color, Kind::kInt, "MPI_UNDEFINED") + ", " +
+           S(key, Kind::kInt, "0") + ", " + new_comm + ");");
       return;
     case OpFamily::kCommSplitType:
-      emit(op + "(" + C + ", " + S(color, Kind::kInt, "MPI_UNDEFINED") + ", " + S(key, Kind::kInt, "0") +
-           ", MPI_INFO_NULL, " + new_comm + ");");
+      emit(op + "(" + C + ", " + S(color, Kind::kInt, "MPI_UNDEFINED") + ", " +
+           S(key, Kind::kInt, "0") + ", MPI_INFO_NULL, " + new_comm + ");");
       return;
     case OpFamily::kCommFree:
       emit(op + "(comm_ref(" + S(freecomm, Kind::kInt, "TF_NULL") + "));");
@@ -287,13 +318,17 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       return;
     }
     case OpFamily::kCartQuery:
-      if (op == "MPI_Cart_shift") emit("{ int lo, hi; MPI_Cart_shift(" + C + ", 0, 1, &lo, &hi); }");
-      else if (op == "MPI_Cart_coords") emit("{ int co[16]; MPI_Cart_coords(" + C + ", rank_in(" + C + "), 16, co); }");
-      else emit("{ int co[16] = {0}, r; MPI_Cart_rank(" + C + ", co, &r); }");
+      if (op == "MPI_Cart_shift")
+        emit("{ int lo, hi; MPI_Cart_shift(" + C + ", 0, 1, &lo, &hi); }");
+      else if (op == "MPI_Cart_coords")
+        emit("{ int co[16]; MPI_Cart_coords(" + C + ", rank_in(" + C + "), 16, co); }");
+      else
+        emit("{ int co[16] = {0}, r; MPI_Cart_rank(" + C + ", co, &r); }");
       return;
     case OpFamily::kIntercommCreate:
-      emit(op + "(" + C + ", " + S(root, Kind::kInt, "0") + ", " + S(pcomm, Kind::kComm, "MPI_COMM_WORLD") + ", " +
-           S(rleader, Kind::kInt, "0") + ", " + S(tag, Kind::kTag, "0") + ", " + new_comm + ");");
+      emit(op + "(" + C + ", " + S(root, Kind::kInt, "0") + ", " +
+           S(pcomm, Kind::kComm, "MPI_COMM_WORLD") + ", " + S(rleader, Kind::kInt, "0") + ", " +
+           S(tag, Kind::kTag, "0") + ", " + new_comm + ");");
       return;
     case OpFamily::kIntercommMerge:
       emit(op + "(" + C + ", " + S(high, Kind::kInt, "0") + ", " + new_comm + ");");

@@ -23,8 +23,8 @@ namespace tracefold::benchgen {
 enum class Kind : uint8_t { kInt, kTag, kPeer, kDtype, kRedop, kComm };
 
 /// Sentinels in generated arrays (numbers no real value takes).
-inline constexpr int64_t kCodeAny = -2000000001, kCodeNull = -2000000002,
-                         kCodeUndef = -2000000003, kCodeAbsent = -2000000004;
+inline constexpr int64_t kCodeAny = -2000000001, kCodeNull = -2000000002, kCodeUndef = -2000000003,
+                         kCodeAbsent = -2000000004;
 
 struct Gen {
   Gen(const Trace& trace, const bench::Options& options);
@@ -37,8 +37,8 @@ struct Gen {
   int depth = 1;
   int loop_vars = 0;
   std::set<std::string> names;
-  int request_ring = 1;    // slots in the request ring (a power of two)
-  int request_width = 1;   // requests one call may start (Startall)
+  int request_ring = 1;                       // slots in the request ring (a power of two)
+  int request_width = 1;                      // requests one call may start (Startall)
   std::map<int64_t, std::string> comm_names;  // trace id -> C variable
   std::vector<std::string> phases;            // top-level loops, by site name
   int top_depth = 1;

@@ -1,8 +1,8 @@
 // The fixed part of every generated program (gen.hpp): the C helpers the
 // statements call, main's frame, and writing the file.
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "gen.hpp"
 
@@ -16,20 +16,27 @@ std::string prelude() {
 #include <string.h>
 #include <time.h>
 
+/* Not every program uses every helper below. */
+#if defined(__GNUC__)
+#define HELPER static __attribute__((unused))
+#else
+#define HELPER static
+#endif
+
 /* Sentinels in the tables below: wildcard, null process, undefined, absent. */
 #define TF_ANY (-2000000001L)
 #define TF_NULL (-2000000002L)
 #define TF_UNDEF (-2000000003L)
 #define TF_ABSENT (-2000000004L)
 
-static int rank, size;
-static int flag, which, outcount;
-static MPI_Message message = MPI_MESSAGE_NULL;
-static MPI_Comm scratch_comm = MPI_COMM_NULL;
-static const int zeros_list[2] = {0, 0};
-static const int *const zeros = zeros_list + 1;
+HELPER int rank, size;
+HELPER int flag, which, outcount;
+HELPER MPI_Message message = MPI_MESSAGE_NULL;
+HELPER MPI_Comm scratch_comm = MPI_COMM_NULL;
+HELPER const int zeros_list[2] = {0, 0};
+HELPER const int *const zeros = zeros_list + 1;
 
-static double now(void) {
+HELPER double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -38,13 +45,13 @@ static double now(void) {
 /* Computation is replaced by spinning on the clock; the cost of reading
    the clock, measured once at start, is taken off each wait. */
 static double clock_cost;
-static void calibrate(void) {
+HELPER void calibrate(void) {
   const int n = 1000;
   double t0 = now();
   for (int k = 0; k < n; ++k) (void)now();
   clock_cost = (now() - t0) / n;
 }
-static void spin_ns(double ns) {
+HELPER void spin_ns(double ns) {
   double end = now() + 1e-9 * ns - clock_cost;
   while (now() < end) {
   }
@@ -55,7 +62,7 @@ static void spin_ns(double ns) {
 struct bin {
   long count, min, max, sum;
 };
-static double draw_ns(const struct bin *bins, int n) {
+HELPER double draw_ns(const struct bin *bins, int n) {
   long total = 0;
   for (int k = 0; k < n; ++k) total += bins[k].count;
   long pick = (long)(drand48() * (double)total);
@@ -67,7 +74,7 @@ static double draw_ns(const struct bin *bins, int n) {
   return drand48() < (mean - (double)b->min) / (double)(b->max - b->min) ? (double)b->max : (double)b->min;
 }
 
-static char *alloc_buffer(long bytes) {
+HELPER char *alloc_buffer(long bytes) {
   char *p = calloc((size_t)bytes + 64, 1);
   if (!p) {
     fprintf(stderr, "bench: out of memory (%ld bytes)\n", bytes);
@@ -76,44 +83,44 @@ static char *alloc_buffer(long bytes) {
   return p;
 }
 
-static int rank_in(MPI_Comm c) {
+HELPER int rank_in(MPI_Comm c) {
   int r = 0;
   if (c != MPI_COMM_NULL) PMPI_Comm_rank(c, &r);
   return r;
 }
-static int size_of(MPI_Comm c) {
+HELPER int size_of(MPI_Comm c) {
   int s = 1;
   if (c != MPI_COMM_NULL) PMPI_Comm_size(c, &s);
   return s;
 }
-static int val(long v) {
+HELPER int val(long v) {
   if (v == TF_ANY) return MPI_ANY_SOURCE;
   if (v == TF_NULL) return MPI_PROC_NULL;
   if (v == TF_UNDEF) return MPI_UNDEFINED;
   return (int)v;
 }
-static int tag_of(long v) {
+HELPER int tag_of(long v) {
   return v == TF_ANY ? MPI_ANY_TAG : (int)v;
 }
 /* Peers are stored as offsets from the caller's rank in the communicator. */
-static int peer_of(MPI_Comm c, long offset) {
+HELPER int peer_of(MPI_Comm c, long offset) {
   if (offset == TF_ANY) return MPI_ANY_SOURCE;
   if (offset == TF_NULL || offset == TF_ABSENT) return MPI_PROC_NULL;
   return (int)((rank_in(c) + offset) % size_of(c));
 }
 
 /* List tables hold each list as its length, then its values. */
-static const int *next_list(const int *table, long n, long *at) {
+HELPER const int *next_list(const int *table, long n, long *at) {
   const int *p = table + *at;
   *at += 1 + p[0];
   if (*at >= n) *at = 0;
   return p + 1;
 }
-static int list_len(const int *p) {
+HELPER int list_len(const int *p) {
   return p[-1];
 }
-static int *displs_buf[2];
-static const int *displs_of(const int *counts, int which_buf) {
+HELPER int *displs_buf[2];
+HELPER const int *displs_of(const int *counts, int which_buf) {
   int n = list_len(counts);
   int *d = displs_buf[which_buf] = realloc(displs_buf[which_buf], sizeof(int) * (size_t)(n + 1));
   int at = 0;
@@ -131,33 +138,35 @@ namespace {
 std::string requests_c(int ring, int width) {
   return "\n/* Requests: one ring row per call that makes or starts requests; a\n"
          "   completion names them by how many such calls back they were made. */\n"
-         "#define RING " + std::to_string(ring) + "\n#define WIDTH " + std::to_string(width) +
-         "\nstatic MPI_Request ring[RING][WIDTH];\nstatic long nreq;\nstatic int indices[WIDTH > 64 ? WIDTH : 64];\n"
-         R"(static MPI_Request *new_request(void) {
+         "#define RING " +
+         std::to_string(ring) + "\n#define WIDTH " + std::to_string(width) +
+         "\nstatic MPI_Request ring[RING][WIDTH];\nstatic long nreq;\nHELPER int indices[WIDTH > "
+         "64 ? WIDTH : 64];\n"
+         R"(HELPER MPI_Request *new_request(void) {
   MPI_Request *row = ring[++nreq % RING];
   for (int k = 0; k < WIDTH; ++k) row[k] = MPI_REQUEST_NULL;
   return row;
 }
-static void push_requests(const MPI_Request *r, int n) {
+HELPER void push_requests(const MPI_Request *r, int n) {
   MPI_Request *row = new_request();
   for (int k = 0; k < n && k < WIDTH; ++k) row[k] = r[k];
 }
 /* The slot of the j-th of n links: a call that made several requests is
    named once per request, in order. */
-static MPI_Request *slot(const int *lk, int j) {
+HELPER MPI_Request *slot(const int *lk, int j) {
   long d = lk[j];
   if (d <= 0 || d > nreq) return NULL;
   int k = 0;
   for (int e = 0; e < j; ++e) k += lk[e] == d;
   return k < WIDTH ? &ring[(nreq - d + 1) % RING][k] : NULL;
 }
-static void take_requests(const int *lk, int n, MPI_Request *r) {
+HELPER void take_requests(const int *lk, int n, MPI_Request *r) {
   for (int j = 0; j < n; ++j) {
     MPI_Request *s = slot(lk, j);
     r[j] = s ? *s : MPI_REQUEST_NULL;
   }
 }
-static void give_requests(const int *lk, int n, const MPI_Request *r) {
+HELPER void give_requests(const int *lk, int n, const MPI_Request *r) {
   for (int j = 0; j < n; ++j) {
     MPI_Request *s = slot(lk, j);
     if (s) *s = r[j];
@@ -204,20 +213,23 @@ std::string Gen::program() {
          "   by calibrated spinning. Build: mpicc -std=c11 -O2 bench.c -o bench */\n";
   out << prelude() << named_tables() << requests_c(request_ring, request_width);
   out << "\n/* Communicators, named by the call that made them. */\n";
-  for (const auto& [id, name] : comm_names) out << "static MPI_Comm " << name << " = MPI_COMM_NULL;\n";
-  out << "static MPI_Comm *comm_ref(long id) {\n  switch (id) {\n";
-  for (const auto& [id, name] : comm_names) out << "    case " << id << ": return &" << name << ";\n";
+  for (const auto& [id, name] : comm_names)
+    out << "static MPI_Comm " << name << " = MPI_COMM_NULL;\n";
+  out << "HELPER MPI_Comm *comm_ref(long id) {\n  switch (id) {\n";
+  for (const auto& [id, name] : comm_names)
+    out << "    case " << id << ": return &" << name << ";\n";
   out << "    default: return &scratch_comm;\n  }\n}\n";
-  out << "static MPI_Comm comm_of(long id) {\n  return id == 0 ? MPI_COMM_WORLD : *comm_ref(id);\n}\n";
-  out << R"(static void cart_create(MPI_Comm parent, int ndims, MPI_Comm *made) {
+  out << "HELPER MPI_Comm comm_of(long id) {\n  return id == 0 ? MPI_COMM_WORLD : "
+         "*comm_ref(id);\n}\n";
+  out << R"(HELPER void cart_create(MPI_Comm parent, int ndims, MPI_Comm *made) {
   int dims[16] = {0}, periods[16];
   for (int k = 0; k < 16; ++k) periods[k] = 1;
   PMPI_Dims_create(size_of(parent), ndims, dims);
   MPI_Cart_create(parent, ndims, dims, periods, 0, made);
 }
 )";
-  out << "\n/* Phases (the top-level loops) and their times. */\n#define PHASES " << phases.size() + 1
-      << "\nstatic const char *const phase_names[PHASES] = {";
+  out << "\n/* Phases (the top-level loops) and their times. */\n#define PHASES "
+      << phases.size() + 1 << "\nstatic const char *const phase_names[PHASES] = {";
   for (const auto& p : phases) out << "\"" << p << "\", ";
   out << "\"\"};\nstatic double phase_time[PHASES], phase_start, start_time;\n";
   out << R"(static void report_times(void) {
@@ -235,11 +247,13 @@ std::string Gen::program() {
       << decls.str();
   const bool thread = !t.nodes.empty() && OpTable::name(t.nodes[0].key.op) == "MPI_Init_thread";
   out << "\nint main(int argc, char **argv) {\n";
-  out << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);\n"
+  out << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "
+                   "&provided);\n"
                  : "  MPI_Init(&argc, &argv);\n");
   out << "  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  PMPI_Comm_size(MPI_COMM_WORLD, &size);\n";
-  out << "  if (size != " << t.world_size << ") {\n    if (rank == 0) fprintf(stderr, \"bench: generated for "
-      << t.world_size << " ranks, run with %d\\n\", size);\n    MPI_Finalize();\n    return 1;\n  }\n";
+  out << "  if (size != " << t.world_size
+      << ") {\n    if (rank == 0) fprintf(stderr, \"bench: generated for " << t.world_size
+      << " ranks, run with %d\\n\", size);\n    MPI_Finalize();\n    return 1;\n  }\n";
   out << "  srand48(" << opt.seed << " + (long)rank);\n  calibrate();\n" << setup.str();
   out << "  start_time = now();\n\n" << body.str() << "  return 0;\n}\n";
   return out.str();

@@ -3,11 +3,11 @@
 // predicate, and ranks whose loops differ get their own branch.
 #include <algorithm>
 #include <cctype>
-#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -133,8 +133,8 @@ std::string Gen::compute(std::size_t i) {
   decls << "};\n";
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.6g", opt.scale);
-  return std::string("spin_ns(draw_ns(") + name + ", " + std::to_string(all.bins().size()) + ") * " +
-         scale + ");";
+  return std::string("spin_ns(draw_ns(") + name + ", " + std::to_string(all.bins().size()) +
+         ") * " + scale + ");";
 }
 
 void Gen::structure() {
@@ -158,20 +158,26 @@ void Gen::structure() {
         if (!m || !n.loops[l].iters.for_rank(r)) break;
         const auto runs = m->runs();
         if (runs.size() != 1 || runs[0].pattern.size() != 1)
-          fail(mine[p], "loop level " + std::to_string(l) + " spans a different number of calls on different entries (rank " + std::to_string(r) + ")");
+          fail(mine[p], "loop level " + std::to_string(l) +
+                            " spans a different number of calls on different entries (rank " +
+                            std::to_string(r) + ")");
         const int64_t members = runs[0].pattern[0];
         if (members < 1 || p + static_cast<std::size_t>(members) > mine.size())
-          fail(mine[p], "loop level " + std::to_string(l) + " has an impossible size on rank " + std::to_string(r));
-        spans[static_cast<std::size_t>(r)].emplace_back(mine[p], l, mine[p + static_cast<std::size_t>(members) - 1]);
+          fail(mine[p], "loop level " + std::to_string(l) + " has an impossible size on rank " +
+                            std::to_string(r));
+        spans[static_cast<std::size_t>(r)].emplace_back(
+            mine[p], l, mine[p + static_cast<std::size_t>(members) - 1]);
       }
     }
   }
   std::map<std::vector<LoopSpan>, Ranklist> classes;
   for (int32_t r = 0; r < world; ++r)
-    if (!sub[static_cast<std::size_t>(r)].empty()) classes[spans[static_cast<std::size_t>(r)]].insert(r);
+    if (!sub[static_cast<std::size_t>(r)].empty())
+      classes[spans[static_cast<std::size_t>(r)]].insert(r);
   std::vector<std::pair<Ranklist, const std::vector<LoopSpan>*>> ordered;
   for (const auto& [s, ranks] : classes) ordered.emplace_back(ranks, &s);
-  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first.first() < b.first.first(); });
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.first.first() < b.first.first(); });
 
   Ranklist left = Ranklist::range(0, world);
   for (std::size_t c = 0; c < ordered.size(); ++c) {
@@ -204,7 +210,8 @@ void Gen::structure() {
       if (it == ends.end() || l >= it->second.size()) {
         const Node& n = t.nodes[h];
         const std::string cmt = site_comment(h);
-        body << line() << "/* " << OpTable::name(n.key.op) << (cmt.empty() ? "" : " in " + cmt) << " */\n";
+        body << line() << "/* " << OpTable::name(n.key.op) << (cmt.empty() ? "" : " in " + cmt)
+             << " */\n";
         const std::string pred = rank_predicate(n.ranks, U, world);
         std::string guard = pred == "1" ? "" : pred;
         const std::string name = site_name(h);
@@ -212,7 +219,8 @@ void Gen::structure() {
         std::string reach_expr;
         bool always = true;
         for (const ElasticEntry& en : n.count.entries())
-          if (en.ranks.intersects(U) && !(en.values.runs().size() == 1 && en.values.runs()[0].pattern == std::vector<int64_t>{1}))
+          if (en.ranks.intersects(U) && !(en.values.runs().size() == 1 &&
+                                          en.values.runs()[0].pattern == std::vector<int64_t>{1}))
             always = false;
         if (!always) {
           const std::string reach = name + "_reach";
@@ -244,7 +252,8 @@ void Gen::structure() {
       }
       const Node& n = t.nodes[h];
       const std::string entered = site_name(h) + "_loop" + std::to_string(l);
-      const std::string trips = elastic(h, n.loops[l].iters, "trips" + std::to_string(l), Kind::kInt, U, entered);
+      const std::string trips =
+          elastic(h, n.loops[l].iters, "trips" + std::to_string(l), Kind::kInt, U, entered);
       const std::string var = "i" + std::to_string(++loop_vars);
       const bool counted = trips.find(entered) != std::string::npos;
       if (counted && !names.count(entered)) {

@@ -11,19 +11,47 @@ namespace {
 
 // Named datatypes and reduction operations by trace id (from 1), in the
 // order the recorder numbers them (src/common/mpi_ids.hpp).
-const char* const kDtypeNames[] = {
-    "MPI_CHAR",        "MPI_SIGNED_CHAR",    "MPI_UNSIGNED_CHAR",      "MPI_BYTE",
-    "MPI_SHORT",       "MPI_UNSIGNED_SHORT", "MPI_INT",                "MPI_UNSIGNED",
-    "MPI_LONG",        "MPI_UNSIGNED_LONG",  "MPI_LONG_LONG",          "MPI_UNSIGNED_LONG_LONG",
-    "MPI_FLOAT",       "MPI_DOUBLE",         "MPI_LONG_DOUBLE",        "MPI_C_BOOL",
-    "MPI_INT8_T",      "MPI_INT16_T",        "MPI_INT32_T",            "MPI_INT64_T",
-    "MPI_UINT8_T",     "MPI_UINT16_T",       "MPI_UINT32_T",           "MPI_UINT64_T",
-    "MPI_C_DOUBLE_COMPLEX", "MPI_PACKED",    "MPI_FLOAT_INT",          "MPI_DOUBLE_INT",
-    "MPI_2INT",        "MPI_INTEGER",        "MPI_REAL",               "MPI_DOUBLE_PRECISION",
-    "MPI_LOGICAL",     "MPI_CHARACTER",      "MPI_COMPLEX",            "MPI_DOUBLE_COMPLEX",
-    "MPI_2DOUBLE_PRECISION", "MPI_2INTEGER", "MPI_2REAL"};
-const char* const kOpNames[] = {"MPI_MAX",  "MPI_MIN",  "MPI_SUM", "MPI_PROD",   "MPI_LAND",
-                                "MPI_BAND", "MPI_LOR",  "MPI_BOR", "MPI_LXOR",   "MPI_BXOR",
+const char* const kDtypeNames[] = {"MPI_CHAR",
+                                   "MPI_SIGNED_CHAR",
+                                   "MPI_UNSIGNED_CHAR",
+                                   "MPI_BYTE",
+                                   "MPI_SHORT",
+                                   "MPI_UNSIGNED_SHORT",
+                                   "MPI_INT",
+                                   "MPI_UNSIGNED",
+                                   "MPI_LONG",
+                                   "MPI_UNSIGNED_LONG",
+                                   "MPI_LONG_LONG",
+                                   "MPI_UNSIGNED_LONG_LONG",
+                                   "MPI_FLOAT",
+                                   "MPI_DOUBLE",
+                                   "MPI_LONG_DOUBLE",
+                                   "MPI_C_BOOL",
+                                   "MPI_INT8_T",
+                                   "MPI_INT16_T",
+                                   "MPI_INT32_T",
+                                   "MPI_INT64_T",
+                                   "MPI_UINT8_T",
+                                   "MPI_UINT16_T",
+                                   "MPI_UINT32_T",
+                                   "MPI_UINT64_T",
+                                   "MPI_C_DOUBLE_COMPLEX",
+                                   "MPI_PACKED",
+                                   "MPI_FLOAT_INT",
+                                   "MPI_DOUBLE_INT",
+                                   "MPI_2INT",
+                                   "MPI_INTEGER",
+                                   "MPI_REAL",
+                                   "MPI_DOUBLE_PRECISION",
+                                   "MPI_LOGICAL",
+                                   "MPI_CHARACTER",
+                                   "MPI_COMPLEX",
+                                   "MPI_DOUBLE_COMPLEX",
+                                   "MPI_2DOUBLE_PRECISION",
+                                   "MPI_2INTEGER",
+                                   "MPI_2REAL"};
+const char* const kOpNames[] = {"MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_PROD", "MPI_LAND",
+                                "MPI_BAND",   "MPI_LOR",    "MPI_BOR",     "MPI_LXOR", "MPI_BXOR",
                                 "MPI_MAXLOC", "MPI_MINLOC", "MPI_REPLACE", "MPI_NO_OP"};
 constexpr std::size_t kDtypes = sizeof(kDtypeNames) / sizeof(kDtypeNames[0]);
 constexpr std::size_t kOps = sizeof(kOpNames) / sizeof(kOpNames[0]);
@@ -42,11 +70,16 @@ int64_t code_of(int64_t v) {
 
 std::string code_text(int64_t v) {
   switch (v) {
-    case kCodeAny: return "TF_ANY";
-    case kCodeNull: return "TF_NULL";
-    case kCodeUndef: return "TF_UNDEF";
-    case kCodeAbsent: return "TF_ABSENT";
-    default: return std::to_string(v);
+    case kCodeAny:
+      return "TF_ANY";
+    case kCodeNull:
+      return "TF_NULL";
+    case kCodeUndef:
+      return "TF_UNDEF";
+    case kCodeAbsent:
+      return "TF_ABSENT";
+    default:
+      return std::to_string(v);
   }
 }
 
@@ -72,12 +105,17 @@ std::vector<int64_t> table_of(const ValueSeq& seq, bool& cyclic) {
 }  // namespace
 
 std::string named_tables() {
-  std::string out = "static MPI_Datatype dtype_of(long id) {\n  static const MPI_Datatype named[] = {";
-  for (std::size_t k = 0; k < kDtypes; ++k) out += std::string(k ? "," : "") + (k % 4 ? " " : "\n      ") + kDtypeNames[k];
-  out += "};\n  return id >= 1 && id <= " + std::to_string(kDtypes) + " ? named[id - 1] : MPI_BYTE;\n}\n";
-  out += "static MPI_Op op_of(long id) {\n  static const MPI_Op named[] = {";
-  for (std::size_t k = 0; k < kOps; ++k) out += std::string(k ? "," : "") + (k % 5 ? " " : "\n      ") + kOpNames[k];
-  out += "};\n  return id >= 1 && id <= " + std::to_string(kOps) + " ? named[id - 1] : MPI_SUM;\n}\n";
+  std::string out =
+      "HELPER MPI_Datatype dtype_of(long id) {\n  static const MPI_Datatype named[] = {";
+  for (std::size_t k = 0; k < kDtypes; ++k)
+    out += std::string(k ? "," : "") + (k % 4 ? " " : "\n      ") + kDtypeNames[k];
+  out += "};\n  return id >= 1 && id <= " + std::to_string(kDtypes) +
+         " ? named[id - 1] : MPI_BYTE;\n}\n";
+  out += "HELPER MPI_Op op_of(long id) {\n  static const MPI_Op named[] = {";
+  for (std::size_t k = 0; k < kOps; ++k)
+    out += std::string(k ? "," : "") + (k % 5 ? " " : "\n      ") + kOpNames[k];
+  out +=
+      "};\n  return id >= 1 && id <= " + std::to_string(kOps) + " ? named[id - 1] : MPI_SUM;\n}\n";
   return out;
 }
 
@@ -144,20 +182,34 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
       const std::string name = fresh(site_name(i) + "_" + what);
       decls << "static const long " << name << "[" << values.size() << "] = {" << table_text(values)
             << "};\n";
-      std::string at = name + "[" + counter + (cyclic ? " % " + std::to_string(values.size()) : "") + "]";
+      std::string at =
+          name + "[" + counter + (cyclic ? " % " + std::to_string(values.size()) : "") + "]";
       switch (kind) {
-        case Kind::kInt: expr = "val(" + at + ")"; break;
-        case Kind::kTag: expr = "tag_of(" + at + ")"; break;
-        case Kind::kPeer: expr = "peer_of(" + comm_c + ", " + at + ")"; break;
-        case Kind::kDtype: expr = "dtype_of(" + at + ")"; break;
-        case Kind::kRedop: expr = "op_of(" + at + ")"; break;
-        case Kind::kComm: expr = "comm_of(" + at + ")"; break;
+        case Kind::kInt:
+          expr = "val(" + at + ")";
+          break;
+        case Kind::kTag:
+          expr = "tag_of(" + at + ")";
+          break;
+        case Kind::kPeer:
+          expr = "peer_of(" + comm_c + ", " + at + ")";
+          break;
+        case Kind::kDtype:
+          expr = "dtype_of(" + at + ")";
+          break;
+        case Kind::kRedop:
+          expr = "op_of(" + at + ")";
+          break;
+        case Kind::kComm:
+          expr = "comm_of(" + at + ")";
+          break;
       }
     }
     alts.push_back({en.ranks, expr});
   }
   if (alts.empty()) return "";
-  bool same = std::all_of(alts.begin(), alts.end(), [&](const Alt& a) { return a.expr == alts[0].expr; });
+  bool same =
+      std::all_of(alts.begin(), alts.end(), [&](const Alt& a) { return a.expr == alts[0].expr; });
   if (same) return alts[0].expr;
   // Rank groups disagree: one predicate per group, each decided among the
   // ranks no earlier group took.
