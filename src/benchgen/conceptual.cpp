@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "exprs.hpp"
 #include "tracefold/op_class.hpp"
 
 namespace tracefold {
@@ -174,20 +175,27 @@ class Writer {
     first_ = false;
   }
 
-  // `TASKS t SUCH THAT ...` for `ranks`, binding the task variable t.
+  // `TASKS t SUCH THAT ...` for `ranks`, binding the task variable t: the
+  // shared predicate builder's sections (`t mod 4 = 3 /\ t >= 4`), or
+  // plain intervals where it would negate (coNCePTuaL has no `not` on
+  // relations).
   std::string tasks(const Ranklist& ranks) const {
     if (ranks == world_) return "ALL TASKS t";
-    std::string pred;
-    for (const auto& [lo, hi] : ranks.intervals()) {
-      if (!pred.empty()) pred += " \\/ ";
-      pred += lo == hi ? "t = " + std::to_string(lo)
-                       : "(t >= " + std::to_string(lo) + " /\\ t <= " + std::to_string(hi) + ")";
+    const benchgen::ExprSyntax syn = benchgen::ExprSyntax::conceptual();
+    std::string pred = benchgen::rank_predicate(ranks, world_, t_.world_size, syn);
+    if (pred.find(syn.not_op) != std::string::npos) {
+      pred.clear();
+      for (const auto& [lo, hi] : ranks.intervals()) {
+        if (!pred.empty()) pred += " \\/ ";
+        pred += lo == hi ? "t = " + std::to_string(lo)
+                         : "(t >= " + std::to_string(lo) + " /\\ t <= " + std::to_string(hi) + ")";
+      }
     }
     return "TASKS t SUCH THAT " + pred;
   }
 
-  static std::string peer_expr(int64_t rel) {
-    return rel == 0 ? "t" : "(t + " + std::to_string(rel) + ") MOD num_tasks";
+  std::string peer_expr(int64_t rel) const {
+    return benchgen::peer_expression(rel, t_.world_size, benchgen::ExprSyntax::conceptual());
   }
 
   static std::string message(int64_t bytes, int64_t tag) {

@@ -409,6 +409,7 @@ int main(int argc, char** argv) {
   add_export_commands(app);
   add_symbolize_command(app);
   add_extrapolate_command(app);
+  add_bench_command(app);
   add_simulate_command(app);
   add_resolve_command(app);
 

@@ -481,7 +481,7 @@ TEST(ConceptualGrammar, CollectivesAndPassesParse) {
   EXPECT_EQ(c["REDUCE"], 2) << prog;       // Allgather's first half, Reduce_scatter
   EXPECT_EQ(c["FOR EACH"], 1) << prog;     // Reduce_scatter: one REDUCE per root
   EXPECT_EQ(c["RECEIVE"], 1) << prog;      // rank 0's wildcard receive, resolved
-  EXPECT_NE(prog.find("RECEIVES A 8 BYTE MESSAGE USING TAG 1 FROM TASK (t + 2) MOD num_tasks"),
+  EXPECT_NE(prog.find("RECEIVES A 8 BYTE MESSAGE USING TAG 1 FROM TASK (t + 2) mod num_tasks"),
             std::string::npos)
       << prog;
 }

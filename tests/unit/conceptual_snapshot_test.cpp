@@ -46,9 +46,9 @@ TEST(ConceptualSnapshot, RingWithAllreduce) {
       "FOR 3 REPETITIONS {\n"
       "  ALL TASKS t COMPUTES FOR 5 MICROSECONDS THEN\n"
       "  ALL TASKS t ASYNCHRONOUSLY SENDS A 128 BYTE MESSAGE USING TAG 1 TO UNSUSPECTING TASK "
-      "(t + 1) MOD num_tasks THEN\n"
-      "  ALL TASKS t ASYNCHRONOUSLY RECEIVES A 128 BYTE MESSAGE USING TAG 1 FROM TASK (t + 3) "
-      "MOD num_tasks THEN\n"
+      "(t + 1) mod num_tasks THEN\n"
+      "  ALL TASKS t ASYNCHRONOUSLY RECEIVES A 128 BYTE MESSAGE USING TAG 1 FROM TASK (t + "
+      "num_tasks - 1) mod num_tasks THEN\n"
       "  ALL TASKS t AWAITS COMPLETION THEN\n"
       "  ALL TASKS REDUCE 2 DOUBLEWORDS TO ALL TASKS\n"
       "}\n";
