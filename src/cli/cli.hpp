@@ -66,6 +66,8 @@ void add_symbolize_command(CLI::App& app);
 
 /// `tracefold extrapolate` (cmd_extrapolate.cpp).
 void add_extrapolate_command(CLI::App& app);
+/// `tracefold bench` (cmd_bench.cpp).
+void add_bench_command(CLI::App& app);
 
 /// `tracefold record`: runs `command` with the recorder preloaded.
 int cmd_record(std::vector<std::string> command, const RecordOptions& options);

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cmd_diff.hpp"
 #include "progress.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
@@ -60,30 +61,6 @@ fs::path find_companion(const char* env_var, std::initializer_list<const char*> 
 }  // namespace tracefold::cli
 
 namespace {
-
-// Either a trace file or a raw-log directory, as one thing diff can walk.
-struct EventInput {
-  bool is_raw = false;
-  Trace trace;
-  fs::path dir;
-  int32_t world_size = 0;
-};
-
-EventInput open_input(const std::string& path) {
-  EventInput in;
-  if (fs::is_directory(path)) {
-    in.is_raw = true;
-    in.dir = path;
-    int32_t n = 0;
-    while (fs::exists(in.dir / ("rank-" + std::to_string(n) + ".txt"))) ++n;
-    if (n == 0) throw RawLogError(path + ": no rank-0.txt (expected a raw-log directory)");
-    in.world_size = n;
-    return in;
-  }
-  in.trace = load_trace(path);
-  in.world_size = in.trace.world_size;
-  return in;
-}
 
 std::string ns_text(double ns) {
   std::ostringstream ss;
@@ -189,48 +166,6 @@ int cmd_expand(const std::string& path, int32_t rank, bool timing) {
     throw std::out_of_range(path + ": rank " + std::to_string(rank) + " is outside 0.." +
                             std::to_string(t.world_size - 1));
   write_expansion(std::cout, t, rank, timing);
-  return 0;
-}
-
-int cmd_diff(const std::string& a_path, const std::string& b_path, const DiffOptions& opts) {
-  EventInput a = open_input(a_path), b = open_input(b_path);
-  if (a.world_size != b.world_size) {
-    std::cout << "different: " << a_path << " has " << a.world_size << " ranks, " << b_path
-              << " has " << b.world_size << "\n";
-    return 1;
-  }
-  for (int32_t r = 0; r < a.world_size; ++r) {
-    RawLog la, lb;
-    std::unique_ptr<RankIterator> ia, ib;
-    std::size_t pa = 0, pb = 0;
-    if (a.is_raw)
-      la = read_raw_log(a.dir / ("rank-" + std::to_string(r) + ".txt"));
-    else
-      ia = std::make_unique<RankIterator>(a.trace, r);
-    if (b.is_raw)
-      lb = read_raw_log(b.dir / ("rank-" + std::to_string(r) + ".txt"));
-    else
-      ib = std::make_unique<RankIterator>(b.trace, r);
-    EventSource sa = [&](Event& e) {
-      if (ia) return ia->next(e);
-      if (pa >= la.events.size()) return false;
-      e = la.events[pa++];
-      return true;
-    };
-    EventSource sb = [&](Event& e) {
-      if (ib) return ib->next(e);
-      if (pb >= lb.events.size()) return false;
-      e = lb.events[pb++];
-      return true;
-    };
-    auto d = diff_events(r, sa, a.is_raw ? la.sites : a.trace.sites, sb,
-                         b.is_raw ? lb.sites : b.trace.sites, opts);
-    if (d) {
-      std::cout << "different: " << d->describe() << "\n";
-      return 1;
-    }
-  }
-  std::cout << "same: " << a.world_size << " ranks\n";
   return 0;
 }
 
@@ -351,6 +286,7 @@ void add_simulate_command(CLI::App& app);  // cmd_simulate.cpp
 namespace tracefold::cli {
 void add_analyze_command(CLI::App& app);  // cmd_analyze.cpp
 }
+void add_resolve_command(CLI::App& app);   // cmd_resolve.cpp
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "replay") {
@@ -452,24 +388,8 @@ int main(int argc, char** argv) {
   expand->add_option("-r,--rank", expand_rank_opt, "Rank to expand")->required();
   expand->add_flag("--timing", expand_timing, "Add mean compute_ns/comm_ns per event");
 
-  std::string diff_a, diff_b;
-  DiffOptions diff_opts;
-  auto* diff = app.add_subcommand(
-      "diff", "Exit 0 iff two traces (or raw-log dirs) expand to the same events");
-  diff->add_option("a", diff_a, "Trace file or raw-log directory")
-      ->required()
-      ->check(CLI::ExistingPath);
-  diff->add_option("b", diff_b, "Trace file or raw-log directory")
-      ->required()
-      ->check(CLI::ExistingPath);
-  diff->add_flag("--ignore-callsites", diff_opts.ignore_callsites,
-                 "Compare without call-site signatures");
-  diff->add_flag(
-      "--ignore-polls", diff_opts.ignore_polls,
-      "Compare polls (MPI_Test*, MPI_Iprobe) by operation only: their outcomes depend on timing");
-  diff->add_flag(
-      "--ignore-matched", diff_opts.ignore_matched,
-      "Do not compare which source/tag a wildcard receive matched (src, mtag, srcs, mtags)");
+  DiffArgs diff_args;
+  CLI::App* diff = add_diff_command(app, diff_args);
 
   std::string print_path;
   auto* print =
@@ -492,8 +412,10 @@ int main(int argc, char** argv) {
   add_export_commands(app);
   add_symbolize_command(app);
   add_extrapolate_command(app);
+  add_bench_command(app);
   add_simulate_command(app);
   add_analyze_command(app);
+  add_resolve_command(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.
   app.add_subcommand("replay",
@@ -559,7 +481,7 @@ int main(int argc, char** argv) {
     if (*merge) return cmd_merge(merge_inputs, merge_out, merge_write);
     if (*convert) return cmd_convert(convert_in, convert_out, convert_write);
     if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
-    if (*diff) return cmd_diff(diff_a, diff_b, diff_opts);
+    if (*diff) return run_diff(diff_args);
     if (*print) return cmd_print(print_path, print_sites, print_paths);
     if (*stats) return cmd_stats(stats_path, stats_json, stats_sites);
   } catch (const std::exception& ex) {

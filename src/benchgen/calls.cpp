@@ -1,0 +1,342 @@
+// One MPI call per node (gen.hpp), chosen by the operation's family
+// (op_class.hpp): the arguments come from the node's fields, buffers from
+// the node's own allocation, requests from the request ring.
+#include <algorithm>
+
+#include "gen.hpp"
+
+namespace tracefold::benchgen {
+
+namespace {
+
+// Longest list a field of node `n` holds (lists are length, then values).
+int64_t max_list_len(const Node& n, FieldId f) {
+  const Elastic* e = n.field(f);
+  int64_t best = 0;
+  if (!e) return 0;
+  for (const ElasticEntry& en : e->entries()) {
+    for (auto c = en.values.cursor(); !c.done();) {
+      const int64_t len = c.next();
+      if (len == kAbsent || len < 0) continue;
+      best = std::max(best, len);
+      for (int64_t k = 0; k < len && !c.done(); ++k) c.next();
+    }
+  }
+  return best;
+}
+
+bool gathers(OpFamily f) {
+  switch (f) {
+    case OpFamily::kGather:
+    case OpFamily::kScatter:
+    case OpFamily::kAllgather:
+    case OpFamily::kAlltoall:
+    case OpFamily::kNeighborAllgather:
+    case OpFamily::kNeighborAlltoall:
+    case OpFamily::kReduceScatterBlock:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void Gen::call(std::size_t i, const Ranklist& universe, const std::string& counter) {
+  const Node& n = t.nodes[i];
+  const std::string& op = OpTable::name(n.key.op);
+  const OpTraits& tr = op_traits(n.key.op);
+  const Ranklist U = [&] {
+    Ranklist u;
+    universe.for_each([&](int32_t r) {
+      if (n.ranks.contains(r)) u.insert(r);
+    });
+    return u;
+  }();
+  const std::string name = site_name(i);
+  std::string C = scalar(i, comm, Kind::kComm, U, counter);
+  if (C.empty()) C = "MPI_COMM_WORLD";
+  auto S = [&](FieldId f, Kind k, const std::string& otherwise) {
+    std::string v = scalar(i, f, k, U, counter, C);
+    return v.empty() ? otherwise : v;
+  };
+  auto emit = [&](const std::string& s) { body << line() << s << "\n"; };
+
+  // One send and one receive buffer per node, at the largest size any of
+  // its calls needs.
+  std::string sbuf, rbuf;
+  auto buffers = [&] {
+    const int64_t elem = std::max<int64_t>({max_of(i, dsize, false), max_of(i, rdsize, false), 1});
+    int64_t items = std::max<int64_t>({max_of(i, count, false), max_of(i, rcount, false),
+                                       max_of(i, counts, true), max_of(i, rcounts, true), 1});
+    if (gathers(tr.family)) items *= t.world_size;
+    const int64_t bytes = items * elem;
+    sbuf = fresh(name + "_sbuf");
+    rbuf = fresh(name + "_rbuf");
+    decls << "static char *" << sbuf << ", *" << rbuf << "; /* " << bytes << " bytes each */\n";
+    setup << "  " << sbuf << " = alloc_buffer(" << bytes << ");\n";
+    setup << "  " << rbuf << " = alloc_buffer(" << bytes << ");\n";
+  };
+  const std::string cnt = S(count, Kind::kInt, "0");
+  auto dt = [&](FieldId f) { return S(f, Kind::kDtype, "MPI_BYTE"); };
+  const std::string req =
+      tr.nonblocking && OpTable::makes_request(n.key.op) ? ", new_request()" : "";
+  const std::string new_comm = [&] {
+    if (!n.field(newcomm)) return std::string("&scratch_comm");
+    const std::string id = S(newcomm, Kind::kInt, "TF_NULL");
+    const std::string var = [&] {
+      for (const auto& [cid, cname] : comm_names)
+        if (id == std::to_string(cid)) return cname;
+      return std::string();
+    }();
+    return var.empty() ? "comm_ref(" + id + ")" : "&" + var;
+  }();
+  // The requests a completion or start names: a table of backward
+  // distances (links), taken from the ring and given back after the call.
+  auto take = [&](const std::string& use) {
+    const int64_t width = std::max<int64_t>(max_list_len(n, links), 1);
+    const std::string lk = list(i, links, U);
+    emit("{");
+    ++depth;
+    if (lk.empty()) {
+      emit("MPI_Request r[1] = {MPI_REQUEST_NULL};");
+      emit("const int nr = 1;");
+    } else {
+      emit("const int *lk = " + lk + ";");
+      emit("const int nr = list_len(lk);");
+      emit("MPI_Request r[" + std::to_string(width) + "];");
+      emit("take_requests(lk, nr, r);");
+    }
+    emit(use);
+    if (!lk.empty()) emit("give_requests(lk, nr, r);");
+    --depth;
+    emit("}");
+  };
+
+  switch (tr.family) {
+    case OpFamily::kMarker:
+    case OpFamily::kInit:
+      return;
+    case OpFamily::kFinalize:
+      emit("report_times();");
+      emit(op + "();");
+      return;
+    case OpFamily::kPcontrol:
+      emit(op + "(0);");
+      return;
+    case OpFamily::kSend:
+    case OpFamily::kSendInit:
+      buffers();
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " + C + req +
+           ");");
+      return;
+    case OpFamily::kRecv:
+    case OpFamily::kRecvInit:
+      buffers();
+      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " + S(tag, Kind::kTag, "MPI_ANY_TAG") +
+           ", " + C + (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
+      return;
+    case OpFamily::kSendrecv:
+      buffers();
+      if (op == "MPI_Sendrecv")
+        emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+             S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " + rbuf +
+             ", " + S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " +
+             S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(rtag, Kind::kTag, "0") + ", " + C +
+             ", MPI_STATUS_IGNORE);");
+      else
+        emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+             S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " +
+             S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(rtag, Kind::kTag, "0") + ", " + C +
+             ", MPI_STATUS_IGNORE);");
+      return;
+    case OpFamily::kProbe:
+      emit(op + "(" + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " +
+           S(tag, Kind::kTag, "MPI_ANY_TAG") + ", " + C + (tr.nonblocking ? ", &flag" : "") +
+           ", MPI_STATUS_IGNORE);");
+      return;
+    case OpFamily::kMprobe:
+      emit(op + "(" + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " +
+           S(tag, Kind::kTag, "MPI_ANY_TAG") + ", " + C + (tr.nonblocking ? ", &flag" : "") +
+           ", &message, MPI_STATUS_IGNORE);");
+      return;
+    case OpFamily::kMrecv:
+      buffers();
+      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", &message" +
+           (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
+      return;
+    case OpFamily::kStart:
+      take(op == "MPI_Start" ? "MPI_Start(&r[0]); push_requests(r, 1);"
+                             : "MPI_Startall(nr, r); push_requests(r, nr);");
+      return;
+    case OpFamily::kRequestFree:
+    case OpFamily::kCancel:
+      take(op + "(&r[0]);");
+      return;
+    case OpFamily::kComplete:
+      switch (tr.variant) {
+        case OpVariant::kWait:
+          take("MPI_Wait(&r[0], MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kWaitall:
+          take("MPI_Waitall(nr, r, MPI_STATUSES_IGNORE);");
+          return;
+        case OpVariant::kWaitany:
+          take("MPI_Waitany(nr, r, &which, MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kWaitsome:
+          take("MPI_Waitsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);");
+          return;
+        case OpVariant::kTest:
+          take("MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kTestall:
+          take("MPI_Testall(nr, r, &flag, MPI_STATUSES_IGNORE);");
+          return;
+        case OpVariant::kTestany:
+          take("MPI_Testany(nr, r, &which, &flag, MPI_STATUS_IGNORE);");
+          return;
+        case OpVariant::kTestsome:
+          take("MPI_Testsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);");
+          return;
+        default:
+          break;
+      }
+      break;
+    case OpFamily::kBarrier:
+      emit(op + "(" + C + req + ");");
+      return;
+    case OpFamily::kBcast:
+      buffers();
+      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " + S(root, Kind::kInt, "0") +
+           ", " + C + req + ");");
+      return;
+    case OpFamily::kReduce:
+      buffers();
+      emit(op + "(" + sbuf + ", " + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(redop, Kind::kRedop, "MPI_SUM") + ", " + S(root, Kind::kInt, "0") + ", " + C + req +
+           ");");
+      return;
+    case OpFamily::kAllreduce:
+    case OpFamily::kScan:
+    case OpFamily::kExscan:
+    case OpFamily::kReduceScatterBlock:
+      buffers();
+      emit(op + "(" + sbuf + ", " + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+           S(redop, Kind::kRedop, "MPI_SUM") + ", " + C + req + ");");
+      return;
+    case OpFamily::kGather:
+    case OpFamily::kScatter:
+      buffers();
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " +
+           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " +
+           C + req + ");");
+      return;
+    case OpFamily::kAllgather:
+    case OpFamily::kAlltoall:
+    case OpFamily::kNeighborAllgather:
+    case OpFamily::kNeighborAlltoall:
+      buffers();
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " +
+           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + C + req + ");");
+      return;
+    case OpFamily::kGatherv:
+    case OpFamily::kAllgatherv: {
+      buffers();
+      std::string rc = list(i, rcounts, U);
+      emit("{");
+      ++depth;
+      emit("const int *rc = " + (rc.empty() ? std::string("zeros") : rc) + ";");
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf +
+           ", rc, displs_of(rc, 0), " + dt(rdtype) +
+           (tr.family == OpFamily::kGatherv ? ", " + S(root, Kind::kInt, "0") : "") + ", " + C +
+           req + ");");
+      --depth;
+      emit("}");
+      return;
+    }
+    case OpFamily::kScatterv: {
+      buffers();
+      std::string sc = list(i, counts, U);
+      emit("{");
+      ++depth;
+      emit("const int *sc = " + (sc.empty() ? std::string("zeros") : sc) + ";");
+      emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf + ", " +
+           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " +
+           C + req + ");");
+      --depth;
+      emit("}");
+      return;
+    }
+    case OpFamily::kAlltoallv:
+    case OpFamily::kAlltoallw: {
+      buffers();
+      std::string sc = list(i, counts, U), rc = list(i, rcounts, U);
+      emit("{");
+      ++depth;
+      emit("const int *sc = " + (sc.empty() ? std::string("zeros") : sc) + ";");
+      emit("const int *rc = " + (rc.empty() ? std::string("zeros") : rc) + ";");
+      if (tr.family == OpFamily::kAlltoallv)
+        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf +
+             ", rc, displs_of(rc, 1), " + dt(rdtype) + ", " + C + req + ");");
+      else
+        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), bytes_types, " + rbuf +
+             ", rc, displs_of(rc, 1), bytes_types, " + C + req + ");");
+      --depth;
+      emit("}");
+      return;
+    }
+    case OpFamily::kReduceScatter: {
+      buffers();
+      std::string rc = list(i, rcounts, U);
+      emit(op + "(" + sbuf + ", " + rbuf + ", " + (rc.empty() ? std::string("zeros") : rc) + ", " +
+           dt(dtype) + ", " + S(redop, Kind::kRedop, "MPI_SUM") + ", " + C + req + ");");
+      return;
+    }
+    case OpFamily::kCommDup:
+      if (op == "MPI_Comm_dup_with_info")
+        emit(op + "(" + C + ", MPI_INFO_NULL, " + new_comm + ");");
+      else
+        emit(op + "(" + C + ", " + new_comm + req + ");");
+      return;
+    case OpFamily::kCommSplit:
+      emit(op + "(" + C + ", " + S(color, Kind::kInt, "MPI_UNDEFINED") + ", " +
+           S(key, Kind::kInt, "0") + ", " + new_comm + ");");
+      return;
+    case OpFamily::kCommSplitType:
+      emit(op + "(" + C + ", " + S(color, Kind::kInt, "MPI_UNDEFINED") + ", " +
+           S(key, Kind::kInt, "0") + ", MPI_INFO_NULL, " + new_comm + ");");
+      return;
+    case OpFamily::kCommFree:
+      emit(op + "(comm_ref(" + S(freecomm, Kind::kInt, "TF_NULL") + "));");
+      return;
+    case OpFamily::kCartCreate: {
+      const std::string nd = S(ndims, Kind::kInt, "2");
+      emit("cart_create(" + C + ", " + nd + ", " + new_comm + ");");
+      return;
+    }
+    case OpFamily::kCartQuery:
+      if (op == "MPI_Cart_shift")
+        emit("{ int lo, hi; MPI_Cart_shift(" + C + ", 0, 1, &lo, &hi); }");
+      else if (op == "MPI_Cart_coords")
+        emit("{ int co[16]; MPI_Cart_coords(" + C + ", rank_in(" + C + "), 16, co); }");
+      else
+        emit("{ int co[16] = {0}, r; MPI_Cart_rank(" + C + ", co, &r); }");
+      return;
+    case OpFamily::kIntercommCreate:
+      emit(op + "(" + C + ", " + S(root, Kind::kInt, "0") + ", " +
+           S(pcomm, Kind::kComm, "MPI_COMM_WORLD") + ", " + S(rleader, Kind::kInt, "0") + ", " +
+           S(tag, Kind::kTag, "0") + ", " + new_comm + ");");
+      return;
+    case OpFamily::kIntercommMerge:
+      emit(op + "(" + C + ", " + S(high, Kind::kInt, "0") + ", " + new_comm + ");");
+      return;
+    default:
+      break;
+  }
+  fail(i, "the benchmark generator cannot express this operation");
+}
+
+}  // namespace tracefold::benchgen

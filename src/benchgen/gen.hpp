@@ -1,0 +1,91 @@
+// The C generator's state, shared by its parts: structure.cpp walks the
+// node list into loops and guarded statements, values.cpp turns elastic
+// values into C expressions, calls.cpp writes each MPI call, prelude.cpp
+// the helpers every program carries. Internal to src/benchgen.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "exprs.hpp"
+#include "tracefold/bench.hpp"
+#include "tracefold/op_class.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold::benchgen {
+
+/// What a value means in C, which decides how a number or a sentinel is
+/// written.
+enum class Kind : uint8_t { kInt, kTag, kPeer, kDtype, kRedop, kComm };
+
+/// Sentinels in generated arrays (numbers no real value takes).
+inline constexpr int64_t kCodeAny = -2000000001, kCodeNull = -2000000002, kCodeUndef = -2000000003,
+                         kCodeAbsent = -2000000004;
+
+struct Gen {
+  Gen(const Trace& trace, const bench::Options& options);
+
+  const Trace& t;
+  bench::Options opt;
+  std::ostringstream decls;  // file-scope tables and counters
+  std::ostringstream body;   // main's statements
+  std::ostringstream setup;  // buffer allocation, before the first call
+  int depth = 1;
+  int loop_vars = 0;
+  std::set<std::string> names;
+  int request_ring = 1;                       // slots in the request ring (a power of two)
+  int request_width = 1;                      // requests one call may start (Startall)
+  std::map<int64_t, std::string> comm_names;  // trace id -> C variable
+  std::vector<std::string> phases;            // top-level loops, by site name
+  int top_depth = 1;
+
+  // Field ids the calls read.
+  FieldId peer, rpeer, tag, rtag, count, rcount, dtype, rdtype, dsize, rdsize, root, redop, comm,
+      newcomm, freecomm, color, key, links, counts, rcounts, ndims, high, pcomm, rleader;
+
+  [[noreturn]] void fail(std::size_t node, const std::string& what) const;
+  std::string line() const { return std::string(static_cast<std::size_t>(depth) * 2, ' '); }
+  /// A C identifier from `base` not used yet.
+  std::string fresh(const std::string& base);
+  /// `function_siteN` (or `MPI_Name_siteN` without symbols) for node `i`.
+  std::string site_name(std::size_t i) const;
+  /// `function (file:line)` of node i's call site, "" without symbols.
+  std::string site_comment(std::size_t i) const;
+
+  /// The value of field `f` of node `i` at this execution, as C, for the
+  /// ranks of `universe`; nullopt-like "" when the field is absent. Values
+  /// that vary per execution index `counter`.
+  std::string scalar(std::size_t i, FieldId f, Kind kind, const Ranklist& universe,
+                     const std::string& counter, const std::string& comm_c = "");
+  /// The same for an Elastic that is not a field (loop trip counts).
+  std::string elastic(std::size_t i, const Elastic& e, const std::string& what, Kind kind,
+                      const Ranklist& universe, const std::string& counter,
+                      const std::string& comm_c = "");
+  /// A list field as `next_list(table, &cursor)` (int*), "" when absent.
+  std::string list(std::size_t i, FieldId f, const Ranklist& universe);
+  /// Whether every value of the field for the universe is absent/missing.
+  bool has(std::size_t i, FieldId f) const;
+  /// Largest value of a scalar field (or of a list field's sum) over the
+  /// execution, 0 when absent.
+  int64_t max_of(std::size_t i, FieldId f, bool list_sum) const;
+  /// C for one number of `kind` (sentinels by MPI name).
+  std::string literal(int64_t v, Kind kind, const std::string& comm_c) const;
+  std::string comm_var(int64_t id) const;
+
+  /// Writes the statement of node `i` (structure.cpp guards it).
+  void call(std::size_t i, const Ranklist& universe, const std::string& counter);
+  std::string compute(std::size_t i);
+
+  void structure();  // the whole of main's body
+  std::string program();
+};
+
+std::string prelude();
+/// dtype_of() and op_of(): the named handles by trace id, as C.
+std::string named_tables();
+
+}  // namespace tracefold::benchgen

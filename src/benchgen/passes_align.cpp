@@ -1,0 +1,225 @@
+// Collective alignment (seed 000, 4.4.3, Algorithm 2).
+//
+// MPI pairs collectives on a communicator by their order: the k-th
+// collective of every member is one operation. So instead of stopping and
+// switching traversals as the seed does, each rank is walked once and its
+// k-th collective on each communicator group is paired with the first
+// member's k-th; nodes that meet in one collective are joined (union-find).
+// A group of nodes is combined in place when no rank's calls change order,
+// which holds when no node between them holds any of the moved node's ranks.
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "passes_internal.hpp"
+#include "tracefold/bench_passes.hpp"
+#include "tracefold/expand.hpp"
+#include "tracefold/op_class.hpp"
+
+namespace tracefold {
+
+using namespace passes;
+
+namespace {
+
+// Collectives that pair over the members of `comm` (intercommunicator
+// creation and MPI_Comm_create_group involve other groups).
+bool pairs_over_comm(OpId op) {
+  const OpTraits& t = op_traits(op);
+  return t.collective() && t.family != OpFamily::kIntercommCreate &&
+         t.family != OpFamily::kIntercommMerge && t.family != OpFamily::kCommCreateGroup;
+}
+
+std::vector<int64_t> comm_ids(const Node& n) {
+  std::vector<int64_t> ids;
+  if (const Elastic* c = n.field(FieldTable::comm())) {
+    for (const ElasticEntry& e : c->entries())
+      for (const ValueSeq::Run& r : e.values.runs())
+        for (int64_t v : r.pattern)
+          if (std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
+    // Ranks without a value use the world.
+    if (!(c->ranks() == n.ranks)) ids.push_back(CommTable::kWorld);
+  } else {
+    ids.push_back(CommTable::kWorld);
+  }
+  return ids;
+}
+
+struct UnionFind {
+  std::vector<std::size_t> parent;
+  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  std::size_t find(std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(std::size_t a, std::size_t b) {
+    a = find(a), b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+// Whether every node of `members` but `target` can move to `target`'s
+// position without reordering any rank's calls.
+bool movable(const Trace& t, const std::vector<std::size_t>& members, std::size_t target) {
+  for (std::size_t m : members) {
+    if (m == target) continue;
+    const std::size_t lo = std::min(m, target), hi = std::max(m, target);
+    for (std::size_t k = lo + 1; k < hi; ++k)
+      if (t.nodes[k].ranks.intersects(t.nodes[m].ranks)) return false;
+  }
+  return true;
+}
+
+void merge_elastic(Elastic& into, const Elastic& from) {
+  into.merge(from);
+  into.sort_entries();
+}
+
+void absorb(Node& into, const Node& from) {
+  into.ranks.unite(from.ranks);
+  merge_elastic(into.count, from.count);
+  for (std::size_t l = 0; l < from.loops.size(); ++l) {
+    if (l == into.loops.size()) into.loops.emplace_back();
+    merge_elastic(into.loops[l].members, from.loops[l].members);
+    merge_elastic(into.loops[l].iters, from.loops[l].iters);
+  }
+  for (const auto& [f, el] : from.fields) {
+    if (Elastic* mine = into.field(f)) {
+      merge_elastic(*mine, el);
+    } else {
+      into.fields.emplace_back(f, el);
+      std::sort(into.fields.begin(), into.fields.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+  }
+  merge_timings(into.timings, from.timings);
+}
+
+}  // namespace
+
+bool needs_alignment(const Trace& trace) {
+  for (const Node& n : trace.nodes) {
+    if (!pairs_over_comm(n.key.op)) continue;
+    for (int64_t id : comm_ids(n)) {
+      auto it = trace.comms.all().find(id);
+      if (it == trace.comms.all().end()) continue;
+      for (const CommGroup& g : it->second) {
+        const bool some = std::any_of(g.members.begin(), g.members.end(),
+                                      [&](int32_t m) { return n.ranks.contains(m); });
+        const bool all = std::all_of(g.members.begin(), g.members.end(),
+                                     [&](int32_t m) { return n.ranks.contains(m); });
+        if (some && !all) return true;
+      }
+    }
+  }
+  return false;
+}
+
+AlignReport align_collectives(Trace& trace) {
+  AlignReport report;
+  if (!needs_alignment(trace)) return report;
+  const FieldId comm_f = FieldTable::comm();
+  UnionFind uf(trace.nodes.size());
+  // (comm id, first member) -> nodes of the first member's collectives, in order.
+  std::map<std::pair<int64_t, int32_t>, std::vector<std::size_t>> first_seen;
+  std::map<std::pair<int64_t, int32_t>, int32_t> first_rank;
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    RankIterator it(trace, r);
+    Event ev;
+    std::map<std::pair<int64_t, int32_t>, std::size_t> seq;
+    while (it.next(ev)) {
+      if (!pairs_over_comm(ev.op)) continue;
+      const int64_t comm = ev.get(comm_f) == kAbsent ? CommTable::kWorld : ev.get(comm_f);
+      const CommGroup* g = trace.comms.group_of(comm, r);
+      if (!g || g->members.empty()) continue;
+      const auto key = std::pair{comm, g->members.front()};
+      const std::size_t node = static_cast<std::size_t>(it.current_node() - trace.nodes.data());
+      auto& list = first_seen[key];
+      auto [fr, fresh] = first_rank.emplace(key, r);
+      const std::size_t k = seq[key]++;
+      if (fr->second == r) {
+        list.push_back(node);
+        continue;
+      }
+      if (k >= list.size())
+        throw DeadlockError(
+            "collectives do not pair: rank " + std::to_string(r) + " calls " +
+                OpTable::name(ev.op) + " at node " + std::to_string(node) + " as collective #" +
+                std::to_string(k) + " on communicator " + std::to_string(comm) + ", but rank " +
+                std::to_string(fr->second) + " makes only " + std::to_string(list.size()),
+            {BlockedRank{r, node, OpTable::name(ev.op),
+                         "the other members of communicator " + std::to_string(comm)}});
+      const std::size_t other = list[k];
+      if (trace.nodes[other].key.op != ev.op)
+        throw PassError("collective #" + std::to_string(k) + " on communicator " +
+                        std::to_string(comm) + " is " + OpTable::name(trace.nodes[other].key.op) +
+                        " on rank " + std::to_string(fr->second) + " (node " +
+                        std::to_string(other) + ") but " + OpTable::name(ev.op) + " on rank " +
+                        std::to_string(r) + " (node " + std::to_string(node) + ")");
+      uf.unite(other, node);
+    }
+    for (const auto& [key, k] : seq) {
+      const std::vector<std::size_t>& list = first_seen[key];
+      if (k >= list.size()) continue;
+      throw DeadlockError(
+          "collectives do not pair: rank " + std::to_string(r) + " makes " + std::to_string(k) +
+              " collectives on communicator " + std::to_string(key.first) + ", rank " +
+              std::to_string(first_rank[key]) + " makes " + std::to_string(list.size()) +
+              " (its next is node " + std::to_string(list[k]) + ")",
+          {BlockedRank{
+              first_rank[key], list[k], OpTable::name(trace.nodes[list[k]].key.op),
+              "rank " + std::to_string(r) + " on communicator " + std::to_string(key.first)}});
+    }
+  }
+  std::map<std::size_t, std::vector<std::size_t>> classes;
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i)
+    if (uf.find(i) != i) classes[uf.find(i)].push_back(i);
+  std::vector<std::size_t> erase;
+  std::map<EventKey, EventKey> renamed;  // merged node's key -> its target's
+  for (auto& [root, rest] : classes) {
+    std::vector<std::size_t> members{root};
+    members.insert(members.end(), rest.begin(), rest.end());
+    // Ranks must be disjoint: one rank's two calls cannot become one node.
+    Ranklist seen;
+    bool disjoint = true;
+    for (std::size_t m : members) {
+      if (seen.intersects(trace.nodes[m].ranks)) disjoint = false;
+      seen.unite(trace.nodes[m].ranks);
+    }
+    std::size_t target = members.front();
+    if (!disjoint ||
+        (!movable(trace, members, target) && !movable(trace, members, target = members.back()))) {
+      report.unmerged.push_back(members);
+      continue;
+    }
+    for (std::size_t m : members) {
+      if (m == target) continue;
+      if (!(trace.nodes[m].key == trace.nodes[target].key))
+        renamed[trace.nodes[m].key] = trace.nodes[target].key;
+      absorb(trace.nodes[target], trace.nodes[m]);
+      erase.push_back(m);
+      ++report.merged;
+    }
+  }
+  // A successor reached from a merged node finds its timing under the
+  // target's key too (the old key stays for other nodes that share it).
+  for (Node& n : trace.nodes) {
+    std::vector<Timing> extra;
+    for (const Timing& t : n.timings)
+      if (auto it = renamed.find(t.pred); it != renamed.end()) {
+        Timing copy = t;
+        copy.pred = it->second;
+        extra.push_back(std::move(copy));
+      }
+    if (extra.empty()) continue;
+    std::sort(extra.begin(), extra.end(),
+              [](const Timing& a, const Timing& b) { return a.pred < b.pred; });
+    merge_timings(n.timings, extra);
+  }
+  std::sort(erase.rbegin(), erase.rend());
+  for (std::size_t e : erase)
+    trace.nodes.erase(trace.nodes.begin() + static_cast<std::ptrdiff_t>(e));
+  return report;
+}
+
+}  // namespace tracefold

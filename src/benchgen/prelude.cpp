@@ -1,0 +1,288 @@
+// The fixed part of every generated program (gen.hpp): the C helpers the
+// statements call, main's frame, and writing the file.
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+
+#include "gen.hpp"
+
+namespace tracefold::benchgen {
+
+std::string prelude() {
+  return R"(#define _XOPEN_SOURCE 700
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Not every program uses every helper below. */
+#if defined(__GNUC__)
+#define HELPER static __attribute__((unused))
+#else
+#define HELPER static
+#endif
+
+/* Sentinels in the tables below: wildcard, null process, undefined, absent. */
+#define TF_ANY (-2000000001L)
+#define TF_NULL (-2000000002L)
+#define TF_UNDEF (-2000000003L)
+#define TF_ABSENT (-2000000004L)
+
+HELPER int rank, size;
+HELPER int flag, which, outcount;
+HELPER MPI_Message message = MPI_MESSAGE_NULL;
+HELPER MPI_Comm scratch_comm = MPI_COMM_NULL;
+HELPER const int zeros_list[2] = {0, 0};
+HELPER const int *const zeros = zeros_list + 1;
+
+HELPER double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Computation is replaced by spinning on the clock; the cost of reading
+   the clock, measured once at start, is taken off each wait. */
+static double clock_cost;
+HELPER void calibrate(void) {
+  const int n = 1000;
+  double t0 = now();
+  for (int k = 0; k < n; ++k) (void)now();
+  clock_cost = (now() - t0) / n;
+}
+HELPER void spin_ns(double ns) {
+  double end = now() + 1e-9 * ns - clock_cost;
+  while (now() < end) {
+  }
+}
+
+/* A recorded time histogram bin: count, min, max, sum (ns). A draw picks a
+   bin by its count, then its min or max with the odds that keep its mean. */
+struct bin {
+  long count, min, max, sum;
+};
+HELPER double draw_ns(const struct bin *bins, int n) {
+  long total = 0;
+  for (int k = 0; k < n; ++k) total += bins[k].count;
+  long pick = (long)(drand48() * (double)total);
+  int k = 0;
+  while (k + 1 < n && pick >= bins[k].count) pick -= bins[k++].count;
+  const struct bin *b = &bins[k];
+  double mean = (double)b->sum / (double)b->count;
+  if (b->max <= b->min) return (double)b->min;
+  return drand48() < (mean - (double)b->min) / (double)(b->max - b->min) ? (double)b->max : (double)b->min;
+}
+
+HELPER char *alloc_buffer(long bytes) {
+  char *p = calloc((size_t)bytes + 64, 1);
+  if (!p) {
+    fprintf(stderr, "bench: out of memory (%ld bytes)\n", bytes);
+    exit(1);
+  }
+  return p;
+}
+
+HELPER int rank_in(MPI_Comm c) {
+  int r = 0;
+  if (c != MPI_COMM_NULL) PMPI_Comm_rank(c, &r);
+  return r;
+}
+HELPER int size_of(MPI_Comm c) {
+  int s = 1;
+  if (c != MPI_COMM_NULL) PMPI_Comm_size(c, &s);
+  return s;
+}
+HELPER int val(long v) {
+  if (v == TF_ANY) return MPI_ANY_SOURCE;
+  if (v == TF_NULL) return MPI_PROC_NULL;
+  if (v == TF_UNDEF) return MPI_UNDEFINED;
+  return (int)v;
+}
+HELPER int tag_of(long v) {
+  return v == TF_ANY ? MPI_ANY_TAG : (int)v;
+}
+/* Peers are stored as offsets from the caller's rank in the communicator. */
+HELPER int peer_of(MPI_Comm c, long offset) {
+  if (offset == TF_ANY) return MPI_ANY_SOURCE;
+  if (offset == TF_NULL || offset == TF_ABSENT) return MPI_PROC_NULL;
+  return (int)((rank_in(c) + offset) % size_of(c));
+}
+
+/* List tables hold each list as its length, then its values. */
+HELPER const int *next_list(const int *table, long n, long *at) {
+  const int *p = table + *at;
+  *at += 1 + p[0];
+  if (*at >= n) *at = 0;
+  return p + 1;
+}
+HELPER int list_len(const int *p) {
+  return p[-1];
+}
+HELPER int *displs_buf[2];
+HELPER const int *displs_of(const int *counts, int which_buf) {
+  int n = list_len(counts);
+  int *d = displs_buf[which_buf] = realloc(displs_buf[which_buf], sizeof(int) * (size_t)(n + 1));
+  int at = 0;
+  for (int k = 0; k < n; ++k) {
+    d[k] = at;
+    at += counts[k];
+  }
+  return d;
+}
+)";
+}
+
+namespace {
+
+std::string requests_c(int ring, int width) {
+  return "\n/* Requests: one ring row per call that makes or starts requests; a\n"
+         "   completion names them by how many such calls back they were made. */\n"
+         "#define RING " +
+         std::to_string(ring) + "\n#define WIDTH " + std::to_string(width) +
+         "\nstatic MPI_Request ring[RING][WIDTH];\nstatic long nreq;\nHELPER int indices[WIDTH > "
+         "64 ? WIDTH : 64];\n"
+         R"(HELPER MPI_Request *new_request(void) {
+  MPI_Request *row = ring[++nreq % RING];
+  for (int k = 0; k < WIDTH; ++k) row[k] = MPI_REQUEST_NULL;
+  return row;
+}
+HELPER void push_requests(const MPI_Request *r, int n) {
+  MPI_Request *row = new_request();
+  for (int k = 0; k < n && k < WIDTH; ++k) row[k] = r[k];
+}
+/* The slot of the j-th of n links: a call that made several requests is
+   named once per request, in order. */
+HELPER MPI_Request *slot(const int *lk, int j) {
+  long d = lk[j];
+  if (d <= 0 || d > nreq) return NULL;
+  int k = 0;
+  for (int e = 0; e < j; ++e) k += lk[e] == d;
+  return k < WIDTH ? &ring[(nreq - d + 1) % RING][k] : NULL;
+}
+HELPER void take_requests(const int *lk, int n, MPI_Request *r) {
+  for (int j = 0; j < n; ++j) {
+    MPI_Request *s = slot(lk, j);
+    r[j] = s ? *s : MPI_REQUEST_NULL;
+  }
+}
+HELPER void give_requests(const int *lk, int n, const MPI_Request *r) {
+  for (int j = 0; j < n; ++j) {
+    MPI_Request *s = slot(lk, j);
+    if (s) *s = r[j];
+  }
+}
+)";
+}
+
+}  // namespace
+
+std::string Gen::program() {
+  // Request ring: deep enough for the farthest link, wide enough for the
+  // largest Startall.
+  int64_t far = 1, wide = 1;
+  for (const Node& n : t.nodes) {
+    if (const Elastic* e = n.field(links))
+      for (const ElasticEntry& en : e->entries())
+        for (auto c = en.values.cursor(); !c.done();) {
+          const int64_t len = c.next();
+          for (int64_t k = 0; k < len && !c.done(); ++k) far = std::max(far, c.next());
+          wide = std::max(wide, len);
+        }
+  }
+  request_ring = 1;
+  while (request_ring <= far) request_ring *= 2;
+  request_width = static_cast<int>(std::min<int64_t>(wide, 4096));
+  // Communicators by the id of the call that made them.
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    const Elastic* e = t.nodes[i].field(newcomm);
+    if (!e) continue;
+    for (const ElasticEntry& en : e->entries())
+      for (auto c = en.values.cursor(); !c.done();) {
+        const int64_t id = c.next();
+        if (is_sentinel(id) || comm_names.count(id)) continue;
+        std::string what = OpTable::name(t.nodes[i].key.op).substr(4);
+        for (char& ch : what) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        comm_names[id] = fresh(what + "_comm" + std::to_string(id));
+      }
+  }
+  structure();
+  std::ostringstream out;
+  out << "/* Generated by tracefold bench from a trace of " << t.world_size
+      << " ranks: the traced program's MPI calls, with its computation replaced\n"
+         "   by calibrated spinning. Build: mpicc -std=c11 -O2 bench.c -o bench */\n";
+  out << prelude() << named_tables() << requests_c(request_ring, request_width);
+  out << "\n/* Communicators, named by the call that made them. */\n";
+  for (const auto& [id, name] : comm_names)
+    out << "static MPI_Comm " << name << " = MPI_COMM_NULL;\n";
+  out << "HELPER MPI_Comm *comm_ref(long id) {\n  switch (id) {\n";
+  for (const auto& [id, name] : comm_names)
+    out << "    case " << id << ": return &" << name << ";\n";
+  out << "    default: return &scratch_comm;\n  }\n}\n";
+  out << "HELPER MPI_Comm comm_of(long id) {\n  return id == 0 ? MPI_COMM_WORLD : "
+         "*comm_ref(id);\n}\n";
+  out << R"(HELPER void cart_create(MPI_Comm parent, int ndims, MPI_Comm *made) {
+  int dims[16] = {0}, periods[16];
+  for (int k = 0; k < 16; ++k) periods[k] = 1;
+  PMPI_Dims_create(size_of(parent), ndims, dims);
+  MPI_Cart_create(parent, ndims, dims, periods, 0, made);
+}
+)";
+  out << "\n/* Phases (the top-level loops) and their times. */\n#define PHASES "
+      << phases.size() + 1 << "\nstatic const char *const phase_names[PHASES] = {";
+  for (const auto& p : phases) out << "\"" << p << "\", ";
+  out << "\"\"};\nstatic double phase_time[PHASES], phase_start, start_time;\n";
+  out << R"(static void report_times(void) {
+  double mine[PHASES + 1], most[PHASES + 1];
+  for (int k = 0; k + 1 < PHASES; ++k) mine[k] = phase_time[k];
+  mine[PHASES] = now() - start_time;
+  PMPI_Reduce(mine, most, PHASES + 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank != 0) return;
+  printf("bench: %d ranks, wall time %.6f s\n", size, most[PHASES]);
+  for (int k = 0; k + 1 < PHASES; ++k) printf("bench: phase %d (%s) %.6f s\n", k, phase_names[k], most[k]);
+  fflush(stdout);
+}
+)";
+  out << "\n/* Tables of values that vary between calls, counters that index them. */\n"
+      << decls.str();
+  const bool thread = !t.nodes.empty() && OpTable::name(t.nodes[0].key.op) == "MPI_Init_thread";
+  out << "\nint main(int argc, char **argv) {\n";
+  out << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "
+                   "&provided);\n"
+                 : "  MPI_Init(&argc, &argv);\n");
+  out << "  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  PMPI_Comm_size(MPI_COMM_WORLD, &size);\n";
+  out << "  if (size != " << t.world_size
+      << ") {\n    if (rank == 0) fprintf(stderr, \"bench: generated for " << t.world_size
+      << " ranks, run with %d\\n\", size);\n    MPI_Finalize();\n    return 1;\n  }\n";
+  out << "  srand48(" << opt.seed << " + (long)rank);\n  calibrate();\n" << setup.str();
+  out << "  start_time = now();\n\n" << body.str() << "  return 0;\n}\n";
+  return out.str();
+}
+
+}  // namespace tracefold::benchgen
+
+namespace tracefold::bench {
+
+std::string generate_c(const Trace& trace, const Options& options) {
+  if (!trace.lossy.empty())
+    throw BenchError("the trace is lossy (" + trace.lossy + "): the benchmark needs exact values");
+  benchgen::Gen g(trace, options);
+  return g.program();
+}
+
+void write_c(const Trace& trace, const Options& options, const std::string& path) {
+  const std::string text = generate_c(trace, options);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) {
+      std::filesystem::remove(tmp);
+      throw BenchError("cannot write " + path);
+    }
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace tracefold::bench

@@ -1,0 +1,296 @@
+// From the folded node list to main's statements (gen.hpp): the trace's
+// loops become `for` loops, nodes some ranks skip are guarded by a rank
+// predicate, and ranks whose loops differ get their own branch.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <tuple>
+
+#include "gen.hpp"
+
+namespace tracefold::benchgen {
+
+namespace {
+
+FieldId scalar_field(const char* n) {
+  return FieldTable::intern(n, FieldKind::kScalar);
+}
+FieldId list_field(const char* n) {
+  return FieldTable::intern(n, FieldKind::kList);
+}
+
+// A loop headed by `head` at `level` ending at node `end` (inclusive), as
+// one rank sees it.
+using LoopSpan = std::tuple<std::size_t, std::size_t, std::size_t>;
+
+}  // namespace
+
+Gen::Gen(const Trace& trace, const bench::Options& options)
+    : t(trace),
+      opt(options),
+      peer(FieldTable::peer()),
+      rpeer(scalar_field("rpeer")),
+      tag(scalar_field("tag")),
+      rtag(scalar_field("rtag")),
+      count(scalar_field("count")),
+      rcount(scalar_field("rcount")),
+      dtype(scalar_field("dtype")),
+      rdtype(scalar_field("rdtype")),
+      dsize(scalar_field("dsize")),
+      rdsize(scalar_field("rdsize")),
+      root(scalar_field("root")),
+      redop(scalar_field("redop")),
+      comm(FieldTable::comm()),
+      newcomm(scalar_field("newcomm")),
+      freecomm(scalar_field("freecomm")),
+      color(scalar_field("color")),
+      key(scalar_field("key")),
+      links(FieldTable::links()),
+      counts(list_field("counts")),
+      rcounts(list_field("rcounts")),
+      ndims(scalar_field("ndims")),
+      high(scalar_field("high")),
+      pcomm(scalar_field("pcomm")),
+      rleader(scalar_field("rleader")) {}
+
+void Gen::fail(std::size_t node, const std::string& what) const {
+  std::string op = node < t.nodes.size() ? OpTable::name(t.nodes[node].key.op) : "?";
+  throw bench::BenchError("node " + std::to_string(node) + " (" + op + "): " + what);
+}
+
+std::string Gen::fresh(const std::string& base) {
+  std::string name = base;
+  for (int k = 2; names.count(name); ++k) name = base + "_" + std::to_string(k);
+  names.insert(name);
+  return name;
+}
+
+namespace {
+
+const SourceFrame* user_frame(const Trace& t, SiteId site) {
+  if (site >= t.sites.size()) return nullptr;
+  for (const Frame& f : t.sites.at(site).frames) {
+    const SourceFrames* s = t.symtab.symbols_of(f);
+    if (!s || s->empty()) continue;
+    const SourceFrame& sf = s->back();  // the outermost inlined frame: the caller's function
+    const std::string& fn = sf.function;
+    if (fn.empty() || fn.rfind("MPI_", 0) == 0 || fn.rfind("PMPI_", 0) == 0 ||
+        fn.rfind("mpi_", 0) == 0 || fn.find("tracefold") != std::string::npos)
+      continue;
+    return &sf;
+  }
+  return nullptr;
+}
+
+std::string identifier(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '(' || c == '<') break;  // C++ signatures: the name only
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    out += ok ? c : '_';
+  }
+  const auto colon = out.rfind("__");
+  if (colon != std::string::npos && colon + 2 < out.size()) out = out.substr(colon + 2);
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "f" + out;
+  return out;
+}
+
+}  // namespace
+
+std::string Gen::site_name(std::size_t i) const {
+  const Node& n = t.nodes[i];
+  const SourceFrame* f = user_frame(t, n.key.site);
+  std::string base = f ? identifier(f->function) : OpTable::name(n.key.op);
+  return base + "_site" + std::to_string(n.key.site);
+}
+
+std::string Gen::site_comment(std::size_t i) const {
+  const SourceFrame* f = user_frame(t, t.nodes[i].key.site);
+  if (!f) return "";
+  std::string file = f->file;
+  const auto slash = file.rfind('/');
+  if (slash != std::string::npos) file = file.substr(slash + 1);
+  return f->function + (file.empty() ? "" : " (" + file + ":" + std::to_string(f->line) + ")");
+}
+
+std::string Gen::compute(std::size_t i) {
+  const Node& n = t.nodes[i];
+  Histogram all;
+  for (const Timing& tm : n.timings) all.merge(tm.compute);
+  if (all.empty() || all.mean() * opt.scale < 1) return "";
+  if (opt.compute == bench::ComputeMode::kMean) {
+    return "spin_ns(" + std::to_string(std::llround(all.mean() * opt.scale)) + ");";
+  }
+  const std::string name = fresh(site_name(i) + "_compute");
+  decls << "static const struct bin " << name << "[] = {";
+  for (const auto& b : all.bins())
+    decls << "{" << b.count << ", " << b.min << ", " << b.max << ", " << b.sum << "}, ";
+  decls << "};\n";
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.6g", opt.scale);
+  return std::string("spin_ns(draw_ns(") + name + ", " + std::to_string(all.bins().size()) +
+         ") * " + scale + ");";
+}
+
+void Gen::structure() {
+  const std::size_t nn = t.nodes.size();
+  const int32_t world = t.world_size;
+  // Each rank's nodes, and each node's position in them.
+  std::vector<std::vector<std::size_t>> sub(static_cast<std::size_t>(world));
+  for (std::size_t i = 0; i < nn; ++i) {
+    t.nodes[i].ranks.for_each([&](int32_t r) {
+      if (r < world) sub[static_cast<std::size_t>(r)].push_back(i);
+    });
+  }
+  // Each rank's loops as node spans; ranks with equal spans share code.
+  std::vector<std::vector<LoopSpan>> spans(static_cast<std::size_t>(world));
+  for (int32_t r = 0; r < world; ++r) {
+    const auto& mine = sub[static_cast<std::size_t>(r)];
+    for (std::size_t p = 0; p < mine.size(); ++p) {
+      const Node& n = t.nodes[mine[p]];
+      for (std::size_t l = 0; l < n.loops.size(); ++l) {
+        const ValueSeq* m = n.loops[l].members.for_rank(r);
+        if (!m || !n.loops[l].iters.for_rank(r)) break;
+        const auto runs = m->runs();
+        if (runs.size() != 1 || runs[0].pattern.size() != 1)
+          fail(mine[p], "loop level " + std::to_string(l) +
+                            " spans a different number of calls on different entries (rank " +
+                            std::to_string(r) + ")");
+        const int64_t members = runs[0].pattern[0];
+        if (members < 1 || p + static_cast<std::size_t>(members) > mine.size())
+          fail(mine[p], "loop level " + std::to_string(l) + " has an impossible size on rank " +
+                            std::to_string(r));
+        spans[static_cast<std::size_t>(r)].emplace_back(
+            mine[p], l, mine[p + static_cast<std::size_t>(members) - 1]);
+      }
+    }
+  }
+  std::map<std::vector<LoopSpan>, Ranklist> classes;
+  for (int32_t r = 0; r < world; ++r)
+    if (!sub[static_cast<std::size_t>(r)].empty())
+      classes[spans[static_cast<std::size_t>(r)]].insert(r);
+  std::vector<std::pair<Ranklist, const std::vector<LoopSpan>*>> ordered;
+  for (const auto& [s, ranks] : classes) ordered.emplace_back(ranks, &s);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.first.first() < b.first.first(); });
+
+  Ranklist left = Ranklist::range(0, world);
+  for (std::size_t c = 0; c < ordered.size(); ++c) {
+    const Ranklist& U = ordered[c].first;
+    std::map<std::size_t, std::vector<std::size_t>> ends;  // head -> end per level
+    for (const auto& [h, l, e] : *ordered[c].second) {
+      auto& v = ends[h];
+      if (v.size() <= l) v.resize(l + 1, h);
+      v[l] = e;
+    }
+    if (ordered.size() > 1) {
+      const std::string p = c + 1 < ordered.size() ? rank_predicate(U, left, world) : "";
+      body << line() << (c ? "} else " : "") << (p.empty() ? "{" : "if (" + p + ") {") << "\n";
+      ++depth;
+      Ranklist rest;
+      left.for_each([&](int32_t r) {
+        if (!U.contains(r)) rest.insert(r);
+      });
+      left = rest;
+    }
+    top_depth = depth;
+    // emit_head(h, l): nodes h .. end(h, l), level l and the ones inside it.
+    auto end_of = [&](std::size_t h, std::size_t l) {
+      auto it = ends.find(h);
+      return it == ends.end() || l >= it->second.size() ? h : it->second[l];
+    };
+    std::function<void(std::size_t, std::size_t)> range;
+    std::function<void(std::size_t, std::size_t)> head = [&](std::size_t h, std::size_t l) {
+      auto it = ends.find(h);
+      if (it == ends.end() || l >= it->second.size()) {
+        const Node& n = t.nodes[h];
+        const std::string cmt = site_comment(h);
+        body << line() << "/* " << OpTable::name(n.key.op) << (cmt.empty() ? "" : " in " + cmt)
+             << " */\n";
+        const std::string pred = rank_predicate(n.ranks, U, world);
+        std::string guard = pred == "1" ? "" : pred;
+        const std::string name = site_name(h);
+        // Executions skipped in some iterations (count 0).
+        std::string reach_expr;
+        bool always = true;
+        for (const ElasticEntry& en : n.count.entries())
+          if (en.ranks.intersects(U) && !(en.values.runs().size() == 1 &&
+                                          en.values.runs()[0].pattern == std::vector<int64_t>{1}))
+            always = false;
+        if (!always) {
+          const std::string reach = name + "_reach";
+          if (!names.count(reach)) {
+            names.insert(reach);
+            decls << "static long " << reach << ";\n";
+          }
+          reach_expr = elastic(h, n.count, "count", Kind::kInt, U, reach + "++");
+          guard = guard.empty() ? reach_expr : "(" + guard + ") && " + reach_expr;
+        }
+        if (!guard.empty()) {
+          body << line() << "if (" << guard << ") {\n";
+          ++depth;
+        }
+        const std::string counter = name + "_n";
+        if (!names.count(counter)) {
+          names.insert(counter);
+          decls << "static long " << counter << ";\n";
+        }
+        const std::string spin = compute(h);
+        if (!spin.empty()) body << line() << spin << "\n";
+        call(h, U, counter);
+        body << line() << "++" << counter << ";\n";
+        if (!guard.empty()) {
+          --depth;
+          body << line() << "}\n";
+        }
+        return;
+      }
+      const Node& n = t.nodes[h];
+      const std::string entered = site_name(h) + "_loop" + std::to_string(l);
+      const std::string trips =
+          elastic(h, n.loops[l].iters, "trips" + std::to_string(l), Kind::kInt, U, entered);
+      const std::string var = "i" + std::to_string(++loop_vars);
+      const bool counted = trips.find(entered) != std::string::npos;
+      if (counted && !names.count(entered)) {
+        names.insert(entered);
+        decls << "static long " << entered << ";\n";
+      }
+      const bool phase = l == 0 && depth == top_depth;
+      if (phase) {
+        body << line() << "phase_start = now(); /* phase " << phases.size() << " */\n";
+        phases.push_back(site_name(h));
+      }
+      const std::size_t phase_no = phases.size() - 1;
+      body << line() << "const long " << var << "_end = " << trips << ";\n";
+      if (counted) body << line() << "++" << entered << ";\n";
+      body << line() << "for (long " << var << " = 0; " << var << " < " << var << "_end; ++" << var
+           << ") {\n";
+      ++depth;
+      head(h, l + 1);
+      range(end_of(h, l + 1) + 1, end_of(h, l));
+      --depth;
+      body << line() << "}\n";
+      if (phase) body << line() << "phase_time[" << phase_no << "] += now() - phase_start;\n";
+    };
+    range = [&](std::size_t a, std::size_t b) {
+      for (std::size_t p = a; p <= b && p < nn;) {
+        if (!t.nodes[p].ranks.intersects(U)) {
+          ++p;
+          continue;
+        }
+        head(p, 0);
+        p = end_of(p, 0) + 1;
+      }
+    };
+    if (nn) range(0, nn - 1);
+    if (ordered.size() > 1) --depth;
+  }
+  if (ordered.size() > 1) body << line() << "}\n";
+}
+
+}  // namespace tracefold::benchgen

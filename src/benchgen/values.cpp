@@ -1,0 +1,308 @@
+// Elastic values as C expressions (gen.hpp): a constant where all ranks
+// and executions agree, a small table indexed by a counter where they
+// vary, a predicate on the rank where rank groups differ.
+#include <algorithm>
+
+#include "gen.hpp"
+
+namespace tracefold::benchgen {
+
+namespace {
+
+// Named datatypes and reduction operations by trace id (from 1), in the
+// order the recorder numbers them (src/common/mpi_ids.hpp).
+const char* const kDtypeNames[] = {"MPI_CHAR",
+                                   "MPI_SIGNED_CHAR",
+                                   "MPI_UNSIGNED_CHAR",
+                                   "MPI_BYTE",
+                                   "MPI_SHORT",
+                                   "MPI_UNSIGNED_SHORT",
+                                   "MPI_INT",
+                                   "MPI_UNSIGNED",
+                                   "MPI_LONG",
+                                   "MPI_UNSIGNED_LONG",
+                                   "MPI_LONG_LONG",
+                                   "MPI_UNSIGNED_LONG_LONG",
+                                   "MPI_FLOAT",
+                                   "MPI_DOUBLE",
+                                   "MPI_LONG_DOUBLE",
+                                   "MPI_C_BOOL",
+                                   "MPI_INT8_T",
+                                   "MPI_INT16_T",
+                                   "MPI_INT32_T",
+                                   "MPI_INT64_T",
+                                   "MPI_UINT8_T",
+                                   "MPI_UINT16_T",
+                                   "MPI_UINT32_T",
+                                   "MPI_UINT64_T",
+                                   "MPI_C_DOUBLE_COMPLEX",
+                                   "MPI_PACKED",
+                                   "MPI_FLOAT_INT",
+                                   "MPI_DOUBLE_INT",
+                                   "MPI_2INT",
+                                   "MPI_INTEGER",
+                                   "MPI_REAL",
+                                   "MPI_DOUBLE_PRECISION",
+                                   "MPI_LOGICAL",
+                                   "MPI_CHARACTER",
+                                   "MPI_COMPLEX",
+                                   "MPI_DOUBLE_COMPLEX",
+                                   "MPI_2DOUBLE_PRECISION",
+                                   "MPI_2INTEGER",
+                                   "MPI_2REAL"};
+const char* const kOpNames[] = {"MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_PROD", "MPI_LAND",
+                                "MPI_BAND",   "MPI_LOR",    "MPI_BOR",     "MPI_LXOR", "MPI_BXOR",
+                                "MPI_MAXLOC", "MPI_MINLOC", "MPI_REPLACE", "MPI_NO_OP"};
+constexpr std::size_t kDtypes = sizeof(kDtypeNames) / sizeof(kDtypeNames[0]);
+constexpr std::size_t kOps = sizeof(kOpNames) / sizeof(kOpNames[0]);
+
+// Longest table the generator writes for one value sequence; a longer,
+// irregular one is refused rather than filling the file.
+constexpr uint64_t kMaxTable = 1 << 16;
+
+int64_t code_of(int64_t v) {
+  if (v == kAny) return kCodeAny;
+  if (v == kNull) return kCodeNull;
+  if (v == kUndefined) return kCodeUndef;
+  if (v == kAbsent) return kCodeAbsent;
+  return v;
+}
+
+std::string code_text(int64_t v) {
+  switch (v) {
+    case kCodeAny:
+      return "TF_ANY";
+    case kCodeNull:
+      return "TF_NULL";
+    case kCodeUndef:
+      return "TF_UNDEF";
+    case kCodeAbsent:
+      return "TF_ABSENT";
+    default:
+      return std::to_string(v);
+  }
+}
+
+std::string table_text(const std::vector<int64_t>& values) {
+  std::string out;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    out += (k ? (k % 16 ? ", " : ",\n    ") : "") + code_text(code_of(values[k]));
+  }
+  return out;
+}
+
+// The table one rank group reads, and the index it reads it with: the
+// repeated pattern (counter modulo its length) when the sequence is one
+// pattern repeated, else every value.
+std::vector<int64_t> table_of(const ValueSeq& seq, bool& cyclic) {
+  const auto runs = seq.runs();
+  cyclic = runs.size() == 1;
+  if (cyclic) return runs[0].pattern;
+  if (seq.size() > kMaxTable) return {};
+  return seq.to_vector();
+}
+
+}  // namespace
+
+std::string named_tables() {
+  std::string out =
+      "HELPER MPI_Datatype dtype_of(long id) {\n  static const MPI_Datatype named[] = {";
+  for (std::size_t k = 0; k < kDtypes; ++k)
+    out += std::string(k ? "," : "") + (k % 4 ? " " : "\n      ") + kDtypeNames[k];
+  out += "};\n  return id >= 1 && id <= " + std::to_string(kDtypes) +
+         " ? named[id - 1] : MPI_BYTE;\n}\n";
+  out += "HELPER MPI_Op op_of(long id) {\n  static const MPI_Op named[] = {";
+  for (std::size_t k = 0; k < kOps; ++k)
+    out += std::string(k ? "," : "") + (k % 5 ? " " : "\n      ") + kOpNames[k];
+  out +=
+      "};\n  return id >= 1 && id <= " + std::to_string(kOps) + " ? named[id - 1] : MPI_SUM;\n}\n";
+  return out;
+}
+
+std::string Gen::literal(int64_t v, Kind kind, const std::string& comm_c) const {
+  switch (kind) {
+    case Kind::kTag:
+      if (v == kAny) return "MPI_ANY_TAG";
+      break;
+    case Kind::kPeer:
+      if (v == kAny) return "MPI_ANY_SOURCE";
+      if (v == kNull) return "MPI_PROC_NULL";
+      if (is_sentinel(v)) break;
+      if (comm_c == "MPI_COMM_WORLD") return peer_expression(v, t.world_size);
+      return peer_expression(v, 0, {}, "rank_in(" + comm_c + ")", "size_of(" + comm_c + ")");
+    case Kind::kDtype:
+      if (v >= 1 && static_cast<std::size_t>(v) <= kDtypes) return kDtypeNames[v - 1];
+      return "";
+    case Kind::kRedop:
+      if (v >= 1 && static_cast<std::size_t>(v) <= kOps) return kOpNames[v - 1];
+      return "";
+    case Kind::kComm:
+      return comm_var(v);
+    case Kind::kInt:
+      break;
+  }
+  if (v == kAny) return "MPI_ANY_SOURCE";
+  if (v == kNull) return "MPI_PROC_NULL";
+  if (v == kUndefined) return "MPI_UNDEFINED";
+  return std::to_string(v);
+}
+
+std::string Gen::comm_var(int64_t id) const {
+  if (id == CommTable::kWorld) return "MPI_COMM_WORLD";
+  auto it = comm_names.find(id);
+  return it == comm_names.end() ? "" : it->second;
+}
+
+std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& what, Kind kind,
+                         const Ranklist& universe, const std::string& counter,
+                         const std::string& comm_c) {
+  struct Alt {
+    Ranklist ranks;
+    std::string expr;
+  };
+  std::vector<Alt> alts;
+  for (const ElasticEntry& en : e.entries()) {
+    if (!en.ranks.intersects(universe)) continue;
+    if (en.values.is_histogram())
+      fail(i, what + " is a histogram (lossy trace): the benchmark needs exact values");
+    if (en.values.empty()) continue;
+    bool cyclic = false;
+    const std::vector<int64_t> values = table_of(en.values, cyclic);
+    if (values.empty()) fail(i, what + " has more than 65536 irregular values");
+    std::string expr;
+    const bool constant =
+        std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; });
+    if (constant) {
+      expr = literal(values[0], kind, comm_c);
+      if (expr.empty()) fail(i, what + " " + format_value(values[0]) + " cannot be named in C");
+    } else {
+      for (int64_t v : values)
+        if (literal(v, kind, comm_c).empty())
+          fail(i, what + " " + format_value(v) + " cannot be named in C");
+      const std::string name = fresh(site_name(i) + "_" + what);
+      decls << "static const long " << name << "[" << values.size() << "] = {" << table_text(values)
+            << "};\n";
+      std::string at =
+          name + "[" + counter + (cyclic ? " % " + std::to_string(values.size()) : "") + "]";
+      switch (kind) {
+        case Kind::kInt:
+          expr = "val(" + at + ")";
+          break;
+        case Kind::kTag:
+          expr = "tag_of(" + at + ")";
+          break;
+        case Kind::kPeer:
+          expr = "peer_of(" + comm_c + ", " + at + ")";
+          break;
+        case Kind::kDtype:
+          expr = "dtype_of(" + at + ")";
+          break;
+        case Kind::kRedop:
+          expr = "op_of(" + at + ")";
+          break;
+        case Kind::kComm:
+          expr = "comm_of(" + at + ")";
+          break;
+      }
+    }
+    alts.push_back({en.ranks, expr});
+  }
+  if (alts.empty()) return "";
+  bool same =
+      std::all_of(alts.begin(), alts.end(), [&](const Alt& a) { return a.expr == alts[0].expr; });
+  if (same) return alts[0].expr;
+  // Rank groups disagree: one predicate per group, each decided among the
+  // ranks no earlier group took.
+  std::string out = "(";
+  Ranklist left = universe;
+  for (std::size_t k = 0; k + 1 < alts.size(); ++k) {
+    out += "(" + rank_predicate(alts[k].ranks, left, t.world_size) + ") ? " + alts[k].expr + " : ";
+    Ranklist rest;
+    left.for_each([&](int32_t r) {
+      if (!alts[k].ranks.contains(r)) rest.insert(r);
+    });
+    left = rest;
+  }
+  return out + alts.back().expr + ")";
+}
+
+std::string Gen::scalar(std::size_t i, FieldId f, Kind kind, const Ranklist& universe,
+                        const std::string& counter, const std::string& comm_c) {
+  const Elastic* e = t.nodes[i].field(f);
+  if (!e) return "";
+  return elastic(i, *e, FieldTable::name(f), kind, universe, counter, comm_c);
+}
+
+std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
+  const Elastic* e = t.nodes[i].field(f);
+  if (!e) return "";
+  const std::string what = FieldTable::name(f);
+  const std::string cursor = fresh(site_name(i) + "_" + what + "_at");
+  decls << "static long " << cursor << ";\n";
+  std::vector<std::pair<Ranklist, std::string>> alts;
+  for (const ElasticEntry& en : e->entries()) {
+    if (!en.ranks.intersects(universe) || en.values.empty()) continue;
+    if (en.values.is_histogram()) fail(i, what + " is a histogram (lossy trace)");
+    bool cyclic = false;
+    std::vector<int64_t> values = table_of(en.values, cyclic);
+    if (values.empty()) fail(i, what + " has more than 65536 irregular values");
+    // A pattern that is not whole lists (a list split across repetitions)
+    // is written out in full.
+    if (cyclic) {
+      std::size_t p = 0;
+      while (p < values.size()) {
+        if (values[p] < 0) break;
+        p += 1 + static_cast<std::size_t>(values[p]);
+      }
+      if (p != values.size()) values = en.values.to_vector();
+    }
+    for (int64_t v : values)
+      if (v == kAbsent) fail(i, what + " is absent on some calls");
+    const std::string name = fresh(site_name(i) + "_" + what);
+    decls << "static const int " << name << "[" << values.size() << "] = {" << table_text(values)
+          << "};\n";
+    alts.emplace_back(en.ranks, name + ", " + std::to_string(values.size()));
+  }
+  if (alts.empty()) return "";
+  std::string arg = alts.back().second;
+  for (std::size_t k = alts.size() - 1; k-- > 0;) {
+    const std::string p = rank_predicate(alts[k].first, universe, t.world_size);
+    const auto comma = alts[k].second.find(',');
+    const auto comma2 = arg.rfind(',');
+    arg = "(" + p + ") ? " + alts[k].second.substr(0, comma) + " : " + arg.substr(0, comma2) +
+          ", (" + p + ") ? " + alts[k].second.substr(comma + 2) + " : " + arg.substr(comma2 + 2);
+  }
+  return "next_list(" + arg + ", &" + cursor + ")";
+}
+
+bool Gen::has(std::size_t i, FieldId f) const {
+  const Elastic* e = t.nodes[i].field(f);
+  if (!e) return false;
+  for (const ElasticEntry& en : e->entries())
+    for (auto c = en.values.cursor(); !c.done();)
+      if (c.next() != kAbsent) return true;
+  return false;
+}
+
+int64_t Gen::max_of(std::size_t i, FieldId f, bool list_sum) const {
+  const Elastic* e = t.nodes[i].field(f);
+  int64_t best = 0;
+  if (!e) return 0;
+  for (const ElasticEntry& en : e->entries()) {
+    for (auto c = en.values.cursor(); !c.done();) {
+      int64_t v = c.next();
+      if (list_sum && v != kAbsent) {
+        int64_t sum = 0;
+        for (int64_t n = 0; n < v && !c.done(); ++n) {
+          const int64_t x = c.next();
+          if (!is_sentinel(x) && x > 0) sum += x;
+        }
+        v = sum;
+      }
+      if (!is_sentinel(v)) best = std::max(best, v);
+    }
+  }
+  return best;
+}
+
+}  // namespace tracefold::benchgen

@@ -1,0 +1,97 @@
+// `tracefold bench`: a trace -> a C+MPI benchmark program (src/benchgen).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli.hpp"
+#include "tracefold/bench.hpp"
+#include "tracefold/bench_conceptual.hpp"
+#include "tracefold/bench_passes.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string trace;
+  std::string output = "bench.c";
+  std::vector<std::string> compute;
+  uint64_t seed = 1;
+  std::string lang = "c";
+  SiteOptions sites;
+};
+
+// coNCePTuaL has neither wildcard receives nor one collective split over
+// several statements: both passes run first. The file appears whole or
+// not at all.
+void write_conceptual(Trace t, const std::string& path) {
+  const WildcardReport w = resolve_wildcards(t);
+  const AlignReport a = align_collectives(t);
+  const std::string text = emit_conceptual(t);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+  std::cerr << "tracefold: bench: wrote " << path << " (coNCePTuaL; " << w.recorded + w.chosen
+            << " wildcard receives resolved, " << a.merged << " collective nodes combined)\n";
+}
+
+bench::Options parse_compute(const BenchArgs& a) {
+  bench::Options o;
+  o.seed = a.seed;
+  for (const std::string& c : a.compute) {
+    if (c == "mean") {
+      o.compute = bench::ComputeMode::kMean;
+    } else if (c == "sample") {
+      o.compute = bench::ComputeMode::kSample;
+    } else if (c.rfind("scale=", 0) == 0) {
+      std::size_t used = 0;
+      try {
+        o.scale = std::stod(c.substr(6), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != c.size() - 6 || !(o.scale >= 0))
+        throw std::invalid_argument("--compute " + c + ": scale must be a number >= 0");
+    } else {
+      throw std::invalid_argument("--compute " + c + ": expected mean, sample or scale=F");
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand(
+      "bench", "Generate a readable C+MPI benchmark program that makes the trace's MPI calls");
+  cmd->add_option("trace", a->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", a->output, "C file to write (default bench.c)");
+  cmd->add_option("--compute", a->compute,
+                  "Computation between calls: mean (default: each call's recorded mean), "
+                  "sample (drawn from the recorded histogram), scale=F (times F); may be repeated");
+  cmd->add_option("--seed", a->seed, "Seed of --compute sample's draws (default 1)");
+  cmd->add_option("--lang", a->lang, "Output language: c (default) or conceptual (coNCePTuaL)")
+      ->check(CLI::IsMember({"c", "conceptual"}));
+  add_site_options(cmd, a->sites);
+  cmd->callback([a] {
+    guarded([&] {
+      const bench::Options o = parse_compute(*a);
+      Trace t = load_trace(a->trace);
+      prepare_sites(t, a->sites);
+      if (a->lang == "conceptual")
+        write_conceptual(std::move(t), a->output);
+      else
+        bench::write_c(t, o, a->output);
+    });
+    throw CLI::RuntimeError(0);
+  });
+}
+
+}  // namespace tracefold::cli

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Benchmark-generation passes on recorded programs (tracefold resolve):
+#  - master_worker and lu (MPI_ANY_SOURCE receives, blocking and
+#    nonblocking; master_worker also MPI_ANY_TAG): the resolved trace names
+#    a source and tag in every receive, holds no recorded matches, is the
+#    same bytes when resolved twice, equals the recording under
+#    `diff --resolved` but not under plain `diff`; replaying it finishes,
+#    and the replay's trace equals the recording under `diff --resolved`,
+#    as does a `replay --deterministic` of the recording;
+#  - coll_sites (one Allreduce and one Barrier reached from two lines):
+#    `resolve --align` leaves one node per collective, and the trace's
+#    events are unchanged but for call sites.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
+
+# expect_diff WANT(0|1) WHAT ARGS...: `tracefold diff ARGS` must exit WANT.
+expect_diff() {
+  local want=$1 what=$2 out rc=0
+  shift 2
+  out=$("$TF" diff "$@" 2>&1) || rc=$?
+  if [[ $rc -ne $want ]]; then
+    bad "$what: tracefold diff $* exited $rc, want $want: $out"
+    return 1
+  fi
+  ok "$what: $out"
+}
+
+check_wild() {
+  local name=$1 np=$2 steps=$3
+  local what="$name at $np ranks"
+  CHECKS=$((CHECKS + 1))
+  record "$name" "$np" "$steps"
+  if [[ $RC -ne 0 || ! -s $DIR/t.tf ]]; then
+    bad "$what: record exited $RC"; show_run "$DIR/out.txt" "$DIR/err.txt"; return 0
+  fi
+  grep -Eq 'field (peer|rpeer) .*any' "$DIR/t.tf" || { bad "$what: recording has no wildcard"; return 0; }
+  limited "$DIR/res.out" "$DIR/res.err" "$TF" resolve "$DIR/t.tf" -o "$DIR/r.tf" --text
+  if [[ $LRC -ne 0 ]]; then
+    bad "$what: resolve exited $LRC"; show_run "$DIR/res.err"; return 0
+  fi
+  grep -q "chosen by the traversal" "$DIR/res.err" || bad "$what: resolve printed no summary"
+  if grep -Eq 'field (peer|rpeer|tag|rtag) .*any|field (list )?(src|mtag|srcs|mtags) ' "$DIR/r.tf"; then
+    bad "$what: resolved trace still has wildcards or matches"
+    grep -E 'field (peer|rpeer|tag|rtag) .*any|field (list )?(src|mtag|srcs|mtags) ' "$DIR/r.tf" | head -3 >&2
+  fi
+  "$TF" resolve "$DIR/t.tf" -o "$DIR/r2.tf" --text 2>/dev/null
+  cmp -s "$DIR/r.tf" "$DIR/r2.tf" || bad "$what: two resolutions differ"
+  expect_diff 0 "$what resolved vs recording (--resolved)" --resolved "$DIR/t.tf" "$DIR/r.tf"
+  expect_diff 1 "$what resolved vs recording (plain)" "$DIR/t.tf" "$DIR/r.tf"
+  # The resolved trace runs to its end, and matches as it says.
+  limited "$DIR/rp.out" "$DIR/rp.err" "$TF" record -o "$DIR/rp.tf" -- "$MPIRUN" -np "$np" "$TF" replay "$DIR/r.tf"
+  if [[ $LRC -ne 0 ]]; then
+    bad "$what: replay of the resolved trace exited $LRC"; show_run "$DIR/rp.err"
+  else
+    expect_diff 0 "$what replay of resolved vs recording" --resolved --ignore-callsites --ignore-polls "$DIR/t.tf" "$DIR/rp.tf"
+    expect_diff 0 "$what replay of resolved vs resolved" --ignore-callsites --ignore-polls "$DIR/r.tf" "$DIR/rp.tf"
+  fi
+  limited "$DIR/det.out" "$DIR/det.err" "$TF" record -o "$DIR/det.tf" -- "$MPIRUN" -np "$np" "$TF" replay --deterministic "$DIR/t.tf"
+  if [[ $LRC -ne 0 ]]; then
+    bad "$what: replay --deterministic exited $LRC"; show_run "$DIR/det.err"
+  else
+    expect_diff 0 "$what deterministic replay vs recording" --resolved --ignore-callsites --ignore-polls "$DIR/t.tf" "$DIR/det.tf"
+  fi
+}
+
+check_wild master_worker 4 20
+check_wild lu 4 3
+
+CHECKS=$((CHECKS + 1))
+record coll_sites 4 5
+if [[ $RC -ne 0 ]]; then
+  bad "coll_sites: record exited $RC"; show_run "$DIR/err.txt"
+else
+  before=$(grep -c '^node .* MPI_Allreduce ' "$DIR/t.tf" || true)
+  [[ $before -ge 2 ]] || bad "coll_sites: recording has $before Allreduce nodes, want 2 (two lines)"
+  limited "$DIR/al.out" "$DIR/al.err" "$TF" resolve --align "$DIR/t.tf" -o "$DIR/a.tf" --text
+  if [[ $LRC -ne 0 ]]; then
+    bad "coll_sites: resolve --align exited $LRC"; show_run "$DIR/al.err"
+  else
+    for op in MPI_Allreduce MPI_Barrier; do
+      n=$(grep -c "^node .* $op " "$DIR/a.tf" || true)
+      [[ $n -eq 1 ]] || bad "coll_sites: $n $op nodes after alignment, want 1"
+    done
+    grep -q "collective nodes combined" "$DIR/al.err" || bad "coll_sites: no alignment summary"
+    expect_diff 0 "coll_sites aligned vs recording" --ignore-callsites "$DIR/t.tf" "$DIR/a.tf"
+    expect_diff 1 "coll_sites aligned vs recording (sites)" "$DIR/t.tf" "$DIR/a.tf"
+  fi
+fi
+finish
