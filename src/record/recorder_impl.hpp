@@ -6,6 +6,7 @@
 
 #include "datatypes.hpp"
 #include "handle_queues.hpp"
+#include "rawlog_file.hpp"
 
 #include <signal.h>
 #include <time.h>
@@ -37,6 +38,10 @@
 namespace tracefold::record {
 
 extern const FieldId kComm;
+
+// True if the MPI the recorder's calls reach is not the one it was built
+// for; says so once on stderr (mpi_flavour.cpp).
+bool foreign_mpi();
 
 inline int64_t now_ns() {
   timespec ts;
@@ -172,6 +177,8 @@ class Recorder {
   TimelineWriter timeline;
   uint64_t timeline_max = uint64_t{256} << 20;
   bool timeline_warned = false;
+  // The timeline file, and why it could not be created (for report_status).
+  std::string timeline_path, timeline_open_error;
   int64_t timeline_offset0 = 0;
   uint64_t event_count = 0;
   // Events recorded but not folded yet (see append): slots reused batch
@@ -228,7 +235,7 @@ class Recorder {
   bool no_timing = false;  // TRACEFOLD_NO_TIMING: drop the time histograms, keep parameters
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
-  std::ofstream rawlog;
+  RawLogFile rawlog;
   // Per handle, oldest first: an MPI library may hand out one handle for
   // several requests that completed at once (Open MPI's empty request).
   RequestTable requests;
@@ -378,6 +385,8 @@ class Recorder {
   void close_timeline(int64_t offset, int64_t at);
   Trace local_trace();
   void write_partial(const char* why);
+  // `partial`: the partial trace's status lines, if one was attempted.
+  void report_status(const std::string& partial);
   void finish();
 
   static void on_signal(int sig);
