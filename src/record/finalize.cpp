@@ -236,6 +236,13 @@ void Recorder::write_partial(const char* why) {
       return;
     } catch (const std::exception& ex) {
       error = ex.what();
+      // "DIR/rank-R.tf.tmp.PID: write failed: ..." -> "write failed: ...":
+      // the message below names the place, and the summary of `record`
+      // groups the ranks with the same reason.
+      const std::string place = (dir / file).string();
+      if (const auto colon = error.find(": ", place.size());
+          error.rfind(place, 0) == 0 && colon != std::string::npos)
+        error.erase(0, colon + 2);
     }
     // A full or vanished output place must not cost the events: the same
     // places as for a merged trace, under the partial directory's name.

@@ -33,11 +33,11 @@ fi
 echo "full file system: $MODE"
 
 # The untraced run's output and status, to compare with.
-plain ring 4 3000
+plain ring 4 1500
 want_out=$(cat "$PDIR/plain.txt")
 
-# record_small NAME ARGS... : record 4 ranks of the ring, 3000 steps (about
-# 900 KB of raw log per rank); in ulimit mode every file is capped at 8 KiB.
+# record_small NAME ARGS... : record 4 ranks of the ring, 1500 steps (about
+# 450 KB of raw log per rank); in ulimit mode every file is capped at 8 KiB.
 record_small() {
   local name=$1
   shift
@@ -45,9 +45,9 @@ record_small() {
   mkdir -p "$D"
   if [[ $MODE == ulimit ]]; then
     limited "$D/out" "$D/err" bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' _ \
-      "$TF" record "$@" -- "$MPIRUN" -np 4 "$APPS/app_ring" 3000
+      "$TF" record "$@" -- "$MPIRUN" -np 4 "$APPS/app_ring" 1500
   else
-    limited "$D/out" "$D/err" "$TF" record "$@" -- "$MPIRUN" -np 4 "$APPS/app_ring" 3000
+    limited "$D/out" "$D/err" "$TF" record "$@" -- "$MPIRUN" -np 4 "$APPS/app_ring" 1500
   fi
 }
 
@@ -87,7 +87,7 @@ fi
 # The raw logs filled the tmpfs first: no timeline gets a page.
 [[ $MODE == ulimit || $tl_line == *"incomplete: ranks 0-3: write failed: $ENOSPC_TEXT"* ]] ||
   bad "logs: timeline summary wrong: $tl_line"
-((n_tl < 4)) || bad "logs: a 64 KiB place took every timeline of 4 x 9000 calls ($tl_line)"
+((n_tl < 4)) || bad "logs: a 64 KiB place took every timeline of 4 x 4500 calls ($tl_line)"
 ((${#FAILURES[@]})) || ok "logs: record exit $LRC, trace written, raw logs and timelines reported incomplete"
 
 if [[ $MODE == ulimit ]]; then
@@ -133,7 +133,7 @@ fi
 rm -rf "$SMALL/filler" "$SMALL/full" "$SMALL/raw" "$SMALL/tl"
 mkdir -p "$SMALL/out"
 limited "$WORK/p.out" "$WORK/p.err" "$TF" record -o "$SMALL/out/t.tf" --raw-log "$SMALL/out/raw" \
-  -- "$MPIRUN" -np 4 "$APPS/app_abort" 4000
+  -- "$MPIRUN" -np 4 "$APPS/app_abort" 1000
 [[ $LRC -eq $PRC ]] || bad "partials: record exited $LRC, untraced run exits $PRC"
 summary=$(grep '^tracefold: partial traces: ' "$WORK/p.err" || true)
 elsewhere=$(sed -n 's/^tracefold: partial traces the output place refused are in \(.*\)\/ (combine.*/\1/p' "$WORK/p.err")
@@ -142,7 +142,7 @@ n_ok=$(sed -n 's/^tracefold: partial traces: \([0-9]*\) of 4 .*/\1/p' <<<"$summa
 n_there=$(ls "$SMALL/out/t.tf.partial" 2>/dev/null | wc -l)
 if [[ -z $n_ok || $n_ok -ne $n_there ]]; then
   bad "partials: summary '$summary' but $n_there files in $SMALL/out/t.tf.partial"
-elif ((n_ok < 4)) && [[ $summary != *"not written there: "*"$ENOSPC_TEXT"* ]]; then
+elif ((n_ok < 4)) && [[ $summary != *"not written there: "*": write failed: $ENOSPC_TEXT"* ]]; then
   bad "partials: the summary names no reason: $summary"
 elif ((n_ok < 4)) && [[ -z $elsewhere || ! -d $elsewhere ]]; then
   bad "partials: record did not say where the refused partials are: $(cat "$WORK/p.err")"
