@@ -17,6 +17,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tracefold DESTINATION ${CMAKE_IN
         FILES_MATCHING PATTERN "*.hpp")
 if(TARGET tracefold_record)
   install(TARGETS tracefold_record LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  foreach(flavour IN LISTS TRACEFOLD_MPI_FLAVOURS)
+    if(TARGET tracefold_record_${flavour})
+      install(TARGETS tracefold_record_${flavour} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    endif()
+  endforeach()
   install(TARGETS tracefold_replay_exe RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tracefold)
 endif()
 

@@ -13,4 +13,14 @@ namespace tracefold {
 /// per-rank tables, so a bigger claim in a small file would cost gigabytes.
 inline constexpr int32_t kMaxWorldSize = 1 << 22;
 
+/// Largest expansion of zstd-compressed data a reader accepts: 1 MiB plus
+/// 1024 times the compressed size. Traces are folded already, so their
+/// bodies compress about 3 to 30 times; a few kilobytes that claim
+/// gigabytes are a decompression bomb or a corrupt file.
+inline constexpr uint64_t kMaxZstdRatio = 1024;
+inline constexpr uint64_t kZstdSlackBytes = uint64_t{1} << 20;
+inline constexpr uint64_t max_decompressed(uint64_t compressed) {
+  return kZstdSlackBytes + kMaxZstdRatio * compressed;
+}
+
 }  // namespace tracefold

@@ -46,6 +46,7 @@ struct RecordOptions {
   int site_tolerance = 0;
   std::string stats;
   bool timeline = false;
+  std::string timeline_dir;   // empty: TRACE.timeline
   uint64_t timeline_max = 0;  // 0: the recorder's default
   bool no_timing = false;
   bool text = false;

@@ -13,6 +13,8 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "record_mpi.hpp"
+#include "record_summary.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace fs = std::filesystem;
@@ -60,8 +62,12 @@ void check_writable_dir(const fs::path& dir, const std::string& what, bool creat
   errno = 0;
   FILE* f = std::fopen(probe.c_str(), "w");
   bool written = f && std::fputs("probe\n", f) >= 0;
-  const int err = errno;
-  if (f && std::fclose(f) != 0) written = false;
+  int err = errno;
+  // A full disk refuses the probe only when the buffer reaches it, at fclose.
+  if (f && std::fclose(f) != 0) {
+    if (written) err = errno;
+    written = false;
+  }
   fs::remove(probe, ec);
   if (!written)
     throw std::runtime_error("record: cannot write in the " + what + " directory " + dir.string() +
@@ -72,9 +78,10 @@ void check_writable_dir(const fs::path& dir, const std::string& what, bool creat
 // path refused (TRACEFOLD_FALLBACK_DIR). It lives in the temporary
 // directory, not next to the output: whatever removed or filled the
 // output's directory is likely to have done the same to a neighbour.
-fs::path make_fallback_dir() {
+fs::path make_private_dir(const char* prefix) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string templ = (fs::path(tmp && *tmp ? tmp : "/tmp") / "tracefold-unsaved.XXXXXX").string();
+  std::string templ =
+      (fs::path(tmp && *tmp ? tmp : "/tmp") / (std::string(prefix) + ".XXXXXX")).string();
   if (::mkdtemp(templ.data())) return templ;
   return {};
 }
@@ -90,6 +97,50 @@ Launcher detect_launcher(const std::string& program) {
   return Launcher::kHydra;
 }
 
+// The recorder library for the program's MPI: `lib` when it was built for
+// that MPI, else its sibling built for it (libtracefold-mpich.so next to
+// libtracefold.so, cmake -DTRACEFOLD_MPI_FLAVOURS). The program and the
+// launcher must agree too. Throws, naming the fix, when nothing fits.
+fs::path library_for(const fs::path& lib, const std::vector<std::string>& command,
+                     Launcher launcher) {
+  const fs::path program = launched_program(command, launcher != Launcher::kNone);
+  std::string prog_lib, own_lib;
+  const MpiFlavour prog = program.empty() ? MpiFlavour::kUnknown : linked_mpi(program, &prog_lib);
+  const MpiFlavour runs = launcher == Launcher::kOpenMpi ? MpiFlavour::kOpenMpi
+                          : launcher == Launcher::kHydra ? MpiFlavour::kMpich
+                                                         : MpiFlavour::kUnknown;
+  if (prog != MpiFlavour::kUnknown && runs != MpiFlavour::kUnknown && prog != runs)
+    throw std::runtime_error(
+        "record: " + program.string() + " uses " + flavour_name(prog) + " (" + prog_lib +
+        "), but the launcher " + command[0] + " is " + flavour_name(runs) + "'s; start it with " +
+        flavour_name(prog) + "'s launcher (" +
+        (prog == MpiFlavour::kMpich ? "mpiexec.mpich" : "mpirun.openmpi") + ") (nothing was run)");
+  const MpiFlavour want = prog != MpiFlavour::kUnknown ? prog : runs;
+  const MpiFlavour have = linked_mpi(lib, &own_lib);
+  if (want == MpiFlavour::kUnknown || have == MpiFlavour::kUnknown || want == have) return lib;
+  const std::string sibling =
+      want == MpiFlavour::kMpich ? "libtracefold-mpich.so" : "libtracefold-openmpi.so";
+  for (const fs::path& candidate :
+       {lib.parent_path() / sibling, lib.parent_path() / "libtracefold.so"}) {
+    std::error_code ec;
+    if (candidate != lib && fs::exists(candidate, ec) && linked_mpi(candidate) == want) {
+      if (std::getenv("TRACEFOLD_VERBOSE"))
+        std::cerr << "tracefold: " << (program.empty() ? command[0] : program.string())
+                  << " runs with " << flavour_name(want) << ": recording with "
+                  << candidate.string() << "\n";
+      return candidate;
+    }
+  }
+  const std::string who = program.empty() ? "the launcher " + command[0]
+                                          : program.string() + " (linked with " + prog_lib + ")";
+  throw std::runtime_error("record: " + who + " uses " + flavour_name(want) + ", but " +
+                           lib.string() + " was built for " + flavour_name(have) + " (" + own_lib +
+                           ") and there is no " + sibling +
+                           " next to it; build it (cmake "
+                           "-DTRACEFOLD_MPI_FLAVOURS=\"openmpi;mpich\") or name one with "
+                           "TRACEFOLD_LIB (nothing was run)");
+}
+
 }  // namespace
 
 int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
@@ -98,7 +149,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   if (command.empty())
     throw std::runtime_error(
         "record: no command given (use: tracefold record -- mpirun -np N ./app)");
-  const fs::path lib = find_recorder_library();
+  const Launcher launcher = detect_launcher(command[0]);
+  const fs::path lib = library_for(find_recorder_library(), command, launcher);
   output = fs::absolute(output).string();
   check_writable_dir(fs::path(output).parent_path(), "output", false);
   if (fs::is_directory(output))
@@ -119,18 +171,23 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   if (o.site_tolerance > 0)
     vars.emplace_back("TRACEFOLD_SITE_TOLERANCE", std::to_string(o.site_tolerance));
   if (!o.stats.empty()) vars.emplace_back("TRACEFOLD_STATS", o.stats);
-  const std::string timeline_dir = output + ".timeline";
+  const bool timeline = o.timeline || !o.timeline_dir.empty();
+  const std::string timeline_dir =
+      o.timeline_dir.empty() ? output + ".timeline" : fs::absolute(o.timeline_dir).string();
   fs::remove_all(timeline_dir, ec);
-  if (o.timeline) {
+  if (timeline) {
     check_writable_dir(timeline_dir, "timeline", true);
     vars.emplace_back("TRACEFOLD_TIMELINE", timeline_dir);
     if (o.timeline_max > 0)
       vars.emplace_back("TRACEFOLD_TIMELINE_MAX", std::to_string(o.timeline_max));
   }
-  const fs::path fallback = make_fallback_dir();
+  const fs::path fallback = make_private_dir("tracefold-unsaved");
   if (!fallback.empty()) vars.emplace_back("TRACEFOLD_FALLBACK_DIR", fallback.string());
+  // The ranks say here what they wrote and what they could not.
+  const fs::path status_dir = make_private_dir("tracefold-status");
+  if (!status_dir.empty()) vars.emplace_back("TRACEFOLD_STATUS_DIR", status_dir.string());
   std::vector<std::string> args = command;
-  switch (detect_launcher(command[0])) {
+  switch (launcher) {
     case Launcher::kOpenMpi: {
       // When one rank dies, mpirun sends the others SIGCONT, SIGTERM and
       // SIGKILL, this many seconds apart (default 1): on a loaded machine
@@ -183,10 +240,23 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   }
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   std::vector<fs::path> unsaved;
+  bool partials_elsewhere = false;
   if (!fallback.empty()) {
-    for (const auto& f : fs::directory_iterator(fallback, ec)) unsaved.push_back(f.path());
-    if (unsaved.empty()) fs::remove(fallback, ec);
+    for (const auto& f : fs::directory_iterator(fallback, ec)) {
+      if (f.is_directory(ec))
+        partials_elsewhere = true;  // the summary names them
+      else
+        unsaved.push_back(f.path());
+    }
+    if (unsaved.empty() && !partials_elsewhere) fs::remove(fallback, ec);
   }
+  RecordPlaces places{output,
+                      rawlog.empty() ? fs::path() : fs::path(rawlog),
+                      timeline ? fs::path(timeline_dir) : fs::path(),
+                      status_dir,
+                      fallback,
+                      0};
+  const fs::path partial_dir = output + ".partial";
   if (!unsaved.empty()) {
     // The recorder has said why the output path refused the trace.
     for (const auto& f : unsaved)
@@ -194,26 +264,32 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
                 << " (it could not be written to " << output << ")\n";
   } else if (fs::exists(output)) {
     Trace t = load_trace(output);
+    places.world_size = t.world_size;
     // The recorder writes the compact form; --text rewrites it here.
     if (o.text) save_trace(t, output, TraceEncoding::kText);
     std::cerr << "tracefold: trace of " << t.world_size << " ranks written to " << output << " ("
               << human_bytes(fs::file_size(output)) << ", " << t.nodes.size() << " nodes)\n";
-  } else if (fs::exists(output + ".partial")) {
-    std::cerr << "tracefold: the run did not reach MPI_Finalize; partial traces are in " << output
-              << ".partial/ (combine them: tracefold merge " << output << ".partial -o " << output
-              << ")\n";
+  } else if (!fs::is_empty(partial_dir, ec) && !ec) {
+    std::cerr << "tracefold: the run did not reach MPI_Finalize; partial traces are in "
+              << partial_dir.string() << "/ (combine them: tracefold merge " << partial_dir.string()
+              << " -o " << output << ")\n";
+  } else if (partials_elsewhere) {
+    std::cerr << "tracefold: the run did not reach MPI_Finalize, and no partial trace could be "
+                 "written to "
+              << partial_dir.string() << "/; see below where they went\n";
   } else {
     std::cerr << "tracefold: no trace was written to " << o.output
               << " (see the messages above; if there are none, was the program an MPI program, "
                  "dynamically linked?)\n";
   }
-  if (!rawlog.empty() && fs::exists(rawlog))
-    std::cerr << "tracefold: raw logs in " << rawlog << "/\n";
-  if (o.timeline && fs::is_directory(timeline_dir)) {
-    uint64_t bytes = 0;
-    for (const auto& f : fs::directory_iterator(timeline_dir))
-      if (f.is_regular_file()) bytes += f.file_size();
-    std::cerr << "tracefold: timeline in " << timeline_dir << "/ (" << human_bytes(bytes) << ")\n";
+  const bool whole = summarize_record(places);
+  if (!status_dir.empty()) fs::remove_all(status_dir, ec);
+  // A run whose recording lost files must not look like a success; the
+  // program's own failure status wins, being the first thing to fix.
+  if (rc == 0 && !whole) {
+    std::cerr << "tracefold: the program succeeded but its recording is incomplete (see above); "
+                 "exit status 3\n";
+    return 3;
   }
   return rc;
 }

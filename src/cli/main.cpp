@@ -343,6 +343,9 @@ int main(int argc, char** argv) {
   record->add_flag(
       "--timeline", record_opts.timeline,
       "Also write every call's enter/exit time to TRACE.timeline/ (for exports and analysis)");
+  record->add_option(
+      "--timeline-dir", record_opts.timeline_dir,
+      "Write the timeline (--timeline) to this directory instead of TRACE.timeline/");
   record->add_option("--timeline-max", record_opts.timeline_max,
                      "Bound on each rank's timeline file in bytes (default 268435456); later "
                      "events are dropped with a warning");

@@ -71,11 +71,12 @@ void TimelineWriter::open(const std::string& path, int32_t rank, int32_t world_s
 void TimelineWriter::set_start_offset(int64_t offset_ns, int64_t local_ns, int64_t round_trip_ns) {
   if (!file_) return;
   const long here = std::ftell(file_);
-  std::fseek(file_, 4 + 1 + 4 + 4 + 8, SEEK_SET);
-  std::fwrite(&offset_ns, sizeof offset_ns, 1, file_);
-  std::fwrite(&local_ns, sizeof local_ns, 1, file_);
-  std::fwrite(&round_trip_ns, sizeof round_trip_ns, 1, file_);
-  std::fseek(file_, here, SEEK_SET);
+  const bool ok = here >= 0 && std::fseek(file_, 4 + 1 + 4 + 4 + 8, SEEK_SET) == 0 &&
+                  std::fwrite(&offset_ns, sizeof offset_ns, 1, file_) == 1 &&
+                  std::fwrite(&local_ns, sizeof local_ns, 1, file_) == 1 &&
+                  std::fwrite(&round_trip_ns, sizeof round_trip_ns, 1, file_) == 1 &&
+                  std::fseek(file_, here, SEEK_SET) == 0;
+  if (!ok && error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);
 }
 
 void TimelineWriter::put_varint(uint64_t v) {
@@ -120,7 +121,9 @@ void TimelineWriter::flush() {
                                block_events_};
     write_raw(sizes, sizeof sizes);
     write_raw(packed_.data(), n);
-    std::fflush(file_);
+    // The block must be on disk (or its failure known) before the process may die.
+    if (std::fflush(file_) != 0 && error_.empty())
+      error_ = path_ + ": write failed: " + std::strerror(errno);
   }
   block_.clear();
   block_events_ = 0;
@@ -137,7 +140,10 @@ void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns, int64_t 
   put<uint64_t>(trailer, recorded_);
   put<uint64_t>(trailer, dropped_);
   write_raw(trailer.data(), trailer.size());
-  if (std::fclose(file_) != 0 && error_.empty()) error_ = path_ + ": close failed";
+  if (std::fflush(file_) != 0 && error_.empty())
+    error_ = path_ + ": write failed: " + std::strerror(errno);
+  if (std::fclose(file_) != 0 && error_.empty())
+    error_ = path_ + ": close failed: " + std::strerror(errno);
   file_ = nullptr;
 }
 

@@ -134,6 +134,12 @@ std::string decompress_body(std::string_view file, const std::string& source) {
       throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
                              std::string("corrupt compressed body: ") + ZSTD_getErrorName(ret));
     out.append(buf.data(), ob.pos);
+    if (out.size() > max_decompressed(file.size()))
+      throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},
+                             "the compressed body expands to more than " +
+                                 std::to_string(max_decompressed(file.size())) +
+                                 " bytes (1 MiB + 1024 times the file; corrupt, or a "
+                                 "decompression bomb)");
     if (ret == 0) break;
     if (in.pos == in.size && ob.pos < ob.size)
       throw TraceFormatError(source, TraceFormatError::AtByte{in.pos},

@@ -559,6 +559,13 @@ std::string zstd_decompress(std::string_view data, const std::string& source) {
       throw std::runtime_error(source + ": corrupt zstd data: " + ZSTD_getErrorName(ret));
     }
     out.append(buf.data(), ob.pos);
+    if (out.size() > max_decompressed(data.size())) {
+      ZSTD_freeDStream(ds);
+      throw std::runtime_error(source + ": zstd data expands to more than " +
+                               std::to_string(max_decompressed(data.size())) +
+                               " bytes (1 MiB + 1024 times its size; corrupt, or a "
+                               "decompression bomb)");
+    }
     if (ob.pos == 0 && ret != 0 && in.pos == in.size) break;
   }
   ZSTD_freeDStream(ds);

@@ -29,10 +29,12 @@ void Recorder::start_timeline(const char* dir, int64_t t0) {
     // Small bounds get small blocks, so some events still fit.
     const std::size_t block = static_cast<std::size_t>(
         std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
+    timeline_path = path;
     timeline.open(path, rank, size, skewed(t0), timeline_max, block);
     timeline.set_start_offset(timeline_start.offset_ns, timeline_start.local_ns,
                               timeline_start.round_trip_ns);
   } catch (const std::exception& ex) {
+    timeline_open_error = ex.what();
     std::fprintf(stderr, "tracefold: rank %d: no timeline: %s\n", rank, ex.what());
   }
 }
@@ -70,10 +72,12 @@ Trace Recorder::local_trace() {
 
 namespace {
 
-// Where a merged trace goes when its output path refused it: the directory
-// `tracefold record` prepared for this, then the working directory, then
-// the temporary directory. Says what happened and where the trace is.
-void save_merged_elsewhere(const Trace& merged, const std::string& output, const char* why) {
+// Places to save a trace its own path refused: the directory `tracefold
+// record` prepared for this, then the working directory, then the
+// temporary directory. Returns the path written, or empty with `tried`
+// holding each place's error.
+std::filesystem::path save_elsewhere(const Trace& trace, const std::filesystem::path& name,
+                                     std::string& tried) {
   namespace fs = std::filesystem;
   std::vector<fs::path> dirs;
   if (const char* d = env("TRACEFOLD_FALLBACK_DIR")) dirs.emplace_back(d);
@@ -81,21 +85,30 @@ void save_merged_elsewhere(const Trace& merged, const std::string& output, const
   if (auto cwd = fs::current_path(ec); !ec) dirs.push_back(cwd);
   const char* tmp = env("TMPDIR");
   dirs.emplace_back(tmp && *tmp ? tmp : "/tmp");
-  const std::string name =
-      "unsaved-" + std::to_string(::getpid()) + "-" + fs::path(output).filename().string();
-  std::string tried;
   for (const auto& dir : dirs) {
     const fs::path path = dir / name;
     try {
-      save_trace(merged, path);
-      std::fprintf(stderr,
-                   "tracefold: the run reached MPI_Finalize and all %d ranks were merged, but "
-                   "writing the trace failed (%s); the merged trace was saved to %s instead\n",
-                   merged.world_size, why, path.c_str());
-      return;
+      if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+      save_trace(trace, path);
+      return path;
     } catch (const std::exception& ex) {
       tried += std::string("\n  ") + ex.what();
     }
+  }
+  return {};
+}
+
+void save_merged_elsewhere(const Trace& merged, const std::string& output, const char* why) {
+  namespace fs = std::filesystem;
+  const std::string name =
+      "unsaved-" + std::to_string(::getpid()) + "-" + fs::path(output).filename().string();
+  std::string tried;
+  if (const fs::path path = save_elsewhere(merged, name, tried); !path.empty()) {
+    std::fprintf(stderr,
+                 "tracefold: the run reached MPI_Finalize and all %d ranks were merged, but "
+                 "writing the trace failed (%s); the merged trace was saved to %s instead\n",
+                 merged.world_size, why, path.c_str());
+    return;
   }
   std::fprintf(stderr,
                "tracefold: the run reached MPI_Finalize and all %d ranks were merged, but writing "
@@ -103,7 +116,42 @@ void save_merged_elsewhere(const Trace& merged, const std::string& output, const
                merged.world_size, why, tried.c_str());
 }
 
+// One status line for `tracefold record`'s summary: "KIND ok PATH" or
+// "KIND failed TEXT".
+std::string status_line(const char* kind, const std::string& error, const std::string& path) {
+  return std::string(kind) + (error.empty() ? " ok " + path : " failed " + error) + "\n";
+}
+
 }  // namespace
+
+// Tells `tracefold record` (TRACEFOLD_STATUS_DIR) what this rank wrote and
+// what it could not. Its directory is not the output's, which may be the
+// full one; if this fails too, the messages on stderr are all there is.
+void Recorder::report_status(const std::string& partial) {
+  const char* dir = env("TRACEFOLD_STATUS_DIR");
+  if (!dir) return;
+  std::string text = "size " + std::to_string(size) + "\n";
+  if (!rawlog.path().empty())
+    text += status_line("rawlog", rawlog.failed_errno() ? std::strerror(rawlog.failed_errno()) : "",
+                        rawlog.path());
+  if (!timeline_path.empty()) {
+    // Without the path, which the summary names once, the same reason on
+    // several ranks reads as one.
+    std::string error = timeline_open_error.empty() ? timeline.error() : timeline_open_error;
+    if (error.rfind(timeline_path + ": ", 0) == 0) error.erase(0, timeline_path.size() + 2);
+    text += status_line("timeline", error, timeline_path);
+  }
+  if (!partial.empty()) text += partial;
+  const std::string path = std::string(dir) + "/rank-" + std::to_string(rank);
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  bool ok = f && std::fputs(text.c_str(), f) >= 0;
+  if (f && std::fclose(f) != 0) ok = false;
+  if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) return;
+  std::fprintf(stderr, "tracefold: rank %d: could not report to tracefold record in %s: %s\n", rank,
+               dir, std::strerror(errno));
+  std::remove(tmp.c_str());
+}
 
 void Recorder::write_partial(const char* why) {
   // A launcher's SIGTERM (sent to every rank once one has exited) must
@@ -126,14 +174,49 @@ void Recorder::write_partial(const char* why) {
     if (rawlog.is_open()) rawlog.flush();
     // No other rank can be asked for the clock any more: keep the start offset.
     close_timeline({timeline_start.offset_ns, skewed(now_ns()), timeline_start.round_trip_ns});
-    std::filesystem::path dir = output + ".partial";
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    save_trace(local_trace(), dir / ("rank-" + std::to_string(rank) + ".tf"));
-    std::fprintf(stderr,
-                 "tracefold: rank %d: %s; wrote what was recorded to %s/ "
-                 "(combine with: tracefold merge %s -o %s)\n",
-                 rank, why, dir.c_str(), dir.c_str(), output.c_str());
+    namespace fs = std::filesystem;
+    const fs::path dir = output + ".partial";
+    const std::string file = "rank-" + std::to_string(rank) + ".tf";
+    const Trace partial = local_trace();
+    std::string error;
+    try {
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
+      save_trace(partial, dir / file);
+      std::fprintf(stderr,
+                   "tracefold: rank %d: %s; wrote what was recorded to %s/ "
+                   "(combine with: tracefold merge %s -o %s)\n",
+                   rank, why, dir.c_str(), dir.c_str(), output.c_str());
+      report_status("partial ok " + (dir / file).string() + "\n");
+      return;
+    } catch (const std::exception& ex) {
+      error = ex.what();
+      // "DIR/rank-R.tf.tmp.PID: write failed: ..." -> "write failed: ...":
+      // the message below names the place, and the summary of `record`
+      // groups the ranks with the same reason.
+      const std::string place = (dir / file).string();
+      if (const auto colon = error.find(": ", place.size());
+          error.rfind(place, 0) == 0 && colon != std::string::npos)
+        error.erase(0, colon + 2);
+    }
+    // A full or vanished output place must not cost the events: the same
+    // places as for a merged trace, under the partial directory's name.
+    std::string tried;
+    const fs::path elsewhere = save_elsewhere(partial, fs::path(dir.filename()) / file, tried);
+    if (!elsewhere.empty()) {
+      std::fprintf(stderr,
+                   "tracefold: rank %d: %s; its partial trace could not be written to %s/ (%s), "
+                   "so it was saved to %s instead\n",
+                   rank, why, dir.c_str(), error.c_str(), elsewhere.c_str());
+      report_status("partial failed " + error + "\npartial-elsewhere " + elsewhere.string() + "\n");
+    } else {
+      std::fprintf(stderr,
+                   "tracefold: rank %d: %s; its partial trace is lost: writing it to %s/ failed "
+                   "(%s), and so did every other place tried:%s\n",
+                   rank, why, dir.c_str(), error.c_str(), tried.c_str());
+      report_status("partial failed " + error + "\n");
+    }
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "tracefold: rank %d: could not save partial trace: %s\n", rank, ex.what());
   }
@@ -216,7 +299,10 @@ void Recorder::finish() {
     finalized = false;
     lock.unlock();
     write_partial("merge at MPI_Finalize failed");
+    PMPI_Comm_free(&private_comm);
+    return;
   }
+  report_status("");
   PMPI_Comm_free(&private_comm);
 }
 

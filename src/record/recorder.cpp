@@ -146,8 +146,9 @@ void Recorder::start(int64_t t0) {
       rawlog_dir = d;
       std::error_code ec;
       std::filesystem::create_directories(rawlog_dir, ec);
-      rawlog.open(std::filesystem::path(rawlog_dir) / ("rank-" + std::to_string(rank) + ".txt"));
-      if (!rawlog) throw std::runtime_error("cannot write raw log in " + rawlog_dir);
+      rawlog.open(
+          (std::filesystem::path(rawlog_dir) / ("rank-" + std::to_string(rank) + ".txt")).string(),
+          "rank " + std::to_string(rank));
       rawlog << "rank " << rank << " size " << size << "\n";
     }
     last_exit_ns = t0;

@@ -6,6 +6,7 @@
 
 #include "datatypes.hpp"
 #include "handle_queues.hpp"
+#include "rawlog_file.hpp"
 
 #include <signal.h>
 #include <time.h>
@@ -37,6 +38,10 @@
 namespace tracefold::record {
 
 extern const FieldId kComm;
+
+// True if the MPI the recorder's calls reach is not the one it was built
+// for; says so once on stderr (mpi_flavour.cpp).
+bool foreign_mpi();
 
 inline int64_t now_ns() {
   timespec ts;
@@ -184,6 +189,8 @@ class Recorder {
     return t + skew_ns +
            static_cast<int64_t>(static_cast<double>(t - skew_origin_ns) * skew_ppm * 1e-6);
   }
+  // The timeline file, and why it could not be created (for report_status).
+  std::string timeline_path, timeline_open_error;
   uint64_t event_count = 0;
   // Events recorded but not folded yet (see append): slots reused batch
   // after batch, so their vectors keep their capacity.
@@ -239,7 +246,7 @@ class Recorder {
   bool no_timing = false;  // TRACEFOLD_NO_TIMING: drop the time histograms, keep parameters
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
-  std::ofstream rawlog;
+  RawLogFile rawlog;
   // Per handle, oldest first: an MPI library may hand out one handle for
   // several requests that completed at once (Open MPI's empty request).
   RequestTable requests;
@@ -390,6 +397,8 @@ class Recorder {
   void close_timeline(const ClockSample& end);
   Trace local_trace();
   void write_partial(const char* why);
+  // `partial`: the partial trace's status lines, if one was attempted.
+  void report_status(const std::string& partial);
   void finish();
 
   static void on_signal(int sig);

@@ -25,7 +25,7 @@
 # pass, 1 if any fails, 2 on bad usage.
 #
 # The recording examples (docs/recording.md) compile with `mpicc` and run
-# `mpirun` through `tracefold record`, which finds libtracefold.so next to
+# `mpirun` (the build's MPI: see mpi_shim below) through `tracefold record`, which finds libtracefold.so next to
 # TRACEFOLD_BINARY's build tree: they need the MPI recorder to be built.
 # Open MPI refuses to run as root and to start more ranks than there are
 # cores unless told otherwise, so both are allowed here (harmless for other
@@ -52,6 +52,24 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/tracefold-docs.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/bin"
 ln -s "$binary" "$work/bin/tracefold"
+# `mpicc`, `mpirun` and `mpiexec` in the examples mean the MPI the build
+# uses (TRACEFOLD_MPICC, TRACEFOLD_MPIRUN, set by CTest), not whichever
+# the system's defaults point to: an MPICH build must not compile its
+# examples with Open MPI. Resolved before bin/ shadows the plain names.
+mpi_shim() {
+  local name=$1 target=$2 path
+  [[ -n $target ]] || return 0
+  if ! path=$(command -v "$target"); then
+    echo "examples.sh: $target (the build's MPI) not found" >&2
+    exit 2
+  fi
+  [[ $(basename "$path") == "$name" && $(dirname "$path") == "$work/bin" ]] && return 0
+  printf '#!/bin/sh\nexec %q "$@"\n' "$path" >"$work/bin/$name"
+  chmod +x "$work/bin/$name"
+}
+mpi_shim mpicc "${TRACEFOLD_MPICC:-}"
+mpi_shim mpirun "${TRACEFOLD_MPIRUN:-}"
+mpi_shim mpiexec "${TRACEFOLD_MPIRUN:-}"
 
 docs=()
 [[ -f $source_dir/README.md ]] && docs+=("$source_dir/README.md")
