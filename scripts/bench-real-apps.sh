@@ -15,6 +15,11 @@
 # if missing). 64-rank runs are 32x oversubscribed on 2 cores: minutes.
 # WALL_ONLY=1 runs only the wall-time pairs; PARTS (default "halo mg amg
 # wall") picks the tables to run, e.g. PARTS="halo" or PARTS="mg wall".
+# PARTS=finalize (not in the default) counts instructions instead: rank 0
+# of amg_like at 4 ranks under callgrind, untraced and traced, and where
+# the traced run's extra instructions go (the folding of the calls, the
+# end of recording at MPI_Finalize: merge, encoding and compression of the
+# trace). Needs valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -96,6 +101,38 @@ for np in 4 8; do
     row "$np, $c" "$t" "$r" "$n" "$s"
   done
 done
+fi
+
+if part finalize; then
+  echo "## amg_like, $((10 * CYCLES)) cycles, 4 ranks: rank 0's instructions (callgrind)"
+  cat >"$WORK/rank0.sh" <<'SH'
+#!/bin/bash
+if [[ ${OMPI_COMM_WORLD_RANK:-} == 0 ]]; then
+  exec valgrind -q --tool=callgrind --callgrind-out-file="$CG_OUT" "$@"
+fi
+exec "$@"
+SH
+  chmod +x "$WORK/rank0.sh"
+  (cd "$WORK" && CG_OUT="$WORK/cg.plain" mpirun -np 4 "$WORK/rank0.sh" "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null 2>&1)
+  (cd "$WORK" && CG_OUT="$WORK/cg.traced" "$TF" record -o "$WORK/f.tf" -- \
+    mpirun -np 4 "$WORK/rank0.sh" "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null 2>&1)
+  total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'; }
+  incl() {  # FILE FUNCTION-REGEX -> inclusive instructions of the first match
+    callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
+      awk -v f="$2" '!found && $0 ~ f { gsub(",", "", $1); v = $1; found = 1 } END { print found ? v : 0 }'
+  }
+  p=$(total "$WORK/cg.plain")
+  t=$(total "$WORK/cg.traced")
+  printf '%-44s %14s %8s\n' part instructions "of extra"
+  frow() { awk -v n="$1" -v v="$2" -v e="$((t - p))" 'BEGIN { printf "%-44s %14d %7.1f%%\n", n, v, 100 * v / e }'; }
+  printf '%-44s %14d\n' "untraced run" "$p"
+  printf '%-44s %14d\n' "traced run" "$t"
+  frow "extra (traced - untraced)" $((t - p))
+  frow "folding (fold_unfolded, every batch)" "$(incl "$WORK/cg.traced" 'Recorder::fold_unfolded\(\)')"
+  frow "end of recording (finish; its last batch too)" "$(incl "$WORK/cg.traced" 'Recorder::finish\(\)')"
+  frow "  merge of the ranks' traces (reduce_trace)" "$(incl "$WORK/cg.traced" 'reduce_trace\(')"
+  frow "  writing the trace (save_trace)" "$(incl "$WORK/cg.traced" 'save_trace\(')"
+  frow "    of which zstd (ZSTD_compress)" "$(incl "$WORK/cg.traced" 'ZSTD_compress ')"
 fi
 
 part wall || exit 0

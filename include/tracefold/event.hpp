@@ -84,7 +84,9 @@ class FieldTable {
   static std::optional<FieldId> find(std::string_view name);
   static const std::string& name(FieldId id);
   static FieldKind kind(FieldId id);
-  static FieldRole role(FieldId id);
+  /// Peer-like fields are the first known ids (peer, src, rpeer, srcs);
+  /// inline: the recorder asks for every field of every call.
+  static FieldRole role(FieldId id) { return id <= 3 ? FieldRole::kPeer : FieldRole::kPlain; }
   /// Canonical order: known fields in the order listed above, then others by name.
   static bool print_before(FieldId a, FieldId b);
 };
@@ -200,8 +202,23 @@ struct Event {
   void set(FieldId f, int64_t v);
   void set_list(FieldId f, std::vector<int64_t> v);
   /// The scalar value of field f, or kAbsent.
-  int64_t get(FieldId f) const;
-  const FieldValue* find(FieldId f) const;
+  int64_t get(FieldId f) const {
+    const FieldValue* fv = find(f);
+    return fv ? fv->scalar : kAbsent;
+  }
+  /// Inline, like get: asked several times per recorded call, of a handful
+  /// of fields sorted by id.
+  const FieldValue* find(FieldId f) const {
+    std::size_t lo = 0, hi = fields.size();
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (fields[mid].field < f)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo < fields.size() && fields[lo].field == f ? &fields[lo] : nullptr;
+  }
   /// Equal operation, call site and fields (timings are not compared).
   bool same_call(const Event& other) const;
 };

@@ -50,16 +50,60 @@ class Histogram {
   /// bin's [min, max] and average to its mean (replay's sampled timing).
   static int64_t draw_within(const Bin& bin, double u);
 
-  void add(int64_t value, int32_t rank);
+  void add(int64_t value, int32_t rank) {
+    if (value < 0) value = 0;
+    // Mostly the value's bin exists already (a call's times are alike).
+    if (!add_to_existing_bin(value, rank)) add_new_bin(value, rank);
+  }
   /// add(value_at(i), rank) for each i in [0, n) whose value is not
-  /// negative (negative: no sample): the same result as those calls, with
-  /// the common case (the value's bin exists) inlined, for long runs of
-  /// samples such as a polling loop's.
+  /// negative (negative: no sample): the same result as those calls. While
+  /// the samples fall in existing bins (a polling loop's times mostly do),
+  /// only their bins are updated per sample; the histogram's totals, and
+  /// its minimum and maximum, once per stretch.
   template <class ValueAt>
   void add_each(std::size_t n, ValueAt&& value_at, int32_t rank) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const int64_t v = value_at(i);
-      if (v >= 0 && !add_to_existing_bin(v, rank)) add(v, rank);
+    std::size_t i = 0;
+    while (i < n) {
+      if (bins_.empty() || bins_.size() > static_cast<std::size_t>(kMaxBins)) {
+        const int64_t v = value_at(i++);
+        if (v >= 0) add(v, rank);
+        continue;
+      }
+      uint64_t count = 0;
+      int64_t sum = 0, lo = 0, hi = 0;
+      for (; i < n; ++i) {
+        const int64_t v = value_at(i);
+        if (v < 0) continue;
+        const auto idx = static_cast<uint8_t>(bin_of(v) >> span_log_ << span_log_);
+        Bin* b = &bins_[0];
+        if (b->index != idx) {
+          if (bins_.size() < 2 || bins_[1].index != idx) break;
+          b = &bins_[1];
+        }
+        ++b->count;
+        if (v < b->min) b->min = v;
+        if (v > b->max) b->max = v;
+        b->sum += v;
+        if (count == 0 || v < lo) lo = v;
+        if (count == 0 || v > hi) hi = v;
+        ++count;
+        sum += v;
+      }
+      if (count > 0) {
+        // One rank for the whole stretch: its least and greatest values
+        // decide min/max (and their rank) as the single adds would.
+        if (lo < min_ || (lo == min_ && rank < min_rank_)) {
+          min_ = lo;
+          min_rank_ = rank;
+        }
+        if (hi > max_ || (hi == max_ && rank < max_rank_)) {
+          max_ = hi;
+          max_rank_ = rank;
+        }
+        count_ += count;
+        sum_ += sum;
+      }
+      if (i < n) add(value_at(i++), rank);  // a sample (not negative) for a new bin
     }
   }
   void merge(const Histogram& other);
@@ -144,6 +188,7 @@ class Histogram {
     }
     return false;
   }
+  void add_new_bin(int64_t value, int32_t rank);
   void absorb(const Bin& bin);
   void widen_until_fits();
   void widen_to(uint8_t span_log);

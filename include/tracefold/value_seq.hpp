@@ -64,6 +64,11 @@ class ValueSeq {
   void push_back_n(int64_t value, uint64_t n);
   void append_repeated(int64_t value, uint64_t n);
   void append(const ValueSeq& other);
+  /// The same as n append(other) calls, representation included; constant
+  /// time per call once the sequence ends in a run of `other`'s values (a
+  /// list field repeated by a polling loop), outside the few counts at
+  /// which the run could fold with the runs before it.
+  void append_n(const ValueSeq& other, uint64_t n);
   /// Puts `n` copies of `value` in front (used to pad histories with zeros).
   void prepend_repeated(int64_t value, uint64_t n);
   /// Back to the empty sequence (same state as a default-constructed one;
@@ -147,6 +152,7 @@ class ValueSeq {
   void fold_run_tail();
   void flush_partial();
   void push_run(Run run);
+  uint64_t grow_last_run(uint64_t step, uint64_t n);
 
   // Single-constant fast path: the whole sequence is `single_value_ * size_`.
   bool simple_ = true;

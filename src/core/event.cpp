@@ -217,10 +217,6 @@ FieldKind FieldTable::kind(FieldId id) {
 // Only the built-in `peer`, `src`, `rpeer` and `srcs` are peer-like (ids
 // 0..3); answering without the registry keeps this off the recorder's hot
 // path.
-FieldRole FieldTable::role(FieldId id) {
-  return id <= 3 ? FieldRole::kPeer : FieldRole::kPlain;
-}
-
 bool FieldTable::print_before(FieldId a, FieldId b) {
   auto& r = registry();
   const bool ka = a < r.known, kb = b < r.known;
@@ -386,17 +382,6 @@ void Event::set_list(FieldId f, std::vector<int64_t> v) {
   fields.insert(it, FieldValue{f, kAbsent, std::move(v)});
 }
 
-const FieldValue* Event::find(FieldId f) const {
-  auto it = std::lower_bound(fields.begin(), fields.end(), f,
-                             [](const FieldValue& fv, FieldId id) { return fv.field < id; });
-  return (it != fields.end() && it->field == f) ? &*it : nullptr;
-}
-
-int64_t Event::get(FieldId f) const {
-  const FieldValue* fv = find(f);
-  return fv ? fv->scalar : kAbsent;
-}
-
 bool Event::same_call(const Event& other) const {
   return op == other.op && site == other.site && fields == other.fields;
 }
@@ -443,14 +428,33 @@ void encode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
   encode_relative(ev, me, size);
 }
 
+namespace {
+[[noreturn, gnu::cold, gnu::noinline]] void outside_comm(FieldId field, int64_t v, int32_t size) {
+  throw std::invalid_argument("field " + FieldTable::name(field) + "=" + std::to_string(v) +
+                              " is outside the communicator (size " + std::to_string(size) + ")");
+}
+}  // namespace
+
 void encode_relative(Event& ev, int32_t me, int32_t size) {
-  for_peer_values(ev, [&](FieldId field, int64_t& v) {
-    if (v < 0 || v >= size)
-      throw std::invalid_argument("field " + FieldTable::name(field) + "=" + std::to_string(v) +
-                                  " is outside the communicator (size " + std::to_string(size) +
-                                  ")");
-    v = ((v - me) % size + size) % size;
-  });
+  // The recorder's path, once per recorded call: a plain loop (no callback)
+  // and, with me in [0, size) (always, for a member), v - me in (-size,
+  // size), so one addition instead of two divisions per peer.
+  const bool member = me >= 0 && me < size;
+  auto encode = [&](FieldId field, int64_t& v) {
+    if (v < 0 || v >= size) outside_comm(field, v, size);
+    if (member) {
+      v -= me;
+      if (v < 0) v += size;
+    } else {
+      v = ((v - me) % size + size) % size;
+    }
+  };
+  for (FieldValue& fv : ev.fields) {
+    if (FieldTable::role(fv.field) != FieldRole::kPeer) continue;
+    if (fv.scalar != kAbsent && !is_sentinel(fv.scalar)) encode(fv.field, fv.scalar);
+    for (int64_t& v : fv.list)
+      if (!is_sentinel(v)) encode(fv.field, v);
+  }
 }
 
 void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {

@@ -155,8 +155,7 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
   for (std::size_t f = 0; f < b.fields.size(); ++f) {
     const FieldValue& fv = ev.fields[f];
     if (has_list_[0] && FieldTable::kind(fv.field) == FieldKind::kList) {
-      const ValueSeq values = field_values(fv);
-      for (uint64_t r = 0; r < k; ++r) b.fields[f].second.append(values);
+      b.fields[f].second.append_n(field_values(fv), k);
     } else {
       b.fields[f].second.push_back_n(fv.scalar, k);
     }

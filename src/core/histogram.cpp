@@ -73,10 +73,9 @@ void Histogram::widen_until_fits() {
     widen_to(static_cast<uint8_t>(span_log_ + 1));
 }
 
-void Histogram::add(int64_t value, int32_t rank) {
-  if (value < 0) value = 0;
-  // Mostly the value's bin exists already (a call's times are alike).
-  if (add_to_existing_bin(value, rank)) return;
+// add() when the value's bin does not exist yet, or the bins still need
+// narrowing (add_to_existing_bin refused).
+void Histogram::add_new_bin(int64_t value, int32_t rank) {
   const auto idx = static_cast<uint8_t>(bin_of(value) >> span_log_ << span_log_);
   absorb(Bin{idx, 1, value, value, value});
   widen_until_fits();

@@ -256,6 +256,70 @@ void ValueSeq::append(const ValueSeq& other) {
   }
 }
 
+// What `n` steps of "the last run gains `step` repetitions, then
+// fold_run_tail" give, for as many of the n steps as provably fold nothing;
+// returns how many it did. A fold after a step needs the last run to equal
+// the run k places before it (the last pair of the two k-run groups that
+// fold_run_tail compares), count included: only counts that such a run
+// holds are steps that may fold, and those are left to the caller.
+uint64_t ValueSeq::grow_last_run(uint64_t step, uint64_t n) {
+  Run& last = runs_.back();
+  const uint64_t reps = last.reps;
+  const std::size_t count = runs_.size();
+  uint64_t safe = n;
+  for (std::size_t k = 1; k <= kMaxRunGroup && 2 * k <= count; ++k) {
+    const Run& c = runs_[count - k - 1];
+    if (c.reps > reps && (c.reps - reps) % step == 0 && c.pattern == last.pattern)
+      safe = std::min(safe, (c.reps - reps) / step - 1);
+  }
+  last.reps += safe * step;
+  size_ += safe * step * last.pattern.size();
+  return safe;
+}
+
+void ValueSeq::append_n(const ValueSeq& other, uint64_t n) {
+  if (n == 0 || other.empty()) return;
+  if (histogram_ || other.histogram_) {
+    for (uint64_t i = 0; i < n; ++i) append(other);
+    return;
+  }
+  auto ends_in_run_of = [&](const std::vector<int64_t>& pattern) {
+    return !simple_ && partial_ == 0 && !runs_.empty() && runs_.back().reps >= 2 &&
+           runs_.back().pattern == pattern;
+  };
+  if (other.simple_) {
+    // append(other) is append_repeated(v, s): in a run of v, s more.
+    const int64_t v = other.single_value_;
+    const uint64_t s = other.size_;
+    const std::vector<int64_t> one{v};
+    while (n > 0) {
+      if (simple_ && (size_ == 0 || v == single_value_)) {
+        single_value_ = v;
+        size_ += s * n;
+        return;
+      }
+      if (ends_in_run_of(one) && (n -= grow_last_run(s, n)) == 0) return;
+      append_repeated(v, s);
+      --n;
+    }
+    return;
+  }
+  // append pushes a sequence of small runs value by value; its values then
+  // complete one more repetition of a run of exactly those values.
+  for (const Run& r : other.runs_) {
+    if (r.reps != 1 && r.reps * r.pattern.size() > kSmallRunValues) {
+      for (uint64_t i = 0; i < n; ++i) append(other);
+      return;
+    }
+  }
+  const std::vector<int64_t> values = other.to_vector();
+  while (n > 0) {
+    if (ends_in_run_of(values) && (n -= grow_last_run(1, n)) == 0) return;
+    for (int64_t v : values) push_back(v);
+    --n;
+  }
+}
+
 void ValueSeq::prepend_repeated(int64_t value, uint64_t n) {
   if (n == 0) return;
   ValueSeq front = ValueSeq::repeated(value, n);

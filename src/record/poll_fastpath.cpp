@@ -43,8 +43,13 @@ struct PollMemo {
   int source = 0, tag = 0, index = 0;
   uint64_t seq = 0;
   uintptr_t anchor = 0;
-  const PathCache::Entry* entry = nullptr;
   uint64_t learned = 0;
+  // The entry's stack slots as addresses (the anchor is fixed while armed)
+  // and the values they held, slot 0 left out (see armed_at): the check
+  // reads each slot without recomputing where it is.
+  uint8_t frames = 0;
+  std::array<const uintptr_t*, PathCache::kMaxFrames> slot{};
+  std::array<uintptr_t, PathCache::kMaxFrames> value{};
   // Check mode: the poll being recorded found nothing on the fast path,
   // so its slow-path append must have been a repeat.
   bool expect_repeat = false;
@@ -66,9 +71,9 @@ static_assert(offsetof(PathCache::Entry, site) == 0, "arm_poll finds the entry b
   // Slot 0 holds the return address into the wrapper from ~Call, which the
   // wrapper's own call of this function has overwritten; the wrapper is the
   // same (op, frame). Every other slot is read back as capture_stack does.
-  const PathCache::Entry& e = *m.entry;
-  for (uint8_t i = 1; i < e.frames; ++i)
-    if (*reinterpret_cast<const uintptr_t*>(anchor + e.offset[i]) != e.value[i]) return 0;
+  uintptr_t differ = 0;
+  for (uint8_t i = 0; i < m.frames; ++i) differ |= *m.slot[i] ^ m.value[i];
+  if (differ != 0) return 0;
   return now_ns();
 }
 
@@ -106,7 +111,11 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
   m.index = index;
   m.seq = r.queue_seq.load(std::memory_order_relaxed);
   m.anchor = anchor;
-  m.entry = e;
+  m.frames = static_cast<uint8_t>(e->frames - 1);
+  for (uint8_t i = 1; i < e->frames; ++i) {
+    m.slot[i - 1u] = reinterpret_cast<const uintptr_t*>(anchor + e->offset[i]);
+    m.value[i - 1u] = e->value[i];
+  }
   m.learned = pc->learned;
   m.armed = true;
 }

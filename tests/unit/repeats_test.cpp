@@ -59,6 +59,45 @@ TEST(ValueSeqRepeats, StepBackIsRepeatedSetBack) {
   }
 }
 
+// A list field's values as the folder stores one execution: its length,
+// then its elements (Folder::Impl::field_values).
+ValueSeq list_values(Rng& rng, int64_t alphabet) {
+  ValueSeq v;
+  const auto len = static_cast<int64_t>(rng.below(4));
+  v.push_back(len);
+  for (int64_t i = 0; i < len; ++i) v.push_back(rng.between(0, alphabet - 1));
+  return v;
+}
+
+TEST(ValueSeqRepeats, AppendNIsRepeatedAppend) {
+  Rng rng(17);
+  for (int trial = 0; trial < 20000; ++trial) {
+    ValueSeq a = random_seq(rng);
+    const int64_t alphabet = rng.between(1, 3);
+    ValueSeq other = rng.percent(20) ? random_seq(rng) : list_values(rng, alphabet);
+    // Often the polling loop's state: the list appended a few times already,
+    // sometimes after an earlier stretch of the same run (folds may follow).
+    // Stretches of the same length between the same value make the run
+    // fold with the ones before it once it reaches that length.
+    if (rng.percent(60)) {
+      const uint64_t before = rng.below(12);
+      const int64_t between = rng.between(0, alphabet);
+      const bool separated = rng.percent(50);
+      for (int64_t s = rng.between(1, 3); s-- > 0;) {
+        if (separated) a.push_back(between);
+        for (uint64_t i = 0; i < before; ++i) a.append(other);
+      }
+      if (separated) a.push_back(between);
+    }
+    ValueSeq b = a;
+    const uint64_t n = rng.below(40);
+    a.append_n(other, n);
+    for (uint64_t i = 0; i < n; ++i) b.append(other);
+    ASSERT_TRUE(a.same_representation(b)) << a.to_string() << " vs " << b.to_string() << " ("
+                                          << other.to_string() << " x" << n << ")";
+  }
+}
+
 TEST(HistogramRepeats, AddEachIsRepeatedAdd) {
   Rng rng(13);
   for (int trial = 0; trial < 2000; ++trial) {
