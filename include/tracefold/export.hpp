@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "tracefold/progress.hpp"
 #include "tracefold/timeline.hpp"
 #include "tracefold/trace.hpp"
 
@@ -25,14 +26,17 @@ struct ExportSummary {
 
 /// Chrome trace-event JSON: one process per rank ("rank R"), a complete
 /// slice per call and per computation gap, a flow from each matched send to
-/// the receive's completion. `label` goes into the metadata.
+/// the receive's completion. `label` goes into the metadata. `progress` is
+/// told after each rank.
 ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::string& label,
-                             const TraceTimeline& timeline);
+                             const TraceTimeline& timeline, const ProgressFn& progress = {});
 
 /// Writes an OTF2 archive `dir/traces.otf2` (+ `traces.def`, `traces/`).
-/// Throws std::runtime_error on failure or if built without OTF2.
+/// Throws std::runtime_error on failure or if built without OTF2. `progress`
+/// is told after each rank's events.
 ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
-                         const std::string& label, const TraceTimeline& timeline);
+                         const std::string& label, const TraceTimeline& timeline,
+                         const ProgressFn& progress = {});
 /// Was this build linked with libotf2?
 bool have_otf2();
 

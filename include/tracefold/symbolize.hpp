@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tracefold/modules.hpp"
+#include "tracefold/progress.hpp"
 #include "tracefold/trace.hpp"
 
 namespace tracefold::symbolize {
@@ -56,6 +57,7 @@ struct Result {
 
 /// Adds to `trace.symtab` the symbols of every frame its sites use that it
 /// does not have yet. Frames that resolve to nothing are left out.
-Result symbolize_trace(Trace& trace, Symbolizer& symbolizer);
+/// `progress` is told after each frame looked up.
+Result symbolize_trace(Trace& trace, Symbolizer& symbolizer, const ProgressFn& progress = {});
 
 }  // namespace tracefold::symbolize

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/waits.hpp"
@@ -23,6 +24,7 @@
 namespace fs = std::filesystem;
 using namespace tracefold;
 using tracefold::cli::guarded;
+using tracefold::cli::Progress;
 
 namespace {
 
@@ -72,13 +74,17 @@ void run_export(const ExportArgs& a) {
   const TraceTimeline tl = timeline_for(t, a.trace, a.timeline);
   if (!a.perfetto.empty()) {
     std::ofstream f = open_out(a.perfetto);
-    const ExportSummary s = write_perfetto(f, t, a.trace, tl);
+    Progress progress("exporting " + a.perfetto + ": rank", tl.ranks.size());
+    const ExportSummary s = write_perfetto(f, t, a.trace, tl, progress.fn());
+    progress.done();
     close_out(f, a.perfetto);
     std::cerr << "tracefold: wrote " << a.perfetto << ": " << t.world_size << " ranks, "
               << summary(s) << "; " << tl.describe() << "\n";
   }
   if (!a.otf2.empty()) {
-    const ExportSummary s = write_otf2(a.otf2, t, a.trace, tl);
+    Progress progress("exporting " + a.otf2 + ": rank", tl.ranks.size());
+    const ExportSummary s = write_otf2(a.otf2, t, a.trace, tl, progress.fn());
+    progress.done();
     std::cerr << "tracefold: wrote " << (fs::path(a.otf2) / "traces.otf2").string() << ": "
               << t.world_size << " ranks, " << summary(s) << "; " << tl.describe() << "\n";
   }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -30,7 +31,10 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   if (!a.grid.empty()) opts.grid = extrap::Topology::parse(a.grid);
   std::vector<extrap::ExtrapInput> inputs;
   for (const auto& path : a.inputs) inputs.push_back({path, load_trace(path)});
+  Progress progress("extrapolating to " + std::to_string(a.ranks) + " ranks: node", 0);
+  opts.progress = progress.fn();
   const extrap::ExtrapResult r = extrap::extrapolate(inputs, opts);
+  progress.done();
   if (a.explain)
     for (const auto& line : r.explanation) std::cout << line << "\n";
   // save_trace writes a temporary file and renames it: OUT appears only

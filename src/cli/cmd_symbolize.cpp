@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "tracefold/symbolize.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -41,7 +42,9 @@ struct SymbolizeArgs {
 void run_symbolize(const SymbolizeArgs& a) {
   Trace t = load_trace(a.trace);
   symbolize::Symbolizer symbolizer({a.debug_dirs, !a.no_recorded_paths});
-  const symbolize::Result r = symbolize::symbolize_trace(t, symbolizer);
+  Progress progress("symbolizing " + a.trace + ": frame", 0);
+  const symbolize::Result r = symbolize::symbolize_trace(t, symbolizer, progress.fn());
+  progress.done();
   const std::string out = a.output.empty() ? a.trace : a.output;
   save_trace(t, out, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
   std::cerr << "tracefold: symbolized " << out << ": " << r.frames << " frames, " << r.resolved

@@ -20,7 +20,8 @@ bool have_otf2() {
   return false;
 }
 
-ExportSummary write_otf2(const std::filesystem::path&, const Trace&, const std::string&) {
+ExportSummary write_otf2(const std::filesystem::path&, const Trace&, const std::string&,
+                         const TraceTimeline&, const ProgressFn&) {
   throw std::runtime_error(
       "this tracefold was built without libotf2 (install libotf2-trace-dev and rebuild)");
 }
@@ -109,7 +110,8 @@ std::pair<uint64_t, uint64_t> collective_sizes(const Event& ev) {
 }  // namespace
 
 ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
-                         const std::string& label, const TraceTimeline& recorded_or_not) {
+                         const std::string& label, const TraceTimeline& recorded_or_not,
+                         const ProgressFn& progress) {
   namespace fs = std::filesystem;
   ExportSummary sum;
   const auto& timeline = recorded_or_not.ranks;
@@ -164,7 +166,9 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
   check(OTF2_Archive_OpenEvtFiles(archive), "open event files");
   std::vector<uint64_t> event_counts(timeline.size(), 0);
   int64_t trace_end = 0;
+  std::size_t ranks_done = 0;
   for (const RankTimeline& tl : timeline) {
+    report_progress(progress, ranks_done++, timeline.size());
     const int32_t r = tl.rank;
     trace_end = std::max(trace_end, tl.end_ns);
     OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, static_cast<OTF2_LocationRef>(r));
@@ -272,6 +276,7 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
     }
     check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
   }
+  report_progress(progress, timeline.size(), timeline.size());
   check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
 
   check(OTF2_Archive_OpenDefFiles(archive), "open definition files");

@@ -47,7 +47,7 @@ std::string slice_name(const Event& ev) {
 }
 
 ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::string& label,
-                             const TraceTimeline& recorded_or_not) {
+                             const TraceTimeline& recorded_or_not, const ProgressFn& progress) {
   ExportSummary sum;
   const auto& timeline = recorded_or_not.ranks;
   const MatchResult match = match_messages(trace.comms, timeline);
@@ -83,7 +83,9 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
     if (!first) out << ",\n";
     first = false;
   };
+  std::size_t ranks_done = 0;
   for (const RankTimeline& tl : timeline) {
+    report_progress(progress, ranks_done++, timeline.size());
     const int32_t r = tl.rank;
     sep();
     out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r
@@ -130,6 +132,7 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
   // Flows: "s" inside the send slice, "f" (bound to the enclosing slice)
   // inside the receive's completion slice; the middle of each slice.
   uint64_t id = 0;
+  report_progress(progress, timeline.size(), timeline.size());
   for (const Message& m : match.messages) {
     const TimedEvent& s = timeline[std::size_t(m.sender)].events[m.send_event];
     const TimedEvent& f = timeline[std::size_t(m.receiver)].events[m.recv_complete_event];

@@ -179,6 +179,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
   out.world_size = static_cast<int32_t>(opts.ranks);
   out.comms.define_world(out.world_size);
   for (std::size_t i = 0; i < order[0].size(); ++i) {
+    report_progress(opts.progress, i, order[0].size());
     NodeWork w{in, grids, res.target, {}, "", &res.explanation};
     for (std::size_t k = 0; k < in.size(); ++k) w.nodes.push_back(&in[k].trace.nodes[order[k][i]]);
     const Trace& t0 = in[0].trace;
@@ -273,6 +274,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
     }
     out.nodes.push_back(std::move(node));
   }
+  report_progress(opts.progress, order[0].size(), order[0].size());
   canonicalize_sites(out);
   return res;
 }

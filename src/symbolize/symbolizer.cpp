@@ -272,14 +272,16 @@ SourceFrames Symbolizer::lookup(const Module& module, uint64_t offset) {
   return out;
 }
 
-Result symbolize_trace(Trace& trace, Symbolizer& symbolizer) {
+Result symbolize_trace(Trace& trace, Symbolizer& symbolizer, const ProgressFn& progress) {
   Result r;
   std::set<Frame> used;
   for (const CallSite& cs : trace.sites.all())
     for (const Frame& f : cs.frames) used.insert(f);
   r.frames = used.size();
   std::set<std::string> missing;
+  std::size_t done = 0;
   for (const Frame& f : used) {
+    report_progress(progress, done++, used.size());
     if (trace.symtab.symbols_of(f)) {
       ++r.embedded;
       continue;
@@ -292,6 +294,7 @@ Result symbolize_trace(Trace& trace, Symbolizer& symbolizer) {
     trace.symtab.symbols.emplace(f, std::move(s));
     ++r.resolved;
   }
+  report_progress(progress, used.size(), used.size());
   r.missing_modules.assign(missing.begin(), missing.end());
   return r;
 }

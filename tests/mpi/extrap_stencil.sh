@@ -75,4 +75,15 @@ else
   bad "--explain output or the 1024-rank trace is not as expected"
   head -n 20 explain.txt >&2
 fi
+# Progress (TRACEFOLD_PROGRESS=1): one line per tenth of the nodes, up to
+# 100%, and the same output; without it (stderr is a file) no such line.
+CHECKS=$((CHECKS + 1))
+TRACEFOLD_PROGRESS=1 "$TF" extrapolate periodic-4.tf periodic-9.tf periodic-16.tf periodic-25.tf \
+  --ranks 1024 -o big2.tf 2> progress.err || bad "extrapolate with progress failed"
+if grep -Eq "^tracefold: extrapolating to 1024 ranks: node ([0-9]+)/\1 \(100%\)$" progress.err &&
+  ! grep -q "extrapolating to" explain.err && cmp -s big.tf big2.tf; then
+  ok "extrapolate progress to 100%, none when not asked, same output"
+else
+  bad "extrapolate progress: $(grep extrapolating progress.err | tail -n 2)"
+fi
 finish

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tracefold/extrap/topology.hpp"
+#include "tracefold/progress.hpp"
 #include "tracefold/trace.hpp"
 
 namespace tracefold::extrap {
@@ -49,6 +50,8 @@ struct ExtrapOptions {
   int64_t ranks = 0;
   /// The target grid, when the user knows it (sizes fastest first).
   std::optional<Topology> grid;
+  /// Told after each node of the output.
+  ProgressFn progress;
 };
 
 struct ExtrapResult {
