@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tracefold/progress.hpp"
 #include "tracefold/timeline.hpp"
 #include "tracefold/trace.hpp"
 
@@ -80,7 +81,11 @@ struct WaitOptions {
   uint64_t rendezvous_bytes = 65536;
   /// Pending Late Sender instances kept per rank for Wrong Order.
   std::size_t wrong_order_queue = 100;
+  /// Told after each of the analysis's passes (basic times, point-to-point,
+  /// collectives, critical path): done of kWaitPasses.
+  ProgressFn progress;
 };
+inline constexpr std::size_t kWaitPasses = 4;
 
 /// The analysis result. Severities are seconds, *inclusive* along the
 /// pattern tree (Late Sender includes Wrong Order); exclusive() subtracts

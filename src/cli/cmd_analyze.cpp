@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "tracefold/cube4.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/waits.hpp"
@@ -47,9 +48,17 @@ void run_analyze(const AnalyzeArgs& args) {
         "mpirun (the serial analysis reads every rank's timeline)");
   prepare_sites(trace, args.sites);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
+  // Steps: reading the timelines, the clock repair, then the passes.
+  Progress progress("analyzing " + args.trace + ": step", 2 + kWaitPasses);
+  progress.update(0);
   WaitInput input = load_wait_input(trace, dir);
+  progress.update(1);
   const uint64_t violations = repair_clock_condition(trace, input);
-  WaitReport report = analyze_waits(trace, input, args.options);
+  progress.update(2);
+  WaitOptions options = args.options;
+  options.progress = [&progress](std::size_t done, std::size_t) { progress.update(2 + done); };
+  WaitReport report = analyze_waits(trace, input, options);
+  progress.done();
   report.clock_violations = violations;
   if (violations)
     report.notes.push_back(std::to_string(violations) +

@@ -286,7 +286,7 @@ void add_simulate_command(CLI::App& app);  // cmd_simulate.cpp
 namespace tracefold::cli {
 void add_analyze_command(CLI::App& app);  // cmd_analyze.cpp
 }
-void add_resolve_command(CLI::App& app);   // cmd_resolve.cpp
+void add_resolve_command(CLI::App& app);  // cmd_resolve.cpp
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "replay") {

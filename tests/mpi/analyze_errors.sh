@@ -45,4 +45,15 @@ elif "$TF" analyze bound.tf >bound.txt 2>bound.err &&
 else
   bad "bounded timeline: $(cat bound.err; head -n 3 bound.txt)"
 fi
+
+# Progress (TRACEFOLD_PROGRESS=1): the steps up to 100%, the same report;
+# none when stderr is a file and it is not asked for.
+CHECKS=$((CHECKS + 1))
+if [[ -s bound.tf ]] && TRACEFOLD_PROGRESS=1 "$TF" analyze bound.tf >p.txt 2>p.err &&
+  grep -q "^tracefold: analyzing bound.tf: step 6/6 (100%)$" p.err && cmp -s p.txt bound.txt &&
+  ! grep -q "analyzing" bound.err; then
+  ok "analyze progress to 100%, same report"
+else
+  bad "analyze progress: $(tail -n 2 p.err)"
+fi
 finish

@@ -443,12 +443,16 @@ WaitReport analyze_waits(const Trace& trace, const WaitInput& input, const WaitO
     rep.notes.push_back("the timeline reached its size bound: " + std::to_string(input.dropped) +
                         " later events have no times and were not analysed");
   basic_times(a);
+  report_progress(options.progress, 1, kWaitPasses);
   point_to_point(a);
+  report_progress(options.progress, 2, kWaitPasses);
   collectives(a);
+  report_progress(options.progress, 3, kWaitPasses);
   for (auto& s : a.syncs)
     std::sort(s.begin(), s.end(),
               [](const SyncPoint& x, const SyncPoint& y) { return x.ev < y.ev; });
   critical_path_and_delays(a);
+  report_progress(options.progress, kWaitPasses, kWaitPasses);
   if (rep.unmatched_recvs)
     rep.notes.push_back(std::to_string(rep.unmatched_recvs) +
                         " receives found no matching send (not analysed)");
