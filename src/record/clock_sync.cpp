@@ -17,9 +17,8 @@ namespace tracefold::record {
 void Recorder::read_clock_skew(int64_t t0) {
   const char* v = env("TRACEFOLD_TEST_CLOCK_SKEW_NS");
   if (!v) return;
-  skew_hook = true;
   char* end = nullptr;
-  const long skew_rank = std::strtol(v, &end, 10);
+  const long skew_rank_arg = std::strtol(v, &end, 10);
   long long offset = 0;
   double ppm = 0.0;
   bool ok = end != v && *end == ':';
@@ -41,6 +40,7 @@ void Recorder::read_clock_skew(int64_t t0) {
                    v);
     return;
   }
+  skew_rank = static_cast<int>(skew_rank_arg);
   if (skew_rank != rank) return;
   skew_ns = offset;
   skew_ppm = ppm;
@@ -58,9 +58,10 @@ ClockSample Recorder::clock_sample() {
   PMPI_Get_processor_name(mine, &len);
   std::memcpy(host0, mine, sizeof host0);
   PMPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, private_comm);
-  // Under the skew hook every rank measures: a skewed clock is another
-  // host's clock as far as the timeline is concerned.
-  int remote = skew_hook || std::strncmp(host0, mine, MPI_MAX_PROCESSOR_NAME) != 0;
+  // Under the skew hook the skewed rank's clock is another host's clock
+  // (and if rank 0's is skewed, every other rank's is foreign to it).
+  int remote = std::strncmp(host0, mine, MPI_MAX_PROCESSOR_NAME) != 0 ||
+               (skew_rank >= 0 && (rank == skew_rank || skew_rank == 0));
   std::vector<int> remotes(static_cast<std::size_t>(rank == 0 ? size : 1));
   PMPI_Gather(&remote, 1, MPI_INT, remotes.data(), 1, MPI_INT, 0, private_comm);
   OffsetEstimator best;

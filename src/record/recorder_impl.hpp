@@ -183,7 +183,7 @@ class Recorder {
   int64_t skew_ns = 0;
   double skew_ppm = 0.0;
   int64_t skew_origin_ns = 0;
-  bool skew_hook = false;
+  int skew_rank = -1;  // the rank the hook skews, -1 without the hook
   int64_t skewed(int64_t t) const {
     if (skew_ppm == 0.0) return t + skew_ns;
     return t + skew_ns +

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks of tracefold's exports, shared by tests/cli/*.sh and tests/mpi/*.sh.
 
-  export_checks.py perfetto FILE.json EXPAND_DIR MESSAGES [recorded]
+  export_checks.py perfetto FILE.json EXPAND_DIR MESSAGES [recorded [TOLERANCE_NS]]
       EXPAND_DIR holds rank-R.txt from `tracefold expand TRACE -r R`.
       With `recorded`, the timeline must be a recorded one and causal:
-      every message's receive completes after its send started.
+      every message's receive completes after its send started (or at most
+      TOLERANCE_NS before: the error bound of clocks corrected across hosts).
   export_checks.py otf2 OTF2_PRINT_OUTPUT EXPAND_DIR
   export_checks.py grid ROWS COLS MESSAGES BYTES CSV SVG [PNG]
       the matrix of a non-periodic ROWS x COLS stencil: exactly the
@@ -55,7 +56,7 @@ def ns(v):
     return int(Decimal(str(v)) * 1000)
 
 
-def check_perfetto(path, expand_dir, messages, recorded=False):
+def check_perfetto(path, expand_dir, messages, recorded=False, tolerance_ns=0):
     with open(path) as f:
         j = json.load(f)
     ranks = read_expansion(expand_dir)
@@ -119,7 +120,8 @@ def check_perfetto(path, expand_dir, messages, recorded=False):
         assert rcv and rcv["args"]["op"].startswith(RECV_END_PREFIXES), (f, rcv)
         if recorded:
             # Real times on one clock: a receive cannot end before its send began.
-            assert ns(rcv["ts"]) + ns(rcv["dur"]) >= ns(snd["ts"]), ("receive ends before its send", snd, rcv)
+            assert ns(rcv["ts"]) + ns(rcv["dur"]) + tolerance_ns >= ns(snd["ts"]), (
+                "receive ends before its send", snd, rcv)
     print("perfetto ok: %d ranks, %d slices, %d flows" % (len(ranks), sum(len(v) for v in slices.values()),
                                                           len(starts)))
 
@@ -257,7 +259,8 @@ def main():
     cmd = sys.argv[1]
     a = sys.argv[2:]
     if cmd == "perfetto":
-        check_perfetto(a[0], a[1], int(a[2]), len(a) > 3 and a[3] == "recorded")
+        check_perfetto(a[0], a[1], int(a[2]), len(a) > 3 and a[3] == "recorded",
+                       int(a[4]) if len(a) > 4 else 0)
     elif cmd == "otf2":
         check_otf2(a[0], a[1])
     elif cmd == "grid":
