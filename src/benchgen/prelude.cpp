@@ -151,14 +151,18 @@ HELPER void push_requests(const MPI_Request *r, int n) {
   MPI_Request *row = new_request();
   for (int k = 0; k < n && k < WIDTH; ++k) row[k] = r[k];
 }
-/* The slot of the j-th of n links: a call that made several requests is
-   named once per request, in order. */
+/* The slot of the j-th link: a call that made several requests is named
+   once per request, and the k-th naming in one call is its k-th request
+   still held (calls that free requests one by one name the same row). */
 HELPER MPI_Request *slot(const int *lk, int j) {
   long d = lk[j];
   if (d <= 0 || d > nreq) return NULL;
   int k = 0;
   for (int e = 0; e < j; ++e) k += lk[e] == d;
-  return k < WIDTH ? &ring[(nreq - d + 1) % RING][k] : NULL;
+  MPI_Request *row = ring[(nreq - d + 1) % RING];
+  for (int e = 0; e < WIDTH; ++e)
+    if (row[e] != MPI_REQUEST_NULL && k-- == 0) return &row[e];
+  return NULL;
 }
 HELPER void take_requests(const int *lk, int n, MPI_Request *r) {
   for (int j = 0; j < n; ++j) {
