@@ -326,6 +326,33 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit("cart_create(" + C + ", " + nd + ", " + new_comm + ");");
       return;
     }
+    case OpFamily::kCartSub: {
+      // remain_dims is not recorded: the program tries the masks and keeps
+      // the one that makes the recorded groups.
+      const Elastic* e = n.field(newcomm);
+      int64_t id = kAbsent;
+      if (e)
+        for (const ElasticEntry& en : e->entries())
+          for (auto c = en.values.cursor(); !c.done();) {
+            const int64_t v = c.next();
+            if (is_sentinel(v)) continue;
+            if (id != kAbsent && v != id)
+              fail(i, "one MPI_Cart_sub call makes several communicators");
+            id = v;
+          }
+      auto groups = t.comms.all().find(id);
+      if (id == kAbsent || groups == t.comms.all().end())
+        fail(i, "the communicator it makes is not in the trace");
+      const std::string table = fresh(name + "_groups");
+      decls << "static const int " << table << "[] = {" << groups->second.size();
+      for (const CommGroup& g : groups->second) {
+        decls << ", " << g.members.size();
+        for (int32_t m : g.members) decls << ", " << m;
+      }
+      decls << "};\n";
+      emit("cart_sub(" + C + ", " + table + ", " + new_comm + ");");
+      return;
+    }
     case OpFamily::kCartQuery:
       if (op == "MPI_Cart_shift")
         emit("{ int lo, hi; MPI_Cart_shift(" + C + ", 0, 1, &lo, &hi); }");

@@ -232,6 +232,53 @@ std::string Gen::program() {
   MPI_Cart_create(parent, ndims, dims, periods, 0, made);
 }
 )";
+  out << R"(/* The world ranks of my group in a table of groups: count, then per
+   group its size and members in rank order. */
+HELPER const int *my_group(const int *groups, int *n) {
+  const int *p = groups + 1;
+  for (int g = 0; g < groups[0]; ++g, p += 1 + p[0])
+    for (int k = 0; k < p[0]; ++k)
+      if (p[1 + k] == rank) {
+        *n = p[0];
+        return p + 1;
+      }
+  *n = 0;
+  return p;
+}
+/* MPI_Cart_sub with the remain_dims (not recorded) that make the
+   recorded groups; every rank must agree, so the match is reduced. */
+HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
+  int ndims = 0, n = 0;
+  PMPI_Cartdim_get(cart, &ndims);
+  const int *want = my_group(groups, &n);
+  MPI_Group world_group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  for (int mask = 0; mask < (1 << ndims); ++mask) {
+    int remain[16], ok = 1, all = 0;
+    for (int d = 0; d < ndims; ++d) remain[d] = (mask >> (ndims - 1 - d)) & 1;
+    MPI_Comm trial;
+    PMPI_Cart_sub(cart, remain, &trial);
+    if (size_of(trial) != n) ok = 0;
+    MPI_Group g;
+    PMPI_Comm_group(trial, &g);
+    for (int k = 0; ok && k < n; ++k) {
+      int w = -1;
+      PMPI_Group_translate_ranks(g, 1, &k, world_group, &w);
+      ok = w == want[k];
+    }
+    PMPI_Group_free(&g);
+    PMPI_Comm_free(&trial);
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, cart);
+    if (all) {
+      PMPI_Group_free(&world_group);
+      MPI_Cart_sub(cart, remain, made);
+      return;
+    }
+  }
+  fprintf(stderr, "bench: rank %d: no MPI_Cart_sub makes the recorded groups\n", rank);
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+)";
   out << "\n/* Phases (the top-level loops) and their times. */\n#define PHASES "
       << phases.size() + 1 << "\nstatic const char *const phase_names[PHASES] = {";
   for (const auto& p : phases) out << "\"" << p << "\", ";

@@ -34,6 +34,8 @@ PROGRAMS=(
   "bt_like 4 3"
   "mg_vcycle 4 3"
   "amg_like 4 3 --ignore-polls --ignore-matched"
+  "comms 4 5"
+  "comms 6 5"
   "persistent 4 10"
   "persistent_wild 4 5 --ignore-matched"
   "nbc 4 5 --ignore-polls"
@@ -55,7 +57,6 @@ PROGRAMS=(
   "wild_statuses_f 3 3 --ignore-matched"
 )
 REFUSED=(
-  "comms 4 5"
   "misc_p2p 4 5"
   "dtypes 4 3"
   "dtype_reuse 2 4"
