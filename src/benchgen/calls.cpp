@@ -117,7 +117,11 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
 
   switch (tr.family) {
     case OpFamily::kMarker:
+      return;
     case OpFamily::kInit:
+      // As replay does: the calls of several threads have no one order a
+      // single-threaded program could make them in.
+      if (op != "MPI_Init") fail(i, "programs that initialize MPI for threads are not generated");
       return;
     case OpFamily::kFinalize:
       emit("report_times();");
