@@ -296,7 +296,13 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
 )";
   out << "\n/* Tables of values that vary between calls, counters that index them. */\n"
       << decls.str();
-  out << "\nint main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n";
+  // A program that asked for threads gets MPI_Init_thread too (the
+  // benchmark itself makes every call from one thread).
+  const bool thread = !t.nodes.empty() && OpTable::name(t.nodes[0].key.op) == "MPI_Init_thread";
+  out << "\nint main(int argc, char **argv) {\n"
+      << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "
+                   "&provided);\n"
+                 : "  MPI_Init(&argc, &argv);\n");
   out << "  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  PMPI_Comm_size(MPI_COMM_WORLD, &size);\n";
   out << "  if (size != " << t.world_size
       << ") {\n    if (rank == 0) fprintf(stderr, \"bench: generated for " << t.world_size
