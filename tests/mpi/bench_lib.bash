@@ -45,7 +45,7 @@ BENCH_FEATURES=(
   "sim_mix 4 3 --ignore-polls"
   "polling 4 3 --run-only"
   "poll_exact 2 5 --ignore-polls"
-  "wild_statuses 4 3 --ignore-polls --ignore-matched"
+  "wild_statuses 4 3 --run-only"
 )
 BENCH_OTHERS=(
   "sym_c 4 3"
