@@ -2,6 +2,7 @@
 // (op_class.hpp): the arguments come from the node's fields, buffers from
 // the node's own allocation, requests from the request ring.
 #include <algorithm>
+#include <cstdlib>
 
 #include "gen.hpp"
 
@@ -93,7 +94,7 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
   }();
   // The requests a completion or start names: a table of backward
   // distances (links), taken from the ring and given back after the call.
-  auto take = [&](const std::string& use) {
+  auto take = [&](const std::string& use, const std::string& after = "") {
     const int64_t width = std::max<int64_t>(max_list_len(n, links), 1);
     const std::string lk = list(i, links, U);
     emit("{");
@@ -109,20 +110,22 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     }
     emit(use);
     if (!lk.empty()) emit("give_requests(lk, nr, r);");
+    if (!after.empty()) emit(after);
     --depth;
     emit("}");
   };
 
   switch (tr.family) {
     case OpFamily::kMarker:
-    case OpFamily::kInit:
       return;
+    case OpFamily::kInit:
+      return;  // main's first call (MPI_Init or MPI_Init_thread, as recorded)
     case OpFamily::kFinalize:
       emit("report_times();");
       emit(op + "();");
       return;
     case OpFamily::kPcontrol:
-      emit(op + "(0);");
+      emit(op + "(" + S(FieldTable::intern("level", FieldKind::kScalar), Kind::kInt, "0") + ");");
       return;
     case OpFamily::kSend:
     case OpFamily::kSendInit:
@@ -168,8 +171,10 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
            (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
       return;
     case OpFamily::kStart:
-      take(op == "MPI_Start" ? "MPI_Start(&r[0]); push_requests(r, 1);"
-                             : "MPI_Startall(nr, r); push_requests(r, nr);");
+      // A start is itself a request-making call: the started requests get
+      // a new ring row.
+      take(op == "MPI_Start" ? "MPI_Start(&r[0]);" : "MPI_Startall(nr, r);",
+           op == "MPI_Start" ? "push_requests(r, 1);" : "push_requests(r, nr);");
       return;
     case OpFamily::kRequestFree:
     case OpFamily::kCancel:
@@ -309,12 +314,44 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit(op + "(" + C + ", " + S(color, Kind::kInt, "MPI_UNDEFINED") + ", " +
            S(key, Kind::kInt, "0") + ", MPI_INFO_NULL, " + new_comm + ");");
       return;
-    case OpFamily::kCommFree:
-      emit(op + "(comm_ref(" + S(freecomm, Kind::kInt, "TF_NULL") + "));");
+    case OpFamily::kCommFree: {
+      // The freed communicator is the call's `comm`.
+      const std::string id = S(comm, Kind::kInt, "TF_NULL");
+      const std::string var = comm_var(std::atoll(id.c_str()));
+      emit(op + "(" +
+           (var.empty() || var == "MPI_COMM_WORLD" ? "comm_ref(" + id + ")" : "&" + var) + ");");
       return;
+    }
     case OpFamily::kCartCreate: {
       const std::string nd = S(ndims, Kind::kInt, "2");
       emit("cart_create(" + C + ", " + nd + ", " + new_comm + ");");
+      return;
+    }
+    case OpFamily::kCartSub: {
+      // remain_dims is not recorded: the program tries the masks and keeps
+      // the one that makes the recorded groups.
+      const Elastic* e = n.field(newcomm);
+      int64_t id = kAbsent;
+      if (e)
+        for (const ElasticEntry& en : e->entries())
+          for (auto c = en.values.cursor(); !c.done();) {
+            const int64_t v = c.next();
+            if (is_sentinel(v)) continue;
+            if (id != kAbsent && v != id)
+              fail(i, "one MPI_Cart_sub call makes several communicators");
+            id = v;
+          }
+      auto groups = t.comms.all().find(id);
+      if (id == kAbsent || groups == t.comms.all().end())
+        fail(i, "the communicator it makes is not in the trace");
+      const std::string table = fresh(name + "_groups");
+      decls << "static const int " << table << "[] = {" << groups->second.size();
+      for (const CommGroup& g : groups->second) {
+        decls << ", " << g.members.size();
+        for (int32_t m : g.members) decls << ", " << m;
+      }
+      decls << "};\n";
+      emit("cart_sub(" + C + ", " + table + ", " + new_comm + ");");
       return;
     }
     case OpFamily::kCartQuery:

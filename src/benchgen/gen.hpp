@@ -40,6 +40,7 @@ struct Gen {
   int request_ring = 1;                       // slots in the request ring (a power of two)
   int request_width = 1;                      // requests one call may start (Startall)
   std::map<int64_t, std::string> comm_names;  // trace id -> C variable
+  std::map<SiteId, int> site_nodes;           // nodes per call site
   std::vector<std::string> phases;            // top-level loops, by site name
   int top_depth = 1;
 

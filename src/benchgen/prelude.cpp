@@ -151,14 +151,18 @@ HELPER void push_requests(const MPI_Request *r, int n) {
   MPI_Request *row = new_request();
   for (int k = 0; k < n && k < WIDTH; ++k) row[k] = r[k];
 }
-/* The slot of the j-th of n links: a call that made several requests is
-   named once per request, in order. */
+/* The slot of the j-th link: a call that made several requests is named
+   once per request, and the k-th naming in one call is its k-th request
+   still held (calls that free requests one by one name the same row). */
 HELPER MPI_Request *slot(const int *lk, int j) {
   long d = lk[j];
   if (d <= 0 || d > nreq) return NULL;
   int k = 0;
   for (int e = 0; e < j; ++e) k += lk[e] == d;
-  return k < WIDTH ? &ring[(nreq - d + 1) % RING][k] : NULL;
+  MPI_Request *row = ring[(nreq - d + 1) % RING];
+  for (int e = 0; e < WIDTH; ++e)
+    if (row[e] != MPI_REQUEST_NULL && k-- == 0) return &row[e];
+  return NULL;
 }
 HELPER void take_requests(const int *lk, int n, MPI_Request *r) {
   for (int j = 0; j < n; ++j) {
@@ -228,6 +232,53 @@ std::string Gen::program() {
   MPI_Cart_create(parent, ndims, dims, periods, 0, made);
 }
 )";
+  out << R"(/* The world ranks of my group in a table of groups: count, then per
+   group its size and members in rank order. */
+HELPER const int *my_group(const int *groups, int *n) {
+  const int *p = groups + 1;
+  for (int g = 0; g < groups[0]; ++g, p += 1 + p[0])
+    for (int k = 0; k < p[0]; ++k)
+      if (p[1 + k] == rank) {
+        *n = p[0];
+        return p + 1;
+      }
+  *n = 0;
+  return p;
+}
+/* MPI_Cart_sub with the remain_dims (not recorded) that make the
+   recorded groups; every rank must agree, so the match is reduced. */
+HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
+  int ndims = 0, n = 0;
+  PMPI_Cartdim_get(cart, &ndims);
+  const int *want = my_group(groups, &n);
+  MPI_Group world_group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  for (int mask = 0; mask < (1 << ndims); ++mask) {
+    int remain[16], ok = 1, all = 0;
+    for (int d = 0; d < ndims; ++d) remain[d] = (mask >> (ndims - 1 - d)) & 1;
+    MPI_Comm trial;
+    PMPI_Cart_sub(cart, remain, &trial);
+    if (size_of(trial) != n) ok = 0;
+    MPI_Group g;
+    PMPI_Comm_group(trial, &g);
+    for (int k = 0; ok && k < n; ++k) {
+      int w = -1;
+      PMPI_Group_translate_ranks(g, 1, &k, world_group, &w);
+      ok = w == want[k];
+    }
+    PMPI_Group_free(&g);
+    PMPI_Comm_free(&trial);
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, cart);
+    if (all) {
+      PMPI_Group_free(&world_group);
+      MPI_Cart_sub(cart, remain, made);
+      return;
+    }
+  }
+  fprintf(stderr, "bench: rank %d: no MPI_Cart_sub makes the recorded groups\n", rank);
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+)";
   out << "\n/* Phases (the top-level loops) and their times. */\n#define PHASES "
       << phases.size() + 1 << "\nstatic const char *const phase_names[PHASES] = {";
   for (const auto& p : phases) out << "\"" << p << "\", ";
@@ -245,9 +296,11 @@ std::string Gen::program() {
 )";
   out << "\n/* Tables of values that vary between calls, counters that index them. */\n"
       << decls.str();
+  // A program that asked for threads gets MPI_Init_thread too (the
+  // benchmark itself makes every call from one thread).
   const bool thread = !t.nodes.empty() && OpTable::name(t.nodes[0].key.op) == "MPI_Init_thread";
-  out << "\nint main(int argc, char **argv) {\n";
-  out << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "
+  out << "\nint main(int argc, char **argv) {\n"
+      << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "
                    "&provided);\n"
                  : "  MPI_Init(&argc, &argv);\n");
   out << "  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  PMPI_Comm_size(MPI_COMM_WORLD, &size);\n";

@@ -56,7 +56,9 @@ Gen::Gen(const Trace& trace, const bench::Options& options)
       ndims(scalar_field("ndims")),
       high(scalar_field("high")),
       pcomm(scalar_field("pcomm")),
-      rleader(scalar_field("rleader")) {}
+      rleader(scalar_field("rleader")) {
+  for (const Node& n : trace.nodes) ++site_nodes[n.key.site];
+}
 
 void Gen::fail(std::size_t node, const std::string& what) const {
   std::string op = node < t.nodes.size() ? OpTable::name(t.nodes[node].key.op) : "?";
@@ -106,7 +108,10 @@ std::string Gen::site_name(std::size_t i) const {
   const Node& n = t.nodes[i];
   const SourceFrame* f = user_frame(t, n.key.site);
   std::string base = f ? identifier(f->function) : OpTable::name(n.key.op);
-  return base + "_site" + std::to_string(n.key.site);
+  // Nodes of one call site (the site reached on different paths) keep
+  // their own counters and tables.
+  const bool shared = site_nodes.count(n.key.site) && site_nodes.at(n.key.site) > 1;
+  return base + "_site" + std::to_string(n.key.site) + (shared ? "_node" + std::to_string(i) : "");
 }
 
 std::string Gen::site_comment(std::size_t i) const {

@@ -1,146 +1,18 @@
 #!/usr/bin/env bash
-# Benchmark generation over every MPI test program of the project (C, C++,
-# Fortran): record it at 4 ranks (3 where the program wants an odd count),
-# `tracefold bench` the trace, compile the C with
-# `mpicc -std=c11 -Wall -Wextra -Werror`, run it at the recorded count under
-# the recorder, and `tracefold diff --ignore-callsites` the two traces: the
-# same on every rank.
-#   DIFF_EXTRA  programs whose outcome-dependent fields cannot be reproduced
-#               as recorded: wildcard receives (the benchmark keeps
-#               MPI_ANY_SOURCE until wildcard resolution lands, branch
-#               bench15b: --ignore-matched) and polls (--ignore-polls)
-#   REFUSED     programs the generator refuses; the test checks the refusal
-#               names a node and writes no file
-#   NOT_RUN     programs that are not benchmarks of anything (they abort,
-#               crash or test the recorder's own output paths)
+# Benchmark generation over the project's MPI test programs, part 1: the
+# stencils and application kernels. Each program is recorded at 4 ranks (3
+# or 8 where it needs them); `tracefold bench` generates the C benchmark,
+# `mpicc -std=c11 -Wall -Wextra -Werror` compiles it, it runs at the
+# recorded count under the recorder, and `tracefold diff --ignore-callsites`
+# must find the same calls on every rank (tests/mpi/bench_lib.bash has the
+# lists; bench_programs_features.sh and bench_programs_others.sh the rest).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
-
-# name ranks steps [diff options]
-PROGRAMS=(
-  "ring 4 10"
-  "stencil2d_periodic 4 10"
-  "stencil2d_nonperiodic 4 10"
-  "stencil3d 8 4"
-  "stencil_cxx 4 10"
-  "halo26 8 3"
-  "halo26_periodic 8 3"
-  "sweep3d 4 3"
-  "cg 4 4"
-  "ft 4 4"
-  "lu 4 4 --ignore-matched"
-  "pop 4 5"
-  "master_worker 4 10 --ignore-matched"
-  "bt_like 4 3"
-  "mg_vcycle 4 3"
-  "amg_like 4 3"
-  "comms 4 5"
-  "persistent 4 10"
-  "persistent_wild 4 5 --ignore-matched"
-  "nbc 4 5 --ignore-polls"
-  "misc_p2p 4 5 --ignore-polls --ignore-matched"
-  "intercomm 4 5"
-  "comm_null 4 5"
-  "request_links 3 5"
-  "call_paths 4 5"
-  "sim_compute 4 5"
-  "sim_mix 4 3"
-  "polling 4 3 --ignore-polls --ignore-matched"
-  "poll_exact 2 5 --ignore-polls"
-  "wild_statuses 4 3 --ignore-matched"
-  "sym_c 4 3"
-  "sym_cxx 4 3"
-  "stencil_mpif 4 10"
-  "collectives_usempi 4 5"
-  "sym_f 4 3"
-  "halo_f08 4 10"
-  "wild_statuses_f 3 3 --ignore-matched"
-)
-REFUSED=(
-  "dtypes 4 3"
-  "dtype_reuse 2 4"
-  "dtypes_usempi 3 3"
-  "graph_usempi 4 5"
-  "threads 2 5"
-)
-NOT_RUN="abort crash outdir_gone"
-for n in $NOT_RUN; do [[ -x $APPS/app_$n ]] || bad "app_$n is missing"; done
-# Every app of the project is in one of the three lists.
-listed=" $NOT_RUN "
-for p in "${PROGRAMS[@]}" "${REFUSED[@]}"; do listed+="${p%% *} "; done
-for app in "$APPS"/app_*; do
-  n=${app##*/app_}
-  [[ $listed == *" $n "* ]] || bad "app_$n is in none of this test's lists"
-done
-
-bench_one() {
-  local name=$1 np=$2 steps=$3
-  shift 3
-  local what="$name at $np ranks" t0=$SECONDS
-  CHECKS=$((CHECKS + 1))
-  if [[ ! -x $APPS/app_$name ]]; then
-    bad "$what: app_$name is missing"
-    return 0
-  fi
-  record "$name" "$np" "$steps"
-  if [[ $RC -ne 0 || ! -s $DIR/t.tf ]]; then
-    bad "$what: recording the program failed ($RC)"
-    show_run "$DIR/err.txt"
-    return 0
-  fi
-  if ! "$TF" bench "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen-err.txt"; then
-    bad "$what: tracefold bench failed: $(cat "$DIR/gen-err.txt")"
-    return 0
-  fi
-  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$DIR/bench.c" -o "$DIR/bench" 2>"$DIR/cc-err.txt"; then
-    bad "$what: the benchmark does not compile cleanly"
-    head -n 20 "$DIR/cc-err.txt" >&2
-    return 0
-  fi
-  limited "$DIR/bout.txt" "$DIR/berr.txt" \
-    "$TF" record --text -o "$DIR/b.tf" -- "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$DIR/bench"
-  if [[ $LRC -ne 0 || ! -s $DIR/b.tf ]]; then
-    bad "$what: running the benchmark under the recorder failed ($LRC)"
-    show_run "$DIR/bout.txt" "$DIR/berr.txt"
-    return 0
-  fi
-  grep -q "^bench: $np ranks, wall time" "$DIR/bout.txt" || bad "$what: the benchmark printed no wall time"
-  local d drc=0
-  d=$("$TF" diff --ignore-callsites "$@" "$DIR/t.tf" "$DIR/b.tf" 2>&1) || drc=$?
-  if [[ $drc -ne 0 ]]; then
-    bad "$what: the benchmark's trace differs from the program's ($*): $(head -c 600 <<<"$d")"
-    return 0
-  fi
-  ok "$what: same calls on every rank ($d${*:+; $*}), $(wc -l <"$DIR/bench.c") lines of C, $((SECONDS - t0)) s"
-}
-
-refused_one() {
-  local name=$1 np=$2 steps=$3 what="$1 at $2 ranks"
-  CHECKS=$((CHECKS + 1))
-  record "$name" "$np" "$steps"
-  if [[ $RC -ne 0 || ! -s $DIR/t.tf ]]; then
-    bad "$what: recording the program failed ($RC)"
-    return 0
-  fi
-  local rc=0
-  "$TF" bench "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen-err.txt" || rc=$?
-  if [[ $rc -eq 0 ]]; then
-    bad "$what: generation was expected to refuse this program and did not"
-  elif ! grep -Eq 'node [0-9]+ \(MPI_' "$DIR/gen-err.txt"; then
-    bad "$what: the refusal does not name a node: $(cat "$DIR/gen-err.txt")"
-  elif ls "$DIR"/bench.c* >/dev/null 2>&1; then
-    bad "$what: a refused generation left a file behind: $(ls "$DIR"/bench.c*)"
-  else
-    ok "$what: refused ($(cat "$DIR/gen-err.txt"))"
-  fi
-}
-
-for p in "${PROGRAMS[@]}"; do
+source "$SRC/tests/mpi/bench_lib.bash"
+bench_check_lists
+LIST=("${BENCH_KERNELS[@]}")
+for p in "${LIST[@]}"; do
   # shellcheck disable=SC2086
   bench_one $p
-done
-for p in "${REFUSED[@]}"; do
-  # shellcheck disable=SC2086
-  refused_one $p
 done
 finish

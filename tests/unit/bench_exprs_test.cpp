@@ -107,7 +107,9 @@ bool holds(const std::string& pred, long rank) {
 void expect_exact(const Ranklist& set, const Ranklist& universe, int n) {
   const std::string p = rank_predicate(set, universe, n);
   for (int r = 0; r < n; ++r)
-    if (universe.contains(r)) EXPECT_EQ(holds(p, r), set.contains(r)) << p << " at rank " << r;
+    if (universe.contains(r)) {
+      EXPECT_EQ(holds(p, r), set.contains(r)) << p << " at rank " << r;
+    }
 }
 
 }  // namespace

@@ -1,0 +1,151 @@
+# Helpers of tests/mpi/bench_programs*.sh (not a test itself): sourced after
+# tests/apps/mpi_test_lib.bash.
+#   bench_one NAME NP STEPS [DIFF OPTIONS]  record, generate, compile with
+#       mpicc -std=c11 -Wall -Wextra -Werror, record the benchmark, diff
+#   refused_one NAME NP STEPS  record; generation must fail naming a node
+#       and leave no file
+# Every MPI test program of the project is in exactly one list; the three
+# bench_programs*.sh scripts each run one part (CTest gives each script its
+# own time limit). Entries: name ranks steps [diff options].
+#   diff options: programs whose outcome-dependent fields cannot be
+#   reproduced as recorded: wildcard receives (the benchmark keeps
+#   MPI_ANY_SOURCE until wildcard resolution lands: --ignore-matched) and
+#   polls (--ignore-polls). --run-only: the benchmark must generate, compile
+#   and run, but is not diffed: which request MPI_Waitany/Waitsome complete
+#   (index, indices) depends on timing and diff has no option to ignore it
+BENCH_KERNELS=(
+  "ring 4 10"
+  "stencil2d_periodic 4 10"
+  "stencil2d_nonperiodic 4 10"
+  "stencil3d 8 4"
+  "stencil_cxx 4 10"
+  "halo26 8 3"
+  "halo26_periodic 8 3"
+  "sweep3d 4 3"
+  "cg 4 4"
+  "ft 4 4"
+  "lu 4 4 --ignore-matched"
+  "pop 4 5"
+  "master_worker 4 10 --ignore-matched"
+  "bt_like 4 3"
+  "mg_vcycle 4 3"
+  "amg_like 4 3 --ignore-polls --ignore-matched"
+)
+BENCH_FEATURES=(
+  "comms 4 5"
+  "comms 6 5"
+  "persistent 4 10"
+  "persistent_wild 4 5 --ignore-matched"
+  "nbc 4 5 --ignore-polls"
+  "intercomm 4 5"
+  "comm_null 4 5"
+  "request_links 3 5 --ignore-polls --ignore-matched"
+  "call_paths 4 5"
+  "sim_compute 4 5"
+  "sim_mix 4 3 --ignore-polls"
+  "polling 4 3 --run-only"
+  "poll_exact 2 5 --ignore-polls"
+  "wild_statuses 4 3 --run-only"
+)
+BENCH_OTHERS=(
+  "sym_c 4 3"
+  "sym_cxx 4 3"
+  "stencil_mpif 4 10"
+  "collectives_usempi 4 5"
+  "sym_f 4 3"
+  "halo_f08 4 10 --ignore-matched"
+  "wild_statuses_f 3 3 --ignore-matched"
+)
+# Programs the generator refuses (derived datatypes, graph topologies): the refusal must name a node and write no file.
+BENCH_REFUSED=(
+  "misc_p2p 4 5"
+  "dtypes 4 3"
+  "dtype_reuse 2 4"
+  "dtypes_usempi 3 3"
+  "graph_usempi 4 5"
+)
+# Programs not run: abort, crash and outdir_gone are no benchmarks of
+# anything (they test the recorder's failure paths); threads makes MPI
+# calls from several threads, which a single-threaded benchmark cannot
+# order (its generated program does not finish: not solved).
+BENCH_NOT_RUN="abort crash outdir_gone threads"
+
+# Fails for an app of the project that no list names.
+bench_check_lists() {
+  local listed=" $BENCH_NOT_RUN " p n app
+  for p in "${BENCH_KERNELS[@]}" "${BENCH_FEATURES[@]}" "${BENCH_OTHERS[@]}" "${BENCH_REFUSED[@]}"; do
+    listed+="${p%% *} "
+  done
+  for n in $BENCH_NOT_RUN; do [[ -x $APPS/app_$n ]] || bad "app_$n is missing"; done
+  for app in "$APPS"/app_*; do
+    n=${app##*/app_}
+    [[ $listed == *" $n "* ]] || bad "app_$n is in none of the benchmark test's lists"
+  done
+}
+
+bench_one() {
+  local name=$1 np=$2 steps=$3
+  shift 3
+  local what="$name at $np ranks" t0=$SECONDS
+  CHECKS=$((CHECKS + 1))
+  if [[ ! -x $APPS/app_$name ]]; then
+    bad "$what: app_$name is missing"
+    return 0
+  fi
+  record "$name" "$np" "$steps"
+  if [[ $RC -ne 0 || ! -s $DIR/t.tf ]]; then
+    bad "$what: recording the program failed ($RC)"
+    show_run "$DIR/err.txt"
+    return 0
+  fi
+  if ! "$TF" bench "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen-err.txt"; then
+    bad "$what: tracefold bench failed: $(cat "$DIR/gen-err.txt")"
+    return 0
+  fi
+  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$DIR/bench.c" -o "$DIR/bench" 2>"$DIR/cc-err.txt"; then
+    bad "$what: the benchmark does not compile cleanly"
+    head -n 20 "$DIR/cc-err.txt" >&2
+    return 0
+  fi
+  limited "$DIR/bout.txt" "$DIR/berr.txt" \
+    "$TF" record --text -o "$DIR/b.tf" -- "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$DIR/bench"
+  if [[ $LRC -ne 0 || ! -s $DIR/b.tf ]]; then
+    bad "$what: running the benchmark under the recorder failed ($LRC)"
+    show_run "$DIR/bout.txt" "$DIR/berr.txt"
+    return 0
+  fi
+  grep -q "^bench: $np ranks, wall time" "$DIR/bout.txt" || bad "$what: the benchmark printed no wall time"
+  if [[ ${1:-} == --run-only ]]; then
+    ok "$what: generated, compiled and ran (not diffed: completion order depends on timing)"
+    return 0
+  fi
+  local d drc=0
+  d=$("$TF" diff --ignore-callsites "$@" "$DIR/t.tf" "$DIR/b.tf" 2>&1) || drc=$?
+  if [[ $drc -ne 0 ]]; then
+    bad "$what: the benchmark's trace differs from the program's ($*): $(head -c 600 <<<"$d")"
+    return 0
+  fi
+  ok "$what: same calls on every rank ($d${*:+; $*}), $(wc -l <"$DIR/bench.c") lines of C, $((SECONDS - t0)) s"
+}
+
+refused_one() {
+  local name=$1 np=$2 steps=$3 what="$1 at $2 ranks"
+  CHECKS=$((CHECKS + 1))
+  record "$name" "$np" "$steps"
+  if [[ $RC -ne 0 || ! -s $DIR/t.tf ]]; then
+    bad "$what: recording the program failed ($RC)"
+    return 0
+  fi
+  local rc=0
+  "$TF" bench "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen-err.txt" || rc=$?
+  if [[ $rc -eq 0 ]]; then
+    bad "$what: generation was expected to refuse this program and did not"
+  elif ! grep -Eq 'node [0-9]+ \(MPI_' "$DIR/gen-err.txt"; then
+    bad "$what: the refusal does not name a node: $(cat "$DIR/gen-err.txt")"
+  elif ls "$DIR"/bench.c* >/dev/null 2>&1; then
+    bad "$what: a refused generation left a file behind: $(ls "$DIR"/bench.c*)"
+  else
+    ok "$what: refused ($(cat "$DIR/gen-err.txt"))"
+  fi
+}
+
