@@ -46,6 +46,8 @@ BENCH_FEATURES=(
   "polling 4 3 --run-only"
   "poll_exact 2 5 --ignore-polls"
   "wild_statuses 4 3 --run-only"
+  "coll_sites 4 3"
+  "waits_inject 2 3"
 )
 BENCH_OTHERS=(
   "sym_c 4 3"
