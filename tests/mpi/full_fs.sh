@@ -102,8 +102,13 @@ fi
 plain abort 4 40
 mkdir -p "$WORK/hand"
 cd "$WORK/hand"
+# As `record` does (docs/recording.md): give the ranks 5 s between SIGTERM
+# and SIGKILL; mpirun's default of 1 s can cut a rank that is still trying
+# the places for its partial (seen: 2 or 3 of 4 saved).
+export OMPI_MCA_odls_base_sigkill_timeout=5
 limited "$WORK/hand.out" "$WORK/hand.err" "$MPIRUN" -x LD_PRELOAD="$LIB" \
   -x TRACEFOLD_OUTPUT="$SMALL/full/t.tf" -np 4 "$APPS/app_abort" 40
+unset OMPI_MCA_odls_base_sigkill_timeout
 cd "$WORK"
 [[ $LRC -eq $PRC ]] || bad "by hand: exit $LRC, untraced run exits $PRC"
 [[ -z $(ls -A "$SMALL/full/t.tf.partial" 2>/dev/null) ]] ||
