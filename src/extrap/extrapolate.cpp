@@ -113,74 +113,14 @@ struct NodeWork {
   }
 };
 
-}  // namespace
-
-ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
-  if (in.size() < 2)
-    throw ExtrapError(
-        "extrapolation needs traces of at least two rank counts (a d-dimensional "
-        "grid needs d+1)");
-  if (opts.ranks < 1) throw ExtrapError("--ranks must be at least 1");
-  if (opts.ranks > INT32_MAX) throw ExtrapError("--ranks must fit an MPI rank (at most 2^31-1)");
-  ExtrapResult res;
-  std::map<int32_t, std::string> by_size;
-  for (const auto& x : in) {
-    check_input(x);
-    auto [it, fresh] = by_size.emplace(x.trace.world_size, x.name);
-    if (!fresh)
-      throw ExtrapError(x.name + " and " + it->second + " both have " +
-                        std::to_string(x.trace.world_size) +
-                        " ranks: give traces of different rank counts");
-  }
-
-  // 1. Topology of every input, then of the target.
-  std::vector<GridInput> grids;
-  int dims = 0;
-  for (const auto& x : in) {
-    TopologyDetection det;
-    try {
-      det = detect_topology(relative_endpoints(x.trace));
-    } catch (const std::runtime_error& e) {
-      throw ExtrapError(x.name + ": " + e.what());
-    }
-    dims = std::max(dims, det.topology.dims());
-    std::string critical;
-    for (int64_t r : det.critical) critical += " " + std::to_string(r);
-    res.explanation.push_back(
-        "input " + x.name + ": " + std::to_string(x.trace.world_size) + " ranks, grid " +
-        grid_text(det.topology) + ", " + std::to_string(det.groups) +
-        " endpoint patterns, critical nodes" + critical +
-        (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()));
-    grids.push_back(make_grid_input(x, det.topology));
-    res.input_grids.push_back(det.topology);
-  }
-  for (const auto& g : grids)
-    if (g.topo.dims() != dims)
-      throw ExtrapError(g.input->name + ": its " + std::to_string(g.input->trace.world_size) +
-                        " ranks form a " + std::to_string(g.topo.dims()) + "-D grid (" +
-                        g.topo.to_string() + ") while other inputs are " + std::to_string(dims) +
-                        "-D: use rank counts that give every dimension at least 2 ranks");
-  if (in.size() < static_cast<std::size_t>(dims) + 1)
-    throw ExtrapError("a " + std::to_string(dims) + "-D grid needs traces of at least " +
-                      std::to_string(dims + 1) + " rank counts, got " + std::to_string(in.size()));
-  res.target = choose_target(grids, opts, res.target_rule);
-  for (int64_t s : res.target.sizes)
-    if (s < 2)
-      throw ExtrapError("target grid " + res.target.to_string() +
-                        " has a dimension of 1 rank; the inputs' grids have at least 2");
-  res.explanation.push_back("target: " + std::to_string(opts.ranks) + " ranks, grid " +
-                            res.target.to_string() + " (" + res.target_rule + ")");
-
-  // 2. Alignment.
-  const auto order = align_nodes(in);
-
-  // 3 and 4. Node by node.
-  Trace& out = res.trace;
-  out.world_size = static_cast<int32_t>(opts.ranks);
-  out.comms.define_world(out.world_size);
+// Extrapolates the aligned nodes of `in` (order as align_nodes gives it)
+// into `out`, whose world and tables are set up by the caller.
+void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
+                       const std::vector<std::vector<std::size_t>>& order, const Topology& target,
+                       Trace& out, ExtrapResult& res, const ProgressFn& progress) {
   for (std::size_t i = 0; i < order[0].size(); ++i) {
-    report_progress(opts.progress, i, order[0].size());
-    NodeWork w{in, grids, res.target, {}, "", &res.explanation};
+    report_progress(progress, i, order[0].size());
+    NodeWork w{in, grids, target, {}, "", &res.explanation};
     for (std::size_t k = 0; k < in.size(); ++k) w.nodes.push_back(&in[k].trace.nodes[order[k][i]]);
     const Trace& t0 = in[0].trace;
     w.label = "node " + std::to_string(order[0][i]) + " (" + describe_node(t0, *w.nodes[0]) + ")";
@@ -243,7 +183,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
         for (std::size_t k = 0; k < in.size(); ++k)
           if (per[k]) obs.push_back({in[k].trace.world_size, grids[k].topo.sizes, get(*per[k])});
         std::string text;
-        Histogram h = extrapolate_histogram(obs, res.target, node.ranks.first(), &text);
+        Histogram h = extrapolate_histogram(obs, target, node.ranks.first(), &text);
         if (!h.empty())
           res.explanation.push_back(
               std::string("    time pred=") +
@@ -274,7 +214,140 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
     }
     out.nodes.push_back(std::move(node));
   }
-  report_progress(opts.progress, order[0].size(), order[0].size());
+  report_progress(progress, order[0].size(), order[0].size());
+}
+
+// The cell-by-cell path: each target cell from the inputs restricted to
+// that cell, then the cells merged.
+void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
+                         ExtrapResult& res, const ExtrapOptions& opts) {
+  const Topology& target = res.target;
+  const int cells = cell_count(target);
+  bool first = true;
+  for (int c = 0; c < cells; ++c) {
+    report_progress(opts.progress, static_cast<std::size_t>(c), static_cast<std::size_t>(cells));
+    if (cell_ranks(target, c).empty()) continue;
+    std::vector<ExtrapInput> cin;
+    std::vector<const GridInput*> from;
+    cin.reserve(in.size());
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (grids[k].cell_rep[static_cast<std::size_t>(c)] < 0) continue;
+      cin.push_back({in[k].name, restrict_to_cell(in[k].trace, grids[k], c, in[k].name)});
+      from.push_back(&grids[k]);
+    }
+    const std::string where = "ranks at " + cell_name(target, c);
+    if (cin.empty())
+      throw ExtrapError(where +
+                        ": no input has ranks there (every input's grid is too small in some "
+                        "dimension): record a run with at least 3 ranks along each dimension");
+    std::vector<GridInput> cg;
+    for (std::size_t j = 0; j < cin.size(); ++j)
+      cg.push_back(make_grid_input(cin[j], from[j]->topo));
+    std::vector<std::vector<std::size_t>> order;
+    try {
+      order = align_nodes(cin);
+    } catch (const ExtrapError& e) {
+      throw ExtrapError(where + ": " + e.what());
+    }
+    res.explanation.push_back(where + " (" + std::to_string(cin.size()) + " inputs, " +
+                              std::to_string(order[0].size()) + " nodes):");
+    Trace part;
+    part.world_size = static_cast<int32_t>(opts.ranks);
+    part.comms.define_world(part.world_size);
+    try {
+      extrapolate_nodes(cin, cg, order, target, part, res, {});
+    } catch (const ExtrapError& e) {
+      throw ExtrapError(where + ": " + e.what());
+    }
+    if (part.nodes.empty()) continue;
+    canonicalize_sites(part);  // the merge expects timing blocks sorted by predecessor
+    if (first) {
+      res.trace = std::move(part);
+      first = false;
+    } else {
+      res.trace = merge_traces(res.trace, part);
+    }
+  }
+  report_progress(opts.progress, static_cast<std::size_t>(cells), static_cast<std::size_t>(cells));
+}
+
+}  // namespace
+
+ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
+  if (in.size() < 2)
+    throw ExtrapError(
+        "extrapolation needs traces of at least two rank counts (a d-dimensional "
+        "grid needs d+1)");
+  if (opts.ranks < 1) throw ExtrapError("--ranks must be at least 1");
+  if (opts.ranks > INT32_MAX) throw ExtrapError("--ranks must fit an MPI rank (at most 2^31-1)");
+  ExtrapResult res;
+  std::map<int32_t, std::string> by_size;
+  for (const auto& x : in) {
+    check_input(x);
+    auto [it, fresh] = by_size.emplace(x.trace.world_size, x.name);
+    if (!fresh)
+      throw ExtrapError(x.name + " and " + it->second + " both have " +
+                        std::to_string(x.trace.world_size) +
+                        " ranks: give traces of different rank counts");
+  }
+
+  // 1. Topology of every input, then of the target.
+  std::vector<GridInput> grids;
+  int dims = 0;
+  for (const auto& x : in) {
+    TopologyDetection det;
+    try {
+      det = detect_topology(relative_endpoints(x.trace));
+    } catch (const std::runtime_error& e) {
+      throw ExtrapError(x.name + ": " + e.what());
+    }
+    dims = std::max(dims, det.topology.dims());
+    std::string critical;
+    for (int64_t r : det.critical) critical += " " + std::to_string(r);
+    res.explanation.push_back(
+        "input " + x.name + ": " + std::to_string(x.trace.world_size) + " ranks, grid " +
+        grid_text(det.topology) + ", " + std::to_string(det.groups) +
+        " endpoint patterns, critical nodes" + critical +
+        (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()));
+    grids.push_back(make_grid_input(x, det.topology));
+    res.input_grids.push_back(det.topology);
+  }
+  for (const auto& g : grids)
+    if (g.topo.dims() != dims)
+      throw ExtrapError(g.input->name + ": its " + std::to_string(g.input->trace.world_size) +
+                        " ranks form a " + std::to_string(g.topo.dims()) + "-D grid (" +
+                        g.topo.to_string() + ") while other inputs are " + std::to_string(dims) +
+                        "-D: use rank counts that give every dimension at least 2 ranks");
+  if (in.size() < static_cast<std::size_t>(dims) + 1)
+    throw ExtrapError("a " + std::to_string(dims) + "-D grid needs traces of at least " +
+                      std::to_string(dims + 1) + " rank counts, got " + std::to_string(in.size()));
+  res.target = choose_target(grids, opts, res.target_rule);
+  for (int64_t s : res.target.sizes)
+    if (s < 2)
+      throw ExtrapError("target grid " + res.target.to_string() +
+                        " has a dimension of 1 rank; the inputs' grids have at least 2");
+  res.explanation.push_back("target: " + std::to_string(opts.ranks) + " ranks, grid " +
+                            res.target.to_string() + " (" + res.target_rule + ")");
+
+  // 2. Alignment of the whole node lists, else cell by cell (per_cell.cpp).
+  std::vector<std::vector<std::size_t>> order;
+  std::string whole_error;
+  try {
+    order = align_nodes(in);
+  } catch (const ExtrapError& e) {
+    whole_error = e.what();
+  }
+  Trace& out = res.trace;
+  out.world_size = static_cast<int32_t>(opts.ranks);
+  out.comms.define_world(out.world_size);
+  if (whole_error.empty()) {
+    // 3 and 4. Node by node.
+    extrapolate_nodes(in, grids, order, res.target, out, res, opts.progress);
+  } else {
+    res.explanation.push_back("the merged node lists differ between the inputs (" + whole_error +
+                              "): extrapolating cell by cell");
+    extrapolate_by_cell(in, grids, res, opts);
+  }
   canonicalize_sites(out);
   return res;
 }

@@ -80,6 +80,14 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const Topology& target, const std::string& what, bool peer,
                             std::vector<std::string>* explain);
 
+// ------------------------------------------------------------- per_cell.cpp
+
+/// The trace as the ranks of one cell of `g` recorded it: the sub-list of
+/// the cell's lowest rank, its values given to every rank of the cell
+/// (timing blocks stay whole). Throws ExtrapError naming `name` when a rank
+/// of the cell has other calls or values.
+Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const std::string& name);
+
 // ------------------------------------------------------- histogram_fit.cpp
 
 struct HistogramObservation {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The extrapolation contract beyond the 2-D stencils: the 3-D periodic
 # stencil (MPI_Dims_create grids 2x2x2, 3x2x2, 3x3x2, 3x3x3 -> 4x3x3, and
-# between), the 2-D stencil under strong scaling (message sizes 720/S1)
-# and the FT-like all-to-all (3, 4, 5 -> 8, and between). Each
+# between), the 2-D stencil under strong scaling (message sizes 720/S1),
+# the FT-like all-to-all (3, 4, 5 -> 8, and between) and the wavefront
+# sweep (4, 9, 16 -> 25, and between). Each
 # extrapolation must `tracefold diff` (call sites included) same as a real
 # run at that count.
 TF=$1; SRC=$2; APPS=$3
@@ -36,6 +37,20 @@ if grep -q "MPI_Isend .*count=144 " strong-r12.txt &&
   ok "strong scaling: message size 720/S1 (144 values at 5x5)"
 else
   bad "strong scaling: the message size is not 720/S1"
+fi
+
+# The wavefront sweep: its merged node lists differ between rank counts
+# (corner, edge and interior ranks skip different receives, and the merge
+# joins them differently at each count), so it goes cell by cell.
+for n in 4 9 16 25; do rec sw "$n" sweep3d; done
+same_as_real "sweep3d: 4,9,16 -> 25" x-sw-25.tf sw-25.tf sw-4.tf sw-9.tf sw-16.tf
+same_as_real "sweep3d: 4,9,25 -> 16 (between)" b-sw-16.tf sw-16.tf sw-4.tf sw-9.tf sw-25.tf
+CHECKS=$((CHECKS + 1))
+if grep -q "extrapolating cell by cell" <("$TF" extrapolate sw-4.tf sw-9.tf sw-16.tf --ranks 25 \
+  -o e.tf --explain 2>&1); then
+  ok "sweep3d: --explain says it went cell by cell"
+else
+  bad "sweep3d: --explain does not say it went cell by cell"
 fi
 
 # FT-like: only collectives (an Alltoall and Allreduces), a 1-D "grid".
