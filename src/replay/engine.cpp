@@ -68,7 +68,7 @@ void Engine::run() {
     const uint64_t sent_before = bytes_sent_;
     node_ = it.current_node() ? it.current_node() - trace_.nodes.data() : -1;
     if (prob_) {
-      lossy_->resolve(ev, it.current_node(), is_collective(info));
+      lossy_->resolve(ev, it.current_node(), op_traits(ev.op).collective());
       est_ns_ += static_cast<double>(std::max<int64_t>(ev.compute_ns, 0));
       post_due();
       issue_probabilistic(ev, info);

@@ -26,6 +26,7 @@
 #include "mpi_ids.hpp"
 #include "replay_internal.hpp"
 #include "tracefold/expand.hpp"
+#include "tracefold/op_class.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/wildcards.hpp"
 
@@ -146,8 +147,6 @@ class Engine {
     MPI_Request handle = MPI_REQUEST_NULL;
     std::vector<char> buf;
   };
-
-  static bool is_collective(const OpInfo& info);
 
   void add_incoming(int32_t sender, const Event& ev, double est, uint64_t order);
 

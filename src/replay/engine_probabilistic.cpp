@@ -10,40 +10,6 @@ void Engine::enable_probabilistic() {
   plan_incoming();
 }
 
-bool Engine::is_collective(const OpInfo& info) {
-  switch (info.kind) {
-    case Kind::kBarrier:
-    case Kind::kBcast:
-    case Kind::kReduce:
-    case Kind::kAllreduce:
-    case Kind::kScan:
-    case Kind::kExscan:
-    case Kind::kGather:
-    case Kind::kGatherv:
-    case Kind::kScatter:
-    case Kind::kScatterv:
-    case Kind::kAllgather:
-    case Kind::kAllgatherv:
-    case Kind::kAlltoall:
-    case Kind::kAlltoallv:
-    case Kind::kAlltoallw:
-    case Kind::kReduceScatter:
-    case Kind::kReduceScatterBlock:
-    case Kind::kCommDup:
-    case Kind::kCommSplit:
-    case Kind::kCommSplitType:
-    case Kind::kCommCreate:
-    case Kind::kCommCreateGroup:
-    case Kind::kCartCreate:
-    case Kind::kCartSub:
-    case Kind::kIntercommCreate:
-    case Kind::kIntercommMerge:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void Engine::add_incoming(int32_t sender, const Event& ev, double est, uint64_t order) {
   const int64_t peer = ev.get(f_.peer);
   if (is_sentinel(peer)) return;
@@ -244,7 +210,7 @@ void Engine::issue_probabilistic(const Event& ev, const OpInfo& info) {
       return complete(ev);
     }
     default:
-      if (is_collective(info) && !info.nonblocking) post_all_postable();
+      if (op_traits(ev.op).collective() && !info.nonblocking) post_all_postable();
       return issue(ev, info);
   }
 }
