@@ -253,7 +253,6 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
       for (std::size_t j = 0; j < runs[0][i].pattern.size(); ++j) {
         std::vector<int64_t> v;
         for (const auto& r : runs) v.push_back(r[i].pattern[j]);
-        // Another cell's number here: same runs, same pattern lengths.
         // Another cell's number here: same runs and pattern lengths, or
         // else the same index in an equally long (short) sequence.
         const Locator at = [i, j](const ValueSeq& ref,
