@@ -392,6 +392,10 @@ HELPER int peer_rel(long offset) {
   return (int)(((rank + offset) % size + size) % size);
 }
 )";
+    static const char* const kGrid[] = {"%ld", "%ldx%ld", "%ldx%ldx%ld"};
+    static const char* const kSizes[] = {"S1,", "S2, S1,", "S3, S2, S1,"};
+    out << "\n#define GRID \"" << kGrid[m.dims - 1] << "\"\n#define GRID_SIZES "
+        << kSizes[m.dims - 1];
     out << "\n#define PHASES " << phases.size() + 1
         << "\nstatic const char *const phase_names[PHASES] = {";
     for (const auto& p : phases) out << "\"" << p << "\", ";
@@ -403,7 +407,7 @@ static void report_times(void) {
   mine[PHASES] = now() - start_time;
   PMPI_Reduce(mine, most, PHASES + 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (rank != 0) return;
-  printf("bench: %d ranks (grid %ld x %ld x %ld), wall time %.6f s\n", size, S3, S2, S1, most[PHASES]);
+  printf("bench: %d ranks (grid " GRID "), wall time %.6f s\n", size, GRID_SIZES most[PHASES]);
   for (int k = 0; k + 1 < PHASES; ++k) printf("bench: phase %d (%s) %.6f s\n", k, phase_names[k], most[k]);
   fflush(stdout);
 }

@@ -2,6 +2,7 @@
 // values from the extrapolation library; the values' models are fitted
 // here and then checked against every rank of every input.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -220,6 +221,30 @@ std::string time_c(const std::vector<extrap::TimePoint>& points) {
   }
 }
 
+// `MPI_Irecv in main (stencil2d.c:75)` from the first input's symbols: the
+// outermost frame of the first call-site address that is the program's
+// own code; without symbols, the raw call site.
+std::string site_text(const Trace& t, const Node& n, std::string& function) {
+  for (const Frame& f : t.sites.at(n.key.site).frames) {
+    const SourceFrames* s = t.symtab.symbols_of(f);
+    if (!s || s->empty()) continue;
+    const SourceFrame& sf = s->back();
+    const std::string& fn = sf.function;
+    if (fn.empty() || fn.starts_with("MPI_") || fn.starts_with("PMPI_") || fn.starts_with("mpi_") ||
+        fn.find("tracefold") != std::string::npos)
+      continue;
+    function.clear();
+    for (char c : fn) {
+      if (c == '(' || c == '<') break;
+      function += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    }
+    const std::string file = sf.file.substr(sf.file.rfind('/') + 1);
+    return OpTable::name(n.key.op) + " in " + fn +
+           (file.empty() ? "" : " (" + file + ":" + std::to_string(sf.line) + ")");
+  }
+  return extrap::detail::describe_node(t, n);
+}
+
 }  // namespace
 
 Model build_model(const std::vector<ExtrapInput>& in) {
@@ -280,8 +305,9 @@ Model build_model(const std::vector<ExtrapInput>& in) {
     for (std::size_t k = 0; k < in.size(); ++k) nodes.push_back(&in[k].trace.nodes[order[k][i]]);
     PNode pn;
     pn.op = OpTable::name(nodes[0]->key.op);
-    pn.name = "n" + std::to_string(i) + "_" + pn.op.substr(4);
-    pn.comment = extrap::detail::describe_node(in[0].trace, *nodes[0]);
+    std::string function;
+    pn.comment = site_text(in[0].trace, *nodes[0], function);
+    pn.name = (function.empty() ? pn.op.substr(4) : function) + "_n" + std::to_string(i);
     const std::string label = "node " + std::to_string(i) + " (" + pn.comment + ")";
     auto per = [&](auto get) {
       std::vector<const Elastic*> v;
