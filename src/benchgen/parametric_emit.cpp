@@ -259,7 +259,8 @@ struct Emitter {
     if (!n.compute.empty()) {
       char scale[32];
       std::snprintf(scale, sizeof scale, "%.6g", opt.scale);
-      body << line() << "spin_ns((" << n.compute << ") * " << scale << ");\n";
+      body << line() << "spin_ns("
+           << (opt.scale == 1 ? n.compute : "(" + n.compute + ") * " + scale) << ");\n";
     }
     call(h, counter);
     body << line() << "++" << counter << ";\n";
