@@ -9,7 +9,10 @@
 #     traces, and from the extrapolated 256, 1,024 and 16,384 (its models
 #     are checked on every rank of every input: that cost grows with them).
 # The parametric program of the recorded traces is then run at 36 ranks
-# and its recorded trace diffed against the program's, as a sanity check.
+# and its recorded trace diffed against the program's, as a sanity check;
+# then two shapes too large for a test on two cores, each diffed against a
+# real run: MPI_Dims_create's uneven 2-D grids (6, 12, 20 -> 30 ranks)
+# and the 3-D stencil (8, 12, 18, 27 -> 36 ranks).
 #
 # Settings (environment): BUILD_DIR=build, STEPS=12.
 set -euo pipefail
@@ -61,3 +64,19 @@ fi
 "$TF" record -o b-36.tf -- mpirun -np 36 ./param-rec > b-36.log 2>&1
 "$TF" record -o r-36.tf -- mpirun -np 36 "$APPS/app_$APP" "$STEPS" > r-36.log 2>&1
 echo "parametric program at 36 ranks vs the program: $("$TF" diff --ignore-callsites r-36.tf b-36.tf 2>&1 | head -n 3)"
+
+# other_shape WHAT APP RUN_AT INPUT_COUNTS...
+other_shape() {
+  local what=$1 app=$2 at=$3 n ins=()
+  shift 3
+  for n in "$@" "$at"; do
+    "$TF" record -o "$app-$n.tf" -- mpirun -np "$n" "$APPS/app_$app" "$STEPS" > "rec-$app-$n.log" 2>&1
+  done
+  for n in "$@"; do ins+=("$app-$n.tf"); done
+  "$TF" bench --parametric "${ins[@]}" -o "p-$app.c" 2> /dev/null
+  mpicc -std=c11 -O1 -Wall -Wextra -Werror "p-$app.c" -o "p-$app"
+  "$TF" record -o "pb-$app-$at.tf" -- mpirun -np "$at" "./p-$app" > "pb-$app.log" 2>&1
+  echo "$what: $("$TF" diff --ignore-callsites "$app-$at.tf" "pb-$app-$at.tf" 2>&1 | head -n 3)"
+}
+other_shape "uneven 2-D grids, 6, 12, 20 -> 30 ranks" stencil2d_nonperiodic 30 6 12 20
+other_shape "3-D stencil, 8, 12, 18, 27 -> 36 ranks" stencil3d 36 8 12 18 27
