@@ -7,6 +7,7 @@
 
 #include "parametric.hpp"
 #include "tracefold/extrap/topology.hpp"
+#include "tracefold/trace_io.hpp"
 
 using namespace tracefold::benchgen::param;
 
@@ -163,4 +164,47 @@ TEST(BenchParametric, TooFewInputsRefused) {
   std::vector<tracefold::bench::TraceAtScale> one(1);
   one[0].name = "a.tf";
   EXPECT_THROW(tracefold::bench::generate_parametric_c(one), tracefold::bench::BenchError);
+}
+
+namespace {
+
+// A ring program's trace at `p` ranks in the text form: every rank sends
+// `count` items to its right neighbour and receives from its left one.
+tracefold::bench::TraceAtScale ring(int p, int count) {
+  const std::string n = std::to_string(p), c = std::to_string(count);
+  const std::string text = "tracefold-trace 2\nworld " + n +
+                           "\nlossy -\nsites 2\nsite 0 app+0x10\nsite 1 app+0x20\ncomms 1\n"
+                           "comm 0 members *\nnodes 2\n"
+                           "node 0 MPI_Isend site=0 ranks=*\n  count 1 @ *\n  field peer 1 @ *\n"
+                           "  field tag 7 @ *\n  field count " +
+                           c + " @ *\n  field dtype 9 @ *\n  field dsize 8 @ *\n" +
+                           "node 1 MPI_Recv site=1 ranks=*\n  count 1 @ *\n  field peer " +
+                           std::to_string(p - 1) + " @ *\n  field tag 7 @ *\n  field count " + c +
+                           " @ *\n  field dtype 9 @ *\n  field dsize 8 @ *\nend\n";
+  return {"ring-" + n + ".tf", tracefold::parse_trace(text, "ring-" + n + ".tf")};
+}
+
+}  // namespace
+
+// A whole model: peers become grid offsets, a strong-scaling count a share.
+TEST(BenchParametric, RingModelWritten) {
+  const std::string c =
+      tracefold::bench::generate_parametric_c({ring(3, 20), ring(4, 15), ring(5, 12)});
+  EXPECT_NE(c.find("peer_at(1, 0, 0)"), std::string::npos);
+  EXPECT_NE(c.find("peer_at(-1, 0, 0)"), std::string::npos);
+  EXPECT_NE(c.find("(60L / (S1))"), std::string::npos);
+  EXPECT_NE(c.find("MPI_Recv(rbuf"), std::string::npos);
+}
+
+// Values no model explains stop generation, naming the node and field.
+TEST(BenchParametric, InconsistentValuesNamed) {
+  try {
+    tracefold::bench::generate_parametric_c({ring(3, 5), ring(4, 7), ring(5, 20)});
+    FAIL() << "generated from values no model fits";
+  } catch (const tracefold::bench::BenchError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("node 0 (MPI_Isend"), std::string::npos) << what;
+    EXPECT_NE(what.find("field count"), std::string::npos) << what;
+    EXPECT_NE(what.find("5 at 3, 7 at 4, 20 at 5"), std::string::npos) << what;
+  }
 }
