@@ -304,30 +304,54 @@ struct Emitter {
   std::string grid_setup() const {
     std::ostringstream s;
     const int d = m.dims;
+    auto refuse = [&](const std::string& text, const std::string& args) {
+      s << "      if (rank == 0) fprintf(stderr, \"bench: " << text << "\\n\"" << args
+        << ");\n      MPI_Finalize();\n      return 1;\n";
+    };
+    // The user may name the grid (sizes slowest first, as MPI_Dims_create
+    // and MPI_Cart_create take them), as in the seed; otherwise the inputs' rule.
+    s << "  if (argc > 1) {\n    long ranks = 1;\n";
+    s << "    if (argc != " << d + 1 << ") {\n";
+    refuse("give the grid as " + std::to_string(d) +
+               " sizes, slowest first, or nothing for the rule of the traces",
+           "");
+    s << "    }\n";
+    for (int i = 0; i < d; ++i)
+      s << "    S" << i + 1 << " = atol(argv[" << d - i << "]);\n    ranks *= S" << i + 1 << ";\n";
+    s << "    if (";
+    for (int i = 0; i < d; ++i) s << "S" << i + 1 << " < 2 || ";
+    s << "ranks != size) {\n";
+    refuse("the grid given holds %ld ranks (each side must be at least 2), run with %d",
+           ", ranks, size");
+    s << "    }\n  } else {\n";
     if (m.equal_sides) {
       static const char* const kWhat[] = {"at least 2 ranks", "a square number of ranks",
                                           "a cube number of ranks"};
-      s << "  long side = 1;\n  while (";
+      s << "    long side = 1;\n    while (";
       for (int i = 0; i < d; ++i) s << (i ? " * " : "") << "(side + 1)";
-      s << " <= size) ++side;\n  S1 = side;\n";
-      for (int i = 1; i < d; ++i) s << "  S" << i + 1 << " = side;\n";
-      s << "  if (side < 2 || ";
+      s << " <= size) ++side;\n";
+      for (int i = 0; i < d; ++i) s << "    S" << i + 1 << " = side;\n";
+      s << "    if (side < 2 || ";
       for (int i = 0; i < d; ++i) s << (i ? " * " : "") << "side";
-      s << " != size) {\n    if (rank == 0) fprintf(stderr, \"bench: needs " << kWhat[d - 1]
-        << (d > 1 ? " (a " + std::to_string(d) + "-D grid of equal sides, at least 2 each)" : "")
-        << ", got %d\\n\", size);\n    MPI_Finalize();\n    return 1;\n  }\n";
+      s << " != size) {\n";
+      refuse(std::string("needs ") + kWhat[d - 1] +
+                 (d > 1 ? " (a " + std::to_string(d) + "-D grid of equal sides, at least 2 each)"
+                        : "") +
+                 ", got %d, or a grid given as arguments",
+             ", size");
+      s << "    }\n";
     } else {
-      s << "  int dims[" << d << "] = {0};\n  PMPI_Dims_create(size, " << d << ", dims);\n";
-      for (int i = 0; i < d; ++i) s << "  S" << i + 1 << " = dims[" << d - 1 - i << "];\n";
-      s << "  if (";
+      s << "    int dims[" << d << "] = {0};\n    PMPI_Dims_create(size, " << d << ", dims);\n";
+      for (int i = 0; i < d; ++i) s << "    S" << i + 1 << " = dims[" << d - 1 - i << "];\n";
+      s << "    if (";
       for (int i = 0; i < d; ++i) s << (i ? " || " : "") << "S" << i + 1 << " < 2";
-      s << ") {\n    if (rank == 0) fprintf(stderr, \"bench: needs a rank count that "
-           "MPI_Dims_create "
-           "splits into a "
-        << d
-        << "-D grid with every side at least 2, got %d\\n\", size);\n    MPI_Finalize();\n"
-           "    return 1;\n  }\n";
+      s << ") {\n";
+      refuse("needs a rank count that MPI_Dims_create splits into a " + std::to_string(d) +
+                 "-D grid with every side at least 2, got %d, or a grid given as arguments",
+             ", size");
+      s << "    }\n";
     }
+    s << "  }\n";
     s << "  x1 = rank % S1;\n  x2 = rank / S1 % S2;\n  x3 = rank / (S1 * S2) % S3;\n";
     std::vector<int> unknown;
     for (std::size_t c = 0; c < m.known_cells.size(); ++c)

@@ -3,7 +3,7 @@
 # traces at 4, 9 and 16 ranks of the 2-D stencils runs at 4, 9, 16 and 25
 # ranks and each run's trace equals the real program's at that count
 # (diff --ignore-callsites: same on every rank); 8 ranks are refused with a
-# clear message and a non-zero exit. Second shape: the 1-D ring (3, 4, 5
+# clear message and a non-zero exit, unless the grid is given (4 2). Second shape: the 1-D ring (3, 4, 5
 # -> 6). Also the refusal of too few inputs (nothing written).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -37,14 +37,16 @@ generate() {
   ok "$name: generated from $* and compiled ($(wc -l <"$name.c") lines)"
 }
 
-# same_at NAME APP NP: the benchmark NAME at NP ranks, recorded, against
-# the real program's trace at NP (recorded here unless it exists).
+# same_at NAME APP NP [GRID...]: the benchmark NAME at NP ranks (given
+# the grid GRID, slowest first, if any), recorded, against the real
+# program's trace at NP (recorded here unless it exists).
 same_at() {
   local name=$1 app=$2 np=$3
+  shift 3
   CHECKS=$((CHECKS + 1))
   [[ -s $app-$np.tf ]] || rec "$app" "$np" "$app-$np.tf"
   limited "$name-$np.out" "$name-$np.err" "$TF" record -o "$name-$np.tf" -- \
-    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "./$name"
+    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "./$name" "$@"
   if [[ $LRC -ne 0 || ! -s $name-$np.tf ]]; then
     bad "$name at $np ranks: the run failed ($LRC)"
     show_run "$name-$np.out" "$name-$np.err"
@@ -87,6 +89,8 @@ for v in nonperiodic periodic; do
     refused "p_$v" 8 "bench: needs a square number of ranks .*, got 8"
   fi
 done
+# 8 ranks with the grid named, as MPI_Dims_create gives the program its 4x2.
+same_at p_nonperiodic stencil2d_nonperiodic 8 4 2
 
 # Rank groups and peers are expressions in the grid: the corner, edge and
 # interior parts of the non-periodic grid, and peers by coordinate offset.
