@@ -3,8 +3,9 @@
 # traces at 4, 9 and 16 ranks of the 2-D stencils runs at 4, 9, 16 and 25
 # ranks and each run's trace equals the real program's at that count
 # (diff --ignore-callsites: same on every rank); 8 ranks are refused with a
-# clear message and a non-zero exit, unless the grid is given (4 2). Second shape: the 1-D ring (3, 4, 5
-# -> 6). Also the refusal of too few inputs (nothing written).
+# clear message and a non-zero exit, unless the grid is given (`4 2`).
+# Second shape: the 1-D ring (3, 4, 5 -> 6). Also the refusal of too few
+# inputs (nothing written).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
