@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tracefold/trace.hpp"
 
@@ -42,5 +43,26 @@ std::string generate_c(const Trace& trace, const Options& options = {});
 /// generate_c written to `path` through a temporary file in the same
 /// directory, renamed into place: on any error nothing is written.
 void write_c(const Trace& trace, const Options& options, const std::string& path);
+
+/// One input of a parametric benchmark: a trace and the name messages
+/// give it (its file name).
+struct TraceAtScale {
+  std::string name;
+  Trace trace;
+};
+
+/// The C source of a parametric benchmark (seed 000, 4.4.5) from traces of
+/// one program at several rank counts (those `tracefold extrapolate`
+/// takes: a d-D grid needs d+1 counts). The program computes its grid from
+/// the rank count it runs with and refuses counts the grid does not admit;
+/// every rank group, peer, count, trip count and compute time is a model in
+/// the grid sizes, checked against every rank of every input before it is
+/// written. docs/bench.md, "Parametric benchmarks". Throws BenchError (or
+/// extrap::ExtrapError, a std::runtime_error, for topology and alignment).
+std::string generate_parametric_c(std::vector<TraceAtScale> traces, const Options& options = {});
+
+/// generate_parametric_c written to `path` through a temporary file.
+void write_parametric_c(std::vector<TraceAtScale> traces, const Options& options,
+                        const std::string& path);
 
 }  // namespace tracefold::bench

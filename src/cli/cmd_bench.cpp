@@ -21,6 +21,8 @@ struct BenchArgs {
   uint64_t seed = 1;
   std::string lang = "c";
   SiteOptions sites;
+  bool parametric = false;
+  std::vector<std::string> more;  // --parametric: the other rank counts' traces
 };
 
 // coNCePTuaL has neither wildcard receives nor one collective split over
@@ -79,10 +81,29 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "Seed of --compute sample's draws (default 1)");
   cmd->add_option("--lang", a->lang, "Output language: c (default) or conceptual (coNCePTuaL)")
       ->check(CLI::IsMember({"c", "conceptual"}));
+  cmd->add_option("more", a->more,
+                  "With --parametric: traces of the same program at other rank counts")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--parametric", a->parametric,
+                "One program for any rank count its grid admits, from traces at several rank "
+                "counts (as tracefold extrapolate takes them)");
   add_site_options(cmd, a->sites);
   cmd->callback([a] {
     guarded([&] {
       const bench::Options o = parse_compute(*a);
+      if (a->parametric) {
+        if (a->lang != "c") throw std::invalid_argument("--parametric writes C only");
+        std::vector<bench::TraceAtScale> ins;
+        for (const auto& path : std::vector<std::string>{a->trace})
+          ins.push_back({path, load_trace(path)});
+        for (const auto& path : a->more) ins.push_back({path, load_trace(path)});
+        for (auto& in : ins) prepare_sites(in.trace, a->sites);
+        bench::write_parametric_c(std::move(ins), o, a->output);
+        std::cerr << "tracefold: bench: wrote " << a->output << " (parametric)\n";
+        return;
+      }
+      if (!a->more.empty())
+        throw std::invalid_argument("several traces are read with --parametric only");
       Trace t = load_trace(a->trace);
       prepare_sites(t, a->sites);
       if (a->lang == "conceptual")

@@ -1,0 +1,368 @@
+// The parametric model (parametric.hpp): grids, aligned nodes and per-cell
+// values from the extrapolation library; the values' models are fitted
+// here and then checked against every rank of every input.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "../extrap/internal.hpp"
+#include "parametric.hpp"
+#include "tracefold/extrap/scale_model.hpp"
+#include "tracefold/extrap/timing_models.hpp"
+
+namespace tracefold::benchgen::param {
+
+using extrap::ExtrapInput;
+using extrap::Topology;
+using extrap::detail::GridInput;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw bench::BenchError(what);
+}
+
+int64_t positive_mod(int64_t a, int64_t m) {
+  return ((a % m) + m) % m;
+}
+
+std::string sizes_text(const std::vector<int64_t>& s) {
+  std::string out;
+  for (std::size_t i = s.size(); i-- > 0;) out += std::to_string(s[i]) + (i ? "x" : "");
+  return out;
+}
+
+struct Fitter {
+  const std::vector<ExtrapInput>& in;
+  const std::vector<GridInput>& grids;
+  int dims;
+  std::vector<int64_t> target;  // any sizes: fit_value needs one; the largest input's
+
+  // One number of a cell's sequence as seen by each input that has the
+  // cell (`vals[k]`, nullopt for inputs without it).
+  Expr number(const std::vector<std::optional<int64_t>>& vals, bool peer, int cell,
+              const std::string& what) {
+    std::vector<std::size_t> seen;
+    for (std::size_t k = 0; k < vals.size(); ++k)
+      if (vals[k]) seen.push_back(k);
+    auto values_text = [&] {
+      std::string s;
+      for (std::size_t k : seen)
+        s += (s.empty() ? "" : ", ") + std::to_string(*vals[k]) + " at " +
+             sizes_text(grids[k].topo.sizes);
+      return s;
+    };
+    const int64_t v0 = *vals[seen[0]];
+    if (std::any_of(seen.begin(), seen.end(),
+                    [&](std::size_t k) { return is_sentinel(*vals[k]); })) {
+      for (std::size_t k : seen)
+        if (*vals[k] != v0)
+          fail(what + ": values " + values_text() + " mix MPI constants and numbers");
+      return Expr::constant(v0);
+    }
+    if (peer) {
+      // A coordinate offset, the same at every size, first.
+      Expr e;
+      e.kind = Expr::Kind::kPeerAt;
+      bool ok = true;
+      for (int i = 0; i < dims && ok; ++i) {
+        std::vector<int64_t> deltas;
+        for (std::size_t k : seen) {
+          const auto& s = grids[k].topo.sizes;
+          const int64_t p = in[k].trace.world_size;
+          const int64_t rep = grids[k].cell_rep[static_cast<std::size_t>(cell)];
+          const int64_t to = positive_mod(rep + *vals[k], p);
+          int64_t stride = 1;
+          for (int j = 0; j < i; ++j) stride *= s[static_cast<std::size_t>(j)];
+          const int64_t si = s[static_cast<std::size_t>(i)];
+          deltas.push_back(to / stride % si - rep / stride % si);
+        }
+        bool found = false;
+        for (int64_t mag = 0; mag <= 3 && !found; ++mag)
+          for (int64_t d : {mag, -mag}) {
+            bool fits = true;
+            for (std::size_t n = 0; n < seen.size(); ++n) {
+              const int64_t si = grids[seen[n]].topo.sizes[static_cast<std::size_t>(i)];
+              fits = fits && positive_mod(d - deltas[n], si) == 0;
+            }
+            if (fits) {
+              e.offset[static_cast<std::size_t>(i)] = d;
+              found = true;
+              break;
+            }
+          }
+        ok = found;
+      }
+      if (ok) return e;
+    }
+    std::vector<extrap::Observation> obs;
+    for (std::size_t k : seen) obs.push_back({grids[k].topo.sizes, *vals[k]});
+    const extrap::ValueFit f = extrap::fit_value(obs, target);
+    using St = extrap::ValueFit::Status;
+    if (f.status == St::kInconsistent || f.status == St::kNoData)
+      fail(what + ": no model in the sizes fits the values " + values_text());
+    if (f.status == St::kUndetermined)
+      fail(what + ": the values " + values_text() + " do not determine a model (" +
+           std::to_string(seen.size()) +
+           " inputs have this part of the grid): give more rank counts");
+    Expr e = parse_formula(f.formula);
+    if (peer) {
+      if (e.kind != Expr::Kind::kPoly)
+        fail(what + ": peer model " + f.formula + " is not a sum of sizes");
+      e.kind = Expr::Kind::kPeerRel;
+    }
+    return e;
+  }
+
+  // One cell of an elastic value: its model, or nullopt where absent.
+  std::optional<SymSeq> cell_seq(const std::vector<std::vector<const ValueSeq*>>& per, int cell,
+                                 bool peer, const std::string& what) {
+    std::vector<std::size_t> has, lacks;
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (grids[k].cell_rep[static_cast<std::size_t>(cell)] < 0) continue;
+      (per[k][static_cast<std::size_t>(cell)] ? has : lacks).push_back(k);
+    }
+    if (has.empty()) return std::nullopt;
+    if (!lacks.empty())
+      fail(what + ": present in " + in[has[0]].name + " but absent in " + in[lacks[0]].name);
+    for (std::size_t k : has)
+      if (per[k][static_cast<std::size_t>(cell)]->is_histogram())
+        fail(what + " in " + in[k].name + " is a histogram (lossy trace): exact values are needed");
+    std::vector<std::vector<ValueSeq::Run>> runs(in.size());
+    for (std::size_t k : has) runs[k] = per[k][static_cast<std::size_t>(cell)]->runs();
+    const auto& r0 = runs[has[0]];
+    for (std::size_t k : has) {
+      bool same = runs[k].size() == r0.size();
+      for (std::size_t r = 0; same && r < r0.size(); ++r)
+        same = runs[k][r].pattern.size() == r0[r].pattern.size();
+      if (!same)
+        fail(what + ": the values have different shapes in " + in[has[0]].name + " ('" +
+             per[has[0]][static_cast<std::size_t>(cell)]->to_string() + "') and " + in[k].name +
+             " ('" + per[k][static_cast<std::size_t>(cell)]->to_string() + "')");
+    }
+    SymSeq out;
+    for (std::size_t r = 0; r < r0.size(); ++r) {
+      SymRun run;
+      std::vector<std::optional<int64_t>> vals(in.size());
+      for (std::size_t k : has) vals[k] = static_cast<int64_t>(runs[k][r].reps);
+      run.reps = number(vals, false, cell, what + " (repetitions)");
+      for (std::size_t j = 0; j < r0[r].pattern.size(); ++j) {
+        for (std::size_t k : has) vals[k] = runs[k][r].pattern[j];
+        run.pattern.push_back(number(vals, peer, cell, what));
+      }
+      out.push_back(std::move(run));
+    }
+    check(out, runs, has, peer, cell, what);
+    return out;
+  }
+
+  // The model must give back every input's numbers, on every rank of the cell.
+  void check(const SymSeq& seq, const std::vector<std::vector<ValueSeq::Run>>& runs,
+             const std::vector<std::size_t>& has, bool peer, int cell, const std::string& what) {
+    for (std::size_t k : has) {
+      const auto& s = grids[k].topo.sizes;
+      const int64_t p = in[k].trace.world_size;
+      extrap::cell_ranks(grids[k].topo, cell).for_each([&](int32_t rank) {
+        for (std::size_t r = 0; r < seq.size(); ++r) {
+          if (evaluate(seq[r].reps, s, rank) != static_cast<int64_t>(runs[k][r].reps))
+            fail(what + ": the model of the repetitions misses " + in[k].name);
+          for (std::size_t j = 0; j < seq[r].pattern.size(); ++j) {
+            const int64_t v = runs[k][r].pattern[j];
+            const int64_t want = peer && !is_sentinel(v) ? positive_mod(rank + v, p) : v;
+            if (evaluate(seq[r].pattern[j], s, rank) != want)
+              fail(what + ": the model " + to_c(seq[r].pattern[j]) + " gives rank " +
+                   std::to_string(rank) + " of " + in[k].name + " a value other than its " +
+                   std::to_string(want));
+          }
+        }
+      });
+    }
+  }
+
+  CellSeqs elastic(const std::vector<const Elastic*>& per_input, bool peer,
+                   const std::string& what) {
+    std::vector<std::vector<const ValueSeq*>> per;
+    for (std::size_t k = 0; k < in.size(); ++k)
+      per.push_back(per_input[k] ? extrap::detail::cell_sequences(grids[k], *per_input[k], what)
+                                 : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
+    CellSeqs out;
+    for (int c = 0; c < extrap::cell_count(grids[0].topo); ++c)
+      out.push_back(cell_seq(per, c, peer, what + ", cell " + extrap::cell_name(grids[0].topo, c)));
+    return out;
+  }
+};
+
+std::string time_c(const std::vector<extrap::TimePoint>& points) {
+  extrap::ModelChoice ch = extrap::choose_time_model(points);
+  extrap::ModelFit f = ch.best;
+  // log2 and pow would need libm; the simpler model of the two closest fits.
+  if (f.model == extrap::TimeModel::kLog || f.model == extrap::TimeModel::kPowerLaw || !f.ok) {
+    f = {};
+    for (const auto& g : ch.fits)
+      if (g.ok && g.model != extrap::TimeModel::kLog && g.model != extrap::TimeModel::kPowerLaw &&
+          (!f.ok || g.deviation < f.deviation))
+        f = g;
+  }
+  if (!f.ok) return "";
+  char a[40], b[40];
+  std::snprintf(a, sizeof a, "%.6g", f.a);
+  std::snprintf(b, sizeof b, "%.6g", f.b);
+  switch (f.model) {
+    case extrap::TimeModel::kLinear:
+      return std::string(a) + " * (double)size + " + b;
+    case extrap::TimeModel::kInverse:
+      return std::string(a) + " / (double)size";
+    case extrap::TimeModel::kInversePlusConstant:
+      return std::string(a) + " / (double)size + " + b;
+    default:
+      return b;
+  }
+}
+
+// `MPI_Irecv in main (stencil2d.c:75)` from the first input's symbols: the
+// outermost frame of the first call-site address that is the program's
+// own code; without symbols, the raw call site.
+std::string site_text(const Trace& t, const Node& n, std::string& function) {
+  for (const Frame& f : t.sites.at(n.key.site).frames) {
+    const SourceFrames* s = t.symtab.symbols_of(f);
+    if (!s || s->empty()) continue;
+    const SourceFrame& sf = s->back();
+    const std::string& fn = sf.function;
+    if (fn.empty() || fn.starts_with("MPI_") || fn.starts_with("PMPI_") || fn.starts_with("mpi_") ||
+        fn.find("tracefold") != std::string::npos)
+      continue;
+    function.clear();
+    for (char c : fn) {
+      if (c == '(' || c == '<') break;
+      function += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    }
+    const std::string file = sf.file.substr(sf.file.rfind('/') + 1);
+    return OpTable::name(n.key.op) + " in " + fn +
+           (file.empty() ? "" : " (" + file + ":" + std::to_string(sf.line) + ")");
+  }
+  return extrap::detail::describe_node(t, n);
+}
+
+}  // namespace
+
+Model build_model(const std::vector<ExtrapInput>& in) {
+  if (in.size() < 2) fail("--parametric needs traces of at least two rank counts");
+  Model m;
+  std::vector<GridInput> grids;
+  for (const auto& x : in) {
+    if (!x.trace.lossy.empty()) fail(x.name + ": lossy trace (" + x.trace.lossy + ")");
+    for (const auto& [id, groups] : x.trace.comms.all())
+      if (id != CommTable::kWorld)
+        fail(x.name + ": communicator " + std::to_string(id) +
+             ": parametric benchmarks support MPI_COMM_WORLD only");
+    extrap::TopologyDetection det;
+    try {
+      det = extrap::detect_topology(extrap::detail::relative_endpoints(x.trace));
+    } catch (const std::runtime_error& e) {
+      fail(x.name + ": " + e.what());
+    }
+    m.dims = std::max(m.dims, det.topology.dims());
+    grids.push_back(extrap::detail::make_grid_input(x, det.topology));
+    m.inputs.push_back(x.name + " (" + std::to_string(x.trace.world_size) + " ranks, grid " +
+                       det.topology.to_string() + ")");
+  }
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (grids[k].topo.dims() != m.dims)
+      fail(in[k].name + ": its grid " + grids[k].topo.to_string() + " has " +
+           std::to_string(grids[k].topo.dims()) + " dimensions, another input's has " +
+           std::to_string(m.dims));
+    for (std::size_t j = 0; j < k; ++j)
+      if (in[j].trace.world_size == in[k].trace.world_size)
+        fail(in[j].name + " and " + in[k].name + " have the same rank count");
+  }
+  if (in.size() < static_cast<std::size_t>(m.dims) + 1)
+    fail("a " + std::to_string(m.dims) + "-D grid needs traces of at least " +
+         std::to_string(m.dims + 1) + " rank counts, got " + std::to_string(in.size()));
+  m.equal_sides = std::all_of(grids.begin(), grids.end(), [](const GridInput& g) {
+    return std::adjacent_find(g.topo.sizes.begin(), g.topo.sizes.end(), std::not_equal_to<>()) ==
+           g.topo.sizes.end();
+  });
+  if (!m.equal_sides)
+    for (const auto& g : grids)
+      if (extrap::dims_create(g.topo.ranks(), m.dims) != g.topo.sizes)
+        fail(g.input->name + ": grid " + g.topo.to_string() +
+             " follows neither equal sides nor MPI_Dims_create, so no rule gives the grid at "
+             "other rank counts");
+
+  m.known_cells.assign(static_cast<std::size_t>(extrap::cell_count(grids[0].topo)), false);
+  for (const auto& g : grids)
+    for (std::size_t c = 0; c < g.cell_rep.size(); ++c)
+      if (g.cell_rep[c] >= 0) m.known_cells[c] = true;
+  const auto order = extrap::detail::align_nodes(in);
+  std::size_t largest = 0;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (in[k].trace.world_size > in[largest].trace.world_size) largest = k;
+  Fitter fit{in, grids, m.dims, grids[largest].topo.sizes};
+  for (std::size_t i = 0; i < order[0].size(); ++i) {
+    std::vector<const Node*> nodes;
+    for (std::size_t k = 0; k < in.size(); ++k) nodes.push_back(&in[k].trace.nodes[order[k][i]]);
+    PNode pn;
+    pn.op = OpTable::name(nodes[0]->key.op);
+    std::string function;
+    pn.comment = site_text(in[0].trace, *nodes[0], function);
+    pn.name = (function.empty() ? pn.op.substr(4) : function) + "_n" + std::to_string(i);
+    const std::string label = "node " + std::to_string(i) + " (" + pn.comment + ")";
+    auto per = [&](auto get) {
+      std::vector<const Elastic*> v;
+      for (const Node* n : nodes) v.push_back(get(*n));
+      return v;
+    };
+    pn.count = fit.elastic(per([](const Node& n) { return &n.count; }), false, label + ", count");
+    for (std::size_t l = 0; l < nodes[0]->loops.size(); ++l) {
+      int64_t members = -1;
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        if (nodes[k]->loops.size() != nodes[0]->loops.size())
+          fail(label + " heads " + std::to_string(nodes[k]->loops.size()) + " loops in " +
+               in[k].name + ", " + std::to_string(nodes[0]->loops.size()) + " in " + in[0].name);
+        for (const ElasticEntry& en : nodes[k]->loops[l].members.entries())
+          for (int64_t v : en.values.to_vector()) {
+            if (members >= 0 && v != members)
+              fail(label + ": loop " + std::to_string(l) +
+                   " spans different numbers of calls on different ranks or inputs (" +
+                   std::to_string(members) + " and " + std::to_string(v) +
+                   "): not supported by --parametric");
+            members = v;
+          }
+      }
+      pn.members.push_back(members);
+      pn.iters.push_back(fit.elastic(per([l](const Node& n) { return &n.loops[l].iters; }), false,
+                                     label + ", loop " + std::to_string(l) + " trips"));
+    }
+    std::vector<FieldId> fields;
+    for (const Node* n : nodes)
+      for (const auto& [f, e] : n->fields) fields.push_back(f);
+    std::sort(fields.begin(), fields.end());
+    fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
+    for (FieldId f : fields) {
+      const std::string fname = FieldTable::name(f);
+      if (fname == "links")
+        for (const Node* n : nodes)
+          for (const ElasticEntry& en : n->field(f)->entries())
+            for (int64_t v : en.values.to_vector()) pn.max_link = std::max(pn.max_link, v);
+      pn.fields.emplace_back(
+          fname, fit.elastic(per([f](const Node& n) { return n.field(f); }),
+                             FieldTable::role(f) == FieldRole::kPeer, label + ", field " + fname));
+    }
+    std::vector<extrap::TimePoint> points;
+    bool any = false;
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      Histogram all;
+      for (const Timing& tm : nodes[k]->timings) all.merge(tm.compute);
+      if (all.empty()) continue;
+      points.push_back({static_cast<double>(in[k].trace.world_size), all.mean()});
+      any = any || all.mean() >= 1;
+    }
+    if (any && points.size() >= 2) pn.compute = time_c(points);
+    m.nodes.push_back(std::move(pn));
+  }
+  return m;
+}
+
+}  // namespace tracefold::benchgen::param
