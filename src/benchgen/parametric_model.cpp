@@ -7,16 +7,16 @@
 #include <cstdlib>
 #include <map>
 
-#include "../extrap/internal.hpp"
 #include "parametric.hpp"
+#include "tracefold/extrap/grid.hpp"
 #include "tracefold/extrap/scale_model.hpp"
 #include "tracefold/extrap/timing_models.hpp"
 
 namespace tracefold::benchgen::param {
 
 using extrap::ExtrapInput;
+using extrap::GridInput;
 using extrap::Topology;
-using extrap::detail::GridInput;
 
 namespace {
 
@@ -185,7 +185,7 @@ struct Fitter {
                    const std::string& what) {
     std::vector<std::vector<const ValueSeq*>> per;
     for (std::size_t k = 0; k < in.size(); ++k)
-      per.push_back(per_input[k] ? extrap::detail::cell_sequences(grids[k], *per_input[k], what)
+      per.push_back(per_input[k] ? extrap::cell_sequences(grids[k], *per_input[k], what)
                                  : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
     CellSeqs out;
     for (int c = 0; c < extrap::cell_count(grids[0].topo); ++c)
@@ -242,7 +242,7 @@ std::string site_text(const Trace& t, const Node& n, std::string& function) {
     return OpTable::name(n.key.op) + " in " + fn +
            (file.empty() ? "" : " (" + file + ":" + std::to_string(sf.line) + ")");
   }
-  return extrap::detail::describe_node(t, n);
+  return extrap::describe_node(t, n);
 }
 
 }  // namespace
@@ -259,12 +259,12 @@ Model build_model(const std::vector<ExtrapInput>& in) {
              ": parametric benchmarks support MPI_COMM_WORLD only");
     extrap::TopologyDetection det;
     try {
-      det = extrap::detect_topology(extrap::detail::relative_endpoints(x.trace));
+      det = extrap::detect_topology(extrap::relative_endpoints(x.trace));
     } catch (const std::runtime_error& e) {
       fail(x.name + ": " + e.what());
     }
     m.dims = std::max(m.dims, det.topology.dims());
-    grids.push_back(extrap::detail::make_grid_input(x, det.topology));
+    grids.push_back(extrap::make_grid_input(x, det.topology));
     m.inputs.push_back(x.name + " (" + std::to_string(x.trace.world_size) + " ranks, grid " +
                        det.topology.to_string() + ")");
   }
@@ -295,7 +295,7 @@ Model build_model(const std::vector<ExtrapInput>& in) {
   for (const auto& g : grids)
     for (std::size_t c = 0; c < g.cell_rep.size(); ++c)
       if (g.cell_rep[c] >= 0) m.known_cells[c] = true;
-  const auto order = extrap::detail::align_nodes(in);
+  const auto order = extrap::align_nodes(in);
   std::size_t largest = 0;
   for (std::size_t k = 0; k < in.size(); ++k)
     if (in[k].trace.world_size > in[largest].trace.world_size) largest = k;

@@ -1,9 +1,9 @@
 // Relative endpoints per rank, the input of topology detection.
 #include <set>
 
-#include "internal.hpp"
+#include "tracefold/extrap/grid.hpp"
 
-namespace tracefold::extrap::detail {
+namespace tracefold::extrap {
 
 namespace {
 
@@ -48,4 +48,4 @@ std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace) {
   return out;
 }
 
-}  // namespace tracefold::extrap::detail
+}  // namespace tracefold::extrap

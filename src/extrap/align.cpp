@@ -11,9 +11,9 @@
 // group k of another, as the seed's reordering by leading rank does.
 #include <queue>
 
-#include "internal.hpp"
+#include "tracefold/extrap/grid.hpp"
 
-namespace tracefold::extrap::detail {
+namespace tracefold::extrap {
 
 namespace {
 
@@ -112,4 +112,4 @@ std::vector<std::vector<std::size_t>> align_nodes(const std::vector<ExtrapInput>
   return order;
 }
 
-}  // namespace tracefold::extrap::detail
+}  // namespace tracefold::extrap

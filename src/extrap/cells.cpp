@@ -17,7 +17,7 @@
 #include "internal.hpp"
 #include "tracefold/extrap/scale_model.hpp"
 
-namespace tracefold::extrap::detail {
+namespace tracefold::extrap {
 
 GridInput make_grid_input(const ExtrapInput& input, const Topology& topo) {
   GridInput g;
@@ -67,6 +67,8 @@ std::vector<const ValueSeq*> cell_sequences(const GridInput& g, const Elastic& e
   }
   return out;
 }
+
+namespace detail {
 
 namespace {
 
@@ -367,4 +369,5 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
   return out;
 }
 
-}  // namespace tracefold::extrap::detail
+}  // namespace detail
+}  // namespace tracefold::extrap

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/grid.hpp"
 #include "tracefold/extrap/topology.hpp"
 #include "tracefold/histogram.hpp"
 #include "tracefold/trace.hpp"
@@ -13,43 +14,16 @@
 
 namespace tracefold::extrap::detail {
 
-// ------------------------------------------------------------ adjacency.cpp
-
-/// Per rank, the relative endpoints (peer - rank mod P) of its
-/// point-to-point calls on the world communicator (fields peer and rpeer).
-std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace);
-
-// ---------------------------------------------------------------- align.cpp
-
-/// For each input, the indexes of its nodes in aligned order: position k
-/// is the same call in every input. Throws ExtrapError naming the first
-/// node that has no counterpart.
-std::vector<std::vector<std::size_t>> align_nodes(const std::vector<ExtrapInput>& inputs);
-
-/// `MPI_Irecv at app+0x161f` for messages.
-std::string describe_node(const Trace& trace, const Node& node);
+// relative_endpoints, align_nodes, describe_node, GridInput,
+// make_grid_input and cell_sequences are public: tracefold/extrap/grid.hpp.
+using extrap::align_nodes;
+using extrap::cell_sequences;
+using extrap::describe_node;
+using extrap::GridInput;
+using extrap::make_grid_input;
+using extrap::relative_endpoints;
 
 // ---------------------------------------------------------------- cells.cpp
-
-/// One input seen through its grid.
-struct GridInput {
-  const ExtrapInput* input = nullptr;
-  Topology topo;
-  /// Cell of every rank.
-  std::vector<int> cell_of_rank;
-  /// Some rank of every cell, or -1 for an empty cell.
-  std::vector<int32_t> cell_rep;
-  /// The highest rank of every cell, or -1.
-  std::vector<int32_t> cell_last;
-};
-
-GridInput make_grid_input(const ExtrapInput& input, const Topology& topo);
-
-/// The sequence every cell's ranks have in `e` (nullptr: the cell's ranks
-/// have none, or the cell is empty). Throws ExtrapError naming `what` when
-/// the ranks of one cell differ.
-std::vector<const ValueSeq*> cell_sequences(const GridInput& g, const Elastic& e,
-                                            const std::string& what);
 
 /// One input's view of a value in one cell.
 struct SeqObservation {

@@ -1,0 +1,53 @@
+// The pieces of extrapolation other generators build on (the parametric
+// benchmark generator fits the same per-cell values as `extrapolate`):
+// reading a trace's ranks as cells of a row-major grid, and matching the
+// nodes of traces recorded at different rank counts (seed 000, 3.2.1-3.2.3).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/topology.hpp"
+#include "tracefold/trace.hpp"
+#include "tracefold/value_seq.hpp"
+
+namespace tracefold::extrap {
+
+/// Per rank, the relative endpoints (peer - rank mod P) of its
+/// point-to-point calls on the world communicator (fields peer and rpeer):
+/// what detect_topology reads.
+std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace);
+
+/// For each input, the indexes of its nodes in aligned order: position k
+/// is the same call in every input. Throws ExtrapError naming the first
+/// node that has no counterpart.
+std::vector<std::vector<std::size_t>> align_nodes(const std::vector<ExtrapInput>& inputs);
+
+/// `MPI_Irecv at app+0x161f`, for messages.
+std::string describe_node(const Trace& trace, const Node& node);
+
+/// One input seen through its grid.
+struct GridInput {
+  const ExtrapInput* input = nullptr;
+  Topology topo;
+  /// Cell of every rank.
+  std::vector<int> cell_of_rank;
+  /// The lowest rank of every cell, or -1 for an empty cell.
+  std::vector<int32_t> cell_rep;
+  /// The highest rank of every cell, or -1.
+  std::vector<int32_t> cell_last;
+};
+
+/// `input` on the grid `topo` (which must hold its rank count). The result
+/// points to `input`, which must outlive it.
+GridInput make_grid_input(const ExtrapInput& input, const Topology& topo);
+
+/// The sequence every cell's ranks have in `e` (nullptr: the cell's ranks
+/// have none, or the cell is empty). Throws ExtrapError naming `what` when
+/// the ranks of one cell differ.
+std::vector<const ValueSeq*> cell_sequences(const GridInput& g, const Elastic& e,
+                                            const std::string& what);
+
+}  // namespace tracefold::extrap
