@@ -2,7 +2,9 @@
 // ranks wait in MPI, which of Scalasca's patterns the waiting is (seed 003),
 // who caused it (delay costs) and which rank/call-path segments make up the
 // run time (critical path). No MPI here: the serial analysis replays every
-// rank's recorded events in one process.
+// rank's recorded events in one process; the parallel one (`mpirun -np P
+// tracefold analyze`, src/analysis/waits/parallel/) runs the same pattern
+// code with one MPI rank per recorded rank and gives the same report.
 //
 // Input is a `tracefold record --timeline` recording: the folded trace gives
 // each rank's calls and parameters, TRACE.timeline/rank-R.tft their enter and
@@ -103,9 +105,15 @@ struct WaitReport {
   std::map<WaitKey, double> severity;
   /// Time on the critical path per (call path, rank).
   std::map<std::pair<int32_t, int32_t>, double> critical_path;
-  /// Waiting time others spent because of the excess time of this
-  /// (call path, rank) (direct delay costs), per (call path, rank).
+  /// Waiting time others spent directly because of the excess time of
+  /// this (call path, rank) (direct delay costs), per (call path, rank).
   std::map<std::pair<int32_t, int32_t>, double> delay_costs;
+  /// Waiting time caused indirectly by the excess time of this (call path,
+  /// rank): wait states of ranks that were late only because they had
+  /// waited themselves, traced back along the chain to the excess time
+  /// that started it (propagated delay costs; direct + propagated = every
+  /// wait state whose cause was found).
+  std::map<std::pair<int32_t, int32_t>, double> propagated_costs;
   std::vector<std::string> notes;  ///< what the reader should know (truncation, ...)
   /// Receives that ended before their send began (clock condition), found
   /// and repaired by the controlled logical clock before the analysis.
@@ -133,6 +141,14 @@ std::string default_timeline_dir(const std::string& trace_path);
 /// The analysis of recorded events (serial replay).
 WaitReport analyze_waits(const Trace& trace, const WaitInput& input,
                          const WaitOptions& options = {});
+
+/// Records in `report` how many clock-condition violations
+/// repair_clock_condition found (count and note).
+void note_clock_repair(WaitReport& report, uint64_t violations);
+
+/// Writes the report to `path` in the form its extension names: .txt, .json
+/// or .cubex. Throws WaitsError for another extension or a failed write.
+void write_wait_report(const WaitReport& report, const std::string& path, std::size_t top = 5);
 
 /// Text report: total time, patterns with share of run time, top call paths
 /// and ranks per pattern, critical path, top delay costs.

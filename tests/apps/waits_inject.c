@@ -19,6 +19,11 @@
  *   nxn (3)             rank 1 sleeps before MPI_Allreduce; the others wait
  *   bcast (3)           root 0 sleeps before MPI_Bcast; the others wait
  *   reduce (2)          rank 1 sleeps before MPI_Reduce; root 0 waits
+ *   ibarrier (3)        rank 1 sleeps before MPI_Ibarrier; the others wait
+ *                       in the MPI_Wait of theirs
+ *   iallreduce (3)      the same with MPI_Iallreduce
+ *   ibcast (3)          root 0 sleeps before MPI_Ibcast; the others wait in
+ *                       MPI_Wait
  *   chain (4)           rank r receives from r-1, sends to r+1, computes
  *                       1 ms; rank 2 alone computes DELAY_US more before it
  *                       sends, and rank 3 waits for it
@@ -114,6 +119,19 @@ int main(int argc, char** argv) {
       late = 1;
       if (rank == 1) nap(DELAY_US);
       MPI_Reduce(buf, out, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(what, "ibarrier") || !strcmp(what, "iallreduce") ||
+               !strcmp(what, "ibcast")) {
+      MPI_Request req;
+      const int bcast = !strcmp(what, "ibcast");
+      late = bcast ? 0 : 1;
+      if (rank == late) nap(DELAY_US);
+      if (bcast)
+        MPI_Ibcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD, &req);
+      else if (!strcmp(what, "ibarrier"))
+        MPI_Ibarrier(MPI_COMM_WORLD, &req);
+      else
+        MPI_Iallreduce(buf, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else if (!strcmp(what, "chain")) {
       late = 2;
       if (rank > 0) MPI_Recv(out, 4, MPI_INT, rank - 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -219,6 +219,35 @@ double late_sender_with_skew(const std::filesystem::path& dir, int64_t skew) {
   return cell(rep, WaitPattern::kLateSender, 1);
 }
 
+// Rank 0 computes 1000 ns before it sends; rank 1 waits for it and
+// forwards at once; rank 2 waits for rank 1. Rank 1 did nothing in excess:
+// rank 2's wait was passed on through rank 1's wait, so it is rank 0's
+// computation's propagated cost, and rank 1's wait its direct cost.
+TEST(WaitsAnalysis, PropagatedDelayCostReachesTheFirstLateRank) {
+  Timelines t(3);
+  for (int32_t r = 0; r < 3; ++r) t.add(r, "MPI_Init", 7, 0, 0);
+  t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 0, 1000, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Send", 2, 1000, 1010, {{"peer", 2}, {"tag", 1}, {"comm", 0}});
+  t.add(2, "MPI_Recv", 3, 0, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  const WaitReport r = t.run();
+  EXPECT_NEAR(cell(r, WaitPattern::kLateSender, 1), 1000e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kLateSender, 2), 1000e-9, 1e-12);
+  auto only_rank0_computation = [&](const std::map<std::pair<int32_t, int32_t>, double>& m) {
+    double sum = 0;
+    for (const auto& [key, v] : m) {
+      EXPECT_EQ(key.second, 0) << r.callpaths[std::size_t(key.first)].label;
+      EXPECT_EQ(r.callpaths[std::size_t(key.first)].label.rfind("computation before MPI_Send", 0),
+                0u);
+      sum += v;
+    }
+    return sum;
+  };
+  EXPECT_NEAR(only_rank0_computation(r.delay_costs), 1000e-9, 1e-12);
+  EXPECT_NEAR(only_rank0_computation(r.propagated_costs), 1000e-9, 1e-12);
+  for (const std::string& n : r.notes) EXPECT_EQ(n.find("no cause"), std::string::npos) << n;
+}
+
 TEST(WaitsAnalysis, ClockOffsetOfOneRankIsCorrected) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tracefold-waits-" + std::to_string(::getpid()));
@@ -264,7 +293,7 @@ TEST(WaitsAnalysis, CubeProfileHoldsExclusiveValues) {
   t.add(1, "MPI_Recv", 2, 1020, 1030, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
   const WaitReport r = t.run();
   const Cube4Profile cube = wait_cube(r);
-  ASSERT_EQ(cube.metrics.size(), r.patterns.size() + 2);
+  ASSERT_EQ(cube.metrics.size(), r.patterns.size() + 3);
   EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].uniq_name, "wrong_order");
   EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].parent,
             int32_t(WaitPattern::kLateSender));

@@ -17,6 +17,11 @@ Cube4Profile wait_cube(const WaitReport& r) {
       {"delay_costs", "Delay costs",
        "Waiting time of other ranks caused by the excess time of this call path and rank", "sec",
        -1});
+  const int32_t propagated = cube.add_metric(
+      {"propagated_delay_costs", "Propagated delay costs",
+       "Waiting time caused indirectly, through wait states of ranks that were late because "
+       "they had waited, by the excess time of this call path and rank",
+       "sec", -1});
   for (const WaitCallPath& c : r.callpaths) {
     const int32_t region = cube.add_region(
         {c.label, "", -1, c.computation ? std::string("user") : std::string("mpi")});
@@ -32,6 +37,8 @@ Cube4Profile wait_cube(const WaitReport& r) {
     if (v > 0) cube.add(critical, key.first, key.second, v);
   for (const auto& [key, v] : r.delay_costs)
     if (v > 0) cube.add(delay, key.first, key.second, v);
+  for (const auto& [key, v] : r.propagated_costs)
+    if (v > 0) cube.add(propagated, key.first, key.second, v);
   cube.attributes.push_back({"creator", "tracefold analyze"});
   return cube;
 }
