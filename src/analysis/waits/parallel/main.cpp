@@ -23,6 +23,7 @@ struct Args {
 };
 
 int run(const Args& args, int me, int np) {
+  const double t0 = MPI_Wtime();
   Trace trace;
   std::string err;
   try {
@@ -55,8 +56,10 @@ int run(const Args& args, int me, int np) {
         write_wait_text(std::cout, report, args.top);
       } else {
         write_wait_report(report, args.output, args.top);
+        // The time past MPI_Init (the launcher's start-up is not the analysis's).
         std::cerr << "tracefold: analysis of " << report.events << " events on " << np
-                  << " ranks written to " << args.output << "\n";
+                  << " ranks written to " << args.output << " (" << MPI_Wtime() - t0
+                  << " s after MPI_Init)\n";
       }
     } catch (const std::exception& e) {
       err = e.what();
