@@ -24,6 +24,9 @@
  *   iallreduce (3)      the same with MPI_Iallreduce
  *   ibcast (3)          root 0 sleeps before MPI_Ibcast; the others wait in
  *                       MPI_Wait
+ *   subcomm (4)         even and odd ranks in two communicators; rank 3
+ *                       sleeps before MPI_Allreduce and MPI_Scan on the
+ *                       odd one (rank 1 waits)
  *   chain (4)           rank r receives from r-1, sends to r+1, computes
  *                       1 ms; rank 2 alone computes DELAY_US more before it
  *                       sends, and rank 3 waits for it
@@ -74,6 +77,8 @@ int main(int argc, char** argv) {
   entered = calloc((size_t)steps + 1, sizeof(double));
   started = calloc((size_t)steps + 1, sizeof(double));
   const int chain = !strcmp(what, "chain");
+  MPI_Comm sub = MPI_COMM_NULL;
+  if (!strcmp(what, "subcomm")) MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &sub);
   /* Where the waiting measured is at a barrier, the ranks synchronize by
    * MPI_Allreduce instead: their waits there are not what was injected. */
   const int barrier = !strcmp(what, "barrier") || !strcmp(what, "ibarrier");
@@ -174,6 +179,12 @@ int main(int argc, char** argv) {
         MPI_Iallreduce(buf, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
       if (rank != late) ENTER();
       MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else if (!strcmp(what, "subcomm")) {
+      late = 3;
+      if (rank == late) nap(DELAY_US);
+      ENTER();
+      MPI_Allreduce(buf, out, 4, MPI_INT, MPI_SUM, sub);
+      MPI_Scan(buf, out, 4, MPI_INT, MPI_SUM, sub);
     } else if (!strcmp(what, "chain")) {
       late = 2;
       if (rank == 3) ENTER();
@@ -220,6 +231,7 @@ int main(int argc, char** argv) {
       printf("waits: %s rank %d waited %.6f s\n", what, w, waited);
     }
   }
+  if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
   free(all);
   free(all_started);
   free(entered);

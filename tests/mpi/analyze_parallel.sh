@@ -40,11 +40,13 @@ same() {
 
 # (Each mpirun costs seconds on a shared machine: the scenarios cover every
 # exchange once — messages with Waitall, Ssend, two tags, an N x N and a
-# nonblocking 1-to-N collective, a 4-rank chain with delay costs.)
+# nonblocking 1-to-N collective, N x N and scan collectives on split
+# communicators, a 4-rank chain with delay costs.)
 same late_sender_nb 2
 same late_receiver 2
 same wrong_order 2
 same nxn 3
 same ibcast 3
+same subcomm 4
 same chain 4 text
 finish

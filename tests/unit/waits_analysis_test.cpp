@@ -248,6 +248,35 @@ TEST(WaitsAnalysis, PropagatedDelayCostReachesTheFirstLateRank) {
   for (const std::string& n : r.notes) EXPECT_EQ(n.find("no cause"), std::string::npos) << n;
 }
 
+// Rank 0 starts an Iallreduce at once and waits in MPI_Wait until rank 1
+// starts its own at 990: Wait at N x N of 980 ns, at the Iallreduce, and
+// the Wait's time is collective time there, not point-to-point.
+TEST(WaitsAnalysis, NonblockingCollectiveWaitsInItsWait) {
+  Timelines t(2);
+  for (int32_t r = 0; r < 2; ++r) t.add(r, "MPI_Init", 7, 0, 0);
+  t.add(0, "MPI_Iallreduce", 0, 0, 10, {{"comm", 0}, {"count", 1}});
+  Event& w0 = t.add(0, "MPI_Wait", 1, 10, 1000);
+  w0.set_list(FieldTable::links(), {1});
+  t.add(1, "MPI_Iallreduce", 0, 990, 1000, {{"comm", 0}, {"count", 1}});
+  Event& w1 = t.add(1, "MPI_Wait", 1, 1000, 1010);
+  w1.set_list(FieldTable::links(), {1});
+  const WaitReport r = t.run();
+  EXPECT_EQ(r.collectives, 1u);
+  EXPECT_NEAR(cell(r, WaitPattern::kWaitNxN, 0), 980e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kWaitNxN, 1), 0);
+  EXPECT_EQ(cell(r, WaitPattern::kNxNCompletion, 0), 0);
+  EXPECT_EQ(top_label(r, WaitPattern::kWaitNxN, 0).rfind("MPI_Iallreduce", 0), 0u);
+  EXPECT_NEAR(cell(r, WaitPattern::kCollective, 0), 1000e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kPointToPoint, 0), 0);
+  // Rank 1's 990 ns before its Iallreduce made rank 0 wait.
+  double cost = 0;
+  for (const auto& [key, v] : r.delay_costs) {
+    EXPECT_EQ(key.second, 1);
+    cost += v;
+  }
+  EXPECT_NEAR(cost, 980e-9, 1e-12);
+}
+
 TEST(WaitsAnalysis, ClockOffsetOfOneRankIsCorrected) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tracefold-waits-" + std::to_string(::getpid()));
