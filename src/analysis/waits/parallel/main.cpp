@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include "parallel.hpp"
@@ -27,6 +28,9 @@ int run(const Args& args, int me, int np) {
   Trace trace;
   std::string err;
   try {
+    const std::string ext = std::filesystem::path(args.output).extension().string();
+    if (!args.output.empty() && ext != ".txt" && ext != ".json" && ext != ".cubex")
+      throw WaitsError(args.output + ": unknown report format (use .txt, .json or .cubex)");
     trace = load_trace(args.trace);
     if (np != trace.world_size)
       err = "analysis started with " + std::to_string(np) + " ranks, the recording has " +
