@@ -72,7 +72,10 @@ struct WaitCallPath {
   SiteId site = 0;
   bool computation = false;  ///< the time before calls of (op, site)
   std::string label;         ///< `MPI_Recv at main (ring.c:12)`, `computation before ...`
-  int32_t parent = -1;       ///< flat list: the call stacks are in the label
+  int32_t parent = -1;       ///< -1: the list is flat (the CUBE tree comes from `stack`)
+  /// The call stack, outermost frame first (symbolized where known):
+  /// the CUBE call tree nests call paths along it.
+  std::vector<std::string> stack;
 };
 
 /// One (pattern, call path, rank) cell.
@@ -156,10 +159,14 @@ void write_wait_text(std::ostream& out, const WaitReport& report, std::size_t to
 /// The whole result as JSON (every non-zero cell).
 void write_wait_json(std::ostream& out, const WaitReport& report);
 /// The result as a CUBE4 profile (cube4.hpp): the pattern tree plus
-/// `critical_path` and `delay_costs` metrics, a flat call tree of the call
-/// paths, one location per rank; values exclusive along the metric tree.
+/// `critical_path`, `delay_costs` and `propagated_delay_costs` metrics; a
+/// call tree whose inner nodes are the frames of the call stacks (common
+/// prefixes shared) and whose leaves are the call paths (the MPI call, or
+/// the computation before it); one location per rank; values exclusive
+/// along both trees (only leaves hold values). `leaves`, if given, gets
+/// the call-tree node of each call path.
 struct Cube4Profile;
-Cube4Profile wait_cube(const WaitReport& report);
+Cube4Profile wait_cube(const WaitReport& report, std::vector<int32_t>* leaves = nullptr);
 
 /// Scalasca's controlled logical clock, simplified: a receive that ends
 /// before its matched send began is moved to end at the send's start, and

@@ -321,7 +321,9 @@ TEST(WaitsAnalysis, CubeProfileHoldsExclusiveValues) {
   t.add(1, "MPI_Recv", 1, 0, 1020, {{"peer", 0}, {"tag", 2}, {"comm", 0}});
   t.add(1, "MPI_Recv", 2, 1020, 1030, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
   const WaitReport r = t.run();
-  const Cube4Profile cube = wait_cube(r);
+  std::vector<int32_t> leaf;
+  const Cube4Profile cube = wait_cube(r, &leaf);
+  ASSERT_EQ(leaf.size(), r.callpaths.size());
   ASSERT_EQ(cube.metrics.size(), r.patterns.size() + 3);
   EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].uniq_name, "wrong_order");
   EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].parent,
@@ -331,6 +333,17 @@ TEST(WaitsAnalysis, CubeProfileHoldsExclusiveValues) {
   for (std::size_t c = 0; c < r.callpaths.size(); ++c)
     if (r.callpaths[c].label.rfind("MPI_Recv at app+0x20", 0) == 0) recv2 = int32_t(c);
   ASSERT_GE(recv2, 0);
+  // The call tree: the MPI call is a leaf below its frame, which the
+  // computation before it shares.
+  const Cube4Cnode& call = cube.cnodes[std::size_t(leaf[std::size_t(recv2)])];
+  EXPECT_EQ(cube.regions[std::size_t(call.region)].name, "MPI_Recv");
+  ASSERT_GE(call.parent, 0);
+  EXPECT_EQ(cube.regions[std::size_t(cube.cnodes[std::size_t(call.parent)].region)].name,
+            "app+0x20");
+  int32_t below_frame = 0;
+  for (const Cube4Cnode& n : cube.cnodes) below_frame += n.parent == call.parent;
+  EXPECT_EQ(below_frame, 2);  // MPI_Recv and the computation before it
+  recv2 = leaf[std::size_t(recv2)];
   // All of its Late Sender is Wrong Order: exclusive Late Sender is 0.
   EXPECT_NEAR(cube.value(int32_t(WaitPattern::kWrongOrder), recv2, 1), 1000e-9, 1e-12);
   EXPECT_EQ(cube.value(int32_t(WaitPattern::kLateSender), recv2, 1), 0);

@@ -158,6 +158,10 @@ int32_t Analysis::callpath(const Event& ev, bool computation) {
                             ? site_label(trace.symtab, trace.sites.at(ev.site))
                             : std::string("?");
     cp.label = (computation ? "computation before " : "") + OpTable::name(ev.op) + " at " + where;
+    if (ev.site < trace.sites.size()) {
+      cp.stack = site_path(trace.symtab, trace.sites.at(ev.site));
+      std::reverse(cp.stack.begin(), cp.stack.end());
+    }
     rep.callpaths.push_back(std::move(cp));
   }
   return it->second;
