@@ -23,6 +23,7 @@ if(TARGET tracefold_record)
     endif()
   endforeach()
   install(TARGETS tracefold_replay_exe RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tracefold)
+  install(TARGETS tracefold_analyze_exe RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tracefold)
 endif()
 
 install(EXPORT tracefoldTargets NAMESPACE tracefold::

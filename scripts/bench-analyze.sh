@@ -1,34 +1,46 @@
 #!/usr/bin/env bash
-# Throughput of `tracefold analyze` (serial) next to the run it analyses:
-# records app_stencil2d_nonperiodic with --timeline at NP ranks for STEPS
-# steps, then times the analysis. Prints, on one line per run, the run's
-# own wall time (tracefold record's launch to exit), the analysis's wall
-# time and CPU time (user + system, which a loaded machine does not
-# inflate), the ratio of analysis to run wall time and events per second
-# per analysed rank (by CPU time). The target is an analysis shorter than
-# the run (ratio < 1).
-#   BUILD_DIR=build NP=4 STEPS="2000 8000" scripts/bench-analyze.sh
-# The parallel analysis (mpirun) is not built yet, so only serial is measured.
+# Throughput of `tracefold analyze`, serial and parallel (mpirun -np NP
+# tracefold analyze), next to the run it analyses: records
+# app_stencil2d_nonperiodic with --timeline at each NP for STEPS steps, then
+# runs both analyses on it, one after the other in the same loop. Prints one
+# line per run: events, the run's wall time (tracefold record's launch to
+# exit), each analysis's wall time and its ratio to the run (target < 1),
+# and events per second per analysis rank (serial: one process does every
+# rank's events; parallel: each rank its own share, by wall time including
+# mpirun's start). `par in` is the parallel analysis's own time after
+# MPI_Init (as tracefold-analyze reports it), without the launcher's
+# start-up. `same` says whether the two JSON reports are identical.
+#   BUILD_DIR=build NPS="4 8" STEPS="2000 8000" scripts/bench-analyze.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_mpi_yield_when_idle=1
 BUILD_DIR="${BUILD_DIR:-build}"
-NP="${NP:-4}"
+NPS="${NPS:-${NP:-4 8}}"
 STEPS="${STEPS:-2000 8000}"
 [[ -x $BUILD_DIR/src/cli/tracefold ]] || { echo "bench-analyze: build first ($BUILD_DIR)" >&2; exit 2; }
 TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
 APP=$(realpath "$BUILD_DIR/tests/apps/app_stencil2d_nonperiodic")
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
-printf '%-6s %4s %9s %8s %10s %8s %7s %14s\n' steps np events "run s" "analyze s" "cpu s" ratio "events/s/rank"
-for steps in $STEPS; do
-  t0=$(now)
-  "$TF" record --timeline -o "$work/s.tf" -- mpirun -np "$NP" "$APP" "$steps" >/dev/null 2>"$work/rec.err"
-  t1=$(now)
-  /usr/bin/time -f '%U %S' -o "$work/cpu" "$TF" analyze "$work/s.tf" -o "$work/s.json" 2>"$work/an.err"
-  t2=$(now)
-  cpu=$(awk '{print $1 + $2}' "$work/cpu")
-  events=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['events'])" "$work/s.json")
-  awk -v s="$steps" -v np="$NP" -v e="$events" -v r="$(echo "$t1 - $t0" | bc)" -v a="$(echo "$t2 - $t1" | bc)" -v c="$cpu" \
-    'BEGIN { printf "%-6s %4s %9d %8.3f %10.3f %8.3f %7.3f %14.0f\n", s, np, e, r, a, c, a / r, e / (c > 0 ? c : a) / np }'
+printf '%-6s %3s %9s %8s %9s %6s %9s %6s %8s %14s %14s %5s\n' steps np events "run s" "serial s" \
+  ratio "par s" ratio "par in" "ser ev/s/rank" "par ev/s/rank" same
+for np in $NPS; do
+  for steps in $STEPS; do
+    t0=$(now)
+    "$TF" record --timeline -o "$work/s.tf" -- mpirun -np "$np" "$APP" "$steps" >/dev/null 2>"$work/rec.err"
+    t1=$(now)
+    "$TF" analyze "$work/s.tf" -o "$work/s.json" 2>"$work/an.err"
+    t2=$(now)
+    mpirun -np "$np" "$TF" analyze "$work/s.tf" -o "$work/p.json" 2>"$work/par.err"
+    t3=$(now)
+    inside=$(sed -n 's/.*(\([0-9.e-]*\) s after MPI_Init).*/\1/p' "$work/par.err")
+    same=no
+    cmp -s "$work/s.json" "$work/p.json" && same=yes
+    events=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['events'])" "$work/s.json")
+    awk -v s="$steps" -v np="$np" -v e="$events" -v r="$(echo "$t1 - $t0" | bc)" \
+      -v a="$(echo "$t2 - $t1" | bc)" -v p="$(echo "$t3 - $t2" | bc)" -v same="$same" -v pin="${inside:-0}" \
+      'BEGIN { printf "%-6s %3s %9d %8.3f %9.3f %6.3f %9.3f %6.3f %8.3f %14.0f %14.0f %5s\n",
+               s, np, e, r, a, a / r, p, p / r, pin, e / a, e / np / p, same }'
+  done
 done

@@ -2,7 +2,9 @@
 // ranks wait in MPI, which of Scalasca's patterns the waiting is (seed 003),
 // who caused it (delay costs) and which rank/call-path segments make up the
 // run time (critical path). No MPI here: the serial analysis replays every
-// rank's recorded events in one process.
+// rank's recorded events in one process; the parallel one (`mpirun -np P
+// tracefold analyze`, src/analysis/waits/parallel/) runs the same pattern
+// code with one MPI rank per recorded rank and gives the same report.
 //
 // Input is a `tracefold record --timeline` recording: the folded trace gives
 // each rank's calls and parameters, TRACE.timeline/rank-R.tft their enter and
@@ -70,7 +72,10 @@ struct WaitCallPath {
   SiteId site = 0;
   bool computation = false;  ///< the time before calls of (op, site)
   std::string label;         ///< `MPI_Recv at main (ring.c:12)`, `computation before ...`
-  int32_t parent = -1;       ///< flat list: the call stacks are in the label
+  int32_t parent = -1;       ///< -1: the list is flat (the CUBE tree comes from `stack`)
+  /// The call stack, outermost frame first (symbolized where known):
+  /// the CUBE call tree nests call paths along it.
+  std::vector<std::string> stack;
 };
 
 /// One (pattern, call path, rank) cell.
@@ -103,9 +108,15 @@ struct WaitReport {
   std::map<WaitKey, double> severity;
   /// Time on the critical path per (call path, rank).
   std::map<std::pair<int32_t, int32_t>, double> critical_path;
-  /// Waiting time others spent because of the excess time of this
-  /// (call path, rank) (direct delay costs), per (call path, rank).
+  /// Waiting time others spent directly because of the excess time of
+  /// this (call path, rank) (direct delay costs), per (call path, rank).
   std::map<std::pair<int32_t, int32_t>, double> delay_costs;
+  /// Waiting time caused indirectly by the excess time of this (call path,
+  /// rank): wait states of ranks that were late only because they had
+  /// waited themselves, traced back along the chain to the excess time
+  /// that started it (propagated delay costs; direct + propagated = every
+  /// wait state whose cause was found).
+  std::map<std::pair<int32_t, int32_t>, double> propagated_costs;
   std::vector<std::string> notes;  ///< what the reader should know (truncation, ...)
   /// Receives that ended before their send began (clock condition), found
   /// and repaired by the controlled logical clock before the analysis.
@@ -134,16 +145,28 @@ std::string default_timeline_dir(const std::string& trace_path);
 WaitReport analyze_waits(const Trace& trace, const WaitInput& input,
                          const WaitOptions& options = {});
 
+/// Records in `report` how many clock-condition violations
+/// repair_clock_condition found (count and note).
+void note_clock_repair(WaitReport& report, uint64_t violations);
+
+/// Writes the report to `path` in the form its extension names: .txt, .json
+/// or .cubex. Throws WaitsError for another extension or a failed write.
+void write_wait_report(const WaitReport& report, const std::string& path, std::size_t top = 5);
+
 /// Text report: total time, patterns with share of run time, top call paths
 /// and ranks per pattern, critical path, top delay costs.
 void write_wait_text(std::ostream& out, const WaitReport& report, std::size_t top = 5);
 /// The whole result as JSON (every non-zero cell).
 void write_wait_json(std::ostream& out, const WaitReport& report);
 /// The result as a CUBE4 profile (cube4.hpp): the pattern tree plus
-/// `critical_path` and `delay_costs` metrics, a flat call tree of the call
-/// paths, one location per rank; values exclusive along the metric tree.
+/// `critical_path`, `delay_costs` and `propagated_delay_costs` metrics; a
+/// call tree whose inner nodes are the frames of the call stacks (common
+/// prefixes shared) and whose leaves are the call paths (the MPI call, or
+/// the computation before it); one location per rank; values exclusive
+/// along both trees (only leaves hold values). `leaves`, if given, gets
+/// the call-tree node of each call path.
 struct Cube4Profile;
-Cube4Profile wait_cube(const WaitReport& report);
+Cube4Profile wait_cube(const WaitReport& report, std::vector<int32_t>* leaves = nullptr);
 
 /// Scalasca's controlled logical clock, simplified: a receive that ends
 /// before its matched send began is moved to end at the send's start, and

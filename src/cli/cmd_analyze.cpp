@@ -2,14 +2,12 @@
 // `record --timeline` recording (tracefold/waits.hpp, docs/analyze.md).
 #include <CLI/CLI.hpp>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "cli.hpp"
 #include "progress.hpp"
-#include "tracefold/cube4.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/waits.hpp"
 
@@ -27,25 +25,8 @@ struct AnalyzeArgs {
   SiteOptions sites;
 };
 
-// The size of the MPI job this process was started in by a launcher, or 0.
-int launcher_size() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-    if (const char* v = std::getenv(var)) return std::atoi(v);
-  return 0;
-}
-
 void run_analyze(const AnalyzeArgs& args) {
   Trace trace = load_trace(args.trace);
-  const int launched = launcher_size();
-  if (launched > 1 && launched != trace.world_size)
-    throw std::runtime_error("analysis started with " + std::to_string(launched) +
-                             " ranks, the recording has " + std::to_string(trace.world_size) +
-                             ": run it with mpirun -np " + std::to_string(trace.world_size) +
-                             " or without mpirun");
-  if (launched > 1)
-    throw std::runtime_error(
-        "parallel analysis under mpirun is not available yet: run tracefold analyze without "
-        "mpirun (the serial analysis reads every rank's timeline)");
   prepare_sites(trace, args.sites);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   // Steps: reading the timelines, the clock repair, then the passes.
@@ -59,31 +40,12 @@ void run_analyze(const AnalyzeArgs& args) {
   options.progress = [&progress](std::size_t done, std::size_t) { progress.update(2 + done); };
   WaitReport report = analyze_waits(trace, input, options);
   progress.done();
-  report.clock_violations = violations;
-  if (violations)
-    report.notes.push_back(std::to_string(violations) +
-                           " receives ended before their send began (clock condition); the "
-                           "controlled logical clock moved them and the later events of their "
-                           "ranks forward");
+  note_clock_repair(report, violations);
   if (args.output.empty()) {
     write_wait_text(std::cout, report, args.top);
     return;
   }
-  const std::string ext = fs::path(args.output).extension().string();
-  if (ext != ".cubex" && ext != ".json" && ext != ".txt")
-    throw std::runtime_error(args.output + ": unknown report format (use .txt, .json or .cubex)");
-  if (ext == ".cubex") {
-    write_cubex(wait_cube(report), args.output);
-  } else {
-    std::ofstream out(args.output);
-    if (!out) throw std::runtime_error(args.output + ": cannot create");
-    if (ext == ".json")
-      write_wait_json(out, report);
-    else
-      write_wait_text(out, report, args.top);
-    out.close();
-    if (!out) throw std::runtime_error(args.output + ": write failed");
-  }
+  write_wait_report(report, args.output, args.top);
   std::cerr << "tracefold: analysis of " << report.events << " events written to " << args.output
             << "\n";
 }

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -279,6 +280,32 @@ fs::path find_replay_program() {
   throw std::runtime_error("cannot run " + program + ": " + std::strerror(errno));
 }
 
+// The size of the MPI job this process was started in by a launcher, or 0.
+int launcher_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return 0;
+}
+
+// Under mpirun, `tracefold analyze` becomes the MPI program of the parallel
+// analysis (src/analysis/waits/parallel/); alone it stays the serial one.
+[[noreturn]] void exec_parallel_analyze(int argc, char** argv) {
+  const std::string program =
+      find_companion("TRACEFOLD_ANALYZE",
+                     {"../analysis/waits/parallel/tracefold-analyze", "tracefold-analyze",
+                      "../libexec/tracefold/tracefold-analyze"},
+                     "cannot find tracefold-analyze, the MPI program of the parallel analysis "
+                     "(was tracefold built with MPI? set TRACEFOLD_ANALYZE, or run tracefold "
+                     "analyze without mpirun)")
+          .string();
+  std::vector<char*> args;
+  args.push_back(const_cast<char*>(program.c_str()));
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(program.c_str(), args.data());
+  throw std::runtime_error("cannot run " + program + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
 void add_export_commands(CLI::App& app);   // cmd_export.cpp: export, report, stats files
@@ -292,6 +319,14 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "replay") {
     try {
       exec_replay(argc, argv);
+    } catch (const std::exception& ex) {
+      std::cerr << "tracefold: error: " << ex.what() << "\n";
+      return 2;
+    }
+  }
+  if (argc > 1 && std::string(argv[1]) == "analyze" && launcher_size() > 1) {
+    try {
+      exec_parallel_analyze(argc, argv);
     } catch (const std::exception& ex) {
       std::cerr << "tracefold: error: " << ex.what() << "\n";
       return 2;

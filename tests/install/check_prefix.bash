@@ -20,6 +20,7 @@ check_prefix() {
   lib=$(find "$prefix" -name libtracefold.so | head -n 1)
   [[ -n $lib ]] || bad "$what: no libtracefold.so"
   [[ -n $(find "$prefix" -path '*/tracefold/tracefold-replay') ]] || bad "$what: no tracefold-replay"
+  [[ -n $(find "$prefix" -path '*/tracefold/tracefold-analyze') ]] || bad "$what: no tracefold-analyze"
   # Only the installed tree and the system: a clean environment.
   (cd "$d" && limited out.txt err.txt env -i PATH="$prefix/bin:/usr/bin:/bin" HOME="$d" \
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \

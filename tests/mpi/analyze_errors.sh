@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `tracefold analyze` on input it cannot take whole: a trace recorded
-# without --timeline (refused, saying to record with --timeline), an
+# without --timeline (refused, saying to record with --timeline; serial
+# and under mpirun), an
 # analysis under mpirun with another rank count than the recording (refused
 # with both numbers), and a timeline cut at its size bound (analysed up to
 # the bound, and the report says so).
@@ -20,6 +21,15 @@ else
     ok "no timeline: $(head -n 1 a.err)"
   else
     bad "no timeline: exit $rc, $(cat a.err)"
+  fi
+  # The same under mpirun (the parallel analysis): one clear message.
+  CHECKS=$((CHECKS + 1))
+  limited pa.txt pa.err "$MPIRUN" -np 2 "$TF" analyze plain.tf -o pa.json
+  if [[ $LRC -ne 0 ]] && [[ $(grep -c "no timeline directory" pa.err) -eq 1 ]] &&
+    grep -q "record --timeline" pa.err && [[ ! -e pa.json ]]; then
+    ok "no timeline under mpirun: $(grep -m1 'no timeline' pa.err)"
+  else
+    bad "no timeline under mpirun: exit $LRC, $(head -n 3 pa.err)"
   fi
 fi
 

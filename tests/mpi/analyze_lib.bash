@@ -4,7 +4,9 @@
 #   inject SCENARIO NP        records app_waits_inject STEPS SCENARIO with
 #                             --timeline into $WORK/SCENARIO/t.tf, analyses it
 #                             to report.json and report.txt; sets $INJECTED
-#                             (the late rank's measured sleeping, seconds) and
+#                             (the late rank's measured sleeping, seconds),
+#                             $WAITS_OUT (the program's output, with each
+#                             waiting rank's measured waiting) and
 #                             $JSON; returns 1 (after `bad`) if a step failed
 #   expect WHAT ARGS...       python3 analyze_check.py WHAT $JSON $INJECTED ARGS...
 #                             -> ok/bad with its message
@@ -38,6 +40,8 @@ inject() {
     show_run "$d/out.txt"
     return 1
   fi
+  # What each waiting rank really waited (analyze_check.py).
+  export WAITS_OUT="$d/out.txt"
   JSON="$d/report.json"
   if ! "$TF" analyze "$d/t.tf" -o "$JSON" 2>"$d/analyze-err.txt" ||
     ! "$TF" analyze "$d/t.tf" >"$d/report.txt" 2>>"$d/analyze-err.txt"; then

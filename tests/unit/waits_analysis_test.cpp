@@ -219,6 +219,64 @@ double late_sender_with_skew(const std::filesystem::path& dir, int64_t skew) {
   return cell(rep, WaitPattern::kLateSender, 1);
 }
 
+// Rank 0 computes 1000 ns before it sends; rank 1 waits for it and
+// forwards at once; rank 2 waits for rank 1. Rank 1 did nothing in excess:
+// rank 2's wait was passed on through rank 1's wait, so it is rank 0's
+// computation's propagated cost, and rank 1's wait its direct cost.
+TEST(WaitsAnalysis, PropagatedDelayCostReachesTheFirstLateRank) {
+  Timelines t(3);
+  for (int32_t r = 0; r < 3; ++r) t.add(r, "MPI_Init", 7, 0, 0);
+  t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 0, 1000, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Send", 2, 1000, 1010, {{"peer", 2}, {"tag", 1}, {"comm", 0}});
+  t.add(2, "MPI_Recv", 3, 0, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  const WaitReport r = t.run();
+  EXPECT_NEAR(cell(r, WaitPattern::kLateSender, 1), 1000e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kLateSender, 2), 1000e-9, 1e-12);
+  auto only_rank0_computation = [&](const std::map<std::pair<int32_t, int32_t>, double>& m) {
+    double sum = 0;
+    for (const auto& [key, v] : m) {
+      EXPECT_EQ(key.second, 0) << r.callpaths[std::size_t(key.first)].label;
+      EXPECT_EQ(r.callpaths[std::size_t(key.first)].label.rfind("computation before MPI_Send", 0),
+                0u);
+      sum += v;
+    }
+    return sum;
+  };
+  EXPECT_NEAR(only_rank0_computation(r.delay_costs), 1000e-9, 1e-12);
+  EXPECT_NEAR(only_rank0_computation(r.propagated_costs), 1000e-9, 1e-12);
+  for (const std::string& n : r.notes) EXPECT_EQ(n.find("no cause"), std::string::npos) << n;
+}
+
+// Rank 0 starts an Iallreduce at once and waits in MPI_Wait until rank 1
+// starts its own at 990: Wait at N x N of 980 ns, at the Iallreduce, and
+// the Wait's time is collective time there, not point-to-point.
+TEST(WaitsAnalysis, NonblockingCollectiveWaitsInItsWait) {
+  Timelines t(2);
+  for (int32_t r = 0; r < 2; ++r) t.add(r, "MPI_Init", 7, 0, 0);
+  t.add(0, "MPI_Iallreduce", 0, 0, 10, {{"comm", 0}, {"count", 1}});
+  Event& w0 = t.add(0, "MPI_Wait", 1, 10, 1000);
+  w0.set_list(FieldTable::links(), {1});
+  t.add(1, "MPI_Iallreduce", 0, 990, 1000, {{"comm", 0}, {"count", 1}});
+  Event& w1 = t.add(1, "MPI_Wait", 1, 1000, 1010);
+  w1.set_list(FieldTable::links(), {1});
+  const WaitReport r = t.run();
+  EXPECT_EQ(r.collectives, 1u);
+  EXPECT_NEAR(cell(r, WaitPattern::kWaitNxN, 0), 980e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kWaitNxN, 1), 0);
+  EXPECT_EQ(cell(r, WaitPattern::kNxNCompletion, 0), 0);
+  EXPECT_EQ(top_label(r, WaitPattern::kWaitNxN, 0).rfind("MPI_Iallreduce", 0), 0u);
+  EXPECT_NEAR(cell(r, WaitPattern::kCollective, 0), 1000e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kPointToPoint, 0), 0);
+  // Rank 1's 990 ns before its Iallreduce made rank 0 wait.
+  double cost = 0;
+  for (const auto& [key, v] : r.delay_costs) {
+    EXPECT_EQ(key.second, 1);
+    cost += v;
+  }
+  EXPECT_NEAR(cost, 980e-9, 1e-12);
+}
+
 TEST(WaitsAnalysis, ClockOffsetOfOneRankIsCorrected) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tracefold-waits-" + std::to_string(::getpid()));
@@ -263,8 +321,10 @@ TEST(WaitsAnalysis, CubeProfileHoldsExclusiveValues) {
   t.add(1, "MPI_Recv", 1, 0, 1020, {{"peer", 0}, {"tag", 2}, {"comm", 0}});
   t.add(1, "MPI_Recv", 2, 1020, 1030, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
   const WaitReport r = t.run();
-  const Cube4Profile cube = wait_cube(r);
-  ASSERT_EQ(cube.metrics.size(), r.patterns.size() + 2);
+  std::vector<int32_t> leaf;
+  const Cube4Profile cube = wait_cube(r, &leaf);
+  ASSERT_EQ(leaf.size(), r.callpaths.size());
+  ASSERT_EQ(cube.metrics.size(), r.patterns.size() + 3);
   EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].uniq_name, "wrong_order");
   EXPECT_EQ(cube.metrics[std::size_t(WaitPattern::kWrongOrder)].parent,
             int32_t(WaitPattern::kLateSender));
@@ -273,6 +333,17 @@ TEST(WaitsAnalysis, CubeProfileHoldsExclusiveValues) {
   for (std::size_t c = 0; c < r.callpaths.size(); ++c)
     if (r.callpaths[c].label.rfind("MPI_Recv at app+0x20", 0) == 0) recv2 = int32_t(c);
   ASSERT_GE(recv2, 0);
+  // The call tree: the MPI call is a leaf below its frame, which the
+  // computation before it shares.
+  const Cube4Cnode& call = cube.cnodes[std::size_t(leaf[std::size_t(recv2)])];
+  EXPECT_EQ(cube.regions[std::size_t(call.region)].name, "MPI_Recv");
+  ASSERT_GE(call.parent, 0);
+  EXPECT_EQ(cube.regions[std::size_t(cube.cnodes[std::size_t(call.parent)].region)].name,
+            "app+0x20");
+  int32_t below_frame = 0;
+  for (const Cube4Cnode& n : cube.cnodes) below_frame += n.parent == call.parent;
+  EXPECT_EQ(below_frame, 2);  // MPI_Recv and the computation before it
+  recv2 = leaf[std::size_t(recv2)];
   // All of its Late Sender is Wrong Order: exclusive Late Sender is 0.
   EXPECT_NEAR(cube.value(int32_t(WaitPattern::kWrongOrder), recv2, 1), 1000e-9, 1e-12);
   EXPECT_EQ(cube.value(int32_t(WaitPattern::kLateSender), recv2, 1), 0);

@@ -73,62 +73,78 @@ std::string default_timeline_dir(const std::string& trace_path) {
   return trace_path + ".timeline";
 }
 
-WaitInput load_wait_input(const Trace& trace, const std::string& dir) {
+namespace waits_detail {
+
+std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t r,
+                                         uint64_t& dropped) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir))
+  const std::string path = (fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
+  if (!fs::exists(path))
+    throw WaitsError(path + ": missing; the trace has " + std::to_string(trace.world_size) +
+                     " ranks and every rank needs its timeline (record with --timeline)");
+  RankTimelineFile f;
+  try {
+    f = read_timeline_file(path);
+  } catch (const TimelineError& e) {
+    throw WaitsError(e.what());
+  }
+  if (f.rank != r || f.world_size != trace.world_size)
+    throw WaitsError(path + ": timeline of rank " + std::to_string(f.rank) + " of " +
+                     std::to_string(f.world_size) + " ranks, the trace has " +
+                     std::to_string(trace.world_size) + " ranks");
+  std::vector<TimedEvent> evs;
+  evs.reserve(f.records.size());
+  RankIterator it(trace, r);
+  TimedEvent te;
+  std::size_t k = 0;
+  int64_t prev_end = 0;
+  while (it.next(te.ev)) {
+    if (k >= f.records.size()) {
+      // Past the size bound: no times, so not analysed.
+      ++dropped;
+      continue;
+    }
+    const TimelineRecord& rec = f.records[k];
+    if (rec.op != te.ev.op)
+      throw WaitsError(path + ": event " + std::to_string(k) + " is " + OpTable::name(rec.op) +
+                       ", the trace has " + OpTable::name(te.ev.op) + " for rank " +
+                       std::to_string(r) + " (not this trace's timeline?)");
+    te.start_ns = f.to_global(rec.enter_ns);
+    te.end_ns = std::max(te.start_ns, f.to_global(rec.exit_ns));
+    te.compute_start_ns = k == 0 ? te.start_ns : std::min(prev_end, te.start_ns);
+    te.timed = true;
+    prev_end = te.end_ns;
+    evs.push_back(te);
+    ++k;
+  }
+  if (k < f.records.size())
+    throw WaitsError(path + ": " + std::to_string(f.records.size()) + " events, the trace has " +
+                     std::to_string(k) + " for rank " + std::to_string(r));
+  return evs;
+}
+
+}  // namespace waits_detail
+
+WaitInput load_wait_input(const Trace& trace, const std::string& dir) {
+  if (!std::filesystem::is_directory(dir))
     throw WaitsError(dir +
                      ": no timeline directory; wait-state analysis needs event times: record "
                      "the run with `tracefold record --timeline`");
   WaitInput in;
   in.ranks.resize(std::size_t(trace.world_size));
-  for (int32_t r = 0; r < trace.world_size; ++r) {
-    const std::string path = (fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
-    if (!fs::exists(path))
-      throw WaitsError(path + ": missing; the trace has " + std::to_string(trace.world_size) +
-                       " ranks and every rank needs its timeline (record with --timeline)");
-    RankTimelineFile f;
-    try {
-      f = read_timeline_file(path);
-    } catch (const TimelineError& e) {
-      throw WaitsError(e.what());
-    }
-    if (f.rank != r || f.world_size != trace.world_size)
-      throw WaitsError(path + ": timeline of rank " + std::to_string(f.rank) + " of " +
-                       std::to_string(f.world_size) + " ranks, the trace has " +
-                       std::to_string(trace.world_size) + " ranks");
-    auto& evs = in.ranks[std::size_t(r)];
-    evs.reserve(f.records.size());
-    RankIterator it(trace, r);
-    TimedEvent te;
-    std::size_t k = 0;
-    int64_t prev_end = 0;
-    while (it.next(te.ev)) {
-      if (k >= f.records.size()) {
-        // Past the size bound: no times, so not analysed.
-        ++in.dropped;
-        continue;
-      }
-      const TimelineRecord& rec = f.records[k];
-      if (rec.op != te.ev.op)
-        throw WaitsError(path + ": event " + std::to_string(k) + " is " + OpTable::name(rec.op) +
-                         ", the trace has " + OpTable::name(te.ev.op) + " for rank " +
-                         std::to_string(r) + " (not this trace's timeline?)");
-      te.start_ns = f.to_global(rec.enter_ns);
-      te.end_ns = std::max(te.start_ns, f.to_global(rec.exit_ns));
-      te.compute_start_ns = k == 0 ? te.start_ns : std::min(prev_end, te.start_ns);
-      te.timed = true;
-      prev_end = te.end_ns;
-      evs.push_back(te);
-      ++k;
-    }
-    if (k < f.records.size())
-      throw WaitsError(path + ": " + std::to_string(f.records.size()) + " events, the trace has " +
-                       std::to_string(k) + " for rank " + std::to_string(r));
-  }
+  for (int32_t r = 0; r < trace.world_size; ++r)
+    in.ranks[std::size_t(r)] = waits_detail::load_rank_events(trace, dir, r, in.dropped);
   return in;
 }
 
 namespace waits_detail {
+
+Analysis::Analysis(const Trace& t, const WaitInput& i, WaitReport& r, const WaitOptions& o)
+    : trace(t), in(i), rep(r), opt(o) {
+  waited.resize(in.ranks.size());
+  syncs.resize(in.ranks.size());
+  for (std::size_t k = 0; k < in.ranks.size(); ++k) waited[k].assign(in.ranks[k].size(), 0);
+}
 
 int32_t Analysis::callpath(const Event& ev, bool computation) {
   auto [it, fresh] = cp_index.try_emplace({ev.op, ev.site, computation},
@@ -142,75 +158,265 @@ int32_t Analysis::callpath(const Event& ev, bool computation) {
                             ? site_label(trace.symtab, trace.sites.at(ev.site))
                             : std::string("?");
     cp.label = (computation ? "computation before " : "") + OpTable::name(ev.op) + " at " + where;
+    if (ev.site < trace.sites.size()) {
+      cp.stack = site_path(trace.symtab, trace.sites.at(ev.site));
+      std::reverse(cp.stack.begin(), cp.stack.end());
+    }
     rep.callpaths.push_back(std::move(cp));
   }
   return it->second;
 }
 
-void Analysis::add(WaitPattern p, int32_t cp, int32_t rank, int64_t ns) {
-  if (ns <= 0) return;
-  rep.severity[{static_cast<int32_t>(p), cp, rank}] += static_cast<double>(ns) * 1e-9;
+void Analysis::add(WaitPattern p, int32_t cp, int32_t rank, int64_t v) {
+  if (v <= 0) return;
+  ns[{static_cast<int32_t>(p), cp, rank}] += v;
 }
 
-}  // namespace waits_detail
-
-namespace {
+void Analysis::note_wait(const WaitState& w) {
+  if (w.ns <= 0) return;
+  waits.push_back(w);
+  waited[std::size_t(w.waiter)][w.wev] += w.ns;
+}
 
 int64_t field_of(const Event& ev, const char* name) {
   auto id = FieldTable::find(name);
   return id ? ev.get(*id) : kAbsent;
 }
 
+namespace {
+
 int64_t clamp_wait(int64_t w, const TimedEvent& in_call) {
   return std::clamp<int64_t>(w, 0, in_call.end_ns - in_call.start_ns);
 }
 
-// Time per call path: computation before each call, the call itself, and
-// the MPI group it belongs to.
-void basic_times(Analysis& a) {
-  for (int32_t r = 0; r < a.rep.world_size; ++r) {
-    for (const TimedEvent& te : a.in.ranks[std::size_t(r)]) {
-      const OpTraits& t = op_traits(te.ev.op);
-      const int32_t cp = a.callpath(te.ev, false);
-      const int32_t comp = a.callpath(te.ev, true);
-      const int64_t gap = te.start_ns - te.compute_start_ns, call = te.end_ns - te.start_ns;
-      a.add(WaitPattern::kTime, comp, r, gap);
-      a.add(WaitPattern::kComputation, comp, r, gap);
-      a.add(WaitPattern::kTime, cp, r, call);
-      if (t.category == OpCategory::kMarker) {
-        a.add(WaitPattern::kComputation, cp, r, call);
-        continue;
-      }
-      a.add(WaitPattern::kMpi, cp, r, call);
-      switch (t.category) {
-        case OpCategory::kSend:
-        case OpCategory::kRecv:
-        case OpCategory::kSendrecv:
-        case OpCategory::kProbe:
-        case OpCategory::kPersistent:
-        case OpCategory::kRequest:
-        case OpCategory::kCompletion:
-          a.add(WaitPattern::kPointToPoint, cp, r, call);
-          break;
-        case OpCategory::kCollective:
-          a.add(t.shape == CollectiveShape::kBarrier ? WaitPattern::kSynchronization
-                                                     : WaitPattern::kCollective,
-                cp, r, call);
-          break;
-        default:
-          break;
-      }
+}  // namespace
+
+std::vector<std::size_t> collective_completions(const std::vector<TimedEvent>& evs) {
+  std::vector<Event> plain;
+  plain.reserve(evs.size());
+  for (const TimedEvent& te : evs) plain.push_back(te.ev);
+  std::vector<std::size_t> done = find_completions(plain).done;
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    const OpTraits& t = op_traits(evs[i].ev.op);
+    if (t.category != OpCategory::kCollective || !t.nonblocking) done[i] = RequestCompletions::npos;
+  }
+  return done;
+}
+
+void basic_times(Analysis& a, int32_t r) {
+  const auto& evs = a.in.ranks[std::size_t(r)];
+  // A Wait that completes a nonblocking collective is that collective's
+  // time, at the call path that started it (where its wait states go).
+  std::vector<std::size_t> started_by(evs.size(), RequestCompletions::npos);
+  const std::vector<std::size_t> done = collective_completions(evs);
+  for (std::size_t i = 0; i < evs.size(); ++i)
+    if (done[i] != RequestCompletions::npos) started_by[done[i]] = i;
+  for (std::size_t k = 0; k < evs.size(); ++k) {
+    const TimedEvent& te = evs[k];
+    int32_t cp = a.callpath(te.ev, false);
+    const int32_t comp = a.callpath(te.ev, true);
+    const bool completes_collective = started_by[k] != RequestCompletions::npos;
+    if (completes_collective) cp = a.callpath(evs[started_by[k]].ev, false);
+    const OpTraits& t = op_traits(completes_collective ? evs[started_by[k]].ev.op : te.ev.op);
+    const int64_t gap = te.start_ns - te.compute_start_ns, call = te.end_ns - te.start_ns;
+    a.add(WaitPattern::kTime, comp, r, gap);
+    a.add(WaitPattern::kComputation, comp, r, gap);
+    a.add(WaitPattern::kTime, cp, r, call);
+    if (t.category == OpCategory::kMarker) {
+      a.add(WaitPattern::kComputation, cp, r, call);
+      continue;
+    }
+    a.add(WaitPattern::kMpi, cp, r, call);
+    switch (t.category) {
+      case OpCategory::kSend:
+      case OpCategory::kRecv:
+      case OpCategory::kSendrecv:
+      case OpCategory::kProbe:
+      case OpCategory::kPersistent:
+      case OpCategory::kRequest:
+      case OpCategory::kCompletion:
+        a.add(WaitPattern::kPointToPoint, cp, r, call);
+        break;
+      case OpCategory::kCollective:
+        a.add(t.shape == CollectiveShape::kBarrier ? WaitPattern::kSynchronization
+                                                   : WaitPattern::kCollective,
+              cp, r, call);
+        break;
+      default:
+        break;
     }
   }
 }
 
-void note_wait(Analysis& a, const WaitState& w) {
-  if (w.ns <= 0) return;
-  a.waits.push_back(w);
-  a.waited[std::size_t(w.waiter)][w.wev] += w.ns;
+void late_senders(Analysis& a, int32_t r, std::vector<RecvMatch> msgs) {
+  for (const RecvMatch& m : msgs)
+    a.syncs[std::size_t(r)].push_back({m.recv_complete_event, m.sender, 0, 0});
+  // Grouped by the call that completes them (a Waitall may complete
+  // several): the latest send decides the waiting.
+  std::sort(msgs.begin(), msgs.end(), [](const RecvMatch& x, const RecvMatch& y) {
+    return std::tie(x.recv_complete_event, x.recv_event) <
+           std::tie(y.recv_complete_event, y.recv_event);
+  });
+  struct Pending {
+    int64_t send_start;
+    int32_t cp;
+    int64_t ns;
+  };
+  std::deque<Pending> pending;
+  for (std::size_t i = 0; i < msgs.size();) {
+    std::size_t j = i;
+    const RecvMatch* latest = &msgs[i];
+    while (j < msgs.size() && msgs[j].recv_complete_event == msgs[i].recv_complete_event) {
+      if (msgs[j].send_start > latest->send_start) latest = &msgs[j];
+      ++j;
+    }
+    // A message of this call sent before a pending Late Sender's message:
+    // that Late Sender waited for the wrong message first.
+    for (std::size_t k = i; k < j; ++k) {
+      for (auto p = pending.begin(); p != pending.end();) {
+        if (p->send_start > msgs[k].send_start) {
+          a.add(WaitPattern::kWrongOrder, p->cp, r, p->ns);
+          p = pending.erase(p);
+        } else {
+          ++p;
+        }
+      }
+    }
+    const TimedEvent& wait_call = a.at(r, latest->recv_complete_event);
+    const int64_t ls = clamp_wait(latest->send_start - wait_call.start_ns, wait_call);
+    if (ls > 0) {
+      // Attributed to where the receive was posted (the Irecv, not its Wait).
+      const int32_t cp = a.callpath(a.at(r, latest->recv_event).ev, false);
+      a.add(WaitPattern::kLateSender, cp, r, ls);
+      a.note_wait({r, latest->recv_complete_event, latest->sender, latest->send_event, ls});
+      pending.push_back({latest->send_start, cp, ls});
+      if (pending.size() > a.opt.wrong_order_queue) pending.pop_front();
+    }
+    i = j;
+  }
 }
 
-// Late Sender (with Wrong Order) and Late Receiver over the matched messages.
+void late_receivers(Analysis& a, int32_t r, const std::vector<SendMatch>& msgs) {
+  for (const SendMatch& m : msgs) {
+    a.syncs[std::size_t(r)].push_back({m.send_event, m.receiver, 0, 0});
+    // A send that cannot complete before its receive is posted (synchronous
+    // mode, or rendezvous-sized) entered before that.
+    const TimedEvent& send = a.at(r, m.send_event);
+    const OpTraits& t = op_traits(send.ev.op);
+    if (t.variant != OpVariant::kSynchronous && m.bytes < a.opt.rendezvous_bytes) continue;
+    const TimedEvent& blocked = a.at(r, m.send_complete_event);
+    const int64_t lr = clamp_wait(m.recv_start - blocked.start_ns, blocked);
+    if (lr <= 0) continue;
+    a.add(WaitPattern::kLateReceiver, a.callpath(send.ev, false), r, lr);
+    a.note_wait({r, m.send_complete_event, m.receiver, m.recv_event, lr});
+  }
+}
+
+void collective_member(Analysis& a, int32_t r, std::size_t ev, std::size_t wait_ev,
+                       const CollSummary& s) {
+  const bool nonblocking = wait_ev != ev;
+  if (wait_ev == RequestCompletions::npos) return;  // never completed: no waiting seen
+  a.syncs[std::size_t(r)].push_back({wait_ev, -1, s.comm, s.group_first});
+  const TimedEvent& e = a.at(r, ev);
+  // Where the rank waits: in the call, or in the Wait of its request.
+  const TimedEvent& w = a.at(r, wait_ev);
+  const int32_t cp = a.callpath(e.ev, false);
+  auto wait = [&](WaitPattern p, const CollPoint& late) {
+    if (late.rank < 0) return;
+    const int64_t ns = clamp_wait(late.start - w.start_ns, w);
+    if (ns <= 0) return;
+    a.add(p, cp, r, ns);
+    a.note_wait({r, wait_ev, late.rank, late.ev, ns});
+  };
+  auto completion = [&](WaitPattern p, WaitPattern waiting) {
+    wait(waiting, s.last_in);
+    // A nonblocking one's completion overlaps the rank's own work.
+    if (nonblocking) return;
+    const int64_t entered_wait = std::max(e.start_ns, s.last_in.start);
+    const int64_t ns = e.end_ns - std::max(s.first_out, entered_wait);
+    a.add(p, cp, r, std::min(ns, e.end_ns - e.start_ns));
+  };
+  switch (op_traits(e.ev.op).shape) {
+    case CollectiveShape::kBarrier:
+      completion(WaitPattern::kBarrierCompletion, WaitPattern::kWaitBarrier);
+      break;
+    case CollectiveShape::kNToN:
+      completion(WaitPattern::kNxNCompletion, WaitPattern::kWaitNxN);
+      break;
+    case CollectiveShape::kOneToN:
+      if (s.root.rank >= 0 && s.root.rank != r) wait(WaitPattern::kLateBroadcast, s.root);
+      break;
+    case CollectiveShape::kNToOne:
+      if (s.root.rank == r) wait(WaitPattern::kEarlyReduce, s.first_nonroot);
+      break;
+    case CollectiveShape::kScan:
+      wait(WaitPattern::kEarlyScan, s.latest_below);
+      break;
+    default:
+      break;
+  }
+}
+
+/// Whether the collective at `te` is analysed, and its communicator group.
+const CommGroup* analysed_collective(const Trace& trace, const Event& ev, int32_t r,
+                                     int64_t& comm) {
+  const OpTraits& t = op_traits(ev.op);
+  if (t.category != OpCategory::kCollective || t.shape == CollectiveShape::kNeighbor ||
+      t.shape == CollectiveShape::kNone)
+    return nullptr;
+  comm = field_of(ev, "comm");
+  if (comm == kAbsent) comm = CommTable::kWorld;
+  const CommGroup* g = trace.comms.group_of(comm, r);
+  return g && !g->members.empty() ? g : nullptr;
+}
+
+/// The root of a rooted collective as a world rank, or -1.
+int32_t collective_root(const Event& ev, const CommGroup& g) {
+  const int64_t root = field_of(ev, "root");
+  if (is_sentinel(root) || root < 0 || root >= int64_t(g.members.size())) return -1;
+  return g.members[std::size_t(root)];
+}
+
+void finish(Analysis& a) {
+  WaitReport& rep = a.rep;
+  for (auto& s : a.syncs)
+    std::sort(s.begin(), s.end(),
+              [](const SyncPoint& x, const SyncPoint& y) { return x.ev < y.ev; });
+  // The wait states in one order whatever order the ranks were analysed in.
+  std::sort(a.waits.begin(), a.waits.end(), [](const WaitState& x, const WaitState& y) {
+    return std::tie(x.waiter, x.wev, x.late, x.lev, x.ns) <
+           std::tie(y.waiter, y.wev, y.late, y.lev, y.ns);
+  });
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  rep.events = 0;
+  for (const auto& evs : a.in.ranks) {
+    rep.events += evs.size();
+    if (evs.empty()) continue;
+    lo = std::min(lo, evs.front().compute_start_ns);
+    hi = std::max(hi, evs.back().end_ns);
+  }
+  rep.run_seconds = hi > lo ? static_cast<double>(hi - lo) * 1e-9 : 0;
+  rep.dropped = a.in.dropped;
+  if (a.in.dropped)
+    rep.notes.push_back("the timeline reached its size bound: " + std::to_string(a.in.dropped) +
+                        " later events have no times and were not analysed");
+  critical_path_and_delays(a);
+  for (const auto& [key, v] : a.ns) rep.severity[key] = static_cast<double>(v) * 1e-9;
+  for (const auto& [key, v] : a.critical_ns) rep.critical_path[key] = static_cast<double>(v) * 1e-9;
+  if (rep.unmatched_recvs)
+    rep.notes.push_back(std::to_string(rep.unmatched_recvs) +
+                        " receives found no matching send (not analysed)");
+  if (rep.incomplete_collectives)
+    rep.notes.push_back(std::to_string(rep.incomplete_collectives) +
+                        " collective instances miss a member's part (not analysed)");
+}
+
+}  // namespace waits_detail
+
+namespace {
+
+// Messages matched by the core (timeline.hpp), handed to each receiver and
+// sender as the parallel analysis's exchange would.
 void point_to_point(Analysis& a) {
   std::vector<std::vector<Event>> evs(a.in.ranks.size());
   for (std::size_t r = 0; r < evs.size(); ++r) {
@@ -221,83 +427,19 @@ void point_to_point(Analysis& a) {
   a.rep.messages = m.messages.size();
   a.rep.unmatched_sends = m.unmatched_sends;
   a.rep.unmatched_recvs = m.unmatched_recvs;
-  auto ev_at = [&](int32_t r, std::size_t i) -> const TimedEvent& {
-    return a.in.ranks[std::size_t(r)][i];
-  };
+  std::vector<std::vector<RecvMatch>> recvs(evs.size());
+  std::vector<std::vector<SendMatch>> sends(evs.size());
   for (const Message& msg : m.messages) {
-    a.syncs[std::size_t(msg.receiver)].push_back({msg.recv_complete_event, msg.sender, 0, 0});
-    a.syncs[std::size_t(msg.sender)].push_back({msg.send_event, msg.receiver, 0, 0});
+    recvs[std::size_t(msg.receiver)].push_back({msg.recv_event, msg.recv_complete_event, msg.sender,
+                                                msg.send_event,
+                                                a.at(msg.sender, msg.send_event).start_ns});
+    sends[std::size_t(msg.sender)].push_back(
+        {msg.send_event, msg.send_complete_event, msg.receiver, msg.recv_event,
+         a.at(msg.receiver, msg.recv_event).start_ns, msg.bytes});
   }
-
-  // Messages grouped by the call that completes them on the receiver (a
-  // Waitall may complete several): the latest send decides the waiting.
-  std::vector<const Message*> order;
-  for (const Message& msg : m.messages) order.push_back(&msg);
-  std::stable_sort(order.begin(), order.end(), [](const Message* x, const Message* y) {
-    return std::tie(x->receiver, x->recv_complete_event, x->recv_event) <
-           std::tie(y->receiver, y->recv_complete_event, y->recv_event);
-  });
-  struct Pending {
-    int64_t send_start;
-    int32_t cp;
-    int64_t ns;
-  };
-  std::deque<Pending> pending;
-  int32_t pending_rank = -1;
-  for (std::size_t i = 0; i < order.size();) {
-    std::size_t j = i;
-    const Message* latest = order[i];
-    while (j < order.size() && order[j]->receiver == order[i]->receiver &&
-           order[j]->recv_complete_event == order[i]->recv_complete_event) {
-      if (ev_at(order[j]->sender, order[j]->send_event).start_ns >
-          ev_at(latest->sender, latest->send_event).start_ns)
-        latest = order[j];
-      ++j;
-    }
-    const int32_t r = order[i]->receiver;
-    if (r != pending_rank) {
-      pending.clear();
-      pending_rank = r;
-    }
-    // A message of this call sent before a pending Late Sender's message:
-    // that Late Sender waited for the wrong message first.
-    for (std::size_t k = i; k < j; ++k) {
-      const int64_t sent = ev_at(order[k]->sender, order[k]->send_event).start_ns;
-      for (auto p = pending.begin(); p != pending.end();) {
-        if (p->send_start > sent) {
-          a.add(WaitPattern::kWrongOrder, p->cp, r, p->ns);
-          p = pending.erase(p);
-        } else {
-          ++p;
-        }
-      }
-    }
-    const TimedEvent& wait_call = ev_at(r, latest->recv_complete_event);
-    const TimedEvent& send = ev_at(latest->sender, latest->send_event);
-    const int64_t ls = clamp_wait(send.start_ns - wait_call.start_ns, wait_call);
-    if (ls > 0) {
-      // Attributed to where the receive was posted (the Irecv, not its Wait).
-      const int32_t cp = a.callpath(ev_at(r, latest->recv_event).ev, false);
-      a.add(WaitPattern::kLateSender, cp, r, ls);
-      note_wait(a, {r, latest->recv_complete_event, latest->sender, latest->send_event, ls});
-      pending.push_back({send.start_ns, cp, ls});
-      if (pending.size() > a.opt.wrong_order_queue) pending.pop_front();
-    }
-    i = j;
-  }
-
-  // Late Receiver: a send that cannot complete before its receive is
-  // posted (synchronous mode, or rendezvous-sized) entered before that.
-  for (const Message& msg : m.messages) {
-    const TimedEvent& send = ev_at(msg.sender, msg.send_event);
-    const OpTraits& t = op_traits(send.ev.op);
-    if (t.variant != OpVariant::kSynchronous && msg.bytes < a.opt.rendezvous_bytes) continue;
-    const TimedEvent& blocked = ev_at(msg.sender, msg.send_complete_event);
-    const TimedEvent& posted = ev_at(msg.receiver, msg.recv_event);
-    const int64_t lr = clamp_wait(posted.start_ns - blocked.start_ns, blocked);
-    if (lr <= 0) continue;
-    a.add(WaitPattern::kLateReceiver, a.callpath(send.ev, false), msg.sender, lr);
-    note_wait(a, {msg.sender, msg.send_complete_event, msg.receiver, msg.recv_event, lr});
+  for (std::size_t r = 0; r < evs.size(); ++r) {
+    late_senders(a, int32_t(r), std::move(recvs[r]));
+    late_receivers(a, int32_t(r), sends[r]);
   }
 }
 
@@ -314,19 +456,16 @@ void collectives(Analysis& a) {
     std::vector<Member> members;
   };
   std::map<std::tuple<int64_t, int32_t, uint64_t>, Instance> instances;
+  std::vector<std::vector<std::size_t>> done(a.in.ranks.size());
   for (int32_t r = 0; r < a.rep.world_size; ++r) {
+    done[std::size_t(r)] = collective_completions(a.in.ranks[std::size_t(r)]);
     // This rank's k-th collective on a group meets the others' k-th.
     std::map<std::pair<int64_t, int32_t>, uint64_t> seq;
     const auto& evs = a.in.ranks[std::size_t(r)];
     for (std::size_t i = 0; i < evs.size(); ++i) {
-      const OpTraits& t = op_traits(evs[i].ev.op);
-      if (t.category != OpCategory::kCollective || t.nonblocking ||
-          t.shape == CollectiveShape::kNeighbor || t.shape == CollectiveShape::kNone)
-        continue;
-      int64_t comm = field_of(evs[i].ev, "comm");
-      if (comm == kAbsent) comm = CommTable::kWorld;
-      const CommGroup* g = a.trace.comms.group_of(comm, r);
-      if (!g || g->members.empty()) continue;
+      int64_t comm = 0;
+      const CommGroup* g = analysed_collective(a.trace, evs[i].ev, r, comm);
+      if (!g) continue;
       const std::pair<int64_t, int32_t> gk{comm, g->members.front()};
       Instance& inst = instances[{comm, g->members.front(), seq[gk]++}];
       inst.comm = comm;
@@ -340,79 +479,43 @@ void collectives(Analysis& a) {
       continue;
     }
     ++a.rep.collectives;
-    auto te = [&](const Member& m) -> const TimedEvent& {
-      return a.in.ranks[std::size_t(m.rank)][m.ev];
+    auto wait_of = [&](const Member& m) {
+      const std::size_t d = done[std::size_t(m.rank)][m.ev];
+      return op_traits(a.at(m.rank, m.ev).ev.op).nonblocking ? d : m.ev;
     };
-    for (const Member& m : inst.members)
-      a.syncs[std::size_t(m.rank)].push_back({m.ev, -1, inst.comm, inst.group->members.front()});
-    const Member& first = inst.members.front();
-    const OpTraits& t = op_traits(te(first).ev.op);
-    const Member* last_in = &first;
-    int64_t first_out = std::numeric_limits<int64_t>::max();
+    CollSummary s;
+    s.comm = inst.comm;
+    s.group_first = inst.group->members.front();
+    s.first_out = std::numeric_limits<int64_t>::max();
+    const int32_t root =
+        collective_root(a.at(inst.members.front().rank, inst.members.front().ev).ev, *inst.group);
+    // Members are in world rank order: strict comparisons keep the lowest
+    // rank on ties, as the parallel reductions do.
     for (const Member& m : inst.members) {
-      if (te(m).start_ns > te(*last_in).start_ns) last_in = &m;
-      first_out = std::min(first_out, te(m).end_ns);
+      const TimedEvent& e = a.at(m.rank, m.ev);
+      if (s.last_in.rank < 0 || e.start_ns > s.last_in.start)
+        s.last_in = {e.start_ns, m.rank, m.ev};
+      s.first_out = std::min(s.first_out, e.end_ns);
+      if (m.rank == root)
+        s.root = {e.start_ns, m.rank, m.ev};
+      else if (s.first_nonroot.rank < 0 || e.start_ns < s.first_nonroot.start)
+        s.first_nonroot = {e.start_ns, m.rank, m.ev};
     }
-    auto wait = [&](WaitPattern p, const Member& waiter, const Member& late) {
-      const TimedEvent& w = te(waiter);
-      const int64_t ns = clamp_wait(te(late).start_ns - w.start_ns, w);
-      if (ns <= 0) return;
-      a.add(p, a.callpath(w.ev, false), waiter.rank, ns);
-      note_wait(a, {waiter.rank, waiter.ev, late.rank, late.ev, ns});
-    };
-    auto completion = [&](WaitPattern p, WaitPattern waiting) {
-      for (const Member& m : inst.members) {
-        wait(waiting, m, *last_in);
-        const TimedEvent& e = te(m);
-        const int64_t entered_wait = std::max(e.start_ns, te(*last_in).start_ns);
-        const int64_t ns = e.end_ns - std::max(first_out, entered_wait);
-        a.add(p, a.callpath(e.ev, false), m.rank, std::min(ns, e.end_ns - e.start_ns));
+    if (op_traits(a.at(inst.members.front().rank, inst.members.front().ev).ev.op).shape ==
+        CollectiveShape::kScan) {
+      // In communicator order: a rank depends on the ranks below it.
+      std::map<int32_t, const Member*> by_rank;
+      for (const Member& m : inst.members) by_rank[a.trace.comms.rank_in(inst.comm, m.rank)] = &m;
+      CollPoint below;
+      for (const auto& [cr, m] : by_rank) {
+        s.latest_below = below;
+        collective_member(a, m->rank, m->ev, wait_of(*m), s);
+        const TimedEvent& e = a.at(m->rank, m->ev);
+        if (below.rank < 0 || e.start_ns > below.start) below = {e.start_ns, m->rank, m->ev};
       }
-    };
-    // The root as a member, from the `root` field (a rank in the communicator).
-    auto root_member = [&]() -> const Member* {
-      const int64_t root = field_of(te(first).ev, "root");
-      if (is_sentinel(root) || root < 0 || root >= int64_t(inst.group->members.size()))
-        return nullptr;
-      const int32_t world = inst.group->members[std::size_t(root)];
-      for (const Member& m : inst.members)
-        if (m.rank == world) return &m;
-      return nullptr;
-    };
-    switch (t.shape) {
-      case CollectiveShape::kBarrier:
-        completion(WaitPattern::kBarrierCompletion, WaitPattern::kWaitBarrier);
-        break;
-      case CollectiveShape::kNToN:
-        completion(WaitPattern::kNxNCompletion, WaitPattern::kWaitNxN);
-        break;
-      case CollectiveShape::kOneToN:
-        if (const Member* root = root_member())
-          for (const Member& m : inst.members)
-            if (&m != root) wait(WaitPattern::kLateBroadcast, m, *root);
-        break;
-      case CollectiveShape::kNToOne:
-        if (const Member* root = root_member()) {
-          const Member* earliest = nullptr;
-          for (const Member& m : inst.members)
-            if (&m != root && (!earliest || te(m).start_ns < te(*earliest).start_ns)) earliest = &m;
-          if (earliest) wait(WaitPattern::kEarlyReduce, *root, *earliest);
-        }
-        break;
-      case CollectiveShape::kScan: {
-        // Members in communicator order: rank i depends on ranks below it.
-        std::map<int32_t, const Member*> by_rank;
-        for (const Member& m : inst.members) by_rank[a.trace.comms.rank_in(inst.comm, m.rank)] = &m;
-        const Member* latest_below = nullptr;
-        for (const auto& [cr, m] : by_rank) {
-          if (latest_below) wait(WaitPattern::kEarlyScan, *m, *latest_below);
-          if (!latest_below || te(*m).start_ns > te(*latest_below).start_ns) latest_below = m;
-        }
-        break;
-      }
-      default:
-        break;
+      continue;
     }
+    for (const Member& m : inst.members) collective_member(a, m.rank, m.ev, wait_of(m), s);
   }
 }
 
@@ -425,40 +528,15 @@ WaitReport analyze_waits(const Trace& trace, const WaitInput& input, const WaitO
   if (static_cast<int32_t>(input.ranks.size()) != trace.world_size)
     throw WaitsError("timeline of " + std::to_string(input.ranks.size()) +
                      " ranks, the trace has " + std::to_string(trace.world_size));
-  Analysis a{trace, input, rep, options, {}, {}, {}, {}};
-  a.waited.resize(input.ranks.size());
-  a.syncs.resize(input.ranks.size());
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (std::size_t r = 0; r < input.ranks.size(); ++r) {
-    const auto& evs = input.ranks[r];
-    a.waited[r].assign(evs.size(), 0);
-    rep.events += evs.size();
-    if (evs.empty()) continue;
-    lo = std::min(lo, evs.front().compute_start_ns);
-    hi = std::max(hi, evs.back().end_ns);
-  }
-  rep.run_seconds = hi > lo ? static_cast<double>(hi - lo) * 1e-9 : 0;
-  rep.dropped = input.dropped;
-  if (input.dropped)
-    rep.notes.push_back("the timeline reached its size bound: " + std::to_string(input.dropped) +
-                        " later events have no times and were not analysed");
-  basic_times(a);
+  Analysis a(trace, input, rep, options);
+  for (int32_t r = 0; r < rep.world_size; ++r) basic_times(a, r);
   report_progress(options.progress, 1, kWaitPasses);
   point_to_point(a);
   report_progress(options.progress, 2, kWaitPasses);
   collectives(a);
   report_progress(options.progress, 3, kWaitPasses);
-  for (auto& s : a.syncs)
-    std::sort(s.begin(), s.end(),
-              [](const SyncPoint& x, const SyncPoint& y) { return x.ev < y.ev; });
-  critical_path_and_delays(a);
+  finish(a);
   report_progress(options.progress, kWaitPasses, kWaitPasses);
-  if (rep.unmatched_recvs)
-    rep.notes.push_back(std::to_string(rep.unmatched_recvs) +
-                        " receives found no matching send (not analysed)");
-  if (rep.incomplete_collectives)
-    rep.notes.push_back(std::to_string(rep.incomplete_collectives) +
-                        " collective instances miss a member's part (not analysed)");
   return rep;
 }
 

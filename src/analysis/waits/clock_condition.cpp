@@ -5,9 +5,39 @@
 // send began would otherwise show as a negative wait.
 #include <algorithm>
 
-#include "tracefold/waits.hpp"
+#include "internal.hpp"
 
 namespace tracefold {
+
+namespace waits_detail {
+
+uint64_t repair_receiver(std::vector<TimedEvent>& mine,
+                         const std::vector<std::pair<std::size_t, int64_t>>& msgs) {
+  // Shifts starting at an event, in event order; later events carry every
+  // shift before them, so local intervals stay as recorded.
+  std::vector<std::pair<std::size_t, int64_t>> starts;
+  int64_t running = 0;
+  uint64_t found = 0;
+  for (const auto& [ev, sent] : msgs) {
+    const int64_t received = mine[ev].end_ns + running;
+    if (received >= sent) continue;
+    ++found;
+    running += sent - received;
+    starts.push_back({ev, sent - received});
+  }
+  int64_t shift = 0;
+  std::size_t next = 0;
+  for (std::size_t k = starts.empty() ? mine.size() : starts.front().first; k < mine.size(); ++k) {
+    const int64_t before = shift;
+    while (next < starts.size() && starts[next].first == k) shift += starts[next++].second;
+    mine[k].compute_start_ns += before;
+    mine[k].start_ns += shift;
+    mine[k].end_ns += shift;
+  }
+  return found;
+}
+
+}  // namespace waits_detail
 
 uint64_t repair_clock_condition(const Trace& trace, WaitInput& in, int passes) {
   std::vector<std::vector<Event>> evs(in.ranks.size());
@@ -22,34 +52,21 @@ uint64_t repair_clock_condition(const Trace& trace, WaitInput& in, int passes) {
            std::tie(y->receiver, y->recv_complete_event);
   });
   uint64_t first = 0;
+  std::vector<std::pair<std::size_t, int64_t>> msgs;
   for (int pass = 0; pass < passes; ++pass) {
+    // Every receiver of a pass sees the send times as they were when the
+    // pass began (as the ranks of the parallel analysis do), so the count
+    // does not depend on the order ranks are visited in.
+    std::vector<int64_t> sent(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+      sent[i] = in.ranks[std::size_t(order[i]->sender)][order[i]->send_event].start_ns;
     uint64_t found = 0;
     for (std::size_t i = 0; i < order.size();) {
       const int32_t r = order[i]->receiver;
-      auto& mine = in.ranks[std::size_t(r)];
-      // Shifts starting at an event, in event order; later events carry
-      // every shift before them, so local intervals stay as recorded.
-      std::vector<std::pair<std::size_t, int64_t>> starts;
-      int64_t running = 0;
-      for (; i < order.size() && order[i]->receiver == r; ++i) {
-        const Message& msg = *order[i];
-        const int64_t sent = in.ranks[std::size_t(msg.sender)][msg.send_event].start_ns;
-        const int64_t received = mine[msg.recv_complete_event].end_ns + running;
-        if (received >= sent) continue;
-        ++found;
-        running += sent - received;
-        starts.push_back({msg.recv_complete_event, sent - received});
-      }
-      int64_t shift = 0;
-      std::size_t next = 0;
-      for (std::size_t k = starts.empty() ? mine.size() : starts.front().first; k < mine.size();
-           ++k) {
-        const int64_t before = shift;
-        while (next < starts.size() && starts[next].first == k) shift += starts[next++].second;
-        mine[k].compute_start_ns += before;
-        mine[k].start_ns += shift;
-        mine[k].end_ns += shift;
-      }
+      msgs.clear();
+      for (; i < order.size() && order[i]->receiver == r; ++i)
+        msgs.push_back({order[i]->recv_complete_event, sent[i]});
+      found += waits_detail::repair_receiver(in.ranks[std::size_t(r)], msgs);
     }
     if (pass == 0) first = found;
     if (found == 0) break;

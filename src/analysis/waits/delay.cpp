@@ -1,5 +1,5 @@
 // Backward replay over the wait states the forward replay found: the
-// critical path and the direct delay costs.
+// critical path and the delay costs (direct and propagated).
 #include <algorithm>
 #include <map>
 
@@ -47,32 +47,71 @@ void execution(Analysis& a, int32_t rank, int64_t from, std::size_t to, int sign
   }
 }
 
+// Delay costs after Scalasca's definition (seed 003's backward replay): a
+// wait state is caused by what the late rank did in excess of the waiter
+// since they last synchronized — its excess computation (a delay: direct
+// cost) and its own waiting in that interval (a propagating wait state).
+// The wait's time, plus what it has itself propagated to later waits, is
+// shared among these causes in proportion to their size; the share of a
+// propagating wait state travels on to its own causes, and what reaches a
+// delay that way is its propagated cost. Waits are visited from the latest
+// to the earliest so that every wait has received its propagated share
+// before it passes it on.
 void delay_costs(Analysis& a) {
+  const std::size_t n = a.waits.size();
+  // Per rank: (event, wait index) of the waits there, sorted by event.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> at_rank(a.in.ranks.size());
+  for (std::size_t i = 0; i < n; ++i)
+    at_rank[std::size_t(a.waits[i].waiter)].push_back({a.waits[i].wev, i});
+  for (auto& v : at_rank) std::sort(v.begin(), v.end());
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  auto ends = [&](std::size_t i) { return a.at(a.waits[i].waiter, a.waits[i].wev).end_ns; };
+  // a.waits is in canonical order (finish()): the index breaks ties.
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return ends(x) != ends(y) ? ends(x) > ends(y) : x > y;
+  });
+  std::vector<double> propagated(n, 0.0);
   uint64_t uncaused = 0;
-  for (const WaitState& w : a.waits) {
+  for (const std::size_t i : order) {
+    const WaitState& w = a.waits[i];
     const int64_t pw = previous_sync(a, w.waiter, w.wev, w.late);
     const int64_t pl = previous_sync(a, w.late, w.lev, w.waiter);
     std::map<int32_t, int64_t> diff;
     execution(a, w.late, pl, w.lev, +1, diff);
     execution(a, w.waiter, pw, w.wev, -1, diff);
-    int64_t excess = 0;
+    int64_t total = 0;
     for (const auto& [cp, ns] : diff)
-      if (ns > 0) excess += ns;
-    if (excess <= 0) {
-      ++uncaused;  // the late rank was itself held up (propagated delay)
+      if (ns > 0) total += ns;
+    // The late rank's own wait states in the interval, which made it late.
+    const auto& mine = at_rank[std::size_t(w.late)];
+    // Events after pl (pairs (pl, n) sort after every (pl, index)).
+    auto lo = pl < 0 ? mine.begin()
+                     : std::upper_bound(mine.begin(), mine.end(),
+                                        std::pair<std::size_t, std::size_t>{std::size_t(pl), n});
+    auto hi =
+        std::lower_bound(mine.begin(), mine.end(), std::pair<std::size_t, std::size_t>{w.lev, 0});
+    for (auto it = lo; it != hi; ++it) total += a.waits[it->second].ns;
+    if (total <= 0) {
+      ++uncaused;
       continue;
     }
-    const double seconds = static_cast<double>(w.ns) * 1e-9;
-    for (const auto& [cp, ns] : diff)
-      if (ns > 0)
-        a.rep.delay_costs[{cp, w.late}] +=
-            seconds * static_cast<double>(ns) / static_cast<double>(excess);
+    const double direct = static_cast<double>(w.ns) * 1e-9, carried = propagated[i];
+    const double t = static_cast<double>(total);
+    for (const auto& [cp, ns] : diff) {
+      if (ns <= 0) continue;
+      const double share = static_cast<double>(ns) / t;
+      a.rep.delay_costs[{cp, w.late}] += direct * share;
+      if (carried > 0) a.rep.propagated_costs[{cp, w.late}] += carried * share;
+    }
+    for (auto it = lo; it != hi; ++it)
+      propagated[it->second] +=
+          (direct + carried) * static_cast<double>(a.waits[it->second].ns) / t;
   }
   if (uncaused)
     a.rep.notes.push_back(std::to_string(uncaused) +
-                          " wait states had no excess time on the late rank since the previous "
-                          "synchronization (their cause lies further back; propagated delay "
-                          "costs are not computed)");
+                          " wait states had neither excess time nor waiting on the late rank "
+                          "since the previous synchronization (no cause found)");
 }
 
 void critical_path(Analysis& a) {
@@ -107,17 +146,15 @@ void critical_path(Analysis& a) {
       auto w = at.find({r, k});
       const int64_t call = te.end_ns - te.start_ns;
       if (w != at.end()) {
-        a.rep.critical_path[{a.callpath(te.ev, false), r}] +=
-            static_cast<double>(call - w->second->ns) * 1e-9;
+        a.critical_ns[{a.callpath(te.ev, false), r}] += call - w->second->ns;
         r = w->second->late;
         k = w->second->lev;
         whole_call = false;
         continue;
       }
-      a.rep.critical_path[{a.callpath(te.ev, false), r}] += static_cast<double>(call) * 1e-9;
+      a.critical_ns[{a.callpath(te.ev, false), r}] += call;
     }
-    a.rep.critical_path[{a.callpath(te.ev, true), r}] +=
-        static_cast<double>(te.start_ns - te.compute_start_ns) * 1e-9;
+    a.critical_ns[{a.callpath(te.ev, true), r}] += te.start_ns - te.compute_start_ns;
     if (k == 0) break;
     --k;
     whole_call = true;

@@ -1,10 +1,16 @@
 // What the parts of the wait-state analysis share (not a public header).
+//
+// The pattern logic is written per rank and per synchronization so that the
+// serial analysis (every rank in one process, analyze.cpp) and the parallel
+// one (one MPI rank per recorded rank, parallel/) call the same functions:
+// they differ only in how a rank learns its partners' timestamps.
 #pragma once
 
 #include <map>
 #include <tuple>
 #include <vector>
 
+#include "tracefold/timeline.hpp"
 #include "tracefold/waits.hpp"
 
 namespace tracefold::waits_detail {
@@ -38,12 +44,97 @@ struct Analysis {
   /// Per rank and event: the waiting time found in that call.
   std::vector<std::vector<int64_t>> waited;
   std::vector<std::vector<SyncPoint>> syncs;
+  /// Severities and critical path in integer nanoseconds: sums are exact,
+  /// so they do not depend on the order the ranks were analysed in.
+  std::map<WaitKey, int64_t> ns;
+  std::map<std::pair<int32_t, int32_t>, int64_t> critical_ns;
 
+  Analysis(const Trace& t, const WaitInput& i, WaitReport& r, const WaitOptions& o);
   int32_t callpath(const Event& ev, bool computation);
   void add(WaitPattern p, int32_t cp, int32_t rank, int64_t ns);
+  void note_wait(const WaitState& w);
+  const TimedEvent& at(int32_t rank, std::size_t ev) const {
+    return in.ranks[std::size_t(rank)][ev];
+  }
 };
+
+/// Time per call path of one rank: computation, MPI and their groups.
+void basic_times(Analysis& a, int32_t rank);
+
+/// A message as its receiver sees it.
+struct RecvMatch {
+  std::size_t recv_event = 0, recv_complete_event = 0;
+  int32_t sender = 0;
+  std::size_t send_event = 0;
+  int64_t send_start = 0;  ///< the send call's enter time
+};
+/// Late Sender and Wrong Order on `rank`'s received messages (any order).
+void late_senders(Analysis& a, int32_t rank, std::vector<RecvMatch> msgs);
+
+/// A message as its sender sees it.
+struct SendMatch {
+  std::size_t send_event = 0, send_complete_event = 0;
+  int32_t receiver = 0;
+  std::size_t recv_event = 0;
+  int64_t recv_start = 0;  ///< the receive's enter time (when it was posted)
+  uint64_t bytes = 0;
+};
+/// Late Receiver on `rank`'s sent messages.
+void late_receivers(Analysis& a, int32_t rank, const std::vector<SendMatch>& msgs);
+
+/// A member's entry into a collective instance: enter time, world rank, event.
+struct CollPoint {
+  int64_t start = 0;
+  int32_t rank = -1;  ///< -1: none (no such member)
+  std::size_t ev = 0;
+};
+/// What a member of a collective instance needs to know of the others.
+struct CollSummary {
+  CollPoint last_in;        ///< latest entry (lowest rank on ties)
+  int64_t first_out = 0;    ///< earliest exit
+  CollPoint root;           ///< 1-to-N, N-to-1: the root's entry
+  CollPoint first_nonroot;  ///< N-to-1: earliest non-root entry (lowest rank on ties)
+  CollPoint latest_below;   ///< Scan: latest entry of a lower rank (lowest on ties)
+  int64_t comm = 0;
+  int32_t group_first = 0;
+};
+/// The wait states of one member (`rank`, event `ev`) of a complete
+/// collective instance; `wait_ev` is where it waits: `ev` for a blocking
+/// collective, the Wait/Test that completed a nonblocking one's request
+/// (RequestCompletions::npos if none did). A member's entry is the start
+/// of `ev` either way.
+void collective_member(Analysis& a, int32_t rank, std::size_t ev, std::size_t wait_ev,
+                       const CollSummary& s);
+/// Per event of one rank: for a nonblocking collective, the event that
+/// completed its request (else RequestCompletions::npos).
+std::vector<std::size_t> collective_completions(const std::vector<TimedEvent>& evs);
+
+/// The communicator group of the collective `ev` of rank `r` if the
+/// analysis covers it (blocking or not, not neighbourhood), else nullptr;
+/// sets `comm`.
+const CommGroup* analysed_collective(const Trace& trace, const Event& ev, int32_t r, int64_t& comm);
+/// The root of a rooted collective as a world rank, or -1.
+int32_t collective_root(const Event& ev, const CommGroup& g);
+
+/// After every rank's patterns: sorts the synchronization points, runs the
+/// backward replay, converts nanoseconds to seconds and adds the notes.
+void finish(Analysis& a);
 
 /// Backward replay: the critical path and the delay costs (delay.cpp).
 void critical_path_and_delays(Analysis& a);
+
+/// One receiver's part of a clock-condition pass: `msgs` are (receive
+/// completion event, send enter time) in completion order; moves the
+/// receives ending before their send, and everything after them, forward.
+/// Returns the violations found.
+uint64_t repair_receiver(std::vector<TimedEvent>& mine,
+                         const std::vector<std::pair<std::size_t, int64_t>>& msgs);
+
+/// The events of `rank` from its timeline file in `dir` (see load_wait_input).
+std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t rank,
+                                         uint64_t& dropped);
+
+/// Reads the `field` of an event (kAbsent if missing).
+int64_t field_of(const Event& ev, const char* name);
 
 }  // namespace tracefold::waits_detail

@@ -1,10 +1,13 @@
 // The text and JSON forms of a wait-state report (see waits.hpp).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tracefold/cube4.hpp"
 #include "tracefold/waits.hpp"
 
 namespace tracefold {
@@ -92,6 +95,13 @@ void write_wait_text(std::ostream& out, const WaitReport& r, std::size_t top) {
   for (const auto& [key, v] : top_of(r.delay_costs, top))
     out << "  " << fixed(v) << " s  rank " << key.second << "  call path " << key.first << ": "
         << r.callpaths[std::size_t(key.first)].label << "\n";
+  double pc_total = 0;
+  for (const auto& [key, v] : r.propagated_costs) pc_total += v;
+  out << "\npropagated delay costs (waiting passed on through other ranks' waits): "
+      << fixed(pc_total) << " s\n";
+  for (const auto& [key, v] : top_of(r.propagated_costs, top))
+    out << "  " << fixed(v) << " s  rank " << key.second << "  call path " << key.first << ": "
+        << r.callpaths[std::size_t(key.first)].label << "\n";
 }
 
 void write_wait_json(std::ostream& out, const WaitReport& r) {
@@ -139,7 +149,35 @@ void write_wait_json(std::ostream& out, const WaitReport& r) {
   };
   j["critical_path"] = pairs(r.critical_path);
   j["delay_costs"] = pairs(r.delay_costs);
+  j["propagated_delay_costs"] = pairs(r.propagated_costs);
   out << j.dump(1) << "\n";
+}
+
+void note_clock_repair(WaitReport& report, uint64_t violations) {
+  report.clock_violations = violations;
+  if (violations)
+    report.notes.push_back(std::to_string(violations) +
+                           " receives ended before their send began (clock condition); the "
+                           "controlled logical clock moved them and the later events of their "
+                           "ranks forward");
+}
+
+void write_wait_report(const WaitReport& report, const std::string& path, std::size_t top) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext != ".cubex" && ext != ".json" && ext != ".txt")
+    throw WaitsError(path + ": unknown report format (use .txt, .json or .cubex)");
+  if (ext == ".cubex") {
+    write_cubex(wait_cube(report), path);
+    return;
+  }
+  std::ofstream out(path);
+  if (!out) throw WaitsError(path + ": cannot create");
+  if (ext == ".json")
+    write_wait_json(out, report);
+  else
+    write_wait_text(out, report, top);
+  out.close();
+  if (!out) throw WaitsError(path + ": write failed");
 }
 
 }  // namespace tracefold

@@ -1,0 +1,109 @@
+// tracefold-analyze: `mpirun -np P tracefold analyze TRACE [-o REPORT]`
+// (the CLI execs this program when it finds itself under a launcher). Takes
+// the options of `tracefold analyze`; rank 0 writes the report.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "parallel.hpp"
+#include "tracefold/symbolize.hpp"
+#include "tracefold/trace_io.hpp"
+
+using namespace tracefold;
+
+namespace {
+
+struct Args {
+  std::string trace, output, timeline;
+  std::size_t top = 5;
+  uint64_t rendezvous = 65536;
+  bool raw_sites = false;
+  std::vector<std::string> debug_dirs;
+};
+
+int run(const Args& args, int me, int np) {
+  const double t0 = MPI_Wtime();
+  Trace trace;
+  std::string err;
+  try {
+    const std::string ext = std::filesystem::path(args.output).extension().string();
+    if (!args.output.empty() && ext != ".txt" && ext != ".json" && ext != ".cubex")
+      throw WaitsError(args.output + ": unknown report format (use .txt, .json or .cubex)");
+    trace = load_trace(args.trace);
+    if (np != trace.world_size)
+      err = "analysis started with " + std::to_string(np) + " ranks, the recording has " +
+            std::to_string(trace.world_size) + ": run it with mpirun -np " +
+            std::to_string(trace.world_size) + " or without mpirun";
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  waits_parallel::agree_or_throw(MPI_COMM_WORLD, err);
+  // Only rank 0 writes call path labels.
+  if (me == 0) {
+    if (args.raw_sites) {
+      trace.symtab.symbols.clear();
+    } else {
+      symbolize::Symbolizer symbolizer({args.debug_dirs, true});
+      symbolize::symbolize_trace(trace, symbolizer);
+    }
+  }
+  WaitOptions options;
+  options.rendezvous_bytes = args.rendezvous;
+  const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
+  WaitReport report = waits_parallel::analyze_parallel(MPI_COMM_WORLD, trace, dir, options);
+  err.clear();
+  if (me == 0) {
+    try {
+      if (args.output.empty()) {
+        write_wait_text(std::cout, report, args.top);
+      } else {
+        write_wait_report(report, args.output, args.top);
+        // The time past MPI_Init (the launcher's start-up is not the analysis's).
+        std::cerr << "tracefold: analysis of " << report.events << " events on " << np
+                  << " ranks written to " << args.output << " (" << MPI_Wtime() - t0
+                  << " s after MPI_Init)\n";
+      }
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
+  waits_parallel::agree_or_throw(MPI_COMM_WORLD, err);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int me = 0, np = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  CLI::App app{"tracefold analyze under mpirun: the parallel wait-state analysis"};
+  Args args;
+  app.add_option("trace", args.trace, "Trace file (its timeline is TRACE.timeline/)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("-o,--output", args.output, "Report: .txt, .json or .cubex (default: text)");
+  app.add_option("--timeline", args.timeline, "Timeline directory (default TRACE.timeline)");
+  app.add_option("--top", args.top, "Call paths and ranks listed per pattern");
+  app.add_option("--rendezvous", args.rendezvous,
+                 "Sends of this many bytes or more wait for their receive (Late Receiver)");
+  app.add_flag("--raw-sites", args.raw_sites, "Call sites as recorded (no symbol names)");
+  app.add_option("--debug-dir", args.debug_dirs, "Where to look for separate debug info");
+  int rc = 0;
+  try {
+    app.parse(argc, argv);
+    rc = run(args, me, np);
+  } catch (const CLI::ParseError& e) {
+    rc = me == 0 ? app.exit(e) : e.get_exit_code();
+  } catch (const waits_parallel::PeerFailed&) {
+    rc = 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tracefold: error: rank " << me << ": " << e.what() << "\n";
+    rc = 2;
+  }
+  MPI_Finalize();
+  return rc;
+}

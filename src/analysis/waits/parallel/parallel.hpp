@@ -1,0 +1,56 @@
+// The parallel wait-state analysis: one MPI rank per recorded rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "internal.hpp"
+#include "tracefold/waits.hpp"
+
+namespace tracefold::waits_parallel {
+
+/// Another rank failed (it reports why).
+class PeerFailed : public WaitsError {
+ public:
+  using WaitsError::WaitsError;
+};
+
+/// Collective: returns if no rank has an error (`err` empty everywhere);
+/// else the lowest failing rank throws WaitsError(its err), the others
+/// PeerFailed.
+void agree_or_throw(MPI_Comm comm, const std::string& err);
+
+/// Analyses rank `rank of comm`'s recorded events, read from its own
+/// timeline file in `dir` only, exchanging timestamps with the other ranks
+/// in the recorded direction (senders to receivers, members of a
+/// collective instance by a collective of the same shape). The clock
+/// condition is repaired first, as repair_clock_condition does. Collective
+/// over `comm`, whose size must be the recording's (the caller checks).
+/// Returns the whole report on rank 0 (identical to the serial
+/// analyze_waits + repair_clock_condition + note_clock_repair), an empty one
+/// elsewhere. Throws WaitsError on this rank's bad input; the caller makes
+/// the ranks agree on failing.
+WaitReport analyze_parallel(MPI_Comm comm, const Trace& trace, const std::string& dir,
+                            const WaitOptions& options);
+
+namespace detail {
+
+struct Counters {
+  int64_t messages = 0, unmatched_recvs = 0, sends = 0, collectives = 0, incomplete = 0,
+          dropped = 0;
+};
+
+/// The blocking collectives of rank `me`, each combined with the other
+/// members by a collective of its shape on a communicator of the same
+/// group; adds the collective counts of the groups `me` leads to `c`.
+void collectives_parallel(MPI_Comm world, waits_detail::Analysis& a, int32_t me, Counters& c);
+
+/// Gathers every rank's cells, wait states, synchronization points and
+/// event times to rank 0 and finishes the report there (backward replay).
+WaitReport gather_report(MPI_Comm world, const Trace& trace, waits_detail::Analysis& a,
+                         const WaitOptions& options, const Counters& c, uint64_t violations);
+
+}  // namespace detail
+
+}  // namespace tracefold::waits_parallel

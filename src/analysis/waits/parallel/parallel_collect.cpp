@@ -1,0 +1,272 @@
+// The parallel analysis's collectives and its gathering on rank 0
+// (parallel.hpp).
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+
+#include "parallel.hpp"
+#include "tracefold/op_class.hpp"
+
+namespace tracefold::waits_parallel::detail {
+
+using namespace waits_detail;
+using Buffer = std::vector<int64_t>;
+
+namespace {
+
+// What one member contributes to a collective instance: the latest entry,
+// the earliest non-root entry and the root's entry (each: enter time,
+// tie-breaking key, world rank, event; rank -1 = none), then the earliest
+// exit.
+constexpr int kSlots = 13;
+using Contribution = std::array<int64_t, kSlots>;
+
+bool better(const int64_t* x, const int64_t* y, bool later) {
+  if (x[2] < 0) return false;
+  if (y[2] < 0) return true;
+  if (x[0] != y[0]) return later ? x[0] > y[0] : x[0] < y[0];
+  return x[1] < y[1];
+}
+
+// Commutative and associative (ties go to the lower key), so every rank
+// and every reduction order agrees with the serial analysis's choice.
+void combine(void* in, void* inout, int* len, MPI_Datatype*) {
+  for (int i = 0; i < *len; ++i) {
+    const int64_t* a = static_cast<const int64_t*>(in) + i * kSlots;
+    int64_t* b = static_cast<int64_t*>(inout) + i * kSlots;
+    if (better(a, b, true)) std::copy(a, a + 4, b);
+    if (better(a + 4, b + 4, false)) std::copy(a + 4, a + 8, b + 4);
+    if (b[10] < 0) std::copy(a + 8, a + 12, b + 8);
+    b[12] = std::min(a[12], b[12]);
+  }
+}
+
+CollPoint point(const int64_t* p) {
+  return {p[0], int32_t(p[2]), std::size_t(p[3])};
+}
+
+void put(int64_t* p, const TimedEvent& e, int64_t tie, int32_t rank, std::size_t ev) {
+  p[0] = e.start_ns;
+  p[1] = tie;
+  p[2] = rank;
+  p[3] = int64_t(ev);
+}
+
+Contribution nothing() {
+  Contribution c;
+  c.fill(-1);
+  c[12] = std::numeric_limits<int64_t>::max();
+  return c;
+}
+
+}  // namespace
+
+void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, Counters& counters) {
+  const Trace& trace = a.trace;
+  // One communicator per group of every recorded communicator, in the
+  // trace's order (comm_split is collective over the world).
+  using GroupKey = std::pair<int64_t, int32_t>;
+  std::map<GroupKey, MPI_Comm> comms;
+  for (const auto& [id, groups] : trace.comms.all()) {
+    const CommGroup* g = trace.comms.group_of(id, me);
+    const int color = g && !g->members.empty() ? g->members.front() : MPI_UNDEFINED;
+    const int key = std::max(0, trace.comms.rank_in(id, me));
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm_split(world, color, key, &c);
+    if (c != MPI_COMM_NULL) comms[{id, color}] = c;
+  }
+  const auto& evs = a.in.ranks[std::size_t(me)];
+  const std::vector<std::size_t> done = collective_completions(evs);
+  struct Mine {
+    std::size_t ev;
+    GroupKey group;
+    const CommGroup* g;
+  };
+  std::vector<Mine> mine;
+  std::map<GroupKey, int64_t> count;
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    int64_t comm = 0;
+    const CommGroup* g = analysed_collective(trace, evs[i].ev, me, comm);
+    if (!g || !comms.count({comm, g->members.front()})) continue;
+    mine.push_back({i, {comm, g->members.front()}, g});
+    ++count[mine.back().group];
+  }
+  // The k-th collective of a group is an instance; it is analysed if every
+  // member's k-th is within its timeline's bound.
+  std::map<GroupKey, int64_t> complete;
+  for (const auto& [key, c] : comms) {
+    const int64_t n = count[key];
+    int64_t lo = 0, hi = 0;
+    MPI_Allreduce(&n, &lo, 1, MPI_INT64_T, MPI_MIN, c);
+    MPI_Allreduce(&n, &hi, 1, MPI_INT64_T, MPI_MAX, c);
+    complete[key] = lo;
+    if (key.second == me) {
+      counters.collectives += lo;
+      counters.incomplete += hi - lo;
+    }
+  }
+  MPI_Datatype type;
+  MPI_Type_contiguous(kSlots, MPI_INT64_T, &type);
+  MPI_Type_commit(&type);
+  MPI_Op op;
+  MPI_Op_create(&combine, 1, &op);
+  std::map<GroupKey, int64_t> seq;
+  for (const Mine& m : mine) {
+    if (seq[m.group]++ >= complete[m.group]) continue;
+    MPI_Comm c = comms[m.group];
+    const TimedEvent& e = evs[m.ev];
+    CollSummary s;
+    s.comm = m.group.first;
+    s.group_first = m.group.second;
+    const int32_t root = collective_root(e.ev, *m.g);
+    const int root_in = root < 0 ? -1 : trace.comms.rank_in(m.group.first, root);
+    Contribution mine_c = nothing(), all = nothing();
+    switch (op_traits(e.ev.op).shape) {
+      case CollectiveShape::kBarrier:
+      case CollectiveShape::kNToN:
+        put(&mine_c[0], e, me, me, m.ev);
+        mine_c[12] = e.end_ns;
+        MPI_Allreduce(mine_c.data(), all.data(), 1, type, op, c);
+        s.last_in = point(&all[0]);
+        s.first_out = all[12];
+        break;
+      case CollectiveShape::kOneToN:
+        if (root_in < 0) break;
+        if (root == me) put(&all[8], e, me, me, m.ev);
+        MPI_Bcast(all.data(), 1, type, root_in, c);
+        s.root = point(&all[8]);
+        break;
+      case CollectiveShape::kNToOne:
+        if (root_in < 0) break;
+        if (root == me)
+          put(&mine_c[8], e, me, me, m.ev);
+        else
+          put(&mine_c[4], e, me, me, m.ev);
+        MPI_Reduce(mine_c.data(), all.data(), 1, type, op, root_in, c);
+        if (root == me) {
+          s.root = point(&all[8]);
+          s.first_nonroot = point(&all[4]);
+        }
+        break;
+      case CollectiveShape::kScan: {
+        const int32_t in_comm = trace.comms.rank_in(m.group.first, me);
+        put(&mine_c[0], e, in_comm, me, m.ev);
+        MPI_Exscan(mine_c.data(), all.data(), 1, type, op, c);
+        if (in_comm > 0) s.latest_below = point(&all[0]);
+        break;
+      }
+      default:
+        break;
+    }
+    collective_member(a, me, m.ev, op_traits(e.ev.op).nonblocking ? done[m.ev] : m.ev, s);
+  }
+  MPI_Op_free(&op);
+  MPI_Type_free(&type);
+  for (auto& [key, c] : comms) MPI_Comm_free(&c);
+}
+
+WaitReport gather_report(MPI_Comm world, const Trace& trace, Analysis& a,
+                         const WaitOptions& options, const Counters& c, uint64_t violations) {
+  int me = 0, np = 0;
+  MPI_Comm_rank(world, &me);
+  MPI_Comm_size(world, &np);
+  // Everything rank 0 needs from this rank, as int64 sections.
+  Buffer buf = {c.messages, c.unmatched_recvs, c.sends, c.collectives, c.incomplete, c.dropped};
+  const auto& evs = a.in.ranks[std::size_t(me)];
+  auto section = [&buf](std::size_t n) { buf.push_back(int64_t(n)); };
+  section(evs.size());
+  for (const TimedEvent& te : evs)
+    buf.insert(buf.end(), {te.ev.op, te.ev.site, te.compute_start_ns, te.start_ns, te.end_ns});
+  const auto& syncs = a.syncs[std::size_t(me)];
+  section(syncs.size());
+  for (const SyncPoint& p : syncs)
+    buf.insert(buf.end(), {int64_t(p.ev), p.partner, p.comm, p.group_first});
+  section(a.waits.size());
+  for (const WaitState& w : a.waits)
+    buf.insert(buf.end(), {w.waiter, int64_t(w.wev), w.late, int64_t(w.lev), w.ns});
+  section(a.rep.callpaths.size());
+  for (const WaitCallPath& cp : a.rep.callpaths)
+    buf.insert(buf.end(), {cp.op, cp.site, cp.computation ? 1 : 0});
+  section(a.ns.size());
+  for (const auto& [key, v] : a.ns)
+    buf.insert(buf.end(), {std::get<0>(key), std::get<1>(key), std::get<2>(key), v});
+
+  const int n = static_cast<int>(buf.size());
+  std::vector<int> counts(me == 0 ? std::size_t(np) : 0), displs;
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world);
+  Buffer all;
+  if (me == 0) {
+    displs.assign(std::size_t(np) + 1, 0);
+    for (int r = 0; r < np; ++r)
+      displs[std::size_t(r) + 1] = displs[std::size_t(r)] + counts[std::size_t(r)];
+    all.resize(std::size_t(displs.back()));
+  }
+  MPI_Gatherv(buf.data(), n, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, 0,
+              world);
+  WaitReport rep;
+  if (me != 0) return rep;
+
+  rep.world_size = np;
+  rep.patterns = wait_patterns();
+  WaitInput in;
+  in.ranks.resize(std::size_t(np));
+  // Where each rank's synchronization points start in `all`.
+  std::vector<std::size_t> parts(static_cast<std::size_t>(np));
+  int64_t sends = 0;
+  for (int r = 0; r < np; ++r) {
+    std::size_t k = std::size_t(displs[std::size_t(r)]);
+    const int64_t* h = &all[k];
+    rep.messages += uint64_t(h[0]);
+    rep.unmatched_recvs += uint64_t(h[1]);
+    sends += h[2];
+    rep.collectives += uint64_t(h[3]);
+    rep.incomplete_collectives += uint64_t(h[4]);
+    in.dropped += uint64_t(h[5]);
+    k += 6;
+    const std::size_t nev = std::size_t(all[k++]);
+    auto& mine = in.ranks[std::size_t(r)];
+    mine.resize(nev);
+    for (TimedEvent& te : mine) {
+      te.ev.op = OpId(all[k]);
+      te.ev.site = SiteId(all[k + 1]);
+      te.compute_start_ns = all[k + 2];
+      te.start_ns = all[k + 3];
+      te.end_ns = all[k + 4];
+      te.timed = true;
+      k += 5;
+    }
+    parts[std::size_t(r)] = k;
+  }
+  rep.unmatched_sends = uint64_t(sends) - rep.messages;
+  Analysis g(trace, in, rep, options);
+  // Call paths numbered as the serial analysis meets them.
+  for (int r = 0; r < np; ++r)
+    for (const TimedEvent& te : in.ranks[std::size_t(r)]) {
+      g.callpath(te.ev, false);
+      g.callpath(te.ev, true);
+    }
+  for (int r = 0; r < np; ++r) {
+    std::size_t k = parts[std::size_t(r)];
+    for (std::size_t n_s = std::size_t(all[k++]); n_s-- > 0; k += 4)
+      g.syncs[std::size_t(r)].push_back(
+          {std::size_t(all[k]), int32_t(all[k + 1]), all[k + 2], int32_t(all[k + 3])});
+    for (std::size_t n_w = std::size_t(all[k++]); n_w-- > 0; k += 5)
+      g.note_wait({int32_t(all[k]), std::size_t(all[k + 1]), int32_t(all[k + 2]),
+                   std::size_t(all[k + 3]), all[k + 4]});
+    std::vector<int32_t> global;
+    for (std::size_t n_c = std::size_t(all[k++]); n_c-- > 0; k += 3) {
+      Event ev;
+      ev.op = OpId(all[k]);
+      ev.site = SiteId(all[k + 1]);
+      global.push_back(g.callpath(ev, all[k + 2] != 0));
+    }
+    for (std::size_t n_v = std::size_t(all[k++]); n_v-- > 0; k += 4)
+      g.ns[{int32_t(all[k]), global[std::size_t(all[k + 1])], int32_t(all[k + 2])}] += all[k + 3];
+  }
+  finish(g);
+  note_clock_repair(rep, violations);
+  return rep;
+}
+
+}  // namespace tracefold::waits_parallel::detail
