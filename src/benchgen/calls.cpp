@@ -71,7 +71,10 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     int64_t items = std::max<int64_t>({max_of(i, count, false), max_of(i, rcount, false),
                                        max_of(i, counts, true), max_of(i, rcounts, true), 1});
     if (gathers(tr.family)) items *= t.world_size;
-    const int64_t bytes = items * elem;
+    // A derived type's extent may exceed its size (a struct's alignment).
+    const bool derived = max_of(i, dtype, false) >= kFirstDerivedType ||
+                         max_of(i, rdtype, false) >= kFirstDerivedType;
+    const int64_t bytes = derived ? 2 * items * elem + 64 : items * elem;
     sbuf = fresh(name + "_sbuf");
     rbuf = fresh(name + "_rbuf");
     decls << "static char *" << sbuf << ", *" << rbuf << "; /* " << bytes << " bytes each */\n";
@@ -371,6 +374,7 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit(op + "(" + C + ", " + S(high, Kind::kInt, "0") + ", " + new_comm + ");");
       return;
     default:
+      if (call_types(i, U, counter)) return;
       break;
   }
   fail(i, "the benchmark generator cannot express this operation");

@@ -20,6 +20,8 @@ struct BenchArgs {
   std::vector<std::string> compute;
   uint64_t seed = 1;
   std::string lang = "c";
+  bool keep_wildcards = false;
+  bool lossy_ok = false;
   SiteOptions sites;
 };
 
@@ -44,6 +46,8 @@ void write_conceptual(Trace t, const std::string& path) {
 bench::Options parse_compute(const BenchArgs& a) {
   bench::Options o;
   o.seed = a.seed;
+  o.keep_wildcards = a.keep_wildcards;
+  o.lossy_ok = a.lossy_ok;
   for (const std::string& c : a.compute) {
     if (c == "mean") {
       o.compute = bench::ComputeMode::kMean;
@@ -65,6 +69,13 @@ bench::Options parse_compute(const BenchArgs& a) {
   return o;
 }
 
+void report(const bench::Summary& s, const std::string& path) {
+  std::cerr << "tracefold: bench: wrote " << path << " (" << s.wildcards_recorded
+            << " wildcard calls resolved from recorded matches, " << s.wildcards_chosen
+            << " chosen by the traversal; " << s.collectives_merged
+            << " collective nodes combined)\n";
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -76,9 +87,15 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--compute", a->compute,
                   "Computation between calls: mean (default: each call's recorded mean), "
                   "sample (drawn from the recorded histogram), scale=F (times F); may be repeated");
-  cmd->add_option("--seed", a->seed, "Seed of --compute sample's draws (default 1)");
+  cmd->add_option("--seed", a->seed, "Seed of --compute sample's draws and of --lossy-ok's order (default 1)");
   cmd->add_option("--lang", a->lang, "Output language: c (default) or conceptual (coNCePTuaL)")
       ->check(CLI::IsMember({"c", "conceptual"}));
+  cmd->add_flag("--keep-wildcards", a->keep_wildcards,
+                "Keep MPI_ANY_SOURCE/MPI_ANY_TAG receives as recorded (default: each names the "
+                "source and tag it matched)");
+  cmd->add_flag("--lossy-ok", a->lossy_ok,
+                "Generate from a lossy trace: each value histogram is drawn in an order fixed by "
+                "--seed");
   add_site_options(cmd, a->sites);
   cmd->callback([a] {
     guarded([&] {
@@ -88,7 +105,7 @@ void add_bench_command(CLI::App& app) {
       if (a->lang == "conceptual")
         write_conceptual(std::move(t), a->output);
       else
-        bench::write_c(t, o, a->output);
+        report(bench::write_c(t, o, a->output), a->output);
     });
     throw CLI::RuntimeError(0);
   });

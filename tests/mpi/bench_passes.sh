@@ -7,6 +7,9 @@
 #    `diff --resolved` but not under plain `diff`; replaying it finishes,
 #    and the replay's trace equals the recording under `diff --resolved`,
 #    as does a `replay --deterministic` of the recording;
+#  - the same two programs through `tracefold bench`: the generated C has no
+#    MPI_ANY_SOURCE, two runs of it record the same trace, and each equals
+#    the recording under `diff --resolved`;
 #  - coll_sites (one Allreduce and one Barrier reached from two lines):
 #    `resolve --align` leaves one node per collective, and the trace's
 #    events are unchanged but for call sites.
@@ -64,8 +67,39 @@ check_wild() {
   fi
 }
 
+# After check_wild: the benchmark of $DIR/t.tf names every source and is
+# deterministic.
+check_bench_wild() {
+  local name=$1 np=$2 what="$1 benchmark at $2 ranks"
+  CHECKS=$((CHECKS + 1))
+  if ! "$TF" bench "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen.err"; then
+    bad "$what: tracefold bench failed: $(cat "$DIR/gen.err")"; return 0
+  fi
+  grep -Eq '[1-9][0-9]* wildcard calls resolved from recorded matches' "$DIR/gen.err" ||
+    bad "$what: no wildcard resolved: $(cat "$DIR/gen.err")"
+  if grep -q 'MPI_ANY_SOURCE\|MPI_ANY_TAG' "$DIR/bench.c"; then
+    bad "$what: the generated C still has a wildcard: $(grep -m1 -n 'MPI_ANY_' "$DIR/bench.c")"
+  fi
+  "$TF" bench --keep-wildcards "$DIR/t.tf" -o "$DIR/kept.c" 2>/dev/null
+  grep -q 'MPI_ANY_SOURCE' "$DIR/kept.c" || bad "$what: --keep-wildcards lost the wildcards"
+  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$DIR/bench.c" -o "$DIR/bench" 2>"$DIR/cc.err"; then
+    bad "$what: does not compile"; head -n 20 "$DIR/cc.err" >&2; return 0
+  fi
+  local k
+  for k in 1 2; do
+    limited "$DIR/b$k.out" "$DIR/b$k.err" "$TF" record -o "$DIR/b$k.tf" -- "$MPIRUN" -np "$np" "$DIR/bench"
+    if [[ $LRC -ne 0 ]]; then
+      bad "$what: run $k exited $LRC"; show_run "$DIR/b$k.err"; return 0
+    fi
+  done
+  expect_diff 0 "$what: run 1 vs run 2" "$DIR/b1.tf" "$DIR/b2.tf"
+  expect_diff 0 "$what: run 1 vs recording (--resolved)" --resolved --ignore-callsites "$DIR/t.tf" "$DIR/b1.tf"
+}
+
 check_wild master_worker 4 20
+check_bench_wild master_worker 4
 check_wild lu 4 3
+check_bench_wild lu 4
 
 CHECKS=$((CHECKS + 1))
 record coll_sites 4 5
