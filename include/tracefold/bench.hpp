@@ -41,8 +41,8 @@ struct Options {
 
 /// What generation did to the trace before writing it out.
 struct Summary {
-  uint64_t wildcards_recorded = 0;  ///< wildcard calls given their recorded match
-  uint64_t wildcards_chosen = 0;    ///< given a match chosen by the traversal
+  uint64_t wildcards_recorded = 0;     ///< wildcard calls given their recorded match
+  uint64_t wildcards_chosen = 0;       ///< given a match chosen by the traversal
   std::size_t collectives_merged = 0;  ///< collective nodes combined by alignment
 };
 
@@ -59,8 +59,7 @@ class BenchError : public std::runtime_error {
 /// Throws BenchError, DeadlockError (no valid assignment of wildcard
 /// sources: the message names the blocked ranks, nodes and operations) or
 /// PassError. `summary`, when given, receives what the passes did.
-std::string generate_c(const Trace& trace, const Options& options = {},
-                       Summary* summary = nullptr);
+std::string generate_c(const Trace& trace, const Options& options = {}, Summary* summary = nullptr);
 
 /// generate_c written to `path` through a temporary file in the same
 /// directory, renamed into place: on any error nothing is written.

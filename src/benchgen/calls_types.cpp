@@ -340,8 +340,7 @@ bool Gen::call_types(std::size_t i, const Ranklist& U, const std::string& counte
             if (g == t.comms.all().end())
               fail(i, "communicator " + std::to_string(id) + " it makes is not in the trace");
             for (const CommGroup& m : g->second)
-              if (std::find(groups.begin(), groups.end(), &m) == groups.end())
-                groups.push_back(&m);
+              if (std::find(groups.begin(), groups.end(), &m) == groups.end()) groups.push_back(&m);
           }
       const std::string table = fresh(site_name(i) + "_groups");
       decls << "static const int " << table << "[] = {" << groups.size();

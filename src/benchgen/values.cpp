@@ -141,8 +141,8 @@ std::string named_tables() {
   out += "HELPER MPI_Op op_of(long id) {\n  static const MPI_Op named[] = {";
   for (std::size_t k = 0; k < kOps; ++k)
     out += std::string(k ? "," : "") + (k % 5 ? " " : "\n      ") + kOpNames[k];
-  out +=
-      "};\n  return id >= 1 && id <= " + std::to_string(kOps) + " ? named[id - 1] : user_op(id);\n}\n";
+  out += "};\n  return id >= 1 && id <= " + std::to_string(kOps) +
+         " ? named[id - 1] : user_op(id);\n}\n";
   return out;
 }
 
@@ -267,8 +267,6 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
   const Elastic* e = t.nodes[i].field(f);
   if (!e) return "";
   const std::string what = FieldTable::name(f);
-  const std::string cursor = fresh(site_name(i) + "_" + what + "_at");
-  decls << "static long " << cursor << ";\n";
   std::vector<std::pair<Ranklist, std::string>> alts;
   for (const ElasticEntry& en : e->entries()) {
     if (!en.ranks.intersects(universe) || en.values.empty()) continue;
@@ -294,6 +292,10 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
     alts.emplace_back(en.ranks, name + ", " + std::to_string(values.size()));
   }
   if (alts.empty()) return "";
+  // Declared only when read: a rank group without the list (a non-root of
+  // MPI_Gatherv) must not leave an unused variable behind.
+  const std::string cursor = fresh(site_name(i) + "_" + what + "_at");
+  decls << "static long " << cursor << ";\n";
   std::string arg = alts.back().second;
   for (std::size_t k = alts.size() - 1; k-- > 0;) {
     const std::string p = rank_predicate(alts[k].first, universe, t.world_size);
@@ -302,7 +304,21 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
     arg = "(" + p + ") ? " + alts[k].second.substr(0, comma) + " : " + arg.substr(0, comma2) +
           ", (" + p + ") ? " + alts[k].second.substr(comma + 2) + " : " + arg.substr(comma2 + 2);
   }
-  return "next_list(" + arg + ", &" + cursor + ")";
+  // Ranks of the universe that have no list (non-roots of MPI_Gatherv)
+  // pass NULL, as the program did.
+  Ranklist covered;
+  bool partial = false;
+  universe.for_each([&](int32_t r) {
+    bool in = false;
+    for (const auto& a : alts) in = in || a.first.contains(r);
+    if (in)
+      covered.insert(r);
+    else
+      partial = true;
+  });
+  const std::string read = "next_list(" + arg + ", &" + cursor + ")";
+  if (!partial) return read;
+  return "((" + rank_predicate(covered, universe, t.world_size) + ") ? " + read + " : NULL)";
 }
 
 bool Gen::has(std::size_t i, FieldId f) const {

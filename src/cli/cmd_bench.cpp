@@ -87,7 +87,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--compute", a->compute,
                   "Computation between calls: mean (default: each call's recorded mean), "
                   "sample (drawn from the recorded histogram), scale=F (times F); may be repeated");
-  cmd->add_option("--seed", a->seed, "Seed of --compute sample's draws and of --lossy-ok's order (default 1)");
+  cmd->add_option("--seed", a->seed,
+                  "Seed of --compute sample's draws and of --lossy-ok's order (default 1)");
   cmd->add_option("--lang", a->lang, "Output language: c (default) or conceptual (coNCePTuaL)")
       ->check(CLI::IsMember({"c", "conceptual"}));
   cmd->add_flag("--keep-wildcards", a->keep_wildcards,

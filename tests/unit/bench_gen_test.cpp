@@ -140,8 +140,7 @@ TEST(BenchGen, DerivedDatatypesAreMadeAndUsed) {
   EXPECT_NE(c.find("type_made(1000, nt);"), std::string::npos) << c;
   EXPECT_NE(c.find("type_commit(1000);"), std::string::npos) << c;
   EXPECT_NE(c.find("type_free(1000);"), std::string::npos) << c;
-  EXPECT_NE(c.find("MPI_Send(MPI_Send_site1_sbuf, 8, derived_type(1000),"), std::string::npos)
-      << c;
+  EXPECT_NE(c.find("MPI_Send(MPI_Send_site1_sbuf, 8, derived_type(1000),"), std::string::npos) << c;
   EXPECT_NE(c.find("#define TYPE_IDS 1\n"), std::string::npos) << c;
 }
 
