@@ -69,7 +69,9 @@ bench::Options parse_compute(const BenchArgs& a) {
   return o;
 }
 
+// Only when a pass changed something: a plain trace generates silently.
 void report(const bench::Summary& s, const std::string& path) {
+  if (s.wildcards_recorded + s.wildcards_chosen + s.collectives_merged == 0) return;
   std::cerr << "tracefold: bench: wrote " << path << " (" << s.wildcards_recorded
             << " wildcard calls resolved from recorded matches, " << s.wildcards_chosen
             << " chosen by the traversal; " << s.collectives_merged
