@@ -198,3 +198,27 @@ TEST(BenchGen, LossyTracesNeedLossyOkAndDrawReproducibly) {
   o.seed = 2;
   EXPECT_NE(bench::generate_c(t, o), a);
 }
+
+// MPI_Comm_create: the group comes from the members the trace records for
+// the new communicator (each even and odd half a group of its own), and
+// the communicator is then used by name.
+TEST(BenchGen, CommCreateUsesTheRecordedMembers) {
+  Trace t = ring(4);
+  const int64_t id = 1234567890;
+  t.comms.define(id, CommGroup{{0, 2}});
+  t.comms.define(id, CommGroup{{1, 3}});
+  Node create = node("MPI_Comm_create", 4, 4);
+  field(create, "newcomm", id, 4, 1);
+  Node bar = node("MPI_Barrier", 5, 4);
+  field(bar, "comm", id, 4, 1);
+  t.nodes.insert(t.nodes.end() - 1, create);
+  t.nodes.insert(t.nodes.end() - 1, bar);
+  const std::string c = bench::generate_c(t);
+  EXPECT_NE(c.find("MPI_Comm_create_site4_groups[] = {2, 2, 0, 2, 2, 1, 3};"), std::string::npos)
+      << c;
+  EXPECT_NE(c.find("comm_create(MPI_COMM_WORLD, MPI_Comm_create_site4_groups, 0, 0, "
+                   "&comm_create_comm1234567890);"),
+            std::string::npos)
+      << c;
+  EXPECT_NE(c.find("MPI_Barrier(comm_create_comm1234567890);"), std::string::npos) << c;
+}
