@@ -28,6 +28,23 @@ struct Options {
   ComputeMode compute = ComputeMode::kMean;
   double scale = 1.0;  ///< multiplies every compute time (`--compute scale=F`)
   uint64_t seed = 1;   ///< seed of kSample's draws
+  /// Keep MPI_ANY_SOURCE / MPI_ANY_TAG as recorded (`--keep-wildcards`);
+  /// by default every wildcard receive and probe names the source and tag
+  /// it matched (resolve_wildcards in bench_passes.hpp).
+  bool keep_wildcards = false;
+  /// Generate from a lossy trace (`--lossy-ok`): each value histogram
+  /// becomes a table of its values in an order drawn with `seed` (the same
+  /// draw for every rank group of a node, so collectives agree). Without
+  /// it a lossy trace is refused. Wildcards are then kept as recorded: the
+  /// resolution needs the exact order.
+  bool lossy_ok = false;
+};
+
+/// What generation did to the trace before writing it out.
+struct Summary {
+  uint64_t wildcards_recorded = 0;     ///< wildcard calls given their recorded match
+  uint64_t wildcards_chosen = 0;       ///< given a match chosen by the traversal
+  std::size_t collectives_merged = 0;  ///< collective nodes combined by alignment
 };
 
 /// The trace holds something the generator cannot express (an operation,
@@ -37,12 +54,17 @@ class BenchError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The C source of the benchmark. Throws BenchError.
-std::string generate_c(const Trace& trace, const Options& options = {});
+/// The C source of the benchmark. Unless options.keep_wildcards, wildcard
+/// receives are resolved first, and collectives reached from different
+/// lines are aligned when needs_alignment() says so (bench_passes.hpp).
+/// Throws BenchError, DeadlockError (no valid assignment of wildcard
+/// sources: the message names the blocked ranks, nodes and operations) or
+/// PassError. `summary`, when given, receives what the passes did.
+std::string generate_c(const Trace& trace, const Options& options = {}, Summary* summary = nullptr);
 
 /// generate_c written to `path` through a temporary file in the same
 /// directory, renamed into place: on any error nothing is written.
-void write_c(const Trace& trace, const Options& options, const std::string& path);
+Summary write_c(const Trace& trace, const Options& options, const std::string& path);
 
 /// One input of a parametric benchmark: a trace and the name messages
 /// give it (its file name).

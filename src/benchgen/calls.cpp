@@ -54,6 +54,9 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     });
     return u;
   }();
+  // Datatype calls and communicators made from groups first: nothing below
+  // may declare tables they do not read.
+  if (call_types(i, U, counter)) return;
   const std::string name = site_name(i);
   std::string C = scalar(i, comm, Kind::kComm, U, counter);
   if (C.empty()) C = "MPI_COMM_WORLD";
@@ -71,7 +74,10 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     int64_t items = std::max<int64_t>({max_of(i, count, false), max_of(i, rcount, false),
                                        max_of(i, counts, true), max_of(i, rcounts, true), 1});
     if (gathers(tr.family)) items *= t.world_size;
-    const int64_t bytes = items * elem;
+    // A derived type's extent may exceed its size (a struct's alignment).
+    const bool derived = max_of(i, dtype, false) >= kFirstDerivedType ||
+                         max_of(i, rdtype, false) >= kFirstDerivedType;
+    const int64_t bytes = derived ? 2 * items * elem + 64 : items * elem;
     sbuf = fresh(name + "_sbuf");
     rbuf = fresh(name + "_rbuf");
     decls << "static char *" << sbuf << ", *" << rbuf << "; /* " << bytes << " bytes each */\n";
@@ -186,25 +192,25 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
           take("MPI_Wait(&r[0], MPI_STATUS_IGNORE);");
           return;
         case OpVariant::kWaitall:
-          take("MPI_Waitall(nr, r, MPI_STATUSES_IGNORE);");
+          take("MPI_Waitall(nr, r, statuses_ignore);");
           return;
         case OpVariant::kWaitany:
           take("MPI_Waitany(nr, r, &which, MPI_STATUS_IGNORE);");
           return;
         case OpVariant::kWaitsome:
-          take("MPI_Waitsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);");
+          take("MPI_Waitsome(nr, r, &outcount, indices, statuses_ignore);");
           return;
         case OpVariant::kTest:
           take("MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE);");
           return;
         case OpVariant::kTestall:
-          take("MPI_Testall(nr, r, &flag, MPI_STATUSES_IGNORE);");
+          take("MPI_Testall(nr, r, &flag, statuses_ignore);");
           return;
         case OpVariant::kTestany:
           take("MPI_Testany(nr, r, &which, &flag, MPI_STATUS_IGNORE);");
           return;
         case OpVariant::kTestsome:
-          take("MPI_Testsome(nr, r, &outcount, indices, MPI_STATUSES_IGNORE);");
+          take("MPI_Testsome(nr, r, &outcount, indices, statuses_ignore);");
           return;
         default:
           break;
@@ -253,7 +259,10 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       std::string rc = list(i, rcounts, U);
       emit("{");
       ++depth;
-      emit("const int *rc = " + (rc.empty() ? std::string("zeros") : rc) + ";");
+      // A rank group without the list (MPI_Gatherv's non-roots) passes
+      // NULL, as the program did: the recorder reads what it is given.
+      const bool rooted = tr.family == OpFamily::kGatherv;
+      emit("const int *rc = " + (rc.empty() ? std::string(rooted ? "NULL" : "zeros") : rc) + ";");
       emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf +
            ", rc, displs_of(rc, 0), " + dt(rdtype) +
            (tr.family == OpFamily::kGatherv ? ", " + S(root, Kind::kInt, "0") : "") + ", " + C +
@@ -267,7 +276,7 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       std::string sc = list(i, counts, U);
       emit("{");
       ++depth;
-      emit("const int *sc = " + (sc.empty() ? std::string("zeros") : sc) + ";");
+      emit("const int *sc = " + (sc.empty() ? std::string("NULL") : sc) + ";");
       emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf + ", " +
            S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " +
            C + req + ");");

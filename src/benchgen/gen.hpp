@@ -26,6 +26,10 @@ enum class Kind : uint8_t { kInt, kTag, kPeer, kDtype, kRedop, kComm };
 inline constexpr int64_t kCodeAny = -2000000001, kCodeNull = -2000000002, kCodeUndef = -2000000003,
                          kCodeAbsent = -2000000004;
 
+/// The recorder numbers derived datatypes and user-defined reduction
+/// operations from these ids up (src/common/mpi_ids.hpp, docs/recording.md).
+inline constexpr int64_t kFirstDerivedType = 1000, kFirstUserOp = 100;
+
 struct Gen {
   Gen(const Trace& trace, const bench::Options& options);
 
@@ -66,6 +70,9 @@ struct Gen {
   std::string elastic(std::size_t i, const Elastic& e, const std::string& what, Kind kind,
                       const Ranklist& universe, const std::string& counter,
                       const std::string& comm_c = "");
+  /// A value histogram of a lossy trace as a table: its values in an order
+  /// drawn from opt.seed, node `i` and `what` (--lossy-ok).
+  std::vector<int64_t> drawn(std::size_t i, const std::string& what, const ValueSeq& hist);
   /// A list field as `next_list(table, &cursor)` (int*), "" when absent.
   std::string list(std::size_t i, FieldId f, const Ranklist& universe);
   /// Whether every value of the field for the universe is absent/missing.
@@ -80,6 +87,12 @@ struct Gen {
   /// Writes the statement of node `i` (structure.cpp guards it).
   void call(std::size_t i, const Ranklist& universe, const std::string& counter);
   std::string compute(std::size_t i);
+  /// Datatype calls and MPI_Comm_create(_group) (calls_types.cpp); false
+  /// when node `i` is none of them.
+  bool call_types(std::size_t i, const Ranklist& universe, const std::string& counter);
+  /// The C helpers of those calls: the tables of made types and user
+  /// operations, sized for this trace.
+  std::string types_prelude() const;
 
   void structure();  // the whole of main's body
   std::string program();

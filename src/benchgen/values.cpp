@@ -102,20 +102,47 @@ std::vector<int64_t> table_of(const ValueSeq& seq, bool& cyclic) {
   return seq.to_vector();
 }
 
+// FNV-1a: a hash that is the same on every platform, so a draw is too.
+uint64_t stable_hash(const std::string& s, uint64_t h) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
+std::vector<int64_t> Gen::drawn(std::size_t i, const std::string& what, const ValueSeq& hist) {
+  if (hist.size() > kMaxTable) fail(i, what + " is a histogram of more than 65536 values");
+  std::vector<int64_t> v = hist.to_vector();
+  // Fisher-Yates with a generator keyed by seed, node and field only: every
+  // rank group of the node draws the same permutation of its values.
+  uint64_t state = stable_hash(what, 1469598103934665603ULL ^ (opt.seed * 0x100000001b3ULL)) ^
+                   (static_cast<uint64_t>(i) << 20);
+  for (std::size_t k = v.size(); k > 1; --k) std::swap(v[k - 1], v[splitmix(state) % k]);
+  return v;
+}
+
 std::string named_tables() {
+  // Derived types and user operations are made at run time
+  // (Gen::types_prelude, later in the file).
   std::string out =
+      "static MPI_Datatype derived_type(long id);\nstatic MPI_Op user_op(long id);\n"
       "HELPER MPI_Datatype dtype_of(long id) {\n  static const MPI_Datatype named[] = {";
   for (std::size_t k = 0; k < kDtypes; ++k)
     out += std::string(k ? "," : "") + (k % 4 ? " " : "\n      ") + kDtypeNames[k];
   out += "};\n  return id >= 1 && id <= " + std::to_string(kDtypes) +
-         " ? named[id - 1] : MPI_BYTE;\n}\n";
+         " ? named[id - 1] : derived_type(id);\n}\n";
   out += "HELPER MPI_Op op_of(long id) {\n  static const MPI_Op named[] = {";
   for (std::size_t k = 0; k < kOps; ++k)
     out += std::string(k ? "," : "") + (k % 5 ? " " : "\n      ") + kOpNames[k];
-  out +=
-      "};\n  return id >= 1 && id <= " + std::to_string(kOps) + " ? named[id - 1] : MPI_SUM;\n}\n";
+  out += "};\n  return id >= 1 && id <= " + std::to_string(kOps) +
+         " ? named[id - 1] : user_op(id);\n}\n";
   return out;
 }
 
@@ -132,9 +159,11 @@ std::string Gen::literal(int64_t v, Kind kind, const std::string& comm_c) const 
       return peer_expression(v, 0, {}, "rank_in(" + comm_c + ")", "size_of(" + comm_c + ")");
     case Kind::kDtype:
       if (v >= 1 && static_cast<std::size_t>(v) <= kDtypes) return kDtypeNames[v - 1];
+      if (v >= kFirstDerivedType) return "derived_type(" + std::to_string(v) + ")";
       return "";
     case Kind::kRedop:
       if (v >= 1 && static_cast<std::size_t>(v) <= kOps) return kOpNames[v - 1];
+      if (v >= kFirstUserOp) return "user_op(" + std::to_string(v) + ")";
       return "";
     case Kind::kComm:
       return comm_var(v);
@@ -163,11 +192,12 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
   std::vector<Alt> alts;
   for (const ElasticEntry& en : e.entries()) {
     if (!en.ranks.intersects(universe)) continue;
-    if (en.values.is_histogram())
+    if (en.values.is_histogram() && !opt.lossy_ok)
       fail(i, what + " is a histogram (lossy trace): the benchmark needs exact values");
     if (en.values.empty()) continue;
     bool cyclic = false;
-    const std::vector<int64_t> values = table_of(en.values, cyclic);
+    const std::vector<int64_t> values =
+        en.values.is_histogram() ? drawn(i, what, en.values) : table_of(en.values, cyclic);
     if (values.empty()) fail(i, what + " has more than 65536 irregular values");
     std::string expr;
     const bool constant =
@@ -237,8 +267,6 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
   const Elastic* e = t.nodes[i].field(f);
   if (!e) return "";
   const std::string what = FieldTable::name(f);
-  const std::string cursor = fresh(site_name(i) + "_" + what + "_at");
-  decls << "static long " << cursor << ";\n";
   std::vector<std::pair<Ranklist, std::string>> alts;
   for (const ElasticEntry& en : e->entries()) {
     if (!en.ranks.intersects(universe) || en.values.empty()) continue;
@@ -264,6 +292,10 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
     alts.emplace_back(en.ranks, name + ", " + std::to_string(values.size()));
   }
   if (alts.empty()) return "";
+  // Declared only when read: a rank group without the list (a non-root of
+  // MPI_Gatherv) must not leave an unused variable behind.
+  const std::string cursor = fresh(site_name(i) + "_" + what + "_at");
+  decls << "static long " << cursor << ";\n";
   std::string arg = alts.back().second;
   for (std::size_t k = alts.size() - 1; k-- > 0;) {
     const std::string p = rank_predicate(alts[k].first, universe, t.world_size);
@@ -272,7 +304,21 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
     arg = "(" + p + ") ? " + alts[k].second.substr(0, comma) + " : " + arg.substr(0, comma2) +
           ", (" + p + ") ? " + alts[k].second.substr(comma + 2) + " : " + arg.substr(comma2 + 2);
   }
-  return "next_list(" + arg + ", &" + cursor + ")";
+  // Ranks of the universe that have no list (non-roots of MPI_Gatherv)
+  // pass NULL, as the program did.
+  Ranklist covered;
+  bool partial = false;
+  universe.for_each([&](int32_t r) {
+    bool in = false;
+    for (const auto& a : alts) in = in || a.first.contains(r);
+    if (in)
+      covered.insert(r);
+    else
+      partial = true;
+  });
+  const std::string read = "next_list(" + arg + ", &" + cursor + ")";
+  if (!partial) return read;
+  return "((" + rank_predicate(covered, universe, t.world_size) + ") ? " + read + " : NULL)";
 }
 
 bool Gen::has(std::size_t i, FieldId f) const {

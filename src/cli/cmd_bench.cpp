@@ -20,6 +20,8 @@ struct BenchArgs {
   std::vector<std::string> compute;
   uint64_t seed = 1;
   std::string lang = "c";
+  bool keep_wildcards = false;
+  bool lossy_ok = false;
   SiteOptions sites;
   bool parametric = false;
   std::vector<std::string> more;  // --parametric: the other rank counts' traces
@@ -46,6 +48,8 @@ void write_conceptual(Trace t, const std::string& path) {
 bench::Options parse_compute(const BenchArgs& a) {
   bench::Options o;
   o.seed = a.seed;
+  o.keep_wildcards = a.keep_wildcards;
+  o.lossy_ok = a.lossy_ok;
   for (const std::string& c : a.compute) {
     if (c == "mean") {
       o.compute = bench::ComputeMode::kMean;
@@ -67,6 +71,15 @@ bench::Options parse_compute(const BenchArgs& a) {
   return o;
 }
 
+// Only when a pass changed something: a plain trace generates silently.
+void report(const bench::Summary& s, const std::string& path) {
+  if (s.wildcards_recorded + s.wildcards_chosen + s.collectives_merged == 0) return;
+  std::cerr << "tracefold: bench: wrote " << path << " (" << s.wildcards_recorded
+            << " wildcard calls resolved from recorded matches, " << s.wildcards_chosen
+            << " chosen by the traversal; " << s.collectives_merged
+            << " collective nodes combined)\n";
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -78,7 +91,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--compute", a->compute,
                   "Computation between calls: mean (default: each call's recorded mean), "
                   "sample (drawn from the recorded histogram), scale=F (times F); may be repeated");
-  cmd->add_option("--seed", a->seed, "Seed of --compute sample's draws (default 1)");
+  cmd->add_option("--seed", a->seed,
+                  "Seed of --compute sample's draws and of --lossy-ok's order (default 1)");
   cmd->add_option("--lang", a->lang, "Output language: c (default) or conceptual (coNCePTuaL)")
       ->check(CLI::IsMember({"c", "conceptual"}));
   cmd->add_option("more", a->more,
@@ -87,6 +101,12 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--parametric", a->parametric,
                 "One program for any rank count its grid admits, from traces at several rank "
                 "counts (as tracefold extrapolate takes them)");
+  cmd->add_flag("--keep-wildcards", a->keep_wildcards,
+                "Keep MPI_ANY_SOURCE/MPI_ANY_TAG receives as recorded (default: each names the "
+                "source and tag it matched)");
+  cmd->add_flag("--lossy-ok", a->lossy_ok,
+                "Generate from a lossy trace: each value histogram is drawn in an order fixed by "
+                "--seed");
   add_site_options(cmd, a->sites);
   cmd->callback([a] {
     guarded([&] {
@@ -109,7 +129,7 @@ void add_bench_command(CLI::App& app) {
       if (a->lang == "conceptual")
         write_conceptual(std::move(t), a->output);
       else
-        bench::write_c(t, o, a->output);
+        report(bench::write_c(t, o, a->output), a->output);
     });
     throw CLI::RuntimeError(0);
   });

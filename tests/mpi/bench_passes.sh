@@ -7,6 +7,16 @@
 #    `diff --resolved` but not under plain `diff`; replaying it finishes,
 #    and the replay's trace equals the recording under `diff --resolved`,
 #    as does a `replay --deterministic` of the recording;
+#  - the same two programs through `tracefold bench`: the generated C has no
+#    MPI_ANY_SOURCE, two runs of it record the same trace, and each equals
+#    the recording under `diff --resolved`;
+#  - a lossy trace (misc_p2p folded with --histogram-threshold 1: its
+#    wildcard sources become histograms) is refused without --lossy-ok,
+#    naming the option, and leaves no file; with it, two generations are
+#    the same bytes and the benchmark compiles cleanly. It is not run: its
+#    MPI_Gatherv counts come from a histogram in an invented order, so the
+#    root's receive counts need not match what the others send (seen:
+#    MPI_ERR_TRUNCATE), as docs/bench.md says;
 #  - coll_sites (one Allreduce and one Barrier reached from two lines):
 #    `resolve --align` leaves one node per collective, and the trace's
 #    events are unchanged but for call sites.
@@ -64,8 +74,65 @@ check_wild() {
   fi
 }
 
+# After check_wild: the benchmark of $DIR/t.tf names every source and is
+# deterministic.
+check_bench_wild() {
+  local name=$1 np=$2 what="$1 benchmark at $2 ranks"
+  CHECKS=$((CHECKS + 1))
+  if ! "$TF" bench "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen.err"; then
+    bad "$what: tracefold bench failed: $(cat "$DIR/gen.err")"; return 0
+  fi
+  grep -Eq '[1-9][0-9]* wildcard calls resolved from recorded matches' "$DIR/gen.err" ||
+    bad "$what: no wildcard resolved: $(cat "$DIR/gen.err")"
+  if grep -q 'MPI_ANY_SOURCE\|MPI_ANY_TAG' "$DIR/bench.c"; then
+    bad "$what: the generated C still has a wildcard: $(grep -m1 -n 'MPI_ANY_' "$DIR/bench.c")"
+  fi
+  "$TF" bench --keep-wildcards "$DIR/t.tf" -o "$DIR/kept.c" 2>/dev/null
+  grep -q 'MPI_ANY_SOURCE' "$DIR/kept.c" || bad "$what: --keep-wildcards lost the wildcards"
+  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$DIR/bench.c" -o "$DIR/bench" 2>"$DIR/cc.err"; then
+    bad "$what: does not compile"; head -n 20 "$DIR/cc.err" >&2; return 0
+  fi
+  local k
+  for k in 1 2; do
+    limited "$DIR/b$k.out" "$DIR/b$k.err" "$TF" record -o "$DIR/b$k.tf" -- "$MPIRUN" -np "$np" "$DIR/bench"
+    if [[ $LRC -ne 0 ]]; then
+      bad "$what: run $k exited $LRC"; show_run "$DIR/b$k.err"; return 0
+    fi
+  done
+  expect_diff 0 "$what: run 1 vs run 2" "$DIR/b1.tf" "$DIR/b2.tf"
+  expect_diff 0 "$what: run 1 vs recording (--resolved)" --resolved --ignore-callsites "$DIR/t.tf" "$DIR/b1.tf"
+}
+
 check_wild master_worker 4 20
+check_bench_wild master_worker 4
 check_wild lu 4 3
+check_bench_wild lu 4
+
+CHECKS=$((CHECKS + 1))
+record misc_p2p 4 5
+L=$DIR
+if [[ $RC -ne 0 ]]; then
+  bad "misc_p2p: record exited $RC"; show_run "$L/err.txt"
+else
+  "$TF" fold --text --histogram-threshold 1 "$L/raw" -o "$L/lossy.tf" 2>/dev/null
+  grep -q '^lossy histogram' "$L/lossy.tf" && grep -q 'hist(' "$L/lossy.tf" ||
+    bad "misc_p2p folded with --histogram-threshold 1 has no histogram"
+  lrc=0
+  "$TF" bench "$L/lossy.tf" -o "$L/lossy.c" 2>"$L/lossy.err" || lrc=$?
+  if [[ $lrc -ne 2 ]] || ! grep -q 'lossy.*--lossy-ok' "$L/lossy.err" || [[ -e $L/lossy.c ]]; then
+    bad "lossy misc_p2p without --lossy-ok: exit $lrc, file $(ls "$L"/lossy.c 2>/dev/null), $(cat "$L/lossy.err")"
+  else
+    ok "lossy misc_p2p refused: $(cat "$L/lossy.err")"
+  fi
+  "$TF" bench --lossy-ok "$L/lossy.tf" -o "$L/lossy.c" 2>"$L/lossy.err" || bad "--lossy-ok: $(cat "$L/lossy.err")"
+  "$TF" bench --lossy-ok "$L/lossy.tf" -o "$L/lossy2.c" 2>/dev/null
+  cmp -s "$L/lossy.c" "$L/lossy2.c" || bad "--lossy-ok: two generations differ"
+  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$L/lossy.c" -o "$L/lossy" 2>"$L/lcc.err"; then
+    bad "--lossy-ok: does not compile"; head -n 20 "$L/lcc.err" >&2
+  else
+    ok "lossy misc_p2p with --lossy-ok: generated twice the same, compiles"
+  fi
+fi
 
 CHECKS=$((CHECKS + 1))
 record coll_sites 4 5

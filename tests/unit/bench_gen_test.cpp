@@ -86,11 +86,13 @@ TEST(BenchGen, RankGroupsBecomePredicates) {
 
 TEST(BenchGen, RefusesWhatItCannotExpress) {
   Trace t = ring(4);
+  // A constructor whose new type the trace does not name cannot be
+  // referred to by the calls that use it.
   Node vec = node("MPI_Type_vector", 3, 4);
   t.nodes.insert(t.nodes.begin() + 1, vec);
   try {
     bench::generate_c(t);
-    FAIL() << "generated a program with a derived datatype";
+    FAIL() << "generated a program with an unnamed derived datatype";
   } catch (const bench::BenchError& e) {
     EXPECT_NE(std::string(e.what()).find("node 1 (MPI_Type_vector)"), std::string::npos)
         << e.what();
@@ -110,4 +112,113 @@ TEST(BenchGen, RefusesLossyTraces) {
   Trace t = ring(4);
   t.lossy = "hist";
   EXPECT_THROW(bench::generate_c(t), bench::BenchError);
+}
+
+// A vector type made, committed, sent and freed: the program makes it with
+// the recorded count and block length, and the send uses it by its id.
+TEST(BenchGen, DerivedDatatypesAreMadeAndUsed) {
+  Trace t = ring(4);
+  Node vec = node("MPI_Type_vector", 4, 4);
+  field(vec, "count", 3, 4, 1);
+  field(vec, "blocklen", 2, 4, 1);
+  field(vec, "dtype", 14, 4, 1);
+  field(vec, "newtype", 1000, 4, 1);
+  field(vec, "newsize", 48, 4, 1);
+  Node commit = node("MPI_Type_commit", 5, 4);
+  field(commit, "dtype", 1000, 4, 1);
+  Node free = node("MPI_Type_free", 6, 4);
+  field(free, "dtype", 1000, 4, 1);
+  for (Node* n : {&t.nodes[1], &t.nodes[2]}) {
+    for (auto& [f, e] : n->fields)
+      if (FieldTable::name(f) == "dtype") e = all(1000, 4, 100);
+  }
+  t.nodes.insert(t.nodes.begin() + 1, commit);
+  t.nodes.insert(t.nodes.begin() + 1, vec);
+  t.nodes.insert(t.nodes.end() - 1, free);
+  const std::string c = bench::generate_c(t);
+  EXPECT_NE(c.find("MPI_Type_vector(3, 2, 2, MPI_DOUBLE, &nt);"), std::string::npos) << c;
+  EXPECT_NE(c.find("type_made(1000, nt);"), std::string::npos) << c;
+  EXPECT_NE(c.find("type_commit(1000);"), std::string::npos) << c;
+  EXPECT_NE(c.find("type_free(1000);"), std::string::npos) << c;
+  EXPECT_NE(c.find("MPI_Send(MPI_Send_site1_sbuf, 8, derived_type(1000),"), std::string::npos) << c;
+  EXPECT_NE(c.find("#define TYPE_IDS 1\n"), std::string::npos) << c;
+}
+
+// A reduction with a user-defined operation (id 100 up) gets an operation
+// of the program's own, made on first use.
+TEST(BenchGen, UserOperationsAreCreated) {
+  Trace t = ring(4);
+  Node red = node("MPI_Allreduce", 4, 4);
+  field(red, "count", 1, 4, 1);
+  field(red, "dtype", 7, 4, 1);
+  field(red, "redop", 101, 4, 1);
+  t.nodes.insert(t.nodes.end() - 1, red);
+  const std::string c = bench::generate_c(t);
+  EXPECT_NE(c.find("MPI_INT, user_op(101), MPI_COMM_WORLD);"), std::string::npos) << c;
+  EXPECT_NE(c.find("#define USER_OPS 2\n"), std::string::npos) << c;
+  EXPECT_NE(c.find("PMPI_Op_create(user_op_fn, 1,"), std::string::npos) << c;
+}
+
+// A lossy trace generates only when asked; its histogram becomes a table
+// holding the recorded values, in an order fixed by the seed.
+TEST(BenchGen, LossyTracesNeedLossyOkAndDrawReproducibly) {
+  Trace t = ring(4);
+  t.lossy = "histogram threshold=1";
+  for (auto& [f, e] : t.nodes[1].fields)
+    if (FieldTable::name(f) == "count") {
+      ValueSeq v;
+      for (int k = 0; k < 100; ++k) v.push_back(k % 7 + 1);
+      v.make_histogram();
+      e = Elastic();
+      e.entries().push_back({v, Ranklist::range(0, 4)});
+    }
+  try {
+    bench::generate_c(t);
+    FAIL() << "generated from a lossy trace without --lossy-ok";
+  } catch (const bench::BenchError& e) {
+    EXPECT_NE(std::string(e.what()).find("--lossy-ok"), std::string::npos) << e.what();
+  }
+  bench::Options o;
+  o.lossy_ok = true;
+  const std::string a = bench::generate_c(t, o), b = bench::generate_c(t, o);
+  EXPECT_EQ(a, b);
+  const auto at = a.find("MPI_Send_site1_count[100] = {");
+  ASSERT_NE(at, std::string::npos) << a;
+  // The table holds each value as often as the histogram says.
+  const std::string table = a.substr(at, a.find('}', at) - at);
+  for (int v = 1; v <= 7; ++v) {
+    std::size_t n = 0;
+    for (std::size_t p = table.find('{'); p != std::string::npos;
+         p = table.find_first_of(",{", p + 1)) {
+      std::size_t q = table.find_first_not_of(" \n", p + 1);
+      if (std::atoi(table.c_str() + q) == v) ++n;
+    }
+    EXPECT_EQ(n, v <= 2 ? 15u : 14u) << v << " in " << table;
+  }
+  o.seed = 2;
+  EXPECT_NE(bench::generate_c(t, o), a);
+}
+
+// MPI_Comm_create: the group comes from the members the trace records for
+// the new communicator (each even and odd half a group of its own), and
+// the communicator is then used by name.
+TEST(BenchGen, CommCreateUsesTheRecordedMembers) {
+  Trace t = ring(4);
+  const int64_t id = 1234567890;
+  t.comms.define(id, CommGroup{{0, 2}});
+  t.comms.define(id, CommGroup{{1, 3}});
+  Node create = node("MPI_Comm_create", 4, 4);
+  field(create, "newcomm", id, 4, 1);
+  Node bar = node("MPI_Barrier", 5, 4);
+  field(bar, "comm", id, 4, 1);
+  t.nodes.insert(t.nodes.end() - 1, create);
+  t.nodes.insert(t.nodes.end() - 1, bar);
+  const std::string c = bench::generate_c(t);
+  EXPECT_NE(c.find("MPI_Comm_create_site4_groups[] = {2, 2, 0, 2, 2, 1, 3};"), std::string::npos)
+      << c;
+  EXPECT_NE(c.find("comm_create(MPI_COMM_WORLD, MPI_Comm_create_site4_groups, 0, 0, "
+                   "&comm_create_comm1234567890);"),
+            std::string::npos)
+      << c;
+  EXPECT_NE(c.find("MPI_Barrier(comm_create_comm1234567890);"), std::string::npos) << c;
 }

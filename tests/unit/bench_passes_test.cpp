@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "test_util.hpp"
+#include "tracefold/bench.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/trace_io.hpp"
@@ -346,6 +349,55 @@ TEST(BenchPassesWildcards, PersistentReceiveWithOneSourceResolves) {
   const WildcardReport rep = resolve_wildcards(t);
   EXPECT_EQ(rep.recorded, 1u);
   EXPECT_EQ(peers_of(t, 0, "MPI_Recv_init"), (std::vector<int64_t>{2}));
+}
+
+// The C generator runs the resolution itself: the wildcard is gone from the
+// program unless asked to keep it, and a deadlock stops it with nothing
+// written.
+TEST(BenchGenPasses, GeneratedCodeNamesTheRecordedSource) {
+  const Trace t = build(figure46(2));
+  bench::Summary s;
+  const std::string c = bench::generate_c(t, {}, &s);
+  EXPECT_EQ(c.find("MPI_ANY_SOURCE"), std::string::npos) << c;
+  EXPECT_EQ(s.wildcards_recorded, 1u);
+  EXPECT_EQ(s.wildcards_chosen, 0u);
+  bench::Options keep;
+  keep.keep_wildcards = true;
+  const std::string kept = bench::generate_c(t, keep, &s);
+  EXPECT_NE(kept.find("MPI_ANY_SOURCE"), std::string::npos) << kept;
+  EXPECT_EQ(s.wildcards_recorded + s.wildcards_chosen, 0u);
+}
+
+TEST(BenchGenPasses, DeadlockStopsGenerationAndWritesNothing) {
+  const Trace t = build(figure46(kAbsent));
+  const auto dir = std::filesystem::temp_directory_path() / "tracefold-bench-deadlock-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  try {
+    bench::write_c(t, {}, (dir / "b.c").string());
+    FAIL() << "generated a benchmark for a trace that deadlocks";
+  } catch (const DeadlockError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 at node"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(MPI_Recv)"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BenchGenPasses, CollectivesFromTwoLinesBecomeOneStatement) {
+  // Rank 0 reaches the barrier from site 0, the others from site 1.
+  const Trace t = build({{make_event("MPI_Barrier", 0)},
+                         {make_event("MPI_Barrier", 1)},
+                         {make_event("MPI_Barrier", 1)}});
+  ASSERT_TRUE(needs_alignment(t));
+  bench::Summary s;
+  const std::string c = bench::generate_c(t, {}, &s);
+  EXPECT_EQ(s.collectives_merged, 1u);
+  std::size_t calls = 0;
+  for (std::size_t at = c.find("MPI_Barrier("); at != std::string::npos;
+       at = c.find("MPI_Barrier(", at + 1))
+    ++calls;
+  EXPECT_EQ(calls, 1u) << c;
 }
 
 }  // namespace
