@@ -99,7 +99,13 @@ struct Gen {
 };
 
 std::string prelude();
-/// dtype_of() and op_of(): the named handles by trace id, as C.
-std::string named_tables();
+/// dtype_of() and op_of(): the named handles by trace id, as C; with
+/// `derived`, other ids go to the derived types and user operations the
+/// program makes (Gen::types_prelude).
+std::string named_tables(bool derived = true);
+
+/// Writes `text` to `path` through a temporary name, so a benchmark file
+/// appears whole or not at all. Throws bench::BenchError.
+void write_whole(const std::string& path, const std::string& text);
 
 }  // namespace tracefold::benchgen

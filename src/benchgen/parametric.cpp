@@ -1,9 +1,6 @@
 // tracefold bench --parametric (bench.hpp): model, then C, then the file.
-#include <unistd.h>
-#include <filesystem>
-#include <fstream>
-
 #include "parametric.hpp"
+#include "gen.hpp"
 
 namespace tracefold::bench {
 
@@ -16,18 +13,7 @@ std::string generate_parametric_c(std::vector<TraceAtScale> traces, const Option
 
 void write_parametric_c(std::vector<TraceAtScale> traces, const Options& options,
                         const std::string& path) {
-  const std::string text = generate_parametric_c(std::move(traces), options);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw BenchError("cannot write " + path);
-    }
-  }
-  std::filesystem::rename(tmp, path);
+  benchgen::write_whole(path, generate_parametric_c(std::move(traces), options));
 }
 
 }  // namespace tracefold::bench

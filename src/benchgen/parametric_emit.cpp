@@ -376,7 +376,7 @@ struct Emitter {
         << (m.equal_sides ? "equal sides" : "MPI_Dims_create's sizes")
         << "); ranks, peers, counts and\n   times are functions of the grid sizes S1 (fastest) .. S"
         << m.dims << ". Build: mpicc -std=c11 -O2 bench.c -o bench */\n";
-    out << prelude() << named_tables();
+    out << prelude() << named_tables(false);
     out << "\n#define RING " << ring << "\n#define LIST_WIDTH " << list_width << R"(
 static MPI_Request ring[RING];
 static long nreq;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "gen.hpp"
 #include "parametric.hpp"
 #include "tracefold/extrap/grid.hpp"
 #include "tracefold/extrap/scale_model.hpp"
@@ -342,6 +343,16 @@ Model build_model(const std::vector<ExtrapInput>& in) {
     fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
     for (FieldId f : fields) {
       const std::string fname = FieldTable::name(f);
+      // Derived datatypes and user operations are made by the fixed-scale
+      // generator's type calls, which --parametric does not emit.
+      if (fname == "dtype" || fname == "rdtype" || fname == "redop")
+        for (const Node* n : nodes)
+          for (const ElasticEntry& en : n->field(f)->entries())
+            for (int64_t v : en.values.to_vector())
+              if (v >= (fname == "redop" ? benchgen::kFirstUserOp : benchgen::kFirstDerivedType))
+                fail(label + ": field " + fname + " is a " +
+                     (fname == "redop" ? "user-defined operation" : "derived datatype") + " (id " +
+                     std::to_string(v) + "): not supported by --parametric");
       if (fname == "links")
         for (const Node* n : nodes)
           for (const ElasticEntry& en : n->field(f)->entries())

@@ -376,7 +376,15 @@ std::string generate_c(const Trace& trace, const Options& options, Summary* summ
 
 Summary write_c(const Trace& trace, const Options& options, const std::string& path) {
   Summary summary;
-  const std::string text = generate_c(trace, options, &summary);
+  benchgen::write_whole(path, generate_c(trace, options, &summary));
+  return summary;
+}
+
+}  // namespace tracefold::bench
+
+namespace tracefold::benchgen {
+
+void write_whole(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary);
@@ -384,11 +392,10 @@ Summary write_c(const Trace& trace, const Options& options, const std::string& p
     f.close();
     if (!f) {
       std::filesystem::remove(tmp);
-      throw BenchError("cannot write " + path);
+      throw bench::BenchError("cannot write " + path);
     }
   }
   std::filesystem::rename(tmp, path);
-  return summary;
 }
 
-}  // namespace tracefold::bench
+}  // namespace tracefold::benchgen

@@ -128,21 +128,24 @@ std::vector<int64_t> Gen::drawn(std::size_t i, const std::string& what, const Va
   return v;
 }
 
-std::string named_tables() {
+std::string named_tables(bool derived) {
   // Derived types and user operations are made at run time
-  // (Gen::types_prelude, later in the file).
+  // (Gen::types_prelude, later in the file); without them an id beyond the
+  // named ones cannot occur (the generator refused it).
   std::string out =
-      "static MPI_Datatype derived_type(long id);\nstatic MPI_Op user_op(long id);\n"
+      std::string(derived ? "static MPI_Datatype derived_type(long id);\n"
+                            "static MPI_Op user_op(long id);\n"
+                          : "") +
       "HELPER MPI_Datatype dtype_of(long id) {\n  static const MPI_Datatype named[] = {";
   for (std::size_t k = 0; k < kDtypes; ++k)
     out += std::string(k ? "," : "") + (k % 4 ? " " : "\n      ") + kDtypeNames[k];
   out += "};\n  return id >= 1 && id <= " + std::to_string(kDtypes) +
-         " ? named[id - 1] : derived_type(id);\n}\n";
+         " ? named[id - 1] : " + (derived ? "derived_type(id)" : "MPI_DATATYPE_NULL") + ";\n}\n";
   out += "HELPER MPI_Op op_of(long id) {\n  static const MPI_Op named[] = {";
   for (std::size_t k = 0; k < kOps; ++k)
     out += std::string(k ? "," : "") + (k % 5 ? " " : "\n      ") + kOpNames[k];
   out += "};\n  return id >= 1 && id <= " + std::to_string(kOps) +
-         " ? named[id - 1] : user_op(id);\n}\n";
+         " ? named[id - 1] : " + (derived ? "user_op(id)" : "MPI_OP_NULL") + ";\n}\n";
   return out;
 }
 
