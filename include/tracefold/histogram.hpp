@@ -69,25 +69,52 @@ class Histogram {
         if (v >= 0) add(v, rank);
         continue;
       }
-      uint64_t count = 0;
-      int64_t sum = 0, lo = 0, hi = 0;
+      // A sample falls in an existing bin when its offset from the bin's
+      // lowest value is below the bin's width (one unsigned comparison,
+      // which a negative sample fails too); the bins' updates are kept in
+      // locals and written back once per stretch.
+      const std::size_t nb = bins_.size();
+      uint64_t first[2] = {0, 0}, width[2] = {0, 0};
+      for (std::size_t j = 0; j < nb; ++j) {
+        const unsigned lo_bit = bins_[j].index, hi_bit = lo_bit + (1u << span_log_);
+        first[j] = lo_bit == 0 ? 0 : uint64_t{1} << lo_bit;
+        // Capped at 2^63, so that a negative sample (2^63 or more unsigned)
+        // never falls inside.
+        width[j] = (uint64_t{1} << (hi_bit >= 63 ? 63 : hi_bit)) - first[j];
+      }
+      uint64_t cnt[2] = {0, 0};
+      int64_t sm[2] = {0, 0}, mn[2] = {INT64_MAX, INT64_MAX}, mx[2] = {INT64_MIN, INT64_MIN};
       for (; i < n; ++i) {
         const int64_t v = value_at(i);
-        if (v < 0) continue;
-        const auto idx = static_cast<uint8_t>(bin_of(v) >> span_log_ << span_log_);
-        Bin* b = &bins_[0];
-        if (b->index != idx) {
-          if (bins_.size() < 2 || bins_[1].index != idx) break;
-          b = &bins_[1];
+        const auto u = static_cast<uint64_t>(v);
+        std::size_t j = 0;
+        if (u - first[0] >= width[0]) {
+          if (u - first[1] < width[1]) {
+            j = 1;
+          } else if (v < 0) {
+            continue;
+          } else {
+            break;
+          }
         }
-        ++b->count;
-        if (v < b->min) b->min = v;
-        if (v > b->max) b->max = v;
-        b->sum += v;
-        if (count == 0 || v < lo) lo = v;
-        if (count == 0 || v > hi) hi = v;
-        ++count;
-        sum += v;
+        ++cnt[j];
+        sm[j] += v;
+        mn[j] = v < mn[j] ? v : mn[j];
+        mx[j] = v > mx[j] ? v : mx[j];
+      }
+      uint64_t count = 0;
+      int64_t sum = 0, lo = INT64_MAX, hi = INT64_MIN;
+      for (std::size_t j = 0; j < nb; ++j) {
+        if (cnt[j] == 0) continue;
+        Bin& b = bins_[j];
+        b.count += cnt[j];
+        b.sum += sm[j];
+        if (mn[j] < b.min) b.min = mn[j];
+        if (mx[j] > b.max) b.max = mx[j];
+        count += cnt[j];
+        sum += sm[j];
+        if (mn[j] < lo) lo = mn[j];
+        if (mx[j] > hi) hi = mx[j];
       }
       if (count > 0) {
         // One rank for the whole stretch: its least and greatest values

@@ -13,7 +13,7 @@
 
 namespace tracefold::record {
 
-TRACEFOLD_STATIC_TLS thread_local PathCache* tl_path_cache = nullptr;
+TRACEFOLD_STATIC_TLS constinit thread_local PathCache* tl_path_cache = nullptr;
 
 #ifdef TRACEFOLD_PATH_CACHE
 // TRACEFOLD_PATH_CACHE=check: the unwinder's answer is recorded, and any

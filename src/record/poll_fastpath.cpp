@@ -44,25 +44,34 @@ struct PollMemo {
   uint64_t seq = 0;
   uintptr_t anchor = 0;
   uint64_t learned = 0;
+  // Taken when armed, so a repeat needs neither recorder()'s guard nor the
+  // index of the last queued event: both stay valid while queue_seq does.
+  Recorder* rec = nullptr;
+  std::vector<RepeatTiming>* times = nullptr;
   // The entry's stack slots as addresses (the anchor is fixed while armed)
   // and the values they held, slot 0 left out (see armed_at): the check
-  // reads each slot without recomputing where it is.
-  uint8_t frames = 0;
-  std::array<const uintptr_t*, PathCache::kMaxFrames> slot{};
-  std::array<uintptr_t, PathCache::kMaxFrames> value{};
+  // reads each slot without recomputing where it is. Checked four at a
+  // time without a branch per slot: the slots past the entry's point at
+  // kPad, which holds the value they expect.
+  static constexpr std::size_t kGroup = 4;
+  static constexpr std::size_t kSlots = (PathCache::kMaxFrames + kGroup - 1) / kGroup * kGroup;
+  uint8_t groups = 0;
+  std::array<const uintptr_t*, kSlots> slot{};
+  std::array<uintptr_t, kSlots> value{};
   // Check mode: the poll being recorded found nothing on the fast path,
   // so its slow-path append must have been a repeat.
   bool expect_repeat = false;
 };
 
 TRACEFOLD_STATIC_TLS constinit thread_local PollMemo tl_poll;
+constexpr uintptr_t kPad = 0;
 
 static_assert(offsetof(PathCache::Entry, site) == 0, "arm_poll finds the entry by its site memo");
 
 // Everything but the arguments: the same place, nothing recorded since.
 [[gnu::always_inline]] inline int64_t armed_at(const PollMemo& m, uintptr_t anchor) {
   if (anchor != m.anchor || tl_in_call) return 0;
-  Recorder& r = recorder();
+  const Recorder& r = *m.rec;
   if (!r.recording() || r.queue_seq.load(std::memory_order_relaxed) != m.seq ||
       r.unfolded_repeat_n + 1 >= Recorder::kRepeatBudget)
     return 0;  // a full repeat budget folds: the slow path does that
@@ -72,7 +81,11 @@ static_assert(offsetof(PathCache::Entry, site) == 0, "arm_poll finds the entry b
   // wrapper's own call of this function has overwritten; the wrapper is the
   // same (op, frame). Every other slot is read back as capture_stack does.
   uintptr_t differ = 0;
-  for (uint8_t i = 0; i < m.frames; ++i) differ |= *m.slot[i] ^ m.value[i];
+  for (std::size_t g = 0; g < m.groups; ++g) {
+    const std::size_t i = g * PollMemo::kGroup;
+    differ |= (*m.slot[i] ^ m.value[i]) | (*m.slot[i + 1] ^ m.value[i + 1]) |
+              (*m.slot[i + 2] ^ m.value[i + 2]) | (*m.slot[i + 3] ^ m.value[i + 3]);
+  }
   if (differ != 0) return 0;
   return now_ns();
 }
@@ -111,11 +124,14 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
   m.index = index;
   m.seq = r.queue_seq.load(std::memory_order_relaxed);
   m.anchor = anchor;
-  m.frames = static_cast<uint8_t>(e->frames - 1);
-  for (uint8_t i = 1; i < e->frames; ++i) {
-    m.slot[i - 1u] = reinterpret_cast<const uintptr_t*>(anchor + e->offset[i]);
-    m.value[i - 1u] = e->value[i];
+  const std::size_t slots = e->frames - 1u;
+  m.groups = static_cast<uint8_t>((slots + PollMemo::kGroup - 1) / PollMemo::kGroup);
+  for (std::size_t i = 0; i < m.groups * PollMemo::kGroup; ++i) {
+    m.slot[i] = i < slots ? reinterpret_cast<const uintptr_t*>(anchor + e->offset[i + 1]) : &kPad;
+    m.value[i] = i < slots ? e->value[i + 1] : kPad;
   }
+  m.rec = &r;
+  m.times = &r.unfolded_repeats[r.unfolded_n - 1];
   m.learned = pc->learned;
   m.armed = true;
 }
@@ -138,7 +154,7 @@ bool poll_repeated(int64_t t0, bool nothing, int index) {
   const int64_t t1 = now_ns();
   PollMemo& m = tl_poll;
   if (!nothing || index != m.index) return false;
-  Recorder& r = recorder();
+  Recorder& r = *m.rec;
   if (r.poll_check) {
     m.expect_repeat = true;  // recorded by the slow path: see arm_poll
     return false;
@@ -151,7 +167,10 @@ bool poll_repeated(int64_t t0, bool nothing, int index) {
   // After the end of recording a poll is not recorded, as on the slow path.
   if (!r.finalized) {
     // Never full here: armed_at leaves a full budget to the slow path.
-    r.count_repeat(std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0);
+    // count_repeat without finding the queue slot again (m.times is it).
+    m.times->push_back({std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
+    ++r.event_count;
+    ++r.unfolded_repeat_n;
     ++r.fast_polls;
     r.last_exit_ns = t1;
   }

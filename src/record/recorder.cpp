@@ -292,8 +292,8 @@ void Recorder::fold_unfolded() {
   }
 }
 
-TRACEFOLD_STATIC_TLS thread_local bool tl_in_call = false;
-TRACEFOLD_STATIC_TLS thread_local bool tl_holding = false;
+TRACEFOLD_STATIC_TLS constinit thread_local bool tl_in_call = false;
+TRACEFOLD_STATIC_TLS constinit thread_local bool tl_holding = false;
 
 DatatypeRegistry& datatype_registry() {
   return recorder().types;

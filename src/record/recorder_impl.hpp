@@ -150,7 +150,9 @@ struct PathCache {
 };
 static_assert(PathCache::kProbes == 128 && PathCache::kSets == 64, "index bits");
 
-TRACEFOLD_STATIC_TLS extern thread_local PathCache* tl_path_cache;
+// constinit on the declarations too: without it every access from another
+// file first tests for a dynamic initializer (a weak TLS init function).
+TRACEFOLD_STATIC_TLS extern constinit thread_local PathCache* tl_path_cache;
 
 struct StatisticRegistry {
   std::mutex mu;
@@ -412,10 +414,10 @@ inline Recorder& recorder() {
   return *r;
 }
 
-TRACEFOLD_STATIC_TLS extern thread_local bool tl_in_call;
+TRACEFOLD_STATIC_TLS extern constinit thread_local bool tl_in_call;
 // Set while this thread changes the recorder's state under its lock (see
 // Recorder::on_signal).
-TRACEFOLD_STATIC_TLS extern thread_local bool tl_holding;
+TRACEFOLD_STATIC_TLS extern constinit thread_local bool tl_holding;
 
 // Marks a scope that changes the recorder's state under its lock, for
 // on_signal; restores the previous mark (scopes can nest inside a Call).

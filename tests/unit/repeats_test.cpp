@@ -130,6 +130,29 @@ TEST(HistogramRepeats, AddEachIsRepeatedAdd) {
   EXPECT_LE(old.bins().size(), std::size_t{Histogram::kMaxBins});
 }
 
+// Bins whose range reaches 2^63 (spans of 32 and 64 log bins): a negative
+// sample, 2^63 or more read as unsigned, must still count as no sample.
+TEST(HistogramRepeats, AddEachAtTheTopOfTheRange) {
+  Rng rng(31);
+  const int64_t tops[] = {
+      INT64_MAX, INT64_MAX - 1, int64_t{1} << 62, (int64_t{1} << 62) - 1, int64_t{1} << 32, 1, 0,
+      -1,        INT64_MIN};
+  for (int trial = 0; trial < 500; ++trial) {
+    Histogram a, b;
+    std::vector<int64_t> values(rng.below(40));
+    for (int64_t& v : values)
+      v = rng.percent(60) ? tops[rng.below(std::size(tops))] : rng.between(0, 1'000'000);
+    const std::size_t cut = values.empty() ? 0 : rng.below(values.size());
+    for (std::size_t i = 0; i < cut; ++i)
+      if (values[i] >= 0) a.add(values[i], 0);
+    a.add_each(
+        values.size() - cut, [&](std::size_t i) { return values[cut + i]; }, 0);
+    for (int64_t v : values)
+      if (v >= 0) b.add(v, 0);
+    ASSERT_EQ(a.to_string(), b.to_string());
+  }
+}
+
 bool same_event(const Event& a, const Event& b) {
   return a.op == b.op && a.site == b.site && a.fields == b.fields && a.stats.empty() &&
          b.stats.empty();
