@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "internal.hpp"
 #include "tracefold/op_class.hpp"
@@ -56,9 +57,109 @@ int64_t comm_of(const Event& ev) {
 // One rank's view of the messages it received.
 struct Received {
   int32_t from;
-  std::size_t k;  // position in `from`'s records to this rank
   std::size_t send_event, recv_event, recv_complete;
 };
+
+// A recorded send or receive and where its replay goes; `live` once both
+// sides know the message was recorded at both ends.
+struct P2p {
+  std::size_t ev = 0, complete = 0;
+  int64_t comm = 0, tag = 0;
+  int32_t peer = -1;  // world rank
+  int peer_in = -1;   // rank in mc
+  bool send = false, live = false;
+  uint64_t bytes = 0;
+  MPI_Comm mc = MPI_COMM_NULL, rc = MPI_COMM_NULL;
+};
+
+// What one replayed message carries: an enter time, an exit time and the
+// event (its index in the sender's events; the call path follows from it).
+using Payload = std::array<int64_t, 3>;
+
+// A truncated timeline loses messages at one end only: each pair of ranks
+// first trades its counts per communicator and tag (one small exchange,
+// not one record per message), and only the first min(sent, received) of
+// each are replayed, which is what FIFO matching pairs anyway. Without
+// this a receive with no recorded send would wait forever.
+void mark_matched(MPI_Comm world, std::size_t P, std::vector<P2p>& ops) {
+  using Key = std::tuple<int32_t, int64_t, int64_t>;  // peer, comm, tag
+  std::map<Key, std::array<int64_t, 2>> mine;         // sends, receives
+  for (const P2p& o : ops)
+    if (o.mc != MPI_COMM_NULL) ++mine[{o.peer, o.comm, o.tag}][o.send ? 0 : 1];
+  std::vector<Buffer> out(P);
+  for (const auto& [k, n] : mine)
+    out[std::size_t(std::get<0>(k))].insert(out[std::size_t(std::get<0>(k))].end(),
+                                            {std::get<1>(k), std::get<2>(k), n[0], n[1]});
+  std::vector<int> from;
+  const Buffer got = alltoallv(world, out, from);
+  std::map<Key, std::array<int64_t, 2>> theirs;
+  for (std::size_t s = 0; s < P; ++s)
+    for (int k = from[s]; k < from[s + 1]; k += 4)
+      theirs[{int32_t(s), got[std::size_t(k)], got[std::size_t(k) + 1]}] = {
+          got[std::size_t(k) + 2], got[std::size_t(k) + 3]};
+  std::map<Key, std::array<int64_t, 2>> seen;
+  for (P2p& o : ops) {
+    if (o.mc == MPI_COMM_NULL) continue;
+    const Key k{o.peer, o.comm, o.tag};
+    const auto t = theirs.find(k);
+    const int64_t other = t == theirs.end() ? 0 : t->second[o.send ? 1 : 0];
+    o.live = seen[k][o.send ? 0 : 1]++ < other;
+  }
+}
+
+// Walks the operations in program order posting, for each live send, a
+// nonblocking send of its times to the receiver and, for each live
+// receive, the matching nonblocking receive (a Sendrecv's receive first);
+// all complete at the end, so no order of posting can block. Returns what
+// each live receive got, in program order.
+std::vector<Payload> replay_forward(const std::vector<P2p>& ops,
+                                    const std::vector<TimedEvent>& mine) {
+  std::vector<Payload> in, out;
+  for (const P2p& o : ops)
+    if (o.live) (o.send ? out : in).emplace_back();
+  std::vector<MPI_Request> reqs;
+  reqs.reserve(in.size() + out.size());
+  std::size_t r = 0, s = 0;
+  for (const P2p& o : ops) {
+    if (!o.live) continue;
+    reqs.emplace_back();
+    if (o.send) {
+      Payload& p = out[s++];
+      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev)};
+      MPI_Isend(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.mc, &reqs.back());
+    } else {
+      MPI_Irecv(in[r++].data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.mc, &reqs.back());
+    }
+  }
+  MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  return in;
+}
+
+// The reverse messages: each live receive sends its enter time and event
+// back to its sender, on a duplicate communicator with the same tag; the
+// sender receives one per live send. Returns them in the sender's program
+// order.
+std::vector<Payload> replay_back(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine) {
+  std::vector<Payload> in, out;
+  for (const P2p& o : ops)
+    if (o.live) (o.send ? in : out).emplace_back();
+  std::vector<MPI_Request> reqs;
+  reqs.reserve(in.size() + out.size());
+  std::size_t r = 0, s = 0;
+  for (const P2p& o : ops) {
+    if (!o.live) continue;
+    reqs.emplace_back();
+    if (!o.send) {
+      Payload& p = out[s++];
+      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev)};
+      MPI_Isend(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.rc, &reqs.back());
+    } else {
+      MPI_Irecv(in[r++].data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.rc, &reqs.back());
+    }
+  }
+  MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  return in;
+}
 
 // Ranks agree on failing: the lowest failing rank throws its message, the
 // others a PeerFailed.
@@ -106,74 +207,81 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   const RequestCompletions done = find_completions(evs);
   constexpr std::size_t npos = RequestCompletions::npos;
 
-  // Sends, per destination in program order: the receiver matches them to
-  // its receives as MPI does (per communicator, source and tag, FIFO).
-  struct Sent {
-    std::size_t ev, complete;
-    uint64_t bytes;
+  // This rank's point-to-point operations in program order (a Sendrecv's
+  // receive before its send), each on the MPI communicator of its recorded
+  // communicator's group with its recorded tag and peer (a wildcard receive
+  // by the source and tag its status recorded), so MPI matches them as it
+  // matched the recorded run: per communicator, source and tag, in order.
+  detail::GroupComms groups = detail::split_groups(world, trace, me);
+  std::map<std::pair<int64_t, int32_t>, MPI_Comm> replies;  // reverse messages
+  for (const auto& [key, c] : groups) MPI_Comm_dup(c, &replies[key]);
+  int tag_ub = 0, has_ub = 0;
+  {
+    int* ub = nullptr;
+    MPI_Comm_get_attr(world, MPI_TAG_UB, &ub, &has_ub);
+    tag_ub = has_ub && ub ? *ub : 32767;
+  }
+  std::vector<P2p> ops;
+  int64_t sends = 0, unmatched_recvs = 0;
+  auto place = [&](P2p& o, int32_t peer, int64_t tag) {
+    o.peer = peer;
+    o.tag = tag;
+    const CommGroup* g = peer < 0 ? nullptr : trace.comms.group_of(o.comm, me);
+    const auto it = g ? groups.find({o.comm, g->members.front()}) : groups.end();
+    if (it == groups.end() || is_sentinel(tag) || tag < 0 || tag > tag_ub) return;
+    o.peer_in = trace.comms.rank_in(o.comm, peer);
+    if (o.peer_in < 0) return;
+    o.mc = it->second;
+    o.rc = replies.at(it->first);
   };
-  std::vector<std::vector<Sent>> sent(P);
-  std::vector<Buffer> out(P);
-  int64_t sends = 0;
   for (std::size_t i = 0; i < evs.size(); ++i) {
     const OpClass c = classify(evs[i].op);
-    if (c != OpClass::kSend && c != OpClass::kIsend && c != OpClass::kSendrecv) continue;
     const int64_t comm = comm_of(evs[i]);
-    const int32_t dest = world_peer(trace.comms, comm, me, field_of(evs[i], "peer"));
-    if (dest < 0) continue;
-    const std::size_t complete = c == OpClass::kIsend && done.done[i] != npos ? done.done[i] : i;
-    sent[std::size_t(dest)].push_back({i, complete, send_bytes(evs[i])});
-    auto& o = out[std::size_t(dest)];
-    o.insert(o.end(), {comm, field_of(evs[i], "tag")});
-    ++sends;
-  }
-  std::vector<int> from;
-  Buffer got = alltoallv(world, out, from);
-  std::map<std::tuple<int64_t, int32_t, int64_t>, std::deque<std::size_t>> queues;
-  for (std::size_t s = 0; s < P; ++s)
-    for (int k = from[s]; k < from[s + 1]; k += 2)
-      queues[{got[std::size_t(k)], int32_t(s), got[std::size_t(k) + 1]}].push_back(
-          std::size_t(k - from[s]) / 2);
-  std::vector<Received> recvd;
-  int64_t unmatched_recvs = 0;
-  for (std::size_t i = 0; i < evs.size(); ++i) {
-    const OpClass c = classify(evs[i].op);
-    if (c != OpClass::kRecv && c != OpClass::kIrecv && c != OpClass::kSendrecv) continue;
-    const int64_t comm = comm_of(evs[i]);
-    int64_t source = field_of(evs[i], c == OpClass::kSendrecv ? "rpeer" : "peer");
-    int64_t tag = field_of(evs[i], c == OpClass::kSendrecv ? "rtag" : "tag");
-    if (source == kNull) continue;
-    int64_t msrc = field_of(evs[i], "src"), mtag = field_of(evs[i], "mtag");
-    if (c == OpClass::kIrecv) {
-      msrc = done.src[i];
-      mtag = done.mtag[i];
+    if (c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv) {
+      int64_t source = field_of(evs[i], c == OpClass::kSendrecv ? "rpeer" : "peer");
+      int64_t tag = field_of(evs[i], c == OpClass::kSendrecv ? "rtag" : "tag");
+      if (source != kNull) {
+        int64_t msrc = field_of(evs[i], "src"), mtag = field_of(evs[i], "mtag");
+        if (c == OpClass::kIrecv) {
+          msrc = done.src[i];
+          mtag = done.mtag[i];
+        }
+        if (source == kAny) source = msrc;
+        if (tag == kAny) tag = mtag;
+        P2p o;
+        o.ev = i;
+        o.complete = c == OpClass::kIrecv && done.done[i] != npos ? done.done[i] : i;
+        o.comm = comm;
+        o.send = false;
+        place(o, world_peer(trace.comms, comm, me, source), tag);
+        ops.push_back(o);
+      }
     }
-    if (source == kAny) source = msrc;
-    if (tag == kAny) tag = mtag;
-    const int32_t src = world_peer(trace.comms, comm, me, source);
-    auto q = src < 0 || is_sentinel(tag) ? queues.end() : queues.find({comm, src, tag});
-    if (q == queues.end() || q->second.empty()) {
-      ++unmatched_recvs;
-      continue;
+    if (c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv) {
+      const int32_t dest = world_peer(trace.comms, comm, me, field_of(evs[i], "peer"));
+      if (dest < 0) continue;
+      ++sends;
+      P2p o;
+      o.ev = i;
+      o.complete = c == OpClass::kIsend && done.done[i] != npos ? done.done[i] : i;
+      o.comm = comm;
+      o.send = true;
+      o.bytes = send_bytes(evs[i]);
+      place(o, dest, field_of(evs[i], "tag"));
+      ops.push_back(o);
     }
-    const std::size_t k = q->second.front();
-    q->second.pop_front();
-    const std::size_t complete = c == OpClass::kIrecv && done.done[i] != npos ? done.done[i] : i;
-    recvd.push_back({src, k, 0, i, complete});
   }
+  mark_matched(world, P, ops);
+  for (const P2p& o : ops)
+    if (!o.send && !o.live) ++unmatched_recvs;
 
-  // The senders' current enter times, per received message.
-  auto send_starts = [&] {
-    std::vector<Buffer> o(P);
-    for (std::size_t d = 0; d < P; ++d)
-      for (const Sent& s : sent[d]) o[d].push_back(mine[s.ev].start_ns);
-    std::vector<int> at;
-    const Buffer t = alltoallv(world, o, at);
-    std::vector<int64_t> res(recvd.size());
-    for (std::size_t j = 0; j < recvd.size(); ++j)
-      res[j] = t[std::size_t(at[std::size_t(recvd[j].from)]) + recvd[j].k];
-    return res;
-  };
+  // The senders' current times, by one message per recorded message.
+  auto send_starts = [&] { return replay_forward(ops, mine); };
+  const std::vector<Payload> first = send_starts();
+  std::vector<Received> recvd;
+  for (const P2p& o : ops)
+    if (!o.send && o.live)
+      recvd.push_back({o.peer, std::size_t(first[recvd.size()][2]), o.ev, o.complete});
 
   // The clock condition, pass by pass as repair_clock_condition does it.
   std::vector<std::size_t> order;
@@ -185,9 +293,9 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   uint64_t violations = 0;
   std::vector<std::pair<std::size_t, int64_t>> pass_msgs;
   for (int pass = 0; pass < 20; ++pass) {
-    const std::vector<int64_t> starts = send_starts();
+    const std::vector<Payload> starts = pass == 0 ? first : send_starts();
     pass_msgs.clear();
-    for (std::size_t j : order) pass_msgs.push_back({recvd[j].recv_complete, starts[j]});
+    for (std::size_t j : order) pass_msgs.push_back({recvd[j].recv_complete, starts[j][0]});
     const uint64_t found_here = repair_receiver(mine, pass_msgs);
     uint64_t found = 0;
     MPI_Allreduce(&found_here, &found, 1, MPI_UINT64_T, MPI_SUM, world);
@@ -196,37 +304,30 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   }
 
   // Late Sender needs the send's enter time at the receiver; Late Receiver
-  // the receive's at the sender (sent back).
-  const std::vector<int64_t> starts = send_starts();
+  // the receive's at the sender, sent back in a reverse message.
+  const std::vector<Payload> starts = send_starts();
   std::vector<RecvMatch> recv_matches;
-  std::vector<Buffer> back(P);
   for (std::size_t j = 0; j < recvd.size(); ++j) {
     const Received& m = recvd[j];
-    recv_matches.push_back({m.recv_event, m.recv_complete, m.from, 0, starts[j]});
-    back[std::size_t(m.from)].insert(
-        back[std::size_t(m.from)].end(),
-        {int64_t(m.k), int64_t(m.recv_event), mine[m.recv_event].start_ns});
+    recv_matches.push_back({m.recv_event, m.recv_complete, m.from, m.send_event, starts[j][0]});
   }
-  // The sender's event index of each received message, for the wait states.
-  {
-    std::vector<Buffer> o(P);
-    for (std::size_t d = 0; d < P; ++d)
-      for (const Sent& s : sent[d]) o[d].push_back(int64_t(s.ev));
-    std::vector<int> at;
-    const Buffer t = alltoallv(world, o, at);
-    for (std::size_t j = 0; j < recvd.size(); ++j)
-      recv_matches[j].send_event =
-          std::size_t(t[std::size_t(at[std::size_t(recvd[j].from)]) + recvd[j].k]);
-  }
-  got = alltoallv(world, back, from);
+  const std::vector<Payload> back = replay_back(ops, mine);
   std::vector<SendMatch> send_matches;
-  for (std::size_t s = 0; s < P; ++s)
-    for (int k = from[s]; k < from[s + 1]; k += 3) {
-      const Sent& snd = sent[s][std::size_t(got[std::size_t(k)])];
-      send_matches.push_back({snd.ev, snd.complete, int32_t(s),
-                              std::size_t(got[std::size_t(k) + 1]), got[std::size_t(k) + 2],
-                              snd.bytes});
+  {
+    std::size_t j = 0;
+    for (const P2p& o : ops) {
+      if (!o.send || !o.live) continue;
+      send_matches.push_back(
+          {o.ev, o.complete, o.peer, std::size_t(back[j][2]), back[j][0], o.bytes});
+      ++j;
     }
+    // In the serial analysis's order: by receiver, then its receive order.
+    std::stable_sort(
+        send_matches.begin(), send_matches.end(), [](const SendMatch& x, const SendMatch& y) {
+          return std::tie(x.receiver, x.recv_event) < std::tie(y.receiver, y.recv_event);
+        });
+  }
+  for (auto& [key, c] : replies) MPI_Comm_free(&c);
 
   WaitReport local;
   local.world_size = np;
@@ -241,7 +342,8 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   counters.unmatched_recvs = unmatched_recvs;
   counters.sends = sends;
   counters.dropped = int64_t(in.dropped);
-  detail::collectives_parallel(world, a, me, counters);
+  detail::collectives_parallel(world, a, me, groups, counters);
+  for (auto& [key, c] : groups) MPI_Comm_free(&c);
   return detail::gather_report(world, trace, a, options, counters, violations);
 }
 

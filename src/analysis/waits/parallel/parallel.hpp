@@ -3,7 +3,9 @@
 
 #include <mpi.h>
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "internal.hpp"
 #include "tracefold/waits.hpp"
@@ -41,10 +43,17 @@ struct Counters {
           dropped = 0;
 };
 
+/// One MPI communicator per (recorded communicator id, first world rank of
+/// the group) that holds this rank, ranked as in the recording. Collective
+/// over `world`; the caller frees them.
+using GroupComms = std::map<std::pair<int64_t, int32_t>, MPI_Comm>;
+GroupComms split_groups(MPI_Comm world, const Trace& trace, int32_t me);
+
 /// The blocking collectives of rank `me`, each combined with the other
-/// members by a collective of its shape on a communicator of the same
-/// group; adds the collective counts of the groups `me` leads to `c`.
-void collectives_parallel(MPI_Comm world, waits_detail::Analysis& a, int32_t me, Counters& c);
+/// members by a collective of its shape on the communicator of its group
+/// in `comms`; adds the collective counts of the groups `me` leads to `c`.
+void collectives_parallel(MPI_Comm world, waits_detail::Analysis& a, int32_t me,
+                          const GroupComms& comms, Counters& c);
 
 /// Gathers every rank's cells, wait states, synchronization points and
 /// event times to rank 0 and finishes the report there (backward replay).

@@ -62,12 +62,10 @@ Contribution nothing() {
 
 }  // namespace
 
-void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, Counters& counters) {
-  const Trace& trace = a.trace;
-  // One communicator per group of every recorded communicator, in the
-  // trace's order (comm_split is collective over the world).
-  using GroupKey = std::pair<int64_t, int32_t>;
-  std::map<GroupKey, MPI_Comm> comms;
+GroupComms split_groups(MPI_Comm world, const Trace& trace, int32_t me) {
+  // comm_split is collective over the world: every rank walks the trace's
+  // communicators in the same order.
+  GroupComms comms;
   for (const auto& [id, groups] : trace.comms.all()) {
     const CommGroup* g = trace.comms.group_of(id, me);
     const int color = g && !g->members.empty() ? g->members.front() : MPI_UNDEFINED;
@@ -76,6 +74,14 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, Counters& cou
     MPI_Comm_split(world, color, key, &c);
     if (c != MPI_COMM_NULL) comms[{id, color}] = c;
   }
+  return comms;
+}
+
+void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, const GroupComms& comms,
+                          Counters& counters) {
+  (void)world;
+  const Trace& trace = a.trace;
+  using GroupKey = GroupComms::key_type;
   const auto& evs = a.in.ranks[std::size_t(me)];
   const std::vector<std::size_t> done = collective_completions(evs);
   struct Mine {
@@ -114,7 +120,7 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, Counters& cou
   std::map<GroupKey, int64_t> seq;
   for (const Mine& m : mine) {
     if (seq[m.group]++ >= complete[m.group]) continue;
-    MPI_Comm c = comms[m.group];
+    MPI_Comm c = comms.at(m.group);
     const TimedEvent& e = evs[m.ev];
     CollSummary s;
     s.comm = m.group.first;
@@ -163,7 +169,6 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, Counters& cou
   }
   MPI_Op_free(&op);
   MPI_Type_free(&type);
-  for (auto& [key, c] : comms) MPI_Comm_free(&c);
 }
 
 WaitReport gather_report(MPI_Comm world, const Trace& trace, Analysis& a,
