@@ -26,14 +26,43 @@ TOL = 0.05
 
 def measured_waits():
     """Per waiting rank, the waiting the program measured from the ranks'
-    entry times (lines `waits: SCENARIO rank W waited X s` of $WAITS_OUT)."""
-    out = {}
+    entry times: $WAITS_OUT is the program's output (`waits: SCENARIO
+    injected X s by rank LATE`), and its directory holds times.R of every
+    rank R (lines `entered E...` and `started S...`). In a step a rank waits
+    from its entry until the late rank started (at a barrier or N x N: until
+    the last rank started); in the chain only rank 3's waiting is
+    measured."""
     path = os.environ.get("WAITS_OUT")
-    if path and os.path.exists(path):
-        for line in open(path):
-            m = re.match(r"^waits: \S+ rank (\d+) waited ([0-9.]+) s", line)
-            if m:
-                out[int(m.group(1))] = float(m.group(2))
+    if not path or not os.path.exists(path):
+        return {}
+    scenario, late = None, None
+    for line in open(path):
+        m = re.match(r"^waits: (\S+) injected [0-9.]+ s by rank (\d+)", line)
+        if m:
+            scenario, late = m.group(1), int(m.group(2))
+    entered, started = {}, {}
+    for name in os.listdir(os.path.dirname(path)):
+        m = re.match(r"^times\.(\d+)$", name)
+        if not m:
+            continue
+        for line in open(os.path.join(os.path.dirname(path), name)):
+            key, *values = line.split()
+            (entered if key == "entered" else started)[int(m.group(1))] = \
+                [float(x) for x in values]
+    if scenario is None or late not in started:
+        return {}
+    everyone = scenario in ("barrier", "ibarrier", "nxn", "iallreduce")
+    out = {}
+    for w in sorted(entered):
+        if (w == late and not everyone) or (scenario == "chain" and w != 3):
+            continue
+        waited = 0.0
+        for i, mine in enumerate(entered[w]):
+            last = started[late][i]
+            if everyone:
+                last = max([last] + [s[i] for s in started.values()])
+            waited += max(0.0, last - mine)
+        out[w] = waited
     return out
 
 

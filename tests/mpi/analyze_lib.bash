@@ -27,7 +27,8 @@ inject() {
   local d="$WORK/$what"
   mkdir -p "$d"
   CHECKS=$((CHECKS + 1))
-  limited "$d/out.txt" "$d/err.txt" "${PRIO[@]}" "$TF" record --timeline -o "$d/t.tf" -- \
+  limited "$d/out.txt" "$d/err.txt" env WAITS_TIMES_DIR="$d" "${PRIO[@]}" "$TF" record \
+    --timeline -o "$d/t.tf" -- \
     "$MPIRUN" -np "$np" "$APPS/app_waits_inject" "$STEPS" "$what"
   if [[ $LRC -ne 0 ]]; then
     bad "$what: recording exited $LRC"
