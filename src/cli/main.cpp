@@ -268,16 +268,21 @@ fs::path find_replay_program() {
       "cannot find tracefold-replay (was tracefold built with MPI? set TRACEFOLD_REPLAY)");
 }
 
-// Replaces this process with tracefold-replay: under mpirun every rank
-// becomes the MPI program, with the environment (and any LD_PRELOAD) intact.
-[[noreturn]] void exec_replay(int argc, char** argv) {
-  const std::string program = find_replay_program().string();
+// Replaces this process with `program`, given the arguments after the
+// subcommand's name.
+[[noreturn]] void exec_companion(const std::string& program, int argc, char** argv) {
   std::vector<char*> args;
   args.push_back(const_cast<char*>(program.c_str()));
   for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
   args.push_back(nullptr);
   execv(program.c_str(), args.data());
   throw std::runtime_error("cannot run " + program + ": " + std::strerror(errno));
+}
+
+// Replaces this process with tracefold-replay: under mpirun every rank
+// becomes the MPI program, with the environment (and any LD_PRELOAD) intact.
+[[noreturn]] void exec_replay(int argc, char** argv) {
+  exec_companion(find_replay_program().string(), argc, argv);
 }
 
 // The size of the MPI job this process was started in by a launcher, or 0.
@@ -298,12 +303,7 @@ int launcher_size() {
                      "(was tracefold built with MPI? set TRACEFOLD_ANALYZE, or run tracefold "
                      "analyze without mpirun)")
           .string();
-  std::vector<char*> args;
-  args.push_back(const_cast<char*>(program.c_str()));
-  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
-  args.push_back(nullptr);
-  execv(program.c_str(), args.data());
-  throw std::runtime_error("cannot run " + program + ": " + std::strerror(errno));
+  exec_companion(program, argc, argv);
 }
 
 }  // namespace

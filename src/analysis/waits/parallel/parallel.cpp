@@ -107,54 +107,31 @@ void mark_matched(MPI_Comm world, std::size_t P, std::vector<P2p>& ops) {
   }
 }
 
-// Walks the operations in program order posting, for each live send, a
-// nonblocking send of its times to the receiver and, for each live
-// receive, the matching nonblocking receive (a Sendrecv's receive first);
-// all complete at the end, so no order of posting can block. Returns what
-// each live receive got, in program order.
-std::vector<Payload> replay_forward(const std::vector<P2p>& ops,
-                                    const std::vector<TimedEvent>& mine) {
+// Walks the operations in program order posting, forward, for each live
+// send a nonblocking send of its times to the receiver and for each live
+// receive the matching nonblocking receive (a Sendrecv's receive first);
+// backward, each live receive sends its enter time and event back to its
+// sender, on a duplicate communicator with the same tag, and the sender
+// receives one per live send. All complete at the end, so no order of
+// posting can block. Returns what arrived, in program order.
+std::vector<Payload> replay(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine,
+                            bool forward) {
   std::vector<Payload> in, out;
   for (const P2p& o : ops)
-    if (o.live) (o.send ? out : in).emplace_back();
+    if (o.live) (o.send == forward ? out : in).emplace_back();
   std::vector<MPI_Request> reqs;
   reqs.reserve(in.size() + out.size());
   std::size_t r = 0, s = 0;
   for (const P2p& o : ops) {
     if (!o.live) continue;
     reqs.emplace_back();
-    if (o.send) {
+    MPI_Comm c = forward ? o.mc : o.rc;
+    if (o.send == forward) {
       Payload& p = out[s++];
       p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev)};
-      MPI_Isend(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.mc, &reqs.back());
+      MPI_Isend(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.back());
     } else {
-      MPI_Irecv(in[r++].data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.mc, &reqs.back());
-    }
-  }
-  MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-  return in;
-}
-
-// The reverse messages: each live receive sends its enter time and event
-// back to its sender, on a duplicate communicator with the same tag; the
-// sender receives one per live send. Returns them in the sender's program
-// order.
-std::vector<Payload> replay_back(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine) {
-  std::vector<Payload> in, out;
-  for (const P2p& o : ops)
-    if (o.live) (o.send ? in : out).emplace_back();
-  std::vector<MPI_Request> reqs;
-  reqs.reserve(in.size() + out.size());
-  std::size_t r = 0, s = 0;
-  for (const P2p& o : ops) {
-    if (!o.live) continue;
-    reqs.emplace_back();
-    if (!o.send) {
-      Payload& p = out[s++];
-      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev)};
-      MPI_Isend(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.rc, &reqs.back());
-    } else {
-      MPI_Irecv(in[r++].data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), o.rc, &reqs.back());
+      MPI_Irecv(in[r++].data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.back());
     }
   }
   MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
@@ -276,7 +253,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
     if (!o.send && !o.live) ++unmatched_recvs;
 
   // The senders' current times, by one message per recorded message.
-  auto send_starts = [&] { return replay_forward(ops, mine); };
+  auto send_starts = [&] { return replay(ops, mine, true); };
   const std::vector<Payload> first = send_starts();
   std::vector<Received> recvd;
   for (const P2p& o : ops)
@@ -311,7 +288,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
     const Received& m = recvd[j];
     recv_matches.push_back({m.recv_event, m.recv_complete, m.from, m.send_event, starts[j][0]});
   }
-  const std::vector<Payload> back = replay_back(ops, mine);
+  const std::vector<Payload> back = replay(ops, mine, false);
   std::vector<SendMatch> send_matches;
   {
     std::size_t j = 0;
