@@ -96,8 +96,14 @@ def check_lockstep(skip, skewed, plain):
         k1, k2, " ".join("%.1f" % spans[r] for r in sorted(spans)),
         " ".join("%.1f" % pspans[r] for r in sorted(pspans))))
     assert abs(k1 - 1) < 0.015, "rank 1's corrected clock runs at %.4f of rank 0's" % k1
+    # In lockstep every rank spans the same time as rank 0 in the same run
+    # (uncorrected, rank 1's 5 % rate would make it 5 % longer). Another
+    # run's spans vary with the machine's load (a CI run took 327 ms where
+    # the unskewed one took 199), so against that only gross errors count.
+    assert abs(spans[1] - spans[0]) <= 0.02 * spans[0] + 2, \
+        "rank 1 spans %.1f ms, rank 0 %.1f ms in the same run" % (spans[1], spans[0])
     ref = sum(pspans.values()) / len(pspans)
-    assert abs(spans[1] - ref) <= 0.5 * ref + 20, "rank 1 spans %.1f ms, the unskewed run %.1f ms" % (
+    assert ref / 3 <= spans[1] <= 3 * ref + 20, "rank 1 spans %.1f ms, the unskewed run %.1f ms" % (
         spans[1], ref)
 
 
