@@ -13,13 +13,6 @@ namespace tracefold::benchgen {
 
 namespace {
 
-FieldId scalar_field(const char* n) {
-  return FieldTable::intern(n, FieldKind::kScalar);
-}
-FieldId list_field(const char* n) {
-  return FieldTable::intern(n, FieldKind::kList);
-}
-
 // Largest value of a scalar field, or of any element of a list field, over
 // the whole trace (0 when it has none).
 int64_t largest(const Trace& t, FieldId f, bool is_list) {

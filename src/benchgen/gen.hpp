@@ -98,6 +98,14 @@ struct Gen {
   std::string program();
 };
 
+/// The id of a scalar (list) field by name, made if no trace has it yet.
+inline FieldId scalar_field(const char* n) {
+  return FieldTable::intern(n, FieldKind::kScalar);
+}
+inline FieldId list_field(const char* n) {
+  return FieldTable::intern(n, FieldKind::kList);
+}
+
 std::string prelude();
 /// dtype_of() and op_of(): the named handles by trace id, as C; with
 /// `derived`, other ids go to the derived types and user operations the

@@ -17,13 +17,6 @@ namespace tracefold::benchgen {
 
 namespace {
 
-FieldId scalar_field(const char* n) {
-  return FieldTable::intern(n, FieldKind::kScalar);
-}
-FieldId list_field(const char* n) {
-  return FieldTable::intern(n, FieldKind::kList);
-}
-
 // A loop headed by `head` at `level` ending at node `end` (inclusive), as
 // one rank sees it.
 using LoopSpan = std::tuple<std::size_t, std::size_t, std::size_t>;
