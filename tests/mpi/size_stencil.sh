@@ -16,10 +16,10 @@
 #    (Format version 1 wrote <1 0 P 1> on nearly every line: 16 ranks were
 #    +5.1% over 4 ranks at S steps, and were held to 9 ranks instead.)
 #    The whole file (structure plus timing histograms, at most two bins
-#    each, see include/tracefold/histogram.hpp) must stay within +-5% at
+#    each, see include/tracefold/histogram.hpp) must grow by at most 5% at
 #    10x the steps for each rank count (seen: +1.6..+3.9%; the timing part
 #    is a larger share of the smaller version-2 file). Across rank counts
-#    (9 against 4, 16 against 9, same steps) the bound is +-7%: the
+#    (9 against 4, 16 against 9, same steps) the bound is +7%: the
 #    structure alone differs by 1.0-2.9% there, and the timing part by up
 #    to about 2.5% more (longer counts and rank numbers; the more
 #    oversubscribed run's noise fills both bins of histograms that hold one
@@ -93,8 +93,13 @@ for key in "4/$S" "9/$S" "16/$S" "4/$((10 * S))" "9/$((10 * S))" "16/$((10 * S))
     # against 9 ranks, structure +0.9% both times), and 16/10S against such
     # a 16/S then reads -10.3%. The structure bound above stays +-5%.
     [[ ${key%/*} == 16 ]] && tol=12
-    if awk -v a="${total[$key]}" -v b="${total[$ref]}" -v t="$tol" 'BEGIN{exit !(a > (1+t/100)*b || a < (1-t/100)*b)}'; then
-      bad "periodic stencil $key: trace ${total[$key]} B is not within $tol% of ${total[$ref]} B ($ref ranks/steps)"
+    # Only growth fails: what this test guards is a trace that grows with
+    # the run. A smaller file at 10x the steps is the timing part of the
+    # reference run having spread over more bins under load (a CI run:
+    # 9/100 at +8.6% over 4/100, then 9/1000 at -8.1% against it, with the
+    # structure at +1.4% and +3.9%); the structure bound above stays +-5%.
+    if awk -v a="${total[$key]}" -v b="${total[$ref]}" -v t="$tol" 'BEGIN{exit !(a > (1+t/100)*b)}'; then
+      bad "periodic stencil $key: trace ${total[$key]} B is more than $tol% over ${total[$ref]} B ($ref ranks/steps)"
     fi
   done
   if [[ ${nodes[$key]} != "${nodes[$base]}" ]]; then
