@@ -31,32 +31,14 @@ RUN_TIMEOUT="${RUN_TIMEOUT:-60}"
 APPS_FILTER="${APPS_FILTER:-.}"
 BASE_BUILD="${BASE_BUILD:-}"
 
-for f in "$BUILD_DIR/src/cli/tracefold" "$BUILD_DIR/src/record/libtracefold.so"; do
-  [[ -x $f ]] || { echo "bench-sizes-compact: $f missing; build first" >&2; exit 2; }
-done
-command -v zstd >/dev/null || { echo "bench-sizes-compact: zstd not found" >&2; exit 2; }
-
-# Copies, so that a concurrent rebuild cannot change them half-way through.
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin/cli" "$work/bin/record" "$work/bin/apps"
-cp "$BUILD_DIR/src/cli/tracefold" "$work/bin/cli/"
-cp "$BUILD_DIR/src/record/libtracefold.so" "$work/bin/record/"
-export TRACEFOLD_LIB="$work/bin/record/libtracefold.so"
-TF="$work/bin/cli/tracefold"
+source scripts/lib/bench_apps.bash
+bench_copy_build bench-sizes-compact
 if [[ -n $BASE_BUILD ]]; then
   [[ -x $BASE_BUILD/src/cli/tracefold ]] || { echo "bench-sizes-compact: $BASE_BUILD/src/cli/tracefold missing" >&2; exit 2; }
   cp "$BASE_BUILD/src/cli/tracefold" "$work/bin/base-tracefold"
 fi
 BASE_TF="$work/bin/base-tracefold"
 FOLDS="$work/folds.txt"; : >"$FOLDS"
-apps=()
-for a in "$BUILD_DIR"/tests/apps/app_*; do
-  n=${a##*/app_}
-  [[ -f $a && -x $a && $n != abort && $n != crash && $n =~ $APPS_FILTER ]] || continue
-  cp "$a" "$work/bin/apps/"
-  apps+=("$n")
-done
-((${#apps[@]})) || { echo "bench-sizes-compact: no test programs" >&2; exit 2; }
 # Programs written for a range of rank counts.
 declare -A MAX_NP=([wild_statuses]=12 [wild_statuses_f]=12)
 

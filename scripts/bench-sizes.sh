@@ -37,28 +37,8 @@ BUDGET="${BUDGET:-360}"
 MERGE_REPEATS="${MERGE_REPEATS:-3}"
 APPS_FILTER="${APPS_FILTER:-.}"
 
-for f in "$BUILD_DIR/src/cli/tracefold" "$BUILD_DIR/src/record/libtracefold.so"; do
-  [[ -x $f ]] || { echo "bench-sizes: $f missing; build first (cmake --build $BUILD_DIR)" >&2; exit 2; }
-done
-command -v zstd >/dev/null || { echo "bench-sizes: zstd not found" >&2; exit 2; }
-command -v mpirun >/dev/null || { echo "bench-sizes: mpirun not found" >&2; exit 2; }
-
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin/cli" "$work/bin/record" "$work/bin/apps"
-cp "$BUILD_DIR/src/cli/tracefold" "$work/bin/cli/"
-cp "$BUILD_DIR/src/record/libtracefold.so" "$work/bin/record/"
-export TRACEFOLD_LIB="$work/bin/record/libtracefold.so"
-TF="$work/bin/cli/tracefold"
-apps=()
-for a in "$BUILD_DIR"/tests/apps/app_*; do
-  n=${a##*/app_}
-  # abort and crash end on purpose: they leave partial traces, not a trace.
-  [[ -f $a && -x $a && $n != abort && $n != crash ]] || continue
-  [[ $n =~ $APPS_FILTER ]] || continue
-  cp "$a" "$work/bin/apps/"
-  apps+=("$n")
-done
-((${#apps[@]})) || { echo "bench-sizes: no test programs in $BUILD_DIR/tests/apps" >&2; exit 2; }
+source scripts/lib/bench_apps.bash
+bench_copy_build bench-sizes
 
 steps_for() { if (($1 >= 64)); then echo "$STEPS_64"; else echo "$STEPS"; fi; }
 now() { date +%s.%N; }
