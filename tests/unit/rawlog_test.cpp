@@ -269,24 +269,7 @@ TEST(RawLog, ByteFlipFuzz) {
   std::vector<std::string> escaped;
   for (int iter = 0; iter < 3000; ++iter) {
     std::string m = text;
-    const int flips = 1 + static_cast<int>(rng() % 3);
-    for (int k = 0; k < flips && !m.empty(); ++k) {
-      const std::size_t pos = rng() % m.size();
-      switch (rng() % 4) {
-        case 0:
-          m[pos] = alphabet[rng() % alphabet.size()];
-          break;
-        case 1:
-          m[pos] = static_cast<char>(rng() & 0xff);
-          break;
-        case 2:
-          m.erase(pos, 1 + rng() % 3);
-          break;
-        default:
-          m.insert(pos, 1, alphabet[rng() % alphabet.size()]);
-          break;
-      }
-    }
+    tracefold::testing::mutate_bytes(m, rng, alphabet);
     const std::string source = "fuzz#" + std::to_string(iter);
     try {
       RawLog log = parse_raw_log(m, source);

@@ -1,6 +1,7 @@
 // Helpers shared by the unit tests.
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,33 @@ inline SiteTable make_sites(std::size_t n) {
   SiteTable t;
   for (std::size_t i = 0; i < n; ++i) t.intern(CallSite{{Frame{"app", 0x10 * (i + 1)}}});
   return t;
+}
+
+/// One to three random byte mutations of `m` (a character of `alphabet`
+/// written over one, a random byte written over one, up to three erased, or
+/// a character of `alphabet` inserted): what the readers' fuzz tests feed
+/// them. Never leaves `m` empty, so positions stay drawable.
+inline void mutate_bytes(std::string& m, std::mt19937_64& rng, const std::string& alphabet) {
+  const int flips = 1 + static_cast<int>(rng() % 3);
+  for (int k = 0; k < flips; ++k) {
+    if (m.empty()) m = "x";
+    const std::size_t pos = rng() % m.size();
+    switch (rng() % 4) {
+      case 0:
+        m[pos] = alphabet[rng() % alphabet.size()];
+        break;
+      case 1:
+        m[pos] = static_cast<char>(rng() & 0xff);
+        break;
+      case 2:
+        m.erase(pos, 1 + rng() % 3);
+        break;
+      default:
+        m.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+        break;
+    }
+  }
+  if (m.empty()) m = "x";
 }
 
 }  // namespace tracefold::testing

@@ -462,25 +462,7 @@ TEST(TraceIo, ByteFlipFuzz) {
   std::vector<std::string> other_errors;
   for (int iter = 0; iter < 4000; ++iter) {
     std::string m = text;
-    const int flips = 1 + static_cast<int>(rng() % 3);
-    for (int k = 0; k < flips; ++k) {
-      const std::size_t pos = rng() % m.size();
-      switch (rng() % 4) {
-        case 0:
-          m[pos] = alphabet[rng() % alphabet.size()];
-          break;
-        case 1:
-          m[pos] = static_cast<char>(rng() & 0xff);
-          break;
-        case 2:
-          m.erase(pos, 1 + rng() % 3);
-          break;
-        default:
-          m.insert(pos, 1, alphabet[rng() % alphabet.size()]);
-          break;
-      }
-      if (m.empty()) m = "x";
-    }
+    tracefold::testing::mutate_bytes(m, rng, alphabet);
     const std::string source = "fuzz#" + std::to_string(iter);
     Trace t;
     try {
