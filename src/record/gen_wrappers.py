@@ -181,6 +181,23 @@ def record_code(fn, pre, fortran=False):
     if "blocklens" in r:
         n, arr = r["blocklens"].split(",")
         out.append("c.int_list(R::kBlocklens, %s, %s);" % (n, arr))
+    if "dims" in r:
+        n, arr = r["dims"].split(",")
+        out.append("c.int_list(R::kDims, %s, %s);" % (n, arr))
+    if "periods" in r:
+        n, arr = r["periods"].split(",")
+        out.append("c.flag_list(R::kPeriods, %s, %s);" % (n, arr))
+    if "gindex" in r:
+        n, arr = r["gindex"].split(",")
+        out.append("c.int_list(R::kGindex, %s, %s);" % (n, arr))
+    if "gedges" in r:
+        # index[nnodes - 1] edges in all (MPI_Graph_create's layout).
+        n, index, arr = r["gedges"].split(",")
+        out.append("c.int_list(R::kGedges, %s > 0 ? %s[%s - 1] : 0, %s);" % (n, index, n, arr))
+    for role, field in (("gsrcs", "kGsrcs"), ("gdsts", "kGdsts")):
+        if role in r:
+            n, arr = r[role].split(",")
+            out.append("c.relative_list(R::%s, %s, %s, %s);" % (field, r["comm"], n, arr))
     if "types" in r:
         n, arr = r["types"].split(",")
         out.append("c.datatypes(%s, %s);" % (n, arr))

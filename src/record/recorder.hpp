@@ -23,6 +23,10 @@ extern const FieldId kPeer, kPeerRecv, kTag, kRtag, kCount, kDtype, kDsize, kRco
     kRdsize, kCounts, kRcounts, kRoot, kRedop, kColor, kKey, kNdims, kFlag, kIndex, kOutcount,
     kTarget, kSrc, kMtag, kNewcomm, kLinks, kSrcs, kMtags, kPcomm, kRleader, kHigh, kIndices,
     kBlocklen, kBlocklens, kPrecision, kRange;
+/// Topology arguments (topology.cpp): dims and periods of MPI_Cart_create,
+/// index and edges of MPI_Graph_create, and the sources and destinations of
+/// MPI_Dist_graph_create_adjacent as offsets from the caller's rank.
+extern const FieldId kDims, kPeriods, kGindex, kGedges, kGsrcs, kGdsts;
 
 /// Op id of a known MPI function name (cached by the caller's static).
 OpId op(const char* name);
@@ -48,6 +52,11 @@ class Call {
   void datatype(FieldId id_field, FieldId size_field, MPI_Datatype type);
   void counts(FieldId f, const int* counts);
   void int_list(FieldId f, int n, const int* values);
+  /// Logical flags (C int or Fortran LOGICAL: any non-zero is true) as 0/1.
+  void flag_list(FieldId f, int n, const int* values);
+  /// Ranks of `comm` as offsets from the caller's rank, modulo its size:
+  /// the same on every rank of a regular graph, so SPMD ranks fold.
+  void relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks);
   /// Before MPI_Type_free: the type's id and size (the handle may come back
   /// for another type, so it is forgotten with its last reference).
   void type_freed(MPI_Datatype type);

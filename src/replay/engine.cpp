@@ -224,9 +224,14 @@ void Engine::issue(const Event& ev, const OpInfo& info) {
       MPI_Abort(comm_of(ev, f_.comm), 1);
       return;
     }
-    case Kind::kPcontrol:
-      MPI_Pcontrol(0);
+    case Kind::kPcontrol: {
+      // The recorded level: a profiling tool under the replay sees what the
+      // program told it (tracefold's recorder only records it).
+      static const FieldId level = field("level");
+      const int64_t l = ev.get(level);
+      MPI_Pcontrol(l == kAbsent ? 0 : static_cast<int>(l));
       return;
+    }
     case Kind::kSend:
     case Kind::kSendInit:
       return point_send(ev, info);
@@ -271,6 +276,7 @@ void Engine::issue(const Event& ev, const OpInfo& info) {
     case Kind::kCommCreate:
     case Kind::kCommCreateGroup:
     case Kind::kCartCreate:
+    case Kind::kGraphCreate:
     case Kind::kCartSub:
     case Kind::kIntercommCreate:
     case Kind::kIntercommMerge:

@@ -96,6 +96,12 @@ class Engine {
     f_.color = field("color");
     f_.key = field("key");
     f_.ndims = field("ndims");
+    f_.dims = field("dims", FieldKind::kList);
+    f_.periods = field("periods", FieldKind::kList);
+    f_.gindex = field("gindex", FieldKind::kList);
+    f_.gedges = field("gedges", FieldKind::kList);
+    f_.gsrcs = field("gsrcs", FieldKind::kList);
+    f_.gdsts = field("gdsts", FieldKind::kList);
     f_.flag = field("flag");
     f_.index = field("index");
     f_.outcount = field("outcount");
@@ -178,7 +184,7 @@ class Engine {
   struct Fields {
     FieldId peer, rpeer, src, tag, rtag, mtag, count, dtype, dsize, rcount, rdtype, rdsize, counts,
         rcounts, root, redop, comm, newcomm, pcomm, rleader, high, color, key, ndims, flag, index,
-        outcount, indices, links;
+        outcount, indices, links, dims, periods, gindex, gedges, gsrcs, gdsts;
   };
 
   static FieldId field(const char* name, FieldKind kind = FieldKind::kScalar) {
@@ -204,6 +210,12 @@ class Engine {
 
   // ------------------------------------------------------------ arguments
 
+  // MPI_Graph_create / MPI_Dist_graph_create_adjacent from their recorded
+  // arguments.
+  MPI_Comm create_graph(const Event& ev, const OpInfo& info, MPI_Comm parent);
+  // (sources, destinations) of a neighbourhood collective on `c`; -1 if `c`
+  // has no topology.
+  static std::pair<int, int> neighbour_counts(MPI_Comm c);
   MPI_Comm comm_of(const Event& ev, FieldId f);
 
   MPI_Datatype datatype_of(const Event& ev, FieldId id_field, FieldId size_field);

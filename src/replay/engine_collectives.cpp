@@ -178,6 +178,23 @@ void Engine::collective(const Event& ev, const OpInfo& info) {
                          rdispls.data(), types.data(), c);
       break;
     }
+    case Kind::kNeighborAllgather:
+    case Kind::kNeighborAlltoall: {
+      const auto [sources, dests] = neighbour_counts(c);
+      if (sources < 0) fail(ev, info.name + " on a communicator without a process topology");
+      const bool all = info.kind == Kind::kNeighborAlltoall;
+      const std::size_t out = all ? sz(dests) : 1;
+      add_sent(sz(count) * sz(dests));
+      char* s = scratch(sb, sz(count) * out * ext);
+      char* r = scratch(rb, sz(rcount) * sz(sources) * rext);
+      if (all)
+        nb ? MPI_Ineighbor_alltoall(s, count, t, r, rcount, rt, c, req)
+           : MPI_Neighbor_alltoall(s, count, t, r, rcount, rt, c);
+      else
+        nb ? MPI_Ineighbor_allgather(s, count, t, r, rcount, rt, c, req)
+           : MPI_Neighbor_allgather(s, count, t, r, rcount, rt, c);
+      break;
+    }
     default:
       fail(ev, "replay does not perform this operation");
   }

@@ -61,21 +61,34 @@ void Engine::create_comm(const Event& ev, const OpInfo& info) {
     case Kind::kCartCreate: {
       const int64_t nd = ev.get(f_.ndims);
       const int ndims = nd == kAbsent || nd < 1 ? 1 : static_cast<int>(nd);
-      // Dimensions are not recorded: the members of the new communicator
-      // give its size, MPI_Dims_create a shape (what most codes use).
-      int size = comm_size(parent);
-      if (id != kNull && id != kAbsent) {
-        if (const auto* m = members_of(id)) size = static_cast<int>(m->size());
-      } else if (auto all = trace_.comms.all().find(id);
-                 all != trace_.comms.all().end() && !all->second.empty()) {
-        size = static_cast<int>(all->second.front().members.size());
-      }
       std::vector<int> dims(static_cast<std::size_t>(ndims), 0), periods(dims.size(), 0);
-      PMPI_Dims_create(size, ndims, dims.data());
+      const FieldValue* rec_dims = ev.find(f_.dims);
+      const FieldValue* rec_periods = ev.find(f_.periods);
+      if (rec_dims && rec_dims->list.size() == dims.size()) {
+        for (std::size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int>(rec_dims->list[i]);
+        if (rec_periods && rec_periods->list.size() == dims.size())
+          for (std::size_t i = 0; i < dims.size(); ++i)
+            periods[i] = rec_periods->list[i] != 0 ? 1 : 0;
+      } else {
+        // Traces written before dims were recorded: the members of the new
+        // communicator give its size, MPI_Dims_create a shape (what most
+        // codes use), and the grid is taken as not periodic.
+        int size = comm_size(parent);
+        if (id != kNull && id != kAbsent) {
+          if (const auto* m = members_of(id)) size = static_cast<int>(m->size());
+        } else if (auto all = trace_.comms.all().find(id);
+                   all != trace_.comms.all().end() && !all->second.empty()) {
+          size = static_cast<int>(all->second.front().members.size());
+        }
+        PMPI_Dims_create(size, ndims, dims.data());
+      }
       MPI_Cart_create(parent, ndims, dims.data(), periods.data(), 0, &created);
       if (id != kNull && id != kAbsent) carts_[id].dims = dims;
       break;
     }
+    case Kind::kGraphCreate:
+      created = create_graph(ev, info, parent);
+      break;
     case Kind::kCartSub: {
       const int64_t pid = ev.get(f_.comm);
       auto cart = carts_.find(pid);
@@ -177,6 +190,69 @@ void Engine::cart_query(const Event& ev, const OpInfo& info) {
     int r = 0;
     MPI_Cart_rank(c, co.data(), &r);
   }
+}
+
+// The recorded arguments, with reorder off so every rank keeps its rank
+// and the recorded peers stay right. Weights are not recorded: the graph is
+// made unweighted, which only hints the MPI library's placement.
+MPI_Comm Engine::create_graph(const Event& ev, const OpInfo& info, MPI_Comm parent) {
+  MPI_Comm created = MPI_COMM_NULL;
+  const auto ints = [&](FieldId f) {
+    std::vector<int> out;
+    if (const FieldValue* v = ev.find(f))
+      for (int64_t x : v->list) out.push_back(static_cast<int>(x));
+    return out;
+  };
+  if (info.name == "MPI_Graph_create") {
+    const std::vector<int> index = ints(f_.gindex), edges = ints(f_.gedges);
+    if (!ev.find(f_.gindex) || !ev.find(f_.gedges))
+      fail(ev, "MPI_Graph_create without recorded index and edges (a trace older than them)");
+    MPI_Graph_create(parent, static_cast<int>(index.size()), index.data(), edges.data(), 0,
+                     &created);
+    return created;
+  }
+  if (info.name == "MPI_Dist_graph_create_adjacent") {
+    if (!ev.find(f_.gsrcs) || !ev.find(f_.gdsts))
+      fail(ev,
+           "MPI_Dist_graph_create_adjacent without recorded sources and destinations (a trace "
+           "older than them)");
+    // Recorded as offsets from this rank in the parent communicator.
+    const int me = comm_rank(parent), n = std::max(comm_size(parent), 1);
+    auto absolute = [&](std::vector<int> v) {
+      for (int& r : v)
+        if (r >= 0) r = (me + r) % n;
+      return v;
+    };
+    const std::vector<int> srcs = absolute(ints(f_.gsrcs)), dsts = absolute(ints(f_.gdsts));
+    MPI_Dist_graph_create_adjacent(parent, static_cast<int>(srcs.size()), srcs.data(),
+                                   MPI_UNWEIGHTED, static_cast<int>(dsts.size()), dsts.data(),
+                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &created);
+    return created;
+  }
+  fail(ev, info.name + " is not replayed: its per-rank edge lists are not recorded");
+}
+
+// How many neighbours a neighbourhood collective on `c` reads from and
+// writes to, from the communicator's own topology.
+std::pair<int, int> Engine::neighbour_counts(MPI_Comm c) {
+  int kind = MPI_UNDEFINED;
+  PMPI_Topo_test(c, &kind);
+  if (kind == MPI_CART) {
+    int nd = 0;
+    PMPI_Cartdim_get(c, &nd);
+    return {2 * nd, 2 * nd};
+  }
+  if (kind == MPI_GRAPH) {
+    int n = 0;
+    PMPI_Graph_neighbors_count(c, comm_rank(c), &n);
+    return {n, n};
+  }
+  if (kind == MPI_DIST_GRAPH) {
+    int in = 0, out = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(c, &in, &out, &weighted);
+    return {in, out};
+  }
+  return {-1, -1};
 }
 
 }  // namespace tracefold::replay_detail

@@ -4,18 +4,15 @@
 namespace tracefold::replay_detail {
 
 namespace {
-// Everything else in a trace (neighbourhood collectives, groups, graph
-// topologies, one-sided, MPI-IO, MPI_Comm_idup, the legacy type
-// constructors) is refused before MPI starts.
+// Everything else in a trace (the v/w neighbourhood collectives, whose
+// counts are not recorded, groups, one-sided, MPI-IO, MPI_Comm_idup, the
+// legacy type constructors) is refused before MPI starts.
 bool replay_performs(const OpTraits& t) {
   switch (t.family) {
-    case OpFamily::kNeighborAllgather:
     case OpFamily::kNeighborAllgatherv:
-    case OpFamily::kNeighborAlltoall:
     case OpFamily::kNeighborAlltoallv:
     case OpFamily::kNeighborAlltoallw:
     case OpFamily::kGroup:
-    case OpFamily::kGraphCreate:
     case OpFamily::kWinCreate:
     case OpFamily::kWinFree:
     case OpFamily::kWinSync:

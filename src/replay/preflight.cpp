@@ -123,6 +123,22 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
   for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
     if (const std::string missing = missing_required_field(trace.nodes[i]); !missing.empty())
       throw ReplayError(describe(trace, i) + ": " + missing);
+    // Graph topologies are made again from their recorded edges, which
+    // traces of older recorders lack (and MPI_Dist_graph_create's are never
+    // recorded: each rank passes a part of the graph).
+    if (op_traits(trace.nodes[i].key.op).family == OpFamily::kGraphCreate) {
+      const std::string& name = OpTable::name(trace.nodes[i].key.op);
+      const auto has = [&](const char* f) {
+        const auto id = FieldTable::find(f);
+        return id && trace.nodes[i].field(*id) != nullptr;
+      };
+      if (name == "MPI_Dist_graph_create" ||
+          (name == "MPI_Graph_create" && !(has("gindex") && has("gedges"))) ||
+          (name == "MPI_Dist_graph_create_adjacent" && !(has("gsrcs") && has("gdsts"))))
+        throw ReplayError(describe(trace, i) +
+                          ": the trace does not hold this graph's edges, so replay cannot make "
+                          "the topology again");
+    }
     // The recorder serializes the calls of a program's threads and does
     // not say which thread made each: one replay thread cannot tell what
     // may run concurrently, and two ranks whose threads interleaved

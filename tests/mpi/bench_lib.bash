@@ -72,10 +72,12 @@ BENCH_OTHERS=(
   "wild_statuses_f 3 3 --resolved"
   "dtypes_usempi 3 3 --run-only"
 )
-# Programs the generator refuses (graph topologies: the trace does not
-# record their edges): the refusal must name a node and write no file.
+# Programs the generator refuses (graph topologies: it does not make them
+# yet, though the trace now records their edges): the refusal must name a
+# node and write no file.
 BENCH_REFUSED=(
   "graph_usempi 4 5"
+  "topo_nbr 4 3"
 )
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
 # anything (they test the recorder's failure paths); threads makes MPI

@@ -7,7 +7,9 @@
 # with rank-dependent counts, Scan, polling loops with wildcard receives and
 # empty completions (polling), every kind of derived datatype (dtypes),
 # intercommunicators (Intercomm_create,
-# Sendrecv and Allreduce across, Intercomm_merge) -- and checks every trace expands to
+# Sendrecv and Allreduce across, Intercomm_merge), process topologies with
+# neighbourhood collectives (topo_nbr: Cart_create, Graph_create,
+# Dist_graph_create_adjacent, whose arguments are recorded) -- and checks every trace expands to
 # exactly the raw logs, with the communicators and request links intact.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -55,5 +57,18 @@ if [[ -s $WORK/intercomm-np4/t.tf ]]; then
   grep -Eq "^  field comm $id\*10 @ \*$" "$t" &&
     [[ $(awk -v id="$id" '/^node /{r=$NF} $0 == "  field comm " id "*10 @ *" {print r}' "$t" | sort -u) == "ranks=*" ]] ||
     bad "intercomm: the Allreduces over the intercommunicator do not all use id $id"
+fi
+check_lossless topo_nbr 6 4 '^topo_nbr: 6 ranks, 4 steps, checksum'
+if [[ -s $WORK/topo_nbr-np6/t.tf ]]; then
+  # The topology's arguments as the program passed them: a 3x2 grid
+  # periodic in x; the ring's index and edges, the same on every rank;
+  # each rank's distributed-graph neighbours as offsets (left = 5, right = 1).
+  "$TF" expand "$WORK/topo_nbr-np6/t.tf" -r 4 >"$WORK/topo4.txt"
+  want_line() {
+    grep -q -- "$2" "$WORK/topo4.txt" || { bad "topo_nbr rank 4: no $1 line matching '$2'"; grep "^$1 " "$WORK/topo4.txt" >&2; }
+  }
+  want_line MPI_Cart_create '^MPI_Cart_create .*dims=\[3,2\].*periods=\[1,0\]'
+  want_line MPI_Graph_create '^MPI_Graph_create .*gedges=\[5,1,0,2,1,3,2,4,3,5,4,0\].*gindex=\[2,4,6,8,10,12\]'
+  want_line MPI_Dist_graph_create_adjacent '^MPI_Dist_graph_create_adjacent .*gdsts=\[5,1\].*gsrcs=\[5,1\]'
 fi
 finish

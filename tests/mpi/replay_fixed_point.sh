@@ -79,6 +79,8 @@ fixed_point collectives_usempi 4 3
 fixed_point intercomm 4 5
 fixed_point halo26_periodic 8 3
 fixed_point mg_vcycle 4 2
+fixed_point topo_nbr 4 3
+fixed_point graph_usempi 4 5
 # Every derived datatype constructor and decoder, types freed and made
 # again: the replay's types get the original's ids.
 fixed_point dtypes 4 3

@@ -1,0 +1,42 @@
+// Process topologies: what MPI_Cart_create, MPI_Graph_create and
+// MPI_Dist_graph_create_adjacent were given, so replay and benchmark
+// generation build the same topology and its neighbourhood collectives have
+// the same partners, and extrapolation can cross-check a detected grid.
+
+#include "recorder.hpp"
+
+namespace tracefold::record {
+
+namespace {
+FieldId list_field(const char* n) {
+  return FieldTable::intern(n, FieldKind::kList);
+}
+}  // namespace
+
+const FieldId kDims = list_field("dims"), kPeriods = list_field("periods"),
+              kGindex = list_field("gindex"), kGedges = list_field("gedges"),
+              kGsrcs = list_field("gsrcs"), kGdsts = list_field("gdsts");
+
+void Call::flag_list(FieldId f, int n, const int* values) {
+  if (!active_ || n < 0 || (n > 0 && !values)) return;
+  std::vector<int64_t> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = values[i] != 0 ? 1 : 0;
+  ev_.set_list(f, std::move(v));
+}
+
+void Call::relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks) {
+  if (!active_ || n < 0 || (n > 0 && !ranks) || comm == MPI_COMM_NULL) return;
+  int me = 0, size = 1;
+  PMPI_Comm_rank(comm, &me);
+  PMPI_Comm_size(comm, &size);
+  std::vector<int64_t> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    // A rank outside the communicator is the application's error, which
+    // MPI reports; keep what was passed rather than wrap it.
+    const int r = ranks[i];
+    v[static_cast<std::size_t>(i)] = r >= 0 && r < size ? (r - me + size) % size : r;
+  }
+  ev_.set_list(f, std::move(v));
+}
+
+}  // namespace tracefold::record
