@@ -333,8 +333,37 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     }
     case OpFamily::kCartCreate: {
       const std::string nd = S(ndims, Kind::kInt, "2");
-      emit("cart_create(" + C + ", " + nd + ", " + new_comm + ");");
+      const std::string d = list(i, list_field("dims"), U), p = list(i, list_field("periods"), U);
+      emit("cart_create(" + C + ", " + nd + ", " + (d.empty() ? "NULL" : d) + ", " +
+           (p.empty() ? "NULL" : p) + ", " + new_comm + ");");
       return;
+    }
+    case OpFamily::kGraphCreate: {
+      // The recorded edges; reorder off, so the recorded peers stay right.
+      if (OpTable::name(n.key.op) == "MPI_Graph_create") {
+        const std::string gi = list(i, list_field("gindex"), U),
+                          ge = list(i, list_field("gedges"), U);
+        if (gi.empty() || ge.empty())
+          fail(i, "the trace does not record this graph's index and edges (an older recorder)");
+        emit("{");
+        ++depth;
+        emit("const int *gi = " + gi + ", *ge = " + ge + ";");
+        emit("MPI_Graph_create(" + C + ", list_len(gi), gi, ge, 0, " + new_comm + ");");
+        --depth;
+        emit("}");
+        return;
+      }
+      if (OpTable::name(n.key.op) == "MPI_Dist_graph_create_adjacent") {
+        const std::string gs = list(i, list_field("gsrcs"), U),
+                          gd = list(i, list_field("gdsts"), U);
+        if (gs.empty() || gd.empty())
+          fail(i, "the trace does not record this graph's neighbours (an older recorder)");
+        emit("dist_graph_create(" + C + ", " + gs + ", " + gd + ", " + new_comm + ");");
+        return;
+      }
+      fail(i,
+           "MPI_Dist_graph_create's edges are not recorded (each rank passes a part of the "
+           "graph), so the graph and its neighbourhood collectives cannot be made again");
     }
     case OpFamily::kCartSub: {
       // remain_dims is not recorded: the program tries the masks and keeps

@@ -351,10 +351,6 @@ bool Gen::call_types(std::size_t i, const Ranklist& U, const std::string& counte
            ", " + made + ");");
       return true;
     }
-    case OpFamily::kGraphCreate:
-      fail(i,
-           "the trace does not record a graph topology's edges, so the graph and its "
-           "neighbourhood collectives cannot be made again");
     default:
       return false;
   }

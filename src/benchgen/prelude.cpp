@@ -250,12 +250,41 @@ std::string Gen::program() {
   out << "    default: return &scratch_comm;\n  }\n}\n";
   out << "HELPER MPI_Comm comm_of(long id) {\n  return id == 0 ? MPI_COMM_WORLD : "
          "*comm_ref(id);\n}\n";
-  out << R"(HELPER void cart_create(MPI_Comm parent, int ndims, MPI_Comm *made) {
+  out << R"(/* The recorded grid; traces without it: MPI_Dims_create's shape, periodic. */
+HELPER void cart_create(MPI_Comm parent, int ndims, const int *rec_dims,
+                        const int *rec_periods, MPI_Comm *made) {
   int dims[16] = {0}, periods[16];
   for (int k = 0; k < 16; ++k) periods[k] = 1;
-  PMPI_Dims_create(size_of(parent), ndims, dims);
+  if (rec_dims)
+    for (int k = 0; k < ndims && k < 16; ++k) dims[k] = rec_dims[k];
+  else
+    PMPI_Dims_create(size_of(parent), ndims, dims);
+  if (rec_periods)
+    for (int k = 0; k < ndims && k < 16; ++k) periods[k] = rec_periods[k];
   MPI_Cart_create(parent, ndims, dims, periods, 0, made);
 }
+/* Neighbours recorded as offsets from this rank in the parent. GCC 11+
+   reads Open MPI's MPI_UNWEIGHTED (a small constant pointer) as an empty
+   array and warns that MPI would read past it: it never reads it. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+HELPER void dist_graph_create(MPI_Comm parent, const int *srcs, const int *dsts,
+                              MPI_Comm *made) {
+  int me = 0, n = size_of(parent), ns = list_len(srcs), nd = list_len(dsts);
+  PMPI_Comm_rank(parent, &me);
+  int *s = malloc(sizeof(int) * (size_t)(ns + 1)), *d = malloc(sizeof(int) * (size_t)(nd + 1));
+  for (int k = 0; k < ns; ++k) s[k] = srcs[k] < 0 ? srcs[k] : (me + srcs[k]) % n;
+  for (int k = 0; k < nd; ++k) d[k] = dsts[k] < 0 ? dsts[k] : (me + dsts[k]) % n;
+  MPI_Dist_graph_create_adjacent(parent, ns, s, MPI_UNWEIGHTED, nd, d, MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, made);
+  free(s);
+  free(d);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic pop
+#endif
 )";
   out << R"(/* The world ranks of my group in a table of groups: count, then per
    group its size and members in rank order. */
