@@ -254,7 +254,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
            S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + C + req + ");");
       return;
     case OpFamily::kGatherv:
-    case OpFamily::kAllgatherv: {
+    case OpFamily::kAllgatherv:
+    case OpFamily::kNeighborAllgatherv: {
       buffers();
       std::string rc = list(i, rcounts, U);
       emit("{");
@@ -285,19 +286,27 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       return;
     }
     case OpFamily::kAlltoallv:
-    case OpFamily::kAlltoallw: {
+    case OpFamily::kAlltoallw:
+    case OpFamily::kNeighborAlltoallv:
+    case OpFamily::kNeighborAlltoallw: {
       buffers();
       std::string sc = list(i, counts, U), rc = list(i, rcounts, U);
       emit("{");
       ++depth;
       emit("const int *sc = " + (sc.empty() ? std::string("zeros") : sc) + ";");
       emit("const int *rc = " + (rc.empty() ? std::string("zeros") : rc) + ";");
-      if (tr.family == OpFamily::kAlltoallv)
+      // w forms: the trace records no datatypes, so counts are bytes.
+      if (tr.family == OpFamily::kAlltoallv || tr.family == OpFamily::kNeighborAlltoallv)
         emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf +
              ", rc, displs_of(rc, 1), " + dt(rdtype) + ", " + C + req + ");");
+      else if (tr.family == OpFamily::kAlltoallw)
+        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), bytes_types(size_of(" + C + ")), " + rbuf +
+             ", rc, displs_of(rc, 1), bytes_types(size_of(" + C + ")), " + C + req + ");");
       else
-        emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), bytes_types, " + rbuf +
-             ", rc, displs_of(rc, 1), bytes_types, " + C + req + ");");
+        emit(op + "(" + sbuf +
+             ", sc, aint_displs_of(sc, 0), bytes_types(list_len(sc) + list_len(rc)), " + rbuf +
+             ", rc, aint_displs_of(rc, 1), bytes_types(list_len(sc) + list_len(rc)), " + C + req +
+             ");");
       --depth;
       emit("}");
       return;

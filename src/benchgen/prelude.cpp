@@ -124,6 +124,31 @@ HELPER const int *next_list(const int *table, long n, long *at) {
 HELPER int list_len(const int *p) {
   return p ? p[-1] : 0;
 }
+/* w-collectives move their recorded counts as bytes. The table only grows,
+   so both type arguments of one call point at the same live array. */
+HELPER MPI_Datatype *bytes_buf;
+HELPER int bytes_cap;
+HELPER MPI_Datatype *bytes_types(int n) {
+  if (n > bytes_cap) {
+    bytes_buf = realloc(bytes_buf, sizeof(MPI_Datatype) * (size_t)n);
+    for (int k = bytes_cap; k < n; ++k) bytes_buf[k] = MPI_BYTE;
+    bytes_cap = n;
+  }
+  return bytes_buf;
+}
+HELPER MPI_Aint *aint_displs_buf[2];
+HELPER const MPI_Aint *aint_displs_of(const int *counts, int which_buf) {
+  if (!counts) return NULL;
+  int n = list_len(counts);
+  MPI_Aint *d = aint_displs_buf[which_buf] =
+      realloc(aint_displs_buf[which_buf], sizeof(MPI_Aint) * (size_t)(n + 1));
+  MPI_Aint at = 0;
+  for (int k = 0; k < n; ++k) {
+    d[k] = at;
+    at += counts[k];
+  }
+  return d;
+}
 HELPER int *displs_buf[2];
 HELPER const int *displs_of(const int *counts, int which_buf) {
   if (!counts) return NULL;

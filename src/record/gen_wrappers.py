@@ -136,6 +136,12 @@ def record_code(fn, pre, fortran=False):
         out.append("c.counts(R::kCounts, %s);" % r["counts"])
     if "rcounts" in r:
         out.append("c.counts(R::kRcounts, %s);" % r["rcounts"])
+    # Neighbourhood v/w collectives: one count per destination (sources
+    # for the receive side), in the topology's neighbour order.
+    if "ncounts" in r:
+        out.append("c.neighbour_counts(R::kCounts, %s, false);" % r["ncounts"])
+    if "nrcounts" in r:
+        out.append("c.neighbour_counts(R::kRcounts, %s, true);" % r["nrcounts"])
     if "target" in r:
         out.append("c.scalar(R::kTarget, %s);" % r["target"])
     if "rtag" in r:

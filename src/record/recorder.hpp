@@ -57,6 +57,9 @@ class Call {
   /// Ranks of `comm` as offsets from the caller's rank, modulo its size:
   /// the same on every rank of a regular graph, so SPMD ranks fold.
   void relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks);
+  /// A neighbourhood v/w-collective's per-neighbour counts: as many as the
+  /// call's communicator has sources (`sources`) or destinations.
+  void neighbour_counts(FieldId f, const int* counts, bool sources);
   /// Before MPI_Type_free: the type's id and size (the handle may come back
   /// for another type, so it is forgotten with its last reference).
   void type_freed(MPI_Datatype type);

@@ -39,4 +39,26 @@ void Call::relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks) {
   ev_.set_list(f, std::move(v));
 }
 
+void Call::neighbour_counts(FieldId f, const int* counts, bool sources) {
+  if (!active_ || !counts || comm_ == MPI_COMM_NULL) return;
+  int kind = MPI_UNDEFINED, in = 0, out = 0;
+  PMPI_Topo_test(comm_, &kind);
+  if (kind == MPI_CART) {
+    PMPI_Cartdim_get(comm_, &in);
+    in = out = 2 * in;
+  } else if (kind == MPI_GRAPH) {
+    int me = 0;
+    PMPI_Comm_rank(comm_, &me);
+    PMPI_Graph_neighbors_count(comm_, me, &in);
+    out = in;
+  } else if (kind == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm_, &in, &out, &weighted);
+  } else {
+    return;  // no topology: MPI refuses the call
+  }
+  const int n = sources ? in : out;
+  ev_.set_list(f, std::vector<int64_t>(counts, counts + n));
+}
+
 }  // namespace tracefold::record

@@ -46,6 +46,8 @@ struct RequestSlot {
   std::vector<char> recv;
   std::vector<int> counts, displs, rcounts, rdispls;
   std::vector<MPI_Datatype> types, rtypes;
+  // MPI_Ineighbor_alltoallw's displacements are MPI_Aint.
+  std::vector<MPI_Aint> aint_sdispls, aint_rdispls;
   bool persistent = false;
   uint64_t send_bytes = 0;  // persistent sends: bytes each start sends
   // A persistent wildcard receive (deterministic mode): its arguments, so a

@@ -195,6 +195,55 @@ void Engine::collective(const Event& ev, const OpInfo& info) {
            : MPI_Neighbor_allgather(s, count, t, r, rcount, rt, c);
       break;
     }
+    case Kind::kNeighborAllgatherv:
+    case Kind::kNeighborAlltoallv:
+    case Kind::kNeighborAlltoallw: {
+      // One count per neighbour (the recorder reads the topology's
+      // degrees); w moves its counts as bytes, like Alltoallw.
+      const auto [sources, dests] = neighbour_counts(c);
+      if (sources < 0) fail(ev, info.name + " on a communicator without a process topology");
+      const bool gatherv = info.kind == Kind::kNeighborAllgatherv;
+      const bool w = info.kind == Kind::kNeighborAlltoallw;
+      rcounts = counts_of(ev, f_.rcounts);
+      if (!gatherv) counts = counts_of(ev, f_.counts);
+      if (rcounts.size() != sz(sources) || (!gatherv && counts.size() != sz(dests)))
+        fail(ev, info.name + " without recorded counts for each of its " + std::to_string(sources) +
+                     " sources and " + std::to_string(dests) + " destinations");
+      const std::size_t rtotal = prefix(rcounts, rdispls);
+      char* r = scratch(rb, rtotal * (w ? 1 : rext));
+      if (gatherv) {
+        add_sent(sz(count) * sz(dests));
+        char* s = scratch(sb, sz(count) * ext);
+        nb ? MPI_Ineighbor_allgatherv(s, count, t, r, rcounts.data(), rdispls.data(), rt, c, req)
+           : MPI_Neighbor_allgatherv(s, count, t, r, rcounts.data(), rdispls.data(), rt, c);
+        break;
+      }
+      const std::size_t stotal = prefix(counts, displs);
+      char* s = scratch(sb, stotal * (w ? 1 : ext));
+      if (!w) {
+        add_sent(stotal);
+        nb ? MPI_Ineighbor_alltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(),
+                                     rdispls.data(), rt, c, req)
+           : MPI_Neighbor_alltoallv(s, counts.data(), displs.data(), t, r, rcounts.data(),
+                                    rdispls.data(), rt, c);
+        break;
+      }
+      bytes_sent_ += stotal;
+      std::vector<MPI_Datatype> local_types;
+      std::vector<MPI_Datatype>& types = slot ? slot->types : local_types;
+      types.assign(std::max(sz(sources), sz(dests)), MPI_BYTE);
+      // Byte displacements (MPI_Aint) for the w form.
+      std::vector<MPI_Aint> local_sd, local_rd;
+      std::vector<MPI_Aint>& sd = slot ? slot->aint_sdispls : local_sd;
+      std::vector<MPI_Aint>& rd = slot ? slot->aint_rdispls : local_rd;
+      sd.assign(displs.begin(), displs.end());
+      rd.assign(rdispls.begin(), rdispls.end());
+      nb ? MPI_Ineighbor_alltoallw(s, counts.data(), sd.data(), types.data(), r, rcounts.data(),
+                                   rd.data(), types.data(), c, req)
+         : MPI_Neighbor_alltoallw(s, counts.data(), sd.data(), types.data(), r, rcounts.data(),
+                                  rd.data(), types.data(), c);
+      break;
+    }
     default:
       fail(ev, "replay does not perform this operation");
   }

@@ -4,14 +4,10 @@
 namespace tracefold::replay_detail {
 
 namespace {
-// Everything else in a trace (the v/w neighbourhood collectives, whose
-// counts are not recorded, groups, one-sided, MPI-IO, MPI_Comm_idup, the
-// legacy type constructors) is refused before MPI starts.
+// Everything else in a trace (groups, one-sided, MPI-IO, MPI_Comm_idup,
+// the legacy type constructors) is refused before MPI starts.
 bool replay_performs(const OpTraits& t) {
   switch (t.family) {
-    case OpFamily::kNeighborAllgatherv:
-    case OpFamily::kNeighborAlltoallv:
-    case OpFamily::kNeighborAlltoallw:
     case OpFamily::kGroup:
     case OpFamily::kWinCreate:
     case OpFamily::kWinFree:

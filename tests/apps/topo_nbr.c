@@ -6,7 +6,12 @@
  *  - the same ring twice: MPI_Graph_create (every rank passes the whole
  *    graph) and MPI_Dist_graph_create_adjacent (each rank its own two
  *    neighbours), with MPI_Neighbor_allgather on the first and
- *    MPI_Neighbor_alltoall on the second.
+ *    MPI_Neighbor_alltoall on the second;
+ *  - the v and w forms with rank-dependent counts: MPI_Neighbor_alltoallv
+ *    on the grid, MPI_Neighbor_allgatherv on the distributed graph and a
+ *    nonblocking MPI_Ineighbor_alltoallw (counts in bytes) on the graph;
+ *    and the world-wide MPI_Alltoallw (one int to each rank, typed
+ *    MPI_INT for even and MPI_BYTE x 4 for odd destinations).
  * Every received value is checked, so a replay or benchmark that builds a
  * different topology fails loudly.
  * usage: app_topo_nbr STEPS */
@@ -47,8 +52,17 @@ int main(int argc, char** argv) {
   MPI_Comm graph, dist;
   MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &graph);
   const int both[2] = {left, right};
+  /* GCC 11+ takes Open MPI's MPI_UNWEIGHTED (a small constant pointer)
+     for an empty array that MPI would read. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
   MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, both, MPI_UNWEIGHTED, 2, both,
                                  MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dist);
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic pop
+#endif
 
   long sum = 0;
   for (int s = 0; s < steps; ++s) {
@@ -78,6 +92,72 @@ int main(int argc, char** argv) {
     expect(from[0], left * 10 + 2, "dist graph alltoall (left)", rank);
     expect(from[1], right * 10 + 1, "dist graph alltoall (right)", rank);
     sum += in[1] + got[0] + ring[1] + from[0];
+
+    // v forms: neighbour k gets 1 + (rank + k) % 3 values, all `rank`.
+    int scount[4], sdisp[4], rcount[4], rdisp[4], vout[12], vin[12];
+    for (int d = 0, at = 0; d < 4; ++d) {
+      scount[d] = 1 + (rank + d) % 3;
+      sdisp[d] = at;
+      for (int k = 0; k < scount[d]; ++k) vout[at + k] = rank;
+      at += scount[d];
+    }
+    for (int d = 0, at = 0; d < 4; ++d) {
+      // Neighbour nbr[d] sent us its block d^1.
+      rcount[d] = nbr[d] == MPI_PROC_NULL ? 0 : 1 + (nbr[d] + (d ^ 1)) % 3;
+      rdisp[d] = at;
+      at += rcount[d];
+    }
+    MPI_Neighbor_alltoallv(vout, scount, sdisp, MPI_INT, vin, rcount, rdisp, MPI_INT, cart);
+    for (int d = 0; d < 4; ++d)
+      for (int k = 0; k < rcount[d]; ++k) expect(vin[rdisp[d] + k], nbr[d], "cart alltoallv", rank);
+
+    int mine_n = 1 + rank % 2, gv_count[2] = {1 + left % 2, 1 + right % 2};
+    int gv_disp[2] = {0, gv_count[0]}, gv_out[2] = {rank, rank}, gv_in[4];
+    MPI_Neighbor_allgatherv(gv_out, mine_n, MPI_INT, gv_in, gv_count, gv_disp, MPI_INT, dist);
+    for (int k = 0; k < gv_count[0]; ++k) expect(gv_in[k], left, "dist allgatherv (left)", rank);
+    for (int k = 0; k < gv_count[1]; ++k)
+      expect(gv_in[gv_disp[1] + k], right, "dist allgatherv (right)", rank);
+
+    int w_scount[2] = {(int)sizeof(int), 2 * (int)sizeof(int)};
+    int w_rcount[2] = {2 * (int)sizeof(int), (int)sizeof(int)};
+    MPI_Aint w_sdisp[2] = {0, sizeof(int)}, w_rdisp[2] = {0, 2 * sizeof(int)};
+    MPI_Datatype bytes[2] = {MPI_BYTE, MPI_BYTE};
+    int w_out[3] = {rank, rank + 1000, rank + 1000}, w_in[3] = {-1, -1, -1};
+    MPI_Request wreq;
+    MPI_Ineighbor_alltoallw(w_out, w_scount, w_sdisp, bytes, w_in, w_rcount, w_rdisp, bytes,
+                            graph, &wreq);
+    MPI_Wait(&wreq, MPI_STATUS_IGNORE);
+    // From the left: its block for its right neighbour (two ints); from the
+    // right: its block for its left (one int).
+    expect(w_in[0], left + 1000, "graph alltoallw (left)", rank);
+    expect(w_in[2], right, "graph alltoallw (right)", rank);
+    sum += vin[0] + gv_in[0] + w_in[2];
+
+    int* a_out = malloc(sizeof(int) * (size_t)size);
+    int* a_in = malloc(sizeof(int) * (size_t)size);
+    int* a_count = malloc(sizeof(int) * (size_t)size);
+    int* a_rcount = malloc(sizeof(int) * (size_t)size);
+    int* a_disp = malloc(sizeof(int) * (size_t)size);
+    MPI_Datatype* a_type = malloc(sizeof(MPI_Datatype) * (size_t)size);
+    MPI_Datatype* a_rtype = malloc(sizeof(MPI_Datatype) * (size_t)size);
+    for (int r = 0; r < size; ++r) {
+      a_out[r] = rank * 100 + r;
+      a_disp[r] = r * (int)sizeof(int);
+      a_type[r] = r % 2 ? MPI_BYTE : MPI_INT;
+      a_count[r] = r % 2 ? (int)sizeof(int) : 1;
+      a_rtype[r] = rank % 2 ? MPI_BYTE : MPI_INT;
+      a_rcount[r] = rank % 2 ? (int)sizeof(int) : 1;
+    }
+    MPI_Alltoallw(a_out, a_count, a_disp, a_type, a_in, a_rcount, a_disp, a_rtype, MPI_COMM_WORLD);
+    for (int r = 0; r < size; ++r) expect(a_in[r], r * 100 + rank, "alltoallw", rank);
+    sum += a_in[size - 1];
+    free(a_out);
+    free(a_in);
+    free(a_count);
+    free(a_rcount);
+    free(a_disp);
+    free(a_type);
+    free(a_rtype);
   }
   long total = 0;
   MPI_Allreduce(&sum, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

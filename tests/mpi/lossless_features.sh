@@ -70,5 +70,9 @@ if [[ -s $WORK/topo_nbr-np6/t.tf ]]; then
   want_line MPI_Cart_create '^MPI_Cart_create .*dims=\[3,2\].*periods=\[1,0\]'
   want_line MPI_Graph_create '^MPI_Graph_create .*gedges=\[5,1,0,2,1,3,2,4,3,5,4,0\].*gindex=\[2,4,6,8,10,12\]'
   want_line MPI_Dist_graph_create_adjacent '^MPI_Dist_graph_create_adjacent .*gdsts=\[5,1\].*gsrcs=\[5,1\]'
+  # Per-neighbour counts of the v/w forms: 1 + (rank + k) % 3 to grid
+  # neighbour k; the graph's w form sends 4 and 8 bytes and receives 8 and 4.
+  want_line MPI_Neighbor_alltoallv '^MPI_Neighbor_alltoallv .*counts=\[2,3,1,2\]'
+  want_line MPI_Ineighbor_alltoallw '^MPI_Ineighbor_alltoallw .*counts=\[4,8\] rcounts=\[8,4\]'
 fi
 finish
