@@ -66,13 +66,18 @@ struct P2p {
   int32_t peer = -1;  // world rank
   int peer_in = -1;   // rank in mc
   bool send = false, live = false;
+  /// The sender needs the receive's enter time back (Late Receiver): a
+  /// synchronous or rendezvous-sized send. Receives learn it from the
+  /// forward message.
+  bool reply = false;
   uint64_t bytes = 0;
   MPI_Comm mc = MPI_COMM_NULL, rc = MPI_COMM_NULL;
 };
 
-// What one replayed message carries: an enter time, an exit time and the
-// event (its index in the sender's events; the call path follows from it).
-using Payload = std::array<int64_t, 3>;
+// What one replayed message carries: an enter time, an exit time, the
+// event (its index in the sender's events; the call path follows from it)
+// and, forward, whether the sender needs a reply.
+using Payload = std::array<int64_t, 4>;
 
 // A truncated timeline loses messages at one end only: each pair of ranks
 // first trades its counts per communicator and tag (one small exchange,
@@ -108,14 +113,13 @@ void mark_matched(MPI_Comm world, std::size_t P, std::vector<P2p>& ops) {
 // Walks the operations in program order posting, forward, for each live
 // send a nonblocking send of its times to the receiver and for each live
 // receive the matching nonblocking receive (a Sendrecv's receive first);
-// backward, each live receive sends its enter time and event back to its
-// sender, on a duplicate communicator with the same tag, and the sender
-// receives one per live send. All complete at the end, so no order of
-// posting can block. What arrives goes to `in`, one payload per live
-// incoming operation in program order. With `changed_from` (forward only;
-// per world rank the first event its clock repair moved) only the
-// messages whose send is at or after that event travel: the others'
-// payloads in `in` are still current.
+// backward, each live receive whose sender needs it (`reply`) sends its
+// enter time and event back to its sender, on a duplicate communicator
+// with the same tag, and the sender receives one per such send. All complete at the end, so no
+// order of posting can block. What arrives goes to `in`, one payload per live incoming operation in
+// program order. With `changed_from` (forward only; per world rank the first event its clock repair
+// moved) only the messages whose send is at or after that event travel: the others' payloads in
+// `in` are still current.
 void replay(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine, bool forward,
             std::vector<Payload>& in, const std::vector<int64_t>* changed_from, int32_t me) {
   std::size_t n_in = 0, n_out = 0;
@@ -131,13 +135,15 @@ void replay(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine, bo
     MPI_Comm c = forward ? o.mc : o.rc;
     if (o.send == forward) {
       if (changed_from && int64_t(o.ev) < (*changed_from)[std::size_t(me)]) continue;
+      if (!forward && !o.reply) continue;
       Payload& p = out[s++];
-      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev)};
-      MPI_Isend(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
+      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev), o.reply ? 1 : 0};
+      MPI_Isend(p.data(), 4, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
     } else {
       Payload& p = in[r++];
       if (changed_from && p[2] < (*changed_from)[std::size_t(o.peer)]) continue;
-      MPI_Irecv(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
+      if (!forward && !o.reply) continue;
+      MPI_Irecv(p.data(), 4, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
     }
   }
   MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
@@ -250,6 +256,8 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
       o.comm = comm;
       o.send = true;
       o.bytes = send_bytes(evs[i]);
+      o.reply = op_traits(evs[i].op).variant == OpVariant::kSynchronous ||
+                o.bytes >= options.rendezvous_bytes;
       place(o, dest, field_of(evs[i], "tag"));
       ops.push_back(o);
     }
@@ -264,9 +272,11 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   replay(ops, mine, true, starts, nullptr, me);
   phases.mark("forward replay");
   std::vector<Received> recvd;
-  for (const P2p& o : ops)
-    if (!o.send && o.live)
+  for (P2p& o : ops)
+    if (!o.send && o.live) {
+      o.reply = starts[recvd.size()][3] != 0;
       recvd.push_back({o.peer, std::size_t(starts[recvd.size()][2]), o.ev, o.complete});
+    }
 
   // The clock condition, pass by pass as repair_clock_condition does it.
   // After the first pass only the messages of ranks whose repair moved
