@@ -248,6 +248,27 @@ TEST(WaitsAnalysis, PropagatedDelayCostReachesTheFirstLateRank) {
   for (const std::string& n : r.notes) EXPECT_EQ(n.find("no cause"), std::string::npos) << n;
 }
 
+// The chain above, but rank 2's receive seems to end (900) before rank
+// 1's send began (1000), as unrepaired clocks can make it: its wait (900
+// ns, clamped to the call) ends before rank 1's, yet it must pass its share
+// on through rank 1's wait first — the order the parallel backward replay's
+// messages impose, not the order of the waits' end times.
+TEST(WaitsAnalysis, PropagationFollowsTheWaitsNotTheirEndTimes) {
+  Timelines t(3);
+  for (int32_t r = 0; r < 3; ++r) t.add(r, "MPI_Init", 7, 0, 0);
+  t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 0, 1000, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  t.add(1, "MPI_Send", 2, 1000, 1010, {{"peer", 2}, {"tag", 1}, {"comm", 0}});
+  t.add(2, "MPI_Recv", 3, 0, 900, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  const WaitReport r = t.run();
+  EXPECT_NEAR(cell(r, WaitPattern::kLateSender, 2), 900e-9, 1e-12);
+  double direct = 0, propagated = 0;
+  for (const auto& [key, v] : r.delay_costs) direct += key.second == 0 ? v : 0;
+  for (const auto& [key, v] : r.propagated_costs) propagated += key.second == 0 ? v : 0;
+  EXPECT_NEAR(direct, 1000e-9, 1e-12);
+  EXPECT_NEAR(propagated, 900e-9, 1e-12);
+}
+
 // Rank 0 starts an Iallreduce at once and waits in MPI_Wait until rank 1
 // starts its own at 990: Wait at N x N of 980 ns, at the Iallreduce, and
 // the Wait's time is collective time there, not point-to-point.

@@ -377,8 +377,14 @@ int32_t collective_root(const Event& ev, const CommGroup& g) {
   return g.members[std::size_t(root)];
 }
 
-void finish(Analysis& a) {
-  WaitReport& rep = a.rep;
+void Span::add(const std::vector<TimedEvent>& evs) {
+  events += evs.size();
+  if (evs.empty()) return;
+  lo = std::min(lo, evs.front().compute_start_ns);
+  hi = std::max(hi, evs.back().end_ns);
+}
+
+void sort_for_replay(Analysis& a) {
   for (auto& s : a.syncs)
     std::sort(s.begin(), s.end(),
               [](const SyncPoint& x, const SyncPoint& y) { return x.ev < y.ev; });
@@ -387,22 +393,25 @@ void finish(Analysis& a) {
     return std::tie(x.waiter, x.wev, x.late, x.lev, x.ns) <
            std::tie(y.waiter, y.wev, y.late, y.lev, y.ns);
   });
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  rep.events = 0;
-  for (const auto& evs : a.in.ranks) {
-    rep.events += evs.size();
-    if (evs.empty()) continue;
-    lo = std::min(lo, evs.front().compute_start_ns);
-    hi = std::max(hi, evs.back().end_ns);
-  }
-  rep.run_seconds = hi > lo ? static_cast<double>(hi - lo) * 1e-9 : 0;
+}
+
+void finish(Analysis& a, const Span& span) {
+  WaitReport& rep = a.rep;
+  rep.events = span.events;
+  rep.run_seconds = span.hi > span.lo ? static_cast<double>(span.hi - span.lo) * 1e-9 : 0;
   rep.dropped = a.in.dropped;
   if (a.in.dropped)
     rep.notes.push_back("the timeline reached its size bound: " + std::to_string(a.in.dropped) +
                         " later events have no times and were not analysed");
-  critical_path_and_delays(a);
-  for (const auto& [key, v] : a.ns) rep.severity[key] = static_cast<double>(v) * 1e-9;
-  for (const auto& [key, v] : a.critical_ns) rep.critical_path[key] = static_cast<double>(v) * 1e-9;
+  if (a.uncaused)
+    rep.notes.push_back(std::to_string(a.uncaused) +
+                        " wait states had neither excess time nor waiting on the late rank "
+                        "since the previous synchronization (no cause found)");
+  auto seconds = [](int64_t ns) { return static_cast<double>(ns) * 1e-9; };
+  for (const auto& [key, v] : a.ns) rep.severity[key] = seconds(v);
+  for (const auto& [key, v] : a.critical_ns) rep.critical_path[key] = seconds(v);
+  for (const auto& [key, v] : a.delay_ns) rep.delay_costs[key] = seconds(v);
+  for (const auto& [key, v] : a.propagated_ns) rep.propagated_costs[key] = seconds(v);
   if (rep.unmatched_recvs)
     rep.notes.push_back(std::to_string(rep.unmatched_recvs) +
                         " receives found no matching send (not analysed)");
@@ -535,7 +544,11 @@ WaitReport analyze_waits(const Trace& trace, const WaitInput& input, const WaitO
   report_progress(options.progress, 2, kWaitPasses);
   collectives(a);
   report_progress(options.progress, 3, kWaitPasses);
-  finish(a);
+  sort_for_replay(a);
+  critical_path_and_delays(a);
+  Span span;
+  for (const auto& evs : a.in.ranks) span.add(evs);
+  finish(a, span);
   report_progress(options.progress, kWaitPasses, kWaitPasses);
   return rep;
 }

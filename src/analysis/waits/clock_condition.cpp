@@ -12,7 +12,8 @@ namespace tracefold {
 namespace waits_detail {
 
 uint64_t repair_receiver(std::vector<TimedEvent>& mine,
-                         const std::vector<std::pair<std::size_t, int64_t>>& msgs) {
+                         const std::vector<std::pair<std::size_t, int64_t>>& msgs,
+                         std::size_t* first_moved) {
   // Shifts starting at an event, in event order; later events carry every
   // shift before them, so local intervals stay as recorded.
   std::vector<std::pair<std::size_t, int64_t>> starts;
@@ -25,6 +26,7 @@ uint64_t repair_receiver(std::vector<TimedEvent>& mine,
     running += sent - received;
     starts.push_back({ev, sent - received});
   }
+  if (first_moved) *first_moved = starts.empty() ? mine.size() : starts.front().first;
   int64_t shift = 0;
   std::size_t next = 0;
   for (std::size_t k = starts.empty() ? mine.size() : starts.front().first; k < mine.size(); ++k) {

@@ -6,6 +6,7 @@
 // they differ only in how a rank learns its partners' timestamps.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -48,6 +49,11 @@ struct Analysis {
   /// so they do not depend on the order the ranks were analysed in.
   std::map<WaitKey, int64_t> ns;
   std::map<std::pair<int32_t, int32_t>, int64_t> critical_ns;
+  /// Delay costs (call path, late rank) in integer nanoseconds, so the
+  /// serial and the parallel backward replay give the same sums whatever
+  /// order the shares arrive in.
+  std::map<std::pair<int32_t, int32_t>, int64_t> delay_ns, propagated_ns;
+  uint64_t uncaused = 0;  ///< wait states without a cause found
 
   Analysis(const Trace& t, const WaitInput& i, WaitReport& r, const WaitOptions& o);
   int32_t callpath(const Event& ev, bool computation);
@@ -116,19 +122,81 @@ const CommGroup* analysed_collective(const Trace& trace, const Event& ev, int32_
 /// The root of a rooted collective as a world rank, or -1.
 int32_t collective_root(const Event& ev, const CommGroup& g);
 
-/// After every rank's patterns: sorts the synchronization points, runs the
-/// backward replay, converts nanoseconds to seconds and adds the notes.
-void finish(Analysis& a);
+/// Events analysed and the first and last time stamp over some ranks.
+struct Span {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  uint64_t events = 0;
+  void add(const std::vector<TimedEvent>& evs);
+};
 
-/// Backward replay: the critical path and the delay costs (delay.cpp).
+/// Sorts a rank's synchronization points by event and the wait states into
+/// their canonical order (before the backward replay).
+void sort_for_replay(Analysis& a);
+
+/// After the backward replay: converts nanoseconds to seconds into the
+/// report, sets the run time and counts and adds the notes.
+void finish(Analysis& a, const Span& span);
+
+/// Serial backward replay over every rank: the critical path and the delay
+/// costs (delay.cpp); the parallel one (parallel/backward.cpp) computes the
+/// same numbers with the same per-rank functions below.
 void critical_path_and_delays(Analysis& a);
+
+/// A call path independent of an Analysis's numbering: what the ranks of
+/// the parallel backward replay exchange.
+using CallPathKey = int64_t;
+inline CallPathKey callpath_key(const Event& ev, bool computation) {
+  return (int64_t(ev.site) << 17) | (int64_t(ev.op) << 1) | (computation ? 1 : 0);
+}
+/// Nanoseconds per call path a rank spent on its own (not waiting).
+using OwnTime = std::map<CallPathKey, int64_t>;
+
+/// The last event of `rank` before `ev` at which it synchronized with
+/// `other` (a.syncs sorted); -1 if none.
+int64_t previous_sync(const Analysis& a, int32_t rank, std::size_t ev, int32_t other);
+/// `rank`'s own time after event `from` up to the start of event `to`.
+OwnTime own_time(const Analysis& a, int32_t rank, int64_t from, std::size_t to);
+
+/// A rank's wait states as (event, index in a.waits), sorted.
+using WaitsByEvent = std::vector<std::pair<std::size_t, std::size_t>>;
+/// The positions in `late_waits` (the late rank's waits) of the wait
+/// states a wait for event `lev` of `late`, waited for by `waiter`, passes
+/// shares on to: those after the two ranks' previous synchronization,
+/// before lev. As [first, last).
+std::pair<std::size_t, std::size_t> fed_waits(const Analysis& a, int32_t late, std::size_t lev,
+                                              int32_t waiter, const WaitsByEvent& late_waits);
+/// The late rank's side of wait state `w` in the backward replay: shares
+/// `w.ns` (direct) and `carried` (what w has propagated from later waits)
+/// among the late rank's excess time over `waiter_time` (the waiter's own
+/// time since their previous synchronization) and its own wait states in
+/// that interval (`late_waits`: the late rank's waits; their shares are
+/// added to `propagated`, indexed like a.waits). The costs go to
+/// a.delay_ns and a.propagated_ns; a wait without cause to a.uncaused.
+void charge_delay(Analysis& a, const WaitState& w, int64_t carried, const OwnTime& waiter_time,
+                  const WaitsByEvent& late_waits, std::vector<int64_t>& propagated);
+
+/// The critical path's walk over one rank, event by event backwards: the
+/// token holder adds its calls and computation to a.critical_ns until a
+/// call that waited, where the token goes to the rank it waited for.
+struct CriticalWalk {
+  bool holds = false, whole_call = true;
+  /// Event `k` of `rank` (visited from the last backwards); `biggest` is
+  /// the index in a.waits of the biggest wait state at k or npos. Returns
+  /// that index when the token leaves with it, else npos.
+  std::size_t step(Analysis& a, int32_t rank, std::size_t k, std::size_t biggest);
+  /// The token arrives at event `k` (the late side of a wait state).
+  void arrive() { holds = true, whole_call = false; }
+  static constexpr std::size_t npos = std::size_t(-1);
+};
 
 /// One receiver's part of a clock-condition pass: `msgs` are (receive
 /// completion event, send enter time) in completion order; moves the
 /// receives ending before their send, and everything after them, forward.
-/// Returns the violations found.
+/// Returns the violations found; `first_moved` (if given) is set to the
+/// first event moved (mine.size() if none).
 uint64_t repair_receiver(std::vector<TimedEvent>& mine,
-                         const std::vector<std::pair<std::size_t, int64_t>>& msgs);
+                         const std::vector<std::pair<std::size_t, int64_t>>& msgs,
+                         std::size_t* first_moved = nullptr);
 
 /// The events of `rank` from its timeline file in `dir` (see load_wait_input).
 std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t rank,

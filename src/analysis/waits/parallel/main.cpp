@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -52,7 +53,9 @@ int run(const Args& args, int me, int np) {
   WaitOptions options;
   options.rendezvous_bytes = args.rendezvous;
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
-  WaitReport report = waits_parallel::analyze_parallel(MPI_COMM_WORLD, trace, dir, options);
+  waits_parallel::Phases phases;
+  phases.spent.emplace_back("start (load, symbolize)", phases.last - t0);
+  WaitReport report = waits_parallel::analyze_parallel(MPI_COMM_WORLD, trace, dir, options, phases);
   err.clear();
   if (me == 0) {
     try {
@@ -70,6 +73,20 @@ int run(const Args& args, int me, int np) {
     }
   }
   waits_parallel::agree_or_throw(MPI_COMM_WORLD, err);
+  phases.mark("report");
+  if (const char* p = std::getenv("TRACEFOLD_ANALYZE_PHASES"); p && *p == '1') {
+    // Where the time goes: each phase's longest time over the ranks.
+    for (const auto& [name, t] : phases.spent) {
+      double worst = 0;
+      MPI_Reduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      if (me == 0) std::cerr << "tracefold: phase " << name << ": " << worst << " s\n";
+    }
+    for (const auto& [name, n] : phases.counts) {
+      int64_t sum = 0;
+      MPI_Reduce(&n, &sum, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+      if (me == 0) std::cerr << "tracefold: phase count " << name << ": " << sum << "\n";
+    }
+  }
   return 0;
 }
 

@@ -1,15 +1,13 @@
 // The parallel wait-state analysis (parallel.hpp): each rank reads its own
 // timeline, learns its partners' timestamps by exchanges in the recorded
 // direction, and runs the serial analysis's per-rank pattern code
-// (internal.hpp) on them. Rank 0 then gathers the severities and a compact
-// copy of every rank's event times for the backward replay (critical path,
-// delay costs), which follows wait states across ranks.
+// (internal.hpp) on them; then the backward replay (backward.cpp) and the
+// gathering of every rank's totals on rank 0 (parallel_collect.cpp).
 #include "parallel.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -68,13 +66,18 @@ struct P2p {
   int32_t peer = -1;  // world rank
   int peer_in = -1;   // rank in mc
   bool send = false, live = false;
+  /// The sender needs the receive's enter time back (Late Receiver): a
+  /// synchronous or rendezvous-sized send. Receives learn it from the
+  /// forward message.
+  bool reply = false;
   uint64_t bytes = 0;
   MPI_Comm mc = MPI_COMM_NULL, rc = MPI_COMM_NULL;
 };
 
-// What one replayed message carries: an enter time, an exit time and the
-// event (its index in the sender's events; the call path follows from it).
-using Payload = std::array<int64_t, 3>;
+// What one replayed message carries: an enter time, an exit time, the
+// event (its index in the sender's events; the call path follows from it)
+// and, forward, whether the sender needs a reply.
+using Payload = std::array<int64_t, 4>;
 
 // A truncated timeline loses messages at one end only: each pair of ranks
 // first trades its counts per communicator and tag (one small exchange,
@@ -110,32 +113,40 @@ void mark_matched(MPI_Comm world, std::size_t P, std::vector<P2p>& ops) {
 // Walks the operations in program order posting, forward, for each live
 // send a nonblocking send of its times to the receiver and for each live
 // receive the matching nonblocking receive (a Sendrecv's receive first);
-// backward, each live receive sends its enter time and event back to its
-// sender, on a duplicate communicator with the same tag, and the sender
-// receives one per live send. All complete at the end, so no order of
-// posting can block. Returns what arrived, in program order.
-std::vector<Payload> replay(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine,
-                            bool forward) {
-  std::vector<Payload> in, out;
+// backward, each live receive whose sender needs it (`reply`) sends its
+// enter time and event back to its sender, on a duplicate communicator
+// with the same tag, and the sender receives one per such send. All complete at the end, so no
+// order of posting can block. What arrives goes to `in`, one payload per live incoming operation in
+// program order. With `changed_from` (forward only; per world rank the first event its clock repair
+// moved) only the messages whose send is at or after that event travel: the others' payloads in
+// `in` are still current.
+void replay(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine, bool forward,
+            std::vector<Payload>& in, const std::vector<int64_t>* changed_from, int32_t me) {
+  std::size_t n_in = 0, n_out = 0;
   for (const P2p& o : ops)
-    if (o.live) (o.send == forward ? out : in).emplace_back();
+    if (o.live) ++(o.send == forward ? n_out : n_in);
+  in.resize(n_in);
+  std::vector<Payload> out(n_out);
   std::vector<MPI_Request> reqs;
-  reqs.reserve(in.size() + out.size());
+  reqs.reserve(n_in + n_out);
   std::size_t r = 0, s = 0;
   for (const P2p& o : ops) {
     if (!o.live) continue;
-    reqs.emplace_back();
     MPI_Comm c = forward ? o.mc : o.rc;
     if (o.send == forward) {
+      if (changed_from && int64_t(o.ev) < (*changed_from)[std::size_t(me)]) continue;
+      if (!forward && !o.reply) continue;
       Payload& p = out[s++];
-      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev)};
-      MPI_Isend(p.data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.back());
+      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev), o.reply ? 1 : 0};
+      MPI_Isend(p.data(), 4, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
     } else {
-      MPI_Irecv(in[r++].data(), 3, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.back());
+      Payload& p = in[r++];
+      if (changed_from && p[2] < (*changed_from)[std::size_t(o.peer)]) continue;
+      if (!forward && !o.reply) continue;
+      MPI_Irecv(p.data(), 4, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
     }
   }
   MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-  return in;
 }
 
 // Ranks agree on failing: the lowest failing rank throws its message, the
@@ -158,7 +169,7 @@ void agree_or_throw(MPI_Comm c, const std::string& err) {
 }
 
 WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::string& dir,
-                            const WaitOptions& options) {
+                            const WaitOptions& options, Phases& phases) {
   int me_i = 0, np = 0;
   MPI_Comm_rank(world, &me_i);
   MPI_Comm_size(world, &np);
@@ -177,6 +188,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
     err = e.what();
   }
   agree(world, err);
+  phases.mark("read timeline");
   std::vector<TimedEvent>& mine = in.ranks[std::size_t(me)];
   std::vector<Event> evs;
   evs.reserve(mine.size());
@@ -244,51 +256,72 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
       o.comm = comm;
       o.send = true;
       o.bytes = send_bytes(evs[i]);
+      o.reply = op_traits(evs[i].op).variant == OpVariant::kSynchronous ||
+                o.bytes >= options.rendezvous_bytes;
       place(o, dest, field_of(evs[i], "tag"));
       ops.push_back(o);
     }
   }
+  phases.mark("communicators");
   mark_matched(world, P, ops);
   for (const P2p& o : ops)
     if (!o.send && !o.live) ++unmatched_recvs;
 
   // The senders' current times, by one message per recorded message.
-  auto send_starts = [&] { return replay(ops, mine, true); };
-  const std::vector<Payload> first = send_starts();
+  std::vector<Payload> starts;
+  replay(ops, mine, true, starts, nullptr, me);
+  phases.mark("forward replay");
   std::vector<Received> recvd;
-  for (const P2p& o : ops)
-    if (!o.send && o.live)
-      recvd.push_back({o.peer, std::size_t(first[recvd.size()][2]), o.ev, o.complete});
+  for (P2p& o : ops)
+    if (!o.send && o.live) {
+      o.reply = starts[recvd.size()][3] != 0;
+      recvd.push_back({o.peer, std::size_t(starts[recvd.size()][2]), o.ev, o.complete});
+    }
 
   // The clock condition, pass by pass as repair_clock_condition does it.
+  // After the first pass only the messages of ranks whose repair moved
+  // events are sent again (from the first moved event on), and the passes
+  // stop when no rank moved any.
   std::vector<std::size_t> order;
   for (std::size_t j = 0; j < recvd.size(); ++j)
     if (recvd[j].from != me) order.push_back(j);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return recvd[x].recv_complete < recvd[y].recv_complete;
   });
-  uint64_t violations = 0;
+  uint64_t violations = 0, found = 0;
   std::vector<std::pair<std::size_t, int64_t>> pass_msgs;
+  std::vector<int64_t> moved(P);
+  int64_t first_moved = int64_t(mine.size());
+  auto resend = [&] {
+    MPI_Allgather(&first_moved, 1, MPI_INT64_T, moved.data(), 1, MPI_INT64_T, world);
+    replay(ops, mine, true, starts, &moved, me);
+  };
   for (int pass = 0; pass < 20; ++pass) {
-    const std::vector<Payload> starts = pass == 0 ? first : send_starts();
+    if (pass > 0) resend();
     pass_msgs.clear();
     for (std::size_t j : order) pass_msgs.push_back({recvd[j].recv_complete, starts[j][0]});
-    const uint64_t found_here = repair_receiver(mine, pass_msgs);
-    uint64_t found = 0;
+    std::size_t first = 0;
+    const uint64_t found_here = repair_receiver(mine, pass_msgs, &first);
+    first_moved = int64_t(first);
     MPI_Allreduce(&found_here, &found, 1, MPI_UINT64_T, MPI_SUM, world);
     if (pass == 0) violations = found;
     if (found == 0) break;
   }
+  // The last pass moved nothing, so `starts` are the senders' times now
+  // (unless the pass bound stopped the repair).
+  if (found != 0) resend();
+  phases.mark("clock condition");
 
   // Late Sender needs the send's enter time at the receiver; Late Receiver
   // the receive's at the sender, sent back in a reverse message.
-  const std::vector<Payload> starts = send_starts();
   std::vector<RecvMatch> recv_matches;
   for (std::size_t j = 0; j < recvd.size(); ++j) {
     const Received& m = recvd[j];
     recv_matches.push_back({m.recv_event, m.recv_complete, m.from, m.send_event, starts[j][0]});
   }
-  const std::vector<Payload> back = replay(ops, mine, false);
+  std::vector<Payload> back;
+  replay(ops, mine, false, back, nullptr, me);
+  phases.mark("reverse replay");
   std::vector<SendMatch> send_matches;
   {
     std::size_t j = 0;
@@ -319,9 +352,11 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   counters.unmatched_recvs = unmatched_recvs;
   counters.sends = sends;
   counters.dropped = int64_t(in.dropped);
+  phases.mark("point-to-point");
   detail::collectives_parallel(world, a, me, groups, counters);
+  phases.mark("collectives");
   for (auto& [key, c] : groups) MPI_Comm_free(&c);
-  return detail::gather_report(world, trace, a, options, counters, violations);
+  return detail::gather_report(world, trace, a, options, counters, violations, phases);
 }
 
 }  // namespace tracefold::waits_parallel

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "internal.hpp"
 #include "tracefold/waits.hpp"
@@ -23,6 +24,19 @@ class PeerFailed : public WaitsError {
 /// PeerFailed.
 void agree_or_throw(MPI_Comm comm, const std::string& err);
 
+/// Wall time per phase of one rank's parallel analysis (main.cpp prints
+/// the slowest rank's with TRACEFOLD_ANALYZE_PHASES=1).
+struct Phases {
+  double last = MPI_Wtime();
+  std::vector<std::pair<std::string, double>> spent;
+  std::vector<std::pair<std::string, int64_t>> counts;  ///< summed over the ranks
+  void mark(const std::string& name) {
+    const double now = MPI_Wtime();
+    spent.emplace_back(name, now - last);
+    last = now;
+  }
+};
+
 /// Analyses rank `rank of comm`'s recorded events, read from its own
 /// timeline file in `dir` only, exchanging timestamps with the other ranks
 /// in the recorded direction (senders to receivers, members of a
@@ -34,7 +48,7 @@ void agree_or_throw(MPI_Comm comm, const std::string& err);
 /// elsewhere. Throws WaitsError on this rank's bad input; the caller makes
 /// the ranks agree on failing.
 WaitReport analyze_parallel(MPI_Comm comm, const Trace& trace, const std::string& dir,
-                            const WaitOptions& options);
+                            const WaitOptions& options, Phases& phases);
 
 namespace detail {
 
@@ -55,10 +69,16 @@ GroupComms split_groups(MPI_Comm world, const Trace& trace, int32_t me);
 void collectives_parallel(MPI_Comm world, waits_detail::Analysis& a, int32_t me,
                           const GroupComms& comms, Counters& c);
 
-/// Gathers every rank's cells, wait states, synchronization points and
-/// event times to rank 0 and finishes the report there (backward replay).
+/// The backward replay of rank `me` (critical path, delay costs), against
+/// the direction of the wait states, each rank over its own events; leaves
+/// the results in `a` (this rank's call paths). Collective over `world`.
+void backward_replay(MPI_Comm world, waits_detail::Analysis& a, int32_t me, Phases& phases);
+
+/// Runs the backward replay, then gathers every rank's totals per (pattern
+/// or metric, call path) and its counts to rank 0, which writes the report.
 WaitReport gather_report(MPI_Comm world, const Trace& trace, waits_detail::Analysis& a,
-                         const WaitOptions& options, const Counters& c, uint64_t violations);
+                         const WaitOptions& options, const Counters& c, uint64_t violations,
+                         Phases& phases);
 
 }  // namespace detail
 

@@ -172,30 +172,30 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, const GroupCo
 }
 
 WaitReport gather_report(MPI_Comm world, const Trace& trace, Analysis& a,
-                         const WaitOptions& options, const Counters& c, uint64_t violations) {
+                         const WaitOptions& options, const Counters& c, uint64_t violations,
+                         Phases& phases) {
   int me = 0, np = 0;
   MPI_Comm_rank(world, &me);
   MPI_Comm_size(world, &np);
-  // Everything rank 0 needs from this rank, as int64 sections.
-  Buffer buf = {c.messages, c.unmatched_recvs, c.sends, c.collectives, c.incomplete, c.dropped};
-  const auto& evs = a.in.ranks[std::size_t(me)];
+  backward_replay(world, a, me, phases);
+  phases.mark("backward replay");
+  // What rank 0 needs from this rank: counts and per (pattern, call path)
+  // totals, bounded by the call paths, not by the events.
+  Span span;
+  span.add(a.in.ranks[std::size_t(me)]);
+  Buffer buf = {c.messages, c.unmatched_recvs,   c.sends, c.collectives, c.incomplete,
+                c.dropped,  int64_t(a.uncaused), span.lo, span.hi,       int64_t(span.events)};
   auto section = [&buf](std::size_t n) { buf.push_back(int64_t(n)); };
-  section(evs.size());
-  for (const TimedEvent& te : evs)
-    buf.insert(buf.end(), {te.ev.op, te.ev.site, te.compute_start_ns, te.start_ns, te.end_ns});
-  const auto& syncs = a.syncs[std::size_t(me)];
-  section(syncs.size());
-  for (const SyncPoint& p : syncs)
-    buf.insert(buf.end(), {int64_t(p.ev), p.partner, p.comm, p.group_first});
-  section(a.waits.size());
-  for (const WaitState& w : a.waits)
-    buf.insert(buf.end(), {w.waiter, int64_t(w.wev), w.late, int64_t(w.lev), w.ns});
   section(a.rep.callpaths.size());
   for (const WaitCallPath& cp : a.rep.callpaths)
     buf.insert(buf.end(), {cp.op, cp.site, cp.computation ? 1 : 0});
   section(a.ns.size());
   for (const auto& [key, v] : a.ns)
     buf.insert(buf.end(), {std::get<0>(key), std::get<1>(key), std::get<2>(key), v});
+  for (const auto* cells : {&a.critical_ns, &a.delay_ns, &a.propagated_ns}) {
+    section(cells->size());
+    for (const auto& [key, v] : *cells) buf.insert(buf.end(), {key.first, key.second, v});
+  }
 
   const int n = static_cast<int>(buf.size());
   std::vector<int> counts(me == 0 ? std::size_t(np) : 0), displs;
@@ -210,15 +210,20 @@ WaitReport gather_report(MPI_Comm world, const Trace& trace, Analysis& a,
   MPI_Gatherv(buf.data(), n, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, 0,
               world);
   WaitReport rep;
+  phases.mark("gather");
   if (me != 0) return rep;
 
   rep.world_size = np;
   rep.patterns = wait_patterns();
   WaitInput in;
   in.ranks.resize(std::size_t(np));
-  // Where each rank's synchronization points start in `all`.
+  Analysis g(trace, in, rep, options);
+  // Call paths numbered as the serial analysis meets them: by rank, and
+  // within a rank in the order of first use (each rank's own numbering).
+  std::vector<std::vector<int32_t>> global(static_cast<std::size_t>(np));
   std::vector<std::size_t> parts(static_cast<std::size_t>(np));
   int64_t sends = 0;
+  Span whole;
   for (int r = 0; r < np; ++r) {
     std::size_t k = std::size_t(displs[std::size_t(r)]);
     const int64_t* h = &all[k];
@@ -228,48 +233,30 @@ WaitReport gather_report(MPI_Comm world, const Trace& trace, Analysis& a,
     rep.collectives += uint64_t(h[3]);
     rep.incomplete_collectives += uint64_t(h[4]);
     in.dropped += uint64_t(h[5]);
-    k += 6;
-    const std::size_t nev = std::size_t(all[k++]);
-    auto& mine = in.ranks[std::size_t(r)];
-    mine.resize(nev);
-    for (TimedEvent& te : mine) {
-      te.ev.op = OpId(all[k]);
-      te.ev.site = SiteId(all[k + 1]);
-      te.compute_start_ns = all[k + 2];
-      te.start_ns = all[k + 3];
-      te.end_ns = all[k + 4];
-      te.timed = true;
-      k += 5;
-    }
-    parts[std::size_t(r)] = k;
-  }
-  rep.unmatched_sends = uint64_t(sends) - rep.messages;
-  Analysis g(trace, in, rep, options);
-  // Call paths numbered as the serial analysis meets them.
-  for (int r = 0; r < np; ++r)
-    for (const TimedEvent& te : in.ranks[std::size_t(r)]) {
-      g.callpath(te.ev, false);
-      g.callpath(te.ev, true);
-    }
-  for (int r = 0; r < np; ++r) {
-    std::size_t k = parts[std::size_t(r)];
-    for (std::size_t n_s = std::size_t(all[k++]); n_s-- > 0; k += 4)
-      g.syncs[std::size_t(r)].push_back(
-          {std::size_t(all[k]), int32_t(all[k + 1]), all[k + 2], int32_t(all[k + 3])});
-    for (std::size_t n_w = std::size_t(all[k++]); n_w-- > 0; k += 5)
-      g.note_wait({int32_t(all[k]), std::size_t(all[k + 1]), int32_t(all[k + 2]),
-                   std::size_t(all[k + 3]), all[k + 4]});
-    std::vector<int32_t> global;
+    g.uncaused += uint64_t(h[6]);
+    whole.lo = std::min(whole.lo, h[7]);
+    whole.hi = std::max(whole.hi, h[8]);
+    whole.events += uint64_t(h[9]);
+    k += 10;
     for (std::size_t n_c = std::size_t(all[k++]); n_c-- > 0; k += 3) {
       Event ev;
       ev.op = OpId(all[k]);
       ev.site = SiteId(all[k + 1]);
-      global.push_back(g.callpath(ev, all[k + 2] != 0));
+      global[std::size_t(r)].push_back(g.callpath(ev, all[k + 2] != 0));
     }
-    for (std::size_t n_v = std::size_t(all[k++]); n_v-- > 0; k += 4)
-      g.ns[{int32_t(all[k]), global[std::size_t(all[k + 1])], int32_t(all[k + 2])}] += all[k + 3];
+    parts[std::size_t(r)] = k;
   }
-  finish(g);
+  rep.unmatched_sends = uint64_t(sends) - rep.messages;
+  for (int r = 0; r < np; ++r) {
+    std::size_t k = parts[std::size_t(r)];
+    const auto& cp = global[std::size_t(r)];
+    for (std::size_t n_v = std::size_t(all[k++]); n_v-- > 0; k += 4)
+      g.ns[{int32_t(all[k]), cp[std::size_t(all[k + 1])], int32_t(all[k + 2])}] += all[k + 3];
+    for (auto* cells : {&g.critical_ns, &g.delay_ns, &g.propagated_ns})
+      for (std::size_t n_v = std::size_t(all[k++]); n_v-- > 0; k += 3)
+        (*cells)[{cp[std::size_t(all[k])], int32_t(all[k + 1])}] += all[k + 2];
+  }
+  finish(g, whole);
   note_clock_repair(rep, violations);
   return rep;
 }
