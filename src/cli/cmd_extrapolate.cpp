@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "progress.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/plugin.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace fs = std::filesystem;
@@ -23,12 +24,16 @@ struct ExtrapolateArgs {
   std::string grid;
   bool explain = false;
   bool text = false;
+  std::string plugin;
+  bool no_plugins = false;
 };
 
 void run_extrapolate(const ExtrapolateArgs& a) {
   extrap::ExtrapOptions opts;
   opts.ranks = a.ranks;
   if (!a.grid.empty()) opts.grid = extrap::Topology::parse(a.grid);
+  opts.plugin = a.plugin;
+  opts.try_plugins = !a.no_plugins;
   std::vector<extrap::ExtrapInput> inputs;
   for (const auto& path : a.inputs) inputs.push_back({path, load_trace(path)});
   Progress progress("extrapolating to " + std::to_string(a.ranks) + " ranks: node", 0);
@@ -44,8 +49,10 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   for (const auto& in : inputs)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(in.trace.world_size);
   std::cerr << "tracefold: extrapolated " << inputs.size() << " traces (" << sizes << " ranks) to "
-            << r.trace.world_size << " ranks on a " << r.target.to_string() << " grid, "
-            << r.trace.nodes.size() << " nodes, wrote " << a.output << " ("
+            << r.trace.world_size << " ranks on a " << r.target.to_string()
+            << (r.target_rule.rfind("plugin ", 0) == 0 ? " layout (" + r.target_rule + ")"
+                                                       : std::string(" grid"))
+            << ", " << r.trace.nodes.size() << " nodes, wrote " << a.output << " ("
             << human_bytes(fs::file_size(a.output)) << ")\n";
 }
 
@@ -67,6 +74,15 @@ void add_extrapolate_command(CLI::App& app) {
   cmd->add_flag("--explain", args->explain,
                 "Print the detected grids and, per node, the model of every parameter and time");
   cmd->add_flag("--text", args->text, "Write the text form (format version 2)");
+  std::string names;
+  for (const auto* p : extrap::registered_plugins())
+    names += (names.empty() ? "" : ", ") + p->name();
+  cmd->add_option("--plugin", args->plugin,
+                  "Extrapolate through this pattern plugin instead of the row-major stencil "
+                  "path (built in: " +
+                      names + ")");
+  cmd->add_flag("--no-plugins", args->no_plugins,
+                "Do not try the plugins when the row-major stencil path fails");
   cmd->footer("Example: tracefold extrapolate s9.tf s16.tf s25.tf --ranks 1024 -o s1024.tf");
   cmd->callback([args] {
     guarded([&] { run_extrapolate(*args); });

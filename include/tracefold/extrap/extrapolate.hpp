@@ -16,6 +16,9 @@
 //      of its values are the target grid's cells;
 //   4. timing (histogram_fit.cpp, timing_models.hpp): every histogram
 //      field by the curve models.
+// Patterns that are not row-major stencils go through a plugin
+// (plugin.hpp, plugin_path.cpp): named, or tried when the stencil path
+// fails.
 // Nothing is guessed: a value the inputs do not determine, or that no
 // model fits, stops extrapolation with an error naming the input, the node
 // and the field.
@@ -52,6 +55,13 @@ struct ExtrapOptions {
   std::optional<Topology> grid;
   /// Told after each node of the output.
   ProgressFn progress;
+  /// Extrapolate through this registered plugin (plugin.hpp) instead of
+  /// the row-major stencil path.
+  std::string plugin;
+  /// When the row-major path fails and no plugin is named, try every
+  /// registered plugin in turn; the first that explains the inputs is used
+  /// (and the explanation says so).
+  bool try_plugins = true;
 };
 
 struct ExtrapResult {
