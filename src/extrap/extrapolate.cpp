@@ -318,6 +318,23 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
                         " ranks: give traces of different rank counts");
   }
 
+  if (opts.snippet) {
+    // Lossy: extrapolate the filtered traces, then mark the output.
+    std::vector<ExtrapInput> filtered;
+    std::vector<FilterReport> reports;
+    for (const auto& x : in) {
+      check_input(x);
+      reports.emplace_back();
+      filtered.push_back({x.name, filter_trace(x.trace, *opts.snippet, x.name, reports.back())});
+      filtered.back().trace.lossy.clear();
+    }
+    ExtrapOptions plain = opts;
+    plain.snippet.reset();
+    ExtrapResult res = extrapolate(filtered, plain);
+    res.trace.lossy = "snippet filter " + opts.snippet->source;
+    res.filtered = std::move(reports);
+    return res;
+  }
   if (!opts.plugin.empty()) {
     const ExtrapPlugin* p = find_plugin(opts.plugin);
     if (!p) {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/extrap/snippet.hpp"
 #include "tracefold/extrap/topology.hpp"
 #include "tracefold/progress.hpp"
 #include "tracefold/trace.hpp"
@@ -62,6 +63,9 @@ struct ExtrapOptions {
   /// registered plugin in turn; the first that explains the inputs is used
   /// (and the explanation says so).
   bool try_plugins = true;
+  /// Lossy: filter every input through this snippet first (snippet.hpp);
+  /// the output's header says so.
+  std::optional<Snippet> snippet;
 };
 
 struct ExtrapResult {
@@ -74,6 +78,8 @@ struct ExtrapResult {
   /// One line per finding: topology, and per node the model of every
   /// extrapolated parameter and time (what --explain prints).
   std::vector<std::string> explanation;
+  /// With a snippet: what the filter kept and dropped, per input and rank.
+  std::vector<FilterReport> filtered;
 };
 
 /// Extrapolates. Needs at least two inputs; all must be traces of the same
