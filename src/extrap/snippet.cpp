@@ -32,8 +32,7 @@ Snippet parse_snippet(std::string_view text, const std::string& source) {
     std::string kv;
     while (words >> kv) {
       const auto eq = kv.find('=');
-      if (eq == std::string::npos)
-        throw ExtrapError(where + "'" + kv + "': expected field=value");
+      if (eq == std::string::npos) throw ExtrapError(where + "'" + kv + "': expected field=value");
       const std::string name = kv.substr(0, eq);
       const auto f = FieldTable::find(name);
       if (!f || FieldTable::kind(*f) != FieldKind::kScalar)
