@@ -356,6 +356,18 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
     // whose layout takes every input and the target may explain it.
     std::string tried;
     for (const ExtrapPlugin* p : registered_plugins()) {
+      // A plugin whose pattern does not exist at some input's rank count
+      // is no candidate, and its reason would only bury the stencil
+      // path's error.
+      const bool fits = std::all_of(in.begin(), in.end(), [p](const ExtrapInput& x) {
+        try {
+          p->layout(x.trace.world_size);
+          return true;
+        } catch (const PluginError&) {
+          return false;
+        }
+      });
+      if (!fits) continue;
       ExtrapResult res;
       try {
         extrapolate_with_plugin(in, *p, opts, res);
