@@ -1,12 +1,16 @@
 // `tracefold extrapolate T1 T2 T3 ... --ranks N -o OUT`: a thin layer over
 // src/extrap (include/tracefold/extrap/extrapolate.hpp).
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli.hpp"
 #include "progress.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/plugin.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace fs = std::filesystem;
@@ -23,12 +27,24 @@ struct ExtrapolateArgs {
   std::string grid;
   bool explain = false;
   bool text = false;
+  std::string plugin;
+  bool no_plugins = false;
+  std::string snippet;
 };
 
 void run_extrapolate(const ExtrapolateArgs& a) {
   extrap::ExtrapOptions opts;
   opts.ranks = a.ranks;
   if (!a.grid.empty()) opts.grid = extrap::Topology::parse(a.grid);
+  opts.plugin = a.plugin;
+  opts.try_plugins = !a.no_plugins;
+  if (!a.snippet.empty()) {
+    std::ifstream f(a.snippet);
+    std::stringstream text;
+    text << f.rdbuf();
+    if (!f) throw extrap::ExtrapError(a.snippet + ": cannot read the snippet file");
+    opts.snippet = extrap::parse_snippet(text.str(), a.snippet);
+  }
   std::vector<extrap::ExtrapInput> inputs;
   for (const auto& path : a.inputs) inputs.push_back({path, load_trace(path)});
   Progress progress("extrapolating to " + std::to_string(a.ranks) + " ranks: node", 0);
@@ -37,6 +53,22 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   progress.done();
   if (a.explain)
     for (const auto& line : r.explanation) std::cout << line << "\n";
+  for (const auto& rep : r.filtered) {
+    uint64_t kept = 0, dropped = 0;
+    std::string per;
+    for (std::size_t i = 0; i < rep.dropped.size(); ++i) {
+      kept += rep.kept[i];
+      dropped += rep.dropped[i];
+      if (i < 64) per += " " + std::to_string(i) + ":" + std::to_string(rep.dropped[i]);
+    }
+    const uint64_t all = kept + dropped;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.2f",
+                  all ? 100.0 * static_cast<double>(dropped) / static_cast<double>(all) : 0.0);
+    std::cerr << "tracefold: snippet filter: " << rep.name << ": dropped " << dropped << " of "
+              << all << " events (" << share << " %); per rank:" << per
+              << (rep.dropped.size() > 64 ? " ..." : "") << "\n";
+  }
   // save_trace writes a temporary file and renames it: OUT appears only
   // complete, and only after extrapolation succeeded.
   save_trace(r.trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
@@ -44,8 +76,10 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   for (const auto& in : inputs)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(in.trace.world_size);
   std::cerr << "tracefold: extrapolated " << inputs.size() << " traces (" << sizes << " ranks) to "
-            << r.trace.world_size << " ranks on a " << r.target.to_string() << " grid, "
-            << r.trace.nodes.size() << " nodes, wrote " << a.output << " ("
+            << r.trace.world_size << " ranks on a " << r.target.to_string()
+            << (r.target_rule.rfind("plugin ", 0) == 0 ? " layout (" + r.target_rule + ")"
+                                                       : std::string(" grid"))
+            << ", " << r.trace.nodes.size() << " nodes, wrote " << a.output << " ("
             << human_bytes(fs::file_size(a.output)) << ")\n";
 }
 
@@ -67,6 +101,20 @@ void add_extrapolate_command(CLI::App& app) {
   cmd->add_flag("--explain", args->explain,
                 "Print the detected grids and, per node, the model of every parameter and time");
   cmd->add_flag("--text", args->text, "Write the text form (format version 2)");
+  std::string names;
+  for (const auto* p : extrap::registered_plugins())
+    names += (names.empty() ? "" : ", ") + p->name();
+  cmd->add_option("--plugin", args->plugin,
+                  "Extrapolate through this pattern plugin instead of the row-major stencil "
+                  "path (built in: " +
+                      names + ")");
+  cmd->add_option("--snippet", args->snippet,
+                  "Lossy: keep, in every rank of every input, only the collectives and the "
+                  "stretches matching this event snippet (one `MPI_NAME [field=value ...]` a "
+                  "line); prints the events dropped per rank")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-plugins", args->no_plugins,
+                "Do not try the plugins when the row-major stencil path fails");
   cmd->footer("Example: tracefold extrapolate s9.tf s16.tf s25.tf --ranks 1024 -o s1024.tf");
   cmd->callback([args] {
     guarded([&] { run_extrapolate(*args); });

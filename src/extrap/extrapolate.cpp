@@ -113,6 +113,77 @@ struct NodeWork {
   }
 };
 
+}  // namespace
+
+namespace detail {
+
+std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
+                                        const std::vector<const Node*>& nodes,
+                                        const std::vector<std::vector<int64_t>>& sizes,
+                                        const Topology& target, int32_t rank_hint, Trace& out,
+                                        std::vector<std::string>& explanation) {
+  std::vector<Timing> timings;
+  // Per predecessor call (matched by operation and call-site frames).
+  std::map<std::pair<OpId, CallSite>, std::vector<const Timing*>> preds;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    for (const Timing& tm : nodes[k]->timings) {
+      // start and other have no site; other's frames are one frame that
+      // no real call site has, so the two keys stay apart.
+      const CallSite site = tm.pred == kStartKey   ? CallSite{}
+                            : tm.pred == kOtherKey ? kOtherSite
+                                                   : in[k].trace.sites.at(tm.pred.site);
+      auto& v = preds[{tm.pred.op, site}];
+      v.resize(in.size(), nullptr);
+      v[k] = &tm;
+    }
+  for (const auto& [key, per] : preds) {
+    Timing tm;
+    const bool start = key.first == kStartKey.op && key.second == CallSite{};
+    const bool other = key.first == kOtherKey.op && key.second == kOtherSite;
+    tm.pred = start   ? kStartKey
+              : other ? kOtherKey
+                      : EventKey{key.first, out.sites.intern(key.second)};
+    auto fit = [&](const char* what, const std::function<const Histogram*(const Timing&)>& get) {
+      std::vector<HistogramObservation> obs;
+      for (std::size_t k = 0; k < in.size(); ++k)
+        if (per[k]) obs.push_back({in[k].trace.world_size, sizes[k], get(*per[k])});
+      std::string text;
+      Histogram h = extrapolate_histogram(obs, target, rank_hint, &text);
+      if (!h.empty())
+        explanation.push_back(
+            std::string("    time pred=") +
+            (start   ? std::string("start")
+             : other ? std::string("other")
+                     : OpTable::name(key.first) + "/" + SiteTable::format(key.second)) +
+            " " + what + ": " + text);
+      return h;
+    };
+    tm.compute = fit("compute", [](const Timing& x) { return &x.compute; });
+    tm.comm = fit("comm", [](const Timing& x) { return &x.comm; });
+    std::vector<std::string> stat_names;
+    for (const Timing* p : per)
+      if (p)
+        for (const auto& [name, h] : p->stats) stat_names.push_back(name);
+    std::sort(stat_names.begin(), stat_names.end());
+    stat_names.erase(std::unique(stat_names.begin(), stat_names.end()), stat_names.end());
+    for (const auto& name : stat_names) {
+      Histogram h = fit(("stat " + name).c_str(), [&name](const Timing& x) -> const Histogram* {
+        for (const auto& [n, hh] : x.stats)
+          if (n == name) return &hh;
+        return nullptr;
+      });
+      if (!h.empty()) tm.stats.emplace_back(name, std::move(h));
+    }
+    if (!tm.compute.empty() || !tm.comm.empty() || !tm.stats.empty())
+      timings.push_back(std::move(tm));
+  }
+  return timings;
+}
+
+}  // namespace detail
+
+namespace {
+
 // Extrapolates the aligned nodes of `in` (order as align_nodes gives it)
 // into `out`, whose world and tables are set up by the caller.
 void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
@@ -158,60 +229,10 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
           FieldTable::role(f) == FieldRole::kPeer);
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
-    // Timing, per predecessor call (matched by operation and call-site frames).
-    std::map<std::pair<OpId, CallSite>, std::vector<const Timing*>> preds;
-    for (std::size_t k = 0; k < in.size(); ++k)
-      for (const Timing& tm : w.nodes[k]->timings) {
-        // start and other have no site; other's frames are one frame that
-        // no real call site has, so the two keys stay apart.
-        const CallSite site = tm.pred == kStartKey   ? CallSite{}
-                              : tm.pred == kOtherKey ? kOtherSite
-                                                     : in[k].trace.sites.at(tm.pred.site);
-        auto& v = preds[{tm.pred.op, site}];
-        v.resize(in.size(), nullptr);
-        v[k] = &tm;
-      }
-    for (const auto& [key, per] : preds) {
-      Timing tm;
-      const bool start = key.first == kStartKey.op && key.second == CallSite{};
-      const bool other = key.first == kOtherKey.op && key.second == kOtherSite;
-      tm.pred = start   ? kStartKey
-                : other ? kOtherKey
-                        : EventKey{key.first, out.sites.intern(key.second)};
-      auto fit = [&](const char* what, const std::function<const Histogram*(const Timing&)>& get) {
-        std::vector<HistogramObservation> obs;
-        for (std::size_t k = 0; k < in.size(); ++k)
-          if (per[k]) obs.push_back({in[k].trace.world_size, grids[k].topo.sizes, get(*per[k])});
-        std::string text;
-        Histogram h = extrapolate_histogram(obs, target, node.ranks.first(), &text);
-        if (!h.empty())
-          res.explanation.push_back(
-              std::string("    time pred=") +
-              (start   ? std::string("start")
-               : other ? std::string("other")
-                       : OpTable::name(key.first) + "/" + SiteTable::format(key.second)) +
-              " " + what + ": " + text);
-        return h;
-      };
-      tm.compute = fit("compute", [](const Timing& x) { return &x.compute; });
-      tm.comm = fit("comm", [](const Timing& x) { return &x.comm; });
-      std::vector<std::string> stat_names;
-      for (const Timing* p : per)
-        if (p)
-          for (const auto& [name, h] : p->stats) stat_names.push_back(name);
-      std::sort(stat_names.begin(), stat_names.end());
-      stat_names.erase(std::unique(stat_names.begin(), stat_names.end()), stat_names.end());
-      for (const auto& name : stat_names) {
-        Histogram h = fit(("stat " + name).c_str(), [&name](const Timing& x) -> const Histogram* {
-          for (const auto& [n, hh] : x.stats)
-            if (n == name) return &hh;
-          return nullptr;
-        });
-        if (!h.empty()) tm.stats.emplace_back(name, std::move(h));
-      }
-      if (!tm.compute.empty() || !tm.comm.empty() || !tm.stats.empty())
-        node.timings.push_back(std::move(tm));
-    }
+    std::vector<std::vector<int64_t>> sizes;
+    for (const auto& g : grids) sizes.push_back(g.topo.sizes);
+    node.timings =
+        extrapolate_timings(in, w.nodes, sizes, target, node.ranks.first(), out, res.explanation);
     out.nodes.push_back(std::move(node));
   }
   report_progress(progress, order[0].size(), order[0].size());
@@ -273,6 +294,13 @@ void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<G
 
 }  // namespace
 
+namespace {
+
+// The row-major stencil path: topology, alignment, node by node or cell by cell.
+ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts);
+
+}  // namespace
+
 ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
   if (in.size() < 2)
     throw ExtrapError(
@@ -280,7 +308,6 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
         "grid needs d+1)");
   if (opts.ranks < 1) throw ExtrapError("--ranks must be at least 1");
   if (opts.ranks > INT32_MAX) throw ExtrapError("--ranks must fit an MPI rank (at most 2^31-1)");
-  ExtrapResult res;
   std::map<int32_t, std::string> by_size;
   for (const auto& x : in) {
     check_input(x);
@@ -291,6 +318,77 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
                         " ranks: give traces of different rank counts");
   }
 
+  if (opts.snippet) {
+    // Lossy: extrapolate the filtered traces, then mark the output.
+    std::vector<ExtrapInput> filtered;
+    std::vector<FilterReport> reports;
+    for (const auto& x : in) {
+      check_input(x);
+      reports.emplace_back();
+      filtered.push_back({x.name, filter_trace(x.trace, *opts.snippet, x.name, reports.back())});
+      filtered.back().trace.lossy.clear();
+    }
+    ExtrapOptions plain = opts;
+    plain.snippet.reset();
+    ExtrapResult res = extrapolate(filtered, plain);
+    res.trace.lossy = "snippet filter " + opts.snippet->source;
+    res.filtered = std::move(reports);
+    return res;
+  }
+  if (!opts.plugin.empty()) {
+    const ExtrapPlugin* p = find_plugin(opts.plugin);
+    if (!p) {
+      std::string known;
+      for (const ExtrapPlugin* q : registered_plugins())
+        known += (known.empty() ? "" : ", ") + q->name();
+      throw ExtrapError("--plugin " + opts.plugin +
+                        ": no such extrapolation plugin (registered: " + known + ")");
+    }
+    ExtrapResult res;
+    extrapolate_with_plugin(in, *p, opts, res);
+    return res;
+  }
+  try {
+    return extrapolate_row_major(in, opts);
+  } catch (const ExtrapError& e) {
+    if (!opts.try_plugins) throw;
+    // Not a row-major stencil, or not one the inputs pin down: a plugin
+    // whose layout takes every input and the target may explain it.
+    std::string tried;
+    for (const ExtrapPlugin* p : registered_plugins()) {
+      // A plugin whose pattern does not exist at some input's rank count
+      // is no candidate, and its reason would only bury the stencil
+      // path's error.
+      const bool fits = std::all_of(in.begin(), in.end(), [p](const ExtrapInput& x) {
+        try {
+          p->layout(x.trace.world_size);
+          return true;
+        } catch (const PluginError&) {
+          return false;
+        }
+      });
+      if (!fits) continue;
+      ExtrapResult res;
+      try {
+        extrapolate_with_plugin(in, *p, opts, res);
+      } catch (const ExtrapError& pe) {
+        tried += "; plugin " + p->name() + ": " + pe.what();
+        continue;
+      }
+      res.explanation.insert(res.explanation.begin(), "the row-major stencil path failed (" +
+                                                          std::string(e.what()) + "): plugin " +
+                                                          p->name() + " explains the pattern");
+      return res;
+    }
+    throw ExtrapError(std::string(e.what()) +
+                      (tried.empty() ? std::string() : " (also tried" + tried + ")"));
+  }
+}
+
+namespace {
+
+ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
+  ExtrapResult res;
   // 1. Topology of every input, then of the target.
   std::vector<GridInput> grids;
   int dims = 0;
@@ -351,5 +449,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
   canonicalize_sites(out);
   return res;
 }
+
+}  // namespace
 
 }  // namespace tracefold::extrap

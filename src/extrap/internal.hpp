@@ -7,6 +7,7 @@
 
 #include "tracefold/extrap/extrapolate.hpp"
 #include "tracefold/extrap/grid.hpp"
+#include "tracefold/extrap/plugin.hpp"
 #include "tracefold/extrap/topology.hpp"
 #include "tracefold/histogram.hpp"
 #include "tracefold/trace.hpp"
@@ -76,5 +77,22 @@ struct HistogramObservation {
 /// of the minimum and maximum. `explain` gets a one-line summary.
 Histogram extrapolate_histogram(const std::vector<HistogramObservation>& obs,
                                 const Topology& target, int32_t rank_hint, std::string* explain);
+
+// ------------------------------------------------------------ extrapolate.cpp
+
+/// The timing blocks of one aligned node: `nodes[k]` in input k, whose
+/// sizes are `sizes[k]`. Call sites are interned in `out`.
+std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
+                                        const std::vector<const Node*>& nodes,
+                                        const std::vector<std::vector<int64_t>>& sizes,
+                                        const Topology& target, int32_t rank_hint, Trace& out,
+                                        std::vector<std::string>& explanation);
+
+// --------------------------------------------------------- plugin_path.cpp
+
+/// Extrapolation through `plugin` (plugin.hpp): fills res.trace, res.target
+/// and the explanation. Throws ExtrapError.
+void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlugin& plugin,
+                             const ExtrapOptions& opts, ExtrapResult& res);
 
 }  // namespace tracefold::extrap::detail

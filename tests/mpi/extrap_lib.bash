@@ -45,7 +45,7 @@ fails_with() {
   "$TF" extrapolate "$@" > err.out 2> err.txt || rc=$?
   if [[ $rc -ne 2 ]]; then
     bad "$what: exit $rc, expected 2"
-  elif ! grep -Eq "$pattern" err.txt; then
+  elif ! grep -Eq -e "$pattern" err.txt; then
     bad "$what: message does not match /$pattern/: $(cat err.txt)"
   elif [[ -e $out ]] || compgen -G "$out.*" > /dev/null; then
     bad "$what: $out (or a temporary) was written"

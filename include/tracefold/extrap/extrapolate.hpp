@@ -16,6 +16,9 @@
 //      of its values are the target grid's cells;
 //   4. timing (histogram_fit.cpp, timing_models.hpp): every histogram
 //      field by the curve models.
+// Patterns that are not row-major stencils go through a plugin
+// (plugin.hpp, plugin_path.cpp): named, or tried when the stencil path
+// fails.
 // Nothing is guessed: a value the inputs do not determine, or that no
 // model fits, stops extrapolation with an error naming the input, the node
 // and the field.
@@ -27,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/extrap/snippet.hpp"
 #include "tracefold/extrap/topology.hpp"
 #include "tracefold/progress.hpp"
 #include "tracefold/trace.hpp"
@@ -52,6 +56,16 @@ struct ExtrapOptions {
   std::optional<Topology> grid;
   /// Told after each node of the output.
   ProgressFn progress;
+  /// Extrapolate through this registered plugin (plugin.hpp) instead of
+  /// the row-major stencil path.
+  std::string plugin;
+  /// When the row-major path fails and no plugin is named, try every
+  /// registered plugin in turn; the first that explains the inputs is used
+  /// (and the explanation says so).
+  bool try_plugins = true;
+  /// Lossy: filter every input through this snippet first (snippet.hpp);
+  /// the output's header says so.
+  std::optional<Snippet> snippet;
 };
 
 struct ExtrapResult {
@@ -64,6 +78,8 @@ struct ExtrapResult {
   /// One line per finding: topology, and per node the model of every
   /// extrapolated parameter and time (what --explain prints).
   std::vector<std::string> explanation;
+  /// With a snippet: what the filter kept and dropped, per input and rank.
+  std::vector<FilterReport> filtered;
 };
 
 /// Extrapolates. Needs at least two inputs; all must be traces of the same

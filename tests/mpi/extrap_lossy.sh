@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Lossy extrapolation with the snippet filter: app_ring_minor is a ring
+# whose ranks 0 and 1 also swap a message every step (a rank-dependent
+# minor pattern, like NPB MG's extra partners). Extrapolating its traces
+# as they are fails; with a snippet of the ring's exchange the swap is
+# dropped on ranks 0 and 1 (STEPS events each, printed and asserted), the
+# output is marked lossy, and its events are exactly the real 8-rank run's
+# without the swap.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+STEPS=6
+source "$SRC/tests/mpi/extrap_lib.bash"
+
+for n in 3 4 5 8; do rec rm "$n" ring_minor; done
+printf '# the ring exchange of one step\nMPI_Irecv tag=7\nMPI_Isend tag=7\nMPI_Waitall\n' > ring.snip
+
+fails_with "ring_minor: no lossless model explains ranks 0 and 1" "rm-[0-9].tf: .*ranks" \
+  rm-3.tf rm-4.tf rm-5.tf --ranks 8 -o lossless.tf
+
+CHECKS=$((CHECKS + 1))
+if "$TF" extrapolate rm-3.tf rm-4.tf rm-5.tf --ranks 8 --snippet ring.snip -o x8.tf \
+  > lossy.out 2> lossy.err; then
+  ok "ring_minor: extrapolated with the snippet filter"
+else
+  bad "ring_minor: --snippet failed: $(cat lossy.err)"
+fi
+
+# Per input of P ranks: ranks 0 and 1 make 2 + 5*STEPS calls and lose the
+# STEPS swaps, the others make 2 + 4*STEPS and lose nothing.
+for p in 3 4 5; do
+  CHECKS=$((CHECKS + 1))
+  all=$((p * (2 + 4 * STEPS) + 2 * STEPS))
+  per=" 0:$STEPS 1:$STEPS"
+  for ((r = 2; r < p; r++)); do per+=" $r:0"; done
+  share=$(awk -v d=$((2 * STEPS)) -v a=$all 'BEGIN { printf "%.2f", 100 * d / a }')
+  want="tracefold: snippet filter: rm-$p.tf: dropped $((2 * STEPS)) of $all events ($share %); per rank:$per"
+  if grep -qxF "$want" lossy.err; then
+    ok "ring_minor: $p ranks: dropped share printed: $want"
+  else
+    bad "ring_minor: $p ranks: expected '$want' in: $(cat lossy.err)"
+  fi
+done
+
+CHECKS=$((CHECKS + 1))
+if "$TF" print x8.tf 2>&1 | head -1 | grep -q "snippet filter ring.snip"; then
+  ok "ring_minor: the output's header names the snippet filter"
+else
+  bad "ring_minor: header: $("$TF" print x8.tf 2>&1 | head -1)"
+fi
+
+# Every rank's calls: the real 8-rank run's minus the swap (site numbers
+# stripped: the two files number their sites differently).
+CHECKS=$((CHECKS + 1))
+strip() { grep -v -e '^rank ' -e '^site ' | sed 's/ site=[0-9]*//'; }
+same=1
+for r in 0 1 2 7; do
+  "$TF" expand x8.tf -r "$r" 2>&1 | strip > got-$r.txt
+  "$TF" expand rm-8.tf -r "$r" 2>&1 | grep -v '^MPI_Sendrecv' | strip > want-$r.txt
+  if ! cmp -s got-$r.txt want-$r.txt || [[ ! -s want-$r.txt ]]; then
+    same=0
+    bad "ring_minor: rank $r differs from the real run without the swap: $(diff got-$r.txt want-$r.txt | head -5)"
+  fi
+done
+[[ $same == 1 ]] && ok "ring_minor: ranks 0, 1, 2, 7 = the real 8-rank run without the swap"
+
+printf 'MPI_Irecv tag=7\nMPI_Isnd tag=7\n' > typo.snip
+fails_with "ring_minor: unknown operation in the snippet" "typo.snip:2: 'MPI_Isnd' is no MPI operation" \
+  rm-3.tf rm-4.tf rm-5.tf --ranks 8 --snippet typo.snip -o typo.tf
+printf 'MPI_Irecv tag=7\nMPI_Isend tag=8\nMPI_Waitall\n' > wrong.snip
+fails_with "ring_minor: a snippet that would drop a request" \
+  "rm-3.tf: rank 0: .*would drop MPI_Irecv .*creates a request" \
+  rm-3.tf rm-4.tf rm-5.tf --ranks 8 --snippet wrong.snip -o wrong.tf
+finish
