@@ -62,6 +62,7 @@ BENCH_FEATURES=(
   "dtypes 4 3"
   "dtype_reuse 2 4"
   "topo_nbr 6 3"
+  "ring_minor 4 5"
 )
 BENCH_OTHERS=(
   "sym_c 4 3"
