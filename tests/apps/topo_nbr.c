@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #endif
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, both, MPI_UNWEIGHTED, 2, both,
-                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dist);
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, both, MPI_UNWEIGHTED, 2, both, MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, &dist);
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #pragma GCC diagnostic pop
 #endif
@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, cart);
     // Block d went to neighbour d, which reads it as its block d^1.
     for (int d = 0; d < 4; ++d)
-      if (nbr[d] != MPI_PROC_NULL) expect(in[d], nbr[d] * 1000 + s * 10 + (d ^ 1), "cart alltoall", rank);
+      if (nbr[d] != MPI_PROC_NULL)
+        expect(in[d], nbr[d] * 1000 + s * 10 + (d ^ 1), "cart alltoall", rank);
 
     int mine = rank * 100 + s, got[4];
     MPI_Request req;
@@ -124,8 +125,8 @@ int main(int argc, char** argv) {
     MPI_Datatype bytes[2] = {MPI_BYTE, MPI_BYTE};
     int w_out[3] = {rank, rank + 1000, rank + 1000}, w_in[3] = {-1, -1, -1};
     MPI_Request wreq;
-    MPI_Ineighbor_alltoallw(w_out, w_scount, w_sdisp, bytes, w_in, w_rcount, w_rdisp, bytes,
-                            graph, &wreq);
+    MPI_Ineighbor_alltoallw(w_out, w_scount, w_sdisp, bytes, w_in, w_rcount, w_rdisp, bytes, graph,
+                            &wreq);
     MPI_Wait(&wreq, MPI_STATUS_IGNORE);
     // From the left: its block for its right neighbour (two ints); from the
     // right: its block for its left (one int).
