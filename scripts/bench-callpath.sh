@@ -33,7 +33,7 @@ exec "$@"
 SH
 chmod +x "$work/rank0.sh"
 printf '%-10s %8s %14s %12s\n' cache calls instructions "per call"
-for mode in off on; do
+for mode in ${MODES:-off on}; do
   (cd "$work" && CG_OUT="$work/cg.$mode" TRACEFOLD_PATH_CACHE=$mode "$TF" record -o "$work/$mode.tf" -- \
     mpirun -np 2 "$work/rank0.sh" "$APP" "$STEPS" 0 "$EDGE" >/dev/null 2>"$work/err.$mode")
   total=$(callgrind_annotate "$work/cg.$mode" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')
