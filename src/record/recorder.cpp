@@ -289,7 +289,18 @@ void Recorder::fold_unfolded() {
     for (std::size_t i = 0; i < n; ++i) {
       Event& ev = unfolded[i];
       const std::span<FieldValue> peers = leading_peer_fields(ev);
-      if (!peers.empty() && has_relative_fields(peers)) {
+      if (peers.size() == 1 && peers[0].list.empty()) {
+        // One scalar peer (point-to-point calls): encode_relative's work
+        // inline for a member with the peer in range, else its call.
+        int64_t& v = peers[0].scalar;
+        if (!is_sentinel(v)) {
+          const auto [me, size_in] = position_in(ev.get(kComm));
+          if (me >= 0 && me < size_in && v >= 0 && v < size_in)
+            v = v >= me ? v - me : v - me + size_in;
+          else
+            encode_relative(peers, me, size_in);
+        }
+      } else if (!peers.empty() && has_relative_fields(peers)) {
         const auto [me, size_in] = position_in(ev.get(kComm));
         encode_relative(peers, me, size_in);
       }
