@@ -6,7 +6,11 @@
 # folding), divided by the calls rank 0 made (from the trace). Instruction
 # counts do not move with the machine's load, unlike wall times.
 #   BUILD_DIR=build STEPS=300 EDGE=8 scripts/bench-callpath.sh
-# KEEP_DIR=DIR keeps the callgrind files there (callgrind_annotate them).
+# KEEP_DIR=DIR keeps the callgrind files there (callgrind_annotate them);
+# MODES=on runs the cache-on row only. Two runs at different STEPS give
+# the steady state: the difference in instructions over the difference in
+# calls leaves out the fixed warm-up (the first iterations fold through
+# the general path).
 # Needs valgrind (Debian package valgrind; installed if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +37,7 @@ exec "$@"
 SH
 chmod +x "$work/rank0.sh"
 printf '%-10s %8s %14s %12s\n' cache calls instructions "per call"
-for mode in off on; do
+for mode in ${MODES:-off on}; do
   (cd "$work" && CG_OUT="$work/cg.$mode" TRACEFOLD_PATH_CACHE=$mode "$TF" record -o "$work/$mode.tf" -- \
     mpirun -np 2 "$work/rank0.sh" "$APP" "$STEPS" 0 "$EDGE" >/dev/null 2>"$work/err.$mode")
   total=$(callgrind_annotate "$work/cg.$mode" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -198,6 +199,16 @@ struct Event {
   std::vector<std::pair<std::string, int64_t>> stats;
 
   EventKey key() const { return {op, site}; }
+  /// Member by member: the recorder's queue trades events by swapping, and
+  /// std::swap's three moves cost several times more.
+  void swap(Event& other) noexcept {
+    std::swap(op, other.op);
+    std::swap(site, other.site);
+    fields.swap(other.fields);
+    std::swap(compute_ns, other.compute_ns);
+    std::swap(comm_ns, other.comm_ns);
+    stats.swap(other.stats);
+  }
   /// Sets (or replaces) a scalar field.
   void set(FieldId f, int64_t v);
   void set_list(FieldId f, std::vector<int64_t> v);
@@ -234,6 +245,18 @@ bool has_relative_fields(const Event& ev);
 /// encode_relative for a caller that already knows its rank `me` in the
 /// event's communicator and that communicator's size (the recorder caches them).
 void encode_relative(Event& ev, int32_t me, int32_t size);
+/// The fields encode_relative rewrites, for an event whose fields are sorted
+/// by id (Event::set and set_list keep them so): the peer-like ids are the
+/// lowest (FieldTable::role), so they lead, and only these need a look.
+inline std::span<FieldValue> leading_peer_fields(Event& ev) {
+  std::size_t n = 0;
+  while (n < ev.fields.size() && FieldTable::role(ev.fields[n].field) == FieldRole::kPeer) ++n;
+  return {ev.fields.data(), n};
+}
+/// has_relative_fields and encode_relative over `fields` only (the
+/// recorder's path, with leading_peer_fields).
+bool has_relative_fields(std::span<const FieldValue> fields);
+void encode_relative(std::span<FieldValue> fields, int32_t me, int32_t size);
 /// Inverse of encode_relative.
 void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms);
 

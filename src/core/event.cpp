@@ -413,7 +413,11 @@ void for_peer_values(Event& ev, F&& f) {
 }  // namespace
 
 bool has_relative_fields(const Event& ev) {
-  for (const FieldValue& fv : ev.fields) {
+  return has_relative_fields(std::span<const FieldValue>(ev.fields));
+}
+
+bool has_relative_fields(std::span<const FieldValue> fields) {
+  for (const FieldValue& fv : fields) {
     if (FieldTable::role(fv.field) != FieldRole::kPeer) continue;
     if (!is_sentinel(fv.scalar)) return true;
     for (int64_t v : fv.list)
@@ -436,6 +440,10 @@ namespace {
 }  // namespace
 
 void encode_relative(Event& ev, int32_t me, int32_t size) {
+  encode_relative(std::span<FieldValue>(ev.fields), me, size);
+}
+
+void encode_relative(std::span<FieldValue> fields, int32_t me, int32_t size) {
   // The recorder's path, once per recorded call: a plain loop (no callback)
   // and, with me in [0, size) (always, for a member), v - me in (-size,
   // size), so one addition instead of two divisions per peer.
@@ -449,7 +457,7 @@ void encode_relative(Event& ev, int32_t me, int32_t size) {
       v = ((v - me) % size + size) % size;
     }
   };
-  for (FieldValue& fv : ev.fields) {
+  for (FieldValue& fv : fields) {
     if (FieldTable::role(fv.field) != FieldRole::kPeer) continue;
     if (fv.scalar != kAbsent && !is_sentinel(fv.scalar)) encode(fv.field, fv.scalar);
     for (int64_t& v : fv.list)

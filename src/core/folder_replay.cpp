@@ -101,21 +101,21 @@ bool Folder::Impl::replay_append(const Event& ev) {
   const FieldId* ids = prev_.fields.data() + f0;
   bool changed = dst.size() != nf;
   if (changed) dst.resize(nf);
+  const FieldValue* src = ev.fields.data();
+  FieldValue* d = dst.data();
   for (std::size_t f = 0; f < nf; ++f) {
-    const FieldValue& s = ev.fields[f];
+    const FieldValue& s = src[f];
     if (s.field != ids[f]) {
       abort_replay();
       return false;
     }
-    FieldValue& d = dst[f];
-    if (d.field != s.field || d.scalar != s.scalar) {
+    // Stored whether or not they changed: no branch on the values.
+    changed |= (d[f].field != s.field) | (d[f].scalar != s.scalar);
+    d[f].field = s.field;
+    d[f].scalar = s.scalar;
+    if ((s.list.data() != nullptr || d[f].list.data() != nullptr) && d[f].list != s.list) {
       changed = true;
-      d.field = s.field;
-      d.scalar = s.scalar;
-    }
-    if ((!s.list.empty() || !d.list.empty()) && d.list != s.list) {
-      changed = true;
-      d.list = s.list;
+      d[f].list = s.list;
     }
   }
   changed_[i] = changed;

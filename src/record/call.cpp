@@ -58,7 +58,7 @@ void Call::counts(FieldId f, const int* counts) {
     PMPI_Comm_remote_size(comm_, &n);
   else
     PMPI_Comm_size(comm_, &n);
-  ev_.set_list(f, std::vector<int64_t>(counts, counts + n));
+  set_list(f, std::vector<int64_t>(counts, counts + n));
 }
 
 void Call::redop(MPI_Op o) {
@@ -92,7 +92,7 @@ void Call::indices(int outcount, const int* indices, int index_base) {
   if (outcount == MPI_UNDEFINED || outcount < 0 || (outcount > 0 && !indices)) return;
   std::vector<int64_t> out(static_cast<std::size_t>(outcount));
   for (int k = 0; k < outcount; ++k) out[static_cast<std::size_t>(k)] = indices[k] - index_base;
-  ev_.set_list(kIndices, std::move(out));
+  set_list(kIndices, std::move(out));
 }
 
 void Call::request_out(const MPI_Request* req) {
@@ -155,7 +155,7 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
     wild_source_ = pending_wild_[0].first;
     wild_tag_ = pending_wild_[0].second;
   }
-  ev_.set_list(kLinks, std::move(links));
+  set_list(kLinks, std::move(links));
   // Remember the handles: completed ones are forgotten afterwards.
   pending_.assign(reqs, reqs + n);
 }
@@ -218,8 +218,8 @@ void Call::record_matches(int n, int outcount, const int* indices, int index_bas
     }
   }
   if (std::all_of(srcs.begin(), srcs.end(), [](int64_t v) { return v == kUndefined; })) return;
-  ev_.set_list(kSrcs, srcs);
-  ev_.set_list(kMtags, mtags);
+  set_list(kSrcs, srcs);
+  set_list(kMtags, mtags);
 }
 
 void Call::statuses(int n, const MPI_Status* statuses, int outcount, const int* indices,

@@ -78,10 +78,8 @@ int64_t Recorder::op_id(MPI_Op o) {
 // This rank's rank in communicator `id` (kAbsent: the world) and its
 // size, for relative peers. A rank's group in an id never changes once
 // defined, so the answer is cached.
-std::pair<int32_t, int32_t> Recorder::position_in(int64_t id) {
-  if (id == kAbsent) id = CommTable::kWorld;
-  // Consecutive events mostly use one communicator; entries never change.
-  if (id == last_position_id && last_position_id != kAbsent) return last_position;
+std::pair<int32_t, int32_t> Recorder::find_position(int64_t id) {
+  // Entries never change: the last one found is kept (position_in).
   auto it = positions.find(id);
   if (it != positions.end()) {
     last_position_id = id;

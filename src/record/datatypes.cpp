@@ -108,8 +108,8 @@ void Call::datatypes(int n, const MPI_Datatype* types) {
     ids[static_cast<std::size_t>(i)] = e.id;
     sizes[static_cast<std::size_t>(i)] = e.size;
   }
-  ev_.set_list(kDtypes, std::move(ids));
-  ev_.set_list(kDsizes, std::move(sizes));
+  set_list(kDtypes, std::move(ids));
+  set_list(kDsizes, std::move(sizes));
 }
 
 void Call::contents(MPI_Datatype type, int max_types, const MPI_Datatype* types) {
@@ -122,12 +122,12 @@ void Call::contents(MPI_Datatype type, int max_types, const MPI_Datatype* types)
     datatype_registry().retained(types[i]);
     ids[static_cast<std::size_t>(i)] = datatype_registry().lookup(types[i]).id;
   }
-  ev_.set_list(kDtypes, std::move(ids));
+  set_list(kDtypes, std::move(ids));
 }
 
 void Call::int_list(FieldId f, int n, const int* values) {
   if (n < 0 || (n > 0 && !values)) return;
-  ev_.set_list(f, std::vector<int64_t>(values, values + n));
+  set_list(f, std::vector<int64_t>(values, values + n));
 }
 
 }  // namespace tracefold::record

@@ -208,6 +208,12 @@ PathCache::Entry* Recorder::remember_path(PathCache* pc, uintptr_t ret, uintptr_
         unw_get_save_loc(&cur, UNW_X86_64_RBP, &prev_fp_loc) != 0)
       return nullptr;
   }
+  // The hit check reads four slots at a time: up to the next multiple of
+  // four, slot 0 is repeated (read twice, it agrees or not both times).
+  for (std::size_t i = e.frames; i % PathCache::kGroup != 0; ++i) {
+    e.offset[i] = e.offset[0];
+    e.value[i] = e.value[0];
+  }
   for (uint8_t i = 0; i < e.frames; ++i) {
     if (!(e.in_key & (1u << i))) continue;
     tag.first = e.value[i];

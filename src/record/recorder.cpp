@@ -118,6 +118,7 @@ void Recorder::start(int64_t t0) {
           throw std::runtime_error("unknown statistic '" + want + "' in TRACEFOLD_STATS");
         reg.enabled.push_back(found->get());
       }
+      any_statistics = !reg.enabled.empty();
     }
     FoldOptions opts;
     if (const char* w = env("TRACEFOLD_WINDOW"))
@@ -129,6 +130,7 @@ void Recorder::start(int64_t t0) {
     if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
       fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
     unfolded.resize(fold_batch);
+    unfolded_has_lists.resize(fold_batch);
     unfolded_repeats.resize(fold_batch);
     const char* const polls[] = {"MPI_Test",    "MPI_Testany", "MPI_Testsome",
                                  "MPI_Testall", "MPI_Iprobe",  "MPI_Improbe"};
@@ -206,7 +208,8 @@ void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
 // The call site is still taken now: the raw log's site lines must come
 // before the first event that uses them.
 // `site_memo`: the call-path cache's memo of this stack's site id, if any.
-bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo) {
+bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::size_t list_entries,
+                      bool lists) {
   if (!recording()) return false;
   try {
 #ifdef TRACEFOLD_PATH_CACHE
@@ -228,8 +231,17 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo) {
     }
     if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
     if (is_poll(ev.op) && repeat_of_last(ev)) return true;
-    for (const FieldValue& f : ev.fields) unfolded_list_entries += f.list.size();
-    std::swap(unfolded[unfolded_n++], ev);
+    if (list_entries == kCountLists) {
+      list_entries = 0;
+      lists = false;
+      for (const FieldValue& f : ev.fields) {
+        list_entries += f.list.size();
+        lists |= f.list.data() != nullptr;
+      }
+    }
+    unfolded_list_entries += list_entries;
+    unfolded_has_lists[unfolded_n] = lists;
+    unfolded[unfolded_n++].swap(ev);
     queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     ++event_count;
     if (unfolded_n == unfolded.size() || unfolded_list_entries >= kUnfoldedListBudget)
@@ -276,16 +288,29 @@ void Recorder::fold_unfolded() {
   try {
     for (std::size_t i = 0; i < n; ++i) {
       Event& ev = unfolded[i];
-      if (has_relative_fields(ev)) {
+      const std::span<FieldValue> peers = leading_peer_fields(ev);
+      if (peers.size() == 1 && peers[0].list.empty()) {
+        // One scalar peer (point-to-point calls): encode_relative's work
+        // inline for a member with the peer in range, else its call.
+        int64_t& v = peers[0].scalar;
+        if (!is_sentinel(v)) {
+          const auto [me, size_in] = position_in(ev.get(kComm));
+          if (me >= 0 && me < size_in && v >= 0 && v < size_in)
+            v = v >= me ? v - me : v - me + size_in;
+          else
+            encode_relative(peers, me, size_in);
+        }
+      } else if (!peers.empty() && has_relative_fields(peers)) {
         const auto [me, size_in] = position_in(ev.get(kComm));
-        encode_relative(ev, me, size_in);
+        encode_relative(peers, me, size_in);
       }
       folder->append(ev);
       if (!unfolded_repeats[i].empty()) folder->append_repeats(ev, unfolded_repeats[i]);
       // A folded slot may wait long for its next event (batches cut short
       // by the list budget): let its lists go now, not then.
-      for (FieldValue& f : ev.fields)
-        if (f.list.capacity() > 64) std::vector<int64_t>().swap(f.list);
+      if (unfolded_has_lists[i])
+        for (FieldValue& f : ev.fields)
+          if (f.list.capacity() > 64) std::vector<int64_t>().swap(f.list);
     }
   } catch (const std::exception& ex) {
     fail(ex.what());
@@ -330,13 +355,16 @@ CallBuffers& thread_buffers() {
   if (!r.recording()) return;
   tl_in_call = true;
   active_ = true;
-  for (Statistic* st : statistics().enabled) st->start();
+  if (r.any_statistics)
+    for (Statistic* st : statistics().enabled) st->start();
   enter_ns_ = enter_ns != 0 ? enter_ns : now_ns();
   auto& spare = thread_buffers().spare_links;
   for (FieldValue& f : ev_.fields)
     if (f.field == kLinks && f.list.capacity() > spare.capacity()) spare.swap(f.list);
   ev_.fields.clear();
   ev_.stats.clear();
+  list_entries_ = 0;
+  lists_ = false;
   pending_.clear();
   pending_wild_.clear();
   ev_.op = op;
@@ -398,14 +426,16 @@ Call::~Call() {
   const OpId op = ev_.op;
   ev_.comm_ns = exit_ns - enter_ns_;
   ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - r.last_exit_ns);
-  for (Statistic* st : statistics().enabled) {
-    try {
-      ev_.stats.emplace_back(st->name(), st->end(ev_));
-    } catch (const std::exception& ex) {
-      r.fail("statistic " + st->name() + " failed: " + ex.what());
+  if (r.any_statistics) {
+    for (Statistic* st : statistics().enabled) {
+      try {
+        ev_.stats.emplace_back(st->name(), st->end(ev_));
+      } catch (const std::exception& ex) {
+        r.fail("statistic " + st->name() + " failed: " + ex.what());
+      }
     }
   }
-  if (r.append(ev_, stack, site_memo)) {
+  if (r.append(ev_, stack, site_memo, list_entries_, lists_)) {
     r.timestamp(op, enter_ns_, exit_ns);
     if (poll_nothing_)
       arm_poll(r, op, pending_, comm_, poll_source_, poll_tag_, poll_index_,

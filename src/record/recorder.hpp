@@ -119,6 +119,13 @@ class Call {
   // The recorder's lock, taken at most once per call for everything recorded
   // after it returns and held until the event is folded.
   void hold();
+  // Every list field goes through here: Recorder::append then needs no pass
+  // over the fields to learn how many list entries the event holds.
+  void set_list(FieldId f, std::vector<int64_t> values) {
+    list_entries_ += values.size();
+    lists_ = true;
+    ev_.set_list(f, std::move(values));
+  }
   // Shared by statuses/fstatuses: `status_at(k)` gives the k-th status.
   template <class StatusAt>
   void record_matches(int n, int outcount, const int* indices, int index_base,
@@ -139,6 +146,8 @@ class Call {
   std::vector<MPI_Request>& pending_;
   std::vector<std::pair<bool, bool>>& pending_wild_;  // per pending request: any source, any tag
   Event& ev_;
+  std::size_t list_entries_ = 0;  // see set_list
+  bool lists_ = false;
   // Set by poll_result/probe_result: ~Call arms the poll fast path.
   bool poll_nothing_ = false;
   int poll_index_ = 0, poll_source_ = 0, poll_tag_ = 0;

@@ -106,6 +106,8 @@ struct FrameInfo {
 // stack pointer.
 struct PathCache {
   static constexpr std::size_t kSets = 64, kWays = 8, kProbes = 128, kMaxFrames = 24;
+  static constexpr std::size_t kGroup = 4;  // slots checked at a time (cached_path)
+  static_assert(kMaxFrames % kGroup == 0, "an entry pads its slots to whole groups");
   static constexpr std::size_t kSeen = 256;
   // A helper reached from several call sites at one stack depth has one
   // tag per call site in the same set: the ways hold them side by side.
@@ -198,6 +200,7 @@ class Recorder {
   // after batch, so their vectors keep their capacity.
   std::vector<Event> unfolded;
   std::size_t unfolded_n = 0;
+  std::vector<uint8_t> unfolded_has_lists;  // per slot: a field's list holds a buffer
   std::size_t fold_batch = 1024;
   // List fields grow with the communicator (v-collectives carry one count
   // per rank): at thousands of ranks a full queue of them would hold tens of
@@ -245,6 +248,8 @@ class Recorder {
   uint64_t request_events = 0;
   int stack_depth = 6;
   int site_tolerance = 0;  // 0: exact call sites (lossless)
+  // TRACEFOLD_STATS named some: every call asks them (set at start).
+  bool any_statistics = false;
   bool no_timing = false;  // TRACEFOLD_NO_TIMING: drop the time histograms, keep parameters
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
@@ -337,7 +342,7 @@ class Recorder {
   PathCacheMode path_cache_mode = PathCacheMode::kOn;
   std::atomic<uint64_t> path_hits{0}, path_misses{0}, path_mismatches{0};
 
-  static PathCache::Entry* cached_path(uintptr_t ret, uintptr_t anchor) {
+  [[gnu::always_inline]] static PathCache::Entry* cached_path(uintptr_t ret, uintptr_t anchor) {
     PathCache* pc = tl_path_cache;
     if (!pc) return nullptr;
     const auto& bucket = pc->probes[PathCache::probe_index(ret)];
@@ -353,10 +358,14 @@ class Recorder {
       if (t.ret != ret || t.anchor != anchor || t.first != first) continue;
       PathCache::Entry& e = pc->entries[set][w];
       // Every slot is read (the entry's slots all lie in this thread's
-      // stack, above the anchor): no branch per frame on the hit path.
+      // stack, above the anchor): no branch per frame on the hit path, four
+      // at a time (remember_path pads the entry with copies of slot 0).
       uintptr_t differ = 0;
-      for (uint8_t i = 0; i < e.frames; ++i)
-        differ |= *reinterpret_cast<const uintptr_t*>(anchor + e.offset[i]) ^ e.value[i];
+      auto slot = [&](std::size_t i) {
+        return *reinterpret_cast<const uintptr_t*>(anchor + e.offset[i]) ^ e.value[i];
+      };
+      for (std::size_t i = 0; i < e.frames; i += PathCache::kGroup)
+        differ |= slot(i) | slot(i + 1) | slot(i + 2) | slot(i + 3);
       if (differ == 0) return &e;
     }
     return nullptr;
@@ -389,10 +398,22 @@ class Recorder {
   void define_comm(int64_t id, MPI_Comm c);
   int64_t comm_id(MPI_Comm c);
   int64_t op_id(MPI_Op o);
-  std::pair<int32_t, int32_t> position_in(int64_t id);
+  // This rank's position in communicator `id` (kAbsent: the world) and the
+  // communicator's size. Consecutive events mostly use one communicator, so
+  // the last answer is checked first, inline.
+  std::pair<int32_t, int32_t> position_in(int64_t id) {
+    if (id == kAbsent) id = CommTable::kWorld;
+    if (id == last_position_id) return last_position;
+    return find_position(id);
+  }
+  std::pair<int32_t, int32_t> find_position(int64_t id);
   void start(int64_t t0);
   void timestamp(OpId op, int64_t enter_ns, int64_t exit_ns);
-  bool append(Event& ev, const StackKey& stack, SiteId* site_memo = nullptr);
+  // `list_entries`: the entries of ev's lists, and `lists`: whether any list
+  // field was set, when the caller kept count (Call::set_list); else counted.
+  static constexpr std::size_t kCountLists = SIZE_MAX;
+  bool append(Event& ev, const StackKey& stack, SiteId* site_memo = nullptr,
+              std::size_t list_entries = kCountLists, bool lists = true);
   bool repeat_of_last(const Event& ev);
   void fold_unfolded();
   void read_clock_skew(int64_t t0);
