@@ -21,7 +21,7 @@ void Call::flag_list(FieldId f, int n, const int* values) {
   if (!active_ || n < 0 || (n > 0 && !values)) return;
   std::vector<int64_t> v(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = values[i] != 0 ? 1 : 0;
-  ev_.set_list(f, std::move(v));
+  set_list(f, std::move(v));
 }
 
 void Call::relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks) {
@@ -36,7 +36,7 @@ void Call::relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks) {
     const int r = ranks[i];
     v[static_cast<std::size_t>(i)] = r >= 0 && r < size ? (r - me + size) % size : r;
   }
-  ev_.set_list(f, std::move(v));
+  set_list(f, std::move(v));
 }
 
 void Call::neighbour_counts(FieldId f, const int* counts, bool sources) {
@@ -58,7 +58,7 @@ void Call::neighbour_counts(FieldId f, const int* counts, bool sources) {
     return;  // no topology: MPI refuses the call
   }
   const int n = sources ? in : out;
-  ev_.set_list(f, std::vector<int64_t>(counts, counts + n));
+  set_list(f, std::vector<int64_t>(counts, counts + n));
 }
 
 }  // namespace tracefold::record
