@@ -62,7 +62,7 @@ outliers() {
     if (k != 2) next
     split(bin[1], lo, ":"); split(bin[2], hi, ":")
     if (lo[2] > 0 && hi[2] * 4 <= n && hi[3] > 2 * lo[5] / lo[2]) out += hi[5]
-  } END { printf "%.1f", all > 0 ? 100 * out / all : 0 }' "$1"
+  } END { printf "%.1f", (all > 0 ? 100 * out / all : 0) }' "$1"
 }
 hsum() { awk -v k="$1" '$1 == k { for (i = 2; i <= NF; ++i) if ($i ~ /^sum=/) s += substr($i, 5) } END { printf "%.0f", s }' "$2"; }
 
