@@ -13,8 +13,9 @@ namespace tracefold::benchgen {
 double trimmed_mean_ns(const Histogram& h);
 
 /// The time in ns to spin before node `n`: over its timing blocks, the
-/// count-weighted mean (kMean) or trimmed mean (kTrimmed, also used for
-/// kSample's callers that need one number); 0 without samples.
+/// count-weighted plain mean for kMean, the count-weighted trimmed mean for
+/// any other mode (kSample draws from the histogram instead; the parametric
+/// and coNCePTuaL outputs ask for kTrimmed); 0 without samples.
 double compute_ns(const Node& n, bench::ComputeMode mode);
 
 }  // namespace tracefold::benchgen
