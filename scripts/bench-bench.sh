@@ -5,22 +5,27 @@
 # run, and the mean absolute percentage error over the programs (the seed
 # reports 2.9 %; the target is < 3 %).
 #
-#   bash scripts/bench-bench.sh [BUILD_DIR] [NP] [REPS] [WORK]
+#   bash scripts/bench-bench.sh [BUILD_DIR] [NP] [REPS] [WORK] [MODES]
 #
 # Each program runs STEPS steps of WORK units of computation (about 1 us a
 # unit, tests/apps/app_work.h) and is recorded once; its benchmark is
-# generated with the default --compute mean. Both report their own time
-# from inside: the program's "app_time" (APP_TIME set: slowest rank, from a
-# barrier after MPI_Init to MPI_Finalize) and the benchmark's "wall time"
-# (slowest rank, from after its setup to the end), so mpirun's launch cost,
-# which varies by seconds on a loaded machine, is in neither. Program and
-# benchmark runs alternate, REPS of each (default 3), and each time is the
-# median of its REPS.
+# generated once per --compute mode of MODES (default "trimmed mean": the
+# default statistic and the plain mean, side by side). Both report their own
+# time from inside: the program's "app_time" (APP_TIME set: slowest rank,
+# from a barrier after MPI_Init to MPI_Finalize) and the benchmark's "wall
+# time" (slowest rank, from after its setup to the end), so mpirun's launch
+# cost, which varies by seconds on a loaded machine, is in neither. Program
+# and benchmark runs alternate, REPS of each (default 3), and each time is
+# the median of its REPS. "compute" is the share of the recorded time the
+# trace holds as computation (sum of the compute histograms over compute
+# plus communication); "outliers" the share of the recorded compute time
+# that the trimmed mean leaves out as descheduling.
 set -euo pipefail
 BUILD=${1:-build}
 NP=${2:-4}
 REPS=${3:-3}
 WORK=${4:-1000}
+read -r -a MODES <<<"${5:-trimmed mean}"
 TF=$BUILD/src/cli/tracefold
 APPS=$BUILD/tests/apps
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -42,39 +47,71 @@ PROGRAMS=(
 )
 
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+# Sum of the `sum=` of the text trace's histograms of one kind.
+# Share of the compute time in upper bins the trimmed mean leaves out (the
+# rule of src/benchgen/compute_time.cpp).
+outliers() {
+  awk '$1 == "compute" {
+    n = 0; b = ""
+    for (i = 2; i <= NF; ++i) {
+      if ($i ~ /^n=/) n = substr($i, 3)
+      if ($i ~ /^sum=/) all += substr($i, 5)
+      if ($i ~ /^bins=/) b = substr($i, 6)
+    }
+    k = split(b, bin, ",")
+    if (k != 2) next
+    split(bin[1], lo, ":"); split(bin[2], hi, ":")
+    if (lo[2] > 0 && hi[2] * 4 <= n && hi[3] > 2 * lo[5] / lo[2]) out += hi[5]
+  } END { printf "%.1f", (all > 0 ? 100 * out / all : 0) }' "$1"
+}
+hsum() { awk -v k="$1" '$1 == k { for (i = 2; i <= NF; ++i) if ($i ~ /^sum=/) s += substr($i, 5) } END { printf "%.0f", s }' "$2"; }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $NP ranks, $REPS runs each, WORK=$WORK"
-printf '%-24s %10s %10s %8s\n' program original bench error
-sum=0
+header=$(printf '%-22s %8s %8s %8s' program compute outliers original)
+for m in "${MODES[@]}"; do header+=$(printf ' %9s %7s' "$m" error); done
+echo "$header"
+declare -A sum
 count=0
 for p in "${PROGRAMS[@]}"; do
   read -r name steps <<<"$p"
   [[ -x $APPS/app_$name ]] || continue
-  "$TF" record -o "$W/$name.tf" -- mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" \
+  "$TF" record --text -o "$W/$name.tf" -- mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" \
     >/dev/null 2>&1
-  "$TF" bench "$W/$name.tf" -o "$W/$name.c" 2>/dev/null
-  mpicc -std=c11 -O2 "$W/$name.c" -o "$W/$name-bench"
+  for m in "${MODES[@]}"; do
+    "$TF" bench "$W/$name.tf" --compute "$m" -o "$W/$name-$m.c" 2>/dev/null
+    mpicc -std=c11 -O2 "$W/$name-$m.c" -o "$W/$name-$m"
+    : >"$W/$m.t"
+  done
   : >"$W/orig.t"
-  : >"$W/gen.t"
   for ((k = 0; k < REPS; ++k)); do
     APP_TIME=1 mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" 2>&1 >/dev/null |
       sed -n 's/^app_time: //p' >>"$W/orig.t"
-    mpirun -np "$NP" "$W/$name-bench" 2>/dev/null |
-      sed -n 's/^bench: .* wall time \([0-9.]*\) s$/\1/p' >>"$W/gen.t"
+    for m in "${MODES[@]}"; do
+      mpirun -np "$NP" "$W/$name-$m" 2>/dev/null |
+        sed -n 's/^bench: .* wall time \([0-9.]*\) s$/\1/p' >>"$W/$m.t"
+    done
   done
-  if [[ $(wc -l <"$W/orig.t") -ne $REPS || $(wc -l <"$W/gen.t") -ne $REPS ]]; then
+  short=0
+  for f in orig "${MODES[@]}"; do [[ $(wc -l <"$W/$f.t") -eq $REPS ]] || short=1; done
+  if ((short)); then
     echo "$name: a run reported no time" >&2
     continue
   fi
+  comp=$(hsum compute "$W/$name.tf")
+  comm=$(hsum comm "$W/$name.tf")
   orig=$(median <"$W/orig.t")
-  gen=$(median <"$W/gen.t")
-  row=$(awk -v o="$orig" -v g="$gen" 'BEGIN {
-    e = 100 * (g - o) / o
-    printf "%9.3fs %9.3fs %+7.1f%% %.4f", o, g, e, (e < 0 ? -e : e)
-  }')
-  printf '%-24s %s\n' "$name" "${row% *}"
-  sum=$(awk -v s="$sum" -v a="${row##* }" 'BEGIN {print s + a}')
+  row=$(awk -v a="$comp" -v b="$comm" -v o="$orig" -v x="$(outliers "$W/$name.tf")" \
+    'BEGIN { printf "%7.1f%% %7.1f%% %7.3fs", 100 * a / (a + b), x, o }')
+  for m in "${MODES[@]}"; do
+    gen=$(median <"$W/$m.t")
+    e=$(awk -v o="$orig" -v g="$gen" 'BEGIN { printf "%.4f", 100 * (g - o) / o }')
+    row+=$(awk -v g="$gen" -v e="$e" 'BEGIN { printf " %8.3fs %+6.1f%%", g, e }')
+    sum[$m]=$(awk -v s="${sum[$m]:-0}" -v e="$e" 'BEGIN { print s + (e < 0 ? -e : e) }')
+  done
+  printf '%-22s %s\n' "$name" "$row"
   count=$((count + 1))
 done
-awk -v s="$sum" -v n="$count" 'BEGIN {printf "MAPE over %d programs: %.1f %%\n", n, s / n}'
+for m in "${MODES[@]}"; do
+  awk -v s="${sum[$m]:-0}" -v n="$count" -v m="$m" 'BEGIN { printf "MAPE over %d programs, --compute %s: %.1f %%\n", n, m, s / n }'
+done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -20,12 +20,13 @@ namespace tracefold::bench {
 
 /// How the time between calls is reproduced.
 enum class ComputeMode : uint8_t {
-  kMean,    ///< each node's recorded mean compute time (default)
-  kSample,  ///< drawn from the node's histogram, with a fixed seed
+  kMean,     ///< each node's recorded mean compute time
+  kSample,   ///< drawn from the node's histogram, with a fixed seed
+  kTrimmed,  ///< the mean without an outlying upper bin (descheduling; default)
 };
 
 struct Options {
-  ComputeMode compute = ComputeMode::kMean;
+  ComputeMode compute = ComputeMode::kTrimmed;
   double scale = 1.0;  ///< multiplies every compute time (`--compute scale=F`)
   uint64_t seed = 1;   ///< seed of kSample's draws
   /// Keep MPI_ANY_SOURCE / MPI_ANY_TAG as recorded (`--keep-wildcards`);

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "compute_time.hpp"
 #include "exprs.hpp"
 #include "tracefold/op_class.hpp"
 
@@ -228,14 +229,8 @@ class Writer {
 
   void compute(std::size_t k) {
     const Node& n = t_.nodes[k];
-    double sum = 0;
-    uint64_t count = 0;
-    for (const Timing& tm : n.timings) {
-      sum += tm.compute.mean() * static_cast<double>(tm.compute.count());
-      count += tm.compute.count();
-    }
-    if (count == 0) return;
-    const int64_t us = std::llround(sum / static_cast<double>(count) / 1000.0);
+    // The C program's default statistic (compute_time.hpp).
+    const int64_t us = std::llround(benchgen::compute_ns(n, bench::ComputeMode::kTrimmed) / 1000.0);
     if (us >= 1) line(tasks(n.ranks) + " COMPUTES FOR " + std::to_string(us) + " MICROSECONDS");
   }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "compute_time.hpp"
 #include "gen.hpp"
 #include "parametric.hpp"
 #include "tracefold/extrap/grid.hpp"
@@ -367,8 +368,10 @@ Model build_model(const std::vector<ExtrapInput>& in) {
       Histogram all;
       for (const Timing& tm : nodes[k]->timings) all.merge(tm.compute);
       if (all.empty()) continue;
-      points.push_back({static_cast<double>(in[k].trace.world_size), all.mean()});
-      any = any || all.mean() >= 1;
+      // As the fixed-scale default: without descheduled outliers.
+      const double ns = compute_ns(*nodes[k], bench::ComputeMode::kTrimmed);
+      points.push_back({static_cast<double>(in[k].trace.world_size), ns});
+      any = any || ns >= 1;
     }
     if (any && points.size() >= 2) pn.compute = time_c(points);
     m.nodes.push_back(std::move(pn));

@@ -337,16 +337,19 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
     for (int d = 0; d < ndims; ++d) remain[d] = (mask >> (ndims - 1 - d)) & 1;
     MPI_Comm trial;
     PMPI_Cart_sub(cart, remain, &trial);
-    if (size_of(trial) != n) ok = 0;
-    MPI_Group g;
-    PMPI_Comm_group(trial, &g);
-    for (int k = 0; ok && k < n; ++k) {
-      int w = -1;
-      PMPI_Group_translate_ranks(g, 1, &k, world_group, &w);
-      ok = w == want[k];
+    /* MPICH gives MPI_COMM_NULL when no dimension remains. */
+    if (trial == MPI_COMM_NULL || size_of(trial) != n) ok = 0;
+    if (trial != MPI_COMM_NULL) {
+      MPI_Group g;
+      PMPI_Comm_group(trial, &g);
+      for (int k = 0; ok && k < n; ++k) {
+        int w = -1;
+        PMPI_Group_translate_ranks(g, 1, &k, world_group, &w);
+        ok = w == want[k];
+      }
+      PMPI_Group_free(&g);
+      PMPI_Comm_free(&trial);
     }
-    PMPI_Group_free(&g);
-    PMPI_Comm_free(&trial);
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, cart);
     if (all) {
       PMPI_Group_free(&world_group);

@@ -11,6 +11,7 @@
 #include <map>
 #include <tuple>
 
+#include "compute_time.hpp"
 #include "gen.hpp"
 
 namespace tracefold::benchgen {
@@ -121,8 +122,9 @@ std::string Gen::compute(std::size_t i) {
   Histogram all;
   for (const Timing& tm : n.timings) all.merge(tm.compute);
   if (all.empty() || all.mean() * opt.scale < 1) return "";
-  if (opt.compute == bench::ComputeMode::kMean) {
-    return "spin_ns(" + std::to_string(std::llround(all.mean() * opt.scale)) + ");";
+  if (opt.compute != bench::ComputeMode::kSample) {
+    const double ns = compute_ns(n, opt.compute) * opt.scale;
+    return ns < 1 ? "" : "spin_ns(" + std::to_string(std::llround(ns)) + ");";
   }
   const std::string name = fresh(site_name(i) + "_compute");
   decls << "static const struct bin " << name << "[] = {";

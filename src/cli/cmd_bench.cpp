@@ -51,7 +51,9 @@ bench::Options parse_compute(const BenchArgs& a) {
   o.keep_wildcards = a.keep_wildcards;
   o.lossy_ok = a.lossy_ok;
   for (const std::string& c : a.compute) {
-    if (c == "mean") {
+    if (c == "trimmed") {
+      o.compute = bench::ComputeMode::kTrimmed;
+    } else if (c == "mean") {
       o.compute = bench::ComputeMode::kMean;
     } else if (c == "sample") {
       o.compute = bench::ComputeMode::kSample;
@@ -65,7 +67,7 @@ bench::Options parse_compute(const BenchArgs& a) {
       if (used == 0 || used != c.size() - 6 || !(o.scale >= 0))
         throw std::invalid_argument("--compute " + c + ": scale must be a number >= 0");
     } else {
-      throw std::invalid_argument("--compute " + c + ": expected mean, sample or scale=F");
+      throw std::invalid_argument("--compute " + c + ": expected trimmed, mean, sample or scale=F");
     }
   }
   return o;
@@ -89,8 +91,11 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("trace", a->trace, "Trace file")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", a->output, "C file to write (default bench.c)");
   cmd->add_option("--compute", a->compute,
-                  "Computation between calls: mean (default: each call's recorded mean), "
-                  "sample (drawn from the recorded histogram), scale=F (times F); may be repeated");
+                  "Computation between calls: trimmed (default: each call's recorded mean "
+                  "without an outlying bin of descheduled intervals), mean (the plain mean), "
+                  "sample (drawn from the recorded histogram), scale=F (times F); may be repeated")
+      // One value per --compute, so that the trace may follow it.
+      ->allow_extra_args(false);
   cmd->add_option("--seed", a->seed,
                   "Seed of --compute sample's draws and of --lossy-ok's order (default 1)");
   cmd->add_option("--lang", a->lang, "Output language: c (default) or conceptual (coNCePTuaL)")

@@ -1,0 +1,21 @@
+// Compute times of generated benchmarks (compute_time.cpp).
+#pragma once
+
+#include "tracefold/bench.hpp"
+#include "tracefold/histogram.hpp"
+#include "tracefold/trace.hpp"
+
+namespace tracefold::benchgen {
+
+/// The mean of a compute histogram without an upper bin that looks like
+/// descheduling (a minority of the samples, all above twice the lower bin's
+/// mean); the plain mean otherwise; 0 when empty.
+double trimmed_mean_ns(const Histogram& h);
+
+/// The time in ns to spin before node `n`: over its timing blocks, the
+/// count-weighted plain mean for kMean, the count-weighted trimmed mean for
+/// any other mode (kSample draws from the histogram instead; the parametric
+/// and coNCePTuaL outputs ask for kTrimmed); 0 without samples.
+double compute_ns(const Node& n, bench::ComputeMode mode);
+
+}  // namespace tracefold::benchgen
