@@ -123,6 +123,10 @@ mpich_refused_one() {
     show_run "$d/out.txt" "$d/err.txt"
     return 0
   fi
+  if [[ ${4:-} == --drop-field ]]; then
+    what+=" without field $5"
+    bench_drop_field "$d/t.tf" "$5" "$what" || return 0
+  fi
   local rc=0
   "$TF" bench "$d/t.tf" -o "$d/bench.c" 2>"$d/gen.err" || rc=$?
   if [[ $rc -eq 0 ]]; then
