@@ -103,9 +103,9 @@ bench_check_lists() {
 bench_one() {
   local name=$1 np=$2 steps=$3
   shift 3
-  local gen=()
+  BENCH_GEN=()
   while [[ ${1:-} == --gen=* ]]; do
-    gen+=("${1#--gen=}")
+    BENCH_GEN+=("${1#--gen=}")
     shift
   done
   local what="$name at $np ranks" t0=$SECONDS
@@ -120,38 +120,49 @@ bench_one() {
     show_run "$DIR/err.txt"
     return 0
   fi
-  if ! "$TF" bench "${gen[@]}" "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen-err.txt"; then
-    bad "$what: tracefold bench failed: $(cat "$DIR/gen-err.txt")"
+  bench_generate_run_diff "$what" "$DIR" "$np" "$t0" "$@"
+}
+
+# The rest of one program's check, once DIR/t.tf is recorded: generate it
+# (with the options in BENCH_GEN), compile with BENCH_CC, run and record
+# under BENCH_RUN (a launcher and its rank-count option), and compare the
+# two traces with the diff options given (--run-only: do not compare).
+BENCH_CC=mpicc
+BENCH_RUN=("${TRACEFOLD_MPIRUN:-mpirun}" -np)
+bench_generate_run_diff() {
+  local what=$1 d=$2 np=$3 t0=$4
+  shift 4
+  if ! "$TF" bench "${BENCH_GEN[@]}" "$d/t.tf" -o "$d/bench.c" 2>"$d/gen-err.txt"; then
+    bad "$what: tracefold bench failed: $(cat "$d/gen-err.txt")"
     return 0
   fi
   # A resolved benchmark names every source it receives from.
-  if [[ " $* " == *" --resolved "* ]] && grep -q 'MPI_ANY_SOURCE' "$DIR/bench.c"; then
+  if [[ " $* " == *" --resolved "* ]] && grep -q 'MPI_ANY_SOURCE' "$d/bench.c"; then
     bad "$what: the benchmark still receives from MPI_ANY_SOURCE"
   fi
-  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$DIR/bench.c" -o "$DIR/bench" 2>"$DIR/cc-err.txt"; then
-    bad "$what: the benchmark does not compile cleanly"
-    head -n 20 "$DIR/cc-err.txt" >&2
+  if ! "$BENCH_CC" -std=c11 -Wall -Wextra -Werror -O1 "$d/bench.c" -o "$d/bench" 2>"$d/cc-err.txt"; then
+    bad "$what: the benchmark does not compile cleanly with $BENCH_CC"
+    head -n 20 "$d/cc-err.txt" >&2
     return 0
   fi
-  limited "$DIR/bout.txt" "$DIR/berr.txt" \
-    "$TF" record --text -o "$DIR/b.tf" -- "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$DIR/bench"
-  if [[ $LRC -ne 0 || ! -s $DIR/b.tf ]]; then
+  limited "$d/bout.txt" "$d/berr.txt" "$TF" record --text -o "$d/b.tf" -- "${BENCH_RUN[@]}" "$np" "$d/bench"
+  if [[ $LRC -ne 0 || ! -s $d/b.tf ]]; then
     bad "$what: running the benchmark under the recorder failed ($LRC)"
-    show_run "$DIR/bout.txt" "$DIR/berr.txt"
+    show_run "$d/bout.txt" "$d/berr.txt"
     return 0
   fi
-  grep -q "^bench: $np ranks, wall time" "$DIR/bout.txt" || bad "$what: the benchmark printed no wall time"
+  grep -q "^bench: $np ranks, wall time" "$d/bout.txt" || bad "$what: the benchmark printed no wall time"
   if [[ ${1:-} == --run-only ]]; then
     ok "$what: generated, compiled and ran (not diffed: completion order depends on timing)"
     return 0
   fi
-  local d drc=0
-  d=$("$TF" diff --ignore-callsites "$@" "$DIR/t.tf" "$DIR/b.tf" 2>&1) || drc=$?
+  local out drc=0
+  out=$("$TF" diff --ignore-callsites "$@" "$d/t.tf" "$d/b.tf" 2>&1) || drc=$?
   if [[ $drc -ne 0 ]]; then
-    bad "$what: the benchmark's trace differs from the program's ($*): $(head -c 600 <<<"$d")"
+    bad "$what: the benchmark's trace differs from the program's ($*): $(head -c 600 <<<"$out")"
     return 0
   fi
-  ok "$what: same calls on every rank ($d${*:+; $*}), $(wc -l <"$DIR/bench.c") lines of C, $((SECONDS - t0)) s"
+  ok "$what: same calls on every rank ($out${*:+; $*}), $(wc -l <"$d/bench.c") lines of C, $((SECONDS - t0)) s"
 }
 
 # bench_drop_field TRACE FIELD WHAT: TRACE rewritten as text without FIELD
@@ -174,20 +185,28 @@ refused_one() {
     bad "$what: recording the program failed ($RC)"
     return 0
   fi
-  if [[ ${4:-} == --drop-field ]]; then
-    what+=" without field $5"
-    bench_drop_field "$DIR/t.tf" "$5" "$what" || return 0
+  shift 3
+  bench_refusal "$what" "$DIR" "$@"
+}
+
+# bench_refusal WHAT DIR [--drop-field F]: generation from DIR/t.tf must
+# fail with an error naming a node and leave no file behind.
+bench_refusal() {
+  local what=$1 d=$2
+  if [[ ${3:-} == --drop-field ]]; then
+    what+=" without field $4"
+    bench_drop_field "$d/t.tf" "$4" "$what" || return 0
   fi
   local rc=0
-  "$TF" bench "$DIR/t.tf" -o "$DIR/bench.c" 2>"$DIR/gen-err.txt" || rc=$?
+  "$TF" bench "$d/t.tf" -o "$d/bench.c" 2>"$d/gen-err.txt" || rc=$?
   if [[ $rc -eq 0 ]]; then
     bad "$what: generation was expected to refuse this program and did not"
-  elif ! grep -Eq 'node [0-9]+ \(MPI_' "$DIR/gen-err.txt"; then
-    bad "$what: the refusal does not name a node: $(cat "$DIR/gen-err.txt")"
-  elif ls "$DIR"/bench.c* >/dev/null 2>&1; then
-    bad "$what: a refused generation left a file behind: $(ls "$DIR"/bench.c*)"
+  elif ! grep -Eq 'node [0-9]+ \(MPI_' "$d/gen-err.txt"; then
+    bad "$what: the refusal does not name a node: $(cat "$d/gen-err.txt")"
+  elif ls "$d"/bench.c* >/dev/null 2>&1; then
+    bad "$what: a refused generation left a file behind: $(ls "$d"/bench.c*)"
   else
-    ok "$what: refused ($(cat "$DIR/gen-err.txt"))"
+    ok "$what: refused ($(cat "$d/gen-err.txt"))"
   fi
 }
 

@@ -65,78 +65,39 @@ mpich_build() {
 mpich_bench_one() {
   local name=$1 np=$2 steps=$3
   shift 3
-  local gen=()
+  BENCH_GEN=()
   while [[ ${1:-} == --gen=* ]]; do
-    gen+=("${1#--gen=}")
+    BENCH_GEN+=("${1#--gen=}")
     shift
   done
   local what="$name under MPICH at $np ranks" d="$WORK/mpich-$name-np$np" t0=$SECONDS
-  CHECKS=$((CHECKS + 1))
-  mkdir -p "$d"
-  mpich_build "$name" "$d/app" || return 0
-  limited "$d/out.txt" "$d/err.txt" "$TF" record -o "$d/t.tf" -- "$MRUN" -n "$np" "$d/app" "$steps"
-  if [[ $LRC -ne 0 || ! -s $d/t.tf ]]; then
-    bad "$what: recording the program failed ($LRC)"
-    show_run "$d/out.txt" "$d/err.txt"
-    return 0
-  fi
-  if ! "$TF" bench "${gen[@]}" "$d/t.tf" -o "$d/bench.c" 2>"$d/gen.err"; then
-    bad "$what: tracefold bench failed: $(cat "$d/gen.err")"
-    return 0
-  fi
-  if [[ " $* " == *" --resolved "* ]] && grep -q 'MPI_ANY_SOURCE' "$d/bench.c"; then
-    bad "$what: the benchmark still receives from MPI_ANY_SOURCE"
-  fi
-  if ! $MCC -std=c11 -Wall -Wextra -Werror -O1 "$d/bench.c" -o "$d/bench" 2>"$d/cc.err"; then
-    bad "$what: the benchmark does not compile cleanly with $MCC"
-    head -n 20 "$d/cc.err" >&2
-    return 0
-  fi
-  limited "$d/bout.txt" "$d/berr.txt" "$TF" record -o "$d/b.tf" -- "$MRUN" -n "$np" "$d/bench"
-  if [[ $LRC -ne 0 || ! -s $d/b.tf ]]; then
-    bad "$what: running the benchmark under the recorder failed ($LRC)"
-    show_run "$d/bout.txt" "$d/berr.txt"
-    return 0
-  fi
-  grep -q "^bench: $np ranks, wall time" "$d/bout.txt" || bad "$what: the benchmark printed no wall time"
-  if [[ ${1:-} == --run-only ]]; then
-    ok "$what: generated, compiled and ran (not diffed: completion order depends on timing)"
-    return 0
-  fi
-  local out rc=0
-  out=$("$TF" diff --ignore-callsites "$@" "$d/t.tf" "$d/b.tf" 2>&1) || rc=$?
-  if [[ $rc -ne 0 ]]; then
-    bad "$what: the benchmark's trace differs from the program's ($*): $(head -c 600 <<<"$out")"
-    return 0
-  fi
-  ok "$what: same calls on every rank ($out${*:+; $*}), $((SECONDS - t0)) s"
+  mpich_record "$name" "$np" "$steps" "$what" "$d" || return 0
+  # Dynamic scope: bench_generate_run_diff sees MPICH's compiler and launcher.
+  local BENCH_CC=$MCC
+  local -a BENCH_RUN=("$MRUN" -n)
+  bench_generate_run_diff "$what" "$d" "$np" "$t0" "$@"
 }
 
 mpich_refused_one() {
   local name=$1 np=$2 steps=$3 what="$1 under MPICH at $2 ranks" d="$WORK/mpich-$1-np$2"
+  mpich_record "$name" "$np" "$steps" "$what" "$d" || return 0
+  shift 3
+  bench_refusal "$what" "$d" "$@"
+}
+
+# mpich_record NAME NP STEPS WHAT DIR: the program built with MPICH's
+# wrappers and recorded under mpiexec.mpich into DIR/t.tf (counted as a
+# check; a failure is reported and returns 1).
+mpich_record() {
+  local name=$1 np=$2 steps=$3 what=$4 d=$5
   CHECKS=$((CHECKS + 1))
   mkdir -p "$d"
-  mpich_build "$name" "$d/app" || return 0
+  mpich_build "$name" "$d/app" || return 1
   limited "$d/out.txt" "$d/err.txt" "$TF" record -o "$d/t.tf" -- "$MRUN" -n "$np" "$d/app" "$steps"
   if [[ $LRC -ne 0 || ! -s $d/t.tf ]]; then
     bad "$what: recording the program failed ($LRC)"
     show_run "$d/out.txt" "$d/err.txt"
-    return 0
-  fi
-  if [[ ${4:-} == --drop-field ]]; then
-    what+=" without field $5"
-    bench_drop_field "$d/t.tf" "$5" "$what" || return 0
-  fi
-  local rc=0
-  "$TF" bench "$d/t.tf" -o "$d/bench.c" 2>"$d/gen.err" || rc=$?
-  if [[ $rc -eq 0 ]]; then
-    bad "$what: generation was expected to refuse this program and did not"
-  elif ! grep -Eq 'node [0-9]+ \(MPI_' "$d/gen.err"; then
-    bad "$what: the refusal does not name a node: $(cat "$d/gen.err")"
-  elif ls "$d"/bench.c* >/dev/null 2>&1; then
-    bad "$what: a refused generation left a file behind: $(ls "$d"/bench.c*)"
-  else
-    ok "$what: refused ($(cat "$d/gen.err"))"
+    return 1
   fi
 }
 
