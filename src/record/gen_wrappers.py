@@ -184,18 +184,15 @@ def record_code(fn, pre, fortran=False):
             out.append("c.indices(*%s, %s, 1);" % (r["outcount"], r["indices"]))
         else:
             out.append("if (rc == MPI_SUCCESS) c.indices(*%s, %s, 0);" % (r["outcount"], r["indices"]))
-    if "blocklens" in r:
-        n, arr = r["blocklens"].split(",")
-        out.append("c.int_list(R::kBlocklens, %s, %s);" % (n, arr))
-    if "dims" in r:
-        n, arr = r["dims"].split(",")
-        out.append("c.int_list(R::kDims, %s, %s);" % (n, arr))
-    if "periods" in r:
-        n, arr = r["periods"].split(",")
-        out.append("c.flag_list(R::kPeriods, %s, %s);" % (n, arr))
-    if "gindex" in r:
-        n, arr = r["gindex"].split(",")
-        out.append("c.int_list(R::kGindex, %s, %s);" % (n, arr))
+    # Integer lists passed as (length, array): the role, the recorder method
+    # and the field it fills.
+    for role, method, field in (("blocklens", "int_list", "kBlocklens"),
+                                ("dims", "int_list", "kDims"),
+                                ("periods", "flag_list", "kPeriods"),
+                                ("gindex", "int_list", "kGindex")):
+        if role in r:
+            n, arr = r[role].split(",")
+            out.append("c.%s(R::%s, %s, %s);" % (method, field, n, arr))
     if "gedges" in r:
         # index[nnodes - 1] edges in all (MPI_Graph_create's layout).
         n, index, arr = r["gedges"].split(",")
