@@ -133,6 +133,24 @@ enum class OpVariant : uint8_t {
   kCollective,  ///< MPI-IO calls that are collective over the file's communicator
 };
 
+/// Point-to-point traffic and the calls that manage its requests: what a
+/// lossy filter may drop and what the wait-state analysis books as
+/// point-to-point time.
+constexpr bool is_point_to_point(OpCategory c) {
+  switch (c) {
+    case OpCategory::kSend:
+    case OpCategory::kRecv:
+    case OpCategory::kSendrecv:
+    case OpCategory::kProbe:
+    case OpCategory::kPersistent:
+    case OpCategory::kRequest:
+    case OpCategory::kCompletion:
+      return true;
+    default:
+      return false;
+  }
+}
+
 struct OpTraits {
   OpFamily family = OpFamily::kMarker;
   OpCategory category = OpCategory::kMarker;
@@ -143,6 +161,9 @@ struct OpTraits {
   OpVariant variant = OpVariant::kPlain;
 
   bool collective() const { return shape != CollectiveShape::kNone; }
+  /// Moves point-to-point data or handles its requests (send, receive,
+  /// probe, persistent, request and completion calls).
+  bool point_to_point() const { return is_point_to_point(category); }
 };
 
 /// The traits of an operation id. Throws std::out_of_range for an id

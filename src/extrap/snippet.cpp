@@ -58,18 +58,7 @@ namespace {
 // their requests. The rest (collectives, environment, communicator and
 // datatype calls) is kept when no match is under way.
 bool filtered_kind(const Event& e) {
-  switch (op_traits(e.op).category) {
-    case OpCategory::kSend:
-    case OpCategory::kRecv:
-    case OpCategory::kSendrecv:
-    case OpCategory::kProbe:
-    case OpCategory::kPersistent:
-    case OpCategory::kRequest:
-    case OpCategory::kCompletion:
-      return true;
-    default:
-      return false;
-  }
+  return op_traits(e.op).point_to_point();
 }
 
 bool matches(const SnippetEvent& s, const Event& e) {

@@ -100,14 +100,23 @@ bench_check_lists() {
   done
 }
 
+# Leading --gen=OPT arguments become BENCH_GEN (options for `tracefold
+# bench`); the caller shifts BENCH_GEN_SHIFT of its arguments away.
+bench_parse_gen() {
+  BENCH_GEN=()
+  BENCH_GEN_SHIFT=0
+  while [[ ${1:-} == --gen=* ]]; do
+    BENCH_GEN+=("${1#--gen=}")
+    BENCH_GEN_SHIFT=$((BENCH_GEN_SHIFT + 1))
+    shift
+  done
+}
+
 bench_one() {
   local name=$1 np=$2 steps=$3
   shift 3
-  BENCH_GEN=()
-  while [[ ${1:-} == --gen=* ]]; do
-    BENCH_GEN+=("${1#--gen=}")
-    shift
-  done
+  bench_parse_gen "$@"
+  shift "$BENCH_GEN_SHIFT"
   local what="$name at $np ranks" t0=$SECONDS
   CHECKS=$((CHECKS + 1))
   if [[ ! -x $APPS/app_$name ]]; then

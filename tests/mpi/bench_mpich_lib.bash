@@ -65,11 +65,8 @@ mpich_build() {
 mpich_bench_one() {
   local name=$1 np=$2 steps=$3
   shift 3
-  BENCH_GEN=()
-  while [[ ${1:-} == --gen=* ]]; do
-    BENCH_GEN+=("${1#--gen=}")
-    shift
-  done
+  bench_parse_gen "$@"
+  shift "$BENCH_GEN_SHIFT"
   local what="$name under MPICH at $np ranks" d="$WORK/mpich-$name-np$np" t0=$SECONDS
   mpich_record "$name" "$np" "$steps" "$what" "$d" || return 0
   # Dynamic scope: bench_generate_run_diff sees MPICH's compiler and launcher.

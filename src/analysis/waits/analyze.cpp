@@ -227,24 +227,12 @@ void basic_times(Analysis& a, int32_t r) {
       continue;
     }
     a.add(WaitPattern::kMpi, cp, r, call);
-    switch (t.category) {
-      case OpCategory::kSend:
-      case OpCategory::kRecv:
-      case OpCategory::kSendrecv:
-      case OpCategory::kProbe:
-      case OpCategory::kPersistent:
-      case OpCategory::kRequest:
-      case OpCategory::kCompletion:
-        a.add(WaitPattern::kPointToPoint, cp, r, call);
-        break;
-      case OpCategory::kCollective:
-        a.add(t.shape == CollectiveShape::kBarrier ? WaitPattern::kSynchronization
-                                                   : WaitPattern::kCollective,
-              cp, r, call);
-        break;
-      default:
-        break;
-    }
+    if (t.point_to_point())
+      a.add(WaitPattern::kPointToPoint, cp, r, call);
+    else if (t.category == OpCategory::kCollective)
+      a.add(t.shape == CollectiveShape::kBarrier ? WaitPattern::kSynchronization
+                                                 : WaitPattern::kCollective,
+            cp, r, call);
   }
 }
 
