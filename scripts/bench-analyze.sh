@@ -15,6 +15,9 @@
 # another build) also runs that version's parallel analysis on the same
 # recording, alternating with this one (REPEAT times each, default 1), and
 # prints its wall time (`base s`) and this version's over it (`new/base`).
+# BUNDLE=1 also runs this version's parallel analysis with --bundle (each
+# peer's messages in one MPI_Alltoallv) in the same loop (`bun s`, its
+# ratio to the run `bun/run`), and checks its report is the serial one too.
 # PHASES=1 prints where the parallel analysis spent its time (the slowest
 # rank per phase, TRACEFOLD_ANALYZE_PHASES).
 set -euo pipefail
@@ -26,6 +29,7 @@ NPS="${NPS:-${NP:-4 8}}"
 STEPS="${STEPS:-2000 8000}"
 REPEAT="${REPEAT:-1}"
 BASELINE="${BASELINE:-}"
+BUNDLE="${BUNDLE:-0}"
 [[ -x $BUILD_DIR/src/cli/tracefold ]] || { echo "bench-analyze: build first ($BUILD_DIR)" >&2; exit 2; }
 if [[ -n $BASELINE ]]; then
   [[ -x $BASELINE/tracefold && -x $BASELINE/tracefold-analyze ]] ||
@@ -40,6 +44,7 @@ echo "load before: $(uptime)"
 printf '%-6s %3s %9s %8s %9s %6s %9s %6s %8s %14s %14s %5s' steps np events "run s" "serial s" \
   ratio "par s" ratio "par in" "ser ev/s/rank" "par ev/s/rank" same
 [[ -n $BASELINE ]] && printf ' %8s %8s' "base s" new/base
+[[ $BUNDLE == 1 ]] && printf ' %8s %8s' "bun s" bun/run
 echo
 for np in $NPS; do
   for steps in $STEPS; do
@@ -48,7 +53,7 @@ for np in $NPS; do
     t1=$(now)
     "$TF" analyze "$work/s.tf" -o "$work/s.json" 2>"$work/an.err"
     t2=$(now)
-    par=0 base=0 same=yes
+    par=0 base=0 bun=0 same=yes
     for ((i = 0; i < REPEAT; i++)); do
       if [[ -n $BASELINE ]]; then
         b0=$(now)
@@ -62,17 +67,28 @@ for np in $NPS; do
         -o "$work/p.json" 2>"$work/par.err"
       par=$(echo "$par + $(now) - $p0" | bc)
       cmp -s "$work/s.json" "$work/p.json" || same=no
+      if [[ $BUNDLE == 1 ]]; then
+        u0=$(now)
+        TRACEFOLD_ANALYZE_PHASES=${PHASES:-0} mpirun -np "$np" "$TF" analyze "$work/s.tf" --bundle \
+          -o "$work/u.json" 2>"$work/bun.err"
+        bun=$(echo "$bun + $(now) - $u0" | bc)
+        cmp -s "$work/s.json" "$work/u.json" || same=no
+      fi
     done
     inside=$(sed -n 's/.*(\([0-9.e-]*\) s after MPI_Init).*/\1/p' "$work/par.err")
     events=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['events'])" "$work/s.json")
     awk -v s="$steps" -v np="$np" -v e="$events" -v r="$(echo "$t1 - $t0" | bc)" \
       -v a="$(echo "$t2 - $t1" | bc)" -v p="$(echo "$par / $REPEAT" | bc -l)" -v same="$same" \
       -v pin="${inside:-0}" -v b="$(echo "$base / $REPEAT" | bc -l)" -v hasb="${BASELINE:+1}" \
+      -v u="$(echo "$bun / $REPEAT" | bc -l)" -v hasu="$BUNDLE" \
       'BEGIN { printf "%-6s %3s %9d %8.3f %9.3f %6.3f %9.3f %6.3f %8.3f %14.0f %14.0f %5s",
                s, np, e, r, a, a / r, p, p / r, pin, e / a, e / np / p, same
                if (hasb) printf " %8.3f %8.3f", b, p / b
+               if (hasu == 1) printf " %8.3f %8.3f", u, u / r
                printf "\n" }'
     [[ ${PHASES:-0} == 1 ]] && sed -n 's/^tracefold: phase /  phase /p' "$work/par.err"
+    [[ ${PHASES:-0} == 1 && $BUNDLE == 1 ]] &&
+      sed -n 's/^tracefold: phase \([a-z]* replay\)/  bundled phase \1/p' "$work/bun.err"
   done
 done
 echo "load after: $(uptime)"

@@ -38,6 +38,24 @@ same() {
   fi
 }
 
+# `--bundle` (each peer's records in one MPI_Alltoallv) on a recording
+# `same` made: the same JSON as the serial analysis.
+bundled() {
+  local what=$1 np=$2 d="$WORK/$1"
+  [[ -f $d/t.tf && -f $d/report.json ]] || return
+  CHECKS=$((CHECKS + 1))
+  limited "$d/bun.txt" "$d/bun.err" "$MPIRUN" -np "$np" "$TF" analyze "$d/t.tf" --bundle \
+    -o "$d/bun.json"
+  if [[ $LRC -ne 0 ]] || ! grep -q "on $np ranks written to" "$d/bun.err"; then
+    bad "$what: bundled parallel analysis exited $LRC"
+    show_run "$d/bun.err"
+  elif cmp -s "$d/report.json" "$d/bun.json"; then
+    ok "$what ($np ranks): --bundle JSON identical to serial"
+  else
+    bad "$what: --bundle JSON differs: $(diff "$d/report.json" "$d/bun.json" | head -n 6)"
+  fi
+}
+
 # (Each mpirun costs seconds on a shared machine: the scenarios cover every
 # exchange once: messages completed by Waitall, Ssend, two tags received
 # out of order, a nonblocking 1-to-N collective, barriers on the world and
@@ -49,4 +67,8 @@ same wrong_order 2
 same ibcast 3
 same subcomm 4
 same chain 4 text
+# Bundled: the reverse records of Ssend, two tags out of order, the chain.
+bundled late_receiver 2
+bundled wrong_order 2
+bundled chain 4
 finish

@@ -149,6 +149,52 @@ void replay(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine, bo
   MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
 }
 
+// The same exchange as replay(), bundled: each rank sends every peer all
+// the records meant for it in one MPI_Alltoallv (communicator id, tag,
+// then the payload), and each incoming operation takes the next record
+// of its peer with its communicator and tag, which is the order MPI's
+// matching gave replay() (per source, communicator and tag, first sent
+// first received). Every live message travels, so a clock-repair pass
+// needs no `changed_from`.
+void replay_bundled(MPI_Comm world, std::size_t P, const std::vector<P2p>& ops,
+                    const std::vector<TimedEvent>& mine, bool forward, std::vector<Payload>& in) {
+  constexpr std::size_t kRecord = 6;
+  std::vector<Buffer> out(P);
+  std::size_t n_in = 0;
+  for (const P2p& o : ops) {
+    if (!o.live) continue;
+    if (o.send != forward) {
+      ++n_in;
+      continue;
+    }
+    if (!forward && !o.reply) continue;
+    out[std::size_t(o.peer)].insert(
+        out[std::size_t(o.peer)].end(),
+        {o.comm, o.tag, mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev), o.reply ? 1 : 0});
+  }
+  std::vector<int> from;
+  const Buffer got = alltoallv(world, out, from);
+  // Each source's records by communicator and tag, in the order sent.
+  using Key = std::tuple<int32_t, int64_t, int64_t>;
+  std::map<Key, std::pair<std::vector<std::size_t>, std::size_t>> queues;
+  for (std::size_t s = 0; s < P; ++s)
+    for (auto k = std::size_t(from[s]); k < std::size_t(from[s + 1]); k += kRecord)
+      queues[{int32_t(s), got[k], got[k + 1]}].first.push_back(k);
+  in.resize(n_in);
+  std::size_t r = 0;
+  for (const P2p& o : ops) {
+    if (!o.live || o.send == forward) continue;
+    Payload& p = in[r++];
+    if (!forward && !o.reply) continue;
+    auto& [q, head] = queues[{o.peer, o.comm, o.tag}];
+    // mark_matched made both ends count the same messages.
+    if (head >= q.size())
+      throw WaitsError("bundled replay: no record from rank " + std::to_string(o.peer) +
+                       " for event " + std::to_string(o.ev));
+    std::copy_n(&got[q[head++] + 2], 4, p.begin());
+  }
+}
+
 // Ranks agree on failing: the lowest failing rank throws its message, the
 // others a PeerFailed.
 void agree(MPI_Comm c, const std::string& err) {
@@ -169,7 +215,7 @@ void agree_or_throw(MPI_Comm c, const std::string& err) {
 }
 
 WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::string& dir,
-                            const WaitOptions& options, Phases& phases) {
+                            const WaitOptions& options, bool bundled, Phases& phases) {
   int me_i = 0, np = 0;
   MPI_Comm_rank(world, &me_i);
   MPI_Comm_size(world, &np);
@@ -190,9 +236,11 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   agree(world, err);
   phases.mark("read timeline");
   std::vector<TimedEvent>& mine = in.ranks[std::size_t(me)];
+  // Lent to find_completions and the loop below, moved back after it
+  // (copying every event's fields cost as much as reading them).
   std::vector<Event> evs;
   evs.reserve(mine.size());
-  for (const TimedEvent& te : mine) evs.push_back(te.ev);
+  for (TimedEvent& te : mine) evs.push_back(std::move(te.ev));
   const RequestCompletions done = find_completions(evs);
   constexpr std::size_t npos = RequestCompletions::npos;
 
@@ -262,6 +310,8 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
       ops.push_back(o);
     }
   }
+  for (std::size_t i = 0; i < evs.size(); ++i) mine[i].ev = std::move(evs[i]);
+  evs = {};
   phases.mark("communicators");
   mark_matched(world, P, ops);
   for (const P2p& o : ops)
@@ -269,7 +319,10 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
 
   // The senders' current times, by one message per recorded message.
   std::vector<Payload> starts;
-  replay(ops, mine, true, starts, nullptr, me);
+  if (bundled)
+    replay_bundled(world, P, ops, mine, true, starts);
+  else
+    replay(ops, mine, true, starts, nullptr, me);
   phases.mark("forward replay");
   std::vector<Received> recvd;
   for (P2p& o : ops)
@@ -294,7 +347,10 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   int64_t first_moved = int64_t(mine.size());
   auto resend = [&] {
     MPI_Allgather(&first_moved, 1, MPI_INT64_T, moved.data(), 1, MPI_INT64_T, world);
-    replay(ops, mine, true, starts, &moved, me);
+    if (bundled)
+      replay_bundled(world, P, ops, mine, true, starts);
+    else
+      replay(ops, mine, true, starts, &moved, me);
   };
   for (int pass = 0; pass < 20; ++pass) {
     if (pass > 0) resend();
@@ -320,7 +376,10 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
     recv_matches.push_back({m.recv_event, m.recv_complete, m.from, m.send_event, starts[j][0]});
   }
   std::vector<Payload> back;
-  replay(ops, mine, false, back, nullptr, me);
+  if (bundled)
+    replay_bundled(world, P, ops, mine, false, back);
+  else
+    replay(ops, mine, false, back, nullptr, me);
   phases.mark("reverse replay");
   std::vector<SendMatch> send_matches;
   {

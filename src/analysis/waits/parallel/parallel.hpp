@@ -45,10 +45,12 @@ struct Phases {
 /// over `comm`, whose size must be the recording's (the caller checks).
 /// Returns the whole report on rank 0 (identical to the serial
 /// analyze_waits + repair_clock_condition + note_clock_repair), an empty one
-/// elsewhere. Throws WaitsError on this rank's bad input; the caller makes
-/// the ranks agree on failing.
+/// elsewhere. `bundled`: the point-to-point replays send each peer all its
+/// records in one MPI_Alltoallv instead of one message per recorded
+/// message (same numbers; see docs/analyze.md). Throws WaitsError on this rank's bad input; the
+/// caller makes the ranks agree on failing.
 WaitReport analyze_parallel(MPI_Comm comm, const Trace& trace, const std::string& dir,
-                            const WaitOptions& options, Phases& phases);
+                            const WaitOptions& options, bool bundled, Phases& phases);
 
 namespace detail {
 
