@@ -15,14 +15,12 @@
 // events beforehand); nothing else waits, so the replay's chains are only
 // as long as the chains of wait states that feed each other.
 //
-// Critical path. A token walks the events of its holder backwards from
-// the end of the run, adding calls and computation to the path, and at a
-// call that waited goes to the rank it waited for, at the event that rank
-// was late at; the rank it ends on tells every rank.
+// Critical path: see critical_path_segments below.
 #include <mpi.h>
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <map>
 
 #include "parallel.hpp"
@@ -33,7 +31,102 @@ using namespace waits_detail;
 
 namespace {
 
-enum Tag : int { kDelay = 1, kToken = 2, kDone = 3 };
+enum Tag : int { kDelay = 1 };
+
+// The critical path, without a token travelling the ranks one message at a
+// time (one hop per rank change, each waiting for the next rank to be
+// scheduled): the walk over a rank's events from where the path arrives
+// leaves at the first earlier call with a wait state, to the late rank at
+// its late event, which each rank knows of its own calls. Rank 0 gathers
+// these links (per waiting call: event, late rank, late event), follows
+// the path over them from the rank that entered its last call last (the
+// lowest on ties) with the serial walk's step bound, and sends each rank
+// its stretches of the path (first event, events, whether it arrived
+// there), which the rank walks with the serial code. Returns the hops
+// (rank 0; 0 elsewhere).
+int64_t critical_path_segments(MPI_Comm c, Analysis& a, int32_t me,
+                               const std::map<std::size_t, std::size_t>& biggest) {
+  int np = 0;
+  MPI_Comm_size(c, &np);
+  const auto& evs = a.in.ranks[std::size_t(me)];
+  std::vector<int64_t> links = {
+      int64_t(evs.size()), evs.empty() ? std::numeric_limits<int64_t>::min() : evs.back().start_ns};
+  for (const auto& [wev, i] : biggest)
+    links.insert(links.end(), {int64_t(wev), a.waits[i].late, int64_t(a.waits[i].lev)});
+  const int n = int(links.size());
+  const std::size_t P = std::size_t(np);
+  std::vector<int> counts(me == 0 ? P : 0), displs(me == 0 ? P + 1 : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, c);
+  std::vector<int64_t> all;
+  if (me == 0) {
+    for (std::size_t p = 0; p < P; ++p) displs[p + 1] = displs[p] + counts[p];
+    all.resize(std::size_t(displs[P]) + 1);
+  }
+  MPI_Gatherv(links.data(), n, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T,
+              0, c);
+  // Per rank: its stretches (first event, events, arrived) to walk.
+  std::vector<std::vector<int64_t>> out(me == 0 ? P : 0);
+  int64_t hops = 0;
+  if (me == 0) {
+    int64_t total = 0, latest = 0;
+    int32_t r = -1;
+    for (std::size_t p = 0; p < P; ++p) {
+      const int64_t* h = &all[std::size_t(displs[p])];
+      total += h[0];
+      if (h[0] > 0 && (r < 0 || h[1] > latest)) r = int32_t(p), latest = h[1];
+    }
+    const int64_t bound = 4 * total + 4;  // the serial walk's guard
+    int64_t k = r < 0 ? 0 : all[std::size_t(displs[std::size_t(r)])] - 1, steps = 0;
+    bool arrived = false;
+    while (r >= 0 && steps < bound) {
+      // The last waiting call of r at or (arrived: strictly) before k.
+      const int64_t* lo = &all[std::size_t(displs[std::size_t(r)]) + 2];
+      const int64_t* hi = &all[std::size_t(displs[std::size_t(r) + 1])];
+      const int64_t* at = hi;
+      std::size_t a_lo = 0, a_hi = std::size_t(hi - lo) / 3;
+      while (a_lo < a_hi) {  // first link whose event is past the limit
+        const std::size_t mid = (a_lo + a_hi) / 2;
+        if (lo[3 * mid] < k + (arrived ? 0 : 1))
+          a_lo = mid + 1;
+        else
+          a_hi = mid;
+      }
+      if (a_lo > 0) at = lo + 3 * (a_lo - 1);
+      const int64_t j = at == hi ? 0 : at[0];
+      const int64_t events = std::min(k - j + 1, bound - steps);
+      out[std::size_t(r)].insert(out[std::size_t(r)].end(), {k, events, arrived ? 1 : 0});
+      steps += events;
+      if (at == hi || events < k - j + 1) break;
+      r = int32_t(at[1]);
+      k = at[2];
+      arrived = true;
+      ++hops;
+    }
+  }
+  std::vector<int> sc(me == 0 ? P : 0), sd(me == 0 ? P : 0);
+  std::vector<int64_t> send;
+  for (std::size_t p = 0; p < out.size(); ++p) {
+    sd[p] = int(send.size());
+    sc[p] = int(out[p].size());
+    send.insert(send.end(), out[p].begin(), out[p].end());
+  }
+  send.push_back(0);
+  int mine_n = 0;
+  MPI_Scatter(sc.data(), 1, MPI_INT, &mine_n, 1, MPI_INT, 0, c);
+  std::vector<int64_t> segs(std::size_t(mine_n) + 1);
+  MPI_Scatterv(send.data(), sc.data(), sd.data(), MPI_INT64_T, segs.data(), mine_n, MPI_INT64_T, 0,
+               c);
+  for (std::size_t s = 0; s + 2 < std::size_t(mine_n) + 1; s += 3) {
+    CriticalWalk walk;
+    walk.holds = true;
+    if (segs[s + 2] != 0) walk.arrive();
+    for (int64_t e = segs[s], left = segs[s + 1]; left-- > 0; --e) {
+      const auto b = walk.whole_call ? biggest.find(std::size_t(e)) : biggest.end();
+      walk.step(a, me, std::size_t(e), b == biggest.end() ? CriticalWalk::npos : b->second);
+    }
+  }
+  return hops;
+}
 
 }  // namespace
 
@@ -43,7 +136,6 @@ void backward_replay(MPI_Comm world, Analysis& a, int32_t me, Phases& phases) {
   int np = 0;
   MPI_Comm_size(c, &np);
   sort_for_replay(a);
-  const auto& evs = a.in.ranks[std::size_t(me)];
   const std::vector<WaitState>& waits = a.waits;  // all of them this rank's
   WaitsByEvent mine;
   for (std::size_t i = 0; i < waits.size(); ++i) mine.push_back({waits[i].wev, i});
@@ -78,22 +170,13 @@ void backward_replay(MPI_Comm world, Analysis& a, int32_t me, Phases& phases) {
       for (std::size_t j = lo; j < hi; ++j) ++pending[mine[j].second];
     }
 
-  // The critical path starts at the rank that entered its last call last
-  // (the lowest such rank on ties, as the serial walk picks it).
-  int64_t last = evs.empty() ? std::numeric_limits<int64_t>::min() : evs.back().start_ns,
-          latest = 0;
-  MPI_Allreduce(&last, &latest, 1, MPI_INT64_T, MPI_MAX, c);
-  int candidate = !evs.empty() && last == latest ? me : np, starter = np;
-  MPI_Allreduce(&candidate, &starter, 1, MPI_INT, MPI_MIN, c);
-  int64_t total_events = int64_t(evs.size()), all_events = 0;
-  MPI_Allreduce(&total_events, &all_events, 1, MPI_INT64_T, MPI_SUM, c);
-  const int64_t bound = 4 * all_events + 4;  // the serial walk's guard
   // The biggest wait state per waiting call (the first on ties).
   std::map<std::size_t, std::size_t> biggest;
   for (std::size_t i = 0; i < waits.size(); ++i) {
     auto [slot, fresh] = biggest.try_emplace(waits[i].wev, i);
     if (!fresh && waits[i].ns > waits[slot->second].ns) slot->second = i;
   }
+  const int64_t hops = critical_path_segments(c, a, me, biggest);
 
   std::deque<std::vector<int64_t>> sent;
   std::vector<MPI_Request> reqs;
@@ -101,39 +184,11 @@ void backward_replay(MPI_Comm world, Analysis& a, int32_t me, Phases& phases) {
     std::vector<int64_t>& b = sent.emplace_back(std::move(m));
     MPI_Isend(b.data(), int(b.size()), MPI_INT64_T, to, tag, c, &reqs.emplace_back());
   };
-  bool done = starter == np;  // no events anywhere: no path
-  // The critical token: it walks this rank's events from `k` down until a
-  // call that waited, then goes to the rank it waited for; where it runs
-  // out of events (or steps, as the serial walk bounds them) it ends and
-  // tells every rank.
-  CriticalWalk walk;
-  auto chase = [&](std::size_t k, int64_t steps) {
-    for (;; ++steps) {
-      if (steps >= bound) break;
-      const auto b = walk.whole_call ? biggest.find(k) : biggest.end();
-      const std::size_t left =
-          walk.step(a, me, k, b == biggest.end() ? CriticalWalk::npos : b->second);
-      if (left != CriticalWalk::npos) {
-        post({int64_t(waits[left].lev), steps + 1}, waits[left].late, kToken);
-        return;
-      }
-      if (k == 0) break;
-      --k;
-    }
-    walk.holds = false;
-    for (int p = 0; p < np; ++p)
-      if (p != me) post({}, p, kDone);
-    done = true;
-  };
-  if (starter == me) {
-    walk.holds = true;
-    chase(evs.size() - 1, 0);
-  }
 
   std::vector<int64_t> propagated(waits.size(), 0);
   std::vector<int64_t> buf;
   int received = 0;
-  int64_t tokens = 0, blocked = 0;
+  int64_t blocked = 0;
   // Takes one message, whichever comes first.
   auto serve = [&] {
     MPI_Message msg;
@@ -143,13 +198,7 @@ void backward_replay(MPI_Comm world, Analysis& a, int32_t me, Phases& phases) {
     MPI_Get_count(&st, MPI_INT64_T, &count);
     buf.resize(std::size_t(count) + 1);
     MPI_Mrecv(buf.data(), count, MPI_INT64_T, &msg, MPI_STATUS_IGNORE);
-    if (st.MPI_TAG == kDone) {
-      done = true;
-    } else if (st.MPI_TAG == kToken) {
-      ++tokens;
-      walk.arrive();
-      chase(std::size_t(buf[0]), buf[1]);
-    } else {
+    {
       // A wait state of st.MPI_SOURCE that this rank caused: its late
       // event, waiting, carried share, then the waiter's own time.
       OwnTime time;
@@ -173,12 +222,12 @@ void backward_replay(MPI_Comm world, Analysis& a, int32_t me, Phases& phases) {
     for (const auto& [key, ns] : time) m.insert(m.end(), {key, ns});
     post(std::move(m), w.late, kDelay);
   }
-  while (received < nin || !done) serve();
+  while (received < nin) serve();
   MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
   MPI_Comm_free(&c);
   phases.counts.emplace_back("wait states", int64_t(waits.size()));
   phases.counts.emplace_back("wait states held for shares", blocked);
-  phases.counts.emplace_back("critical token hops", tokens);
+  phases.counts.emplace_back("critical path hops", hops);
 }
 
 }  // namespace tracefold::waits_parallel::detail
