@@ -117,56 +117,103 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, const GroupCo
   MPI_Type_commit(&type);
   MPI_Op op;
   MPI_Op_create(&combine, 1, &op);
+  // Up to kWindow instances in flight (nonblocking collectives of the same
+  // shapes, posted in program order), then all completed and analysed in
+  // that order: not one synchronization of the group per instance. Each
+  // member posts a group's instances in the same order, and a window only
+  // waits for instances posted before the next ones, so it cannot block
+  // where the one-at-a-time order would not.
+  constexpr std::size_t kWindow = 64;
+  struct Pending {
+    std::size_t ev = 0, wait_ev = 0;
+    CollectiveShape shape{};
+    bool is_root = false, below = false;
+    Contribution mine_c = nothing(), all = nothing();
+    CollSummary s;
+  };
+  std::vector<Pending> window(kWindow);
+  std::vector<MPI_Request> reqs;
+  std::size_t used = 0;
+  auto drain = [&] {
+    MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    reqs.clear();
+    for (std::size_t i = 0; i < used; ++i) {
+      Pending& p = window[i];
+      switch (p.shape) {
+        case CollectiveShape::kBarrier:
+        case CollectiveShape::kNToN:
+          p.s.last_in = point(&p.all[0]);
+          p.s.first_out = p.all[12];
+          break;
+        case CollectiveShape::kOneToN:
+          if (p.all[10] >= 0) p.s.root = point(&p.all[8]);
+          break;
+        case CollectiveShape::kNToOne:
+          if (p.is_root) {
+            p.s.root = point(&p.all[8]);
+            p.s.first_nonroot = point(&p.all[4]);
+          }
+          break;
+        case CollectiveShape::kScan:
+          if (p.below) p.s.latest_below = point(&p.all[0]);
+          break;
+        default:
+          break;
+      }
+      collective_member(a, me, p.ev, p.wait_ev, p.s);
+    }
+    used = 0;
+  };
   std::map<GroupKey, int64_t> seq;
   for (const Mine& m : mine) {
     if (seq[m.group]++ >= complete[m.group]) continue;
     MPI_Comm c = comms.at(m.group);
     const TimedEvent& e = evs[m.ev];
-    CollSummary s;
-    s.comm = m.group.first;
-    s.group_first = m.group.second;
+    Pending& p = window[used++];
+    p = Pending{};
+    p.ev = m.ev;
+    p.wait_ev = op_traits(e.ev.op).nonblocking ? done[m.ev] : m.ev;
+    p.shape = op_traits(e.ev.op).shape;
+    p.s.comm = m.group.first;
+    p.s.group_first = m.group.second;
     const int32_t root = collective_root(e.ev, *m.g);
     const int root_in = root < 0 ? -1 : trace.comms.rank_in(m.group.first, root);
-    Contribution mine_c = nothing(), all = nothing();
-    switch (op_traits(e.ev.op).shape) {
+    Contribution& mine_c = p.mine_c;
+    Contribution& all = p.all;
+    switch (p.shape) {
       case CollectiveShape::kBarrier:
       case CollectiveShape::kNToN:
         put(&mine_c[0], e, me, me, m.ev);
         mine_c[12] = e.end_ns;
-        MPI_Allreduce(mine_c.data(), all.data(), 1, type, op, c);
-        s.last_in = point(&all[0]);
-        s.first_out = all[12];
+        MPI_Iallreduce(mine_c.data(), all.data(), 1, type, op, c, &reqs.emplace_back());
         break;
       case CollectiveShape::kOneToN:
         if (root_in < 0) break;
         if (root == me) put(&all[8], e, me, me, m.ev);
-        MPI_Bcast(all.data(), 1, type, root_in, c);
-        s.root = point(&all[8]);
+        MPI_Ibcast(all.data(), 1, type, root_in, c, &reqs.emplace_back());
         break;
       case CollectiveShape::kNToOne:
         if (root_in < 0) break;
+        p.is_root = root == me;
         if (root == me)
           put(&mine_c[8], e, me, me, m.ev);
         else
           put(&mine_c[4], e, me, me, m.ev);
-        MPI_Reduce(mine_c.data(), all.data(), 1, type, op, root_in, c);
-        if (root == me) {
-          s.root = point(&all[8]);
-          s.first_nonroot = point(&all[4]);
-        }
+        MPI_Ireduce(mine_c.data(), all.data(), 1, type, op, root_in, c, &reqs.emplace_back());
         break;
       case CollectiveShape::kScan: {
         const int32_t in_comm = trace.comms.rank_in(m.group.first, me);
         put(&mine_c[0], e, in_comm, me, m.ev);
-        MPI_Exscan(mine_c.data(), all.data(), 1, type, op, c);
-        if (in_comm > 0) s.latest_below = point(&all[0]);
+        p.below = in_comm > 0;
+        MPI_Iexscan(mine_c.data(), all.data(), 1, type, op, c, &reqs.emplace_back());
         break;
       }
       default:
         break;
     }
-    collective_member(a, me, m.ev, op_traits(e.ev.op).nonblocking ? done[m.ev] : m.ev, s);
+    if (used == kWindow) drain();
   }
+  drain();
   MPI_Op_free(&op);
   MPI_Type_free(&type);
 }
