@@ -151,6 +151,17 @@ HELPER const int *next_run_list(const struct run *r, long n, const long *v, long
   if (*at >= r[n - 1].end) *at = 0;
   return buf + 1;
 }
+/* A lossy benchmark's receive counts: each at least the largest count a
+   member can send (the list copied, as displs_of does). */
+HELPER int *at_least_buf;
+HELPER const int *counts_at_least(const int *counts, int least) {
+  if (!counts) return NULL;
+  int n = list_len(counts);
+  at_least_buf = realloc(at_least_buf, sizeof(int) * (size_t)(n + 1));
+  at_least_buf[0] = n;
+  for (int k = 0; k < n; ++k) at_least_buf[k + 1] = counts[k] > least ? counts[k] : least;
+  return at_least_buf + 1;
+}
 /* w-collectives move their recorded counts as bytes. The table only grows,
    so both type arguments of one call point at the same live array. */
 HELPER MPI_Datatype *bytes_buf;
