@@ -4,7 +4,7 @@
 #       mpicc -std=c11 -Wall -Wextra -Werror, record the benchmark, diff
 #   refused_one NAME NP STEPS  record; generation must fail naming a node
 #       and leave no file
-# Every MPI test program of the project is in exactly one list; the three
+# Every MPI test program of the project is in exactly one list; the four
 # bench_programs*.sh scripts each run one part (CTest gives each script its
 # own time limit). Entries: name ranks steps [diff options].
 #   diff options: programs whose outcome-dependent fields cannot be
