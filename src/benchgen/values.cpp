@@ -110,7 +110,7 @@ struct Table {
 Table table_of(const ValueSeq& seq) {
   Table tab;
   auto runs = seq.runs();
-  tab.cyclic = runs.size() == 1;
+  tab.cyclic = runs.size() == 1 && runs[0].pattern.size() <= kMaxTable;
   if (tab.cyclic) {
     tab.values = runs[0].pattern;
   } else if (seq.size() <= kFlatMax) {
