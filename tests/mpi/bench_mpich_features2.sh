@@ -16,5 +16,5 @@ source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/bench_lib.bash"
 source "$SRC/tests/mpi/bench_mpich_lib.bash"
 mpich_setup
-mpich_part BENCH_FEATURES 7 6
+mpich_part BENCH_FEATURES 7 7
 finish
