@@ -41,7 +41,42 @@ bool gathers(OpFamily f) {
   }
 }
 
+// The largest element of a list field of node `n` (lists are length, then
+// values), 0 when absent.
+int64_t max_list_value(const Node& n, FieldId f) {
+  const Elastic* e = n.field(f);
+  int64_t best = 0;
+  if (!e) return 0;
+  for (const ElasticEntry& en : e->entries()) {
+    for (auto c = en.values.cursor(); !c.done();) {
+      const int64_t len = c.next();
+      for (int64_t k = 0; k < len && !c.done(); ++k) {
+        const int64_t v = c.next();
+        if (!is_sentinel(v)) best = std::max(best, v);
+      }
+    }
+  }
+  return best;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return b > 0 ? (a + b - 1) / b : a;
+}
+
 }  // namespace
+
+int64_t Gen::lossy_p2p_bytes() {
+  if (p2p_bytes < 0) {
+    p2p_bytes = 0;
+    for (std::size_t j = 0; j < t.nodes.size(); ++j) {
+      const OpFamily f = op_traits(t.nodes[j].key.op).family;
+      if (f == OpFamily::kSend || f == OpFamily::kSendInit || f == OpFamily::kSendrecv)
+        p2p_bytes = std::max(
+            p2p_bytes, max_of(j, count, false) * std::max<int64_t>(max_of(j, dsize, false), 1));
+    }
+  }
+  return p2p_bytes;
+}
 
 void Gen::call(std::size_t i, const Ranklist& universe, const std::string& counter) {
   const Node& n = t.nodes[i];
@@ -65,6 +100,22 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     return v.empty() ? otherwise : v;
   };
   auto emit = [&](const std::string& s) { body << line() << s << "\n"; };
+  // A lossy benchmark draws each side's counts in an order of its own, so
+  // a receive could meet a larger message than the count drawn for it.
+  // Each receive count is then the largest one it can match: the largest
+  // point-to-point send of the trace, or the largest count the members of
+  // the collective send (in the receive's datatype).
+  const bool lossy = !t.lossy.empty();
+  int64_t lossy_items = 0;
+  auto cap_of = [&](int64_t bytes, FieldId size_field) {
+    lossy_items =
+        std::max(lossy_items, ceil_div(bytes, std::max<int64_t>(max_of(i, size_field, false), 1)));
+    return std::to_string(lossy_items);
+  };
+  auto sent_bytes = [&](bool list) {
+    return (list ? max_list_value(n, counts) : max_of(i, count, false)) *
+           std::max<int64_t>(max_of(i, dsize, false), 1);
+  };
 
   // One send and one receive buffer per node, at the largest size any of
   // its calls needs.
@@ -73,6 +124,13 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     const int64_t elem = std::max<int64_t>({max_of(i, dsize, false), max_of(i, rdsize, false), 1});
     int64_t items = std::max<int64_t>({max_of(i, count, false), max_of(i, rcount, false),
                                        max_of(i, counts, true), max_of(i, rcounts, true), 1});
+    // Raised counts of a lossy v-collective: one per member.
+    if (lossy_items > 0)
+      items = std::max(items, lossy_items * (tr.family == OpFamily::kGatherv ||
+                                                     tr.family == OpFamily::kAllgatherv ||
+                                                     tr.family == OpFamily::kNeighborAllgatherv
+                                                 ? t.world_size
+                                                 : 1));
     if (gathers(tr.family)) items *= t.world_size;
     // A derived type's extent may exceed its size (a struct's alignment).
     const bool derived = max_of(i, dtype, false) >= kFirstDerivedType ||
@@ -141,26 +199,30 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
            ");");
       return;
     case OpFamily::kRecv:
-    case OpFamily::kRecvInit:
+    case OpFamily::kRecvInit: {
+      const std::string rcnt = lossy ? cap_of(lossy_p2p_bytes(), dsize) : cnt;
       buffers();
-      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
+      emit(op + "(" + rbuf + ", " + rcnt + ", " + dt(dtype) + ", " +
            S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " + S(tag, Kind::kTag, "MPI_ANY_TAG") +
            ", " + C + (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
       return;
-    case OpFamily::kSendrecv:
+    }
+    case OpFamily::kSendrecv: {
+      const std::string rcnt = lossy && op == "MPI_Sendrecv" ? cap_of(lossy_p2p_bytes(), rdsize)
+                                                             : S(rcount, Kind::kInt, "0");
       buffers();
       if (op == "MPI_Sendrecv")
         emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " +
              S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " + rbuf +
-             ", " + S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " +
-             S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(rtag, Kind::kTag, "0") + ", " + C +
-             ", MPI_STATUS_IGNORE);");
+             ", " + rcnt + ", " + dt(rdtype) + ", " + S(rpeer, Kind::kPeer, "MPI_PROC_NULL") +
+             ", " + S(rtag, Kind::kTag, "0") + ", " + C + ", MPI_STATUS_IGNORE);");
       else
         emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", " +
              S(peer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(tag, Kind::kTag, "0") + ", " +
              S(rpeer, Kind::kPeer, "MPI_PROC_NULL") + ", " + S(rtag, Kind::kTag, "0") + ", " + C +
              ", MPI_STATUS_IGNORE);");
       return;
+    }
     case OpFamily::kProbe:
       emit(op + "(" + S(peer, Kind::kPeer, "MPI_ANY_SOURCE") + ", " +
            S(tag, Kind::kTag, "MPI_ANY_TAG") + ", " + C + (tr.nonblocking ? ", &flag" : "") +
@@ -171,11 +233,13 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
            S(tag, Kind::kTag, "MPI_ANY_TAG") + ", " + C + (tr.nonblocking ? ", &flag" : "") +
            ", &message, MPI_STATUS_IGNORE);");
       return;
-    case OpFamily::kMrecv:
+    case OpFamily::kMrecv: {
+      const std::string rcnt = lossy ? cap_of(lossy_p2p_bytes(), dsize) : cnt;
       buffers();
-      emit(op + "(" + rbuf + ", " + cnt + ", " + dt(dtype) + ", &message" +
+      emit(op + "(" + rbuf + ", " + rcnt + ", " + dt(dtype) + ", &message" +
            (req.empty() ? ", MPI_STATUS_IGNORE" : req) + ");");
       return;
+    }
     case OpFamily::kStart:
       // A start is itself a request-making call: the started requests get
       // a new ring row.
@@ -239,23 +303,29 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
            S(redop, Kind::kRedop, "MPI_SUM") + ", " + C + req + ");");
       return;
     case OpFamily::kGather:
-    case OpFamily::kScatter:
+    case OpFamily::kScatter: {
+      const std::string rcnt =
+          lossy && has(i, rcount) ? cap_of(sent_bytes(false), rdsize) : S(rcount, Kind::kInt, "0");
       buffers();
-      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " +
-           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " +
-           C + req + ");");
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " + rcnt + ", " +
+           dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " + C + req + ");");
       return;
+    }
     case OpFamily::kAllgather:
     case OpFamily::kAlltoall:
     case OpFamily::kNeighborAllgather:
-    case OpFamily::kNeighborAlltoall:
+    case OpFamily::kNeighborAlltoall: {
+      const std::string rcnt =
+          lossy ? cap_of(sent_bytes(false), rdsize) : S(rcount, Kind::kInt, "0");
       buffers();
-      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " +
-           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + C + req + ");");
+      emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf + ", " + rcnt + ", " +
+           dt(rdtype) + ", " + C + req + ");");
       return;
+    }
     case OpFamily::kGatherv:
     case OpFamily::kAllgatherv:
     case OpFamily::kNeighborAllgatherv: {
+      if (lossy) cap_of(sent_bytes(false), rdsize);
       buffers();
       std::string rc = list(i, rcounts, U);
       emit("{");
@@ -263,6 +333,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       // A rank group without the list (MPI_Gatherv's non-roots) passes
       // NULL, as the program did: the recorder reads what it is given.
       const bool rooted = tr.family == OpFamily::kGatherv;
+      if (lossy && !rc.empty())
+        rc = "counts_at_least(" + rc + ", " + std::to_string(lossy_items) + ")";
       emit("const int *rc = " + (rc.empty() ? std::string(rooted ? "NULL" : "zeros") : rc) + ";");
       emit(op + "(" + sbuf + ", " + cnt + ", " + dt(dtype) + ", " + rbuf +
            ", rc, displs_of(rc, 0), " + dt(rdtype) +
@@ -273,14 +345,15 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       return;
     }
     case OpFamily::kScatterv: {
+      const std::string rcnt =
+          lossy ? cap_of(sent_bytes(true), rdsize) : S(rcount, Kind::kInt, "0");
       buffers();
       std::string sc = list(i, counts, U);
       emit("{");
       ++depth;
       emit("const int *sc = " + (sc.empty() ? std::string("NULL") : sc) + ";");
-      emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf + ", " +
-           S(rcount, Kind::kInt, "0") + ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " +
-           C + req + ");");
+      emit(op + "(" + sbuf + ", sc, displs_of(sc, 0), " + dt(dtype) + ", " + rbuf + ", " + rcnt +
+           ", " + dt(rdtype) + ", " + S(root, Kind::kInt, "0") + ", " + C + req + ");");
       --depth;
       emit("}");
       return;

@@ -47,6 +47,7 @@ struct Gen {
   std::map<SiteId, int> site_nodes;           // nodes per call site
   std::vector<std::string> phases;            // top-level loops, by site name
   int top_depth = 1;
+  int64_t p2p_bytes = -1;  // lossy_p2p_bytes(), once computed
 
   // Field ids the calls read.
   FieldId peer, rpeer, tag, rtag, count, rcount, dtype, rdtype, dsize, rdsize, root, redop, comm,
@@ -80,6 +81,9 @@ struct Gen {
   /// Largest value of a scalar field (or of a list field's sum) over the
   /// execution, 0 when absent.
   int64_t max_of(std::size_t i, FieldId f, bool list_sum) const;
+  /// The largest message of any point-to-point send of the trace, in
+  /// bytes: what a receive of a lossy benchmark makes room for.
+  int64_t lossy_p2p_bytes();
   /// C for one number of `kind` (sentinels by MPI name).
   std::string literal(int64_t v, Kind kind, const std::string& comm_c) const;
   std::string comm_var(int64_t id) const;

@@ -124,6 +124,44 @@ HELPER const int *next_list(const int *table, long n, long *at) {
 HELPER int list_len(const int *p) {
   return p ? p[-1] : 0;
 }
+/* A long sequence of values (a polling loop's) is kept as the trace folds
+   it: runs of a repeated pattern. Run j holds the values before index
+   end; its pattern is the len values from v[at]. */
+struct run {
+  long end, at, len;
+};
+HELPER long run_value(const struct run *r, long n, const long *v, long k) {
+  long lo = 0, hi = n - 1;
+  while (lo < hi) {
+    long mid = lo + (hi - lo) / 2;
+    if (r[mid].end > k)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  long start = lo ? r[lo - 1].end : 0;
+  return v[r[lo].at + (k - start) % r[lo].len];
+}
+/* next_list for a list table kept as runs: the list is copied into buf
+   (its length first, as in a list table). */
+HELPER const int *next_run_list(const struct run *r, long n, const long *v, long *at, int *buf) {
+  buf[0] = (int)run_value(r, n, v, *at);
+  for (int j = 0; j < buf[0]; ++j) buf[1 + j] = (int)run_value(r, n, v, *at + 1 + j);
+  *at += 1 + buf[0];
+  if (*at >= r[n - 1].end) *at = 0;
+  return buf + 1;
+}
+/* A lossy benchmark's receive counts: each at least the largest count a
+   member can send (the list copied, as displs_of does). */
+HELPER int *at_least_buf;
+HELPER const int *counts_at_least(const int *counts, int least) {
+  if (!counts) return NULL;
+  int n = list_len(counts);
+  at_least_buf = realloc(at_least_buf, sizeof(int) * (size_t)(n + 1));
+  at_least_buf[0] = n;
+  for (int k = 0; k < n; ++k) at_least_buf[k + 1] = counts[k] > least ? counts[k] : least;
+  return at_least_buf + 1;
+}
 /* w-collectives move their recorded counts as bytes. The table only grows,
    so both type arguments of one call point at the same live array. */
 HELPER MPI_Datatype *bytes_buf;

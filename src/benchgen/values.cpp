@@ -56,9 +56,14 @@ const char* const kOpNames[] = {"MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_
 constexpr std::size_t kDtypes = sizeof(kDtypeNames) / sizeof(kDtypeNames[0]);
 constexpr std::size_t kOps = sizeof(kOpNames) / sizeof(kOpNames[0]);
 
-// Longest table the generator writes for one value sequence; a longer,
+// Most numbers the generator writes for one value sequence; a longer,
 // irregular one is refused rather than filling the file.
 constexpr uint64_t kMaxTable = 1 << 16;
+// Longest sequence written value by value. A longer one is written as the
+// trace folded it, runs of a repeated pattern (a polling loop's values:
+// `0*18746 1 0 1 0*35909`): its size follows the number of irregular
+// events, not the number of polls, which depends on the load.
+constexpr uint64_t kFlatMax = 1 << 10;
 
 int64_t code_of(int64_t v) {
   if (v == kAny) return kCodeAny;
@@ -91,15 +96,48 @@ std::string table_text(const std::vector<int64_t>& values) {
   return out;
 }
 
-// The table one rank group reads, and the index it reads it with: the
-// repeated pattern (counter modulo its length) when the sequence is one
-// pattern repeated, else every value.
-std::vector<int64_t> table_of(const ValueSeq& seq, bool& cyclic) {
-  const auto runs = seq.runs();
-  cyclic = runs.size() == 1;
-  if (cyclic) return runs[0].pattern;
-  if (seq.size() > kMaxTable) return {};
-  return seq.to_vector();
+// The table one rank group reads, and how it reads it: the repeated
+// pattern (counter modulo its length) when the sequence is one pattern
+// repeated; every value when there are few; else the patterns of the
+// trace's runs one after the other, with `runs` saying where each run ends
+// in the sequence. Empty when that is still more than kMaxTable numbers.
+struct Table {
+  std::vector<int64_t> values;
+  std::vector<ValueSeq::Run> runs;  // empty unless written as runs
+  bool cyclic = false;
+};
+
+Table table_of(const ValueSeq& seq) {
+  Table tab;
+  auto runs = seq.runs();
+  tab.cyclic = runs.size() == 1 && runs[0].pattern.size() <= kMaxTable;
+  if (tab.cyclic) {
+    tab.values = runs[0].pattern;
+  } else if (seq.size() <= kFlatMax) {
+    tab.values = seq.to_vector();
+  } else {
+    uint64_t numbers = 0;
+    for (const auto& r : runs) numbers += r.pattern.size() + 3;
+    if (numbers > kMaxTable) return {};
+    for (const auto& r : runs)
+      tab.values.insert(tab.values.end(), r.pattern.begin(), r.pattern.end());
+    tab.runs = std::move(runs);
+  }
+  return tab;
+}
+
+// `{end, at, len}` of each run: how many values the sequence has up to the
+// run's end, where its pattern starts among the values, its length.
+std::string runs_text(const std::vector<ValueSeq::Run>& runs) {
+  std::string out;
+  uint64_t end = 0, at = 0;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    end += runs[k].pattern.size() * runs[k].reps;
+    out += (k ? (k % 4 ? ", " : ",\n    ") : "") + std::string("{") + std::to_string(end) + ", " +
+           std::to_string(at) + ", " + std::to_string(runs[k].pattern.size()) + "}";
+    at += runs[k].pattern.size();
+  }
+  return out;
 }
 
 // FNV-1a: a hash that is the same on every platform, so a draw is too.
@@ -198,10 +236,13 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
     if (en.values.is_histogram() && !opt.lossy_ok)
       fail(i, what + " is a histogram (lossy trace): the benchmark needs exact values");
     if (en.values.empty()) continue;
-    bool cyclic = false;
-    const std::vector<int64_t> values =
-        en.values.is_histogram() ? drawn(i, what, en.values) : table_of(en.values, cyclic);
-    if (values.empty()) fail(i, what + " has more than 65536 irregular values");
+    Table tab;
+    if (en.values.is_histogram())
+      tab.values = drawn(i, what, en.values);
+    else
+      tab = table_of(en.values);
+    const std::vector<int64_t>& values = tab.values;
+    if (values.empty()) fail(i, what + " has runs of more than 65536 irregular values");
     std::string expr;
     const bool constant =
         std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; });
@@ -216,7 +257,13 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
       decls << "static const long " << name << "[" << values.size() << "] = {" << table_text(values)
             << "};\n";
       std::string at =
-          name + "[" + counter + (cyclic ? " % " + std::to_string(values.size()) : "") + "]";
+          name + "[" + counter + (tab.cyclic ? " % " + std::to_string(values.size()) : "") + "]";
+      if (!tab.runs.empty()) {
+        decls << "static const struct run " << name << "_runs[" << tab.runs.size() << "] = {"
+              << runs_text(tab.runs) << "};\n";
+        at = "run_value(" + name + "_runs, " + std::to_string(tab.runs.size()) + ", " + name +
+             ", " + counter + ")";
+      }
       switch (kind) {
         case Kind::kInt:
           expr = "val(" + at + ")";
@@ -270,42 +317,88 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
   const Elastic* e = t.nodes[i].field(f);
   if (!e) return "";
   const std::string what = FieldTable::name(f);
-  std::vector<std::pair<Ranklist, std::string>> alts;
+  // Per rank group: "table, length" of a table of whole lists, or (written
+  // as runs) the whole read.
+  struct Alt {
+    Ranklist ranks;
+    std::string text;
+    bool read;
+  };
+  std::vector<Alt> alts;
+  std::string cursor;
   for (const ElasticEntry& en : e->entries()) {
     if (!en.ranks.intersects(universe) || en.values.empty()) continue;
     if (en.values.is_histogram()) fail(i, what + " is a histogram (lossy trace)");
-    bool cyclic = false;
-    std::vector<int64_t> values = table_of(en.values, cyclic);
-    if (values.empty()) fail(i, what + " has more than 65536 irregular values");
+    Table tab = table_of(en.values);
+    if (tab.values.empty()) fail(i, what + " has runs of more than 65536 irregular values");
     // A pattern that is not whole lists (a list split across repetitions)
-    // is written out in full.
-    if (cyclic) {
+    // is written out in full, or as its one run.
+    if (tab.cyclic) {
       std::size_t p = 0;
-      while (p < values.size()) {
-        if (values[p] < 0) break;
-        p += 1 + static_cast<std::size_t>(values[p]);
+      while (p < tab.values.size()) {
+        if (tab.values[p] < 0) break;
+        p += 1 + static_cast<std::size_t>(tab.values[p]);
       }
-      if (p != values.size()) values = en.values.to_vector();
+      if (p != tab.values.size()) {
+        tab.cyclic = false;
+        if (en.values.size() <= kFlatMax)
+          tab.values = en.values.to_vector();
+        else
+          tab.runs = en.values.runs();
+      }
     }
-    for (int64_t v : values)
+    for (int64_t v : tab.values)
       if (v == kAbsent) fail(i, what + " is absent on some calls");
     const std::string name = fresh(site_name(i) + "_" + what);
-    decls << "static const int " << name << "[" << values.size() << "] = {" << table_text(values)
-          << "};\n";
-    alts.emplace_back(en.ranks, name + ", " + std::to_string(values.size()));
+    if (cursor.empty()) cursor = fresh(site_name(i) + "_" + what + "_at");
+    if (tab.runs.empty()) {
+      decls << "static const int " << name << "[" << tab.values.size() << "] = {"
+            << table_text(tab.values) << "};\n";
+      alts.push_back({en.ranks, name + ", " + std::to_string(tab.values.size()), false});
+      continue;
+    }
+    // Runs: the values are read one by one into a buffer as long as the
+    // longest list, and the list handed out from there.
+    int64_t longest = 0;
+    for (auto c = en.values.cursor(); !c.done();) {
+      const int64_t len = c.next();
+      longest = std::max(longest, len);
+      for (int64_t k = 0; k < len && !c.done(); ++k) c.next();
+    }
+    decls << "static const long " << name << "[" << tab.values.size() << "] = {"
+          << table_text(tab.values) << "};\n"
+          << "static const struct run " << name << "_runs[" << tab.runs.size() << "] = {"
+          << runs_text(tab.runs) << "};\n"
+          << "static int " << name << "_buf[" << longest + 1 << "];\n";
+    alts.push_back({en.ranks,
+                    "next_run_list(" + name + "_runs, " + std::to_string(tab.runs.size()) + ", " +
+                        name + ", &" + cursor + ", " + name + "_buf)",
+                    true});
   }
   if (alts.empty()) return "";
   // Declared only when read: a rank group without the list (a non-root of
   // MPI_Gatherv) must not leave an unused variable behind.
-  const std::string cursor = fresh(site_name(i) + "_" + what + "_at");
   decls << "static long " << cursor << ";\n";
-  std::string arg = alts.back().second;
-  for (std::size_t k = alts.size() - 1; k-- > 0;) {
-    const std::string p = rank_predicate(alts[k].first, universe, t.world_size);
-    const auto comma = alts[k].second.find(',');
-    const auto comma2 = arg.rfind(',');
-    arg = "(" + p + ") ? " + alts[k].second.substr(0, comma) + " : " + arg.substr(0, comma2) +
-          ", (" + p + ") ? " + alts[k].second.substr(comma + 2) + " : " + arg.substr(comma2 + 2);
+  std::string read;
+  if (std::none_of(alts.begin(), alts.end(), [](const Alt& a) { return a.read; })) {
+    std::string arg = alts.back().text;
+    for (std::size_t k = alts.size() - 1; k-- > 0;) {
+      const std::string p = rank_predicate(alts[k].ranks, universe, t.world_size);
+      const auto comma = alts[k].text.find(',');
+      const auto comma2 = arg.rfind(',');
+      arg = "(" + p + ") ? " + alts[k].text.substr(0, comma) + " : " + arg.substr(0, comma2) +
+            ", (" + p + ") ? " + alts[k].text.substr(comma + 2) + " : " + arg.substr(comma2 + 2);
+    }
+    read = "next_list(" + arg + ", &" + cursor + ")";
+  } else {
+    auto whole = [&](const Alt& a) {
+      return a.read ? a.text : "next_list(" + a.text + ", &" + cursor + ")";
+    };
+    read = whole(alts.back());
+    for (std::size_t k = alts.size() - 1; k-- > 0;)
+      read = "(" + rank_predicate(alts[k].ranks, universe, t.world_size) + ") ? " + whole(alts[k]) +
+             " : " + read;
+    if (alts.size() > 1) read = "(" + read + ")";
   }
   // Ranks of the universe that have no list (non-roots of MPI_Gatherv)
   // pass NULL, as the program did.
@@ -313,13 +406,12 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
   bool partial = false;
   universe.for_each([&](int32_t r) {
     bool in = false;
-    for (const auto& a : alts) in = in || a.first.contains(r);
+    for (const auto& a : alts) in = in || a.ranks.contains(r);
     if (in)
       covered.insert(r);
     else
       partial = true;
   });
-  const std::string read = "next_list(" + arg + ", &" + cursor + ")";
   if (!partial) return read;
   return "((" + rank_predicate(covered, universe, t.world_size) + ") ? " + read + " : NULL)";
 }

@@ -5,7 +5,7 @@
 # `mpicc -std=c11 -Wall -Wextra -Werror` compiles it, it runs at the
 # recorded count under the recorder, and `tracefold diff --ignore-callsites`
 # must find the same calls on every rank (tests/mpi/bench_lib.bash has the
-# lists; bench_programs_features.sh and bench_programs_others.sh the rest).
+# lists; bench_programs_features*.sh and bench_programs_others.sh the rest).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/bench_lib.bash"

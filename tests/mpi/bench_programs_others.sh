@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark generation, part 3: C++ and Fortran programs (mpif.h, use mpi,
+# Benchmark generation, part 4: C++ and Fortran programs (mpif.h, use mpi,
 # mpi_f08), and the programs the generator refuses: the refusal names a node
 # and leaves no file behind; see bench_programs.sh.
 TF=$1; SRC=$2; APPS=$3

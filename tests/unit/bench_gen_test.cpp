@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "tracefold/bench.hpp"
@@ -32,25 +33,25 @@ void field(Node& n, const char* name, int64_t v, int32_t world, uint64_t runs) {
   });
 }
 
-// A ring: 100 steps of Send to the right and Recv from the left, on
+// A ring: `steps` steps of Send to the right and Recv from the left, on
 // `world` ranks; peers are stored as offsets, as the recorder does.
-Trace ring(int32_t world) {
+Trace ring(int32_t world, uint64_t steps = 100) {
   Trace t;
   t.world_size = world;
   t.comms.define_world(world);
   for (uint64_t s = 0; s < 4; ++s) t.sites.intern(CallSite{{Frame{"app", 0x100 * (s + 1)}}});
   t.nodes.push_back(node("MPI_Init", 0, world));
-  Node send = node("MPI_Send", 1, world, 100);
-  send.loops.push_back({all(2, world), all(100, world)});
-  Node recv = node("MPI_Recv", 2, world, 100);
+  Node send = node("MPI_Send", 1, world, steps);
+  send.loops.push_back({all(2, world), all(static_cast<int64_t>(steps), world)});
+  Node recv = node("MPI_Recv", 2, world, steps);
   for (Node* n : {&send, &recv}) {
-    field(*n, "count", 8, world, 100);
-    field(*n, "dtype", 14, world, 100);
-    field(*n, "tag", 7, world, 100);
-    field(*n, "comm", 0, world, 100);
+    field(*n, "count", 8, world, steps);
+    field(*n, "dtype", 14, world, steps);
+    field(*n, "tag", 7, world, steps);
+    field(*n, "comm", 0, world, steps);
   }
-  field(send, "peer", 1, world, 100);
-  field(recv, "peer", world - 1, world, 100);
+  field(send, "peer", 1, world, steps);
+  field(recv, "peer", world - 1, world, steps);
   t.nodes.push_back(send);
   t.nodes.push_back(recv);
   t.nodes.push_back(node("MPI_Finalize", 3, world));
@@ -221,4 +222,74 @@ TEST(BenchGen, CommCreateUsesTheRecordedMembers) {
             std::string::npos)
       << c;
   EXPECT_NE(c.find("MPI_Barrier(comm_create_comm1234567890);"), std::string::npos) << c;
+}
+
+namespace {
+
+// The numbers between `{` and `}` after `name` in the C text.
+std::vector<int64_t> numbers_after(const std::string& c, const std::string& name) {
+  std::vector<int64_t> out;
+  auto at = c.find(name);
+  if (at == std::string::npos) return out;
+  at = c.find('{', at);
+  const auto end = c.find("};", at);
+  for (std::size_t p = at; p < end;) {
+    if (std::isdigit(static_cast<unsigned char>(c[p]))) {
+      std::size_t used = 0;
+      out.push_back(std::stoll(c.substr(p), &used));
+      p += used;
+    } else {
+      ++p;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// A long irregular value sequence (a polling loop's: a tag that changes now
+// and then over 200,000 calls) is written as the trace's runs, not value
+// by value: the file stays small, and reading the runs as the generated
+// run_value() does gives back every value.
+TEST(BenchGen, LongIrregularSequencesAreWrittenAsRuns) {
+  const uint64_t steps = 200000;
+  Trace t = ring(4, steps);
+  ValueSeq tags;
+  for (uint64_t k = 0; k < steps; ++k) tags.push_back(k % 9973 == 0 || k % 31337 < 3 ? 101 : 100);
+  for (std::size_t i : {1, 2})
+    for (auto& [id, e] : t.nodes[i].fields)
+      if (FieldTable::name(id) == std::string("tag")) e.entries()[0].values = tags;
+  const std::string c = bench::generate_c(t);
+  EXPECT_LT(c.size(), 40000u);
+  EXPECT_NE(c.find("tag_of(run_value(MPI_Send_site1_tag_runs, "), std::string::npos) << c;
+  const std::vector<int64_t> values = numbers_after(c, "MPI_Send_site1_tag[");
+  const std::vector<int64_t> runs = numbers_after(c, "MPI_Send_site1_tag_runs[");
+  ASSERT_FALSE(runs.empty());
+  ASSERT_EQ(runs.size() % 3, 0u);
+  // run_value(): the first run whose end lies past k, then its pattern.
+  const std::vector<int64_t> want = tags.to_vector();
+  for (uint64_t k = 0; k < steps; ++k) {
+    std::size_t j = 0;
+    while (runs[3 * j] <= static_cast<int64_t>(k)) ++j;
+    const int64_t start = j ? runs[3 * j - 3] : 0;
+    const int64_t v = values[static_cast<std::size_t>(
+        runs[3 * j + 1] + (static_cast<int64_t>(k) - start) % runs[3 * j + 2])];
+    ASSERT_EQ(v, want[k]) << "value " << k;
+  }
+  EXPECT_EQ(runs[runs.size() - 3], static_cast<int64_t>(steps));
+
+  // Runs that are still too many numbers stop generation, naming the node.
+  ValueSeq distinct;
+  for (uint64_t k = 0; k < steps; ++k) distinct.push_back(static_cast<int64_t>(k));
+  for (std::size_t i : {1, 2})
+    for (auto& [id, e] : t.nodes[i].fields)
+      if (FieldTable::name(id) == std::string("tag")) e.entries()[0].values = distinct;
+  try {
+    bench::generate_c(t);
+    FAIL() << "wrote 200,000 distinct tags";
+  } catch (const bench::BenchError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 1 (MPI_Send): tag has runs of more than 65536"),
+              std::string::npos)
+        << e.what();
+  }
 }
