@@ -24,12 +24,73 @@ void check_input(const ExtrapInput& in) {
   if (!t.lossy.empty())
     throw ExtrapError(in.name + ": lossy trace (" + t.lossy +
                       "): extrapolation needs lossless inputs");
-  for (const auto& [id, groups] : t.comms.all())
-    if (id != CommTable::kWorld)
-      throw ExtrapError(in.name + ": communicator " + std::to_string(id) +
-                        " (not MPI_COMM_WORLD): extrapolating communicators other than the world "
-                        "is not supported yet");
   if (t.world_size < 1) throw ExtrapError(in.name + ": empty trace");
+}
+
+// The plugin path reads peers against the world only.
+void check_world_only(const std::vector<ExtrapInput>& in) {
+  for (const auto& x : in)
+    for (const auto& [id, groups] : x.trace.comms.all())
+      if (id != CommTable::kWorld)
+        throw ExtrapError(x.name + ": communicator " + format_value(id) +
+                          " (not MPI_COMM_WORLD): the plugin path extrapolates calls on the "
+                          "world only");
+}
+
+// Whether every `comm` value of `n` is the world under some id, so that
+// its relative peers are world distances (offsets on the grid).
+bool on_world_like(const Trace& t, const Node& n) {
+  const Elastic* comm = n.field(FieldTable::comm());
+  if (!comm) return true;
+  for (const auto& e : comm->entries())
+    for (int64_t v : e.values.to_vector())
+      if (!world_like_comm(t, v)) return false;
+  return true;
+}
+
+// Fields whose values follow the rank's coordinates rather than its cell.
+bool by_coordinates(FieldId f) {
+  static const auto color = FieldTable::find("color"), key = FieldTable::find("key");
+  return (color && f == *color) || (key && f == *key);
+}
+
+// The recorded MPI_Cart_create grid against the detected one (the rule is
+// in docs/extrapolate.md): equal, or the recorded one also explains the
+// endpoint groups (it wins the tie), or an error naming the call. Returns
+// the grid to use and says where each size came from.
+Topology cross_check_cart(const ExtrapInput& x, const TopologyDetection& det, std::string& source) {
+  static const char* const kAxis[] = {"x", "y", "z"};
+  const std::optional<RecordedCart> cart = recorded_cart(x.trace, x.name);
+  Topology t = det.topology;
+  if (!cart) {
+    for (int d = 0; d < t.dims(); ++d)
+      source += std::string(d ? ", " : "") + kAxis[d] + "=" +
+                std::to_string(t.sizes[static_cast<std::size_t>(d)]) + " (endpoints)";
+    return t;
+  }
+  const bool same = cart->topology.sizes == det.topology.sizes;
+  if (!same && !grid_explains(det, cart->topology))
+    throw ExtrapError(x.name + ": " + cart->node + ", field dims: MPI_Cart_create's grid " +
+                      cart->topology.to_string() + " does not explain the " +
+                      std::to_string(det.groups) + " endpoint patterns, which fit " +
+                      det.topology.to_string() +
+                      ": the ranks do not communicate along the recorded grid");
+  t = cart->topology;
+  for (int d = 0; d < t.dims(); ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    const std::string idx = std::to_string(cart->mpi_index[i]);
+    source += std::string(d ? ", " : "") + kAxis[d] + "=" + std::to_string(t.sizes[i]) +
+              " (MPI_Cart_create dims[" + idx + "], " +
+              (same ? "the endpoints agree" : "the endpoints also fit it") + "; periods[" + idx +
+              "]=" + (t.periodic[i] ? "1" : "0") +
+              (same && t.periodic[i] != det.topology.periodic[i]
+                   ? std::string(", the endpoints show ") +
+                         (det.topology.periodic[i] ? "a" : "no") + " wrap-around"
+                   : std::string()) +
+              ")";
+  }
+  if (!same) source += "; detection alone would have chosen " + det.topology.to_string();
+  return t;
 }
 
 std::string grid_text(const Topology& t) {
@@ -223,10 +284,26 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
       for (const auto& [f, e] : n->fields) fields.push_back(f);
     std::sort(fields.begin(), fields.end());
     fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
+    bool world_peers = true;
+    for (std::size_t k = 0; k < in.size(); ++k)
+      world_peers = world_peers && on_world_like(in[k].trace, *w.nodes[k]);
     for (FieldId f : fields) {
+      if (by_coordinates(f)) {
+        std::vector<const Elastic*> per;
+        for (const Node* n : w.nodes) per.push_back(n->field(f));
+        std::vector<std::string> lines;
+        Elastic e = extrapolate_by_coordinates(grids, per, target,
+                                               w.label + ", field " + FieldTable::name(f), &lines);
+        for (const auto& l : lines)
+          res.explanation.push_back("    field " + FieldTable::name(f) + ": " + l);
+        if (!e.empty()) node.fields.emplace_back(f, std::move(e));
+        continue;
+      }
+      // Peers on a row or column communicator are distances within it, no
+      // offsets on the grid: they are fitted as plain numbers.
       Elastic e = w.elastic(
           "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
-          FieldTable::role(f) == FieldRole::kPeer);
+          FieldTable::role(f) == FieldRole::kPeer && world_peers);
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     std::vector<std::vector<int64_t>> sizes;
@@ -345,6 +422,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
                         ": no such extrapolation plugin (registered: " + known + ")");
     }
     ExtrapResult res;
+    check_world_only(in);
     extrapolate_with_plugin(in, *p, opts, res);
     return res;
   }
@@ -370,6 +448,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
       if (!fits) continue;
       ExtrapResult res;
       try {
+        check_world_only(in);
         extrapolate_with_plugin(in, *p, opts, res);
       } catch (const ExtrapError& pe) {
         tried += "; plugin " + p->name() + ": " + pe.what();
@@ -395,10 +474,12 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   for (const auto& x : in) {
     TopologyDetection det;
     try {
-      det = detect_topology(relative_endpoints(x.trace));
+      det = detect_topology(relative_endpoints(x.trace, true));
     } catch (const std::runtime_error& e) {
       throw ExtrapError(x.name + ": " + e.what());
     }
+    std::string source;
+    det.topology = cross_check_cart(x, det, source);
     dims = std::max(dims, det.topology.dims());
     std::string critical;
     for (int64_t r : det.critical) critical += " " + std::to_string(r);
@@ -406,7 +487,8 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
         "input " + x.name + ": " + std::to_string(x.trace.world_size) + " ranks, grid " +
         grid_text(det.topology) + ", " + std::to_string(det.groups) +
         " endpoint patterns, critical nodes" + critical +
-        (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()));
+        (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()) +
+        "; sizes: " + source);
     grids.push_back(make_grid_input(x, det.topology));
     res.input_grids.push_back(det.topology);
   }
@@ -427,6 +509,12 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   res.explanation.push_back("target: " + std::to_string(opts.ranks) + " ranks, grid " +
                             res.target.to_string() + " (" + res.target_rule + ")");
 
+  // Communicators other than the world must follow the grid (comms.cpp).
+  const CommShapes shapes = common_comm_shapes(grids);
+  for (const auto& [id, keep] : shapes)
+    res.explanation.push_back("communicator " + format_value(id) + ": groups along " +
+                              shape_name(keep));
+
   // 2. Alignment of the whole node lists, else cell by cell (per_cell.cpp).
   std::vector<std::vector<std::size_t>> order;
   std::string whole_error;
@@ -446,6 +534,7 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
                               "): extrapolating cell by cell");
     extrapolate_by_cell(in, grids, res, opts);
   }
+  define_target_comms(shapes, res.target, out.comms);
   canonicalize_sites(out);
   return res;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,34 @@ std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
                                         const std::vector<std::vector<int64_t>>& sizes,
                                         const Topology& target, int32_t rank_hint, Trace& out,
                                         std::vector<std::string>& explanation);
+
+// --------------------------------------------------------------- comms.cpp
+
+/// Communicator id -> the dimensions its groups run along (keep[d]: the
+/// members of a group differ in coordinate d and share the others). All
+/// true: the whole grid in rank order.
+using CommShapes = std::map<int64_t, std::vector<bool>>;
+
+/// The shape of every communicator of `g`'s trace but the world. Throws
+/// ExtrapError naming the input and the communicator when one does not
+/// follow the grid (reordered, partial, or not rows/columns/planes).
+CommShapes comm_shapes(const GridInput& g);
+/// comm_shapes of every input, checked to agree.
+CommShapes common_comm_shapes(const std::vector<GridInput>& grids);
+/// `x`, `x,y (the whole grid)`, for messages.
+std::string shape_name(const std::vector<bool>& keep);
+/// Defines the communicators of `shapes` on the target grid in `out`.
+void define_target_comms(const CommShapes& shapes, const Topology& target, CommTable& out);
+
+/// A value that differs from rank to rank inside a cell (MPI_Comm_split's
+/// color and key), read per input as b + a1*x + a2*y + a3*z in the rank's
+/// coordinates, position by position, each coefficient fitted over the
+/// sizes. `per_input[k]`: the field in input k (nullptr: absent). Every
+/// rank of every input must have it. One entry per distinct target value.
+Elastic extrapolate_by_coordinates(const std::vector<GridInput>& grids,
+                                   const std::vector<const Elastic*>& per_input,
+                                   const Topology& target, const std::string& what,
+                                   std::vector<std::string>* explain);
 
 // --------------------------------------------------------- plugin_path.cpp
 
