@@ -78,14 +78,13 @@ std::optional<RecordedCart> recorded_cart(const Trace& trace, const std::string&
         int64_t prod = 1;
         for (int64_t x : dims) {
           if (x < 1 || is_sentinel(x))
-            throw ExtrapError(where + ", field dims: " + format_value(x) +
-                              " is no dimension size");
+            throw ExtrapError(where + ", field dims: " + format_value(x) + " is no dimension size");
           prod *= x;
         }
         if (prod != trace.world_size) continue;  // a grid of some ranks only
-        const std::vector<int64_t> periods =
-            call < pl.size() && pl[call].size() == dims.size() ? pl[call]
-                                                               : std::vector<int64_t>(dims.size());
+        const std::vector<int64_t> periods = call < pl.size() && pl[call].size() == dims.size()
+                                                 ? pl[call]
+                                                 : std::vector<int64_t>(dims.size());
         if (found) {
           if (dims != found_dims)
             throw ExtrapError(where + ", field dims: MPI_Cart_create grids of the whole world " +

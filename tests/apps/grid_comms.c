@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   }
   double all = 0.0;
   MPI_Allreduce(&sum, &all, 1, MPI_DOUBLE, MPI_SUM, cart);
-  if (rank == 0) printf("grid_comms: %d ranks (%dx%d) checksum %.3f\n", size, dims[0], dims[1], all);
+  if (rank == 0)
+    printf("grid_comms: %d ranks (%dx%d) checksum %.3f\n", size, dims[0], dims[1], all);
   MPI_Comm_free(&rdup);
   MPI_Comm_free(&col);
   MPI_Comm_free(&row);

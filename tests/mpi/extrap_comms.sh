@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Extrapolation of programs that communicate on communicators other than
+# the world, with the MPI_Cart_create grid cross-checked:
+#  - app_grid_comms: a periodic MPI_Cart_create grid, its rows by
+#    MPI_Comm_split (color = row, key = column), its columns by
+#    MPI_Cart_sub, a MPI_Comm_dup of the rows; a ring shift and an
+#    Allreduce on the rows, a Bcast on the columns, a Reduce to the row's
+#    last rank on the duplicate. 4, 9, 16 -> 25 and 4, 9, 25 -> 16 must
+#    `tracefold diff` same as the real runs, call sites included; --explain
+#    names MPI_Cart_create as the source of each size.
+#  - app_mg_vcycle: a V-cycle whose every call is on its Cartesian
+#    communicator (the world under another id): 4, 9, 16 -> 25.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+STEPS=3
+source "$SRC/tests/mpi/extrap_lib.bash"
+
+for n in 4 9 16 25; do rec gc "$n" grid_comms; done
+same_as_real "grid_comms: 4,9,16 -> 25" x-gc-25.tf gc-25.tf gc-4.tf gc-9.tf gc-16.tf
+same_as_real "grid_comms: 4,9,25 -> 16 (between)" b-gc-16.tf gc-16.tf gc-4.tf gc-9.tf gc-25.tf
+
+CHECKS=$((CHECKS + 1))
+"$TF" extrapolate gc-4.tf gc-9.tf gc-16.tf --ranks 25 -o e.tf --explain > gc-explain.txt 2>&1 || true
+rm -f e.tf
+# Periodic in both axes: every rank has the same endpoints on the grid
+# communicator, so only the recorded grid tells x from y.
+want_x='^input gc-16.tf: .*sizes: x=4 \(MPI_Cart_create dims\[1\], the endpoints also fit it; periods\[1\]=1\), y=4 \(MPI_Cart_create dims\[0\]'
+if grep -Eq "$want_x" gc-explain.txt &&
+  grep -Eq '^communicator [0-9]+: groups along x$' gc-explain.txt &&
+  grep -Eq '^communicator [0-9]+: groups along y$' gc-explain.txt &&
+  grep -Eq 'field color: <0 \+ \[1\]\*y>' gc-explain.txt &&
+  grep -Eq 'field key: <0 \+ \[1\]\*x>' gc-explain.txt; then
+  ok "grid_comms: --explain names MPI_Cart_create's dims, the rows and columns, color = y, key = x"
+else
+  bad "grid_comms: --explain lacks the sources or shapes: $(grep -E '^(input|communicator)|color|key' gc-explain.txt)"
+fi
+
+# The row communicator's groups at 25 ranks: five rows of five.
+CHECKS=$((CHECKS + 1))
+rows=$("$TF" print x-gc-25.tf 2>&1 | grep -cE '^comm [0-9]+ members (0:5|5:5|10:5|15:5|20:5)$' || true)
+real_rows=$("$TF" print gc-25.tf 2>&1 | grep -cE '^comm [0-9]+ members (0:5|5:5|10:5|15:5|20:5)$' || true)
+if [[ $rows -ge 5 && $rows == "$real_rows" ]]; then
+  ok "grid_comms: $rows row groups of 5 ranks, as in the real run"
+else
+  bad "grid_comms: $rows row groups in the extrapolation, $real_rows in the real run"
+fi
+
+for n in 4 9 16 25; do rec mg "$n" mg_vcycle; done
+same_as_real "mg_vcycle: 4,9,16 -> 25" x-mg-25.tf mg-25.tf mg-4.tf mg-9.tf mg-16.tf
+finish
