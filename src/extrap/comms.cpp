@@ -337,5 +337,47 @@ Elastic extrapolate_by_coordinates(const std::vector<GridInput>& grids,
   return out;
 }
 
+std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
+                                            const std::vector<const Node*>& nodes,
+                                            const Ranklist& ranks, const Topology& target) {
+  std::vector<int> index;
+  std::size_t length = 0, calls = 0;
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    const GridInput& g = grids[k];
+    const auto cart = recorded_cart(g.input->trace, g.input->name);
+    const auto f = FieldTable::find("dims");
+    const Elastic* e = f ? nodes[k]->field(*f) : nullptr;
+    if (!cart || !e || cart->topology.sizes != g.topo.sizes) return std::nullopt;
+    if (k == 0) index = cart->mpi_index;
+    if (cart->mpi_index != index) return std::nullopt;
+    for (const auto& entry : e->entries()) {
+      const auto lists = lists_of(entry.values);
+      if (k == 0 && &entry == &e->entries().front()) {
+        calls = lists.size();
+        length = lists.empty() ? 0 : lists[0].size();
+      }
+      if (lists.size() != calls || calls == 0) return std::nullopt;
+      for (const auto& l : lists) {
+        if (l.size() != length) return std::nullopt;
+        std::vector<int64_t> want(length, 1);
+        for (std::size_t d = 0; d < index.size(); ++d)
+          want.at(static_cast<std::size_t>(index[d])) = g.topo.sizes[d];
+        if (l != want) return std::nullopt;
+      }
+    }
+  }
+  std::vector<int64_t> dims(length, 1);
+  for (std::size_t d = 0; d < index.size(); ++d)
+    dims.at(static_cast<std::size_t>(index[d])) = target.sizes[d];
+  ValueSeq seq;
+  for (std::size_t c = 0; c < calls; ++c) {
+    seq.push_back(static_cast<int64_t>(length));
+    for (int64_t x : dims) seq.push_back(x);
+  }
+  Elastic out;
+  out.entries().push_back({std::move(seq), ranks});
+  return out;
+}
+
 }  // namespace detail
 }  // namespace tracefold::extrap

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "internal.hpp"
 #include "tracefold/merge.hpp"
@@ -37,15 +39,28 @@ void check_world_only(const std::vector<ExtrapInput>& in) {
                           "world only");
 }
 
-// Whether every `comm` value of `n` is the world under some id, so that
-// its relative peers are world distances (offsets on the grid).
-bool on_world_like(const Trace& t, const Node& n) {
-  const Elastic* comm = n.field(FieldTable::comm());
-  if (!comm) return true;
-  for (const auto& e : comm->entries())
-    for (int64_t v : e.values.to_vector())
-      if (!world_like_comm(t, v)) return false;
-  return true;
+// The communicator of a node's peers, for reading them as offsets on the
+// grid (cells.cpp): nullptr for the world or a communicator that is the
+// world under another id, else the dimensions of the one communicator
+// every input's calls use. `pooled` is cleared when the calls use several
+// (their peers are then fitted as plain numbers).
+const std::vector<bool>* peers_comm(const std::vector<ExtrapInput>& in,
+                                    const std::vector<const Node*>& nodes, const CommShapes& shapes,
+                                    bool& pooled) {
+  std::set<int64_t> ids;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (const Elastic* comm = nodes[k]->field(FieldTable::comm()))
+      for (const auto& e : comm->entries())
+        for (int64_t v : e.values.to_vector())
+          ids.insert(world_like_comm(in[k].trace, v) ? CommTable::kWorld : v);
+  pooled = ids.size() <= 1;
+  if (ids.empty() || *ids.begin() == CommTable::kWorld) return nullptr;
+  const auto it = shapes.find(*ids.begin());
+  if (it == shapes.end()) {
+    pooled = false;
+    return nullptr;
+  }
+  return &it->second;
 }
 
 // Fields whose values follow the rank's coordinates rather than its cell.
@@ -158,6 +173,8 @@ struct NodeWork {
   std::vector<const Node*> nodes;  // one per input
   std::string label;
   std::vector<std::string>* explain;
+  /// The dimensions of the peers' communicator (nullptr: the world).
+  const std::vector<bool>* peer_keep = nullptr;
 
   Elastic elastic(const std::string& what, const std::function<const Elastic*(const Node&)>& get,
                   bool peer = false) {
@@ -168,11 +185,36 @@ struct NodeWork {
                       : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
     }
     std::vector<std::string> lines;
-    Elastic out = extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines);
+    Elastic out =
+        extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines, peer_keep);
     for (const auto& l : lines) explain->push_back("    " + what + ": " + l);
     return out;
   }
 };
+
+// A root that every rank of the node has alike in every input (the root
+// of a collective is the same on all members): its numbers fitted over all
+// inputs at once, since it does not depend on the cell (a Reduce to the
+// row's last rank, S1 - 1, seen in in-between cells at two sizes only).
+// nullopt for other fields or when ranks differ.
+std::optional<Elastic> uniform_root(NodeWork& w, FieldId f, const Ranklist& ranks) {
+  static const auto root = FieldTable::find("root");
+  if (!root || f != *root) return std::nullopt;
+  std::vector<SeqObservation> obs;
+  for (std::size_t k = 0; k < w.nodes.size(); ++k) {
+    const Elastic* e = w.nodes[k]->field(f);
+    if (!e || e->entries().size() != 1 || !(e->entries()[0].ranks == w.nodes[k]->ranks))
+      return std::nullopt;
+    obs.push_back({&w.grids[k], &e->entries()[0].values});
+  }
+  std::string formula;
+  ValueSeq seq =
+      extrapolate_sequence(obs, 0, nullptr, w.target.sizes, w.label + ", field root", formula);
+  w.explain->push_back("    field root: " + formula + " @ every rank (alike in every input)");
+  Elastic out;
+  out.entries().push_back({std::move(seq), ranks});
+  return out;
+}
 
 }  // namespace
 
@@ -249,7 +291,8 @@ namespace {
 // into `out`, whose world and tables are set up by the caller.
 void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
                        const std::vector<std::vector<std::size_t>>& order, const Topology& target,
-                       Trace& out, ExtrapResult& res, const ProgressFn& progress) {
+                       const CommShapes& shapes, Trace& out, ExtrapResult& res,
+                       const ProgressFn& progress) {
   for (std::size_t i = 0; i < order[0].size(); ++i) {
     report_progress(progress, i, order[0].size());
     NodeWork w{in, grids, target, {}, "", &res.explanation};
@@ -284,10 +327,24 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
       for (const auto& [f, e] : n->fields) fields.push_back(f);
     std::sort(fields.begin(), fields.end());
     fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
-    bool world_peers = true;
-    for (std::size_t k = 0; k < in.size(); ++k)
-      world_peers = world_peers && on_world_like(in[k].trace, *w.nodes[k]);
+    bool pooled = true;
+    w.peer_keep = peers_comm(in, w.nodes, shapes, pooled);
+    static const auto cart_op = OpTable::find("MPI_Cart_create");
     for (FieldId f : fields) {
+      if (cart_op && node.key.op == *cart_op && FieldTable::name(f) == "dims") {
+        // The grid itself: its sizes at the target are known, whatever
+        // cells the inputs have.
+        if (auto e = cart_dims_for_target(grids, w.nodes, node.ranks, target)) {
+          res.explanation.push_back("    field dims: the target grid " + target.to_string() +
+                                    " in MPI order");
+          node.fields.emplace_back(f, std::move(*e));
+          continue;
+        }
+      }
+      if (auto e = uniform_root(w, f, node.ranks)) {
+        node.fields.emplace_back(f, std::move(*e));
+        continue;
+      }
       if (by_coordinates(f)) {
         std::vector<const Elastic*> per;
         for (const Node* n : w.nodes) per.push_back(n->field(f));
@@ -299,11 +356,9 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
         if (!e.empty()) node.fields.emplace_back(f, std::move(e));
         continue;
       }
-      // Peers on a row or column communicator are distances within it, no
-      // offsets on the grid: they are fitted as plain numbers.
       Elastic e = w.elastic(
           "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
-          FieldTable::role(f) == FieldRole::kPeer && world_peers);
+          FieldTable::role(f) == FieldRole::kPeer && pooled);
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     std::vector<std::vector<int64_t>> sizes;
@@ -318,7 +373,7 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
 // The cell-by-cell path: each target cell from the inputs restricted to
 // that cell, then the cells merged.
 void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
-                         ExtrapResult& res, const ExtrapOptions& opts) {
+                         const CommShapes& shapes, ExtrapResult& res, const ExtrapOptions& opts) {
   const Topology& target = res.target;
   const int cells = cell_count(target);
   bool first = true;
@@ -353,7 +408,7 @@ void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<G
     part.world_size = static_cast<int32_t>(opts.ranks);
     part.comms.define_world(part.world_size);
     try {
-      extrapolate_nodes(cin, cg, order, target, part, res, {});
+      extrapolate_nodes(cin, cg, order, target, shapes, part, res, {});
     } catch (const ExtrapError& e) {
       throw ExtrapError(where + ": " + e.what());
     }
@@ -528,11 +583,11 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   out.comms.define_world(out.world_size);
   if (whole_error.empty()) {
     // 3 and 4. Node by node.
-    extrapolate_nodes(in, grids, order, res.target, out, res, opts.progress);
+    extrapolate_nodes(in, grids, order, res.target, shapes, out, res, opts.progress);
   } else {
     res.explanation.push_back("the merged node lists differ between the inputs (" + whole_error +
                               "): extrapolating cell by cell");
-    extrapolate_by_cell(in, grids, res, opts);
+    extrapolate_by_cell(in, grids, shapes, res, opts);
   }
   define_target_comms(shapes, res.target, out.comms);
   canonicalize_sites(out);

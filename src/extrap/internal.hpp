@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct PeerPool {
   const std::vector<GridInput>* grids = nullptr;
   /// per_input[k][cell]: input k's sequence in each cell, or nullptr.
   const std::vector<std::vector<const ValueSeq*>>* per_input = nullptr;
+  /// The dimensions the peers' communicator runs along (comms.cpp), or
+  /// nullptr for the world: offsets are taken within its groups.
+  const std::vector<bool>* keep = nullptr;
 };
 ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
                               const PeerPool* pool, const std::vector<int64_t>& target,
@@ -54,7 +58,8 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
 Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const std::vector<std::vector<const ValueSeq*>>& per_input,
                             const Topology& target, const std::string& what, bool peer,
-                            std::vector<std::string>* explain);
+                            std::vector<std::string>* explain,
+                            const std::vector<bool>* keep = nullptr);
 
 // ------------------------------------------------------------- per_cell.cpp
 
@@ -116,6 +121,14 @@ Elastic extrapolate_by_coordinates(const std::vector<GridInput>& grids,
                                    const std::vector<const Elastic*>& per_input,
                                    const Topology& target, const std::string& what,
                                    std::vector<std::string>* explain);
+
+/// The `dims` of an MPI_Cart_create node (`nodes[k]` in input k) when every
+/// input's call holds that input's grid (recorded_cart): the target grid in
+/// MPI order, for `ranks`. nullopt otherwise (the field is then fitted like
+/// any value; per cell, the inputs may not pin it down).
+std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
+                                            const std::vector<const Node*>& nodes,
+                                            const Ranklist& ranks, const Topology& target);
 
 // --------------------------------------------------------- plugin_path.cpp
 
