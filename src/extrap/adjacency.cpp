@@ -8,24 +8,36 @@ namespace tracefold::extrap {
 namespace {
 
 // Whether every value of the node's `comm` field is the world (or the
-// field is absent, which means the world).
-bool on_world(const Node& node) {
+// field is absent, which means the world), or with `world_like` a
+// communicator that is the world under another id.
+bool on_world(const Trace& trace, const Node& node, bool world_like) {
   const Elastic* comm = node.field(FieldTable::comm());
   if (!comm) return true;
   for (const auto& e : comm->entries())
     for (const auto& run : e.values.runs())
       for (int64_t v : run.pattern)
-        if (v != CommTable::kWorld) return false;
+        if (v != CommTable::kWorld && !(world_like && world_like_comm(trace, v))) return false;
   return true;
 }
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace) {
+bool world_like_comm(const Trace& trace, int64_t id) {
+  if (id == CommTable::kWorld) return true;
+  const auto it = trace.comms.all().find(id);
+  if (it == trace.comms.all().end() || it->second.size() != 1) return false;
+  const auto& m = it->second[0].members;
+  if (m.size() != static_cast<std::size_t>(trace.world_size)) return false;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (m[i] != static_cast<int32_t>(i)) return false;
+  return true;
+}
+
+std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace, bool world_like) {
   std::vector<std::set<int64_t>> seen(static_cast<std::size_t>(trace.world_size));
   const auto rpeer = FieldTable::find("rpeer");
   for (const Node& node : trace.nodes) {
-    if (!on_world(node)) continue;
+    if (!on_world(trace, node, world_like)) continue;
     for (FieldId f : {FieldTable::peer(), rpeer.value_or(FieldTable::peer())}) {
       const Elastic* e = node.field(f);
       if (!e) continue;

@@ -77,15 +77,28 @@ std::string clip(const std::string& s) {
 }
 
 // The coordinate offsets (peer minus caller, per dimension) of relative
-// peer `rel` seen from `rank`.
-std::vector<int64_t> offsets_of(const Topology& t, int64_t rank, int64_t rel) {
-  const int64_t p = t.ranks();
-  int64_t a = rank, b = (rank + rel) % p;
+// peer `rel` seen from `rank`, in a communicator whose groups run along
+// the dimensions of `keep` (nullptr: the world): one offset per such
+// dimension, the caller and the peer numbered row-major within the group.
+std::vector<int64_t> offsets_of(const Topology& t, int64_t rank, int64_t rel,
+                                const std::vector<bool>* keep) {
+  std::vector<int64_t> sizes, coords;
+  for (std::size_t d = 0; d < t.sizes.size(); ++d) {
+    const int64_t s = t.sizes[d];
+    if (!keep || (*keep)[d]) {
+      sizes.push_back(s);
+      coords.push_back(rank % s);
+    }
+    rank /= s;
+  }
+  int64_t p = 1, a = 0;
+  for (std::size_t i = sizes.size(); i-- > 0;) a = a * sizes[i] + coords[i];
+  for (int64_t s : sizes) p *= s;
+  int64_t b = (a + rel) % p;
   std::vector<int64_t> o;
-  for (int64_t s : t.sizes) {
-    o.push_back(b % s - a % s);
-    a /= s;
-    b /= s;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    o.push_back(b % sizes[i] - coords[i]);
+    b /= sizes[i];
   }
   return o;
 }
@@ -112,11 +125,15 @@ std::optional<int64_t> fit_offsets(const std::vector<SeqObservation>& obs, int c
                                    const std::vector<int64_t>& values,
                                    const std::vector<int64_t>& target, std::string& formula) {
   const std::size_t dims = target.size();
+  const std::vector<bool>* keep = pool.keep;
   int64_t rel = 0, stride = 1, p = 1;
-  for (int64_t s : target) p *= s;
+  for (std::size_t d = 0; d < dims; ++d)
+    if (!keep || (*keep)[d]) p *= target[d];
   std::string text;
   int weight = 1;
+  std::size_t kd = 0;  // index of d among the communicator's dimensions
   for (std::size_t d = 0; d < dims; ++d, weight *= 3) {
+    if (keep && !(*keep)[d]) continue;
     const int cls = cell / weight % 3;
     std::vector<Observation> o;
     std::set<int64_t> sizes;
@@ -140,12 +157,12 @@ std::optional<int64_t> fit_offsets(const std::vector<SeqObservation>& obs, int c
         else if (seqs[static_cast<std::size_t>(c)])
           v = at(*ref, *seqs[static_cast<std::size_t>(c)]);
         if (!v || is_sentinel(*v)) continue;
-        const auto lo = offsets_of(g.topo, g.cell_rep[static_cast<std::size_t>(c)], *v);
-        if (offsets_of(g.topo, g.cell_last[static_cast<std::size_t>(c)], *v) != lo) {
+        const auto lo = offsets_of(g.topo, g.cell_rep[static_cast<std::size_t>(c)], *v, keep);
+        if (offsets_of(g.topo, g.cell_last[static_cast<std::size_t>(c)], *v, keep) != lo) {
           if (c == cell) return std::nullopt;  // not one step for the whole box
           continue;
         }
-        o.push_back({{g.topo.sizes[d]}, lo[d]});
+        o.push_back({{g.topo.sizes[d]}, lo[kd]});
         sizes.insert(g.topo.sizes[d]);
       }
     }
@@ -161,7 +178,8 @@ std::optional<int64_t> fit_offsets(const std::vector<SeqObservation>& obs, int c
     for (std::size_t i = 0; (i = fd.find("S1", i)) != std::string::npos; i += 2)
       fd[i + 1] = static_cast<char>('1' + d);
     static const char* const kAxis[] = {"x", "y", "z"};
-    text += std::string(d ? " " : "") + (d < 3 ? kAxis[d] : "?") + ":" + fd;
+    text += std::string(kd ? " " : "") + (d < 3 ? kAxis[d] : "?") + ":" + fd;
+    ++kd;
   }
   formula = "<" + text + ">";
   return ((rel % p) + p) % p;
@@ -320,7 +338,7 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
 Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const std::vector<std::vector<const ValueSeq*>>& per_input,
                             const Topology& target, const std::string& what, bool peer,
-                            std::vector<std::string>* explain) {
+                            std::vector<std::string>* explain, const std::vector<bool>* keep) {
   Elastic out;
   std::map<std::string, std::string> cells_by_formula;
   const int cells = cell_count(target);
@@ -348,7 +366,7 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
       throw ExtrapError(where + ": present in" + have + " but not in" + lack);
     }
     std::string formula;
-    const PeerPool pool{&grids, &per_input};
+    const PeerPool pool{&grids, &per_input, keep};
     ValueSeq seq =
         extrapolate_sequence(obs, c, peer ? &pool : nullptr, target.sizes, where, formula);
     auto& names = cells_by_formula[formula];

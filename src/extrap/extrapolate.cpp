@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "internal.hpp"
 #include "tracefold/merge.hpp"
@@ -24,12 +26,86 @@ void check_input(const ExtrapInput& in) {
   if (!t.lossy.empty())
     throw ExtrapError(in.name + ": lossy trace (" + t.lossy +
                       "): extrapolation needs lossless inputs");
-  for (const auto& [id, groups] : t.comms.all())
-    if (id != CommTable::kWorld)
-      throw ExtrapError(in.name + ": communicator " + std::to_string(id) +
-                        " (not MPI_COMM_WORLD): extrapolating communicators other than the world "
-                        "is not supported yet");
   if (t.world_size < 1) throw ExtrapError(in.name + ": empty trace");
+}
+
+// The plugin path reads peers against the world only.
+void check_world_only(const std::vector<ExtrapInput>& in) {
+  for (const auto& x : in)
+    for (const auto& [id, groups] : x.trace.comms.all())
+      if (id != CommTable::kWorld)
+        throw ExtrapError(x.name + ": communicator " + format_value(id) +
+                          " (not MPI_COMM_WORLD): the plugin path extrapolates calls on the "
+                          "world only");
+}
+
+// The communicator of a node's peers, for reading them as offsets on the
+// grid (cells.cpp): nullptr for the world or a communicator that is the
+// world under another id, else the dimensions of the one communicator
+// every input's calls use. `pooled` is cleared when the calls use several
+// (their peers are then fitted as plain numbers).
+const std::vector<bool>* peers_comm(const std::vector<ExtrapInput>& in,
+                                    const std::vector<const Node*>& nodes, const CommShapes& shapes,
+                                    bool& pooled) {
+  std::set<int64_t> ids;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (const Elastic* comm = nodes[k]->field(FieldTable::comm()))
+      for (const auto& e : comm->entries())
+        for (int64_t v : e.values.to_vector())
+          ids.insert(world_like_comm(in[k].trace, v) ? CommTable::kWorld : v);
+  pooled = ids.size() <= 1;
+  if (ids.empty() || *ids.begin() == CommTable::kWorld) return nullptr;
+  const auto it = shapes.find(*ids.begin());
+  if (it == shapes.end()) {
+    pooled = false;
+    return nullptr;
+  }
+  return &it->second;
+}
+
+// Fields whose values follow the rank's coordinates rather than its cell.
+bool by_coordinates(FieldId f) {
+  static const auto color = FieldTable::find("color"), key = FieldTable::find("key");
+  return (color && f == *color) || (key && f == *key);
+}
+
+// The recorded MPI_Cart_create grid against the detected one (the rule is
+// in docs/extrapolate.md): equal, or the recorded one also explains the
+// endpoint groups (it wins the tie), or an error naming the call. Returns
+// the grid to use and says where each size came from.
+Topology cross_check_cart(const ExtrapInput& x, const TopologyDetection& det, std::string& source) {
+  static const char* const kAxis[] = {"x", "y", "z"};
+  const std::optional<RecordedCart> cart = recorded_cart(x.trace, x.name);
+  Topology t = det.topology;
+  if (!cart) {
+    for (int d = 0; d < t.dims(); ++d)
+      source += std::string(d ? ", " : "") + kAxis[d] + "=" +
+                std::to_string(t.sizes[static_cast<std::size_t>(d)]) + " (endpoints)";
+    return t;
+  }
+  const bool same = cart->topology.sizes == det.topology.sizes;
+  if (!same && !grid_explains(det, cart->topology))
+    throw ExtrapError(x.name + ": " + cart->node + ", field dims: MPI_Cart_create's grid " +
+                      cart->topology.to_string() + " does not explain the " +
+                      std::to_string(det.groups) + " endpoint patterns, which fit " +
+                      det.topology.to_string() +
+                      ": the ranks do not communicate along the recorded grid");
+  t = cart->topology;
+  for (int d = 0; d < t.dims(); ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    const std::string idx = std::to_string(cart->mpi_index[i]);
+    source += std::string(d ? ", " : "") + kAxis[d] + "=" + std::to_string(t.sizes[i]) +
+              " (MPI_Cart_create dims[" + idx + "], " +
+              (same ? "the endpoints agree" : "the endpoints also fit it") + "; periods[" + idx +
+              "]=" + (t.periodic[i] ? "1" : "0") +
+              (same && t.periodic[i] != det.topology.periodic[i]
+                   ? std::string(", the endpoints show ") +
+                         (det.topology.periodic[i] ? "a" : "no") + " wrap-around"
+                   : std::string()) +
+              ")";
+  }
+  if (!same) source += "; detection alone would have chosen " + det.topology.to_string();
+  return t;
 }
 
 std::string grid_text(const Topology& t) {
@@ -97,6 +173,8 @@ struct NodeWork {
   std::vector<const Node*> nodes;  // one per input
   std::string label;
   std::vector<std::string>* explain;
+  /// The dimensions of the peers' communicator (nullptr: the world).
+  const std::vector<bool>* peer_keep = nullptr;
 
   Elastic elastic(const std::string& what, const std::function<const Elastic*(const Node&)>& get,
                   bool peer = false) {
@@ -107,11 +185,36 @@ struct NodeWork {
                       : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
     }
     std::vector<std::string> lines;
-    Elastic out = extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines);
+    Elastic out =
+        extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines, peer_keep);
     for (const auto& l : lines) explain->push_back("    " + what + ": " + l);
     return out;
   }
 };
+
+// A root that every rank of the node has alike in every input (the root
+// of a collective is the same on all members): its numbers fitted over all
+// inputs at once, since it does not depend on the cell (a Reduce to the
+// row's last rank, S1 - 1, seen in in-between cells at two sizes only).
+// nullopt for other fields or when ranks differ.
+std::optional<Elastic> uniform_root(NodeWork& w, FieldId f, const Ranklist& ranks) {
+  static const auto root = FieldTable::find("root");
+  if (!root || f != *root) return std::nullopt;
+  std::vector<SeqObservation> obs;
+  for (std::size_t k = 0; k < w.nodes.size(); ++k) {
+    const Elastic* e = w.nodes[k]->field(f);
+    if (!e || e->entries().size() != 1 || !(e->entries()[0].ranks == w.nodes[k]->ranks))
+      return std::nullopt;
+    obs.push_back({&w.grids[k], &e->entries()[0].values});
+  }
+  std::string formula;
+  ValueSeq seq =
+      extrapolate_sequence(obs, 0, nullptr, w.target.sizes, w.label + ", field root", formula);
+  w.explain->push_back("    field root: " + formula + " @ every rank (alike in every input)");
+  Elastic out;
+  out.entries().push_back({std::move(seq), ranks});
+  return out;
+}
 
 }  // namespace
 
@@ -188,7 +291,8 @@ namespace {
 // into `out`, whose world and tables are set up by the caller.
 void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
                        const std::vector<std::vector<std::size_t>>& order, const Topology& target,
-                       Trace& out, ExtrapResult& res, const ProgressFn& progress) {
+                       const CommShapes& shapes, Trace& out, ExtrapResult& res,
+                       const ProgressFn& progress) {
   for (std::size_t i = 0; i < order[0].size(); ++i) {
     report_progress(progress, i, order[0].size());
     NodeWork w{in, grids, target, {}, "", &res.explanation};
@@ -223,10 +327,38 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
       for (const auto& [f, e] : n->fields) fields.push_back(f);
     std::sort(fields.begin(), fields.end());
     fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
+    bool pooled = true;
+    w.peer_keep = peers_comm(in, w.nodes, shapes, pooled);
+    static const auto cart_op = OpTable::find("MPI_Cart_create");
     for (FieldId f : fields) {
+      if (cart_op && node.key.op == *cart_op && FieldTable::name(f) == "dims") {
+        // The grid itself: its sizes at the target are known, whatever
+        // cells the inputs have.
+        if (auto e = cart_dims_for_target(grids, w.nodes, node.ranks, target)) {
+          res.explanation.push_back("    field dims: the target grid " + target.to_string() +
+                                    " in MPI order");
+          node.fields.emplace_back(f, std::move(*e));
+          continue;
+        }
+      }
+      if (auto e = uniform_root(w, f, node.ranks)) {
+        node.fields.emplace_back(f, std::move(*e));
+        continue;
+      }
+      if (by_coordinates(f)) {
+        std::vector<const Elastic*> per;
+        for (const Node* n : w.nodes) per.push_back(n->field(f));
+        std::vector<std::string> lines;
+        Elastic e = extrapolate_by_coordinates(grids, per, target,
+                                               w.label + ", field " + FieldTable::name(f), &lines);
+        for (const auto& l : lines)
+          res.explanation.push_back("    field " + FieldTable::name(f) + ": " + l);
+        if (!e.empty()) node.fields.emplace_back(f, std::move(e));
+        continue;
+      }
       Elastic e = w.elastic(
           "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
-          FieldTable::role(f) == FieldRole::kPeer);
+          FieldTable::role(f) == FieldRole::kPeer && pooled);
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     std::vector<std::vector<int64_t>> sizes;
@@ -241,7 +373,7 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
 // The cell-by-cell path: each target cell from the inputs restricted to
 // that cell, then the cells merged.
 void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
-                         ExtrapResult& res, const ExtrapOptions& opts) {
+                         const CommShapes& shapes, ExtrapResult& res, const ExtrapOptions& opts) {
   const Topology& target = res.target;
   const int cells = cell_count(target);
   bool first = true;
@@ -276,7 +408,7 @@ void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<G
     part.world_size = static_cast<int32_t>(opts.ranks);
     part.comms.define_world(part.world_size);
     try {
-      extrapolate_nodes(cin, cg, order, target, part, res, {});
+      extrapolate_nodes(cin, cg, order, target, shapes, part, res, {});
     } catch (const ExtrapError& e) {
       throw ExtrapError(where + ": " + e.what());
     }
@@ -345,6 +477,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
                         ": no such extrapolation plugin (registered: " + known + ")");
     }
     ExtrapResult res;
+    check_world_only(in);
     extrapolate_with_plugin(in, *p, opts, res);
     return res;
   }
@@ -370,6 +503,7 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
       if (!fits) continue;
       ExtrapResult res;
       try {
+        check_world_only(in);
         extrapolate_with_plugin(in, *p, opts, res);
       } catch (const ExtrapError& pe) {
         tried += "; plugin " + p->name() + ": " + pe.what();
@@ -395,10 +529,12 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   for (const auto& x : in) {
     TopologyDetection det;
     try {
-      det = detect_topology(relative_endpoints(x.trace));
+      det = detect_topology(relative_endpoints(x.trace, true));
     } catch (const std::runtime_error& e) {
       throw ExtrapError(x.name + ": " + e.what());
     }
+    std::string source;
+    det.topology = cross_check_cart(x, det, source);
     dims = std::max(dims, det.topology.dims());
     std::string critical;
     for (int64_t r : det.critical) critical += " " + std::to_string(r);
@@ -406,7 +542,8 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
         "input " + x.name + ": " + std::to_string(x.trace.world_size) + " ranks, grid " +
         grid_text(det.topology) + ", " + std::to_string(det.groups) +
         " endpoint patterns, critical nodes" + critical +
-        (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()));
+        (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()) +
+        "; sizes: " + source);
     grids.push_back(make_grid_input(x, det.topology));
     res.input_grids.push_back(det.topology);
   }
@@ -427,6 +564,12 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   res.explanation.push_back("target: " + std::to_string(opts.ranks) + " ranks, grid " +
                             res.target.to_string() + " (" + res.target_rule + ")");
 
+  // Communicators other than the world must follow the grid (comms.cpp).
+  const CommShapes shapes = common_comm_shapes(grids);
+  for (const auto& [id, keep] : shapes)
+    res.explanation.push_back("communicator " + format_value(id) + ": groups along " +
+                              shape_name(keep));
+
   // 2. Alignment of the whole node lists, else cell by cell (per_cell.cpp).
   std::vector<std::vector<std::size_t>> order;
   std::string whole_error;
@@ -440,12 +583,13 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   out.comms.define_world(out.world_size);
   if (whole_error.empty()) {
     // 3 and 4. Node by node.
-    extrapolate_nodes(in, grids, order, res.target, out, res, opts.progress);
+    extrapolate_nodes(in, grids, order, res.target, shapes, out, res, opts.progress);
   } else {
     res.explanation.push_back("the merged node lists differ between the inputs (" + whole_error +
                               "): extrapolating cell by cell");
-    extrapolate_by_cell(in, grids, res, opts);
+    extrapolate_by_cell(in, grids, shapes, res, opts);
   }
+  define_target_comms(shapes, res.target, out.comms);
   canonicalize_sites(out);
   return res;
 }

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,9 @@ struct PeerPool {
   const std::vector<GridInput>* grids = nullptr;
   /// per_input[k][cell]: input k's sequence in each cell, or nullptr.
   const std::vector<std::vector<const ValueSeq*>>* per_input = nullptr;
+  /// The dimensions the peers' communicator runs along (comms.cpp), or
+  /// nullptr for the world: offsets are taken within its groups.
+  const std::vector<bool>* keep = nullptr;
 };
 ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
                               const PeerPool* pool, const std::vector<int64_t>& target,
@@ -53,7 +58,8 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
 Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const std::vector<std::vector<const ValueSeq*>>& per_input,
                             const Topology& target, const std::string& what, bool peer,
-                            std::vector<std::string>* explain);
+                            std::vector<std::string>* explain,
+                            const std::vector<bool>* keep = nullptr);
 
 // ------------------------------------------------------------- per_cell.cpp
 
@@ -87,6 +93,42 @@ std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
                                         const std::vector<std::vector<int64_t>>& sizes,
                                         const Topology& target, int32_t rank_hint, Trace& out,
                                         std::vector<std::string>& explanation);
+
+// --------------------------------------------------------------- comms.cpp
+
+/// Communicator id -> the dimensions its groups run along (keep[d]: the
+/// members of a group differ in coordinate d and share the others). All
+/// true: the whole grid in rank order.
+using CommShapes = std::map<int64_t, std::vector<bool>>;
+
+/// The shape of every communicator of `g`'s trace but the world. Throws
+/// ExtrapError naming the input and the communicator when one does not
+/// follow the grid (reordered, partial, or not rows/columns/planes).
+CommShapes comm_shapes(const GridInput& g);
+/// comm_shapes of every input, checked to agree.
+CommShapes common_comm_shapes(const std::vector<GridInput>& grids);
+/// `x`, `x,y (the whole grid)`, for messages.
+std::string shape_name(const std::vector<bool>& keep);
+/// Defines the communicators of `shapes` on the target grid in `out`.
+void define_target_comms(const CommShapes& shapes, const Topology& target, CommTable& out);
+
+/// A value that differs from rank to rank inside a cell (MPI_Comm_split's
+/// color and key), read per input as b + a1*x + a2*y + a3*z in the rank's
+/// coordinates, position by position, each coefficient fitted over the
+/// sizes. `per_input[k]`: the field in input k (nullptr: absent). Every
+/// rank of every input must have it. One entry per distinct target value.
+Elastic extrapolate_by_coordinates(const std::vector<GridInput>& grids,
+                                   const std::vector<const Elastic*>& per_input,
+                                   const Topology& target, const std::string& what,
+                                   std::vector<std::string>* explain);
+
+/// The `dims` of an MPI_Cart_create node (`nodes[k]` in input k) when every
+/// input's call holds that input's grid (recorded_cart): the target grid in
+/// MPI order, for `ranks`. nullopt otherwise (the field is then fitted like
+/// any value; per cell, the inputs may not pin it down).
+std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
+                                            const std::vector<const Node*>& nodes,
+                                            const Ranklist& ranks, const Topology& target);
 
 // --------------------------------------------------------- plugin_path.cpp
 

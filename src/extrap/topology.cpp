@@ -210,6 +210,10 @@ TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpo
   return det;
 }
 
+bool grid_explains(const TopologyDetection& det, const Topology& topo) {
+  return topo.ranks() == static_cast<int64_t>(det.group_of.size()) && explains(topo, det.group_of);
+}
+
 std::vector<int64_t> dims_create(int64_t n, int dims) {
   std::vector<int64_t> primes;
   for (int64_t f = 2; f * f <= n; ++f)

@@ -70,6 +70,7 @@ BENCH_FEATURES=(
   "dtype_reuse 2 4"
   "topo_nbr 6 3"
   "ring_minor 4 5"
+  "grid_comms 6 3"
 )
 BENCH_OTHERS=(
   "sym_c 4 3"

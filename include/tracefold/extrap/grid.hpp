@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,33 @@ namespace tracefold::extrap {
 
 /// Per rank, the relative endpoints (peer - rank mod P) of its
 /// point-to-point calls on the world communicator (fields peer and rpeer):
-/// what detect_topology reads.
-std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace);
+/// what detect_topology reads. With `world_like`, calls on a communicator
+/// of `trace` that holds every rank in world order (a non-reordering
+/// MPI_Cart_create or MPI_Comm_dup of the world) count as well, since
+/// their relative peers are the world's.
+std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace, bool world_like = false);
+
+/// Whether communicator `id` of `trace` is one group holding every rank of
+/// the world in world order (the world itself included).
+bool world_like_comm(const Trace& trace, int64_t id);
+
+/// The grid of a recorded MPI_Cart_create (fields `dims`, `periods`).
+struct RecordedCart {
+  /// Sizes fastest first (MPI's dims reversed: the last Cartesian
+  /// coordinate varies fastest in rank order), dimensions of 1 left out,
+  /// and their periods.
+  Topology topology;
+  /// For each dimension of `topology`, its index in the call's dims array.
+  std::vector<int> mpi_index;
+  /// The call, for messages (`node 3 (MPI_Cart_create at ...)`).
+  std::string node;
+};
+
+/// The grid of the MPI_Cart_create calls on the world of `trace` whose dims
+/// hold every rank (nullopt when there is none). Throws ExtrapError naming
+/// the node and field when such calls disagree or their values are not a
+/// grid.
+std::optional<RecordedCart> recorded_cart(const Trace& trace, const std::string& name);
 
 /// For each input, the indexes of its nodes in aligned order: position k
 /// is the same call in every input. Throws ExtrapError naming the first

@@ -77,6 +77,12 @@ struct TopologyDetection {
 /// to kMaxDims dimensions explains the groups.
 TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpoints);
 
+/// Whether every cell of `topo` (which must hold the detection's ranks)
+/// holds a single endpoint group of `det`: the test detection applies to
+/// each factorization, here for a grid given from elsewhere (a recorded
+/// MPI_Cart_create).
+bool grid_explains(const TopologyDetection& det, const Topology& topo);
+
 /// Sizes MPI_Dims_create(n, dims) would choose, fastest first (MPI's
 /// balanced factorization: non-increasing in MPI order).
 std::vector<int64_t> dims_create(int64_t n, int dims);
