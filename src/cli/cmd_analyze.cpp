@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include "cli.hpp"
 #include "progress.hpp"
@@ -21,11 +22,18 @@ namespace {
 struct AnalyzeArgs {
   std::string trace, output, timeline;
   std::size_t top = 5;
+  bool bundle = false;
   WaitOptions options;
   SiteOptions sites;
 };
 
 void run_analyze(const AnalyzeArgs& args) {
+  // Under mpirun the parallel analysis takes over before this parser runs;
+  // here there is no exchange to bundle.
+  if (args.bundle)
+    throw std::runtime_error(
+        "--bundle applies to the parallel analysis only: mpirun -np P tracefold analyze --bundle " +
+        args.trace + " (P = the recording's rank count)");
   Trace trace = load_trace(args.trace);
   prepare_sites(trace, args.sites);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
@@ -67,6 +75,9 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--rendezvous", args->options.rendezvous_bytes,
                   "Sends of this many bytes or more wait for their receive (Late Receiver)")
       ->default_val(65536);
+  cmd->add_flag("--bundle", args->bundle,
+                "Under mpirun: each rank sends every peer its point-to-point records in one "
+                "exchange instead of one message per recorded message (docs/analyze.md)");
   add_site_options(cmd, args->sites);
   cmd->callback([args] {
     guarded([&] { run_analyze(*args); });

@@ -58,6 +58,18 @@ fi
 
 # Progress (TRACEFOLD_PROGRESS=1): the steps up to 100%, the same report;
 # none when stderr is a file and it is not asked for.
+# --bundle without mpirun: nothing to bundle, and the message says where it
+# applies instead of CLI11's "argument was not expected".
+CHECKS=$((CHECKS + 1))
+rc=0
+"$TF" analyze --bundle bound.tf >bu.txt 2>bu.err || rc=$?
+if [[ $rc -ne 0 ]] && grep -q "bundle applies to the parallel analysis only: mpirun -np P" bu.err &&
+  [[ ! -s bu.txt ]]; then
+  ok "--bundle in the serial analysis refused: $(head -n 1 bu.err)"
+else
+  bad "--bundle serial: exit $rc, $(head -n 2 bu.err)"
+fi
+
 CHECKS=$((CHECKS + 1))
 if [[ -s bound.tf ]] && TRACEFOLD_PROGRESS=1 "$TF" analyze bound.tf >p.txt 2>p.err &&
   grep -q "^tracefold: analyzing bound.tf: step 6/6 (100%)$" p.err && cmp -s p.txt bound.txt &&
