@@ -26,7 +26,7 @@ struct PollMemo {
   // index of the last queued event: both stay valid while queue_seq does.
   Recorder* rec = nullptr;
   uint64_t seq = 0;
-  std::vector<RepeatTiming>* times = nullptr;
+  RepeatList* times = nullptr;
   int index = 0, source = 0, tag = 0;
   // Not MPI_COMM_NULL, which may be the address of a library object: a
   // thread_local with such an initializer is initialized on first use, and
