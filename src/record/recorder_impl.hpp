@@ -77,7 +77,7 @@ class RepeatList {
     o.n_ = 0;
     return *this;
   }
-  void push_back(RepeatTiming t) {
+  [[gnu::always_inline]] void push_back(RepeatTiming t) {
     if (n_ == buf_.size()) [[unlikely]]
       grow();
     buf_[n_++] = t;
