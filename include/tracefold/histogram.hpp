@@ -82,26 +82,30 @@ class Histogram {
         // never falls inside.
         width[j] = (uint64_t{1} << (hi_bit >= 63 ? 63 : hi_bit)) - first[j];
       }
-      uint64_t cnt[2] = {0, 0};
-      int64_t sm[2] = {0, 0}, mn[2] = {INT64_MAX, INT64_MAX}, mx[2] = {INT64_MIN, INT64_MIN};
+      // Per bin in scalars (no array indexed by the bin: the compiler keeps
+      // them in registers); a missing second bin has width 0.
+      const uint64_t first0 = first[0], width0 = width[0], first1 = first[1], width1 = width[1];
+      uint64_t cnt0 = 0, cnt1 = 0;
+      int64_t sm0 = 0, sm1 = 0, mn0 = INT64_MAX, mn1 = INT64_MAX, mx0 = INT64_MIN, mx1 = INT64_MIN;
       for (; i < n; ++i) {
         const int64_t v = value_at(i);
         const auto u = static_cast<uint64_t>(v);
-        std::size_t j = 0;
-        if (u - first[0] >= width[0]) {
-          if (u - first[1] < width[1]) {
-            j = 1;
-          } else if (v < 0) {
-            continue;
-          } else {
-            break;
-          }
+        if (u - first0 < width0) {
+          ++cnt0;
+          sm0 += v;
+          mn0 = v < mn0 ? v : mn0;
+          mx0 = v > mx0 ? v : mx0;
+        } else if (u - first1 < width1) {
+          ++cnt1;
+          sm1 += v;
+          mn1 = v < mn1 ? v : mn1;
+          mx1 = v > mx1 ? v : mx1;
+        } else if (v >= 0) {
+          break;
         }
-        ++cnt[j];
-        sm[j] += v;
-        mn[j] = v < mn[j] ? v : mn[j];
-        mx[j] = v > mx[j] ? v : mx[j];
       }
+      const uint64_t cnt[2] = {cnt0, cnt1};
+      const int64_t sm[2] = {sm0, sm1}, mn[2] = {mn0, mn1}, mx[2] = {mx0, mx1};
       uint64_t count = 0;
       int64_t sum = 0, lo = INT64_MAX, hi = INT64_MIN;
       for (std::size_t j = 0; j < nb; ++j) {

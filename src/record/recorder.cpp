@@ -278,7 +278,7 @@ void Recorder::fold_unfolded() {
   unfolded_list_entries = 0;
   unfolded_repeat_n = 0;
   struct ClearRepeats {
-    std::vector<std::vector<RepeatTiming>>& repeats;
+    std::vector<RepeatList>& repeats;
     std::size_t n;
     ~ClearRepeats() {
       for (std::size_t i = 0; i < n; ++i) repeats[i].clear();
@@ -305,7 +305,7 @@ void Recorder::fold_unfolded() {
         encode_relative(peers, me, size_in);
       }
       folder->append(ev);
-      if (!unfolded_repeats[i].empty()) folder->append_repeats(ev, unfolded_repeats[i]);
+      if (!unfolded_repeats[i].empty()) folder->append_repeats(ev, unfolded_repeats[i].span());
       // A folded slot may wait long for its next event (batches cut short
       // by the list budget): let its lists go now, not then.
       if (unfolded_has_lists[i])

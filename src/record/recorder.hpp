@@ -153,22 +153,6 @@ class Call {
   int poll_index_ = 0, poll_source_ = 0, poll_tag_ = 0;
 };
 
-/// The poll fast path (docs/recording.md). A poll that found nothing arms
-/// it for its thread; the next poll with equal arguments from the same call
-/// path, with nothing recorded in between, is then only timed and counted
-/// as a repeat of the queued event. These return its entry time when armed
-/// (0: take the slow path). Called from the wrapper itself: each compares
-/// its own frame with the one the armed call path was found at.
-int64_t poll_armed(OpId op, int n, const MPI_Request* requests);
-int64_t probe_armed(OpId op, int source, int tag, MPI_Comm comm);
-/// After the library's call on the fast path: true if it found nothing
-/// again (`index` as the armed poll's) and was counted as a repeat; false
-/// if it found something, and the wrapper records it with Call(op, t0).
-bool poll_repeated(int64_t t0, bool nothing, int index);
-/// The armed poll's request handles as they were before the call (the
-/// library may have replaced completed ones with MPI_REQUEST_NULL).
-const MPI_Request* poll_requests();
-
 /// Fortran status -> C status, or MPI_STATUS_IGNORE.
 const MPI_Status* status_f2c(MPI_Fint* fstatus, MPI_Status* out);
 

@@ -62,6 +62,36 @@ struct RequestInfo {
 
 using RequestTable = HandleQueues<MPI_Request, RequestInfo>;
 
+// The times of a queue slot's repeats (Recorder::unfolded_repeats). Not a
+// std::vector: its push_back is not inlined into the poll wrappers (the
+// growth path comes with it); here only the growth is a call.
+class RepeatList {
+ public:
+  RepeatList() = default;
+  RepeatList(const RepeatList&) = delete;
+  RepeatList& operator=(const RepeatList&) = delete;
+  RepeatList(RepeatList&& o) noexcept : buf_(std::move(o.buf_)), n_(o.n_) { o.n_ = 0; }
+  RepeatList& operator=(RepeatList&& o) noexcept {
+    buf_ = std::move(o.buf_);
+    n_ = o.n_;
+    o.n_ = 0;
+    return *this;
+  }
+  [[gnu::always_inline]] void push_back(RepeatTiming t) {
+    if (n_ == buf_.size()) [[unlikely]]
+      grow();
+    buf_[n_++] = t;
+  }
+  bool empty() const { return n_ == 0; }
+  void clear() { n_ = 0; }
+  std::span<const RepeatTiming> span() const { return {buf_.data(), n_}; }
+
+ private:
+  [[gnu::noinline]] void grow() { buf_.resize(std::max<std::size_t>(64, 2 * buf_.size())); }
+  std::vector<RepeatTiming> buf_;  // its size is the capacity; n_ are used
+  std::size_t n_ = 0;
+};
+
 // Stack of raw return addresses identifying one call site.
 struct StackKey {
   std::array<uintptr_t, 32> addr;  // only the first n are set or read
@@ -213,7 +243,7 @@ class Recorder {
   // thousands of times; kept as times only, a repeat takes no queue slot
   // and is folded by Folder::append_repeats in a few steps, not one fold
   // step each. The queue is folded once it holds kRepeatBudget of them.
-  std::vector<std::vector<RepeatTiming>> unfolded_repeats;
+  std::vector<RepeatList> unfolded_repeats;
   static constexpr std::size_t kRepeatBudget = 4096;
   std::size_t unfolded_repeat_n = 0;
   // Counts one more repeat of the last queued event (both the slow path's
