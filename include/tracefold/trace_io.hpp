@@ -3,8 +3,8 @@
 // Two forms hold the same trace. The text form (format version 2, or 5 with
 // a `pred=other` timing block) is the reference: line-oriented and readable;
 // a file whose name ends in `.zst` is that text compressed with zstd. The
-// compact form (format version 5, the default of save_trace; versions 3 and
-// 4 are still read) is binary: varints, each
+// compact form (format version 6, the default of save_trace; versions 3 to
+// 5 are still read) is binary: varints, each
 // name, module and frame once, histograms in columns, zstd on top. Both are
 // deterministic (equal traces give equal bytes), and load_trace reads every
 // form, telling them apart by content.
@@ -44,7 +44,7 @@ class TraceFormatError : public std::runtime_error {
 
 /// How save_trace writes a trace.
 enum class TraceEncoding {
-  kCompact,  ///< format version 5, binary and compressed (the default)
+  kCompact,  ///< format version 6, binary and compressed (the default)
   kText,     ///< format version 2 or 5, text (zstd-compressed if the name ends in `.zst`)
 };
 
@@ -57,8 +57,9 @@ std::string format_trace(const Trace& trace);
 /// `source` names the input in error messages.
 Trace parse_trace(std::string_view text, const std::string& source = "<trace>");
 
-/// The compact form, format version 5: a 5-byte header and one zstd frame
-/// holding the body (encode_compact_body).
+/// The compact form, format version 6: a 5-byte header and one zstd frame
+/// holding the body (encode_compact_body), compressed against the fixed
+/// dictionary of version 6.
 std::string encode_compact(const Trace& trace);
 /// The compact form's body before compression (for measurements).
 std::string encode_compact_body(const Trace& trace);

@@ -1,4 +1,4 @@
-// The compact form of a trace, format version 5 (docs/format.md, "Compact
+// The compact form of a trace, format version 6 (docs/format.md, "Compact
 // form"). The text form (version 2) stays the reference for meaning; this
 // one stores the same content as varints with every name, frame and
 // module written once, histograms in columns after the nodes, and zstd on
@@ -215,14 +215,16 @@ std::string encode_compact_body(const Trace& t) {
     }
   }
   histograms.write(o);
-  compact::put_symbol_tables(o, t.symtab);
+  std::vector<std::string> module_names;
+  for (const auto& [name, offsets] : modules) module_names.push_back(name);
+  compact::put_symbol_tables(o, t.symtab, module_names);
   return std::move(o.bytes());
 }
 
 std::string encode_compact(const Trace& t) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   out += static_cast<char>(Trace::kCompactVersion);
-  out += zstd_compress(encode_compact_body(t), kLevel);
+  out += compact::compress_body(encode_compact_body(t), kLevel);
   return out;
 }
 

@@ -66,6 +66,16 @@ std::string In::str(const std::string& what) {
   return s;
 }
 
+std::string_view In::raw(uint64_t n, const std::string& what) {
+  start_ = pos_;
+  if (n > left())
+    fail(what + " of " + std::to_string(n) + " bytes, but only " + std::to_string(left()) +
+         " bytes follow");
+  const std::string_view s = b_.substr(pos_, static_cast<std::size_t>(n));
+  pos_ += static_cast<std::size_t>(n);
+  return s;
+}
+
 In In::sub(std::size_t n) {
   In part(b_.substr(pos_, n), source_, base_ + pos_);
   pos_ += n;

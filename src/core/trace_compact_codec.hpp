@@ -1,5 +1,5 @@
 // Byte-level pieces the compact form's writer and reader share (format
-// versions 3 to 5, docs/format.md "Compact form"): varints, value codes and
+// versions 3 to 6, docs/format.md "Compact form"): varints, value codes and
 // a bounds-checked reader whose errors name the byte, and the histogram
 // columns of version 4. Internal to src/core.
 #pragma once
@@ -87,6 +87,8 @@ class In {
   /// above the bytes left is corrupt, refused before anything is allocated.
   std::size_t count(const std::string& what);
   std::string str(const std::string& what);
+  /// The next `n` bytes as they are; fewer left is corrupt.
+  std::string_view raw(uint64_t n, const std::string& what);
   /// The next `n` bytes as a reader of their own (a column), positioned in
   /// this reader's body.
   In sub(std::size_t n);
@@ -103,11 +105,20 @@ class In {
 /// form, and version 4's for a histogram the columns cannot shorten.
 Histogram::Parts get_plain_histogram(In& in, uint64_t count);
 
+/// The raw-content dictionary that version 6 bodies are compressed
+/// against (src/core/trace_compact_dictionary.cpp). Frozen: a change needs
+/// a new format version.
+std::string_view dictionary();
+/// zstd at `level` against dictionary().
+std::string compress_body(std::string_view body, int level);
+
 /// The optional trailing section holding the module and symbol tables
 /// (src/core/trace_compact_modules.cpp): nothing is written for empty
 /// tables; the reader is called when bytes follow the histograms.
-void put_symbol_tables(Out& o, const SymbolTables& t);
-void get_symbol_tables(In& in, SymbolTables& t);
+/// From version 6 the strings `known` (the frame table's module names, in
+/// order) are the section's first strings without being written.
+void put_symbol_tables(Out& o, const SymbolTables& t, const std::vector<std::string>& known);
+void get_symbol_tables(In& in, SymbolTables& t, int version, const std::vector<std::string>& known);
 
 /// What a histogram of a timing block holds; each kind has its own columns,
 /// as the values of one kind resemble each other.

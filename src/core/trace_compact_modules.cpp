@@ -1,6 +1,12 @@
 // The compact form's optional trailing section: the module table and the
 // embedded symbols (docs/format.md, "Compact form"). Kept apart from the
 // node codec; a body without the section is a trace without the tables.
+//
+// Version 6 makes the section smaller for the small traces where it is
+// most of the file: the frame table's module names count as the first
+// strings (they are not written twice), and a build-id is stored as its
+// bytes rather than as hex text.
+#include <algorithm>
 #include <map>
 
 #include "trace_compact_codec.hpp"
@@ -11,15 +17,29 @@ namespace {
 
 constexpr uint64_t kSymbolSection = 1;
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// A build-id the byte form gives back exactly: lower-case hex, whole bytes.
+bool byte_form(const std::string& hex) {
+  if (hex.empty() || hex.size() % 2 != 0) return false;
+  return std::all_of(hex.begin(), hex.end(), [](char c) { return hex_digit(c) >= 0; });
+}
+
 }  // namespace
 
-void put_symbol_tables(Out& o, const SymbolTables& t) {
+void put_symbol_tables(Out& o, const SymbolTables& t, const std::vector<std::string>& known) {
   if (t.empty()) return;
-  // Every string once (file and function names repeat across frames).
+  // Every string once (file and function names repeat across frames); the
+  // reader knows `known` already.
   std::map<std::string, std::size_t> ids;
   std::vector<const std::string*> strings;
+  for (const std::string& k : known) ids.try_emplace(k, ids.size());
   auto id = [&](const std::string& s) {
-    auto [it, fresh] = ids.try_emplace(s, strings.size());
+    auto [it, fresh] = ids.try_emplace(s, ids.size());
     if (fresh) strings.push_back(&it->first);
     return it->second;
   };
@@ -28,7 +48,18 @@ void put_symbol_tables(Out& o, const SymbolTables& t) {
   for (const auto& [name, m] : t.modules) {
     s.uv(id(m.name));
     s.uv(id(m.path));
-    s.uv(id(m.build_id));
+    // 0: none; odd 2k+1: k bytes follow; even 2i+2: string i (hex that
+    // the byte form would not give back as written).
+    if (m.build_id.empty()) {
+      s.uv(0);
+    } else if (byte_form(m.build_id)) {
+      s.uv(m.build_id.size() + 1);
+      for (std::size_t i = 0; i < m.build_id.size(); i += 2)
+        s.bytes() +=
+            static_cast<char>(hex_digit(m.build_id[i]) * 16 + hex_digit(m.build_id[i + 1]));
+    } else {
+      s.uv(2 * id(m.build_id) + 2);
+    }
     s.uv(m.base);
   }
   s.uv(t.symbols.size());
@@ -51,14 +82,18 @@ void put_symbol_tables(Out& o, const SymbolTables& t) {
   o.bytes() += body.bytes();
 }
 
-void get_symbol_tables(In& in, SymbolTables& t) {
+void get_symbol_tables(In& in, SymbolTables& t, int version,
+                       const std::vector<std::string>& known) {
   const uint64_t tag = in.uv("a section tag");
   if (tag != kSymbolSection)
     in.fail("unexpected data after the last node (section tag " + std::to_string(tag) +
             "; 1 is the symbol section)");
   In s = in.sub(in.count("the symbol section's size"));
-  std::vector<std::string> strings(s.count("a string count"));
-  for (auto& str : strings) str = s.str("a string");
+  std::vector<std::string> strings;
+  if (version >= 6) strings = known;
+  const std::size_t nstrings = s.count("a string count");
+  strings.reserve(strings.size() + nstrings);
+  for (std::size_t i = 0; i < nstrings; ++i) strings.push_back(s.str("a string"));
   auto get = [&](const char* what) -> const std::string& {
     const uint64_t i = s.uv(what);
     if (i >= strings.size())
@@ -69,7 +104,19 @@ void get_symbol_tables(In& in, SymbolTables& t) {
     Module m;
     m.name = get("a module name");
     m.path = get("a module path");
-    m.build_id = get("a build-id");
+    if (version < 6) {
+      m.build_id = get("a build-id");
+    } else if (const uint64_t code = s.uv("a build-id"); code % 2 == 1) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      for (unsigned char b : s.raw((code - 1) / 2, "a build-id")) {
+        m.build_id += kHex[b >> 4];
+        m.build_id += kHex[b & 15];
+      }
+    } else if (code > 0) {
+      const uint64_t i = code / 2 - 1;
+      if (i >= strings.size()) s.fail("build-id string " + std::to_string(i) + " is not a string");
+      m.build_id = strings[i];
+    }
     m.base = s.uv("a module base");
     if (m.name.empty() || !t.modules.emplace(m.name, m).second)
       s.fail("module '" + m.name + "' is empty or appears twice");

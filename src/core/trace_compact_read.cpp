@@ -1,4 +1,4 @@
-// Reader of the compact form (format versions 3 to 5, docs/format.md). Every count
+// Reader of the compact form (format versions 3 to 6, docs/format.md). Every count
 // is checked against the bytes left before anything is allocated for it: an
 // item takes at least one byte, so a count above the bytes left is corrupt.
 #include <zstd.h>
@@ -124,6 +124,11 @@ std::string decompress_body(std::string_view file, const std::string& source) {
     ~Stream() { ZSTD_freeDStream(ds); }
   } stream;
   ZSTD_initDStream(stream.ds);
+  // Version 6 bodies are compressed against a fixed dictionary.
+  if (static_cast<unsigned char>(file[4]) >= 6) {
+    const std::string_view dict = compact::dictionary();
+    ZSTD_DCtx_refPrefix(stream.ds, dict.data(), dict.size());
+  }
   std::string out;
   std::string buf(ZSTD_DStreamOutSize(), '\0');
   ZSTD_inBuffer in{file.data(), file.size(), kHeaderBytes};
@@ -184,10 +189,12 @@ Trace decode_body(In& in, int version) {
   }
 
   std::vector<Frame> frames;
+  std::vector<std::string> module_names;
   const std::size_t nmodules = in.count("modules");
   for (std::size_t m = 0; m < nmodules; ++m) {
     const std::string module = in.str("a module name");
     if (!is_name(module) || !valid_module_name(module)) in.fail("bad module name '" + module + "'");
+    module_names.push_back(module);
     const std::size_t n = in.count("frames of module " + module);
     uint64_t offset = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -305,7 +312,7 @@ Trace decode_body(In& in, int version) {
       }
     }
     columns.finish();
-    if (!in.at_end()) compact::get_symbol_tables(in, t.symtab);
+    if (!in.at_end()) compact::get_symbol_tables(in, t.symtab, version, module_names);
   }
   if (!in.at_end()) {
     in.uv("nothing");

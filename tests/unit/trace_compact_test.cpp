@@ -1,4 +1,4 @@
-// The compact trace form (format version 5): round trips with the text form,
+// The compact trace form (format version 6): round trips with the text form,
 // determinism, the older text and compact versions still read, histograms
 // kept exactly in their columns, timing dropped, and corrupt input refused
 // with the file and the byte named.
@@ -9,6 +9,7 @@
 #include <random>
 
 #include "sample_traces.hpp"
+#include "trace_compact_codec.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -169,13 +170,81 @@ TEST(TraceCompact, Version4FilesStillRead) {
     const std::string text = read_file_text(dir / (name.substr(0, name.size() - 6) + ".trace"));
     const Trace t = load_trace(entry.path());
     EXPECT_EQ(format_trace(t), text) << name;
-    const std::string v5 = encode_compact(t);
-    EXPECT_EQ(v5[4], 5) << name;
-    EXPECT_EQ(format_trace(decode_compact(v5, name)), text) << name;
+    const std::string now = encode_compact(t);
+    EXPECT_EQ(now[4], Trace::kCompactVersion) << name;
+    EXPECT_EQ(format_trace(decode_compact(now, name)), text) << name;
     timed += text.find(" bins=") != std::string::npos ? 1 : 0;
   }
   EXPECT_EQ(files, 9);
   EXPECT_EQ(timed, 6);
+}
+
+// Files written by the version-5 writer (tests/data/compact-v5, made with
+// tracefold of 2026-11-25 from the text files of compact-v4, and a
+// recorded sym_c trace with its module table and embedded symbols), each
+// next to its text form: still read, and rewritten in version 6 the same
+// trace in fewer bytes (the dictionary, and build-ids as bytes).
+TEST(TraceCompact, Version5FilesStillRead) {
+  const fs::path dir = fs::path(TRACEFOLD_SOURCE_DIR) / "tests" / "data" / "compact-v5";
+  int files = 0, with_modules = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(".v5.tf")) continue;
+    ++files;
+    const std::string v5 = read_file_text(entry.path());
+    ASSERT_EQ(v5.substr(0, 5), std::string("\x89TFC\x05", 5)) << name;
+    const std::string text = read_file_text(dir / (name.substr(0, name.size() - 6) + ".trace"));
+    const Trace t = load_trace(entry.path());
+    EXPECT_EQ(format_trace(t), text) << name;
+    const std::string v6 = encode_compact(t);
+    EXPECT_EQ(v6[4], 6) << name;
+    EXPECT_EQ(format_trace(decode_compact(v6, name)), text) << name;
+    EXPECT_LT(v6.size(), v5.size()) << name;
+    if (!t.symtab.modules.empty()) {
+      ++with_modules;
+      EXPECT_FALSE(t.symtab.symbols.empty()) << name;
+      EXPECT_LT(v6.size() + 60, v5.size()) << name;
+    }
+  }
+  EXPECT_EQ(files, 10);
+  EXPECT_EQ(with_modules, 1);
+}
+
+// The dictionary of version 6 is part of the format: files written with it
+// are unreadable with any other bytes.
+TEST(TraceCompact, Version6DictionaryIsFrozen) {
+  const std::string_view d = compact::dictionary();
+  EXPECT_EQ(d.size(), 3455u);
+  uint64_t fnv1a = 0xcbf29ce484222325ull;  // (its SHA-256 is in docs/format.md)
+  for (unsigned char c : d) fnv1a = (fnv1a ^ c) * 0x100000001b3ull;
+  EXPECT_EQ(fnv1a, 0x0170dd4cd2b7e15full);
+}
+
+// Build-ids the byte form cannot give back as written (upper case, half a
+// byte) stay strings; lower-case ones become bytes. Either way they come
+// back exactly, next to modules without one.
+TEST(TraceCompact, BuildIdsOfEveryShapeComeBack) {
+  const Trace t = figure52_trace();
+  for (const char* id :
+       {"", "00ff10", "ABCDEF", "abc", "0123456789abcdef0123456789abcdef01234567"}) {
+    SymbolTables tables;
+    Module m;
+    m.name = "app";
+    m.path = "/opt/app";
+    m.build_id = id;
+    tables.modules.emplace(m.name, m);
+    Module libc;
+    libc.name = "libc.so.6";
+    libc.path = "";
+    tables.modules.emplace(libc.name, libc);
+    Trace u = t;
+    u.symtab = tables;
+    const Trace back = decode_compact(encode_compact(u), "ids.tf");
+    ASSERT_EQ(back.symtab.modules.size(), 2u) << id;
+    EXPECT_EQ(back.symtab.modules.at("app").build_id, id);
+    EXPECT_EQ(back.symtab.modules.at("app").path, "/opt/app");
+    EXPECT_EQ(back.symtab.modules.at("libc.so.6").build_id, "");
+  }
 }
 
 // Histograms as add and merge make them, with extreme values, spans and
@@ -297,10 +366,10 @@ TEST(TraceCompact, WrongMagicAndVersionAreNamed) {
   bad[3] = 'X';
   EXPECT_NE(compact_error(bad, "magic.tf").find("not a compact trace"), std::string::npos);
   bad = bytes;
-  bad[4] = 6;
-  std::string what = compact_error(bad, "v6.tf");
-  EXPECT_NE(what.find("v6.tf: byte 4: unsupported compact format version 6 (this tracefold reads "
-                      "compact versions 3 to 5)"),
+  bad[4] = 7;
+  std::string what = compact_error(bad, "v7.tf");
+  EXPECT_NE(what.find("v7.tf: byte 4: unsupported compact format version 7 (this tracefold reads "
+                      "compact versions 3 to 6)"),
             std::string::npos)
       << what;
   bad[4] = 2;
