@@ -10,20 +10,36 @@ namespace tracefold::benchgen {
 
 namespace {
 
-// Longest list a field of node `n` holds (lists are length, then values).
-int64_t max_list_len(const Node& n, FieldId f) {
+// The longest list a list field of node `n` holds and its largest element
+// (lists are stored as length, then values); zeros when absent.
+struct ListExtent {
+  int64_t longest = 0;
+  int64_t largest = 0;
+};
+
+ListExtent list_extent(const Node& n, FieldId f) {
+  ListExtent x;
   const Elastic* e = n.field(f);
-  int64_t best = 0;
-  if (!e) return 0;
+  if (!e) return x;
   for (const ElasticEntry& en : e->entries()) {
     for (auto c = en.values.cursor(); !c.done();) {
       const int64_t len = c.next();
       if (len == kAbsent || len < 0) continue;
-      best = std::max(best, len);
-      for (int64_t k = 0; k < len && !c.done(); ++k) c.next();
+      x.longest = std::max(x.longest, len);
+      for (int64_t k = 0; k < len && !c.done(); ++k) {
+        const int64_t v = c.next();
+        if (!is_sentinel(v)) x.largest = std::max(x.largest, v);
+      }
     }
   }
-  return best;
+  return x;
+}
+
+int64_t max_list_len(const Node& n, FieldId f) {
+  return list_extent(n, f).longest;
+}
+int64_t max_list_value(const Node& n, FieldId f) {
+  return list_extent(n, f).largest;
 }
 
 bool gathers(OpFamily f) {
@@ -39,24 +55,6 @@ bool gathers(OpFamily f) {
     default:
       return false;
   }
-}
-
-// The largest element of a list field of node `n` (lists are length, then
-// values), 0 when absent.
-int64_t max_list_value(const Node& n, FieldId f) {
-  const Elastic* e = n.field(f);
-  int64_t best = 0;
-  if (!e) return 0;
-  for (const ElasticEntry& en : e->entries()) {
-    for (auto c = en.values.cursor(); !c.done();) {
-      const int64_t len = c.next();
-      for (int64_t k = 0; k < len && !c.done(); ++k) {
-        const int64_t v = c.next();
-        if (!is_sentinel(v)) best = std::max(best, v);
-      }
-    }
-  }
-  return best;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
