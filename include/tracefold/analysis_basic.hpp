@@ -35,6 +35,12 @@ struct DiffOptions {
   /// The matched source/tag of wildcard receives (`src`, `mtag`) are not
   /// compared: which sender a wildcard matches depends on timing.
   bool ignore_matched = false;
+  /// What completion calls found complete (`index`, `indices`, `outcount`)
+  /// and the request `links` of every call are not compared: MPI_Waitany
+  /// and MPI_Waitsome return what has arrived, and a request one run
+  /// completed earlier than the other shows as null in the links of the
+  /// calls after it. Every other field is still compared.
+  bool ignore_outcomes = false;
 };
 
 /// True for the polling calls DiffOptions::ignore_polls relaxes.

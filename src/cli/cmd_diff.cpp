@@ -92,6 +92,9 @@ CLI::App* add_diff_command(CLI::App& app, DiffArgs& args) {
   diff->add_flag(
       "--ignore-matched", args.options.ignore_matched,
       "Do not compare which source/tag a wildcard receive matched (src, mtag, srcs, mtags)");
+  diff->add_flag("--ignore-outcomes", args.options.ignore_outcomes,
+                 "Do not compare which requests completion calls found complete (index, "
+                 "indices, outcount) nor request links: they depend on timing");
   diff->add_flag("--resolved", args.resolved,
                  "A wildcard receive or probe that matched source s and tag t equals one "
                  "naming s and t (as after wildcard resolution or replay --deterministic)");

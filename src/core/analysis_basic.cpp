@@ -46,6 +46,12 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
   const FieldId mtag_field = FieldTable::intern("mtag", FieldKind::kScalar);
   const FieldId srcs_field = FieldTable::intern("srcs", FieldKind::kList);
   const FieldId mtags_field = FieldTable::intern("mtags", FieldKind::kList);
+  const FieldId outcomes[] = {
+      FieldTable::intern("index", FieldKind::kScalar),
+      FieldTable::intern("indices", FieldKind::kList),
+      FieldTable::intern("outcount", FieldKind::kScalar),
+      FieldTable::intern("links", FieldKind::kList),
+  };
   for (uint64_t pos = 0;; ++pos) {
     const bool ha = a(ea), hb = b(eb);
     if (!ha && !hb) return std::nullopt;
@@ -66,6 +72,9 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
     for (FieldId id : ids) {
       if (options.ignore_matched &&
           (id == src_field || id == mtag_field || id == srcs_field || id == mtags_field))
+        continue;
+      if (options.ignore_outcomes &&
+          std::find(std::begin(outcomes), std::end(outcomes), id) != std::end(outcomes))
         continue;
       const FieldValue* fa = ea.find(id);
       const FieldValue* fb = eb.find(id);
