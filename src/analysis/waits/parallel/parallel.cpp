@@ -99,6 +99,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
     tag_ub = has_ub && ub ? *ub : 32767;
   }
   std::vector<P2p> ops;
+  ops.reserve(evs.size());
   int64_t sends = 0, unmatched_recvs = 0;
   auto place = [&](P2p& o, int32_t peer, int64_t tag) {
     o.peer = peer;
@@ -246,6 +247,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   local.world_size = np;
   local.patterns = wait_patterns();
   Analysis a(trace, in, local, options);
+  a.coll_done[std::size_t(me)] = collective_completions(mine, done.done);
   basic_times(a, me);
   const int64_t matched = int64_t(recv_matches.size());
   late_senders(a, me, std::move(recv_matches));

@@ -83,7 +83,7 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, const GroupCo
   const Trace& trace = a.trace;
   using GroupKey = GroupComms::key_type;
   const auto& evs = a.in.ranks[std::size_t(me)];
-  const std::vector<std::size_t> done = collective_completions(evs);
+  const std::vector<std::size_t>& done = collective_done(a, me);
   struct Mine {
     std::size_t ev;
     GroupKey group;
