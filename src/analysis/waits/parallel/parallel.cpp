@@ -55,7 +55,8 @@ void agree_or_throw(MPI_Comm c, const std::string& err) {
 }
 
 WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::string& dir,
-                            const WaitOptions& options, bool bundled, Phases& phases) {
+                            const WaitOptions& options, bool bundled, Phases& phases,
+                            const std::function<void()>& before_labels) {
   int me_i = 0, np = 0;
   MPI_Comm_rank(world, &me_i);
   MPI_Comm_size(world, &np);
@@ -261,7 +262,8 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   detail::collectives_parallel(world, a, me, groups, counters);
   phases.mark("collectives");
   for (auto& [key, c] : groups) MPI_Comm_free(&c);
-  return detail::gather_report(world, trace, a, options, counters, violations, phases);
+  return detail::gather_report(world, trace, a, options, counters, violations, phases,
+                               before_labels);
 }
 
 }  // namespace tracefold::waits_parallel
