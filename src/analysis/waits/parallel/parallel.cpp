@@ -90,9 +90,11 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   // communicator's group with its recorded tag and peer (a wildcard receive
   // by the source and tag its status recorded), so MPI matches them as it
   // matched the recorded run: per communicator, source and tag, in order.
+  phases.mark("request completions");
   detail::GroupComms groups = detail::split_groups(world, trace, me);
   std::map<std::pair<int64_t, int32_t>, MPI_Comm> replies;  // reverse messages
   for (const auto& [key, c] : groups) MPI_Comm_dup(c, &replies[key]);
+  phases.mark("communicators");
   int tag_ub = 0, has_ub = 0;
   {
     int* ub = nullptr;
@@ -156,7 +158,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   }
   for (std::size_t i = 0; i < evs.size(); ++i) mine[i].ev = std::move(evs[i]);
   evs = {};
-  phases.mark("communicators");
+  phases.mark("point-to-point operations");
   mark_matched(world, P, ops);
   for (const P2p& o : ops)
     if (!o.send && !o.live) ++unmatched_recvs;
