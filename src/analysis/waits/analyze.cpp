@@ -143,6 +143,7 @@ Analysis::Analysis(const Trace& t, const WaitInput& i, WaitReport& r, const Wait
     : trace(t), in(i), rep(r), opt(o) {
   waited.resize(in.ranks.size());
   syncs.resize(in.ranks.size());
+  coll_done.resize(in.ranks.size());
   for (std::size_t k = 0; k < in.ranks.size(); ++k) waited[k].assign(in.ranks[k].size(), 0);
 }
 
@@ -179,8 +180,20 @@ void Analysis::note_wait(const WaitState& w) {
 }
 
 int64_t field_of(const Event& ev, const char* name) {
-  auto id = FieldTable::find(name);
-  return id ? ev.get(*id) : kAbsent;
+  // The analysis asks a few names, as literals, for every event: their ids
+  // by the literal's address, not by hashing the name each time. Only
+  // found ids are kept (a name may be registered later).
+  struct Known {
+    const char* name;
+    FieldId id;
+  };
+  thread_local std::vector<Known> known;
+  for (const Known& k : known)
+    if (k.name == name) return ev.get(k.id);
+  const auto id = FieldTable::find(name);
+  if (!id) return kAbsent;
+  if (known.size() < 32) known.push_back({name, *id});
+  return ev.get(*id);
 }
 
 namespace {
@@ -195,11 +208,22 @@ std::vector<std::size_t> collective_completions(const std::vector<TimedEvent>& e
   std::vector<Event> plain;
   plain.reserve(evs.size());
   for (const TimedEvent& te : evs) plain.push_back(te.ev);
-  std::vector<std::size_t> done = find_completions(plain).done;
+  return collective_completions(evs, find_completions(plain).done);
+}
+
+std::vector<std::size_t> collective_completions(const std::vector<TimedEvent>& evs,
+                                                std::vector<std::size_t> done) {
   for (std::size_t i = 0; i < evs.size(); ++i) {
     const OpTraits& t = op_traits(evs[i].ev.op);
     if (t.category != OpCategory::kCollective || !t.nonblocking) done[i] = RequestCompletions::npos;
   }
+  return done;
+}
+
+const std::vector<std::size_t>& collective_done(Analysis& a, int32_t r) {
+  auto& done = a.coll_done[std::size_t(r)];
+  if (done.size() != a.in.ranks[std::size_t(r)].size())
+    done = collective_completions(a.in.ranks[std::size_t(r)]);
   return done;
 }
 
@@ -208,7 +232,7 @@ void basic_times(Analysis& a, int32_t r) {
   // A Wait that completes a nonblocking collective is that collective's
   // time, at the call path that started it (where its wait states go).
   std::vector<std::size_t> started_by(evs.size(), RequestCompletions::npos);
-  const std::vector<std::size_t> done = collective_completions(evs);
+  const std::vector<std::size_t>& done = collective_done(a, r);
   for (std::size_t i = 0; i < evs.size(); ++i)
     if (done[i] != RequestCompletions::npos) started_by[done[i]] = i;
   for (std::size_t k = 0; k < evs.size(); ++k) {
@@ -453,9 +477,9 @@ void collectives(Analysis& a) {
     std::vector<Member> members;
   };
   std::map<std::tuple<int64_t, int32_t, uint64_t>, Instance> instances;
-  std::vector<std::vector<std::size_t>> done(a.in.ranks.size());
+  std::vector<const std::vector<std::size_t>*> done(a.in.ranks.size());
   for (int32_t r = 0; r < a.rep.world_size; ++r) {
-    done[std::size_t(r)] = collective_completions(a.in.ranks[std::size_t(r)]);
+    done[std::size_t(r)] = &collective_done(a, r);
     // This rank's k-th collective on a group meets the others' k-th.
     std::map<std::pair<int64_t, int32_t>, uint64_t> seq;
     const auto& evs = a.in.ranks[std::size_t(r)];
@@ -477,7 +501,7 @@ void collectives(Analysis& a) {
     }
     ++a.rep.collectives;
     auto wait_of = [&](const Member& m) {
-      const std::size_t d = done[std::size_t(m.rank)][m.ev];
+      const std::size_t d = (*done[std::size_t(m.rank)])[m.ev];
       return op_traits(a.at(m.rank, m.ev).ev.op).nonblocking ? d : m.ev;
     };
     CollSummary s;

@@ -54,6 +54,9 @@ struct Analysis {
   /// order the shares arrive in.
   std::map<std::pair<int32_t, int32_t>, int64_t> delay_ns, propagated_ns;
   uint64_t uncaused = 0;  ///< wait states without a cause found
+  /// Per rank, once computed: collective_completions of its events (see
+  /// collective_done).
+  std::vector<std::vector<std::size_t>> coll_done;
 
   Analysis(const Trace& t, const WaitInput& i, WaitReport& r, const WaitOptions& o);
   int32_t callpath(const Event& ev, bool computation);
@@ -114,6 +117,12 @@ void collective_member(Analysis& a, int32_t rank, std::size_t ev, std::size_t wa
 /// Per event of one rank: for a nonblocking collective, the event that
 /// completed its request (else RequestCompletions::npos).
 std::vector<std::size_t> collective_completions(const std::vector<TimedEvent>& evs);
+/// The same from the request completions of all its events.
+std::vector<std::size_t> collective_completions(const std::vector<TimedEvent>& evs,
+                                                std::vector<std::size_t> done);
+/// collective_completions of `rank`'s events, computed once per analysis
+/// (the pattern passes and the basic times all need it).
+const std::vector<std::size_t>& collective_done(Analysis& a, int32_t rank);
 
 /// The communicator group of the collective `ev` of rank `r` if the
 /// analysis covers it (blocking or not, not neighbourhood), else nullptr;

@@ -19,7 +19,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <map>
 
@@ -178,11 +177,32 @@ void backward_replay(MPI_Comm world, Analysis& a, int32_t me, Phases& phases) {
   }
   const int64_t hops = critical_path_segments(c, a, me, biggest);
 
-  std::deque<std::vector<int64_t>> sent;
+  // The messages in flight, in reused slots (request and buffer): every
+  // 128 sends the completed ones are collected (MPI_Testsome, never
+  // blocking), so the requests outstanding stay near the number not yet
+  // delivered instead of growing to one per wait state.
   std::vector<MPI_Request> reqs;
-  auto post = [&](std::vector<int64_t> m, int to, int tag) {
-    std::vector<int64_t>& b = sent.emplace_back(std::move(m));
-    MPI_Isend(b.data(), int(b.size()), MPI_INT64_T, to, tag, c, &reqs.emplace_back());
+  std::vector<std::vector<int64_t>> sent;
+  std::vector<int> free_slots, done;
+  int since_collect = 0;
+  auto post = [&](const std::vector<int64_t>& m, int to, int tag) {
+    if (++since_collect == 128) {
+      since_collect = 0;
+      int n = 0;
+      MPI_Testsome(int(reqs.size()), reqs.data(), &n, done.data(), MPI_STATUSES_IGNORE);
+      for (int k = 0; k < n && n != MPI_UNDEFINED; ++k) free_slots.push_back(done[std::size_t(k)]);
+    }
+    std::size_t s = reqs.size();
+    if (free_slots.empty()) {
+      reqs.push_back(MPI_REQUEST_NULL);
+      sent.emplace_back();
+      done.push_back(0);
+    } else {
+      s = std::size_t(free_slots.back());
+      free_slots.pop_back();
+    }
+    sent[s].assign(m.begin(), m.end());
+    MPI_Isend(sent[s].data(), int(m.size()), MPI_INT64_T, to, tag, c, &reqs[s]);
   };
 
   std::vector<int64_t> propagated(waits.size(), 0);
@@ -211,16 +231,16 @@ void backward_replay(MPI_Comm world, Analysis& a, int32_t me, Phases& phases) {
     }
   };
   // Own wait states from the latest, each once its share is complete.
+  std::vector<int64_t> m;
   for (std::size_t i = waits.size(); i-- > 0;) {
     blocked += pending[i] > 0 ? 1 : 0;
     while (pending[i] > 0) serve();
     const WaitState& w = waits[i];
     const OwnTime time = own_time(a, me, previous_sync(a, me, w.wev, w.late), w.wev);
-    std::vector<int64_t> m;
-    m.reserve(3 + 2 * time.size());
+    m.clear();
     m.insert(m.end(), {int64_t(w.lev), w.ns, propagated[i]});
     for (const auto& [key, ns] : time) m.insert(m.end(), {key, ns});
-    post(std::move(m), w.late, kDelay);
+    post(m, w.late, kDelay);
   }
   while (received < nin) serve();
   MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);

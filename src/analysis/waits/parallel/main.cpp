@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "parallel.hpp"
 #include "tracefold/symbolize.hpp"
@@ -41,24 +42,44 @@ int run(const Args& args, int me, int np) {
     err = e.what();
   }
   waits_parallel::agree_or_throw(MPI_COMM_WORLD, err);
-  // Only rank 0 writes call path labels.
+  // Only rank 0 writes call path labels. Symbolizing (reading the binaries'
+  // debug information) took as long as a rank's whole analysis and every
+  // rank waited for it at the first exchange: rank 0 now does it in a
+  // thread, on its own copy of the call sites and symbols, and takes the
+  // result when the report's labels are made.
+  Trace side;
+  std::string sym_err;
+  std::jthread symbolizing;
   if (me == 0) {
     if (args.raw_sites) {
       trace.symtab.symbols.clear();
     } else {
-      symbolize::Symbolizer symbolizer({args.debug_dirs, true});
-      symbolize::symbolize_trace(trace, symbolizer);
+      side.sites = trace.sites;
+      side.symtab = trace.symtab;
+      symbolizing = std::jthread([&side, &sym_err, &args] {
+        try {
+          symbolize::Symbolizer symbolizer({args.debug_dirs, true});
+          symbolize::symbolize_trace(side, symbolizer);
+        } catch (const std::exception& e) {
+          sym_err = e.what();
+        }
+      });
     }
   }
+  auto before_labels = [&] {
+    if (!symbolizing.joinable()) return;
+    symbolizing.join();
+    if (sym_err.empty()) trace.symtab = std::move(side.symtab);
+  };
   WaitOptions options;
   options.rendezvous_bytes = args.rendezvous;
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   waits_parallel::Phases phases;
-  phases.spent.emplace_back("start (load, symbolize)", phases.last - t0);
-  WaitReport report =
-      waits_parallel::analyze_parallel(MPI_COMM_WORLD, trace, dir, options, args.bundled, phases);
-  err.clear();
-  if (me == 0) {
+  phases.spent.emplace_back("start (load)", phases.last - t0);
+  WaitReport report = waits_parallel::analyze_parallel(MPI_COMM_WORLD, trace, dir, options,
+                                                       args.bundled, phases, before_labels);
+  err = sym_err;
+  if (me == 0 && err.empty()) {
     try {
       if (args.output.empty()) {
         write_wait_text(std::cout, report, args.top);
@@ -94,7 +115,9 @@ int run(const Args& args, int me, int np) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // Funneled: rank 0 symbolizes in a thread that makes no MPI call.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int me = 0, np = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);

@@ -13,39 +13,16 @@
 #include <tuple>
 
 #include "internal.hpp"
+#include "p2p_replay.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/timeline.hpp"
 
 namespace tracefold::waits_parallel {
 
 using namespace waits_detail;
+using namespace detail;
 
 namespace {
-
-using Buffer = std::vector<int64_t>;
-
-// Each destination's records in one exchange. Returns what arrived, with
-// `from[s]` the offset of source s's part (from[P] = the end).
-Buffer alltoallv(MPI_Comm c, const std::vector<Buffer>& out, std::vector<int>& from) {
-  const int n = static_cast<int>(out.size());
-  const auto un = static_cast<std::size_t>(n);
-  std::vector<int> sc(un), sd(un), rc(un);
-  Buffer send;
-  for (int p = 0; p < n; ++p) {
-    sc[std::size_t(p)] = static_cast<int>(out[std::size_t(p)].size());
-    sd[std::size_t(p)] = static_cast<int>(send.size());
-    send.insert(send.end(), out[std::size_t(p)].begin(), out[std::size_t(p)].end());
-  }
-  MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, c);
-  from.assign(std::size_t(n) + 1, 0);
-  for (int p = 0; p < n; ++p) from[std::size_t(p) + 1] = from[std::size_t(p)] + rc[std::size_t(p)];
-  Buffer got(std::size_t(from.back()) + 1);  // never empty: data() is a valid pointer
-  send.push_back(0);
-  MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT64_T, got.data(), rc.data(), from.data(),
-                MPI_INT64_T, c);
-  got.pop_back();
-  return got;
-}
 
 int64_t comm_of(const Event& ev) {
   const int64_t c = field_of(ev, "comm");
@@ -57,143 +34,6 @@ struct Received {
   int32_t from;
   std::size_t send_event, recv_event, recv_complete;
 };
-
-// A recorded send or receive and where its replay goes; `live` once both
-// sides know the message was recorded at both ends.
-struct P2p {
-  std::size_t ev = 0, complete = 0;
-  int64_t comm = 0, tag = 0;
-  int32_t peer = -1;  // world rank
-  int peer_in = -1;   // rank in mc
-  bool send = false, live = false;
-  /// The sender needs the receive's enter time back (Late Receiver): a
-  /// synchronous or rendezvous-sized send. Receives learn it from the
-  /// forward message.
-  bool reply = false;
-  uint64_t bytes = 0;
-  MPI_Comm mc = MPI_COMM_NULL, rc = MPI_COMM_NULL;
-};
-
-// What one replayed message carries: an enter time, an exit time, the
-// event (its index in the sender's events; the call path follows from it)
-// and, forward, whether the sender needs a reply.
-using Payload = std::array<int64_t, 4>;
-
-// A truncated timeline loses messages at one end only: each pair of ranks
-// first trades its counts per communicator and tag (one small exchange,
-// not one record per message), and only the first min(sent, received) of
-// each are replayed, which is what FIFO matching pairs anyway. Without
-// this a receive with no recorded send would wait forever.
-void mark_matched(MPI_Comm world, std::size_t P, std::vector<P2p>& ops) {
-  using Key = std::tuple<int32_t, int64_t, int64_t>;  // peer, comm, tag
-  std::map<Key, std::array<int64_t, 2>> mine;         // sends, receives
-  for (const P2p& o : ops)
-    if (o.mc != MPI_COMM_NULL) ++mine[{o.peer, o.comm, o.tag}][o.send ? 0 : 1];
-  std::vector<Buffer> out(P);
-  for (const auto& [k, n] : mine)
-    out[std::size_t(std::get<0>(k))].insert(out[std::size_t(std::get<0>(k))].end(),
-                                            {std::get<1>(k), std::get<2>(k), n[0], n[1]});
-  std::vector<int> from;
-  const Buffer got = alltoallv(world, out, from);
-  std::map<Key, std::array<int64_t, 2>> theirs;
-  for (std::size_t s = 0; s < P; ++s)
-    for (int k = from[s]; k < from[s + 1]; k += 4)
-      theirs[{int32_t(s), got[std::size_t(k)], got[std::size_t(k) + 1]}] = {
-          got[std::size_t(k) + 2], got[std::size_t(k) + 3]};
-  std::map<Key, std::array<int64_t, 2>> seen;
-  for (P2p& o : ops) {
-    if (o.mc == MPI_COMM_NULL) continue;
-    const Key k{o.peer, o.comm, o.tag};
-    const auto t = theirs.find(k);
-    const int64_t other = t == theirs.end() ? 0 : t->second[o.send ? 1 : 0];
-    o.live = seen[k][o.send ? 0 : 1]++ < other;
-  }
-}
-
-// Walks the operations in program order posting, forward, for each live
-// send a nonblocking send of its times to the receiver and for each live
-// receive the matching nonblocking receive (a Sendrecv's receive first);
-// backward, each live receive whose sender needs it (`reply`) sends its
-// enter time and event back to its sender, on a duplicate communicator
-// with the same tag, and the sender receives one per such send. All complete at the end, so no
-// order of posting can block. What arrives goes to `in`, one payload per live incoming operation in
-// program order. With `changed_from` (forward only; per world rank the first event its clock repair
-// moved) only the messages whose send is at or after that event travel: the others' payloads in
-// `in` are still current.
-void replay(const std::vector<P2p>& ops, const std::vector<TimedEvent>& mine, bool forward,
-            std::vector<Payload>& in, const std::vector<int64_t>* changed_from, int32_t me) {
-  std::size_t n_in = 0, n_out = 0;
-  for (const P2p& o : ops)
-    if (o.live) ++(o.send == forward ? n_out : n_in);
-  in.resize(n_in);
-  std::vector<Payload> out(n_out);
-  std::vector<MPI_Request> reqs;
-  reqs.reserve(n_in + n_out);
-  std::size_t r = 0, s = 0;
-  for (const P2p& o : ops) {
-    if (!o.live) continue;
-    MPI_Comm c = forward ? o.mc : o.rc;
-    if (o.send == forward) {
-      if (changed_from && int64_t(o.ev) < (*changed_from)[std::size_t(me)]) continue;
-      if (!forward && !o.reply) continue;
-      Payload& p = out[s++];
-      p = {mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev), o.reply ? 1 : 0};
-      MPI_Isend(p.data(), 4, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
-    } else {
-      Payload& p = in[r++];
-      if (changed_from && p[2] < (*changed_from)[std::size_t(o.peer)]) continue;
-      if (!forward && !o.reply) continue;
-      MPI_Irecv(p.data(), 4, MPI_INT64_T, o.peer_in, int(o.tag), c, &reqs.emplace_back());
-    }
-  }
-  MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-}
-
-// The same exchange as replay(), bundled: each rank sends every peer all
-// the records meant for it in one MPI_Alltoallv (communicator id, tag,
-// then the payload), and each incoming operation takes the next record
-// of its peer with its communicator and tag, which is the order MPI's
-// matching gave replay() (per source, communicator and tag, first sent
-// first received). Every live message travels, so a clock-repair pass
-// needs no `changed_from`.
-void replay_bundled(MPI_Comm world, std::size_t P, const std::vector<P2p>& ops,
-                    const std::vector<TimedEvent>& mine, bool forward, std::vector<Payload>& in) {
-  constexpr std::size_t kRecord = 6;
-  std::vector<Buffer> out(P);
-  std::size_t n_in = 0;
-  for (const P2p& o : ops) {
-    if (!o.live) continue;
-    if (o.send != forward) {
-      ++n_in;
-      continue;
-    }
-    if (!forward && !o.reply) continue;
-    out[std::size_t(o.peer)].insert(
-        out[std::size_t(o.peer)].end(),
-        {o.comm, o.tag, mine[o.ev].start_ns, mine[o.ev].end_ns, int64_t(o.ev), o.reply ? 1 : 0});
-  }
-  std::vector<int> from;
-  const Buffer got = alltoallv(world, out, from);
-  // Each source's records by communicator and tag, in the order sent.
-  using Key = std::tuple<int32_t, int64_t, int64_t>;
-  std::map<Key, std::pair<std::vector<std::size_t>, std::size_t>> queues;
-  for (std::size_t s = 0; s < P; ++s)
-    for (auto k = std::size_t(from[s]); k < std::size_t(from[s + 1]); k += kRecord)
-      queues[{int32_t(s), got[k], got[k + 1]}].first.push_back(k);
-  in.resize(n_in);
-  std::size_t r = 0;
-  for (const P2p& o : ops) {
-    if (!o.live || o.send == forward) continue;
-    Payload& p = in[r++];
-    if (!forward && !o.reply) continue;
-    auto& [q, head] = queues[{o.peer, o.comm, o.tag}];
-    // mark_matched made both ends count the same messages.
-    if (head >= q.size())
-      throw WaitsError("bundled replay: no record from rank " + std::to_string(o.peer) +
-                       " for event " + std::to_string(o.ev));
-    std::copy_n(&got[q[head++] + 2], 4, p.begin());
-  }
-}
 
 // Ranks agree on failing: the lowest failing rank throws its message, the
 // others a PeerFailed.
@@ -215,7 +55,8 @@ void agree_or_throw(MPI_Comm c, const std::string& err) {
 }
 
 WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::string& dir,
-                            const WaitOptions& options, bool bundled, Phases& phases) {
+                            const WaitOptions& options, bool bundled, Phases& phases,
+                            const std::function<void()>& before_labels) {
   int me_i = 0, np = 0;
   MPI_Comm_rank(world, &me_i);
   MPI_Comm_size(world, &np);
@@ -249,9 +90,11 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   // communicator's group with its recorded tag and peer (a wildcard receive
   // by the source and tag its status recorded), so MPI matches them as it
   // matched the recorded run: per communicator, source and tag, in order.
+  phases.mark("request completions");
   detail::GroupComms groups = detail::split_groups(world, trace, me);
   std::map<std::pair<int64_t, int32_t>, MPI_Comm> replies;  // reverse messages
   for (const auto& [key, c] : groups) MPI_Comm_dup(c, &replies[key]);
+  phases.mark("communicators");
   int tag_ub = 0, has_ub = 0;
   {
     int* ub = nullptr;
@@ -259,6 +102,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
     tag_ub = has_ub && ub ? *ub : 32767;
   }
   std::vector<P2p> ops;
+  ops.reserve(evs.size());
   int64_t sends = 0, unmatched_recvs = 0;
   auto place = [&](P2p& o, int32_t peer, int64_t tag) {
     o.peer = peer;
@@ -288,6 +132,8 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
         P2p o;
         o.ev = i;
         o.complete = c == OpClass::kIrecv && done.done[i] != npos ? done.done[i] : i;
+        // An Irecv no Wait/Test completed is not waited for before the end.
+        o.due = c != OpClass::kIrecv ? i : done.done[i];
         o.comm = comm;
         o.send = false;
         place(o, world_peer(trace.comms, comm, me, source), tag);
@@ -312,18 +158,20 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   }
   for (std::size_t i = 0; i < evs.size(); ++i) mine[i].ev = std::move(evs[i]);
   evs = {};
-  phases.mark("communicators");
+  phases.mark("point-to-point operations");
   mark_matched(world, P, ops);
   for (const P2p& o : ops)
     if (!o.send && !o.live) ++unmatched_recvs;
 
   // The senders' current times, by one message per recorded message.
   std::vector<Payload> starts;
+  int64_t replay_waits = 0;
   if (bundled)
     replay_bundled(world, P, ops, mine, true, starts);
   else
-    replay(ops, mine, true, starts, nullptr, me);
+    replay_waits = replay(ops, mine, true, starts, nullptr, me);
   phases.mark("forward replay");
+  phases.counts.emplace_back("forward replay waits", replay_waits);
   std::vector<Received> recvd;
   for (P2p& o : ops)
     if (!o.send && o.live) {
@@ -402,6 +250,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   local.world_size = np;
   local.patterns = wait_patterns();
   Analysis a(trace, in, local, options);
+  a.coll_done[std::size_t(me)] = collective_completions(mine, done.done);
   basic_times(a, me);
   const int64_t matched = int64_t(recv_matches.size());
   late_senders(a, me, std::move(recv_matches));
@@ -415,7 +264,8 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   detail::collectives_parallel(world, a, me, groups, counters);
   phases.mark("collectives");
   for (auto& [key, c] : groups) MPI_Comm_free(&c);
-  return detail::gather_report(world, trace, a, options, counters, violations, phases);
+  return detail::gather_report(world, trace, a, options, counters, violations, phases,
+                               before_labels);
 }
 
 }  // namespace tracefold::waits_parallel

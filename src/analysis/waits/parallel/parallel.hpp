@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -48,9 +49,12 @@ struct Phases {
 /// elsewhere. `bundled`: the point-to-point replays send each peer all its
 /// records in one MPI_Alltoallv instead of one message per recorded
 /// message (same numbers; see docs/analyze.md). Throws WaitsError on this rank's bad input; the
-/// caller makes the ranks agree on failing.
+/// caller makes the ranks agree on failing. `before_labels`, if set, is
+/// called on rank 0 before the report's call-path labels are made from
+/// `trace` (the caller may finish symbolizing it there, see main.cpp).
 WaitReport analyze_parallel(MPI_Comm comm, const Trace& trace, const std::string& dir,
-                            const WaitOptions& options, bool bundled, Phases& phases);
+                            const WaitOptions& options, bool bundled, Phases& phases,
+                            const std::function<void()>& before_labels = {});
 
 namespace detail {
 
@@ -77,10 +81,11 @@ void collectives_parallel(MPI_Comm world, waits_detail::Analysis& a, int32_t me,
 void backward_replay(MPI_Comm world, waits_detail::Analysis& a, int32_t me, Phases& phases);
 
 /// Runs the backward replay, then gathers every rank's totals per (pattern
-/// or metric, call path) and its counts to rank 0, which writes the report.
+/// or metric, call path) and its counts to rank 0, which calls
+/// `before_labels` (if set) and writes the report.
 WaitReport gather_report(MPI_Comm world, const Trace& trace, waits_detail::Analysis& a,
                          const WaitOptions& options, const Counters& c, uint64_t violations,
-                         Phases& phases);
+                         Phases& phases, const std::function<void()>& before_labels);
 
 }  // namespace detail
 

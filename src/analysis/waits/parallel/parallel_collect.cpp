@@ -83,7 +83,7 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, const GroupCo
   const Trace& trace = a.trace;
   using GroupKey = GroupComms::key_type;
   const auto& evs = a.in.ranks[std::size_t(me)];
-  const std::vector<std::size_t> done = collective_completions(evs);
+  const std::vector<std::size_t>& done = collective_done(a, me);
   struct Mine {
     std::size_t ev;
     GroupKey group;
@@ -220,7 +220,7 @@ void collectives_parallel(MPI_Comm world, Analysis& a, int32_t me, const GroupCo
 
 WaitReport gather_report(MPI_Comm world, const Trace& trace, Analysis& a,
                          const WaitOptions& options, const Counters& c, uint64_t violations,
-                         Phases& phases) {
+                         Phases& phases, const std::function<void()>& before_labels) {
   int me = 0, np = 0;
   MPI_Comm_rank(world, &me);
   MPI_Comm_size(world, &np);
@@ -259,6 +259,7 @@ WaitReport gather_report(MPI_Comm world, const Trace& trace, Analysis& a,
   WaitReport rep;
   phases.mark("gather");
   if (me != 0) return rep;
+  if (before_labels) before_labels();
 
   rep.world_size = np;
   rep.patterns = wait_patterns();
