@@ -25,8 +25,8 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 [[ -x $BUILD/src/cli/tracefold ]] || { ./scripts/install-deps.sh && cmake -S . -B "$BUILD" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build "$BUILD" -j "$(nproc)"; }
-TF=$PWD/$BUILD/src/cli/tracefold
-APPS=$PWD/$BUILD/tests/apps
+TF=$(realpath "$BUILD")/src/cli/tracefold
+APPS=$(realpath "$BUILD")/tests/apps
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 STEPS_HALO=${STEPS_HALO:-60}
 CYCLES=${CYCLES:-10}
@@ -140,8 +140,9 @@ echo
 echo "## amg_like wall time at 4 ranks, $((10 * CYCLES)) cycles: traced / untraced, $ROUNDS pairs"
 ratios=()
 for ((i = 0; i < ROUNDS; ++i)); do
-  run_plain() { local t0 t1; t0=$(date +%s.%N); mpirun -np 4 "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
-  run_traced() { local t0 t1; t0=$(date +%s.%N); "$TF" record -o "$WORK/w.tf" -- mpirun -np 4 "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
+  # A run that fails would time nothing: stop instead of giving a ratio.
+  run_plain() { local t0 t1; t0=$(date +%s.%N); mpirun -np 4 "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null || { echo "plain amg_like failed" >&2; exit 1; }; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
+  run_traced() { local t0 t1; t0=$(date +%s.%N); "$TF" record -o "$WORK/w.tf" -- mpirun -np 4 "$APPS/app_amg_like" $((10 * CYCLES)) >/dev/null 2>"$WORK/w.err" || { echo "traced amg_like failed:" >&2; cat "$WORK/w.err" >&2; exit 1; }; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
   if ((i % 2)); then p=$(run_plain); t=$(run_traced); else t=$(run_traced); p=$(run_plain); fi
   ratios+=("$(echo "$t / $p" | bc -l)")
 done

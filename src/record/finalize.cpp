@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "poll_fastpath.hpp"
 #include "recorder_impl.hpp"
 
 #include "tracefold/merge.hpp"
@@ -311,7 +312,7 @@ struct sigaction old_actions[65];
 }  // namespace
 
 void Recorder::on_signal(int sig) {
-  if (tl_holding) {
+  if (tl_holding || tl_poll.counting) {
     // The signal interrupted this thread half way through changing the
     // recorder's state: folding it now could crash or save nonsense.
     char line[160];

@@ -238,34 +238,56 @@ extern "C" int {name}({cparams}) {{
 }}
 """
 
-# Polls (flag `poll`): the fast path first (poll_fastpath.hpp, inline).
-# When the thread's last recorded poll armed it for these arguments, this
-# frame and this call path, the library is called between two clock reads,
-# and a poll that again found nothing is only counted; one that found
-# something is recorded in full with the arguments as they were before the
-# call. __builtin_frame_address keeps the wrapper's frame pointer: the
-# armed place is its frame.
+# Polls (flag `poll`): the fast path is the exported wrapper itself
+# (poll_fastpath.hpp, inline). When the thread's last recorded poll armed it
+# for this wrapper (`key`, numbered from 1), these arguments, this frame and
+# this call path, the library is called between two clock reads, and a poll
+# that again found nothing is only counted. Everything else is out of line,
+# reached by a tail call, so that the fast path saves no registers for it:
+# tf_slow_ records the call as any wrapper does; tf_found_ records an armed
+# poll that found something, with the arguments as they were before the
+# call. The tail call leaves the out-of-line part the wrapper's frame
+# (__builtin_frame_address keeps a frame pointer in both) and return
+# address, so the call site is found as if the wrapper had recorded it;
+# Call::caller notices when a compiler did not make the tail call.
 POLL_TEMPLATE = """
-extern "C" int {name}({cparams}) {{
-  static const tracefold::OpId tf_op = R::op("{name}");
-  R::PollMemo& tf_m = R::tl_poll;
-  const auto tf_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  if ({armed}) {{
-    const int64_t tf_t0 = R::now_ns();
-    const int rc = P{name}({cargs});
-    if (R::poll_counted(tf_m, tf_t0, {nothing}, {index})) return rc;
-    R::Call c(tf_op, tf_t0);
-    if (c.active()) {{
-{rebuilt}{post}    {result}
-    }}
-    return rc;
-  }}
-  R::Call c(tf_op);
+static tracefold::OpId tf_op_{name}() {{
+  static const tracefold::OpId op = R::op("{name}");
+  return op;
+}}
+[[gnu::noinline, gnu::cold]] static int tf_slow_{name}({cparams}) {{
+  R::poll_entry(R::tl_poll, {key}, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  R::Call c(tf_op_{name}());
+  c.caller(__builtin_return_address(0));
 {pre}  const int rc = P{name}({cargs});
   if (c.active()) {{
 {post}    {result}
   }}
   return rc;
+}}
+[[gnu::noinline, gnu::cold]] static int tf_found_{name}({cparams}) {{
+  R::PollMemo& tf_m = R::tl_poll;
+  const int rc = tf_m.found_rc;
+  R::poll_not_counted(tf_m, {nothing}, {index});
+  R::poll_entry(tf_m, {key}, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+  R::Call c(tf_op_{name}(), tf_m.found_t0);
+  c.caller(__builtin_return_address(0));
+  if (c.active()) {{
+{rebuilt}{post}    {result}
+  }}
+  return rc;
+}}
+extern "C" int {name}({cparams}) {{
+  R::PollMemo& tf_m = R::tl_poll;
+  const auto tf_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (!{armed}) return tf_slow_{name}({cargs});
+  const int64_t tf_t0 = R::now_ns();
+  const int rc = P{name}({cargs});
+  if (R::poll_counted(tf_m, tf_t0, {nothing}, {index})) [[likely]]
+    return rc;
+  tf_m.found_t0 = tf_t0;
+  tf_m.found_rc = rc;
+  return tf_found_{name}({cargs});
 }}
 """
 
@@ -284,11 +306,11 @@ def poll_parts(fn):
     index = "*%s" % r["index"] if "index" in r else "0"
     if arr is None:  # a probe: source, tag and communicator
         key = (r["src"], r["tag"], r["comm"])
-        armed = "R::probe_armed(tf_m, tf_op, %s, %s, %s, tf_frame)" % key
+        armed = "R::probe_armed(tf_m, {key}, %s, %s, %s, tf_frame)" % key
         result = "c.probe_result(%s, %s, %s);" % (nothing, key[0], key[1])
         rebuilt = ""
     else:
-        armed = "R::poll_armed(tf_m, tf_op, %s, %s, tf_frame)" % (n, arr)
+        armed = "R::poll_armed(tf_m, {key}, %s, %s, tf_frame)" % (n, arr)
         result = "c.poll_result(%s, %s, %s);" % (nothing, index,
                                                 "true" if "statuses" in r else "false")
         # The library may have nulled completed handles: the links come from
@@ -450,6 +472,7 @@ def main():
     # mpi_send_f08ts_), and a name the library lacks is never called.
     f08_symbols = {s for s in library_symbols(sys.argv[3:]) if s.endswith(("_f08_", "_f08ts_"))}
     fns = []
+    polls = 0
     with open(src) as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -471,10 +494,12 @@ def main():
         post_stmts = record_code(fn, pre=False)
         post = "".join("    %s\n" % s for s in post_stmts)
         if "poll" in fn.flags:
+            polls += 1
             parts = poll_parts(fn)
+            parts["armed"] = parts["armed"].replace("{key}", str(polls))
             out.append(POLL_TEMPLATE.format(
                 name=fn.name, cparams=fn.cparams(), cargs=fn.cargs(), pre=pre, post=post,
-                **parts))
+                key=polls, **parts))
             continue
         out.append(C_TEMPLATE.format(name=fn.name, cparams=fn.cparams(), cargs=fn.cargs(),
                                      pre=pre, post=post))

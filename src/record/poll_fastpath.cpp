@@ -61,11 +61,13 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
     }
   }
   m.key = 0;
-  // The frame of the wrapper this call went through (set at its entry; a
-  // nested call's deeper frame fails the test below).
+  // The wrapper and frame this call went through (set by the wrapper's
+  // out-of-line part; a nested call's deeper frame fails the test below).
   const uintptr_t frame = m.entry_frame;
+  const uint32_t key = m.entry_key;
   m.entry_frame = 0;
-  if (!r.poll_fastpath || !site_memo || *site_memo == PathCache::kSiteUnknown ||
+  m.entry_key = 0;
+  if (!r.poll_fastpath || key == 0 || !site_memo || *site_memo == PathCache::kSiteUnknown ||
       r.unfolded_n == 0 || requests.size() > PollMemo::kMaxRequests || frame <= anchor)
     return;
   const auto* e = reinterpret_cast<const PathCache::Entry*>(site_memo);
@@ -91,16 +93,19 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
   m.comm = comm;
   m.source = source;
   m.tag = tag;
-  m.index = index;
+  m.index = r.poll_check ? PollMemo::kCheckIndex : index;
+  m.check_index = index;
   m.seq = r.queue_seq.load(std::memory_order_relaxed);
   m.frame = frame;
   m.rec = &r;
   m.times = &r.unfolded_repeats[r.unfolded_n - 1];
   m.check = r.poll_check;
-  m.key = op + 1u;
+  m.key = key;
 }
 
 void wait_fast_polls(Recorder& r) {
+  // No armed poll counts after this (poll_counted compares queue_seq).
+  r.queue_seq.store(r.queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   while (r.fast_busy.load() != 0) sched_yield();
 }

@@ -2,8 +2,12 @@
 // per-thread memo of the last poll that found nothing, and the checks every
 // C poll wrapper makes inline, so that a repeated unsuccessful poll costs a
 // few comparisons, two clock reads and a repeat count, no call into the
-// recorder.
+// recorder. Everything else (the first poll, one that found something) is
+// out of line in the generated wrappers, so the fast path's frame holds
+// only what it needs itself.
 #pragma once
+
+#include <climits>
 
 #include "recorder_impl.hpp"
 
@@ -14,12 +18,17 @@ namespace tracefold::record {
 struct PollMemo {
   static constexpr std::size_t kMaxRequests = 16;
   static constexpr std::size_t kMaxSlots = PathCache::kMaxFrames;
-  // op + 1 while armed, 0 when not: one comparison says both.
+  // The armed wrapper's number (gen_wrappers.py numbers the poll wrappers
+  // from 1, a constant in each) while armed, 0 when not: one comparison
+  // with an immediate says both.
   uint32_t key = 0;
+  // Set by the out-of-line part of a poll wrapper before its Call: which
+  // wrapper and which frame the call went through (arm_poll takes them).
+  uint32_t entry_key = 0;
   int n = 0;
   // The wrapper's frame address (its saved frame pointer's slot; its
   // return address lies right above) at the armed poll, and at the latest
-  // poll's entry (arm_poll takes it from there).
+  // slow poll's entry.
   uintptr_t frame = 0;
   uintptr_t entry_frame = 0;
   // Taken when armed, so a repeat needs neither recorder()'s guard nor the
@@ -27,14 +36,26 @@ struct PollMemo {
   Recorder* rec = nullptr;
   uint64_t seq = 0;
   RepeatList* times = nullptr;
-  int index = 0, source = 0, tag = 0;
+  // `index`: the armed poll's (Testany's index, else 0); kCheckIndex in
+  // the check mode, which no poll returns, so that every armed poll goes
+  // to the wrapper's out-of-line part, which compares with `check_index`.
+  static constexpr int kCheckIndex = INT_MIN;
+  int index = 0, check_index = 0, source = 0, tag = 0;
+  // An armed poll that did not count (it found something, or the check
+  // mode): its entry time and result, for the out-of-line part.
+  int64_t found_t0 = 0;
+  int found_rc = 0;
+  // Set while the fast path adds a repeat: a signal on this thread then
+  // writes no partial trace (Recorder::on_signal), as with tl_holding,
+  // which lives elsewhere in the TLS block (one more address to load).
+  bool counting = false;
   // Not MPI_COMM_NULL, which may be the address of a library object: a
   // thread_local with such an initializer is initialized on first use, and
   // every access then pays a guard check through __tls_get_addr.
   MPI_Comm comm{};
   // TRACEFOLD_POLL_FASTPATH=check: record every poll on the slow path, and
-  // `expect_repeat`: the one being recorded found nothing on the fast path,
-  // so its slow-path append must have been a repeat.
+  // `expect_repeat`: the one being recorded found nothing as the armed one
+  // did, so its slow-path append must have been a repeat.
   bool check = false;
   bool expect_repeat = false;
   uint8_t slots = 0;
@@ -49,15 +70,14 @@ struct PollMemo {
 TRACEFOLD_STATIC_TLS extern constinit thread_local PollMemo tl_poll;
 
 // Whether the armed poll's place is this one: the same frame, no recorder
-// call of this thread under way, nothing queued or folded since, room in
-// the repeat budget (a full one folds: the slow path does that), and every
+// call of this thread under way, nothing queued or folded since (so the
+// request table and the communicators are as they were: the library is
+// called with the caller's statuses, as the armed poll was), and every
 // slot that decides the call path holding what it held. Unrolled, one
-// load, xor and or per slot.
+// load, xor and or per slot. Whether the queue has room is asked after the
+// library's call (poll_counted).
 [[gnu::always_inline]] inline bool poll_place_armed(const PollMemo& m, uintptr_t frame) {
-  if (m.frame != frame || tl_in_call) return false;
-  const Recorder& r = *m.rec;
-  if (r.queue_seq.load(std::memory_order_relaxed) != m.seq ||
-      r.unfolded_repeat_n + 1 >= Recorder::kRepeatBudget)
+  if (m.frame != frame || tl_in_call || m.rec->queue_seq.load(std::memory_order_relaxed) != m.seq)
     return false;
   uintptr_t d = 0;
 #define TF_SLOT(i)                \
@@ -89,62 +109,86 @@ TRACEFOLD_STATIC_TLS extern constinit thread_local PollMemo tl_poll;
     TF_SLOT(2);
     TF_SLOT(1);
     TF_SLOT(0);
-    default:
+    case 0:
       break;
+    default:
+      // arm_poll never keeps more than kMaxSlots: no bounds check before
+      // the jump table.
+      __builtin_unreachable();
   }
 #undef TF_SLOT
   static_assert(PollMemo::kMaxSlots == 24, "one case per slot");
   return d == 0;
 }
 
-// A request poll (MPI_Test*) with these arguments at this frame is armed.
-[[gnu::always_inline]] inline bool poll_armed(PollMemo& m, OpId op, int n,
+// A request poll (MPI_Test*) of wrapper `key` with these arguments at
+// this frame is armed.
+[[gnu::always_inline]] inline bool poll_armed(const PollMemo& m, uint32_t key, int n,
                                               const MPI_Request* requests, uintptr_t frame) {
-  m.entry_frame = frame;
-  if (m.key != op + 1u || m.n != n || (n > 0 && !requests)) return false;
-  for (int i = 0; i < n; ++i)
-    if (m.requests[static_cast<std::size_t>(i)] != requests[i]) return false;
+  if (m.key != key || m.n != n) return false;
+  if (n > 0) {
+    if (!requests) return false;
+    std::size_t i = 0;
+    do {
+      if (m.requests[i] != requests[i]) return false;
+    } while (++i < static_cast<std::size_t>(n));
+  }
   return poll_place_armed(m, frame);
 }
 
 // The same for a probe (MPI_Iprobe, MPI_Improbe).
-[[gnu::always_inline]] inline bool probe_armed(PollMemo& m, OpId op, int source, int tag,
+[[gnu::always_inline]] inline bool probe_armed(const PollMemo& m, uint32_t key, int source, int tag,
                                                MPI_Comm comm, uintptr_t frame) {
-  m.entry_frame = frame;
-  if (m.key != op + 1u || m.source != source || m.tag != tag || m.comm != comm) return false;
+  if (m.key != key || m.source != source || m.tag != tag || m.comm != comm) return false;
   return poll_place_armed(m, frame);
 }
 
 // After the library's call on the fast path (entered at t0): true if it
 // found nothing again (`index` as the armed poll's) and was counted as a
 // repeat of the last queued event; false if the wrapper must record it in
-// full with Call(op, t0) (it found something, or the check mode wants it).
+// full (it found something, the check mode wants it, or the queue changed
+// or is full: the out-of-line part records it as the slow path would).
 [[gnu::always_inline]] inline bool poll_counted(PollMemo& m, int64_t t0, bool nothing, int index) {
   const int64_t t1 = now_ns();
-  if (!nothing || index != m.index) return false;
-  if (m.check) {
-    m.expect_repeat = true;  // recorded by the slow path: see arm_poll
+  if (!nothing || index != m.index) [[unlikely]]
     return false;
-  }
   Recorder& r = *m.rec;
-  // A signal on this thread sees tl_holding and writes no partial trace;
-  // one on another thread (or its exit) waits in wait_fast_polls.
-  tl_holding = true;
+  m.counting = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
+  // The end of recording (MPI_Finalize, a signal or exit on another
+  // thread) and a failure advance queue_seq before waiting for fast_busy
+  // (wait_fast_polls): either it sees this thread busy, or this thread
+  // sees the new queue_seq and leaves the poll to the recorder.
   r.fast_busy.exchange(1);
-  // After the end of recording (or with tracing off) a poll is not
-  // recorded, as on the slow path. Never a full budget here (checked).
-  if (!r.finalized && !r.disabled) {
+  const bool counted = r.queue_seq.load(std::memory_order_seq_cst) == m.seq &&
+                       r.unfolded_repeat_n + 1 < Recorder::kRepeatBudget;
+  if (counted) [[likely]] {
     m.times->push_back({std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
-    ++r.event_count;
     ++r.unfolded_repeat_n;
     ++r.fast_polls;
     r.last_exit_ns = t1;
   }
   r.fast_busy.store(0, std::memory_order_release);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  tl_holding = false;
-  return true;
+  m.counting = false;
+  return counted;
+}
+
+// The out-of-line part of a poll wrapper, first thing: which wrapper and
+// frame this call goes through (the frame is the wrapper's when it was
+// reached by a tail call, as gen_wrappers.py's wrappers are; otherwise the
+// layout check in arm_poll fails and the poll is not armed), and, for an
+// armed poll that did not count, whether the check mode expects a repeat.
+[[gnu::always_inline]] inline void poll_entry(PollMemo& m, uint32_t key, uintptr_t frame) {
+  m.entry_key = key;
+  m.entry_frame = frame;
+}
+[[gnu::always_inline]] inline void poll_not_counted(PollMemo& m, bool nothing, int index) {
+  // As poll_counted would have counted it: the queue unchanged and not full.
+  if (m.check && nothing && index == m.check_index &&
+      m.rec->queue_seq.load(std::memory_order_relaxed) == m.seq &&
+      m.rec->unfolded_repeat_n + 1 < Recorder::kRepeatBudget)
+    m.expect_repeat = true;
 }
 
 // The armed poll's request handles as they were before the call (the

@@ -243,7 +243,6 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
     unfolded_has_lists[unfolded_n] = lists;
     unfolded[unfolded_n++].swap(ev);
     queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    ++event_count;
     if (unfolded_n == unfolded.size() || unfolded_list_entries >= kUnfoldedListBudget)
       fold_unfolded();
     return true;
@@ -400,6 +399,18 @@ void Call::probe_result(bool nothing, int source, int tag) {
   poll_tag_ = tag;
 }
 
+void Call::caller(const void* return_address) {
+  if (!active_) return;
+  Recorder& r = recorder();
+  const auto a = reinterpret_cast<uintptr_t>(return_address);
+  bool own = a >= r.own_lo && a < r.own_hi;
+  if (r.own_hi == 0) {
+    hold();
+    own = r.frame_of(a).own;
+  }
+  extra_frames_ = own ? 1 : 0;
+}
+
 void Call::hold() {
   if (!lock_.owns_lock()) {
     lock_ = std::unique_lock(recorder().mu);
@@ -421,7 +432,7 @@ Call::~Call() {
   Recorder& r = recorder();
   if (r.own_hi == 0) hold();  // capture_stack falls back on the frame table
   SiteId* site_memo = nullptr;
-  const StackKey stack = r.capture_stack(&site_memo);
+  const StackKey stack = r.capture_stack(&site_memo, extra_frames_);
   hold();
   const OpId op = ev_.op;
   ev_.comm_ns = exit_ns - enter_ns_;

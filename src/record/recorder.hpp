@@ -113,6 +113,12 @@ class Call {
   void poll_result(bool nothing, int index, bool statuses);
   /// The same after MPI_Iprobe/MPI_Improbe, with their source and tag.
   void probe_result(bool nothing, int source, int tag);
+  /// For a Call made in a function the wrapper reached by a tail call (the
+  /// out-of-line part of a poll wrapper), that function's return address:
+  /// if it points into this library, the call was not a tail call after
+  /// all and the wrapper's frame is one more of our own before the call
+  /// site, so the stack walk's window grows by one.
+  void caller(const void* return_address);
 
  private:
   void begin(OpId op, int64_t enter_ns);
@@ -151,6 +157,7 @@ class Call {
   // Set by poll_result/probe_result: ~Call arms the poll fast path.
   bool poll_nothing_ = false;
   int poll_index_ = 0, poll_source_ = 0, poll_tag_ = 0;
+  uint8_t extra_frames_ = 0;  // see caller()
 };
 
 /// Fortran status -> C status, or MPI_STATUS_IGNORE.

@@ -70,26 +70,37 @@ class RepeatList {
   RepeatList() = default;
   RepeatList(const RepeatList&) = delete;
   RepeatList& operator=(const RepeatList&) = delete;
-  RepeatList(RepeatList&& o) noexcept : buf_(std::move(o.buf_)), n_(o.n_) { o.n_ = 0; }
+  RepeatList(RepeatList&& o) noexcept { *this = std::move(o); }
   RepeatList& operator=(RepeatList&& o) noexcept {
     buf_ = std::move(o.buf_);
-    n_ = o.n_;
-    o.n_ = 0;
+    next_ = o.next_;
+    end_ = o.end_;
+    o.next_ = o.end_ = nullptr;
     return *this;
   }
+  // Two pointers, not a count and a capacity: a push loads two words,
+  // compares them and stores through one.
   [[gnu::always_inline]] void push_back(RepeatTiming t) {
-    if (n_ == buf_.size()) [[unlikely]]
+    if (next_ == end_) [[unlikely]]
       grow();
-    buf_[n_++] = t;
+    *next_++ = t;
   }
-  bool empty() const { return n_ == 0; }
-  void clear() { n_ = 0; }
-  std::span<const RepeatTiming> span() const { return {buf_.data(), n_}; }
+  bool empty() const { return next_ == buf_.data(); }
+  void clear() { next_ = buf_.data(); }
+  std::span<const RepeatTiming> span() const {
+    return {buf_.data(), static_cast<std::size_t>(next_ - buf_.data())};
+  }
 
  private:
-  [[gnu::noinline]] void grow() { buf_.resize(std::max<std::size_t>(64, 2 * buf_.size())); }
-  std::vector<RepeatTiming> buf_;  // its size is the capacity; n_ are used
-  std::size_t n_ = 0;
+  [[gnu::noinline]] void grow() {
+    const std::size_t n = static_cast<std::size_t>(next_ - buf_.data());
+    buf_.resize(std::max<std::size_t>(64, 2 * buf_.size()));
+    next_ = buf_.data() + n;
+    end_ = buf_.data() + buf_.size();
+  }
+  std::vector<RepeatTiming> buf_;  // its size is the capacity
+  RepeatTiming* next_ = nullptr;   // the first unused entry of buf_
+  RepeatTiming* end_ = nullptr;
 };
 
 // Stack of raw return addresses identifying one call site.
@@ -225,7 +236,6 @@ class Recorder {
   }
   // The timeline file, and why it could not be created (for report_status).
   std::string timeline_path, timeline_open_error;
-  uint64_t event_count = 0;
   // Events recorded but not folded yet (see append): slots reused batch
   // after batch, so their vectors keep their capacity.
   std::vector<Event> unfolded;
@@ -251,7 +261,6 @@ class Recorder {
   // and the queue must be folded.
   bool count_repeat(int64_t compute_ns, int64_t comm_ns) {
     unfolded_repeats[unfolded_n - 1].push_back({compute_ns, comm_ns});
-    ++event_count;
     return ++unfolded_repeat_n >= kRepeatBudget;
   }
   // The polls whose unsuccessful repeats are counted (repeat_of_last), one
@@ -309,6 +318,8 @@ class Recorder {
   void fail(const std::string& what) {
     if (disabled) return;
     disabled = true;
+    // An armed poll no longer counts (poll_counted compares it).
+    queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     std::fprintf(stderr, "tracefold: rank %d: %s; tracing is off for this rank\n", rank,
                  what.c_str());
   }
@@ -318,8 +329,9 @@ class Recorder {
   // taken from the thread's PathCache once its return addresses are read
   // back from the stack; otherwise libunwind walks the stack.
   // `site` (if given) is pointed at the cache's memo of this path's call
-  // site id, or set to null.
-  [[gnu::always_inline]] StackKey capture_stack(SiteId** site = nullptr) {
+  // site id, or set to null. `extra`: own frames between the wrapper and
+  // the function this is inlined into (see Call::caller).
+  [[gnu::always_inline]] StackKey capture_stack(SiteId** site = nullptr, int extra = 0) {
     if (site) *site = nullptr;
 #ifdef TRACEFOLD_PATH_CACHE
     if (path_cache_mode != PathCacheMode::kOff && own_hi != 0) {
@@ -329,7 +341,7 @@ class Recorder {
         if (site) *site = &e->site;
         if (path_cache_mode == PathCacheMode::kCheck) {
           // The walk's answer is recorded; append also checks the site memo.
-          StackKey walked = walk_stack();
+          StackKey walked = walk_stack(extra);
           check_cached(key_of(*e), walked);
           return walked;
         }
@@ -340,23 +352,24 @@ class Recorder {
         }
         return key_of(*e);
       }
-      StackKey key = walk_stack();
+      StackKey key = walk_stack(extra);
       PathCache::Entry* e = learn_on_second_miss(ret, anchor, key);
       if (e && site) *site = &e->site;
       return key;
     }
 #endif
-    return walk_stack();
+    return walk_stack(extra);
   }
 
   // Our own frames (the function this is inlined into, the wrapper) come
   // first and are skipped; a few more than the depth suffice. The window of
   // stack_depth + 2 frames is the one this always used (stack_depth + 4,
-  // counted from two frames further in). Needs no lock unless the own
-  // address range is unknown (own_hi == 0).
-  [[gnu::always_inline]] StackKey walk_stack() {
+  // counted from two frames further in), `extra` more when more of our own
+  // frames come first. Needs no lock unless the own address range is
+  // unknown (own_hi == 0).
+  [[gnu::always_inline]] StackKey walk_stack(int extra = 0) {
     void* buf[40];
-    const int n = unw_backtrace(buf, std::min(40, stack_depth + 2));
+    const int n = unw_backtrace(buf, std::min(40, stack_depth + 2 + extra));
     StackKey key;
     for (int i = 0; i < n && key.n < stack_depth && key.n < key.addr.size(); ++i) {
       auto a = reinterpret_cast<uintptr_t>(buf[i]);
