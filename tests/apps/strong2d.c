@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
     double local = 0.0;
     for (int i = 1; i <= ny; ++i)
       for (int j = 1; j <= nx; ++j) {
-        const double nv = 0.25 * (u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] +
-                                  u[i * w + j + 1]);
+        const double nv =
+            0.25 * (u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] + u[i * w + j + 1]);
         local += (nv - u[i * w + j]) * (nv - u[i * w + j]);
         u[i * w + j] = nv; /* Gauss-Seidel order: deterministic, good enough */
       }
