@@ -5,11 +5,18 @@
 #   - the 2-D periodic and non-periodic stencils at 4, 9, 16, 25 ranks;
 #   - the 3-D periodic stencil at 8, 12, 18, 27 ranks (MPI_Dims_create
 #     grids; the targets are Dims_create grids too: 16x8x8, 32x32x16,
-#     128x128x64).
+#     128x128x64);
+#   - grid_comms (row communicators by MPI_Comm_split, columns by
+#     MPI_Cart_sub, a dup of the rows: 1,024 row and 1,024 column groups at
+#     a million ranks) and mg_vcycle (a V-cycle on its Cartesian
+#     communicator) at 4, 9, 16, 25 ranks.
+# Then the largest outputs are read back: wall time and peak memory of
+# `tracefold expand -r` (one rank), `print` and `stats` on them.
 # Then the 3-D exactness at 64 ranks, too slow for a test on two cores:
 # 8, 12, 18, 27 -> 64 is diffed against a real 64-rank run.
 #
-# Settings (environment): BUILD_DIR=build, STEPS=12, TARGETS="1024 16384 1048576".
+# Settings (environment): BUILD_DIR=build, STEPS=12, TARGETS="1024 16384 1048576",
+# COST_ONLY=1 (stop after the cost and read-back tables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -41,6 +48,7 @@ row() {  # row NAME TARGET INPUTS...
 
 for n in 4 9 16 25; do rec periodic stencil2d_periodic $n; rec nonperiodic stencil2d_nonperiodic $n; done
 for n in 8 12 18 27; do rec stencil3d stencil3d $n; done
+for n in 4 9 16 25; do rec grid_comms grid_comms $n; rec mg_vcycle mg_vcycle $n; done
 
 echo "tracefold extrapolate, $STEPS steps, inputs recorded on this machine ($(nproc) cores)"
 echo
@@ -51,7 +59,31 @@ for n in $TARGETS; do
     row "stencil2d $v" "$n" $v-4.tf $v-9.tf $v-16.tf $v-25.tf
   done
   row "stencil3d" "$n" stencil3d-8.tf stencil3d-12.tf stencil3d-18.tf stencil3d-27.tf
+  for v in grid_comms mg_vcycle; do row "$v" "$n" $v-4.tf $v-9.tf $v-16.tf $v-25.tf; done
 done
+
+readback() {  # readback FILE WHAT ARGS...: one line of the read-back table
+  local f=$1 what=$2
+  shift 2
+  [[ -s $f ]] || return 0
+  /usr/bin/time -v "$TF" "$@" "$f" > /dev/null 2> "rb.time" ||
+    { echo "$what $f failed:" >&2; tail -3 rb.time >&2; return 0; }
+  printf '| %-26s | %-16s | %8s | %8.1f |\n' "$f" "$what" \
+    "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' rb.time)" \
+    "$(awk -v k="$(sed -n 's/.*Maximum resident set size (kbytes): //p' rb.time)" 'BEGIN {print k / 1024}')"
+}
+last=${TARGETS##* }
+echo
+echo "Reading the ${last}-rank outputs back"
+echo
+echo "| file                       | command          | wall     | peak MiB |"
+echo "|----------------------------|------------------|----------|----------|"
+for v in grid_comms mg_vcycle; do
+  readback "x-$v-$last.tf" "expand -r $((last / 2 + 7))" expand -r $((last / 2 + 7))
+  readback "x-$v-$last.tf" print print
+  readback "x-$v-$last.tf" stats stats
+done
+[[ ${COST_ONLY:-0} == 1 ]] && exit 0
 
 echo
 rec stencil3d stencil3d 64

@@ -30,6 +30,7 @@ struct ExtrapolateArgs {
   std::string plugin;
   bool no_plugins = false;
   std::string snippet;
+  bool lcs = false;
 };
 
 void run_extrapolate(const ExtrapolateArgs& a) {
@@ -38,6 +39,7 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   if (!a.grid.empty()) opts.grid = extrap::Topology::parse(a.grid);
   opts.plugin = a.plugin;
   opts.try_plugins = !a.no_plugins;
+  opts.weighted_lcs = a.lcs;
   if (!a.snippet.empty()) {
     std::ifstream f(a.snippet);
     std::stringstream text;
@@ -65,8 +67,8 @@ void run_extrapolate(const ExtrapolateArgs& a) {
     char share[32];
     std::snprintf(share, sizeof share, "%.2f",
                   all ? 100.0 * static_cast<double>(dropped) / static_cast<double>(all) : 0.0);
-    std::cerr << "tracefold: snippet filter: " << rep.name << ": dropped " << dropped << " of "
-              << all << " events (" << share << " %); per rank:" << per
+    std::cerr << "tracefold: " << rep.filter << ": " << rep.name << ": dropped " << dropped
+              << " of " << all << " events (" << share << " %); per rank:" << per
               << (rep.dropped.size() > 64 ? " ..." : "") << "\n";
   }
   // save_trace writes a temporary file and renames it: OUT appears only
@@ -113,6 +115,10 @@ void add_extrapolate_command(CLI::App& app) {
                   "stretches matching this event snippet (one `MPI_NAME [field=value ...]` a "
                   "line); prints the events dropped per rank")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--lcs", args->lcs,
+                "Lossy: keep only the events that every rank of every input shares, aligned by "
+                "a longest common subsequence weighted by event counts (after --snippet if "
+                "both are given); prints the events dropped per rank");
   cmd->add_flag("--no-plugins", args->no_plugins,
                 "Do not try the plugins when the row-major stencil path fails");
   cmd->footer("Example: tracefold extrapolate s9.tf s16.tf s25.tf --ranks 1024 -o s1024.tf");

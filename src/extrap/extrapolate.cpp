@@ -1,5 +1,6 @@
 // extrapolate(): topology, alignment, then node by node (see extrapolate.hpp).
 #include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/lcs_filter.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -462,8 +463,29 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
     }
     ExtrapOptions plain = opts;
     plain.snippet.reset();
+    ExtrapResult res = extrapolate(filtered, plain);  // the LCS, if asked, runs in there
+    res.trace.lossy = "snippet filter " + opts.snippet->source +
+                      (res.trace.lossy.empty() ? "" : ", then " + res.trace.lossy);
+    reports.insert(reports.end(), res.filtered.begin(), res.filtered.end());
+    res.filtered = std::move(reports);
+    return res;
+  }
+  if (opts.weighted_lcs) {
+    std::vector<const Trace*> traces;
+    std::vector<std::string> names;
+    for (const auto& x : in) {
+      check_input(x);
+      traces.push_back(&x.trace);
+      names.push_back(x.name);
+    }
+    std::vector<FilterReport> reports;
+    std::vector<Trace> cut = lcs_filter(traces, names, reports);
+    std::vector<ExtrapInput> filtered;
+    for (std::size_t k = 0; k < in.size(); ++k) filtered.push_back({in[k].name, std::move(cut[k])});
+    ExtrapOptions plain = opts;
+    plain.weighted_lcs = false;
     ExtrapResult res = extrapolate(filtered, plain);
-    res.trace.lossy = "snippet filter " + opts.snippet->source;
+    res.trace.lossy = "weighted LCS filter";
     res.filtered = std::move(reports);
     return res;
   }

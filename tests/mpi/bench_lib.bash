@@ -71,6 +71,7 @@ BENCH_FEATURES=(
   "topo_nbr 6 3"
   "ring_minor 4 5"
   "grid_comms 6 3"
+  "strong2d 6 3"
 )
 BENCH_OTHERS=(
   "sym_c 4 3"

@@ -5,7 +5,8 @@
 # as they are fails; with a snippet of the ring's exchange the swap is
 # dropped on ranks 0 and 1 (STEPS events each, printed and asserted), the
 # output is marked lossy, and its events are exactly the real 8-rank run's
-# without the swap.
+# without the swap. The weighted LCS (--lcs) drops the same calls without
+# being told the pattern.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=6
@@ -62,6 +63,46 @@ for r in 0 1 2 7; do
   fi
 done
 [[ $same == 1 ]] && ok "ring_minor: ranks 0, 1, 2, 7 = the real 8-rank run without the swap"
+
+# The weighted LCS (--lcs) finds the swap without a snippet: it is what
+# ranks 0 and 1 have and the others lack, so exactly those STEPS calls go
+# on ranks 0 and 1 of every input, nothing elsewhere; the result is again
+# the real 8-rank run without the swap, marked lossy.
+CHECKS=$((CHECKS + 1))
+if "$TF" extrapolate rm-3.tf rm-4.tf rm-5.tf --ranks 8 --lcs -o lcs8.tf > lcs.out 2> lcs.err; then
+  ok "ring_minor: extrapolated with --lcs"
+else
+  bad "ring_minor: --lcs failed: $(cat lcs.err)"
+fi
+for p in 3 4 5; do
+  CHECKS=$((CHECKS + 1))
+  all=$((p * (2 + 4 * STEPS) + 2 * STEPS))
+  per=" 0:$STEPS 1:$STEPS"
+  for ((r = 2; r < p; r++)); do per+=" $r:0"; done
+  share=$(awk -v d=$((2 * STEPS)) -v a=$all 'BEGIN { printf "%.2f", 100 * d / a }')
+  want="tracefold: weighted LCS: rm-$p.tf: dropped $((2 * STEPS)) of $all events ($share %); per rank:$per"
+  if grep -qxF "$want" lcs.err; then
+    ok "ring_minor --lcs: $p ranks: $want"
+  else
+    bad "ring_minor --lcs: $p ranks: expected '$want' in: $(cat lcs.err)"
+  fi
+done
+CHECKS=$((CHECKS + 1))
+if "$TF" print lcs8.tf 2>&1 | head -1 | grep -q "LOSSY: weighted LCS filter"; then
+  ok "ring_minor --lcs: the output's header says weighted LCS"
+else
+  bad "ring_minor --lcs: header: $("$TF" print lcs8.tf 2>&1 | head -1)"
+fi
+CHECKS=$((CHECKS + 1))
+same=1
+for r in 0 1 2 7; do
+  "$TF" expand lcs8.tf -r "$r" 2>&1 | strip > lgot-$r.txt
+  if ! cmp -s lgot-$r.txt want-$r.txt; then
+    same=0
+    bad "ring_minor --lcs: rank $r differs from the real run without the swap: $(diff lgot-$r.txt want-$r.txt | head -5)"
+  fi
+done
+[[ $same == 1 ]] && ok "ring_minor --lcs: ranks 0, 1, 2, 7 = the real 8-rank run without the swap"
 
 printf 'MPI_Irecv tag=7\nMPI_Isnd tag=7\n' > typo.snip
 fails_with "ring_minor: unknown operation in the snippet" "typo.snip:2: 'MPI_Isnd' is no MPI operation" \

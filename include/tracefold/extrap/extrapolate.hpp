@@ -66,6 +66,10 @@ struct ExtrapOptions {
   /// Lossy: filter every input through this snippet first (snippet.hpp);
   /// the output's header says so.
   std::optional<Snippet> snippet;
+  /// Lossy: cut every input down to the events all ranks of all inputs
+  /// share, by weighted LCS (lcs_filter.hpp), after the snippet if both
+  /// are given; the output's header says so.
+  bool weighted_lcs = false;
 };
 
 struct ExtrapResult {
@@ -78,7 +82,8 @@ struct ExtrapResult {
   /// One line per finding: topology, and per node the model of every
   /// extrapolated parameter and time (what --explain prints).
   std::vector<std::string> explanation;
-  /// With a snippet: what the filter kept and dropped, per input and rank.
+  /// With a snippet or the weighted LCS: what each filter kept and
+  /// dropped, per input and rank.
   std::vector<FilterReport> filtered;
 };
 

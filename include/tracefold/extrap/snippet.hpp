@@ -53,6 +53,8 @@ Snippet parse_snippet(std::string_view text, const std::string& source);
 
 /// What the filter did to one trace, per rank.
 struct FilterReport {
+  /// Which filter: "snippet filter" or "weighted LCS" (lcs_filter.hpp).
+  std::string filter = "snippet filter";
   std::string name;
   std::vector<uint64_t> kept;
   std::vector<uint64_t> dropped;
