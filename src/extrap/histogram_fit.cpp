@@ -144,7 +144,19 @@ Histogram extrapolate_histogram(const std::vector<HistogramObservation>& all,
     mean_points.push_back({static_cast<double>(o.ranks), o.histogram->mean()});
   std::vector<ModelChoice> overall = {choose_time_model(mean_points)};
   settle_undecided(overall);
-  const double mean_target = std::max(0.0, overall[0].best.at(n_target));
+  // A time is positive: with two inputs every two-parameter model fits
+  // exactly and the first, linear, falls below zero when the time fell
+  // between them (ring 2, 3 -> 4 ranks gave 0 for 77 and 21 ms).
+  // The best fit that stays positive at the target is taken instead; with
+  // none, the bins keep their own means.
+  ModelFit mean_fit = overall[0].best;
+  if (!(mean_fit.at(n_target) > 0)) {
+    const ModelFit* pos = nullptr;
+    for (const ModelFit& f : overall[0].fits)
+      if (f.ok && f.at(n_target) > 0 && (!pos || f.deviation < pos->deviation)) pos = &f;
+    if (pos) mean_fit = *pos;
+  }
+  const double mean_target = mean_fit.at(n_target);
 
   std::vector<double> share(nbins);
   double share_sum = 0;
@@ -181,11 +193,13 @@ Histogram extrapolate_histogram(const std::vector<HistogramObservation>& all,
     n_all += b.count;
     sum_all += static_cast<double>(b.sum);
   }
-  if (n_all > 0 && sum_all > 0) {
-    const double k = mean_target * static_cast<double>(n_all) / sum_all;
+  if (n_all > 0 && mean_target > 0) {
+    // Bins whose own fits fell to 0 all take the fitted mean.
+    const double k = sum_all > 0 ? mean_target * static_cast<double>(n_all) / sum_all : 0;
     for (BinValues& b : bins) {
       const auto c = static_cast<int64_t>(b.count);
-      const int64_t mean = clamp_ns(static_cast<double>(b.sum) / static_cast<double>(c) * k);
+      const int64_t mean = clamp_ns(
+          sum_all > 0 ? static_cast<double>(b.sum) / static_cast<double>(c) * k : mean_target);
       b.sum = mean * c;
       b.min = std::min(b.min, mean);
       b.max = std::max(b.max, mean);
@@ -202,8 +216,7 @@ Histogram extrapolate_histogram(const std::vector<HistogramObservation>& all,
         << time_model_name(m.best.model) << (m.decided ? "" : " (settled)") << " "
         << m.best.formula();
     }
-    s << " overall mean " << time_model_name(overall[0].best.model) << " "
-      << overall[0].best.formula();
+    s << " overall mean " << time_model_name(mean_fit.model) << " " << mean_fit.formula();
     *explain = s.str();
   }
   return h;

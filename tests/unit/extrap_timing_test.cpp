@@ -149,3 +149,24 @@ TEST(ExtrapTiming, AHistogramKeepsItsFittedMean) {
   EXPECT_NEAR(x.mean(), 9'000'000, 90'000) << why;
   EXPECT_NE(why.find("overall mean constant"), std::string::npos) << why;
 }
+
+// Two inputs whose time fell (77 then 21 ms, noise of a loaded machine):
+// every two-parameter model fits them exactly and the linear one is below
+// zero at 4 ranks. The extrapolation takes the best fit that stays
+// positive, never a time of 0.
+TEST(ExtrapTiming, AHistogramMeanStaysPositive) {
+  tracefold::Histogram h2, h3;
+  for (int k = 0; k < 2; ++k) h2.add(76'854'246, 0);
+  for (int k = 0; k < 3; ++k) h3.add(21'156'992, 0);
+  const std::vector<tracefold::extrap::detail::HistogramObservation> obs = {{2, {2}, &h2},
+                                                                            {3, {3}, &h3}};
+  Topology target;
+  target.sizes = {4};
+  target.periodic = {true};
+  std::string why;
+  const tracefold::Histogram x =
+      tracefold::extrap::detail::extrapolate_histogram(obs, target, 0, &why);
+  EXPECT_EQ(x.count(), 4u);
+  EXPECT_GT(x.mean(), 1'000'000) << why;
+  EXPECT_EQ(why.find("overall mean linear"), std::string::npos) << why;
+}
