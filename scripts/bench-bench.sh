@@ -7,6 +7,7 @@
 #
 #   bash scripts/bench-bench.sh [BUILD_DIR] [NP] [REPS] [WORK] [MODES]
 #
+# ONLY="lu sweep3d" in the environment runs those programs only.
 # Each program runs STEPS steps of WORK units of computation (about 1 us a
 # unit, tests/apps/app_work.h) and is recorded once; its benchmark is
 # generated once per --compute mode of MODES (default "trimmed mean": the
@@ -75,6 +76,7 @@ count=0
 for p in "${PROGRAMS[@]}"; do
   read -r name steps <<<"$p"
   [[ -x $APPS/app_$name ]] || continue
+  [[ -z ${ONLY:-} || " $ONLY " == *" $name "* ]] || continue
   "$TF" record --text -o "$W/$name.tf" -- mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" \
     >/dev/null 2>&1
   for m in "${MODES[@]}"; do

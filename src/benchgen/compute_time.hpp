@@ -5,6 +5,9 @@
 #include "tracefold/histogram.hpp"
 #include "tracefold/trace.hpp"
 
+#include <utility>
+#include <vector>
+
 namespace tracefold::benchgen {
 
 /// The mean of a compute histogram without an upper bin that looks like
@@ -17,5 +20,16 @@ double trimmed_mean_ns(const Histogram& h);
 /// any other mode (kSample draws from the histogram instead; the parametric
 /// and coNCePTuaL outputs ask for kTrimmed); 0 without samples.
 double compute_ns(const Node& n, bench::ComputeMode mode);
+
+/// The time before node `n` by the call that preceded it (its timing
+/// blocks, docs/format.md "Timing"): `cases` holds the predecessors whose
+/// time differs from `otherwise` by at least a nanosecond, `otherwise` the
+/// time of the `other` block, or else of the block with most samples (no
+/// case needed for it). Not for kSample.
+struct ComputeByPred {
+  std::vector<std::pair<EventKey, double>> cases;
+  double otherwise = 0;
+};
+ComputeByPred compute_by_pred(const Node& n, bench::ComputeMode mode);
 
 }  // namespace tracefold::benchgen

@@ -48,6 +48,10 @@ struct Gen {
   std::vector<std::string> phases;            // top-level loops, by site name
   int top_depth = 1;
   int64_t p2p_bytes = -1;  // lossy_p2p_bytes(), once computed
+  // Whether compute times depend on the preceding call, which the program
+  // then tracks in `after` (compute_time.hpp).
+  bool by_pred = false;
+  std::map<EventKey, std::string> after_names;  // predecessor -> enum constant
 
   // Field ids the calls read.
   FieldId peer, rpeer, tag, rtag, count, rcount, dtype, rdtype, dsize, rdsize, root, redop, comm,
@@ -91,6 +95,8 @@ struct Gen {
   /// Writes the statement of node `i` (structure.cpp guards it).
   void call(std::size_t i, const Ranklist& universe, const std::string& counter);
   std::string compute(std::size_t i);
+  /// The C constant naming predecessor `k` (`AFTER_MPI_Send_3`).
+  std::string after_name(EventKey k);
   /// Datatype calls and MPI_Comm_create(_group) (calls_types.cpp); false
   /// when node `i` is none of them.
   bool call_types(std::size_t i, const Ranklist& universe, const std::string& counter);

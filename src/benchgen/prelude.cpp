@@ -415,6 +415,12 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
   fflush(stdout);
 }
 )";
+  if (by_pred) {
+    out << "\n/* The call each rank made last (compute times depend on it). */\nenum after_call { ";
+    after_name(kStartKey);
+    for (const auto& [k, name] : after_names) out << name << ", ";
+    out << "};\nstatic enum after_call after = AFTER_START;\n";
+  }
   out << "\n/* Tables of values that vary between calls, counters that index them. */\n"
       << decls.str();
   // A program that asked for threads gets MPI_Init_thread too (the

@@ -117,29 +117,71 @@ std::string Gen::site_comment(std::size_t i) const {
   return f->function + (file.empty() ? "" : " (" + file + ":" + std::to_string(f->line) + ")");
 }
 
+std::string Gen::after_name(EventKey k) {
+  auto it = after_names.find(k);
+  if (it != after_names.end()) return it->second;
+  const std::string name = k == kStartKey
+                               ? "AFTER_START"
+                               : "AFTER_" + OpTable::name(k.op) + "_" + std::to_string(k.site);
+  return after_names[k] = name;
+}
+
+namespace {
+
+std::string ns_text(double ns) {
+  return std::to_string(std::llround(ns));
+}
+
+}  // namespace
+
 std::string Gen::compute(std::size_t i) {
   const Node& n = t.nodes[i];
   Histogram all;
   for (const Timing& tm : n.timings) all.merge(tm.compute);
   if (all.empty() || all.mean() * opt.scale < 1) return "";
-  if (opt.compute != bench::ComputeMode::kSample) {
-    const double ns = compute_ns(n, opt.compute) * opt.scale;
-    return ns < 1 ? "" : "spin_ns(" + std::to_string(std::llround(ns)) + ");";
-  }
-  const std::string name = fresh(site_name(i) + "_compute");
-  decls << "static const struct bin " << name << "[] = {";
-  for (const auto& b : all.bins())
-    decls << "{" << b.count << ", " << b.min << ", " << b.max << ", " << b.sum << "}, ";
-  decls << "};\n";
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.6g", opt.scale);
-  return std::string("spin_ns(draw_ns(") + name + ", " + std::to_string(all.bins().size()) +
-         ") * " + scale + ");";
+  if (opt.compute != bench::ComputeMode::kSample) {
+    const ComputeByPred c = compute_by_pred(n, opt.compute);
+    if (by_pred && !c.cases.empty()) {
+      std::string e;
+      for (const auto& [k, v] : c.cases)
+        e += "after == " + after_name(k) + " ? " + ns_text(v * opt.scale) + " : ";
+      return "spin_ns(" + e + ns_text(c.otherwise * opt.scale) + ");";
+    }
+    const double ns = compute_ns(n, opt.compute) * opt.scale;
+    return ns < 1 ? "" : "spin_ns(" + ns_text(ns) + ");";
+  }
+  auto table = [&](const Histogram& h) {
+    const std::string name = fresh(site_name(i) + "_compute");
+    decls << "static const struct bin " << name << "[] = {";
+    for (const auto& b : h.bins())
+      decls << "{" << b.count << ", " << b.min << ", " << b.max << ", " << b.sum << "}, ";
+    decls << "};\n";
+    return "draw_ns(" + name + ", " + std::to_string(h.bins().size()) + ")";
+  };
+  // Each predecessor draws from its own block; the others from all.
+  std::string e;
+  const Histogram* otherwise = &all;
+  if (by_pred && n.timings.size() > 1)
+    for (const Timing& tm : n.timings) {
+      if (tm.compute.empty()) continue;
+      if (tm.pred == kOtherKey)
+        otherwise = &tm.compute;
+      else
+        e += "after == " + after_name(tm.pred) + " ? " + table(tm.compute) + " : ";
+    }
+  e += table(*otherwise);
+  return "spin_ns((" + e + ") * " + scale + ");";
 }
 
 void Gen::structure() {
   const std::size_t nn = t.nodes.size();
   const int32_t world = t.world_size;
+  const bench::ComputeMode by =
+      opt.compute == bench::ComputeMode::kSample ? bench::ComputeMode::kTrimmed : opt.compute;
+  for (const Node& n : t.nodes)
+    if (!compute_by_pred(n, by).cases.empty()) by_pred = true;
   // Each rank's nodes, and each node's position in them.
   std::vector<std::vector<std::size_t>> sub(static_cast<std::size_t>(world));
   for (std::size_t i = 0; i < nn; ++i) {
@@ -244,6 +286,7 @@ void Gen::structure() {
         if (!spin.empty()) body << line() << spin << "\n";
         call(h, U, counter);
         body << line() << "++" << counter << ";\n";
+        if (by_pred) body << line() << "after = " << after_name(n.key) << ";\n";
         if (!guard.empty()) {
           --depth;
           body << line() << "}\n";

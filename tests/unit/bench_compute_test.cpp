@@ -8,6 +8,7 @@
 #include "tracefold/bench.hpp"
 
 using namespace tracefold;
+using benchgen::compute_by_pred;
 using benchgen::compute_ns;
 using benchgen::trimmed_mean_ns;
 
@@ -83,6 +84,73 @@ TEST(BenchCompute, TheDefaultIsTheTrimmedMean) {
   bench::Options mean;
   mean.compute = bench::ComputeMode::kMean;
   EXPECT_NE(bench::generate_c(t, mean).find("spin_ns(6800000);"), std::string::npos);
+}
+
+TEST(BenchCompute, KeepsTheTimeOfEachPredecessor) {
+  // A pipeline stage as lu records it: 1 ms of work before the first send
+  // of an iteration (after the barrier), 80 ns before the other four.
+  Node n;
+  Timing barrier, send;
+  barrier.pred = {*OpTable::find("MPI_Barrier"), 7};
+  barrier.compute = of({{1'000'000, 100}});
+  send.pred = {*OpTable::find("MPI_Send"), 1};
+  send.compute = of({{80, 400}});
+  n.timings = {barrier, send};
+  const auto c = compute_by_pred(n, bench::ComputeMode::kTrimmed);
+  EXPECT_DOUBLE_EQ(c.otherwise, 80);  // the block with most samples
+  ASSERT_EQ(c.cases.size(), 1u);
+  EXPECT_EQ(c.cases[0].first, barrier.pred);
+  EXPECT_DOUBLE_EQ(c.cases[0].second, 1'000'000);
+  // The `other` block is the default whatever its count; a block as long
+  // as the default needs no case.
+  Timing other, same;
+  other.pred = kOtherKey;
+  other.compute = of({{500, 10}});
+  same.pred = {*OpTable::find("MPI_Recv"), 2};
+  same.compute = of({{500, 1000}});
+  n.timings = {barrier, send, same, other};
+  const auto d = compute_by_pred(n, bench::ComputeMode::kMean);
+  EXPECT_DOUBLE_EQ(d.otherwise, 500);
+  ASSERT_EQ(d.cases.size(), 2u);
+  EXPECT_EQ(d.cases[0].first, barrier.pred);
+  EXPECT_EQ(d.cases[1].first, send.pred);
+}
+
+TEST(BenchCompute, TheProgramSpinsByItsLastCall) {
+  // A barrier reached once from MPI_Init after 1 ms of work and nine times
+  // from itself (a loop's back edge) after 80 ns.
+  Trace t;
+  t.world_size = 1;
+  t.comms.define_world(1);
+  for (uint64_t a : {0x100, 0x200, 0x300}) t.sites.intern(CallSite{{Frame{"app", a}}});
+  for (const char* op : {"MPI_Init", "MPI_Barrier", "MPI_Finalize"}) {
+    Node n;
+    n.key = {*OpTable::find(op), static_cast<SiteId>(t.nodes.size())};
+    n.ranks = Ranklist::range(0, 1);
+    n.count.entries().push_back({ValueSeq::repeated(1, 1), Ranklist::range(0, 1)});
+    t.nodes.push_back(n);
+  }
+  Elastic comm;
+  comm.entries().push_back({ValueSeq::repeated(0, 1), Ranklist::range(0, 1)});
+  t.nodes[1].fields.emplace_back(FieldTable::comm(), comm);
+  Timing first, back;
+  first.pred = t.nodes[0].key;
+  first.compute = of({{1'000'000, 1}});
+  back.pred = t.nodes[1].key;
+  back.compute = of({{80, 9}});
+  t.nodes[1].timings = {first, back};
+  const std::string c = bench::generate_c(t);
+  // Not the mean of both (100,072 ns) before every execution.
+  EXPECT_NE(c.find("spin_ns(after == AFTER_MPI_Init_0 ? 1000000 : 80);"), std::string::npos) << c;
+  EXPECT_NE(c.find("after = AFTER_MPI_Init_0;"), std::string::npos);
+  EXPECT_NE(c.find("after = AFTER_MPI_Barrier_1;"), std::string::npos);
+  EXPECT_NE(c.find("static enum after_call after = AFTER_START;"), std::string::npos);
+  // --compute sample draws from each predecessor's own block.
+  bench::Options sample;
+  sample.compute = bench::ComputeMode::kSample;
+  const std::string d = bench::generate_c(t, sample);
+  EXPECT_NE(d.find("after == AFTER_MPI_Init_0 ? draw_ns("), std::string::npos) << d;
+  EXPECT_NE(d.find("{1, 1000000, 1000000, 1000000}"), std::string::npos);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "../../src/extrap/internal.hpp"  // extrapolate_histogram
 #include "tracefold/extrap/timing_models.hpp"
 
 using namespace tracefold::extrap;
@@ -115,4 +116,57 @@ TEST(ExtrapTiming, TooFewPoints) {
   EXPECT_FALSE(fit_time_model(TimeModel::kLinear, {{4, 1}}).ok);
   EXPECT_FALSE(fit_time_model(TimeModel::kPowerLaw, {{4, 0}, {9, 1}}).ok);
   EXPECT_TRUE(fit_time_model(TimeModel::kConstant, {{4, 1}}).ok);
+}
+
+// Inputs whose samples move from the lower bin to the upper one as ranks
+// grow while their mean stays at 9 ms (compute times recorded on
+// oversubscribed cores look like this): the extrapolation keeps that mean,
+// not the product of per-bin trends (the shares and both bins' means fall
+// or rise, and extrapolated separately they gave a fraction of it).
+TEST(ExtrapTiming, AHistogramKeepsItsFittedMean) {
+  auto of = [](std::initializer_list<std::pair<int64_t, int>> values) {
+    tracefold::Histogram h;
+    for (auto [v, n] : values)
+      for (int k = 0; k < n; ++k) h.add(v, 0);
+    return h;
+  };
+  const tracefold::Histogram h4 = of({{5'000'000, 80}, {25'000'000, 20}});
+  const tracefold::Histogram h9 = of({{4'000'000, 50}, {14'000'000, 50}});
+  const tracefold::Histogram h16 = of({{2'000'000, 25}, {11'333'332, 75}});
+  for (const auto* h : {&h4, &h9, &h16}) {
+    ASSERT_EQ(h->bins().size(), 2u);
+    ASSERT_NEAR(h->mean(), 9'000'000, 1);
+  }
+  const std::vector<tracefold::extrap::detail::HistogramObservation> obs = {
+      {4, {2, 2}, &h4}, {9, {3, 3}, &h9}, {16, {4, 4}, &h16}};
+  Topology target;
+  target.sizes = {6, 6};
+  target.periodic = {false, false};
+  std::string why;
+  const tracefold::Histogram x =
+      tracefold::extrap::detail::extrapolate_histogram(obs, target, 0, &why);
+  EXPECT_EQ(x.count(), 100u);
+  EXPECT_NEAR(x.mean(), 9'000'000, 90'000) << why;
+  EXPECT_NE(why.find("overall mean constant"), std::string::npos) << why;
+}
+
+// Two inputs whose time fell (77 then 21 ms, noise of a loaded machine):
+// every two-parameter model fits them exactly and the linear one is below
+// zero at 4 ranks. The extrapolation takes the best fit that stays
+// positive, never a time of 0.
+TEST(ExtrapTiming, AHistogramMeanStaysPositive) {
+  tracefold::Histogram h2, h3;
+  for (int k = 0; k < 2; ++k) h2.add(76'854'246, 0);
+  for (int k = 0; k < 3; ++k) h3.add(21'156'992, 0);
+  const std::vector<tracefold::extrap::detail::HistogramObservation> obs = {{2, {2}, &h2},
+                                                                            {3, {3}, &h3}};
+  Topology target;
+  target.sizes = {4};
+  target.periodic = {true};
+  std::string why;
+  const tracefold::Histogram x =
+      tracefold::extrap::detail::extrapolate_histogram(obs, target, 0, &why);
+  EXPECT_EQ(x.count(), 4u);
+  EXPECT_GT(x.mean(), 1'000'000) << why;
+  EXPECT_EQ(why.find("overall mean linear"), std::string::npos) << why;
 }
