@@ -16,7 +16,7 @@
 #   receives completed by MPI_Waitany: with wildcards the first posted one
 #   always completes first; with named sources the index depends on which
 #   neighbour's message arrives first, seen 0 vs 1), compared with
-#   --ignore-matched. --drop-outcomes (done here, not a diff option): both
+#   --ignore-matched. With diff --ignore-outcomes both
 #   traces are compared without the fields that say which requests a
 #   completion found complete, `index`, `indices`, `outcount`, and without
 #   the request `links` of every call, which name a request that an earlier
@@ -59,10 +59,10 @@ BENCH_FEATURES=(
   "request_links 3 5 --gen=--keep-wildcards --ignore-polls --ignore-matched"
   "call_paths 4 5"
   "sim_compute 4 5"
-  "sim_mix 4 3 --ignore-polls --drop-outcomes"
-  "polling 4 3 --gen=--keep-wildcards --ignore-polls --ignore-matched --drop-outcomes"
+  "sim_mix 4 3 --ignore-polls --ignore-outcomes"
+  "polling 4 3 --gen=--keep-wildcards --ignore-polls --ignore-matched --ignore-outcomes"
   "poll_exact 2 5 --ignore-polls --resolved"
-  "wild_statuses 4 3 --gen=--keep-wildcards --ignore-polls --ignore-matched --drop-outcomes"
+  "wild_statuses 4 3 --gen=--keep-wildcards --ignore-polls --ignore-matched --ignore-outcomes"
   "coll_sites 4 3"
   "waits_inject 2 3"
   "misc_p2p 4 5 --gen=--keep-wildcards --ignore-polls --ignore-matched"
@@ -81,7 +81,7 @@ BENCH_OTHERS=(
   "sym_f 4 3"
   "halo_f08 4 10 --resolved"
   "wild_statuses_f 3 3 --resolved"
-  "dtypes_usempi 3 3 --drop-outcomes"
+  "dtypes_usempi 3 3 --ignore-outcomes"
   "graph_usempi 4 5"
 )
 # Traces the generator refuses: the refusal must name a node and write no
@@ -144,8 +144,7 @@ bench_one() {
 # The rest of one program's check, once DIR/t.tf is recorded: generate it
 # (with the options in BENCH_GEN), compile with BENCH_CC, run and record
 # under BENCH_RUN (a launcher and its rank-count option), and compare the
-# two traces with the diff options given (--drop-outcomes: without the
-# completion outcomes, see the lists above).
+# two traces with the diff options given.
 BENCH_CC=mpicc
 BENCH_RUN=("${TRACEFOLD_MPIRUN:-mpirun}" -np)
 bench_generate_run_diff() {
@@ -171,15 +170,7 @@ bench_generate_run_diff() {
     return 0
   fi
   grep -q "^bench: $np ranks, wall time" "$d/bout.txt" || bad "$what: the benchmark printed no wall time"
-  local opts=() o a=$d/t.tf b=$d/b.tf
-  for o in "$@"; do
-    [[ $o == --drop-outcomes ]] || opts+=("$o")
-  done
-  if [[ ${#opts[@]} -ne $# ]]; then
-    a=$d/t-out.txt b=$d/b-out.txt
-    bench_drop_outcomes "$d/t.tf" "$a" && bench_drop_outcomes "$d/b.tf" "$b" ||
-      { bad "$what: converting the traces to text failed"; return 0; }
-  fi
+  local opts=("$@") a=$d/t.tf b=$d/b.tf
   local out drc=0
   out=$("$TF" diff --ignore-callsites "${opts[@]}" "$a" "$b" 2>&1) || drc=$?
   if [[ $drc -ne 0 ]]; then
@@ -187,15 +178,6 @@ bench_generate_run_diff() {
     return 0
   fi
   ok "$what: same calls on every rank ($out${*:+; $*}), $(wc -l <"$d/bench.c") lines of C, $((SECONDS - t0)) s"
-}
-
-# bench_drop_outcomes TRACE OUT: TRACE as text in OUT without the fields
-# whose values depend on which requests had completed (see the lists).
-bench_drop_outcomes() {
-  "$TF" convert "$1" --text -o "$2.tmp" 2>/dev/null || return 1
-  grep -Eq '^  field (list )?[a-z]+ ' "$2.tmp" || return 1
-  sed -E '/^  field (list )?(index|indices|outcount|links) /d' "$2.tmp" >"$2"
-  rm -f "$2.tmp"
 }
 
 # bench_drop_field TRACE FIELD WHAT: TRACE rewritten as text without FIELD
