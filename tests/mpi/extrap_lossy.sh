@@ -28,19 +28,24 @@ fi
 
 # Per input of P ranks: ranks 0 and 1 make 2 + 5*STEPS calls and lose the
 # STEPS swaps, the others make 2 + 4*STEPS and lose nothing.
-for p in 3 4 5; do
-  CHECKS=$((CHECKS + 1))
-  all=$((p * (2 + 4 * STEPS) + 2 * STEPS))
-  per=" 0:$STEPS 1:$STEPS"
-  for ((r = 2; r < p; r++)); do per+=" $r:0"; done
-  share=$(awk -v d=$((2 * STEPS)) -v a=$all 'BEGIN { printf "%.2f", 100 * d / a }')
-  want="tracefold: snippet filter: rm-$p.tf: dropped $((2 * STEPS)) of $all events ($share %); per rank:$per"
-  if grep -qxF "$want" lossy.err; then
-    ok "ring_minor: $p ranks: dropped share printed: $want"
-  else
-    bad "ring_minor: $p ranks: expected '$want' in: $(cat lossy.err)"
-  fi
-done
+# expect_dropped WHAT FILTER ERRFILE: FILTER's report line per input.
+expect_dropped() {
+  local what=$1 filter=$2 err=$3 p r all per share want
+  for p in 3 4 5; do
+    CHECKS=$((CHECKS + 1))
+    all=$((p * (2 + 4 * STEPS) + 2 * STEPS))
+    per=" 0:$STEPS 1:$STEPS"
+    for ((r = 2; r < p; r++)); do per+=" $r:0"; done
+    share=$(awk -v d=$((2 * STEPS)) -v a=$all 'BEGIN { printf "%.2f", 100 * d / a }')
+    want="tracefold: $filter: rm-$p.tf: dropped $((2 * STEPS)) of $all events ($share %); per rank:$per"
+    if grep -qxF "$want" "$err"; then
+      ok "$what: $p ranks: dropped share printed: $want"
+    else
+      bad "$what: $p ranks: expected '$want' in: $(cat "$err")"
+    fi
+  done
+}
+expect_dropped ring_minor "snippet filter" lossy.err
 
 CHECKS=$((CHECKS + 1))
 if "$TF" print x8.tf 2>&1 | head -1 | grep -q "snippet filter ring.snip"; then
@@ -51,18 +56,24 @@ fi
 
 # Every rank's calls: the real 8-rank run's minus the swap (site numbers
 # stripped: the two files number their sites differently).
-CHECKS=$((CHECKS + 1))
 strip() { grep -v -e '^rank ' -e '^site ' | sed 's/ site=[0-9]*//'; }
-same=1
 for r in 0 1 2 7; do
-  "$TF" expand x8.tf -r "$r" 2>&1 | strip > got-$r.txt
   "$TF" expand rm-8.tf -r "$r" 2>&1 | grep -v '^MPI_Sendrecv' | strip > want-$r.txt
-  if ! cmp -s got-$r.txt want-$r.txt || [[ ! -s want-$r.txt ]]; then
-    same=0
-    bad "ring_minor: rank $r differs from the real run without the swap: $(diff got-$r.txt want-$r.txt | head -5)"
-  fi
 done
-[[ $same == 1 ]] && ok "ring_minor: ranks 0, 1, 2, 7 = the real 8-rank run without the swap"
+# expect_real_without_swap WHAT TRACE: ranks 0, 1, 2, 7 of TRACE as above.
+expect_real_without_swap() {
+  local what=$1 trace=$2 r same=1
+  CHECKS=$((CHECKS + 1))
+  for r in 0 1 2 7; do
+    "$TF" expand "$trace" -r "$r" 2>&1 | strip > "got-$trace-$r.txt"
+    if ! cmp -s "got-$trace-$r.txt" want-$r.txt || [[ ! -s want-$r.txt ]]; then
+      same=0
+      bad "$what: rank $r differs from the real run without the swap: $(diff "got-$trace-$r.txt" want-$r.txt | head -5)"
+    fi
+  done
+  [[ $same == 1 ]] && ok "$what: ranks 0, 1, 2, 7 = the real 8-rank run without the swap"
+}
+expect_real_without_swap ring_minor x8.tf
 
 # The weighted LCS (--lcs) finds the swap without a snippet: it is what
 # ranks 0 and 1 have and the others lack, so exactly those STEPS calls go
@@ -74,35 +85,14 @@ if "$TF" extrapolate rm-3.tf rm-4.tf rm-5.tf --ranks 8 --lcs -o lcs8.tf > lcs.ou
 else
   bad "ring_minor: --lcs failed: $(cat lcs.err)"
 fi
-for p in 3 4 5; do
-  CHECKS=$((CHECKS + 1))
-  all=$((p * (2 + 4 * STEPS) + 2 * STEPS))
-  per=" 0:$STEPS 1:$STEPS"
-  for ((r = 2; r < p; r++)); do per+=" $r:0"; done
-  share=$(awk -v d=$((2 * STEPS)) -v a=$all 'BEGIN { printf "%.2f", 100 * d / a }')
-  want="tracefold: weighted LCS: rm-$p.tf: dropped $((2 * STEPS)) of $all events ($share %); per rank:$per"
-  if grep -qxF "$want" lcs.err; then
-    ok "ring_minor --lcs: $p ranks: $want"
-  else
-    bad "ring_minor --lcs: $p ranks: expected '$want' in: $(cat lcs.err)"
-  fi
-done
+expect_dropped "ring_minor --lcs" "weighted LCS" lcs.err
 CHECKS=$((CHECKS + 1))
 if "$TF" print lcs8.tf 2>&1 | head -1 | grep -q "LOSSY: weighted LCS filter"; then
   ok "ring_minor --lcs: the output's header says weighted LCS"
 else
   bad "ring_minor --lcs: header: $("$TF" print lcs8.tf 2>&1 | head -1)"
 fi
-CHECKS=$((CHECKS + 1))
-same=1
-for r in 0 1 2 7; do
-  "$TF" expand lcs8.tf -r "$r" 2>&1 | strip > lgot-$r.txt
-  if ! cmp -s lgot-$r.txt want-$r.txt; then
-    same=0
-    bad "ring_minor --lcs: rank $r differs from the real run without the swap: $(diff lgot-$r.txt want-$r.txt | head -5)"
-  fi
-done
-[[ $same == 1 ]] && ok "ring_minor --lcs: ranks 0, 1, 2, 7 = the real 8-rank run without the swap"
+expect_real_without_swap "ring_minor --lcs" lcs8.tf
 
 printf 'MPI_Irecv tag=7\nMPI_Isnd tag=7\n' > typo.snip
 fails_with "ring_minor: unknown operation in the snippet" "typo.snip:2: 'MPI_Isnd' is no MPI operation" \
