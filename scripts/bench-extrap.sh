@@ -16,7 +16,8 @@
 # 8, 12, 18, 27 -> 64 is diffed against a real 64-rank run.
 #
 # Settings (environment): BUILD_DIR=build, STEPS=12, TARGETS="1024 16384 1048576",
-# COST_ONLY=1 (stop after the cost and read-back tables).
+# COST_ONLY=1 (stop after the cost and read-back tables), ACC_ONLY=1 (only
+# the timing accuracy table), ACC_STEPS=200 and WORK=2000 (its run length).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -46,6 +47,7 @@ row() {  # row NAME TARGET INPUTS...
     "$(awk -v k="$rss" 'BEGIN {print k / 1024}')" "$(stat -c %s "x-$name-$n.tf")"
 }
 
+if [[ ${ACC_ONLY:-0} != 1 ]]; then
 for n in 4 9 16 25; do rec periodic stencil2d_periodic $n; rec nonperiodic stencil2d_nonperiodic $n; done
 for n in 8 12 18 27; do rec stencil3d stencil3d $n; done
 for n in 4 9 16 25; do rec grid_comms grid_comms $n; rec mg_vcycle mg_vcycle $n; done
@@ -90,6 +92,7 @@ rec stencil3d stencil3d 64
 "$TF" extrapolate stencil3d-8.tf stencil3d-12.tf stencil3d-18.tf stencil3d-27.tf --ranks 64 \
   -o x64.tf > /dev/null 2>&1
 echo "stencil3d 8,12,18,27 -> 64 vs a real 64-rank run: $("$TF" diff x64.tf stencil3d-64.tf 2>&1)"
+fi
 
 # Timing accuracy (seed: 1 - |replay - app| / app): the 2-D stencils, the
 # 3-D stencil and the wavefront sweep with WORK units of computation per
@@ -100,6 +103,7 @@ echo "stencil3d 8,12,18,27 -> 64 vs a real 64-rank run: $("$TF" diff x64.tf sten
 # extrapolation's is the replay of the extrapolated trace against the
 # replay of the real one. Oversubscribed ranks on this machine's cores.
 WORK="${WORK:-2000}"
+ACC_STEPS="${ACC_STEPS:-200}"
 replay_wall() {  # replay_wall NP TRACE
   mpirun -np "$1" "$TF" replay "$2" 2>&1 | sed -n 's/^replay: .*, wall \([0-9.e+-]*\) s.*/\1/p'
 }
@@ -107,13 +111,13 @@ accuracy() {  # accuracy NAME APP TARGET INPUT_COUNTS...
   local name=$1 app=$2 target=$3 ins=() n t x r
   shift 3
   for n in "$@" "$target"; do
-    "$TF" record -o "acc-$name-$n.tf" -- mpirun -np "$n" "$APPS/app_$app" "$STEPS" "$WORK" \
+    "$TF" record -o "acc-$name-$n.tf" -- mpirun -np "$n" "$APPS/app_$app" "$ACC_STEPS" "$WORK" \
       > /dev/null 2>&1 || { echo "record $name at $n failed" >&2; return 0; }
     [[ $n == "$target" ]] || ins+=("acc-$name-$n.tf")
   done
   "$TF" extrapolate "${ins[@]}" --ranks "$target" -o "acc-$name-x$target.tf" > /dev/null 2>&1 ||
     { echo "extrapolate $name to $target failed" >&2; return 0; }
-  t=$(APP_TIME=1 mpirun -np "$target" "$APPS/app_$app" "$STEPS" "$WORK" 2>&1 >/dev/null |
+  t=$(APP_TIME=1 mpirun -np "$target" "$APPS/app_$app" "$ACC_STEPS" "$WORK" 2>&1 >/dev/null |
     sed -n 's/^app_time: //p')
   r=$(replay_wall "$target" "acc-$name-$target.tf")
   x=$(replay_wall "$target" "acc-$name-x$target.tf")
@@ -123,7 +127,7 @@ accuracy() {  # accuracy NAME APP TARGET INPUT_COUNTS...
     "$(awk -v a="$r" -v b="$x" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')"
 }
 echo
-echo "Timing accuracy, $STEPS steps, WORK=$WORK units per step, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Timing accuracy, $ACC_STEPS steps, WORK=$WORK units per step, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| program                | target | inputs         | real app   | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay |"
 echo "|------------------------|--------|----------------|------------|------------|----------|------------|----------|----------|"
