@@ -446,7 +446,9 @@ static void report_times(void) {
                    : "  MPI_Init(&argc, &argv);\n");
     out << "  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  PMPI_Comm_size(MPI_COMM_WORLD, &size);\n";
     out << grid_setup();
-    out << "  srand48(" << opt.seed << " + (long)rank);\n  calibrate();\n  start_time = now();\n\n";
+    out << "  srand48(" << opt.seed
+        << " + (long)rank);\n  calibrate();\n  PMPI_Barrier(MPI_COMM_WORLD);\n  start_time = "
+           "now();\n\n";
     out << body.str() << "  return 0;\n}\n";
     return out.str();
   }

@@ -393,10 +393,12 @@ TEST(BenchGenPasses, CollectivesFromTwoLinesBecomeOneStatement) {
   bench::Summary s;
   const std::string c = bench::generate_c(t, {}, &s);
   EXPECT_EQ(s.collectives_merged, 1u);
+  // The trace's barriers only: the program's own start-up barrier goes
+  // through PMPI_Barrier.
   std::size_t calls = 0;
   for (std::size_t at = c.find("MPI_Barrier("); at != std::string::npos;
        at = c.find("MPI_Barrier(", at + 1))
-    ++calls;
+    if (at == 0 || c[at - 1] != 'P') ++calls;
   EXPECT_EQ(calls, 1u) << c;
 }
 
