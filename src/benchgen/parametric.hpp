@@ -85,7 +85,12 @@ struct PNode {
   std::vector<CellSeqs> iters;
   CellSeqs count;  ///< executions each time the node is reached
   std::vector<std::pair<std::string, CellSeqs>> fields;  ///< by field name
-  std::string compute;   ///< C double: ns of computation before the call ("" none)
+  std::string compute;  ///< C double: ns of computation before the call ("" none)
+  /// The time before the call by the call that preceded it (its timing
+  /// blocks), where that differs from `compute`: (after_call constant, C
+  /// double) pairs, as the fixed-scale benchmark's `after` cases.
+  std::vector<std::pair<std::string, std::string>> compute_after;
+  std::string after;     ///< after_call constant this call sets ("" when unused)
   int64_t max_link = 0;  ///< farthest request link seen
 };
 
@@ -97,6 +102,9 @@ struct Model {
   /// Cells some input showed; a rank in another cell cannot be modelled.
   std::vector<bool> known_cells;
   std::vector<std::string> inputs;  ///< `name (P ranks, grid AxB)`
+  /// after_call constants, AFTER_START first; empty when no call's time
+  /// depends on its predecessor.
+  std::vector<std::string> after_names;
   std::vector<std::string> explanation;
 };
 

@@ -256,13 +256,16 @@ struct Emitter {
     body << line() << "if (" << value_fn(n.name + "_runs", n.count) << "(" << reach
          << "++) > 0) {\n";
     ++depth;
-    if (!n.compute.empty()) {
+    if (!n.compute.empty() || !n.compute_after.empty()) {
+      std::string e;
+      for (const auto& [after, c] : n.compute_after) e += "after == " + after + " ? " + c + " : ";
+      e += n.compute.empty() ? "0" : n.compute;
       char scale[32];
       std::snprintf(scale, sizeof scale, "%.6g", opt.scale);
-      body << line() << "spin_ns("
-           << (opt.scale == 1 ? n.compute : "(" + n.compute + ") * " + scale) << ");\n";
+      body << line() << "spin_ns(" << (opt.scale == 1 ? e : "(" + e + ") * " + scale) << ");\n";
     }
     call(h, counter);
+    if (!n.after.empty()) body << line() << "after = " << n.after << ";\n";
     body << line() << "++" << counter << ";\n";
     --depth;
     body << line() << "}\n";
@@ -439,6 +442,12 @@ static void report_times(void) {
 
 /* Values per call, by the rank's part of the grid. */
 )" << decls.str();
+    if (!m.after_names.empty()) {
+      out << "\n/* The call each rank made last (compute times depend on it). */\nenum after_call "
+             "{ ";
+      for (const auto& a : m.after_names) out << a << ", ";
+      out << "};\nstatic enum after_call after = AFTER_START;\n";
+    }
     const bool thread = !m.nodes.empty() && m.nodes[0].op == "MPI_Init_thread";
     out << "\nint main(int argc, char **argv) {\n"
         << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "

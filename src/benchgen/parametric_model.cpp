@@ -3,9 +3,11 @@
 // here and then checked against every rank of every input.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "compute_time.hpp"
 #include "gen.hpp"
@@ -247,6 +249,77 @@ std::string site_text(const Trace& t, const Node& n, std::string& function) {
   return extrap::describe_node(t, n);
 }
 
+// The aligned node whose call input k's predecessor key `pred` names: the
+// first aligned node of that operation and call site (a call site reached
+// in two loops is two nodes with one key), or none.
+std::optional<std::size_t> aligned_pred(const std::vector<ExtrapInput>& in,
+                                        const std::vector<std::vector<std::size_t>>& order,
+                                        std::size_t k, EventKey pred) {
+  for (std::size_t i = 0; i < order[k].size(); ++i)
+    if (in[k].trace.nodes[order[k][i]].key == pred) return i;
+  return std::nullopt;
+}
+
+// A predecessor's own time model where it differs from the node's overall
+// one. A pipeline stage's receive comes after the stage's work, its other
+// calls straight after each other: one mean spreads the work over every
+// call and delays each stage's send (the fixed-scale generator's
+// compute_by_pred, per input and then fitted across inputs). A block is
+// kept when some input's time differs from the overall mean by 1 % or more
+// and at least two inputs have it; keys are aligned node indices ("start"
+// for the first call), named by name_predecessors.
+std::vector<std::pair<std::string, std::string>> times_after(
+    const std::vector<ExtrapInput>& in, const std::vector<std::vector<std::size_t>>& order,
+    const std::vector<const Node*>& nodes, const std::vector<double>& overall) {
+  std::map<std::string, std::vector<extrap::TimePoint>> points;
+  std::map<std::string, bool> differs;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (overall[k] < 0) continue;
+    for (const Timing& tm : nodes[k]->timings) {
+      if (tm.compute.empty() || tm.pred == kOtherKey) continue;
+      std::string key = "start";
+      if (tm.pred != kStartKey) {
+        const auto at = aligned_pred(in, order, k, tm.pred);
+        if (!at) continue;
+        key = std::to_string(*at);
+      }
+      const double v = trimmed_mean_ns(tm.compute);
+      points[key].push_back({static_cast<double>(in[k].trace.world_size), v});
+      if (std::abs(v - overall[k]) >= 0.01 * std::max(overall[k], 1.0)) differs[key] = true;
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, p] : points) {
+    if (!differs[key] || p.size() < 2) continue;
+    const std::string c = time_c(p);
+    if (!c.empty()) out.emplace_back(key, c);
+  }
+  return out;
+}
+
+// Gives the predecessors named in compute_after their after_call constants
+// (AFTER_ and the aligned node's C name) and marks the nodes that set them.
+void name_predecessors(Model& m, const std::vector<ExtrapInput>& in,
+                       const std::vector<std::vector<std::size_t>>& order) {
+  bool used = false;
+  for (const PNode& n : m.nodes) used = used || !n.compute_after.empty();
+  if (!used) return;
+  m.after_names.push_back("AFTER_START");
+  // Every node whose key is some aligned node's sets that node's constant,
+  // so a case means "the last call was this operation at this call site".
+  std::map<std::size_t, std::string> constant;
+  for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+    const auto first = aligned_pred(in, order, 0, in[0].trace.nodes[order[0][i]].key);
+    const std::size_t f = first ? *first : i;
+    auto [it, fresh] = constant.emplace(f, "AFTER_" + m.nodes[f].name);
+    if (fresh) m.after_names.push_back(it->second);
+    m.nodes[i].after = it->second;
+  }
+  for (PNode& n : m.nodes)
+    for (auto& [key, c] : n.compute_after)
+      key = key == "start" ? "AFTER_START" : constant.at(std::stoul(key));
+}
+
 }  // namespace
 
 Model build_model(const std::vector<ExtrapInput>& in) {
@@ -363,6 +436,7 @@ Model build_model(const std::vector<ExtrapInput>& in) {
                              FieldTable::role(f) == FieldRole::kPeer, label + ", field " + fname));
     }
     std::vector<extrap::TimePoint> points;
+    std::vector<double> overall(in.size(), -1);
     bool any = false;
     for (std::size_t k = 0; k < in.size(); ++k) {
       Histogram all;
@@ -371,11 +445,14 @@ Model build_model(const std::vector<ExtrapInput>& in) {
       // As the fixed-scale default: without descheduled outliers.
       const double ns = compute_ns(*nodes[k], bench::ComputeMode::kTrimmed);
       points.push_back({static_cast<double>(in[k].trace.world_size), ns});
+      overall[k] = ns;
       any = any || ns >= 1;
     }
     if (any && points.size() >= 2) pn.compute = time_c(points);
+    if (any) pn.compute_after = times_after(in, order, nodes, overall);
     m.nodes.push_back(std::move(pn));
   }
+  name_predecessors(m, in, order);
   return m;
 }
 

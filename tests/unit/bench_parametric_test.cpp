@@ -170,14 +170,14 @@ namespace {
 
 // A ring program's trace at `p` ranks in the text form: every rank sends
 // `count` items to its right neighbour and receives from its left one.
-tracefold::bench::TraceAtScale ring(int p, int count) {
+tracefold::bench::TraceAtScale ring(int p, int count, const std::string& send_timing = "") {
   const std::string n = std::to_string(p), c = std::to_string(count);
   const std::string text = "tracefold-trace 2\nworld " + n +
                            "\nlossy -\nsites 2\nsite 0 app+0x10\nsite 1 app+0x20\ncomms 1\n"
                            "comm 0 members *\nnodes 2\n"
                            "node 0 MPI_Isend site=0 ranks=*\n  count 1 @ *\n  field peer 1 @ *\n"
                            "  field tag 7 @ *\n  field count " +
-                           c + " @ *\n  field dtype 9 @ *\n  field dsize 8 @ *\n" +
+                           c + " @ *\n  field dtype 9 @ *\n  field dsize 8 @ *\n" + send_timing +
                            "node 1 MPI_Recv site=1 ranks=*\n  count 1 @ *\n  field peer " +
                            std::to_string(p - 1) + " @ *\n  field tag 7 @ *\n  field count " + c +
                            " @ *\n  field dtype 9 @ *\n  field dsize 8 @ *\nend\n";
@@ -207,4 +207,32 @@ TEST(BenchParametric, InconsistentValuesNamed) {
     EXPECT_NE(what.find("field count"), std::string::npos) << what;
     EXPECT_NE(what.find("5 at 3, 7 at 4, 20 at 5"), std::string::npos) << what;
   }
+}
+
+// The send's time depends on what came before it: 1 ms of work before the
+// first send (after the start), 1 us between the later ones. The overall
+// mean (100.9 us) fits neither; each predecessor gets its own case, and
+// every call records itself as the last one.
+TEST(BenchParametric, TimeByPredecessor) {
+  const std::string timing =
+      "  time pred=MPI_Recv/1\n    compute n=9 sum=9000 min=1000@0 max=1000@0 "
+      "bins=9:9:1000:1000:9000\n    comm n=9 sum=90 min=10@0 max=10@0 bins=3:9:10:10:90\n"
+      "  time pred=start\n    compute n=1 sum=1000000 min=1000000@0 max=1000000@0 "
+      "bins=19:1:1000000:1000000:1000000\n    comm n=1 sum=10 min=10@0 max=10@0 "
+      "bins=3:1:10:10:10\n";
+  const std::string c = tracefold::bench::generate_parametric_c(
+      {ring(3, 20, timing), ring(4, 15, timing), ring(5, 12, timing)});
+  EXPECT_NE(c.find("enum after_call { AFTER_START, AFTER_Isend_n0, AFTER_Recv_n1, };"),
+            std::string::npos)
+      << c;
+  EXPECT_NE(
+      c.find("spin_ns(after == AFTER_Recv_n1 ? 1000 : after == AFTER_START ? 1e+06 : 100900);"),
+      std::string::npos)
+      << c;
+  EXPECT_NE(c.find("after = AFTER_Isend_n0;"), std::string::npos) << c;
+  EXPECT_NE(c.find("after = AFTER_Recv_n1;"), std::string::npos) << c;
+  // Without the predecessors' blocks, one time for every send.
+  const std::string plain =
+      tracefold::bench::generate_parametric_c({ring(3, 20), ring(4, 15), ring(5, 12)});
+  EXPECT_EQ(plain.find("after_call"), std::string::npos);
 }
