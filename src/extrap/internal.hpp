@@ -84,7 +84,7 @@ struct HistogramObservation {
 Histogram extrapolate_histogram(const std::vector<HistogramObservation>& obs,
                                 const Topology& target, int32_t rank_hint, std::string* explain);
 
-// ------------------------------------------------------------ extrapolate.cpp
+// ---------------------------------------------------------------- timings.cpp
 
 /// The timing blocks of one aligned node: `nodes[k]` in input k, whose
 /// sizes are `sizes[k]`. Call sites are interned in `out`.
