@@ -174,7 +174,7 @@ struct NodeWork {
   const std::vector<bool>* peer_keep = nullptr;
 
   Elastic elastic(const std::string& what, const std::function<const Elastic*(const Node&)>& get,
-                  bool peer = false) {
+                  bool peer = false, bool peer_field = false) {
     std::vector<std::vector<const ValueSeq*>> per;
     for (std::size_t k = 0; k < nodes.size(); ++k) {
       const Elastic* e = get(*nodes[k]);
@@ -182,8 +182,8 @@ struct NodeWork {
                       : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
     }
     std::vector<std::string> lines;
-    Elastic out =
-        extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines, peer_keep);
+    Elastic out = extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines,
+                                      peer_keep, peer_field);
     for (const auto& l : lines) explain->push_back("    " + what + ": " + l);
     return out;
   }
@@ -284,7 +284,8 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
       }
       Elastic e = w.elastic(
           "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
-          FieldTable::role(f) == FieldRole::kPeer && pooled);
+          FieldTable::role(f) == FieldRole::kPeer && pooled,
+          FieldTable::role(f) == FieldRole::kPeer);
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     std::vector<std::vector<int64_t>> sizes;
@@ -319,6 +320,13 @@ void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<G
       throw ExtrapError(where +
                         ": no input has ranks there (every input's grid is too small in some "
                         "dimension): record a run with at least 3 ranks along each dimension");
+    // Read apart from the other parts, one input's values would pass as
+    // constants: nothing says how they scale.
+    if (cin.size() == 1)
+      throw ExtrapError(where + ": only " + cin[0].name +
+                        " has ranks there, and cell by cell one input cannot show how their "
+                        "values scale: give inputs in which every part of the grid appears at "
+                        "two sizes (at least 3 ranks along each dimension in two of them)");
     std::vector<GridInput> cg;
     for (std::size_t j = 0; j < cin.size(); ++j)
       cg.push_back(make_grid_input(cin[j], from[j]->topo));
