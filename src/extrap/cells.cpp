@@ -185,12 +185,78 @@ std::optional<int64_t> fit_offsets(const std::vector<SeqObservation>& obs, int c
   return ((rel % p) + p) % p;
 }
 
-// One number across the inputs.
-// `at` is set for relative peers (see fit_offsets).
+// The same number (at the position `at` finds) in the other cells of the
+// pool, each cell fitted over the inputs that have it.
+struct SiblingLaw {
+  int cell = 0;
+  std::vector<Observation> obs;
+  ValueFit fit;          // at the target
+  bool changes = false;  // its values differ between the inputs
+};
+
+std::vector<SiblingLaw> sibling_laws(const std::vector<SeqObservation>& obs, int cell,
+                                     const PeerPool& pool, const Locator& at,
+                                     const std::vector<int64_t>& target) {
+  std::vector<SiblingLaw> out;
+  const auto cells = static_cast<int>((*pool.per_input)[0].size());
+  for (int c = 0; c < cells; ++c) {
+    if (c == cell) continue;
+    SiblingLaw law;
+    law.cell = c;
+    for (std::size_t k = 0; k < pool.grids->size(); ++k) {
+      const ValueSeq* other = (*pool.per_input)[k][static_cast<std::size_t>(c)];
+      if (!other) continue;
+      // The position is defined on this input's sequence of the cell when
+      // it has the cell (the reps of a run may differ between inputs).
+      const ValueSeq* ref = obs[0].seq;
+      for (const auto& o : obs)
+        if (o.grid == &(*pool.grids)[k]) ref = o.seq;
+      const std::optional<int64_t> v = at(*ref, *other);
+      if (!v || is_sentinel(*v)) continue;
+      law.obs.push_back({(*pool.grids)[k].topo.sizes, *v});
+      law.changes = law.changes || *v != law.obs[0].value;
+    }
+    if (law.obs.empty()) continue;
+    law.fit = fit_value(law.obs, target);
+    out.push_back(std::move(law));
+  }
+  return out;
+}
+
+bool scale_dependent(const ValueFit& f) {
+  return f.status == ValueFit::Status::kOk && f.formula.find('S') != std::string::npos;
+}
+
+// Whether `law` gives `values` at the sizes of `obs` (it explains them).
+bool reproduces(const SiblingLaw& law, const std::vector<SeqObservation>& obs,
+                const std::vector<int64_t>& values) {
+  for (std::size_t k = 0; k < obs.size(); ++k) {
+    const ValueFit f = fit_value(law.obs, obs[k].grid->topo.sizes);
+    if (f.status != ValueFit::Status::kOk || f.value != values[k]) return false;
+  }
+  return true;
+}
+
+// Whether the cell's own inputs leave some dimension at one size: a
+// constant fitted over them says nothing about that dimension.
+bool some_dimension_unvaried(const std::vector<SeqObservation>& obs) {
+  const std::vector<int64_t>& s0 = obs[0].grid->topo.sizes;
+  for (std::size_t d = 0; d < s0.size(); ++d) {
+    bool same = true;
+    for (const auto& o : obs) same = same && o.grid->topo.sizes[d] == s0[d];
+    if (same) return true;
+  }
+  return false;
+}
+
+// One number across the inputs. `at` finds the same number in another
+// cell's sequence (for fit_offsets with a peer pool, and for the other
+// cells' laws); `varying` names a cell whose sequence changes between the
+// inputs, for a cell seen in one input whose position `at` cannot match.
 int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerPool* pool,
                    const Locator* at, const std::vector<int64_t>& values,
                    const std::vector<int64_t>& target, const std::string& what,
-                   std::string& formula) {
+                   std::string& formula, const std::string* varying = nullptr) {
   bool any_sentinel = false, same = true;
   for (int64_t v : values) {
     any_sentinel = any_sentinel || is_sentinel(v);
@@ -212,9 +278,64 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
   for (std::size_t k = 0; k < obs.size(); ++k) o.push_back({obs[k].grid->topo.sizes, values[k]});
   // A peer is first read as coordinate offsets: they are confirmed per
   // dimension, where one number seen in one input would pass as a constant.
-  if (pool && at)
+  if (pool && pool->peer && at)
     if (auto v = fit_offsets(obs, cell, *pool, *at, values, target, formula)) return *v;
   const ValueFit f = fit_value(o, target);
+  // A constant from inputs that leave some dimension at one size (a part
+  // of the grid seen in one input only, or at one size of a dimension) is
+  // no evidence that the number does not depend on that dimension. The
+  // same number in the other parts decides: a law that changes with the
+  // grid there and also gives this part's values is taken (strong scaling
+  // on 4, 6, 9 ranks: the middle columns, seen at 9 only, send 360/S2
+  // values like the first and last columns); laws that disagree, or a
+  // part seen once whose number changes elsewhere under no law that
+  // explains it, are an error.
+  const bool constant = f.status == ValueFit::Status::kOk && !scale_dependent(f);
+  if (constant && pool && (obs.size() == 1 || some_dimension_unvaried(obs))) {
+    const Topology grid{target, {}};
+    const std::vector<SiblingLaw> laws =
+        at ? sibling_laws(obs, cell, *pool, *at, target) : std::vector<SiblingLaw>{};
+    std::vector<const SiblingLaw*> fitting;
+    if (pool->borrow)
+      for (const auto& l : laws)
+        if (scale_dependent(l.fit) && reproduces(l, obs, values)) fitting.push_back(&l);
+    auto law_text = [&](const SiblingLaw& l) {
+      std::string s = cell_name(grid, l.cell) + ": ";
+      for (std::size_t k = 0; k < l.obs.size(); ++k)
+        s += (k ? ", " : "") + format_value(l.obs[k].value) + " at " +
+             Topology{l.obs[k].sizes, {}}.to_string();
+      return s + (l.fit.status == ValueFit::Status::kOk ? " (" + l.fit.formula + ")" : "");
+    };
+    if (!fitting.empty()) {
+      std::string laws_seen;
+      bool agree = true;
+      for (const SiblingLaw* l : fitting) {
+        agree = agree && l->fit.value == fitting[0]->fit.value;
+        laws_seen += "; " + law_text(*l);
+      }
+      if (!agree)
+        throw ExtrapError(what + ": values " + listing() +
+                          " do not show how the number scales, and the other parts that "
+                          "explain them disagree at " +
+                          grid.to_string() + laws_seen +
+                          ": give inputs in which this part appears at two sizes of every "
+                          "dimension");
+      formula = fitting[0]->fit.formula + " (from " + cell_name(grid, fitting[0]->cell) + ")";
+      return fitting[0]->fit.value;
+    }
+    if (obs.size() == 1) {
+      const SiblingLaw* changing = nullptr;
+      for (const auto& l : laws)
+        if (l.changes && !changing) changing = &l;
+      if (changing || (laws.empty() && varying && !varying->empty()))
+        throw ExtrapError(
+            what + ": seen in one input only (" + listing() +
+            ") while the same field changes with the grid in other parts (" +
+            (changing ? law_text(*changing) : *varying) +
+            "): one input cannot show how it scales; give inputs in which this part "
+            "appears at two sizes (at least 3 ranks along each dimension in two of them)");
+    }
+  }
   switch (f.status) {
     case ValueFit::Status::kOk:
       formula = f.formula;
@@ -237,6 +358,50 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
       break;
   }
   throw ExtrapError(what + ": no values");
+}
+
+// For a cell seen in one input: the first other cell whose sequence of
+// the field differs between the inputs that have it ("" when none), for
+// fit_number's refusal when no position can be matched.
+std::string varying_cell(const PeerPool& pool, const Topology& grid) {
+  const auto cells = pool.per_input->empty() ? 0 : (*pool.per_input)[0].size();
+  for (std::size_t c = 0; c < cells; ++c) {
+    const ValueSeq* first = nullptr;
+    std::size_t first_k = 0;
+    for (std::size_t k = 0; k < pool.grids->size(); ++k) {
+      const ValueSeq* s = (*pool.per_input)[k][c];
+      if (!s) continue;
+      if (!first) {
+        first = s;
+        first_k = k;
+      } else if (!s->equals(*first)) {
+        auto name = [&](std::size_t q) {
+          return (*pool.grids)[q].input->name + " (" + (*pool.grids)[q].topo.to_string() + ")";
+        };
+        return cell_name(grid, static_cast<int>(c)) + ": '" + clip(first->to_string()) + "' in " +
+               name(first_k) + ", '" + clip(s->to_string()) + "' in " + name(k);
+      }
+    }
+  }
+  return "";
+}
+
+// Whether some other cell, in any input, has a sequence of the field as
+// long as the cell's but folded into other runs.
+bool folds_coarser(const std::vector<SeqObservation>& obs, const PeerPool& pool) {
+  auto shape = [](const ValueSeq& v) {
+    std::vector<std::pair<std::size_t, uint64_t>> out;
+    for (const auto& r : v.runs()) out.emplace_back(r.pattern.size(), r.reps);
+    return out;
+  };
+  for (const auto& o : obs) {
+    if (o.seq->size() > 4096) continue;
+    const auto own = shape(*o.seq);
+    for (const auto& seqs : *pool.per_input)
+      for (const ValueSeq* s : seqs)
+        if (s && s != o.seq && s->size() == o.seq->size() && shape(*s) != own) return true;
+  }
+  return false;
 }
 
 std::string bracket(const std::string& formula) {
@@ -262,8 +427,20 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
     for (std::size_t i = 0; same_shape && i < r.size(); ++i)
       same_shape = r[i].pattern.size() == runs[0][i].pattern.size();
   }
+  // A cell whose values are read against the other cells' (seen at one
+  // size of some dimension) and folds coarser than one of them: its
+  // values coincide where theirs differ (240 west and north at 3x3 where
+  // the corners send 360 and 240 at 2x3), so one number of its runs would
+  // stand for several roles. Compared value by value instead.
+  if (same_shape && pool && (obs.size() == 1 || some_dimension_unvaried(obs)) &&
+      folds_coarser(obs, *pool))
+    same_shape = false;
   std::ostringstream text;
   std::string f;
+  // A cell seen in one input: whether the field changes elsewhere, for
+  // numbers whose position no other cell's sequence shows.
+  std::string varying;
+  if (pool && obs.size() == 1) varying = varying_cell(*pool, Topology{target, {}});
   if (same_shape) {
     std::vector<ValueSeq::Run> out(runs[0].size());
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -287,14 +464,29 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
           for (std::size_t q = 0; q < i; ++q) idx += a[q].pattern.size() * a[q].reps;
           return other.to_vector()[idx];
         };
-        out[i].pattern.push_back(fit_number(obs, cell, pool, &at, v, target, what, f));
+        out[i].pattern.push_back(fit_number(obs, cell, pool, &at, v, target, what, f, &varying));
         text << (j ? " " : "") << bracket(f);
       }
       if (group) text << ')';
       std::vector<int64_t> reps;
       for (const auto& r : runs) reps.push_back(static_cast<int64_t>(r[i].reps));
-      const int64_t n =
-          fit_number(obs, cell, nullptr, nullptr, reps, target, what + " (repeat count)", f);
+      const Locator rep_at = [i](const ValueSeq& ref,
+                                 const ValueSeq& other) -> std::optional<int64_t> {
+        const auto a = ref.runs(), b = other.runs();
+        bool same = a.size() == b.size();
+        for (std::size_t q = 0; same && q < a.size(); ++q)
+          same = a[q].pattern.size() == b[q].pattern.size();
+        if (!same) return std::nullopt;
+        return static_cast<int64_t>(b[i].reps);
+      };
+      PeerPool plain;  // repeat counts are no peers
+      if (pool) {
+        plain = *pool;
+        plain.peer = false;
+        plain.borrow = true;
+      }
+      const int64_t n = fit_number(obs, cell, pool ? &plain : nullptr, &rep_at, reps, target,
+                                   what + " (repeat count)", f, &varying);
       if (n < 1)
         throw ExtrapError(what + ": a repeat count extrapolates to " + std::to_string(n) + " (" +
                           f + ")");
@@ -327,7 +519,10 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
       if (other.size() != ref.size() || other.size() > 4096) return std::nullopt;
       return other.to_vector()[i];
     };
-    out.push_back(fit_number(obs, cell, pool, &at, v, target, what, f));
+    // Each look expands the other sequence: long ones are matched for
+    // peers only (as before), other fields skip the other cells' laws.
+    const bool look = (pool && pool->peer) || all[0].size() <= 256;
+    out.push_back(fit_number(obs, cell, pool, look ? &at : nullptr, v, target, what, f, &varying));
     if (i < 16) text << (i ? " " : "") << bracket(f);
   }
   if (all[0].size() > 16) text << " ...";
@@ -338,7 +533,8 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
 Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const std::vector<std::vector<const ValueSeq*>>& per_input,
                             const Topology& target, const std::string& what, bool peer,
-                            std::vector<std::string>* explain, const std::vector<bool>* keep) {
+                            std::vector<std::string>* explain, const std::vector<bool>* keep,
+                            bool peer_field) {
   Elastic out;
   std::map<std::string, std::string> cells_by_formula;
   const int cells = cell_count(target);
@@ -366,9 +562,8 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
       throw ExtrapError(where + ": present in" + have + " but not in" + lack);
     }
     std::string formula;
-    const PeerPool pool{&grids, &per_input, keep};
-    ValueSeq seq =
-        extrapolate_sequence(obs, c, peer ? &pool : nullptr, target.sizes, where, formula);
+    const PeerPool pool{&grids, &per_input, keep, peer, !peer && !peer_field};
+    ValueSeq seq = extrapolate_sequence(obs, c, &pool, target.sizes, where, formula);
     auto& names = cells_by_formula[formula];
     names += (names.empty() ? "" : ", ") + cell_name(target, c);
     bool merged = false;

@@ -18,10 +18,6 @@ using namespace detail;
 
 namespace {
 
-// The key of `pred=other` blocks among predecessors keyed by operation and
-// frames (the operation, kOtherKey.op, is no real operation's).
-const CallSite kOtherSite{{Frame{"(other)", 0}}};
-
 void check_input(const ExtrapInput& in) {
   const Trace& t = in.trace;
   if (!t.lossy.empty())
@@ -178,7 +174,7 @@ struct NodeWork {
   const std::vector<bool>* peer_keep = nullptr;
 
   Elastic elastic(const std::string& what, const std::function<const Elastic*(const Node&)>& get,
-                  bool peer = false) {
+                  bool peer = false, bool peer_field = false) {
     std::vector<std::vector<const ValueSeq*>> per;
     for (std::size_t k = 0; k < nodes.size(); ++k) {
       const Elastic* e = get(*nodes[k]);
@@ -186,8 +182,8 @@ struct NodeWork {
                       : std::vector<const ValueSeq*>(grids[k].cell_rep.size(), nullptr));
     }
     std::vector<std::string> lines;
-    Elastic out =
-        extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines, peer_keep);
+    Elastic out = extrapolate_elastic(grids, per, target, label + ", " + what, peer, &lines,
+                                      peer_keep, peer_field);
     for (const auto& l : lines) explain->push_back("    " + what + ": " + l);
     return out;
   }
@@ -216,77 +212,6 @@ std::optional<Elastic> uniform_root(NodeWork& w, FieldId f, const Ranklist& rank
   out.entries().push_back({std::move(seq), ranks});
   return out;
 }
-
-}  // namespace
-
-namespace detail {
-
-std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
-                                        const std::vector<const Node*>& nodes,
-                                        const std::vector<std::vector<int64_t>>& sizes,
-                                        const Topology& target, int32_t rank_hint, Trace& out,
-                                        std::vector<std::string>& explanation) {
-  std::vector<Timing> timings;
-  // Per predecessor call (matched by operation and call-site frames).
-  std::map<std::pair<OpId, CallSite>, std::vector<const Timing*>> preds;
-  for (std::size_t k = 0; k < in.size(); ++k)
-    for (const Timing& tm : nodes[k]->timings) {
-      // start and other have no site; other's frames are one frame that
-      // no real call site has, so the two keys stay apart.
-      const CallSite site = tm.pred == kStartKey   ? CallSite{}
-                            : tm.pred == kOtherKey ? kOtherSite
-                                                   : in[k].trace.sites.at(tm.pred.site);
-      auto& v = preds[{tm.pred.op, site}];
-      v.resize(in.size(), nullptr);
-      v[k] = &tm;
-    }
-  for (const auto& [key, per] : preds) {
-    Timing tm;
-    const bool start = key.first == kStartKey.op && key.second == CallSite{};
-    const bool other = key.first == kOtherKey.op && key.second == kOtherSite;
-    tm.pred = start   ? kStartKey
-              : other ? kOtherKey
-                      : EventKey{key.first, out.sites.intern(key.second)};
-    auto fit = [&](const char* what, const std::function<const Histogram*(const Timing&)>& get) {
-      std::vector<HistogramObservation> obs;
-      for (std::size_t k = 0; k < in.size(); ++k)
-        if (per[k]) obs.push_back({in[k].trace.world_size, sizes[k], get(*per[k])});
-      std::string text;
-      Histogram h = extrapolate_histogram(obs, target, rank_hint, &text);
-      if (!h.empty())
-        explanation.push_back(
-            std::string("    time pred=") +
-            (start   ? std::string("start")
-             : other ? std::string("other")
-                     : OpTable::name(key.first) + "/" + SiteTable::format(key.second)) +
-            " " + what + ": " + text);
-      return h;
-    };
-    tm.compute = fit("compute", [](const Timing& x) { return &x.compute; });
-    tm.comm = fit("comm", [](const Timing& x) { return &x.comm; });
-    std::vector<std::string> stat_names;
-    for (const Timing* p : per)
-      if (p)
-        for (const auto& [name, h] : p->stats) stat_names.push_back(name);
-    std::sort(stat_names.begin(), stat_names.end());
-    stat_names.erase(std::unique(stat_names.begin(), stat_names.end()), stat_names.end());
-    for (const auto& name : stat_names) {
-      Histogram h = fit(("stat " + name).c_str(), [&name](const Timing& x) -> const Histogram* {
-        for (const auto& [n, hh] : x.stats)
-          if (n == name) return &hh;
-        return nullptr;
-      });
-      if (!h.empty()) tm.stats.emplace_back(name, std::move(h));
-    }
-    if (!tm.compute.empty() || !tm.comm.empty() || !tm.stats.empty())
-      timings.push_back(std::move(tm));
-  }
-  return timings;
-}
-
-}  // namespace detail
-
-namespace {
 
 // Extrapolates the aligned nodes of `in` (order as align_nodes gives it)
 // into `out`, whose world and tables are set up by the caller.
@@ -359,7 +284,8 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
       }
       Elastic e = w.elastic(
           "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
-          FieldTable::role(f) == FieldRole::kPeer && pooled);
+          FieldTable::role(f) == FieldRole::kPeer && pooled,
+          FieldTable::role(f) == FieldRole::kPeer);
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     std::vector<std::vector<int64_t>> sizes;
@@ -394,6 +320,13 @@ void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<G
       throw ExtrapError(where +
                         ": no input has ranks there (every input's grid is too small in some "
                         "dimension): record a run with at least 3 ranks along each dimension");
+    // Read apart from the other parts, one input's values would pass as
+    // constants: nothing says how they scale.
+    if (cin.size() == 1)
+      throw ExtrapError(where + ": only " + cin[0].name +
+                        " has ranks there, and cell by cell one input cannot show how their "
+                        "values scale: give inputs in which every part of the grid appears at "
+                        "two sizes (at least 3 ranks along each dimension in two of them)");
     std::vector<GridInput> cg;
     for (std::size_t j = 0; j < cin.size(); ++j)
       cg.push_back(make_grid_input(cin[j], from[j]->topo));

@@ -36,9 +36,12 @@ struct SeqObservation {
 
 /// Extrapolates one cell's value sequence to `target` sizes, number by
 /// number. `formula` gets the sequence written with the models of its
-/// numbers. `cell` is the cell the observations come from; `pool` is set
-/// when the numbers are relative peers on the world, which may then also
-/// be fitted as coordinate offsets pooled over the cells of every input
+/// numbers. `cell` is the cell the observations come from; `pool`, when
+/// set, holds the same field in every cell of every input: a number that
+/// the cell's own inputs leave at a constant is checked against the same
+/// number in the other cells (a part seen in one input only takes their
+/// law, or is refused), and with `peer` the numbers are relative peers,
+/// which may also be fitted as coordinate offsets pooled over the cells
 /// (fit_offsets in cells.cpp). Throws ExtrapError naming `what`.
 struct PeerPool {
   const std::vector<GridInput>* grids = nullptr;
@@ -47,6 +50,11 @@ struct PeerPool {
   /// The dimensions the peers' communicator runs along (comms.cpp), or
   /// nullptr for the world: offsets are taken within its groups.
   const std::vector<bool>* keep = nullptr;
+  /// The numbers are relative peers that may be read as offsets.
+  bool peer = false;
+  /// The numbers are no peers: another cell's law for the number at the
+  /// same position may be taken (a peer's position is no same role).
+  bool borrow = true;
 };
 ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
                               const PeerPool* pool, const std::vector<int64_t>& target,
@@ -54,12 +62,14 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
 
 /// Extrapolates an elastic value cell by cell: `per_input[k][cell]` as
 /// cell_sequences gives it. Cells of the target that no input has are an
-/// error. `explain` gets one line per distinct formula.
+/// error. `explain` gets one line per distinct formula. `peer`: relative
+/// peers read as offsets; `peer_field`: peers in any case (no law of
+/// another cell is taken for them).
 Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
                             const std::vector<std::vector<const ValueSeq*>>& per_input,
                             const Topology& target, const std::string& what, bool peer,
                             std::vector<std::string>* explain,
-                            const std::vector<bool>* keep = nullptr);
+                            const std::vector<bool>* keep = nullptr, bool peer_field = false);
 
 // ------------------------------------------------------------- per_cell.cpp
 
@@ -84,7 +94,7 @@ struct HistogramObservation {
 Histogram extrapolate_histogram(const std::vector<HistogramObservation>& obs,
                                 const Topology& target, int32_t rank_hint, std::string* explain);
 
-// ------------------------------------------------------------ extrapolate.cpp
+// ---------------------------------------------------------------- timings.cpp
 
 /// The timing blocks of one aligned node: `nodes[k]` in input k, whose
 /// sizes are `sizes[k]`. Call sites are interned in `out`.

@@ -7,7 +7,8 @@
 #    Allreduce on the rows, a Bcast on the columns, a Reduce to the row's
 #    last rank on the duplicate. 4, 9, 16 -> 25 and 4, 9, 25 -> 16 must
 #    `tracefold diff` same as the real runs, call sites included; --explain
-#    names MPI_Cart_create as the source of each size.
+#    names MPI_Cart_create as the source of each size; a recorded grid
+#    that contradicts the communication (dims rewritten to 1x9) is refused.
 #  - app_mg_vcycle: a V-cycle whose every call is on its Cartesian
 #    communicator (the world under another id): 4, 9, 16 -> 25.
 TF=$1; SRC=$2; APPS=$3
@@ -18,6 +19,21 @@ source "$SRC/tests/mpi/extrap_lib.bash"
 for n in 4 9 16 25; do rec gc "$n" grid_comms; done
 same_as_real "grid_comms: 4,9,16 -> 25" x-gc-25.tf gc-25.tf gc-4.tf gc-9.tf gc-16.tf
 same_as_real "grid_comms: 4,9,25 -> 16 (between)" b-gc-16.tf gc-16.tf gc-4.tf gc-9.tf gc-25.tf
+
+# A recorded grid that contradicts the communication: the 9-rank run's
+# MPI_Cart_create dims rewritten from 3x3 to 1x9 (in the text form of its
+# trace). The error names the file, the node, the field and both grids.
+CHECKS=$((CHECKS + 1))
+if "$TF" convert gc-9.tf --text -o gc-9.txt > /dev/null 2>&1 &&
+  grep -q '^  field list dims 2 3\*2 @ \*$' gc-9.txt; then
+  sed 's/^  field list dims 2 3\*2 @ \*$/  field list dims 2 1 9 @ */' gc-9.txt > gc-9-dims19.tf
+  ok "grid_comms: the 9-rank run's dims rewritten to 1x9"
+else
+  bad "grid_comms: the text form of gc-9.tf has no 'field list dims 2 3*2 @ *' line"
+fi
+fails_with "grid_comms: recorded dims 1x9 against 3x3 endpoints" \
+  "^tracefold: error: gc-9-dims19.tf: node [0-9]+ \(MPI_Cart_create at [^)]*\), field dims: MPI_Cart_create's grid 9 does not explain the [0-9]+ endpoint patterns, which fit 3x3" \
+  gc-4.tf gc-9-dims19.tf gc-16.tf --ranks 25 -o bad-gc-25.tf
 
 CHECKS=$((CHECKS + 1))
 "$TF" extrapolate gc-4.tf gc-9.tf gc-16.tf --ranks 25 -o e.tf --explain > gc-explain.txt 2>&1 || true

@@ -3,7 +3,7 @@
 # stencil (MPI_Dims_create grids 2x2x2, 3x2x2, 3x3x2, 3x3x3 -> 4x3x3, and
 # between), the 2-D stencil under strong scaling (message sizes 720/S1),
 # the FT-like all-to-all (3, 4, 5 -> 8, and between) and the wavefront
-# sweep (4, 9, 16 -> 25, and between). Each
+# sweep (4, 9, 16 -> 25, and between; 4, 6, 9 -> 12 refused). Each
 # extrapolation must `tracefold diff` (call sites included) same as a real
 # run at that count.
 TF=$1; SRC=$2; APPS=$3
@@ -42,8 +42,14 @@ fi
 # The wavefront sweep: its merged node lists differ between rank counts
 # (corner, edge and interior ranks skip different receives, and the merge
 # joins them differently at each count), so it goes cell by cell.
-for n in 4 9 16 25; do rec sw "$n" sweep3d; done
+for n in 4 6 9 16 25; do rec sw "$n" sweep3d; done
 same_as_real "sweep3d: 4,9,16 -> 25" x-sw-25.tf sw-25.tf sw-4.tf sw-9.tf sw-16.tf
+# 4 (2x2), 6 (3x2), 9 (3x3) -> 12: cell by cell, the middle column is read
+# from the 9-rank run alone; refused (a trace with rank 1's peer 9 where
+# the real 12-rank run has 0 was written before).
+fails_with "sweep3d: 4,6,9 -> 12 (a cell one input has)" \
+  "ranks at x:mid y:first: only sw-9.tf has ranks there, and cell by cell one input cannot" \
+  sw-4.tf sw-6.tf sw-9.tf --ranks 12 -o sw-12.tf
 same_as_real "sweep3d: 4,9,25 -> 16 (between)" b-sw-16.tf sw-16.tf sw-4.tf sw-9.tf sw-25.tf
 CHECKS=$((CHECKS + 1))
 if grep -q "extrapolating cell by cell" <("$TF" extrapolate sw-4.tf sw-9.tf sw-16.tf --ranks 25 \

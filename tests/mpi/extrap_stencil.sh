@@ -18,6 +18,7 @@ for v in periodic nonperiodic; do
   # 4, 9, 16: the in-between cells (edges, interior) are seen at 9 and 16
   # only; their peers come from coordinate offsets pooled over the cells.
   same_as_real "$v: 4,9,16 -> 36 (d+1 inputs)" "few-$v-36.tf" "$v-36.tf" "$v-4.tf" "$v-9.tf" "$v-16.tf"
+  same_as_real "$v: 4,9,16 -> 25 (d+1 inputs)" "few-$v-25.tf" "$v-25.tf" "$v-4.tf" "$v-9.tf" "$v-16.tf"
   fails_with "$v: 50 ranks on square grids" "50 ranks do not fit the equal-sided grids" \
     "$v-4.tf" "$v-9.tf" "$v-16.tf" "$v-25.tf" --ranks 50 -o "fifty-$v.tf"
 done
@@ -34,6 +35,15 @@ fails_with "--grid of the wrong size" "holds 24 ranks, not --ranks 36" \
 for n in 6 12 20 30 42; do rec nonperiodic "$n"; done
 same_as_real "nonperiodic: 6,12,20,30 -> 42 (uneven grids)" x-uneven-42.tf nonperiodic-42.tf \
   nonperiodic-6.tf nonperiodic-12.tf nonperiodic-20.tf nonperiodic-30.tf
+# 4 (2x2), 6 (3x2), 9 (3x3) -> 12 (4x3): the middle column is seen at 9
+# only; its edge ranks' partners (south, west, east) are at no position of
+# a part seen twice, and one input cannot show whether a partner is a step
+# or a wrap.
+# Refused (before, a trace was written in which rank 1 of 12 has peer 9
+# where the real run has 0).
+fails_with "nonperiodic: 4,6,9 -> 12 (middle column seen at 9 only)" \
+  "ranks at x:mid y:(first|last): seen in one input only \(.* in nonperiodic-9.tf \(3x3\)\)" \
+  nonperiodic-4.tf nonperiodic-6.tf nonperiodic-9.tf --ranks 12 -o np-12.tf
 
 # A 1-D ring: 3, 4, 5 -> 8 and, between, 3, 4, 8 -> 5.
 for n in 3 4 5 8; do rec ring "$n" ring; done
