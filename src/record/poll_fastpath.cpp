@@ -93,8 +93,7 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
   m.comm = comm;
   m.source = source;
   m.tag = tag;
-  m.index = r.poll_check ? PollMemo::kCheckIndex : index;
-  m.check_index = index;
+  m.index = index;
   m.seq = r.queue_seq.load(std::memory_order_relaxed);
   m.frame = frame;
   m.rec = &r;
