@@ -150,16 +150,19 @@ template <bool kStatuses>
   return poll_place_armed<false>(m, frame);
 }
 
+// poll_counted's count when the repeat list is full: grows it, then counts
+// (out of line, so that no value of poll_counted's must survive a call).
+[[gnu::noinline]] bool poll_count_growing(PollMemo& m, int64_t t1);
+
 // After the library's call on the fast path, which found nothing again
 // (as the armed poll did; the wrapper compares): counts it as a repeat of
 // the last queued event, entered at m.found_t0, and returns true; false
 // if the wrapper must record it in full after all (the check mode wants
-// it, or the queue changed or is full, or the repeat list is: the
-// out-of-line part records it as the slow path would, which grows the
-// list). The check mode sets the recorder's repeat limit to 0, so that no
-// poll counts here. The entry time and the library's result are kept in
-// the memo and nothing here makes a call after the clock read, so the
-// wrapper keeps few values in callee-saved registers.
+// it, or the queue changed or is full: the out-of-line part records it as
+// the slow path would). The check mode sets the recorder's repeat limit to
+// 0, so that no poll counts here. The entry time and the library's result
+// are kept in the memo and the only call after the clock read returns the
+// result, so the wrapper keeps few values in callee-saved registers.
 [[gnu::always_inline]] inline bool poll_counted(PollMemo& m) {
   const int64_t t1 = now_ns();
   Recorder& r = *m.rec;
@@ -172,8 +175,10 @@ template <bool kStatuses>
   // off under MPI_THREAD_MULTIPLE).
   r.fast_busy.exchange(1);
   const bool counted = r.queue_seq.load(std::memory_order_seq_cst) == m.seq &&
-                       r.unfolded_repeat_n < r.fast_repeat_limit && m.times->has_room();
+                       r.unfolded_repeat_n < r.fast_repeat_limit;
   if (counted) [[likely]] {
+    if (!m.times->has_room()) [[unlikely]]
+      return poll_count_growing(m, t1);
     const int64_t t0 = m.found_t0;
     m.times->push_unchecked({std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
     ++r.unfolded_repeat_n;

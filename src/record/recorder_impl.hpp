@@ -85,10 +85,8 @@ class RepeatList {
       grow();
     *next_++ = t;
   }
-  // The poll fast path pushes only when there is room (push_unchecked):
-  // with no call on its way, none of its values must survive one, so the
-  // wrapper saves fewer registers. A full list sends the poll to the slow
-  // path, whose push_back grows it.
+  // The poll fast path pushes inline only when there is room
+  // (push_unchecked); its growing push is out of line (poll_count_growing).
   bool has_room() const { return next_ != end_; }
   [[gnu::always_inline]] void push_unchecked(RepeatTiming t) { *next_++ = t; }
   bool empty() const { return next_ == buf_.data(); }
