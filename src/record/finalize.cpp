@@ -241,7 +241,7 @@ void Recorder::finish() {
     std::fprintf(stderr,
                  "tracefold: rank %d: poll fast path: %llu repeats, %llu checked, %llu "
                  "mismatches\n",
-                 rank, static_cast<unsigned long long>(fast_polls),
+                 rank, static_cast<unsigned long long>(fast_polls()),
                  static_cast<unsigned long long>(poll_checked),
                  static_cast<unsigned long long>(poll_mismatches));
   if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
@@ -312,7 +312,7 @@ struct sigaction old_actions[65];
 }  // namespace
 
 void Recorder::on_signal(int sig) {
-  if (tl_holding || tl_poll.counting) {
+  if (tl_holding || recorder().fast_busy.load(std::memory_order_relaxed) != 0) {
     // The signal interrupted this thread half way through changing the
     // recorder's state: folding it now could crash or save nonsense.
     char line[160];

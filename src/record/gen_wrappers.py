@@ -281,13 +281,12 @@ extern "C" int {name}({cparams}) {{
   R::PollMemo& tf_m = R::tl_poll;
   const auto tf_frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   if (!{armed}) return tf_slow_{name}({cargs});
-  const int64_t tf_t0 = R::now_ns();
-  const int rc = P{name}({cargs});
-  if (R::poll_counted(tf_m, tf_t0, {nothing}, {index})) [[likely]]
-    return rc;
-  tf_m.found_t0 = tf_t0;
-  tf_m.found_rc = rc;
-  return tf_found_{name}({cargs});
+{stash}  tf_m.found_t0 = R::now_ns();
+  const int rc = tf_m.found_rc = P{name}({fast_args});
+  // Found nothing (so rc is MPI_SUCCESS) and counted.
+  if ({fast_nothing}{fast_same_index} && R::poll_counted(tf_m)) [[likely]]
+    return MPI_SUCCESS;
+  return tf_found_{name}({fast_args});
 }}
 """
 
@@ -309,14 +308,34 @@ def poll_parts(fn):
         armed = "R::probe_armed(tf_m, {key}, %s, %s, %s, tf_frame)" % key
         result = "c.probe_result(%s, %s, %s);" % (nothing, key[0], key[1])
         rebuilt = ""
+        from_memo = {key[0]: "tf_m.source", key[1]: "tf_m.tag", key[2]: "tf_m.comm"}
     else:
-        armed = "R::poll_armed(tf_m, {key}, %s, %s, tf_frame)" % (n, arr)
+        armed = "R::poll_armed<%s>(tf_m, {key}, %s, %s, tf_frame)" % (
+            "true" if "statuses" in r else "false", n, arr)
         result = "c.poll_result(%s, %s, %s);" % (nothing, index,
                                                 "true" if "statuses" in r else "false")
         # The library may have nulled completed handles: the links come from
         # the handles as they were, which the armed poll remembered.
         rebuilt = "      c.requests_in(%s, R::poll_requests());\n" % n
-    return dict(armed=armed, nothing=nothing, index=index, result=result, rebuilt=rebuilt)
+        from_memo = {n: "tf_m.n"} if not n.isdigit() else {}
+    # On the fast path, after the armed check: the arguments the memo holds
+    # are read back from it, the pointers are kept in it across the clock
+    # read (PollMemo::arg), so that the wrapper saves few registers.
+    stash, fast = "", {}
+    for p in fn.params:
+        if p.name in from_memo:
+            fast[p.name] = from_memo[p.name]
+            continue
+        i = len([v for v in fast.values() if v.startswith("static_cast")])
+        stash += "  tf_m.arg[%d] = const_cast<void*>(static_cast<const void*>(%s));\n" % (i, p.name)
+        ptype = p.ctype + ("*" if p.array else "")
+        fast[p.name] = "static_cast<%s>(tf_m.arg[%d])" % (ptype, i)
+    def on_fast(expr):
+        return re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*\b", lambda m: fast.get(m.group(0), m.group(0)), expr)
+    return dict(armed=armed, nothing=nothing, index=index, result=result, rebuilt=rebuilt,
+                stash=stash, fast_args=", ".join(fast[p.name] for p in fn.params),
+                fast_nothing=on_fast(nothing),
+                fast_same_index=(" && %s == tf_m.index" % on_fast(index)) if "index" in r else "")
 
 
 # Fortran: every argument is passed by reference; handles and ints are MPI_Fint.

@@ -93,14 +93,23 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
   m.comm = comm;
   m.source = source;
   m.tag = tag;
-  m.index = r.poll_check ? PollMemo::kCheckIndex : index;
-  m.check_index = index;
+  m.index = index;
   m.seq = r.queue_seq.load(std::memory_order_relaxed);
   m.frame = frame;
   m.rec = &r;
   m.times = &r.unfolded_repeats[r.unfolded_n - 1];
   m.check = r.poll_check;
   m.key = key;
+}
+
+bool poll_count_growing(PollMemo& m, int64_t t1) {
+  Recorder& r = *m.rec;
+  const int64_t t0 = m.found_t0;
+  m.times->push_back({std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
+  ++r.unfolded_repeat_n;
+  r.last_exit_ns = t1;
+  r.fast_busy.store(0, std::memory_order_release);
+  return true;
 }
 
 void wait_fast_polls(Recorder& r) {

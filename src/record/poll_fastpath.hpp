@@ -7,8 +7,6 @@
 // only what it needs itself.
 #pragma once
 
-#include <climits>
-
 #include "recorder_impl.hpp"
 
 #pragma GCC visibility push(hidden)
@@ -36,19 +34,13 @@ struct PollMemo {
   Recorder* rec = nullptr;
   uint64_t seq = 0;
   RepeatList* times = nullptr;
-  // `index`: the armed poll's (Testany's index, else 0); kCheckIndex in
-  // the check mode, which no poll returns, so that every armed poll goes
-  // to the wrapper's out-of-line part, which compares with `check_index`.
-  static constexpr int kCheckIndex = INT_MIN;
-  int index = 0, check_index = 0, source = 0, tag = 0;
-  // An armed poll that did not count (it found something, or the check
-  // mode): its entry time and result, for the out-of-line part.
+  // `index`: the armed poll's (Testany's index, else 0).
+  int index = 0, source = 0, tag = 0;
+  // The armed poll's entry time and the library's result: read by
+  // poll_counted and, if it did not count (it found something, or the
+  // check mode), by the out-of-line part.
   int64_t found_t0 = 0;
   int found_rc = 0;
-  // Set while the fast path adds a repeat: a signal on this thread then
-  // writes no partial trace (Recorder::on_signal), as with tl_holding,
-  // which lives elsewhere in the TLS block (one more address to load).
-  bool counting = false;
   // Not MPI_COMM_NULL, which may be the address of a library object: a
   // thread_local with such an initializer is initialized on first use, and
   // every access then pays a guard check through __tls_get_addr.
@@ -65,6 +57,12 @@ struct PollMemo {
   std::array<const uintptr_t*, kMaxSlots> slot{};
   std::array<uintptr_t, kMaxSlots> value{};
   std::array<MPI_Request, kMaxRequests> requests{};
+  // The fast path's pointer arguments, kept here across its first clock
+  // read rather than in callee-saved registers: a store and a load each,
+  // where a register costs a push, a pop and two moves. The count, source,
+  // tag and communicator are read back from the fields above, which the
+  // armed check found equal to them.
+  std::array<void*, 4> arg{};
 };
 
 TRACEFOLD_STATIC_TLS extern constinit thread_local PollMemo tl_poll;
@@ -76,9 +74,17 @@ TRACEFOLD_STATIC_TLS extern constinit thread_local PollMemo tl_poll;
 // slot that decides the call path holding what it held. Unrolled, one
 // load, xor and or per slot. Whether the queue has room is asked after the
 // library's call (poll_counted).
+// `kSeq`: whether the queue must be unchanged before the library's call
+// too. Only a poll with a status array needs that: the slow path may hand
+// the library a status buffer of its own when the request table holds a
+// wildcard receive among the requests, which only an unchanged queue rules
+// out. For the others, poll_counted's check after the call suffices: a
+// changed queue there sends the poll to the out-of-line part, which records
+// it in full from the arguments, as the slow path would.
+template <bool kSeq>
 [[gnu::always_inline]] inline bool poll_place_armed(const PollMemo& m, uintptr_t frame) {
-  if (m.frame != frame || tl_in_call || m.rec->queue_seq.load(std::memory_order_relaxed) != m.seq)
-    return false;
+  if (m.frame != frame || tl_in_call) return false;
+  if (kSeq && m.rec->queue_seq.load(std::memory_order_relaxed) != m.seq) return false;
   uintptr_t d = 0;
 #define TF_SLOT(i)                \
   case i + 1:                     \
@@ -122,55 +128,63 @@ TRACEFOLD_STATIC_TLS extern constinit thread_local PollMemo tl_poll;
 }
 
 // A request poll (MPI_Test*) of wrapper `key` with these arguments at
-// this frame is armed.
+// this frame is armed (`kStatuses`: it has a status array).
+template <bool kStatuses>
 [[gnu::always_inline]] inline bool poll_armed(const PollMemo& m, uint32_t key, int n,
                                               const MPI_Request* requests, uintptr_t frame) {
   if (m.key != key || m.n != n) return false;
   if (n > 0) {
-    if (!requests) return false;
-    std::size_t i = 0;
-    do {
-      if (m.requests[i] != requests[i]) return false;
-    } while (++i < static_cast<std::size_t>(n));
+    if (!requests || m.requests[0] != requests[0]) return false;
+    // Mostly one request: the loop only for more.
+    for (std::size_t i = 1; i < static_cast<std::size_t>(n); ++i)
+      if (m.requests[i] != requests[i]) [[unlikely]]
+        return false;
   }
-  return poll_place_armed(m, frame);
+  return poll_place_armed<kStatuses>(m, frame);
 }
 
 // The same for a probe (MPI_Iprobe, MPI_Improbe).
 [[gnu::always_inline]] inline bool probe_armed(const PollMemo& m, uint32_t key, int source, int tag,
                                                MPI_Comm comm, uintptr_t frame) {
   if (m.key != key || m.source != source || m.tag != tag || m.comm != comm) return false;
-  return poll_place_armed(m, frame);
+  return poll_place_armed<false>(m, frame);
 }
 
-// After the library's call on the fast path (entered at t0): true if it
-// found nothing again (`index` as the armed poll's) and was counted as a
-// repeat of the last queued event; false if the wrapper must record it in
-// full (it found something, the check mode wants it, or the queue changed
-// or is full: the out-of-line part records it as the slow path would).
-[[gnu::always_inline]] inline bool poll_counted(PollMemo& m, int64_t t0, bool nothing, int index) {
+// poll_counted's count when the repeat list is full: grows it, then counts
+// (out of line, so that no value of poll_counted's must survive a call).
+[[gnu::noinline]] bool poll_count_growing(PollMemo& m, int64_t t1);
+
+// After the library's call on the fast path, which found nothing again
+// (as the armed poll did; the wrapper compares): counts it as a repeat of
+// the last queued event, entered at m.found_t0, and returns true; false
+// if the wrapper must record it in full after all (the check mode wants
+// it, or the queue changed or is full: the out-of-line part records it as
+// the slow path would). The check mode sets the recorder's repeat limit to
+// 0, so that no poll counts here. The entry time and the library's result
+// are kept in the memo and the only call after the clock read returns the
+// result, so the wrapper keeps few values in callee-saved registers.
+[[gnu::always_inline]] inline bool poll_counted(PollMemo& m) {
   const int64_t t1 = now_ns();
-  if (!nothing || index != m.index) [[unlikely]]
-    return false;
   Recorder& r = *m.rec;
-  m.counting = true;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
   // The end of recording (MPI_Finalize, a signal or exit on another
   // thread) and a failure advance queue_seq before waiting for fast_busy
   // (wait_fast_polls): either it sees this thread busy, or this thread
-  // sees the new queue_seq and leaves the poll to the recorder.
+  // sees the new queue_seq and leaves the poll to the recorder. A signal
+  // meanwhile writes no partial trace (Recorder::on_signal reads
+  // fast_busy: only one thread at a time can be here, as the fast path is
+  // off under MPI_THREAD_MULTIPLE).
   r.fast_busy.exchange(1);
   const bool counted = r.queue_seq.load(std::memory_order_seq_cst) == m.seq &&
-                       r.unfolded_repeat_n + 1 < Recorder::kRepeatBudget;
+                       r.unfolded_repeat_n < r.fast_repeat_limit;
   if (counted) [[likely]] {
-    m.times->push_back({std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
+    if (!m.times->has_room()) [[unlikely]]
+      return poll_count_growing(m, t1);
+    const int64_t t0 = m.found_t0;
+    m.times->push_unchecked({std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
     ++r.unfolded_repeat_n;
-    ++r.fast_polls;
     r.last_exit_ns = t1;
   }
   r.fast_busy.store(0, std::memory_order_release);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  m.counting = false;
   return counted;
 }
 
@@ -185,7 +199,7 @@ TRACEFOLD_STATIC_TLS extern constinit thread_local PollMemo tl_poll;
 }
 [[gnu::always_inline]] inline void poll_not_counted(PollMemo& m, bool nothing, int index) {
   // As poll_counted would have counted it: the queue unchanged and not full.
-  if (m.check && nothing && index == m.check_index &&
+  if (m.check && nothing && index == m.index &&
       m.rec->queue_seq.load(std::memory_order_relaxed) == m.seq &&
       m.rec->unfolded_repeat_n + 1 < Recorder::kRepeatBudget)
     m.expect_repeat = true;

@@ -165,6 +165,7 @@ void Recorder::start(int64_t t0) {
                                "'");
     // The check records every call, so the raw log may be on for it.
     poll_check = fast == "check";
+    if (poll_check) fast_repeat_limit = 0;
     poll_fastpath = fast != "off" && fast != "0" && level != MPI_THREAD_MULTIPLE &&
                     path_cache_mode == PathCacheMode::kOn && statistics().enabled.empty() &&
                     (poll_check || !rawlog.is_open()) && !env("TRACEFOLD_TIMELINE");
@@ -275,6 +276,7 @@ void Recorder::fold_unfolded() {
   unfolded_n = 0;
   queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   unfolded_list_entries = 0;
+  repeats_folded += unfolded_repeat_n;
   unfolded_repeat_n = 0;
   struct ClearRepeats {
     std::vector<RepeatList>& repeats;

@@ -85,6 +85,10 @@ class RepeatList {
       grow();
     *next_++ = t;
   }
+  // The poll fast path pushes inline only when there is room
+  // (push_unchecked); its growing push is out of line (poll_count_growing).
+  bool has_room() const { return next_ != end_; }
+  [[gnu::always_inline]] void push_unchecked(RepeatTiming t) { *next_++ = t; }
   bool empty() const { return next_ == buf_.data(); }
   void clear() { next_ = buf_.data(); }
   std::span<const RepeatTiming> span() const {
@@ -261,6 +265,7 @@ class Recorder {
   // and the queue must be folded.
   bool count_repeat(int64_t compute_ns, int64_t comm_ns) {
     unfolded_repeats[unfolded_n - 1].push_back({compute_ns, comm_ns});
+    ++slow_repeats;
     return ++unfolded_repeat_n >= kRepeatBudget;
   }
   // The polls whose unsuccessful repeats are counted (repeat_of_last), one
@@ -281,7 +286,14 @@ class Recorder {
   // Set by the fast path while it adds a repeat without `mu`; the end of
   // recording waits for it to clear (see write_partial).
   std::atomic<int> fast_busy{0};
-  uint64_t fast_polls = 0;  // repeats added by the fast path
+  // The fast path counts a repeat while unfolded_repeat_n is below this:
+  // kRepeatBudget - 1 (the budget's last repeat is the slow path's, which
+  // folds the queue), 0 in the check mode (no poll counts there).
+  std::size_t fast_repeat_limit = kRepeatBudget - 1;
+  // Repeats counted by the slow path, and those folded so far: the fast
+  // path's are what the others leave (fast_polls), so it keeps no count.
+  uint64_t slow_repeats = 0, repeats_folded = 0;
+  uint64_t fast_polls() const { return repeats_folded + unfolded_repeat_n - slow_repeats; }
   // Events that created or (re)started requests, numbered from 1: links count
   // back in these, so polling loops (Test, Iprobe) do not shift them.
   uint64_t request_events = 0;
