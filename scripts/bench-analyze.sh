@@ -19,7 +19,8 @@
 # peer's messages in one MPI_Alltoallv) in the same loop (`bun s`, its
 # ratio to the run `bun/run`), and checks its report is the serial one too.
 # PHASES=1 prints where the parallel analysis spent its time (the slowest
-# rank per phase, TRACEFOLD_ANALYZE_PHASES).
+# rank's wall time per phase and the processor time summed over the ranks,
+# TRACEFOLD_ANALYZE_PHASES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1

@@ -76,6 +76,10 @@ struct SiteDisplay {
   bool raw = false;  ///< true: `module+0xoffset ...` only (--raw-sites)
 };
 
+/// Whether `f` is in a system library (the MPI library, libc, the Fortran
+/// runtime, tracefold's own): such a frame is never a site's label_frame,
+/// so a view that shows labels only needs no names for it.
+bool system_module(const SymbolTables& tables, const Frame& f);
 /// The frame a call site is shown by: the innermost one with source lines
 /// (application code built with -g), else the innermost named one outside
 /// the system libraries; nullptr when no frame of the site is named.

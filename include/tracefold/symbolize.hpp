@@ -49,15 +49,24 @@ class Symbolizer {
 
 /// What symbolize_trace did.
 struct Result {
-  std::size_t frames = 0;                    ///< distinct frames the sites use
+  std::size_t frames = 0;                    ///< distinct frames the sites use (in scope)
   std::size_t embedded = 0;                  ///< frames that already had symbols
   std::size_t resolved = 0;                  ///< frames named now
   std::vector<std::string> missing_modules;  ///< modules no binary was found for
 };
 
-/// Adds to `trace.symtab` the symbols of every frame its sites use that it
-/// does not have yet. Frames that resolve to nothing are left out.
-/// `progress` is told after each frame looked up.
-Result symbolize_trace(Trace& trace, Symbolizer& symbolizer, const ProgressFn& progress = {});
+/// Which frames to name (symbolize_trace): all of them, or only those a
+/// site's label can be (outside the system libraries, see label_frame),
+/// for views that show labels and no whole call paths. Naming a system
+/// library's frame may mean decompressing all of its installed debug
+/// information (libc's, from libc6-dbg: 200 M instructions) for frames no
+/// label shows.
+enum class FrameScope { kAll, kLabels };
+
+/// Adds to `trace.symtab` the symbols of every frame its sites use (in
+/// `scope`) that it does not have yet. Frames that resolve to nothing are
+/// left out. `progress` is told after each frame looked up.
+Result symbolize_trace(Trace& trace, Symbolizer& symbolizer, const ProgressFn& progress = {},
+                       FrameScope scope = FrameScope::kAll);
 
 }  // namespace tracefold::symbolize

@@ -60,8 +60,11 @@ struct SiteOptions {
 /// Adds --raw-sites and --debug-dir to `cmd`.
 void add_site_options(CLI::App* cmd, SiteOptions& o);
 /// Before a view: names the frames the trace's symbols do not, from the
-/// binaries when they can be found; with `raw`, drops all names.
-void prepare_sites(Trace& trace, const SiteOptions& o);
+/// binaries when they can be found; with `raw`, drops all names. With
+/// `labels_only`, only the frames a site's label can show (not those of
+/// system libraries: see symbolize::FrameScope), for views that show no
+/// whole call paths.
+void prepare_sites(Trace& trace, const SiteOptions& o, bool labels_only = false);
 /// `tracefold symbolize` (cmd_symbolize.cpp).
 void add_symbolize_command(CLI::App& app);
 

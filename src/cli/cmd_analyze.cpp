@@ -35,7 +35,8 @@ void run_analyze(const AnalyzeArgs& args) {
         "--bundle applies to the parallel analysis only: mpirun -np P tracefold analyze --bundle " +
         args.trace + " (P = the recording's rank count)");
   Trace trace = load_trace(args.trace);
-  prepare_sites(trace, args.sites);
+  // Only CUBE's call tree shows whole call paths; text and JSON show labels.
+  prepare_sites(trace, args.sites, fs::path(args.output).extension() != ".cubex");
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   // Steps: reading the timelines, the clock repair, then the passes.
   Progress progress("analyzing " + args.trace + ": step", 2 + kWaitPasses);

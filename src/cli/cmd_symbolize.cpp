@@ -20,13 +20,15 @@ void add_site_options(CLI::App* cmd, SiteOptions& o) {
       ->check(CLI::ExistingDirectory);
 }
 
-void prepare_sites(Trace& trace, const SiteOptions& o) {
+void prepare_sites(Trace& trace, const SiteOptions& o, bool labels_only) {
   if (o.raw) {
     trace.symtab.symbols.clear();
     return;
   }
   symbolize::Symbolizer symbolizer({o.debug_dirs, true});
-  symbolize::symbolize_trace(trace, symbolizer);
+  symbolize::symbolize_trace(
+      trace, symbolizer, {},
+      labels_only ? symbolize::FrameScope::kLabels : symbolize::FrameScope::kAll);
 }
 
 namespace {

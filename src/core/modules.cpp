@@ -101,15 +101,6 @@ std::string raw_frame(const Frame& f) {
   return f.module + "+" + hex(f.offset);
 }
 
-// System libraries (the MPI library, libc, the Fortran runtime) are not the
-// application, even when their symbol tables name the frame.
-bool system_module(const SymbolTables& t, const Frame& f) {
-  const Module* m = t.module(f.module);
-  if (!m) return f.module.rfind("libc.so", 0) == 0 || f.module.rfind("libmpi", 0) == 0;
-  return m->path.rfind("/lib/", 0) == 0 || m->path.rfind("/lib64/", 0) == 0 ||
-         m->path.rfind("/usr/lib", 0) == 0 || m->path.rfind("/usr/local/lib/tracefold", 0) == 0;
-}
-
 std::string join_inlined(const SourceFrames& s) {
   std::string out;
   for (const SourceFrame& f : s) {
@@ -208,6 +199,15 @@ std::optional<std::pair<Frame, SourceFrame>> parse_symbol_line(std::string_view 
   s.function = std::move(*fn);
   s.file = std::move(*file);
   return std::make_pair(cs.frames[0], std::move(s));
+}
+
+// System libraries (the MPI library, libc, the Fortran runtime) are not the
+// application, even when their symbol tables name the frame.
+bool system_module(const SymbolTables& t, const Frame& f) {
+  const Module* m = t.module(f.module);
+  if (!m) return f.module.rfind("libc.so", 0) == 0 || f.module.rfind("libmpi", 0) == 0;
+  return m->path.rfind("/lib/", 0) == 0 || m->path.rfind("/lib64/", 0) == 0 ||
+         m->path.rfind("/usr/lib", 0) == 0 || m->path.rfind("/usr/local/lib/tracefold", 0) == 0;
 }
 
 const Frame* label_frame(const SymbolTables& t, const CallSite& site) {

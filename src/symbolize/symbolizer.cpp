@@ -272,11 +272,13 @@ SourceFrames Symbolizer::lookup(const Module& module, uint64_t offset) {
   return out;
 }
 
-Result symbolize_trace(Trace& trace, Symbolizer& symbolizer, const ProgressFn& progress) {
+Result symbolize_trace(Trace& trace, Symbolizer& symbolizer, const ProgressFn& progress,
+                       FrameScope scope) {
   Result r;
   std::set<Frame> used;
   for (const CallSite& cs : trace.sites.all())
-    for (const Frame& f : cs.frames) used.insert(f);
+    for (const Frame& f : cs.frames)
+      if (scope == FrameScope::kAll || !system_module(trace.symtab, f)) used.insert(f);
   r.frames = used.size();
   std::set<std::string> missing;
   std::size_t done = 0;

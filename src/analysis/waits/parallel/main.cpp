@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -25,12 +26,12 @@ struct Args {
   std::vector<std::string> debug_dirs;
 };
 
-int run(const Args& args, int me, int np) {
+int run(const Args& args, int me, int np, double init_wall, double init_cpu) {
   const double t0 = MPI_Wtime();
   Trace trace;
   std::string err;
+  const std::string ext = std::filesystem::path(args.output).extension().string();
   try {
-    const std::string ext = std::filesystem::path(args.output).extension().string();
     if (!args.output.empty() && ext != ".txt" && ext != ".json" && ext != ".cubex")
       throw WaitsError(args.output + ": unknown report format (use .txt, .json or .cubex)");
     trace = load_trace(args.trace);
@@ -56,10 +57,14 @@ int run(const Args& args, int me, int np) {
     } else {
       side.sites = trace.sites;
       side.symtab = trace.symtab;
-      symbolizing = std::jthread([&side, &sym_err, &args] {
+      // Only CUBE's call tree shows whole call paths; text and JSON show
+      // labels, which never name a system library's frame.
+      const auto scope =
+          ext == ".cubex" ? symbolize::FrameScope::kAll : symbolize::FrameScope::kLabels;
+      symbolizing = std::jthread([&side, &sym_err, &args, scope] {
         try {
           symbolize::Symbolizer symbolizer({args.debug_dirs, true});
-          symbolize::symbolize_trace(side, symbolizer);
+          symbolize::symbolize_trace(side, symbolizer, {}, scope);
         } catch (const std::exception& e) {
           sym_err = e.what();
         }
@@ -75,7 +80,8 @@ int run(const Args& args, int me, int np) {
   options.rendezvous_bytes = args.rendezvous;
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   waits_parallel::Phases phases;
-  phases.spent.emplace_back("start (load)", phases.last - t0);
+  phases.spent.push_back({"process start and MPI_Init", init_wall, init_cpu});
+  phases.spent.push_back({"start (load)", phases.last - t0, phases.last_cpu - init_cpu});
   WaitReport report = waits_parallel::analyze_parallel(MPI_COMM_WORLD, trace, dir, options,
                                                        args.bundled, phases, before_labels);
   err = sym_err;
@@ -97,11 +103,14 @@ int run(const Args& args, int me, int np) {
   waits_parallel::agree_or_throw(MPI_COMM_WORLD, err);
   phases.mark("report");
   if (const char* p = std::getenv("TRACEFOLD_ANALYZE_PHASES"); p && *p == '1') {
-    // Where the time goes: each phase's longest time over the ranks.
-    for (const auto& [name, t] : phases.spent) {
-      double worst = 0;
-      MPI_Reduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-      if (me == 0) std::cerr << "tracefold: phase " << name << ": " << worst << " s\n";
+    // Where the time goes: each phase's longest wall time over the ranks
+    // and its processor time summed over them.
+    for (const auto& p : phases.spent) {
+      double worst = 0, cpu = 0;
+      MPI_Reduce(&p.wall, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      MPI_Reduce(&p.cpu, &cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      if (me == 0)
+        std::cerr << "tracefold: phase " << p.name << ": " << worst << " s (cpu " << cpu << " s)\n";
     }
     for (const auto& [name, n] : phases.counts) {
       int64_t sum = 0;
@@ -117,7 +126,12 @@ int run(const Args& args, int me, int np) {
 int main(int argc, char** argv) {
   // Funneled: rank 0 symbolizes in a thread that makes no MPI call.
   int provided = 0;
+  const auto before_init = std::chrono::steady_clock::now();
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  const double init_wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - before_init).count();
+  // Since the process started: dynamic linking, static constructors, MPI_Init.
+  const double init_cpu = waits_parallel::cpu_seconds();
   int me = 0, np = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -139,7 +153,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     app.parse(argc, argv);
-    rc = run(args, me, np);
+    rc = run(args, me, np, init_wall, init_cpu);
   } catch (const CLI::ParseError& e) {
     rc = me == 0 ? app.exit(e) : e.get_exit_code();
   } catch (const waits_parallel::PeerFailed&) {

@@ -5,6 +5,8 @@
 // gathering of every rank's totals on rank 0 (parallel_collect.cpp).
 #include "parallel.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -52,6 +54,13 @@ void agree(MPI_Comm c, const std::string& err) {
 
 void agree_or_throw(MPI_Comm c, const std::string& err) {
   agree(c, err);
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::string& dir,

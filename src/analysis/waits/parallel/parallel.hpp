@@ -25,16 +25,28 @@ class PeerFailed : public WaitsError {
 /// PeerFailed.
 void agree_or_throw(MPI_Comm comm, const std::string& err);
 
-/// Wall time per phase of one rank's parallel analysis (main.cpp prints
-/// the slowest rank's with TRACEFOLD_ANALYZE_PHASES=1).
+/// Processor time (user and system, every thread) this process has used.
+double cpu_seconds();
+
+/// Wall and processor time per phase of one rank's parallel analysis
+/// (main.cpp prints the slowest rank's wall time and the processor time
+/// summed over the ranks with TRACEFOLD_ANALYZE_PHASES=1). On a machine
+/// with more ranks than cores the processor time is what the ranks share,
+/// so it tells the phases' costs apart where wall times mostly tell who
+/// waited for whom.
 struct Phases {
-  double last = MPI_Wtime();
-  std::vector<std::pair<std::string, double>> spent;
+  double last = MPI_Wtime(), last_cpu = cpu_seconds();
+  struct Spent {
+    std::string name;
+    double wall = 0, cpu = 0;
+  };
+  std::vector<Spent> spent;
   std::vector<std::pair<std::string, int64_t>> counts;  ///< summed over the ranks
   void mark(const std::string& name) {
-    const double now = MPI_Wtime();
-    spent.emplace_back(name, now - last);
+    const double now = MPI_Wtime(), cpu = cpu_seconds();
+    spent.push_back({name, now - last, cpu - last_cpu});
     last = now;
+    last_cpu = cpu;
   }
 };
 
