@@ -15,7 +15,8 @@ namespace tracefold {
 /// The smallest i such that `*lists[i]` shares a rank with one of
 /// `*lists[0..i-1]`, or lists.size() when no two share one. The same
 /// answer as checking each list against every earlier one, in
-/// O(N log N) for N intervals in all instead of O(lists² · intervals).
+/// O(N log L) for N intervals in L lists instead of O(L² · intervals),
+/// and memory for L cursors.
 std::size_t first_overlapping(const std::vector<const Ranklist*>& lists);
 
 /// Ranks that behave alike: a class of ranks and how many it holds.

@@ -7,22 +7,36 @@ namespace tracefold {
 
 namespace {
 
-struct Piece {
-  int32_t lo;
-  int32_t hi;
-  uint32_t list;
-};
-
-// Whether two of the lists below `limit` share a rank. In start order, an
-// interval that starts at or before the furthest end so far overlaps the
-// interval that reached there, and that one belongs to another list: the
-// intervals of one list are disjoint.
-bool overlap_below(const std::vector<Piece>& by_start, uint32_t limit) {
+// Whether two of the lists below `limit` share a rank. Their intervals are
+// merged in start order (a heap of one cursor per list: no copy of the
+// intervals, which can be millions); an interval that starts at or before
+// the furthest end so far overlaps the interval that reached there, and
+// that one belongs to another list: the intervals of one list are disjoint.
+bool overlap_below(const std::vector<const Ranklist*>& lists, std::size_t limit) {
+  struct Cursor {
+    int32_t lo;
+    uint32_t list;
+    std::size_t next;
+  };
+  auto later = [](const Cursor& a, const Cursor& b) { return a.lo > b.lo; };
+  std::vector<Cursor> heap;
+  for (std::size_t i = 0; i < limit; ++i)
+    if (!lists[i]->empty())
+      heap.push_back(Cursor{lists[i]->intervals().front().first, static_cast<uint32_t>(i), 0});
+  std::make_heap(heap.begin(), heap.end(), later);
   int64_t reach = -1;
-  for (const Piece& p : by_start) {
-    if (p.list >= limit) continue;
-    if (p.lo <= reach) return true;
-    reach = std::max<int64_t>(reach, p.hi);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Cursor& c = heap.back();
+    const auto& intervals = lists[c.list]->intervals();
+    if (c.lo <= reach) return true;
+    reach = std::max<int64_t>(reach, intervals[c.next].second);
+    if (++c.next == intervals.size()) {
+      heap.pop_back();
+    } else {
+      c.lo = intervals[c.next].first;
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
   }
   return false;
 }
@@ -38,20 +52,14 @@ struct SignatureHash {
 }  // namespace
 
 std::size_t first_overlapping(const std::vector<const Ranklist*>& lists) {
-  std::vector<Piece> pieces;
-  for (std::size_t i = 0; i < lists.size(); ++i)
-    for (const auto& [lo, hi] : lists[i]->intervals())
-      pieces.push_back(Piece{lo, hi, static_cast<uint32_t>(i)});
-  std::sort(pieces.begin(), pieces.end(),
-            [](const Piece& a, const Piece& b) { return a.lo < b.lo; });
-  const auto n = static_cast<uint32_t>(lists.size());
-  if (!overlap_below(pieces, n)) return lists.size();
+  const std::size_t n = lists.size();
+  if (!overlap_below(lists, n)) return n;
   // Lists 0..k-1 overlapping is monotone in k: the first k at which they
   // do, less one, is the first list to meet an earlier one.
-  uint32_t lo = 1, hi = n;  // overlap below hi, none below lo
+  std::size_t lo = 1, hi = n;  // overlap below hi, none below lo
   while (hi - lo > 1) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    (overlap_below(pieces, mid) ? hi : lo) = mid;
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (overlap_below(lists, mid) ? hi : lo) = mid;
   }
   return hi - 1;
 }
