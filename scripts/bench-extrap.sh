@@ -17,7 +17,8 @@
 #
 # Settings (environment): BUILD_DIR=build, STEPS=12, TARGETS="1024 16384 1048576",
 # COST_ONLY=1 (stop after the cost and read-back tables), ACC_ONLY=1 (only
-# the timing accuracy table), ACC_STEPS=200 and WORK=2000 (its run length).
+# the timing accuracy table), ACC_STEPS=200 and WORK=2000 (its run length),
+# KEEP_DIR=DIR (write the traces there and keep them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -26,7 +27,11 @@ STEPS="${STEPS:-12}"
 TARGETS="${TARGETS:-1024 16384 1048576}"
 TF="$PWD/$BUILD_DIR/src/cli/tracefold"
 APPS="$PWD/$BUILD_DIR/tests/apps"
-out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+if [[ -n ${KEEP_DIR:-} ]]; then  # keep the traces there, to read them again
+  mkdir -p "$KEEP_DIR"; out=$(cd "$KEEP_DIR" && pwd)
+else
+  out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+fi
 cd "$out"
 
 rec() {  # rec NAME APP NP
@@ -70,7 +75,7 @@ readback() {  # readback FILE WHAT ARGS...: one line of the read-back table
   [[ -s $f ]] || return 0
   /usr/bin/time -v "$TF" "$@" "$f" > /dev/null 2> "rb.time" ||
     { echo "$what $f failed:" >&2; tail -3 rb.time >&2; return 0; }
-  printf '| %-26s | %-16s | %8s | %8.1f |\n' "$f" "$what" \
+  printf '| %-36s | %-16s | %8s | %8.1f |\n' "$f" "$what" \
     "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' rb.time)" \
     "$(awk -v k="$(sed -n 's/.*Maximum resident set size (kbytes): //p' rb.time)" 'BEGIN {print k / 1024}')"
 }
@@ -78,9 +83,9 @@ last=${TARGETS##* }
 echo
 echo "Reading the ${last}-rank outputs back"
 echo
-echo "| file                       | command          | wall     | peak MiB |"
-echo "|----------------------------|------------------|----------|----------|"
-for v in grid_comms mg_vcycle; do
+echo "| file                                 | command          | wall     | peak MiB |"
+echo "|--------------------------------------|------------------|----------|----------|"
+for v in "stencil2d periodic" "stencil2d nonperiodic" stencil3d grid_comms mg_vcycle; do
   readback "x-$v-$last.tf" "expand -r $((last / 2 + 7))" expand -r $((last / 2 + 7))
   readback "x-$v-$last.tf" print print
   readback "x-$v-$last.tf" stats stats

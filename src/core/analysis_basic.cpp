@@ -4,6 +4,7 @@
 #include <map>
 
 #include "tracefold/expand.hpp"
+#include "tracefold/ranklist_sweep.hpp"
 
 namespace tracefold {
 
@@ -98,6 +99,38 @@ std::optional<Difference> diff_traces(const Trace& a, const Trace& b, const Diff
   return std::nullopt;
 }
 
+namespace {
+
+// The fields event_bytes reads.
+constexpr const char* kByteFields[] = {"count", "counts", "rcount", "rcounts", "dsize", "rdsize"};
+
+// What the events of a rank and their bytes depend on, as groups of
+// ranklists for split_ranks: each node's ranks, the entries of its loop
+// levels, of its execution count and of the fields in kByteFields.
+std::vector<std::vector<const Ranklist*>> calls_and_bytes_groups(const Trace& trace) {
+  std::vector<FieldId> byte_fields;
+  for (const char* name : kByteFields)
+    if (auto id = FieldTable::find(name)) byte_fields.push_back(*id);
+  std::vector<std::vector<const Ranklist*>> groups;
+  auto add = [&](const Elastic& el) {
+    auto& g = groups.emplace_back();
+    for (const ElasticEntry& e : el.entries()) g.push_back(&e.ranks);
+  };
+  for (const Node& n : trace.nodes) {
+    groups.push_back({&n.ranks});
+    for (const LoopLevel& l : n.loops) {
+      add(l.members);
+      add(l.iters);
+    }
+    add(n.count);
+    for (const auto& [f, el] : n.fields)
+      if (std::find(byte_fields.begin(), byte_fields.end(), f) != byte_fields.end()) add(el);
+  }
+  return groups;
+}
+
+}  // namespace
+
 uint64_t event_bytes(const Event& ev) {
   auto scalar = [&](const char* name) -> int64_t {
     auto id = FieldTable::find(name);
@@ -125,8 +158,10 @@ uint64_t event_bytes(const Event& ev) {
 
 std::vector<StatsRow> compute_stats(const Trace& trace) {
   std::map<EventKey, StatsRow> rows;
+  std::vector<StatsRow*> row_of_node;
   for (const Node& n : trace.nodes) {
     StatsRow& row = rows[n.key];
+    row_of_node.push_back(&row);
     row.key = n.key;
     for (const Timing& t : n.timings) {
       row.time.merge(t.comm);
@@ -134,13 +169,17 @@ std::vector<StatsRow> compute_stats(const Trace& trace) {
     }
     row.ranks.unite(n.ranks);
   }
-  for (int32_t r = 0; r < trace.world_size; ++r) {
-    RankIterator it(trace, r);
+  // Ranks that have the same nodes, loop members and iterations, execution
+  // counts and byte fields make the same calls with the same bytes: one
+  // rank of each class is walked and counted for all of them.
+  for (const RankClass& c : split_ranks(trace.ranks(), calls_and_bytes_groups(trace))) {
+    RankIterator it(trace, c.first);
     Event e;
     while (it.next(e)) {
-      StatsRow& row = rows[e.key()];
-      ++row.calls;
-      row.bytes += event_bytes(e);
+      StatsRow& row =
+          *row_of_node[static_cast<std::size_t>(it.current_node() - trace.nodes.data())];
+      row.calls += c.size;
+      row.bytes += c.size * event_bytes(e);
     }
   }
   std::vector<StatsRow> out;
@@ -165,24 +204,39 @@ std::string render_trace(const Trace& trace, bool call_paths) {
                     std::to_string(trace.sites.size()) + " call sites" +
                     (trace.lossy.empty() ? std::string(", lossless") : ", LOSSY: " + trace.lossy) +
                     "\n";
-  // Indentation follows the loops as the node's lowest rank sees them.
-  std::map<int32_t, std::vector<std::size_t>> open;  // rank -> ends of open loops (in its sub-list)
-  std::map<int32_t, std::size_t> seen;               // rank -> nodes of its sub-list seen so far
+  // Indentation follows the loops as the node's lowest rank sees them, so
+  // only the ranks that are some node's lowest are followed through the
+  // nodes (not every rank: a trace may stand for a million).
+  struct Walk {
+    int32_t rank;
+    std::vector<std::size_t> ends;  // ends of open loops (in the rank's sub-list)
+    std::size_t seen = 0;           // nodes of its sub-list seen so far
+  };
+  std::vector<Walk> walks;
+  {
+    std::vector<int32_t> lowest;
+    for (const Node& n : trace.nodes) lowest.push_back(n.ranks.first());
+    std::sort(lowest.begin(), lowest.end());
+    lowest.erase(std::unique(lowest.begin(), lowest.end()), lowest.end());
+    for (int32_t r : lowest) walks.push_back(Walk{r, {}, 0});
+  }
   for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
     const Node& n = trace.nodes[i];
-    n.ranks.for_each([&](int32_t r) {
-      auto& ends = open[r];
-      std::size_t& pos = seen[r];
-      while (!ends.empty() && ends.back() <= pos) ends.pop_back();
+    for (Walk& w : walks) {
+      if (!n.ranks.contains(w.rank)) continue;
+      while (!w.ends.empty() && w.ends.back() <= w.seen) w.ends.pop_back();
       for (const LoopLevel& l : n.loops) {
-        const ValueSeq* m = l.members.for_rank(r);
+        const ValueSeq* m = l.members.for_rank(w.rank);
         if (!m || m->empty()) break;
-        ends.push_back(pos + static_cast<std::size_t>(m->to_vector().front()));
+        w.ends.push_back(w.seen + static_cast<std::size_t>(m->cursor().next()));
       }
-      ++pos;
-    });
+      ++w.seen;
+    }
     const int32_t r0 = n.ranks.first();
-    const std::size_t depth = open[r0].size();
+    const std::size_t depth =
+        std::lower_bound(walks.begin(), walks.end(), r0, [](const Walk& w, int32_t r) {
+          return w.rank < r;
+        })->ends.size();
     // Loops headed here are printed one level out from the node itself.
     std::size_t headed = 0;
     for (const LoopLevel& l : n.loops)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "tracefold/ranklist_sweep.hpp"
+
 namespace tracefold {
 
 Elastic Elastic::of(ValueSeq values, int32_t rank) {
@@ -94,13 +96,15 @@ Elastic Elastic::parse(std::string_view text, const Ranklist* whole) {
     }
     if (entry.ranks.empty())
       throw std::invalid_argument("empty ranklist in '" + std::string(part) + "'");
-    for (const auto& e : el.entries_)
-      if (e.ranks.intersects(entry.ranks))
-        throw std::invalid_argument("ranklists of one value overlap: " + entry.ranks.to_string());
     el.entries_.push_back(std::move(entry));
     pos = end + 1;
   }
   if (el.entries_.empty()) throw std::invalid_argument("expected at least one value entry");
+  std::vector<const Ranklist*> lists;
+  for (const ElasticEntry& e : el.entries_) lists.push_back(&e.ranks);
+  if (const std::size_t i = first_overlapping(lists); i < lists.size())
+    throw std::invalid_argument("ranklists of one value overlap: " +
+                                el.entries_[i].ranks.to_string());
   return el;
 }
 

@@ -8,6 +8,7 @@
 
 #include "trace_compact_codec.hpp"
 #include "tracefold/limits.hpp"
+#include "tracefold/ranklist_sweep.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/validate.hpp"
 
@@ -91,16 +92,23 @@ Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const cha
   Elastic e;
   const std::size_t n = in.count(std::string("entries of ") + what);
   if (n == 0) in.fail(std::string(what) + " has no entries");
+  // Where each entry's ranklist was read, to name the first one that
+  // overlaps an earlier one once all are in (one sweep: a million-rank
+  // trace has thousands of entries).
+  std::vector<std::size_t> read_at(n);
   for (std::size_t i = 0; i < n; ++i) {
     ElasticEntry en;
     en.values = get_seq(in);
     en.ranks = get_ranklist(in, node_ranks, world, std::string("ranklist of ") + what);
     if (en.ranks.empty()) in.fail(std::string("empty ranklist in ") + what);
-    for (const auto& other : e.entries())
-      if (other.ranks.intersects(en.ranks))
-        in.fail(std::string("ranklists of ") + what + " overlap: " + en.ranks.to_string());
+    read_at[i] = in.start();
     e.entries().push_back(std::move(en));
   }
+  std::vector<const Ranklist*> lists;
+  for (const ElasticEntry& en : e.entries()) lists.push_back(&en.ranks);
+  if (const std::size_t i = first_overlapping(lists); i < n)
+    in.fail_at(read_at[i], std::string("ranklists of ") + what +
+                               " overlap: " + e.entries()[i].ranks.to_string());
   return e;
 }
 
