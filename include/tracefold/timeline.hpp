@@ -168,4 +168,9 @@ CommMatrix comm_matrix(const Trace& trace);
 /// Bytes the send half of a point-to-point call moves (count * dsize).
 uint64_t send_bytes(const Event& ev);
 
+/// Field `name` of `ev`, kAbsent when missing. For the names the per-event
+/// walks ask for as string literals: ids are kept by the literal's address,
+/// so a lookup is a short scan, not a hash of the name (~750 instructions).
+int64_t field_by_literal(const Event& ev, const char* name);
+
 }  // namespace tracefold

@@ -19,13 +19,8 @@
 
 namespace tracefold {
 
-namespace {
-
-int64_t field(const Event& ev, const char* name) {
-  // Asked by literal names for every event (send_bytes, find_completions,
-  // matching): ids by the literal's address, not by hashing the name each
-  // time (that was ~750 instructions per send_bytes). Only found ids are
-  // kept (a name may be registered later).
+int64_t field_by_literal(const Event& ev, const char* name) {
+  // Only found ids are kept (a name may be registered later).
   struct Known {
     const char* name;
     FieldId id;
@@ -38,8 +33,6 @@ int64_t field(const Event& ev, const char* name) {
   if (known.size() < 32) known.push_back({name, *id});
   return ev.get(*id);
 }
-
-}  // namespace
 
 OpClass classify(OpId op) {
   // The core's classification, in the coarser classes the exporters pair
@@ -184,7 +177,7 @@ int32_t world_peer(const CommTable& comms, int64_t comm, int32_t world_rank, int
 }
 
 uint64_t send_bytes(const Event& ev) {
-  const int64_t count = field(ev, "count"), dsize = field(ev, "dsize");
+  const int64_t count = field_by_literal(ev, "count"), dsize = field_by_literal(ev, "dsize");
   if (is_sentinel(count) || is_sentinel(dsize) || count <= 0 || dsize <= 0) return 0;
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(dsize);
 }
@@ -192,7 +185,7 @@ uint64_t send_bytes(const Event& ev) {
 namespace {
 
 int64_t comm_of(const Event& ev) {
-  const int64_t c = field(ev, "comm");
+  const int64_t c = field_by_literal(ev, "comm");
   return c == kAbsent ? CommTable::kWorld : c;
 }
 
@@ -227,9 +220,9 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
     if (classify(ev.op) != OpClass::kCompletion) continue;
     const FieldValue* links = ev.find(links_id);
     if (!links) continue;
-    const int64_t flag = field(ev, "flag");
+    const int64_t flag = field_by_literal(ev, "flag");
     if (flag == 0) continue;  // a Test that found nothing complete
-    const int64_t index = field(ev, "index");
+    const int64_t index = field_by_literal(ev, "index");
     static const OpId waitany = *OpTable::find("MPI_Waitany"),
                       testany = *OpTable::find("MPI_Testany"),
                       waitsome = *OpTable::find("MPI_Waitsome"),
@@ -258,8 +251,8 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
         c.src[creator] = matches[k].src;
         c.mtag[creator] = matches[k].tag;
       } else if (links->list.size() == 1 || any) {
-        c.src[creator] = field(ev, "src");
-        c.mtag[creator] = field(ev, "mtag");
+        c.src[creator] = field_by_literal(ev, "src");
+        c.mtag[creator] = field_by_literal(ev, "mtag");
       }
     }
   }
@@ -286,11 +279,12 @@ MatchResult match_messages(const CommTable& comms, const std::vector<std::vector
       const OpClass c = classify(ev.op);
       if (!is_send(c)) continue;
       const int64_t comm = comm_of(ev);
-      const int32_t dest = world_peer(comms, comm, me, field(ev, "peer"));
+      const int32_t dest = world_peer(comms, comm, me, field_by_literal(ev, "peer"));
       if (dest < 0) continue;
       std::size_t complete = i;
       if (c == OpClass::kIsend && completions[r].done[i] != npos) complete = completions[r].done[i];
-      queues[Key{comm, me, dest, field(ev, "tag")}].push_back(SendRef{i, complete, send_bytes(ev)});
+      queues[Key{comm, me, dest, field_by_literal(ev, "tag")}].push_back(
+          SendRef{i, complete, send_bytes(ev)});
     }
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -300,10 +294,10 @@ MatchResult match_messages(const CommTable& comms, const std::vector<std::vector
       const OpClass c = classify(ev.op);
       if (!is_recv(c)) continue;
       const int64_t comm = comm_of(ev);
-      int64_t source = field(ev, c == OpClass::kSendrecv ? "rpeer" : "peer");
-      int64_t tag = field(ev, c == OpClass::kSendrecv ? "rtag" : "tag");
+      int64_t source = field_by_literal(ev, c == OpClass::kSendrecv ? "rpeer" : "peer");
+      int64_t tag = field_by_literal(ev, c == OpClass::kSendrecv ? "rtag" : "tag");
       if (source == kNull) continue;
-      int64_t msrc = field(ev, "src"), mtag = field(ev, "mtag");
+      int64_t msrc = field_by_literal(ev, "src"), mtag = field_by_literal(ev, "mtag");
       if (c == OpClass::kIrecv) {
         msrc = completions[r].src[i];
         mtag = completions[r].mtag[i];
@@ -361,7 +355,7 @@ CommMatrix comm_matrix(const Trace& trace) {
     Event ev;
     while (it.next(ev)) {
       if (!is_send(classify(ev.op))) continue;
-      const int32_t dest = world_peer(trace.comms, comm_of(ev), r, field(ev, "peer"));
+      const int32_t dest = world_peer(trace.comms, comm_of(ev), r, field_by_literal(ev, "peer"));
       if (dest < 0) continue;
       const std::size_t k = std::size_t(r) * n + std::size_t(dest);
       ++m.messages[k];

@@ -180,20 +180,7 @@ void Analysis::note_wait(const WaitState& w) {
 }
 
 int64_t field_of(const Event& ev, const char* name) {
-  // The analysis asks a few names, as literals, for every event: their ids
-  // by the literal's address, not by hashing the name each time. Only
-  // found ids are kept (a name may be registered later).
-  struct Known {
-    const char* name;
-    FieldId id;
-  };
-  thread_local std::vector<Known> known;
-  for (const Known& k : known)
-    if (k.name == name) return ev.get(k.id);
-  const auto id = FieldTable::find(name);
-  if (!id) return kAbsent;
-  if (known.size() < 32) known.push_back({name, *id});
-  return ev.get(*id);
+  return field_by_literal(ev, name);
 }
 
 namespace {
