@@ -3,6 +3,7 @@
 // synthetic traces folded and merged like recorded ones.
 #include <gtest/gtest.h>
 
+#include "trace_compare.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
 #include "tracefold/extrap/grid.hpp"
@@ -119,19 +120,7 @@ std::vector<ExtrapInput> inputs(const std::vector<std::pair<int32_t, int32_t>>& 
   return in;
 }
 
-// Rank by rank: operation, call-site frames and fields.
-void expect_same(const Trace& got, const Trace& want) {
-  ASSERT_EQ(got.world_size, want.world_size);
-  for (int32_t r = 0; r < want.world_size; ++r) {
-    const auto a = expand_rank(got, r), b = expand_rank(want, r);
-    ASSERT_EQ(a.size(), b.size()) << "rank " << r;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      EXPECT_EQ(a[i].op, b[i].op) << "rank " << r << " event " << i;
-      EXPECT_EQ(got.sites.at(a[i].site), want.sites.at(b[i].site));
-      EXPECT_EQ(a[i].fields, b[i].fields) << "rank " << r << " event " << i;
-    }
-  }
-}
+using tracefold::testing::expect_same_ranks;
 
 std::string error_of(const std::vector<ExtrapInput>& in, int64_t ranks) {
   ExtrapOptions o;
@@ -172,7 +161,7 @@ TEST(ExtrapComms, RowCommunicatorsAndSplitArgumentsExtrapolate) {
   EXPECT_EQ(res.target.sizes, (std::vector<int64_t>{5, 5}));
   GridProgram want;
   want.sx = want.sy = 5;
-  expect_same(res.trace, want.trace());
+  expect_same_ranks(res.trace, want.trace());
   EXPECT_EQ(res.trace.comms, want.trace().comms);
   bool cart_source = false, row_shape = false, color = false;
   for (const auto& l : res.explanation) {
@@ -197,7 +186,7 @@ TEST(ExtrapComms, UnevenGridsBetween) {
   GridProgram want;
   want.sx = 4;
   want.sy = 5;
-  expect_same(res.trace, want.trace());
+  expect_same_ranks(res.trace, want.trace());
 }
 
 // A recorded grid that contradicts the communication: the error names the

@@ -6,6 +6,7 @@
 // folded and merged like recorded ones.
 #include <gtest/gtest.h>
 
+#include "trace_compare.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
 #include "tracefold/folder.hpp"
@@ -83,15 +84,7 @@ std::vector<ExtrapInput> inputs(const std::vector<std::pair<int32_t, int32_t>>& 
   return in;
 }
 
-void expect_same(const Trace& got, const Trace& want) {
-  ASSERT_EQ(got.world_size, want.world_size);
-  for (int32_t r = 0; r < want.world_size; ++r) {
-    const auto a = expand_rank(got, r), b = expand_rank(want, r);
-    ASSERT_EQ(a.size(), b.size()) << "rank " << r;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      EXPECT_EQ(a[i].fields, b[i].fields) << "rank " << r << " event " << i;
-  }
-}
+using tracefold::testing::expect_same_ranks;
 
 ExtrapOptions to(int64_t ranks) {
   ExtrapOptions o;
@@ -122,7 +115,7 @@ TEST(ExtrapParts, APartSeenOnceTakesTheLawOfTheOtherParts) {
   Halo want;
   want.sx = 3;
   want.sy = 4;
-  expect_same(res.trace, want.trace());
+  expect_same_ranks(res.trace, want.trace());
   bool borrowed = false;
   for (const auto& l : res.explanation)
     borrowed = borrowed || l.find("360/S2 (from x:") != std::string::npos;
@@ -140,7 +133,7 @@ TEST(ExtrapParts, OnlyTheLawAtTheSamePositionIsTaken) {
   want.sx = 3;
   want.sy = 4;
   want.gx = want.gy = 720;
-  expect_same(res.trace, want.trace());
+  expect_same_ranks(res.trace, want.trace());
 }
 
 // Without wrap-around the middle column's edge ranks have three partners
@@ -163,6 +156,6 @@ TEST(ExtrapParts, PartsSeenTwiceKeepTheirOwnLaws) {
   want.sx = 4;
   want.sy = 5;
   want.periodic = false;
-  expect_same(res.trace, want.trace());
+  expect_same_ranks(res.trace, want.trace());
   for (const auto& l : res.explanation) EXPECT_EQ(l.find("(from "), std::string::npos) << l;
 }
