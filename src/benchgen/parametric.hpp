@@ -75,6 +75,9 @@ using SymSeq = std::vector<SymRun>;
 /// A value per cell of the grid: nullopt where the cell has none.
 using CellSeqs = std::vector<std::optional<SymSeq>>;
 
+/// compute_after's predecessor of the first call after MPI_Init's start.
+inline constexpr std::size_t kStartPred = static_cast<std::size_t>(-1);
+
 struct PNode {
   std::string op;
   std::string name;     ///< C identifier of its call site (`main_site3`)
@@ -87,9 +90,10 @@ struct PNode {
   std::vector<std::pair<std::string, CellSeqs>> fields;  ///< by field name
   std::string compute;  ///< C double: ns of computation before the call ("" none)
   /// The time before the call by the call that preceded it (its timing
-  /// blocks), where that differs from `compute`: (after_call constant, C
-  /// double) pairs, as the fixed-scale benchmark's `after` cases.
-  std::vector<std::pair<std::string, std::string>> compute_after;
+  /// blocks), where that differs from `compute`: (node whose call preceded,
+  /// kStartPred for none, C double) pairs, as the fixed-scale benchmark's
+  /// `after` cases.
+  std::vector<std::pair<std::size_t, std::string>> compute_after;
   std::string after;     ///< after_call constant this call sets ("" when unused)
   int64_t max_link = 0;  ///< farthest request link seen
 };

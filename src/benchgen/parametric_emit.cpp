@@ -258,7 +258,9 @@ struct Emitter {
     ++depth;
     if (!n.compute.empty() || !n.compute_after.empty()) {
       std::string e;
-      for (const auto& [after, c] : n.compute_after) e += "after == " + after + " ? " + c + " : ";
+      for (const auto& [pred, c] : n.compute_after)
+        e += "after == " + (pred == kStartPred ? "AFTER_START" : m.nodes[pred].after) + " ? " + c +
+             " : ";
       e += n.compute.empty() ? "0" : n.compute;
       char scale[32];
       std::snprintf(scale, sizeof scale, "%.6g", opt.scale);

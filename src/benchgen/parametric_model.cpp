@@ -266,58 +266,56 @@ std::optional<std::size_t> aligned_pred(const std::vector<ExtrapInput>& in,
 // call and delays each stage's send (the fixed-scale generator's
 // compute_by_pred, per input and then fitted across inputs). A block is
 // kept when some input's time differs from the overall mean by 1 % or more
-// and at least two inputs have it; keys are aligned node indices ("start"
-// for the first call), named by name_predecessors.
-std::vector<std::pair<std::string, std::string>> times_after(
+// and at least two inputs have it; keys are aligned node indices (of the
+// first node of that operation and call site), named by name_predecessors.
+std::vector<std::pair<std::size_t, std::string>> times_after(
     const std::vector<ExtrapInput>& in, const std::vector<std::vector<std::size_t>>& order,
     const std::vector<const Node*>& nodes, const std::vector<double>& overall) {
-  std::map<std::string, std::vector<extrap::TimePoint>> points;
-  std::map<std::string, bool> differs;
+  struct Block {
+    std::vector<extrap::TimePoint> points;
+    bool differs = false;
+  };
+  std::map<std::size_t, Block> blocks;
   for (std::size_t k = 0; k < in.size(); ++k) {
     if (overall[k] < 0) continue;
     for (const Timing& tm : nodes[k]->timings) {
       if (tm.compute.empty() || tm.pred == kOtherKey) continue;
-      std::string key = "start";
+      std::size_t key = kStartPred;
       if (tm.pred != kStartKey) {
         const auto at = aligned_pred(in, order, k, tm.pred);
         if (!at) continue;
-        key = std::to_string(*at);
+        key = *at;
       }
       const double v = trimmed_mean_ns(tm.compute);
-      points[key].push_back({static_cast<double>(in[k].trace.world_size), v});
-      if (std::abs(v - overall[k]) >= 0.01 * std::max(overall[k], 1.0)) differs[key] = true;
+      Block& b = blocks[key];
+      b.points.push_back({static_cast<double>(in[k].trace.world_size), v});
+      b.differs = b.differs || std::abs(v - overall[k]) >= 0.01 * std::max(overall[k], 1.0);
     }
   }
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [key, p] : points) {
-    if (!differs[key] || p.size() < 2) continue;
-    const std::string c = time_c(p);
+  std::vector<std::pair<std::size_t, std::string>> out;
+  for (const auto& [key, b] : blocks) {
+    if (!b.differs || b.points.size() < 2) continue;
+    const std::string c = time_c(b.points);
     if (!c.empty()) out.emplace_back(key, c);
   }
   return out;
 }
 
-// Gives the predecessors named in compute_after their after_call constants
-// (AFTER_ and the aligned node's C name) and marks the nodes that set them.
+// Gives every node the after_call constant it sets (AFTER_ and the C name
+// of the first aligned node of its operation and call site, the key
+// compute_after uses) when some node's time depends on its predecessor.
 void name_predecessors(Model& m, const std::vector<ExtrapInput>& in,
                        const std::vector<std::vector<std::size_t>>& order) {
   bool used = false;
   for (const PNode& n : m.nodes) used = used || !n.compute_after.empty();
   if (!used) return;
   m.after_names.push_back("AFTER_START");
-  // Every node whose key is some aligned node's sets that node's constant,
-  // so a case means "the last call was this operation at this call site".
-  std::map<std::size_t, std::string> constant;
   for (std::size_t i = 0; i < m.nodes.size(); ++i) {
     const auto first = aligned_pred(in, order, 0, in[0].trace.nodes[order[0][i]].key);
     const std::size_t f = first ? *first : i;
-    auto [it, fresh] = constant.emplace(f, "AFTER_" + m.nodes[f].name);
-    if (fresh) m.after_names.push_back(it->second);
-    m.nodes[i].after = it->second;
+    if (f == i) m.after_names.push_back("AFTER_" + m.nodes[i].name);
+    m.nodes[i].after = "AFTER_" + m.nodes[f].name;
   }
-  for (PNode& n : m.nodes)
-    for (auto& [key, c] : n.compute_after)
-      key = key == "start" ? "AFTER_START" : constant.at(std::stoul(key));
 }
 
 }  // namespace
