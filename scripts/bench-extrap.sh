@@ -107,16 +107,25 @@ fi
 # that trace replayed: its accuracy is the replay's own error, and the
 # extrapolation's is the replay of the extrapolated trace against the
 # replay of the real one. Oversubscribed ranks on this machine's cores.
+# CLOCK=cpu (the default) records the compute_cpu statistic and replays
+# with --compute-clock cpu: with more ranks than cores, the wall-clock gap
+# between calls holds the time a rank waited for a core, which a replay
+# spinning on the wall clock waits again on top (docs/replay.md). CLOCK=wall
+# replays the recorded wall-clock gaps.
 WORK="${WORK:-2000}"
 ACC_STEPS="${ACC_STEPS:-200}"
+CLOCK="${CLOCK:-cpu}"
+REC_CLOCK=() REPLAY_CLOCK=()
+if [[ $CLOCK == cpu ]]; then REC_CLOCK=(--stats compute_cpu); REPLAY_CLOCK=(--compute-clock cpu); fi
 replay_wall() {  # replay_wall NP TRACE
-  mpirun -np "$1" "$TF" replay "$2" 2>&1 | sed -n 's/^replay: .*, wall \([0-9.e+-]*\) s.*/\1/p'
+  mpirun -np "$1" "$TF" replay "${REPLAY_CLOCK[@]}" "$2" 2>&1 |
+    sed -n 's/^replay: .*, wall \([0-9.e+-]*\) s.*/\1/p'
 }
 accuracy() {  # accuracy NAME APP TARGET INPUT_COUNTS...
   local name=$1 app=$2 target=$3 ins=() n t x r
   shift 3
   for n in "$@" "$target"; do
-    "$TF" record -o "acc-$name-$n.tf" -- mpirun -np "$n" "$APPS/app_$app" "$ACC_STEPS" "$WORK" \
+    "$TF" record "${REC_CLOCK[@]}" -o "acc-$name-$n.tf" -- mpirun -np "$n" "$APPS/app_$app" "$ACC_STEPS" "$WORK" \
       > /dev/null 2>&1 || { echo "record $name at $n failed" >&2; return 0; }
     [[ $n == "$target" ]] || ins+=("acc-$name-$n.tf")
   done
@@ -132,7 +141,7 @@ accuracy() {  # accuracy NAME APP TARGET INPUT_COUNTS...
     "$(awk -v a="$r" -v b="$x" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')"
 }
 echo
-echo "Timing accuracy, $ACC_STEPS steps, WORK=$WORK units per step, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Timing accuracy, $ACC_STEPS steps, WORK=$WORK units per step, compute clock $CLOCK, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| program                | target | inputs         | real app   | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay |"
 echo "|------------------------|--------|----------------|------------|------------|----------|------------|----------|----------|"

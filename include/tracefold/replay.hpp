@@ -33,6 +33,13 @@ class ReplayError : public std::runtime_error {
 
 enum class ComputeMode { kSpin, kSleep, kNone };
 enum class TimingMode { kMean, kSample };
+/// Which recorded time a computation spins for: kWall the wall-clock gap
+/// between calls (every trace has it); kCpu the processor time of the
+/// compute_cpu statistic (record --stats compute_cpu), spun on the thread's
+/// processor clock, so a replay on a machine with fewer cores than ranks
+/// asks for the processor time the program used and waits for cores as the
+/// program did, instead of waiting on top of recorded waiting.
+enum class ComputeClock { kWall, kCpu };
 
 struct ReplayOptions {
   ComputeMode compute = ComputeMode::kSpin;
@@ -40,6 +47,7 @@ struct ReplayOptions {
   /// drawn per event from the histogram's bins (brings back spread and
   /// imbalance).
   TimingMode timing = TimingMode::kMean;
+  ComputeClock clock = ComputeClock::kWall;
   double compute_scale = 1.0;  ///< multiplies computation times
   double message_scale = 1.0;  ///< multiplies element counts of messages
   /// Call-site ids (as in `tracefold print`) the two scales apply to; empty = all.

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracefold/event.hpp"
@@ -98,6 +99,12 @@ struct Timing {
   /// User statistics (plugins), by name.
   std::vector<std::pair<std::string, Histogram>> stats;
 };
+
+/// Name of the built-in statistic (`record --stats compute_cpu`) holding
+/// the processor time the calling thread spent computing before each call;
+/// `replay --compute-clock cpu` spins for it instead of the wall-clock
+/// compute time (docs/replay.md).
+inline constexpr std::string_view kComputeCpuStatistic = "compute_cpu";
 
 /// Merges timing records (sorted by pred) into `into`, histogram by histogram.
 void merge_timings(std::vector<Timing>& into, const std::vector<Timing>& from);

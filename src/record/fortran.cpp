@@ -75,6 +75,7 @@ void start_recording(int64_t t0, const char* name) {
   const OpId init_op = ev.op;  // append takes ev's contents
   if (r.append(ev, r.capture_stack())) r.timestamp(init_op, t0, exit_ns);
   r.last_exit_ns = now_ns();
+  if (r.compute_cpu) mark_compute_cpu();
 }
 
 void record_finalize() {

@@ -1,7 +1,5 @@
 #include "recorder_impl.hpp"
 
-#include <sys/resource.h>
-
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -38,40 +36,6 @@ const FieldId kPeer = scalar_field("peer"), kPeerRecv = scalar_field("rpeer"),
               kIndices = list_field("indices");
 
 const FieldId kComm = scalar_field("comm");
-
-// ------------------------------------------------------------- statistics
-
-class BytesStatistic final : public Statistic {
- public:
-  std::string name() const override { return "bytes"; }
-  void start() override {}
-  int64_t end(const Event& ev) override { return static_cast<int64_t>(event_bytes(ev)); }
-};
-
-class MinorFaultsStatistic final : public Statistic {
- public:
-  std::string name() const override { return "minflt"; }
-  void start() override { begin_ = faults(); }
-  int64_t end(const Event&) override { return faults() - begin_; }
-
- private:
-  static int64_t faults() {
-    rusage ru{};
-    getrusage(RUSAGE_THREAD, &ru);
-    return ru.ru_minflt;
-  }
-  int64_t begin_ = 0;
-};
-
-StatisticRegistry& statistics() {
-  static auto* r = [] {
-    auto* reg = new StatisticRegistry;
-    reg->available.push_back(std::make_unique<BytesStatistic>());
-    reg->available.push_back(std::make_unique<MinorFaultsStatistic>());
-    return reg;
-  }();
-  return *r;
-}
 
 void Recorder::start(int64_t t0) {
   std::lock_guard lock(mu);
@@ -119,6 +83,9 @@ void Recorder::start(int64_t t0) {
         reg.enabled.push_back(found->get());
       }
       any_statistics = !reg.enabled.empty();
+      compute_cpu = std::any_of(reg.enabled.begin(), reg.enabled.end(), [](const Statistic* st) {
+        return st->name() == kComputeCpuStatistic;
+      });
     }
     FoldOptions opts;
     if (const char* w = env("TRACEFOLD_WINDOW"))
@@ -325,12 +292,6 @@ DatatypeRegistry& datatype_registry() {
   return recorder().types;
 }
 
-void register_statistic(std::unique_ptr<Statistic> statistic) {
-  auto& reg = statistics();
-  std::lock_guard lock(reg.mu);
-  reg.available.push_back(std::move(statistic));
-}
-
 OpId op(const char* name) {
   auto id = OpTable::find(name);
   return id ? *id : OpId{0};
@@ -457,6 +418,7 @@ Call::~Call() {
   // Read after append, so a batch folded there counts as the recorder's
   // time, not as the application's computation before its next call.
   r.last_exit_ns = now_ns();
+  if (r.compute_cpu) mark_compute_cpu();
   tl_holding = false;  // the state is whole again; lock_ lets go right after
   tl_in_call = false;
 }

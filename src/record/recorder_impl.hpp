@@ -208,6 +208,9 @@ struct StatisticRegistry {
 };
 
 StatisticRegistry& statistics();
+/// Notes the calling thread's processor time as the end of its last call,
+/// where the compute_cpu statistic counts the next computation from.
+void mark_compute_cpu();
 
 class Recorder {
  public:
@@ -301,7 +304,8 @@ class Recorder {
   int site_tolerance = 0;  // 0: exact call sites (lossless)
   // TRACEFOLD_STATS named some: every call asks them (set at start).
   bool any_statistics = false;
-  bool no_timing = false;  // TRACEFOLD_NO_TIMING: drop the time histograms, keep parameters
+  bool compute_cpu = false;  ///< the compute_cpu statistic is on (mark_compute_cpu)
+  bool no_timing = false;    // TRACEFOLD_NO_TIMING: drop the time histograms, keep parameters
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
   RawLogFile rawlog;

@@ -38,6 +38,16 @@ inline int64_t now_ns() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+// Below this much processor time left, a computation stops spinning: one
+// more reading of the processor clock would cost about as much.
+inline constexpr int64_t kCpuSpinSlackNs = 1000;
+
+inline int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
 // A request made by a replayed call, with the buffers it uses until it
 // completes (persistent requests keep them until freed).
 struct RequestSlot {
@@ -207,6 +217,8 @@ class Engine {
   // ------------------------------------------------------------ computation
 
   void compute(const Event& ev, const Node* node, EventKey prev);
+  // Spins for the event's compute_cpu statistic; false when it has none.
+  bool compute_cpu(const Event& ev, const Node* node, EventKey prev);
 
   int64_t sample(const Histogram& h);
 
@@ -369,7 +381,10 @@ class Engine {
   Outcome outcome_scratch_;
   std::ptrdiff_t node_ = -1;  // the node of the event being issued
   bool prob_ = false;
-  int64_t last_exit_ns_ = 0;  // end of the last replayed MPI call (0: none yet)
+  int64_t last_exit_ns_ = 0;
+  int64_t last_exit_cpu_ = 0;  // the thread's processor time then (ComputeClock::kCpu)
+  int64_t cpu_owed_ = 0;  // replayer's processor time beyond the recorded computation  // end of
+                          // the last replayed MPI call (0: none yet)
   std::unique_ptr<LossyResolver> lossy_;
   double est_ns_ = 0;
   std::vector<Incoming> incoming_;

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
       "Replay a folded trace as an MPI program (run under mpirun with the recorded rank count)"};
   app.name("tracefold replay");
   tracefold::ReplayOptions o;
-  std::string trace, timing = "mean", sites;
+  std::string trace, timing = "mean", sites, clock = "wall";
   bool no_compute = false, sleep = false, probabilistic = false;
   double compare = -1;
   app.add_option("TRACE", trace, "Folded trace (.tf or .tf.zst)")->required();
@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
                  "Computation durations: mean (per call and path) or sample (drawn from the "
                  "histogram bins)")
       ->check(CLI::IsMember({"mean", "sample"}));
+  app.add_option("--compute-clock", clock,
+                 "Computation spins for the recorded wall time (wall) or for the processor time "
+                 "of the compute_cpu statistic (cpu: record with --stats compute_cpu; for runs "
+                 "with more ranks than cores)")
+      ->check(CLI::IsMember({"wall", "cpu"}));
   app.add_option("--compute-scale", o.compute_scale, "Multiply computation times by K")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--message-scale", o.message_scale, "Multiply message element counts by K")
@@ -51,6 +56,7 @@ int main(int argc, char** argv) {
   o.compute = no_compute ? tracefold::ComputeMode::kNone
               : sleep    ? tracefold::ComputeMode::kSleep
                          : tracefold::ComputeMode::kSpin;
+  o.clock = clock == "cpu" ? tracefold::ComputeClock::kCpu : tracefold::ComputeClock::kWall;
   o.timing = timing == "sample" ? tracefold::TimingMode::kSample : tracefold::TimingMode::kMean;
   if (compare > 0) o.compare_time = compare;
   if (probabilistic) o.probabilistic = true;

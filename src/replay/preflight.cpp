@@ -151,6 +151,20 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
           "concurrently (MPI_THREAD_MULTIPLE) would deadlock. If only one thread called MPI "
           "(MPI_THREAD_FUNNELED, or SERIALIZED by one thread), replay with --single-thread");
   }
+  if (options.clock == ComputeClock::kCpu) {
+    if (options.compute == ComputeMode::kSleep)
+      throw ReplayError("--compute-clock cpu spins on the processor clock; it cannot sleep");
+    const bool any = std::any_of(trace.nodes.begin(), trace.nodes.end(), [](const Node& n) {
+      return std::any_of(n.timings.begin(), n.timings.end(), [](const Timing& t) {
+        return std::any_of(t.stats.begin(), t.stats.end(),
+                           [](const auto& st) { return st.first == kComputeCpuStatistic; });
+      });
+    });
+    if (!any)
+      throw ReplayError("--compute-clock cpu: the trace holds no " +
+                        std::string(kComputeCpuStatistic) + " statistic; record with --stats " +
+                        std::string(kComputeCpuStatistic));
+  }
   // Probabilistic replay draws loop counts and values per rank: the order
   // is only known as it happens.
   const bool probabilistic =
