@@ -51,7 +51,6 @@ void Engine::run() {
   Event ev;
   EventKey prev = kStartKey;
   last_exit_ns_ = now_ns();  // stands for the end of MPI_Init
-  last_exit_cpu_ = thread_cpu_ns();
   while (it.next(ev)) {
     const OpInfo& info = table_[ev.op];
     if (info.kind == Kind::kInit) {
@@ -78,7 +77,6 @@ void Engine::run() {
       issue(ev, info);
     }
     last_exit_ns_ = now_ns();
-    if (opts_.clock == ComputeClock::kCpu) last_exit_cpu_ = thread_cpu_ns();
     ++calls_;
     ++position_;
     auto& c = per_op_[ev.op];
@@ -135,25 +133,24 @@ bool Engine::compute_cpu(const Event& ev, const Node* node, EventKey prev) {
       opts_.timing == TimingMode::kSample ? sample(st->second) : std::llround(st->second.mean());
   if (scaled(ev)) ns = std::llround(static_cast<double>(ns) * opts_.compute_scale);
   // From the end of the previous call, as recorded: the replayer's own
-  // walk to this event is part of it. Where the walk took longer than the
-  // recorded computation (calls in a row with nothing between them), the
-  // excess is owed and taken off the next computations, so the rank asks
-  // for the processor time the program used in total, not that plus the
-  // replayer's per-call cost: on a machine with fewer cores than ranks
-  // every processor second one rank takes is one the others wait for.
-  const int64_t now = thread_cpu_ns();
-  const int64_t left = ns - (now - last_exit_cpu_) - cpu_owed_;
-  if (left <= 0) {
-    cpu_owed_ = -left;
+  // walk to this event is part of it. The walk is timed on the wall clock:
+  // it is a few microseconds, and reading the processor clock is a system
+  // call (about a microsecond in a virtual machine), too dear to read after
+  // every call of a program that makes a hundred calls in a row with
+  // nothing between them. Short gaps spin on the wall clock alone.
+  const int64_t wall_left = last_exit_ns_ + ns - now_ns();
+  if (wall_left <= 0) return true;
+  if (ns < kCpuClockMinNs) {
+    const int64_t until = now_ns() + wall_left;
+    while (now_ns() < until) {
+    }
     return true;
   }
-  cpu_owed_ = 0;
-  // Reading the processor clock is a system call (about a microsecond in a
-  // virtual machine): spin on the cheap wall clock for what is left, which
-  // takes at most that much processor time (less if the rank lost its core
-  // meanwhile), and read the processor clock again only then.
-  const int64_t until = now + left;
-  for (int64_t rest = left; rest > kCpuSpinSlackNs; rest = until - thread_cpu_ns()) {
+  // Spin on the cheap wall clock for what is left, which takes at most that
+  // much processor time (less if the rank lost its core meanwhile), and
+  // read the processor clock again only then.
+  const int64_t until = thread_cpu_ns() + wall_left;
+  for (int64_t rest = wall_left; rest > kCpuSpinSlackNs; rest = until - thread_cpu_ns()) {
     const int64_t wall_until = now_ns() + rest;
     while (now_ns() < wall_until) {
     }

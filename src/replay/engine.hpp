@@ -41,6 +41,10 @@ inline int64_t now_ns() {
 // Below this much processor time left, a computation stops spinning: one
 // more reading of the processor clock would cost about as much.
 inline constexpr int64_t kCpuSpinSlackNs = 1000;
+// Processor-time computations shorter than this spin on the wall clock: a
+// rank is rarely descheduled within one, and two readings of the
+// processor clock would be a large part of it.
+inline constexpr int64_t kCpuClockMinNs = 50000;
 
 inline int64_t thread_cpu_ns() {
   timespec ts;
@@ -381,10 +385,7 @@ class Engine {
   Outcome outcome_scratch_;
   std::ptrdiff_t node_ = -1;  // the node of the event being issued
   bool prob_ = false;
-  int64_t last_exit_ns_ = 0;
-  int64_t last_exit_cpu_ = 0;  // the thread's processor time then (ComputeClock::kCpu)
-  int64_t cpu_owed_ = 0;  // replayer's processor time beyond the recorded computation  // end of
-                          // the last replayed MPI call (0: none yet)
+  int64_t last_exit_ns_ = 0;  // end of the last replayed MPI call (0: none yet)
   std::unique_ptr<LossyResolver> lossy_;
   double est_ns_ = 0;
   std::vector<Incoming> incoming_;
