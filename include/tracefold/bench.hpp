@@ -39,6 +39,11 @@ struct Options {
   /// it a lossy trace is refused. Wildcards are then kept as recorded: the
   /// resolution needs the exact order.
   bool lossy_ok = false;
+  /// Generate from a trace that starts with MPI_Init_thread
+  /// (`--single-thread`): the user says only one thread of the program
+  /// called MPI. Without it such a trace is refused (init_thread_node in
+  /// validate.hpp: the benchmark runs one thread).
+  bool single_thread = false;
 };
 
 /// What generation did to the trace before writing it out.
@@ -54,6 +59,10 @@ class BenchError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// Throws BenchError naming the node when `trace` starts with
+/// MPI_Init_thread and options.single_thread is not set.
+void check_single_thread(const Trace& trace, const Options& options);
 
 /// The C source of the benchmark. Unless options.keep_wildcards, wildcard
 /// receives are resolved first, and collectives reached from different

@@ -2,6 +2,8 @@
 // raw log or partial must hold beyond its grammar (docs/format.md, "Errors").
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +24,20 @@ bool valid_module_name(std::string_view name);
 /// Empty if every frame of `site` has a valid module name; else which one
 /// does not.
 std::string invalid_site(const CallSite& site);
+
+/// The node of the trace's MPI_Init_thread, if the program initialized MPI
+/// that way. The recorder serializes the calls of a program's threads and
+/// records neither which thread made each nor the thread level: replay and
+/// benchmark generation issue the calls on one thread, which deadlocks
+/// where threads made calls concurrently (two ranks interleave them
+/// differently), so both refuse such a trace unless the user says that
+/// only one thread called MPI (`--single-thread`).
+std::optional<std::size_t> init_thread_node(const Trace& trace);
+/// What both refusals say after naming the node.
+inline constexpr std::string_view kInitThreadRefusal =
+    "the program initialized MPI with MPI_Init_thread, and the trace does not say which "
+    "thread made each call; calls that threads made concurrently (MPI_THREAD_MULTIPLE) "
+    "cannot be ordered on one thread and would deadlock. If only one thread called MPI "
+    "(MPI_THREAD_FUNNELED, or SERIALIZED by one thread), use --single-thread";
 
 }  // namespace tracefold

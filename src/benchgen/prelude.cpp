@@ -6,6 +6,7 @@
 
 #include "gen.hpp"
 #include "tracefold/bench_passes.hpp"
+#include "tracefold/validate.hpp"
 
 namespace tracefold::benchgen {
 
@@ -448,7 +449,14 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
 
 namespace tracefold::bench {
 
+void check_single_thread(const Trace& trace, const Options& options) {
+  if (const auto init = init_thread_node(trace); init && !options.single_thread)
+    throw BenchError("node " + std::to_string(*init) +
+                     " (MPI_Init_thread): " + std::string(kInitThreadRefusal));
+}
+
 std::string generate_c(const Trace& trace, const Options& options, Summary* summary) {
+  check_single_thread(trace, options);
   const bool lossy = !trace.lossy.empty();
   if (lossy && !options.lossy_ok)
     throw BenchError("the trace is lossy (" + trace.lossy +

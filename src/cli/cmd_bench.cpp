@@ -22,6 +22,7 @@ struct BenchArgs {
   std::string lang = "c";
   bool keep_wildcards = false;
   bool lossy_ok = false;
+  bool single_thread = false;
   SiteOptions sites;
   bool parametric = false;
   std::vector<std::string> more;  // --parametric: the other rank counts' traces
@@ -50,6 +51,7 @@ bench::Options parse_compute(const BenchArgs& a) {
   o.seed = a.seed;
   o.keep_wildcards = a.keep_wildcards;
   o.lossy_ok = a.lossy_ok;
+  o.single_thread = a.single_thread;
   for (const std::string& c : a.compute) {
     if (c == "trimmed") {
       o.compute = bench::ComputeMode::kTrimmed;
@@ -112,6 +114,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--lossy-ok", a->lossy_ok,
                 "Generate from a lossy trace: each value histogram is drawn in an order fixed by "
                 "--seed");
+  cmd->add_flag("--single-thread", a->single_thread,
+                "Generate from a trace that starts with MPI_Init_thread: only one thread of the "
+                "program called MPI");
   add_site_options(cmd, a->sites);
   cmd->callback([a] {
     guarded([&] {
@@ -131,9 +136,10 @@ void add_bench_command(CLI::App& app) {
         throw std::invalid_argument("several traces are read with --parametric only");
       Trace t = load_trace(a->trace);
       prepare_sites(t, a->sites);
-      if (a->lang == "conceptual")
+      if (a->lang == "conceptual") {
+        bench::check_single_thread(t, o);
         write_conceptual(std::move(t), a->output);
-      else
+      } else
         report(bench::write_c(t, o, a->output), a->output);
     });
     throw CLI::RuntimeError(0);

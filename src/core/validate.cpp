@@ -87,4 +87,10 @@ std::string invalid_site(const CallSite& site) {
   return {};
 }
 
+std::optional<std::size_t> init_thread_node(const Trace& trace) {
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i)
+    if (OpTable::name(trace.nodes[i].key.op) == "MPI_Init_thread") return i;
+  return std::nullopt;
+}
+
 }  // namespace tracefold

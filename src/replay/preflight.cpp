@@ -139,18 +139,9 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
                           ": the trace does not hold this graph's edges, so replay cannot make "
                           "the topology again");
     }
-    // The recorder serializes the calls of a program's threads and does
-    // not say which thread made each: one replay thread cannot tell what
-    // may run concurrently, and two ranks whose threads interleaved
-    // differently deadlock.
-    if (OpTable::name(trace.nodes[i].key.op) == "MPI_Init_thread" && !options.single_thread)
-      throw ReplayError(
-          describe(trace, i) +
-          ": the program initialized MPI with MPI_Init_thread, and the trace does not say which "
-          "thread made each call; replay runs one thread, so calls that threads made "
-          "concurrently (MPI_THREAD_MULTIPLE) would deadlock. If only one thread called MPI "
-          "(MPI_THREAD_FUNNELED, or SERIALIZED by one thread), replay with --single-thread");
   }
+  if (const auto init = init_thread_node(trace); init && !options.single_thread)
+    throw ReplayError(describe(trace, *init) + ": " + std::string(kInitThreadRefusal));
   if (options.clock == ComputeClock::kCpu) {
     if (options.compute == ComputeMode::kSleep)
       throw ReplayError("--compute-clock cpu spins on the processor clock; it cannot sleep");
