@@ -1,6 +1,8 @@
 // The parametric model (parametric.hpp): grids, aligned nodes and per-cell
 // values from the extrapolation library; the values' models are fitted
-// here and then checked against every rank of every input.
+// here, a part of the grid seen at one size checked against the other
+// parts as extrapolation does (extrap/parts.hpp), and then checked
+// against every rank of every input.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "gen.hpp"
 #include "parametric.hpp"
 #include "tracefold/extrap/grid.hpp"
+#include "tracefold/extrap/parts.hpp"
 #include "tracefold/extrap/scale_model.hpp"
 #include "tracefold/extrap/timing_models.hpp"
 
@@ -38,16 +41,38 @@ std::string sizes_text(const std::vector<int64_t>& s) {
   return out;
 }
 
+// The value of execution `i` of a sequence whose repeat counts are
+// constants (by_value's), `i` below its length.
+const Expr& element(const SymSeq& seq, uint64_t i) {
+  for (const SymRun& run : seq) {
+    const auto n = static_cast<uint64_t>(*evaluate(run.reps, {}, 0)) * run.pattern.size();
+    if (i < n) return run.pattern[i % run.pattern.size()];
+    i -= n;
+  }
+  return seq.back().pattern[i % seq.back().pattern.size()];
+}
+
 struct Fitter {
   const std::vector<ExtrapInput>& in;
   const std::vector<GridInput>& grids;
   int dims;
   std::vector<int64_t> target;  // any sizes: fit_value needs one; the largest input's
 
+  // A part's number is also read against the same number in the other
+  // parts (extrap/parts.hpp): a constant fitted over inputs that leave a
+  // dimension at one size takes their law, or generation stops.
+  struct Parts {
+    const std::vector<extrap::SeqObservation>* obs;  // the part's inputs, in input order
+    const extrap::PartPool* pool;
+    extrap::Locator at;
+    bool borrow;
+    const std::string* varying;
+  };
+
   // One number of a cell's sequence as seen by each input that has the
   // cell (`vals[k]`, nullopt for inputs without it).
   Expr number(const std::vector<std::optional<int64_t>>& vals, bool peer, int cell,
-              const std::string& what) {
+              const std::string& what, const Parts& parts) {
     std::vector<std::size_t> seen;
     for (std::size_t k = 0; k < vals.size(); ++k)
       if (vals[k]) seen.push_back(k);
@@ -103,7 +128,13 @@ struct Fitter {
     }
     std::vector<extrap::Observation> obs;
     for (std::size_t k : seen) obs.push_back({grids[k].topo.sizes, *vals[k]});
-    const extrap::ValueFit f = extrap::fit_value(obs, target);
+    extrap::ValueFit f = extrap::fit_value(obs, target);
+    std::vector<int64_t> values;
+    for (std::size_t k : seen) values.push_back(*vals[k]);
+    const extrap::PartCheck check{parts.borrow, true, parts.varying};
+    if (auto law = extrap::law_from_other_parts(*parts.obs, cell, values, f, *parts.pool, &parts.at,
+                                                target, what, check))
+      f = law->fit;
     using St = extrap::ValueFit::Status;
     if (f.status == St::kInconsistent || f.status == St::kNoData)
       fail(what + ": no model in the sizes fits the values " + values_text());
@@ -134,31 +165,105 @@ struct Fitter {
     for (std::size_t k : has)
       if (per[k][static_cast<std::size_t>(cell)]->is_histogram())
         fail(what + " in " + in[k].name + " is a histogram (lossy trace): exact values are needed");
+    std::vector<extrap::SeqObservation> obs;
+    for (std::size_t k : has) obs.push_back({&grids[k], per[k][static_cast<std::size_t>(cell)]});
+    const extrap::PartPool pool{&grids, &per};
+    std::string varying, varying_runs;
+    if (obs.size() == 1) {
+      varying = extrap::varying_part(pool, Topology{target, {}});
+      varying_runs = extrap::varying_part(pool, Topology{target, {}}, true);
+    }
     std::vector<std::vector<ValueSeq::Run>> runs(in.size());
     for (std::size_t k : has) runs[k] = per[k][static_cast<std::size_t>(cell)]->runs();
     const auto& r0 = runs[has[0]];
+    bool same_shape = true;
     for (std::size_t k : has) {
-      bool same = runs[k].size() == r0.size();
-      for (std::size_t r = 0; same && r < r0.size(); ++r)
-        same = runs[k][r].pattern.size() == r0[r].pattern.size();
-      if (!same)
-        fail(what + ": the values have different shapes in " + in[has[0]].name + " ('" +
-             per[has[0]][static_cast<std::size_t>(cell)]->to_string() + "') and " + in[k].name +
-             " ('" + per[k][static_cast<std::size_t>(cell)]->to_string() + "')");
+      same_shape = same_shape && runs[k].size() == r0.size();
+      for (std::size_t r = 0; same_shape && r < r0.size(); ++r)
+        same_shape = runs[k][r].pattern.size() == r0[r].pattern.size();
     }
+    // Values that coincide at one size fold together there (every message
+    // 360 values at 2x2, 360 and 240 at 2x3): read value by value, as a
+    // part that folds coarser than another part.
+    if (!same_shape || (extrap::some_dimension_unvaried(obs) && extrap::folds_coarser(obs, pool)))
+      return by_value(obs, has, cell, peer, what, pool, varying);
     SymSeq out;
     for (std::size_t r = 0; r < r0.size(); ++r) {
       SymRun run;
       std::vector<std::optional<int64_t>> vals(in.size());
       for (std::size_t k : has) vals[k] = static_cast<int64_t>(runs[k][r].reps);
-      run.reps = number(vals, false, cell, what + " (repetitions)");
+      run.reps = number(vals, false, cell, what + " (repetitions)",
+                        {&obs, &pool, extrap::repeat_position(r), true, &varying_runs});
       for (std::size_t j = 0; j < r0[r].pattern.size(); ++j) {
         for (std::size_t k : has) vals[k] = runs[k][r].pattern[j];
-        run.pattern.push_back(number(vals, peer, cell, what));
+        run.pattern.push_back(
+            number(vals, peer, cell, what,
+                   {&obs, &pool, extrap::pattern_position(r, j), !peer, &varying}));
       }
       out.push_back(std::move(run));
     }
     check(out, runs, has, peer, cell, what);
+    return out;
+  }
+
+  // A part whose inputs fold its values differently, or that folds
+  // coarser than another part's equally long sequence (folds_coarser):
+  // fitted value by value and folded again over the models; every value
+  // of every rank of the part in each input checked.
+  SymSeq by_value(const std::vector<extrap::SeqObservation>& obs,
+                  const std::vector<std::size_t>& has, int cell, bool peer, const std::string& what,
+                  const extrap::PartPool& pool, const std::string& varying) {
+    const uint64_t len = obs[0].seq->size();
+    for (const auto& o : obs)
+      if (o.seq->size() != len || len > 4096)
+        fail(what + ": the values have different shapes in " + obs[0].grid->input->name + " ('" +
+             extrap::clip(obs[0].seq->to_string()) + "') and " + o.grid->input->name + " ('" +
+             extrap::clip(o.seq->to_string()) + "')" +
+             (len > 4096 ? ", too long to compare value by value" : ""));
+    std::vector<std::vector<int64_t>> all(in.size());
+    for (std::size_t q = 0; q < has.size(); ++q) all[has[q]] = obs[q].seq->to_vector();
+    // The other parts' sequences of this length expanded once, not per
+    // value as extrap::index_position would.
+    std::map<const ValueSeq*, std::vector<int64_t>> expanded;
+    for (const auto& seqs : *pool.per_input)
+      for (const ValueSeq* s : seqs)
+        if (s && s->size() == len && !expanded.count(s)) expanded[s] = s->to_vector();
+    std::vector<Expr> models;  // distinct, numbered in `ids`
+    ValueSeq ids;
+    for (uint64_t i = 0; i < len; ++i) {
+      std::vector<std::optional<int64_t>> vals(in.size());
+      for (std::size_t k : has) vals[k] = all[k][i];
+      const extrap::Locator at = [&expanded, i](const ValueSeq& ref,
+                                                const ValueSeq& other) -> std::optional<int64_t> {
+        const auto e = expanded.find(&other);
+        if (e == expanded.end() || other.size() != ref.size()) return std::nullopt;
+        return e->second[i];
+      };
+      const Expr e = number(vals, peer, cell, what, {&obs, &pool, at, !peer, &varying});
+      const auto known = std::find(models.begin(), models.end(), e);
+      ids.push_back(known - models.begin());
+      if (known == models.end()) models.push_back(e);
+    }
+    SymSeq out;
+    for (const auto& run : ids.runs()) {
+      SymRun r;
+      for (int64_t id : run.pattern) r.pattern.push_back(models[static_cast<std::size_t>(id)]);
+      r.reps = Expr::constant(static_cast<int64_t>(run.reps));
+      out.push_back(std::move(r));
+    }
+    for (std::size_t k : has) {
+      const int64_t p = in[k].trace.world_size;
+      extrap::cell_ranks(grids[k].topo, cell).for_each([&](int32_t rank) {
+        for (uint64_t i = 0; i < len; ++i) {
+          const int64_t v = all[k][i];
+          const int64_t want = peer && !is_sentinel(v) ? positive_mod(rank + v, p) : v;
+          if (evaluate(element(out, i), grids[k].topo.sizes, rank) != want)
+            fail(what + ": the model " + to_c(element(out, i)) + " gives rank " +
+                 std::to_string(rank) + " of " + in[k].name + " a value other than its " +
+                 std::to_string(want) + " (value " + std::to_string(i) + ")");
+        }
+      });
+    }
     return out;
   }
 

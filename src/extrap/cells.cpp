@@ -72,10 +72,6 @@ namespace detail {
 
 namespace {
 
-std::string clip(const std::string& s) {
-  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
-}
-
 // The coordinate offsets (peer minus caller, per dimension) of relative
 // peer `rel` seen from `rank`, in a communicator whose groups run along
 // the dimensions of `keep` (nullptr: the world): one offset per such
@@ -102,10 +98,6 @@ std::vector<int64_t> offsets_of(const Topology& t, int64_t rank, int64_t rel,
   }
   return o;
 }
-
-// The number at the position being fitted, read from another cell's
-// sequence of the same input (nullopt: that sequence is shaped differently).
-using Locator = std::function<std::optional<int64_t>(const ValueSeq& ref, const ValueSeq& other)>;
 
 // A relative peer as coordinate offsets, one per dimension, each fitted
 // over that dimension's size only. On a row-major grid a cell's partner is
@@ -185,70 +177,6 @@ std::optional<int64_t> fit_offsets(const std::vector<SeqObservation>& obs, int c
   return ((rel % p) + p) % p;
 }
 
-// The same number (at the position `at` finds) in the other cells of the
-// pool, each cell fitted over the inputs that have it.
-struct SiblingLaw {
-  int cell = 0;
-  std::vector<Observation> obs;
-  ValueFit fit;          // at the target
-  bool changes = false;  // its values differ between the inputs
-};
-
-std::vector<SiblingLaw> sibling_laws(const std::vector<SeqObservation>& obs, int cell,
-                                     const PeerPool& pool, const Locator& at,
-                                     const std::vector<int64_t>& target) {
-  std::vector<SiblingLaw> out;
-  const auto cells = static_cast<int>((*pool.per_input)[0].size());
-  for (int c = 0; c < cells; ++c) {
-    if (c == cell) continue;
-    SiblingLaw law;
-    law.cell = c;
-    for (std::size_t k = 0; k < pool.grids->size(); ++k) {
-      const ValueSeq* other = (*pool.per_input)[k][static_cast<std::size_t>(c)];
-      if (!other) continue;
-      // The position is defined on this input's sequence of the cell when
-      // it has the cell (the reps of a run may differ between inputs).
-      const ValueSeq* ref = obs[0].seq;
-      for (const auto& o : obs)
-        if (o.grid == &(*pool.grids)[k]) ref = o.seq;
-      const std::optional<int64_t> v = at(*ref, *other);
-      if (!v || is_sentinel(*v)) continue;
-      law.obs.push_back({(*pool.grids)[k].topo.sizes, *v});
-      law.changes = law.changes || *v != law.obs[0].value;
-    }
-    if (law.obs.empty()) continue;
-    law.fit = fit_value(law.obs, target);
-    out.push_back(std::move(law));
-  }
-  return out;
-}
-
-bool scale_dependent(const ValueFit& f) {
-  return f.status == ValueFit::Status::kOk && f.formula.find('S') != std::string::npos;
-}
-
-// Whether `law` gives `values` at the sizes of `obs` (it explains them).
-bool reproduces(const SiblingLaw& law, const std::vector<SeqObservation>& obs,
-                const std::vector<int64_t>& values) {
-  for (std::size_t k = 0; k < obs.size(); ++k) {
-    const ValueFit f = fit_value(law.obs, obs[k].grid->topo.sizes);
-    if (f.status != ValueFit::Status::kOk || f.value != values[k]) return false;
-  }
-  return true;
-}
-
-// Whether the cell's own inputs leave some dimension at one size: a
-// constant fitted over them says nothing about that dimension.
-bool some_dimension_unvaried(const std::vector<SeqObservation>& obs) {
-  const std::vector<int64_t>& s0 = obs[0].grid->topo.sizes;
-  for (std::size_t d = 0; d < s0.size(); ++d) {
-    bool same = true;
-    for (const auto& o : obs) same = same && o.grid->topo.sizes[d] == s0[d];
-    if (same) return true;
-  }
-  return false;
-}
-
 // One number across the inputs. `at` finds the same number in another
 // cell's sequence (for fit_offsets with a peer pool, and for the other
 // cells' laws); `varying` names a cell whose sequence changes between the
@@ -262,13 +190,7 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
     any_sentinel = any_sentinel || is_sentinel(v);
     same = same && v == values[0];
   }
-  auto listing = [&] {
-    std::string s;
-    for (std::size_t k = 0; k < obs.size(); ++k)
-      s += (k ? ", " : "") + format_value(values[k]) + " in " + obs[k].grid->input->name + " (" +
-           obs[k].grid->topo.to_string() + ")";
-    return s;
-  };
+  auto listing = [&] { return values_listing(obs, values); };
   if (any_sentinel) {
     if (!same) throw ExtrapError(what + ": values " + listing() + " mix ranks and MPI constants");
     formula = format_value(values[0]);
@@ -281,59 +203,13 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
   if (pool && pool->peer && at)
     if (auto v = fit_offsets(obs, cell, *pool, *at, values, target, formula)) return *v;
   const ValueFit f = fit_value(o, target);
-  // A constant from inputs that leave some dimension at one size (a part
-  // of the grid seen in one input only, or at one size of a dimension) is
-  // no evidence that the number does not depend on that dimension. The
-  // same number in the other parts decides: a law that changes with the
-  // grid there and also gives this part's values is taken (strong scaling
-  // on 4, 6, 9 ranks: the middle columns, seen at 9 only, send 360/S2
-  // values like the first and last columns); laws that disagree, or a
-  // part seen once whose number changes elsewhere under no law that
-  // explains it, are an error.
-  const bool constant = f.status == ValueFit::Status::kOk && !scale_dependent(f);
-  if (constant && pool && (obs.size() == 1 || some_dimension_unvaried(obs))) {
-    const Topology grid{target, {}};
-    const std::vector<SiblingLaw> laws =
-        at ? sibling_laws(obs, cell, *pool, *at, target) : std::vector<SiblingLaw>{};
-    std::vector<const SiblingLaw*> fitting;
-    if (pool->borrow)
-      for (const auto& l : laws)
-        if (scale_dependent(l.fit) && reproduces(l, obs, values)) fitting.push_back(&l);
-    auto law_text = [&](const SiblingLaw& l) {
-      std::string s = cell_name(grid, l.cell) + ": ";
-      for (std::size_t k = 0; k < l.obs.size(); ++k)
-        s += (k ? ", " : "") + format_value(l.obs[k].value) + " at " +
-             Topology{l.obs[k].sizes, {}}.to_string();
-      return s + (l.fit.status == ValueFit::Status::kOk ? " (" + l.fit.formula + ")" : "");
-    };
-    if (!fitting.empty()) {
-      std::string laws_seen;
-      bool agree = true;
-      for (const SiblingLaw* l : fitting) {
-        agree = agree && l->fit.value == fitting[0]->fit.value;
-        laws_seen += "; " + law_text(*l);
-      }
-      if (!agree)
-        throw ExtrapError(what + ": values " + listing() +
-                          " do not show how the number scales, and the other parts that "
-                          "explain them disagree at " +
-                          grid.to_string() + laws_seen +
-                          ": give inputs in which this part appears at two sizes of every "
-                          "dimension");
-      formula = fitting[0]->fit.formula + " (from " + cell_name(grid, fitting[0]->cell) + ")";
-      return fitting[0]->fit.value;
-    }
-    if (obs.size() == 1) {
-      const SiblingLaw* changing = nullptr;
-      for (const auto& l : laws)
-        if (l.changes && !changing) changing = &l;
-      if (changing || (laws.empty() && varying && !varying->empty()))
-        throw ExtrapError(
-            what + ": seen in one input only (" + listing() +
-            ") while the same field changes with the grid in other parts (" +
-            (changing ? law_text(*changing) : *varying) +
-            "): one input cannot show how it scales; give inputs in which this part "
-            "appears at two sizes (at least 3 ranks along each dimension in two of them)");
+  // A constant over inputs that leave some dimension at one size says
+  // nothing about that dimension: the other parts decide (parts.hpp).
+  if (pool) {
+    const PartCheck check{pool->borrow, false, varying};
+    if (auto law = law_from_other_parts(obs, cell, values, f, *pool, at, target, what, check)) {
+      formula = law->fit.formula + " (from " + cell_name(Topology{target, {}}, law->cell) + ")";
+      return law->fit.value;
     }
   }
   switch (f.status) {
@@ -358,50 +234,6 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
       break;
   }
   throw ExtrapError(what + ": no values");
-}
-
-// For a cell seen in one input: the first other cell whose sequence of
-// the field differs between the inputs that have it ("" when none), for
-// fit_number's refusal when no position can be matched.
-std::string varying_cell(const PeerPool& pool, const Topology& grid) {
-  const auto cells = pool.per_input->empty() ? 0 : (*pool.per_input)[0].size();
-  for (std::size_t c = 0; c < cells; ++c) {
-    const ValueSeq* first = nullptr;
-    std::size_t first_k = 0;
-    for (std::size_t k = 0; k < pool.grids->size(); ++k) {
-      const ValueSeq* s = (*pool.per_input)[k][c];
-      if (!s) continue;
-      if (!first) {
-        first = s;
-        first_k = k;
-      } else if (!s->equals(*first)) {
-        auto name = [&](std::size_t q) {
-          return (*pool.grids)[q].input->name + " (" + (*pool.grids)[q].topo.to_string() + ")";
-        };
-        return cell_name(grid, static_cast<int>(c)) + ": '" + clip(first->to_string()) + "' in " +
-               name(first_k) + ", '" + clip(s->to_string()) + "' in " + name(k);
-      }
-    }
-  }
-  return "";
-}
-
-// Whether some other cell, in any input, has a sequence of the field as
-// long as the cell's but folded into other runs.
-bool folds_coarser(const std::vector<SeqObservation>& obs, const PeerPool& pool) {
-  auto shape = [](const ValueSeq& v) {
-    std::vector<std::pair<std::size_t, uint64_t>> out;
-    for (const auto& r : v.runs()) out.emplace_back(r.pattern.size(), r.reps);
-    return out;
-  };
-  for (const auto& o : obs) {
-    if (o.seq->size() > 4096) continue;
-    const auto own = shape(*o.seq);
-    for (const auto& seqs : *pool.per_input)
-      for (const ValueSeq* s : seqs)
-        if (s && s != o.seq && s->size() == o.seq->size() && shape(*s) != own) return true;
-  }
-  return false;
 }
 
 std::string bracket(const std::string& formula) {
@@ -440,7 +272,7 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
   // A cell seen in one input: whether the field changes elsewhere, for
   // numbers whose position no other cell's sequence shows.
   std::string varying;
-  if (pool && obs.size() == 1) varying = varying_cell(*pool, Topology{target, {}});
+  if (pool && obs.size() == 1) varying = varying_part(*pool, Topology{target, {}});
   if (same_shape) {
     std::vector<ValueSeq::Run> out(runs[0].size());
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -450,35 +282,14 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
       for (std::size_t j = 0; j < runs[0][i].pattern.size(); ++j) {
         std::vector<int64_t> v;
         for (const auto& r : runs) v.push_back(r[i].pattern[j]);
-        // Another cell's number here: same runs and pattern lengths, or
-        // else the same index in an equally long (short) sequence.
-        const Locator at = [i, j](const ValueSeq& ref,
-                                  const ValueSeq& other) -> std::optional<int64_t> {
-          const auto a = ref.runs(), b = other.runs();
-          bool same = a.size() == b.size();
-          for (std::size_t q = 0; same && q < a.size(); ++q)
-            same = a[q].pattern.size() == b[q].pattern.size() && a[q].reps == b[q].reps;
-          if (same) return b[i].pattern[j];
-          if (other.size() != ref.size() || other.size() > 4096) return std::nullopt;
-          std::size_t idx = j;
-          for (std::size_t q = 0; q < i; ++q) idx += a[q].pattern.size() * a[q].reps;
-          return other.to_vector()[idx];
-        };
+        const Locator at = pattern_position(i, j);
         out[i].pattern.push_back(fit_number(obs, cell, pool, &at, v, target, what, f, &varying));
         text << (j ? " " : "") << bracket(f);
       }
       if (group) text << ')';
       std::vector<int64_t> reps;
       for (const auto& r : runs) reps.push_back(static_cast<int64_t>(r[i].reps));
-      const Locator rep_at = [i](const ValueSeq& ref,
-                                 const ValueSeq& other) -> std::optional<int64_t> {
-        const auto a = ref.runs(), b = other.runs();
-        bool same = a.size() == b.size();
-        for (std::size_t q = 0; same && q < a.size(); ++q)
-          same = a[q].pattern.size() == b[q].pattern.size();
-        if (!same) return std::nullopt;
-        return static_cast<int64_t>(b[i].reps);
-      };
+      const Locator rep_at = repeat_position(i);
       PeerPool plain;  // repeat counts are no peers
       if (pool) {
         plain = *pool;
@@ -513,12 +324,7 @@ ValueSeq extrapolate_sequence(const std::vector<SeqObservation>& obs, int cell,
   for (std::size_t i = 0; i < all[0].size(); ++i) {
     std::vector<int64_t> v;
     for (const auto& a : all) v.push_back(a[i]);
-    // Another cell's number here: the i-th of an equally long sequence
-    // (short sequences only: each look expands the other sequence).
-    const Locator at = [i](const ValueSeq& ref, const ValueSeq& other) -> std::optional<int64_t> {
-      if (other.size() != ref.size() || other.size() > 4096) return std::nullopt;
-      return other.to_vector()[i];
-    };
+    const Locator at = index_position(i);
     // Each look expands the other sequence: long ones are matched for
     // peers only (as before), other fields skip the other cells' laws.
     const bool look = (pool && pool->peer) || all[0].size() <= 256;
@@ -562,7 +368,7 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
       throw ExtrapError(where + ": present in" + have + " but not in" + lack);
     }
     std::string formula;
-    const PeerPool pool{&grids, &per_input, keep, peer, !peer && !peer_field};
+    const PeerPool pool{{&grids, &per_input}, keep, peer, !peer && !peer_field};
     ValueSeq seq = extrapolate_sequence(obs, c, &pool, target.sizes, where, formula);
     auto& names = cells_by_formula[formula];
     names += (names.empty() ? "" : ", ") + cell_name(target, c);

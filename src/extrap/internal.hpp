@@ -9,6 +9,7 @@
 
 #include "tracefold/extrap/extrapolate.hpp"
 #include "tracefold/extrap/grid.hpp"
+#include "tracefold/extrap/parts.hpp"
 #include "tracefold/extrap/plugin.hpp"
 #include "tracefold/extrap/topology.hpp"
 #include "tracefold/histogram.hpp"
@@ -25,28 +26,23 @@ using extrap::describe_node;
 using extrap::GridInput;
 using extrap::make_grid_input;
 using extrap::relative_endpoints;
+// The part check is public too: tracefold/extrap/parts.hpp.
+using extrap::Locator;
+using extrap::PartPool;
+using extrap::SeqObservation;
 
 // ---------------------------------------------------------------- cells.cpp
-
-/// One input's view of a value in one cell.
-struct SeqObservation {
-  const GridInput* grid = nullptr;
-  const ValueSeq* seq = nullptr;  ///< nullptr: absent
-};
 
 /// Extrapolates one cell's value sequence to `target` sizes, number by
 /// number. `formula` gets the sequence written with the models of its
 /// numbers. `cell` is the cell the observations come from; `pool`, when
 /// set, holds the same field in every cell of every input: a number that
 /// the cell's own inputs leave at a constant is checked against the same
-/// number in the other cells (a part seen in one input only takes their
-/// law, or is refused), and with `peer` the numbers are relative peers,
-/// which may also be fitted as coordinate offsets pooled over the cells
-/// (fit_offsets in cells.cpp). Throws ExtrapError naming `what`.
-struct PeerPool {
-  const std::vector<GridInput>* grids = nullptr;
-  /// per_input[k][cell]: input k's sequence in each cell, or nullptr.
-  const std::vector<std::vector<const ValueSeq*>>* per_input = nullptr;
+/// number in the other cells (law_from_other_parts, parts.hpp), and with
+/// `peer` the numbers are relative peers, which may also be fitted as
+/// coordinate offsets pooled over the cells (fit_offsets in cells.cpp).
+/// Throws ExtrapError naming `what`.
+struct PeerPool : PartPool {
   /// The dimensions the peers' communicator runs along (comms.cpp), or
   /// nullptr for the world: offsets are taken within its groups.
   const std::vector<bool>* keep = nullptr;

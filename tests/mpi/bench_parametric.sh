@@ -4,6 +4,8 @@
 # ranks and each run's trace equals the real program's at that count
 # (diff --ignore-callsites: same on every rank); 8 ranks are refused with a
 # clear message and a non-zero exit, unless the grid is given (`4 2`).
+# Parts seen at one size: strong2d and the non-periodic stencil from 4, 6,
+# 9 ranks run at 12.
 # Second shape: the 1-D ring (3, 4, 5 -> 6). Also the refusal of too few
 # inputs (nothing written).
 TF=$1; SRC=$2; APPS=$3
@@ -92,6 +94,23 @@ for v in nonperiodic periodic; do
 done
 # 8 ranks with the grid named, as MPI_Dims_create gives the program its 4x2.
 same_at p_nonperiodic stencil2d_nonperiodic 8 4 2
+
+# Parts of the grid seen at one size: 4 (2x2), 6 (3x2) and 9 (3x3) ranks
+# show the middle column at 9 only. strong2d (a fixed 720x360 domain over
+# MPI_Dims_create's grid) sends 360/rows values west and east there: the
+# law the corners show, 90 at 12 ranks (4x3); a constant 120 was written
+# before (the run stopped with MPI_ERR_TRUNCATE). The non-periodic stencil
+# on the same counts keeps working (its numbers there are constants and
+# grid offsets).
+for n in 4 6 9; do rec strong2d "$n" "strong2d-$n.tf"; done
+if generate p_strong2d strong2d-4.tf strong2d-6.tf strong2d-9.tf; then
+  same_at p_strong2d strong2d 12
+fi
+rec stencil2d_nonperiodic 6 stencil2d_nonperiodic-6.tf
+if generate p_np469 stencil2d_nonperiodic-4.tf stencil2d_nonperiodic-6.tf \
+  stencil2d_nonperiodic-9.tf; then
+  same_at p_np469 stencil2d_nonperiodic 12
+fi
 
 # Rank groups and peers are expressions in the grid: the corner, edge and
 # interior parts of the non-periodic grid, and peers by coordinate offset.

@@ -6,85 +6,17 @@
 // folded and merged like recorded ones.
 #include <gtest/gtest.h>
 
+#include "halo_traces.hpp"
 #include "trace_compare.hpp"
-#include "tracefold/expand.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
-#include "tracefold/folder.hpp"
-#include "tracefold/merge.hpp"
 
 using namespace tracefold;
 using namespace tracefold::extrap;
 
 namespace {
 
-// A 2-D halo exchange on an sx-by-sy grid (x fastest) under strong
-// scaling: a fixed gx-by-gy domain, so the north and south messages carry
-// gx/sx values and the west and east ones gy/sy (tests/apps/strong2d.c).
-struct Halo {
-  int32_t sx = 3, sy = 3;
-  int64_t gx = 720, gy = 360;
-  bool periodic = true;  ///< else edge ranks skip the missing neighbours
-  int steps = 2;
-
-  int32_t size() const { return sx * sy; }
-  std::vector<Event> events(int32_t rank) const {
-    const int32_t x = rank % sx, y = rank / sx;
-    struct Dir {
-      int32_t dx, dy;
-      int64_t count;
-    };
-    const Dir dirs[4] = {{0, -1, gx / sx}, {0, 1, gx / sx}, {-1, 0, gy / sy}, {1, 0, gy / sy}};
-    std::vector<Event> out;
-    for (int s = 0; s < steps; ++s)
-      for (int d = 0; d < 4; ++d) {
-        const int32_t px = x + dirs[d].dx, py = y + dirs[d].dy;
-        if (!periodic && (px < 0 || px >= sx || py < 0 || py >= sy)) continue;
-        Event e;
-        e.op = *OpTable::find("MPI_Send");
-        e.site = 0;
-        e.set(FieldTable::peer(), ((py + sy) % sy) * sx + (px + sx) % sx);
-        e.set(FieldTable::intern("tag", FieldKind::kScalar), d);
-        e.set(FieldTable::intern("count", FieldKind::kScalar), dirs[d].count);
-        e.set(FieldTable::intern("comm", FieldKind::kScalar), 0);
-        out.push_back(e);
-      }
-    return out;
-  }
-  Trace trace() const {
-    SiteTable sites;
-    sites.intern(CallSite{{Frame{"halo", 0x100}}});
-    Trace all;
-    for (int32_t r = 0; r < size(); ++r) {
-      CommTable c;
-      c.define_world(size());
-      Folder f(r);
-      for (Event e : events(r)) {
-        encode_relative(e, r, c);
-        f.append(e);
-      }
-      Trace one = f.finish(size(), sites, c);
-      all = r == 0 ? std::move(one) : merge_traces(all, one);
-    }
-    return all;
-  }
-};
-
-std::vector<ExtrapInput> inputs(const std::vector<std::pair<int32_t, int32_t>>& grids,
-                                bool periodic, int64_t gx = 720, int64_t gy = 360) {
-  std::vector<ExtrapInput> in;
-  for (auto [sx, sy] : grids) {
-    Halo h;
-    h.sx = sx;
-    h.sy = sy;
-    h.gx = gx;
-    h.gy = gy;
-    h.periodic = periodic;
-    in.push_back({"h" + std::to_string(sx * sy) + ".tf", h.trace()});
-  }
-  return in;
-}
-
 using tracefold::testing::expect_same_ranks;
+using tracefold::testing::halo_inputs;
 
 ExtrapOptions to(int64_t ranks) {
   ExtrapOptions o;
@@ -109,10 +41,10 @@ std::string error_of(const std::vector<ExtrapInput>& in, int64_t ranks) {
 // and the first column's middle rows, seen at 2x3 and 3x3 (sy = 3 both),
 // too. Both take the law 360/S2 of the corners.
 TEST(ExtrapParts, APartSeenOnceTakesTheLawOfTheOtherParts) {
-  const auto in = inputs({{2, 2}, {2, 3}, {3, 3}}, true);
+  const auto in = halo_inputs({{2, 2}, {2, 3}, {3, 3}}, true);
   const ExtrapResult res = extrapolate(in, to(12));
   ASSERT_EQ(res.target.sizes, (std::vector<int64_t>{3, 4}));
-  Halo want;
+  tracefold::testing::Halo want;
   want.sx = 3;
   want.sy = 4;
   expect_same_ranks(res.trace, want.trace());
@@ -127,9 +59,9 @@ TEST(ExtrapParts, APartSeenOnceTakesTheLawOfTheOtherParts) {
 // middle column's west count (240) is 720/S2 and also 720/S1, and the
 // borrowed law is the one at its own position (720/S2 -> 180 at 3x4).
 TEST(ExtrapParts, OnlyTheLawAtTheSamePositionIsTaken) {
-  const auto in = inputs({{2, 2}, {2, 3}, {3, 3}}, true, 720, 720);
+  const auto in = halo_inputs({{2, 2}, {2, 3}, {3, 3}}, true, 720, 720);
   const ExtrapResult res = extrapolate(in, to(12));
-  Halo want;
+  tracefold::testing::Halo want;
   want.sx = 3;
   want.sy = 4;
   want.gx = want.gy = 720;
@@ -141,7 +73,7 @@ TEST(ExtrapParts, OnlyTheLawAtTheSamePositionIsTaken) {
 // matches, the peers change with the grid elsewhere, and one input cannot
 // say how the middle column's do. Refused, naming the part and the value.
 TEST(ExtrapParts, APartSeenOnceWithoutAMatchingPartIsRefused) {
-  const auto in = inputs({{2, 2}, {2, 3}, {3, 3}}, false);
+  const auto in = halo_inputs({{2, 2}, {2, 3}, {3, 3}}, false);
   const std::string e = error_of(in, 12);
   EXPECT_NE(e.find("seen in one input only"), std::string::npos) << e;
   EXPECT_NE(e.find("in h9.tf (3x3)"), std::string::npos) << e;
@@ -150,9 +82,9 @@ TEST(ExtrapParts, APartSeenOnceWithoutAMatchingPartIsRefused) {
 
 // With every part seen at two sizes (3x3, 3x4, 4x4) nothing is borrowed.
 TEST(ExtrapParts, PartsSeenTwiceKeepTheirOwnLaws) {
-  const auto in = inputs({{3, 3}, {3, 4}, {4, 4}}, false);
+  const auto in = halo_inputs({{3, 3}, {3, 4}, {4, 4}}, false);
   const ExtrapResult res = extrapolate(in, to(20));
-  Halo want;
+  tracefold::testing::Halo want;
   want.sx = 4;
   want.sy = 5;
   want.periodic = false;
