@@ -9,8 +9,7 @@
 #         analysis, which replays every message and every wait state while
 #         the program does nothing between them.
 #   work  the same with WORK units of computation per step (about 1 us a
-#         unit, tests/apps/app_work.h; default 300, 0.3 ms a step, which an
-#         idle core with a rank of its own spends mostly computing). `comp`
+#         unit, tests/apps/app_work.h; default 300, 0.3 ms a step). `comp`
 #         says how much of the steps' recorded time (MPI_Init and
 #         MPI_Finalize left out) was computation; with more ranks than
 #         cores, waiting for descheduled peers in MPI_Waitall takes most of
