@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracefold/members.hpp"
 #include "tracefold/ranklist.hpp"
 #include "tracefold/value_seq.hpp"
 
@@ -145,8 +146,10 @@ class SiteTable {
 /// A communicator as seen by one set of ranks: its members in comm-rank order
 /// (world ranks). A trace-wide communicator id may stand for several disjoint
 /// groups (e.g. every row communicator made by one MPI_Comm_split call).
+/// Members are runs (tracefold/members.hpp): a world of a million ranks is
+/// one run, not a million entries.
 struct CommGroup {
-  std::vector<int32_t> members;
+  MemberList members;
   bool operator==(const CommGroup&) const = default;
 };
 

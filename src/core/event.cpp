@@ -277,9 +277,7 @@ bool SiteTable::parse(std::string_view text, CallSite& out) {
 // --------------------------------------------------------------- communicators
 
 void CommTable::define_world(int32_t size) {
-  CommGroup g;
-  g.members.resize(static_cast<std::size_t>(size));
-  for (int32_t i = 0; i < size; ++i) g.members[static_cast<std::size_t>(i)] = i;
+  CommGroup g{MemberList::run(0, 1, size)};
   comms_[kWorld] = {std::move(g)};
   reindex(kWorld);
 }
@@ -322,17 +320,14 @@ bool follows_rule(const CommIndex& idx) {
 
 // Whether `m` is group number `g` of the block rule with groups of len
 // ranks, or of the stride rule with stride `stride`.
-bool is_block(const std::vector<int32_t>& m, int64_t g, int64_t len) {
+// Compared as runs: a world-sized group is one run, not a walk.
+bool is_block(const MemberList& m, int64_t g, int64_t len) {
   if (static_cast<int64_t>(m.size()) != len) return false;
-  for (std::size_t j = 0; j < m.size(); ++j)
-    if (m[j] != g * len + static_cast<int64_t>(j)) return false;
-  return true;
+  return m == MemberList::run(static_cast<int32_t>(g * len), 1, len);
 }
-bool is_stride(const std::vector<int32_t>& m, int64_t g, int64_t stride, int64_t len) {
+bool is_stride(const MemberList& m, int64_t g, int64_t stride, int64_t len) {
   if (static_cast<int64_t>(m.size()) != len || g >= stride) return false;
-  for (std::size_t j = 0; j < m.size(); ++j)
-    if (m[j] != g + static_cast<int64_t>(j) * stride) return false;
-  return true;
+  return m == MemberList::run(static_cast<int32_t>(g), static_cast<int32_t>(stride), len);
 }
 
 // The rule all of `groups` follow, written into an empty idx; false if none.
@@ -361,9 +356,10 @@ bool find_rule(const std::vector<CommGroup>& groups, CommIndex& idx) {
 void spell_out(const std::vector<CommGroup>& groups, CommIndex& idx) {
   if (!follows_rule(idx)) return;
   idx.clear();
-  for (std::size_t gi = 0; gi < groups.size(); ++gi)
-    for (std::size_t pos = 0; pos < groups[gi].members.size(); ++pos)
-      idx[groups[gi].members[pos]] = {static_cast<int32_t>(gi), static_cast<int32_t>(pos)};
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    int32_t pos = 0;
+    for (int32_t m : groups[gi].members) idx[m] = {static_cast<int32_t>(gi), pos++};
+  }
 }
 
 std::invalid_argument duplicate_rank(int64_t id, int32_t rank, bool same_group) {
@@ -379,12 +375,13 @@ CommIndex build_index(int64_t id, const std::vector<CommGroup>& groups) {
   std::size_t total = 0;
   for (const auto& g : groups) total += g.members.size();
   idx.reserve(total);
-  for (std::size_t gi = 0; gi < groups.size(); ++gi)
-    for (std::size_t pos = 0; pos < groups[gi].members.size(); ++pos) {
-      const int32_t m = groups[gi].members[pos];
-      auto [it, fresh] = idx.try_emplace(m, static_cast<int32_t>(gi), static_cast<int32_t>(pos));
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    int32_t pos = 0;
+    for (int32_t m : groups[gi].members) {
+      auto [it, fresh] = idx.try_emplace(m, static_cast<int32_t>(gi), pos++);
       if (!fresh) throw duplicate_rank(id, m, it->second.first == static_cast<int32_t>(gi));
     }
+  }
   return idx;
 }
 
@@ -431,7 +428,7 @@ void CommTable::define(int64_t id, CommGroup group) {
   }
   for (int32_t r : m)
     if (find_slot(idx, r).first >= 0) throw duplicate_rank(id, r, false);
-  std::vector<int32_t> sorted = m;
+  std::vector<int32_t> sorted = m.to_vector();
   std::sort(sorted.begin(), sorted.end());
   if (auto d = std::adjacent_find(sorted.begin(), sorted.end()); d != sorted.end())
     throw duplicate_rank(id, *d, true);
@@ -440,8 +437,8 @@ void CommTable::define(int64_t id, CommGroup group) {
     // index the new members only, so G groups cost time linear in their
     // members rather than G re-indexings.
     spell_out(groups, idx);
-    for (std::size_t pos = 0; pos < m.size(); ++pos)
-      idx[m[pos]] = {static_cast<int32_t>(gi), static_cast<int32_t>(pos)};
+    int32_t pos = 0;
+    for (int32_t r : m) idx[r] = {static_cast<int32_t>(gi), pos++};
     groups.push_back(std::move(group));
     return;
   }

@@ -39,11 +39,8 @@ bool to_number(std::string_view s, T& out) {
 }  // namespace
 
 std::string format_comm_line(int64_t id, const CommGroup& g) {
-  bool ascending = true;
-  for (std::size_t i = 1; i < g.members.size(); ++i)
-    if (g.members[i] <= g.members[i - 1]) ascending = false;
   std::string s = "comm " + std::to_string(id);
-  if (ascending) return s + " members " + Ranklist::from_ranks(g.members).to_string();
+  if (g.members.ascending()) return s + " members " + g.members.to_ranklist().to_string();
   s += " order";
   for (int32_t m : g.members) s += " " + std::to_string(m);
   return s;
@@ -140,7 +137,7 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
         if (!members.empty() && members.last() >= log.size)
           fail("communicator member " + std::to_string(members.last()) + " is outside 0.." +
                std::to_string(log.size - 1));
-        g.members = members.to_vector();
+        g.members = MemberList::from_ranklist(members);
       } else if (toks[2] == "order") {
         for (std::size_t i = 3; i < toks.size(); ++i) {
           int32_t m;

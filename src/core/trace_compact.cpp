@@ -167,12 +167,9 @@ std::string encode_compact_body(const Trace& t) {
   for (const auto& [id, gs] : t.comms.all()) {
     for (const CommGroup& g : gs) {
       o.sv(id);
-      const bool ascending =
-          std::is_sorted(g.members.begin(), g.members.end()) &&
-          std::adjacent_find(g.members.begin(), g.members.end()) == g.members.end();
-      if (ascending) {
+      if (g.members.ascending()) {
         o.uv(0);
-        put_ranklist(o, Ranklist::from_ranks(g.members), &world);
+        put_ranklist(o, g.members.to_ranklist(), &world);
       } else {
         o.uv(1);
         o.uv(g.members.size());

@@ -237,13 +237,14 @@ Trace decode_body(In& in, int version) {
       if (!members.empty() && members.last() >= world_size)
         in.fail("communicator members " + members.to_string() + " are outside the world of " +
                 std::to_string(world_size) + " ranks");
-      g.members = members.to_vector();
+      g.members = MemberList::from_ranklist(members);
     } else {
-      g.members.resize(in.count("members"));
-      for (auto& m : g.members) {
-        m = static_cast<int32_t>(in.uv("a rank", kMaxInt32));
+      const std::size_t n = in.count("members");
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto m = static_cast<int32_t>(in.uv("a rank", kMaxInt32));
         if (m >= world_size)
           in.fail("communicator member " + std::to_string(m) + " is outside the world");
+        g.members.push_back(m);
       }
     }
     if (g.members.empty()) in.fail_at(at, "communicator " + std::to_string(id) + " has no members");

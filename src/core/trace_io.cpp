@@ -31,12 +31,6 @@ std::string format_pred(EventKey k) {
 
 void format_symbol_tables(const SymbolTables& tables, std::string& out);
 
-bool members_ascending(const CommGroup& g) {
-  for (std::size_t i = 1; i < g.members.size(); ++i)
-    if (g.members[i] <= g.members[i - 1]) return false;
-  return true;
-}
-
 }  // namespace
 
 std::string format_trace(const Trace& t) {
@@ -62,8 +56,8 @@ std::string format_trace(const Trace& t) {
   for (const auto& [id, gs] : t.comms.all()) {
     for (const CommGroup& g : gs) {
       out += "comm " + std::to_string(id);
-      if (members_ascending(g)) {
-        out += " members " + format_ranklist_or_whole(Ranklist::from_ranks(g.members), &world);
+      if (g.members.ascending()) {
+        out += " members " + format_ranklist_or_whole(g.members.to_ranklist(), &world);
       } else {
         out += " order";
         for (int32_t m : g.members) out += " " + std::to_string(m);
@@ -373,18 +367,18 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       if (!members.empty() && (members.first() < 0 || members.last() >= t.world_size))
         r.fail("communicator members " + members.to_string() + " are outside the world of " +
                std::to_string(t.world_size) + " ranks");
-      g.members = members.to_vector();
+      g.members = MemberList::from_ranklist(members);
     } else {
       take(r, line, " order", "'members RANKLIST' or 'order R R ...'");
       while (!line.empty()) {
         take(r, line, " ", "a rank");
-        g.members.push_back(take_number<int32_t>(r, line, "a rank"));
+        const auto m = take_number<int32_t>(r, line, "a rank");
+        if (m < 0 || m >= t.world_size)
+          r.fail("communicator member " + std::to_string(m) + " is outside the world");
+        g.members.push_back(m);
       }
     }
     if (g.members.empty()) r.fail("communicator " + std::to_string(id) + " has no members");
-    for (int32_t m : g.members)
-      if (m < 0 || m >= t.world_size)
-        r.fail("communicator member " + std::to_string(m) + " is outside the world");
     try {
       t.comms.define(id, std::move(g));
     } catch (const std::exception& ex) {

@@ -26,11 +26,7 @@ bool world_like_comm(const Trace& trace, int64_t id) {
   if (id == CommTable::kWorld) return true;
   const auto it = trace.comms.all().find(id);
   if (it == trace.comms.all().end() || it->second.size() != 1) return false;
-  const auto& m = it->second[0].members;
-  if (m.size() != static_cast<std::size_t>(trace.world_size)) return false;
-  for (std::size_t i = 0; i < m.size(); ++i)
-    if (m[i] != static_cast<int32_t>(i)) return false;
-  return true;
+  return it->second[0].members == MemberList::run(0, 1, trace.world_size);
 }
 
 std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace, bool world_like) {

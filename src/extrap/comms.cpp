@@ -198,7 +198,7 @@ void define_target_comms(const CommShapes& shapes, const Topology& target, CommT
   const int64_t n = target.ranks();
   for (const auto& [id, keep] : shapes) {
     // Group index: the coordinates outside `keep`, row-major.
-    std::map<int64_t, std::vector<int32_t>> groups;
+    std::map<int64_t, MemberList> groups;
     for (int64_t r = 0; r < n; ++r) {
       const auto c = coords_of(target, r);
       int64_t key = 0, stride = 1;

@@ -342,11 +342,11 @@ class Engine {
 
   // ------------------------------------------------------------ communicators
 
-  const std::vector<int32_t>* members_of(int64_t id) const;
+  const MemberList* members_of(int64_t id) const;
 
   // The recorded members, in their recorded order, as a group (built with
   // PMPI: group calls are not part of the trace).
-  static MPI_Group group_of_members(const std::vector<int32_t>& world_members);
+  static MPI_Group group_of_members(const MemberList& world_members);
 
   void create_comm(const Event& ev, const OpInfo& info);
 

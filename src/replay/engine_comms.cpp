@@ -3,12 +3,12 @@
 
 namespace tracefold::replay_detail {
 
-const std::vector<int32_t>* Engine::members_of(int64_t id) const {
+const MemberList* Engine::members_of(int64_t id) const {
   const CommGroup* g = trace_.comms.group_of(id, rank_);
   return g ? &g->members : nullptr;
 }
 
-MPI_Group Engine::group_of_members(const std::vector<int32_t>& world_members) {
+MPI_Group Engine::group_of_members(const MemberList& world_members) {
   MPI_Group world, sub;
   PMPI_Comm_group(MPI_COMM_WORLD, &world);
   std::vector<int> ranks(world_members.begin(), world_members.end());

@@ -46,18 +46,15 @@ struct GroupCalls {
 };
 
 std::string comm_name(int64_t id, const CommGroup& g) {
-  std::vector<int32_t> sorted = g.members;
-  std::sort(sorted.begin(), sorted.end());
-  return "communicator " + std::to_string(id) + " (ranks " +
-         Ranklist::from_ranks(sorted).to_string() + ")";
+  return "communicator " + std::to_string(id) + " (ranks " + g.members.to_ranklist().to_string() +
+         ")";
 }
 
 void check_collective_order(const Trace& trace) {
   const FieldId comm_field = FieldTable::comm();
   const FieldId root_field = FieldTable::find("root").value();
   // A trace's table may leave the world out: it is every rank.
-  CommGroup world;
-  for (int32_t r = 0; r < trace.world_size; ++r) world.members.push_back(r);
+  CommGroup world{MemberList::run(0, 1, trace.world_size)};
   std::map<const CommGroup*, GroupCalls> groups;
   std::map<const CommGroup*, int64_t> ids;
   for (int32_t rank = 0; rank < trace.world_size; ++rank) {

@@ -109,10 +109,7 @@ class RankWriter {
     auto [it, fresh] = world_like_.try_emplace(comm, false);
     if (fresh) {
       const CommGroup* g = trace_.comms.group_of(comm, rank_);
-      bool same = g && g->members.size() == static_cast<std::size_t>(trace_.world_size);
-      for (std::size_t i = 0; same && i < g->members.size(); ++i)
-        same = g->members[i] == static_cast<int32_t>(i);
-      it->second = same;
+      it->second = g && g->members == MemberList::run(0, 1, trace_.world_size);
     }
     return it->second;
   }
