@@ -211,7 +211,7 @@ StatisticRegistry& statistics();
 
 class Recorder {
  public:
-  std::recursive_mutex mu;
+  RecorderLock mu;
   bool initialized = false;
   bool finalized = false;
   bool disabled = false;
