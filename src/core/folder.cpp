@@ -8,14 +8,21 @@ namespace tracefold {
 
 using namespace folding;
 
-ValueSeq Folder::Impl::field_values(const FieldValue& fv) {
-  ValueSeq v;
+namespace {
+// The values of one field on one execution, into an empty sequence.
+void fill_values(ValueSeq& v, const FieldValue& fv) {
   if (FieldTable::kind(fv.field) == FieldKind::kList) {
     v.push_back(static_cast<int64_t>(fv.list.size()));
     for (int64_t x : fv.list) v.push_back(x);
   } else {
     v.push_back(fv.scalar);
   }
+}
+}  // namespace
+
+ValueSeq Folder::Impl::field_values(const FieldValue& fv) {
+  ValueSeq v;
+  fill_values(v, fv);
   return v;
 }
 
@@ -23,9 +30,13 @@ Item Folder::Impl::make_item(const Event& ev, uint64_t pred) const {
   Item it;
   it.key = ev.key().packed();
   it.first = it.last = it.key;
-  it.reps = ValueSeq::repeated(1, 1);
-  it.fields.reserve(ev.fields.size());
-  for (const FieldValue& fv : ev.fields) it.fields.emplace_back(fv.field, field_values(fv));
+  it.reps.push_back(1);  // ValueSeq::repeated(1, 1), made in place
+  // Filled in place: no sequence made and moved per field.
+  it.fields.resize(ev.fields.size());
+  for (std::size_t i = 0; i < ev.fields.size(); ++i) {
+    it.fields[i].first = ev.fields[i].field;
+    fill_values(it.fields[i].second, ev.fields[i]);
+  }
   if (!ev.stats.empty()) {
     Timing t;
     t.pred = unpack(pred);
@@ -47,8 +58,10 @@ Item Folder::Impl::make_item(const Event& ev, uint64_t pred) const {
 }
 
 void Folder::Impl::append(const Event& ev) {
-  if (fast_append(ev)) return;
-  if (replay_append(ev)) return;
+  // Both paths start by asking these flags; asked here, most events make
+  // one call, not two.
+  if (armed_ && fast_append(ev)) return;
+  if (replaying_ && replay_append(ev)) return;
   materialize();
   general_append(ev);
 }

@@ -103,19 +103,36 @@ bool Folder::Impl::replay_append(const Event& ev) {
   if (changed) dst.resize(nf);
   const FieldValue* src = ev.fields.data();
   FieldValue* d = dst.data();
-  for (std::size_t f = 0; f < nf; ++f) {
-    const FieldValue& s = src[f];
-    if (s.field != ids[f]) {
-      abort_replay();
-      return false;
+  if (!event_has_list_[i]) {
+    // Scalar fields only (the program's ids, checked here): their lists are
+    // never read, so neither compared nor copied. The ids stored are
+    // compared only while the program stays (last_fields_valid_), and then
+    // they are the program's: a stale id needs no comparison either.
+    for (std::size_t f = 0; f < nf; ++f) {
+      const FieldValue& s = src[f];
+      if (s.field != ids[f]) {
+        abort_replay();
+        return false;
+      }
+      changed |= d[f].scalar != s.scalar;
+      d[f].field = s.field;
+      d[f].scalar = s.scalar;
     }
-    // Stored whether or not they changed: no branch on the values.
-    changed |= (d[f].field != s.field) | (d[f].scalar != s.scalar);
-    d[f].field = s.field;
-    d[f].scalar = s.scalar;
-    if ((s.list.data() != nullptr || d[f].list.data() != nullptr) && d[f].list != s.list) {
-      changed = true;
-      d[f].list = s.list;
+  } else {
+    for (std::size_t f = 0; f < nf; ++f) {
+      const FieldValue& s = src[f];
+      if (s.field != ids[f]) {
+        abort_replay();
+        return false;
+      }
+      // Stored whether or not they changed: no branch on the values.
+      changed |= (d[f].field != s.field) | (d[f].scalar != s.scalar);
+      d[f].field = s.field;
+      d[f].scalar = s.scalar;
+      if ((s.list.data() != nullptr || d[f].list.data() != nullptr) && d[f].list != s.list) {
+        changed = true;
+        d[f].list = s.list;
+      }
     }
   }
   changed_[i] = changed;
@@ -349,7 +366,7 @@ void Folder::Impl::run_program() {
     const Event& ev = replay_events_[i];
     if (ev.compute_ns < 0 && ev.comm_ns < 0) continue;  // brings no timing
     Item& h = node(home_[i]);
-    settle_timing(h, rank);
+    if (h.raw_timing) settle_timing(h, rank);
     const EventKey pred = unpack(i == 0 ? replay_prev_key_ : prev_.keys[i - 1]);
     uint32_t& at = timing_at_[i];
     if (at >= h.timings.size() || !(h.timings[at].pred == pred))

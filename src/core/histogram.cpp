@@ -37,6 +37,12 @@ void Histogram::absorb(const Bin& bin) {
   auto it = std::lower_bound(bins_.begin(), bins_.end(), bin.index,
                              [](const Bin& b, uint8_t i) { return b.index < i; });
   if (it == bins_.end() || it->index != bin.index) {
+    if (bins_.capacity() == 0) {
+      // Room for the bins kept and the one that makes them widen: one
+      // allocation for the histogram's life, not one per new bin.
+      bins_.reserve(kMaxBins + 1);
+      it = bins_.begin();
+    }
     bins_.insert(it, bin);
     return;
   }

@@ -132,10 +132,25 @@ void ValueSeq::fold_literal_tail() {
                     lit.pattern.end() - static_cast<std::ptrdiff_t>(p))) {
       continue;
     }
+    if (n == 2 * p) {
+      // The whole literal repeats: it becomes the run in place (its buffer
+      // kept), or joins the run before it.
+      const std::size_t before = runs_.size() - 1;
+      if (before > 0 && runs_[before - 1].reps >= 2 &&
+          std::equal(runs_[before - 1].pattern.begin(), runs_[before - 1].pattern.end(),
+                     lit.pattern.begin() + static_cast<std::ptrdiff_t>(p), lit.pattern.end())) {
+        runs_.pop_back();
+        runs_.back().reps += 2;
+      } else {
+        lit.pattern.erase(lit.pattern.begin(),
+                          lit.pattern.begin() + static_cast<std::ptrdiff_t>(p));
+        lit.reps = 2;
+      }
+      return;
+    }
     std::vector<int64_t> pattern(lit.pattern.end() - static_cast<std::ptrdiff_t>(p),
                                  lit.pattern.end());
     lit.pattern.resize(n - 2 * p);
-    if (lit.pattern.empty()) runs_.pop_back();
     if (!runs_.empty() && runs_.back().reps >= 2 && runs_.back().pattern == pattern) {
       runs_.back().reps += 2;
     } else {
@@ -204,20 +219,53 @@ void ValueSeq::append(const ValueSeq& other) {
     append_repeated(other.single_value_, other.size_);
     return;
   }
+  // push_back of each value. Values that continue the repetition of the
+  // last run (an iteration's values merged into a loop's: the common case)
+  // only advance it, as push_general would, without a call per value.
+  auto push_values = [this](const int64_t* v, std::size_t n) {
+    std::size_t i = 0;
+    while (i < n) {
+      if (!simple_ && !runs_.empty() && runs_.back().reps >= 2) {
+        Run& last = runs_.back();
+        const std::size_t len = last.pattern.size();
+        std::size_t p = partial_;
+        const std::size_t start = i;
+        while (i < n && p < len && last.pattern[p] == v[i]) {
+          ++p;
+          ++i;
+        }
+        size_ += i - start;
+        if (p == len) {
+          ++last.reps;
+          partial_ = 0;
+          fold_run_tail();  // may change runs_: look again
+          continue;
+        }
+        partial_ = p;
+        if (i == n) return;
+      }
+      push_back(v[i++]);
+    }
+  };
   for (const Run& r : other.runs_) {
     if (r.reps == 1 || r.reps * r.pattern.size() <= kSmallRunValues) {
-      for (uint64_t k = 0; k < r.reps; ++k)
-        for (int64_t v : r.pattern) push_back(v);
+      for (uint64_t k = 0; k < r.reps; ++k) push_values(r.pattern.data(), r.pattern.size());
     } else if (r.pattern.size() == 1) {
       append_repeated(r.pattern[0], r.reps);
     } else {
-      push_run(r);
+      // push_run's merge with the last run, without copying r first.
+      materialize();
+      flush_partial();
+      if (!runs_.empty() && runs_.back().reps >= 2 && runs_.back().pattern == r.pattern) {
+        size_ += r.reps * r.pattern.size();
+        runs_.back().reps += r.reps;
+        fold_run_tail();
+      } else {
+        push_run(r);
+      }
     }
   }
-  if (other.partial_ > 0) {
-    const Run& last = other.runs_.back();
-    for (std::size_t i = 0; i < other.partial_; ++i) push_back(last.pattern[i]);
-  }
+  if (other.partial_ > 0) push_values(other.runs_.back().pattern.data(), other.partial_);
 }
 
 // What `n` steps of "the last run gains `step` repetitions, then

@@ -244,6 +244,16 @@ void Recorder::finish() {
                  rank, static_cast<unsigned long long>(fast_polls()),
                  static_cast<unsigned long long>(poll_checked),
                  static_cast<unsigned long long>(poll_mismatches));
+  if (env("TRACEFOLD_POLL_STATS") && folder && !disabled) {
+    fold_unfolded();  // as local_trace would first: the counts then cover every event
+    const FoldPathCounts c = folder->path_counts();
+    std::fprintf(stderr,
+                 "tracefold: rank %d: folder: %llu general, %llu fast, %llu replayed, %llu "
+                 "repeats\n",
+                 rank, static_cast<unsigned long long>(c.general),
+                 static_cast<unsigned long long>(c.fast), static_cast<unsigned long long>(c.replay),
+                 static_cast<unsigned long long>(c.repeats));
+  }
   if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
   struct PmpiExchange final : Exchange {
     MPI_Comm comm;

@@ -1,5 +1,9 @@
 #include "recorder_impl.hpp"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -290,6 +294,23 @@ TRACEFOLD_STATIC_TLS constinit thread_local bool tl_holding = false;
 
 DatatypeRegistry& datatype_registry() {
   return recorder().types;
+}
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+                  std::atomic<uint32_t>::is_always_lock_free,
+              "the lock word is a futex");
+
+// Drepper's mutex ("Futexes are tricky"): 2 says a thread may sleep, so
+// the release wakes one.
+void RecorderLock::lock_contended() {
+  while (state_.exchange(2, std::memory_order_acquire) != 0)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&state_), FUTEX_WAIT_PRIVATE, 2, nullptr,
+            nullptr, 0);
+}
+
+void RecorderLock::wake() {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&state_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+          0);
 }
 
 OpId op(const char* name) {

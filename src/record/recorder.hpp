@@ -9,7 +9,9 @@
 #pragma once
 
 #include <mpi.h>
+#include <pthread.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -30,6 +32,52 @@ extern const FieldId kDims, kPeriods, kGindex, kGedges, kGsrcs, kGdsts;
 
 /// Op id of a known MPI function name (cached by the caller's static).
 OpId op(const char* name);
+
+/// The recorder's lock. Recursive: MPI_Finalize's wrapper holds it when
+/// the end of recording takes it again, and so may a signal handler on a
+/// thread that holds it. Every recorded call takes and releases it, so the
+/// uncontended case is inline, a compare-and-swap each way (glibc's
+/// recursive mutex cost some 40 instructions per release); a thread that
+/// finds it taken sleeps on the lock word (futex) until woken.
+class RecorderLock {
+ public:
+  void lock() {
+    const uintptr_t me = self();
+    // Only this thread ever stores `me`, so a relaxed read that finds it
+    // is this thread's own earlier store: it holds the lock.
+    if (owner_.load(std::memory_order_relaxed) == me) {
+      ++depth_;
+      return;
+    }
+    uint32_t expected = 0;
+    if (!state_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                        std::memory_order_relaxed)) [[unlikely]]
+      lock_contended();
+    owner_.store(me, std::memory_order_relaxed);
+    depth_ = 1;
+  }
+  void unlock() {
+    if (--depth_ != 0) return;
+    owner_.store(0, std::memory_order_relaxed);
+    // 2: another thread waits (lock_contended).
+    if (state_.exchange(0, std::memory_order_release) == 2) [[unlikely]]
+      wake();
+  }
+
+ private:
+  static uintptr_t self() {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
+    return reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+#else
+    return static_cast<uintptr_t>(pthread_self());
+#endif
+  }
+  [[gnu::noinline]] void lock_contended();
+  [[gnu::noinline]] void wake();
+  std::atomic<uint32_t> state_{0};  // 0 free, 1 taken, 2 taken and maybe waited for
+  std::atomic<uintptr_t> owner_{0};
+  uint32_t depth_ = 0;
+};
 
 class Call {
  public:
@@ -136,7 +184,7 @@ class Call {
   template <class StatusAt>
   void record_matches(int n, int outcount, const int* indices, int index_base,
                       StatusAt&& status_at);
-  std::unique_lock<std::recursive_mutex> lock_;
+  std::unique_lock<RecorderLock> lock_;
   bool active_ = false;
   bool nested_ = false;
   OpId op_;

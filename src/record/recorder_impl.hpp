@@ -214,7 +214,7 @@ void mark_compute_cpu();
 
 class Recorder {
  public:
-  std::recursive_mutex mu;
+  RecorderLock mu;
   bool initialized = false;
   bool finalized = false;
   bool disabled = false;

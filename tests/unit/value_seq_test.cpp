@@ -584,6 +584,53 @@ TEST(ValueSeq, RandomOperationsMatchVectorModel) {
   }
 }
 
+// append pushes the values of short runs one by one (the folder merges
+// an iteration's values into a loop's this way): the same representation,
+// including when they continue or break off the repetition of the last run.
+TEST(ValueSeq, AppendOfShortRunsIsValueByValue) {
+  int compared = 0;
+  for (uint64_t seed = 0; seed < 3000; ++seed) {
+    Rng rng(seed);
+    ValueSeq s;
+    for (int step = 0, n = static_cast<int>(rng.below(12)); step < n; ++step) {
+      if (rng.percent(70)) {
+        for (int64_t v : random_chunk(rng)) s.push_back(v);
+      } else {
+        s.append_repeated(static_cast<int64_t>(rng.below(3)), rng.below(6));
+      }
+    }
+    ValueSeq other;
+    for (int k = 0, n = 1 + static_cast<int>(rng.below(3)); k < n; ++k)
+      for (int64_t v : random_chunk(rng)) other.push_back(v);
+    // One value repeated is appended as such (append_repeated), not value
+    // by value.
+    const auto runs = other.runs();
+    bool short_runs = !(runs.size() == 1 && runs[0].pattern.size() == 1);
+    for (const auto& r : runs) short_runs &= r.reps == 1 || r.reps * r.pattern.size() <= 8;
+    if (!short_runs) continue;
+    ValueSeq pushed = s;
+    for (int64_t v : other.to_vector()) pushed.push_back(v);
+    ValueSeq appended = s;
+    appended.append(other);
+    ASSERT_TRUE(appended.same_representation(pushed))
+        << "seed " << seed << ": " << s.to_string() << " + " << other.to_string() << " -> "
+        << appended.to_string() << ", pushed " << pushed.to_string();
+    ++compared;
+  }
+  EXPECT_GT(compared, 1000);
+  // An iteration completing the last run's repetition, and one that breaks
+  // off half way.
+  ValueSeq loop = from(repeat({3, 1, 4}, 5));
+  loop.append(from({3, 1, 4}));
+  EXPECT_EQ(loop.to_string(), "(3 1 4)*6");
+  loop.append(from({3, 1, 5}));
+  EXPECT_EQ(loop.to_string(), "(3 1 4)*6 3 1 5");
+  // A literal that repeats as a whole becomes a run, or joins the run before.
+  EXPECT_EQ(from({7, 8, 7, 8}).to_string(), "(7 8)*2");
+  EXPECT_EQ(from({7, 8, 7, 8, 7, 8, 7, 8, 7}).to_string(), "(7 8)*4 7");
+  EXPECT_EQ(from({2, 2, 5, 5, 9, 5, 5}).to_string(), "2*2 5*2 9 5*2");
+}
+
 // Same operations, same representation: the output bytes are deterministic.
 TEST(ValueSeq, SameOperationsGiveSameRepresentation) {
   for (uint64_t seed = 0; seed < 100; ++seed) {
