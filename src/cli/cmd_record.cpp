@@ -91,6 +91,17 @@ Launcher detect_launcher(const std::string& program) {
   if (base.rfind("mpirun", 0) != 0 && base.rfind("mpiexec", 0) != 0 &&
       base.rfind("orterun", 0) != 0)
     return Launcher::kNone;
+  // Running `LAUNCHER --version` costs a shell and a launcher start-up
+  // (20-30 ms, a tenth of a short run's recording overhead); the
+  // launcher's own file usually tells as well.
+  switch (launcher_flavour(program)) {
+    case MpiFlavour::kOpenMpi:
+      return Launcher::kOpenMpi;
+    case MpiFlavour::kMpich:
+      return Launcher::kHydra;
+    case MpiFlavour::kUnknown:
+      break;
+  }
   const std::string version = command_output("'" + program + "' --version 2>&1");
   if (version.find("Open MPI") != std::string::npos || version.find("OpenRTE") != std::string::npos)
     return Launcher::kOpenMpi;
@@ -263,12 +274,18 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
       std::cerr << "tracefold: the merged trace of the whole run is in " << f.string()
                 << " (it could not be written to " << output << ")\n";
   } else if (fs::exists(output)) {
-    Trace t = load_trace(output);
-    places.world_size = t.world_size;
-    // The recorder writes the compact form; --text rewrites it here.
-    if (o.text) save_trace(t, output, TraceEncoding::kText);
-    std::cerr << "tracefold: trace of " << t.world_size << " ranks written to " << output << " ("
-              << human_bytes(fs::file_size(output)) << ", " << t.nodes.size() << " nodes)\n";
+    // Rank 0 reports what it wrote; reading the trace back (a tenth of a
+    // second for a long polling run) is needed only to rewrite it as text.
+    std::optional<WrittenTrace> w = o.text ? std::nullopt : written_trace(status_dir);
+    if (!w) {
+      Trace t = load_trace(output);
+      // The recorder writes the compact form; --text rewrites it here.
+      if (o.text) save_trace(t, output, TraceEncoding::kText);
+      w = WrittenTrace{t.world_size, t.nodes.size()};
+    }
+    places.world_size = w->world_size;
+    std::cerr << "tracefold: trace of " << w->world_size << " ranks written to " << output << " ("
+              << human_bytes(fs::file_size(output)) << ", " << w->nodes << " nodes)\n";
   } else if (!fs::is_empty(partial_dir, ec) && !ec) {
     std::cerr << "tracefold: the run did not reach MPI_Finalize; partial traces are in "
               << partial_dir.string() << "/ (combine them: tracefold merge " << partial_dir.string()

@@ -110,6 +110,19 @@ fs::path on_path(const std::string& word) {
 
 }  // namespace
 
+MpiFlavour launcher_flavour(const std::string& launcher) {
+  const fs::path found = on_path(launcher);
+  std::error_code ec;
+  const fs::path real = found.empty() ? fs::path() : fs::canonical(found, ec);
+  if (real.empty() || ec) return MpiFlavour::kUnknown;
+  for (const std::string& n : elf_needed(real))
+    if (n.rfind("libopen-rte.so", 0) == 0 || n.rfind("libopen-pal.so", 0) == 0 ||
+        n.rfind("libprrte.so", 0) == 0)
+      return MpiFlavour::kOpenMpi;
+  if (real.filename().string().rfind("mpiexec.hydra", 0) == 0) return MpiFlavour::kMpich;
+  return MpiFlavour::kUnknown;
+}
+
 fs::path launched_program(const std::vector<std::string>& command, bool launched) {
   std::error_code ec;
   for (std::size_t i = launched ? 1 : 0; i < command.size(); ++i) {

@@ -22,6 +22,12 @@ std::vector<std::string> elf_needed(const std::filesystem::path& file);
 /// libmpich.so.12, libmpi.so.12: MPICH), and that library's name in `lib`.
 MpiFlavour linked_mpi(const std::filesystem::path& file, std::string* lib = nullptr);
 
+/// The MPI a launcher belongs to, from its file alone (the word is looked
+/// up on PATH and its links followed): Open MPI's launchers link its
+/// run-time libraries (libopen-rte, libopen-pal, libprrte), MPICH's is
+/// mpiexec.hydra. kUnknown when neither shows (a script, another launcher).
+MpiFlavour launcher_flavour(const std::string& launcher);
+
 /// The program a launcher command runs: the first word after the launcher
 /// that names an ELF file (directly or on PATH); the command itself when
 /// `launched` is false. Empty if none is found.

@@ -125,6 +125,21 @@ bool report_kind(const char* what, const fs::path& dir, const Kind& k, const Rep
 
 }  // namespace
 
+std::optional<WrittenTrace> written_trace(const fs::path& dir) {
+  if (dir.empty()) return std::nullopt;
+  std::ifstream in(dir / "rank-0");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string kind, state;
+    WrittenTrace w;
+    if (words >> kind >> state >> w.world_size >> w.nodes && kind == "trace" && state == "ok" &&
+        w.world_size > 0)
+      return w;
+  }
+  return std::nullopt;
+}
+
 bool summarize_record(const RecordPlaces& p) {
   const Reports r = read_reports(p.status);
   const int world = p.world_size > 0 ? p.world_size : r.world;

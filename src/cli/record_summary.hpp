@@ -3,7 +3,9 @@
 // others could not (docs/recording.md#what-record-reports).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace tracefold::cli {
@@ -17,6 +19,14 @@ struct RecordPlaces {
   std::filesystem::path fallback;  ///< TRACEFOLD_FALLBACK_DIR (may be empty)
   int world_size = 0;              ///< from the trace if known, else 0
 };
+
+/// What rank 0 reported writing at MPI_Finalize ("trace ok WORLD NODES"):
+/// the merged trace's world size and node count, or nothing.
+struct WrittenTrace {
+  int world_size = 0;
+  std::size_t nodes = 0;
+};
+std::optional<WrittenTrace> written_trace(const std::filesystem::path& status_dir);
 
 /// Prints the summary lines for raw logs, timelines and partial traces on
 /// standard error. Returns true if every file that was asked for was

@@ -283,6 +283,9 @@ void Recorder::finish() {
   ex.r = rank;
   ex.n = size;
   const double t0 = PMPI_Wtime();
+  // Rank 0 tells `tracefold record` what it wrote, so that record need not
+  // read the whole trace back only to name its size.
+  std::string written;
   try {
     std::vector<std::string> errors;
     auto merged = reduce_trace(local_trace(), ex, 2, {}, &errors);
@@ -298,6 +301,8 @@ void Recorder::finish() {
       }
     }
     if (merged) {
+      written = "trace ok " + std::to_string(merged->world_size) + " " +
+                std::to_string(merged->nodes.size()) + "\n";
       const double secs = PMPI_Wtime() - t0;
       if (!env("TRACEFOLD_QUIET"))
         std::fprintf(
@@ -313,7 +318,7 @@ void Recorder::finish() {
     PMPI_Comm_free(&private_comm);
     return;
   }
-  report_status("");
+  report_status(written);
   PMPI_Comm_free(&private_comm);
 }
 
