@@ -18,6 +18,7 @@
 # Settings (environment): BUILD_DIR=build, STEPS=12, TARGETS="1024 16384 1048576",
 # COST_ONLY=1 (stop after the cost and read-back tables), ACC_ONLY=1 (only
 # the timing accuracy table), ACC_STEPS=200 and WORK=2000 (its run length),
+# REPS=3 (runs of the program and of each replay; medians compared),
 # KEEP_DIR=DIR (write the traces there and keep them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -115,6 +116,7 @@ fi
 WORK="${WORK:-2000}"
 ACC_STEPS="${ACC_STEPS:-200}"
 CLOCK="${CLOCK:-cpu}"
+REPS="${REPS:-3}"
 REC_CLOCK=() REPLAY_CLOCK=()
 if [[ $CLOCK == cpu ]]; then REC_CLOCK=(--stats compute_cpu); REPLAY_CLOCK=(--compute-clock cpu); fi
 replay_wall() {  # replay_wall NP TRACE
@@ -131,17 +133,29 @@ accuracy() {  # accuracy NAME APP TARGET INPUT_COUNTS...
   done
   "$TF" extrapolate "${ins[@]}" --ranks "$target" -o "acc-$name-x$target.tf" > /dev/null 2>&1 ||
     { echo "extrapolate $name to $target failed" >&2; return 0; }
-  t=$(APP_TIME=1 mpirun -np "$target" "$APPS/app_$app" "$ACC_STEPS" "$WORK" 2>&1 >/dev/null |
-    sed -n 's/^app_time: //p')
-  r=$(replay_wall "$target" "acc-$name-$target.tf")
-  x=$(replay_wall "$target" "acc-$name-x$target.tf")
+  # REPS runs of each of the three, in rotated order so that a slow spell
+  # of the machine falls on all of them alike; the medians are compared.
+  local ts=() rs=() xs=() k j
+  for ((k = 0; k < REPS; ++k)); do
+    for j in 0 1 2; do
+      case $(((j + k) % 3)) in
+        0) ts+=("$(APP_TIME=1 mpirun -np "$target" "$APPS/app_$app" "$ACC_STEPS" "$WORK" 2>&1 >/dev/null |
+          sed -n 's/^app_time: //p')") ;;
+        1) rs+=("$(replay_wall "$target" "acc-$name-$target.tf")") ;;
+        2) xs+=("$(replay_wall "$target" "acc-$name-x$target.tf")") ;;
+      esac
+    done
+  done
+  t=$(median "${ts[@]}") r=$(median "${rs[@]}") x=$(median "${xs[@]}")
   printf '| %-22s | %6d | %-14s | %8s s | %8s s | %6s %% | %8s s | %6s %% | %6s %% |\n' "$name" \
     "$target" "$*" "$t" "$r" "$(awk -v a="$t" -v b="$r" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')" \
     "$x" "$(awk -v a="$t" -v b="$x" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')" \
     "$(awk -v a="$r" -v b="$x" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')"
+  [[ $REPS == 1 ]] || echo "|   runs: app ${ts[*]}; replay of real ${rs[*]}; replay of extrapolation ${xs[*]} | | | | | | | | |"
 }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
-echo "Timing accuracy, $ACC_STEPS steps, WORK=$WORK units per step, compute clock $CLOCK, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Timing accuracy, $ACC_STEPS steps, WORK=$WORK units per step, compute clock $CLOCK, medians of $REPS runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| program                | target | inputs         | real app   | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay |"
 echo "|------------------------|--------|----------------|------------|------------|----------|------------|----------|----------|"
