@@ -83,7 +83,24 @@ else
   ok "wrong launcher: $(cat "$WORK/r2.err")"
 fi
 
-# 4. With the other flavour built next to the main library: traced with it.
+# 4. A launcher that is a script (its file shows no MPI): record asks it
+# `--version` and passes the variables the way that launcher understands.
+# Named like the other MPI's launcher but running this build's own, so the
+# name cannot be what decides.
+mkdir -p "$WORK/wrap"
+printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v "$own_run")" > "$WORK/wrap/$run"
+chmod +x "$WORK/wrap/$run"
+PATH="$WORK/wrap:$PATH" limited "$WORK/r4.out" "$WORK/r4.err" "$TF" record -o "$WORK/r4.tf" -- \
+  "$run" -np 2 "$APPS/app_ring" 20
+if [[ $LRC -ne 0 ]] || ! grep -q '^ring: 2 ranks, 20 steps' "$WORK/r4.out"; then
+  bad "launcher script: record exited $LRC: $(cat "$WORK/r4.out" "$WORK/r4.err")"
+elif ! grep -q "trace of 2 ranks written to $WORK/r4.tf" "$WORK/r4.err"; then
+  bad "launcher script: no trace: $(cat "$WORK/r4.err")"
+else
+  ok "launcher script: $(grep 'written to' "$WORK/r4.err")"
+fi
+
+# 5. With the other flavour built next to the main library: traced with it.
 sibling=$(dirname "$LIB")/libtracefold-$other.so
 if [[ ! -f $sibling ]]; then
   if [[ ,${TRACEFOLD_MPI_FLAVOURS:-}, == *,$other,* ]]; then
