@@ -118,8 +118,7 @@ void Engine::compute(const Event& ev, const Node* node, EventKey prev) {
     }
     return;
   }
-  while (now_ns() < until) {
-  }
+  spin_until(until);
 }
 
 bool Engine::compute_cpu(const Event& ev, const Node* node, EventKey prev) {
@@ -141,20 +140,15 @@ bool Engine::compute_cpu(const Event& ev, const Node* node, EventKey prev) {
   const int64_t wall_left = last_exit_ns_ + ns - now_ns();
   if (wall_left <= 0) return true;
   if (ns < kCpuClockMinNs) {
-    const int64_t until = now_ns() + wall_left;
-    while (now_ns() < until) {
-    }
+    spin_until(now_ns() + wall_left);
     return true;
   }
   // Spin on the cheap wall clock for what is left, which takes at most that
   // much processor time (less if the rank lost its core meanwhile), and
   // read the processor clock again only then.
   const int64_t until = thread_cpu_ns() + wall_left;
-  for (int64_t rest = wall_left; rest > kCpuSpinSlackNs; rest = until - thread_cpu_ns()) {
-    const int64_t wall_until = now_ns() + rest;
-    while (now_ns() < wall_until) {
-    }
-  }
+  for (int64_t rest = wall_left; rest > kCpuSpinSlackNs; rest = until - thread_cpu_ns())
+    spin_until(now_ns() + rest);
   return true;
 }
 

@@ -38,6 +38,13 @@ inline int64_t now_ns() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+// Busy-waits on the wall clock: the computation a replay stands in for
+// keeps its core, which a sleep would give away.
+inline void spin_until(int64_t until_ns) {
+  while (now_ns() < until_ns) {
+  }
+}
+
 // Below this much processor time left, a computation stops spinning: one
 // more reading of the processor clock would cost about as much.
 inline constexpr int64_t kCpuSpinSlackNs = 1000;
