@@ -1,6 +1,7 @@
 // Folder: the fast path (events that continue a loop of plain events) and
 // repeated events folded in bulk.
 #include "folder_impl.hpp"
+#include "repeat_times.hpp"
 
 #include <algorithm>
 
@@ -169,11 +170,8 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
     return rt.compute_ns >= 0 || rt.comm_ns >= 0;
   });
   if (timed) {
-    auto it = b.timings.begin() + static_cast<std::ptrdiff_t>(timing_record(b, pred));
-    it->compute.add_each(
-        times.size(), [&](std::size_t j) { return times[j].compute_ns; }, rank);
-    it->comm.add_each(
-        times.size(), [&](std::size_t j) { return times[j].comm_ns; }, rank);
+    Timing& t = b.timings[timing_record(b, pred)];
+    add_repeat_times(t.compute, t.comm, times, rank);
   }
   events += k;
   paths.repeats += k;

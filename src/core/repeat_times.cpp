@@ -1,0 +1,327 @@
+// A polling loop's repeats reach the folder in runs of up to thousands
+// (Folder::append_repeats), and adding their two times to the histograms
+// sample by sample (Histogram::add_each: the bin test, count, sum, minimum
+// and maximum per sample and histogram) was the largest part of the fold's
+// cost per poll. A histogram's result depends only on each bin's count,
+// sum, minimum and maximum and on the totals, and not on the order of adds
+// and merges: a run whose samples all fall in one group of log bins at the
+// histogram's span (or in two groups with none between them, told apart by
+// one threshold) is summarized by a pass or two over the times and merged as a histogram
+// of its own. The passes keep no per-sample branch, and on x86-64 with
+// AVX2 take two repeats (four times) per vector instruction.
+#include "repeat_times.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <utility>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TRACEFOLD_REPEAT_TIMES_AVX2 1
+#endif
+
+namespace tracefold::folding {
+
+static_assert(sizeof(RepeatTiming) == 2 * sizeof(int64_t) &&
+                  offsetof(RepeatTiming, compute_ns) == 0 &&
+                  offsetof(RepeatTiming, comm_ns) == sizeof(int64_t),
+              "the passes read the times as pairs of int64_t");
+
+namespace {
+
+// Below this many repeats the summary's fixed cost (two small histograms
+// made and merged) is more than the per-sample adds.
+constexpr std::size_t kBulkMin = 64;
+
+int64_t lane_value(const RepeatTiming& t, int lane) {
+  return lane == 0 ? t.compute_ns : t.comm_ns;
+}
+
+void split_one(LaneSplit& s, int64_t v, int64_t low_end, int64_t high) {
+  if (v >= low_end) ++s.count_above_low;
+  if (v >= high) {
+    ++s.count_hi;
+    s.sum_hi += static_cast<uint64_t>(v);
+    s.min_hi = std::min(s.min_hi, v);
+  } else {
+    s.max_lo = std::max(s.max_lo, v);
+  }
+}
+
+void add_lane_each(Histogram& h, std::span<const RepeatTiming> times, int lane, int32_t rank) {
+  if (lane == 0)
+    h.add_each(
+        times.size(), [&](std::size_t j) { return times[j].compute_ns; }, rank);
+  else
+    h.add_each(
+        times.size(), [&](std::size_t j) { return times[j].comm_ns; }, rank);
+}
+
+#ifdef TRACEFOLD_REPEAT_TIMES_AVX2
+
+bool have_avx2() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return yes;
+}
+
+[[gnu::target("avx2")]] inline __m256i min_epi64(__m256i a, __m256i b) {
+  return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b));
+}
+[[gnu::target("avx2")]] inline __m256i max_epi64(__m256i a, __m256i b) {
+  return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(b, a));
+}
+[[gnu::target("avx2")]] inline __m256i load_pairs(const RepeatTiming* t) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t));
+}
+
+// Lanes 0 and 2 of a vector hold compute times, 1 and 3 comm times.
+[[gnu::target("avx2")]] void summarize_avx2(std::span<const RepeatTiming> times,
+                                            LaneSummary out[2]) {
+  const RepeatTiming* t = times.data();
+  const std::size_t n = times.size();
+  __m256i mn0 = _mm256_set1_epi64x(INT64_MAX), mx0 = _mm256_set1_epi64x(INT64_MIN);
+  __m256i sm0 = _mm256_setzero_si256();
+  __m256i mn1 = mn0, mx1 = mx0, sm1 = sm0;
+  std::size_t i = 0;
+  // Two independent sets of accumulators: four repeats per iteration.
+  for (; i + 4 <= n; i += 4) {
+    const __m256i a = load_pairs(t + i), b = load_pairs(t + i + 2);
+    sm0 = _mm256_add_epi64(sm0, a);
+    sm1 = _mm256_add_epi64(sm1, b);
+    mn0 = min_epi64(mn0, a);
+    mn1 = min_epi64(mn1, b);
+    mx0 = max_epi64(mx0, a);
+    mx1 = max_epi64(mx1, b);
+  }
+  if (i + 2 <= n) {
+    const __m256i a = load_pairs(t + i);
+    sm0 = _mm256_add_epi64(sm0, a);
+    mn0 = min_epi64(mn0, a);
+    mx0 = max_epi64(mx0, a);
+    i += 2;
+  }
+  alignas(32) int64_t mn[4], mx[4];
+  alignas(32) uint64_t sm[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(mn), min_epi64(mn0, mn1));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(mx), max_epi64(mx0, mx1));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(sm), _mm256_add_epi64(sm0, sm1));
+  for (int lane = 0; lane < 2; ++lane) {
+    LaneSummary& s = out[lane];
+    s.min = std::min(mn[lane], mn[lane + 2]);
+    s.max = std::max(mx[lane], mx[lane + 2]);
+    s.sum = sm[lane] + sm[lane + 2];
+    if (i < n) {
+      const int64_t v = lane_value(t[i], lane);
+      s.min = std::min(s.min, v);
+      s.max = std::max(s.max, v);
+      s.sum += static_cast<uint64_t>(v);
+    }
+  }
+}
+
+// Two repeats' worth of the split: the masks are all ones (-1) where x is
+// at or above the threshold (x > threshold - 1).
+[[gnu::target("avx2")]] inline void split_step(__m256i x, __m256i below_low_end, __m256i below_high,
+                                               __m256i& above, __m256i& cnt, __m256i& sum,
+                                               __m256i& mnh, __m256i& mxl) {
+  const __m256i hi = _mm256_cmpgt_epi64(x, below_high);
+  above = _mm256_sub_epi64(above, _mm256_cmpgt_epi64(x, below_low_end));
+  cnt = _mm256_sub_epi64(cnt, hi);
+  sum = _mm256_add_epi64(sum, _mm256_and_si256(x, hi));
+  mnh = min_epi64(mnh, _mm256_blendv_epi8(_mm256_set1_epi64x(INT64_MAX), x, hi));
+  mxl = max_epi64(mxl, _mm256_blendv_epi8(x, _mm256_set1_epi64x(INT64_MIN), hi));
+}
+
+[[gnu::target("avx2")]] void split_avx2(std::span<const RepeatTiming> times,
+                                        const int64_t low_end[2], const int64_t high[2],
+                                        LaneSplit out[2]) {
+  const RepeatTiming* t = times.data();
+  const std::size_t n = times.size();
+  const __m256i below_low_end =
+      _mm256_set_epi64x(low_end[1] - 1, low_end[0] - 1, low_end[1] - 1, low_end[0] - 1);
+  const __m256i below_high = _mm256_set_epi64x(high[1] - 1, high[0] - 1, high[1] - 1, high[0] - 1);
+  __m256i above0 = _mm256_setzero_si256(), cnt0 = above0, sum0 = above0;
+  __m256i above1 = above0, cnt1 = above0, sum1 = above0;
+  __m256i mnh0 = _mm256_set1_epi64x(INT64_MAX), mnh1 = mnh0;
+  __m256i mxl0 = _mm256_set1_epi64x(INT64_MIN), mxl1 = mxl0;
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    split_step(load_pairs(t + i), below_low_end, below_high, above0, cnt0, sum0, mnh0, mxl0);
+    split_step(load_pairs(t + i + 2), below_low_end, below_high, above1, cnt1, sum1, mnh1, mxl1);
+  }
+  if (i + 2 <= n) {
+    split_step(load_pairs(t + i), below_low_end, below_high, above0, cnt0, sum0, mnh0, mxl0);
+    i += 2;
+  }
+  alignas(32) uint64_t above[4], cnt[4], sum[4];
+  alignas(32) int64_t mnh[4], mxl[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(above), _mm256_add_epi64(above0, above1));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(cnt), _mm256_add_epi64(cnt0, cnt1));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(sum), _mm256_add_epi64(sum0, sum1));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(mnh), min_epi64(mnh0, mnh1));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(mxl), max_epi64(mxl0, mxl1));
+  for (int lane = 0; lane < 2; ++lane) {
+    LaneSplit& s = out[lane];
+    s.count_above_low = above[lane] + above[lane + 2];
+    s.count_hi = cnt[lane] + cnt[lane + 2];
+    s.sum_hi = sum[lane] + sum[lane + 2];
+    s.min_hi = std::min(mnh[lane], mnh[lane + 2]);
+    s.max_lo = std::max(mxl[lane], mxl[lane + 2]);
+    if (i < n) split_one(s, lane_value(t[i], lane), low_end[lane], high[lane]);
+  }
+}
+
+#endif  // TRACEFOLD_REPEAT_TIMES_AVX2
+
+// What a lane's summary makes of its histogram: merged as one bin, as two
+// (split at a threshold, if no sample lies between them), or added sample
+// by sample.
+struct Plan {
+  enum Kind { kEach, kOne, kTwo } kind = kEach;
+  uint8_t span_log = 0;
+  uint8_t low_index = 0, high_index = 0;
+  // kTwo: the first values after the low group and of the high one (2^index
+  // of the log bin each starts at; both indexes are at least 1).
+  int64_t low_end = INT64_MAX, high = INT64_MAX;
+};
+
+Plan plan_for(const Histogram& h, const LaneSummary& s) {
+  Plan p;
+  // A negative time is no sample (add_each skips it); a histogram read from
+  // an old trace with more bins than kMaxBins is narrowed by the next add.
+  if (s.min < 0 || h.bins().size() > static_cast<std::size_t>(Histogram::kMaxBins)) return p;
+  p.span_log = static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(h.span())));
+  const int lo = Histogram::bin_of(s.min) >> p.span_log,
+            hi = Histogram::bin_of(s.max) >> p.span_log;
+  p.low_index = static_cast<uint8_t>(lo << p.span_log);
+  p.high_index = static_cast<uint8_t>(hi << p.span_log);
+  if (lo == hi) {
+    p.kind = Plan::kOne;
+  } else {
+    p.kind = Plan::kTwo;
+    p.low_end = int64_t{1} << ((lo + 1) << p.span_log);
+    p.high = int64_t{1} << p.high_index;
+  }
+  return p;
+}
+
+// The run's own histogram at the target's span, merged into it: what adding
+// its samples one by one gives. At that span the run's samples fill the
+// bins below and no others; merging widens the target's span exactly as far
+// as the adds would (to the smallest span at which all its values fit).
+void merge_run(Histogram& h, const Plan& p, const LaneSummary& s, const LaneSplit& split,
+               std::size_t n, int32_t rank) {
+  Histogram::Parts parts;
+  parts.count = n;
+  parts.sum = static_cast<int64_t>(s.sum);
+  parts.min = s.min;
+  parts.max = s.max;
+  parts.min_rank = parts.max_rank = rank;
+  parts.span_log = p.span_log;
+  if (p.kind == Plan::kOne) {
+    parts.bins.push_back({p.low_index, n, s.min, s.max, static_cast<int64_t>(s.sum)});
+  } else {
+    const uint64_t n_hi = split.count_hi;
+    parts.bins.push_back(
+        {p.low_index, n - n_hi, s.min, split.max_lo, static_cast<int64_t>(s.sum - split.sum_hi)});
+    parts.bins.push_back(
+        {p.high_index, n_hi, split.min_hi, s.max, static_cast<int64_t>(split.sum_hi)});
+  }
+  h.merge(Histogram::from_parts(std::move(parts)));
+}
+
+}  // namespace
+
+void summarize_scalar(std::span<const RepeatTiming> times, LaneSummary out[2]) {
+  LaneSummary c, m;
+  for (const RepeatTiming& t : times) {
+    c.min = std::min(c.min, t.compute_ns);
+    c.max = std::max(c.max, t.compute_ns);
+    c.sum += static_cast<uint64_t>(t.compute_ns);
+    m.min = std::min(m.min, t.comm_ns);
+    m.max = std::max(m.max, t.comm_ns);
+    m.sum += static_cast<uint64_t>(t.comm_ns);
+  }
+  out[0] = c;
+  out[1] = m;
+}
+
+void split_scalar(std::span<const RepeatTiming> times, const int64_t low_end[2],
+                  const int64_t high[2], LaneSplit out[2]) {
+  for (int lane = 0; lane < 2; ++lane) {
+    LaneSplit s;
+    for (const RepeatTiming& t : times)
+      split_one(s, lane_value(t, lane), low_end[lane], high[lane]);
+    out[lane] = s;
+  }
+}
+
+bool summarize_vector(std::span<const RepeatTiming> times, LaneSummary out[2]) {
+#ifdef TRACEFOLD_REPEAT_TIMES_AVX2
+  if (have_avx2()) {
+    summarize_avx2(times, out);
+    return true;
+  }
+#endif
+  (void)times;
+  (void)out;
+  return false;
+}
+
+bool split_vector(std::span<const RepeatTiming> times, const int64_t low_end[2],
+                  const int64_t high[2], LaneSplit out[2]) {
+#ifdef TRACEFOLD_REPEAT_TIMES_AVX2
+  if (have_avx2()) {
+    split_avx2(times, low_end, high, out);
+    return true;
+  }
+#endif
+  (void)times;
+  (void)low_end;
+  (void)high;
+  (void)out;
+  return false;
+}
+
+void add_repeat_times_each(Histogram& compute, Histogram& comm, std::span<const RepeatTiming> times,
+                           int32_t rank) {
+  add_lane_each(compute, times, 0, rank);
+  add_lane_each(comm, times, 1, rank);
+}
+
+int add_repeat_times(Histogram& compute, Histogram& comm, std::span<const RepeatTiming> times,
+                     int32_t rank) {
+  if (times.size() < kBulkMin) {
+    add_repeat_times_each(compute, comm, times, rank);
+    return 0;
+  }
+  LaneSummary summary[2];
+  if (!summarize_vector(times, summary)) summarize_scalar(times, summary);
+  Histogram* const hist[2] = {&compute, &comm};
+  Plan plan[2] = {plan_for(compute, summary[0]), plan_for(comm, summary[1])};
+  LaneSplit split[2];
+  if (plan[0].kind == Plan::kTwo || plan[1].kind == Plan::kTwo) {
+    const int64_t low_end[2] = {plan[0].low_end, plan[1].low_end};
+    const int64_t high[2] = {plan[0].high, plan[1].high};
+    if (!split_vector(times, low_end, high, split)) split_scalar(times, low_end, high, split);
+    for (int lane = 0; lane < 2; ++lane)
+      if (plan[lane].kind == Plan::kTwo && split[lane].count_above_low != split[lane].count_hi)
+        plan[lane].kind = Plan::kEach;  // samples between the two groups
+  }
+  int summarized = 0;
+  for (int lane = 0; lane < 2; ++lane) {
+    if (plan[lane].kind == Plan::kEach) {
+      add_lane_each(*hist[lane], times, lane, rank);
+    } else {
+      merge_run(*hist[lane], plan[lane], summary[lane], split[lane], times.size(), rank);
+      ++summarized;
+    }
+  }
+  return summarized;
+}
+
+}  // namespace tracefold::folding
