@@ -4,11 +4,11 @@
 // and maximum per sample and histogram) was the largest part of the fold's
 // cost per poll. A histogram's result depends only on each bin's count,
 // sum, minimum and maximum and on the totals, and not on the order of adds
-// and merges: a run whose samples all fall in one group of log bins at the
-// histogram's span (or in two groups with none between them, told apart by
-// one threshold) is summarized by a pass or two over the times and merged as a histogram
-// of its own. The passes keep no per-sample branch, and on x86-64 with
-// AVX2 take two repeats (four times) per vector instruction.
+// and merges. So a run is summarized by a pass or two over its times into
+// the histogram that adding its samples to an empty one would make (the
+// smallest span at which they fall in at most two groups of log bins), and
+// that is merged into the event's. The passes keep no per-sample branch, and
+// on x86-64 with AVX2 take two repeats (four times) per vector instruction.
 #include "repeat_times.hpp"
 
 #include <algorithm>
@@ -38,8 +38,7 @@ int64_t lane_value(const RepeatTiming& t, int lane) {
   return lane == 0 ? t.compute_ns : t.comm_ns;
 }
 
-void split_one(LaneSplit& s, int64_t v, int64_t low_end, int64_t high) {
-  if (v >= low_end) ++s.count_above_low;
+void split_one(LaneSplit& s, int64_t v, int64_t high) {
   if (v >= high) {
     ++s.count_hi;
     s.sum_hi += static_cast<uint64_t>(v);
@@ -123,90 +122,106 @@ bool have_avx2() {
   }
 }
 
-// Two repeats' worth of the split: the masks are all ones (-1) where x is
-// at or above the threshold (x > threshold - 1).
-[[gnu::target("avx2")]] inline void split_step(__m256i x, __m256i below_low_end, __m256i below_high,
-                                               __m256i& above, __m256i& cnt, __m256i& sum,
+// Two repeats' worth of the split: the mask is all ones (-1) where x is at
+// or above the threshold (x > threshold - 1).
+[[gnu::target("avx2")]] inline void split_step(__m256i x, __m256i below_high, __m256i top,
+                                               __m256i bottom, __m256i& cnt, __m256i& sum,
                                                __m256i& mnh, __m256i& mxl) {
   const __m256i hi = _mm256_cmpgt_epi64(x, below_high);
-  above = _mm256_sub_epi64(above, _mm256_cmpgt_epi64(x, below_low_end));
   cnt = _mm256_sub_epi64(cnt, hi);
   sum = _mm256_add_epi64(sum, _mm256_and_si256(x, hi));
-  mnh = min_epi64(mnh, _mm256_blendv_epi8(_mm256_set1_epi64x(INT64_MAX), x, hi));
-  mxl = max_epi64(mxl, _mm256_blendv_epi8(x, _mm256_set1_epi64x(INT64_MIN), hi));
+  mnh = min_epi64(mnh, _mm256_blendv_epi8(top, x, hi));
+  mxl = max_epi64(mxl, _mm256_blendv_epi8(x, bottom, hi));
 }
 
-[[gnu::target("avx2")]] void split_avx2(std::span<const RepeatTiming> times,
-                                        const int64_t low_end[2], const int64_t high[2],
+[[gnu::target("avx2")]] void split_avx2(std::span<const RepeatTiming> times, const int64_t high[2],
                                         LaneSplit out[2]) {
   const RepeatTiming* t = times.data();
   const std::size_t n = times.size();
-  const __m256i below_low_end =
-      _mm256_set_epi64x(low_end[1] - 1, low_end[0] - 1, low_end[1] - 1, low_end[0] - 1);
   const __m256i below_high = _mm256_set_epi64x(high[1] - 1, high[0] - 1, high[1] - 1, high[0] - 1);
-  __m256i above0 = _mm256_setzero_si256(), cnt0 = above0, sum0 = above0;
-  __m256i above1 = above0, cnt1 = above0, sum1 = above0;
-  __m256i mnh0 = _mm256_set1_epi64x(INT64_MAX), mnh1 = mnh0;
-  __m256i mxl0 = _mm256_set1_epi64x(INT64_MIN), mxl1 = mxl0;
+  const __m256i top = _mm256_set1_epi64x(INT64_MAX), bottom = _mm256_set1_epi64x(INT64_MIN);
+  __m256i cnt0 = _mm256_setzero_si256(), sum0 = cnt0, cnt1 = cnt0, sum1 = cnt0;
+  __m256i mnh0 = top, mnh1 = top, mxl0 = bottom, mxl1 = bottom;
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    split_step(load_pairs(t + i), below_low_end, below_high, above0, cnt0, sum0, mnh0, mxl0);
-    split_step(load_pairs(t + i + 2), below_low_end, below_high, above1, cnt1, sum1, mnh1, mxl1);
+    split_step(load_pairs(t + i), below_high, top, bottom, cnt0, sum0, mnh0, mxl0);
+    split_step(load_pairs(t + i + 2), below_high, top, bottom, cnt1, sum1, mnh1, mxl1);
   }
   if (i + 2 <= n) {
-    split_step(load_pairs(t + i), below_low_end, below_high, above0, cnt0, sum0, mnh0, mxl0);
+    split_step(load_pairs(t + i), below_high, top, bottom, cnt0, sum0, mnh0, mxl0);
     i += 2;
   }
-  alignas(32) uint64_t above[4], cnt[4], sum[4];
+  alignas(32) uint64_t cnt[4], sum[4];
   alignas(32) int64_t mnh[4], mxl[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(above), _mm256_add_epi64(above0, above1));
   _mm256_store_si256(reinterpret_cast<__m256i*>(cnt), _mm256_add_epi64(cnt0, cnt1));
   _mm256_store_si256(reinterpret_cast<__m256i*>(sum), _mm256_add_epi64(sum0, sum1));
   _mm256_store_si256(reinterpret_cast<__m256i*>(mnh), min_epi64(mnh0, mnh1));
   _mm256_store_si256(reinterpret_cast<__m256i*>(mxl), max_epi64(mxl0, mxl1));
   for (int lane = 0; lane < 2; ++lane) {
     LaneSplit& s = out[lane];
-    s.count_above_low = above[lane] + above[lane + 2];
     s.count_hi = cnt[lane] + cnt[lane + 2];
     s.sum_hi = sum[lane] + sum[lane + 2];
     s.min_hi = std::min(mnh[lane], mnh[lane + 2]);
     s.max_lo = std::max(mxl[lane], mxl[lane + 2]);
-    if (i < n) split_one(s, lane_value(t[i], lane), low_end[lane], high[lane]);
+    if (i < n) split_one(s, lane_value(t[i], lane), high[lane]);
   }
 }
 
 #endif  // TRACEFOLD_REPEAT_TIMES_AVX2
 
-// What a lane's summary makes of its histogram: merged as one bin, as two
-// (split at a threshold, if no sample lies between them), or added sample
-// by sample.
+// What a lane's summary makes of its histogram: merged as the run's own
+// histogram of one bin or two (split at a threshold), or added sample by
+// sample.
 struct Plan {
   enum Kind { kEach, kOne, kTwo } kind = kEach;
   uint8_t span_log = 0;
   uint8_t low_index = 0, high_index = 0;
-  // kTwo: the first values after the low group and of the high one (2^index
-  // of the log bin each starts at; both indexes are at least 1).
-  int64_t low_end = INT64_MAX, high = INT64_MAX;
+  // kTwo: the first value of the high group (2^index of the log bin it
+  // starts at, at least 1).
+  int64_t high = INT64_MAX;
 };
 
+// The run's own histogram, as adds into an empty one would make it, has the
+// smallest span at which its values fall in at most two groups of log bins.
+// Its least and greatest values give a candidate: the smallest span at which
+// their groups are the same or adjacent (every value lies between them, so
+// it fits there), and splitting there gives the two groups' values; whether
+// a smaller span fits too follows from those (settle()).
 Plan plan_for(const Histogram& h, const LaneSummary& s) {
   Plan p;
   // A negative time is no sample (add_each skips it); a histogram read from
   // an old trace with more bins than kMaxBins is narrowed by the next add.
   if (s.min < 0 || h.bins().size() > static_cast<std::size_t>(Histogram::kMaxBins)) return p;
-  p.span_log = static_cast<uint8_t>(std::countr_zero(static_cast<unsigned>(h.span())));
-  const int lo = Histogram::bin_of(s.min) >> p.span_log,
-            hi = Histogram::bin_of(s.max) >> p.span_log;
-  p.low_index = static_cast<uint8_t>(lo << p.span_log);
-  p.high_index = static_cast<uint8_t>(hi << p.span_log);
-  if (lo == hi) {
-    p.kind = Plan::kOne;
+  const int b0 = Histogram::bin_of(s.min), b1 = Histogram::bin_of(s.max);
+  int span_log = 0;
+  while ((b1 >> span_log) - (b0 >> span_log) > 1) ++span_log;
+  p.span_log = static_cast<uint8_t>(span_log);
+  p.low_index = static_cast<uint8_t>(b0 >> span_log << span_log);
+  p.high_index = static_cast<uint8_t>(b1 >> span_log << span_log);
+  if (p.low_index == p.high_index) {
+    p.kind = Plan::kOne;  // one log bin (span 1: adjacent groups at any wider span)
   } else {
     p.kind = Plan::kTwo;
-    p.low_end = int64_t{1} << ((lo + 1) << p.span_log);
     p.high = int64_t{1} << p.high_index;
   }
   return p;
+}
+
+// The two-group plan made exact once the split is known: the smallest span
+// at which each group's values (from its least to its greatest) share one
+// group of log bins. At that span the run fits in two groups; at half of it
+// one of them spans two, so with the other there are three: the span adds
+// into an empty histogram end at. It is not wider than the candidate's,
+// whose threshold is a group boundary at every smaller span too.
+void settle(Plan& p, const LaneSummary& s, const LaneSplit& split) {
+  const int lo0 = Histogram::bin_of(s.min), lo1 = Histogram::bin_of(split.max_lo);
+  const int hi0 = Histogram::bin_of(split.min_hi), hi1 = Histogram::bin_of(s.max);
+  int span_log = 0;
+  while ((lo0 >> span_log) != (lo1 >> span_log) || (hi0 >> span_log) != (hi1 >> span_log))
+    ++span_log;
+  p.span_log = static_cast<uint8_t>(span_log);
+  p.low_index = static_cast<uint8_t>(lo0 >> span_log << span_log);
+  p.high_index = static_cast<uint8_t>(hi0 >> span_log << span_log);
 }
 
 // The run's own histogram at the target's span, merged into it: what adding
@@ -250,12 +265,10 @@ void summarize_scalar(std::span<const RepeatTiming> times, LaneSummary out[2]) {
   out[1] = m;
 }
 
-void split_scalar(std::span<const RepeatTiming> times, const int64_t low_end[2],
-                  const int64_t high[2], LaneSplit out[2]) {
+void split_scalar(std::span<const RepeatTiming> times, const int64_t high[2], LaneSplit out[2]) {
   for (int lane = 0; lane < 2; ++lane) {
     LaneSplit s;
-    for (const RepeatTiming& t : times)
-      split_one(s, lane_value(t, lane), low_end[lane], high[lane]);
+    for (const RepeatTiming& t : times) split_one(s, lane_value(t, lane), high[lane]);
     out[lane] = s;
   }
 }
@@ -272,16 +285,14 @@ bool summarize_vector(std::span<const RepeatTiming> times, LaneSummary out[2]) {
   return false;
 }
 
-bool split_vector(std::span<const RepeatTiming> times, const int64_t low_end[2],
-                  const int64_t high[2], LaneSplit out[2]) {
+bool split_vector(std::span<const RepeatTiming> times, const int64_t high[2], LaneSplit out[2]) {
 #ifdef TRACEFOLD_REPEAT_TIMES_AVX2
   if (have_avx2()) {
-    split_avx2(times, low_end, high, out);
+    split_avx2(times, high, out);
     return true;
   }
 #endif
   (void)times;
-  (void)low_end;
   (void)high;
   (void)out;
   return false;
@@ -305,12 +316,10 @@ int add_repeat_times(Histogram& compute, Histogram& comm, std::span<const Repeat
   Plan plan[2] = {plan_for(compute, summary[0]), plan_for(comm, summary[1])};
   LaneSplit split[2];
   if (plan[0].kind == Plan::kTwo || plan[1].kind == Plan::kTwo) {
-    const int64_t low_end[2] = {plan[0].low_end, plan[1].low_end};
     const int64_t high[2] = {plan[0].high, plan[1].high};
-    if (!split_vector(times, low_end, high, split)) split_scalar(times, low_end, high, split);
+    if (!split_vector(times, high, split)) split_scalar(times, high, split);
     for (int lane = 0; lane < 2; ++lane)
-      if (plan[lane].kind == Plan::kTwo && split[lane].count_above_low != split[lane].count_hi)
-        plan[lane].kind = Plan::kEach;  // samples between the two groups
+      if (plan[lane].kind == Plan::kTwo) settle(plan[lane], summary[lane], split[lane]);
   }
   int summarized = 0;
   for (int lane = 0; lane < 2; ++lane) {

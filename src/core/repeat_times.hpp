@@ -14,12 +14,13 @@
 namespace tracefold::folding {
 
 /// compute.add_each(the times' compute_ns) and comm.add_each(their comm_ns),
-/// with exactly that result. Where a run's samples fall in one group of a
-/// histogram's log bins at its span (a polling loop's mostly do), or in two
-/// groups with none between them, the run is summarized in one or two passes over the times, a few
-/// vector instructions per repeat, and merged as a histogram of its own; otherwise, and for short
-/// runs, it is added sample by sample. Returns how many of the two histograms took the summary (0,
-/// 1 or 2; tests and benchmarks read it).
+/// with exactly that result. A run of 64 repeats or more is summarized in one
+/// or two passes over the times (a few vector instructions per repeat) into
+/// the histogram that adding it to an empty one would make, which is merged
+/// in; a shorter run, one with missing samples (negative times) and one into
+/// a histogram of more than kMaxBins bins (read from an old trace) are added
+/// sample by sample. Returns how many of the two histograms took the
+/// summary (0, 1 or 2; tests read it).
 int add_repeat_times(Histogram& compute, Histogram& comm, std::span<const RepeatTiming> times,
                      int32_t rank);
 
@@ -36,26 +37,21 @@ struct LaneSummary {
 };
 /// The second pass, for a lane whose samples fall in two groups of log bins:
 /// of the values at or above `high` (the high group's first value) their
-/// count, sum and least value, the greatest value below it, and how many
-/// values lie at or above `low_end` (the value after the low group): more of
-/// those than of the high ones means values between the groups.
+/// count, sum and least value, and the greatest value below it.
 struct LaneSplit {
   uint64_t count_hi = 0;
   uint64_t sum_hi = 0;
   int64_t min_hi = INT64_MAX;
   int64_t max_lo = INT64_MIN;
-  uint64_t count_above_low = 0;
 };
 
 /// The passes, scalar and (x86-64 with AVX2 only) vector; add_repeat_times
 /// takes the vector ones where the processor has AVX2. Exposed for tests.
 void summarize_scalar(std::span<const RepeatTiming> times, LaneSummary out[2]);
-/// Per lane, `low_end` <= `high`, both above INT64_MIN.
-void split_scalar(std::span<const RepeatTiming> times, const int64_t low_end[2],
-                  const int64_t high[2], LaneSplit out[2]);
+/// `high` per lane, above INT64_MIN.
+void split_scalar(std::span<const RepeatTiming> times, const int64_t high[2], LaneSplit out[2]);
 /// False (and nothing done) where the vector passes are not available.
 bool summarize_vector(std::span<const RepeatTiming> times, LaneSummary out[2]);
-bool split_vector(std::span<const RepeatTiming> times, const int64_t low_end[2],
-                  const int64_t high[2], LaneSplit out[2]);
+bool split_vector(std::span<const RepeatTiming> times, const int64_t high[2], LaneSplit out[2]);
 
 }  // namespace tracefold::folding
