@@ -122,48 +122,41 @@ bool have_avx2() {
   }
 }
 
-// Two repeats' worth of the split: the mask is all ones (-1) where x is at
-// or above the threshold (x > threshold - 1).
-[[gnu::target("avx2")]] inline void split_step(__m256i x, __m256i below_high, __m256i top,
-                                               __m256i bottom, __m256i& cnt, __m256i& sum,
-                                               __m256i& mnh, __m256i& mxl) {
-  const __m256i hi = _mm256_cmpgt_epi64(x, below_high);
-  cnt = _mm256_sub_epi64(cnt, hi);
-  sum = _mm256_add_epi64(sum, _mm256_and_si256(x, hi));
-  mnh = min_epi64(mnh, _mm256_blendv_epi8(top, x, hi));
-  mxl = max_epi64(mxl, _mm256_blendv_epi8(x, bottom, hi));
-}
-
+// The high group is mostly a few outliers (or none): per four repeats two
+// comparisons with the thresholds and one test, and only the greatest value
+// kept while none is high; vectors holding a high value go value by value.
 [[gnu::target("avx2")]] void split_avx2(std::span<const RepeatTiming> times, const int64_t high[2],
                                         LaneSplit out[2]) {
   const RepeatTiming* t = times.data();
   const std::size_t n = times.size();
+  // x >= high as x > high - 1 (thresholds are above INT64_MIN).
   const __m256i below_high = _mm256_set_epi64x(high[1] - 1, high[0] - 1, high[1] - 1, high[0] - 1);
-  const __m256i top = _mm256_set1_epi64x(INT64_MAX), bottom = _mm256_set1_epi64x(INT64_MIN);
-  __m256i cnt0 = _mm256_setzero_si256(), sum0 = cnt0, cnt1 = cnt0, sum1 = cnt0;
-  __m256i mnh0 = top, mnh1 = top, mxl0 = bottom, mxl1 = bottom;
+  __m256i mxl0 = _mm256_set1_epi64x(INT64_MIN), mxl1 = mxl0;
+  LaneSplit s[2];
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    split_step(load_pairs(t + i), below_high, top, bottom, cnt0, sum0, mnh0, mxl0);
-    split_step(load_pairs(t + i + 2), below_high, top, bottom, cnt1, sum1, mnh1, mxl1);
+    const __m256i a = load_pairs(t + i), b = load_pairs(t + i + 2);
+    const __m256i any_high =
+        _mm256_or_si256(_mm256_cmpgt_epi64(a, below_high), _mm256_cmpgt_epi64(b, below_high));
+    if (!_mm256_testz_si256(any_high, any_high)) [[unlikely]] {
+      for (std::size_t j = i; j < i + 4; ++j) {
+        split_one(s[0], t[j].compute_ns, high[0]);
+        split_one(s[1], t[j].comm_ns, high[1]);
+      }
+      continue;
+    }
+    mxl0 = max_epi64(mxl0, a);
+    mxl1 = max_epi64(mxl1, b);
   }
-  if (i + 2 <= n) {
-    split_step(load_pairs(t + i), below_high, top, bottom, cnt0, sum0, mnh0, mxl0);
-    i += 2;
+  for (; i < n; ++i) {
+    split_one(s[0], t[i].compute_ns, high[0]);
+    split_one(s[1], t[i].comm_ns, high[1]);
   }
-  alignas(32) uint64_t cnt[4], sum[4];
-  alignas(32) int64_t mnh[4], mxl[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(cnt), _mm256_add_epi64(cnt0, cnt1));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(sum), _mm256_add_epi64(sum0, sum1));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(mnh), min_epi64(mnh0, mnh1));
+  alignas(32) int64_t mxl[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(mxl), max_epi64(mxl0, mxl1));
   for (int lane = 0; lane < 2; ++lane) {
-    LaneSplit& s = out[lane];
-    s.count_hi = cnt[lane] + cnt[lane + 2];
-    s.sum_hi = sum[lane] + sum[lane + 2];
-    s.min_hi = std::min(mnh[lane], mnh[lane + 2]);
-    s.max_lo = std::max(mxl[lane], mxl[lane + 2]);
-    if (i < n) split_one(s, lane_value(t[i], lane), high[lane]);
+    s[lane].max_lo = std::max({s[lane].max_lo, mxl[lane], mxl[lane + 2]});
+    out[lane] = s[lane];
   }
 }
 
