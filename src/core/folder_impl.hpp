@@ -317,6 +317,17 @@ struct Folder::Impl {
   // loop items, with no search and no tail items. An event that departs from
   // the recorded calls (or finish()) replays the session's events so far
   // through the general path, which then records afresh.
+  //
+  // One clean session is enough when the values its general path read are
+  // the same after it as before. Until the iteration folds in at the end, a
+  // session changes nothing of the loop, and of the loop's values the
+  // folding reads only whether the last trip count of the loop and of its
+  // trailing inner loops (try_fold's chain) is zero: everything else it looks
+  // at is calls and structure, which a clean session keeps. So when that
+  // chain reads the same after the session as before it (chain_before_), the
+  // next session with the same calls starts from an equivalent state and
+  // makes the same operations. (Typical: the iteration that formed the loop
+  // spoils its session; the next is clean and the chain is all non-zero.)
 
   OpLog log_;
   bool recording_ = false;      // a session runs the general path, logged
@@ -331,7 +342,10 @@ struct Folder::Impl {
     std::vector<FoldOp> ops;
     bool operator==(const Session&) const = default;
   };
-  Session rec_;   // the session being recorded
+  Session rec_;  // the session being recorded
+  std::vector<uint8_t> chain_before_, chain_after_;
+  // Per item of the loop's trailing chain: its last trip count is non-zero.
+  void read_chain(std::vector<uint8_t>& out) const;
   Session prev_;  // the last clean session, or the replayed program
   bool have_prev_ = false;
   bool learned_ = false;        // prev_ is replayed at the next session

@@ -43,6 +43,17 @@ void Folder::Impl::start_recording() {
   next_slot_ = 0;
   int32_t next = 0;
   tag_tree(top[session_n0_ - 1], next);
+  read_chain(chain_before_);
+}
+
+void Folder::Impl::read_chain(std::vector<uint8_t>& out) const {
+  // As try_fold walks it from the loop.
+  out.clear();
+  for (const Item* it = &top[session_n0_ - 1];; it = &it->body.back()) {
+    const bool more = it->reps.back() > 0;
+    out.push_back(more);
+    if (!more || !it->body.back().loop) return;
+  }
 }
 
 void Folder::Impl::record_event(const Event& ev) {
@@ -64,7 +75,11 @@ void Folder::Impl::end_recording() {
   rec_.slots = next_slot_;
   rec_.ops.swap(log_.ops);
   log_.ops.clear();
-  if (have_prev_ && rec_ == prev_) {
+  read_chain(chain_after_);
+  const bool again = have_prev_ && rec_ == prev_;
+  if (again || chain_after_ == chain_before_) {
+    if (!again) std::swap(rec_, prev_);
+    have_prev_ = true;
     learned_ = find_timing_homes();
     if (learned_) compile_program();
     real_.clear();
