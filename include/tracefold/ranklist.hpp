@@ -1,8 +1,10 @@
 // Ranklist: a compact set of non-negative MPI ranks.
 //
-// Internally the set is a sorted vector of disjoint, non-adjacent closed
-// intervals [lo, hi].  Externally it has a canonical text form built from
-// nested regular sections (ScalaTrace style):
+// Internally the set is its sorted, disjoint, non-adjacent closed intervals
+// [lo, hi], kept as runs of equal-length intervals at equal distances: a
+// column of a grid of a million ranks is one run, a face of a 3-D grid one
+// per plane, instead of one interval per row.  Externally it has a canonical
+// text form built from nested regular sections (ScalaTrace style):
 //
 //   <dim start count_1 stride_1 ... count_dim stride_dim>
 //
@@ -66,20 +68,20 @@ class Ranklist {
   static Ranklist from_sections(const std::vector<Section>& sections);
 
   /// Adds one rank (no-op if present).  Throws std::invalid_argument if
-  /// rank < 0.  O(log n) search plus O(n) vector insertion in the worst case.
+  /// rank < 0.  O(1) past the last rank, else O(intervals).
   void insert(int32_t rank);
   /// In-place union with `other`; O(n + m) in the number of intervals.
   Ranklist& unite(const Ranklist& other);
   /// Returns the union of *this and `other`.
   Ranklist united(const Ranklist& other) const;
 
-  /// True if `rank` is in the set; O(log intervals).
+  /// True if `rank` is in the set; O(log runs).
   bool contains(int32_t rank) const;
   /// True if the two sets share at least one rank; O(n + m) in intervals.
   bool intersects(const Ranklist& other) const;
 
   /// True if the set has no ranks.
-  bool empty() const { return intervals_.empty(); }
+  bool empty() const { return runs_.empty(); }
   /// Number of ranks in the set (cached, O(1)).
   std::size_t size() const { return size_; }
   /// Smallest rank.  Precondition: !empty().
@@ -92,15 +94,67 @@ class Ranklist {
   /// Calls f(rank) for every rank in ascending order.
   template <class F>
   void for_each(F&& f) const {
-    for (const auto& [lo, hi] : intervals_) {
+    for_each_interval([&f](int32_t lo, int32_t hi) {
       for (int32_t r = lo;; ++r) {
         f(r);
         if (r == hi) break;  // avoids overflow when hi == INT32_MAX
       }
+    });
+  }
+
+  /// Intervals [lo + i*stride, lo + i*stride + span] for 0 <= i < count:
+  /// equally long intervals at equal distances (stride 0 when count is 1).
+  /// Runs are built greedily over the intervals in ascending order, so the
+  /// runs depend only on the set.
+  struct Run {
+    int32_t lo = 0;
+    int32_t span = 0;  // hi - lo of each interval
+    int32_t stride = 0;
+    int32_t count = 0;
+    bool operator==(const Run&) const = default;
+  };
+  /// The runs, in ascending order.
+  const std::vector<Run>& runs() const { return runs_; }
+  /// Calls f(lo, hi) for every interval in ascending order.
+  template <class F>
+  void for_each_interval(F&& f) const {
+    for (const Run& x : runs_) {
+      int64_t lo = x.lo;
+      for (int32_t i = 0; i < x.count; ++i, lo += x.stride)
+        f(static_cast<int32_t>(lo), static_cast<int32_t>(lo + x.span));
     }
   }
-  /// The sorted, disjoint, non-adjacent closed intervals [lo, hi].
-  const std::vector<std::pair<int32_t, int32_t>>& intervals() const { return intervals_; }
+  /// Walks the intervals in ascending order, one at a time, without
+  /// spelling them out (for merges of many lists).
+  class IntervalCursor {
+   public:
+    explicit IntervalCursor(const Ranklist& r) : runs_(&r.runs_) {}
+    bool done() const { return run_ == runs_->size(); }
+    /// The current interval [lo, hi]; precondition: !done().
+    std::pair<int32_t, int32_t> operator*() const {
+      const Run& x = (*runs_)[run_];
+      const auto lo = static_cast<int32_t>(x.lo + static_cast<int64_t>(i_) * x.stride);
+      return {lo, static_cast<int32_t>(lo + static_cast<int64_t>(x.span))};
+    }
+    void next() {
+      if (++i_ == (*runs_)[run_].count) {
+        ++run_;
+        i_ = 0;
+      }
+    }
+
+   private:
+    const std::vector<Run>* runs_;
+    std::size_t run_ = 0;
+    int32_t i_ = 0;
+  };
+  /// Number of intervals.
+  std::size_t interval_count() const;
+  /// The sorted, disjoint, non-adjacent closed intervals [lo, hi], spelled
+  /// out (as many as the set has: prefer for_each_interval on large sets).
+  std::vector<std::pair<int32_t, int32_t>> intervals() const;
+  /// Heap bytes held.
+  std::size_t memory_bytes() const { return runs_.capacity() * sizeof(Run); }
 
   /// Canonical decomposition into disjoint sections, sorted by start.  It
   /// depends only on the set: (1) maximal runs of >= 2 consecutive ranks
@@ -127,10 +181,13 @@ class Ranklist {
   friend std::strong_ordering operator<=>(const Ranklist& a, const Ranklist& b);
 
  private:
+  class Builder;
   // Takes sorted, disjoint, non-adjacent intervals and computes the size.
-  explicit Ranklist(std::vector<std::pair<int32_t, int32_t>> intervals);
+  explicit Ranklist(const std::vector<std::pair<int32_t, int32_t>>& intervals);
+  // Appends [lo, hi], which lies after the last interval with a gap.
+  void append_interval(int32_t lo, int32_t hi);
 
-  std::vector<std::pair<int32_t, int32_t>> intervals_;
+  std::vector<Run> runs_;
   std::size_t size_ = 0;
 };
 

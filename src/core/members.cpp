@@ -44,7 +44,8 @@ MemberList MemberList::run(int32_t first, int32_t stride, int64_t count) {
 
 MemberList MemberList::from_ranklist(const Ranklist& r) {
   MemberList m;
-  for (const auto& [lo, hi] : r.intervals()) m.append(lo, 1, static_cast<int64_t>(hi) - lo + 1);
+  r.for_each_interval(
+      [&m](int32_t lo, int32_t hi) { m.append(lo, 1, static_cast<int64_t>(hi) - lo + 1); });
   return m;
 }
 

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 namespace tracefold {
 
@@ -226,10 +227,70 @@ RanklistParseError::RanklistParseError(const std::string& message, std::size_t o
     : std::runtime_error("Ranklist::parse: at offset " + std::to_string(offset) + ": " + message),
       offset_(offset) {}
 
-Ranklist::Ranklist(std::vector<Interval> intervals) : intervals_(std::move(intervals)) {
-  for (const auto& [lo, hi] : intervals_) {
-    size_ += static_cast<std::size_t>(static_cast<int64_t>(hi) - lo + 1);
+// Collects intervals in ascending order of lo (overlapping or adjacent ones
+// allowed) into the greedy runs of a Ranklist.
+class Ranklist::Builder {
+ public:
+  void add(int32_t lo, int32_t hi) {
+    if (open_ && static_cast<int64_t>(lo) <= static_cast<int64_t>(hi_) + 1) {
+      hi_ = std::max(hi_, hi);
+      return;
+    }
+    flush();
+    lo_ = lo;
+    hi_ = hi;
+    open_ = true;
   }
+  Ranklist finish() {
+    flush();
+    return std::move(out_);
+  }
+
+ private:
+  void flush() {
+    if (open_) out_.append_interval(lo_, hi_);
+    open_ = false;
+  }
+  Ranklist out_;
+  int32_t lo_ = 0, hi_ = 0;
+  bool open_ = false;
+};
+
+void Ranklist::append_interval(int32_t lo, int32_t hi) {
+  size_ += static_cast<std::size_t>(static_cast<int64_t>(hi) - lo + 1);
+  const int32_t span = hi - lo;
+  if (!runs_.empty()) {
+    Run& r = runs_.back();
+    if (r.span == span) {
+      if (r.count == 1) {
+        r.stride = lo - r.lo;
+        r.count = 2;
+        return;
+      }
+      if (static_cast<int64_t>(lo) - r.lo == static_cast<int64_t>(r.count) * r.stride) {
+        ++r.count;
+        return;
+      }
+    }
+  }
+  runs_.push_back(Run{lo, span, 0, 1});
+}
+
+Ranklist::Ranklist(const std::vector<Interval>& intervals) {
+  for (const auto& [lo, hi] : intervals) append_interval(lo, hi);
+}
+
+std::size_t Ranklist::interval_count() const {
+  std::size_t n = 0;
+  for (const Run& r : runs_) n += static_cast<std::size_t>(r.count);
+  return n;
+}
+
+std::vector<Interval> Ranklist::intervals() const {
+  std::vector<Interval> out;
+  out.reserve(interval_count());
+  for_each_interval([&out](int32_t lo, int32_t hi) { out.emplace_back(lo, hi); });
+  return out;
 }
 
 Ranklist Ranklist::single(int32_t rank) {
@@ -251,15 +312,9 @@ Ranklist Ranklist::from_ranks(std::vector<int32_t> ranks) {
   if (!ranks.empty() && ranks.front() < 0) {
     throw std::invalid_argument("Ranklist::from_ranks: negative rank");
   }
-  std::vector<Interval> v;
-  for (int32_t r : ranks) {
-    if (!v.empty() && static_cast<int64_t>(r) <= static_cast<int64_t>(v.back().second) + 1) {
-      v.back().second = std::max(v.back().second, r);
-    } else {
-      v.emplace_back(r, r);
-    }
-  }
-  return Ranklist(std::move(v));
+  Builder b;
+  for (int32_t r : ranks) b.add(r, r);
+  return b.finish();
 }
 
 Ranklist Ranklist::from_sections(const std::vector<Section>& sections) {
@@ -284,50 +339,43 @@ Ranklist Ranklist::from_sections(const std::vector<Section>& sections) {
 
 void Ranklist::insert(int32_t rank) {
   if (rank < 0) throw std::invalid_argument("Ranklist::insert: negative rank");
-  auto next = std::upper_bound(intervals_.begin(), intervals_.end(), rank,
-                               [](int32_t r, const Interval& iv) { return r < iv.first; });
-  const bool has_prev = next != intervals_.begin();
-  if (has_prev && std::prev(next)->second >= rank) return;  // already present
-  const bool join_prev = has_prev && static_cast<int64_t>(std::prev(next)->second) + 1 == rank;
-  const bool join_next = next != intervals_.end() && static_cast<int64_t>(next->first) - 1 == rank;
-  if (join_prev && join_next) {
-    std::prev(next)->second = next->second;
-    intervals_.erase(next);
-  } else if (join_prev) {
-    std::prev(next)->second = rank;
-  } else if (join_next) {
-    next->first = rank;
-  } else {
-    intervals_.insert(next, Interval{rank, rank});
+  if (empty() || static_cast<int64_t>(rank) > static_cast<int64_t>(last()) + 1) {
+    append_interval(rank, rank);
+    return;
   }
-  ++size_;
+  if (static_cast<int64_t>(rank) == static_cast<int64_t>(last()) + 1) {
+    // The last interval grows: take it off its run and append it again, so
+    // the runs stay the greedy ones (it may now join the run before).
+    Run& x = runs_.back();
+    const auto lo = static_cast<int32_t>(x.lo + static_cast<int64_t>(x.count - 1) * x.stride);
+    size_ -= static_cast<std::size_t>(x.span) + 1;
+    if (--x.count == 0) {
+      runs_.pop_back();
+    } else if (x.count == 1) {
+      x.stride = 0;
+    }
+    append_interval(lo, rank);
+    return;
+  }
+  if (contains(rank)) return;
+  unite(single(rank));
 }
 
 Ranklist& Ranklist::unite(const Ranklist& other) {
   if (other.empty() || this == &other) return *this;
   if (empty()) return *this = other;
-  std::vector<Interval> out;
-  out.reserve(intervals_.size() + other.intervals_.size());
-  auto push = [&out](const Interval& iv) {
-    if (!out.empty() &&
-        static_cast<int64_t>(iv.first) <= static_cast<int64_t>(out.back().second) + 1) {
-      out.back().second = std::max(out.back().second, iv.second);
+  Builder out;
+  IntervalCursor a(*this), b(other);
+  while (!a.done() || !b.done()) {
+    if (b.done() || (!a.done() && (*a).first <= (*b).first)) {
+      out.add((*a).first, (*a).second);
+      a.next();
     } else {
-      out.push_back(iv);
-    }
-  };
-  std::size_t i = 0;
-  std::size_t j = 0;
-  const auto& a = intervals_;
-  const auto& b = other.intervals_;
-  while (i < a.size() || j < b.size()) {
-    if (j == b.size() || (i < a.size() && a[i].first <= b[j].first)) {
-      push(a[i++]);
-    } else {
-      push(b[j++]);
+      out.add((*b).first, (*b).second);
+      b.next();
     }
   }
-  *this = Ranklist(std::move(out));
+  *this = out.finish();
   return *this;
 }
 
@@ -338,21 +386,24 @@ Ranklist Ranklist::united(const Ranklist& other) const {
 }
 
 bool Ranklist::contains(int32_t rank) const {
-  auto next = std::upper_bound(intervals_.begin(), intervals_.end(), rank,
-                               [](int32_t r, const Interval& iv) { return r < iv.first; });
-  return next != intervals_.begin() && std::prev(next)->second >= rank;
+  auto next = std::upper_bound(runs_.begin(), runs_.end(), rank,
+                               [](int32_t r, const Run& x) { return r < x.lo; });
+  if (next == runs_.begin()) return false;
+  const Run& x = *std::prev(next);
+  const int64_t off = static_cast<int64_t>(rank) - x.lo;
+  if (x.count == 1) return off <= x.span;
+  const int64_t i = off / x.stride;
+  return i < x.count && off - i * x.stride <= x.span;
 }
 
 bool Ranklist::intersects(const Ranklist& other) const {
-  const auto& a = intervals_;
-  const auto& b = other.intervals_;
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i].second < b[j].first) {
-      ++i;
-    } else if (b[j].second < a[i].first) {
-      ++j;
+  IntervalCursor a(*this), b(other);
+  while (!a.done() && !b.done()) {
+    const Interval x = *a, y = *b;
+    if (x.second < y.first) {
+      a.next();
+    } else if (y.second < x.first) {
+      b.next();
     } else {
       return true;
     }
@@ -362,12 +413,13 @@ bool Ranklist::intersects(const Ranklist& other) const {
 
 int32_t Ranklist::first() const {
   assert(!empty());
-  return intervals_.front().first;
+  return runs_.front().lo;
 }
 
 int32_t Ranklist::last() const {
   assert(!empty());
-  return intervals_.back().second;
+  const Run& x = runs_.back();
+  return static_cast<int32_t>(x.lo + static_cast<int64_t>(x.count - 1) * x.stride + x.span);
 }
 
 std::vector<int32_t> Ranklist::to_vector() const {
@@ -380,49 +432,76 @@ std::vector<int32_t> Ranklist::to_vector() const {
 std::vector<Ranklist::Section> Ranklist::sections() const {
   std::vector<Section> out;
   std::vector<Section> level;  // sections of the current dimension d
-  std::vector<int32_t> isolated;
+  std::vector<Section> next;   // sections of dimension d + 1
+
+  // A chain of starts in ascending order, greedy as in (3) below: the first
+  // two members set the step, the chain ends at the first other step.
+  struct Chain {
+    int32_t start = 0, last = 0, diff = 0, count = 0;
+    // Adds `s`; returns false (and leaves the chain) when it does not fit.
+    bool add(int32_t s) {
+      if (count == 0 || (count >= 2 && s - last != diff)) return false;
+      if (count == 1) diff = s - last;
+      last = s;
+      ++count;
+      return true;
+    }
+  };
 
   // (1) Maximal runs of >= 2 ranks become 1-D stride-1 sections.  The only run
   // too long for an int32 count is [0, INT32_MAX]; its last rank is split off
-  // as an isolated point (it is the largest, so `isolated` stays sorted).
-  for (const auto& [lo, hi] : intervals_) {
-    if (lo == hi) {
-      isolated.push_back(lo);
-      continue;
-    }
-    int64_t len = static_cast<int64_t>(hi) - lo + 1;
-    if (len > kMaxRank) {
-      len = kMaxRank;
-      isolated.push_back(hi);
-    }
-    level.push_back(Section{lo, {{static_cast<int32_t>(len), 1}}});
-  }
-
+  // as an isolated point (it is the largest, so the isolated ones stay sorted).
+  // The first round of (3) is done here, as the intervals come, for each
+  // length: a column of a large grid is then one chain, not one section per
+  // row.
+  std::map<int32_t, Chain> by_length;
+  auto close_length = [&](int32_t len, const Chain& c) {
+    if (c.count == 1)
+      out.push_back(Section{c.start, {{len, 1}}});
+    else
+      next.push_back(Section{c.start, {{c.count, c.diff}, {len, 1}}});
+  };
   // (2) Isolated ranks, ascending, greedily grouped into arithmetic
   // progressions of >= 2 members; a trailing leftover is a 0-D section.
-  for (std::size_t i = 0; i < isolated.size();) {
-    if (i + 1 == isolated.size()) {
-      out.push_back(Section{isolated[i], {}});
-      break;
+  Chain isolated;
+  auto add_isolated = [&](int32_t r) {
+    if (isolated.add(r)) return;
+    if (isolated.count > 0)
+      level.push_back(Section{isolated.start, {{isolated.count, isolated.diff}}});
+    isolated = Chain{r, r, 0, 1};
+  };
+  for_each_interval([&](int32_t lo, int32_t hi) {
+    if (lo == hi) {
+      add_isolated(lo);
+      return;
     }
-    const int32_t diff = isolated[i + 1] - isolated[i];
-    std::size_t j = i + 1;
-    while (j + 1 < isolated.size() && isolated[j + 1] - isolated[j] == diff) ++j;
-    level.push_back(Section{isolated[i], {{static_cast<int32_t>(j - i + 1), diff}}});
-    i = j + 1;
-  }
+    int64_t len = static_cast<int64_t>(hi) - lo + 1;
+    if (len > kMaxRank) len = kMaxRank;
+    Chain& c = by_length[static_cast<int32_t>(len)];
+    if (!c.add(lo)) {
+      if (c.count > 0) close_length(static_cast<int32_t>(len), c);
+      c = Chain{lo, lo, 0, 1};
+    }
+    if (len == kMaxRank && hi != lo + len - 1) add_isolated(hi);
+  });
+  for (const auto& [len, c] : by_length) close_length(len, c);
+  if (isolated.count == 1)
+    out.push_back(Section{isolated.start, {}});
+  else if (isolated.count > 1)
+    level.push_back(Section{isolated.start, {{isolated.count, isolated.diff}}});
 
   // (3) For d = 1, 2, ...: within each shape, in ascending start order, chain
   // consecutive sections whose starts form an arithmetic progression into a
   // (d+1)-D section.  All sections partition the set, so a chain's union is
   // exactly the new section's rank set (no overlaps are possible).  Each
   // chain at least halves the section count, so the loop is O(n log n).
-  while (!level.empty()) {
+  // Sections of different shapes never chain, so the 2-D ones made in (1)
+  // join those of round d = 1.
+  while (!level.empty() || !next.empty()) {
     std::sort(level.begin(), level.end(), [](const Section& a, const Section& b) {
       if (a.dims != b.dims) return a.dims < b.dims;
       return a.start < b.start;
     });
-    std::vector<Section> next;
     for (std::size_t i = 0; i < level.size();) {
       std::size_t j = i;
       int32_t diff = 0;
@@ -447,6 +526,7 @@ std::vector<Ranklist::Section> Ranklist::sections() const {
       i = j + 1;
     }
     level = std::move(next);
+    next.clear();
   }
 
   // (4) Sort by (start, dims); starts are distinct since sections are disjoint.
@@ -484,30 +564,29 @@ Ranklist Ranklist::parse(std::string_view text) {
 }
 
 std::strong_ordering operator<=>(const Ranklist& a, const Ranklist& b) {
-  const auto& x = a.intervals_;
-  const auto& y = b.intervals_;
-  std::size_t i = 0;
-  std::size_t j = 0;
-  // Next not-yet-compared rank in x[i] / y[j].
-  int64_t cx = x.empty() ? 0 : x[0].first;
-  int64_t cy = y.empty() ? 0 : y[0].first;
+  Ranklist::IntervalCursor x(a), y(b);
+  // Next not-yet-compared rank in *x / *y.
+  int64_t cx = x.done() ? 0 : (*x).first;
+  int64_t cy = y.done() ? 0 : (*y).first;
   while (true) {
-    if (i == x.size() || j == y.size()) {
-      if (i == x.size() && j == y.size()) return std::strong_ordering::equal;
-      return i == x.size() ? std::strong_ordering::less : std::strong_ordering::greater;
+    if (x.done() || y.done()) {
+      if (x.done() && y.done()) return std::strong_ordering::equal;
+      return x.done() ? std::strong_ordering::less : std::strong_ordering::greater;
     }
     if (cx != cy) return cx <=> cy;
     // Both sequences continue with the same consecutive run for k+1 ranks.
-    const int64_t rx = x[i].second - cx;
-    const int64_t ry = y[j].second - cy;
+    const int64_t rx = (*x).second - cx;
+    const int64_t ry = (*y).second - cy;
     const int64_t k = std::min(rx, ry);
     if (rx == k) {
-      if (++i < x.size()) cx = x[i].first;
+      x.next();
+      if (!x.done()) cx = (*x).first;
     } else {
       cx += k + 1;
     }
     if (ry == k) {
-      if (++j < y.size()) cy = y[j].first;
+      y.next();
+      if (!y.done()) cy = (*y).first;
     } else {
       cy += k + 1;
     }

@@ -15,26 +15,25 @@ namespace {
 bool overlap_below(const std::vector<const Ranklist*>& lists, std::size_t limit) {
   struct Cursor {
     int32_t lo;
-    uint32_t list;
-    std::size_t next;
+    Ranklist::IntervalCursor at;
   };
   auto later = [](const Cursor& a, const Cursor& b) { return a.lo > b.lo; };
   std::vector<Cursor> heap;
   for (std::size_t i = 0; i < limit; ++i)
     if (!lists[i]->empty())
-      heap.push_back(Cursor{lists[i]->intervals().front().first, static_cast<uint32_t>(i), 0});
+      heap.push_back(Cursor{lists[i]->first(), Ranklist::IntervalCursor(*lists[i])});
   std::make_heap(heap.begin(), heap.end(), later);
   int64_t reach = -1;
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
     Cursor& c = heap.back();
-    const auto& intervals = lists[c.list]->intervals();
     if (c.lo <= reach) return true;
-    reach = std::max<int64_t>(reach, intervals[c.next].second);
-    if (++c.next == intervals.size()) {
+    reach = std::max<int64_t>(reach, (*c.at).second);
+    c.at.next();
+    if (c.at.done()) {
       heap.pop_back();
     } else {
-      c.lo = intervals[c.next].first;
+      c.lo = (*c.at).first;
       std::push_heap(heap.begin(), heap.end(), later);
     }
   }
@@ -88,9 +87,10 @@ std::vector<RankClass> split_ranks(const Ranklist& ranks,
     for (const auto& g : groups) {
       uint64_t h = 1469598103934665603ull;
       for (const Ranklist* l : g) {
-        for (const auto& [lo, hi] : l->intervals())
+        l->for_each_interval([&h](int32_t lo, int32_t hi) {
           h = ((h ^ static_cast<uint32_t>(lo)) * 1099511628211ull ^ static_cast<uint32_t>(hi)) *
               1099511628211ull;
+        });
         h = (h ^ 0xffffffffull) * 1099511628211ull;  // where one entry ends
       }
       auto& seen = by_hash[h];
@@ -104,10 +104,10 @@ std::vector<RankClass> split_ranks(const Ranklist& ranks,
   const auto inside = static_cast<uint32_t>(distinct.size());
   std::vector<Edge> edges;
   auto add = [&](const Ranklist& list, uint32_t group, int32_t entry) {
-    for (const auto& [lo, hi] : list.intervals()) {
+    list.for_each_interval([&](int32_t lo, int32_t hi) {
       edges.push_back(Edge{lo, group, entry});
       edges.push_back(Edge{static_cast<int64_t>(hi) + 1, group, -1});
-    }
+    });
   };
   for (std::size_t g = 0; g < distinct.size(); ++g)
     for (std::size_t e = 0; e < distinct[g]->size(); ++e)

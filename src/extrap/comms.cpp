@@ -313,25 +313,27 @@ Elastic extrapolate_by_coordinates(const std::vector<GridInput>& grids,
   }
   if (length > 8) text += " ...";
   if (explain) explain->push_back(text + " @ every rank, by its coordinates");
-  // Ranks with equal values share an entry.
-  std::map<std::vector<int64_t>, std::vector<int32_t>> by_values;
+  // Ranks with equal values share an entry. The ranks come in ascending
+  // order, so each entry's ranklist grows at its end, as runs: a column's
+  // key is one run, not one interval per row.
+  std::map<std::vector<int64_t>, Ranklist> by_values;
   const int64_t n = target.ranks();
+  std::vector<int64_t> x(dims, 0), vals(at.size());
   for (int64_t r = 0; r < n; ++r) {
-    const auto x = coords_of(target, r);
-    std::vector<int64_t> vals;
-    for (const auto& c : at) {
-      int64_t v = c[0];
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      int64_t v = at[i][0];
       if (!is_sentinel(v))
-        for (std::size_t d = 0; d < dims; ++d) v += c[d + 1] * x[d];
-      vals.push_back(v);
+        for (std::size_t d = 0; d < dims; ++d) v += at[i][d + 1] * x[d];
+      vals[i] = v;
     }
-    by_values[vals].push_back(static_cast<int32_t>(r));
+    by_values[vals].insert(static_cast<int32_t>(r));
+    for (std::size_t d = 0; d < dims && ++x[d] == target.sizes[d]; ++d) x[d] = 0;
   }
   Elastic out;
-  for (auto& [vals, ranks] : by_values) {
+  for (auto& [values, ranks] : by_values) {
     ValueSeq s;
-    for (int64_t v : vals) s.push_back(v);
-    out.entries().push_back({std::move(s), Ranklist::from_ranks(std::move(ranks))});
+    for (int64_t v : values) s.push_back(v);
+    out.entries().push_back({std::move(s), std::move(ranks)});
   }
   out.sort_entries();
   return out;

@@ -225,3 +225,36 @@ TEST(ExtrapComms, CommunicatorOffTheGridIsAnError) {
             std::string::npos)
       << e;
 }
+
+// At a million ranks (1024x1024) the split's key is the column: one entry
+// per column, whose ranks are every 1024th. Each entry's ranklist is one
+// run, not 1,024 intervals (8 MiB for the key alone before), and the
+// entries are built without a list of ranks per entry.
+TEST(ExtrapComms, SplitArgumentsAtAMillionRanksStaySmall) {
+  const auto in = inputs({{2, 2}, {3, 3}, {4, 4}});
+  ExtrapOptions o;
+  o.ranks = 1024 * 1024;
+  o.try_plugins = false;
+  const ExtrapResult res = extrapolate(in, o);
+  const auto key = FieldTable::find("key");
+  ASSERT_TRUE(key.has_value());
+  const Elastic* e = nullptr;
+  for (const auto& n : res.trace.nodes)
+    if (n.field(*key)) e = n.field(*key);
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->entries().size(), 1024u);
+  std::size_t bytes = 0;
+  bool column5 = false;
+  for (const auto& en : e->entries()) {
+    EXPECT_EQ(en.ranks.size(), 1024u);
+    EXPECT_EQ(en.ranks.runs().size(), 1u);
+    bytes += en.ranks.memory_bytes();
+    if (en.ranks.first() == 5) {
+      column5 = true;
+      EXPECT_EQ(en.ranks, Ranklist::parse("<1 5 1024 1024>"));
+      EXPECT_EQ(en.values.to_vector(), (std::vector<int64_t>{5}));
+    }
+  }
+  EXPECT_TRUE(column5);
+  EXPECT_LE(bytes, 1024 * sizeof(Ranklist::Run));
+}

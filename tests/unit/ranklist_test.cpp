@@ -345,6 +345,145 @@ std::vector<int32_t> random_ranks(std::mt19937& rng, int kind) {
   }
 }
 
+// The parts of a grid that extrapolation names at a million ranks keep a
+// few runs, not one interval per row: a column of 1024x1024, the interior,
+// the two wrap-around columns together, a face of 128x128x64.
+// Ranklist::sections() as it was written before it chained sections while
+// reading the intervals: the canonical form must not change (traces are
+// compared byte for byte), so the two are compared on every set below.
+std::vector<Ranklist::Section> reference_sections(const Ranklist& r) {
+  using Section = Ranklist::Section;
+  std::vector<Section> out, level;
+  std::vector<int32_t> isolated;
+  for (const auto& [lo, hi] : r.intervals()) {
+    if (lo == hi) {
+      isolated.push_back(lo);
+      continue;
+    }
+    int64_t len = static_cast<int64_t>(hi) - lo + 1;
+    if (len > kMax) {
+      len = kMax;
+      isolated.push_back(hi);
+    }
+    level.push_back(Section{lo, {{static_cast<int32_t>(len), 1}}});
+  }
+  for (std::size_t i = 0; i < isolated.size();) {
+    if (i + 1 == isolated.size()) {
+      out.push_back(Section{isolated[i], {}});
+      break;
+    }
+    const int32_t diff = isolated[i + 1] - isolated[i];
+    std::size_t j = i + 1;
+    while (j + 1 < isolated.size() && isolated[j + 1] - isolated[j] == diff) ++j;
+    level.push_back(Section{isolated[i], {{static_cast<int32_t>(j - i + 1), diff}}});
+    i = j + 1;
+  }
+  while (!level.empty()) {
+    std::sort(level.begin(), level.end(), [](const Section& a, const Section& b) {
+      return a.dims != b.dims ? a.dims < b.dims : a.start < b.start;
+    });
+    std::vector<Section> next;
+    for (std::size_t i = 0; i < level.size();) {
+      std::size_t j = i;
+      int32_t diff = 0;
+      if (i + 1 < level.size() && level[i + 1].dims == level[i].dims) {
+        diff = level[i + 1].start - level[i].start;
+        j = i + 1;
+        while (j + 1 < level.size() && level[j + 1].dims == level[j].dims &&
+               level[j + 1].start - level[j].start == diff)
+          ++j;
+      }
+      if (j == i) {
+        out.push_back(level[i]);
+      } else {
+        Section merged{level[i].start, {{static_cast<int32_t>(j - i + 1), diff}}};
+        merged.dims.insert(merged.dims.end(), level[i].dims.begin(), level[i].dims.end());
+        next.push_back(merged);
+      }
+      i = j + 1;
+    }
+    level = std::move(next);
+  }
+  std::sort(out.begin(), out.end(), [](const Section& a, const Section& b) {
+    return a.start != b.start ? a.start < b.start : a.dims < b.dims;
+  });
+  return out;
+}
+
+TEST(Ranklist, SectionsAsBefore) {
+  const std::vector<std::string> cases = {
+      "<>",
+      "<0 0>",
+      "<0 2147483647>",
+      "<1 0 2147483647 1> <0 2147483647>",
+      "<1 5 2147483641 1>",
+      "<1 1 2147483646 1>",
+      "<1 0 1024 1024> <1 1023 1024 1024>",
+      "<2 1025 1022 1024 1022 1> <1 0 1024 1024>",
+      "<2 16512 62 16384 126 128>",
+      "<1 0 5 3> <1 20 4 2> <1 1 2 7> <2 100 3 10 2 1> <2 200 2 10 3 1> <0 300>",
+      "<2 0 4 10 3 1> <2 5 4 10 2 1> <1 50 3 1> <1 60 3 1> <0 70> <0 72> <0 74>"};
+  for (const auto& text : cases) {
+    const Ranklist r = Ranklist::parse(text);
+    EXPECT_EQ(r.sections(), reference_sections(r)) << text;
+  }
+  std::mt19937 rng(14);
+  for (int round = 0; round < 300; ++round) {
+    // Unions of a few regular sections: runs of equal lengths interleaved.
+    std::vector<Ranklist::Section> secs;
+    const int n = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < n; ++k) {
+      Ranklist::Section s{static_cast<int32_t>(rng() % 200), {}};
+      const int dims = static_cast<int>(rng() % 3);
+      for (int d = 0; d < dims; ++d)
+        s.dims.emplace_back(1 + static_cast<int32_t>(rng() % 6),
+                            1 + static_cast<int32_t>(rng() % (d == dims - 1 ? 3 : 40)));
+      secs.push_back(s);
+    }
+    const Ranklist r = Ranklist::from_sections(secs);
+    EXPECT_EQ(r.sections(), reference_sections(r)) << r.to_string();
+  }
+}
+
+TEST(Ranklist, GridPartsOfAMillionRanksStaySmall) {
+  Ranklist column;
+  for (int32_t y = 0; y < 1024; ++y) column.insert(5 + 1024 * y);
+  EXPECT_EQ(column.size(), 1024u);
+  EXPECT_EQ(column.interval_count(), 1024u);
+  EXPECT_EQ(column.runs().size(), 1u);
+  EXPECT_LE(column.memory_bytes(), sizeof(Ranklist::Run));
+  EXPECT_EQ(column, Ranklist::parse("<1 5 1024 1024>"));
+  EXPECT_EQ(column.to_string(), "<1 5 1024 1024>");
+  EXPECT_EQ(column.last(), 5 + 1024 * 1023);
+  EXPECT_TRUE(column.contains(5 + 1024 * 1023));
+  EXPECT_TRUE(column.contains(5 + 1024 * 7));
+  EXPECT_FALSE(column.contains(6 + 1024 * 7));
+  EXPECT_FALSE(column.contains(5 + 1024 * 1024));
+  EXPECT_FALSE(column.contains(4));
+
+  const Ranklist interior = Ranklist::parse("<2 1025 1022 1024 1022 1>");
+  EXPECT_EQ(interior.size(), 1022u * 1022u);
+  EXPECT_EQ(interior.runs().size(), 1u);
+
+  // Columns 0 and 1023 meet across rows: [1023, 1024], [2047, 2048], ...
+  const Ranklist wrap =
+      Ranklist::parse("<1 0 1024 1024>").united(Ranklist::parse("<1 1023 1024 1024>"));
+  EXPECT_EQ(wrap.size(), 2048u);
+  EXPECT_EQ(wrap.runs().size(), 3u);
+  EXPECT_TRUE(wrap.intersects(column.united(Ranklist::single(1024))));
+  EXPECT_FALSE(wrap.intersects(column));
+
+  // x = 0 without its edges: one run per z plane (62 runs for 7,812 ranks).
+  const Ranklist face = Ranklist::from_sections({{128 + 16384, {{62, 16384}, {126, 128}}}});
+  EXPECT_EQ(face.size(), 126u * 62u);
+  EXPECT_EQ(face.interval_count(), 126u * 62u);
+  EXPECT_EQ(face.runs().size(), 62u);
+  EXPECT_LE(face.memory_bytes(), 64 * sizeof(Ranklist::Run));
+  EXPECT_EQ(face.to_string(), "<2 16512 62 16384 126 128>");
+  EXPECT_GT(face, column);
+  EXPECT_GT(face, Ranklist::parse("<1 16512 125 128>"));
+}
+
 TEST(Ranklist, RandomizedProperties) {
   Ranklist prev;
   std::set<int32_t> prev_ref;
@@ -368,12 +507,22 @@ TEST(Ranklist, RandomizedProperties) {
       i = end;
     }
     const Ranklist d = Ranklist::from_sections(a.sections());
+    // In ascending order: each rank extends the last interval or follows it.
+    Ranklist e;
+    for (int32_t r : ref_vec) e.insert(r);
 
     ASSERT_EQ(a.to_vector(), ref_vec);
     EXPECT_EQ(a.size(), ref.size());
     EXPECT_EQ(a, b);
     EXPECT_EQ(a, c);
     EXPECT_EQ(a, d);
+    EXPECT_EQ(a, e);
+    // One representation per set: equal sets have equal runs.
+    EXPECT_EQ(a.runs(), b.runs());
+    EXPECT_EQ(a.runs(), c.runs());
+    EXPECT_EQ(a.runs(), e.runs());
+    EXPECT_EQ(a.interval_count(), a.intervals().size());
+    EXPECT_EQ(a.sections(), reference_sections(a));
     const std::string s = a.to_string();
     EXPECT_EQ(b.to_string(), s);
     EXPECT_EQ(c.to_string(), s);
