@@ -45,6 +45,7 @@
 # prints only that table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/stats.bash
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_mpi_yield_when_idle=1
 BUILD_DIR="${BUILD_DIR:-build}"
@@ -69,7 +70,6 @@ TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
 APP=$(realpath "$BUILD_DIR/tests/apps/app_stencil2d_nonperiodic")
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo "load before: $(uptime)"
 
 # Wall and processor seconds of one command ("wall cpu"): bash's `time`

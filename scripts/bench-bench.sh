@@ -47,7 +47,7 @@ PROGRAMS=(
   "lu 200"
 )
 
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+source "$(dirname "$0")/lib/stats.bash"
 # Sum of the `sum=` of the text trace's histograms of one kind.
 # Share of the compute time in upper bins the trimmed mean leaves out (the
 # rule of src/benchgen/compute_time.cpp).

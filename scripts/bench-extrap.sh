@@ -22,6 +22,7 @@
 # KEEP_DIR=DIR (write the traces there and keep them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/stats.bash
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 BUILD_DIR="${BUILD_DIR:-build}"
 STEPS="${STEPS:-12}"
@@ -146,14 +147,14 @@ accuracy() {  # accuracy NAME APP TARGET INPUT_COUNTS...
       esac
     done
   done
-  t=$(median "${ts[@]}") r=$(median "${rs[@]}") x=$(median "${xs[@]}")
+  t=$(printf '%s\n' "${ts[@]}" | median) r=$(printf '%s\n' "${rs[@]}" | median)
+  x=$(printf '%s\n' "${xs[@]}" | median)
   printf '| %-22s | %6d | %-14s | %8s s | %8s s | %6s %% | %8s s | %6s %% | %6s %% |\n' "$name" \
     "$target" "$*" "$t" "$r" "$(awk -v a="$t" -v b="$r" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')" \
     "$x" "$(awk -v a="$t" -v b="$x" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')" \
     "$(awk -v a="$r" -v b="$x" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}')"
   [[ $REPS == 1 ]] || echo "|   runs: app ${ts[*]}; replay of real ${rs[*]}; replay of extrapolation ${xs[*]} | | | | | | | | |"
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "Timing accuracy, $ACC_STEPS steps, WORK=$WORK units per step, compute clock $CLOCK, medians of $REPS runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
