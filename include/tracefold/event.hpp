@@ -262,5 +262,14 @@ bool has_relative_fields(std::span<const FieldValue> fields);
 void encode_relative(std::span<FieldValue> fields, int32_t me, int32_t size);
 /// Inverse of encode_relative.
 void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms);
+/// decode_relative for a caller that knows `world_rank`'s position `me` in
+/// the event's communicator and its size (comm_position), as RankIterator
+/// keeps them per communicator instead of looking them up per event.
+void decode_relative(Event& ev, int32_t me, int32_t size);
+/// `world_rank`'s position in communicator `comm` (CommTable::kWorld when an
+/// event has no `comm` field) and the size of its group there. Throws
+/// std::invalid_argument if the rank has no group in it.
+std::pair<int32_t, int32_t> comm_position(int64_t comm, int32_t world_rank,
+                                          const CommTable& comms);
 
 }  // namespace tracefold

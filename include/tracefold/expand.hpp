@@ -32,12 +32,27 @@ class RankIterator {
   const Node* current_node() const { return last_node_; }
 
  private:
+  struct FieldState {
+    FieldId field;
+    bool list;  // FieldTable::kind, looked up once, not per event
+    ValueSeq::Cursor values;
+  };
   struct NodeState {
     const Node* node = nullptr;
     std::vector<ValueSeq::Cursor> members;
     std::vector<ValueSeq::Cursor> iters;
     ValueSeq::Cursor count;
-    std::vector<std::pair<FieldId, ValueSeq::Cursor>> fields;
+    std::vector<FieldState> fields;
+    // Mean times of the timing block last looked up, for `times_after`:
+    // a node is mostly reached from the same call again and again.
+    EventKey times_pred = kStartKey;
+    bool times_known = false;
+    int64_t compute_ns = -1, comm_ns = -1;
+  };
+  // A communicator's position of this rank and its size, for peers.
+  struct CommPosition {
+    int64_t comm;
+    int32_t me, size;
   };
   struct Frame {
     std::size_t head;
@@ -55,6 +70,7 @@ class RankIterator {
   std::size_t level_ = 0;
   EventKey prev_ = kStartKey;
   const Node* last_node_ = nullptr;
+  std::vector<CommPosition> positions_;
 };
 
 /// All events of one rank (convenience for tests and small traces).

@@ -506,17 +506,22 @@ bool Event::same_call(const Event& other) const {
   return op == other.op && site == other.site && fields == other.fields;
 }
 
+std::pair<int32_t, int32_t> comm_position(int64_t comm, int32_t world_rank,
+                                          const CommTable& comms) {
+  const CommGroup* g = comms.group_of(comm, world_rank);
+  if (!g)
+    throw std::invalid_argument("communicator " + format_value(comm) + " is not defined for rank " +
+                                std::to_string(world_rank));
+  return {comms.rank_in(comm, world_rank), static_cast<int32_t>(g->members.size())};
+}
+
 namespace {
 // Comm of an event for peer encoding: its `comm` field, or the world.
 std::pair<int32_t, int32_t> me_and_size(const Event& ev, int32_t world_rank,
                                         const CommTable& comms) {
   int64_t comm = ev.get(FieldTable::comm());
   if (comm == kAbsent) comm = CommTable::kWorld;
-  const CommGroup* g = comms.group_of(comm, world_rank);
-  if (!g)
-    throw std::invalid_argument("communicator " + format_value(comm) + " is not defined for rank " +
-                                std::to_string(world_rank));
-  return {comms.rank_in(comm, world_rank), static_cast<int32_t>(g->members.size())};
+  return comm_position(comm, world_rank, comms);
 }
 
 // Calls f on every rank value of the event's peer-like fields: a scalar, or
@@ -588,6 +593,10 @@ void encode_relative(std::span<FieldValue> fields, int32_t me, int32_t size) {
 void decode_relative(Event& ev, int32_t world_rank, const CommTable& comms) {
   if (!has_relative_fields(ev)) return;
   auto [me, size] = me_and_size(ev, world_rank, comms);
+  decode_relative(ev, me, size);
+}
+
+void decode_relative(Event& ev, int32_t me, int32_t size) {
   for_peer_values(ev, [&](FieldId, int64_t& v) { v = (v + me) % size; });
 }
 

@@ -1,5 +1,6 @@
 #include "tracefold/expand.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tracefold {
@@ -21,7 +22,9 @@ RankIterator::RankIterator(const Trace& trace, int32_t rank) : trace_(trace), ra
     }
     if (const ValueSeq* c = n.count.for_rank(rank)) st.count = ValueSeq::Cursor(*c);
     for (const auto& [f, el] : n.fields)
-      if (const ValueSeq* v = el.for_rank(rank)) st.fields.emplace_back(f, ValueSeq::Cursor(*v));
+      if (const ValueSeq* v = el.for_rank(rank))
+        st.fields.push_back(
+            FieldState{f, FieldTable::kind(f) == FieldKind::kList, ValueSeq::Cursor(*v)});
     nodes_.push_back(std::move(st));
   }
 }
@@ -90,10 +93,10 @@ bool RankIterator::next(Event& out) {
       if (used == out.fields.size()) out.fields.emplace_back();
       return out.fields[used++];
     };
-    for (auto& [f, cur] : ns.fields) {
+    for (auto& [f, list, cur] : ns.fields) {
       if (cur.done()) fail("field " + FieldTable::name(f) + " has too few values");
       const int64_t v = cur.next();
-      if (FieldTable::kind(f) == FieldKind::kList) {
+      if (list) {
         if (v == kAbsent) continue;
         if (v < 0) fail("field " + FieldTable::name(f) + " has a negative list length");
         FieldValue& fv = slot();
@@ -112,14 +115,32 @@ bool RankIterator::next(Event& out) {
       }
     }
     out.fields.resize(used);
-    if (const Timing* t = node.timing_after(prev_)) {
-      if (!t->compute.empty()) out.compute_ns = std::llround(t->compute.mean());
-      if (!t->comm.empty()) out.comm_ns = std::llround(t->comm.mean());
+    if (!ns.times_known || ns.times_pred != prev_) {
+      ns.times_known = true;
+      ns.times_pred = prev_;
+      ns.compute_ns = ns.comm_ns = -1;
+      if (const Timing* t = node.timing_after(prev_)) {
+        if (!t->compute.empty()) ns.compute_ns = std::llround(t->compute.mean());
+        if (!t->comm.empty()) ns.comm_ns = std::llround(t->comm.mean());
+      }
     }
-    try {
-      decode_relative(out, rank_, trace_.comms);
-    } catch (const std::exception& ex) {
-      fail(ex.what());
+    out.compute_ns = ns.compute_ns;
+    out.comm_ns = ns.comm_ns;
+    if (has_relative_fields(out)) {
+      int64_t comm = out.get(FieldTable::comm());
+      if (comm == kAbsent) comm = CommTable::kWorld;
+      auto p = std::find_if(positions_.begin(), positions_.end(),
+                            [&](const CommPosition& c) { return c.comm == comm; });
+      if (p == positions_.end()) {
+        try {
+          const auto [me, size] = comm_position(comm, rank_, trace_.comms);
+          positions_.push_back(CommPosition{comm, me, size});
+        } catch (const std::exception& ex) {
+          fail(ex.what());
+        }
+        p = positions_.end() - 1;
+      }
+      decode_relative(out, p->me, p->size);
     }
     ++pos_;
     level_ = 0;
