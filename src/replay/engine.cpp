@@ -109,16 +109,31 @@ void Engine::compute(const Event& ev, const Node* node, EventKey prev) {
   if (ns <= 0) return;
   // The gap runs from the end of the previous call, as it was recorded:
   // the replayer's own walk to this event is part of it, not added to it.
-  const int64_t until = (last_exit_ns_ > 0 ? last_exit_ns_ : now_ns()) + ns;
+  const int64_t left = gap_left(ns);
+  if (left <= 0) return;
   if (opts_.compute == ComputeMode::kSleep) {
-    const int64_t left = until - now_ns();
-    if (left <= 0) return;
     timespec ts{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
     while (nanosleep(&ts, &ts) != 0) {
     }
     return;
   }
-  spin_until(until);
+  spin_until(now_ns() + left);
+}
+
+int64_t Engine::gap_left(int64_t ns) {
+  const int64_t now = now_ns();
+  const int64_t left = (last_exit_ns_ > 0 ? last_exit_ns_ : now) + ns - now;
+  if (left <= 0) {
+    // Between calls recorded back to back the walk costs more than the
+    // recorded gap; summed over a program that makes a hundred calls a
+    // step it adds up to percents of the run unless a later computation
+    // gives it back.
+    if (-left <= kMaxWalkOverrunNs) overrun_ns_ += -left;
+    return 0;
+  }
+  const int64_t paid = std::min(overrun_ns_, left);
+  overrun_ns_ -= paid;
+  return left - paid;
 }
 
 bool Engine::compute_cpu(const Event& ev, const Node* node, EventKey prev) {
@@ -137,7 +152,7 @@ bool Engine::compute_cpu(const Event& ev, const Node* node, EventKey prev) {
   // call (about a microsecond in a virtual machine), too dear to read after
   // every call of a program that makes a hundred calls in a row with
   // nothing between them. Short gaps spin on the wall clock alone.
-  const int64_t wall_left = last_exit_ns_ + ns - now_ns();
+  const int64_t wall_left = gap_left(ns);
   if (wall_left <= 0) return true;
   if (ns < kCpuClockMinNs) {
     spin_until(now_ns() + wall_left);
