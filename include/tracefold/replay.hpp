@@ -85,12 +85,21 @@ struct ReplaySummary {
 void check_replayable(const Trace& trace);
 
 /// Checks, without MPI, the whole trace before replay: every node has the
-/// fields its operation requires, every member of each communicator makes
-/// the same collective calls (same operations, same roots) in the same
-/// order, and the trace is not of a multi-threaded program (unless
-/// `options.single_thread`). Throws ReplayError naming the node; a trace
-/// that passes cannot make replay wait forever in a mismatched collective.
+/// fields its operation requires, and the trace is not of a multi-threaded
+/// program (unless `options.single_thread`). Throws ReplayError naming the
+/// node.
 void preflight_check(const Trace& trace, const ReplayOptions& options);
+
+/// Whether `rank` makes the same collective calls (same operations, same
+/// roots, in the same order) as the lowest member of each communicator
+/// group it belongs to: "" if so, else the error naming communicator, call
+/// and node. Each process of a replay checks its own rank (walking its own
+/// events and those of the few ranks that lead its groups, not every
+/// rank's); the lowest rank that fails reports, so the message is the one a
+/// check of all ranks in order would give. A trace whose ranks all pass
+/// cannot make replay wait forever in a mismatched collective. Throws
+/// ExpandError on a trace that does not expand.
+std::string collective_order_error(const Trace& trace, int32_t rank);
 
 /// Loads `trace_path`, initializes MPI, replays this process's rank and
 /// finalizes MPI. Returns the process exit code (0 on success); errors are

@@ -36,13 +36,14 @@ struct Call {
   std::size_t node;
 };
 
-// One group of one communicator id: the calls of its lowest member (ranks
-// are walked in increasing order, so it comes first) against which every
-// other member's calls are compared as they come.
+// One group of one communicator id that holds the rank being checked: the
+// calls of its lowest member (the reference), against which the rank's
+// calls are compared as they come.
 struct GroupCalls {
+  int64_t id = 0;
   int32_t reference = 0;
   std::vector<Call> calls;
-  std::map<int32_t, std::size_t> seen;  // other member -> calls compared so far
+  std::size_t seen = 0;  // the checked rank's calls compared so far
 };
 
 std::string comm_name(int64_t id, const CommGroup& g) {
@@ -50,71 +51,91 @@ std::string comm_name(int64_t id, const CommGroup& g) {
          ")";
 }
 
-void check_collective_order(const Trace& trace) {
+// The collective calls `rank` makes, each with the group of its
+// communicator that holds the rank (the world when the trace's table
+// leaves it out), in the order made; a call on no known group is left to
+// the replay's own checks.
+template <class F>
+void for_collectives(const Trace& trace, const CommGroup& world, int32_t rank, F&& f) {
   const FieldId comm_field = FieldTable::comm();
   const FieldId root_field = FieldTable::find("root").value();
-  // A trace's table may leave the world out: it is every rank.
-  CommGroup world{MemberList::run(0, 1, trace.world_size)};
-  std::map<const CommGroup*, GroupCalls> groups;
-  std::map<const CommGroup*, int64_t> ids;
-  for (int32_t rank = 0; rank < trace.world_size; ++rank) {
-    RankIterator it(trace, rank);
-    Event ev;
-    while (it.next(ev)) {
-      if (!collective_over_comm(ev.op)) continue;
-      int64_t comm = ev.get(comm_field);
-      if (comm == kAbsent) comm = CommTable::kWorld;
-      const CommGroup* g = comm == CommTable::kWorld && !trace.comms.group_of(comm, rank)
-                               ? &world
-                               : trace.comms.group_of(comm, rank);
-      // A call on no communicator, or one this rank is not in, is left to
-      // the replay's own checks.
-      if (!g || g->members.empty()) continue;
-      const std::size_t node = static_cast<std::size_t>(it.current_node() - trace.nodes.data());
-      const Call call{ev.op, ev.get(root_field), node};
-      auto [pos, added] = groups.try_emplace(g);
-      GroupCalls& gc = pos->second;
-      if (added) {
-        gc.reference = *std::min_element(g->members.begin(), g->members.end());
-        ids[g] = comm;
-      }
-      if (rank == gc.reference) {
-        gc.calls.push_back(call);
-        continue;
-      }
-      const std::size_t k = gc.seen[rank]++;
-      const std::string where = comm_name(comm, *g) + ", collective call " + std::to_string(k + 1);
-      if (k >= gc.calls.size())
-        throw ReplayError(where + ": rank " + std::to_string(rank) + " calls " +
-                          describe(trace, node) + ", rank " + std::to_string(gc.reference) +
-                          " has no such call (it makes " + std::to_string(gc.calls.size()) + ")");
-      const Call& want = gc.calls[k];
-      // Roots are compared where both are ranks: on an intercommunicator
-      // the root's own side passes MPI_ROOT or MPI_PROC_NULL instead.
-      const bool rooted = (op_traits(ev.op).shape == CollectiveShape::kOneToN ||
-                           op_traits(ev.op).shape == CollectiveShape::kNToOne) &&
-                          want.root >= 0 && call.root >= 0;
-      if (want.op != call.op || (rooted && want.root != call.root))
-        throw ReplayError(where + ": rank " + std::to_string(gc.reference) + " calls " +
-                          describe(trace, want.node) +
-                          (rooted ? " with root " + std::to_string(want.root) : "") + ", rank " +
-                          std::to_string(rank) + " calls " + describe(trace, node) +
-                          (rooted ? " with root " + std::to_string(call.root) : "") +
-                          ": the replay would wait forever");
-    }
-    for (auto& [g, gc] : groups) {
-      if (rank == gc.reference || !std::count(g->members.begin(), g->members.end(), rank)) continue;
-      const std::size_t k = gc.seen[rank];
-      if (k < gc.calls.size())
-        throw ReplayError(comm_name(ids[g], *g) + ": rank " + std::to_string(gc.reference) +
-                          " makes " + std::to_string(gc.calls.size()) + " collective calls, rank " +
-                          std::to_string(rank) + " only " + std::to_string(k) + " (the next is " +
-                          describe(trace, gc.calls[k].node) + ")");
-    }
+  RankIterator it(trace, rank);
+  Event ev;
+  while (it.next(ev)) {
+    if (!collective_over_comm(ev.op)) continue;
+    int64_t comm = ev.get(comm_field);
+    if (comm == kAbsent) comm = CommTable::kWorld;
+    const CommGroup* g = comm == CommTable::kWorld && !trace.comms.group_of(comm, rank)
+                             ? &world
+                             : trace.comms.group_of(comm, rank);
+    if (!g || g->members.empty()) continue;
+    const std::size_t node = static_cast<std::size_t>(it.current_node() - trace.nodes.data());
+    f(g, comm, Call{ev.op, ev.get(root_field), node});
   }
 }
 
 }  // namespace
+
+std::string collective_order_error(const Trace& trace, int32_t rank) {
+  CommGroup world{MemberList::run(0, 1, trace.world_size)};
+  // Every group that holds `rank` and whose reference is another rank.
+  std::map<const CommGroup*, GroupCalls> groups;
+  auto consider = [&](int64_t id, const CommGroup* g) {
+    if (!g || g->members.empty()) return;
+    const int32_t reference = *std::min_element(g->members.begin(), g->members.end());
+    if (reference == rank) return;
+    GroupCalls& gc = groups[g];
+    gc.id = id;
+    gc.reference = reference;
+  };
+  for (const auto& [id, unused] : trace.comms.all()) consider(id, trace.comms.group_of(id, rank));
+  if (!trace.comms.group_of(CommTable::kWorld, rank)) consider(CommTable::kWorld, &world);
+  // Each reference walked once, for all the groups it leads.
+  std::map<int32_t, std::vector<GroupCalls*>> by_reference;
+  for (auto& [g, gc] : groups) by_reference[gc.reference].push_back(&gc);
+  for (const auto& [reference, led] : by_reference) {
+    for_collectives(trace, world, reference, [&](const CommGroup* g, int64_t, const Call& call) {
+      if (auto found = groups.find(g); found != groups.end() && found->second.reference == reference)
+        found->second.calls.push_back(call);
+    });
+  }
+  std::string error;
+  for_collectives(trace, world, rank, [&](const CommGroup* g, int64_t comm, const Call& call) {
+    if (!error.empty()) return;
+    auto found = groups.find(g);
+    if (found == groups.end()) return;  // this rank leads the group
+    GroupCalls& gc = found->second;
+    const std::size_t k = gc.seen++;
+    const std::string where = comm_name(comm, *g) + ", collective call " + std::to_string(k + 1);
+    if (k >= gc.calls.size()) {
+      error = where + ": rank " + std::to_string(rank) + " calls " + describe(trace, call.node) +
+              ", rank " + std::to_string(gc.reference) + " has no such call (it makes " +
+              std::to_string(gc.calls.size()) + ")";
+      return;
+    }
+    const Call& want = gc.calls[k];
+    // Roots are compared where both are ranks: on an intercommunicator
+    // the root's own side passes MPI_ROOT or MPI_PROC_NULL instead.
+    const bool rooted = (op_traits(call.op).shape == CollectiveShape::kOneToN ||
+                         op_traits(call.op).shape == CollectiveShape::kNToOne) &&
+                        want.root >= 0 && call.root >= 0;
+    if (want.op != call.op || (rooted && want.root != call.root))
+      error = where + ": rank " + std::to_string(gc.reference) + " calls " +
+              describe(trace, want.node) +
+              (rooted ? " with root " + std::to_string(want.root) : "") + ", rank " +
+              std::to_string(rank) + " calls " + describe(trace, call.node) +
+              (rooted ? " with root " + std::to_string(call.root) : "") +
+              ": the replay would wait forever";
+  });
+  if (!error.empty()) return error;
+  for (const auto& [g, gc] : groups)
+    if (gc.seen < gc.calls.size())
+      return comm_name(gc.id, *g) + ": rank " + std::to_string(gc.reference) + " makes " +
+             std::to_string(gc.calls.size()) + " collective calls, rank " + std::to_string(rank) +
+             " only " + std::to_string(gc.seen) + " (the next is " +
+             describe(trace, gc.calls[gc.seen].node) + ")";
+  return "";
+}
 
 void preflight_check(const Trace& trace, const ReplayOptions& options) {
   for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
@@ -153,11 +174,6 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
                         std::string(kComputeCpuStatistic) + " statistic; record with --stats " +
                         std::string(kComputeCpuStatistic));
   }
-  // Probabilistic replay draws loop counts and values per rank: the order
-  // is only known as it happens.
-  const bool probabilistic =
-      options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
-  if (!probabilistic) check_collective_order(trace);
 }
 
 }  // namespace tracefold

@@ -92,6 +92,24 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   // other lossy options (approximate call sites) replay exactly.
   const bool probabilistic =
       options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
+  // Probabilistic replay draws loop counts and values per rank: the order
+  // of its collectives is only known as it happens.
+  if (!probabilistic) {
+    std::string order_error;
+    try {
+      order_error = collective_order_error(trace, rank);
+    } catch (const std::exception& ex) {
+      order_error = ex.what();
+    }
+    // Each rank checked itself; the lowest that failed speaks for all.
+    int mine = order_error.empty() ? size : rank, first = size;
+    PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first < size) {
+      if (rank == first) std::fprintf(stderr, "tracefold replay: error: %s\n", order_error.c_str());
+      PMPI_Finalize();
+      return 2;
+    }
+  }
 
   MPI_Comm control;  // private: the replay's own coordination is not traced
   PMPI_Comm_dup(MPI_COMM_WORLD, &control);
