@@ -47,6 +47,16 @@ if [[ $LRC -ne 2 ]] || ! grep -q "rank 0 makes 2 collective calls, rank 1 only 1
   bad "missing Barrier: exit $LRC, expected 2 naming the ranks"; show_run out3 err3
 fi
 
+# 3b. Four ranks; ranks 2 and 3 make one Barrier less. Each process checks
+# its own rank: the lowest that fails (2) reports, once, for all.
+printf 'tracefold-trace 2\nworld 4\nlossy -\nsites 1\nsite 0 app+0x10\ncomms 0\nnodes 3\nnode 0 MPI_Init site=0 ranks=*\n  count 1 @ *\nnode 1 MPI_Barrier site=0 ranks=*\n  loop 0 members 1 @ *\n  loop 0 iters 2 @ <1 0 2 1> ; 1 @ <1 2 2 1>\n  count 1*2 @ <1 0 2 1> ; 1 @ <1 2 2 1>\n  field comm 0*2 @ <1 0 2 1> ; 0 @ <1 2 2 1>\nnode 2 MPI_Finalize site=0 ranks=*\n  count 1 @ *\nend\n' >fewer4.trace
+CHECKS=$((CHECKS + 1))
+limited out3b err3b "$MPIRUN" -np 4 "$TF" replay fewer4.trace
+if [[ $LRC -ne 2 ]] || [[ $(grep -c "rank 0 makes 2 collective calls, rank 2 only 1" err3b) -ne 1 ]] ||
+  grep -q "rank 3 only" err3b; then
+  bad "missing Barrier on ranks 2 and 3: exit $LRC, expected 2 and one message naming rank 2"; show_run out3b err3b
+fi
+
 # 4. MPI_Init_thread: refused, unless --single-thread says one thread called MPI.
 trace MPI_Init_thread 1 "$(printf "node 1 MPI_Barrier site=0 ranks=*\n  loop 0 members 1 @ *\n  loop 0 iters 3 @ *\n  count 1*3 @ *\n  field comm 0*3 @ *\n")
 " >thread.trace
