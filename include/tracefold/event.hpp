@@ -269,7 +269,6 @@ void decode_relative(Event& ev, int32_t me, int32_t size);
 /// `world_rank`'s position in communicator `comm` (CommTable::kWorld when an
 /// event has no `comm` field) and the size of its group there. Throws
 /// std::invalid_argument if the rank has no group in it.
-std::pair<int32_t, int32_t> comm_position(int64_t comm, int32_t world_rank,
-                                          const CommTable& comms);
+std::pair<int32_t, int32_t> comm_position(int64_t comm, int32_t world_rank, const CommTable& comms);
 
 }  // namespace tracefold

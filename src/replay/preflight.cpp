@@ -95,7 +95,8 @@ std::string collective_order_error(const Trace& trace, int32_t rank) {
   for (auto& [g, gc] : groups) by_reference[gc.reference].push_back(&gc);
   for (const auto& [reference, led] : by_reference) {
     for_collectives(trace, world, reference, [&](const CommGroup* g, int64_t, const Call& call) {
-      if (auto found = groups.find(g); found != groups.end() && found->second.reference == reference)
+      if (auto found = groups.find(g);
+          found != groups.end() && found->second.reference == reference)
         found->second.calls.push_back(call);
     });
   }
