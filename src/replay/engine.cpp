@@ -122,18 +122,7 @@ void Engine::compute(const Event& ev, const Node* node, EventKey prev) {
 
 int64_t Engine::gap_left(int64_t ns) {
   const int64_t now = now_ns();
-  const int64_t left = (last_exit_ns_ > 0 ? last_exit_ns_ : now) + ns - now;
-  if (left <= 0) {
-    // Between calls recorded back to back the walk costs more than the
-    // recorded gap; summed over a program that makes a hundred calls a
-    // step it adds up to percents of the run unless a later computation
-    // gives it back.
-    if (-left <= kMaxWalkOverrunNs) overrun_ns_ += -left;
-    return 0;
-  }
-  const int64_t paid = std::min(overrun_ns_, left);
-  overrun_ns_ -= paid;
-  return left - paid;
+  return gaps_.left(last_exit_ns_ > 0 ? last_exit_ns_ : now, ns, now);
 }
 
 bool Engine::compute_cpu(const Event& ev, const Node* node, EventKey prev) {

@@ -5,6 +5,8 @@
 
 #include "tracefold/replay.hpp"
 
+#include "gap_clock.hpp"
+
 #include <mpi.h>
 #include <time.h>
 #include <algorithm>
@@ -52,9 +54,6 @@ inline constexpr int64_t kCpuSpinSlackNs = 1000;
 // rank is rarely descheduled within one, and two readings of the
 // processor clock would be a large part of it.
 inline constexpr int64_t kCpuClockMinNs = 50000;
-// An overrun of a gap larger than this is taken for a lost core (the rank
-// was descheduled during the walk), not for the walk's cost: not carried.
-inline constexpr int64_t kMaxWalkOverrunNs = 20000;
 
 inline int64_t thread_cpu_ns() {
   timespec ts;
@@ -233,9 +232,7 @@ class Engine {
   void compute(const Event& ev, const Node* node, EventKey prev);
   // Spins for the event's compute_cpu statistic; false when it has none.
   bool compute_cpu(const Event& ev, const Node* node, EventKey prev);
-  // Wall time left of a gap of `ns` from the end of the last call, less
-  // what earlier short gaps overran (paid here when it fits); a gap that is
-  // already over adds its overrun to what is owed.
+  // Wall time left of a gap of `ns` from the end of the last call (GapClock).
   int64_t gap_left(int64_t ns);
 
   int64_t sample(const Histogram& h);
@@ -400,11 +397,7 @@ class Engine {
   std::ptrdiff_t node_ = -1;  // the node of the event being issued
   bool prob_ = false;
   int64_t last_exit_ns_ = 0;  // end of the last replayed MPI call (0: none yet)
-  // How far the replayer's own walk to the coming calls has run past their
-  // recorded gaps (short gaps between calls: a few hundred ns recorded, the
-  // walk takes about as long), owed by the next computation long enough to
-  // pay it (overrun_owed).
-  int64_t overrun_ns_ = 0;
+  GapClock gaps_;             // what the walk overran of short gaps, owed by later ones
   std::unique_ptr<LossyResolver> lossy_;
   double est_ns_ = 0;
   std::vector<Incoming> incoming_;
