@@ -43,8 +43,9 @@ class RankIterator {
     std::vector<ValueSeq::Cursor> iters;
     ValueSeq::Cursor count;
     std::vector<FieldState> fields;
-    // Mean times of the timing block last looked up, for `times_after`:
-    // a node is mostly reached from the same call again and again.
+    // Mean times of the timing block of the last predecessor looked up
+    // (valid when times_known): a node is mostly reached from the same
+    // call again and again.
     EventKey times_pred = kStartKey;
     bool times_known = false;
     int64_t compute_ns = -1, comm_ns = -1;

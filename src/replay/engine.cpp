@@ -121,8 +121,7 @@ void Engine::compute(const Event& ev, const Node* node, EventKey prev) {
 }
 
 int64_t Engine::gap_left(int64_t ns) {
-  const int64_t now = now_ns();
-  return gaps_.left(last_exit_ns_ > 0 ? last_exit_ns_ : now, ns, now);
+  return gaps_.left(last_exit_ns_, ns, now_ns());  // run() sets last_exit_ns_ first
 }
 
 bool Engine::compute_cpu(const Event& ev, const Node* node, EventKey prev) {

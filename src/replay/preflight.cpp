@@ -3,6 +3,7 @@
 // ranks waiting in calls their peers never make.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "tracefold/expand.hpp"
@@ -65,9 +66,8 @@ void for_collectives(const Trace& trace, const CommGroup& world, int32_t rank, F
     if (!collective_over_comm(ev.op)) continue;
     int64_t comm = ev.get(comm_field);
     if (comm == kAbsent) comm = CommTable::kWorld;
-    const CommGroup* g = comm == CommTable::kWorld && !trace.comms.group_of(comm, rank)
-                             ? &world
-                             : trace.comms.group_of(comm, rank);
+    const CommGroup* g = trace.comms.group_of(comm, rank);
+    if (!g && comm == CommTable::kWorld) g = &world;
     if (!g || g->members.empty()) continue;
     const std::size_t node = static_cast<std::size_t>(it.current_node() - trace.nodes.data());
     f(g, comm, Call{ev.op, ev.get(root_field), node});
@@ -91,9 +91,9 @@ std::string collective_order_error(const Trace& trace, int32_t rank) {
   for (const auto& [id, unused] : trace.comms.all()) consider(id, trace.comms.group_of(id, rank));
   if (!trace.comms.group_of(CommTable::kWorld, rank)) consider(CommTable::kWorld, &world);
   // Each reference walked once, for all the groups it leads.
-  std::map<int32_t, std::vector<GroupCalls*>> by_reference;
-  for (auto& [g, gc] : groups) by_reference[gc.reference].push_back(&gc);
-  for (const auto& [reference, led] : by_reference) {
+  std::set<int32_t> references;
+  for (const auto& [g, gc] : groups) references.insert(gc.reference);
+  for (const int32_t reference : references) {
     for_collectives(trace, world, reference, [&](const CommGroup* g, int64_t, const Call& call) {
       if (auto found = groups.find(g);
           found != groups.end() && found->second.reference == reference)

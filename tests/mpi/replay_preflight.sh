@@ -9,10 +9,10 @@ source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 RUN_TIMEOUT=30
 
-# A 2-rank text trace: MPI_Init, then NODES, then MPI_Finalize.
+# A text trace of WORLD ranks (default 2): MPI_Init, then NODES, then MPI_Finalize.
 trace() {
   local init=$1 n=$2 body=$3
-  printf 'tracefold-trace 2\nworld 2\nlossy -\nsites 1\nsite 0 app+0x10\ncomms 0\nnodes %d\n' $((n + 2))
+  printf 'tracefold-trace 2\nworld %d\nlossy -\nsites 1\nsite 0 app+0x10\ncomms 0\nnodes %d\n' "${WORLD:-2}" $((n + 2))
   printf 'node 0 %s site=0 ranks=*\n  count 1 @ *\n%s' "$init" "$body"
   printf 'node %d MPI_Finalize site=0 ranks=*\n  count 1 @ *\nend\n' $((n + 1))
 }
@@ -49,7 +49,8 @@ fi
 
 # 3b. Four ranks; ranks 2 and 3 make one Barrier less. Each process checks
 # its own rank: the lowest that fails (2) reports, once, for all.
-printf 'tracefold-trace 2\nworld 4\nlossy -\nsites 1\nsite 0 app+0x10\ncomms 0\nnodes 3\nnode 0 MPI_Init site=0 ranks=*\n  count 1 @ *\nnode 1 MPI_Barrier site=0 ranks=*\n  loop 0 members 1 @ *\n  loop 0 iters 2 @ <1 0 2 1> ; 1 @ <1 2 2 1>\n  count 1*2 @ <1 0 2 1> ; 1 @ <1 2 2 1>\n  field comm 0*2 @ <1 0 2 1> ; 0 @ <1 2 2 1>\nnode 2 MPI_Finalize site=0 ranks=*\n  count 1 @ *\nend\n' >fewer4.trace
+WORLD=4 trace MPI_Init 1 "$(printf "node 1 MPI_Barrier site=0 ranks=*\n  loop 0 members 1 @ *\n  loop 0 iters 2 @ <1 0 2 1> ; 1 @ <1 2 2 1>\n  count 1*2 @ <1 0 2 1> ; 1 @ <1 2 2 1>\n  field comm 0*2 @ <1 0 2 1> ; 0 @ <1 2 2 1>\n")
+" >fewer4.trace
 CHECKS=$((CHECKS + 1))
 limited out3b err3b "$MPIRUN" -np 4 "$TF" replay fewer4.trace
 if [[ $LRC -ne 2 ]] || [[ $(grep -c "rank 0 makes 2 collective calls, rank 2 only 1" err3b) -ne 1 ]] ||
