@@ -49,6 +49,13 @@ struct FoldOptions {
   /// loop iteration. It gives the same folding as the general path; off only
   /// for tests that compare the two.
   bool fast_path = true;
+  /// Fold iterations that are alike but not identical into the learned loop
+  /// in place (the walk path, with fast_path): an iteration whose inner
+  /// trip counts differ, or that skips some of the loop's calls, extends the
+  /// loop's value sequences instead of going through the general path. Still
+  /// lossless; the loop structure may differ from the general path's (off
+  /// for tests that compare the two paths byte for byte).
+  bool elastic_iterations = true;
 };
 
 /// The times of one repeat of an event (see Folder::append_repeats); -1: none.
@@ -65,6 +72,7 @@ struct FoldPathCounts {
   uint64_t fast = 0;     ///< continued an iteration of a loop of plain events
   uint64_t replay = 0;   ///< replayed a learned iteration of a loop with inner loops
   uint64_t repeats = 0;  ///< folded in bulk by append_repeats
+  uint64_t walk = 0;     ///< matched against a learned loop's structure in place
 };
 
 class Folder {

@@ -129,6 +129,10 @@ class ValueSeq {
 
   /// Same values in the same order (and same lossy flag), whatever the folding.
   bool equals(const ValueSeq& other) const;
+  /// A hash of the values in order (and the lossy flag), whatever the
+  /// folding: equal sequences (equals) hash alike. Costs O(runs * log reps),
+  /// not O(size): merges use it to find equal sequences among many.
+  uint64_t value_hash() const;
   /// Same representation (stronger than equals; used for deterministic output).
   bool same_representation(const ValueSeq& other) const;
 

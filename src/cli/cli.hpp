@@ -44,6 +44,7 @@ struct RecordOptions {
   std::string rawlog;
   int stack_depth = 0;
   int site_tolerance = 0;
+  std::size_t histogram_threshold = 0;  // LOSSY; 0: off
   std::string stats;
   bool timeline = false;
   std::string timeline_dir;   // empty: TRACE.timeline

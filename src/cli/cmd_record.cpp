@@ -182,6 +182,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   if (o.site_tolerance > 0)
     vars.emplace_back("TRACEFOLD_SITE_TOLERANCE", std::to_string(o.site_tolerance));
   if (!o.stats.empty()) vars.emplace_back("TRACEFOLD_STATS", o.stats);
+  if (o.histogram_threshold > 0)
+    vars.emplace_back("TRACEFOLD_HISTOGRAM_THRESHOLD", std::to_string(o.histogram_threshold));
   const bool timeline = o.timeline || !o.timeline_dir.empty();
   const std::string timeline_dir =
       o.timeline_dir.empty() ? output + ".timeline" : fs::absolute(o.timeline_dir).string();

@@ -116,7 +116,7 @@ void report_missing_ranks(const std::string& dir, const std::vector<Trace>& trac
 }  // namespace
 
 int cmd_merge(const std::vector<std::string>& inputs, const std::string& out,
-              const WriteOptions& w) {
+              const WriteOptions& w, std::size_t histogram_threshold) {
   std::vector<Trace> traces;
   for (const auto& in : inputs) {
     if (fs::is_directory(in)) {
@@ -155,6 +155,8 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out,
   merging.done();
   canonicalize_sites(acc);
   if (w.no_timing) drop_timing(acc);
+  if (apply_histogram_threshold(acc, histogram_threshold))
+    std::cerr << "tracefold: merge: LOSSY: " << acc.lossy << "\n";
   save_trace(acc, out, w.encoding());
   std::cerr << "tracefold: merged " << traces.size() << " traces (ranks " << acc.ranks().to_string()
             << ") into " << out << "\n";
@@ -358,9 +360,9 @@ int main(int argc, char** argv) {
                    "Minimum aligned share for approximate iterations (1 = exact only)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  fold->add_option(
-          "--histogram-threshold", fold_opts.histogram_threshold,
-          "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)")
+  const char* const histogram_help =
+      "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)";
+  fold->add_option("--histogram-threshold", fold_opts.histogram_threshold, histogram_help)
       ->capture_default_str();
 
   std::vector<std::string> record_command;
@@ -373,6 +375,7 @@ int main(int argc, char** argv) {
                      "Also write per-rank raw event logs to this directory");
   record->add_option("--stack-depth", record_opts.stack_depth,
                      "Call-site frames per signature (default 6)");
+  record->add_option("--histogram-threshold", record_opts.histogram_threshold, histogram_help);
   record->add_option("--site-tolerance", record_opts.site_tolerance,
                      "LOSSY: treat call sites differing in fewer than N frames as one (0 = exact)");
   record->add_flag(
@@ -405,6 +408,8 @@ int main(int argc, char** argv) {
   merge->add_option("-o,--output", merge_out, "Trace file to write")->required();
   merge->add_flag("--text", merge_write.text, text_help);
   merge->add_flag("--no-timing", merge_write.no_timing, no_timing_help);
+  std::size_t merge_histogram = 0;
+  merge->add_option("--histogram-threshold", merge_histogram, histogram_help);
 
   std::string convert_in, convert_out;
   auto* convert = app.add_subcommand(
@@ -516,7 +521,7 @@ int main(int argc, char** argv) {
       return cmd_record(record_command, record_opts);
     }
     if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts, fold_write);
-    if (*merge) return cmd_merge(merge_inputs, merge_out, merge_write);
+    if (*merge) return cmd_merge(merge_inputs, merge_out, merge_write, merge_histogram);
     if (*convert) return cmd_convert(convert_in, convert_out, convert_write);
     if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
     if (*diff) return run_diff(diff_args);

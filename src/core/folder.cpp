@@ -58,10 +58,17 @@ Item Folder::Impl::make_item(const Event& ev, uint64_t pred) const {
 }
 
 void Folder::Impl::append(const Event& ev) {
-  // Both paths start by asking these flags; asked here, most events make
+  // The paths start by asking these flags; asked here, most events make
   // one call, not two.
+  const uint64_t aborts = aborts_;
   if (armed_ && fast_append(ev)) return;
   if (replaying_ && replay_append(ev)) return;
+  if (walking_ && walk_append(ev)) return;
+  // A replay or walk that gave up sent its events through the general path,
+  // whose last step may have set up a path for the next event: this one.
+  // (At most twice more: a path set up just now gives up with no events.)
+  if (aborts_ != aborts && (armed_ || replaying_ || walking_) && aborts_ - aborts < 3)
+    return append(ev);
   materialize();
   general_append(ev);
 }
@@ -120,8 +127,7 @@ std::size_t Folder::Impl::flatten(const Item& it, std::vector<const Item*>& head
 }
 
 bool Folder::Impl::lossy_field(FieldId f) const {
-  if (options.histogram_fields.empty())
-    return f == FieldTable::peer() || f == FieldTable::src() || f == *FieldTable::find("count");
+  if (options.histogram_fields.empty()) return default_histogram_field(f);
   return std::find(options.histogram_fields.begin(), options.histogram_fields.end(), f) !=
          options.histogram_fields.end();
 }

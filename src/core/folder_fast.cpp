@@ -17,6 +17,7 @@ bool Folder::Impl::ends_earlier(uint64_t last, std::size_t exclude_from) const {
 
 void Folder::Impl::arm() {
   armed_ = false;
+  walking_ = false;  // started again below when it applies (nothing kept aside here)
   refold_quiet_ = false;
   const bool follows_clean = follows_clean_;
   follows_clean_ = false;
@@ -129,6 +130,7 @@ void Folder::Impl::append_repeats(const Event& ev, std::span<const RepeatTiming>
       arm();
     }
     if (repeat_in_place(ev, times.subspan(i))) return;
+    if (walking_ && walk_repeats(ev, times.subspan(i))) return;
     repeat_scratch_.op = ev.op;
     repeat_scratch_.site = ev.site;
     repeat_scratch_.fields = ev.fields;
@@ -180,6 +182,7 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
 
 void Folder::Impl::materialize() {
   if (replaying_ && replay_pos_ > 0) abort_replay();
+  if (walking_ && walk_count_ > 0) abort_walk();
   armed_ = false;
   for (std::size_t i = 0; i < pending_count_; ++i) {
     top.push_back(make_item(pending_[i].ev, pending_[i].pred));

@@ -180,6 +180,7 @@ struct Folder::Impl {
   uint64_t events = 0;
   FoldPathCounts paths;
   uint64_t prev_key = kStartKey.packed();
+  uint64_t aborts_ = 0;  // replays and walks given up (see append)
   Merger merger;
   // Positions in `top` by last key, and positions of loops: lets the search
   // skip items that cannot match instead of scanning the whole window.
@@ -433,6 +434,83 @@ struct Folder::Impl {
   void reset_event(Item& s, const Event& ev, bool has_list);
 
   void run_program();
+
+  // ------------------------------------------------------------- walk path
+  //
+  // Irregular codes (polling, data exchanges, per-level neighbour sets) make
+  // iterations that are alike but never identical: inner trip counts differ,
+  // some calls happen in some iterations only. The replay path needs the
+  // same calls every time and never learns such a loop, and the general path
+  // costs a search and an alignment per iteration. When sessions keep
+  // spoiling (unclean_streak_), the next iteration is instead walked through
+  // the loop's structure: each event either is the next call of the body,
+  // starts another iteration of the inner loop it ends (its first call), or
+  // enters an inner loop (its first call); calls and inner loops passed over
+  // run 0 times in this traversal. Any such walk is a parse of the events by
+  // the loop, so appending its counts and values keeps the trace lossless;
+  // the structure does not change. Decisions and events are kept aside
+  // until the iteration's last call (or the next iteration's first) and then
+  // applied; an event the walk cannot place sends the iteration so far
+  // through the general path, which may change the structure.
+  struct WalkFrame {
+    Item* loop = nullptr;
+    uint32_t pos = 0;    // next body item
+    uint64_t iters = 0;  // iterations of `loop` in this traversal so far
+  };
+  struct WalkOp {
+    Item* item = nullptr;
+    uint32_t event = 0;  // consumed event (index into walk_events_) when value == kConsumed
+    uint64_t value = 0;  // the item's count for this traversal
+  };
+  static constexpr uint64_t kConsumed = std::numeric_limits<uint64_t>::max();
+  // A walked event slot that stands for `count` copies of its event (a
+  // polling loop's repeats, append_repeats), with their times at
+  // walk_times_[times_from, times_from + count); count 0: a single event.
+  struct WalkRepeat {
+    std::size_t times_from = 0;
+    uint64_t count = 0;
+  };
+  std::vector<WalkRepeat> walk_repeat_;  // per slot
+  std::vector<RepeatTiming> walk_times_;
+  uint64_t walk_events_total_ = 0;  // events the live slots stand for
+  static constexpr std::size_t kMaxWalkEvents = std::size_t{1} << 16;
+  bool walking_ = false;
+  uint32_t unclean_streak_ = 0;
+  bool walk_refold_ = false;  // an earlier item ends like the loop: try_fold after each iteration
+  std::vector<WalkFrame> walk_stack_;
+  std::vector<WalkOp> walk_ops_;
+  std::vector<Event> walk_events_;  // reused slots; the first walk_count_ are live
+  std::vector<uint64_t> walk_preds_;
+  std::size_t walk_count_ = 0;
+  uint64_t walk_prev_key_ = 0;
+  // The shape of the last walked iteration. A run of alike ones hands the
+  // loop back to the sessions, so that a loop turned regular is replayed;
+  // when the sessions spoil again (the loop's structure does not fit its
+  // regular iterations directly), the run needed doubles.
+  uint64_t last_walk_shape_ = 1;
+  uint32_t alike_walks_ = 0;
+  uint32_t handback_after_ = 2;
+  bool handed_back_ = false;
+
+  bool walk_allowed() const {
+    return options.fast_path && options.elastic_iterations && unclean_streak_ >= 2;
+  }
+  void start_walk();
+  bool walk_append(const Event& ev);
+  // append_repeats while walking: when the walk has just placed `ev` as the
+  // one call of an inner loop's body, the copies are further iterations of
+  // that loop, kept aside as one slot. Returns false if that does not hold.
+  bool walk_repeats(const Event& ev, std::span<const RepeatTiming> times);
+  // Applies the walked iteration to the loop; returns false when the
+  // structure changed afterwards (a refold) and the walk must stop.
+  bool commit_walk();
+  // The walked events so far go through the general path.
+  void abort_walk();
+  void commit_repeats(Item& x, uint32_t slot);
+  // Merges one walked event into its node (merge_pair's result).
+  void walk_merge(Item& x, const Event& ev, uint64_t pred);
+  enum class WalkResult : uint8_t { kPlaced, kComplete };
+  WalkResult walk_place(const Event& ev, uint32_t index);
 
   // How alike two candidate iterations are: the share of their calls (one
   // pass through every loop body) that a longest common subsequence pairs

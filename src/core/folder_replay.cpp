@@ -26,6 +26,7 @@ void Folder::Impl::start_session(bool follows_clean) {
     return;
   }
   learned_ = false;
+  if (walk_allowed()) return start_walk();
   start_recording();
 }
 
@@ -68,6 +69,8 @@ void Folder::Impl::end_recording() {
   const bool clean = log_.clean && top.size() == session_n0_;
   log_.active = false;
   learned_ = false;
+  unclean_streak_ = clean ? 0 : unclean_streak_ + 1;
+  if (clean) handed_back_ = false;  // the hand-back worked
   if (!clean) {
     have_prev_ = false;
     return;
@@ -167,6 +170,7 @@ bool Folder::Impl::replay_append(const Event& ev) {
 }
 
 void Folder::Impl::abort_replay() {
+  ++aborts_;
   replaying_ = false;
   const std::size_t n = replay_pos_;
   replay_pos_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "tracefold/ranklist_sweep.hpp"
 
@@ -20,6 +21,29 @@ const ValueSeq* Elastic::for_rank(int32_t rank) const {
 }
 
 void Elastic::merge(const Elastic& other) {
+  // Irregular codes give every rank its own sequence: comparing each entry
+  // with each would make a merge round cost the product of the two sides'
+  // entries. Past a few entries, candidates are found by value hash.
+  if (entries_.size() * other.entries_.size() > 64) {
+    std::unordered_multimap<uint64_t, std::size_t> ours;
+    ours.reserve(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+      ours.emplace(entries_[i].values.value_hash(), i);
+    for (const auto& theirs : other.entries_) {
+      bool merged = false;
+      auto [lo, hi] = ours.equal_range(theirs.values.value_hash());
+      for (auto it = lo; it != hi && !merged; ++it) {
+        ElasticEntry& e = entries_[it->second];
+        if (e.values.equals(theirs.values)) {
+          e.ranks.unite(theirs.ranks);
+          merged = true;
+        }
+      }
+      if (!merged) entries_.push_back(theirs);
+    }
+    sort_entries();
+    return;
+  }
   for (const auto& theirs : other.entries_) {
     bool merged = false;
     for (auto& ours : entries_) {
@@ -259,6 +283,32 @@ void drop_timing(Trace& trace) {
     std::erase_if(n.timings, [](const Timing& t) { return t.stats.empty(); });
     for (Timing& t : n.timings) t.compute = t.comm = Histogram{};
   }
+}
+
+bool default_histogram_field(FieldId f) {
+  static const FieldId count = *FieldTable::find("count");
+  return f == FieldTable::peer() || f == FieldTable::src() || f == count;
+}
+
+bool apply_histogram_threshold(Trace& trace, std::size_t threshold,
+                               const std::vector<FieldId>& fields) {
+  if (threshold == 0) return false;
+  bool any = false;
+  for (Node& n : trace.nodes) {
+    for (auto& [f, el] : n.fields) {
+      const bool chosen = fields.empty()
+                              ? default_histogram_field(f)
+                              : std::find(fields.begin(), fields.end(), f) != fields.end();
+      if (!chosen) continue;
+      for (ElasticEntry& e : el.entries()) {
+        if (e.values.is_histogram() || e.values.run_count() <= threshold) continue;
+        e.values.make_histogram();
+        any = true;
+      }
+    }
+  }
+  if (any && trace.lossy.empty()) trace.lossy = "histogram threshold=" + std::to_string(threshold);
+  return any;
 }
 
 }  // namespace tracefold

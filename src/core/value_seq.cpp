@@ -497,4 +497,55 @@ bool ValueSeq::equals(const ValueSeq& other) const {
   return true;
 }
 
+namespace {
+// Polynomial hash modulo 2^64: H(xy) = H(x) * B^|y| + H(y), so a run's hash
+// follows from its pattern's and its repeat count by a geometric sum.
+constexpr uint64_t kValueHashBase = 0x100000001b3ull;
+
+uint64_t power(uint64_t b, uint64_t e) {
+  uint64_t r = 1;
+  for (; e; e >>= 1, b *= b)
+    if (e & 1) r *= b;
+  return r;
+}
+
+// 1 + b + ... + b^(n-1) modulo 2^64, and b^n in `pow_out`.
+uint64_t geometric(uint64_t b, uint64_t n, uint64_t& pow_out) {
+  if (n == 0) {
+    pow_out = 1;
+    return 0;
+  }
+  if (n % 2 == 1) {
+    uint64_t p = 0;
+    const uint64_t g = geometric(b, n - 1, p);
+    pow_out = p * b;
+    return g * b + 1;
+  }
+  uint64_t p = 0;
+  const uint64_t g = geometric(b, n / 2, p);
+  pow_out = p * p;
+  return g * (1 + p);
+}
+
+void hash_pattern(uint64_t& h, const int64_t* v, std::size_t m, uint64_t reps) {
+  uint64_t hp = 0;
+  for (std::size_t i = 0; i < m; ++i) hp = hp * kValueHashBase + static_cast<uint64_t>(v[i]);
+  const uint64_t bm = power(kValueHashBase, m);
+  uint64_t bmr = 0;
+  const uint64_t g = geometric(bm, reps, bmr);
+  h = h * bmr + hp * g;
+}
+}  // namespace
+
+uint64_t ValueSeq::value_hash() const {
+  uint64_t h = histogram_ ? 0x9e3779b97f4a7c15ull : 0;
+  if (simple_) {
+    hash_pattern(h, &single_value_, 1, size_);
+  } else {
+    for (const Run& r : runs_) hash_pattern(h, r.pattern.data(), r.pattern.size(), r.reps);
+    if (partial_) hash_pattern(h, runs_.back().pattern.data(), partial_, 1);
+  }
+  return h ^ size_;
+}
+
 }  // namespace tracefold

@@ -249,10 +249,10 @@ void Recorder::finish() {
     const FoldPathCounts c = folder->path_counts();
     std::fprintf(stderr,
                  "tracefold: rank %d: folder: %llu general, %llu fast, %llu replayed, %llu "
-                 "repeats\n",
+                 "repeats, %llu walked\n",
                  rank, static_cast<unsigned long long>(c.general),
                  static_cast<unsigned long long>(c.fast), static_cast<unsigned long long>(c.replay),
-                 static_cast<unsigned long long>(c.repeats));
+                 static_cast<unsigned long long>(c.repeats), static_cast<unsigned long long>(c.walk));
   }
   if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
   struct PmpiExchange final : Exchange {

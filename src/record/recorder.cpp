@@ -97,6 +97,8 @@ void Recorder::start(int64_t t0) {
     if (const char* s = env("TRACEFOLD_SIMILARITY")) opts.min_similarity = std::atof(s);
     if (const char* h = env("TRACEFOLD_HISTOGRAM_THRESHOLD"))
       opts.histogram_threshold = static_cast<std::size_t>(std::atoi(h));
+    // 0: no walk path (for side-by-side measurements; docs/recording.md).
+    if (const char* w = env("TRACEFOLD_WALK")) opts.elastic_iterations = std::atoi(w) != 0;
     folder.emplace(rank, opts);
     if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
       fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));

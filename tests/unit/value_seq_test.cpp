@@ -662,5 +662,40 @@ TEST(ValueSeq, CursorWalksWithoutExpanding) {
   EXPECT_EQ(s.to_string(), "1*1000000000000 2");
 }
 
+// value_hash depends on the values only: the same values pushed one by one,
+// appended as runs or parsed from text hash alike, and sequences that
+// differ in one value, in order or in length hash apart.
+TEST(ValueSeq, ValueHashFollowsValuesNotRepresentation) {
+  std::vector<int64_t> v;
+  for (int i = 0; i < 300; ++i) v.push_back(i % 7 == 3 ? 5 : (i / 10) % 3);
+  ValueSeq pushed;
+  for (int64_t x : v) pushed.push_back(x);
+  ValueSeq appended;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j < v.size() && v[j] == v[i]) ++j;
+    appended.append_repeated(v[i], j - i);
+    i = j;
+  }
+  ASSERT_TRUE(pushed.equals(appended));
+  EXPECT_EQ(pushed.value_hash(), appended.value_hash());
+  EXPECT_EQ(pushed.value_hash(), ValueSeq::parse(pushed.to_string()).value_hash());
+  auto other = v;
+  other[150] += 1;
+  ValueSeq changed;
+  for (int64_t x : other) changed.push_back(x);
+  EXPECT_NE(pushed.value_hash(), changed.value_hash());
+  ValueSeq longer = pushed;
+  longer.push_back(0);
+  EXPECT_NE(pushed.value_hash(), longer.value_hash());
+  EXPECT_NE(ValueSeq::parse("1 2").value_hash(), ValueSeq::parse("2 1").value_hash());
+  EXPECT_EQ(ValueSeq::repeated(4, 1'000'000'000'000).value_hash(),
+            ValueSeq::parse("4*999999999999 4").value_hash());
+  EXPECT_NE(ValueSeq::repeated(4, 3).value_hash(), ValueSeq::parse("4 4").value_hash());
+  ValueSeq hist = pushed;
+  hist.make_histogram();
+  EXPECT_NE(hist.value_hash(), pushed.value_hash());
+}
+
 }  // namespace
 }  // namespace tracefold

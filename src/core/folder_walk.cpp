@@ -1,0 +1,287 @@
+// Folder: the walk path (an iteration that is alike but not identical to the
+// loop's earlier ones, parsed by the loop's structure and folded in place).
+#include <algorithm>
+
+#include "folder_impl.hpp"
+#include "repeat_times.hpp"
+
+namespace tracefold {
+
+using namespace folding;
+
+namespace {
+bool same_field_ids(const Item& x, const Event& ev) {
+  if (ev.fields.size() != x.fields.size()) return false;
+  for (std::size_t i = 0; i < x.fields.size(); ++i)
+    if (ev.fields[i].field != x.fields[i].first) return false;
+  return true;
+}
+
+bool has_list_field(const Event& ev) {
+  return std::any_of(ev.fields.begin(), ev.fields.end(), [](const FieldValue& fv) {
+    return FieldTable::kind(fv.field) == FieldKind::kList;
+  });
+}
+}  // namespace
+
+void Folder::Impl::start_walk() {
+  if (handed_back_) {
+    // The sessions spoiled again after a hand-back: ask for a longer run.
+    handed_back_ = false;
+    handback_after_ = std::min<uint32_t>(handback_after_ * 2, 1024);
+  }
+  // The walk changes the loop's values behind the sessions' back: a program
+  // learned before it no longer describes the loop.
+  have_prev_ = learned_ = false;
+  walking_ = true;
+  walk_count_ = 0;
+  walk_events_total_ = 0;
+  walk_times_.clear();
+  walk_ops_.clear();
+  walk_stack_.assign(1, WalkFrame{&top.back(), 0, 0});
+  walk_prev_key_ = prev_key;
+  walk_refold_ = ends_earlier(top.back().last, top.size() - 1);
+}
+
+Folder::Impl::WalkResult Folder::Impl::walk_place(const Event& ev, uint32_t index) {
+  const uint64_t k = ev.key().packed();
+  for (;;) {
+    WalkFrame& f = walk_stack_.back();
+    Item& loop = *f.loop;
+    if (f.pos == loop.body.size()) {
+      if (walk_stack_.size() == 1) return WalkResult::kComplete;
+      if (k == loop.first) {  // another iteration of this inner loop
+        ++f.iters;
+        f.pos = 0;
+        continue;
+      }
+      walk_ops_.push_back(WalkOp{&loop, 0, f.iters});
+      walk_stack_.pop_back();
+      ++walk_stack_.back().pos;
+      continue;
+    }
+    Item& x = loop.body[f.pos];
+    if (x.loop) {
+      if (x.first == k) {
+        // x.first is the first call of x's first item, and so on down: the
+        // descent ends at an event with key k.
+        walk_stack_.push_back(WalkFrame{&x, 0, 1});
+        continue;
+      }
+    } else if (x.key == k) {
+      walk_ops_.push_back(WalkOp{&x, index, kConsumed});
+      ++f.pos;
+      return WalkResult::kPlaced;
+    }
+    walk_ops_.push_back(WalkOp{&x, 0, 0});  // passed over: 0 this traversal
+    ++f.pos;
+  }
+}
+
+void Folder::Impl::walk_merge(Item& x, const Event& ev, uint64_t pred) {
+  if (same_field_ids(x, ev)) return merge_event(x, ev, pred, has_list_field(ev));
+  // A call whose fields differ from the node's (a probe that found a message
+  // reports its source; one that did not, none): what merge_pair does with
+  // the one-event item, without making it while the event's fields are
+  // among the node's.
+  std::size_t i = 0;
+  for (const FieldValue& fv : ev.fields) {  // both sorted by id
+    while (i < x.fields.size() && x.fields[i].first < fv.field) ++i;
+    if (i == x.fields.size() || x.fields[i].first != fv.field)
+      return merger.merge_pair(x, make_item(ev, pred));
+    ++i;
+  }
+  std::size_t j = 0;
+  for (auto& [id, values] : x.fields) {
+    if (j < ev.fields.size() && ev.fields[j].field == id) {
+      const FieldValue& fv = ev.fields[j++];
+      if (FieldTable::kind(fv.field) == FieldKind::kList)
+        values.append(field_values(fv));
+      else
+        values.push_back(fv.scalar);
+    } else {
+      values.push_back(kAbsent);
+    }
+  }
+  x.reps.push_back(1);
+  settle_timing(x, rank);
+  if (ev.compute_ns >= 0 || ev.comm_ns >= 0)
+    add_raw_timing(x, unpack(pred), ev.compute_ns, ev.comm_ns, rank);
+}
+
+bool Folder::Impl::walk_append(const Event& ev) {
+  if (!walking_) return false;
+  Item& loop = top.back();
+  if (walk_count_ == 0 && ev.key().packed() != loop.first) {
+    walking_ = false;  // the loop has ended; nothing kept aside
+    return false;
+  }
+  if (!ev.stats.empty() || walk_count_ >= kMaxWalkEvents) {
+    abort_walk();
+    return false;
+  }
+  if (walk_events_.size() <= walk_count_) {
+    walk_events_.resize(walk_count_ + 1);
+    walk_preds_.resize(walk_count_ + 1);
+    walk_repeat_.resize(walk_count_ + 1);
+  }
+  walk_repeat_[walk_count_] = WalkRepeat{};
+  Event& slot = walk_events_[walk_count_];
+  slot.op = ev.op;
+  slot.site = ev.site;
+  slot.fields = ev.fields;  // reuses the slot's buffers
+  slot.compute_ns = ev.compute_ns;
+  slot.comm_ns = ev.comm_ns;
+  walk_preds_[walk_count_] = prev_key;
+  WalkResult r = walk_place(slot, static_cast<uint32_t>(walk_count_));
+  if (r == WalkResult::kComplete) {
+    // The last item of the body was a loop (or passed over): this event
+    // ends the iteration, and must start the next one.
+    if (ev.key().packed() != loop.first) {
+      abort_walk();
+      return false;
+    }
+    if (!commit_walk()) {
+      walking_ = false;
+      return false;
+    }
+    return walk_append(ev);
+  }
+  ++walk_count_;
+  ++walk_events_total_;
+  prev_key = ev.key().packed();
+  ++events;
+  ++paths.walk;
+  if (walk_stack_.size() == 1 && walk_stack_[0].pos == loop.body.size() && !commit_walk()) {
+    walking_ = false;
+    arm();
+  }
+  return true;
+}
+
+bool Folder::Impl::commit_walk() {
+  Item& loop = top.back();
+  loop.reps.set_back(loop.reps.back() + 1);
+  uint64_t shape = 0x243f6a8885a308d3ull;
+  for (const WalkOp& op : walk_ops_) {
+    Item& x = *op.item;
+    if (op.value == kConsumed && walk_repeat_[op.event].count > 0) {
+      commit_repeats(x, op.event);
+    } else if (op.value == kConsumed) {
+      walk_merge(x, walk_events_[op.event], walk_preds_[op.event]);
+    } else {
+      x.reps.push_back(static_cast<int64_t>(op.value));
+    }
+    shape = mix64(shape * kHashBase + reinterpret_cast<uintptr_t>(&x) + op.value);
+  }
+  walk_ops_.clear();
+  walk_count_ = 0;
+  walk_events_total_ = 0;
+  walk_times_.clear();
+  walk_stack_.assign(1, WalkFrame{&loop, 0, 0});
+  walk_prev_key_ = prev_key;
+  alike_walks_ = shape == last_walk_shape_ ? alike_walks_ + 1 : 0;
+  last_walk_shape_ = shape;
+  if (walk_refold_ && try_fold()) {
+    while (try_fold()) {
+    }
+    return false;
+  }
+  if (alike_walks_ + 1 >= handback_after_) {
+    // Alike iterations in a row: the loop may have turned regular, which the
+    // sessions (and then the replay path) fold more cheaply.
+    alike_walks_ = 0;
+    unclean_streak_ = 0;
+    handed_back_ = true;
+    return false;
+  }
+  return true;
+}
+
+void Folder::Impl::abort_walk() {
+  ++aborts_;
+  walking_ = false;
+  const std::size_t n = walk_count_;
+  walk_count_ = 0;
+  walk_ops_.clear();
+  prev_key = walk_prev_key_;
+  events -= walk_events_total_;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (walk_repeat_[i].count == 0) {
+      --paths.walk;
+    } else {
+      paths.repeats -= walk_repeat_[i].count;
+    }
+  }
+  walk_events_total_ = 0;
+  start_recording();
+  for (std::size_t i = 0; i < n; ++i) {
+    Event& e = walk_events_[i];
+    if (walk_repeat_[i].count == 0) {
+      general_append(e);
+      continue;
+    }
+    const auto from = static_cast<std::ptrdiff_t>(walk_repeat_[i].times_from);
+    for (std::size_t t = 0; t < walk_repeat_[i].count; ++t) {
+      e.compute_ns = walk_times_[static_cast<std::size_t>(from) + t].compute_ns;
+      e.comm_ns = walk_times_[static_cast<std::size_t>(from) + t].comm_ns;
+      general_append(e);
+    }
+  }
+  walk_times_.clear();
+}
+
+bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> times) {
+  if (!walking_ || walk_count_ == 0 || !ev.stats.empty() || walk_stack_.size() < 2) return false;
+  WalkFrame& f = walk_stack_.back();
+  Item& loop = *f.loop;
+  if (loop.body.size() != 1 || f.pos != 1) return false;
+  Item& x = loop.body[0];
+  const uint64_t k = ev.key().packed();
+  if (x.loop || x.key != k || prev_key != k || !same_field_ids(x, ev)) return false;
+  if (walk_events_.size() <= walk_count_) {
+    walk_events_.resize(walk_count_ + 1);
+    walk_preds_.resize(walk_count_ + 1);
+    walk_repeat_.resize(walk_count_ + 1);
+  }
+  Event& slot = walk_events_[walk_count_];
+  slot.op = ev.op;
+  slot.site = ev.site;
+  slot.fields = ev.fields;
+  slot.compute_ns = slot.comm_ns = -1;
+  walk_preds_[walk_count_] = k;
+  walk_repeat_[walk_count_] = WalkRepeat{walk_times_.size(), times.size()};
+  walk_times_.insert(walk_times_.end(), times.begin(), times.end());
+  walk_ops_.push_back(WalkOp{&x, static_cast<uint32_t>(walk_count_), kConsumed});
+  f.iters += times.size();
+  ++walk_count_;
+  walk_events_total_ += times.size();
+  events += times.size();
+  paths.repeats += times.size();
+  return true;
+}
+
+void Folder::Impl::commit_repeats(Item& x, uint32_t slot) {
+  // n merge_event calls of the same event, k at a time (as repeat_in_place).
+  const Event& ev = walk_events_[slot];
+  const WalkRepeat& rep = walk_repeat_[slot];
+  for (std::size_t f = 0; f < x.fields.size(); ++f) {
+    const FieldValue& fv = ev.fields[f];
+    if (FieldTable::kind(fv.field) == FieldKind::kList)
+      x.fields[f].second.append_n(field_values(fv), rep.count);
+    else
+      x.fields[f].second.push_back_n(fv.scalar, rep.count);
+  }
+  x.reps.push_back_n(1, rep.count);
+  settle_timing(x, rank);
+  const std::span<const RepeatTiming> times(walk_times_.data() + rep.times_from, rep.count);
+  const bool timed = std::any_of(times.begin(), times.end(), [](const RepeatTiming& rt) {
+    return rt.compute_ns >= 0 || rt.comm_ns >= 0;
+  });
+  if (timed) {
+    Timing& t = x.timings[timing_record(x, unpack(x.key))];
+    add_repeat_times(t.compute, t.comm, times, rank);
+  }
+}
+
+}  // namespace tracefold

@@ -1,0 +1,186 @@
+// The folder's walk path: iterations alike but not identical (inner trip
+// counts, calls present in some iterations only) fold into the learned loop
+// in place, losslessly, without the general path.
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+#include "tracefold/expand.hpp"
+#include "tracefold/folder.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold {
+namespace {
+
+using testing::make_event;
+using testing::make_sites;
+
+uint32_t lcg(uint32_t& s) {
+  s = s * 1664525u + 1013904223u;
+  return s >> 8;
+}
+
+// A V-cycle with a data exchange at each level, as amg_like makes it: Isends
+// to a per-level neighbour set, then polls (Iprobe, a varying number that
+// find nothing, then one that finds a message) and a Recv per neighbour from
+// the source the probe named, a Waitall, and an Allreduce per cycle. Now and
+// then a level also tests its sends (a call present in some iterations only).
+std::vector<Event> exchange_program(int cycles, uint32_t seed) {
+  std::vector<Event> in;
+  uint32_t s = seed;
+  for (int c = 0; c < cycles; ++c) {
+    for (int v = 0; v < 7; ++v) {
+      const int level = v < 4 ? v : 6 - v;
+      const int nb = 2 + (level * 3 + static_cast<int>(seed)) % 4;
+      for (int p = 0; p < nb; ++p)
+        in.push_back(make_event("MPI_Isend", 0,
+                                {{"peer", 1 + p}, {"tag", 100 + level}, {"count", 4 + p * level}}));
+      for (int p = 0; p < nb; ++p) {
+        const int polls = static_cast<int>(lcg(s) % 6);
+        for (int q = 0; q < polls; ++q)
+          in.push_back(make_event("MPI_Iprobe", 1, {{"src", kAny}, {"flag", 0}}));
+        const int64_t from = 1 + static_cast<int64_t>(lcg(s) % static_cast<uint32_t>(nb));
+        in.push_back(make_event("MPI_Iprobe", 1, {{"src", from}, {"flag", 1}}));
+        in.push_back(make_event("MPI_Recv", 2, {{"peer", from}, {"count", 4 + p}}));
+      }
+      if (lcg(s) % 5 == 0) in.push_back(make_event("MPI_Test", 4, {{"flag", 1}}));
+      in.push_back(make_event("MPI_Waitall", 3, {{"count", nb}}));
+    }
+    in.push_back(make_event("MPI_Allreduce", 5, {{"count", 1}}));
+  }
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    in[i].compute_ns = static_cast<int64_t>(100 + i % 17);
+    in[i].comm_ns = static_cast<int64_t>(i % 5);
+  }
+  return in;
+}
+
+Trace fold(const std::vector<Event>& in, FoldOptions o, FoldPathCounts* paths = nullptr,
+           std::size_t* top = nullptr) {
+  Folder f(0, std::move(o));
+  for (const Event& e : in) f.append(e);
+  if (paths) *paths = f.path_counts();
+  if (top) *top = f.top_level_size();
+  CommTable comms;
+  comms.define_world(8);
+  return f.finish(8, make_sites(6), comms);
+}
+
+void expect_lossless(const Trace& t, const std::vector<Event>& in) {
+  const auto out = expand_rank(t, 0);
+  ASSERT_EQ(out.size(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) ASSERT_TRUE(out[i].same_call(in[i])) << "event " << i;
+}
+
+TEST(FolderWalk, IrregularIterationsFoldInPlaceAndLossless) {
+  const auto in = exchange_program(200, 3);
+  FoldPathCounts paths;
+  std::size_t top = 0;
+  const Trace t = fold(in, {}, &paths, &top);
+  expect_lossless(t, in);
+  EXPECT_EQ(top, 1u);
+  EXPECT_EQ(paths.general + paths.fast + paths.replay + paths.repeats + paths.walk, in.size());
+  // All but the first few cycles are walked.
+  EXPECT_GT(paths.walk, in.size() * 9 / 10) << "general " << paths.general;
+  EXPECT_LT(paths.general, in.size() / 10);
+}
+
+TEST(FolderWalk, WithoutItEveryIterationTakesTheGeneralPath) {
+  // The reason for the walk: the same program without it.
+  const auto in = exchange_program(60, 3);
+  FoldOptions off;
+  off.elastic_iterations = false;
+  FoldPathCounts paths;
+  const Trace t = fold(in, off, &paths);
+  expect_lossless(t, in);
+  EXPECT_EQ(paths.walk, 0u);
+  EXPECT_GT(paths.general, in.size() / 2);
+}
+
+TEST(FolderWalk, StructureDoesNotGrowWithIterations) {
+  const Trace t50 = fold(exchange_program(50, 7), {});
+  const Trace t500 = fold(exchange_program(500, 7), {});
+  EXPECT_EQ(t50.nodes.size(), t500.nodes.size());
+  for (std::size_t i = 0; i < t50.nodes.size() && i < t500.nodes.size(); ++i) {
+    EXPECT_EQ(t50.nodes[i].key, t500.nodes[i].key) << i;
+    EXPECT_EQ(t50.nodes[i].loops.size(), t500.nodes[i].loops.size()) << i;
+  }
+}
+
+TEST(FolderWalk, NewStructureStillGoesThroughTheGeneralPath) {
+  // After 40 walked cycles a call from a new site appears in every level:
+  // the walk cannot place it, the general path takes those iterations and
+  // the trace stays lossless.
+  auto in = exchange_program(40, 5);
+  auto more = exchange_program(40, 5);
+  for (std::size_t i = 0; i < more.size(); ++i) {
+    in.push_back(more[i]);
+    if (more[i].op == *OpTable::find("MPI_Waitall"))
+      in.push_back(make_event("MPI_Barrier", 6, {}));
+  }
+  FoldPathCounts paths;
+  Folder f(0);
+  for (const Event& e : in) f.append(e);
+  paths = f.path_counts();
+  CommTable comms;
+  comms.define_world(8);
+  const Trace t = f.finish(8, make_sites(7), comms);
+  expect_lossless(t, in);
+  EXPECT_GT(paths.walk, 0u);
+  EXPECT_GT(paths.general, 0u);
+}
+
+TEST(FolderWalk, RegularLoopsKeepTheReplayPath) {
+  // A stencil step whose values repeat: sessions are clean, the walk never
+  // starts, and the result is the general path's byte for byte.
+  std::vector<Event> in;
+  for (int s = 0; s < 100; ++s) {
+    for (int k = 0; k < 3; ++k) {
+      for (int n = 0; n < 4; ++n) in.push_back(make_event("MPI_Irecv", 0, {{"peer", n}}));
+      for (int n = 0; n < 4; ++n) in.push_back(make_event("MPI_Isend", 1, {{"peer", n}}));
+      in.push_back(make_event("MPI_Waitall", 2, {{"count", 8}}));
+    }
+    in.push_back(make_event("MPI_Allreduce", 3, {{"count", 1}}));
+  }
+  FoldPathCounts paths;
+  const Trace t = fold(in, {}, &paths);
+  FoldOptions general;
+  general.fast_path = false;
+  EXPECT_EQ(format_trace(t), format_trace(fold(in, general)));
+  EXPECT_EQ(paths.walk, 0u);
+  EXPECT_GT(paths.replay, in.size() / 2);
+}
+
+TEST(FolderWalk, LoopThatTurnsRegularStaysOffTheGeneralPath) {
+  // Irregular for 30 cycles, then every cycle alike. Alike walked iterations
+  // hand the loop back to the sessions; their iterations do not fit the
+  // loop's structure directly (one probe where the loop has a polling loop),
+  // so they spoil and the walk takes over again, each time after a run
+  // twice as long: the general path takes a few iterations only.
+  auto in = exchange_program(30, 11);
+  const std::size_t irregular = in.size();
+  for (int c = 0; c < 400; ++c) {
+    for (int p = 0; p < 3; ++p)
+      in.push_back(make_event("MPI_Isend", 0, {{"peer", 1 + p}, {"tag", 100}, {"count", 4}}));
+    for (int p = 0; p < 3; ++p) {
+      in.push_back(make_event("MPI_Iprobe", 1, {{"src", 1 + p}, {"flag", 1}}));
+      in.push_back(make_event("MPI_Recv", 2, {{"peer", 1 + p}, {"count", 4}}));
+    }
+    in.push_back(make_event("MPI_Waitall", 3, {{"count", 3}}));
+    in.push_back(make_event("MPI_Allreduce", 5, {{"count", 1}}));
+  }
+  FoldPathCounts paths;
+  const Trace t = fold(in, {}, &paths);
+  expect_lossless(t, in);
+  EXPECT_LT(paths.general, irregular / 5 + (in.size() - irregular) / 20) << "walk " << paths.walk;
+}
+
+TEST(FolderWalk, PartialIterationAtFinishIsKept) {
+  auto in = exchange_program(20, 2);
+  // Cut inside a cycle: the walked events kept aside go through the general
+  // path at finish().
+  in.resize(in.size() - 17);
+  expect_lossless(fold(in, {}), in);
+}
+
+}  // namespace
+}  // namespace tracefold
