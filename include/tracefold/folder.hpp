@@ -52,9 +52,12 @@ struct FoldOptions {
   /// Fold iterations that are alike but not identical into the learned loop
   /// in place (the walk path, with fast_path): an iteration whose inner
   /// trip counts differ, or that skips some of the loop's calls, extends the
-  /// loop's value sequences instead of going through the general path. Still
-  /// lossless; the loop structure may differ from the general path's (off
-  /// for tests that compare the two paths byte for byte).
+  /// loop's value sequences instead of going through the general path. And
+  /// two stretches that make the same set of calls, first and last alike,
+  /// count as iterations whatever their alignment (a data exchange's rounds
+  /// poll, test and receive in a different order and number every time).
+  /// Still lossless; the structure may differ from what the general path
+  /// alone gives (off for tests that compare the two byte for byte).
   bool elastic_iterations = true;
 };
 

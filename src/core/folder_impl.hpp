@@ -525,6 +525,9 @@ struct Folder::Impl {
 
   bool try_fold();
   std::vector<std::size_t> cands_;
+  // Whether the two sides similarity() last compared make the same set of
+  // calls (elastic_iterations).
+  bool same_call_sets();
 
   // Whether `seg` is similar enough to `body` to be merged as an iteration.
   bool accept_iteration(std::span<const Item> body, std::span<const Item> seg);

@@ -192,7 +192,8 @@ bool Folder::Impl::try_fold() {
       std::span<const Item> all(top);
       Merger::Plan plan;
       if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
-      if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) < options.min_similarity)
+      if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) < options.min_similarity &&
+          !same_call_sets())
         break;
       make_loop(j, m);
       return true;
@@ -210,7 +211,20 @@ bool Folder::Impl::accept_iteration(std::span<const Item> body, std::span<const 
   }
   Merger::Plan plan;
   if (!merger.align(body, seg, plan)) return false;
-  return similarity(body, seg, plan) >= options.min_similarity;
+  return similarity(body, seg, plan) >= options.min_similarity || same_call_sets();
+}
+
+bool Folder::Impl::same_call_sets() {
+  // After similarity(): flat_a_ and flat_b_ hold both sides' calls, or are
+  // cut short when a side is too long (then nothing is claimed).
+  if (!options.elastic_iterations || flat_a_.empty() || flat_b_.empty() ||
+      flat_a_.size() > kMaxFlatKeys || flat_b_.size() > kMaxFlatKeys)
+    return false;
+  std::sort(flat_a_.begin(), flat_a_.end());
+  std::sort(flat_b_.begin(), flat_b_.end());
+  flat_a_.erase(std::unique(flat_a_.begin(), flat_a_.end()), flat_a_.end());
+  flat_b_.erase(std::unique(flat_b_.begin(), flat_b_.end()), flat_b_.end());
+  return flat_a_ == flat_b_;
 }
 
 void Folder::Impl::make_loop(std::size_t j, std::size_t m) {

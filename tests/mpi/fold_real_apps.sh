@@ -7,7 +7,11 @@
 #    distance the periodic program never folded (one node per call);
 #  - mg_vcycle: a recursive V-cycle, ~290 call sites per cycle (each level's
 #    recursion depth gives its calls their own call paths);
-#  - amg_like: per-level irregular neighbour sets, Iprobe-driven receives.
+#  - amg_like: per-level irregular neighbour sets, Iprobe-driven receives;
+#  - exchange_setup: a data exchange per round (computed contacts that
+#    differ per rank and round, Isends, Iprobe(ANY_SOURCE)/Recv, Tests on
+#    the sends, rounds closed by Allreduce or Barrier): lossless only, its
+#    node count still grows with the rounds (docs/recording.md, limits).
 # Each must be lossless; its node count must not grow with the step count
 # (folded into the outer loop) and, for the regular programs, every call
 # site must be one node, and folding their raw logs again with --window 2
@@ -58,4 +62,6 @@ folds halo26 8 6 'halo26 \(periodic 0\): 8 ranks' yes
 folds mg_vcycle 4 3 'mg_vcycle: 4 ranks 3 cycles 4 levels' yes
 # Iprobe polls differ from run to run; nodes must not.
 folds amg_like 4 4 'amg_like: 4 ranks 4 cycles' no
+check_lossless exchange_setup 4 6 'exchange_setup: 4 ranks 6 rounds'
+check_lossless exchange_setup 6 24 'exchange_setup: 6 ranks 24 rounds'
 finish

@@ -100,4 +100,6 @@ fixed_point master_worker 3 8 "$MATCHED"
 fixed_point request_links 4 3 "$MATCHED"
 fixed_point misc_p2p 4 3 "$MATCHED"
 fixed_point amg_like 4 3 "$MATCHED"
+# A data exchange whose probes, tests and arrival order differ every round.
+fixed_point exchange_setup 4 6 "$MATCHED"
 finish
