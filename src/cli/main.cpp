@@ -115,8 +115,8 @@ void report_missing_ranks(const std::string& dir, const std::vector<Trace>& trac
 }
 }  // namespace
 
-int cmd_merge(const std::vector<std::string>& inputs, const std::string& out,
-              const WriteOptions& w, std::size_t histogram_threshold) {
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, const WriteOptions& w,
+              std::size_t histogram_threshold) {
   std::vector<Trace> traces;
   for (const auto& in : inputs) {
     if (fs::is_directory(in)) {

@@ -192,7 +192,8 @@ bool Folder::Impl::try_fold() {
       std::span<const Item> all(top);
       Merger::Plan plan;
       if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
-      if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) < options.min_similarity &&
+      if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) <
+              options.min_similarity &&
           !same_call_sets())
         break;
       make_loop(j, m);

@@ -252,7 +252,8 @@ void Recorder::finish() {
                  "repeats, %llu walked\n",
                  rank, static_cast<unsigned long long>(c.general),
                  static_cast<unsigned long long>(c.fast), static_cast<unsigned long long>(c.replay),
-                 static_cast<unsigned long long>(c.repeats), static_cast<unsigned long long>(c.walk));
+                 static_cast<unsigned long long>(c.repeats),
+                 static_cast<unsigned long long>(c.walk));
   }
   if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
   struct PmpiExchange final : Exchange {

@@ -47,6 +47,7 @@ BENCH_KERNELS=(
   "bt_like 4 3"
   "mg_vcycle 4 3"
   "amg_like 4 3 --ignore-polls --resolved"
+  "exchange_setup 4 6 --ignore-polls --resolved"
 )
 BENCH_FEATURES=(
   "comms 4 5"

@@ -114,8 +114,7 @@ TEST(FolderWalk, NewStructureStillGoesThroughTheGeneralPath) {
   auto more = exchange_program(40, 5);
   for (std::size_t i = 0; i < more.size(); ++i) {
     in.push_back(more[i]);
-    if (more[i].op == *OpTable::find("MPI_Waitall"))
-      in.push_back(make_event("MPI_Barrier", 6, {}));
+    if (more[i].op == *OpTable::find("MPI_Waitall")) in.push_back(make_event("MPI_Barrier", 6, {}));
   }
   FoldPathCounts paths;
   Folder f(0);

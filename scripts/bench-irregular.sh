@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Irregular codes: the polling V-cycle (tests/apps/amg_like.c) and the data
+# exchange of a setup phase (tests/apps/exchange_setup.c), side by side with
+# the folder's walk path on and off (TRACEFOLD_WALK=0) in the same run.
+#   PARTS="wall calls merge" BUILD_DIR=build scripts/bench-irregular.sh
+# Parts:
+#   wall   traced/untraced whole-run wall time at 4 ranks (two ranks per
+#          core here), ROUNDS pairs (default 7) in alternating order, median
+#          and range: amg_like at 100 and 1000 V-cycles, exchange_setup at
+#          ROUNDS_EX rounds (default 400); each also traced with the walk off.
+#   calls  instructions the recorder spends per recorded call on rank 0 of
+#          amg_like at 4 ranks, 1000 V-cycles (callgrind, inclusive of
+#          tracefold::record::Call::~Call: call site, lock, poll summary,
+#          folding), divided by rank 0's calls from the trace; walk on and off.
+#   merge  trace size and the merge at MPI_Finalize (the recorder's "merged
+#          in" line) for both programs at NPS ranks (default "4 8 16 32 64"),
+#          lossless, walk on and off, and with --histogram-threshold 16.
+# Ranks beyond 2 are oversubscribed on this 2-core machine: the 64-rank runs
+# take minutes. Needs valgrind for `calls` (installed if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+[[ -x $BUILD_DIR/src/cli/tracefold ]] || { echo "bench-irregular: build first ($BUILD_DIR)" >&2; exit 2; }
+TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
+APPS=$(realpath "$BUILD_DIR/tests/apps")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+PARTS=${PARTS:-wall calls merge}
+ROUNDS=${ROUNDS:-7}
+ROUNDS_EX=${ROUNDS_EX:-400}
+NPS=${NPS:-4 8 16 32 64}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+now() { date +%s.%N; }
+# run_plain PROG ARG / run_traced WALK PROG ARG -> seconds
+run_plain() {
+  local t0 t1
+  t0=$(now)
+  mpirun -np 4 "$APPS/app_$1" "$2" >/dev/null || { echo "plain $1 failed" >&2; exit 1; }
+  t1=$(now)
+  echo "$t1 - $t0" | bc -l
+}
+run_traced() {
+  local t0 t1
+  t0=$(now)
+  TRACEFOLD_WALK=$1 "$TF" record -o "$WORK/w.tf" -- mpirun -np 4 "$APPS/app_$2" "$3" >/dev/null \
+    2>"$WORK/w.err" || { echo "traced $2 failed:" >&2; cat "$WORK/w.err" >&2; exit 1; }
+  t1=$(now)
+  echo "$t1 - $t0" | bc -l
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { printf "%.3f (%.3f-%.3f)", a[int((NR + 1) / 2)], a[1], a[NR] }'; }
+
+if part wall; then
+  echo "## traced / untraced wall time, 4 ranks, $ROUNDS alternated triples (median, range)"
+  echo "| program | walk on | walk off |"
+  echo "|---|---|---|"
+  for spec in "amg_like 100" "amg_like 1000" "exchange_setup $ROUNDS_EX"; do
+    read -r prog arg <<<"$spec"
+    on=() off=()
+    for ((i = 0; i < ROUNDS; ++i)); do
+      if ((i % 2)); then
+        p=$(run_plain "$prog" "$arg"); a=$(run_traced 1 "$prog" "$arg"); b=$(run_traced 0 "$prog" "$arg")
+      else
+        b=$(run_traced 0 "$prog" "$arg"); a=$(run_traced 1 "$prog" "$arg"); p=$(run_plain "$prog" "$arg")
+      fi
+      on+=("$(echo "$a / $p" | bc -l)")
+      off+=("$(echo "$b / $p" | bc -l)")
+    done
+    echo "| $prog $arg | $(printf '%s\n' "${on[@]}" | median) | $(printf '%s\n' "${off[@]}" | median) |"
+  done
+  echo
+fi
+
+if part calls; then
+  if ! command -v valgrind >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind >/dev/null
+  fi
+  cat >"$WORK/rank0.sh" <<'SH'
+#!/bin/bash
+if [[ ${OMPI_COMM_WORLD_RANK:-} == 0 ]]; then
+  exec valgrind -q --tool=callgrind --callgrind-out-file="$CG_OUT" \
+    '--toggle-collect=tracefold::record::Call::~Call()' "$@"
+fi
+exec "$@"
+SH
+  chmod +x "$WORK/rank0.sh"
+  echo "## instructions per recorded call, rank 0 of amg_like, 4 ranks, 1000 V-cycles (callgrind)"
+  echo "| walk | calls | instructions | per call | folder paths on rank 0 |"
+  echo "|---|---|---|---|---|"
+  for walk in 1 0; do
+    (cd "$WORK" && CG_OUT="$WORK/cg.$walk" TRACEFOLD_WALK=$walk TRACEFOLD_POLL_STATS=1 \
+      "$TF" record -o "$WORK/c$walk.tf" -- mpirun -np 4 "$WORK/rank0.sh" "$APPS/app_amg_like" 1000 \
+      >/dev/null 2>"$WORK/c$walk.err")
+    ins=$(callgrind_annotate "$WORK/cg.$walk" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    calls=$("$TF" expand "$WORK/c$walk.tf" 0 | grep -c '^MPI_')
+    paths=$(sed -nE 's/^tracefold: rank 0: folder: (.*)/\1/p' "$WORK/c$walk.err")
+    echo "| $walk | $calls | $ins | $(echo "$ins / $calls" | bc) | $paths |"
+  done
+  echo
+fi
+
+if part merge; then
+  echo "## size and merge at MPI_Finalize (lossless unless marked)"
+  echo "| program | ranks | walk | nodes | sites | trace B | merged in (s) | per round (ms) |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for spec in "amg_like 100" "exchange_setup 100"; do
+    read -r prog arg <<<"$spec"
+    for np in $NPS; do
+      rounds=$(awk -v n="$np" 'BEGIN { r = 0; for (s = 1; s < n; s *= 2) ++r; print r }')
+      for walk in 1 0 h; do
+        extra=() w=$walk
+        [[ $walk == h ]] && { extra=(--histogram-threshold 16); w=1; }
+        TRACEFOLD_WALK=$w "$TF" record "${extra[@]}" -o "$WORK/m.tf" -- mpirun -np "$np" "$APPS/app_$prog" "$arg" \
+          >/dev/null 2>"$WORK/m.err" || { echo "$prog at $np ranks failed" >&2; cat "$WORK/m.err" >&2; exit 1; }
+        merged=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/m.err")
+        read -r nodes sites < <("$TF" print "$WORK/m.tf" | head -n 1 |
+          sed -E 's/.* ([0-9]+) nodes, ([0-9]+) call sites.*/\1 \2/')
+        label=$walk; [[ $walk == h ]] && label="on, hist 16"
+        echo "| $prog $arg | $np | $label | $nodes | $sites | $(stat -c %s "$WORK/m.tf") | $merged |" \
+          "$(echo "$merged * 1000 / $rounds" | bc -l | xargs printf '%.1f') |"
+      done
+    done
+  done
+fi
