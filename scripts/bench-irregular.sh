@@ -93,7 +93,7 @@ SH
       "$TF" record -o "$WORK/c$walk.tf" -- mpirun -np 4 "$WORK/rank0.sh" "$APPS/app_amg_like" 1000 \
       >/dev/null 2>"$WORK/c$walk.err")
     ins=$(callgrind_annotate "$WORK/cg.$walk" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-    calls=$("$TF" expand "$WORK/c$walk.tf" 0 | grep -c '^MPI_')
+    calls=$("$TF" expand "$WORK/c$walk.tf" --rank 0 | grep -c '^MPI_')
     paths=$(sed -nE 's/^tracefold: rank 0: folder: (.*)/\1/p' "$WORK/c$walk.err")
     echo "| $walk | $calls | $ins | $(echo "$ins / $calls" | bc) | $paths |"
   done

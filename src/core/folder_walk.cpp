@@ -17,6 +17,17 @@ bool same_field_ids(const Item& x, const Event& ev) {
   return true;
 }
 
+// dst = src, reusing dst's buffers; most fields are scalars whose (empty)
+// lists need no assignment.
+void copy_fields(std::vector<FieldValue>& dst, const std::vector<FieldValue>& src) {
+  if (dst.size() != src.size()) dst.resize(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    dst[i].field = src[i].field;
+    dst[i].scalar = src[i].scalar;
+    if (!src[i].list.empty() || !dst[i].list.empty()) dst[i].list = src[i].list;
+  }
+}
+
 bool has_list_field(const Event& ev) {
   return std::any_of(ev.fields.begin(), ev.fields.end(), [](const FieldValue& fv) {
     return FieldTable::kind(fv.field) == FieldKind::kList;
@@ -129,7 +140,7 @@ bool Folder::Impl::walk_append(const Event& ev) {
   Event& slot = walk_events_[walk_count_];
   slot.op = ev.op;
   slot.site = ev.site;
-  slot.fields = ev.fields;  // reuses the slot's buffers
+  copy_fields(slot.fields, ev.fields);
   slot.compute_ns = ev.compute_ns;
   slot.comm_ns = ev.comm_ns;
   walk_preds_[walk_count_] = prev_key;
@@ -247,7 +258,7 @@ bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> t
   Event& slot = walk_events_[walk_count_];
   slot.op = ev.op;
   slot.site = ev.site;
-  slot.fields = ev.fields;
+  copy_fields(slot.fields, ev.fields);
   slot.compute_ns = slot.comm_ns = -1;
   walk_preds_[walk_count_] = k;
   walk_repeat_[walk_count_] = WalkRepeat{walk_times_.size(), times.size()};

@@ -91,13 +91,15 @@ void ValueSeq::push_general(int64_t value) {
 void ValueSeq::fold_run_tail() {
   const std::size_t n = runs_.size();
   for (std::size_t k = 1; k <= kMaxRunGroup && 2 * k <= n; ++k) {
-    // Counts first: a cheap reject before the patterns are compared.
-    if (!std::equal(runs_.end() - static_cast<std::ptrdiff_t>(2 * k),
-                    runs_.end() - static_cast<std::ptrdiff_t>(k),
-                    runs_.end() - static_cast<std::ptrdiff_t>(k), [](const Run& a, const Run& b) {
-                      return a.reps == b.reps && a.pattern == b.pattern;
-                    }))
-      continue;
+    // Counts and lengths of all k pairs first: a cheap reject before any
+    // pattern is compared.
+    const Run* a = runs_.data() + (n - 2 * k);
+    const Run* b = runs_.data() + (n - k);
+    bool alike = true;
+    for (std::size_t i = 0; i < k && alike; ++i)
+      alike = a[i].reps == b[i].reps && a[i].pattern.size() == b[i].pattern.size();
+    for (std::size_t i = 0; i < k && alike; ++i) alike = a[i].pattern == b[i].pattern;
+    if (!alike) continue;
     std::vector<int64_t> pattern;
     for (std::size_t i = n - k; i < n; ++i)
       for (uint64_t r = 0; r < runs_[i].reps; ++r)
