@@ -69,9 +69,11 @@ void put_ranklist(Out& o, const Ranklist& r, const Ranklist* whole) {
 
 void put_seq(Out& o, const ValueSeq& seq) {
   // Literal runs side by side are one stretch in the text form, and one here.
+  // A histogram's runs are value:count pairs, one value each (two values
+  // seen once each are two runs, not a stretch).
   std::vector<ValueSeq::Run> runs;
   for (auto& r : seq.runs()) {
-    if (r.reps == 1 && !runs.empty() && runs.back().reps == 1)
+    if (!seq.is_histogram() && r.reps == 1 && !runs.empty() && runs.back().reps == 1)
       runs.back().pattern.insert(runs.back().pattern.end(), r.pattern.begin(), r.pattern.end());
     else
       runs.push_back(std::move(r));

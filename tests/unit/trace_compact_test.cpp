@@ -73,6 +73,37 @@ TEST(TraceCompact, RoundTripKeepsEveryPartOfTheTrace) {
       << format_trace(traces.back());
 }
 
+// A value histogram whose values are seen once each (`hist(_:3 1:1 2:1
+// 5:1)`): each value is its own run, never joined into a stretch as side by
+// side literal runs of an ordinary sequence are (that wrote a file whose
+// reader refused it: "histogram values must ascend").
+TEST(TraceCompact, HistogramValuesSeenOnceRoundTrip) {
+  Trace t = sample_traces().back();
+  ValueSeq values;
+  for (int64_t v : {kAbsent, int64_t{1}, kAbsent, int64_t{2}, kAbsent, int64_t{5}})
+    values.push_back(v);
+  values.make_histogram();
+  bool replaced = false;
+  for (Node& n : t.nodes) {
+    for (auto& [f, el] : n.fields) {
+      if (replaced || el.entries().size() != 1 || el.entries()[0].values.size() != 6) continue;
+      el.entries()[0].values = values;
+      replaced = true;
+    }
+  }
+  if (!replaced) {
+    // No field of six values in the sample: give the first node's first
+    // field that shape (its node then runs six times).
+    Node& n = t.nodes.front();
+    ASSERT_FALSE(n.fields.empty());
+    n.count = Elastic::of(ValueSeq::repeated(1, 6), n.ranks.first());
+    n.fields[0].second = Elastic::of(values, n.ranks.first());
+  }
+  const std::string text = format_trace(t);
+  ASSERT_NE(text.find("hist(_:3 1:1 2:1 5:1)"), std::string::npos) << text;
+  EXPECT_EQ(format_trace(decode_compact(encode_compact(t), "hist")), text);
+}
+
 TEST(TraceCompact, IsDeterministicAndSmallerThanText) {
   const Stencil s{.side = 4, .steps = 9};
   const std::string a = encode_compact(reduce_traces(s.fold_all()));
