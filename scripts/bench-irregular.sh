@@ -13,8 +13,10 @@
 #          tracefold::record::Call::~Call: call site, lock, poll summary,
 #          folding), divided by rank 0's calls from the trace; walk on and off.
 #   merge  trace size and the merge at MPI_Finalize (the recorder's "merged
-#          in" line) for both programs at NPS ranks (default "4 8 16 32 64"),
-#          lossless, walk on and off, and with --histogram-threshold 16.
+#          in" line) for both programs at NPS ranks (default "4 8 16 32 64"):
+#          one run's raw logs folded with the walk on and off and with
+#          --histogram-threshold 16 (lossy), and the merge time of a run
+#          with the walk on and of one with it off.
 # Ranks beyond 2 are oversubscribed on this 2-core machine: the 64-rank runs
 # take minutes. Needs valgrind for `calls` (installed if missing).
 set -euo pipefail
@@ -101,25 +103,33 @@ SH
 fi
 
 if part merge; then
-  echo "## size and merge at MPI_Finalize (lossless unless marked)"
-  echo "| program | ranks | walk | nodes | sites | trace B | merged in (s) | per round (ms) |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "## size and merge at MPI_Finalize"
+  echo "Sizes of one run's raw logs folded three ways (same input): as recorded (walk on), with"
+  echo "fold --no-walk, and lossy with --histogram-threshold 16; merge time from the recording"
+  echo "(walk on) and from a second recording with TRACEFOLD_WALK=0."
+  echo
+  echo "| program | ranks | nodes on / off / hist | trace B on / off / hist | merged in s, on / off | per round ms, on / off |"
+  echo "|---|---|---|---|---|---|"
+  # nodes FILE -> node count
+  nodes() { "$TF" print "$1" | head -n 1 | sed -E 's/.* ([0-9]+) nodes, .*/\1/'; }
   for spec in "amg_like 100" "exchange_setup 100"; do
     read -r prog arg <<<"$spec"
     for np in $NPS; do
       rounds=$(awk -v n="$np" 'BEGIN { r = 0; for (s = 1; s < n; s *= 2) ++r; print r }')
-      for walk in 1 0 h; do
-        extra=() w=$walk
-        [[ $walk == h ]] && { extra=(--histogram-threshold 16); w=1; }
-        TRACEFOLD_WALK=$w "$TF" record "${extra[@]}" -o "$WORK/m.tf" -- mpirun -np "$np" "$APPS/app_$prog" "$arg" \
-          >/dev/null 2>"$WORK/m.err" || { echo "$prog at $np ranks failed" >&2; cat "$WORK/m.err" >&2; exit 1; }
-        merged=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/m.err")
-        read -r nodes sites < <("$TF" print "$WORK/m.tf" | head -n 1 |
-          sed -E 's/.* ([0-9]+) nodes, ([0-9]+) call sites.*/\1 \2/')
-        label=$walk; [[ $walk == h ]] && label="on, hist 16"
-        echo "| $prog $arg | $np | $label | $nodes | $sites | $(stat -c %s "$WORK/m.tf") | $merged |" \
-          "$(echo "$merged * 1000 / $rounds" | bc -l | xargs printf '%.1f') |"
-      done
+      rm -rf "$WORK/raw"
+      "$TF" record -o "$WORK/on.tf" --raw-log "$WORK/raw" -- mpirun -np "$np" "$APPS/app_$prog" "$arg" \
+        >/dev/null 2>"$WORK/on.err" || { echo "$prog at $np ranks failed" >&2; cat "$WORK/on.err" >&2; exit 1; }
+      "$TF" diff "$WORK/raw" "$WORK/on.tf" >/dev/null || { echo "$prog at $np ranks: not lossless" >&2; exit 1; }
+      TRACEFOLD_WALK=0 "$TF" record -o "$WORK/off-run.tf" -- mpirun -np "$np" "$APPS/app_$prog" "$arg" \
+        >/dev/null 2>"$WORK/off.err" || { echo "$prog at $np ranks (walk off) failed" >&2; exit 1; }
+      "$TF" fold "$WORK/raw" --no-walk -o "$WORK/off.tf" 2>/dev/null
+      "$TF" fold "$WORK/raw" --histogram-threshold 16 -o "$WORK/hist.tf" 2>/dev/null
+      m_on=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/on.err")
+      m_off=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/off.err")
+      printf '| %s %s | %d | %s / %s / %s | %s / %s / %s | %s / %s | %.1f / %.1f |\n' "$prog" "$arg" "$np" \
+        "$(nodes "$WORK/on.tf")" "$(nodes "$WORK/off.tf")" "$(nodes "$WORK/hist.tf")" \
+        "$(stat -c %s "$WORK/on.tf")" "$(stat -c %s "$WORK/off.tf")" "$(stat -c %s "$WORK/hist.tf")" \
+        "$m_on" "$m_off" "$(echo "$m_on * 1000 / $rounds" | bc -l)" "$(echo "$m_off * 1000 / $rounds" | bc -l)"
     done
   done
 fi

@@ -362,6 +362,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   const char* const histogram_help =
       "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)";
+  bool fold_no_walk = false;
+  fold->add_flag("--no-walk", fold_no_walk,
+                 "Fold irregular iterations on the general path only (for comparisons)");
   fold->add_option("--histogram-threshold", fold_opts.histogram_threshold, histogram_help)
       ->capture_default_str();
 
@@ -520,7 +523,10 @@ int main(int argc, char** argv) {
       record_command = command_after_dashes;
       return cmd_record(record_command, record_opts);
     }
-    if (*fold) return cmd_fold(fold_dir, fold_out, fold_opts, fold_write);
+    if (*fold) {
+      fold_opts.elastic_iterations = !fold_no_walk;
+      return cmd_fold(fold_dir, fold_out, fold_opts, fold_write);
+    }
     if (*merge) return cmd_merge(merge_inputs, merge_out, merge_write, merge_histogram);
     if (*convert) return cmd_convert(convert_in, convert_out, convert_write);
     if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
