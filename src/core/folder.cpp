@@ -60,15 +60,22 @@ Item Folder::Impl::make_item(const Event& ev, uint64_t pred) const {
 void Folder::Impl::append(const Event& ev) {
   // The paths start by asking these flags; asked here, most events make
   // one call, not two.
-  const uint64_t aborts = aborts_;
   if (armed_ && fast_append(ev)) return;
   if (replaying_ && replay_append(ev)) return;
   if (walking_ && walk_append(ev)) return;
   // A replay or walk that gave up sent its events through the general path,
   // whose last step may have set up a path for the next event: this one.
-  // (At most twice more: a path set up just now gives up with no events.)
-  if (aborts_ != aborts && (armed_ || replaying_ || walking_) && aborts_ - aborts < 3)
-    return append(ev);
+  // (A path set up just now gives up with no events; the depth is bounded
+  // all the same.)
+  if (gave_up_) {
+    gave_up_ = false;
+    if ((armed_ || replaying_ || walking_) && redispatch_depth_ < 3) {
+      ++redispatch_depth_;
+      append(ev);
+      --redispatch_depth_;
+      return;
+    }
+  }
   materialize();
   general_append(ev);
 }

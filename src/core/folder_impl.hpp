@@ -180,7 +180,8 @@ struct Folder::Impl {
   uint64_t events = 0;
   FoldPathCounts paths;
   uint64_t prev_key = kStartKey.packed();
-  uint64_t aborts_ = 0;  // replays and walks given up (see append)
+  bool gave_up_ = false;  // a replay or walk gave up (see append)
+  int redispatch_depth_ = 0;
   Merger merger;
   // Positions in `top` by last key, and positions of loops: lets the search
   // skip items that cannot match instead of scanning the whole window.
@@ -474,6 +475,7 @@ struct Folder::Impl {
   std::vector<RepeatTiming> walk_times_;
   uint64_t walk_events_total_ = 0;  // events the live slots stand for
   static constexpr std::size_t kMaxWalkEvents = std::size_t{1} << 16;
+  static constexpr uint64_t kLongWalk = 4096;  // see walk_append
   bool walking_ = false;
   uint32_t unclean_streak_ = 0;
   bool walk_refold_ = false;  // an earlier item ends like the loop: try_fold after each iteration

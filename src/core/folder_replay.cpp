@@ -170,7 +170,7 @@ bool Folder::Impl::replay_append(const Event& ev) {
 }
 
 void Folder::Impl::abort_replay() {
-  ++aborts_;
+  gave_up_ = true;
   replaying_ = false;
   const std::size_t n = replay_pos_;
   replay_pos_ = 0;

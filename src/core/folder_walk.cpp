@@ -146,10 +146,19 @@ bool Folder::Impl::walk_append(const Event& ev) {
   walk_preds_[walk_count_] = prev_key;
   WalkResult r = walk_place(slot, static_cast<uint32_t>(walk_count_));
   if (r == WalkResult::kComplete) {
-    // The last item of the body was a loop (or passed over): this event
-    // ends the iteration, and must start the next one.
+    // The body's last items were a loop or passed over: this event ends the
+    // iteration. If it does not start the next one, the loop has ended (or
+    // the iteration was not one): a short iteration goes the general way,
+    // which may fold it better; a long one (a polling loop's thousands of
+    // repeats) is whole as walked, every item placed or passed over, and is
+    // folded in rather than taken again call by call.
     if (ev.key().packed() != loop.first) {
-      abort_walk();
+      if (walk_events_total_ < kLongWalk) {
+        abort_walk();
+        return false;
+      }
+      commit_walk();
+      walking_ = false;
       return false;
     }
     if (!commit_walk()) {
@@ -210,7 +219,7 @@ bool Folder::Impl::commit_walk() {
 }
 
 void Folder::Impl::abort_walk() {
-  ++aborts_;
+  gave_up_ = true;
   walking_ = false;
   const std::size_t n = walk_count_;
   walk_count_ = 0;
@@ -226,20 +235,32 @@ void Folder::Impl::abort_walk() {
   }
   walk_events_total_ = 0;
   start_recording();
+  // The general path may start another walk, which reuses these buffers:
+  // take them out while they are read (and give their capacity back).
+  std::vector<Event> evs;
+  std::vector<WalkRepeat> reps;
+  std::vector<RepeatTiming> times;
+  evs.swap(walk_events_);
+  reps.swap(walk_repeat_);
+  times.swap(walk_times_);
   for (std::size_t i = 0; i < n; ++i) {
-    Event& e = walk_events_[i];
-    if (walk_repeat_[i].count == 0) {
+    Event& e = evs[i];
+    if (reps[i].count == 0) {
       general_append(e);
       continue;
     }
-    const auto from = static_cast<std::ptrdiff_t>(walk_repeat_[i].times_from);
-    for (std::size_t t = 0; t < walk_repeat_[i].count; ++t) {
-      e.compute_ns = walk_times_[static_cast<std::size_t>(from) + t].compute_ns;
-      e.comm_ns = walk_times_[static_cast<std::size_t>(from) + t].comm_ns;
-      general_append(e);
-    }
+    // A run of repeated polls goes as the recorder handed it over: the
+    // first copy, then the rest in bulk once the poll has a loop of its own.
+    const std::span<const RepeatTiming> run(times.data() + reps[i].times_from, reps[i].count);
+    e.compute_ns = run.front().compute_ns;
+    e.comm_ns = run.front().comm_ns;
+    general_append(e);
+    if (run.size() > 1) append_repeats(e, run.subspan(1));
   }
-  walk_times_.clear();
+  times.clear();
+  if (walk_events_.empty()) evs.swap(walk_events_);
+  if (walk_repeat_.empty()) reps.swap(walk_repeat_);
+  if (walk_times_.empty()) times.swap(walk_times_);
 }
 
 bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> times) {
