@@ -294,9 +294,20 @@ bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> t
 }
 
 void Folder::Impl::commit_repeats(Item& x, uint32_t slot) {
-  // n merge_event calls of the same event, k at a time (as repeat_in_place).
-  const Event& ev = walk_events_[slot];
+  Event& ev = walk_events_[slot];
   const WalkRepeat& rep = walk_repeat_[slot];
+  if (!same_field_ids(x, ev)) {
+    // An earlier event of this iteration brought x fields the copies lack
+    // (a probe that found a message, before these that found nothing):
+    // merged copy by copy, with absent values, as walk_merge does.
+    for (uint64_t t = 0; t < rep.count; ++t) {
+      ev.compute_ns = walk_times_[rep.times_from + t].compute_ns;
+      ev.comm_ns = walk_times_[rep.times_from + t].comm_ns;
+      walk_merge(x, ev, x.key);
+    }
+    return;
+  }
+  // n merge_event calls of the same event, k at a time (as repeat_in_place).
   for (std::size_t f = 0; f < x.fields.size(); ++f) {
     const FieldValue& fv = ev.fields[f];
     if (FieldTable::kind(fv.field) == FieldKind::kList)

@@ -173,6 +173,45 @@ TEST(FolderWalk, LoopThatTurnsRegularStaysOffTheGeneralPath) {
   EXPECT_LT(paths.general, irregular / 5 + (in.size() - irregular) / 20) << "walk " << paths.walk;
 }
 
+// Polls handed over in bulk (append_repeats) while walking, in an iteration
+// where a probe that found a message (it reports a source: one field more)
+// comes before other polls of the same node: when the iteration is folded
+// in, the node has that field and the polls after it do not.
+TEST(FolderWalk, BulkPollsAfterAProbeWithMoreFields) {
+  std::vector<Event> in;
+  Folder f(0);
+  uint32_t s = 9;
+  std::vector<RepeatTiming> times;
+  auto add = [&](const Event& e) {
+    in.push_back(e);
+    f.append(e);
+  };
+  for (int c = 0; c < 40; ++c) {
+    add(make_event("MPI_Isend", 0, {{"peer", 1}, {"count", 4}}));
+    for (int m = 0; m < 2; ++m) {
+      const Event fail = make_event("MPI_Iprobe", 1, {{"flag", 0}});
+      add(fail);
+      const int polls = 2 + static_cast<int>(lcg(s) % 7);
+      times.assign(static_cast<std::size_t>(polls), RepeatTiming{50, 3});
+      Event copy = fail;
+      copy.compute_ns = 50;
+      copy.comm_ns = 3;
+      for (int p = 0; p < polls; ++p) in.push_back(copy);
+      f.append_repeats(fail, times);
+      // From cycle 10 on a probe finds the message first (src: one field more).
+      if (c >= 10) add(make_event("MPI_Iprobe", 1, {{"flag", 1}, {"src", 1 + m}}));
+      add(make_event("MPI_Recv", 2, {{"peer", 1 + m}, {"count", 4}}));
+    }
+    add(make_event("MPI_Waitall", 3, {{"count", 1}}));
+  }
+  const FoldPathCounts paths = f.path_counts();
+  EXPECT_GT(paths.walk, 0u);
+  EXPECT_GT(paths.repeats, 0u);
+  CommTable comms;
+  comms.define_world(8);
+  expect_lossless(f.finish(8, make_sites(6), comms), in);
+}
+
 TEST(FolderWalk, PartialIterationAtFinishIsKept) {
   auto in = exchange_program(20, 2);
   // Cut inside a cycle: the walked events kept aside go through the general
