@@ -181,8 +181,11 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
 }
 
 void Folder::Impl::materialize() {
-  if (replaying_ && replay_pos_ > 0) abort_replay();
-  if (walking_ && walk_count_ > 0) abort_walk();
+  // A feed starts no replay or walk, so this runs at most twice.
+  while ((replaying_ && replay_pos_ > 0) || (walking_ && walk_count_ > 0)) {
+    if (replaying_ && replay_pos_ > 0) abort_replay();
+    if (walking_ && walk_count_ > 0) abort_walk();
+  }
   armed_ = false;
   for (std::size_t i = 0; i < pending_count_; ++i) {
     top.push_back(make_item(pending_[i].ev, pending_[i].pred));

@@ -181,6 +181,9 @@ struct Folder::Impl {
   FoldPathCounts paths;
   uint64_t prev_key = kStartKey.packed();
   bool gave_up_ = false;  // a replay or walk gave up (see append)
+  bool feeding_ = false;  // a given-up replay or walk feeds its events back
+  // One event of such a feed: the fast path or the general one.
+  void feed(const Event& ev);
   int redispatch_depth_ = 0;
   Merger merger;
   // Positions in `top` by last key, and positions of loops: lets the search

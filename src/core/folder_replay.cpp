@@ -19,14 +19,16 @@ void Folder::Impl::collect_tree(Item& it, std::vector<Item*>& out) {
 void Folder::Impl::start_session(bool follows_clean) {
   if (!follows_clean) have_prev_ = learned_ = false;
   session_n0_ = top.size();
-  if (learned_ && prev_.n0 == session_n0_) {
+  // While a given-up replay or walk feeds its events back (feeding_), no
+  // path that keeps events aside may start: the feed appends past it.
+  if (!feeding_ && learned_ && prev_.n0 == session_n0_) {
     replaying_ = true;
     replay_pos_ = 0;
     replay_prev_key_ = prev_key;
     return;
   }
   learned_ = false;
-  if (walk_allowed()) return start_walk();
+  if (!feeding_ && walk_allowed()) return start_walk();
   start_recording();
 }
 
@@ -179,7 +181,10 @@ void Folder::Impl::abort_replay() {
   paths.replay -= n;
   learned_ = false;  // prev_ stays: the session before this one
   start_recording();
+  const bool outer = feeding_;
+  feeding_ = true;
   for (std::size_t i = 0; i < n; ++i) general_append(replay_events_[i]);
+  feeding_ = outer;
 }
 
 bool Folder::Impl::find_timing_homes() {

@@ -235,8 +235,11 @@ void Folder::Impl::abort_walk() {
   }
   walk_events_total_ = 0;
   start_recording();
-  // The general path may start another walk, which reuses these buffers:
-  // take them out while they are read (and give their capacity back).
+  // No replay or walk starts during the feed (start_session), so nothing
+  // is kept aside past it; the buffers are taken out all the same while
+  // they are read (and their capacity given back).
+  const bool outer = feeding_;
+  feeding_ = true;
   std::vector<Event> evs;
   std::vector<WalkRepeat> reps;
   std::vector<RepeatTiming> times;
@@ -246,21 +249,36 @@ void Folder::Impl::abort_walk() {
   for (std::size_t i = 0; i < n; ++i) {
     Event& e = evs[i];
     if (reps[i].count == 0) {
-      general_append(e);
+      feed(e);
       continue;
     }
-    // A run of repeated polls goes as the recorder handed it over: the
-    // first copy, then the rest in bulk once the poll has a loop of its own.
-    const std::span<const RepeatTiming> run(times.data() + reps[i].times_from, reps[i].count);
-    e.compute_ns = run.front().compute_ns;
-    e.comm_ns = run.front().comm_ns;
-    general_append(e);
-    if (run.size() > 1) append_repeats(e, run.subspan(1));
+    // A run of repeated polls, as append_repeats takes it: copy by copy
+    // (the fast path once the poll has a loop of its own) until the copies
+    // can be counted in place.
+    if (recording_) {
+      log_.spoil();
+      end_recording();
+      arm();
+    }
+    std::span<const RepeatTiming> rest(times.data() + reps[i].times_from, reps[i].count);
+    while (!rest.empty() && !repeat_in_place(e, rest)) {
+      e.compute_ns = rest.front().compute_ns;
+      e.comm_ns = rest.front().comm_ns;
+      feed(e);
+      rest = rest.subspan(1);
+    }
   }
+  feeding_ = outer;
   times.clear();
   if (walk_events_.empty()) evs.swap(walk_events_);
   if (walk_repeat_.empty()) reps.swap(walk_repeat_);
   if (walk_times_.empty()) times.swap(walk_times_);
+}
+
+void Folder::Impl::feed(const Event& ev) {
+  if (armed_ && fast_append(ev)) return;
+  materialize();
+  general_append(ev);
 }
 
 bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> times) {

@@ -3,6 +3,9 @@
 // in place, losslessly, without the general path.
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+
 #include "test_util.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/folder.hpp"
@@ -210,6 +213,49 @@ TEST(FolderWalk, BulkPollsAfterAProbeWithMoreFields) {
   CommTable comms;
   comms.define_world(8);
   expect_lossless(f.finish(8, make_sites(6), comms), in);
+}
+
+// Short scripts (found by a fuzzer) where a walk gives up while it holds
+// poll repeats: its events are fed back without any path that keeps events
+// aside starting in between (a repeat's scratch event was overwritten, a
+// stale replay ran on freed nodes, events kept aside were dropped at
+// finish()). Steps: 0 a probe that found nothing, 1 a receive, 2 a probe
+// that found a message, 3 a wait; NxK: step N, then K-1 copies of it
+// handed over as repeats.
+TEST(FolderWalk, GivenUpWalksWithRepeatsStayLossless) {
+  const char* const scripts[][2] = {
+      {"cells16", "0x2 3 0 1 0x2 1 3 0 1 2 3 2 0x3 1x2"},
+      {"window4", "0 3 0 1 0x2 3 0 1 0 0 1 0 1 0x2 3 0 1 0 1 0x2 0 1 0 1 3 0 1 0x2 0 1 2 0x3"},
+      {"window4", "0 0 3 0 1 2 3 0 1 0 1 2 3 0 3 0x2 1 0 1 0x2 3 0 1 3 0 1 0 0x3"},
+  };
+  const Event step[4] = {
+      make_event("MPI_Iprobe", 1, {{"flag", 0}}), make_event("MPI_Recv", 2, {{"tag", 1}}),
+      make_event("MPI_Iprobe", 1, {{"flag", 1}, {"tag", 3}}), make_event("MPI_Waitall", 3)};
+  for (const auto& [mode, script] : scripts) {
+    FoldOptions o;
+    if (std::string(mode) == "cells16") o.max_align_cells = 16;
+    if (std::string(mode) == "window4") o.window = 4;
+    Folder f(0, o);
+    std::vector<Event> in;
+    std::istringstream words(script);
+    for (std::string w; words >> w;) {
+      const Event& e = step[w[0] - '0'];
+      const int copies = w.size() > 2 ? std::stoi(w.substr(2)) : 1;
+      in.push_back(e);
+      f.append(e);
+      if (copies > 1) {
+        const std::vector<RepeatTiming> times(static_cast<std::size_t>(copies - 1));
+        for (int k = 1; k < copies; ++k) in.push_back(e);
+        f.append_repeats(e, times);
+      }
+    }
+    CommTable comms;
+    comms.define_world(8);
+    const Trace t = f.finish(8, make_sites(6), comms);
+    SCOPED_TRACE(script);
+    expect_lossless(t, in);
+    EXPECT_EQ(f.events(), in.size());
+  }
 }
 
 TEST(FolderWalk, PartialIterationAtFinishIsKept) {
