@@ -155,9 +155,18 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
     if (ev.fields[f].field != b.fields[f].first) return false;
   const uint64_t k = times.size();
   loop.reps.step_back(1, k);
+  merge_copies(b, ev, has_list_[0], times);
+  events += k;
+  paths.repeats += k;
+  return true;
+}
+
+void Folder::Impl::merge_copies(Item& b, const Event& ev, bool has_list,
+                                std::span<const RepeatTiming> times) {
+  const uint64_t k = times.size();
   for (std::size_t f = 0; f < b.fields.size(); ++f) {
     const FieldValue& fv = ev.fields[f];
-    if (has_list_[0] && FieldTable::kind(fv.field) == FieldKind::kList) {
+    if (has_list && FieldTable::kind(fv.field) == FieldKind::kList) {
       b.fields[f].second.append_n(field_values(fv), k);
     } else {
       b.fields[f].second.push_back_n(fv.scalar, k);
@@ -165,19 +174,16 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
   }
   b.reps.push_back_n(1, k);
   settle_timing(b, rank);
-  const EventKey pred = unpack(prev_key);
   // A copy without times adds no timing record (add_raw_timing is not
-  // called for it); one with either time finds or makes the record.
+  // called for it); one with either time finds or makes the record. Each
+  // copy follows the one before: its predecessor is b itself.
   const bool timed = std::any_of(times.begin(), times.end(), [](const RepeatTiming& rt) {
     return rt.compute_ns >= 0 || rt.comm_ns >= 0;
   });
   if (timed) {
-    Timing& t = b.timings[timing_record(b, pred)];
+    Timing& t = b.timings[timing_record(b, unpack(b.key))];
     add_repeat_times(t.compute, t.comm, times, rank);
   }
-  events += k;
-  paths.repeats += k;
-  return true;
 }
 
 void Folder::Impl::materialize() {

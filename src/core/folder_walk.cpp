@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "folder_impl.hpp"
-#include "repeat_times.hpp"
 
 namespace tracefold {
 
@@ -325,24 +324,7 @@ void Folder::Impl::commit_repeats(Item& x, uint32_t slot) {
     }
     return;
   }
-  // n merge_event calls of the same event, k at a time (as repeat_in_place).
-  for (std::size_t f = 0; f < x.fields.size(); ++f) {
-    const FieldValue& fv = ev.fields[f];
-    if (FieldTable::kind(fv.field) == FieldKind::kList)
-      x.fields[f].second.append_n(field_values(fv), rep.count);
-    else
-      x.fields[f].second.push_back_n(fv.scalar, rep.count);
-  }
-  x.reps.push_back_n(1, rep.count);
-  settle_timing(x, rank);
-  const std::span<const RepeatTiming> times(walk_times_.data() + rep.times_from, rep.count);
-  const bool timed = std::any_of(times.begin(), times.end(), [](const RepeatTiming& rt) {
-    return rt.compute_ns >= 0 || rt.comm_ns >= 0;
-  });
-  if (timed) {
-    Timing& t = x.timings[timing_record(x, unpack(x.key))];
-    add_repeat_times(t.compute, t.comm, times, rank);
-  }
+  merge_copies(x, ev, has_list_field(ev), {walk_times_.data() + rep.times_from, rep.count});
 }
 
 }  // namespace tracefold
