@@ -76,7 +76,8 @@ class ValueSeq {
   void clear() {
     simple_ = true;
     single_value_ = 0;
-    runs_.clear();
+    vals_.clear();
+    spans_.clear();
     partial_ = 0;
     size_ = 0;
     histogram_ = false;
@@ -107,6 +108,18 @@ class ValueSeq {
   void make_histogram();
   bool is_histogram() const { return histogram_; }
 
+ private:
+  // A run whose pattern is vals_[off, off + len). All patterns share one
+  // buffer in sequence order: pushing a value allocates nothing once the
+  // buffers are warm (a vector per pattern cost a malloc/free pair per
+  // literal run on polling codes, whose values seldom repeat).
+  struct Span {
+    std::size_t off = 0;
+    std::size_t len = 0;
+    uint64_t reps = 0;
+  };
+
+ public:
   /// Sequential reader; does not expand the sequence.
   class Cursor {
    public:
@@ -117,7 +130,9 @@ class ValueSeq {
     int64_t next();
 
    private:
-    std::vector<Run> runs_;
+    // A copy, so a cursor stays valid while its sequence changes.
+    std::vector<int64_t> vals_;
+    std::vector<Span> spans_;
     std::size_t run_ = 0;
     std::size_t pos_ = 0;
     uint64_t rep_ = 0;
@@ -155,14 +170,25 @@ class ValueSeq {
   void fold_literal_tail();
   void fold_run_tail();
   void flush_partial();
-  void push_run(Run run);
+  // A run of `reps` copies of v[0, len); v must not point into vals_.
+  void push_run(const int64_t* v, std::size_t len, uint64_t reps);
   uint64_t grow_last_run(uint64_t step, uint64_t n);
+  const int64_t* pattern_of(const Span& s) const { return vals_.data() + s.off; }
+  bool pattern_is(const Span& s, const int64_t* v, std::size_t len) const;
+  bool same_pattern(const Span& a, const Span& b) const {
+    return pattern_is(a, pattern_of(b), b.len);
+  }
+  // Appends a span (v must not point into vals_).
+  void add_span(const int64_t* v, std::size_t len, uint64_t reps);
+  // Drops spans_[n..] and their values.
+  void truncate_spans(std::size_t n);
 
   // Single-constant fast path: the whole sequence is `single_value_ * size_`.
   bool simple_ = true;
   int64_t single_value_ = 0;
-  std::vector<Run> runs_;
-  // Values already matched into the next repetition of runs_.back().
+  std::vector<int64_t> vals_;
+  std::vector<Span> spans_;
+  // Values already matched into the next repetition of spans_.back().
   std::size_t partial_ = 0;
   uint64_t size_ = 0;
   bool histogram_ = false;

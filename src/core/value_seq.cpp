@@ -24,23 +24,42 @@ ValueSeq ValueSeq::repeated(int64_t value, uint64_t n) {
   return s;
 }
 
+bool ValueSeq::pattern_is(const Span& s, const int64_t* v, std::size_t len) const {
+  return s.len == len && std::equal(v, v + len, pattern_of(s));
+}
+
+void ValueSeq::add_span(const int64_t* v, std::size_t len, uint64_t reps) {
+  spans_.push_back(Span{vals_.size(), len, reps});
+  vals_.insert(vals_.end(), v, v + len);
+}
+
+void ValueSeq::truncate_spans(std::size_t n) {
+  if (n >= spans_.size()) return;
+  vals_.resize(spans_[n].off);
+  spans_.resize(n);
+}
+
 void ValueSeq::materialize() {
   if (!simple_) return;
   simple_ = false;
-  runs_.clear();
+  vals_.clear();
+  spans_.clear();
   partial_ = 0;
-  if (size_ > 0) runs_.push_back(Run{{single_value_}, size_});
+  if (size_ > 0) add_span(&single_value_, 1, size_);
 }
 
 void ValueSeq::push_back(int64_t value) {
   if (histogram_) {
-    // Keep runs sorted by value, one run per distinct value.
-    auto it = std::lower_bound(runs_.begin(), runs_.end(), value,
-                               [](const Run& r, int64_t v) { return r.pattern[0] < v; });
-    if (it != runs_.end() && it->pattern[0] == value) {
-      ++it->reps;
+    // One span of one value per distinct value, sorted: vals_ is the sorted
+    // list of values and span i holds vals_[i].
+    auto it = std::lower_bound(vals_.begin(), vals_.end(), value);
+    const auto i = static_cast<std::size_t>(it - vals_.begin());
+    if (it != vals_.end() && *it == value) {
+      ++spans_[i].reps;
     } else {
-      runs_.insert(it, Run{{value}, 1});
+      vals_.insert(it, value);
+      spans_.insert(spans_.begin() + static_cast<std::ptrdiff_t>(i), Span{i, 1, 1});
+      for (std::size_t j = i + 1; j < spans_.size(); ++j) ++spans_[j].off;
     }
     ++size_;
     return;
@@ -67,10 +86,10 @@ void ValueSeq::push_back_n(int64_t value, uint64_t n) {
 
 void ValueSeq::push_general(int64_t value) {
   ++size_;
-  if (!runs_.empty() && runs_.back().reps >= 2) {
-    Run& last = runs_.back();
-    if (last.pattern[partial_] == value) {
-      if (++partial_ == last.pattern.size()) {
+  if (!spans_.empty() && spans_.back().reps >= 2) {
+    Span& last = spans_.back();
+    if (vals_[last.off + partial_] == value) {
+      if (++partial_ == last.len) {
         ++last.reps;
         partial_ = 0;
         fold_run_tail();
@@ -79,8 +98,9 @@ void ValueSeq::push_general(int64_t value) {
     }
     flush_partial();
   }
-  if (runs_.empty() || runs_.back().reps != 1) runs_.push_back(Run{{}, 1});
-  runs_.back().pattern.push_back(value);
+  if (spans_.empty() || spans_.back().reps != 1) spans_.push_back(Span{vals_.size(), 0, 1});
+  vals_.push_back(value);
+  ++spans_.back().len;
   fold_literal_tail();
   fold_run_tail();
 }
@@ -89,27 +109,38 @@ void ValueSeq::push_general(int64_t value) {
 // the 2K runs become one run of their expansion: nested regular values such
 // as list lengths followed by elements then keep folding.
 void ValueSeq::fold_run_tail() {
-  const std::size_t n = runs_.size();
+  const std::size_t n = spans_.size();
+  if (n < 2) return;
+  const Span& tail = spans_[n - 1];
   for (std::size_t k = 1; k <= kMaxRunGroup && 2 * k <= n; ++k) {
-    // Counts and lengths of all k pairs first: a cheap reject before any
-    // pattern is compared.
-    const Run* a = runs_.data() + (n - 2 * k);
-    const Run* b = runs_.data() + (n - k);
+    // The last run against its pair k runs before, then the counts and
+    // lengths of all k pairs: cheap rejects before any pattern is compared
+    // (a polling code's literal tail fails the first one).
+    const Span& pair = spans_[n - 1 - k];
+    if (pair.reps != tail.reps || pair.len != tail.len) continue;
+    const Span* a = spans_.data() + (n - 2 * k);
+    const Span* b = spans_.data() + (n - k);
     bool alike = true;
-    for (std::size_t i = 0; i < k && alike; ++i)
-      alike = a[i].reps == b[i].reps && a[i].pattern.size() == b[i].pattern.size();
-    for (std::size_t i = 0; i < k && alike; ++i) alike = a[i].pattern == b[i].pattern;
+    std::size_t expanded = 0;
+    for (std::size_t i = 0; i < k && alike; ++i) {
+      alike = a[i].reps == b[i].reps && a[i].len == b[i].len;
+      expanded += b[i].reps * b[i].len;
+    }
+    if (!alike || expanded > kMaxFoldedPattern) continue;
+    for (std::size_t i = 0; i < k && alike; ++i) alike = same_pattern(a[i], b[i]);
     if (!alike) continue;
-    std::vector<int64_t> pattern;
-    for (std::size_t i = n - k; i < n; ++i)
-      for (uint64_t r = 0; r < runs_[i].reps; ++r)
-        pattern.insert(pattern.end(), runs_[i].pattern.begin(), runs_[i].pattern.end());
-    if (pattern.size() > kMaxFoldedPattern) continue;
-    runs_.resize(n - 2 * k);
-    if (!runs_.empty() && runs_.back().reps >= 2 && runs_.back().pattern == pattern) {
-      runs_.back().reps += 2;
+    int64_t pattern[kMaxFoldedPattern];
+    std::size_t m = 0;
+    for (std::size_t i = 0; i < k; ++i)
+      for (uint64_t r = 0; r < b[i].reps; ++r) {
+        std::copy_n(pattern_of(b[i]), b[i].len, pattern + m);
+        m += b[i].len;
+      }
+    truncate_spans(n - 2 * k);
+    if (!spans_.empty() && spans_.back().reps >= 2 && pattern_is(spans_.back(), pattern, m)) {
+      spans_.back().reps += 2;
     } else {
-      runs_.push_back(Run{std::move(pattern), 2});
+      add_span(pattern, m, 2);
     }
     return;
   }
@@ -118,62 +149,58 @@ void ValueSeq::fold_run_tail() {
 // Turns the values matched into an unfinished repetition back into a literal.
 void ValueSeq::flush_partial() {
   if (partial_ == 0) return;
-  std::vector<int64_t> lit(runs_.back().pattern.begin(),
-                           runs_.back().pattern.begin() + static_cast<std::ptrdiff_t>(partial_));
+  const std::size_t from = spans_.back().off;
+  const std::size_t n = partial_;
   partial_ = 0;
-  runs_.push_back(Run{std::move(lit), 1});
+  const std::size_t off = vals_.size();
+  vals_.resize(off + n);
+  std::copy_n(vals_.begin() + static_cast<std::ptrdiff_t>(from), n,
+              vals_.begin() + static_cast<std::ptrdiff_t>(off));
+  spans_.push_back(Span{off, n, 1});
 }
 
 void ValueSeq::fold_literal_tail() {
-  Run& lit = runs_.back();
-  const std::size_t n = lit.pattern.size();
+  Span& lit = spans_.back();
+  const std::size_t n = lit.len;
+  const int64_t* v = pattern_of(lit);
   for (std::size_t p = 1; p <= kMaxPeriod && 2 * p <= n; ++p) {
-    if (lit.pattern[n - 1] != lit.pattern[n - 1 - p]) continue;  // cheap reject
-    if (!std::equal(lit.pattern.end() - static_cast<std::ptrdiff_t>(2 * p),
-                    lit.pattern.end() - static_cast<std::ptrdiff_t>(p),
-                    lit.pattern.end() - static_cast<std::ptrdiff_t>(p))) {
-      continue;
-    }
+    if (v[n - 1] != v[n - 1 - p]) continue;  // cheap reject
+    if (!std::equal(v + (n - 2 * p), v + (n - p), v + (n - p))) continue;
     if (n == 2 * p) {
-      // The whole literal repeats: it becomes the run in place (its buffer
-      // kept), or joins the run before it.
-      const std::size_t before = runs_.size() - 1;
-      if (before > 0 && runs_[before - 1].reps >= 2 &&
-          std::equal(runs_[before - 1].pattern.begin(), runs_[before - 1].pattern.end(),
-                     lit.pattern.begin() + static_cast<std::ptrdiff_t>(p), lit.pattern.end())) {
-        runs_.pop_back();
-        runs_.back().reps += 2;
+      // The whole literal repeats: it becomes the run in place, or joins
+      // the run before it.
+      const std::size_t before = spans_.size() - 1;
+      if (before > 0 && spans_[before - 1].reps >= 2 && pattern_is(spans_[before - 1], v + p, p)) {
+        truncate_spans(before);
+        spans_.back().reps += 2;
       } else {
-        lit.pattern.erase(lit.pattern.begin(),
-                          lit.pattern.begin() + static_cast<std::ptrdiff_t>(p));
+        lit.len = p;
         lit.reps = 2;
+        vals_.resize(lit.off + p);
       }
       return;
     }
-    std::vector<int64_t> pattern(lit.pattern.end() - static_cast<std::ptrdiff_t>(p),
-                                 lit.pattern.end());
-    lit.pattern.resize(n - 2 * p);
-    if (!runs_.empty() && runs_.back().reps >= 2 && runs_.back().pattern == pattern) {
-      runs_.back().reps += 2;
-    } else {
-      runs_.push_back(Run{std::move(pattern), 2});
-    }
+    // The last 2p values become a run of their last p values.
+    lit.len = n - 2 * p;
+    const std::size_t off = lit.off + lit.len;
+    vals_.resize(off + p);
+    spans_.push_back(Span{off, p, 2});
     return;
   }
 }
 
-void ValueSeq::push_run(Run run) {
-  if (run.reps == 0 || run.pattern.empty()) return;
+void ValueSeq::push_run(const int64_t* v, std::size_t len, uint64_t reps) {
+  if (reps == 0 || len == 0) return;
   materialize();
   flush_partial();
-  size_ += run.reps * run.pattern.size();
-  if (!runs_.empty() && runs_.back().reps >= 2 && run.reps >= 2 &&
-      runs_.back().pattern == run.pattern) {
-    runs_.back().reps += run.reps;
+  size_ += reps * len;
+  if (!spans_.empty() && spans_.back().reps >= 2 && reps >= 2 &&
+      pattern_is(spans_.back(), v, len)) {
+    spans_.back().reps += reps;
     fold_run_tail();
     return;
   }
-  runs_.push_back(std::move(run));
+  add_span(v, len, reps);
   fold_run_tail();
 }
 
@@ -182,9 +209,8 @@ void ValueSeq::append_repeated(int64_t value, uint64_t n) {
   if (histogram_) {
     for (uint64_t i = 0; i < n && i < 2; ++i) push_back(value);
     if (n > 2) {
-      auto it = std::find_if(runs_.begin(), runs_.end(),
-                             [&](const Run& r) { return r.pattern[0] == value; });
-      it->reps += n - 2;
+      auto it = std::lower_bound(vals_.begin(), vals_.end(), value);
+      spans_[static_cast<std::size_t>(it - vals_.begin())].reps += n - 2;
       size_ += n - 2;
     }
     return;
@@ -195,9 +221,9 @@ void ValueSeq::append_repeated(int64_t value, uint64_t n) {
     return;
   }
   materialize();
-  if (partial_ == 0 && !runs_.empty() && runs_.back().reps >= 2 &&
-      runs_.back().pattern.size() == 1 && runs_.back().pattern[0] == value) {
-    runs_.back().reps += n;
+  if (partial_ == 0 && !spans_.empty() && spans_.back().reps >= 2 &&
+      pattern_is(spans_.back(), &value, 1)) {
+    spans_.back().reps += n;
     size_ += n;
     fold_run_tail();
     return;
@@ -206,11 +232,16 @@ void ValueSeq::append_repeated(int64_t value, uint64_t n) {
     for (uint64_t i = 0; i < n; ++i) push_general(value);
     return;
   }
-  push_run(Run{{value}, n});
+  push_run(&value, 1, n);
 }
 
 void ValueSeq::append(const ValueSeq& other) {
   if (other.empty()) return;
+  if (&other == this) {
+    const ValueSeq copy = other;
+    append(copy);
+    return;
+  }
   if (histogram_ || other.histogram_) {
     if (!histogram_) make_histogram();
     for (const Run& r : other.runs())
@@ -227,20 +258,20 @@ void ValueSeq::append(const ValueSeq& other) {
   auto push_values = [this](const int64_t* v, std::size_t n) {
     std::size_t i = 0;
     while (i < n) {
-      if (!simple_ && !runs_.empty() && runs_.back().reps >= 2) {
-        Run& last = runs_.back();
-        const std::size_t len = last.pattern.size();
+      if (!simple_ && !spans_.empty() && spans_.back().reps >= 2) {
+        Span& last = spans_.back();
+        const int64_t* pat = pattern_of(last);
         std::size_t p = partial_;
         const std::size_t start = i;
-        while (i < n && p < len && last.pattern[p] == v[i]) {
+        while (i < n && p < last.len && pat[p] == v[i]) {
           ++p;
           ++i;
         }
         size_ += i - start;
-        if (p == len) {
+        if (p == last.len) {
           ++last.reps;
           partial_ = 0;
-          fold_run_tail();  // may change runs_: look again
+          fold_run_tail();  // may change spans_: look again
           continue;
         }
         partial_ = p;
@@ -249,25 +280,17 @@ void ValueSeq::append(const ValueSeq& other) {
       push_back(v[i++]);
     }
   };
-  for (const Run& r : other.runs_) {
-    if (r.reps == 1 || r.reps * r.pattern.size() <= kSmallRunValues) {
-      for (uint64_t k = 0; k < r.reps; ++k) push_values(r.pattern.data(), r.pattern.size());
-    } else if (r.pattern.size() == 1) {
-      append_repeated(r.pattern[0], r.reps);
+  for (const Span& r : other.spans_) {
+    const int64_t* pat = other.pattern_of(r);
+    if (r.reps == 1 || r.reps * r.len <= kSmallRunValues) {
+      for (uint64_t k = 0; k < r.reps; ++k) push_values(pat, r.len);
+    } else if (r.len == 1) {
+      append_repeated(pat[0], r.reps);
     } else {
-      // push_run's merge with the last run, without copying r first.
-      materialize();
-      flush_partial();
-      if (!runs_.empty() && runs_.back().reps >= 2 && runs_.back().pattern == r.pattern) {
-        size_ += r.reps * r.pattern.size();
-        runs_.back().reps += r.reps;
-        fold_run_tail();
-      } else {
-        push_run(r);
-      }
+      push_run(pat, r.len, r.reps);
     }
   }
-  if (other.partial_ > 0) push_values(other.runs_.back().pattern.data(), other.partial_);
+  if (other.partial_ > 0) push_values(other.pattern_of(other.spans_.back()), other.partial_);
 }
 
 // What `n` steps of "the last run gains `step` repetitions, then
@@ -277,42 +300,46 @@ void ValueSeq::append(const ValueSeq& other) {
 // fold_run_tail compares), count included: only counts that such a run
 // holds are steps that may fold, and those are left to the caller.
 uint64_t ValueSeq::grow_last_run(uint64_t step, uint64_t n) {
-  Run& last = runs_.back();
+  Span& last = spans_.back();
   const uint64_t reps = last.reps;
-  const std::size_t count = runs_.size();
+  const std::size_t count = spans_.size();
   uint64_t safe = n;
   for (std::size_t k = 1; k <= kMaxRunGroup && 2 * k <= count; ++k) {
-    const Run& c = runs_[count - k - 1];
-    if (c.reps > reps && (c.reps - reps) % step == 0 && c.pattern == last.pattern)
+    const Span& c = spans_[count - k - 1];
+    if (c.reps > reps && (c.reps - reps) % step == 0 && same_pattern(c, last))
       safe = std::min(safe, (c.reps - reps) / step - 1);
   }
   last.reps += safe * step;
-  size_ += safe * step * last.pattern.size();
+  size_ += safe * step * last.len;
   return safe;
 }
 
 void ValueSeq::append_n(const ValueSeq& other, uint64_t n) {
   if (n == 0 || other.empty()) return;
+  if (&other == this) {
+    const ValueSeq copy = other;
+    append_n(copy, n);
+    return;
+  }
   if (histogram_ || other.histogram_) {
     for (uint64_t i = 0; i < n; ++i) append(other);
     return;
   }
-  auto ends_in_run_of = [&](const std::vector<int64_t>& pattern) {
-    return !simple_ && partial_ == 0 && !runs_.empty() && runs_.back().reps >= 2 &&
-           runs_.back().pattern == pattern;
+  auto ends_in_run_of = [&](const int64_t* v, std::size_t len) {
+    return !simple_ && partial_ == 0 && !spans_.empty() && spans_.back().reps >= 2 &&
+           pattern_is(spans_.back(), v, len);
   };
   if (other.simple_) {
     // append(other) is append_repeated(v, s): in a run of v, s more.
     const int64_t v = other.single_value_;
     const uint64_t s = other.size_;
-    const std::vector<int64_t> one{v};
     while (n > 0) {
       if (simple_ && (size_ == 0 || v == single_value_)) {
         single_value_ = v;
         size_ += s * n;
         return;
       }
-      if (ends_in_run_of(one) && (n -= grow_last_run(s, n)) == 0) return;
+      if (ends_in_run_of(&v, 1) && (n -= grow_last_run(s, n)) == 0) return;
       append_repeated(v, s);
       --n;
     }
@@ -320,15 +347,15 @@ void ValueSeq::append_n(const ValueSeq& other, uint64_t n) {
   }
   // append pushes a sequence of small runs value by value; its values then
   // complete one more repetition of a run of exactly those values.
-  for (const Run& r : other.runs_) {
-    if (r.reps != 1 && r.reps * r.pattern.size() > kSmallRunValues) {
+  for (const Span& r : other.spans_) {
+    if (r.reps != 1 && r.reps * r.len > kSmallRunValues) {
       for (uint64_t i = 0; i < n; ++i) append(other);
       return;
     }
   }
   const std::vector<int64_t> values = other.to_vector();
   while (n > 0) {
-    if (ends_in_run_of(values) && (n -= grow_last_run(1, n)) == 0) return;
+    if (ends_in_run_of(values.data(), values.size()) && (n -= grow_last_run(1, n)) == 0) return;
     for (int64_t v : values) push_back(v);
     --n;
   }
@@ -351,44 +378,46 @@ void ValueSeq::pop_back() {
   --size_;
   if (histogram_) {
     // Lossy sequences have no order; drop one occurrence of the largest value.
-    if (--runs_.back().reps == 0) runs_.pop_back();
+    if (--spans_.back().reps == 0) truncate_spans(spans_.size() - 1);
     return;
   }
-  Run& last = runs_.back();
+  Span& last = spans_.back();
   if (partial_ > 0) {
     --partial_;
   } else if (last.reps >= 2) {
     --last.reps;
-    partial_ = last.pattern.size() - 1;
+    partial_ = last.len - 1;
     if (last.reps == 1 && partial_ > 0) {
       // One full copy plus a partial copy: keep it all as a literal.
-      std::vector<int64_t> lit = last.pattern;
-      lit.insert(lit.end(), last.pattern.begin(),
-                 last.pattern.begin() + static_cast<std::ptrdiff_t>(partial_));
-      last.pattern = std::move(lit);
+      const std::size_t end = vals_.size();
+      vals_.resize(end + partial_);
+      std::copy_n(vals_.begin() + static_cast<std::ptrdiff_t>(last.off), partial_,
+                  vals_.begin() + static_cast<std::ptrdiff_t>(end));
+      last.len += partial_;
       partial_ = 0;
     } else if (last.reps == 1) {
       partial_ = 0;
     }
   } else {
-    last.pattern.pop_back();
-    if (last.pattern.empty()) runs_.pop_back();
+    --last.len;
+    vals_.pop_back();
+    if (last.len == 0) spans_.pop_back();
   }
   // A run of one repetition before an earlier literal: merge to keep the
   // invariant that literals are the only runs with reps == 1 at the tail.
-  if (runs_.size() >= 2 && runs_.back().reps == 1 && runs_[runs_.size() - 2].reps == 1) {
-    Run tail = std::move(runs_.back());
-    runs_.pop_back();
-    runs_.back().pattern.insert(runs_.back().pattern.end(), tail.pattern.begin(),
-                                tail.pattern.end());
+  // Their values are adjacent in vals_, so only the lengths join.
+  const std::size_t c = spans_.size();
+  if (c >= 2 && spans_[c - 1].reps == 1 && spans_[c - 2].reps == 1) {
+    spans_[c - 2].len += spans_[c - 1].len;
+    spans_.pop_back();
   }
 }
 
 int64_t ValueSeq::back() const {
   if (size_ == 0) throw std::logic_error("ValueSeq::back on empty sequence");
   if (simple_) return single_value_;
-  if (partial_ > 0) return runs_.back().pattern[partial_ - 1];
-  return runs_.back().pattern.back();
+  if (partial_ > 0) return vals_[spans_.back().off + partial_ - 1];
+  return vals_.back();
 }
 
 void ValueSeq::set_back(int64_t value) {
@@ -428,24 +457,23 @@ std::vector<ValueSeq::Run> ValueSeq::runs() const {
     if (size_ == 0) return {};
     return {Run{{single_value_}, size_}};
   }
-  if (partial_ == 0) return runs_;
-  std::vector<Run> out = runs_;
-  out.push_back(Run{
-      std::vector<int64_t>(runs_.back().pattern.begin(),
-                           runs_.back().pattern.begin() + static_cast<std::ptrdiff_t>(partial_)),
-      1});
+  std::vector<Run> out;
+  out.reserve(spans_.size() + (partial_ ? 1 : 0));
+  for (const Span& s : spans_)
+    out.push_back(Run{std::vector<int64_t>(pattern_of(s), pattern_of(s) + s.len), s.reps});
+  if (partial_)
+    out.push_back(Run{
+        std::vector<int64_t>(pattern_of(spans_.back()), pattern_of(spans_.back()) + partial_), 1});
   return out;
 }
 
 std::size_t ValueSeq::run_count() const {
   if (simple_) return size_ ? 1 : 0;
-  return runs_.size() + (partial_ ? 1 : 0);
+  return spans_.size() + (partial_ ? 1 : 0);
 }
 
 std::size_t ValueSeq::memory_bytes() const {
-  std::size_t bytes = sizeof(ValueSeq);
-  for (const Run& r : runs_) bytes += sizeof(Run) + r.pattern.capacity() * sizeof(int64_t);
-  return bytes;
+  return sizeof(ValueSeq) + vals_.capacity() * sizeof(int64_t) + spans_.capacity() * sizeof(Span);
 }
 
 void ValueSeq::make_histogram() {
@@ -455,19 +483,31 @@ void ValueSeq::make_histogram() {
     for (int64_t v : r.pattern) counts[v] += r.reps;
   simple_ = false;
   partial_ = 0;
-  runs_.clear();
-  for (auto& [v, c] : counts) runs_.push_back(Run{{v}, c});
+  vals_.clear();
+  spans_.clear();
+  for (auto& [v, c] : counts) add_span(&v, 1, c);
   histogram_ = true;
 }
 
-ValueSeq::Cursor::Cursor(const ValueSeq& seq) : runs_(seq.runs()), remaining_(seq.size()) {}
+ValueSeq::Cursor::Cursor(const ValueSeq& seq) : remaining_(seq.size()) {
+  if (seq.simple_) {
+    if (seq.size_ > 0) {
+      vals_.push_back(seq.single_value_);
+      spans_.push_back(Span{0, 1, seq.size_});
+    }
+    return;
+  }
+  vals_ = seq.vals_;
+  spans_ = seq.spans_;
+  if (seq.partial_) spans_.push_back(Span{seq.spans_.back().off, seq.partial_, 1});
+}
 
 int64_t ValueSeq::Cursor::next() {
   if (remaining_ == 0) throw std::logic_error("ValueSeq::Cursor read past the end");
   --remaining_;
-  const Run& r = runs_[run_];
-  int64_t v = r.pattern[pos_];
-  if (++pos_ == r.pattern.size()) {
+  const Span& r = spans_[run_];
+  int64_t v = vals_[r.off + pos_];
+  if (++pos_ == r.len) {
     pos_ = 0;
     if (++rep_ == r.reps) {
       rep_ = 0;
@@ -487,6 +527,14 @@ std::vector<int64_t> ValueSeq::to_vector() const {
 bool ValueSeq::same_representation(const ValueSeq& other) const {
   if (size_ != other.size_ || histogram_ != other.histogram_) return false;
   if (simple_ && other.simple_) return size_ == 0 || single_value_ == other.single_value_;
+  if (!simple_ && !other.simple_ && partial_ == other.partial_ &&
+      spans_.size() == other.spans_.size()) {
+    for (std::size_t i = 0; i < spans_.size(); ++i)
+      if (spans_[i].reps != other.spans_[i].reps ||
+          !pattern_is(spans_[i], other.pattern_of(other.spans_[i]), other.spans_[i].len))
+        return false;
+    return true;
+  }
   return runs() == other.runs();
 }
 
@@ -544,8 +592,8 @@ uint64_t ValueSeq::value_hash() const {
   if (simple_) {
     hash_pattern(h, &single_value_, 1, size_);
   } else {
-    for (const Run& r : runs_) hash_pattern(h, r.pattern.data(), r.pattern.size(), r.reps);
-    if (partial_) hash_pattern(h, runs_.back().pattern.data(), partial_, 1);
+    for (const Span& r : spans_) hash_pattern(h, pattern_of(r), r.len, r.reps);
+    if (partial_) hash_pattern(h, pattern_of(spans_.back()), partial_, 1);
   }
   return h ^ size_;
 }

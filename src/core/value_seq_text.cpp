@@ -54,9 +54,9 @@ std::string ValueSeq::to_string() const {
   };
   if (histogram_) {
     out = "hist(";
-    for (const Run& r : runs_) {
+    for (const Span& r : spans_) {
       sep();
-      out += format_value(r.pattern[0]) + ":" + std::to_string(r.reps);
+      out += format_value(vals_[r.off]) + ":" + std::to_string(r.reps);
     }
     out += ")";
     return out;
@@ -138,8 +138,10 @@ ValueSeq ValueSeq::parse(std::string_view text) {
   if (lx.at_end()) lx.fail("a value sequence");
   if (text.substr(lx.pos) == "~") return ValueSeq{};
   auto add_literal = [&](int64_t v) {
-    if (seq.runs_.empty() || seq.runs_.back().reps != 1) seq.runs_.push_back(Run{{}, 1});
-    seq.runs_.back().pattern.push_back(v);
+    if (seq.spans_.empty() || seq.spans_.back().reps != 1)
+      seq.spans_.push_back(Span{seq.vals_.size(), 0, 1});
+    seq.vals_.push_back(v);
+    ++seq.spans_.back().len;
     ++seq.size_;
   };
   if (text.substr(lx.pos, 5) == "hist(") {
@@ -148,11 +150,11 @@ ValueSeq ValueSeq::parse(std::string_view text) {
     int64_t prev = 0;
     while (!lx.at_end() && text[lx.pos] != ')') {
       int64_t v = lx.value();
-      if (!seq.runs_.empty() && v <= prev) lx.fail("histogram values in ascending order");
+      if (!seq.spans_.empty() && v <= prev) lx.fail("histogram values in ascending order");
       if (lx.pos >= text.size() || text[lx.pos] != ':') lx.fail("':'");
       ++lx.pos;
       uint64_t c = lx.count();
-      seq.runs_.push_back(Run{{v}, c});
+      seq.add_span(&v, 1, c);
       seq.size_ += c;
       prev = v;
     }
@@ -174,7 +176,7 @@ ValueSeq ValueSeq::parse(std::string_view text) {
       uint64_t n = lx.count();
       if (n < 2) lx.fail("a repeat count of at least 2");
       seq.size_ += n * pattern.size();
-      seq.runs_.push_back(Run{std::move(pattern), n});
+      seq.add_span(pattern.data(), pattern.size(), n);
       continue;
     }
     int64_t v = lx.value();
@@ -182,16 +184,16 @@ ValueSeq ValueSeq::parse(std::string_view text) {
       ++lx.pos;
       uint64_t n = lx.count();
       if (n < 2) lx.fail("a repeat count of at least 2");
-      seq.runs_.push_back(Run{{v}, n});
+      seq.add_span(&v, 1, n);
       seq.size_ += n;
     } else {
       add_literal(v);
     }
   }
   // Canonical in-memory form for a single constant run.
-  if (seq.runs_.size() == 1 && seq.runs_[0].pattern.size() == 1) {
+  if (seq.spans_.size() == 1 && seq.spans_[0].len == 1) {
     ValueSeq simple;
-    simple.single_value_ = seq.runs_[0].pattern[0];
+    simple.single_value_ = seq.vals_[0];
     simple.size_ = seq.size_;
     return simple;
   }
@@ -217,25 +219,25 @@ ValueSeq ValueSeq::from_runs(std::vector<Run> runs, bool histogram) {
     if (histogram) {
       if (r.pattern.size() != 1)
         throw ValueSeqParseError("value sequence: a histogram run holds one value");
-      if (!seq.runs_.empty() && r.pattern[0] <= seq.runs_.back().pattern[0])
+      if (!seq.vals_.empty() && r.pattern[0] <= seq.vals_.back())
         throw ValueSeqParseError("value sequence: histogram values must ascend");
       add(r.reps);
-      seq.runs_.push_back(std::move(r));
+      seq.add_span(r.pattern.data(), 1, r.reps);
       continue;
     }
     if (r.reps > std::numeric_limits<uint64_t>::max() / r.pattern.size())
       throw ValueSeqParseError("value sequence: more than 2^64-1 values");
     add(r.reps * r.pattern.size());
-    if (r.reps == 1 && !seq.runs_.empty() && seq.runs_.back().reps == 1) {
-      auto& last = seq.runs_.back().pattern;
-      last.insert(last.end(), r.pattern.begin(), r.pattern.end());
+    if (r.reps == 1 && !seq.spans_.empty() && seq.spans_.back().reps == 1) {
+      seq.vals_.insert(seq.vals_.end(), r.pattern.begin(), r.pattern.end());
+      seq.spans_.back().len += r.pattern.size();
     } else {
-      seq.runs_.push_back(std::move(r));
+      seq.add_span(r.pattern.data(), r.pattern.size(), r.reps);
     }
   }
-  if (!histogram && seq.runs_.size() == 1 && seq.runs_[0].pattern.size() == 1) {
+  if (!histogram && seq.spans_.size() == 1 && seq.spans_[0].len == 1) {
     ValueSeq simple;
-    simple.single_value_ = seq.runs_[0].pattern[0];
+    simple.single_value_ = seq.vals_[0];
     simple.size_ = seq.size_;
     return simple;
   }
