@@ -85,7 +85,19 @@ class FieldTable {
   static FieldId intern(std::string_view name, FieldKind kind);
   static std::optional<FieldId> find(std::string_view name);
   static const std::string& name(FieldId id);
-  static FieldKind kind(FieldId id);
+  /// Ids below kBuiltinFields are the built-in fields (peer, src, ...,
+  /// rdispls: see src/core/event.cpp), of which these are lists.
+  static constexpr FieldId kBuiltinFields = 26;
+  static constexpr uint32_t kBuiltinListMask =
+      (1u << 3) | (1u << 6) | (1u << 21) | (1u << 22) | (1u << 23) | (1u << 24) | (1u << 25);
+  /// Inline for the built-in fields: folding asks for every field of every
+  /// event (the registry checks the mask against its list when built).
+  static FieldKind kind(FieldId id) {
+    if (id < kBuiltinFields)
+      return (kBuiltinListMask >> id) & 1u ? FieldKind::kList : FieldKind::kScalar;
+    return registered_kind(id);
+  }
+  static FieldKind registered_kind(FieldId id);
   /// Peer-like fields are the first known ids (peer, src, rpeer, srcs);
   /// inline: the recorder asks for every field of every call.
   static FieldRole role(FieldId id) { return id <= 3 ? FieldRole::kPeer : FieldRole::kPlain; }

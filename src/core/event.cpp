@@ -74,11 +74,6 @@ struct FieldInfo {
   FieldRole role;
 };
 
-// Which built-in fields (ids below kBuiltinFields) are lists.
-constexpr std::size_t kBuiltinFields = 26;
-constexpr uint32_t kBuiltinListMask =
-    (1u << 3) | (1u << 6) | (1u << 21) | (1u << 22) | (1u << 23) | (1u << 24) | (1u << 25);
-
 // Entries are written once, before their id is published, and never move, so
 // lookups by id need no lock (they run on the recorder's hot path).
 struct FieldRegistry {
@@ -122,8 +117,8 @@ struct FieldRegistry {
     known = count.load();
     // FieldTable::kind answers for these without the registry.
     for (std::size_t i = 0; i < known; ++i)
-      if (i >= kBuiltinFields ||
-          (((kBuiltinListMask >> i) & 1u) != 0) != (fields[i].kind == FieldKind::kList))
+      if (i >= FieldTable::kBuiltinFields ||
+          (((FieldTable::kBuiltinListMask >> i) & 1u) != 0) != (fields[i].kind == FieldKind::kList))
         throw std::logic_error("FieldRegistry: kBuiltinListMask does not match the built-ins");
   }
   FieldId add(const FieldInfo& f) {
@@ -220,11 +215,7 @@ const std::string& FieldTable::name(FieldId id) {
   return registry().at(id).name;
 }
 
-// The built-in fields' kinds without the registry: folding asks this for
-// every field of every event (the registry checks the mask when built).
-FieldKind FieldTable::kind(FieldId id) {
-  if (id < kBuiltinFields)
-    return (kBuiltinListMask >> id) & 1u ? FieldKind::kList : FieldKind::kScalar;
+FieldKind FieldTable::registered_kind(FieldId id) {
   return registry().at(id).kind;
 }
 
