@@ -214,6 +214,14 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
         extra.push_back("-x");
         extra.push_back(k + "=" + v);
       }
+      // Open MPI applies `-x` to its own app context only: a
+      // multiple-program launch (`A : B`) gets the variables in every
+      // context, or its later contexts run untraced while the traced ranks
+      // wait for them in the recorder's start-up.
+      for (std::size_t i = args.size(); i-- > 1;)
+        if (args[i] == ":")
+          args.insert(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, extra.begin(),
+                      extra.end());
       args.insert(args.begin() + 1, extra.begin(), extra.end());
       break;
     }

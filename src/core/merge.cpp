@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 
 #include "tracefold/trace_io.hpp"
 
@@ -105,6 +106,42 @@ void align_to(std::vector<NodePtr>& nodes, const std::vector<RefPtr>& ref) {
 
 }  // namespace
 
+namespace {
+std::vector<std::string_view> lossy_parts(std::string_view s) {
+  std::vector<std::string_view> parts;
+  while (!s.empty()) {
+    const std::size_t at = s.find("; ");
+    parts.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) break;
+    s.remove_prefix(at + 2);
+  }
+  return parts;
+}
+
+// Both sides' reasons, each once, in merge order: one rank's reason (its
+// tracing turned off) must not hide another's. Bounded, as every rank may
+// add one.
+std::string join_lossy(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty() || a == b) return a;
+  constexpr std::size_t kMaxLossy = 512;
+  constexpr std::string_view kMore = "...";
+  std::string out = a;
+  for (std::string_view part : lossy_parts(b)) {
+    const std::vector<std::string_view> have = lossy_parts(out);
+    if (std::find(have.begin(), have.end(), part) != have.end()) continue;
+    if (std::find(have.begin(), have.end(), kMore) != have.end()) break;
+    out += "; ";
+    if (out.size() + part.size() > kMaxLossy) {
+      out += kMore;
+      break;
+    }
+    out += part;
+  }
+  return out;
+}
+}  // namespace
+
 Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) {
   if (a.world_size != b.world_size)
     throw std::invalid_argument("cannot merge traces of " + std::to_string(a.world_size) + " and " +
@@ -119,7 +156,7 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
   out.symtab.merge(b.symtab);
   out.comms = a.comms;
   out.comms.merge(b.comms);
-  if (!a.lossy.empty() || !b.lossy.empty()) out.lossy = a.lossy.empty() ? b.lossy : a.lossy;
+  out.lossy = join_lossy(a.lossy, b.lossy);
 
   const auto map = site_map(out.sites, b.sites);
   std::vector<Node> bn = b.nodes;

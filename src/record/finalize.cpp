@@ -68,6 +68,9 @@ Trace Recorder::local_trace() {
   Trace t;
   t.world_size = size;
   t.comms.define_world(size);
+  // The merged trace must not pass for a whole record of the run.
+  if (disabled)
+    t.lossy = "rank " + std::to_string(rank) + " recorded nothing (" + disabled_reason + ")";
   return t;
 }
 

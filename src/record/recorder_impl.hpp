@@ -218,6 +218,7 @@ class Recorder {
   bool initialized = false;
   bool finalized = false;
   bool disabled = false;
+  std::string disabled_reason;  // fail()'s message, for the trace's lossy label
   int rank = 0;
   int size = 1;
   MPI_Comm private_comm = MPI_COMM_NULL;
@@ -334,6 +335,8 @@ class Recorder {
   void fail(const std::string& what) {
     if (disabled) return;
     disabled = true;
+    disabled_reason = what;
+    std::replace(disabled_reason.begin(), disabled_reason.end(), '\n', ' ');
     // An armed poll no longer counts (poll_counted compares it).
     queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     std::fprintf(stderr, "tracefold: rank %d: %s; tracing is off for this rank\n", rank,

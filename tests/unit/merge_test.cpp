@@ -428,4 +428,23 @@ TEST(Merge, ReductionRounds) {
 }
 
 }  // namespace
+// Every reason a trace is lossy survives the merge once: a rank whose
+// tracing turned off must not be hidden by another rank's label, and labels
+// every rank shares (a histogram threshold) are not repeated.
+TEST(Merge, LossyReasonsFromBothSidesEachOnce) {
+  Trace a = figure54_rank(0), b = figure54_rank(1);
+  a.lossy = "histogram threshold=16";
+  b.lossy = "histogram threshold=16; rank 1 recorded nothing (out of memory)";
+  EXPECT_EQ(merge_traces(a, b).lossy,
+            "histogram threshold=16; rank 1 recorded nothing (out of memory)");
+  a.lossy.clear();
+  EXPECT_EQ(merge_traces(a, b).lossy, b.lossy);
+  b.lossy.clear();
+  EXPECT_EQ(merge_traces(a, b).lossy, "");
+  // Bounded: a thousand ranks' reasons do not make a thousand-part label.
+  a.lossy = std::string(500, 'a');
+  b.lossy = "rank 1 recorded nothing (x)";
+  EXPECT_EQ(merge_traces(a, b).lossy, a.lossy + "; ...");
+}
+
 }  // namespace tracefold
