@@ -1,7 +1,8 @@
-/* A producer streams blocks of samples to a consumer that works 50 ms on
- * each block before it asks for the next, so every send of the producer
- * waits for its receive to be posted: Late Receiver for
- * tests/mpi/analyze_late_receiver.sh.
+/* A producer streams blocks of samples to a consumer at a fixed cadence,
+ * one every 60 ms, and the consumer's work on each block ends only 50 ms
+ * into the next period, when it asks for the next block: every send of the
+ * producer waits 50 ms for its receive to be posted (Late Receiver, for
+ * tests/mpi/analyze_late_receiver.sh).
  *
  *   app_producer_consumer STEPS MODE [BYTES]
  *
@@ -15,19 +16,24 @@
  * eager limit (4 KiB), so the producer's call really returns only once the
  * consumer has posted its receive.
  *
- * The consumer sleeps for its work (a spinning rank on a shared machine is
- * descheduled and overshoots). With $WAITS_TIMES_DIR set, ranks 0 and 1
- * write times.RANK there, as tests/apps/waits_inject.c does: the producer
- * `entered` (the host clock when it entered the call that waits: the
- * MPI_Send, MPI_Wait or MPI_Waitall), the consumer `started` (when it
- * entered each MPI_Recv), so the test knows what was really waited. */
+ * Both keep to the periods of rank 0's clock (one host's clock: the ranks
+ * must share a host), sleeping until each deadline: a rank that is late to
+ * notice that its last call completed still starts the next period on time,
+ * so the waiting is the designed 50 ms a period, and a spinning rank on a
+ * shared machine would be descheduled and overshoot. With $WAITS_TIMES_DIR
+ * set, ranks 0 and 1 write times.RANK there, as tests/apps/waits_inject.c
+ * does: the producer `entered` (the host clock when it entered the call
+ * that waits: the MPI_Send, MPI_Wait or MPI_Waitall), the consumer
+ * `started` (when it entered each MPI_Recv), so the test knows what was
+ * really waited. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define WORK_US 50000
+#define PERIOD 0.060
+#define WORK 0.050
 
 static double host_now(void) {
   struct timespec ts;
@@ -35,9 +41,9 @@ static double host_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void work(long us) {
-  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-  while (nanosleep(&ts, &ts) != 0) {
+static void sleep_until(double t) {
+  const struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
   }
 }
 
@@ -73,10 +79,13 @@ int main(int argc, char** argv) {
   }
   double* block = malloc((size_t)n * sizeof(double));
   double* when = calloc((size_t)steps, sizeof(double));
-  double checksum = 0;
+  double checksum = 0, origin = host_now() + PERIOD;
+  MPI_Bcast(&origin, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   for (int i = 0; i < steps; ++i) {
+    const double period = origin + (double)i * PERIOD;
     if (rank == 0) {
       for (int k = 0; k < n; ++k) block[k] = (double)i + 1e-3 * (double)k;
+      sleep_until(period);
       if (!strcmp(mode, "send")) {
         when[i] = host_now();
         MPI_Send(block, n, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
@@ -90,7 +99,7 @@ int main(int argc, char** argv) {
           MPI_Waitall(1, &req, MPI_STATUSES_IGNORE);
       }
     } else if (rank == 1) {
-      work(WORK_US); /* on the block before */
+      sleep_until(period + WORK); /* the work on the block before */
       when[i] = host_now();
       MPI_Recv(block, n, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       for (int k = 0; k < n; ++k) checksum += block[k];
