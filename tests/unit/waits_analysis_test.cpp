@@ -164,6 +164,7 @@ TEST(WaitsAnalysis, LateReceiverByScalascasRule) {
   EXPECT_NEAR(late_receiver_at(r, "MPI_Isend at app+0x30"), 390e-9, 1e-12);
   EXPECT_NEAR(cell(r, WaitPattern::kLateReceiver, 0), 890e-9, 1e-12);
   EXPECT_EQ(cell(r, WaitPattern::kLateReceiver, 1), 0);
+  EXPECT_TRUE(r.notes.empty());
 }
 
 TEST(WaitsAnalysis, LateReceiverByProtocol) {
@@ -179,6 +180,10 @@ TEST(WaitsAnalysis, LateReceiverByProtocol) {
   EXPECT_NEAR(late_receiver_at(r, "MPI_Send at app+0x20"), 10e-9, 1e-12);
   EXPECT_NEAR(late_receiver_at(r, "MPI_Isend at app+0x50"), 390e-9, 1e-12);
   EXPECT_NEAR(cell(r, WaitPattern::kLateReceiver, 0), (500 + 10 + 390 + 390 + 400) * 1e-9, 1e-12);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes.back(),
+            "Late Receiver by protocol (--late-receiver protocol): synchronous sends and messages "
+            "of at least 0 bytes");
 }
 
 TEST(WaitsAnalysis, LateReceiverRuleNames) {

@@ -429,6 +429,12 @@ void finish(Analysis& a, const Span& span) {
   if (rep.incomplete_collectives)
     rep.notes.push_back(std::to_string(rep.incomplete_collectives) +
                         " collective instances miss a member's part (not analysed)");
+  // Not the default, so the report says whose Late Receiver it is.
+  if (a.opt.late_receiver == LateReceiverRule::kProtocol)
+    rep.notes.push_back(
+        "Late Receiver by protocol (--late-receiver protocol): synchronous sends "
+        "and messages of at least " +
+        std::to_string(a.opt.rendezvous_bytes) + " bytes");
 }
 
 }  // namespace waits_detail
