@@ -20,7 +20,7 @@ namespace tracefold::cli {
 namespace {
 
 struct AnalyzeArgs {
-  std::string trace, output, timeline;
+  std::string trace, output, timeline, late_receiver = "scalasca";
   std::size_t top = 5;
   bool bundle = false, rendezvous_given = false;
   WaitOptions options;
@@ -35,7 +35,7 @@ void run_analyze(const AnalyzeArgs& args) {
         "--bundle applies to the parallel analysis only: mpirun -np P tracefold analyze --bundle " +
         args.trace + " (P = the recording's rank count)");
   // A size the scalasca rule would ignore is a mistake worth saying.
-  if (args.rendezvous_given && args.options.late_receiver != LateReceiverRule::kProtocol)
+  if (args.rendezvous_given && args.late_receiver != "protocol")
     throw std::runtime_error("--rendezvous applies to --late-receiver protocol only");
   Trace trace = load_trace(args.trace);
   // Only CUBE's call tree shows whole call paths; text and JSON show labels.
@@ -49,6 +49,7 @@ void run_analyze(const AnalyzeArgs& args) {
   const uint64_t violations = repair_clock_condition(trace, input);
   progress.update(2);
   WaitOptions options = args.options;
+  options.late_receiver = late_receiver_rules().at(args.late_receiver);
   options.progress = [&progress](std::size_t done, std::size_t) { progress.update(2 + done); };
   WaitReport report = analyze_waits(trace, input, options);
   progress.done();
@@ -76,12 +77,12 @@ void add_analyze_command(CLI::App& app) {
                   "(default: text on standard output)");
   cmd->add_option("--timeline", args->timeline, "Timeline directory (default TRACE.timeline)");
   cmd->add_option("--top", args->top, "Call paths and ranks listed per pattern")->default_val(5);
-  cmd->add_option("--late-receiver", args->options.late_receiver,
+  cmd->add_option("--late-receiver", args->late_receiver,
                   "Which sends Late Receiver charges: scalasca (a blocking send or single "
                   "MPI_Wait still in its call when the receive was posted) or protocol "
                   "(synchronous and --rendezvous-sized sends)")
-      ->transform(CLI::CheckedTransformer(late_receiver_rules()))
-      ->default_str("scalasca");
+      ->check(CLI::IsMember(late_receiver_rules()))
+      ->default_val("scalasca");
   CLI::Option* rendezvous =
       cmd->add_option("--rendezvous", args->options.rendezvous_bytes,
                       "With --late-receiver protocol: sends of this many bytes or more wait for "

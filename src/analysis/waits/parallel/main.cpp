@@ -22,7 +22,7 @@ struct Args {
   std::string trace, output, timeline;
   std::size_t top = 5;
   uint64_t rendezvous = 65536;
-  LateReceiverRule late_receiver = LateReceiverRule::kScalasca;
+  std::string late_receiver = "scalasca";
   bool rendezvous_given = false;
   bool raw_sites = false, bundled = false;
   std::vector<std::string> debug_dirs;
@@ -34,7 +34,7 @@ int run(const Args& args, int me, int np, double init_wall, double init_cpu) {
   std::string err;
   const std::string ext = std::filesystem::path(args.output).extension().string();
   try {
-    if (args.rendezvous_given && args.late_receiver != LateReceiverRule::kProtocol)
+    if (args.rendezvous_given && args.late_receiver != "protocol")
       throw WaitsError("--rendezvous applies to --late-receiver protocol only");
     if (!args.output.empty() && ext != ".txt" && ext != ".json" && ext != ".cubex")
       throw WaitsError(args.output + ": unknown report format (use .txt, .json or .cubex)");
@@ -82,7 +82,7 @@ int run(const Args& args, int me, int np, double init_wall, double init_cpu) {
   };
   WaitOptions options;
   options.rendezvous_bytes = args.rendezvous;
-  options.late_receiver = args.late_receiver;
+  options.late_receiver = late_receiver_rules().at(args.late_receiver);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   waits_parallel::Phases phases;
   phases.spent.push_back({"process start and MPI_Init", init_wall, init_cpu});
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   app.add_option("--top", args.top, "Call paths and ranks listed per pattern");
   app.add_option("--late-receiver", args.late_receiver,
                  "Late Receiver rule: scalasca (default) or protocol")
-      ->transform(CLI::CheckedTransformer(late_receiver_rules()));
+      ->check(CLI::IsMember(late_receiver_rules()));
   CLI::Option* rendezvous =
       app.add_option("--rendezvous", args.rendezvous,
                      "With --late-receiver protocol: sends of this many bytes or more wait for "
