@@ -93,6 +93,9 @@ enum class LateReceiverRule : uint8_t {
   /// most the call's length.
   kProtocol,
 };
+/// The rules by their names on the command line (`--late-receiver
+/// scalasca|protocol`).
+const std::map<std::string, LateReceiverRule>& late_receiver_rules();
 
 struct WaitOptions {
   LateReceiverRule late_receiver = LateReceiverRule::kScalasca;
@@ -152,10 +155,6 @@ struct WaitInput {
 /// Reads TRACE's timeline directory `dir` (every rank). Throws WaitsError
 /// if it is missing (record with --timeline) or belongs to another run.
 WaitInput load_wait_input(const Trace& trace, const std::string& dir);
-
-/// The Late Receiver rules by their names on the command line
-/// (`--late-receiver scalasca|protocol`).
-const std::map<std::string, LateReceiverRule>& late_receiver_rules();
 /// The timeline directory `record --timeline` wrote beside `trace_path`.
 std::string default_timeline_dir(const std::string& trace_path);
 

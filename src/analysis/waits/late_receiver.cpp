@@ -31,7 +31,7 @@ bool late_receiver_candidate(const WaitOptions& opt, OpId send, OpId completion,
     case OpClass::kSend:
       return t.variant == OpVariant::kPlain || t.variant == OpVariant::kSynchronous;
     case OpClass::kIsend:
-      return completion != send && op_traits(completion).variant == OpVariant::kWait;
+      return op_traits(completion).variant == OpVariant::kWait;
     default:
       return false;
   }
