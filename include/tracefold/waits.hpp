@@ -42,7 +42,7 @@ enum class WaitPattern : uint8_t {
   kPointToPoint,       ///< send, receive, Wait/Test calls
   kLateSender,         ///< receive (or its Wait) entered before the send began
   kWrongOrder,         ///< Late Sender while an earlier-sent message was still pending
-  kLateReceiver,       ///< synchronous/rendezvous send entered before the receive was posted
+  kLateReceiver,       ///< send still blocked when its receive was posted (LateReceiverRule)
   kCollective,         ///< data-moving collectives
   kLateBroadcast,      ///< 1-to-N: non-root enters before the root
   kEarlyReduce,        ///< N-to-1: root enters before the first non-root
@@ -81,8 +81,25 @@ struct WaitCallPath {
 /// One (pattern, call path, rank) cell.
 using WaitKey = std::tuple<int32_t, int32_t, int32_t>;
 
+/// Which sends Late Receiver charges, and how much (docs/analyze.md).
+enum class LateReceiverRule : uint8_t {
+  /// Scalasca's: a blocking MPI_Send or MPI_Ssend, or the single MPI_Wait
+  /// of a nonblocking send, still in its call when the receive was posted,
+  /// from the call's enter to the receive's enter. Any message size.
+  kScalasca,
+  /// By protocol: synchronous sends and messages of at least
+  /// `rendezvous_bytes` (they cannot complete before the receive is
+  /// posted), from the blocking call's enter to the receive's enter, at
+  /// most the call's length.
+  kProtocol,
+};
+/// The rules by their names on the command line (`--late-receiver
+/// scalasca|protocol`).
+const std::map<std::string, LateReceiverRule>& late_receiver_rules();
+
 struct WaitOptions {
-  /// Sends of at least this many bytes are taken as rendezvous (Late Receiver).
+  LateReceiverRule late_receiver = LateReceiverRule::kScalasca;
+  /// kProtocol: sends of at least this many bytes are taken as rendezvous.
   uint64_t rendezvous_bytes = 65536;
   /// Pending Late Sender instances kept per rank for Wrong Order.
   std::size_t wrong_order_queue = 100;

@@ -20,9 +20,9 @@ namespace tracefold::cli {
 namespace {
 
 struct AnalyzeArgs {
-  std::string trace, output, timeline;
+  std::string trace, output, timeline, late_receiver = "scalasca";
   std::size_t top = 5;
-  bool bundle = false;
+  bool bundle = false, rendezvous_given = false;
   WaitOptions options;
   SiteOptions sites;
 };
@@ -34,6 +34,9 @@ void run_analyze(const AnalyzeArgs& args) {
     throw std::runtime_error(
         "--bundle applies to the parallel analysis only: mpirun -np P tracefold analyze --bundle " +
         args.trace + " (P = the recording's rank count)");
+  // A size the scalasca rule would ignore is a mistake worth saying.
+  if (args.rendezvous_given && args.late_receiver != "protocol")
+    throw std::runtime_error("--rendezvous applies to --late-receiver protocol only");
   Trace trace = load_trace(args.trace);
   // Only CUBE's call tree shows whole call paths; text and JSON show labels.
   prepare_sites(trace, args.sites, fs::path(args.output).extension() != ".cubex");
@@ -46,6 +49,7 @@ void run_analyze(const AnalyzeArgs& args) {
   const uint64_t violations = repair_clock_condition(trace, input);
   progress.update(2);
   WaitOptions options = args.options;
+  options.late_receiver = late_receiver_rules().at(args.late_receiver);
   options.progress = [&progress](std::size_t done, std::size_t) { progress.update(2 + done); };
   WaitReport report = analyze_waits(trace, input, options);
   progress.done();
@@ -73,14 +77,23 @@ void add_analyze_command(CLI::App& app) {
                   "(default: text on standard output)");
   cmd->add_option("--timeline", args->timeline, "Timeline directory (default TRACE.timeline)");
   cmd->add_option("--top", args->top, "Call paths and ranks listed per pattern")->default_val(5);
-  cmd->add_option("--rendezvous", args->options.rendezvous_bytes,
-                  "Sends of this many bytes or more wait for their receive (Late Receiver)")
-      ->default_val(65536);
+  cmd->add_option("--late-receiver", args->late_receiver,
+                  "Which sends Late Receiver charges: scalasca (a blocking send or single "
+                  "MPI_Wait still in its call when the receive was posted) or protocol "
+                  "(synchronous and --rendezvous-sized sends)")
+      ->check(CLI::IsMember(late_receiver_rules()))
+      ->default_val("scalasca");
+  CLI::Option* rendezvous =
+      cmd->add_option("--rendezvous", args->options.rendezvous_bytes,
+                      "With --late-receiver protocol: sends of this many bytes or more wait for "
+                      "their receive")
+          ->default_val(65536);
   cmd->add_flag("--bundle", args->bundle,
                 "Under mpirun: each rank sends every peer its point-to-point records in one "
                 "exchange instead of one message per recorded message (docs/analyze.md)");
   add_site_options(cmd, args->sites);
-  cmd->callback([args] {
+  cmd->callback([args, rendezvous] {
+    args->rendezvous_given = rendezvous->count() > 0;
     guarded([&] { run_analyze(*args); });
     throw CLI::RuntimeError(0);
   });

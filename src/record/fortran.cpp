@@ -64,16 +64,26 @@ void start_recording(int64_t t0, const char* name) {
   Recorder& r = recorder();
   const bool was = r.initialized;
   r.start(t0);
-  if (was || !r.recording()) return;
+  if (was || !r.initialized) return;
   std::lock_guard lock(r.mu);
   HoldingMark holding;
+  const bool recording = r.recording();
+  StackKey stack;
+  if (recording) stack = r.capture_stack();
+  // The recorder's start-up (clock offsets, files) takes longer on some
+  // ranks, rank 0 most: without this the first collective of the program
+  // would show that as waiting. Every rank that started takes part, even
+  // one whose set-up failed, so none waits forever; on the recorder's own
+  // communicator, so it is no event and matches nothing of the program.
+  PMPI_Barrier(r.private_comm);
+  if (!recording) return;
   Event ev;
   ev.op = op(name);
   ev.compute_ns = 0;
   const int64_t exit_ns = now_ns();
   ev.comm_ns = exit_ns - t0;
   const OpId init_op = ev.op;  // append takes ev's contents
-  if (r.append(ev, r.capture_stack())) r.timestamp(init_op, t0, exit_ns);
+  if (r.append(ev, stack)) r.timestamp(init_op, t0, exit_ns);
   r.last_exit_ns = now_ns();
   if (r.compute_cpu) mark_compute_cpu();
 }

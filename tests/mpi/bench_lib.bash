@@ -66,6 +66,8 @@ BENCH_FEATURES=(
   "wild_statuses 4 3 --gen=--keep-wildcards --ignore-polls --ignore-matched --ignore-outcomes"
   "coll_sites 4 3"
   "waits_inject 2 3"
+  "producer_consumer 2 3"
+  "bcast_first 4 3"
   "misc_p2p 4 5 --gen=--keep-wildcards --ignore-polls --ignore-matched"
   "dtypes 4 3"
   "dtype_reuse 2 4"

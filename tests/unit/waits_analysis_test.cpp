@@ -121,6 +121,77 @@ TEST(WaitsAnalysis, LateReceiverOnSsend) {
   EXPECT_NEAR(cost, 500e-9, 1e-12);
 }
 
+// Each kind of send once, its receive posted late: 500 ns into a blocking
+// send, after an eager send returned, 390 ns into the MPI_Wait or the
+// MPI_Waitall of an Isend, 400 ns into a Bsend.
+Timelines late_posted_receives() {
+  Timelines t(2);
+  auto p2p = [](int64_t peer, int64_t tag) {
+    return std::vector<std::pair<std::string, int64_t>>{{"peer", peer}, {"tag", tag}, {"comm", 0}};
+  };
+  t.add(0, "MPI_Send", 0, 0, 600, p2p(1, 1));
+  t.add(0, "MPI_Send", 1, 1000, 1010, p2p(1, 2));
+  t.add(0, "MPI_Isend", 2, 2000, 2010, p2p(1, 3));
+  t.add(0, "MPI_Wait", 3, 2010, 2600).set_list(FieldTable::links(), {1});
+  t.add(0, "MPI_Isend", 4, 3000, 3010, p2p(1, 4));
+  t.add(0, "MPI_Waitall", 5, 3010, 3600, {{"req", 1}}).set_list(FieldTable::links(), {1});
+  t.add(0, "MPI_Bsend", 6, 4000, 4600, p2p(1, 5));
+  t.add(1, "MPI_Recv", 0, 500, 610, p2p(0, 1));
+  t.add(1, "MPI_Recv", 1, 1500, 1510, p2p(0, 2));
+  t.add(1, "MPI_Recv", 2, 2400, 2610, p2p(0, 3));
+  t.add(1, "MPI_Recv", 3, 3400, 3610, p2p(0, 4));
+  t.add(1, "MPI_Recv", 4, 4400, 4610, p2p(0, 5));
+  return t;
+}
+
+double late_receiver_at(const WaitReport& r, const std::string& label_prefix) {
+  double s = 0;
+  for (const auto& [key, v] : r.severity)
+    if (std::get<0>(key) == int32_t(WaitPattern::kLateReceiver) &&
+        r.callpaths[std::size_t(std::get<1>(key))].label.rfind(label_prefix, 0) == 0)
+      s += v;
+  return s;
+}
+
+TEST(WaitsAnalysis, LateReceiverByScalascasRule) {
+  Timelines t = late_posted_receives();
+  const WaitReport r = t.run();
+  EXPECT_EQ(r.messages, 5u);
+  // The blocking send and the Isend's single MPI_Wait, from their enter to
+  // the receive's post; not the send that returned before the post, the
+  // Waitall or the Bsend.
+  EXPECT_NEAR(late_receiver_at(r, "MPI_Send at app+0x10"), 500e-9, 1e-12);
+  EXPECT_NEAR(late_receiver_at(r, "MPI_Isend at app+0x30"), 390e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kLateReceiver, 0), 890e-9, 1e-12);
+  EXPECT_EQ(cell(r, WaitPattern::kLateReceiver, 1), 0);
+  for (const std::string& note : r.notes) EXPECT_EQ(note.find("Late Receiver"), std::string::npos);
+}
+
+TEST(WaitsAnalysis, LateReceiverByProtocol) {
+  Timelines t = late_posted_receives();
+  WaitOptions o;
+  o.late_receiver = LateReceiverRule::kProtocol;
+  // No synchronous send and nothing rendezvous-sized: nothing.
+  EXPECT_EQ(cell(analyze_waits(t.trace, t.in, o), WaitPattern::kLateReceiver, 0), 0);
+  // Every message rendezvous-sized: every send, each at most its call's
+  // length (the eager one its whole 10 ns), the Waitall's and Bsend's too.
+  o.rendezvous_bytes = 0;
+  const WaitReport r = analyze_waits(t.trace, t.in, o);
+  EXPECT_NEAR(late_receiver_at(r, "MPI_Send at app+0x20"), 10e-9, 1e-12);
+  EXPECT_NEAR(late_receiver_at(r, "MPI_Isend at app+0x50"), 390e-9, 1e-12);
+  EXPECT_NEAR(cell(r, WaitPattern::kLateReceiver, 0), (500 + 10 + 390 + 390 + 400) * 1e-9, 1e-12);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes.back(),
+            "Late Receiver by protocol (--late-receiver protocol): synchronous sends and messages "
+            "of at least 0 bytes");
+}
+
+TEST(WaitsAnalysis, LateReceiverRuleNames) {
+  EXPECT_EQ(late_receiver_rules().at("scalasca"), LateReceiverRule::kScalasca);
+  EXPECT_EQ(late_receiver_rules().at("protocol"), LateReceiverRule::kProtocol);
+  EXPECT_EQ(WaitOptions{}.late_receiver, LateReceiverRule::kScalasca);
+}
+
 TEST(WaitsAnalysis, BarrierWaitAndCompletion) {
   Timelines t(3);
   t.add(0, "MPI_Barrier", 0, 0, 510, {{"comm", 0}});

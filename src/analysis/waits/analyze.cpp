@@ -31,7 +31,8 @@ const std::vector<WaitPatternInfo>& wait_patterns() {
       {"wrong_order", "Late Sender / Wrong Order", at(P::kLateSender),
        "Late Sender while a message sent earlier to the same rank was still pending"},
       {"late_receiver", "Late Receiver", at(P::kPointToPoint),
-       "A synchronous or rendezvous-sized send waits for its receive to be posted"},
+       "A send still blocked when its receive was posted waits from its enter to that post "
+       "(the rule: --late-receiver)"},
       {"coll", "Collective", at(P::kMpi), "Time in data-moving collectives"},
       {"late_broadcast", "Late Broadcast", at(P::kCollective),
        "1-to-N (Bcast, Scatter): a non-root rank waits for the root to enter"},
@@ -322,22 +323,6 @@ void late_senders(Analysis& a, int32_t r, std::vector<RecvMatch> msgs) {
   }
 }
 
-void late_receivers(Analysis& a, int32_t r, const std::vector<SendMatch>& msgs) {
-  for (const SendMatch& m : msgs) {
-    a.syncs[std::size_t(r)].push_back({m.send_event, m.receiver, 0, 0});
-    // A send that cannot complete before its receive is posted (synchronous
-    // mode, or rendezvous-sized) entered before that.
-    const TimedEvent& send = a.at(r, m.send_event);
-    const OpTraits& t = op_traits(send.ev.op);
-    if (t.variant != OpVariant::kSynchronous && m.bytes < a.opt.rendezvous_bytes) continue;
-    const TimedEvent& blocked = a.at(r, m.send_complete_event);
-    const int64_t lr = clamp_wait(m.recv_start - blocked.start_ns, blocked);
-    if (lr <= 0) continue;
-    a.add(WaitPattern::kLateReceiver, a.callpath(send.ev, false), r, lr);
-    a.note_wait({r, m.send_complete_event, m.receiver, m.recv_event, lr});
-  }
-}
-
 void collective_member(Analysis& a, int32_t r, std::size_t ev, std::size_t wait_ev,
                        const CollSummary& s) {
   const bool nonblocking = wait_ev != ev;
@@ -444,6 +429,12 @@ void finish(Analysis& a, const Span& span) {
   if (rep.incomplete_collectives)
     rep.notes.push_back(std::to_string(rep.incomplete_collectives) +
                         " collective instances miss a member's part (not analysed)");
+  // Not the default, so the report says whose Late Receiver it is.
+  if (a.opt.late_receiver == LateReceiverRule::kProtocol)
+    rep.notes.push_back(
+        "Late Receiver by protocol (--late-receiver protocol): synchronous sends "
+        "and messages of at least " +
+        std::to_string(a.opt.rendezvous_bytes) + " bytes");
 }
 
 }  // namespace waits_detail

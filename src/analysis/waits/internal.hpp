@@ -90,6 +90,10 @@ struct SendMatch {
 };
 /// Late Receiver on `rank`'s sent messages.
 void late_receivers(Analysis& a, int32_t rank, const std::vector<SendMatch>& msgs);
+/// Whether a send of `bytes` by operation `send`, completed by the call
+/// `completion` (the send itself if blocking), can be Late Receiver under
+/// `opt`'s rule: the sends that need their receive's enter time.
+bool late_receiver_candidate(const WaitOptions& opt, OpId send, OpId completion, uint64_t bytes);
 
 /// A member's entry into a collective instance: enter time, world rank, event.
 struct CollPoint {

@@ -22,6 +22,8 @@ struct Args {
   std::string trace, output, timeline;
   std::size_t top = 5;
   uint64_t rendezvous = 65536;
+  std::string late_receiver = "scalasca";
+  bool rendezvous_given = false;
   bool raw_sites = false, bundled = false;
   std::vector<std::string> debug_dirs;
 };
@@ -32,6 +34,8 @@ int run(const Args& args, int me, int np, double init_wall, double init_cpu) {
   std::string err;
   const std::string ext = std::filesystem::path(args.output).extension().string();
   try {
+    if (args.rendezvous_given && args.late_receiver != "protocol")
+      throw WaitsError("--rendezvous applies to --late-receiver protocol only");
     if (!args.output.empty() && ext != ".txt" && ext != ".json" && ext != ".cubex")
       throw WaitsError(args.output + ": unknown report format (use .txt, .json or .cubex)");
     trace = load_trace(args.trace);
@@ -78,6 +82,7 @@ int run(const Args& args, int me, int np, double init_wall, double init_cpu) {
   };
   WaitOptions options;
   options.rendezvous_bytes = args.rendezvous;
+  options.late_receiver = late_receiver_rules().at(args.late_receiver);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   waits_parallel::Phases phases;
   phases.spent.push_back({"process start and MPI_Init", init_wall, init_cpu});
@@ -143,8 +148,13 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", args.output, "Report: .txt, .json or .cubex (default: text)");
   app.add_option("--timeline", args.timeline, "Timeline directory (default TRACE.timeline)");
   app.add_option("--top", args.top, "Call paths and ranks listed per pattern");
-  app.add_option("--rendezvous", args.rendezvous,
-                 "Sends of this many bytes or more wait for their receive (Late Receiver)");
+  app.add_option("--late-receiver", args.late_receiver,
+                 "Late Receiver rule: scalasca (default) or protocol")
+      ->check(CLI::IsMember(late_receiver_rules()));
+  CLI::Option* rendezvous =
+      app.add_option("--rendezvous", args.rendezvous,
+                     "With --late-receiver protocol: sends of this many bytes or more wait for "
+                     "their receive");
   app.add_flag("--bundle", args.bundled,
                "Replay each peer's messages in one MPI_Alltoallv, not one message per recorded "
                "message (faster on oversubscribed cores; same report)");
@@ -153,6 +163,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     app.parse(argc, argv);
+    args.rendezvous_given = rendezvous->count() > 0;
     rc = run(args, me, np, init_wall, init_cpu);
   } catch (const CLI::ParseError& e) {
     rc = me == 0 ? app.exit(e) : e.get_exit_code();

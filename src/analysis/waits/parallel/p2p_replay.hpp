@@ -32,8 +32,8 @@ struct P2p {
   int32_t peer = -1;  ///< world rank
   int peer_in = -1;   ///< rank in mc
   bool send = false, live = false;
-  /// The sender needs the receive's enter time back (Late Receiver): a
-  /// synchronous or rendezvous-sized send. Receives learn it from the
+  /// The sender needs the receive's enter time back: a send that can be
+  /// Late Receiver (late_receiver_candidate). Receives learn it from the
   /// forward message.
   bool reply = false;
   uint64_t bytes = 0;

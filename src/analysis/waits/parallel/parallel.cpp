@@ -159,8 +159,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
       o.comm = comm;
       o.send = true;
       o.bytes = send_bytes(evs[i]);
-      o.reply = op_traits(evs[i].op).variant == OpVariant::kSynchronous ||
-                o.bytes >= options.rendezvous_bytes;
+      o.reply = late_receiver_candidate(options, evs[i].op, evs[o.complete].op, o.bytes);
       place(o, dest, field_of(evs[i], "tag"));
       ops.push_back(o);
     }
