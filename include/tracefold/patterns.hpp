@@ -37,4 +37,26 @@ struct Repeat {
 /// a maximal repeat of every length).
 std::vector<Repeat> maximal_repeats(std::span<const Symbol> s);
 
+/// A per-process pattern (the seed's step 1): a maximal repeat of one
+/// rank's events that lies inside one context run each time it occurs.
+struct ProcessPattern {
+  std::vector<Symbol> symbols;
+  /// Start positions (indices into the rank's events) of the occurrences
+  /// not inside an occurrence of a longer reported pattern, ascending.
+  std::vector<std::size_t> positions;
+};
+
+/// The per-process patterns of one rank's `events`, where `context[i]` is
+/// the context of event i (for instance the function that made the call):
+/// a maximal span of events with one context is a context run, and no
+/// pattern crosses from one run into the next. Two back-to-back calls of
+/// one function make one run here (nothing in a call stack tells them
+/// apart). Repeats are taken longest first, and a shorter one is kept only
+/// where at least two of its occurrences are not inside an occurrence of a
+/// longer one kept before it (the nested-pattern rule); single events are
+/// not patterns. Throws std::invalid_argument if the spans differ in size
+/// or a symbol is 2^31 or more (those mark run boundaries).
+std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
+                                             std::span<const uint32_t> context);
+
 }  // namespace tracefold::patterns
