@@ -5,8 +5,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "tracefold/op_class.hpp"
+#include "tracefold/ranklist.hpp"
+#include "tracefold/trace.hpp"
 
 namespace tracefold::patterns {
 
@@ -58,5 +66,81 @@ struct ProcessPattern {
 /// or a symbol is 2^31 or more (those mark run boundaries).
 std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
                                              std::span<const uint32_t> context);
+
+// ---------------------------------------------------------------- traces
+
+/// What an event is to the detection (the alphabet). Nonblocking calls
+/// count at their post (an MPI_Isend is a send), completions, probes and
+/// bookkeeping are no symbols, collectives are symbols of their own. Call
+/// sites are not part of a symbol: two sends to the same peer from two
+/// lines are the same symbol (contexts say where they come from).
+struct SymbolKey {
+  OpFamily family = OpFamily::kMarker;
+  /// The partner: relative ((peer - me) mod size in the communicator) or
+  /// absolute (rank in the communicator); a wildcard receive's recorded
+  /// matched source when there is one, else kAny. kAbsent for collectives.
+  int64_t peer = kAbsent;
+  int64_t comm = 0;
+  int64_t tag = kAbsent;  ///< the tag as the call gave it (kAny for a wildcard)
+  auto operator<=>(const SymbolKey&) const = default;
+};
+
+enum class PeerMode { kRelative, kAbsolute };
+
+/// Distinct symbol keys, numbered in order of first use.
+class Alphabet {
+ public:
+  Symbol intern(const SymbolKey& key);
+  const SymbolKey& at(Symbol s) const { return keys_.at(s); }
+  std::size_t size() const { return keys_.size(); }
+  /// `send(+1, comm 0, tag 7)`, `allreduce(comm 0)`, ...
+  std::string describe(Symbol s, PeerMode mode) const;
+
+ private:
+  std::vector<SymbolKey> keys_;
+  std::map<SymbolKey, Symbol> index_;
+};
+
+/// The symbol of rank `rank`'s event `ev` (peers as RankIterator gives
+/// them: ranks in the event's communicator), or nullopt if it is none.
+std::optional<SymbolKey> symbol_of(const Event& ev, int32_t rank, const CommTable& comms,
+                                   PeerMode mode);
+
+/// How a rank's events are split into contexts.
+enum class ContextMode {
+  kFunction,  ///< the function that made the call (default)
+  kNone,      ///< the whole rank is one context (the seed's baseline)
+};
+
+struct Options {
+  PeerMode peers = PeerMode::kRelative;
+  ContextMode context = ContextMode::kFunction;
+};
+
+/// One per-process pattern of a group of ranks that found the same ones.
+struct RankPatterns {
+  Ranklist ranks;
+  std::size_t events = 0;  ///< symbols of each rank of the group
+  /// Per pattern: its symbols, occurrences (event positions in the rank's
+  /// symbol string) and the context it lies in.
+  struct Entry {
+    ProcessPattern pattern;
+    std::string context;
+  };
+  std::vector<Entry> patterns;
+};
+
+struct Result {
+  Alphabet alphabet;
+  std::vector<RankPatterns> groups;  ///< ranks with equal results share one
+};
+
+/// Step 1 of the seed on a folded trace: each rank's events as symbols,
+/// split into context runs (`context_of` names the context of a call site;
+/// unused with ContextMode::kNone), and its per-process patterns. Ranks
+/// whose symbols and contexts come out equal share one group. Walks every
+/// rank's events (O(events) per rank): the ranklist-aware form is to come.
+Result find_process_patterns(const Trace& trace, const Options& options,
+                             const std::function<std::string(SiteId)>& context_of);
 
 }  // namespace tracefold::patterns

@@ -313,8 +313,9 @@ int launcher_size() {
 void add_export_commands(CLI::App& app);   // cmd_export.cpp: export, report, stats files
 void add_simulate_command(CLI::App& app);  // cmd_simulate.cpp
 namespace tracefold::cli {
-void add_analyze_command(CLI::App& app);  // cmd_analyze.cpp
-}
+void add_analyze_command(CLI::App& app);   // cmd_analyze.cpp
+void add_patterns_command(CLI::App& app);  // cmd_patterns.cpp
+}  // namespace tracefold::cli
 void add_resolve_command(CLI::App& app);  // cmd_resolve.cpp
 
 int main(int argc, char** argv) {
@@ -461,6 +462,7 @@ int main(int argc, char** argv) {
   add_bench_command(app);
   add_simulate_command(app);
   add_analyze_command(app);
+  add_patterns_command(app);
   add_resolve_command(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.

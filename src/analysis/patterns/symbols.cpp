@@ -1,0 +1,181 @@
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "tracefold/expand.hpp"
+#include "tracefold/patterns.hpp"
+
+namespace tracefold::patterns {
+
+namespace {
+
+// The family's name: blocking and nonblocking members share it (an
+// MPI_Isend is a send posted), as they share a symbol.
+std::string family_name(OpFamily f) {
+  switch (f) {
+    case OpFamily::kSend:
+      return "send";
+    case OpFamily::kRecv:
+      return "recv";
+    case OpFamily::kSendrecv:
+      return "sendrecv";
+    case OpFamily::kMrecv:
+      return "mrecv";
+    case OpFamily::kStart:
+      return "start";
+    case OpFamily::kBarrier:
+      return "barrier";
+    case OpFamily::kBcast:
+      return "bcast";
+    case OpFamily::kReduce:
+      return "reduce";
+    case OpFamily::kAllreduce:
+      return "allreduce";
+    case OpFamily::kScan:
+      return "scan";
+    case OpFamily::kExscan:
+      return "exscan";
+    case OpFamily::kGather:
+      return "gather";
+    case OpFamily::kGatherv:
+      return "gatherv";
+    case OpFamily::kScatter:
+      return "scatter";
+    case OpFamily::kScatterv:
+      return "scatterv";
+    case OpFamily::kAllgather:
+      return "allgather";
+    case OpFamily::kAllgatherv:
+      return "allgatherv";
+    case OpFamily::kAlltoall:
+      return "alltoall";
+    case OpFamily::kAlltoallv:
+      return "alltoallv";
+    case OpFamily::kAlltoallw:
+      return "alltoallw";
+    case OpFamily::kReduceScatter:
+      return "reduce_scatter";
+    case OpFamily::kReduceScatterBlock:
+      return "reduce_scatter_block";
+    default:
+      return "op" + std::to_string(static_cast<int>(f));
+  }
+}
+
+std::string value_text(int64_t v) {
+  return format_value(v);
+}
+
+}  // namespace
+
+Symbol Alphabet::intern(const SymbolKey& key) {
+  auto [it, fresh] = index_.try_emplace(key, static_cast<Symbol>(keys_.size()));
+  if (fresh) keys_.push_back(key);
+  return it->second;
+}
+
+std::string Alphabet::describe(Symbol s, PeerMode mode) const {
+  const SymbolKey& k = at(s);
+  std::string out = family_name(k.family) + "(";
+  if (k.peer != kAbsent) {
+    if (mode == PeerMode::kRelative && !is_sentinel(k.peer))
+      out += (k.peer >= 0 ? "+" : "") + std::to_string(k.peer);
+    else
+      out += value_text(k.peer);
+    out += ", ";
+  }
+  out += "comm " + std::to_string(k.comm);
+  if (k.tag != kAbsent) out += ", tag " + value_text(k.tag);
+  return out + ")";
+}
+
+std::optional<SymbolKey> symbol_of(const Event& ev, int32_t rank, const CommTable& comms,
+                                   PeerMode mode) {
+  const OpTraits& t = op_traits(ev.op);
+  SymbolKey k;
+  k.family = t.family;
+  static const FieldId comm_f = FieldTable::comm();
+  static const FieldId tag_f = *FieldTable::find("tag");
+  const int64_t comm = ev.get(comm_f);
+  k.comm = comm == kAbsent ? CommTable::kWorld : comm;
+  if (t.collective()) return k;
+  switch (t.family) {
+    case OpFamily::kSend:
+    case OpFamily::kRecv:
+    case OpFamily::kSendrecv:
+    case OpFamily::kMrecv:
+      break;
+    default:
+      return std::nullopt;  // completions, probes, persistent set-up, bookkeeping
+  }
+  int64_t peer = ev.get(FieldTable::peer());
+  if (peer == kAny) {
+    // A wildcard receive: the source it matched, when recorded.
+    const int64_t src = ev.get(FieldTable::src());
+    if (src != kAbsent) peer = src;
+  }
+  if (mode == PeerMode::kRelative && !is_sentinel(peer) && peer != kAbsent) {
+    const int32_t me = comms.rank_in(k.comm, rank);
+    const CommGroup* g = comms.group_of(k.comm, rank);
+    if (me >= 0 && g && g->members.size() > 0) {
+      const auto size = static_cast<int64_t>(g->members.size());
+      int64_t d = ((peer - me) % size + size) % size;
+      if (d > size / 2) d -= size;  // nearest direction: -1 rather than size - 1
+      peer = d;
+    }
+  }
+  k.peer = peer;
+  k.tag = ev.get(tag_f);
+  return k;
+}
+
+Result find_process_patterns(const Trace& trace, const Options& options,
+                             const std::function<std::string(SiteId)>& context_of) {
+  Result result;
+  // Contexts are named once per call site.
+  std::map<SiteId, uint32_t> site_context;
+  std::vector<std::string> context_names;
+  std::map<std::string, uint32_t> context_ids;
+  auto context_id = [&](SiteId site) -> uint32_t {
+    if (options.context == ContextMode::kNone) return 0;
+    auto it = site_context.find(site);
+    if (it != site_context.end()) return it->second;
+    const std::string name = context_of(site);
+    auto [cit, fresh] = context_ids.try_emplace(name, static_cast<uint32_t>(context_names.size()));
+    if (fresh) context_names.push_back(name);
+    site_context.emplace(site, cit->second);
+    return cit->second;
+  };
+  // Ranks with equal symbol and context strings share one result.
+  std::map<std::pair<std::vector<Symbol>, std::vector<uint32_t>>, std::size_t> seen;
+  for (int32_t rank = 0; rank < trace.world_size; ++rank) {
+    std::vector<Symbol> symbols;
+    std::vector<uint32_t> contexts;
+    RankIterator it(trace, rank);
+    Event ev;
+    while (it.next(ev)) {
+      const std::optional<SymbolKey> key = symbol_of(ev, rank, trace.comms, options.peers);
+      if (!key) continue;
+      symbols.push_back(result.alphabet.intern(*key));
+      contexts.push_back(context_id(ev.site));
+    }
+    auto [sit, fresh] = seen.try_emplace({symbols, contexts}, result.groups.size());
+    if (!fresh) {
+      result.groups[sit->second].ranks.insert(rank);
+      continue;
+    }
+    RankPatterns g;
+    g.ranks = Ranklist::single(rank);
+    g.events = symbols.size();
+    for (ProcessPattern& p : process_patterns(symbols, contexts)) {
+      const std::size_t first = p.positions.front();
+      std::string ctx = options.context == ContextMode::kNone ? std::string("(whole rank)")
+                                                              : context_names[contexts[first]];
+      g.patterns.push_back({std::move(p), std::move(ctx)});
+    }
+    result.groups.push_back(std::move(g));
+  }
+  return result;
+}
+
+}  // namespace tracefold::patterns

@@ -1,0 +1,71 @@
+// `tracefold patterns`: communication patterns recovered from a trace
+// (seed 004). Today its first step: each rank's repeated event sequences
+// inside one function context (src/analysis/patterns/).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli.hpp"
+#include "tracefold/modules.hpp"
+#include "tracefold/patterns.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace tracefold::cli {
+
+void add_patterns_command(CLI::App& app) {
+  struct Args {
+    std::string trace;
+    bool absolute = false, no_context = false;
+    SiteOptions sites;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "patterns", "Repeated communication sequences per rank, within the function that calls");
+  cmd->add_option("trace", args->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  cmd->add_flag("--absolute", args->absolute,
+                "Peers as ranks in the communicator (default: relative, +1 = next rank)");
+  cmd->add_flag("--no-context", args->no_context,
+                "One context per rank: repeats may span functions (the seed's baseline)");
+  add_site_options(cmd, args->sites);
+  cmd->callback([args] {
+    cli::guarded([&] {
+      Trace t = load_trace(args->trace);
+      patterns::Options o;
+      o.peers = args->absolute ? patterns::PeerMode::kAbsolute : patterns::PeerMode::kRelative;
+      o.context =
+          args->no_context ? patterns::ContextMode::kNone : patterns::ContextMode::kFunction;
+      if (!args->no_context) prepare_sites(t, args->sites, true);
+      // The function of the call; without symbols, the call site's label
+      // (then each site is a context of its own).
+      auto context_of = [&](SiteId site) -> std::string {
+        const CallSite& cs = t.sites.at(site);
+        if (!args->sites.raw)
+          if (const SourceFrame* f = innermost_source(t.symtab, cs); f && !f->function.empty())
+            return f->function;
+        return site_label(t.symtab, cs, {args->sites.raw});
+      };
+      const patterns::Result r = patterns::find_process_patterns(t, o, context_of);
+      std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "
+                << (args->no_context ? "none" : "function") << ", peers "
+                << (args->absolute ? "absolute" : "relative") << "\n";
+      for (const patterns::RankPatterns& g : r.groups) {
+        std::cout << "ranks " << g.ranks.to_string() << ": " << g.events << " events, "
+                  << g.patterns.size() << (g.patterns.size() == 1 ? " pattern" : " patterns")
+                  << "\n";
+        for (std::size_t i = 0; i < g.patterns.size(); ++i) {
+          const auto& e = g.patterns[i];
+          std::cout << "  #" << i + 1 << " in " << e.context << ": " << e.pattern.symbols.size()
+                    << " events, " << e.pattern.positions.size() << " times (at event";
+          for (std::size_t p : e.pattern.positions) std::cout << " " << p;
+          std::cout << ")\n   ";
+          for (patterns::Symbol s : e.pattern.symbols)
+            std::cout << " " << r.alphabet.describe(s, o.peers);
+          std::cout << "\n";
+        }
+      }
+    });
+    throw CLI::RuntimeError(0);  // done: main's dispatch below is for the other commands
+  });
+}
+
+}  // namespace tracefold::cli

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tracefold patterns on a real recording: sweep3d at 4 ranks, two
+# iterations of its eight octant sweeps in main, gives each rank one
+# pattern, its whole iteration (65 symbols: 64 point-to-point calls and
+# the Allreduce) twice, in main; peers are relative by default and
+# absolute with --absolute; --no-context finds the same here (one function).
+set -euo pipefail
+TF=$1; APPS=$3
+MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+"$TF" record -o sw.tf -- "$MPIRUN" -np 4 "$APPS/app_sweep3d" 2 > /dev/null 2> rec.err ||
+  { cat rec.err >&2; fail "record"; }
+"$TF" patterns sw.tf > p.txt || fail "patterns exited $?"
+cat p.txt | cut -c1-160
+[[ $(grep -c '^ranks ' p.txt) -eq 4 ]] || fail "expected one group per rank"
+[[ $(grep -c ': 130 events, 1 pattern$' p.txt) -eq 4 ]] || fail "expected 130 events and 1 pattern per rank"
+[[ $(grep -c '^  #1 in main: 65 events, 2 times (at event 0 65)$' p.txt) -eq 4 ]] ||
+  fail "expected the 65-event iteration twice, in main, on every rank"
+grep -q 'send(+1, comm 0, tag 100)' p.txt || fail "no relative peer +1 in rank 0's pattern"
+grep -q 'allreduce(comm 0)' p.txt || fail "the Allreduce is not a symbol"
+grep -q 'wait\|probe' p.txt && fail "completions or probes became symbols"
+"$TF" patterns --absolute sw.tf > a.txt
+grep -q 'send(1, comm 0, tag 100)' a.txt || fail "--absolute: rank 0 should send to 1"
+"$TF" patterns --no-context sw.tf > n.txt
+[[ $(grep -c 'in (whole rank): 65 events, 2 times' n.txt) -eq 4 ]] || fail "--no-context"
+"$TF" patterns /dev/null 2> err.txt && fail "an empty file was accepted"
+[[ -s err.txt ]] || fail "no message for a bad trace"
+echo "ok"
