@@ -67,6 +67,47 @@ struct ProcessPattern {
 std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
                                              std::span<const uint32_t> context);
 
+// ------------------------------------------------------- global patterns
+
+/// One event of a rank as the assembly sees it: a send or receive with its
+/// partner's rank in `comm` (a receive's source; kAny for a wildcard whose
+/// source is unknown), or anything else (collectives: not matched here).
+struct Message {
+  enum class Kind : uint8_t { kSend, kRecv, kOther } kind = Kind::kOther;
+  int64_t peer = kAbsent;
+  int64_t comm = 0;
+  int64_t tag = kAbsent;
+};
+
+/// A rank's events and, per event, the index of the per-process pattern
+/// an occurrence of which covers it (-1: none).
+struct RankEvents {
+  int32_t rank = 0;
+  std::vector<Message> events;
+  std::vector<int32_t> pattern_of;
+};
+
+/// A communication pattern (the seed's step 2): per-process patterns of
+/// several ranks joined because messages of one go to the other, with the
+/// events outside any per-process pattern that those messages reach.
+struct GlobalPattern {
+  /// (rank, per-process pattern index), sorted.
+  std::vector<std::pair<int32_t, int32_t>> patterns;
+  /// (sender, receiver) ranks of its messages, sorted, each once.
+  std::vector<std::pair<int32_t, int32_t>> edges;
+  std::size_t messages = 0;
+  std::size_t loose_events = 0;  ///< its events outside per-process patterns
+};
+
+/// Matches sends to receives (the k-th send from a to b on one
+/// communicator with one tag goes to the k-th such receive of b; receives
+/// of an unknown source or tag match nothing) and joins what they connect.
+/// Every per-process pattern ends up in exactly one global pattern; groups
+/// of loose events that reach no pattern are left out. Ordered by their
+/// first (rank, pattern). Collectives join nothing (each is its own
+/// symbol in the per-process step).
+std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks);
+
 // ---------------------------------------------------------------- traces
 
 /// What an event is to the detection (the alphabet). Nonblocking calls
@@ -133,13 +174,18 @@ struct RankPatterns {
 struct Result {
   Alphabet alphabet;
   std::vector<RankPatterns> groups;  ///< ranks with equal results share one
+  /// Step 2: the groups' patterns joined across ranks by their messages;
+  /// (rank, index) pairs index the patterns of that rank's group.
+  std::vector<GlobalPattern> global;
 };
 
 /// Step 1 of the seed on a folded trace: each rank's events as symbols,
 /// split into context runs (`context_of` names the context of a call site;
 /// unused with ContextMode::kNone), and its per-process patterns. Ranks
-/// whose symbols and contexts come out equal share one group. Walks every
-/// rank's events (O(events) per rank): the ranklist-aware form is to come.
+/// whose symbols and contexts come out equal share one group; then the
+/// ranks' patterns are assembled (assemble). Walks every rank's events and
+/// keeps them for the assembly (O(events) time and memory): the
+/// ranklist-aware form is to come.
 Result find_process_patterns(const Trace& trace, const Options& options,
                              const std::function<std::string(SiteId)>& context_of);
 

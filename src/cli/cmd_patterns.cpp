@@ -12,6 +12,28 @@
 
 namespace tracefold::cli {
 
+namespace {
+
+// Step 2's patterns: whose per-process patterns they join, their edges.
+void print_global(const patterns::Result& r) {
+  std::cout << "global patterns: " << r.global.size() << "\n";
+  constexpr std::size_t kMaxEdges = 24;
+  for (std::size_t i = 0; i < r.global.size(); ++i) {
+    const patterns::GlobalPattern& g = r.global[i];
+    Ranklist ranks;
+    for (const auto& [rank, p] : g.patterns) ranks.insert(rank);
+    std::cout << "  G" << i + 1 << ": patterns of ranks " << ranks.to_string() << ", " << g.messages
+              << " messages, " << g.loose_events << " events outside patterns\n"
+              << "    edges";
+    for (std::size_t e = 0; e < g.edges.size() && e < kMaxEdges; ++e)
+      std::cout << " " << g.edges[e].first << "->" << g.edges[e].second;
+    if (g.edges.size() > kMaxEdges) std::cout << " ... (" << g.edges.size() << " in all)";
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
 void add_patterns_command(CLI::App& app) {
   struct Args {
     std::string trace;
@@ -63,6 +85,7 @@ void add_patterns_command(CLI::App& app) {
           std::cout << "\n";
         }
       }
+      print_global(r);
     });
     throw CLI::RuntimeError(0);  // done: main's dispatch below is for the other commands
   });

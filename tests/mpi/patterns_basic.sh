@@ -3,7 +3,8 @@
 # iterations of its eight octant sweeps in main, gives each rank one
 # pattern, its whole iteration (65 symbols: 64 point-to-point calls and
 # the Allreduce) twice, in main; peers are relative by default and
-# absolute with --absolute; --no-context finds the same here (one function).
+# absolute with --absolute; --no-context finds the same here (one function);
+# the ranks' patterns join into one global pattern over the grid.
 set -euo pipefail
 TF=$1; APPS=$3
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -21,6 +22,12 @@ cat p.txt | cut -c1-160
 grep -q 'send(+1, comm 0, tag 100)' p.txt || fail "no relative peer +1 in rank 0's pattern"
 grep -q 'allreduce(comm 0)' p.txt || fail "the Allreduce is not a symbol"
 grep -q 'wait\|probe' p.txt && fail "completions or probes became symbols"
+# Step 2: the four ranks' patterns are one global pattern over the 2x2
+# grid's neighbours, every message of the run in it.
+grep -q '^global patterns: 1$' p.txt || fail "expected one global pattern"
+grep -q '^  G1: patterns of ranks <1 0 4 1>, 256 messages, 0 events outside patterns$' p.txt ||
+  fail "G1 should join all 4 ranks and their 256 messages"
+grep -q '^    edges 0->1 0->2 1->0 1->3 2->0 2->3 3->1 3->2$' p.txt || fail "wrong edges"
 "$TF" patterns --absolute sw.tf > a.txt
 grep -q 'send(1, comm 0, tag 100)' a.txt || fail "--absolute: rank 0 should send to 1"
 "$TF" patterns --no-context sw.tf > n.txt

@@ -179,3 +179,80 @@ TEST(PatternsProcess, NestedRepeatsKeptOnlyWhereFree) {
 
 }  // namespace
 }  // namespace tracefold::patterns
+
+namespace tracefold::patterns {
+namespace {
+
+// Marks each event with the per-process pattern whose occurrence covers it.
+RankEvents rank_events(int32_t rank, const std::vector<Symbol>& symbols,
+                       const std::vector<uint32_t>& contexts) {
+  RankEvents r;
+  r.rank = rank;
+  r.pattern_of.assign(symbols.size(), -1);
+  const std::vector<ProcessPattern> found = process_patterns(symbols, contexts);
+  for (std::size_t p = 0; p < found.size(); ++p)
+    for (std::size_t at : found[p].positions)
+      for (std::size_t k = at; k < at + found[p].symbols.size(); ++k)
+        if (r.pattern_of[k] < 0) r.pattern_of[k] = static_cast<int32_t>(p);
+  for (Symbol s : symbols) {
+    Message m;
+    m.kind = s >= 200 ? Message::Kind::kRecv : Message::Kind::kSend;
+    m.peer = static_cast<int64_t>(s % 100) - 1;  // the seed's P1..P4 are ranks 0..3
+    m.tag = 0;
+    r.events.push_back(m);
+  }
+  return r;
+}
+
+// Seed 004's Figure 5/6: the four processes of the per-process test
+// assemble into one global pattern whose edges are 1->2, 1->3, 2->1, 3->1
+// and 3->4 (the seed's numbering; ranks 0..3 here), P4's receives (no
+// pattern of their own) joining it through P3's sends.
+TEST(PatternsGlobal, SeedFigure6OneGlobalPattern) {
+  const std::vector<std::vector<std::vector<Symbol>>> runs = {
+      {{S(2), S(3), R(2), R(3)}, {R(3), R(2), S(2), S(3)}, {S(2), S(3), R(2), R(3)}},
+      {{S(1), R(1)}, {S(1), R(1)}, {R(1), S(1)}},
+      {{R(1), S(4), S(1)}, {R(1), S(4), S(1)}, {S(1), R(1)}},
+      {{R(3)}, {R(3)}}};
+  std::vector<RankEvents> ranks;
+  for (int32_t r = 0; r < 4; ++r) {
+    const Rank in = in_contexts(runs[static_cast<std::size_t>(r)]);
+    ranks.push_back(rank_events(r, in.events, in.context));
+  }
+  const std::vector<GlobalPattern> g = assemble(ranks);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].patterns, (std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {1, 0}, {2, 0}}));
+  EXPECT_EQ(g[0].edges,
+            (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {0, 2}, {1, 0}, {2, 0}, {2, 3}}));
+  EXPECT_EQ(g[0].messages, 14u);  // 3 + 3 + 3 + 3 + 2
+  EXPECT_EQ(g[0].loose_events, 28u - 4u * 2 - 2u * 2 - 3u * 2);
+}
+
+// Two rings that never exchange a message stay two patterns; a receive
+// whose source is unknown matches nothing.
+TEST(PatternsGlobal, UnconnectedPatternsStayApart) {
+  auto ring = [](int32_t rank, int32_t to, int32_t from) {
+    RankEvents r;
+    r.rank = rank;
+    for (int i = 0; i < 4; ++i) {
+      r.events.push_back({Message::Kind::kSend, to, 0, 5});
+      r.events.push_back({Message::Kind::kRecv, from, 0, 5});
+      r.pattern_of.push_back(0);
+      r.pattern_of.push_back(0);
+    }
+    return r;
+  };
+  std::vector<RankEvents> ranks = {ring(0, 1, 1), ring(1, 0, 0), ring(2, 3, 3), ring(3, 2, 2)};
+  ranks[3].events.push_back({Message::Kind::kRecv, kAny, 0, 5});
+  ranks[3].pattern_of.push_back(-1);
+  const std::vector<GlobalPattern> g = assemble(ranks);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].edges, (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 0}}));
+  EXPECT_EQ(g[1].edges, (std::vector<std::pair<int32_t, int32_t>>{{2, 3}, {3, 2}}));
+  EXPECT_EQ(g[1].loose_events, 0u);  // the wildcard receive joined nothing
+  ranks[0].pattern_of.pop_back();
+  EXPECT_THROW(assemble(ranks), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tracefold::patterns

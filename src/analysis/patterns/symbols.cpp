@@ -148,9 +148,13 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   };
   // Ranks with equal symbol and context strings share one result.
   std::map<std::pair<std::vector<Symbol>, std::vector<uint32_t>>, std::size_t> seen;
+  std::vector<RankEvents> all(static_cast<std::size_t>(trace.world_size));
+  std::vector<std::size_t> group_of(all.size());
   for (int32_t rank = 0; rank < trace.world_size; ++rank) {
     std::vector<Symbol> symbols;
     std::vector<uint32_t> contexts;
+    RankEvents& mine = all[static_cast<std::size_t>(rank)];
+    mine.rank = rank;
     RankIterator it(trace, rank);
     Event ev;
     while (it.next(ev)) {
@@ -158,8 +162,22 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       if (!key) continue;
       symbols.push_back(result.alphabet.intern(*key));
       contexts.push_back(context_id(ev.site));
+      // The assembly matches by ranks, whatever the listing shows.
+      const SymbolKey abs = options.peers == PeerMode::kAbsolute
+                                ? *key
+                                : *symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
+      Message m;
+      m.comm = abs.comm;
+      m.tag = abs.tag;
+      m.peer = abs.peer;
+      if (abs.family == OpFamily::kSend)
+        m.kind = Message::Kind::kSend;
+      else if (abs.family == OpFamily::kRecv || abs.family == OpFamily::kMrecv)
+        m.kind = Message::Kind::kRecv;
+      mine.events.push_back(m);
     }
     auto [sit, fresh] = seen.try_emplace({symbols, contexts}, result.groups.size());
+    group_of[static_cast<std::size_t>(rank)] = sit->second;
     if (!fresh) {
       result.groups[sit->second].ranks.insert(rank);
       continue;
@@ -175,6 +193,17 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     }
     result.groups.push_back(std::move(g));
   }
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const RankPatterns& g = result.groups[group_of[r]];
+    all[r].pattern_of.assign(all[r].events.size(), -1);
+    for (std::size_t p = 0; p < g.patterns.size(); ++p) {
+      const ProcessPattern& pat = g.patterns[p].pattern;
+      for (std::size_t at : pat.positions)
+        for (std::size_t k = at; k < at + pat.symbols.size(); ++k)
+          if (all[r].pattern_of[k] < 0) all[r].pattern_of[k] = static_cast<int32_t>(p);
+    }
+  }
+  result.global = assemble(all);
   return result;
 }
 
