@@ -254,7 +254,6 @@ class Writer {
   }
 
   void p2p(std::size_t k, bool send, bool async, FieldId peer_f, FieldId tag_f) {
-    const Node& n = t_.nodes[k];
     for (auto& [key, ranks] : groups(k, {peer_f, tag_f, f_count_, f_dsize_})) {
       const int64_t peer = key[0];
       if (peer == kNull) continue;

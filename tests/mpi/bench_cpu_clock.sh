@@ -21,8 +21,13 @@ for c in wall cpu; do
   "$TF" bench --compute-clock "$c" ls.tf -o "$c.c"
   mpicc -std=c11 -Wall -Wextra -Werror -O1 "$c.c" -o "$c"
 done
-grep -q 'spin_cpu_ns(' cpu.c
-if grep -q 'spin_cpu_ns(' wall.c; then echo "the wall-clock benchmark spins on the processor clock"; exit 1; fi
+# Waits before calls (a time or a choice by the call before), not the
+# helpers every program carries.
+wait_of() { echo "^ +$1\\(([0-9]+\\)|after|\\()"; }
+grep -Eq "$(wait_of spin_cpu_ns)" cpu.c
+if grep -Eq "$(wait_of spin_cpu_ns)" wall.c; then echo "the wall-clock benchmark spins on the processor clock"; exit 1; fi
+if grep -Eq "$(wait_of spin_ns)" cpu.c; then echo "the processor-time benchmark spins on the wall clock"; exit 1; fi
+grep -Eq "$(wait_of spin_ns)" wall.c
 bench_wall() { sed -n 's/^bench: .* wall time \([0-9.]*\) s$/\1/p' "$1"; }
 "$MPIRUN" -np 2 ./wall > wall.txt 2>&1
 "$TF" record -o re.tf -- "$MPIRUN" -np 2 ./cpu > cpu.txt 2>&1
