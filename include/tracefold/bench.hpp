@@ -25,8 +25,19 @@ enum class ComputeMode : uint8_t {
   kTrimmed,  ///< the mean without an outlying upper bin (descheduling; default)
 };
 
+/// Which recorded time a computation spins for.
+enum class ComputeClock : uint8_t {
+  kWall,  ///< the wall-clock time between calls
+  /// The processor time of the compute_cpu statistic (record --stats
+  /// compute_cpu), spun on the thread's processor clock: for runs recorded
+  /// with more ranks than cores, where the wall-clock time holds the waits
+  /// for a core (`--compute-clock cpu`, as replay's).
+  kCpu,
+};
+
 struct Options {
   ComputeMode compute = ComputeMode::kTrimmed;
+  ComputeClock clock = ComputeClock::kWall;
   double scale = 1.0;  ///< multiplies every compute time (`--compute scale=F`)
   uint64_t seed = 1;   ///< seed of kSample's draws
   /// Keep MPI_ANY_SOURCE / MPI_ANY_TAG as recorded (`--keep-wildcards`);
@@ -63,6 +74,10 @@ class BenchError : public std::runtime_error {
 /// Throws BenchError naming the node when `trace` starts with
 /// MPI_Init_thread and options.single_thread is not set.
 void check_single_thread(const Trace& trace, const Options& options);
+
+/// Throws BenchError when options.clock is kCpu and `trace` holds no
+/// compute_cpu statistic.
+void check_clock(const Trace& trace, const Options& options);
 
 /// The C source of the benchmark. Unless options.keep_wildcards, wildcard
 /// receives are resolved first, and collectives reached from different

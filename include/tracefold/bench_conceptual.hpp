@@ -10,6 +10,7 @@
 // language has no wildcard receives, and a collective is one statement.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -26,7 +27,10 @@ class ConceptualError : public std::runtime_error {
 /// The whole program text. Throws ConceptualError naming the first node it
 /// cannot express (a wildcard, a communicator other than the world, a
 /// count or parameter that changes from one iteration to the next, a loop
-/// whose size differs between ranks, an operation without a counterpart).
-std::string emit_conceptual(const Trace& trace);
+/// whose size differs between ranks, an operation without a counterpart);
+/// `label` names a node in that message (print_numbering in
+/// bench_passes.hpp for a trace the passes changed; default node_label).
+std::string emit_conceptual(const Trace& trace,
+                            const std::function<std::string(std::size_t)>& label = {});
 
 }  // namespace tracefold

@@ -85,6 +85,9 @@ struct AlignReport {
   /// Groups of nodes that are one collective but could not be combined
   /// without reordering some rank's calls (left as they are).
   std::vector<std::vector<std::size_t>> unmerged;
+  /// For each node of the aligned trace, its index before alignment (the
+  /// number `tracefold print` shows); empty when no node was combined.
+  std::vector<std::size_t> origin;
 };
 
 /// Algorithm 2 of seed 000: walks all ranks, stopping each at a collective
@@ -95,6 +98,13 @@ struct AlignReport {
 /// different operations (an incorrect program), DeadlockError when the
 /// ranks cannot all reach their collectives.
 AlignReport align_collectives(Trace& trace);
+
+/// How messages name node `i` of a trace that align_collectives changed:
+/// as node_label (trace_query.hpp) names node `origin[i]` of `before`, the
+/// trace as `tracefold print` numbers it; node `i` of `before` when
+/// `origin` is empty. Keeps a reference to `before`.
+std::function<std::string(std::size_t)> print_numbering(const Trace& before,
+                                                        std::vector<std::size_t> origin);
 
 /// The event stream of one rank with every wildcard receive or probe
 /// naming what it matched (as recorded), and without `src`, `mtag`, `srcs`

@@ -39,21 +39,30 @@ Part trimmed(const Histogram& h) {
 
 }  // namespace
 
+const Histogram& compute_histogram(const Timing& tm, bench::ComputeClock clock) {
+  if (clock == bench::ComputeClock::kCpu)
+    for (const auto& [name, h] : tm.stats)
+      if (name == kComputeCpuStatistic && !h.empty()) return h;
+  return tm.compute;
+}
+
 double trimmed_mean_ns(const Histogram& h) {
   const Part p = trimmed(h);
   return p.count > 0 ? p.sum / p.count : 0;
 }
 
-double compute_ns(const Node& n, bench::ComputeMode mode) {
+double compute_ns(const Node& n, bench::ComputeMode mode, bench::ComputeClock clock) {
   // Each block's mean weighs as many executions as it recorded, dropped
   // outliers included: they stand for executions whose work took the
   // block's usual time.
   double sum = 0, count = 0;
   for (const Timing& tm : n.timings) {
-    if (tm.compute.empty()) continue;
-    const double c = static_cast<double>(tm.compute.count());
-    sum +=
-        c * (mode == bench::ComputeMode::kMean ? tm.compute.mean() : trimmed_mean_ns(tm.compute));
+    const Histogram& h = compute_histogram(tm, clock);
+    if (h.empty()) continue;
+    const double c = static_cast<double>(h.count());
+    sum += c * (mode == bench::ComputeMode::kMean || clock == bench::ComputeClock::kCpu
+                    ? h.mean()
+                    : trimmed_mean_ns(h));
     count += c;
   }
   return count > 0 ? sum / count : 0;
@@ -64,25 +73,29 @@ double compute_ns(const Node& n, bench::ComputeMode mode) {
 // work over every call. In a pipeline (a wavefront's receive, compute,
 // send) that delays each stage's send and the downstream ranks wait for
 // it, so the benchmark ran 50-70 % longer than lu and sweep3d.
-ComputeByPred compute_by_pred(const Node& n, bench::ComputeMode mode) {
+ComputeByPred compute_by_pred(const Node& n, bench::ComputeMode mode, bench::ComputeClock clock) {
   ComputeByPred out;
   const Timing* base = nullptr;
   for (const Timing& tm : n.timings) {
-    if (tm.compute.empty()) continue;
+    if (compute_histogram(tm, clock).empty()) continue;
     if (tm.pred == kOtherKey) {
       base = &tm;
       break;
     }
-    if (!base || tm.compute.count() > base->compute.count()) base = &tm;
+    if (!base || compute_histogram(tm, clock).count() > compute_histogram(*base, clock).count())
+      base = &tm;
   }
   if (!base) return out;
-  auto value = [&](const Histogram& h) {
-    return mode == bench::ComputeMode::kMean ? h.mean() : trimmed_mean_ns(h);
+  auto value = [&](const Timing& tm) {
+    const Histogram& h = compute_histogram(tm, clock);
+    return mode == bench::ComputeMode::kMean || clock == bench::ComputeClock::kCpu
+               ? h.mean()
+               : trimmed_mean_ns(h);
   };
-  out.otherwise = value(base->compute);
+  out.otherwise = value(*base);
   for (const Timing& tm : n.timings) {
-    if (&tm == base || tm.compute.empty()) continue;
-    const double v = value(tm.compute);
+    if (&tm == base || compute_histogram(tm, clock).empty()) continue;
+    const double v = value(tm);
     if (std::llround(v) != std::llround(out.otherwise)) out.cases.emplace_back(tm.pred, v);
   }
   return out;

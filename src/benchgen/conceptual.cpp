@@ -6,21 +6,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "compute_time.hpp"
 #include "exprs.hpp"
 #include "tracefold/op_class.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold {
 
 namespace {
-
-[[noreturn]] void fail(std::size_t node, const Node& n, const std::string& why) {
-  throw ConceptualError("node " + std::to_string(node) + " (" + OpTable::name(n.key.op) +
-                        "): " + why);
-}
 
 // The one value every rank has in every execution, if there is one.
 bool constant_of(const Elastic& el, int64_t& out) {
@@ -33,24 +31,6 @@ bool constant_of(const Elastic& el, int64_t& out) {
         have = true;
       }
   return have;
-}
-
-// The value of field `f` for `rank` when it is the same in every
-// execution; kAbsent when the field is absent; throws otherwise.
-int64_t per_rank(std::size_t idx, const Node& n, FieldId f, int32_t rank) {
-  const Elastic* el = n.field(f);
-  if (!el) return kAbsent;
-  const ValueSeq* seq = el->for_rank(rank);
-  if (!seq || seq->empty()) return kAbsent;
-  const std::vector<ValueSeq::Run> runs = seq->runs();
-  const int64_t v = runs.front().pattern.front();
-  for (const ValueSeq::Run& r : runs)
-    for (int64_t x : r.pattern)
-      if (x != v)
-        fail(idx, n,
-             "field " + FieldTable::name(f) + " changes between executions on rank " +
-                 std::to_string(rank) + " (" + seq->to_string() + ")");
-  return v;
 }
 
 std::string data_type(int64_t dsize) {
@@ -72,7 +52,8 @@ std::string data_type(int64_t dsize) {
 
 class Writer {
  public:
-  explicit Writer(const Trace& t) : t_(t) {
+  Writer(const Trace& t, std::function<std::string(std::size_t)> label)
+      : t_(t), label_(std::move(label)) {
     auto scalar = [](const char* n) { return FieldTable::intern(n, FieldKind::kScalar); };
     auto list = [](const char* n) { return FieldTable::intern(n, FieldKind::kList); };
     f_peer_ = FieldTable::peer();
@@ -102,6 +83,30 @@ class Writer {
   }
 
  private:
+  std::string label_of(std::size_t node) const {
+    return label_ ? label_(node) : node_label(t_, node);
+  }
+  [[noreturn]] void fail(std::size_t node, const std::string& why) const {
+    throw ConceptualError(label_of(node) + ": " + why);
+  }
+
+  // The value of field `f` for `rank` when it is the same in every
+  // execution; kAbsent when the field is absent; throws otherwise.
+  int64_t per_rank(std::size_t idx, const Node& n, FieldId f, int32_t rank) const {
+    const Elastic* el = n.field(f);
+    if (!el) return kAbsent;
+    const ValueSeq* seq = el->for_rank(rank);
+    if (!seq || seq->empty()) return kAbsent;
+    const std::vector<ValueSeq::Run> runs = seq->runs();
+    const int64_t v = runs.front().pattern.front();
+    for (const ValueSeq::Run& r : runs)
+      for (int64_t x : r.pattern)
+        if (x != v)
+          fail(idx, "field " + FieldTable::name(f) + " changes between executions on rank " +
+                        std::to_string(rank) + " (" + seq->to_string() + ")");
+    return v;
+  }
+
   // Emits nodes [k, end) as statements joined by THEN; `level` is the loop
   // level at which node k is entered.
   void emit_range(std::size_t& k, std::size_t end, std::size_t level) {
@@ -109,10 +114,10 @@ class Writer {
       const Node& n = t_.nodes[k];
       if (level < n.loops.size()) {
         const std::size_t last = loop_end(k, level);
-        if (last >= end) fail(k, n, "loop runs past its enclosing loop");
+        if (last >= end) fail(k, "loop runs past its enclosing loop");
         int64_t iters = 0;
         if (!constant_of(n.loops[level].iters, iters) || iters < 0)
-          fail(k, n, "loop trip count differs between ranks or entries");
+          fail(k, "loop trip count differs between ranks or entries");
         if (iters == 0) {
           k = last + 1;
           level = 0;
@@ -141,26 +146,24 @@ class Writer {
     const Node& n = t_.nodes[head];
     int64_t members = 0;
     if (!constant_of(n.loops[level].members, members) || members < 1)
-      fail(head, n, "loop size differs between ranks");
+      fail(head, "loop size differs between ranks");
     if (!(n.loops[level].members.ranks() == n.ranks))
-      fail(head, n, "some of its ranks do not run this loop");
+      fail(head, "some of its ranks do not run this loop");
     const int32_t r = n.ranks.first();
     std::size_t k = head, seen = 1;
     while (seen < static_cast<std::size_t>(members)) {
-      if (++k >= t_.nodes.size()) fail(head, n, "loop runs past the end of the trace");
+      if (++k >= t_.nodes.size()) fail(head, "loop runs past the end of the trace");
       const Node& m = t_.nodes[k];
       if (!m.ranks.contains(r)) {
-        if (m.ranks.intersects(n.ranks)) fail(k, m, "inside a loop that not all its ranks run");
-        fail(k, m,
-             "ranks outside the loop headed by node " + std::to_string(head) +
-                 " run it in the loop's middle");
+        if (m.ranks.intersects(n.ranks)) fail(k, "inside a loop that not all its ranks run");
+        fail(k,
+             "ranks outside the loop headed by " + label_of(head) + " run it in the loop's middle");
       }
       ++seen;
     }
     for (std::size_t j = head + 1; j <= k; ++j)
       if (!(t_.nodes[j].ranks == n.ranks))
-        fail(j, t_.nodes[j],
-             "its ranks differ from those of the loop headed by node " + std::to_string(head));
+        fail(j, "its ranks differ from those of the loop headed by " + label_of(head));
     return k;
   }
 
@@ -218,13 +221,29 @@ class Writer {
     return g;
   }
 
-  void check_world(std::size_t k) {
+  // coNCePTuaL has no communicators, only tasks: a node's communicator can
+  // be written when it is the world on every rank (a duplicate of it
+  // too), or when every rank is alone in it (MPI_COMM_SELF, a duplicate
+  // of it), where no other task takes part and a peer is the task itself.
+  enum class Scope { kWorld, kSelf };
+  Scope scope(std::size_t k) const {
     const Node& n = t_.nodes[k];
-    if (const Elastic* c = n.field(FieldTable::comm())) {
-      int64_t id = 0;
-      if (!constant_of(*c, id) || id != CommTable::kWorld)
-        fail(k, n, "a communicator other than MPI_COMM_WORLD (not in the coNCePTuaL subset)");
-    }
+    const Elastic* c = n.field(FieldTable::comm());
+    if (!c) return Scope::kWorld;
+    std::set<PredefinedComm> seen;
+    // Ranks without a value use the world.
+    if (!(c->ranks() == n.ranks)) seen.insert(PredefinedComm::kWorld);
+    for (const ElasticEntry& e : c->entries())
+      e.ranks.for_each([&](int32_t r) {
+        if (!n.ranks.contains(r)) return;
+        for (const ValueSeq::Run& run : e.values.runs())
+          for (int64_t id : run.pattern) seen.insert(predefined_comm(t_, id, r));
+      });
+    if (seen.size() != 1 || *seen.begin() == PredefinedComm::kNone)
+      fail(k,
+           "a communicator that is neither the world nor each rank alone (not in the coNCePTuaL "
+           "subset)");
+    return *seen.begin() == PredefinedComm::kSelf ? Scope::kSelf : Scope::kWorld;
   }
 
   void compute(std::size_t k) {
@@ -235,13 +254,11 @@ class Writer {
   }
 
   void p2p(std::size_t k, bool send, bool async, FieldId peer_f, FieldId tag_f) {
-    const Node& n = t_.nodes[k];
     for (auto& [key, ranks] : groups(k, {peer_f, tag_f, f_count_, f_dsize_})) {
       const int64_t peer = key[0];
       if (peer == kNull) continue;
-      if (peer == kAny || key[1] == kAny)
-        fail(k, n, "a wildcard receive (resolve wildcards first)");
-      if (is_sentinel(peer) || peer == kAbsent) fail(k, n, "no peer");
+      if (peer == kAny || key[1] == kAny) fail(k, "a wildcard receive (resolve wildcards first)");
+      if (is_sentinel(peer) || peer == kAbsent) fail(k, "no peer");
       const std::string who = tasks(Ranklist::from_ranks(ranks));
       const std::string msg = message(key[2] * std::max<int64_t>(key[3], 1), key[1]);
       const std::string verb =
@@ -255,7 +272,7 @@ class Writer {
     const Elastic* el = t_.nodes[k].field(f);
     if (!el) return fallback;
     int64_t v = 0;
-    if (!constant_of(*el, v)) fail(k, t_.nodes[k], FieldTable::name(f) + " differs between ranks");
+    if (!constant_of(*el, v)) fail(k, FieldTable::name(f) + " differs between ranks");
     return v;
   }
 
@@ -280,9 +297,10 @@ class Writer {
 
   void collective(std::size_t k, OpFamily fam) {
     const Node& n = t_.nodes[k];
-    check_world(k);
+    // Each rank alone: nothing moves between tasks.
+    if (scope(k) == Scope::kSelf) return;
     if (!(n.ranks == world_))
-      fail(k, n, "a collective on part of the world (align collectives first)");
+      fail(k, "a collective on part of the world (align collectives first)");
     const int64_t dsize = scalar_const(k, f_dsize_, 1);
     const int64_t count = scalar_const(k, f_count_, 0);
     const int64_t bytes = count * std::max<int64_t>(dsize, 1);
@@ -347,7 +365,7 @@ class Writer {
         break;
       }
       default:
-        fail(k, n, "no coNCePTuaL counterpart");
+        fail(k, "no coNCePTuaL counterpart");
     }
   }
 
@@ -356,7 +374,7 @@ class Writer {
     const OpTraits& tr = op_traits(n.key.op);
     int64_t c = 1;
     if (!constant_of(n.count, c) || c != 1)
-      fail(k, n, "runs in some iterations only (count " + n.count.to_string() + ")");
+      fail(k, "runs in some iterations only (count " + n.count.to_string() + ")");
     switch (tr.category) {
       case OpCategory::kMarker:
       case OpCategory::kEnvironment:
@@ -375,8 +393,11 @@ class Writer {
     }
     if (tr.category == OpCategory::kSend || tr.category == OpCategory::kRecv ||
         tr.category == OpCategory::kSendrecv)
-      check_world(k);
+      scope(k);
     compute(k);
+    // Making or freeing a communicator of each rank alone involves no other
+    // task; the communicators themselves do not exist in coNCePTuaL.
+    if (tr.category == OpCategory::kCommManagement && scope(k) == Scope::kSelf) return;
     switch (tr.family) {
       case OpFamily::kSend:
         p2p(k, true, tr.nonblocking, f_peer_, f_tag_);
@@ -391,7 +412,7 @@ class Writer {
         return;
       case OpFamily::kComplete:
         if (tr.variant != OpVariant::kWait && tr.variant != OpVariant::kWaitall)
-          fail(k, n, "only MPI_Wait and MPI_Waitall have a coNCePTuaL counterpart");
+          fail(k, "only MPI_Wait and MPI_Waitall have a coNCePTuaL counterpart");
         line(tasks(n.ranks) + " AWAITS COMPLETION");
         return;
       default:
@@ -401,10 +422,11 @@ class Writer {
       collective(k, tr.family);
       return;
     }
-    fail(k, n, "no coNCePTuaL counterpart");
+    fail(k, "no coNCePTuaL counterpart");
   }
 
   const Trace& t_;
+  std::function<std::string(std::size_t)> label_;
   std::ostringstream out_;
   std::size_t depth_ = 0;
   bool first_ = true;     // no statement yet in the current list
@@ -416,8 +438,9 @@ class Writer {
 
 }  // namespace
 
-std::string emit_conceptual(const Trace& trace) {
-  return Writer(trace).run();
+std::string emit_conceptual(const Trace& trace,
+                            const std::function<std::string(std::size_t)>& label) {
+  return Writer(trace, label).run();
 }
 
 }  // namespace tracefold

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -56,6 +57,13 @@ struct Gen {
   // Field ids the calls read.
   FieldId peer, rpeer, tag, rtag, count, rcount, dtype, rdtype, dsize, rdsize, root, redop, comm,
       newcomm, freecomm, color, key, links, counts, rcounts, ndims, high, pcomm, rleader;
+
+  /// How messages name node `i`: as `tracefold print` numbers the trace
+  /// the passes started from (node_label of that trace; set by generate_c).
+  std::function<std::string(std::size_t)> label;
+  /// Communicators no recorded call made, by trace id: the predefined one
+  /// each stands for on every rank that has it (program()).
+  std::map<int64_t, std::string> predefined_comms;
 
   [[noreturn]] void fail(std::size_t node, const std::string& what) const;
   std::string line() const { return std::string(static_cast<std::size_t>(depth) * 2, ' '); }

@@ -82,6 +82,9 @@ struct PNode {
   std::string op;
   std::string name;     ///< C identifier of its call site (`main_site3`)
   std::string comment;  ///< `MPI_Irecv in main (stencil2d.c:75)`
+  /// How messages name it: the first input's node as `tracefold print`
+  /// numbers and shows it (`a.tf: node #7 (MPI_Irecv at ...)`).
+  std::string label;
   /// Per loop this node heads (outermost first): nodes in its body,
   /// this one included, and the trip counts per entry.
   std::vector<int64_t> members;

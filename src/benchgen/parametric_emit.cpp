@@ -51,7 +51,7 @@ struct Emitter {
 
   std::string line() const { return std::string(static_cast<std::size_t>(depth) * 2, ' '); }
   [[noreturn]] void fail(std::size_t i, const std::string& what) const {
-    throw bench::BenchError("node " + std::to_string(i) + " (" + m.nodes[i].comment + "): " + what);
+    throw bench::BenchError(m.nodes[i].label + ": " + what);
   }
 
   // Cells grouped by equal code, in order of their first cell.
@@ -277,7 +277,7 @@ struct Emitter {
     const PNode& n = m.nodes[h];
     if (l >= n.members.size()) return node(h);
     if (end_of(h, l) >= m.nodes.size())
-      throw bench::BenchError("node " + std::to_string(h) + ": loop past the last node");
+      throw bench::BenchError(n.label + ": loop past the last node");
     const std::string entered = n.name + "_loop" + std::to_string(l);
     decls << "static long " << entered << ";\n";
     const std::string trips = value_fn(n.name + "_trips" + std::to_string(l), n.iters[l]);

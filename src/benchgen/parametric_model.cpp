@@ -18,6 +18,7 @@
 #include "tracefold/extrap/parts.hpp"
 #include "tracefold/extrap/scale_model.hpp"
 #include "tracefold/extrap/timing_models.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold::benchgen::param {
 
@@ -486,7 +487,8 @@ Model build_model(const std::vector<ExtrapInput>& in) {
     std::string function;
     pn.comment = site_text(in[0].trace, *nodes[0], function);
     pn.name = (function.empty() ? pn.op.substr(4) : function) + "_n" + std::to_string(i);
-    const std::string label = "node " + std::to_string(i) + " (" + pn.comment + ")";
+    pn.label = in[0].name + ": " + node_label(in[0].trace, order[0][i]);
+    const std::string label = pn.label;
     auto per = [&](auto get) {
       std::vector<const Elastic*> v;
       for (const Node* n : nodes) v.push_back(get(*n));

@@ -15,6 +15,7 @@
 #include "tracefold/bench_passes.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/op_class.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold {
 
@@ -144,18 +145,17 @@ AlignReport align_collectives(Trace& trace) {
       if (k >= list.size())
         throw DeadlockError(
             "collectives do not pair: rank " + std::to_string(r) + " calls " +
-                OpTable::name(ev.op) + " at node " + std::to_string(node) + " as collective #" +
-                std::to_string(k) + " on communicator " + std::to_string(comm) + ", but rank " +
+                node_label(trace, node) + " as collective #" + std::to_string(k) +
+                " on communicator " + std::to_string(comm) + ", but rank " +
                 std::to_string(fr->second) + " makes only " + std::to_string(list.size()),
             {BlockedRank{r, node, OpTable::name(ev.op),
                          "the other members of communicator " + std::to_string(comm)}});
       const std::size_t other = list[k];
       if (trace.nodes[other].key.op != ev.op)
         throw PassError("collective #" + std::to_string(k) + " on communicator " +
-                        std::to_string(comm) + " is " + OpTable::name(trace.nodes[other].key.op) +
-                        " on rank " + std::to_string(fr->second) + " (node " +
-                        std::to_string(other) + ") but " + OpTable::name(ev.op) + " on rank " +
-                        std::to_string(r) + " (node " + std::to_string(node) + ")");
+                        std::to_string(comm) + " is " + node_label(trace, other) + " on rank " +
+                        std::to_string(fr->second) + " but " + node_label(trace, node) +
+                        " on rank " + std::to_string(r));
       uf.unite(other, node);
     }
     for (const auto& [key, k] : seq) {
@@ -165,7 +165,7 @@ AlignReport align_collectives(Trace& trace) {
           "collectives do not pair: rank " + std::to_string(r) + " makes " + std::to_string(k) +
               " collectives on communicator " + std::to_string(key.first) + ", rank " +
               std::to_string(first_rank[key]) + " makes " + std::to_string(list.size()) +
-              " (its next is node " + std::to_string(list[k]) + ")",
+              " (its next is " + node_label(trace, list[k]) + ")",
           {BlockedRank{
               first_rank[key], list[k], OpTable::name(trace.nodes[list[k]].key.op),
               "rank " + std::to_string(r) + " on communicator " + std::to_string(key.first)}});
@@ -217,9 +217,22 @@ AlignReport align_collectives(Trace& trace) {
     merge_timings(n.timings, extra);
   }
   std::sort(erase.rbegin(), erase.rend());
-  for (std::size_t e : erase)
+  if (!erase.empty()) {
+    report.origin.resize(trace.nodes.size());
+    std::iota(report.origin.begin(), report.origin.end(), 0);
+  }
+  for (std::size_t e : erase) {
     trace.nodes.erase(trace.nodes.begin() + static_cast<std::ptrdiff_t>(e));
+    report.origin.erase(report.origin.begin() + static_cast<std::ptrdiff_t>(e));
+  }
   return report;
+}
+
+std::function<std::string(std::size_t)> print_numbering(const Trace& before,
+                                                        std::vector<std::size_t> origin) {
+  return [&before, origin = std::move(origin)](std::size_t i) {
+    return node_label(before, origin.empty() || i >= origin.size() ? i : origin[i]);
+  };
 }
 
 }  // namespace tracefold

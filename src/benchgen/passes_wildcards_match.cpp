@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "passes_wildcards.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold::passes::wild {
 
@@ -35,9 +36,8 @@ void Resolver::check_persistent(const Req& q, const Msg& m) {
     if (m.second != kAbsent) s += (s.empty() ? "tag " : " tag ") + format_value(m.second);
     return s;
   };
-  throw PassError("node " + std::to_string(q.slot.node) + " (MPI_Recv_init) on rank " +
-                  std::to_string(q.slot.rank) + ": its starts matched " + text(it->second) +
-                  " and " + text(got) +
+  throw PassError(node_label(t_, q.slot.node) + " on rank " + std::to_string(q.slot.rank) +
+                  ": its starts matched " + text(it->second) + " and " + text(got) +
                   "; one persistent receive cannot name both (keep the wildcards)");
 }
 
@@ -102,7 +102,7 @@ Req Resolver::recv_req(int32_t r, const Event& ev, FieldId pf, FieldId tf, const
     q.done = true;
   } else if (from != kAny) {
     if (!q.group || from < 0 || from >= static_cast<int64_t>(q.group->members.size()))
-      throw PassError("rank " + std::to_string(r) + " at node " + std::to_string(st(r).node) +
+      throw PassError("rank " + std::to_string(r) + " at " + node_label(t_, st(r).node) +
                       ": source " + std::to_string(from) + " is not in communicator " +
                       std::to_string(q.comm));
     q.from = q.group->members[static_cast<std::size_t>(from)];
@@ -124,7 +124,7 @@ void Resolver::send(int32_t r, const Event& ev, bool sync, int64_t* req_out) {
   if (peer == kNull || is_sentinel(peer)) return;
   const CommGroup* g = group(comm, r);
   if (!g || peer < 0 || peer >= static_cast<int64_t>(g->members.size()))
-    throw PassError("rank " + std::to_string(r) + " at node " + std::to_string(st(r).node) +
+    throw PassError("rank " + std::to_string(r) + " at " + node_label(t_, st(r).node) +
                     ": destination " + std::to_string(peer) + " is not in communicator " +
                     std::to_string(comm));
   Msg m;
@@ -228,13 +228,12 @@ void Resolver::throw_deadlock(const std::vector<BlockedRank>& blocked) {
   os << "deadlock: the traversal blocks with " << blocked.size() << " of " << t_.world_size
      << " ranks unfinished";
   for (const BlockedRank& b : blocked)
-    os << "\n  rank " << b.rank << " at node " << b.node << " (" << b.op << ") waits for "
-       << b.waiting;
+    os << "\n  rank " << b.rank << " at " << node_label(t_, b.node) << " waits for " << b.waiting;
   std::size_t shown = 0;
   for (std::size_t to = 0; to < inbox_.size(); ++to)
     for (const Msg& m : inbox_[to]) {
       if (shown++ == 8) break;
-      os << "\n  unreceived: rank " << m.from << " -> rank " << to << " (node " << m.node
+      os << "\n  unreceived: rank " << m.from << " -> rank " << to << " (" << node_label(t_, m.node)
          << ", tag " << m.tag << ", communicator " << m.comm << ")";
     }
   os << "\n  (the wildcard sources this trace records or the traversal chose lead here: "

@@ -13,6 +13,7 @@
 
 #include "compute_time.hpp"
 #include "gen.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold::benchgen {
 
@@ -55,8 +56,7 @@ Gen::Gen(const Trace& trace, const bench::Options& options)
 }
 
 void Gen::fail(std::size_t node, const std::string& what) const {
-  std::string op = node < t.nodes.size() ? OpTable::name(t.nodes[node].key.op) : "?";
-  throw bench::BenchError("node " + std::to_string(node) + " (" + op + "): " + what);
+  throw bench::BenchError((label ? label(node) : node_label(t, node)) + ": " + what);
 }
 
 std::string Gen::fresh(const std::string& base) {
@@ -136,21 +136,24 @@ std::string ns_text(double ns) {
 
 std::string Gen::compute(std::size_t i) {
   const Node& n = t.nodes[i];
+  const bench::ComputeClock clock = opt.clock;
   Histogram all;
-  for (const Timing& tm : n.timings) all.merge(tm.compute);
+  for (const Timing& tm : n.timings) all.merge(compute_histogram(tm, clock));
   if (all.empty() || all.mean() * opt.scale < 1) return "";
+  // The processor clock leaves out the time a rank waited for a core.
+  const std::string spin = clock == bench::ComputeClock::kCpu ? "spin_cpu_ns(" : "spin_ns(";
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.6g", opt.scale);
   if (opt.compute != bench::ComputeMode::kSample) {
-    const ComputeByPred c = compute_by_pred(n, opt.compute);
+    const ComputeByPred c = compute_by_pred(n, opt.compute, clock);
     if (by_pred && !c.cases.empty()) {
       std::string e;
       for (const auto& [k, v] : c.cases)
         e += "after == " + after_name(k) + " ? " + ns_text(v * opt.scale) + " : ";
-      return "spin_ns(" + e + ns_text(c.otherwise * opt.scale) + ");";
+      return spin + e + ns_text(c.otherwise * opt.scale) + ");";
     }
-    const double ns = compute_ns(n, opt.compute) * opt.scale;
-    return ns < 1 ? "" : "spin_ns(" + ns_text(ns) + ");";
+    const double ns = compute_ns(n, opt.compute, clock) * opt.scale;
+    return ns < 1 ? "" : spin + ns_text(ns) + ");";
   }
   auto table = [&](const Histogram& h) {
     const std::string name = fresh(site_name(i) + "_compute");
@@ -165,14 +168,15 @@ std::string Gen::compute(std::size_t i) {
   const Histogram* otherwise = &all;
   if (by_pred && n.timings.size() > 1)
     for (const Timing& tm : n.timings) {
-      if (tm.compute.empty()) continue;
+      const Histogram& h = compute_histogram(tm, clock);
+      if (h.empty()) continue;
       if (tm.pred == kOtherKey)
-        otherwise = &tm.compute;
+        otherwise = &h;
       else
-        e += "after == " + after_name(tm.pred) + " ? " + table(tm.compute) + " : ";
+        e += "after == " + after_name(tm.pred) + " ? " + table(h) + " : ";
     }
   e += table(*otherwise);
-  return "spin_ns((" + e + ") * " + scale + ");";
+  return spin + "(" + e + ") * " + scale + ");";
 }
 
 void Gen::structure() {
@@ -181,7 +185,7 @@ void Gen::structure() {
   const bench::ComputeMode by =
       opt.compute == bench::ComputeMode::kSample ? bench::ComputeMode::kTrimmed : opt.compute;
   for (const Node& n : t.nodes)
-    if (!compute_by_pred(n, by).cases.empty()) by_pred = true;
+    if (!compute_by_pred(n, by, opt.clock).cases.empty()) by_pred = true;
   // Each rank's nodes, and each node's position in them.
   std::vector<std::vector<std::size_t>> sub(static_cast<std::size_t>(world));
   for (std::size_t i = 0; i < nn; ++i) {

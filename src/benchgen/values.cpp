@@ -207,7 +207,7 @@ std::string Gen::literal(int64_t v, Kind kind, const std::string& comm_c) const 
       if (v >= kFirstUserOp) return "user_op(" + std::to_string(v) + ")";
       return "";
     case Kind::kComm:
-      return comm_var(v);
+      return v == kNull ? "MPI_COMM_NULL" : comm_var(v);
     case Kind::kInt:
       break;
   }
@@ -219,8 +219,9 @@ std::string Gen::literal(int64_t v, Kind kind, const std::string& comm_c) const 
 
 std::string Gen::comm_var(int64_t id) const {
   if (id == CommTable::kWorld) return "MPI_COMM_WORLD";
-  auto it = comm_names.find(id);
-  return it == comm_names.end() ? "" : it->second;
+  if (auto it = comm_names.find(id); it != comm_names.end()) return it->second;
+  auto it = predefined_comms.find(id);
+  return it == predefined_comms.end() ? "" : it->second;
 }
 
 std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& what, Kind kind,

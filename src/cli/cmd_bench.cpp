@@ -20,6 +20,7 @@ struct BenchArgs {
   std::vector<std::string> compute;
   uint64_t seed = 1;
   std::string lang = "c";
+  std::string clock = "wall";
   bool keep_wildcards = false;
   bool lossy_ok = false;
   bool single_thread = false;
@@ -31,10 +32,11 @@ struct BenchArgs {
 // coNCePTuaL has neither wildcard receives nor one collective split over
 // several statements: both passes run first. The file appears whole or
 // not at all.
-void write_conceptual(Trace t, const std::string& path) {
+void write_conceptual(const Trace& recorded, const std::string& path) {
+  Trace t = recorded;
   const WildcardReport w = resolve_wildcards(t);
-  const AlignReport a = align_collectives(t);
-  const std::string text = emit_conceptual(t);
+  AlignReport a = align_collectives(t);
+  const std::string text = emit_conceptual(t, print_numbering(recorded, std::move(a.origin)));
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
@@ -52,6 +54,7 @@ bench::Options parse_compute(const BenchArgs& a) {
   o.keep_wildcards = a.keep_wildcards;
   o.lossy_ok = a.lossy_ok;
   o.single_thread = a.single_thread;
+  o.clock = a.clock == "cpu" ? bench::ComputeClock::kCpu : bench::ComputeClock::kWall;
   for (const std::string& c : a.compute) {
     if (c == "trimmed") {
       o.compute = bench::ComputeMode::kTrimmed;
@@ -98,6 +101,11 @@ void add_bench_command(CLI::App& app) {
                   "sample (drawn from the recorded histogram), scale=F (times F); may be repeated")
       // One value per --compute, so that the trace may follow it.
       ->allow_extra_args(false);
+  cmd->add_option("--compute-clock", a->clock,
+                  "Computation spins for the recorded wall time (wall) or for the processor time "
+                  "of the compute_cpu statistic (cpu: record with --stats compute_cpu; for runs "
+                  "with more ranks than cores; C output from one trace)")
+      ->check(CLI::IsMember({"wall", "cpu"}));
   cmd->add_option("--seed", a->seed,
                   "Seed of --compute sample's draws and of --lossy-ok's order (default 1)");
   cmd->add_option("--lang", a->lang, "Output language: c (default) or conceptual (coNCePTuaL)")
@@ -121,6 +129,10 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([a] {
     guarded([&] {
       const bench::Options o = parse_compute(*a);
+      if (o.clock == bench::ComputeClock::kCpu && (a->parametric || a->lang != "c"))
+        throw std::invalid_argument(
+            "--compute-clock cpu writes C from one trace only (not --parametric or --lang "
+            "conceptual)");
       if (a->parametric) {
         if (a->lang != "c") throw std::invalid_argument("--parametric writes C only");
         std::vector<bench::TraceAtScale> ins;
@@ -138,7 +150,7 @@ void add_bench_command(CLI::App& app) {
       prepare_sites(t, a->sites);
       if (a->lang == "conceptual") {
         bench::check_single_thread(t, o);
-        write_conceptual(std::move(t), a->output);
+        write_conceptual(t, a->output);
       } else
         report(bench::write_c(t, o, a->output), a->output);
     });

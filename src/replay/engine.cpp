@@ -1,5 +1,6 @@
 // The engine's walk, its computation gaps, argument conversion and dispatch.
 #include "engine.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold::replay_detail {
 
@@ -176,13 +177,13 @@ MPI_Comm Engine::comm_of(const Event& ev, FieldId f) {
   if (it != comms_.end()) return it->second;
   // Communicators the program did not create through a recorded call:
   // only those that exist in every MPI program can be named.
-  const CommGroup* g = trace_.comms.group_of(id, rank_);
-  if (g && g->members.size() == 1 && g->members[0] == rank_) return comms_[id] = MPI_COMM_SELF;
-  if (g && static_cast<int32_t>(g->members.size()) == trace_.world_size) {
-    bool identity = true;
-    for (std::size_t i = 0; i < g->members.size(); ++i)
-      identity = identity && g->members[i] == static_cast<int32_t>(i);
-    if (identity) return comms_[id] = MPI_COMM_WORLD;
+  switch (predefined_comm(trace_, id, rank_)) {
+    case PredefinedComm::kSelf:
+      return comms_[id] = MPI_COMM_SELF;
+    case PredefinedComm::kWorld:
+      return comms_[id] = MPI_COMM_WORLD;
+    case PredefinedComm::kNone:
+      break;
   }
   fail(ev,
        "communicator " + std::to_string(id) +

@@ -9,17 +9,12 @@
 #include "tracefold/expand.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/replay.hpp"
+#include "tracefold/trace_query.hpp"
 #include "tracefold/validate.hpp"
 
 namespace tracefold {
 
 namespace {
-
-std::string describe(const Trace& trace, std::size_t node) {
-  const Node& n = trace.nodes[node];
-  return "node #" + std::to_string(node) + " (" + OpTable::name(n.key.op) + ", site " +
-         std::to_string(n.key.site) + ")";
-}
 
 // Calls every member of the communicator makes, in the same order: the
 // collectives and the communicator constructors. MPI_Comm_create_group is
@@ -109,7 +104,7 @@ std::string collective_order_error(const Trace& trace, int32_t rank) {
     const std::size_t k = gc.seen++;
     const std::string where = comm_name(comm, *g) + ", collective call " + std::to_string(k + 1);
     if (k >= gc.calls.size()) {
-      error = where + ": rank " + std::to_string(rank) + " calls " + describe(trace, call.node) +
+      error = where + ": rank " + std::to_string(rank) + " calls " + node_label(trace, call.node) +
               ", rank " + std::to_string(gc.reference) + " has no such call (it makes " +
               std::to_string(gc.calls.size()) + ")";
       return;
@@ -122,9 +117,9 @@ std::string collective_order_error(const Trace& trace, int32_t rank) {
                         want.root >= 0 && call.root >= 0;
     if (want.op != call.op || (rooted && want.root != call.root))
       error = where + ": rank " + std::to_string(gc.reference) + " calls " +
-              describe(trace, want.node) +
+              node_label(trace, want.node) +
               (rooted ? " with root " + std::to_string(want.root) : "") + ", rank " +
-              std::to_string(rank) + " calls " + describe(trace, call.node) +
+              std::to_string(rank) + " calls " + node_label(trace, call.node) +
               (rooted ? " with root " + std::to_string(call.root) : "") +
               ": the replay would wait forever";
   });
@@ -134,14 +129,14 @@ std::string collective_order_error(const Trace& trace, int32_t rank) {
       return comm_name(gc.id, *g) + ": rank " + std::to_string(gc.reference) + " makes " +
              std::to_string(gc.calls.size()) + " collective calls, rank " + std::to_string(rank) +
              " only " + std::to_string(gc.seen) + " (the next is " +
-             describe(trace, gc.calls[gc.seen].node) + ")";
+             node_label(trace, gc.calls[gc.seen].node) + ")";
   return "";
 }
 
 void preflight_check(const Trace& trace, const ReplayOptions& options) {
   for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
     if (const std::string missing = missing_required_field(trace.nodes[i]); !missing.empty())
-      throw ReplayError(describe(trace, i) + ": " + missing);
+      throw ReplayError(node_label(trace, i) + ": " + missing);
     // Graph topologies are made again from their recorded edges, which
     // traces of older recorders lack (and MPI_Dist_graph_create's are never
     // recorded: each rank passes a part of the graph).
@@ -154,23 +149,17 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
       if (name == "MPI_Dist_graph_create" ||
           (name == "MPI_Graph_create" && !(has("gindex") && has("gedges"))) ||
           (name == "MPI_Dist_graph_create_adjacent" && !(has("gsrcs") && has("gdsts"))))
-        throw ReplayError(describe(trace, i) +
+        throw ReplayError(node_label(trace, i) +
                           ": the trace does not hold this graph's edges, so replay cannot make "
                           "the topology again");
     }
   }
   if (const auto init = init_thread_node(trace); init && !options.single_thread)
-    throw ReplayError(describe(trace, *init) + ": " + std::string(kInitThreadRefusal));
+    throw ReplayError(node_label(trace, *init) + ": " + std::string(kInitThreadRefusal));
   if (options.clock == ComputeClock::kCpu) {
     if (options.compute == ComputeMode::kSleep)
       throw ReplayError("--compute-clock cpu spins on the processor clock; it cannot sleep");
-    const bool any = std::any_of(trace.nodes.begin(), trace.nodes.end(), [](const Node& n) {
-      return std::any_of(n.timings.begin(), n.timings.end(), [](const Timing& t) {
-        return std::any_of(t.stats.begin(), t.stats.end(),
-                           [](const auto& st) { return st.first == kComputeCpuStatistic; });
-      });
-    });
-    if (!any)
+    if (!has_statistic(trace, kComputeCpuStatistic))
       throw ReplayError("--compute-clock cpu: the trace holds no " +
                         std::string(kComputeCpuStatistic) + " statistic; record with --stats " +
                         std::string(kComputeCpuStatistic));

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold {
 
@@ -15,8 +16,8 @@ void check_replayable(const Trace& trace) {
     const Node& n = trace.nodes[i];
     if (n.key.op >= table.size() || !table[n.key.op].supported) {
       const std::string name = n.key.op < OpTable::size() ? OpTable::name(n.key.op) : "?";
-      throw ReplayError("node #" + std::to_string(i) + ": replay cannot perform " + name +
-                        " (ranks " + n.ranks.to_string() + ")");
+      throw ReplayError(node_label(trace, i) + ": replay cannot perform " + name + " (ranks " +
+                        n.ranks.to_string() + ")");
     }
   }
 }

@@ -75,6 +75,8 @@ BENCH_FEATURES=(
   "ring_minor 4 5"
   "grid_comms 6 3"
   "strong2d 6 3"
+  "comm_self 4 5"
+  "comm_self 2 3"
 )
 BENCH_OTHERS=(
   "sym_c 4 3"
@@ -223,7 +225,7 @@ bench_refusal() {
   "$TF" bench "$d/t.tf" -o "$d/bench.c" 2>"$d/gen-err.txt" || rc=$?
   if [[ $rc -eq 0 ]]; then
     bad "$what: generation was expected to refuse this program and did not"
-  elif ! grep -Eq 'node [0-9]+ \(MPI_' "$d/gen-err.txt"; then
+  elif ! grep -Eq 'node #[0-9]+ \(MPI_[A-Za-z_]+ at ' "$d/gen-err.txt"; then
     bad "$what: the refusal does not name a node: $(cat "$d/gen-err.txt")"
   elif ls "$d"/bench.c* >/dev/null 2>&1; then
     bad "$what: a refused generation left a file behind: $(ls "$d"/bench.c*)"

@@ -49,7 +49,7 @@ for r in 0 1; do
   } >rma/rank-$r.txt
 done
 "$TF" fold rma -o rma.tf || bad "folding the one-sided raw logs failed"
-expect_error "unsupported operation" "node #[0-9]+: replay cannot perform MPI_Put" "$MPIRUN" -np 2 "$TF" replay rma.tf
+expect_error "unsupported operation" "node #[0-9]+ \(MPI_Put at app\+0x20\): replay cannot perform MPI_Put" "$MPIRUN" -np 2 "$TF" replay rma.tf
 
 # --deterministic: blocking wildcard receives take the recorded matched source.
 deterministic() {

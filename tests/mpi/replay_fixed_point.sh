@@ -73,6 +73,7 @@ fixed_point comms 4 3
 fixed_point persistent 4 5
 fixed_point bt_like 4 3
 fixed_point comm_null 4 3
+fixed_point comm_self 4 3
 fixed_point stencil_cxx 4 3
 fixed_point stencil_mpif 4 3
 fixed_point collectives_usempi 4 3

@@ -119,7 +119,7 @@ TEST(ParametricParts, APartThatFoldsCoarserIsReadValueByValue) {
 // field, the part and the values, as extrapolation does.
 TEST(ParametricParts, APartSeenOnceWithoutAMatchingPartIsRefused) {
   const std::string e = error_of(halo_inputs({{2, 2}, {2, 3}, {3, 3}}, false));
-  EXPECT_NE(e.find("node 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("h4.tf: node #0 (MPI_Send at "), std::string::npos) << e;
   EXPECT_NE(e.find(", field "), std::string::npos) << e;
   EXPECT_NE(e.find("x:mid"), std::string::npos) << e;
   EXPECT_NE(e.find("seen in one input only"), std::string::npos) << e;

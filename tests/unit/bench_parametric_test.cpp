@@ -203,7 +203,7 @@ TEST(BenchParametric, InconsistentValuesNamed) {
     FAIL() << "generated from values no model fits";
   } catch (const tracefold::bench::BenchError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("node 0 (MPI_Isend"), std::string::npos) << what;
+    EXPECT_NE(what.find("node #0 (MPI_Isend at "), std::string::npos) << what;
     EXPECT_NE(what.find("field count"), std::string::npos) << what;
     EXPECT_NE(what.find("5 at 3, 7 at 4, 20 at 5"), std::string::npos) << what;
   }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `tracefold bench --compute-clock cpu` against the wall clock on an
+# oversubscribed run (docs/bench.md "Processor-time computation"): each
+# program is recorded once with --stats compute_cpu at NP ranks (more than
+# the machine's cores), its benchmark generated with both clocks, and the
+# program and both benchmarks run at NP ranks on the same machine, REPS
+# times each, alternating. Times are the medians of the programs' own
+# "app_time" (APP_TIME set) and of the benchmarks' "wall time", both the
+# slowest rank from a barrier after MPI_Init to MPI_Finalize, so mpirun's
+# launch cost is in neither; "error" is the benchmark against the program.
+#
+#   bash scripts/bench-cpu-clock.sh [BUILD_DIR] [NP] [REPS] [WORK]
+#
+# ONLY="cg lu" in the environment runs those programs only.
+set -euo pipefail
+BUILD=${1:-build}
+NP=${2:-4}
+REPS=${3:-3}
+WORK=${4:-1000}
+TF=$BUILD/src/cli/tracefold
+APPS=$BUILD/tests/apps
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+# program and steps (each step computes WORK units of about 1 us)
+PROGRAMS=(
+  "stencil2d_periodic 400"
+  "cg 100"
+  "sweep3d 40"
+  "lu 200"
+)
+
+source "$(dirname "$0")/lib/stats.bash"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores, $NP ranks, $REPS runs each, WORK=$WORK"
+printf '%-20s %9s %9s %7s %9s %7s\n' program original wall error cpu error
+for p in "${PROGRAMS[@]}"; do
+  read -r name steps <<<"$p"
+  [[ -x $APPS/app_$name ]] || continue
+  [[ -z ${ONLY:-} || " $ONLY " == *" $name "* ]] || continue
+  "$TF" record --stats compute_cpu -o "$W/$name.tf" -- mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" \
+    >/dev/null 2>&1
+  for c in wall cpu; do
+    "$TF" bench --compute-clock "$c" "$W/$name.tf" -o "$W/$name-$c.c" 2>/dev/null
+    mpicc -std=c11 -O2 "$W/$name-$c.c" -o "$W/$name-$c"
+    : >"$W/$c.t"
+  done
+  : >"$W/orig.t"
+  for ((k = 0; k < REPS; ++k)); do
+    APP_TIME=1 mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" 2>&1 >/dev/null |
+      sed -n 's/^app_time: //p' >>"$W/orig.t"
+    for c in wall cpu; do
+      mpirun -np "$NP" "$W/$name-$c" 2>/dev/null |
+        sed -n 's/^bench: .* wall time \([0-9.]*\) s$/\1/p' >>"$W/$c.t"
+    done
+  done
+  short=0
+  for f in orig wall cpu; do [[ $(wc -l <"$W/$f.t") -eq $REPS ]] || short=1; done
+  if ((short)); then
+    echo "$name: a run reported no time" >&2
+    continue
+  fi
+  orig=$(median <"$W/orig.t")
+  row=$(printf '%8.3fs' "$orig")
+  for c in wall cpu; do
+    gen=$(median <"$W/$c.t")
+    row+=$(awk -v g="$gen" -v o="$orig" 'BEGIN { printf " %8.3fs %+6.1f%%", g, 100 * (g - o) / o }')
+  done
+  printf '%-20s %s\n' "$name" "$row"
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
