@@ -22,19 +22,7 @@ using testing::make_sites;
 constexpr int64_t kSelf0 = 2147483700, kSelf1 = 2147483701;
 
 Trace build(const std::vector<std::vector<Event>>& ranks, const CommTable& comms) {
-  const int32_t n = static_cast<int32_t>(ranks.size());
-  const SiteTable table = make_sites(8);
-  Trace acc;
-  for (int32_t r = 0; r < n; ++r) {
-    Folder f(r);
-    for (Event e : ranks[static_cast<std::size_t>(r)]) {
-      encode_relative(e, r, comms);
-      f.append(e);
-    }
-    Trace t = f.finish(n, table, comms);
-    acc = r == 0 ? std::move(t) : merge_traces(acc, t);
-  }
-  return acc;
+  return testing::fold_ranks(ranks, comms);
 }
 
 CommTable world_and_self() {

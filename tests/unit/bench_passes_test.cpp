@@ -20,23 +20,11 @@ namespace {
 using testing::make_event;
 using testing::make_sites;
 
-// Folds each rank's events and merges the ranks into one trace.
+// Each rank's events folded and merged, on MPI_COMM_WORLD only.
 Trace build(const std::vector<std::vector<Event>>& ranks, std::size_t sites = 8) {
-  const int32_t n = static_cast<int32_t>(ranks.size());
   CommTable comms;
-  comms.define_world(n);
-  const SiteTable table = make_sites(sites);
-  Trace acc;
-  for (int32_t r = 0; r < n; ++r) {
-    Folder f(r);
-    for (Event e : ranks[static_cast<std::size_t>(r)]) {
-      encode_relative(e, r, comms);
-      f.append(e);
-    }
-    Trace t = f.finish(n, table, comms);
-    acc = r == 0 ? std::move(t) : merge_traces(acc, t);
-  }
-  return acc;
+  comms.define_world(static_cast<int32_t>(ranks.size()));
+  return testing::fold_ranks(ranks, comms, sites);
 }
 
 Event p2p(const char* op, SiteId site, int64_t peer, int64_t tag = 0) {

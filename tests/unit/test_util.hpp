@@ -7,6 +7,7 @@
 
 #include "tracefold/event.hpp"
 #include "tracefold/folder.hpp"
+#include "tracefold/merge.hpp"
 #include "tracefold/trace.hpp"
 
 namespace tracefold::testing {
@@ -26,6 +27,25 @@ inline SiteTable make_sites(std::size_t n) {
   SiteTable t;
   for (std::size_t i = 0; i < n; ++i) t.intern(CallSite{{Frame{"app", 0x10 * (i + 1)}}});
   return t;
+}
+
+/// Folds each rank's events (peers encoded relative to `comms`) and merges
+/// the ranks into one trace, the call sites being make_sites(sites).
+inline Trace fold_ranks(const std::vector<std::vector<Event>>& ranks, const CommTable& comms,
+                        std::size_t sites = 8) {
+  const int32_t n = static_cast<int32_t>(ranks.size());
+  const SiteTable table = make_sites(sites);
+  Trace acc;
+  for (int32_t r = 0; r < n; ++r) {
+    Folder f(r);
+    for (Event e : ranks[static_cast<std::size_t>(r)]) {
+      encode_relative(e, r, comms);
+      f.append(e);
+    }
+    Trace t = f.finish(n, table, comms);
+    acc = r == 0 ? std::move(t) : merge_traces(acc, t);
+  }
+  return acc;
 }
 
 /// One to three random byte mutations of `m` (a character of `alphabet`
