@@ -73,10 +73,14 @@ std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
 /// partner's rank in `comm` (a receive's source; kAny for a wildcard whose
 /// source is unknown), or anything else (collectives: not matched here).
 struct Message {
-  enum class Kind : uint8_t { kSend, kRecv, kOther } kind = Kind::kOther;
+  /// kSendrecv: a send to `peer` with `tag` and a receive from `rpeer`
+  /// with `rtag` in one call.
+  enum class Kind : uint8_t { kSend, kRecv, kSendrecv, kOther } kind = Kind::kOther;
   int64_t peer = kAbsent;
   int64_t comm = 0;
   int64_t tag = kAbsent;
+  int64_t rpeer = kAbsent;
+  int64_t rtag = kAbsent;
 };
 
 /// A rank's events and, per event, the index of the per-process pattern

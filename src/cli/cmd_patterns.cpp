@@ -14,6 +14,19 @@ namespace tracefold::cli {
 
 namespace {
 
+// The function that called the call's function: the label frame's next
+// inlined level, else the next frame out that has a name ("" if none).
+std::string caller_of(const SymbolTables& t, const CallSite& cs) {
+  const Frame* f = label_frame(t, cs);
+  if (!f) return "";
+  const SourceFrames* s = t.symbols_of(*f);
+  if (s && s->size() > 1 && !(*s)[1].function.empty()) return (*s)[1].function;
+  for (auto it = cs.frames.begin() + (f - cs.frames.data()) + 1; it != cs.frames.end(); ++it)
+    if (const SourceFrames* n = t.symbols_of(*it); n && !n->empty() && !n->front().function.empty())
+      return n->front().function;
+  return "";
+}
+
 // Step 2's patterns: whose per-process patterns they join, their edges.
 void print_global(const patterns::Result& r) {
   std::cout << "global patterns: " << r.global.size() << "\n";
@@ -38,6 +51,7 @@ void add_patterns_command(CLI::App& app) {
   struct Args {
     std::string trace;
     bool absolute = false, no_context = false;
+    std::string context = "function";
     SiteOptions sites;
   };
   auto args = std::make_shared<Args>();
@@ -48,6 +62,11 @@ void add_patterns_command(CLI::App& app) {
                 "Peers as ranks in the communicator (default: relative, +1 = next rank)");
   cmd->add_flag("--no-context", args->no_context,
                 "One context per rank: repeats may span functions (the seed's baseline)");
+  cmd->add_option("--context", args->context,
+                  "What a context is: the calling function, or it and its caller (a helper "
+                  "called from two places makes two contexts)")
+      ->check(CLI::IsMember({"function", "caller"}))
+      ->default_str("function");
   add_site_options(cmd, args->sites);
   cmd->callback([args] {
     cli::guarded([&] {
@@ -62,13 +81,16 @@ void add_patterns_command(CLI::App& app) {
       auto context_of = [&](SiteId site) -> std::string {
         const CallSite& cs = t.sites.at(site);
         if (!args->sites.raw)
-          if (const SourceFrame* f = innermost_source(t.symtab, cs); f && !f->function.empty())
-            return f->function;
+          if (const SourceFrame* f = innermost_source(t.symtab, cs); f && !f->function.empty()) {
+            if (args->context != "caller") return f->function;
+            const std::string caller = caller_of(t.symtab, cs);
+            return caller.empty() ? f->function : f->function + " < " + caller;
+          }
         return site_label(t.symtab, cs, {args->sites.raw});
       };
       const patterns::Result r = patterns::find_process_patterns(t, o, context_of);
       std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "
-                << (args->no_context ? "none" : "function") << ", peers "
+                << (args->no_context ? "none" : args->context) << ", peers "
                 << (args->absolute ? "absolute" : "relative") << "\n";
       for (const patterns::RankPatterns& g : r.groups) {
         std::cout << "ranks " << g.ranks.to_string() << ": " << g.events << " events, "

@@ -32,6 +32,22 @@ grep -q '^    edges 0->1 0->2 1->0 1->3 2->0 2->3 3->1 3->2$' p.txt || fail "wro
 grep -q 'send(1, comm 0, tag 100)' a.txt || fail "--absolute: rank 0 should send to 1"
 "$TF" patterns --no-context sw.tf > n.txt
 [[ $(grep -c 'in (whole rank): 65 events, 2 times' n.txt) -eq 4 ]] || fail "--no-context"
+# A helper called from two places (call_paths: exchange() from from_north()
+# and from_south(), each an MPI_Sendrecv): one context by function, two
+# with --context caller; Sendrecv messages are matched both ways.
+"$TF" record -o cp.tf -- "$MPIRUN" -np 2 "$APPS/app_call_paths" 6 > /dev/null 2> cp.err ||
+  { cat cp.err >&2; fail "record call_paths"; }
+"$TF" patterns cp.tf > f.txt
+grep -q '^  #[0-9]* in exchange: ' f.txt || fail "no pattern in context exchange"
+grep -q 'from_north\|from_south' f.txt && fail "function contexts should not name callers"
+"$TF" patterns --context caller cp.tf > c.txt
+grep -q '^patterns of cp.tf: 2 ranks, context caller, ' c.txt || fail "--context caller header"
+grep -q '^  #[0-9]* in exchange < from_\(north\|south\): ' c.txt ||
+  fail "--context caller should qualify exchange by its caller"
+grep -qE '^  G[0-9]+: patterns of ranks <1 0 2 1>, [1-9][0-9]* messages' f.txt ||
+  fail "Sendrecv messages were not matched between the two ranks"
+"$TF" patterns --context bogus cp.tf 2> bad.txt && fail "--context bogus was accepted"
+grep -q "context" bad.txt || fail "no message for a bad --context"
 "$TF" patterns /dev/null 2> err.txt && fail "an empty file was accepted"
 [[ -s err.txt ]] || fail "no message for a bad trace"
 echo "ok"

@@ -228,6 +228,31 @@ TEST(PatternsGlobal, SeedFigure6OneGlobalPattern) {
   EXPECT_EQ(g[0].loose_events, 28u - 4u * 2 - 2u * 2 - 3u * 2);
 }
 
+// A Sendrecv is a send and a receive: two ranks that only call
+// MPI_Sendrecv with each other form one pattern with both edges.
+TEST(PatternsGlobal, SendrecvMatchesBothWays) {
+  auto rank = [](int32_t me, int32_t other) {
+    RankEvents r;
+    r.rank = me;
+    for (int i = 0; i < 3; ++i) {
+      Message m;
+      m.kind = Message::Kind::kSendrecv;
+      m.peer = other;
+      m.tag = 4;
+      m.rpeer = other;
+      m.rtag = 4;
+      r.events.push_back(m);
+      r.pattern_of.push_back(0);
+    }
+    return r;
+  };
+  const std::vector<RankEvents> ranks = {rank(0, 1), rank(1, 0)};
+  const std::vector<GlobalPattern> g = assemble(ranks);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].edges, (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 0}}));
+  EXPECT_EQ(g[0].messages, 6u);
+}
+
 // Two rings that never exchange a message stay two patterns; a receive
 // whose source is unknown matches nothing.
 TEST(PatternsGlobal, UnconnectedPatternsStayApart) {

@@ -62,11 +62,15 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
     const RankEvents& r = ranks[i];
     for (std::size_t e = 0; e < r.events.size(); ++e) {
       const Message& m = r.events[e];
-      if (m.kind == Message::Kind::kOther || is_sentinel(m.peer) || is_sentinel(m.tag)) continue;
-      if (m.kind == Message::Kind::kSend)
+      const bool sends = m.kind == Message::Kind::kSend || m.kind == Message::Kind::kSendrecv;
+      if (sends && !is_sentinel(m.peer) && !is_sentinel(m.tag) && m.peer != kAbsent)
         channels[{r.rank, m.peer, m.comm, m.tag}].sends.push_back(unit_of[i][e]);
-      else
-        channels[{m.peer, r.rank, m.comm, m.tag}].recvs.push_back(unit_of[i][e]);
+      // A receive whose source or tag is unknown matches nothing.
+      const int64_t from = m.kind == Message::Kind::kSendrecv ? m.rpeer : m.peer;
+      const int64_t tag = m.kind == Message::Kind::kSendrecv ? m.rtag : m.tag;
+      const bool receives = m.kind == Message::Kind::kRecv || m.kind == Message::Kind::kSendrecv;
+      if (receives && !is_sentinel(from) && !is_sentinel(tag) && from != kAbsent)
+        channels[{from, r.rank, m.comm, tag}].recvs.push_back(unit_of[i][e]);
     }
   }
   std::vector<std::tuple<std::size_t, int32_t, int32_t>> matched;  // (send unit, from, to)

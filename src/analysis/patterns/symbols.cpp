@@ -170,10 +170,21 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       m.comm = abs.comm;
       m.tag = abs.tag;
       m.peer = abs.peer;
-      if (abs.family == OpFamily::kSend)
+      if (abs.family == OpFamily::kSend) {
         m.kind = Message::Kind::kSend;
-      else if (abs.family == OpFamily::kRecv || abs.family == OpFamily::kMrecv)
+      } else if (abs.family == OpFamily::kRecv || abs.family == OpFamily::kMrecv) {
         m.kind = Message::Kind::kRecv;
+      } else if (abs.family == OpFamily::kSendrecv) {
+        static const FieldId rpeer_f = *FieldTable::find("rpeer");
+        static const FieldId rtag_f = FieldTable::intern("rtag", FieldKind::kScalar);
+        m.kind = Message::Kind::kSendrecv;
+        m.rpeer = ev.get(rpeer_f);
+        m.rtag = ev.get(rtag_f);
+        // MPI_Sendrecv_replace and calls recorded without a receive tag
+        // use the send's.
+        if (m.rtag == kAbsent) m.rtag = m.tag;
+        if (m.rpeer == kAbsent) m.rpeer = m.peer;
+      }
       mine.events.push_back(m);
     }
     auto [sit, fresh] = seen.try_emplace({symbols, contexts}, result.groups.size());
