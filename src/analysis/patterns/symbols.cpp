@@ -66,6 +66,20 @@ std::string value_text(int64_t v) {
   return format_value(v);
 }
 
+// `k` with its peer as the distance from `rank` in the communicator, the
+// short way round (-1 rather than size - 1).
+SymbolKey relative(SymbolKey k, int32_t rank, const CommTable& comms) {
+  if (is_sentinel(k.peer) || k.peer == kAbsent) return k;
+  const int32_t me = comms.rank_in(k.comm, rank);
+  const CommGroup* g = comms.group_of(k.comm, rank);
+  if (me < 0 || !g || g->members.size() == 0) return k;
+  const auto size = static_cast<int64_t>(g->members.size());
+  int64_t d = ((k.peer - me) % size + size) % size;
+  if (d > size / 2) d -= size;
+  k.peer = d;
+  return k;
+}
+
 }  // namespace
 
 Symbol Alphabet::intern(const SymbolKey& key) {
@@ -114,19 +128,9 @@ std::optional<SymbolKey> symbol_of(const Event& ev, int32_t rank, const CommTabl
     const int64_t src = ev.get(FieldTable::src());
     if (src != kAbsent) peer = src;
   }
-  if (mode == PeerMode::kRelative && !is_sentinel(peer) && peer != kAbsent) {
-    const int32_t me = comms.rank_in(k.comm, rank);
-    const CommGroup* g = comms.group_of(k.comm, rank);
-    if (me >= 0 && g && g->members.size() > 0) {
-      const auto size = static_cast<int64_t>(g->members.size());
-      int64_t d = ((peer - me) % size + size) % size;
-      if (d > size / 2) d -= size;  // nearest direction: -1 rather than size - 1
-      peer = d;
-    }
-  }
   k.peer = peer;
   k.tag = ev.get(tag_f);
-  return k;
+  return mode == PeerMode::kRelative ? relative(k, rank, comms) : k;
 }
 
 Result find_process_patterns(const Trace& trace, const Options& options,
@@ -158,14 +162,13 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     RankIterator it(trace, rank);
     Event ev;
     while (it.next(ev)) {
-      const std::optional<SymbolKey> key = symbol_of(ev, rank, trace.comms, options.peers);
-      if (!key) continue;
-      symbols.push_back(result.alphabet.intern(*key));
-      contexts.push_back(context_id(ev.site));
       // The assembly matches by ranks, whatever the listing shows.
-      const SymbolKey abs = options.peers == PeerMode::kAbsolute
-                                ? *key
-                                : *symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
+      const std::optional<SymbolKey> found = symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
+      if (!found) continue;
+      const SymbolKey& abs = *found;
+      symbols.push_back(result.alphabet.intern(
+          options.peers == PeerMode::kRelative ? relative(abs, rank, trace.comms) : abs));
+      contexts.push_back(context_id(ev.site));
       Message m;
       m.comm = abs.comm;
       m.tag = abs.tag;
