@@ -20,6 +20,13 @@ void fill_values(ValueSeq& v, const FieldValue& fv) {
 }
 }  // namespace
 
+ValueSeq folding::list_values(const std::vector<int64_t>& list) {
+  ValueSeq v;
+  v.push_back(static_cast<int64_t>(list.size()));
+  for (int64_t x : list) v.push_back(x);
+  return v;
+}
+
 ValueSeq Folder::Impl::field_values(const FieldValue& fv) {
   ValueSeq v;
   fill_values(v, fv);

@@ -105,7 +105,7 @@ void Folder::Impl::merge_event(Item& b, const Event& ev, uint64_t pred, bool has
   for (std::size_t i = 0; i < b.fields.size(); ++i) {
     const FieldValue& fv = ev.fields[i];
     if (has_list && FieldTable::kind(fv.field) == FieldKind::kList)
-      b.fields[i].second.append(field_values(fv));
+      append_list_values(b.fields[i].second, fv.list);
     else
       b.fields[i].second.push_back(fv.scalar);
   }

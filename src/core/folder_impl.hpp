@@ -88,6 +88,34 @@ void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32
 // Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
 void merge_item_timings(Item& b, const Item& s, int32_t rank);
 
+// What seq.append(values) gives, where `values` is a list field's one
+// execution as the general path stores it (its length, then its elements),
+// without making that sequence for short lists. ValueSeq::append pushes
+// each value of a sequence whose runs hold at most kSmallListValues values
+// (every run of a sequence that short) and appends a one-value sequence as
+// that value repeated; the events of a polling loop's completions carry
+// such lists, and a sequence made per event cost a malloc and a free.
+// Must equal ValueSeq's own bound (kSmallRunValues in value_seq.cpp): the
+// unit test FolderLists.ShortListsAppendAsTheirSequence checks it.
+inline constexpr std::size_t kSmallListValues = 8;
+// The sequence of one list field's execution: its length, then its elements.
+ValueSeq list_values(const std::vector<int64_t>& list);
+
+inline void append_list_values(ValueSeq& seq, const std::vector<int64_t>& list) {
+  const std::size_t n = list.size() + 1;
+  if (n > kSmallListValues) {
+    seq.append(list_values(list));
+    return;
+  }
+  const auto len = static_cast<int64_t>(list.size());
+  if (std::all_of(list.begin(), list.end(), [len](int64_t x) { return x == len; })) {
+    seq.append_repeated(len, n);
+    return;
+  }
+  seq.push_back(len);
+  for (int64_t x : list) seq.push_back(x);
+}
+
 // merge_pair of two events with the same field ids: b's history, then s's.
 void merge_same_fields(Item& b, const Item& s, int32_t rank);
 
@@ -491,6 +519,7 @@ struct Folder::Impl {
   std::vector<WalkOp> walk_ops_;
   std::vector<Event> walk_events_;  // reused slots; the first walk_count_ are live
   std::vector<uint64_t> walk_preds_;
+  std::vector<uint8_t> walk_has_list_;  // per slot: the event has a list field
   std::size_t walk_count_ = 0;
   uint64_t walk_prev_key_ = 0;
   // The shape of the last walked iteration. A run of alike ones hands the
@@ -518,7 +547,7 @@ struct Folder::Impl {
   void abort_walk();
   void commit_repeats(Item& x, uint32_t slot);
   // Merges one walked event into its node (merge_pair's result).
-  void walk_merge(Item& x, const Event& ev, uint64_t pred);
+  void walk_merge(Item& x, const Event& ev, uint64_t pred, bool has_list);
   enum class WalkResult : uint8_t { kPlaced, kComplete };
   WalkResult walk_place(const Event& ev, uint32_t index);
 

@@ -17,21 +17,27 @@ bool same_field_ids(const Item& x, const Event& ev) {
 }
 
 // dst = src, reusing dst's buffers; most fields are scalars whose (empty)
-// lists need no assignment.
-void copy_fields(std::vector<FieldValue>& dst, const std::vector<FieldValue>& src) {
-  if (dst.size() != src.size()) dst.resize(src.size());
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    dst[i].field = src[i].field;
-    dst[i].scalar = src[i].scalar;
-    if (!src[i].list.empty() || !dst[i].list.empty()) dst[i].list = src[i].list;
+// lists need no assignment. Returns whether any field is a list field
+// (asked again when the event is merged; known here for free).
+bool copy_fields(std::vector<FieldValue>& dst, const std::vector<FieldValue>& src) {
+  const std::size_t n = src.size();
+  if (dst.size() != n) dst.resize(n);
+  FieldValue* d = dst.data();
+  const FieldValue* s = src.data();
+  bool any_list = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    d[i].field = s[i].field;
+    d[i].scalar = s[i].scalar;
+    if (FieldTable::kind(s[i].field) == FieldKind::kList) {
+      any_list = true;
+      d[i].list = s[i].list;
+    } else if (!d[i].list.empty()) {
+      d[i].list.clear();
+    }
   }
+  return any_list;
 }
 
-bool has_list_field(const Event& ev) {
-  return std::any_of(ev.fields.begin(), ev.fields.end(), [](const FieldValue& fv) {
-    return FieldTable::kind(fv.field) == FieldKind::kList;
-  });
-}
 }  // namespace
 
 void Folder::Impl::start_walk() {
@@ -88,8 +94,8 @@ Folder::Impl::WalkResult Folder::Impl::walk_place(const Event& ev, uint32_t inde
   }
 }
 
-void Folder::Impl::walk_merge(Item& x, const Event& ev, uint64_t pred) {
-  if (same_field_ids(x, ev)) return merge_event(x, ev, pred, has_list_field(ev));
+void Folder::Impl::walk_merge(Item& x, const Event& ev, uint64_t pred, bool has_list) {
+  if (same_field_ids(x, ev)) return merge_event(x, ev, pred, has_list);
   // A call whose fields differ from the node's (a probe that found a message
   // reports its source; one that did not, none): what merge_pair does with
   // the one-event item, without making it while the event's fields are
@@ -106,7 +112,7 @@ void Folder::Impl::walk_merge(Item& x, const Event& ev, uint64_t pred) {
     if (j < ev.fields.size() && ev.fields[j].field == id) {
       const FieldValue& fv = ev.fields[j++];
       if (FieldTable::kind(fv.field) == FieldKind::kList)
-        values.append(field_values(fv));
+        append_list_values(values, fv.list);
       else
         values.push_back(fv.scalar);
     } else {
@@ -134,12 +140,13 @@ bool Folder::Impl::walk_append(const Event& ev) {
     walk_events_.resize(walk_count_ + 1);
     walk_preds_.resize(walk_count_ + 1);
     walk_repeat_.resize(walk_count_ + 1);
+    walk_has_list_.resize(walk_count_ + 1);
   }
   walk_repeat_[walk_count_] = WalkRepeat{};
   Event& slot = walk_events_[walk_count_];
   slot.op = ev.op;
   slot.site = ev.site;
-  copy_fields(slot.fields, ev.fields);
+  walk_has_list_[walk_count_] = copy_fields(slot.fields, ev.fields);
   slot.compute_ns = ev.compute_ns;
   slot.comm_ns = ev.comm_ns;
   walk_preds_[walk_count_] = prev_key;
@@ -187,7 +194,7 @@ bool Folder::Impl::commit_walk() {
     if (op.value == kConsumed && walk_repeat_[op.event].count > 0) {
       commit_repeats(x, op.event);
     } else if (op.value == kConsumed) {
-      walk_merge(x, walk_events_[op.event], walk_preds_[op.event]);
+      walk_merge(x, walk_events_[op.event], walk_preds_[op.event], walk_has_list_[op.event]);
     } else {
       x.reps.push_back(static_cast<int64_t>(op.value));
     }
@@ -292,11 +299,12 @@ bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> t
     walk_events_.resize(walk_count_ + 1);
     walk_preds_.resize(walk_count_ + 1);
     walk_repeat_.resize(walk_count_ + 1);
+    walk_has_list_.resize(walk_count_ + 1);
   }
   Event& slot = walk_events_[walk_count_];
   slot.op = ev.op;
   slot.site = ev.site;
-  copy_fields(slot.fields, ev.fields);
+  walk_has_list_[walk_count_] = copy_fields(slot.fields, ev.fields);
   slot.compute_ns = slot.comm_ns = -1;
   walk_preds_[walk_count_] = k;
   walk_repeat_[walk_count_] = WalkRepeat{walk_times_.size(), times.size()};
@@ -320,11 +328,11 @@ void Folder::Impl::commit_repeats(Item& x, uint32_t slot) {
     for (uint64_t t = 0; t < rep.count; ++t) {
       ev.compute_ns = walk_times_[rep.times_from + t].compute_ns;
       ev.comm_ns = walk_times_[rep.times_from + t].comm_ns;
-      walk_merge(x, ev, x.key);
+      walk_merge(x, ev, x.key, walk_has_list_[slot]);
     }
     return;
   }
-  merge_copies(x, ev, has_list_field(ev), {walk_times_.data() + rep.times_from, rep.count});
+  merge_copies(x, ev, walk_has_list_[slot], {walk_times_.data() + rep.times_from, rep.count});
 }
 
 }  // namespace tracefold
