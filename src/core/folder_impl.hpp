@@ -511,7 +511,7 @@ struct Folder::Impl {
   std::vector<RepeatTiming> walk_times_;
   uint64_t walk_events_total_ = 0;  // events the live slots stand for
   static constexpr std::size_t kMaxWalkEvents = std::size_t{1} << 16;
-  static constexpr uint64_t kLongWalk = 4096;  // see walk_append
+  static constexpr uint64_t kLongWalk = 64;  // see walk_append
   bool walking_ = false;
   uint32_t unclean_streak_ = 0;
   bool walk_refold_ = false;  // an earlier item ends like the loop: try_fold after each iteration
