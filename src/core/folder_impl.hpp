@@ -30,6 +30,7 @@ struct Item {
   std::vector<Item> body;                            // loop only
   std::vector<std::pair<FieldId, ValueSeq>> fields;  // event only, sorted by id
   std::vector<Timing> timings;                       // event only, sorted by pred
+  uint32_t timing_hint = 0;                          // timings index timing_record returned last
   // A fresh event keeps its one timing sample raw until it is merged into an
   // existing event: no histogram allocations on the per-event hot path.
   bool raw_timing = false;

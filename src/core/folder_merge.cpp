@@ -29,6 +29,10 @@ void settle_timing(Item& b, int32_t rank) {
 }
 
 std::size_t timing_record(Item& b, EventKey pred) {
+  // Mostly the record of the event's last sample (a poll after a poll): the
+  // hint is checked, so any change to the records since only costs a search.
+  if (b.timing_hint < b.timings.size() && b.timings[b.timing_hint].pred == pred)
+    return b.timing_hint;
   auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
                              [](const Timing& x, EventKey k) { return x.pred < k; });
   if (it == b.timings.end() || !(it->pred == pred)) {
@@ -36,7 +40,8 @@ std::size_t timing_record(Item& b, EventKey pred) {
     fresh.pred = pred;
     it = b.timings.insert(it, std::move(fresh));
   }
-  return static_cast<std::size_t>(it - b.timings.begin());
+  b.timing_hint = static_cast<uint32_t>(it - b.timings.begin());
+  return b.timing_hint;
 }
 
 void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
