@@ -39,6 +39,7 @@ struct Gen {
   std::ostringstream decls;  // file-scope tables and counters
   std::ostringstream body;   // main's statements
   std::ostringstream setup;  // buffer allocation, before the first call
+  std::ostringstream funcs;  // after the tables: run_node() and walk() of shared rank groups
   int depth = 1;
   int loop_vars = 0;
   std::set<std::string> names;
@@ -112,6 +113,8 @@ struct Gen {
   /// operations, sized for this trace.
   std::string types_prelude() const;
 
+  /// Node `h` as a statement, for the ranks of `U` (structure.cpp).
+  void leaf(std::size_t h, const Ranklist& U);
   void structure();  // the whole of main's body
   std::string program();
 };
