@@ -133,6 +133,10 @@ std::string prelude();
 /// program makes (Gen::types_prelude).
 std::string named_tables(bool derived = true);
 
+/// `c` without the file-scope `static`/`HELPER` definitions nothing else
+/// in it refers to (prune.cpp), nor the comment lines just before them.
+std::string drop_unused(const std::string& c);
+
 /// Writes `text` to `path` through a temporary name, so a benchmark file
 /// appears whole or not at all. Throws bench::BenchError.
 void write_whole(const std::string& path, const std::string& text);

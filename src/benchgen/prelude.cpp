@@ -479,7 +479,7 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
   // skew is not timed as the first exchange's wait.
   out << "  PMPI_Barrier(MPI_COMM_WORLD);\n  start_time = now();\n\n"
       << body.str() << "  return 0;\n}\n";
-  return out.str();
+  return drop_unused(out.str());
 }
 
 }  // namespace tracefold::benchgen

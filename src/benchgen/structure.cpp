@@ -30,11 +30,11 @@ std::string walk_c(int deepest) {
   const std::string d = std::to_string(std::max(deepest, 1));
   return "static void walk(const int *w, long n) {\n"
          "  long from[" +
-         d + "], left[" + d +
-         "];\n"
+         d + "] = {0}, left[" + d +
+         "] = {0};\n"
          "  int timed[" +
          d +
-         "], top = -1;\n"
+         "] = {0}, top = -1;\n"
          "  for (long pc = 0; pc < n;) {\n"
          "    if (w[pc] >= 0) {\n"
          "      run_node(w[pc++]);\n"
