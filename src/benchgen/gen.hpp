@@ -39,6 +39,7 @@ struct Gen {
   std::ostringstream decls;  // file-scope tables and counters
   std::ostringstream body;   // main's statements
   std::ostringstream setup;  // buffer allocation, before the first call
+  std::ostringstream funcs;  // after the tables: run_node() and walk() of shared rank groups
   int depth = 1;
   int loop_vars = 0;
   std::set<std::string> names;
@@ -112,6 +113,8 @@ struct Gen {
   /// operations, sized for this trace.
   std::string types_prelude() const;
 
+  /// Node `h` as a statement, for the ranks of `U` (structure.cpp).
+  void leaf(std::size_t h, const Ranklist& U);
   void structure();  // the whole of main's body
   std::string program();
 };
@@ -129,6 +132,10 @@ std::string prelude();
 /// `derived`, other ids go to the derived types and user operations the
 /// program makes (Gen::types_prelude).
 std::string named_tables(bool derived = true);
+
+/// `c` without the file-scope `static`/`HELPER` definitions nothing else
+/// in it refers to (prune.cpp), nor the comment lines just before them.
+std::string drop_unused(const std::string& c);
 
 /// Writes `text` to `path` through a temporary name, so a benchmark file
 /// appears whole or not at all. Throws bench::BenchError.

@@ -460,7 +460,7 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
     out << "};\nstatic enum after_call after = AFTER_START;\n";
   }
   out << "\n/* Tables of values that vary between calls, counters that index them. */\n"
-      << decls.str();
+      << decls.str() << funcs.str();
   // A program that asked for threads gets MPI_Init_thread too (the
   // benchmark itself makes every call from one thread).
   const bool thread = !t.nodes.empty() && OpTable::name(t.nodes[0].key.op) == "MPI_Init_thread";
@@ -479,7 +479,7 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
   // skew is not timed as the first exchange's wait.
   out << "  PMPI_Barrier(MPI_COMM_WORLD);\n  start_time = now();\n\n"
       << body.str() << "  return 0;\n}\n";
-  return out.str();
+  return drop_unused(out.str());
 }
 
 }  // namespace tracefold::benchgen

@@ -23,6 +23,45 @@ namespace {
 // one rank sees it.
 using LoopSpan = std::tuple<std::size_t, std::size_t, std::size_t>;
 
+// The walker of a rank group's table: a number >= 0 runs that node; -1,
+// loop, phase, length opens a loop of loop_trips(loop) iterations over the
+// next `length` entries (timed as `phase` when >= 0); -2 closes it.
+std::string walk_c(int deepest) {
+  const std::string d = std::to_string(std::max(deepest, 1));
+  return "static void walk(const int *w, long n) {\n"
+         "  long from[" +
+         d + "] = {0}, left[" + d +
+         "] = {0};\n"
+         "  int timed[" +
+         d +
+         "] = {0}, top = -1;\n"
+         "  for (long pc = 0; pc < n;) {\n"
+         "    if (w[pc] >= 0) {\n"
+         "      run_node(w[pc++]);\n"
+         "    } else if (w[pc] == -1) {\n"
+         "      if (w[pc + 2] >= 0) phase_start = now();\n"
+         "      const long trips = loop_trips(w[pc + 1]);\n"
+         "      if (trips > 0) {\n"
+         "        ++top;\n"
+         "        from[top] = pc + 4;\n"
+         "        left[top] = trips;\n"
+         "        timed[top] = w[pc + 2];\n"
+         "        pc += 4;\n"
+         "      } else {\n"
+         "        if (w[pc + 2] >= 0) phase_time[w[pc + 2]] += now() - phase_start;\n"
+         "        pc += 5 + w[pc + 3];\n"
+         "      }\n"
+         "    } else if (--left[top] > 0) {\n"
+         "      pc = from[top];\n"
+         "    } else {\n"
+         "      if (timed[top] >= 0) phase_time[timed[top]] += now() - phase_start;\n"
+         "      --top;\n"
+         "      ++pc;\n"
+         "    }\n"
+         "  }\n"
+         "}\n";
+}
+
 }  // namespace
 
 Gen::Gen(const Trace& trace, const bench::Options& options)
@@ -179,6 +218,51 @@ std::string Gen::compute(std::size_t i) {
   return spin + "(" + e + ") * " + scale + ");";
 }
 
+void Gen::leaf(std::size_t h, const Ranklist& U) {
+  const int32_t world = t.world_size;
+  const Node& n = t.nodes[h];
+  const std::string cmt = site_comment(h);
+  body << line() << "/* " << OpTable::name(n.key.op) << (cmt.empty() ? "" : " in " + cmt)
+       << " */\n";
+  const std::string pred = rank_predicate(n.ranks, U, world);
+  std::string guard = pred == "1" ? "" : pred;
+  const std::string name = site_name(h);
+  // Executions skipped in some iterations (count 0).
+  std::string reach_expr;
+  bool always = true;
+  for (const ElasticEntry& en : n.count.entries())
+    if (en.ranks.intersects(U) &&
+        !(en.values.runs().size() == 1 && en.values.runs()[0].pattern == std::vector<int64_t>{1}))
+      always = false;
+  if (!always) {
+    const std::string reach = name + "_reach";
+    if (!names.count(reach)) {
+      names.insert(reach);
+      decls << "static long " << reach << ";\n";
+    }
+    reach_expr = elastic(h, n.count, "count", Kind::kInt, U, reach + "++");
+    guard = guard.empty() ? reach_expr : "(" + guard + ") && " + reach_expr;
+  }
+  if (!guard.empty()) {
+    body << line() << "if (" << guard << ") {\n";
+    ++depth;
+  }
+  const std::string counter = name + "_n";
+  if (!names.count(counter)) {
+    names.insert(counter);
+    decls << "static long " << counter << ";\n";
+  }
+  const std::string spin = compute(h);
+  if (!spin.empty()) body << line() << spin << "\n";
+  call(h, U, counter);
+  body << line() << "++" << counter << ";\n";
+  if (by_pred) body << line() << "after = " << after_name(n.key) << ";\n";
+  if (!guard.empty()) {
+    --depth;
+    body << line() << "}\n";
+  }
+}
+
 void Gen::structure() {
   const std::size_t nn = t.nodes.size();
   const int32_t world = t.world_size;
@@ -225,6 +309,16 @@ void Gen::structure() {
   std::sort(ordered.begin(), ordered.end(),
             [](const auto& a, const auto& b) { return a.first.first() < b.first.first(); });
 
+  // One rank group writes its loops and calls inline. Several write each
+  // call once, in run_node()'s switch, and each group's loops as a table of
+  // node numbers and loop markers that walk() follows (walk_tables()):
+  // copying the calls into every group's branch made the file grow with
+  // the groups times the nodes (an irregular code's ranks each fold their
+  // own loops).
+  const bool shared = ordered.size() > 1;
+  std::vector<bool> used(nn, false);
+  std::ostringstream trips_cases;
+  int loop_ids = 0, deepest = 0;
   Ranklist left = Ranklist::range(0, world);
   for (std::size_t c = 0; c < ordered.size(); ++c) {
     const Ranklist& U = ordered[c].first;
@@ -234,7 +328,7 @@ void Gen::structure() {
       if (v.size() <= l) v.resize(l + 1, h);
       v[l] = e;
     }
-    if (ordered.size() > 1) {
+    if (shared) {
       const std::string p = c + 1 < ordered.size() ? rank_predicate(U, left, world) : "";
       body << line() << (c ? "} else " : "") << (p.empty() ? "{" : "if (" + p + ") {") << "\n";
       ++depth;
@@ -245,6 +339,8 @@ void Gen::structure() {
       left = rest;
     }
     top_depth = depth;
+    std::vector<int64_t> walk;  // this group's table (shared mode)
+    int nest = 0;
     // emit_head(h, l): nodes h .. end(h, l), level l and the ones inside it.
     auto end_of = [&](std::size_t h, std::size_t l) {
       auto it = ends.find(h);
@@ -254,47 +350,12 @@ void Gen::structure() {
     std::function<void(std::size_t, std::size_t)> head = [&](std::size_t h, std::size_t l) {
       auto it = ends.find(h);
       if (it == ends.end() || l >= it->second.size()) {
-        const Node& n = t.nodes[h];
-        const std::string cmt = site_comment(h);
-        body << line() << "/* " << OpTable::name(n.key.op) << (cmt.empty() ? "" : " in " + cmt)
-             << " */\n";
-        const std::string pred = rank_predicate(n.ranks, U, world);
-        std::string guard = pred == "1" ? "" : pred;
-        const std::string name = site_name(h);
-        // Executions skipped in some iterations (count 0).
-        std::string reach_expr;
-        bool always = true;
-        for (const ElasticEntry& en : n.count.entries())
-          if (en.ranks.intersects(U) && !(en.values.runs().size() == 1 &&
-                                          en.values.runs()[0].pattern == std::vector<int64_t>{1}))
-            always = false;
-        if (!always) {
-          const std::string reach = name + "_reach";
-          if (!names.count(reach)) {
-            names.insert(reach);
-            decls << "static long " << reach << ";\n";
-          }
-          reach_expr = elastic(h, n.count, "count", Kind::kInt, U, reach + "++");
-          guard = guard.empty() ? reach_expr : "(" + guard + ") && " + reach_expr;
+        if (!shared) {
+          leaf(h, U);
+          return;
         }
-        if (!guard.empty()) {
-          body << line() << "if (" << guard << ") {\n";
-          ++depth;
-        }
-        const std::string counter = name + "_n";
-        if (!names.count(counter)) {
-          names.insert(counter);
-          decls << "static long " << counter << ";\n";
-        }
-        const std::string spin = compute(h);
-        if (!spin.empty()) body << line() << spin << "\n";
-        call(h, U, counter);
-        body << line() << "++" << counter << ";\n";
-        if (by_pred) body << line() << "after = " << after_name(n.key) << ";\n";
-        if (!guard.empty()) {
-          --depth;
-          body << line() << "}\n";
-        }
+        walk.push_back(static_cast<int64_t>(h));
+        used[h] = true;
         return;
       }
       const Node& n = t.nodes[h];
@@ -307,12 +368,26 @@ void Gen::structure() {
         names.insert(entered);
         decls << "static long " << entered << ";\n";
       }
-      const bool phase = l == 0 && depth == top_depth;
+      const bool phase = l == 0 && (shared ? nest == 0 : depth == top_depth);
       if (phase) {
-        body << line() << "phase_start = now(); /* phase " << phases.size() << " */\n";
+        if (!shared) body << line() << "phase_start = now(); /* phase " << phases.size() << " */\n";
         phases.push_back(site_name(h));
       }
       const std::size_t phase_no = phases.size() - 1;
+      if (shared) {
+        // {-1, loop id, phase or -1, body length} body... {-2}
+        trips_cases << "    case " << loop_ids << ": {\n      const long n = " << trips << ";\n"
+                    << (counted ? "      ++" + entered + ";\n" : "") << "      return n;\n    }\n";
+        walk.insert(walk.end(), {-1, loop_ids++, phase ? static_cast<int64_t>(phase_no) : -1, 0});
+        const std::size_t at = walk.size();
+        deepest = std::max(deepest, ++nest);
+        head(h, l + 1);
+        range(end_of(h, l + 1) + 1, end_of(h, l));
+        --nest;
+        walk[at - 1] = static_cast<int64_t>(walk.size() - at);
+        walk.push_back(-2);
+        return;
+      }
       body << line() << "const long " << var << "_end = " << trips << ";\n";
       if (counted) body << line() << "++" << entered << ";\n";
       body << line() << "for (long " << var << " = 0; " << var << " < " << var << "_end; ++" << var
@@ -335,9 +410,42 @@ void Gen::structure() {
       }
     };
     if (nn) range(0, nn - 1);
-    if (ordered.size() > 1) --depth;
+    if (shared) {
+      const std::string name = fresh("walk" + std::to_string(c));
+      decls << "static const int " << name << "[" << std::max<std::size_t>(walk.size(), 1)
+            << "] = {";
+      for (std::size_t k = 0; k < walk.size(); ++k)
+        decls << (k ? (k % 20 ? ", " : ",\n    ") : "") << walk[k];
+      decls << "};\n";
+      body << line() << "walk(" << name << ", " << walk.size() << ");\n";
+      --depth;
+    }
   }
-  if (ordered.size() > 1) body << line() << "}\n";
+  if (!shared) return;
+  body << line() << "}\n";
+  // Every call once, for every rank that makes it (its guard and tables
+  // cover all ranks), then the loops' trip counts and the walker.
+  const std::string saved = body.str();
+  body.str("");
+  const int was = depth;
+  for (std::size_t h = 0; h < nn; ++h) {
+    if (!used[h]) continue;
+    body << "    case " << h << ": {\n";
+    depth = 3;
+    leaf(h, Ranklist::range(0, world));
+    body << "      break;\n    }\n";
+  }
+  const std::string cases = body.str();
+  body.str("");
+  body << saved;
+  depth = was;
+  funcs << "\n/* Each call of the trace, by node number (shared by the rank groups). */\n"
+        << "static void run_node(int node) {\n  switch (node) {\n"
+        << cases << "    default:\n      break;\n  }\n}\n"
+        << "/* Trip count of a loop at this entry. */\nstatic long loop_trips(int loop) {\n"
+        << "  switch (loop) {\n"
+        << trips_cases.str() << "    default:\n      return 0;\n  }\n}\n"
+        << walk_c(deepest);
 }
 
 }  // namespace tracefold::benchgen

@@ -59,10 +59,11 @@ constexpr std::size_t kOps = sizeof(kOpNames) / sizeof(kOpNames[0]);
 // Most numbers the generator writes for one value sequence; a longer,
 // irregular one is refused rather than filling the file.
 constexpr uint64_t kMaxTable = 1 << 16;
-// Longest sequence written value by value. A longer one is written as the
-// trace folded it, runs of a repeated pattern (a polling loop's values:
-// `0*18746 1 0 1 0*35909`): its size follows the number of irregular
-// events, not the number of polls, which depends on the load.
+// Longest sequence written value by value (and only when that takes no
+// more numbers than its runs: `0*502 2 1` is three runs, not 504 numbers).
+// A longer one is written as the trace folded it, runs of a repeated pattern (a polling loop's
+// values: `0*18746 1 0 1 0*35909`): its size follows the number of irregular events, not the number
+// of polls, which depends on the load.
 constexpr uint64_t kFlatMax = 1 << 10;
 
 int64_t code_of(int64_t v) {
@@ -96,6 +97,14 @@ std::string table_text(const std::vector<int64_t>& values) {
   return out;
 }
 
+// Numbers a sequence takes written as runs: each run's pattern and its
+// {end, at, len}.
+uint64_t runs_numbers(const ValueSeq& seq) {
+  uint64_t numbers = 0;
+  for (const auto& r : seq.runs()) numbers += r.pattern.size() + 3;
+  return numbers;
+}
+
 // The table one rank group reads, and how it reads it: the repeated
 // pattern (counter modulo its length) when the sequence is one pattern
 // repeated; every value when there are few; else the patterns of the
@@ -111,13 +120,12 @@ Table table_of(const ValueSeq& seq) {
   Table tab;
   auto runs = seq.runs();
   tab.cyclic = runs.size() == 1 && runs[0].pattern.size() <= kMaxTable;
+  const uint64_t numbers = runs_numbers(seq);
   if (tab.cyclic) {
     tab.values = runs[0].pattern;
-  } else if (seq.size() <= kFlatMax) {
+  } else if (seq.size() <= kFlatMax && seq.size() <= numbers) {
     tab.values = seq.to_vector();
   } else {
-    uint64_t numbers = 0;
-    for (const auto& r : runs) numbers += r.pattern.size() + 3;
     if (numbers > kMaxTable) return {};
     for (const auto& r : runs)
       tab.values.insert(tab.values.end(), r.pattern.begin(), r.pattern.end());
@@ -342,7 +350,7 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
       }
       if (p != tab.values.size()) {
         tab.cyclic = false;
-        if (en.values.size() <= kFlatMax)
+        if (en.values.size() <= kFlatMax && en.values.size() <= runs_numbers(en.values))
           tab.values = en.values.to_vector();
         else
           tab.runs = en.values.runs();
