@@ -60,7 +60,19 @@ TEST(BenchNames, CommSelfIsNamedInC) {
   EXPECT_NE(c.find("MPI_Barrier(MPI_COMM_SELF);"), std::string::npos) << c;
   EXPECT_NE(c.find(", MPI_COMM_SELF);"), std::string::npos) << c;
   EXPECT_EQ(c.find("cannot be named"), std::string::npos);
-  // Tables of communicator ids look predefined ones up too.
+}
+
+TEST(BenchNames, CommSelfIsNamedInCommTables) {
+  // Each rank's barrier on its own MPI_COMM_SELF at one call site, every
+  // iteration on the other communicator than the last: the ids go into a
+  // table, and the table's lookup names predefined ones too.
+  std::vector<std::vector<Event>> ev(2);
+  for (int32_t r = 0; r < 2; ++r)
+    for (int i = 0; i < 6; ++i)
+      ev[static_cast<std::size_t>(r)].push_back(
+          make_event("MPI_Barrier", 1,
+                     {{"comm", i % 2 == 0 ? (r == 0 ? kSelf0 : kSelf1) : CommTable::kWorld}}));
+  const std::string c = bench::generate_c(build(ev, world_and_self()));
   EXPECT_NE(c.find("case " + std::to_string(kSelf1) + ": return MPI_COMM_SELF;"), std::string::npos)
       << c;
 }
