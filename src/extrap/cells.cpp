@@ -63,7 +63,11 @@ std::vector<const ValueSeq*> cell_sequences(const GridInput& g, const Elastic& e
                       std::to_string(r) + " lie in the same part of the " + g.topo.to_string() +
                       " grid (" + cell_name(g.topo, c) + ") but have " + text(theirs) + " and " +
                       text(mine) +
-                      ": the pattern is not a row-major stencil (a plugin would be needed)");
+                      ": the values depend on more than whether a rank is first, in between or "
+                      "last along each dimension (a remainder of an uneven division given to "
+                      "the first ranks does that): record sizes that divide evenly over every "
+                      "input's grid, give --grid if another grid keeps these ranks apart, or "
+                      "write a plugin (docs/extrapolate.md, Plugins)");
   }
   return out;
 }

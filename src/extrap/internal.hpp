@@ -138,6 +138,12 @@ std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
 
 // --------------------------------------------------------- plugin_path.cpp
 
+/// A loop level that an input lacks because the loop ran once per entry
+/// there (a pipeline of q - 1 stages at q = 2, CG's halving loop at one row
+/// partner): one iteration at every execution of `node`, with `members`
+/// nodes in the body, as the inputs that have the loop show.
+LoopLevel single_iteration_level(const Node& node, int32_t world, int64_t members);
+
 /// Extrapolation through `plugin` (plugin.hpp): fills res.trace, res.target
 /// and the explanation. Throws ExtrapError.
 void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlugin& plugin,

@@ -170,7 +170,12 @@ std::optional<BorrowedLaw> law_from_other_parts(const std::vector<SeqObservation
                                                 const std::vector<int64_t>& target,
                                                 const std::string& what, const PartCheck& check) {
   const bool constant = own.status == ValueFit::Status::kOk && !scale_dependent(own);
-  if (!constant || !(obs.size() == 1 || some_dimension_unvaried(obs))) return std::nullopt;
+  // A part whose own inputs fit several laws (a middle column seen at 3x3
+  // and 4x4 only: 4 and 6 fit 2*S1 - 2 and 2*S2 - 2 and ...) is decided
+  // the same way: by the law of another part that gives its values.
+  const bool undetermined = own.status == ValueFit::Status::kUndetermined;
+  if (!undetermined && (!constant || !(obs.size() == 1 || some_dimension_unvaried(obs))))
+    return std::nullopt;
   const Topology grid{target, {}};
   const std::vector<SiblingLaw> laws =
       at ? sibling_laws(obs, cell, pool, *at, target) : std::vector<SiblingLaw>{};

@@ -1,5 +1,6 @@
 #include "tracefold/extrap/scale_model.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <stdexcept>
 
@@ -94,6 +95,49 @@ ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_
     return finish(c / term_value(term, target),
                   c.to_string() + "/" +
                       (std::popcount(term) > 1 ? "(" + term_name(term) + ")" : term_name(term)));
+  }
+
+  // 2b. A share that falls with a power of the sizes, c / (S1^a1 * S2^a2
+  // ...) with some exponent 2 or 3: a transpose's message to each of P
+  // ranks under strong scaling holds N/P^2 items, a multipartition cell's
+  // face (N/S1)^2. Lowest total power first; only after the plain shares,
+  // so that a law they found before stays the one chosen.
+  for (unsigned total = 2; total <= 3 * dims; ++total) {
+    std::vector<unsigned> exps(dims, 0);
+    // every exponent vector in 0..3 with this total and some exponent >= 2
+    for (unsigned code = 0; code < (1u << (2 * dims)); ++code) {
+      unsigned sum = 0, top = 0;
+      for (unsigned i = 0; i < dims; ++i) {
+        exps[i] = (code >> (2 * i)) & 3u;
+        sum += exps[i];
+        top = std::max(top, exps[i]);
+      }
+      if (sum != total || top < 2) continue;
+      const auto power = [&](const std::vector<int64_t>& sizes) {
+        Rational v(1);
+        for (unsigned i = 0; i < dims; ++i)
+          for (unsigned e = 0; e < exps[i]; ++e) v *= Rational(sizes[i]);
+        return v;
+      };
+      bool distinct = false, fits = true;
+      Rational c;
+      for (std::size_t j = 0; j < obs.size() && fits; ++j) {
+        const Rational k = Rational(obs[j].value) * power(obs[j].sizes);
+        if (j == 0)
+          c = k;
+        else
+          fits = k == c;
+        distinct = distinct || power(obs[j].sizes) != power(obs[0].sizes);
+      }
+      if (!distinct || !fits) continue;
+      std::string den;
+      for (unsigned i = 0; i < dims; ++i)
+        if (exps[i])
+          den += (den.empty() ? "" : "*") + std::string("S") + std::to_string(i + 1) +
+                 (exps[i] > 1 ? "^" + std::to_string(exps[i]) : "");
+      const bool one = std::count(exps.begin(), exps.end(), 0u) == static_cast<long>(dims) - 1;
+      return finish(c / power(target), c.to_string() + "/" + (one ? den : "(" + den + ")"));
+    }
   }
 
   // 3. Linear combinations of the terms of at most `level` sizes. A level

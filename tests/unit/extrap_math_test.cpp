@@ -168,3 +168,28 @@ TEST(ExtrapScaleModel, ConstantsSharesAndTheirErrors) {
   EXPECT_EQ(f.status, ValueFit::Status::kInconsistent);
   EXPECT_EQ(fit_value({}, {4, 4}).status, ValueFit::Status::kNoData);
 }
+
+TEST(ExtrapScaleModel, InversePowersOfTheSizes) {
+  // A slab FFT's transpose under strong scaling: 2*32^3 / P^2 values to
+  // each of P ranks, on a 1-D grid of P.
+  std::vector<Observation> obs = {{{4}, 4096}, {{8}, 1024}, {{16}, 256}};
+  ValueFit f = fit_value(obs, {32});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 64);
+  EXPECT_EQ(f.formula, "65536/S1^2");
+  // Two inputs: c/S1^2 is pinned by one and confirmed by the other, the
+  // straight line through them is not confirmed and loses.
+  f = fit_value({{{4}, 4096}, {{8}, 1024}}, {16});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 256);
+  // A multipartition cell face, 5*(60/q)^2, on q x q grids.
+  f = fit_value(squares({{2, 4500}, {3, 2000}, {4, 1125}}), {5, 5});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 720);
+  EXPECT_EQ(f.formula, "18000/S1^2");
+  // The plain share is still found first where it fits.
+  f = fit_value(squares({{2, 240}, {4, 120}, {5, 96}}), {8, 8});
+  EXPECT_EQ(f.formula, "480/S1");
+  // And a power that gives a fraction at the target says so.
+  EXPECT_EQ(fit_value(obs, {3}).status, ValueFit::Status::kNotInteger);
+}
