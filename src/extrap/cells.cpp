@@ -228,7 +228,10 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
                         "dimension)");
     case ValueFit::Status::kNotInteger:
       throw ExtrapError(what + ": values " + listing() + " extrapolate to a fraction at " +
-                        Topology{target, {}}.to_string() + " (" + f.formula + ")");
+                        Topology{target, {}}.to_string() + " (" + f.formula +
+                        "): the program cannot divide its data that way there; give a rank "
+                        "count at which the law is a whole number, or inputs that show how "
+                        "the program rounds (a plugin otherwise)");
     case ValueFit::Status::kInconsistent:
       throw ExtrapError(what + ": values " + listing() +
                         " are inconsistent: no function of the grid sizes fits them (first "
