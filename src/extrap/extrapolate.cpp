@@ -532,15 +532,27 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   std::vector<GridInput> grids;
   std::vector<TopologyDetection> dets;
   std::vector<std::vector<std::vector<int64_t>>> endpoints;
+  std::vector<std::string> from_comm(in.size());
   int most = 1;
-  for (const auto& x : in) {
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const ExtrapInput& x = in[k];
     endpoints.push_back(relative_endpoints(x.trace, true));
     try {
       dets.push_back(detect_topology(endpoints.back()));
     } catch (const std::runtime_error& e) {
       throw ExtrapError(x.name + ": " + e.what());
     }
-    most = std::max(most, dets.back().topology.dims());
+    // Peers that are alike on every rank (collectives only) fit any grid;
+    // a communicator whose groups are rows says which one.
+    TopologyDetection& det = dets.back();
+    if (det.groups == 1 && det.topology.dims() == 1)
+      if (auto cg = grid_from_comms(x.trace)) {
+        det.topology = cg->topology;
+        det.critical = corner_ranks(det.topology);
+        det.alternatives.clear();
+        from_comm[k] = "groups of communicator " + format_value(cg->comm);
+      }
+    most = std::max(most, det.topology.dims());
   }
   int dims = 0;
   for (std::size_t k = 0; k < in.size(); ++k) {
@@ -565,6 +577,9 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
     }
     std::string source;
     det.topology = cross_check_cart(x, det, source);
+    if (!from_comm[k].empty())
+      for (std::size_t at; (at = source.find("(endpoints)")) != std::string::npos;)
+        source.replace(at, 11, "(" + from_comm[k] + ")");
     dims = std::max(dims, det.topology.dims());
     std::string critical;
     for (int64_t r : det.critical) critical += " " + std::to_string(r);

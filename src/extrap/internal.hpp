@@ -111,6 +111,17 @@ using CommShapes = std::map<int64_t, std::vector<bool>>;
 /// ExtrapError naming the input and the communicator when one does not
 /// follow the grid (reordered, partial, or not rows/columns/planes).
 CommShapes comm_shapes(const GridInput& g);
+/// A grid read from a communicator's groups, for a trace whose peers say
+/// nothing (every rank alike: collectives only, like a pencil FFT's
+/// transposes on row and column communicators).
+struct CommGrid {
+  Topology topology;
+  int64_t comm = 0;  ///< the communicator whose groups are the rows
+};
+/// The first communicator but the world whose groups are the rows of a
+/// 2-D row-major grid (runs of L consecutive ranks, 1 < L < P); nullopt
+/// when none is.
+std::optional<CommGrid> grid_from_comms(const Trace& t);
 /// comm_shapes of every input, checked to agree.
 CommShapes common_comm_shapes(const std::vector<GridInput>& grids);
 /// `x`, `x,y (the whole grid)`, for messages.

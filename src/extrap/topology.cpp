@@ -199,6 +199,12 @@ TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpo
       }
     }
   }
+  det.critical = corner_ranks(topo);
+  return det;
+}
+
+std::vector<int64_t> corner_ranks(const Topology& topo) {
+  std::vector<int64_t> out;
   const int d = topo.dims();
   for (int corner = 0; corner < (1 << d); ++corner) {
     int64_t rank = 0, stride = 1;
@@ -206,11 +212,11 @@ TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpo
       if (corner & (1 << i)) rank += (topo.sizes[static_cast<std::size_t>(i)] - 1) * stride;
       stride *= topo.sizes[static_cast<std::size_t>(i)];
     }
-    det.critical.push_back(rank);
+    out.push_back(rank);
   }
-  std::sort(det.critical.begin(), det.critical.end());
-  det.critical.erase(std::unique(det.critical.begin(), det.critical.end()), det.critical.end());
-  return det;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 bool grid_explains(const TopologyDetection& det, const Topology& topo) {

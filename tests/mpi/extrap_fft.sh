@@ -6,7 +6,7 @@
 # 16384, 4096, 1024, 256 at 2, 4, 8, 16 ranks, a law c/P^2 that no sum of
 # sizes gives. Weak scaling (8 x 8 x 2P points) sends 256/P. Extrapolated
 # 2, 4, 8 -> 16 and 2, 4, 16 -> 8, each must `tracefold diff` same as the
-# real run, and --explain must print the law.
+# real run, and --explain must print the law. The pencil layout too (below).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=2
@@ -40,4 +40,24 @@ fi
 fails_with "fft3d: 1024 ranks (a fraction of a double)" \
   "node [0-9]+ \(MPI_Alltoall at .*\), field count, ranks at x:first: values 16384 in fft-2.tf \(2\), 4096 in fft-4.tf \(4\), 1024 in fft-8.tf \(8\) extrapolate to a fraction at 1024 \(65536/S1\^2\): .*give a rank count at which the law is a whole number" \
   fft-2.tf fft-4.tf fft-8.tf --ranks 1024 -o x-fft-1024.tf
+
+# Layout 2: pencils on the MPI_Dims_create grid (2x2, 4 rows of 2, 4x4, 8
+# rows of 4). The ranks have no peers at all; the grid is read from the
+# row communicator's groups, and the two transposes send 65536/(S1^2*S2)
+# (along a row of S1) and 65536/(S1*S2^2) (along a column of S2) doubles.
+for n in 4 8 16 32; do rec fftp "$n" fft3d 0 32 2; done
+same_as_real "fft3d pencils: 4,8,16 -> 32" x-fftp-32.tf fftp-32.tf fftp-4.tf fftp-8.tf fftp-16.tf
+same_as_real "fft3d pencils: 4,8,32 -> 16 (between)" b-fftp-16.tf fftp-16.tf \
+  fftp-4.tf fftp-8.tf fftp-32.tf
+CHECKS=$((CHECKS + 1))
+"$TF" extrapolate fftp-4.tf fftp-8.tf fftp-16.tf --ranks 32 -o e.tf --explain > fftp-explain.txt \
+  2>&1 || true
+rm -f e.tf
+if grep -q '^input fftp-8.tf: 8 ranks, grid 4x2, .*sizes: x=2 (groups of communicator [0-9]*), y=4' \
+  fftp-explain.txt && grep -q 'field count: \[65536/(S1^2\*S2)\]\*2 @ x:first y:first' fftp-explain.txt &&
+  grep -q 'field count: \[65536/(S1\*S2^2)\]\*2 @ x:first y:first' fftp-explain.txt; then
+  ok "fft3d pencils: --explain reads the grid from the row communicator, counts 65536/(S1^2*S2), 65536/(S1*S2^2)"
+else
+  bad "fft3d pencils: --explain: $(grep -E '^input|field count' fftp-explain.txt | head -8)"
+fi
 finish

@@ -193,3 +193,21 @@ TEST(ExtrapScaleModel, InversePowersOfTheSizes) {
   // And a power that gives a fraction at the target says so.
   EXPECT_EQ(fit_value(obs, {3}).status, ValueFit::Status::kNotInteger);
 }
+
+TEST(ExtrapScaleModel, MultiplesOfOneProductNeedTwoInputs) {
+  // The distance between rows of a grid 2x2, 2 rows of 4, 4x4 (sizes
+  // fastest first): S1, confirmed by three inputs where the linear model
+  // 1, S1, S2 is only determined.
+  std::vector<Observation> obs = {{{2, 2}, 2}, {{2, 4}, 2}, {{4, 4}, 4}};
+  ValueFit f = fit_value(obs, {8, 4});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 8);
+  EXPECT_EQ(f.formula, "S1");
+  // On square inputs S1 and S2 fit alike; a target where they differ is
+  // not guessed.
+  f = fit_value(squares({{2, 2}, {3, 3}, {4, 4}}), {8, 4});
+  EXPECT_EQ(f.status, ValueFit::Status::kUndetermined);
+  f = fit_value(squares({{2, 6}, {3, 9}, {4, 12}}), {5, 5});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 15);
+}

@@ -82,6 +82,9 @@ struct TopologyDetection {
 TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpoints,
                                   int min_dims = 1);
 
+/// The grid's corner ranks, ascending, without repeats: the critical nodes.
+std::vector<int64_t> corner_ranks(const Topology& topo);
+
 /// Whether every cell of `topo` (which must hold the detection's ranks)
 /// holds a single endpoint group of `det`: the test detection applies to
 /// each factorization, here for a grid given from elsewhere (a recorded
