@@ -332,10 +332,25 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
         if (!e.empty()) node.fields.emplace_back(f, std::move(e));
         continue;
       }
-      Elastic e = w.elastic(
-          "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
-          FieldTable::role(f) == FieldRole::kPeer && pooled,
-          FieldTable::role(f) == FieldRole::kPeer);
+      Elastic e;
+      try {
+        e = w.elastic(
+            "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
+            FieldTable::role(f) == FieldRole::kPeer && pooled,
+            FieldTable::role(f) == FieldRole::kPeer);
+      } catch (const ExtrapError&) {
+        // Numbers that differ inside a part of the grid may follow an
+        // uneven division (remainder.cpp); peers never do.
+        if (FieldTable::role(f) == FieldRole::kPeer) throw;
+        std::vector<const Elastic*> per;
+        for (const Node* n : w.nodes) per.push_back(n->field(f));
+        std::vector<std::string> lines;
+        auto r = extrapolate_by_remainder(grids, per, target, node.ranks, &lines);
+        if (!r) throw;
+        for (const auto& l : lines)
+          res.explanation.push_back("    field " + FieldTable::name(f) + ": " + l);
+        e = std::move(*r);
+      }
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     std::vector<std::vector<int64_t>> sizes;

@@ -147,6 +147,22 @@ std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
                                             const std::vector<const Node*>& nodes,
                                             const Ranklist& ranks, const Topology& target);
 
+// ---------------------------------------------------------- remainder.cpp
+
+/// A field whose numbers differ inside parts of the grid because they
+/// follow an uneven division over one dimension: unit * (G div S_d) on
+/// every rank plus unit on the first G mod S_d coordinates along d (the
+/// remainder spread over the first ranks), G and unit the same in every
+/// input. `per_input[k]`: the field in input k; every rank of every input
+/// must have it, in sequences of one shape, and `ranks` (the node's ranks
+/// at the target) must be the whole target. nullopt when the values do not
+/// follow such a law (numbers that are the same on every rank of each
+/// input are fitted as usual).
+std::optional<Elastic> extrapolate_by_remainder(const std::vector<GridInput>& grids,
+                                                const std::vector<const Elastic*>& per_input,
+                                                const Topology& target, const Ranklist& ranks,
+                                                std::vector<std::string>* explain);
+
 // --------------------------------------------------------- plugin_path.cpp
 
 /// A loop level that an input lacks because the loop ran once per entry

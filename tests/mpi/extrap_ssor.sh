@@ -8,7 +8,8 @@
 # plane: faces of 5*64/columns and 5*64/rows values) are both recorded at
 # 4, 8, 16 and 32 ranks; 4, 8, 16 -> 32 must `tracefold diff` same as the
 # real run (32 ranks: the next power of two, as no count of 16 or fewer
-# ranks lies beyond three inputs), and 4, 8, 32 -> 16 too.
+# ranks lies beyond three inputs), and 4, 8, 32 -> 16 too; and a plane
+# that does not divide evenly (below).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=2
@@ -50,4 +51,28 @@ else
   bad "ssor_wave: rank 9's first peers: $got"
 fi
 
+
+# A 66x66 plane does not divide over 4 or 8 columns or rows: the first
+# 66 mod S ranks along a dimension get one point more (17 17 16 16 at 4),
+# so ranks of one part of the grid send different sizes. Fitted per rank
+# as 5*(66 div S1) + 5*(x < 66 mod S1) (and the same in y for the other
+# faces), it must extrapolate exactly: at 32 ranks (8 columns x 4 rows)
+# rank 9 (column 1, row 1) has 9 columns and 17 rows of points.
+for n in 4 8 16 32; do rec ssoru "$n" ssor_wave 0 66 66; done
+same_as_real "ssor_wave uneven: 4,8,16 -> 32 (remainders)" x-ssoru-32.tf ssoru-32.tf \
+  ssoru-4.tf ssoru-8.tf ssoru-16.tf
+same_as_real "ssor_wave uneven: 4,8,32 -> 16 (between)" b-ssoru-16.tf ssoru-16.tf \
+  ssoru-4.tf ssoru-8.tf ssoru-32.tf
+CHECKS=$((CHECKS + 1))
+"$TF" extrapolate ssoru-4.tf ssoru-8.tf ssoru-16.tf --ranks 32 -o e.tf --explain \
+  > ssoru-explain.txt 2>&1 || true
+rm -f e.tf
+got=$("$TF" expand x-ssoru-32.tf -r 9 2>&1 | grep -m 2 '^MPI_Recv ' | grep -o 'count=[0-9]*' | tr '\n' ' ')
+if grep -q 'field count: by remainder .*\[5\*(66 div S1) + 5\*(x < 66 mod S1)\]' ssoru-explain.txt &&
+  grep -q 'field count: by remainder .*\[5\*(66 div S2) + 5\*(y < 66 mod S2)\]' ssoru-explain.txt &&
+  [[ $got == "count=85 count=45 " ]]; then
+  ok "ssor_wave uneven: --explain prints the remainder laws; rank 9 at 32 receives 5*17 and 5*9 values"
+else
+  bad "ssor_wave uneven: rank 9 receives $got; --explain: $(grep 'remainder' ssoru-explain.txt | head -4)"
+fi
 finish
