@@ -182,11 +182,21 @@ TEST(ExtrapScaleModel, InversePowersOfTheSizes) {
   f = fit_value({{{4}, 4096}, {{8}, 1024}}, {16});
   ASSERT_EQ(f.status, ValueFit::Status::kOk);
   EXPECT_EQ(f.value, 256);
-  // A multipartition cell face, 5*(60/q)^2, on q x q grids.
+  // A multipartition cell face, 5*(60/q)^2, on q x q grids: on squares
+  // the plain share of both sizes fits first (and S1^2 = S1*S2 there).
   f = fit_value(squares({{2, 4500}, {3, 2000}, {4, 1125}}), {5, 5});
   ASSERT_EQ(f.status, ValueFit::Status::kOk);
   EXPECT_EQ(f.value, 720);
-  EXPECT_EQ(f.formula, "18000/S1^2");
+  EXPECT_EQ(f.formula, "18000/(S1*S2)");
+  // Sizes that vary apart (3x2, 2x3, 7x5, slowest first): only S1^2 fits.
+  f = fit_value({{{2, 3}, 1125}, {{3, 2}, 500}, {{5, 7}, 180}}, {6, 6});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 125);
+  EXPECT_EQ(f.formula, "4500/S1^2");
+  // Sizes that grow together (2 rows of 4, 4 rows of 8) fit c/S1^3 and
+  // c/(S1*S2^2) alike: not guessed at a grid where they differ.
+  f = fit_value({{{2, 4}, 2048}, {{4, 8}, 256}}, {4, 4});
+  EXPECT_NE(f.status, ValueFit::Status::kOk) << f.formula;
   // The plain share is still found first where it fits.
   f = fit_value(squares({{2, 240}, {4, 120}, {5, 96}}), {8, 8});
   EXPECT_EQ(f.formula, "480/S1");

@@ -145,15 +145,16 @@ TEST(ExtrapTopology, NoGridExplainsAPermutation) {
 }
 
 TEST(ExtrapTopology, FewestDimensionsUnlessOtherInputsHaveMore) {
-  // A periodic 2x2 (and 2x2x2) grid: every rank reaches every other, so
-  // modulo P all ranks share one pattern and a ring explains them.
-  const auto periodic = [](const std::vector<int64_t>& sizes) {
-    return stencil(sizes, std::vector<bool>(sizes.size(), true));
+  // A multipartition on 2x2 (x, y and diagonal partners) or a code on
+  // 2x2x2 whose every rank has the same partners modulo P: one pattern,
+  // which a ring of 4 (8) explains as well as the grid.
+  const auto alike = [](int64_t p, std::vector<int64_t> partners) {
+    return std::vector<std::vector<int64_t>>(static_cast<std::size_t>(p), partners);
   };
-  EXPECT_EQ(detect_topology(periodic({2, 2})).topology.sizes, (std::vector<int64_t>{4}));
-  EXPECT_EQ(detect_topology(periodic({2, 2}), 2).topology.sizes, (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(detect_topology(periodic({2, 2, 2})).topology.sizes, (std::vector<int64_t>{8}));
-  const TopologyDetection d = detect_topology(periodic({2, 2, 2}), 3);
+  EXPECT_EQ(detect_topology(alike(4, {1, 2, 3})).topology.sizes, (std::vector<int64_t>{4}));
+  EXPECT_EQ(detect_topology(alike(4, {1, 2, 3}), 2).topology.sizes, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(detect_topology(alike(8, {1, 2, 4})).topology.sizes, (std::vector<int64_t>{8}));
+  const TopologyDetection d = detect_topology(alike(8, {1, 2, 4}), 3);
   EXPECT_EQ(d.topology.sizes, (std::vector<int64_t>{2, 2, 2}));
   EXPECT_EQ(d.critical.size(), 8u);
   // Every cell of a grid with sides of 2 or 3 holds one rank, so such a
