@@ -63,7 +63,11 @@ std::vector<const ValueSeq*> cell_sequences(const GridInput& g, const Elastic& e
                       std::to_string(r) + " lie in the same part of the " + g.topo.to_string() +
                       " grid (" + cell_name(g.topo, c) + ") but have " + text(theirs) + " and " +
                       text(mine) +
-                      ": the pattern is not a row-major stencil (a plugin would be needed)");
+                      ": the values depend on more than whether a rank is first, in between or "
+                      "last along each dimension (a remainder of an uneven division given to "
+                      "the first ranks does that): record sizes that divide evenly over every "
+                      "input's grid, give --grid if another grid keeps these ranks apart, or "
+                      "write a plugin (docs/extrapolate.md, Plugins)");
   }
   return out;
 }
@@ -224,7 +228,10 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
                         "dimension)");
     case ValueFit::Status::kNotInteger:
       throw ExtrapError(what + ": values " + listing() + " extrapolate to a fraction at " +
-                        Topology{target, {}}.to_string() + " (" + f.formula + ")");
+                        Topology{target, {}}.to_string() + " (" + f.formula +
+                        "): the program cannot divide its data that way there; give a rank "
+                        "count at which the law is a whole number, or inputs that show how "
+                        "the program rounds (a plugin otherwise)");
     case ValueFit::Status::kInconsistent:
       throw ExtrapError(what + ": values " + listing() +
                         " are inconsistent: no function of the grid sizes fits them (first "

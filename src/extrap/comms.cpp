@@ -158,6 +158,24 @@ CommShapes comm_shapes(const GridInput& g) {
   return out;
 }
 
+std::optional<CommGrid> grid_from_comms(const Trace& t) {
+  const int64_t p = t.world_size;
+  for (const auto& [id, groups] : t.comms.all()) {
+    if (id == CommTable::kWorld || groups.empty()) continue;
+    const auto len = static_cast<int64_t>(groups[0].members.size());
+    if (len < 2 || len >= p || p % len != 0 || static_cast<int64_t>(groups.size()) != p / len)
+      continue;
+    // Every group a run of `len` consecutive ranks starting at a multiple
+    // of len: the rows of a row-major grid len wide.
+    const bool rows = std::all_of(groups.begin(), groups.end(), [len](const CommGroup& g) {
+      const int32_t first = g.members.at(0);
+      return first % len == 0 && g.members == MemberList::run(first, 1, len);
+    });
+    if (rows) return CommGrid{Topology{{len, p / len}, {false, false}}, id};
+  }
+  return std::nullopt;
+}
+
 CommShapes common_comm_shapes(const std::vector<GridInput>& grids) {
   CommShapes shared;
   for (std::size_t k = 0; k < grids.size(); ++k) {

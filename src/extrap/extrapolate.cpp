@@ -133,34 +133,59 @@ Topology choose_target(const std::vector<GridInput>& grids, const ExtrapOptions&
     rule = "--grid";
     return t;
   }
-  const bool equal_sides = std::all_of(grids.begin(), grids.end(), [](const GridInput& g) {
-    return std::adjacent_find(g.topo.sizes.begin(), g.topo.sizes.end(), std::not_equal_to<>()) ==
-           g.topo.sizes.end();
-  });
-  if (equal_sides) {
-    auto side = static_cast<int64_t>(std::llround(std::pow(static_cast<double>(n), 1.0 / d)));
-    for (int64_t s = std::max<int64_t>(1, side - 1); s <= side + 1; ++s) {
-      int64_t p = 1;
-      for (int i = 0; i < d; ++i) p *= s;
-      if (p == n) {
-        rule = "equal sides, as in every input";
-        return Topology{std::vector<int64_t>(static_cast<std::size_t>(d), s),
-                        std::vector<bool>(static_cast<std::size_t>(d), false)};
-      }
+  // Every known rule that gives each input's grid at its rank count; the
+  // first that has a grid at the target decides, unless another such rule
+  // gives a different one there (the inputs cannot tell them apart).
+  std::vector<std::pair<const GridRule*, std::vector<int64_t>>> fits;
+  for (const GridRule& r : grid_rules()) {
+    const bool all = std::all_of(grids.begin(), grids.end(), [&](const GridInput& g) {
+      return r.sizes(g.topo.ranks(), d) == g.topo.sizes;
+    });
+    if (all) fits.emplace_back(&r, r.sizes(n, d));
+  }
+  const auto sized = [](const std::vector<int64_t>& v) {
+    std::string t;
+    for (auto it = v.rbegin(); it != v.rend(); ++it)
+      t += (t.empty() ? "" : "x") + std::to_string(*it);
+    return t;
+  };
+  std::string at_target, rules_seen;
+  const std::vector<int64_t>* chosen = nullptr;
+  const GridRule* chosen_rule = nullptr;
+  bool differ = false;
+  for (const auto& [r, sizes] : fits) {
+    rules_seen += (rules_seen.empty() ? "" : ", ") + r->name;
+    if (sizes.empty()) continue;
+    at_target += (at_target.empty() ? "" : ", ") + r->name + " gives " + sized(sizes);
+    if (!chosen) {
+      chosen = &sizes;
+      chosen_rule = r;
+    } else if (sizes != *chosen) {
+      differ = true;
     }
-    throw ExtrapError(std::to_string(n) +
-                      " ranks do not fit the equal-sided grids of the inputs (" + seen +
-                      "): give a square/cubic count or --grid");
   }
-  const bool dims_rule = std::all_of(grids.begin(), grids.end(), [d](const GridInput& g) {
-    return dims_create(g.topo.ranks(), d) == g.topo.sizes;
-  });
-  if (dims_rule) {
-    rule = "balanced like MPI_Dims_create, as in every input";
-    return Topology{dims_create(n, d), std::vector<bool>(static_cast<std::size_t>(d), false)};
+  // Equal sides, where they exist, are what all the inputs' rules give.
+  if (chosen && (!differ || chosen_rule == &grid_rules()[0])) {
+    rule = chosen_rule->name + ", as in every input";
+    return Topology{*chosen, std::vector<bool>(static_cast<std::size_t>(d), false)};
   }
-  throw ExtrapError("the inputs' grids (" + seen +
-                    ") follow no rule known here (equal sides, MPI_Dims_create): give --grid");
+  const bool square = !fits.empty() && fits[0].first == &grid_rules()[0];
+  const std::string why =
+      square ? std::to_string(n) + " ranks do not fit the equal-sided grids of the inputs (" +
+                   seen + ")"
+             : "the inputs' grids (" + seen + ") follow " +
+                   (fits.empty() ? "no rule known here (equal sides, MPI_Dims_create with the "
+                                   "smallest or the largest size fastest)"
+                                 : rules_seen);
+  if (differ)
+    throw ExtrapError(why + ", and at " + std::to_string(n) +
+                      " ranks the rules they fit give different grids (" + at_target +
+                      "): give --grid with the grid the program makes there");
+  if (!fits.empty())
+    throw ExtrapError(why + ", which has no " + std::to_string(d) + "-D grid of " +
+                      std::to_string(n) + " ranks: give " +
+                      (square ? "a square/cubic count or --grid" : "--grid"));
+  throw ExtrapError(why + ": give --grid");
 }
 
 struct NodeWork {
@@ -235,11 +260,36 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
       res.explanation.push_back("    no rank of the target has this node");
       continue;
     }
-    for (std::size_t k = 1; k < in.size(); ++k)
-      if (w.nodes[k]->loops.size() != w.nodes[0]->loops.size())
-        throw ExtrapError(in[k].name + ": " + w.label + " heads " +
-                          std::to_string(w.nodes[k]->loops.size()) + " loops, in " + in[0].name +
-                          " it heads " + std::to_string(w.nodes[0]->loops.size()));
+    // A loop whose trip count follows the grid (q - 1 pipeline stages on a
+    // q x q grid) runs once per entry in the smallest input, where the
+    // fold has no loop: read it as one iteration there, when the other
+    // inputs agree on the body.
+    std::size_t levels = 0, deepest = 0;
+    for (std::size_t k = 0; k < in.size(); ++k)
+      if (w.nodes[k]->loops.size() > levels) {
+        levels = w.nodes[k]->loops.size();
+        deepest = k;
+      }
+    std::vector<Node> padded(in.size());
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (w.nodes[k]->loops.size() == levels) continue;
+      padded[k] = *w.nodes[k];
+      for (std::size_t l = w.nodes[k]->loops.size(); l < levels; ++l) {
+        const auto& m = w.nodes[deepest]->loops[l].members.entries();
+        const auto runs = m.empty() ? std::vector<ValueSeq::Run>{} : m[0].values.runs();
+        if (m.size() != 1 || runs.size() != 1 || runs[0].pattern.size() != 1)
+          throw ExtrapError(in[k].name + ": " + w.label + " heads " +
+                            std::to_string(w.nodes[k]->loops.size()) + " loops, in " +
+                            in[deepest].name + " it heads " + std::to_string(levels) +
+                            ", and the missing loop's body is not one fixed size: give inputs "
+                            "in which the loop runs more than once per entry");
+        padded[k].loops.push_back(
+            single_iteration_level(*w.nodes[k], in[k].trace.world_size, runs[0].pattern[0]));
+        res.explanation.push_back("    loop " + std::to_string(l) + " absent in " + in[k].name +
+                                  ": read as one iteration per entry");
+      }
+      w.nodes[k] = &padded[k];
+    }
     for (std::size_t l = 0; l < w.nodes[0]->loops.size(); ++l) {
       LoopLevel level;
       const std::string lv = "loop " + std::to_string(l);
@@ -282,10 +332,25 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
         if (!e.empty()) node.fields.emplace_back(f, std::move(e));
         continue;
       }
-      Elastic e = w.elastic(
-          "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
-          FieldTable::role(f) == FieldRole::kPeer && pooled,
-          FieldTable::role(f) == FieldRole::kPeer);
+      Elastic e;
+      try {
+        e = w.elastic(
+            "field " + FieldTable::name(f), [f](const Node& n) { return n.field(f); },
+            FieldTable::role(f) == FieldRole::kPeer && pooled,
+            FieldTable::role(f) == FieldRole::kPeer);
+      } catch (const ExtrapError&) {
+        // Numbers that differ inside a part of the grid may follow an
+        // uneven division (remainder.cpp); peers never do.
+        if (FieldTable::role(f) == FieldRole::kPeer) throw;
+        std::vector<const Elastic*> per;
+        for (const Node* n : w.nodes) per.push_back(n->field(f));
+        std::vector<std::string> lines;
+        auto r = extrapolate_by_remainder(grids, per, target, node.ranks, &lines);
+        if (!r) throw;
+        for (const auto& l : lines)
+          res.explanation.push_back("    field " + FieldTable::name(f) + ": " + l);
+        e = std::move(*r);
+      }
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
     }
     std::vector<std::vector<int64_t>> sizes;
@@ -480,16 +545,56 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   ExtrapResult res;
   // 1. Topology of every input, then of the target.
   std::vector<GridInput> grids;
-  int dims = 0;
-  for (const auto& x : in) {
-    TopologyDetection det;
+  std::vector<TopologyDetection> dets;
+  std::vector<std::vector<std::vector<int64_t>>> endpoints;
+  std::vector<std::string> from_comm(in.size());
+  int most = 1;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const ExtrapInput& x = in[k];
+    endpoints.push_back(relative_endpoints(x.trace, true));
     try {
-      det = detect_topology(relative_endpoints(x.trace, true));
+      dets.push_back(detect_topology(endpoints.back()));
     } catch (const std::runtime_error& e) {
       throw ExtrapError(x.name + ": " + e.what());
     }
+    // Peers that are alike on every rank (collectives only) fit any grid;
+    // a communicator whose groups are rows says which one.
+    TopologyDetection& det = dets.back();
+    if (det.groups == 1 && det.topology.dims() == 1)
+      if (auto cg = grid_from_comms(x.trace)) {
+        det.topology = cg->topology;
+        det.critical = corner_ranks(det.topology);
+        det.alternatives.clear();
+        from_comm[k] = "groups of communicator " + format_value(cg->comm);
+      }
+    most = std::max(most, det.topology.dims());
+  }
+  int dims = 0;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const ExtrapInput& x = in[k];
+    TopologyDetection& det = dets[k];
+    std::string fewer;
+    if (det.topology.dims() < most) {
+      // The fewest dimensions win within one input, but a small run may
+      // not show them all: at 2x2 or 2x2x2 every rank of a periodic or
+      // multipartition code can have the same partners modulo P, which a
+      // ring of 4 or 8 explains as well. When a grid of the other inputs'
+      // dimensions also explains this input's peers, that grid is the one.
+      try {
+        TopologyDetection wider = detect_topology(endpoints[k], most);
+        fewer = " (the peers also fit " + det.topology.to_string() + ", " +
+                std::to_string(det.topology.dims()) + "-D; taken " + std::to_string(most) +
+                "-D like the other inputs)";
+        det = std::move(wider);
+      } catch (const std::runtime_error&) {
+        // keep it: the dimensionality check below names the input
+      }
+    }
     std::string source;
     det.topology = cross_check_cart(x, det, source);
+    if (!from_comm[k].empty())
+      for (std::size_t at; (at = source.find("(endpoints)")) != std::string::npos;)
+        source.replace(at, 11, "(" + from_comm[k] + ")");
     dims = std::max(dims, det.topology.dims());
     std::string critical;
     for (int64_t r : det.critical) critical += " " + std::to_string(r);
@@ -498,7 +603,7 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
         grid_text(det.topology) + ", " + std::to_string(det.groups) +
         " endpoint patterns, critical nodes" + critical +
         (det.alternatives.empty() ? std::string() : ", also fits " + det.alternatives.front()) +
-        "; sizes: " + source);
+        fewer + "; sizes: " + source);
     grids.push_back(make_grid_input(x, det.topology));
     res.input_grids.push_back(det.topology);
   }

@@ -111,6 +111,17 @@ using CommShapes = std::map<int64_t, std::vector<bool>>;
 /// ExtrapError naming the input and the communicator when one does not
 /// follow the grid (reordered, partial, or not rows/columns/planes).
 CommShapes comm_shapes(const GridInput& g);
+/// A grid read from a communicator's groups, for a trace whose peers say
+/// nothing (every rank alike: collectives only, like a pencil FFT's
+/// transposes on row and column communicators).
+struct CommGrid {
+  Topology topology;
+  int64_t comm = 0;  ///< the communicator whose groups are the rows
+};
+/// The first communicator but the world whose groups are the rows of a
+/// 2-D row-major grid (runs of L consecutive ranks, 1 < L < P); nullopt
+/// when none is.
+std::optional<CommGrid> grid_from_comms(const Trace& t);
 /// comm_shapes of every input, checked to agree.
 CommShapes common_comm_shapes(const std::vector<GridInput>& grids);
 /// `x`, `x,y (the whole grid)`, for messages.
@@ -136,7 +147,29 @@ std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
                                             const std::vector<const Node*>& nodes,
                                             const Ranklist& ranks, const Topology& target);
 
+// ---------------------------------------------------------- remainder.cpp
+
+/// A field whose numbers differ inside parts of the grid because they
+/// follow an uneven division over one dimension: unit * (G div S_d) on
+/// every rank plus unit on the first G mod S_d coordinates along d (the
+/// remainder spread over the first ranks), G and unit the same in every
+/// input. `per_input[k]`: the field in input k; every rank of every input
+/// must have it, in sequences of one shape, and `ranks` (the node's ranks
+/// at the target) must be the whole target. nullopt when the values do not
+/// follow such a law (numbers that are the same on every rank of each
+/// input are fitted as usual).
+std::optional<Elastic> extrapolate_by_remainder(const std::vector<GridInput>& grids,
+                                                const std::vector<const Elastic*>& per_input,
+                                                const Topology& target, const Ranklist& ranks,
+                                                std::vector<std::string>* explain);
+
 // --------------------------------------------------------- plugin_path.cpp
+
+/// A loop level that an input lacks because the loop ran once per entry
+/// there (a pipeline of q - 1 stages at q = 2, CG's halving loop at one row
+/// partner): one iteration at every execution of `node`, with `members`
+/// nodes in the body, as the inputs that have the loop show.
+LoopLevel single_iteration_level(const Node& node, int32_t world, int64_t members);
 
 /// Extrapolation through `plugin` (plugin.hpp): fills res.trace, res.target
 /// and the explanation. Throws ExtrapError.

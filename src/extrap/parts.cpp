@@ -1,6 +1,8 @@
 // Parts of the grid seen at one size (tracefold/extrap/parts.hpp).
 #include "tracefold/extrap/parts.hpp"
 
+#include <algorithm>
+
 #include "tracefold/extrap/extrapolate.hpp"
 
 namespace tracefold::extrap {
@@ -170,7 +172,19 @@ std::optional<BorrowedLaw> law_from_other_parts(const std::vector<SeqObservation
                                                 const std::vector<int64_t>& target,
                                                 const std::string& what, const PartCheck& check) {
   const bool constant = own.status == ValueFit::Status::kOk && !scale_dependent(own);
-  if (!constant || !(obs.size() == 1 || some_dimension_unvaried(obs))) return std::nullopt;
+  // A part whose own inputs fit several laws (a middle column seen at 3x3
+  // and 4x4 only: 4 and 6 fit 2*S1 - 2 and 2*S2 - 2 and ...) is decided
+  // the same way: by the law of another part that gives its values.
+  const bool undetermined = own.status == ValueFit::Status::kUndetermined;
+  // A law of its own that changes with the grid, from inputs that leave a
+  // dimension at one size (4096/S1 from 2 rows of 4 and 4x4), may miss how
+  // the number follows that dimension (65536/(S1*S2^2) in the parts seen
+  // at every size): such a law is checked against the fully seen parts.
+  const bool partial = own.status == ValueFit::Status::kOk && scale_dependent(own) &&
+                       obs.size() > 1 && some_dimension_unvaried(obs);
+  if (!undetermined && !partial &&
+      (!constant || !(obs.size() == 1 || some_dimension_unvaried(obs))))
+    return std::nullopt;
   const Topology grid{target, {}};
   const std::vector<SiblingLaw> laws =
       at ? sibling_laws(obs, cell, pool, *at, target) : std::vector<SiblingLaw>{};
@@ -178,6 +192,20 @@ std::optional<BorrowedLaw> law_from_other_parts(const std::vector<SeqObservation
   if (check.borrow)
     for (const auto& l : laws)
       if (scale_dependent(l.fit) && reproduces(l, obs, values)) fitting.push_back(&l);
+  // Laws of parts seen at two sizes of every dimension go first: another
+  // part's law from partial inputs is no better than this part's own.
+  const auto varies_all = [](const SiblingLaw* l) {
+    for (std::size_t d = 0; d < l->obs[0].sizes.size(); ++d) {
+      bool same = true;
+      for (const auto& o : l->obs) same = same && o.sizes[d] == l->obs[0].sizes[d];
+      if (same) return false;
+    }
+    return true;
+  };
+  if (std::any_of(fitting.begin(), fitting.end(), varies_all))
+    std::erase_if(fitting, [&](const SiblingLaw* l) { return !varies_all(l); });
+  else if (partial)
+    return std::nullopt;  // nothing better known: its own law stands
   auto law_text = [&](const SiblingLaw& l) {
     std::string s = cell_name(grid, l.cell) + ": ";
     for (std::size_t k = 0; k < l.obs.size(); ++k)

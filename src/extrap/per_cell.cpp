@@ -147,8 +147,10 @@ Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const s
                         " lie in the same part of the " + g.topo.to_string() + " grid (" +
                         cell_name(g.topo, cell) + ") but their calls differ from their " +
                         std::to_string(at + 1) +
-                        "th node on: the pattern is not a row-major stencil (a plugin would be "
-                        "needed)");
+                        "th node on: their calls depend on more than whether a rank is "
+                        "first, in between or last along each dimension; give --grid if "
+                        "another grid keeps these ranks apart, or write a plugin "
+                        "(docs/extrapolate.md, Plugins)");
   }
   return out;
 }

@@ -464,6 +464,8 @@ Elastic fit_elastic(const Fitter& f, const std::vector<const Elastic*>& per_inpu
   return out;
 }
 
+}  // namespace
+
 // A loop level that input k lacks because it ran once per entry (CG's
 // reduction loop over L = 1 row partner): one iteration at every
 // execution of the node, with the members count the other inputs show.
@@ -480,8 +482,6 @@ LoopLevel single_iteration_level(const Node& node, int32_t world, int64_t member
   }
   return l;
 }
-
-}  // namespace
 
 void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlugin& plugin,
                              const ExtrapOptions& opts, ExtrapResult& res) {

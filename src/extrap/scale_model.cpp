@@ -1,6 +1,8 @@
 #include "tracefold/extrap/scale_model.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <optional>
 #include <stdexcept>
 
 namespace tracefold::extrap {
@@ -55,21 +57,6 @@ ValueFit finish(Rational v, std::string formula) {
   return f;
 }
 
-// value = c / (product of the sizes in `term`), exactly, for every observation.
-bool fits_share(const std::vector<Observation>& obs, unsigned term, Rational& c) {
-  bool first = true;
-  for (const auto& o : obs) {
-    const Rational k = Rational(o.value) * term_value(term, o.sizes);
-    if (first) {
-      c = k;
-      first = false;
-    } else if (k != c) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_t>& target) {
@@ -83,17 +70,97 @@ ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_
   for (const auto& o : obs) constant = constant && o.value == obs[0].value;
   if (constant) return finish(Rational(obs[0].value), std::to_string(obs[0].value));
 
-  // 2. A share of a fixed total, c / (S_i * ...), when at least two inputs
-  // with different divisors agree on c.
-  for (unsigned term = 1; term < (1u << dims); ++term) {
-    Rational c;
+  // 2. One-number laws, each pinned by one input and confirmed by another
+  // whose sizes give the law another value: a share of a fixed total,
+  // c / (S_i * ...); a share that falls with a power of the sizes,
+  // c / (S1^a1 * S2^a2 ...) with some exponent 2 or 3 (a transpose's
+  // message to each of P ranks under strong scaling holds N/P^2 items, a
+  // multipartition cell's face (N/S1)^2), lowest total power first; a
+  // multiple of one product, c * S1, c * S1*S2 ... (the distance between
+  // rows, S1, where the linear combination of 1, S1, S2 needs more inputs
+  // than a 2-D grid's three). Within each family, the laws that fit must
+  // agree at the target: inputs whose sizes grow together (square grids,
+  // or 2 rows of 4 and 4 rows of 8) fit c/S1 and c/S2, or c/S1^3 and
+  // c/(S1*S2^2), alike, and those are left to the linear fit, which says
+  // the value is not determined, instead of one being guessed.
+  std::vector<unsigned> exps(dims, 0);
+  const auto power = [&](const std::vector<int64_t>& sizes) {
+    Rational v(1);
+    for (unsigned i = 0; i < dims; ++i)
+      for (unsigned e = 0; e < exps[i]; ++e) v *= Rational(sizes[i]);
+    return v;
+  };
+  // value * power (sign -1: value / power) is the same c for every input.
+  const auto common = [&](int sign, Rational& c) {
     bool distinct = false;
-    for (const auto& o : obs)
-      distinct = distinct || term_value(term, o.sizes) != term_value(term, obs[0].sizes);
-    if (!distinct || !fits_share(obs, term, c)) continue;
-    return finish(c / term_value(term, target),
-                  c.to_string() + "/" +
-                      (std::popcount(term) > 1 ? "(" + term_name(term) + ")" : term_name(term)));
+    for (std::size_t j = 0; j < obs.size(); ++j) {
+      const Rational p = power(obs[j].sizes);
+      const Rational k = sign > 0 ? Rational(obs[j].value) * p : Rational(obs[j].value) / p;
+      if (j == 0)
+        c = k;
+      else if (k != c)
+        return false;
+      distinct = distinct || p != power(obs[0].sizes);
+    }
+    return distinct && !c.is_zero();
+  };
+  const auto denominator = [&] {
+    std::string den;
+    int used = 0;
+    for (unsigned i = 0; i < dims; ++i)
+      if (exps[i]) {
+        den += (den.empty() ? "" : "*") + std::string("S") + std::to_string(i + 1) +
+               (exps[i] > 1 ? "^" + std::to_string(exps[i]) : "");
+        ++used;
+      }
+    return used > 1 ? "(" + den + ")" : den;
+  };
+  bool ambiguous = false;
+  // The laws of one family that fit: the first, unless they differ at the target.
+  const auto decide = [&](std::vector<ValueFit>& fits) -> std::optional<ValueFit> {
+    if (fits.empty()) return std::nullopt;
+    for (const ValueFit& f : fits)
+      if (f.status != fits[0].status || f.value != fits[0].value) {
+        ambiguous = true;
+        return std::nullopt;
+      }
+    return fits[0];
+  };
+  {
+    std::vector<ValueFit> fits;
+    for (unsigned term = 1; term < (1u << dims); ++term) {
+      for (unsigned i = 0; i < dims; ++i) exps[i] = (term >> i) & 1u;
+      Rational c;
+      if (common(1, c))
+        fits.push_back(finish(c / power(target), c.to_string() + "/" + denominator()));
+    }
+    if (auto f = decide(fits)) return *f;
+  }
+  for (unsigned total = 2; total <= 3 * dims && !ambiguous; ++total) {
+    std::vector<ValueFit> fits;
+    // every exponent vector in 0..3 with this total and some exponent >= 2
+    for (unsigned code = 0; code < (1u << (2 * dims)); ++code) {
+      unsigned sum = 0, top = 0;
+      for (unsigned i = 0; i < dims; ++i) {
+        exps[i] = (code >> (2 * i)) & 3u;
+        sum += exps[i];
+        top = std::max(top, exps[i]);
+      }
+      Rational c;
+      if (sum == total && top >= 2 && common(1, c))
+        fits.push_back(finish(c / power(target), c.to_string() + "/" + denominator()));
+    }
+    if (auto f = decide(fits)) return *f;
+    if (!fits.empty()) break;
+  }
+  if (!ambiguous) {
+    std::vector<ValueFit> fits;
+    for (unsigned term = 1; term < (1u << dims); ++term) {
+      for (unsigned i = 0; i < dims; ++i) exps[i] = (term >> i) & 1u;
+      Rational c;
+      if (common(-1, c)) fits.push_back(finish(c * power(target), formula_of({term}, {c})));
+    }
+    if (auto f = decide(fits)) return *f;
   }
 
   // 3. Linear combinations of the terms of at most `level` sizes. A level

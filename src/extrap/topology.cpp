@@ -1,6 +1,7 @@
 #include "tracefold/extrap/topology.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -143,7 +144,8 @@ double imbalance(const std::vector<int64_t>& sizes) {
 
 }  // namespace
 
-TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpoints) {
+TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpoints,
+                                  int min_dims) {
   const auto p = static_cast<int64_t>(endpoints.size());
   if (p < 1) throw std::invalid_argument("detect_topology: no ranks");
   TopologyDetection det;
@@ -160,7 +162,7 @@ TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpo
   det.groups = static_cast<int32_t>(ids.size());
 
   std::vector<std::vector<int64_t>> found;
-  for (int d = 1; d <= kMaxDims && found.empty(); ++d) {
+  for (int d = std::max(1, min_dims); d <= kMaxDims && found.empty(); ++d) {
     std::vector<std::vector<int64_t>> cands;
     std::vector<int64_t> prefix;
     factorizations(p, d, prefix, cands);
@@ -170,9 +172,10 @@ TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpo
     }
   }
   if (found.empty())
-    throw std::runtime_error("no row-major grid of up to 3 dimensions explains the " +
-                             std::to_string(det.groups) + " communication patterns of the " +
-                             std::to_string(p) + " ranks");
+    throw std::runtime_error("no row-major grid of " +
+                             (min_dims > 1 ? std::to_string(min_dims) + " to 3" : "up to 3") +
+                             " dimensions explains the " + std::to_string(det.groups) +
+                             " communication patterns of the " + std::to_string(p) + " ranks");
   std::stable_sort(found.begin(), found.end(),
                    [](const auto& a, const auto& b) { return imbalance(a) < imbalance(b); });
   det.topology.sizes = found[0];
@@ -196,6 +199,12 @@ TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpo
       }
     }
   }
+  det.critical = corner_ranks(topo);
+  return det;
+}
+
+std::vector<int64_t> corner_ranks(const Topology& topo) {
+  std::vector<int64_t> out;
   const int d = topo.dims();
   for (int corner = 0; corner < (1 << d); ++corner) {
     int64_t rank = 0, stride = 1;
@@ -203,11 +212,11 @@ TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpo
       if (corner & (1 << i)) rank += (topo.sizes[static_cast<std::size_t>(i)] - 1) * stride;
       stride *= topo.sizes[static_cast<std::size_t>(i)];
     }
-    det.critical.push_back(rank);
+    out.push_back(rank);
   }
-  std::sort(det.critical.begin(), det.critical.end());
-  det.critical.erase(std::unique(det.critical.begin(), det.critical.end()), det.critical.end());
-  return det;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 bool grid_explains(const TopologyDetection& det, const Topology& topo) {
@@ -229,6 +238,30 @@ std::vector<int64_t> dims_create(int64_t n, int dims) {
     *std::min_element(d.begin(), d.end()) *= *it;
   std::sort(d.begin(), d.end());  // fastest (smallest) first
   return d;
+}
+
+const std::vector<GridRule>& grid_rules() {
+  static const std::vector<GridRule> rules = {
+      {"equal sides",
+       [](int64_t n, int dims) {
+         auto side =
+             static_cast<int64_t>(std::llround(std::pow(static_cast<double>(n), 1.0 / dims)));
+         for (int64_t s = std::max<int64_t>(1, side - 1); s <= side + 1; ++s) {
+           int64_t p = 1;
+           for (int i = 0; i < dims; ++i) p *= s;
+           if (p == n) return std::vector<int64_t>(static_cast<std::size_t>(dims), s);
+         }
+         return std::vector<int64_t>{};
+       }},
+      {"balanced like MPI_Dims_create", [](int64_t n, int dims) { return dims_create(n, dims); }},
+      {"MPI_Dims_create's sizes with the largest fastest (NPB LU's 2^k layout)",
+       [](int64_t n, int dims) {
+         std::vector<int64_t> d = dims_create(n, dims);
+         std::reverse(d.begin(), d.end());
+         return d;
+       }},
+  };
+  return rules;
 }
 
 }  // namespace tracefold::extrap

@@ -48,6 +48,9 @@ BENCH_KERNELS=(
   "mg_vcycle 4 3"
   "amg_like 4 3 --ignore-polls --resolved"
   "exchange_setup 4 6 --ignore-polls --resolved"
+  "ssor_wave 8 3"
+  "adi_mp 9 3"
+  "fft3d 8 3"
 )
 BENCH_FEATURES=(
   "comms 4 5"

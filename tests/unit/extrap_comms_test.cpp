@@ -258,3 +258,37 @@ TEST(ExtrapComms, SplitArgumentsAtAMillionRanksStaySmall) {
   EXPECT_TRUE(column5);
   EXPECT_LE(bytes, 1024 * sizeof(Ranklist::Run));
 }
+
+// The target grid follows the rule every input's grid follows. NPB LU's
+// layout of 2^k ranks (the largest size fastest: 8 ranks in 4 columns of
+// 2 rows) is MPI_Dims_create's order reversed; inputs at 2x2, 2 rows of 4
+// and 4x4 give 4 rows of 8 at 32 ranks without --grid.
+TEST(ExtrapComms, TargetGridLargestSideFastest) {
+  const auto in = inputs({{2, 2}, {4, 2}, {4, 4}});
+  ExtrapOptions o;
+  o.ranks = 32;
+  o.try_plugins = false;
+  const ExtrapResult res = extrapolate(in, o);
+  EXPECT_EQ(res.target.sizes, (std::vector<int64_t>{8, 4}));
+  EXPECT_NE(res.target_rule.find("largest fastest"), std::string::npos) << res.target_rule;
+  GridProgram want;
+  want.sx = 8;
+  want.sy = 4;
+  expect_same_ranks(res.trace, want.trace());
+}
+
+// Square inputs fit every rule; at a count that is no square the rules
+// give different grids, and the error names them instead of guessing.
+TEST(ExtrapComms, TargetGridRulesThatDisagreeAreNamed) {
+  const std::string e = error_of(inputs({{2, 2}, {3, 3}, {4, 4}}), 12);
+  EXPECT_NE(e.find("12 ranks do not fit the equal-sided grids of the inputs (2x2, 3x3, 4x4), "
+                   "and at 12 ranks the rules they fit give different grids (balanced like "
+                   "MPI_Dims_create gives 4x3, MPI_Dims_create's sizes with the largest fastest "
+                   "(NPB LU's 2^k layout) gives 3x4): give --grid"),
+            std::string::npos)
+      << e;
+  // Uneven inputs that follow no rule: --grid is the remedy.
+  const std::string f = error_of(inputs({{2, 3}, {3, 4}, {5, 3}}), 20);
+  EXPECT_NE(f.find("follow no rule known here"), std::string::npos) << f;
+  EXPECT_NE(f.find("give --grid"), std::string::npos) << f;
+}

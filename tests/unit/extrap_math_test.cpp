@@ -168,3 +168,56 @@ TEST(ExtrapScaleModel, ConstantsSharesAndTheirErrors) {
   EXPECT_EQ(f.status, ValueFit::Status::kInconsistent);
   EXPECT_EQ(fit_value({}, {4, 4}).status, ValueFit::Status::kNoData);
 }
+
+TEST(ExtrapScaleModel, InversePowersOfTheSizes) {
+  // A slab FFT's transpose under strong scaling: 2*32^3 / P^2 values to
+  // each of P ranks, on a 1-D grid of P.
+  std::vector<Observation> obs = {{{4}, 4096}, {{8}, 1024}, {{16}, 256}};
+  ValueFit f = fit_value(obs, {32});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 64);
+  EXPECT_EQ(f.formula, "65536/S1^2");
+  // Two inputs: c/S1^2 is pinned by one and confirmed by the other, the
+  // straight line through them is not confirmed and loses.
+  f = fit_value({{{4}, 4096}, {{8}, 1024}}, {16});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 256);
+  // A multipartition cell face, 5*(60/q)^2, on q x q grids: on squares
+  // the plain share of both sizes fits first (and S1^2 = S1*S2 there).
+  f = fit_value(squares({{2, 4500}, {3, 2000}, {4, 1125}}), {5, 5});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 720);
+  EXPECT_EQ(f.formula, "18000/(S1*S2)");
+  // Sizes that vary apart (3x2, 2x3, 7x5, slowest first): only S1^2 fits.
+  f = fit_value({{{2, 3}, 1125}, {{3, 2}, 500}, {{5, 7}, 180}}, {6, 6});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 125);
+  EXPECT_EQ(f.formula, "4500/S1^2");
+  // Sizes that grow together (2 rows of 4, 4 rows of 8) fit c/S1^3 and
+  // c/(S1*S2^2) alike: not guessed at a grid where they differ.
+  f = fit_value({{{2, 4}, 2048}, {{4, 8}, 256}}, {4, 4});
+  EXPECT_NE(f.status, ValueFit::Status::kOk) << f.formula;
+  // The plain share is still found first where it fits.
+  f = fit_value(squares({{2, 240}, {4, 120}, {5, 96}}), {8, 8});
+  EXPECT_EQ(f.formula, "480/S1");
+  // And a power that gives a fraction at the target says so.
+  EXPECT_EQ(fit_value(obs, {3}).status, ValueFit::Status::kNotInteger);
+}
+
+TEST(ExtrapScaleModel, MultiplesOfOneProductNeedTwoInputs) {
+  // The distance between rows of a grid 2x2, 2 rows of 4, 4x4 (sizes
+  // fastest first): S1, confirmed by three inputs where the linear model
+  // 1, S1, S2 is only determined.
+  std::vector<Observation> obs = {{{2, 2}, 2}, {{2, 4}, 2}, {{4, 4}, 4}};
+  ValueFit f = fit_value(obs, {8, 4});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 8);
+  EXPECT_EQ(f.formula, "S1");
+  // On square inputs S1 and S2 fit alike; a target where they differ is
+  // not guessed.
+  f = fit_value(squares({{2, 2}, {3, 3}, {4, 4}}), {8, 4});
+  EXPECT_EQ(f.status, ValueFit::Status::kUndetermined);
+  f = fit_value(squares({{2, 6}, {3, 9}, {4, 12}}), {5, 5});
+  ASSERT_EQ(f.status, ValueFit::Status::kOk);
+  EXPECT_EQ(f.value, 15);
+}

@@ -143,3 +143,38 @@ TEST(ExtrapTopology, NoGridExplainsAPermutation) {
   for (int r = 0; r < 7; ++r) e[static_cast<std::size_t>(r)] = {r % 2 ? 3 : 1};
   EXPECT_THROW(detect_topology(e), std::runtime_error);
 }
+
+TEST(ExtrapTopology, FewestDimensionsUnlessOtherInputsHaveMore) {
+  // A multipartition on 2x2 (x, y and diagonal partners) or a code on
+  // 2x2x2 whose every rank has the same partners modulo P: one pattern,
+  // which a ring of 4 (8) explains as well as the grid.
+  const auto alike = [](int64_t p, std::vector<int64_t> partners) {
+    return std::vector<std::vector<int64_t>>(static_cast<std::size_t>(p), partners);
+  };
+  EXPECT_EQ(detect_topology(alike(4, {1, 2, 3})).topology.sizes, (std::vector<int64_t>{4}));
+  EXPECT_EQ(detect_topology(alike(4, {1, 2, 3}), 2).topology.sizes, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(detect_topology(alike(8, {1, 2, 4})).topology.sizes, (std::vector<int64_t>{8}));
+  const TopologyDetection d = detect_topology(alike(8, {1, 2, 4}), 3);
+  EXPECT_EQ(d.topology.sizes, (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(d.critical.size(), 8u);
+  // Every cell of a grid with sides of 2 or 3 holds one rank, so such a
+  // grid explains any pattern: the other inputs decide. A count with no
+  // such factorization stays an error (7 ranks in 2-D).
+  std::vector<std::vector<int64_t>> seven(7, std::vector<int64_t>{1});
+  EXPECT_EQ(detect_topology(seven).topology.sizes, (std::vector<int64_t>{7}));
+  EXPECT_THROW(detect_topology(seven, 2), std::runtime_error);
+}
+
+TEST(ExtrapTopology, GridRulesIncludeLargestFastest) {
+  const auto& rules = grid_rules();
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0].sizes(16, 2), (std::vector<int64_t>{4, 4}));
+  EXPECT_TRUE(rules[0].sizes(8, 2).empty());
+  EXPECT_EQ(rules[1].sizes(8, 2), (std::vector<int64_t>{2, 4}));
+  // NPB LU: 2^k ranks in 2^ceil(k/2) columns (fastest) of 2^floor(k/2) rows.
+  for (int k = 2; k <= 12; ++k) {
+    const int64_t cols = int64_t{1} << ((k + 1) / 2), rows = (int64_t{1} << k) / cols;
+    EXPECT_EQ(rules[2].sizes(int64_t{1} << k, 2), (std::vector<int64_t>{cols, rows})) << k;
+  }
+  EXPECT_EQ(rules[2].sizes(16, 3), (std::vector<int64_t>{4, 2, 2}));
+}

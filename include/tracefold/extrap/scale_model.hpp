@@ -10,7 +10,9 @@
 //
 // Fewer terms are tried first: a constant, then c/(product of sizes) (a
 // share of a fixed total under strong scaling: N/S1, N/(S1*S2) ...), then
-// the terms of at most one size, then of at most two, ... A model is used
+// c over a product of powers of the sizes up to the third (a transpose's
+// N/P^2 per rank, a multipartition face (N/S1)^2), then the terms of at
+// most one size, then of at most two, ... A model is used
 // when it fits every observation and at least one observation more than
 // it needs confirms it; only the last model, all 2^d terms, may instead be
 // exactly determined (the seed's d+1 inputs for d dimensions). A value the

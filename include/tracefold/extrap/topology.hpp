@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,8 +75,15 @@ struct TopologyDetection {
 /// Detects the topology of `endpoints[r]`: the relative endpoints (peer -
 /// r mod P) rank r communicates with, in any order, duplicates allowed.
 /// P = endpoints.size() >= 1. Throws std::runtime_error when no grid of up
-/// to kMaxDims dimensions explains the groups.
-TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpoints);
+/// to kMaxDims dimensions explains the groups. Grids of fewer than
+/// `min_dims` dimensions are not tried: a 2x2 grid on which every rank has
+/// the same partners modulo P (a periodic or multipartition code) is also
+/// explained by the 1-D grid of 4, and only other inputs can say it is 2-D.
+TopologyDetection detect_topology(const std::vector<std::vector<int64_t>>& endpoints,
+                                  int min_dims = 1);
+
+/// The grid's corner ranks, ascending, without repeats: the critical nodes.
+std::vector<int64_t> corner_ranks(const Topology& topo);
 
 /// Whether every cell of `topo` (which must hold the detection's ranks)
 /// holds a single endpoint group of `det`: the test detection applies to
@@ -86,5 +94,20 @@ bool grid_explains(const TopologyDetection& det, const Topology& topo);
 /// Sizes MPI_Dims_create(n, dims) would choose, fastest first (MPI's
 /// balanced factorization: non-increasing in MPI order).
 std::vector<int64_t> dims_create(int64_t n, int dims);
+
+/// A rule that gives a grid's sizes (fastest first) for a rank count, as
+/// programs lay out their processes; the target grid follows the rule every
+/// input's grid follows (choose_target in extrapolate.cpp).
+struct GridRule {
+  std::string name;
+  /// The sizes for `n` ranks in `dims` dimensions; empty when the rule has
+  /// no grid for n (equal sides for a count that is no square).
+  std::function<std::vector<int64_t>(int64_t n, int dims)> sizes;
+};
+
+/// The rules known, most specific first: equal sides; MPI_Dims_create's
+/// sizes, smallest fastest; the same sizes largest fastest (NPB LU's and
+/// SP's layout of 2^k ranks: 2^ceil(k/2) columns of 2^floor(k/2) rows).
+const std::vector<GridRule>& grid_rules();
 
 }  // namespace tracefold::extrap
