@@ -63,16 +63,4 @@ same_as_real "ssor_wave uneven: 4,8,16 -> 32 (remainders)" x-ssoru-32.tf ssoru-3
   ssoru-4.tf ssoru-8.tf ssoru-16.tf
 same_as_real "ssor_wave uneven: 4,8,32 -> 16 (between)" b-ssoru-16.tf ssoru-16.tf \
   ssoru-4.tf ssoru-8.tf ssoru-32.tf
-CHECKS=$((CHECKS + 1))
-"$TF" extrapolate ssoru-4.tf ssoru-8.tf ssoru-16.tf --ranks 32 -o e.tf --explain \
-  > ssoru-explain.txt 2>&1 || true
-rm -f e.tf
-got=$("$TF" expand x-ssoru-32.tf -r 9 2>&1 | grep -m 2 '^MPI_Recv ' | grep -o 'count=[0-9]*' | tr '\n' ' ')
-if grep -q 'field count: by remainder .*\[5\*(66 div S1) + 5\*(x < 66 mod S1)\]' ssoru-explain.txt &&
-  grep -q 'field count: by remainder .*\[5\*(66 div S2) + 5\*(y < 66 mod S2)\]' ssoru-explain.txt &&
-  [[ $got == "count=85 count=45 " ]]; then
-  ok "ssor_wave uneven: --explain prints the remainder laws; rank 9 at 32 receives 5*17 and 5*9 values"
-else
-  bad "ssor_wave uneven: rank 9 receives $got; --explain: $(grep 'remainder' ssoru-explain.txt | head -4)"
-fi
 finish
