@@ -236,7 +236,11 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
       throw ExtrapError(what + ": values " + listing() +
                         " are inconsistent: no function of the grid sizes fits them (first "
                         "contradiction: " +
-                        obs[f.bad_observation].grid->input->name + ")");
+                        obs[f.bad_observation].grid->input->name +
+                        "); the laws known are constants, c/S, c/S^k, c*S, sums of products "
+                        "of the sizes and uneven divisions: check that every input ran the "
+                        "same problem (the same arguments), or write a plugin for this law "
+                        "(docs/extrapolate.md, Plugins)");
     case ValueFit::Status::kNoData:
       break;
   }

@@ -147,6 +147,16 @@ std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
                                             const std::vector<const Node*>& nodes,
                                             const Ranklist& ranks, const Topology& target);
 
+// ------------------------------------------------------------- target.cpp
+
+/// The target grid for opts.ranks: opts.grid (checked against the inputs'
+/// dimensions and the count), or the grid of the first rule of
+/// grid_rules() that gives every input's grid, when the rules that do
+/// agree there. `rule` gets its name. Throws ExtrapError naming the
+/// inputs' grids, the rules' grids and the remedy (--grid).
+Topology choose_target(const std::vector<GridInput>& grids, const ExtrapOptions& opts,
+                       std::string& rule);
+
 // ---------------------------------------------------------- remainder.cpp
 
 /// A field whose numbers differ inside parts of the grid because they

@@ -31,11 +31,12 @@ else
 fi
 # 2*32^3/P^2 is a whole number up to 256 ranks (one double to each).
 CHECKS=$((CHECKS + 1))
-if "$TF" extrapolate fft-2.tf fft-4.tf fft-8.tf --ranks 256 -o x-fft-256.tf > fft-256.log 2>&1 &&
-  "$TF" expand x-fft-256.tf -r 255 2>&1 | grep -m 1 '^MPI_Alltoall' | grep -q 'count=1 '; then
+"$TF" extrapolate fft-2.tf fft-4.tf fft-8.tf --ranks 256 -o x-fft-256.tf > fft-256.log 2>&1 || true
+"$TF" expand x-fft-256.tf -r 255 > fft-r255.txt 2>&1 || true
+if grep -m 1 '^MPI_Alltoall' fft-r255.txt | grep -q 'count=1 '; then
   ok "fft3d: at 256 ranks each transpose sends 1 double to each rank"
 else
-  bad "fft3d: 256 ranks: $(cat fft-256.log; "$TF" expand x-fft-256.tf -r 255 2>&1 | grep -m 1 Alltoall)"
+  bad "fft3d: 256 ranks: $(cat fft-256.log; grep -m 1 Alltoall fft-r255.txt)"
 fi
 fails_with "fft3d: 1024 ranks (a fraction of a double)" \
   "node [0-9]+ \(MPI_Alltoall at .*\), field count, ranks at x:first: values 16384 in fft-2.tf \(2\), 4096 in fft-4.tf \(4\), 1024 in fft-8.tf \(8\) extrapolate to a fraction at 1024 \(65536/S1\^2\): .*give a rank count at which the law is a whole number" \
