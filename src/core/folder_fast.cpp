@@ -98,12 +98,13 @@ bool Folder::Impl::fast_append(const Event& ev) {
   return true;
 }
 
-void Folder::Impl::merge_event(Item& b, const Event& ev, uint64_t pred, bool has_list) {
+void Folder::Impl::merge_event(Item& b, const FieldValue* fields, int64_t compute, int64_t comm,
+                               uint64_t pred, bool has_list) {
   // Appending a one-value sequence is push_back (ValueSeq::append ->
   // append_repeated(v, 1)); a list's values must go through append, which
   // folds a run of equal values differently from pushing them one by one.
   for (std::size_t i = 0; i < b.fields.size(); ++i) {
-    const FieldValue& fv = ev.fields[i];
+    const FieldValue& fv = fields[i];
     if (has_list && FieldTable::kind(fv.field) == FieldKind::kList)
       append_list_values(b.fields[i].second, fv.list);
     else
@@ -112,8 +113,7 @@ void Folder::Impl::merge_event(Item& b, const Event& ev, uint64_t pred, bool has
   b.reps.push_back(1);
   settle_timing(b, rank);
   // An event without timings brings none (merge_timings with nothing).
-  if (ev.compute_ns >= 0 || ev.comm_ns >= 0)
-    add_raw_timing(b, unpack(pred), ev.compute_ns, ev.comm_ns, rank);
+  if (compute >= 0 || comm >= 0) add_raw_timing(b, unpack(pred), compute, comm, rank);
 }
 
 void Folder::Impl::append_repeats(const Event& ev, std::span<const RepeatTiming> times) {

@@ -312,7 +312,12 @@ struct Folder::Impl {
 
   // merge_pair of event item `b` with the item make_item(ev, pred) would
   // give, without making it.
-  void merge_event(Item& b, const Event& ev, uint64_t pred, bool has_list);
+  void merge_event(Item& b, const Event& ev, uint64_t pred, bool has_list) {
+    merge_event(b, ev.fields.data(), ev.compute_ns, ev.comm_ns, pred, has_list);
+  }
+  // The same for an event's fields (as many as b has, with b's ids) and times.
+  void merge_event(Item& b, const FieldValue* fields, int64_t compute, int64_t comm, uint64_t pred,
+                   bool has_list);
 
   // k more copies of `ev` (times: theirs). While the sequence ends in a loop
   // whose body is that one event, fast_append would take each copy as a
@@ -497,7 +502,7 @@ struct Folder::Impl {
   };
   struct WalkOp {
     Item* item = nullptr;
-    uint32_t event = 0;  // consumed event (index into walk_events_) when value == kConsumed
+    uint32_t event = 0;  // consumed event (index into walk_slots_) when value == kConsumed
     uint64_t value = 0;  // the item's count for this traversal
   };
   static constexpr uint64_t kConsumed = std::numeric_limits<uint64_t>::max();
@@ -518,9 +523,26 @@ struct Folder::Impl {
   bool walk_refold_ = false;  // an earlier item ends like the loop: try_fold after each iteration
   std::vector<WalkFrame> walk_stack_;
   std::vector<WalkOp> walk_ops_;
-  std::vector<Event> walk_events_;  // reused slots; the first walk_count_ are live
-  std::vector<uint64_t> walk_preds_;
-  std::vector<uint8_t> walk_has_list_;  // per slot: the event has a list field
+  // A walked event kept aside: its call, predecessor, times, and its fields
+  // at walk_fields_[from, from + n). One flat buffer of fields that only
+  // grows, instead of an Event per slot: an Event slot's fields were resized
+  // (FieldValues made and destroyed) whenever the next event kept there had
+  // another number of fields.
+  struct WalkSlot {
+    uint64_t key = 0;
+    uint64_t pred = 0;
+    int64_t compute_ns = -1, comm_ns = -1;
+    uint32_t from = 0, n = 0;
+    bool has_list = false;
+  };
+  std::vector<WalkSlot> walk_slots_;     // the first walk_count_ are live
+  std::vector<FieldValue> walk_fields_;  // the first walk_fields_used_ are live
+  std::size_t walk_fields_used_ = 0;
+  // Keeps ev aside in slot walk_count_ (times: compute/comm).
+  WalkSlot& keep_walked(const Event& ev, uint64_t pred, int64_t compute, int64_t comm);
+  const FieldValue* slot_fields(const WalkSlot& s) const { return walk_fields_.data() + s.from; }
+  // The event a slot holds, made again (a walk given up, a rare merge).
+  Event slot_event(const WalkSlot& s, int64_t compute, int64_t comm) const;
   std::size_t walk_count_ = 0;
   uint64_t walk_prev_key_ = 0;
   // The shape of the last walked iteration. A run of alike ones hands the
@@ -548,9 +570,9 @@ struct Folder::Impl {
   void abort_walk();
   void commit_repeats(Item& x, uint32_t slot);
   // Merges one walked event into its node (merge_pair's result).
-  void walk_merge(Item& x, const Event& ev, uint64_t pred, bool has_list);
+  void walk_merge(Item& x, const WalkSlot& s, int64_t compute, int64_t comm);
   enum class WalkResult : uint8_t { kPlaced, kComplete };
-  WalkResult walk_place(const Event& ev, uint32_t index);
+  WalkResult walk_place(uint64_t k, uint32_t index);
 
   // How alike two candidate iterations are: the share of their calls (one
   // pass through every loop body) that a longest common subsequence pairs

@@ -16,14 +16,17 @@ bool same_field_ids(const Item& x, const Event& ev) {
   return true;
 }
 
-// dst = src, reusing dst's buffers; most fields are scalars whose (empty)
-// lists need no assignment. Returns whether any field is a list field
-// (asked again when the event is merged; known here for free).
-bool copy_fields(std::vector<FieldValue>& dst, const std::vector<FieldValue>& src) {
-  const std::size_t n = src.size();
-  if (dst.size() != n) dst.resize(n);
-  FieldValue* d = dst.data();
-  const FieldValue* s = src.data();
+bool same_field_ids(const Item& x, const FieldValue* fields, std::size_t n) {
+  if (n != x.fields.size()) return false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (fields[i].field != x.fields[i].first) return false;
+  return true;
+}
+
+// d[0, n) = s[0, n), reusing d's buffers; most fields are scalars whose
+// (empty) lists need no assignment. Returns whether any field is a list
+// field (asked again when the event is merged; known here for free).
+bool copy_fields(FieldValue* d, const FieldValue* s, std::size_t n) {
   bool any_list = false;
   for (std::size_t i = 0; i < n; ++i) {
     d[i].field = s[i].field;
@@ -51,6 +54,7 @@ void Folder::Impl::start_walk() {
   have_prev_ = learned_ = false;
   walking_ = true;
   walk_count_ = 0;
+  walk_fields_used_ = 0;
   walk_events_total_ = 0;
   walk_times_.clear();
   walk_ops_.clear();
@@ -59,8 +63,7 @@ void Folder::Impl::start_walk() {
   walk_refold_ = ends_earlier(top.back().last, top.size() - 1);
 }
 
-Folder::Impl::WalkResult Folder::Impl::walk_place(const Event& ev, uint32_t index) {
-  const uint64_t k = ev.key().packed();
+Folder::Impl::WalkResult Folder::Impl::walk_place(uint64_t k, uint32_t index) {
   for (;;) {
     WalkFrame& f = walk_stack_.back();
     Item& loop = *f.loop;
@@ -94,23 +97,56 @@ Folder::Impl::WalkResult Folder::Impl::walk_place(const Event& ev, uint32_t inde
   }
 }
 
-void Folder::Impl::walk_merge(Item& x, const Event& ev, uint64_t pred, bool has_list) {
-  if (same_field_ids(x, ev)) return merge_event(x, ev, pred, has_list);
+Folder::Impl::WalkSlot& Folder::Impl::keep_walked(const Event& ev, uint64_t pred, int64_t compute,
+                                                  int64_t comm) {
+  if (walk_slots_.size() <= walk_count_) {
+    walk_slots_.resize(walk_count_ + 1);
+    walk_repeat_.resize(walk_count_ + 1);
+  }
+  const std::size_t n = ev.fields.size();
+  if (walk_fields_.size() < walk_fields_used_ + n) walk_fields_.resize(walk_fields_used_ + n);
+  WalkSlot& slot = walk_slots_[walk_count_];
+  slot.key = ev.key().packed();
+  slot.pred = pred;
+  slot.compute_ns = compute;
+  slot.comm_ns = comm;
+  slot.from = static_cast<uint32_t>(walk_fields_used_);
+  slot.n = static_cast<uint32_t>(n);
+  slot.has_list = copy_fields(walk_fields_.data() + walk_fields_used_, ev.fields.data(), n);
+  walk_fields_used_ += n;
+  return slot;
+}
+
+Event Folder::Impl::slot_event(const WalkSlot& s, int64_t compute, int64_t comm) const {
+  Event ev;
+  const EventKey k = unpack(s.key);
+  ev.op = k.op;
+  ev.site = k.site;
+  ev.fields.assign(slot_fields(s), slot_fields(s) + s.n);
+  ev.compute_ns = compute;
+  ev.comm_ns = comm;
+  return ev;
+}
+
+void Folder::Impl::walk_merge(Item& x, const WalkSlot& s, int64_t compute, int64_t comm) {
+  const FieldValue* fields = slot_fields(s);
+  if (same_field_ids(x, fields, s.n))
+    return merge_event(x, fields, compute, comm, s.pred, s.has_list);
   // A call whose fields differ from the node's (a probe that found a message
   // reports its source; one that did not, none): what merge_pair does with
   // the one-event item, without making it while the event's fields are
   // among the node's.
   std::size_t i = 0;
-  for (const FieldValue& fv : ev.fields) {  // both sorted by id
-    while (i < x.fields.size() && x.fields[i].first < fv.field) ++i;
-    if (i == x.fields.size() || x.fields[i].first != fv.field)
-      return merger.merge_pair(x, make_item(ev, pred));
+  for (std::size_t f = 0; f < s.n; ++f) {  // both sorted by id
+    while (i < x.fields.size() && x.fields[i].first < fields[f].field) ++i;
+    if (i == x.fields.size() || x.fields[i].first != fields[f].field)
+      return merger.merge_pair(x, make_item(slot_event(s, compute, comm), s.pred));
     ++i;
   }
   std::size_t j = 0;
   for (auto& [id, values] : x.fields) {
-    if (j < ev.fields.size() && ev.fields[j].field == id) {
-      const FieldValue& fv = ev.fields[j++];
+    if (j < s.n && fields[j].field == id) {
+      const FieldValue& fv = fields[j++];
       if (FieldTable::kind(fv.field) == FieldKind::kList)
         append_list_values(values, fv.list);
       else
@@ -121,8 +157,7 @@ void Folder::Impl::walk_merge(Item& x, const Event& ev, uint64_t pred, bool has_
   }
   x.reps.push_back(1);
   settle_timing(x, rank);
-  if (ev.compute_ns >= 0 || ev.comm_ns >= 0)
-    add_raw_timing(x, unpack(pred), ev.compute_ns, ev.comm_ns, rank);
+  if (compute >= 0 || comm >= 0) add_raw_timing(x, unpack(s.pred), compute, comm, rank);
 }
 
 bool Folder::Impl::walk_append(const Event& ev) {
@@ -136,22 +171,12 @@ bool Folder::Impl::walk_append(const Event& ev) {
     abort_walk();
     return false;
   }
-  if (walk_events_.size() <= walk_count_) {
-    walk_events_.resize(walk_count_ + 1);
-    walk_preds_.resize(walk_count_ + 1);
-    walk_repeat_.resize(walk_count_ + 1);
-    walk_has_list_.resize(walk_count_ + 1);
-  }
+  const std::size_t fields_before = walk_fields_used_;
+  keep_walked(ev, prev_key, ev.compute_ns, ev.comm_ns);
   walk_repeat_[walk_count_] = WalkRepeat{};
-  Event& slot = walk_events_[walk_count_];
-  slot.op = ev.op;
-  slot.site = ev.site;
-  walk_has_list_[walk_count_] = copy_fields(slot.fields, ev.fields);
-  slot.compute_ns = ev.compute_ns;
-  slot.comm_ns = ev.comm_ns;
-  walk_preds_[walk_count_] = prev_key;
-  WalkResult r = walk_place(slot, static_cast<uint32_t>(walk_count_));
+  WalkResult r = walk_place(ev.key().packed(), static_cast<uint32_t>(walk_count_));
   if (r == WalkResult::kComplete) {
+    walk_fields_used_ = fields_before;  // ev is not kept: it ends the traversal
     // The body's last items were a loop or passed over: this event ends the
     // iteration. If it does not start the next one, the loop has ended (or
     // the iteration was not one): a short iteration goes the general way,
@@ -198,7 +223,8 @@ bool Folder::Impl::commit_walk() {
     if (op.value == kConsumed && walk_repeat_[op.event].count > 0) {
       commit_repeats(x, op.event);
     } else if (op.value == kConsumed) {
-      walk_merge(x, walk_events_[op.event], walk_preds_[op.event], walk_has_list_[op.event]);
+      const WalkSlot& slot = walk_slots_[op.event];
+      walk_merge(x, slot, slot.compute_ns, slot.comm_ns);
     } else {
       x.reps.push_back(static_cast<int64_t>(op.value));
     }
@@ -206,6 +232,7 @@ bool Folder::Impl::commit_walk() {
   }
   walk_ops_.clear();
   walk_count_ = 0;
+  walk_fields_used_ = 0;
   walk_events_total_ = 0;
   walk_times_.clear();
   walk_stack_.assign(1, WalkFrame{&loop, 0, 0});
@@ -250,14 +277,24 @@ void Folder::Impl::abort_walk() {
   // they are read (and their capacity given back).
   const bool outer = feeding_;
   feeding_ = true;
-  std::vector<Event> evs;
+  std::vector<WalkSlot> slots;
+  std::vector<FieldValue> fields;
   std::vector<WalkRepeat> reps;
   std::vector<RepeatTiming> times;
-  evs.swap(walk_events_);
+  slots.swap(walk_slots_);
+  fields.swap(walk_fields_);
   reps.swap(walk_repeat_);
   times.swap(walk_times_);
+  walk_fields_used_ = 0;
+  Event e;
   for (std::size_t i = 0; i < n; ++i) {
-    Event& e = evs[i];
+    const WalkSlot& s = slots[i];
+    const EventKey k = unpack(s.key);
+    e.op = k.op;
+    e.site = k.site;
+    e.fields.assign(fields.data() + s.from, fields.data() + s.from + s.n);
+    e.compute_ns = s.compute_ns;
+    e.comm_ns = s.comm_ns;
     if (reps[i].count == 0) {
       feed(e);
       continue;
@@ -280,7 +317,8 @@ void Folder::Impl::abort_walk() {
   }
   feeding_ = outer;
   times.clear();
-  if (walk_events_.empty()) evs.swap(walk_events_);
+  if (walk_slots_.empty()) slots.swap(walk_slots_);
+  if (walk_fields_.empty()) fields.swap(walk_fields_);
   if (walk_repeat_.empty()) reps.swap(walk_repeat_);
   if (walk_times_.empty()) times.swap(walk_times_);
 }
@@ -299,18 +337,7 @@ bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> t
   Item& x = loop.body[0];
   const uint64_t k = ev.key().packed();
   if (x.loop || x.key != k || prev_key != k || !same_field_ids(x, ev)) return false;
-  if (walk_events_.size() <= walk_count_) {
-    walk_events_.resize(walk_count_ + 1);
-    walk_preds_.resize(walk_count_ + 1);
-    walk_repeat_.resize(walk_count_ + 1);
-    walk_has_list_.resize(walk_count_ + 1);
-  }
-  Event& slot = walk_events_[walk_count_];
-  slot.op = ev.op;
-  slot.site = ev.site;
-  walk_has_list_[walk_count_] = copy_fields(slot.fields, ev.fields);
-  slot.compute_ns = slot.comm_ns = -1;
-  walk_preds_[walk_count_] = k;
+  keep_walked(ev, k, -1, -1);
   walk_repeat_[walk_count_] = WalkRepeat{walk_times_.size(), times.size()};
   walk_times_.insert(walk_times_.end(), times.begin(), times.end());
   walk_ops_.push_back(WalkOp{&x, static_cast<uint32_t>(walk_count_), kConsumed});
@@ -323,20 +350,20 @@ bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> t
 }
 
 void Folder::Impl::commit_repeats(Item& x, uint32_t slot) {
-  Event& ev = walk_events_[slot];
+  const WalkSlot& s = walk_slots_[slot];
   const WalkRepeat& rep = walk_repeat_[slot];
-  if (!same_field_ids(x, ev)) {
+  if (!same_field_ids(x, slot_fields(s), s.n)) {
     // An earlier event of this iteration brought x fields the copies lack
     // (a probe that found a message, before these that found nothing):
     // merged copy by copy, with absent values, as walk_merge does.
     for (uint64_t t = 0; t < rep.count; ++t) {
-      ev.compute_ns = walk_times_[rep.times_from + t].compute_ns;
-      ev.comm_ns = walk_times_[rep.times_from + t].comm_ns;
-      walk_merge(x, ev, x.key, walk_has_list_[slot]);
+      const RepeatTiming& rt = walk_times_[rep.times_from + t];
+      walk_merge(x, s, rt.compute_ns, rt.comm_ns);
     }
     return;
   }
-  merge_copies(x, ev, walk_has_list_[slot], {walk_times_.data() + rep.times_from, rep.count});
+  merge_copies(x, slot_event(s, -1, -1), s.has_list,
+               {walk_times_.data() + rep.times_from, rep.count});
 }
 
 }  // namespace tracefold
