@@ -3,10 +3,9 @@
 // merged like recorded ones.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
 #include "trace_compare.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
-#include "tracefold/folder.hpp"
-#include "tracefold/merge.hpp"
 
 using namespace tracefold;
 using namespace tracefold::extrap;
@@ -42,21 +41,11 @@ struct UnevenStencil {
     return out;
   }
   Trace trace() const {
-    SiteTable sites;
-    for (uint64_t i = 0; i < 4; ++i) sites.intern(CallSite{{Frame{"uneven", 0x100 + 0x10 * i}}});
-    Trace all;
-    for (int32_t r = 0; r < size(); ++r) {
-      CommTable c;
-      c.define_world(size());
-      Folder f(r);
-      for (Event e : events(r)) {
-        encode_relative(e, r, c);
-        f.append(e);
-      }
-      Trace one = f.finish(size(), sites, c);
-      all = r == 0 ? std::move(one) : merge_traces(all, one);
-    }
-    return all;
+    std::vector<std::vector<Event>> ranks;
+    for (int32_t r = 0; r < size(); ++r) ranks.push_back(events(r));
+    CommTable c;
+    c.define_world(size());
+    return tracefold::testing::fold_ranks(ranks, c, 4);
   }
 };
 
