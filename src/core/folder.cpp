@@ -9,21 +9,24 @@ namespace tracefold {
 using namespace folding;
 
 namespace {
+// A list's values (its length, then its elements) pushed onto v.
+void push_list(ValueSeq& v, const std::vector<int64_t>& list) {
+  v.push_back(static_cast<int64_t>(list.size()));
+  for (int64_t x : list) v.push_back(x);
+}
+
 // The values of one field on one execution, into an empty sequence.
 void fill_values(ValueSeq& v, const FieldValue& fv) {
-  if (FieldTable::kind(fv.field) == FieldKind::kList) {
-    v.push_back(static_cast<int64_t>(fv.list.size()));
-    for (int64_t x : fv.list) v.push_back(x);
-  } else {
+  if (FieldTable::kind(fv.field) == FieldKind::kList)
+    push_list(v, fv.list);
+  else
     v.push_back(fv.scalar);
-  }
 }
 }  // namespace
 
 ValueSeq folding::list_values(const std::vector<int64_t>& list) {
   ValueSeq v;
-  v.push_back(static_cast<int64_t>(list.size()));
-  for (int64_t x : list) v.push_back(x);
+  push_list(v, list);
   return v;
 }
 

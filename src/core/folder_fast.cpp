@@ -155,17 +155,17 @@ bool Folder::Impl::repeat_in_place(const Event& ev, std::span<const RepeatTiming
     if (ev.fields[f].field != b.fields[f].first) return false;
   const uint64_t k = times.size();
   loop.reps.step_back(1, k);
-  merge_copies(b, ev, has_list_[0], times);
+  merge_copies(b, ev.fields.data(), has_list_[0], times);
   events += k;
   paths.repeats += k;
   return true;
 }
 
-void Folder::Impl::merge_copies(Item& b, const Event& ev, bool has_list,
+void Folder::Impl::merge_copies(Item& b, const FieldValue* fields, bool has_list,
                                 std::span<const RepeatTiming> times) {
   const uint64_t k = times.size();
   for (std::size_t f = 0; f < b.fields.size(); ++f) {
-    const FieldValue& fv = ev.fields[f];
+    const FieldValue& fv = fields[f];
     if (has_list && FieldTable::kind(fv.field) == FieldKind::kList) {
       b.fields[f].second.append_n(field_values(fv), k);
     } else {

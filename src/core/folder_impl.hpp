@@ -332,10 +332,12 @@ struct Folder::Impl {
 
   bool repeat_in_place(const Event& ev, std::span<const RepeatTiming> times);
 
-  // times.size() merge_event calls of `ev` (its field ids b's) at once, the
+  // times.size() merge_event calls of an event with these fields (b's ids)
+  // at once, the
   // i-th with times[i]; each copy's predecessor is b (repeat_in_place and
   // the walk path's bulk repeats).
-  void merge_copies(Item& b, const Event& ev, bool has_list, std::span<const RepeatTiming> times);
+  void merge_copies(Item& b, const FieldValue* fields, bool has_list,
+                    std::span<const RepeatTiming> times);
 
   // Pending events become Items, as the general path would have made them
   // (try_fold would have found nothing for them: quiet_ checked that).

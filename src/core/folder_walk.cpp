@@ -9,18 +9,15 @@ namespace tracefold {
 using namespace folding;
 
 namespace {
-bool same_field_ids(const Item& x, const Event& ev) {
-  if (ev.fields.size() != x.fields.size()) return false;
-  for (std::size_t i = 0; i < x.fields.size(); ++i)
-    if (ev.fields[i].field != x.fields[i].first) return false;
-  return true;
-}
-
 bool same_field_ids(const Item& x, const FieldValue* fields, std::size_t n) {
   if (n != x.fields.size()) return false;
   for (std::size_t i = 0; i < n; ++i)
     if (fields[i].field != x.fields[i].first) return false;
   return true;
+}
+
+bool same_field_ids(const Item& x, const Event& ev) {
+  return same_field_ids(x, ev.fields.data(), ev.fields.size());
 }
 
 // d[0, n) = s[0, n), reusing d's buffers; most fields are scalars whose
@@ -362,8 +359,7 @@ void Folder::Impl::commit_repeats(Item& x, uint32_t slot) {
     }
     return;
   }
-  merge_copies(x, slot_event(s, -1, -1), s.has_list,
-               {walk_times_.data() + rep.times_from, rep.count});
+  merge_copies(x, slot_fields(s), s.has_list, {walk_times_.data() + rep.times_from, rep.count});
 }
 
 }  // namespace tracefold
