@@ -19,7 +19,7 @@
 # COST_ONLY=1 (stop after the cost and read-back tables), ACC_ONLY=1 (only
 # the timing accuracy table), ACC_STEPS=200 and WORK=2000 (its run length),
 # REPS=3 (runs of the program and of each replay; medians compared),
-# ACC_SET=issue30 (the accuracy table of issue 30's programs only),
+# ACC_SET=shapes (the accuracy table of ssor_wave, adi_mp and fft3d only),
 # KEEP_DIR=DIR (write the traces there and keep them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -162,13 +162,13 @@ echo
 echo "| program                | target | inputs         | real app   | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay |"
 echo "|------------------------|--------|----------------|------------|------------|----------|------------|----------|----------|"
 ACC_TARGET="${ACC_TARGET:-36}"
-if [[ ${ACC_SET:-all} != issue30 ]]; then
+if [[ ${ACC_SET:-all} != shapes ]]; then
   accuracy "stencil2d periodic" stencil2d_periodic "$ACC_TARGET" 4 9 16 25
   accuracy "stencil2d nonperiodic" stencil2d_nonperiodic "$ACC_TARGET" 4 9 16 25
   accuracy "stencil3d" stencil3d "$ACC_TARGET" 8 12 18 27
   accuracy "sweep3d" sweep3d "$ACC_TARGET" 4 9 16 25
 fi
-# Issue 30's shapes (ACC_SET=issue30: these only), each at the largest
+# The benchmark codes' shapes: ssor_wave, adi_mp, fft3d (ACC_SET=shapes: these only), each at the largest
 # count of its own layout that its tests run: the SSOR wavefront on NPB
 # LU's power-of-two grid, the multipartition ADI on q x q ranks, the slab
 # FFT (a fixed 32^3 cube: strong scaling).
