@@ -1,0 +1,104 @@
+// Call-path samples (`tracefold record --sample`): where each thread of a
+// rank was, every sampling period, on the same clock as the rank's timeline.
+// The MPI calls are known exactly from the timeline (timeline_io.hpp);
+// samples are there to say what the computation between them did, which is
+// what `tracefold diagnose` needs to name the cause of a loss. No MPI here.
+//
+// Frames are stored once, as a tree of calling contexts per rank (node 0 is
+// the root; a node is one frame, module + offset, under its caller), so a
+// sample is a context id and a few small deltas: the file stays at a few
+// bytes per sample however deep the stacks are.
+//
+// File TRACE.timeline/samples-R.tfs (little-endian, docs/format.md):
+//   header  "TFSM" u8 version (1), i32 rank, i32 world size, i64 period ns,
+//           u8 clock (0 wall, 1 processor time)
+//   blocks  u32 stored size, u32 raw size, u32 records, zstd-compressed
+//           records, each a varint kind then its fields:
+//             0 module:  varint length, the module line (modules.hpp)
+//             1 context: varint parent, varint module, varint offset
+//             2 sample:  varint (time - previous sample's time, zigzag),
+//                        varint context, varint thread,
+//                        varint (mpi event - previous sample's, zigzag),
+//                        varint lca depth, u8 flags (1: inside an MPI call)
+//   trailer u32 0xFFFFFFFF, u64 samples taken, u64 samples dropped,
+//           i64 handler cost median ns, i64 handler cost 99th percentile ns
+// A module or context record comes before the first sample that uses it,
+// so a file cut short (a run that died) is read up to its last block.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tracefold/modules.hpp"
+
+namespace tracefold {
+
+class SamplesError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What the sampling timer counts.
+enum class SampleClock : uint8_t {
+  kWall = 0,  ///< CLOCK_MONOTONIC: a rank blocked in a wait is still sampled
+  kCpu = 1,   ///< the thread's processor time: waits get no samples
+};
+
+/// One node of a rank's calling-context tree: a frame under its caller.
+struct SampleContext {
+  uint32_t parent = 0;  ///< node of the caller (0: the root, i.e. outermost frame)
+  uint32_t module = 0;  ///< index into RankSamples::modules
+  uint64_t offset = 0;  ///< the frame's offset in its module (modules.hpp Frame)
+};
+
+struct Sample {
+  int64_t time_ns = 0;   ///< on the rank's timeline clock (before correction to rank 0's)
+  uint32_t context = 0;  ///< innermost frame's context node; 0 when the stack is unknown
+  uint32_t thread = 0;   ///< 0: the thread that called MPI_Init; others by first sample
+  /// Index of the rank's MPI event the sample fell into (in_mpi), else of
+  /// the next event the rank will record: the same numbering as the
+  /// timeline's records and the folded trace's expansion.
+  uint64_t mpi_event = 0;
+  /// Depth (1 = outermost) of the deepest frame known unchanged since this
+  /// thread's previous sample: that frame's call was still running. 0: none.
+  uint16_t lca_depth = 0;
+  bool in_mpi = false;  ///< inside a wrapped MPI call (no unwind was done)
+};
+
+/// One rank's samples, as read back.
+struct RankSamples {
+  int32_t rank = 0;
+  int32_t world_size = 0;
+  int64_t period_ns = 0;
+  SampleClock clock = SampleClock::kWall;
+  std::vector<Module> modules;
+  std::vector<SampleContext> contexts;  ///< [0] is the root and has no frame
+  std::vector<Sample> samples;          ///< in time order per thread
+  bool has_trailer = false;             ///< false: the run died (file read to its last block)
+  uint64_t taken = 0;                   ///< samples the handler took (trailer)
+  uint64_t dropped = 0;  ///< samples lost (buffer full, loader busy, unwind failed, size bound)
+  int64_t handler_median_ns = -1, handler_p99_ns = -1;  ///< -1: not measured
+  std::string source;                                   ///< the file, for error messages
+
+  /// Frames of `context`, outermost first (empty for 0).
+  std::vector<uint32_t> path(uint32_t context) const;
+  /// Depth of `context` (0 for the root).
+  std::size_t depth(uint32_t context) const;
+};
+
+/// Reads one file; throws SamplesError naming the file and what is wrong.
+RankSamples read_samples_file(const std::string& path);
+/// Reads the bytes of a samples file; `source` names it in errors.
+RankSamples parse_samples(std::span<const uint8_t> data, const std::string& source);
+/// Writes `samples` as one file (tests, conversions; the recorder streams
+/// the same layout through SamplesWriter). Throws SamplesError.
+void write_samples_file(const std::string& path, const RankSamples& samples);
+
+/// The path `record --sample` writes rank `rank`'s samples to.
+std::string samples_path(const std::string& timeline_dir, int32_t rank);
+
+}  // namespace tracefold
