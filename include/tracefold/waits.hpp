@@ -103,11 +103,26 @@ struct WaitOptions {
   uint64_t rendezvous_bytes = 65536;
   /// Pending Late Sender instances kept per rank for Wrong Order.
   std::size_t wrong_order_queue = 100;
+  /// Keep every wait state in WaitReport::instances (for analyses that
+  /// need to know who waited for whom, such as `diagnose`).
+  bool keep_instances = false;
   /// Told after each of the analysis's passes (basic times, point-to-point,
   /// collectives, critical path): done of kWaitPasses.
   ProgressFn progress;
 };
 inline constexpr std::size_t kWaitPasses = 4;
+
+/// One wait state: `waiter` lost `seconds` in its event `event` because
+/// `late` had not yet reached its event `late_event` (event indexes of the
+/// ranks' recorded sequences).
+struct WaitInstance {
+  int32_t waiter = 0;
+  uint64_t event = 0;
+  int32_t late = 0;
+  uint64_t late_event = 0;
+  double seconds = 0;
+  WaitPattern pattern = WaitPattern::kTime;  ///< the leaf pattern it is charged to
+};
 
 /// The analysis result. Severities are seconds, *inclusive* along the
 /// pattern tree (Late Sender includes Wrong Order); exclusive() subtracts
@@ -135,6 +150,8 @@ struct WaitReport {
   /// wait state whose cause was found).
   std::map<std::pair<int32_t, int32_t>, double> propagated_costs;
   std::vector<std::string> notes;  ///< what the reader should know (truncation, ...)
+  /// Every wait state, when WaitOptions::keep_instances asked for them.
+  std::vector<WaitInstance> instances;
   /// Receives that ended before their send began (clock condition), found
   /// and repaired by the controlled logical clock before the analysis.
   uint64_t clock_violations = 0;

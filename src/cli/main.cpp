@@ -315,6 +315,7 @@ void add_simulate_command(CLI::App& app);  // cmd_simulate.cpp
 namespace tracefold::cli {
 void add_analyze_command(CLI::App& app);   // cmd_analyze.cpp
 void add_patterns_command(CLI::App& app);  // cmd_patterns.cpp
+void add_diagnose_command(CLI::App& app);  // cmd_diagnose.cpp
 }  // namespace tracefold::cli
 void add_resolve_command(CLI::App& app);  // cmd_resolve.cpp
 
@@ -463,6 +464,7 @@ int main(int argc, char** argv) {
   add_simulate_command(app);
   add_analyze_command(app);
   add_patterns_command(app);
+  add_diagnose_command(app);
   add_resolve_command(app);
 
   // Listed for --help only: `replay` is handed to tracefold-replay above.

@@ -82,6 +82,7 @@ BENCH_FEATURES=(
   "comm_self 2 3"
 )
 BENCH_OTHERS=(
+  "diag_problems 4 3"
   "sym_c 4 3"
   "sym_cxx 4 3"
   "stencil_mpif 4 10"

@@ -315,7 +315,8 @@ void late_senders(Analysis& a, int32_t r, std::vector<RecvMatch> msgs) {
       // Attributed to where the receive was posted (the Irecv, not its Wait).
       const int32_t cp = a.callpath(a.at(r, latest->recv_event).ev, false);
       a.add(WaitPattern::kLateSender, cp, r, ls);
-      a.note_wait({r, latest->recv_complete_event, latest->sender, latest->send_event, ls});
+      a.note_wait({r, latest->recv_complete_event, latest->sender, latest->send_event, ls,
+                   WaitPattern::kLateSender});
       pending.push_back({latest->send_start, cp, ls});
       if (pending.size() > a.opt.wrong_order_queue) pending.pop_front();
     }
@@ -337,7 +338,7 @@ void collective_member(Analysis& a, int32_t r, std::size_t ev, std::size_t wait_
     const int64_t ns = clamp_wait(late.start - w.start_ns, w);
     if (ns <= 0) return;
     a.add(p, cp, r, ns);
-    a.note_wait({r, wait_ev, late.rank, late.ev, ns});
+    a.note_wait({r, wait_ev, late.rank, late.ev, ns, p});
   };
   auto completion = [&](WaitPattern p, WaitPattern waiting) {
     wait(waiting, s.last_in);
@@ -423,6 +424,11 @@ void finish(Analysis& a, const Span& span) {
   for (const auto& [key, v] : a.critical_ns) rep.critical_path[key] = seconds(v);
   for (const auto& [key, v] : a.delay_ns) rep.delay_costs[key] = seconds(v);
   for (const auto& [key, v] : a.propagated_ns) rep.propagated_costs[key] = seconds(v);
+  if (a.opt.keep_instances) {
+    rep.instances.reserve(a.waits.size());
+    for (const WaitState& w : a.waits)
+      rep.instances.push_back({w.waiter, w.wev, w.late, w.lev, seconds(w.ns), w.pattern});
+  }
   if (rep.unmatched_recvs)
     rep.notes.push_back(std::to_string(rep.unmatched_recvs) +
                         " receives found no matching send (not analysed)");

@@ -24,6 +24,7 @@ struct WaitState {
   int32_t late = 0;
   std::size_t lev = 0;
   int64_t ns = 0;
+  WaitPattern pattern = WaitPattern::kTime;  ///< the leaf pattern it was charged to
 };
 
 /// A point where a rank synchronized with a partner (a message) or with the

@@ -53,7 +53,8 @@ void late_receivers(Analysis& a, int32_t r, const std::vector<SendMatch>& msgs) 
         std::clamp<int64_t>(m.recv_start - blocked.start_ns, 0, blocked.end_ns - blocked.start_ns);
     if (lr <= 0) continue;
     a.add(WaitPattern::kLateReceiver, a.callpath(send.ev, false), r, lr);
-    a.note_wait({r, m.send_complete_event, m.receiver, m.recv_event, lr});
+    a.note_wait(
+        {r, m.send_complete_event, m.receiver, m.recv_event, lr, WaitPattern::kLateReceiver});
   }
 }
 

@@ -1,0 +1,149 @@
+// Diagnosis of scalability losses (`tracefold diagnose`, seed 002): splits a
+// recorded run into phases at its global synchronisations, labels every
+// rank's time (computation, collective synchronisation, data transfer, wait
+// for partner) and names what lost time and why: load imbalance (and the
+// code that causes it), serialisation, frequent communication, waiting for a
+// late partner, large transfers, long communication, and phases in which
+// rank groups do different work (MPMD). No MPI here.
+//
+// The seed had only wall-clock samples. tracefold has the exact enter and
+// exit of every MPI call (`record --timeline`), its peers and bytes, and the
+// wait states of the waits module (waits.hpp); samples (`record --sample`,
+// samples.hpp) are needed only to say *which code* inside a computation is
+// the cause. Without samples, causes are named by the MPI call site that
+// ends the computation ("computation before MPI_Allreduce at ...").
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tracefold/samples.hpp"
+#include "tracefold/trace.hpp"
+#include "tracefold/waits.hpp"
+
+namespace tracefold {
+
+class DiagnoseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The seed's semantic labels of a rank's time.
+enum class TimeLabel : uint8_t {
+  kComputation,
+  kCollectiveSync,  ///< in a collective call
+  kTransfer,        ///< in a point-to-point or I/O call, not waiting
+  kWait,            ///< in a point-to-point call, waiting for a late partner
+  kCount
+};
+const char* label_name(TimeLabel label);
+
+enum class DiagnosisKind : uint8_t {
+  kLoadImbalance,
+  kSerialisation,
+  kFrequentCommunication,
+  kWaitForPartner,
+  kLargeTransfer,
+  kLargeIo,
+  kLongCommunication,
+  kMpmdImbalance,
+};
+/// Short id (`load_imbalance`, ...), used in JSON.
+const char* diagnosis_id(DiagnosisKind kind);
+/// The seed's suggested remedy, one sentence.
+const char* diagnosis_remedy(DiagnosisKind kind);
+
+/// A place in the program a diagnosis names: a function (from samples), or
+/// an MPI call site (from the trace).
+struct CodePlace {
+  std::string label;               ///< `work at imbalance.c:12`, `MPI_Allreduce at main (x.c:40)`
+  std::vector<std::string> stack;  ///< outermost frame first
+  double seconds = 0;              ///< what this place contributes (imbalance: max - avg)
+  int32_t rank = -1;               ///< the rank it is about, if one (the slowest, the late partner)
+};
+
+struct Diagnosis {
+  DiagnosisKind kind = DiagnosisKind::kLoadImbalance;
+  int32_t phase = -1;             ///< index into DiagnoseReport::phases, -1: whole run
+  double seconds = 0;             ///< severity: time the run could save (averaged over ranks)
+  double percent = 0;             ///< seconds / run time * 100
+  CodePlace symptom;              ///< where the loss shows (the call ranks wait in)
+  std::vector<CodePlace> causes;  ///< most significant first
+  std::string detail;             ///< one line with the numbers (counts, bytes, ranks)
+};
+
+struct Phase {
+  /// All instances of a phase that ends at the same synchronisation (the
+  /// same call site: an iterative solver's time steps) are one Phase.
+  uint64_t instances = 0;
+  int64_t start_ns = 0,
+          end_ns = 0;  ///< first instance's start, last one's end (from the run's start)
+  std::string
+      closing;  ///< the synchronisation that ends it (`MPI_Allreduce at ...`), "" for the last
+  double exit_spread_us = 0;  ///< largest spread of the closing synchronisation's exits over ranks
+  /// Seconds per label summed over ranks.
+  double labels[static_cast<int>(TimeLabel::kCount)] = {};
+  /// Rank groups by the calls they make in the phase (one group: SPMD).
+  std::vector<std::vector<int32_t>> groups;
+};
+
+struct DiagnoseOptions {
+  /// Diagnoses below this share of the run time are not reported.
+  double significant = 0.01;
+  /// A cause of an imbalance must explain at least this share of it.
+  double cause_share = 0.10;
+  /// A global synchronisation closes a phase when no rank left it before
+  /// the last one entered, give or take this much clock error.
+  int64_t tolerance_ns = 100000;
+  /// A call path is frequent communication when its ranks call it at least
+  /// `frequent_calls` times on average and its mean duration without
+  /// waiting is below `frequent_periods` sampling periods (the seed's 5;
+  /// with no samples, of 5 ms): a few long calls are not frequent.
+  double frequent_periods = 5;
+  uint64_t frequent_calls = 50;
+  /// Point-to-point transfers of at least this many bytes per message are
+  /// large.
+  uint64_t large_bytes = 1 << 20;
+  /// Causes kept per diagnosis.
+  std::size_t top = 3;
+};
+
+struct DiagnoseReport {
+  int32_t world_size = 0;
+  double run_seconds = 0;
+  int64_t period_ns = 0;  ///< sampling period (0: no samples)
+  uint64_t samples = 0;
+  std::vector<Phase> phases;
+  double labels[static_cast<int>(TimeLabel::kCount)] = {};  ///< seconds over all ranks
+  std::vector<Diagnosis> diagnoses;                         ///< most severe first
+  std::vector<std::string> notes;
+};
+
+/// A rank's samples placed on the timeline's clock: `time_ns` of every
+/// sample is on rank 0's clock like the WaitInput's events.
+struct DiagnoseInput {
+  WaitInput events;
+  std::vector<RankSamples> samples;  ///< empty, or one per rank
+  /// Per rank and sample context node: the display name of its frame
+  /// (`work (imb.c:12)`, or `module+0x1f0` without symbols); "" for frames
+  /// of system libraries (libc, the MPI library, tracefold's own), which a
+  /// diagnosis never names as a cause. Empty: every frame by module+offset.
+  std::vector<std::vector<std::string>> context_names;
+};
+
+/// Reads TRACE's timeline directory `dir` and the samples in it, putting
+/// the samples on rank 0's clock and naming their frames with the
+/// symbolizer. Throws DiagnoseError (no timeline: which option records it).
+DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
+                                  std::vector<std::string>& notes);
+
+DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
+                        const DiagnoseOptions& options = {});
+
+void write_diagnose_text(std::ostream& out, const DiagnoseReport& report);
+void write_diagnose_json(std::ostream& out, const DiagnoseReport& report);
+
+}  // namespace tracefold

@@ -1,0 +1,216 @@
+// The diagnosis's driver: per-event waiting and bytes, the semantic labels,
+// then phases and the diagnoses (seed 002, Sections 4-5).
+#include <algorithm>
+#include <cmath>
+
+#include "internal.hpp"
+#include "tracefold/modules.hpp"
+#include "tracefold/op_class.hpp"
+
+namespace tracefold {
+
+using namespace diagnose_detail;
+
+const char* label_name(TimeLabel label) {
+  switch (label) {
+    case TimeLabel::kComputation:
+      return "computation";
+    case TimeLabel::kCollectiveSync:
+      return "collective synchronisation";
+    case TimeLabel::kTransfer:
+      return "data transfer";
+    case TimeLabel::kWait:
+      return "wait for partner";
+    default:
+      return "?";
+  }
+}
+
+const char* diagnosis_id(DiagnosisKind kind) {
+  switch (kind) {
+    case DiagnosisKind::kLoadImbalance:
+      return "load_imbalance";
+    case DiagnosisKind::kSerialisation:
+      return "serialisation";
+    case DiagnosisKind::kFrequentCommunication:
+      return "frequent_communication";
+    case DiagnosisKind::kWaitForPartner:
+      return "wait_for_partner";
+    case DiagnosisKind::kLargeTransfer:
+      return "large_transfer";
+    case DiagnosisKind::kLargeIo:
+      return "large_io";
+    case DiagnosisKind::kLongCommunication:
+      return "long_communication";
+    case DiagnosisKind::kMpmdImbalance:
+      return "mpmd_imbalance";
+  }
+  return "?";
+}
+
+const char* diagnosis_remedy(DiagnosisKind kind) {
+  switch (kind) {
+    case DiagnosisKind::kLoadImbalance:
+      return "balance the work of the cause among the ranks (repartition the data, or "
+             "distribute it dynamically)";
+    case DiagnosisKind::kSerialisation:
+      return "parallelise the cause, or overlap it with the other ranks' work (it runs on one "
+             "rank while all others wait)";
+    case DiagnosisKind::kFrequentCommunication:
+      return "aggregate the small messages or collectives into fewer, larger ones, or take "
+             "the call out of the loop";
+    case DiagnosisKind::kWaitForPartner:
+      return "make the late partner send earlier (reorder its work) or overlap the wait with "
+             "computation (nonblocking calls)";
+    case DiagnosisKind::kLargeTransfer:
+      return "send less data (compress, send only what changed) or overlap the transfer "
+             "with computation";
+    case DiagnosisKind::kLargeIo:
+      return "reduce or aggregate the I/O (collective I/O, fewer and larger requests) or "
+             "overlap it with computation";
+    case DiagnosisKind::kLongCommunication:
+      return "check the communication's algorithm and placement: it is neither frequent nor "
+             "large, yet long";
+    case DiagnosisKind::kMpmdImbalance:
+      return "balance the work between the rank groups (give the slower group more ranks "
+             "or less work)";
+  }
+  return "";
+}
+
+namespace diagnose_detail {
+
+std::string Context::call_label(const Event& ev) const {
+  const std::string where =
+      ev.site < trace.sites.size() ? site_label(trace.symtab, trace.sites.at(ev.site)) : "?";
+  return OpTable::name(ev.op) + " at " + where;
+}
+
+std::vector<std::string> Context::call_stack(const Event& ev) const {
+  if (ev.site >= trace.sites.size()) return {};
+  std::vector<std::string> s = site_path(trace.symtab, trace.sites.at(ev.site));
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
+bool is_environment(OpId op) {
+  const OpFamily f = op_traits(op).family;
+  return f == OpFamily::kInit || f == OpFamily::kFinalize;
+}
+
+bool is_io(OpId op) {
+  const OpFamily f = op_traits(op).family;
+  return f == OpFamily::kFile || f == OpFamily::kFileRead || f == OpFamily::kFileWrite;
+}
+
+void event_labels(const Context& c, int32_t r, std::size_t k,
+                  int64_t out[static_cast<int>(TimeLabel::kCount)]) {
+  const TimedEvent& te = c.events(r)[k];
+  auto add = [&](TimeLabel l, int64_t ns) { out[static_cast<int>(l)] += std::max<int64_t>(ns, 0); };
+  if (k > 0 || !is_environment(te.ev.op))
+    add(TimeLabel::kComputation, te.start_ns - te.compute_start_ns);
+  if (is_environment(te.ev.op)) return;
+  const int64_t len = te.end_ns - te.start_ns;
+  if (op_traits(te.ev.op).collective()) {
+    add(TimeLabel::kCollectiveSync, len);
+    return;
+  }
+  const int64_t w = std::min(len, c.waited[std::size_t(r)][k]);
+  add(TimeLabel::kWait, w);
+  add(TimeLabel::kTransfer, len - w);
+}
+
+namespace {
+
+// Waiting per event from the wait states, bytes per event (a completion
+// gets its requests' bytes: that is where a nonblocking transfer ends).
+void per_event(Context& c) {
+  c.waited.resize(std::size_t(c.size));
+  c.bytes.resize(std::size_t(c.size));
+  for (int32_t r = 0; r < c.size; ++r) {
+    const auto& evs = c.events(r);
+    c.waited[std::size_t(r)].assign(evs.size(), 0);
+    auto& bytes = c.bytes[std::size_t(r)];
+    bytes.assign(evs.size(), 0);
+    std::vector<Event> plain;
+    plain.reserve(evs.size());
+    for (const TimedEvent& te : evs) plain.push_back(te.ev);
+    const RequestCompletions done = find_completions(plain);
+    for (std::size_t k = 0; k < evs.size(); ++k) {
+      const uint64_t b = send_bytes(evs[k].ev);
+      bytes[k] += b;
+      if (done.done[k] != RequestCompletions::npos && done.done[k] != k) bytes[done.done[k]] += b;
+    }
+  }
+  for (const WaitInstance& w : c.waits.instances) {
+    auto& row = c.waited[std::size_t(w.waiter)];
+    if (w.event < row.size()) row[w.event] += std::llround(w.seconds * 1e9);
+  }
+}
+
+// Where the run starts and ends for the diagnosis: MPI_Init and
+// MPI_Finalize can take long and are nobody's loss.
+void run_span(Context& c) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int32_t r = 0; r < c.size; ++r) {
+    const auto& evs = c.events(r);
+    if (evs.empty()) continue;
+    const TimedEvent& first = evs.front();
+    lo = std::min(lo, is_environment(first.ev.op) ? first.end_ns : first.start_ns);
+    const TimedEvent& last = evs.back();
+    hi = std::max(hi, is_environment(last.ev.op) ? last.start_ns : last.end_ns);
+  }
+  if (lo > hi) lo = hi = 0;
+  c.run_start = lo, c.run_end = hi;
+  c.rep.run_seconds = c.seconds(hi - lo);
+}
+
+void labels(Context& c) {
+  int64_t ns[static_cast<int>(TimeLabel::kCount)] = {};
+  for (int32_t r = 0; r < c.size; ++r)
+    for (std::size_t k = 0; k < c.events(r).size(); ++k) event_labels(c, r, k, ns);
+  for (int l = 0; l < static_cast<int>(TimeLabel::kCount); ++l) c.rep.labels[l] = c.seconds(ns[l]);
+}
+
+}  // namespace
+}  // namespace diagnose_detail
+
+DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
+                        const DiagnoseOptions& options) {
+  DiagnoseReport rep;
+  rep.world_size = trace.world_size;
+  if (static_cast<int32_t>(input.events.ranks.size()) != trace.world_size)
+    throw DiagnoseError("timeline of " + std::to_string(input.events.ranks.size()) +
+                        " ranks, the trace has " + std::to_string(trace.world_size));
+  if (!input.samples.empty() && static_cast<int32_t>(input.samples.size()) != trace.world_size)
+    throw DiagnoseError("samples of " + std::to_string(input.samples.size()) +
+                        " ranks, the trace has " + std::to_string(trace.world_size));
+  Context c(trace, input, options, rep);
+  c.size = trace.world_size;
+  for (const RankSamples& s : input.samples) {
+    rep.samples += s.samples.size();
+    if (s.period_ns > 0) rep.period_ns = s.period_ns;
+  }
+  // Without samples, "frequent" still needs a time scale: the default period.
+  c.period_ns = rep.period_ns > 0 ? rep.period_ns : 5000000;
+  WaitOptions wo;
+  wo.keep_instances = true;
+  c.waits = analyze_waits(trace, input.events, wo);
+  for (const std::string& n : c.waits.notes) rep.notes.push_back(n);
+  per_event(c);
+  run_span(c);
+  labels(c);
+  find_phases(c);
+  diagnose_communication(c);  // first: it tells which closing calls are frequent
+  diagnose_imbalance(c);
+  diagnose_serialisation(c);
+  const double run = rep.run_seconds > 0 ? rep.run_seconds : 1;
+  for (Diagnosis& d : rep.diagnoses) d.percent = d.seconds / run * 100;
+  std::erase_if(rep.diagnoses,
+                [&](const Diagnosis& d) { return d.seconds < options.significant * run; });
+  std::stable_sort(rep.diagnoses.begin(), rep.diagnoses.end(),
+                   [](const Diagnosis& a, const Diagnosis& b) { return a.seconds > b.seconds; });
+  return rep;
+}
+
+}  // namespace tracefold

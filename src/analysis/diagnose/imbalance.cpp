@@ -1,0 +1,204 @@
+// Load imbalance (seed 002, 5.3): at a phase's closing synchronisation S,
+// imb_symptom(S) = avg(S) - min(S) of the ranks' time in S; a code place C
+// of the phase is a cause when imb_cause(C) = max(C) - avg(C) is at least
+// a tenth of the symptom (and above one sampling period, the noise floor).
+// Serialisation is the sub-case where all ranks but one wait for as long as
+// that one computes; MPMD phases report their rank groups.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "internal.hpp"
+#include "tracefold/op_class.hpp"
+
+namespace tracefold::diagnose_detail {
+
+namespace {
+
+std::string ranks_text(const std::vector<int32_t>& ranks) {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (i) o << ",";
+    o << ranks[i];
+    if (j > i) o << (j == i + 1 ? "," : "-") << ranks[j];
+    i = j + 1;
+  }
+  return o.str();
+}
+
+double noise_floor(const Context& c) {
+  return c.in.samples.empty() ? 0 : c.seconds(c.period_ns);
+}
+
+}  // namespace
+
+void diagnose_imbalance(Context& c) {
+  const int32_t P = c.size;
+  std::vector<int32_t> all(static_cast<std::size_t>(P));
+  for (int32_t r = 0; r < P; ++r) all[std::size_t(r)] = r;
+  for (std::size_t p = 0; p + 1 < c.rep.phases.size(); ++p) {
+    const Phase& ph = c.rep.phases[p];
+    if (c.frequent.count(c.phase_key[p])) continue;
+    int64_t symptom = 0;
+    std::size_t serial = 0;
+    Imbalances imb;
+    Places whole;  // the phase's computation over all its instances
+    for (std::size_t i : c.phase_syncs[p]) {
+      const SyncInstance& s = c.syncs[i];
+      std::vector<int64_t> in(static_cast<std::size_t>(P));
+      Places places;
+      for (int32_t r = 0; r < P; ++r) {
+        const TimedEvent& te = c.events(r)[s.ev[std::size_t(r)]];
+        in[std::size_t(r)] = te.end_ns - te.start_ns;
+        const std::size_t prev = i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(r)];
+        add_gaps(c, r, prev, s.ev[std::size_t(r)], places);
+      }
+      int64_t sum = 0;
+      for (int64_t v : in) sum += v;
+      const auto mn = std::min_element(in.begin(), in.end());
+      symptom += sum / P - *mn;
+      accumulate_imbalance(c, places, all, imb);
+      for (const auto& [key, pl] : places) {
+        auto [it, fresh] = whole.try_emplace(key, pl);
+        if (!fresh)
+          for (std::size_t r = 0; r < pl.ns.size(); ++r) it->second.ns[r] += pl.ns[r];
+      }
+      // All but the last-arriving rank waited about as long as it worked.
+      const int32_t late = int32_t(mn - in.begin());
+      int64_t late_work = 0;
+      {
+        const std::size_t prev = i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(late)];
+        const auto& evs = c.events(late);
+        for (std::size_t k = prev + 1; k <= s.ev[std::size_t(late)]; ++k)
+          late_work += evs[k].start_ns - std::max(evs[k].compute_start_ns, c.run_start);
+      }
+      bool all_wait = P > 1 && late_work > 0;
+      for (int32_t r = 0; r < P; ++r)
+        if (r != late && double(in[std::size_t(r)]) < 0.8 * double(late_work)) all_wait = false;
+      if (all_wait) ++serial;
+    }
+    const double sym_s = c.seconds(symptom);
+    if (sym_s <= 0) continue;
+    Diagnosis d;
+    d.kind = DiagnosisKind::kLoadImbalance;
+    if (2 * serial > c.phase_syncs[p].size()) d.kind = DiagnosisKind::kSerialisation;
+    if (ph.groups.size() > 1) d.kind = DiagnosisKind::kMpmdImbalance;
+    d.phase = int32_t(p);
+    d.seconds = sym_s;  // avg - min: already time per rank
+    d.symptom.label = ph.closing;
+    const TimedEvent& first = c.events(0)[c.syncs[c.phase_syncs[p].front()].ev[0]];
+    d.symptom.stack = c.call_stack(first.ev);
+    d.symptom.seconds = sym_s;
+    const double floor = std::max(c.opt.cause_share * sym_s, noise_floor(c));
+    if (d.kind != DiagnosisKind::kMpmdImbalance) d.causes = imbalance_causes(c, imb, floor);
+    double explained = 0;
+    for (const CodePlace& cp : d.causes) explained += cp.seconds;
+    std::ostringstream o;
+    o << "avg - min of the ranks' time in the closing call over " << ph.instances
+      << " phase instance" << (ph.instances == 1 ? "" : "s");
+    if (d.kind == DiagnosisKind::kSerialisation)
+      o << "; in " << serial << " of them all ranks but one waited as long as it computed";
+    if (d.causes.size() > 1 && explained > 1.2 * sym_s)
+      o << "; partially evened out: the causes' imbalances add up to " << explained
+        << " s against a symptom of " << sym_s << " s";
+    if (d.kind == DiagnosisKind::kMpmdImbalance) {
+      o << "; rank groups by their calls:";
+      for (std::size_t g = 0; g < ph.groups.size(); ++g) {
+        o << (g ? " |" : "") << " ranks " << ranks_text(ph.groups[g]);
+        // What each group spends its computation on, seen on its first rank.
+        const int32_t first = ph.groups[g].front();
+        int64_t total = 0;
+        for (std::size_t i : c.phase_syncs[p]) {
+          const std::size_t prev = i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(first)];
+          const auto& evs = c.events(first);
+          for (std::size_t k = prev + 1; k <= c.syncs[i].ev[std::size_t(first)]; ++k)
+            total += evs[k].start_ns - std::max(evs[k].compute_start_ns, c.run_start);
+        }
+        for (CodePlace cp : dominant_places(c, whole, first, total)) {
+          cp.label += " (the work of ranks " + ranks_text(ph.groups[g]) + ")";
+          d.causes.push_back(std::move(cp));
+          break;
+        }
+      }
+    }
+    if (d.causes.empty())
+      o << "; no single place explains a tenth of it" +
+               std::string(c.in.samples.empty() ? " (record with --sample to see inside "
+                                                  "the computation)"
+                                                : "");
+    d.detail = o.str();
+    c.rep.diagnoses.push_back(std::move(d));
+  }
+}
+
+void diagnose_serialisation(Context& c) {
+  // Closing synchronisations are the imbalance diagnosis's.
+  std::set<std::pair<int32_t, std::size_t>> closing;
+  for (const SyncInstance& s : c.syncs)
+    for (int32_t r = 0; r < c.size; ++r) closing.insert({r, s.ev[std::size_t(r)]});
+  struct Inst {
+    std::vector<int64_t> waits;
+  };
+  std::map<std::pair<int32_t, uint64_t>, Inst> insts;
+  for (const WaitInstance& w : c.waits.instances) {
+    switch (w.pattern) {
+      case WaitPattern::kLateBroadcast:
+      case WaitPattern::kEarlyReduce:
+      case WaitPattern::kWaitNxN:
+      case WaitPattern::kWaitBarrier:
+      case WaitPattern::kEarlyScan:
+        break;
+      default:
+        continue;
+    }
+    if (closing.count({w.late, std::size_t(w.late_event)})) continue;
+    insts[{w.late, w.late_event}].waits.push_back(std::llround(w.seconds * 1e9));
+  }
+  struct Agg {
+    int64_t waited = 0;
+    uint64_t count = 0;
+    Places places;
+    int64_t work = 0;
+    const Event* ev = nullptr;
+  };
+  std::map<std::tuple<OpId, SiteId, int32_t>, Agg> aggs;
+  for (const auto& [key, inst] : insts) {
+    const auto [late, lev] = key;
+    const TimedEvent& te = c.events(late)[lev];
+    int64_t comm = field_by_literal(te.ev, "comm");
+    if (comm == kAbsent) comm = CommTable::kWorld;
+    const CommGroup* g = c.trace.comms.group_of(comm, late);
+    if (!g || inst.waits.size() + 1 != g->members.size() || inst.waits.empty()) continue;
+    const int64_t work = te.start_ns - std::max(te.compute_start_ns, c.run_start);
+    const int64_t least = *std::min_element(inst.waits.begin(), inst.waits.end());
+    if (work <= 0 || double(least) < 0.8 * double(work)) continue;
+    Agg& a = aggs[{te.ev.op, te.ev.site, late}];
+    for (int64_t w : inst.waits) a.waited += w;
+    ++a.count;
+    a.work += work;
+    a.ev = &te.ev;
+    add_computation(c, late, std::max(te.compute_start_ns, c.run_start), te.start_ns, lev,
+                    a.places);
+  }
+  for (auto& [key, a] : aggs) {
+    Diagnosis d;
+    d.kind = DiagnosisKind::kSerialisation;
+    d.seconds = c.seconds(a.waited) / double(c.size);
+    d.symptom.label = c.call_label(*a.ev);
+    d.symptom.stack = c.call_stack(*a.ev);
+    d.symptom.seconds = d.seconds;
+    d.symptom.rank = std::get<2>(key);
+    d.causes = dominant_places(c, a.places, std::get<2>(key), a.work);
+    std::ostringstream o;
+    o << "in " << a.count << " instance" << (a.count == 1 ? "" : "s")
+      << " all other ranks waited for rank " << std::get<2>(key) << " while it computed ("
+      << c.seconds(a.work) << " s)";
+    d.detail = o.str();
+    c.rep.diagnoses.push_back(std::move(d));
+  }
+}
+
+}  // namespace tracefold::diagnose_detail

@@ -1,0 +1,117 @@
+// What the parts of the diagnosis share (not a public header).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tracefold/diagnose.hpp"
+#include "tracefold/timeline.hpp"
+
+namespace tracefold::diagnose_detail {
+
+/// One instance of a global synchronisation: the k-th one on every rank.
+struct SyncInstance {
+  std::vector<std::size_t> ev;  ///< per rank: its event
+  int64_t spread_ns = 0;        ///< latest exit - earliest exit
+};
+
+/// A code place's time per rank: a function's calling context (from
+/// samples) or the computation before one MPI call path (without them).
+struct PlaceTimes {
+  std::string label;
+  std::vector<std::string> stack;  ///< outermost first
+  std::string parent;              ///< key of the caller's place ("" for none)
+  std::vector<int64_t> ns;         ///< per rank
+};
+using Places = std::map<std::string, PlaceTimes>;
+
+struct Context {
+  const Trace& trace;
+  const DiagnoseInput& in;
+  const DiagnoseOptions& opt;
+  DiagnoseReport& rep;
+  int32_t size = 0;
+  int64_t run_start = 0, run_end = 0;  ///< MPI_Init's earliest exit .. MPI_Finalize's latest enter
+  int64_t period_ns = 0;               ///< sampling period, or the frequent-call default
+  /// Per rank and event: waiting found by the waits module, in ns.
+  std::vector<std::vector<int64_t>> waited;
+  /// Per rank and event: bytes the call moves (a completion: its requests').
+  std::vector<std::vector<uint64_t>> bytes;
+  /// The wait states (waits.hpp), kept per instance.
+  WaitReport waits;
+  std::vector<SyncInstance> syncs;  ///< global synchronisations closing a phase
+  /// Per phase kind (index into rep.phases): the instances closing one.
+  std::vector<std::vector<std::size_t>> phase_syncs;
+  /// Per phase kind: the closing call path.
+  std::vector<std::pair<OpId, SiteId>> phase_key;
+  /// Call paths diagnosed as frequent communication: the waiting in them
+  /// is counted there, not as the imbalance of the phases they close.
+  std::set<std::pair<OpId, SiteId>> frequent;
+  /// Per rank: its main thread's computation samples (not inside MPI), in
+  /// time order, as indexes into in.samples[rank].samples.
+  std::vector<std::vector<uint32_t>> comp_samples;
+  /// Per rank and sample context: the place key of its user-code path
+  /// (function names outermost first, system frames left out), "" if none.
+  std::vector<std::vector<std::string>> context_key;
+
+  Context(const Trace& t, const DiagnoseInput& i, const DiagnoseOptions& o, DiagnoseReport& r)
+      : trace(t), in(i), opt(o), rep(r) {}
+  const std::vector<TimedEvent>& events(int32_t rank) const {
+    return in.events.ranks[std::size_t(rank)];
+  }
+  double seconds(int64_t ns) const { return static_cast<double>(ns) * 1e-9; }
+  /// `MPI_Allreduce at main (x.c:12)`.
+  std::string call_label(const Event& ev) const;
+  std::vector<std::string> call_stack(const Event& ev) const;
+};
+
+/// Adds the labelled time of `rank`'s event `k` (and the computation gap
+/// before it) to `out`, in ns.
+void event_labels(const Context& c, int32_t rank, std::size_t k,
+                  int64_t out[static_cast<int>(TimeLabel::kCount)]);
+/// MPI_Init and MPI_Finalize: their time is nobody's loss.
+bool is_environment(OpId op);
+bool is_io(OpId op);
+
+/// Global synchronisations, phases and their rank groups (phases.cpp).
+void find_phases(Context& c);
+
+/// Adds `rank`'s computation in [from, to) to `places`: its samples'
+/// calling contexts when there are samples, else the computation before
+/// event `next` (its MPI call path).
+void add_computation(const Context& c, int32_t rank, int64_t from, int64_t to, std::size_t next,
+                     Places& places);
+/// `rank`'s computation gaps before events (first, last] into `places`.
+void add_gaps(const Context& c, int32_t rank, std::size_t first, std::size_t last, Places& places);
+
+/// Imbalance of one place summed over phase instances.
+struct Imbalance {
+  std::string label, parent;
+  std::vector<std::string> stack;
+  double seconds = 0;           ///< sum of max - avg over the instances
+  std::vector<double> by_rank;  ///< of it, what each rank was the maximum for
+};
+using Imbalances = std::map<std::string, Imbalance>;
+/// Adds each place's max - avg over `ranks` in one phase instance.
+void accumulate_imbalance(const Context& c, const Places& places, const std::vector<int32_t>& ranks,
+                          Imbalances& out);
+/// The places to name as causes: the most specific ones whose imbalance is
+/// at least `floor_s`, most imbalanced first (rank: the one most often
+/// the slowest).
+std::vector<CodePlace> imbalance_causes(const Context& c, const Imbalances& imb, double floor_s);
+/// Where one rank's computation went: the most specific places holding at
+/// least half of `total_ns`, then others above the cause share.
+std::vector<CodePlace> dominant_places(const Context& c, const Places& places, int32_t rank,
+                                       int64_t total_ns);
+
+/// Load imbalance, serialisation and MPMD phases (imbalance.cpp).
+void diagnose_imbalance(Context& c);
+void diagnose_serialisation(Context& c);
+/// Frequent communication, wait for partner, large transfers and long
+/// communication (communication.cpp).
+void diagnose_communication(Context& c);
+
+}  // namespace tracefold::diagnose_detail

@@ -1,0 +1,154 @@
+// The diagnosis as text (for people) and JSON (for tools and the report).
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "internal.hpp"
+
+namespace tracefold {
+
+namespace {
+
+std::string kind_name(DiagnosisKind k) {
+  switch (k) {
+    case DiagnosisKind::kLoadImbalance:
+      return "load imbalance";
+    case DiagnosisKind::kSerialisation:
+      return "serialisation";
+    case DiagnosisKind::kFrequentCommunication:
+      return "frequent communication";
+    case DiagnosisKind::kWaitForPartner:
+      return "wait for partner";
+    case DiagnosisKind::kLargeTransfer:
+      return "large message transfer";
+    case DiagnosisKind::kLargeIo:
+      return "large I/O";
+    case DiagnosisKind::kLongCommunication:
+      return "long communication";
+    case DiagnosisKind::kMpmdImbalance:
+      return "imbalance between rank groups (MPMD phase)";
+  }
+  return "?";
+}
+
+std::string secs(double s) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(s < 0.01 ? 6 : 3) << s << " s";
+  return o.str();
+}
+
+std::string pct(double p) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(1) << p << " %";
+  return o.str();
+}
+
+nlohmann::json place_json(const CodePlace& p) {
+  nlohmann::json j{{"label", p.label}, {"stack", p.stack}, {"seconds", p.seconds}};
+  if (p.rank >= 0) j["rank"] = p.rank;
+  return j;
+}
+
+}  // namespace
+
+void write_diagnose_text(std::ostream& out, const DiagnoseReport& rep) {
+  out << "Diagnosis of " << rep.world_size << " ranks, " << secs(rep.run_seconds)
+      << " from MPI_Init's end to MPI_Finalize";
+  if (rep.period_ns > 0)
+    out << ", " << rep.samples << " samples every " << double(rep.period_ns) * 1e-6 << " ms";
+  else
+    out << ", no samples (causes are named by MPI call site; record with --sample to see "
+           "inside the computation)";
+  out << "\n\nTime of all ranks by label:\n";
+  double total = 0;
+  for (double v : rep.labels) total += v;
+  for (int l = 0; l < static_cast<int>(TimeLabel::kCount); ++l)
+    out << "  " << std::left << std::setw(28) << label_name(static_cast<TimeLabel>(l)) << std::right
+        << std::setw(12) << secs(rep.labels[l]) << "  "
+        << pct(total > 0 ? rep.labels[l] / total * 100 : 0) << "\n";
+  out << "\nPhases (from one global synchronisation's exit to the next's):\n";
+  for (std::size_t p = 0; p < rep.phases.size(); ++p) {
+    const Phase& ph = rep.phases[p];
+    double t = 0;
+    for (double v : ph.labels) t += v;
+    out << "  #" << p << "  ";
+    if (ph.closing.empty())
+      out << "to MPI_Finalize";
+    else
+      out << ph.instances << "x, closed by " << ph.closing << " (exits within " << std::fixed
+          << std::setprecision(0) << ph.exit_spread_us << " us)";
+    out << std::defaultfloat << ", " << secs(t / double(rep.world_size > 0 ? rep.world_size : 1))
+        << " per rank";
+    if (ph.groups.size() > 1) out << ", " << ph.groups.size() << " rank groups";
+    out << "\n";
+  }
+  out << "\n";
+  if (rep.diagnoses.empty()) {
+    out << "No diagnosis above 1 % of the run time.\n";
+  } else {
+    out << "Diagnoses (most severe first; severity = time the run could save):\n";
+    for (std::size_t i = 0; i < rep.diagnoses.size(); ++i) {
+      const Diagnosis& d = rep.diagnoses[i];
+      out << "\n" << i + 1 << ". " << kind_name(d.kind);
+      if (d.phase >= 0) out << " in phase #" << d.phase;
+      out << ": " << secs(d.seconds) << " (" << pct(d.percent) << " of the run)\n";
+      out << "   symptom: " << d.symptom.label;
+      if (d.symptom.rank >= 0) out << " (most on rank " << d.symptom.rank << ")";
+      out << "\n";
+      for (const CodePlace& c : d.causes) {
+        out << "   cause:   " << c.label;
+        if (c.rank >= 0 && d.kind != DiagnosisKind::kWaitForPartner) out << " on rank " << c.rank;
+        out << ": " << secs(c.seconds) << "\n";
+      }
+      out << "   detail:  " << d.detail << "\n";
+      out << "   remedy:  " << diagnosis_remedy(d.kind) << "\n";
+    }
+  }
+  if (!rep.notes.empty()) {
+    out << "\nNotes:\n";
+    for (const std::string& n : rep.notes) out << "  - " << n << "\n";
+  }
+}
+
+void write_diagnose_json(std::ostream& out, const DiagnoseReport& rep) {
+  nlohmann::json j;
+  j["ranks"] = rep.world_size;
+  j["run_seconds"] = rep.run_seconds;
+  j["period_ns"] = rep.period_ns;
+  j["samples"] = rep.samples;
+  nlohmann::json labels;
+  for (int l = 0; l < static_cast<int>(TimeLabel::kCount); ++l)
+    labels[label_name(static_cast<TimeLabel>(l))] = rep.labels[l];
+  j["labels"] = labels;
+  j["phases"] = nlohmann::json::array();
+  for (const Phase& ph : rep.phases) {
+    nlohmann::json p{{"instances", ph.instances},
+                     {"start_ns", ph.start_ns},
+                     {"end_ns", ph.end_ns},
+                     {"closing", ph.closing},
+                     {"exit_spread_us", ph.exit_spread_us},
+                     {"groups", ph.groups}};
+    nlohmann::json pl;
+    for (int l = 0; l < static_cast<int>(TimeLabel::kCount); ++l)
+      pl[label_name(static_cast<TimeLabel>(l))] = ph.labels[l];
+    p["labels"] = pl;
+    j["phases"].push_back(std::move(p));
+  }
+  j["diagnoses"] = nlohmann::json::array();
+  for (const Diagnosis& d : rep.diagnoses) {
+    nlohmann::json x{{"kind", diagnosis_id(d.kind)},
+                     {"phase", d.phase},
+                     {"seconds", d.seconds},
+                     {"percent", d.percent},
+                     {"symptom", place_json(d.symptom)},
+                     {"detail", d.detail},
+                     {"remedy", diagnosis_remedy(d.kind)}};
+    x["causes"] = nlohmann::json::array();
+    for (const CodePlace& c : d.causes) x["causes"].push_back(place_json(c));
+    j["diagnoses"].push_back(std::move(x));
+  }
+  j["notes"] = rep.notes;
+  out << j.dump(1) << "\n";
+}
+
+}  // namespace tracefold

@@ -1,0 +1,85 @@
+// `tracefold diagnose`: phases, semantic labels and scalability diagnoses
+// of a `record --timeline` (or `--sample`) recording
+// (tracefold/diagnose.hpp, docs/diagnose.md).
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli.hpp"
+#include "tracefold/diagnose.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace fs = std::filesystem;
+using namespace tracefold;
+
+namespace tracefold::cli {
+
+namespace {
+
+struct DiagnoseArgs {
+  std::string trace, output, timeline;
+  DiagnoseOptions options;
+  SiteOptions sites;
+};
+
+void run_diagnose(const DiagnoseArgs& args) {
+  Trace trace = load_trace(args.trace);
+  prepare_sites(trace, args.sites, true);
+  const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
+  std::vector<std::string> notes;
+  const DiagnoseInput input = load_diagnose_input(trace, dir, notes);
+  DiagnoseReport report = diagnose(trace, input, args.options);
+  report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+  if (args.output.empty()) {
+    write_diagnose_text(std::cout, report);
+    return;
+  }
+  const std::string ext = fs::path(args.output).extension().string();
+  if (ext != ".txt" && ext != ".json")
+    throw std::runtime_error(args.output + ": unknown report form '" + ext +
+                             "' (use .txt or .json)");
+  std::ofstream out(args.output);
+  if (!out) throw std::runtime_error(args.output + ": cannot write");
+  if (ext == ".json")
+    write_diagnose_json(out, report);
+  else
+    write_diagnose_text(out, report);
+  out.close();
+  if (!out) throw std::runtime_error(args.output + ": write failed");
+  std::cerr << "tracefold: " << report.diagnoses.size() << " diagnoses written to " << args.output
+            << "\n";
+}
+
+}  // namespace
+
+void add_diagnose_command(CLI::App& app) {
+  auto args = std::make_shared<DiagnoseArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "diagnose",
+      "Phases, load imbalance and other scalability losses of a run recorded with --timeline");
+  cmd->add_option("trace", args->trace, "Trace file (its timeline is TRACE.timeline/)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", args->output,
+                  "Write the report here; the extension chooses the form: .txt or .json "
+                  "(default: text on standard output)");
+  cmd->add_option("--timeline", args->timeline, "Timeline directory (default TRACE.timeline)");
+  cmd->add_option("--significant", args->options.significant,
+                  "Report diagnoses of at least this share of the run time")
+      ->default_val(0.01)
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--top", args->options.top, "Causes listed per diagnosis")->default_val(3);
+  cmd->add_option("--large-bytes", args->options.large_bytes,
+                  "Messages of at least this many bytes are large")
+      ->default_val(1 << 20);
+  add_site_options(cmd, args->sites);
+  cmd->callback([args] {
+    guarded([&] { run_diagnose(*args); });
+    throw CLI::RuntimeError(0);
+  });
+}
+
+}  // namespace tracefold::cli

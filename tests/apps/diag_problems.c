@@ -1,0 +1,216 @@
+/* Programs with designed performance problems for `tracefold diagnose`
+ * (tests/mpi/diagnose_*.sh, docs/diagnose.md).
+ *
+ *   app_diag_problems STEPS [MODE [UNIT_MS]]   (MODE imbalance, UNIT_MS 20
+ *                                               by default)
+ *
+ * Work is done by sleeping inside named functions (work_a, work_b): on a
+ * shared machine a spinning rank is descheduled and its work overshoots,
+ * while a sleeping one takes the time it asked for, and a wall-clock
+ * sampler still finds the function on the stack. Each rank measures what
+ * it did; rank 0 prints the severity the diagnosis should find:
+ *   diag: MODE designed SECONDS
+ * computed from the measurements through PMPI (so the recording does not
+ * see that bookkeeping). Modes (ranks):
+ *   imbalance   rank r works (r+1) units in work_a, then MPI_Allreduce:
+ *               designed = sum over steps of max - avg of the work
+ *   partial     work_a (r+1) units, then work_b (P-r)/2 units: the two
+ *               imbalances cancel in part (designed as above, of the sum)
+ *   serial      rank 0 works P units, then MPI_Bcast from it: all others
+ *               wait (designed: their waiting in MPI_Bcast / P)
+ *   frequent    200 tiny MPI_Allreduce calls per step between 50 us of
+ *               work, entered together (designed: time in them per rank)
+ *   few         per step one MPI_Allreduce of 4 MiB after one unit of work:
+ *               long, not frequent
+ *   late        (2 ranks) rank 0 works a unit, then MPI_Send; rank 1 waits
+ *               in MPI_Recv (designed: rank 1's time in MPI_Recv / P)
+ *   large       (2 ranks) rank 1 posts MPI_Recv, then rank 0 sends 16 MiB
+ *               (designed: rank 0's time in MPI_Send / P)
+ *   mpmd        the lower half works 2 units in work_a and exchanges with a
+ *               partner (MPI_Sendrecv); the upper half works one unit in
+ *               work_b; then MPI_Allreduce (designed: max - avg of work)
+ *   balanced    every rank works a unit, then MPI_Allreduce (designed 0)
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void nap(double seconds) {
+  if (seconds <= 0) return;
+  struct timespec t;
+  t.tv_sec = (time_t)seconds;
+  t.tv_nsec = (long)((seconds - (double)t.tv_sec) * 1e9);
+  while (nanosleep(&t, &t) != 0) {
+  }
+}
+
+/* Not inlined: the diagnosis names them from the samples' call stacks. */
+__attribute__((noinline)) double work_a(double seconds) {
+  const double t0 = now();
+  nap(seconds);
+  return now() - t0;
+}
+
+__attribute__((noinline)) double work_b(double seconds) {
+  const double t0 = now();
+  nap(seconds);
+  return now() - t0;
+}
+
+/* Sum over steps of (max - avg) over ranks of per[step]: on rank 0. */
+static double max_minus_avg(const double* per, int steps, int rank, int size) {
+  double* all = rank == 0 ? malloc(sizeof(double) * (size_t)steps * (size_t)size) : NULL;
+  PMPI_Gather(per, steps, MPI_DOUBLE, all, steps, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  double total = 0;
+  if (rank == 0) {
+    for (int s = 0; s < steps; ++s) {
+      double mx = 0, sum = 0;
+      for (int r = 0; r < size; ++r) {
+        const double v = all[(size_t)r * (size_t)steps + (size_t)s];
+        sum += v;
+        if (v > mx) mx = v;
+      }
+      total += mx - sum / size;
+    }
+    free(all);
+  }
+  return total;
+}
+
+/* Sum over ranks of `mine`, divided by the rank count: on rank 0. */
+static double per_rank(double mine, int size) {
+  double sum = 0;
+  PMPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  return sum / size;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 2) {
+    if (rank == 0) fprintf(stderr, "usage: app_diag_problems STEPS [MODE [UNIT_MS]]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const int steps = atoi(argv[1]);
+  const char* mode = argc > 2 ? argv[2] : "imbalance";
+  const double unit = (argc > 3 ? atof(argv[3]) : 20.0) * 1e-3;
+  double* per = calloc((size_t)steps, sizeof(double));
+  double mine = 0, designed = 0, check = 0;
+  int in = rank + 1, out = 0;
+  if (!strcmp(mode, "imbalance") || !strcmp(mode, "partial") || !strcmp(mode, "balanced")) {
+    for (int s = 0; s < steps; ++s) {
+      if (!strcmp(mode, "balanced")) {
+        per[s] = work_a(unit);
+      } else {
+        per[s] = work_a((rank + 1) * unit);
+        if (!strcmp(mode, "partial")) per[s] += work_b((size - rank) * unit / 2);
+      }
+      MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      check += out;
+    }
+    designed = max_minus_avg(per, steps, rank, size);
+    if (!strcmp(mode, "balanced")) designed = 0;
+  } else if (!strcmp(mode, "serial")) {
+    for (int s = 0; s < steps; ++s) {
+      if (rank == 0) work_a(size * unit);
+      const double t0 = now();
+      MPI_Bcast(&in, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      if (rank != 0) mine += now() - t0;
+      check += in;
+    }
+    designed = per_rank(mine, size);
+  } else if (!strcmp(mode, "frequent")) {
+    for (int s = 0; s < steps; ++s) {
+      for (int i = 0; i < 200; ++i) {
+        work_a(50e-6);
+        /* Untraced: the ranks enter together, so the time in the
+         * MPI_Allreduce is its own, not waiting for a late rank. */
+        PMPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now();
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        mine += now() - t0;
+        check += out;
+      }
+    }
+    designed = per_rank(mine, size);
+  } else if (!strcmp(mode, "few")) {
+    const int n = 1 << 19; /* 4 MiB of doubles */
+    double* a = malloc(sizeof(double) * (size_t)n);
+    double* b = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; ++i) a[i] = rank + i * 1e-6;
+    for (int s = 0; s < steps; ++s) {
+      work_a(unit);
+      const double t0 = now();
+      MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      mine += now() - t0;
+      check += b[n / 2];
+    }
+    designed = per_rank(mine, size);
+    free(a);
+    free(b);
+  } else if (!strcmp(mode, "late") || !strcmp(mode, "large")) {
+    if (size != 2) {
+      if (rank == 0) fprintf(stderr, "app_diag_problems: %s needs 2 ranks\n", mode);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const int large = !strcmp(mode, "large");
+    const int n = large ? 1 << 21 : 1; /* 16 MiB of doubles */
+    double* buf = calloc((size_t)n, sizeof(double));
+    for (int s = 0; s < steps; ++s) {
+      if (large) PMPI_Barrier(MPI_COMM_WORLD); /* the receive is posted first */
+      if (rank == 0) {
+        if (large)
+          nap(unit / 4);
+        else
+          work_a(unit);
+        buf[0] = s;
+        const double t0 = now();
+        MPI_Send(buf, n, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
+        if (large) mine += now() - t0;
+      } else {
+        const double t0 = now();
+        MPI_Recv(buf, n, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (!large) mine += now() - t0;
+        check += buf[0];
+      }
+    }
+    designed = per_rank(mine, size);
+    free(buf);
+  } else if (!strcmp(mode, "mpmd")) {
+    const int lower = rank < size / 2;
+    for (int s = 0; s < steps; ++s) {
+      if (lower) {
+        per[s] = work_a(2 * unit);
+        const int partner = rank ^ 1;
+        if (partner < size / 2)
+          MPI_Sendrecv(&in, 1, MPI_INT, partner, 3, &out, 1, MPI_INT, partner, 3, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE);
+      } else {
+        per[s] = work_b(unit);
+      }
+      MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      check += out;
+    }
+    designed = max_minus_avg(per, steps, rank, size);
+  } else {
+    if (rank == 0) fprintf(stderr, "app_diag_problems: unknown mode %s\n", mode);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (rank == 0) {
+    printf("diag: %s designed %.6f\n", mode, designed);
+    printf("diag_problems: %s %d steps checksum %.0f\n", mode, steps, check);
+  }
+  free(per);
+  MPI_Finalize();
+  return 0;
+}
