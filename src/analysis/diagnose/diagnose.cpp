@@ -2,6 +2,7 @@
 // then phases and the diagnoses (seed 002, Sections 4-5).
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "internal.hpp"
 #include "tracefold/modules.hpp"
@@ -165,6 +166,51 @@ void run_span(Context& c) {
   c.rep.run_seconds = c.seconds(hi - lo);
 }
 
+// Per rank: the main thread's computation samples in time order, and each
+// sample context's place key (its user frames' names, outermost first).
+void index_samples(Context& c) {
+  if (c.in.samples.empty()) return;
+  c.comp_samples.resize(std::size_t(c.size));
+  c.context_key.resize(std::size_t(c.size));
+  for (int32_t r = 0; r < c.size; ++r) {
+    const RankSamples& rs = c.in.samples[std::size_t(r)];
+    auto& idx = c.comp_samples[std::size_t(r)];
+    for (uint32_t i = 0; i < rs.samples.size(); ++i)
+      if (rs.samples[i].thread == 0 && !rs.samples[i].in_mpi) idx.push_back(i);
+    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
+      return rs.samples[a].time_ns < rs.samples[b].time_ns;
+    });
+    const std::vector<std::string>* names =
+        std::size_t(r) < c.in.context_names.size() && !c.in.context_names[std::size_t(r)].empty()
+            ? &c.in.context_names[std::size_t(r)]
+            : nullptr;
+    auto name = [&](uint32_t ctx) -> std::string {
+      if (names) return ctx < names->size() ? (*names)[ctx] : "";
+      const SampleContext& sc = rs.contexts[ctx];
+      std::ostringstream o;
+      o << (sc.module < rs.modules.size() ? rs.modules[sc.module].name : "?") << "+0x" << std::hex
+        << sc.offset;
+      return o.str();
+    };
+    auto& keys = c.context_key[std::size_t(r)];
+    keys.assign(rs.contexts.size(), "");
+    for (uint32_t ctx = 1; ctx < rs.contexts.size(); ++ctx) {
+      std::vector<std::string> path;
+      // A tree read from a file is checked to have parents before children;
+      // the bound guards against a cycle all the same.
+      for (uint32_t at = ctx, n = 0; at != 0 && at < rs.contexts.size() && n < 4096;
+           at = rs.contexts[at].parent, ++n) {
+        std::string nm = name(at);
+        if (!nm.empty()) path.push_back(std::move(nm));
+      }
+      std::string key;
+      for (auto it = path.rbegin(); it != path.rend(); ++it)
+        key += (key.empty() ? "" : " > ") + *it;
+      keys[ctx] = std::move(key);
+    }
+  }
+}
+
 void labels(Context& c) {
   int64_t ns[static_cast<int>(TimeLabel::kCount)] = {};
   for (int32_t r = 0; r < c.size; ++r)
@@ -198,6 +244,7 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
   c.waits = analyze_waits(trace, input.events, wo);
   for (const std::string& n : c.waits.notes) rep.notes.push_back(n);
   per_event(c);
+  index_samples(c);
   run_span(c);
   labels(c);
   find_phases(c);

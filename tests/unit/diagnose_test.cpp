@@ -1,0 +1,281 @@
+// Diagnosis (tracefold/diagnose.hpp) on hand-made timelines and samples
+// whose losses are known to the nanosecond.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "test_util.hpp"
+#include "tracefold/diagnose.hpp"
+
+namespace tracefold {
+namespace {
+
+using testing::make_event;
+
+constexpr int64_t kMs = 1000000;
+
+struct DiagRun {
+  Trace trace;
+  DiagnoseInput in;
+  explicit DiagRun(int32_t n) {
+    trace.world_size = n;
+    trace.comms.define_world(n);
+    trace.sites = testing::make_sites(8);
+    in.events.ranks.resize(std::size_t(n));
+  }
+  void add(int32_t r, const std::string& op, SiteId site, int64_t start, int64_t end,
+           std::vector<std::pair<std::string, int64_t>> fields = {}) {
+    auto& evs = in.events.ranks[std::size_t(r)];
+    TimedEvent te;
+    te.ev = make_event(op, site, std::move(fields));
+    te.compute_start_ns = evs.empty() ? start : evs.back().end_ns;
+    te.start_ns = start;
+    te.end_ns = end;
+    te.timed = true;
+    evs.push_back(te);
+  }
+  // MPI_Init on every rank, ending at 0.
+  void init() {
+    for (int32_t r = 0; r < trace.world_size; ++r) add(r, "MPI_Init", 7, -kMs, 0);
+  }
+  void finalize(int64_t at) {
+    for (int32_t r = 0; r < trace.world_size; ++r) add(r, "MPI_Finalize", 7, at, at + kMs);
+  }
+  // Rank r computes work[r] from `from`, then all meet in an Allreduce at
+  // site 1 that ends at `from + max(work) + 10 us`; returns that end.
+  int64_t step(int64_t from, const std::vector<int64_t>& work) {
+    int64_t mx = 0;
+    for (int64_t w : work) mx = std::max(mx, w);
+    const int64_t end = from + mx + 10000;
+    for (int32_t r = 0; r < trace.world_size; ++r)
+      add(r, "MPI_Allreduce", 1, from + work[std::size_t(r)], end,
+          {{"comm", 0}, {"count", 1}, {"dsize", 8}});
+    return end;
+  }
+  DiagnoseReport run(DiagnoseOptions o = {}) { return diagnose(trace, in, o); }
+};
+
+const Diagnosis* find(const DiagnoseReport& r, DiagnosisKind k) {
+  for (const Diagnosis& d : r.diagnoses)
+    if (d.kind == k) return &d;
+  return nullptr;
+}
+
+TEST(Diagnose, LoadImbalanceIsAvgMinusMinAtTheClosingCall) {
+  DiagRun t(4);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 5; ++s) at = t.step(at, {10 * kMs, 20 * kMs, 30 * kMs, 40 * kMs});
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_EQ(r.phases[0].instances, 5u);
+  const Diagnosis* d = find(r, DiagnosisKind::kLoadImbalance);
+  ASSERT_NE(d, nullptr);
+  // Time in the call: 30, 20, 10, 0 ms (+10 us each): avg - min = 15 ms per step.
+  EXPECT_NEAR(d->seconds, 5 * 15e-3, 1e-9);
+  ASSERT_FALSE(d->causes.empty());
+  EXPECT_EQ(d->causes[0].rank, 3);
+  // max - avg of the computation before the call: 40 - 25 ms per step.
+  EXPECT_NEAR(d->causes[0].seconds, 5 * 15e-3, 1e-9);
+  EXPECT_NE(d->causes[0].label.find("computation before MPI_Allreduce"), std::string::npos);
+  EXPECT_EQ(find(r, DiagnosisKind::kFrequentCommunication), nullptr);
+}
+
+TEST(Diagnose, BalancedRunHasNoDiagnosis) {
+  DiagRun t(4);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 5; ++s) at = t.step(at, {20 * kMs, 20 * kMs, 20 * kMs, 20 * kMs});
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  EXPECT_TRUE(r.diagnoses.empty()) << r.diagnoses.size();
+  EXPECT_NEAR(r.labels[int(TimeLabel::kComputation)], 4 * 5 * 20e-3, 1e-9);
+}
+
+TEST(Diagnose, CallsThatDoNotSynchroniseCloseNoPhase) {
+  DiagRun t(2);
+  t.init();
+  // Rank 1 leaves before rank 0 enters: not a synchronisation.
+  t.add(0, "MPI_Allreduce", 1, 5 * kMs, 6 * kMs, {{"comm", 0}});
+  t.add(1, "MPI_Allreduce", 1, 1 * kMs, 2 * kMs, {{"comm", 0}});
+  t.finalize(10 * kMs);
+  const DiagnoseReport r = t.run();
+  ASSERT_EQ(r.phases.size(), 1u);
+  EXPECT_TRUE(r.phases[0].closing.empty());
+}
+
+// Samples every 1 ms in main > work_a (> a system frame) and main > work_b.
+struct Sampled : DiagRun {
+  explicit Sampled(int32_t n) : DiagRun(n) {
+    in.samples.resize(std::size_t(n));
+    in.context_names.assign(std::size_t(n), {"", "main", "work_a", "work_b", ""});
+    for (int32_t r = 0; r < n; ++r) {
+      RankSamples& s = in.samples[std::size_t(r)];
+      s.rank = r;
+      s.world_size = n;
+      s.period_ns = kMs;
+      s.modules.push_back(Module{"app", "/bin/app", "", 0});
+      s.contexts = {{0, 0, 0}, {0, 0, 0x10}, {1, 0, 0x20}, {1, 0, 0x30}, {2, 0, 0x40}};
+    }
+  }
+  // Samples of rank r in [from, from + ns) at context ctx.
+  void work(int32_t r, int64_t from, int64_t ns, uint32_t ctx) {
+    for (int64_t t = from; t < from + ns; t += kMs) {
+      Sample s;
+      s.time_ns = t;
+      s.context = ctx;
+      in.samples[std::size_t(r)].samples.push_back(s);
+    }
+  }
+};
+
+TEST(Diagnose, SamplesNameTheFunctionThatCausesTheImbalance) {
+  Sampled t(4);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 5; ++s) {
+    std::vector<int64_t> w;
+    for (int32_t r = 0; r < 4; ++r) {
+      w.push_back((r + 1) * 10 * kMs);
+      // work_a is entered through a system frame (nanosleep): context 4.
+      t.work(r, at, w.back(), 4);
+    }
+    at = t.step(at, w);
+  }
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  const Diagnosis* d = find(r, DiagnosisKind::kLoadImbalance);
+  ASSERT_NE(d, nullptr);
+  ASSERT_FALSE(d->causes.empty());
+  // The most specific place: work_a, not main (which it explains).
+  EXPECT_EQ(d->causes[0].label, "work_a");
+  EXPECT_EQ(d->causes[0].stack, (std::vector<std::string>{"main", "work_a"}));
+  EXPECT_EQ(d->causes[0].rank, 3);
+  EXPECT_NEAR(d->causes[0].seconds, 5 * 15e-3, 1e-9);
+  EXPECT_EQ(d->causes.size(), 1u);
+}
+
+TEST(Diagnose, PartiallyEvenedOutImbalanceNamesBothFunctions) {
+  Sampled t(4);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 4; ++s) {
+    std::vector<int64_t> w;
+    for (int32_t r = 0; r < 4; ++r) {
+      const int64_t a = (r + 1) * 10 * kMs, b = (4 - r) * 5 * kMs;
+      t.work(r, at, a, 2);
+      t.work(r, at + a, b, 3);
+      w.push_back(a + b);
+    }
+    at = t.step(at, w);
+  }
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  const Diagnosis* d = find(r, DiagnosisKind::kLoadImbalance);
+  ASSERT_NE(d, nullptr);
+  // Work 35, 40, 45, 50 ms: avg - min 7.5 ms per step.
+  EXPECT_NEAR(d->seconds, 4 * 7.5e-3, 1e-9);
+  ASSERT_EQ(d->causes.size(), 2u);
+  EXPECT_EQ(d->causes[0].label, "work_a");  // 40 - 25 ms per step
+  EXPECT_EQ(d->causes[0].rank, 3);
+  EXPECT_EQ(d->causes[1].label, "work_b");  // 20 - 12.5 ms per step
+  EXPECT_EQ(d->causes[1].rank, 0);
+  EXPECT_NE(d->detail.find("partially evened out"), std::string::npos) << d->detail;
+}
+
+TEST(Diagnose, WaitForPartnerNamesTheLateRankAndWhatItDid) {
+  Sampled t(2);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 3; ++s) {
+    // Rank 0 works 20 ms in work_b, then sends; rank 1 waits in MPI_Recv.
+    t.work(0, at, 20 * kMs, 3);
+    t.add(0, "MPI_Send", 2, at + 20 * kMs, at + 20 * kMs + 50000,
+          {{"peer", 1}, {"tag", 0}, {"comm", 0}, {"count", 1}, {"dsize", 8}});
+    t.add(1, "MPI_Recv", 3, at, at + 20 * kMs + 60000,
+          {{"peer", 0}, {"tag", 0}, {"comm", 0}, {"count", 1}, {"dsize", 8}});
+    at += 21 * kMs;
+  }
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  const Diagnosis* d = find(r, DiagnosisKind::kWaitForPartner);
+  ASSERT_NE(d, nullptr);
+  EXPECT_NEAR(d->seconds, 3 * 20e-3 / 2, 1e-9);
+  EXPECT_EQ(d->symptom.rank, 1);
+  ASSERT_GE(d->causes.size(), 2u);
+  EXPECT_EQ(d->causes[0].rank, 0);
+  EXPECT_NE(d->causes[0].label.find("rank 0 late in MPI_Send"), std::string::npos);
+  EXPECT_NE(d->causes[1].label.find("work_b"), std::string::npos) << d->causes[1].label;
+}
+
+TEST(Diagnose, ManyShortCallsAreFrequentAFewLongOnesAreNot) {
+  DiagRun t(2);
+  t.init();
+  int64_t at = 0;
+  // 400 steps of 1 ms computation and a 100 us Allreduce without waiting.
+  for (int s = 0; s < 400; ++s) {
+    for (int32_t r = 0; r < 2; ++r)
+      t.add(r, "MPI_Allreduce", 1, at + kMs, at + kMs + 100000, {{"comm", 0}});
+    at += kMs + 100000;
+  }
+  // Then 5 Allreduces of 30 ms each (other site), 4 MiB each.
+  for (int s = 0; s < 5; ++s) {
+    for (int32_t r = 0; r < 2; ++r)
+      t.add(r, "MPI_Allreduce", 2, at + kMs, at + 31 * kMs,
+            {{"comm", 0}, {"count", 1 << 19}, {"dsize", 8}});
+    at += 31 * kMs;
+  }
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  int frequent = 0;
+  for (const Diagnosis& d : r.diagnoses) {
+    if (d.kind != DiagnosisKind::kFrequentCommunication) continue;
+    ++frequent;
+    EXPECT_NE(d.symptom.label.find("app+0x20"), std::string::npos) << d.symptom.label;
+    EXPECT_NEAR(d.seconds, 400 * 100e-6, 1e-9);
+  }
+  EXPECT_EQ(frequent, 1);
+  const Diagnosis* large = find(r, DiagnosisKind::kLargeTransfer);
+  ASSERT_NE(large, nullptr);
+  EXPECT_NE(large->symptom.label.find("app+0x30"), std::string::npos) << large->symptom.label;
+  EXPECT_NEAR(large->seconds, 5 * 30e-3, 1e-9);
+}
+
+TEST(Diagnose, SerialisationWhenAllOthersWaitAsLongAsOneComputes) {
+  DiagRun t(3);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 4; ++s) {
+    for (int32_t r = 0; r < 3; ++r)
+      t.add(r, "MPI_Bcast", 4, r == 0 ? at + 30 * kMs : at, at + 30 * kMs + 20000,
+            {{"comm", 0}, {"root", 0}, {"count", 1}, {"dsize", 4}});
+    at += 30 * kMs + 20000;
+  }
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  const Diagnosis* d = find(r, DiagnosisKind::kSerialisation);
+  ASSERT_NE(d, nullptr);
+  // Ranks 1 and 2 wait 30 ms per step: 4 * 60 ms over 3 ranks.
+  EXPECT_NEAR(d->seconds, 4 * 60e-3 / 3, 1e-6);
+  ASSERT_FALSE(d->causes.empty());
+  EXPECT_EQ(d->causes[0].rank, 0);
+}
+
+TEST(Diagnose, ReportsReadAsTextAndJson) {
+  DiagRun t(2);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 3; ++s) at = t.step(at, {10 * kMs, 30 * kMs});
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  std::ostringstream text, json;
+  write_diagnose_text(text, r);
+  write_diagnose_json(json, r);
+  EXPECT_NE(text.str().find("1. load imbalance in phase #0"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("remedy:"), std::string::npos);
+  EXPECT_NE(json.str().find("\"kind\": \"load_imbalance\""), std::string::npos) << json.str();
+}
+
+}  // namespace
+}  // namespace tracefold
