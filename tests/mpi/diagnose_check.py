@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks one `tracefold diagnose -o X.json` report against a designed problem
-(tests/apps/diag_problems.c, tests/mpi/diagnose_*.sh).
+(examples/diagnose/diag_problems.c, tests/mpi/diagnose_*.sh).
 
   diagnose_check.py JSON DESIGNED KIND [--symptom S] [--cause S] [--cause-rank R]
                     [--groups G] [--detail S] [--tolerance T]

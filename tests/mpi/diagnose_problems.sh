@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `tracefold diagnose` on programs with designed problems
-# (tests/apps/diag_problems.c), recorded with --timeline (no samples: the
+# (examples/diagnose/diag_problems.c), recorded with --timeline (no samples: the
 # causes are the MPI call paths the computation ends at). Each diagnosis's
 # severity is within 10 % of what the program measured it built in, and
 # names the right call and rank; the balanced control has no diagnosis and

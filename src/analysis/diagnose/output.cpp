@@ -93,7 +93,10 @@ void write_diagnose_text(std::ostream& out, const DiagnoseReport& rep) {
       if (d.phase >= 0) out << " in phase #" << d.phase;
       out << ": " << secs(d.seconds) << " (" << pct(d.percent) << " of the run)\n";
       out << "   symptom: " << d.symptom.label;
-      if (d.symptom.rank >= 0) out << " (most on rank " << d.symptom.rank << ")";
+      if (d.symptom.rank >= 0)
+        out << (d.kind == DiagnosisKind::kSerialisation ? " (the others wait for rank "
+                                                        : " (most on rank ")
+            << d.symptom.rank << ")";
       out << "\n";
       for (const CodePlace& c : d.causes) {
         out << "   cause:   " << c.label;
