@@ -17,13 +17,19 @@
  *   partial     work_a (r+1) units, then work_b (P-r)/2 units: the two
  *               imbalances cancel in part (designed as above, of the sum)
  *   serial      rank 0 works P units, then MPI_Bcast from it: all others
- *               wait (designed: their waiting in MPI_Bcast / P)
+ *               wait (designed: how long before rank 0 they entered the
+ *               MPI_Bcast, summed, / P)
  *   frequent    200 tiny MPI_Allreduce calls per step between 50 us of
  *               work, entered together (designed: time in them per rank)
  *   few         per step one MPI_Allreduce of 4 MiB after one unit of work:
  *               long, not frequent
  *   late        (2 ranks) rank 0 works a unit, then MPI_Send; rank 1 waits
- *               in MPI_Recv (designed: rank 1's time in MPI_Recv / P)
+ *               in MPI_Recv (designed: how long before the send began rank 1
+ *               entered the receive, summed, / P)
+ * Waiting is measured against the partner's entry time (CLOCK_MONOTONIC is
+ * one clock for the ranks of one host), not as the time in the call, which
+ * also holds the message's delivery: on a loaded machine that can take
+ * milliseconds, and it is not waiting.
  *   large       (2 ranks) rank 1 posts MPI_Recv, then rank 0 sends 16 MiB
  *               (designed: rank 0's time in MPI_Send / P)
  *   mpmd        the lower half works 2 units in work_a and exchanges with a
@@ -85,6 +91,22 @@ static double max_minus_avg(const double* per, int steps, int rank, int size) {
   return total;
 }
 
+/* Sum over steps and ranks other than `root` of max(0, root's entry -
+ * mine), divided by the rank count: on rank 0. */
+static double early_entries(const double* entry, int steps, int root, int rank, int size) {
+  double* theirs = malloc(sizeof(double) * (size_t)steps);
+  if (rank == root) memcpy(theirs, entry, sizeof(double) * (size_t)steps);
+  PMPI_Bcast(theirs, steps, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  double mine = 0;
+  if (rank != root)
+    for (int s = 0; s < steps; ++s)
+      if (theirs[s] > entry[s]) mine += theirs[s] - entry[s];
+  free(theirs);
+  double sum = 0;
+  PMPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  return sum / size;
+}
+
 /* Sum over ranks of `mine`, divided by the rank count: on rank 0. */
 static double per_rank(double mine, int size) {
   double sum = 0;
@@ -123,12 +145,11 @@ int main(int argc, char** argv) {
   } else if (!strcmp(mode, "serial")) {
     for (int s = 0; s < steps; ++s) {
       if (rank == 0) work_a(size * unit);
-      const double t0 = now();
+      per[s] = now();
       MPI_Bcast(&in, 1, MPI_INT, 0, MPI_COMM_WORLD);
-      if (rank != 0) mine += now() - t0;
       check += in;
     }
-    designed = per_rank(mine, size);
+    designed = early_entries(per, steps, 0, rank, size);
   } else if (!strcmp(mode, "frequent")) {
     for (int s = 0; s < steps; ++s) {
       for (int i = 0; i < 200; ++i) {
@@ -174,17 +195,16 @@ int main(int argc, char** argv) {
         else
           work_a(unit);
         buf[0] = s;
-        const double t0 = now();
+        per[s] = now();
         MPI_Send(buf, n, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
-        if (large) mine += now() - t0;
+        if (large) mine += now() - per[s];
       } else {
-        const double t0 = now();
+        per[s] = now();
         MPI_Recv(buf, n, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (!large) mine += now() - t0;
         check += buf[0];
       }
     }
-    designed = per_rank(mine, size);
+    designed = large ? per_rank(mine, size) : early_entries(per, steps, 0, rank, size);
     free(buf);
   } else if (!strcmp(mode, "mpmd")) {
     const int lower = rank < size / 2;

@@ -39,7 +39,6 @@ enum class TimeLabel : uint8_t {
   kWait,            ///< in a point-to-point call, waiting for a late partner
   kCount
 };
-const char* label_name(TimeLabel label);
 
 enum class DiagnosisKind : uint8_t {
   kLoadImbalance,
@@ -51,10 +50,98 @@ enum class DiagnosisKind : uint8_t {
   kLongCommunication,
   kMpmdImbalance,
 };
-/// Short id (`load_imbalance`, ...), used in JSON.
-const char* diagnosis_id(DiagnosisKind kind);
-/// The seed's suggested remedy, one sentence.
-const char* diagnosis_remedy(DiagnosisKind kind);
+
+// Names, inline so that the report writer (src/export) can show a
+// DiagnoseReport without linking the analysis.
+inline const char* label_name(TimeLabel label) {
+  switch (label) {
+    case TimeLabel::kComputation:
+      return "computation";
+    case TimeLabel::kCollectiveSync:
+      return "collective synchronisation";
+    case TimeLabel::kTransfer:
+      return "data transfer";
+    case TimeLabel::kWait:
+      return "wait for partner";
+    default:
+      return "?";
+  }
+}
+
+inline const char* diagnosis_id(DiagnosisKind kind) {
+  switch (kind) {
+    case DiagnosisKind::kLoadImbalance:
+      return "load_imbalance";
+    case DiagnosisKind::kSerialisation:
+      return "serialisation";
+    case DiagnosisKind::kFrequentCommunication:
+      return "frequent_communication";
+    case DiagnosisKind::kWaitForPartner:
+      return "wait_for_partner";
+    case DiagnosisKind::kLargeTransfer:
+      return "large_transfer";
+    case DiagnosisKind::kLargeIo:
+      return "large_io";
+    case DiagnosisKind::kLongCommunication:
+      return "long_communication";
+    case DiagnosisKind::kMpmdImbalance:
+      return "mpmd_imbalance";
+  }
+  return "?";
+}
+
+inline const char* diagnosis_remedy(DiagnosisKind kind) {
+  switch (kind) {
+    case DiagnosisKind::kLoadImbalance:
+      return "balance the work of the cause among the ranks (repartition the data, or "
+             "distribute it dynamically)";
+    case DiagnosisKind::kSerialisation:
+      return "parallelise the cause, or overlap it with the other ranks' work (it runs on one "
+             "rank while all others wait)";
+    case DiagnosisKind::kFrequentCommunication:
+      return "aggregate the small messages or collectives into fewer, larger ones, or take "
+             "the call out of the loop";
+    case DiagnosisKind::kWaitForPartner:
+      return "make the late partner send earlier (reorder its work) or overlap the wait with "
+             "computation (nonblocking calls)";
+    case DiagnosisKind::kLargeTransfer:
+      return "send less data (compress, send only what changed) or overlap the transfer "
+             "with computation";
+    case DiagnosisKind::kLargeIo:
+      return "reduce or aggregate the I/O (collective I/O, fewer and larger requests) or "
+             "overlap it with computation";
+    case DiagnosisKind::kLongCommunication:
+      return "check the communication's algorithm and placement: it is neither frequent nor "
+             "large, yet long";
+    case DiagnosisKind::kMpmdImbalance:
+      return "balance the work between the rank groups (give the slower group more ranks "
+             "or less work)";
+  }
+  return "";
+}
+
+/// A person's name of a diagnosis (`load imbalance`, ...).
+inline const char* diagnosis_name(DiagnosisKind k) {
+  switch (k) {
+    case DiagnosisKind::kLoadImbalance:
+      return "load imbalance";
+    case DiagnosisKind::kSerialisation:
+      return "serialisation";
+    case DiagnosisKind::kFrequentCommunication:
+      return "frequent communication";
+    case DiagnosisKind::kWaitForPartner:
+      return "wait for partner";
+    case DiagnosisKind::kLargeTransfer:
+      return "large message transfer";
+    case DiagnosisKind::kLargeIo:
+      return "large I/O";
+    case DiagnosisKind::kLongCommunication:
+      return "long communication";
+    case DiagnosisKind::kMpmdImbalance:
+      return "imbalance between rank groups (MPMD phase)";
+  }
+  return "?";
+}
 
 /// A place in the program a diagnosis names: a function (from samples), or
 /// an MPI call site (from the trace).
@@ -63,6 +150,9 @@ struct CodePlace {
   std::vector<std::string> stack;  ///< outermost frame first
   double seconds = 0;              ///< what this place contributes (imbalance: max - avg)
   int32_t rank = -1;               ///< the rank it is about, if one (the slowest, the late partner)
+  /// What the picture matches it by: a samples' calling context
+  /// (`main > work_a`), a computation's or a call's label.
+  std::string key;
 };
 
 struct Diagnosis {
@@ -111,6 +201,23 @@ struct DiagnoseOptions {
   std::size_t top = 3;
 };
 
+/// The ranks x time picture of the report: per row (a rank, or a block of
+/// ranks when there are many) and time bin, the label that took most of
+/// the bin, and per diagnosis which cells show its symptom or its cause.
+struct DiagnosePicture {
+  static constexpr uint8_t kNone = 255;
+  int32_t rows = 0, bins = 0;
+  int64_t bin_ns = 0;
+  std::vector<int32_t> row_first;  ///< first rank of each row (rows * ranks_per_row)
+  int32_t ranks_per_row = 1;
+  std::vector<uint8_t> label;  ///< rows * bins: a TimeLabel, or kNone (no time there)
+  /// Per diagnosis (in report order, at most kMarked): rows * bins of 0
+  /// (neither), 1 (its symptom) or 2 (its cause).
+  std::vector<std::vector<uint8_t>> marks;
+  static constexpr std::size_t kMarked = 8;
+  std::vector<int64_t> phase_ends;  ///< ends of phase instances (from the run's start), at most 200
+};
+
 struct DiagnoseReport {
   int32_t world_size = 0;
   double run_seconds = 0;
@@ -120,6 +227,7 @@ struct DiagnoseReport {
   double labels[static_cast<int>(TimeLabel::kCount)] = {};  ///< seconds over all ranks
   std::vector<Diagnosis> diagnoses;                         ///< most severe first
   std::vector<std::string> notes;
+  DiagnosePicture picture;
 };
 
 /// A rank's samples placed on the timeline's clock: `time_ns` of every
@@ -132,6 +240,8 @@ struct DiagnoseInput {
   /// of system libraries (libc, the MPI library, tracefold's own), which a
   /// diagnosis never names as a cause. Empty: every frame by module+offset.
   std::vector<std::vector<std::string>> context_names;
+  /// Receives found ending before their send began, repaired on loading.
+  uint64_t clock_violations = 0;
 };
 
 /// Reads TRACE's timeline directory `dir` and the samples in it, putting

@@ -9,12 +9,14 @@
 #include <string>
 
 #include "tracefold/progress.hpp"
+#include "tracefold/ranklist.hpp"
 #include "tracefold/timeline.hpp"
 #include "tracefold/trace.hpp"
 
 namespace tracefold {
 
 struct WaitReport;
+struct DiagnoseReport;
 
 /// What an export wrote (for the command's summary line).
 struct ExportSummary {
@@ -50,13 +52,21 @@ void write_matrix_png(const std::filesystem::path& path, const CommMatrix& m, in
 void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timeline,
                      const std::string& title);
 
-/// One self-contained HTML page: summary, per-call-site table, matrix
-/// heatmap, per-rank chart.
+/// One self-contained HTML page that opens with what a reader wants first:
+/// the summary, then the findings of `diagnosis` (if given: its
+/// diagnoses and a ranks x time picture by label, docs/diagnose.md), time
+/// by operation, the matrix heatmap and per-rank chart, then the busiest
+/// call sites and rank pairs (the rest folded away behind a button).
 /// With `analysis` (tracefold/waits.hpp, from a recorded timeline), the
-/// page has an "Analysis" section: a pattern x rank heatmap and the call
-/// paths that waited most.
+/// page ends with an "Analysis" section: a pattern x rank heatmap and the
+/// call paths that waited most.
 void write_report_html(std::ostream& out, const Trace& trace, const std::string& label,
-                       const TraceTimeline& timeline, const WaitReport* analysis = nullptr);
+                       const TraceTimeline& timeline, const WaitReport* analysis = nullptr,
+                       const DiagnoseReport* diagnosis = nullptr);
+
+/// Ranks as people write them: `0–7`, `0,2,…,14`, `3`, `0–3,8–11,…,56–59`.
+std::string human_ranks(const Ranklist& ranks);
+std::string human_ranks(const std::vector<int32_t>& ranks);
 
 /// Colour of a heatmap cell: t in [0, 1] -> "#rrggbb" (white .. dark red).
 std::string heat_colour(double t);

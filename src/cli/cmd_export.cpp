@@ -17,6 +17,7 @@
 
 #include "cli.hpp"
 #include "progress.hpp"
+#include "tracefold/diagnose.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/waits.hpp"
@@ -154,16 +155,21 @@ void add_export_commands(CLI::App& app) {
       std::ofstream f = open_out(rep->output);
       const TraceTimeline tl = timeline_for(t, rep->trace, rep->timeline);
       // A recorded timeline also gives the wait-state analysis section.
+      // ... and the diagnosis's findings.
       std::optional<WaitReport> waits;
+      std::optional<DiagnoseReport> diagnosis;
       if (tl.recorded) {
         const std::string dir =
             rep->timeline.empty() ? default_timeline_dir(rep->trace) : rep->timeline;
-        WaitInput input = load_wait_input(t, dir);
-        const uint64_t violations = repair_clock_condition(t, input);
-        waits = analyze_waits(t, input);
-        waits->clock_violations = violations;
+        std::vector<std::string> notes;
+        const DiagnoseInput input = load_diagnose_input(t, dir, notes);
+        waits = analyze_waits(t, input.events);
+        waits->clock_violations = input.clock_violations;
+        diagnosis = diagnose(t, input);
+        diagnosis->notes.insert(diagnosis->notes.begin(), notes.begin(), notes.end());
       }
-      write_report_html(f, t, rep->trace, tl, waits ? &*waits : nullptr);
+      write_report_html(f, t, rep->trace, tl, waits ? &*waits : nullptr,
+                        diagnosis ? &*diagnosis : nullptr);
       close_out(f, rep->output);
       std::cerr << "tracefold: wrote " << rep->output << "\n";
     });

@@ -1,5 +1,7 @@
 // One self-contained HTML page about a trace: no network, no external files.
+#include <algorithm>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "export_util.hpp"
@@ -22,6 +24,10 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.site { font-family: monospace; font-size: 12px; max-width: 420px; overflow-wrap: anywhere; }
 #summary td:first-child { font-weight: bold; }
 .charts { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
+tr.more { display: none; }
+table.open tr.more { display: table-row; }
+button.more { margin-top: 6px; font-size: 13px; }
+.bar { display: inline-block; height: 10px; background: #c0504d; vertical-align: middle; }
 )CSS";
 
 // Click a column header to sort by it (numbers by data-v).
@@ -41,6 +47,14 @@ document.querySelectorAll('table.sortable th').forEach(function (th, col) {
     rows.forEach(function (r) { body.appendChild(r); });
   });
 });
+// "Show all": unfold the rows a long table keeps folded away.
+document.querySelectorAll('button.more').forEach(function (b) {
+  b.addEventListener('click', function () {
+    var t = document.getElementById(b.dataset.table);
+    var open = t.classList.toggle('open');
+    b.textContent = open ? b.dataset.less : b.dataset.label;
+  });
+});
 )JS";
 
 std::string num_cell(double v, const std::string& text) {
@@ -50,14 +64,40 @@ std::string num_cell(double v, const std::string& text) {
   return ss.str();
 }
 
+// Rows past the first `shown` of a table are folded away behind a button.
+constexpr std::size_t kShownRows = 15;
+
+void more_button(std::ostream& out, const std::string& table, std::size_t hidden,
+                 const std::string& what) {
+  if (hidden == 0) return;
+  const std::string label = "Show " + std::to_string(hidden) + " more " + what;
+  out << "<button class=\"more\" data-table=\"" << table << "\" data-label=\"" << label
+      << "\" data-less=\"Show fewer\">" << label << "</button>\n";
+}
+
+std::string share_cell(double share) {
+  std::ostringstream sh;
+  sh << std::fixed << std::setprecision(1) << share << "%";
+  std::ostringstream o;
+  o << "<td class=\"num\" data-v=\"" << share << "\">" << sh.str()
+    << " <span class=\"bar\" style=\"width:" << std::max(1, int(share)) << "px\"></span></td>";
+  return o.str();
+}
+
 }  // namespace
 
 // report_analysis.cpp
 void write_report_analysis(std::ostream& out, const WaitReport& report);
+// report_diagnosis.cpp
+void write_report_diagnosis(std::ostream& out, const DiagnoseReport& report);
 
 void write_report_html(std::ostream& out, const Trace& trace, const std::string& label,
-                       const TraceTimeline& recorded_or_not, const WaitReport* analysis) {
-  const auto rows = compute_stats(trace);
+                       const TraceTimeline& recorded_or_not, const WaitReport* analysis,
+                       const DiagnoseReport* diagnosis) {
+  auto rows = compute_stats(trace);
+  // Busiest first: the table shows the top and folds the rest away.
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.time.sum() > b.time.sum(); });
   const auto& timeline = recorded_or_not.ranks;
   const char* kind = recorded_or_not.recorded ? "recorded" : "synthesized";
   const MatchResult match = match_messages(trace.comms, timeline);
@@ -114,17 +154,49 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   row(std::string(kind) + " run length", time_text(double(span)));
   out << "</table>\n";
 
-  out << "<h2>Call sites</h2>\n<table id=\"callsites\" "
+  if (diagnosis) write_report_diagnosis(out, *diagnosis);
+
+  // Time by operation: where the time in MPI goes, before the details.
+  std::map<std::string, std::pair<uint64_t, int64_t>> by_op;
+  for (const auto& r : rows) {
+    auto& o = by_op[r.op];
+    o.first += r.calls;
+    o.second += r.time.sum();
+  }
+  std::vector<std::pair<std::string, std::pair<uint64_t, int64_t>>> ops(by_op.begin(), by_op.end());
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+  out << "<h2>Time by operation</h2>\n<table id=\"by-op\" class=\"sortable\">\n<thead><tr>"
+         "<th>operation</th><th>calls</th><th>total time</th><th>share of MPI time</th></tr>"
+         "</thead>\n<tbody>\n";
+  for (const auto& [op, v] : ops) {
+    const double share = time_in_calls ? 100.0 * double(v.second) / double(time_in_calls) : 0.0;
+    out << "<tr><td>" << xml_escape(op) << "</td>"
+        << num_cell(double(v.first), std::to_string(v.first))
+        << num_cell(double(v.second), time_text(double(v.second))) << share_cell(share)
+        << "</tr>\n";
+  }
+  out << "</tbody>\n</table>\n";
+
+  out << "<h2>Communication</h2>\n<div class=\"charts\">\n<div id=\"matrix\">\n";
+  write_matrix_svg(out, matrix, "Point-to-point bytes, sender \u2192 receiver");
+  out << "</div>\n<div id=\"ranks\">\n";
+  write_ranks_svg(out, timeline, "Time per rank: computation vs MPI");
+  out << "</div>\n</div>\n";
+
+  out << "<h2>Call sites</h2>\n<p class=\"note\">The busiest " << std::min(kShownRows, rows.size())
+      << " of " << rows.size()
+      << " call sites by total time.</p>\n<table id=\"callsites\" "
          "class=\"sortable\">\n<thead><tr><th>operation</th>"
          "<th>call site</th><th>ranks</th><th>calls</th><th>bytes</th><th>total "
          "time</th><th>mean</th>"
          "<th>min@rank</th><th>max@rank</th><th>share</th></tr></thead>\n<tbody>\n";
-  for (const auto& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
     const double share = time_in_calls ? 100.0 * double(r.time.sum()) / double(time_in_calls) : 0.0;
-    std::ostringstream sh;
-    sh << std::fixed << std::setprecision(1) << share << "%";
-    out << "<tr><td>" << xml_escape(r.op) << "</td><td class=\"site\">" << xml_escape(r.site)
-        << "</td><td>" << xml_escape(r.ranks.to_string()) << "</td>"
+    out << (i < kShownRows ? "<tr>" : "<tr class=\"more\">") << "<td>" << xml_escape(r.op)
+        << "</td><td class=\"site\">" << xml_escape(r.site) << "</td><td>"
+        << xml_escape(human_ranks(r.ranks)) << "</td>"
         << num_cell(double(r.calls), std::to_string(r.calls))
         << num_cell(double(r.bytes), std::to_string(r.bytes))
         << num_cell(double(r.time.sum()), r.time.empty() ? "-" : time_text(double(r.time.sum())));
@@ -137,26 +209,31 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
           << num_cell(double(r.time.max()),
                       time_text(double(r.time.max())) + "@" + std::to_string(r.time.max_rank()));
     }
-    out << num_cell(share, sh.str()) << "</tr>\n";
+    out << share_cell(share) << "</tr>\n";
   }
   out << "</tbody>\n</table>\n";
-
-  out << "<h2>Communication</h2>\n<div class=\"charts\">\n<div id=\"matrix\">\n";
-  write_matrix_svg(out, matrix, "Point-to-point bytes, sender \u2192 receiver");
-  out << "</div>\n<div id=\"ranks\">\n";
-  write_ranks_svg(out, timeline, "Time per rank: computation vs MPI");
-  out << "</div>\n</div>\n";
+  more_button(out, "callsites", rows.size() > kShownRows ? rows.size() - kShownRows : 0,
+              "call sites");
 
   out << "<h2>Messages per rank pair</h2>\n<table id=\"pairs\" "
          "class=\"sortable\">\n<thead><tr><th>sender</th>"
          "<th>receiver</th><th>messages</th><th>bytes</th></tr></thead>\n<tbody>\n";
+  std::vector<std::pair<int32_t, int32_t>> busy;
   for (int32_t s = 0; s < matrix.size; ++s)
     for (int32_t r = 0; r < matrix.size; ++r)
-      if (matrix.msgs(s, r))
-        out << "<tr>" << num_cell(s, std::to_string(s)) << num_cell(r, std::to_string(r))
-            << num_cell(double(matrix.msgs(s, r)), std::to_string(matrix.msgs(s, r)))
-            << num_cell(double(matrix.byte(s, r)), std::to_string(matrix.byte(s, r))) << "</tr>\n";
+      if (matrix.msgs(s, r)) busy.emplace_back(s, r);
+  std::stable_sort(busy.begin(), busy.end(), [&](const auto& x, const auto& y) {
+    return matrix.byte(x.first, x.second) > matrix.byte(y.first, y.second);
+  });
+  for (std::size_t i = 0; i < busy.size(); ++i) {
+    const auto [s, r] = busy[i];
+    out << (i < kShownRows ? "<tr>" : "<tr class=\"more\">") << num_cell(s, std::to_string(s))
+        << num_cell(r, std::to_string(r))
+        << num_cell(double(matrix.msgs(s, r)), std::to_string(matrix.msgs(s, r)))
+        << num_cell(double(matrix.byte(s, r)), std::to_string(matrix.byte(s, r))) << "</tr>\n";
+  }
   out << "</tbody>\n</table>\n";
+  more_button(out, "pairs", busy.size() > kShownRows ? busy.size() - kShownRows : 0, "rank pairs");
   if (analysis) write_report_analysis(out, *analysis);
   out << "<p class=\"note\">Generated by tracefold 0.1.0. Click a column header to sort.</p>\n";
   out << "<script>" << kScript << "</script>\n</body>\n</html>\n";

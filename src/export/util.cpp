@@ -90,4 +90,29 @@ std::string bytes_text(uint64_t b) {
   return buf;
 }
 
+std::string human_ranks(const Ranklist& ranks) {
+  // Long regular runs are shortened to their first two members and the
+  // last: a reader sees the pattern and the end, not ten thousand numbers.
+  std::string out;
+  auto block = [](int32_t lo, int32_t span) {
+    return span == 0 ? std::to_string(lo)
+                     : std::to_string(lo) + "\u2013" + std::to_string(lo + span);
+  };
+  for (const Ranklist::Run& r : ranks.runs()) {
+    if (!out.empty()) out += ",";
+    if (r.count <= 3) {
+      for (int32_t i = 0; i < r.count; ++i)
+        out += (i ? "," : "") + block(r.lo + i * r.stride, r.span);
+    } else {
+      out += block(r.lo, r.span) + "," + block(r.lo + r.stride, r.span) + ",\u2026," +
+             block(r.lo + (r.count - 1) * r.stride, r.span);
+    }
+  }
+  return out;
+}
+
+std::string human_ranks(const std::vector<int32_t>& ranks) {
+  return human_ranks(Ranklist::from_ranks(ranks));
+}
+
 }  // namespace tracefold

@@ -2,7 +2,8 @@
 # tests/apps/mpi_test_lib.bash).
 #
 #   designed MODE NP [RECORD-OPTIONS...]
-#       records app_diag_problems STEPS MODE with --timeline (and the
+#       records app_diag_problems STEPS MODE UNIT_MS (default 20) with
+#       --timeline (and the
 #       options) into $WORK/MODE/t.tf, diagnoses it to report.json and
 #       report.txt; sets $DESIGNED (what the program says the diagnosis
 #       should find) and $JSON; returns 1 (after `bad`) if a step failed
@@ -22,7 +23,7 @@ designed() {
   mkdir -p "$d"
   CHECKS=$((CHECKS + 1))
   limited "$d/out.txt" "$d/err.txt" "${PRIO[@]}" "$TF" record --timeline "$@" -o "$d/t.tf" -- \
-    "$MPIRUN" -np "$np" "$APPS/app_diag_problems" "$STEPS" "$what"
+    "$MPIRUN" -np "$np" "$APPS/app_diag_problems" "$STEPS" "$what" "${UNIT_MS:-20}"
   if [[ $LRC -ne 0 ]]; then
     bad "$tag: recording exited $LRC"
     show_run "$d/out.txt" "$d/err.txt"

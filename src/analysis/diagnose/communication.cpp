@@ -142,6 +142,7 @@ void partners(Context& c) {
     partner.stack = c.call_stack(*a.lev);
     partner.seconds = c.seconds(a.late[late]);
     partner.rank = late;
+    partner.key = c.call_label(*a.lev);
     d.causes.push_back(std::move(partner));
     for (CodePlace& cp : dominant_places(c, a.places, late, a.late_work[late])) {
       if (d.causes.size() >= c.opt.top) break;

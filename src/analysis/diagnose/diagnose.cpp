@@ -12,73 +12,6 @@ namespace tracefold {
 
 using namespace diagnose_detail;
 
-const char* label_name(TimeLabel label) {
-  switch (label) {
-    case TimeLabel::kComputation:
-      return "computation";
-    case TimeLabel::kCollectiveSync:
-      return "collective synchronisation";
-    case TimeLabel::kTransfer:
-      return "data transfer";
-    case TimeLabel::kWait:
-      return "wait for partner";
-    default:
-      return "?";
-  }
-}
-
-const char* diagnosis_id(DiagnosisKind kind) {
-  switch (kind) {
-    case DiagnosisKind::kLoadImbalance:
-      return "load_imbalance";
-    case DiagnosisKind::kSerialisation:
-      return "serialisation";
-    case DiagnosisKind::kFrequentCommunication:
-      return "frequent_communication";
-    case DiagnosisKind::kWaitForPartner:
-      return "wait_for_partner";
-    case DiagnosisKind::kLargeTransfer:
-      return "large_transfer";
-    case DiagnosisKind::kLargeIo:
-      return "large_io";
-    case DiagnosisKind::kLongCommunication:
-      return "long_communication";
-    case DiagnosisKind::kMpmdImbalance:
-      return "mpmd_imbalance";
-  }
-  return "?";
-}
-
-const char* diagnosis_remedy(DiagnosisKind kind) {
-  switch (kind) {
-    case DiagnosisKind::kLoadImbalance:
-      return "balance the work of the cause among the ranks (repartition the data, or "
-             "distribute it dynamically)";
-    case DiagnosisKind::kSerialisation:
-      return "parallelise the cause, or overlap it with the other ranks' work (it runs on one "
-             "rank while all others wait)";
-    case DiagnosisKind::kFrequentCommunication:
-      return "aggregate the small messages or collectives into fewer, larger ones, or take "
-             "the call out of the loop";
-    case DiagnosisKind::kWaitForPartner:
-      return "make the late partner send earlier (reorder its work) or overlap the wait with "
-             "computation (nonblocking calls)";
-    case DiagnosisKind::kLargeTransfer:
-      return "send less data (compress, send only what changed) or overlap the transfer "
-             "with computation";
-    case DiagnosisKind::kLargeIo:
-      return "reduce or aggregate the I/O (collective I/O, fewer and larger requests) or "
-             "overlap it with computation";
-    case DiagnosisKind::kLongCommunication:
-      return "check the communication's algorithm and placement: it is neither frequent nor "
-             "large, yet long";
-    case DiagnosisKind::kMpmdImbalance:
-      return "balance the work between the rank groups (give the slower group more ranks "
-             "or less work)";
-  }
-  return "";
-}
-
 namespace diagnose_detail {
 
 std::string Context::call_label(const Event& ev) const {
@@ -257,6 +190,7 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
                 [&](const Diagnosis& d) { return d.seconds < options.significant * run; });
   std::stable_sort(rep.diagnoses.begin(), rep.diagnoses.end(),
                    [](const Diagnosis& a, const Diagnosis& b) { return a.seconds > b.seconds; });
+  draw_picture(c);
   return rep;
 }
 

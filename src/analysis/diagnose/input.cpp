@@ -15,7 +15,8 @@ DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
   } catch (const WaitsError& e) {
     throw DiagnoseError(e.what());
   }
-  if (const uint64_t v = repair_clock_condition(trace, in.events))
+  in.clock_violations = repair_clock_condition(trace, in.events);
+  if (const uint64_t v = in.clock_violations)
     notes.push_back(std::to_string(v) +
                     " receives ended before their send began (clock condition); they were "
                     "moved after it, as `tracefold analyze` does");

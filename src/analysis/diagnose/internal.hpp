@@ -114,4 +114,7 @@ void diagnose_serialisation(Context& c);
 /// communication (communication.cpp).
 void diagnose_communication(Context& c);
 
+/// The report's ranks x time picture, after the diagnoses (picture.cpp).
+void draw_picture(Context& c);
+
 }  // namespace tracefold::diagnose_detail

@@ -9,28 +9,6 @@ namespace tracefold {
 
 namespace {
 
-std::string kind_name(DiagnosisKind k) {
-  switch (k) {
-    case DiagnosisKind::kLoadImbalance:
-      return "load imbalance";
-    case DiagnosisKind::kSerialisation:
-      return "serialisation";
-    case DiagnosisKind::kFrequentCommunication:
-      return "frequent communication";
-    case DiagnosisKind::kWaitForPartner:
-      return "wait for partner";
-    case DiagnosisKind::kLargeTransfer:
-      return "large message transfer";
-    case DiagnosisKind::kLargeIo:
-      return "large I/O";
-    case DiagnosisKind::kLongCommunication:
-      return "long communication";
-    case DiagnosisKind::kMpmdImbalance:
-      return "imbalance between rank groups (MPMD phase)";
-  }
-  return "?";
-}
-
 std::string secs(double s) {
   std::ostringstream o;
   o << std::fixed << std::setprecision(s < 0.01 ? 6 : 3) << s << " s";
@@ -89,7 +67,7 @@ void write_diagnose_text(std::ostream& out, const DiagnoseReport& rep) {
     out << "Diagnoses (most severe first; severity = time the run could save):\n";
     for (std::size_t i = 0; i < rep.diagnoses.size(); ++i) {
       const Diagnosis& d = rep.diagnoses[i];
-      out << "\n" << i + 1 << ". " << kind_name(d.kind);
+      out << "\n" << i + 1 << ". " << diagnosis_name(d.kind);
       if (d.phase >= 0) out << " in phase #" << d.phase;
       out << ": " << secs(d.seconds) << " (" << pct(d.percent) << " of the run)\n";
       out << "   symptom: " << d.symptom.label;
