@@ -10,24 +10,12 @@
 #include <sstream>
 
 #include "internal.hpp"
+#include "tracefold/export.hpp"
 #include "tracefold/op_class.hpp"
 
 namespace tracefold::diagnose_detail {
 
 namespace {
-
-std::string ranks_text(const std::vector<int32_t>& ranks) {
-  std::ostringstream o;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (i) o << ",";
-    o << ranks[i];
-    if (j > i) o << (j == i + 1 ? "," : "-") << ranks[j];
-    i = j + 1;
-  }
-  return o.str();
-}
 
 double noise_floor(const Context& c) {
   return c.in.samples.empty() ? 0 : c.seconds(c.period_ns);
@@ -107,7 +95,7 @@ void diagnose_imbalance(Context& c) {
     if (d.kind == DiagnosisKind::kMpmdImbalance) {
       o << "; rank groups by their calls:";
       for (std::size_t g = 0; g < ph.groups.size(); ++g) {
-        o << (g ? " |" : "") << " ranks " << ranks_text(ph.groups[g]);
+        o << (g ? " |" : "") << " ranks " << human_ranks(ph.groups[g]);
         // What each group spends its computation on, seen on its first rank.
         const int32_t first = ph.groups[g].front();
         int64_t total = 0;
@@ -118,7 +106,7 @@ void diagnose_imbalance(Context& c) {
             total += evs[k].start_ns - std::max(evs[k].compute_start_ns, c.run_start);
         }
         for (CodePlace cp : dominant_places(c, whole, first, total)) {
-          cp.label += " (the work of ranks " + ranks_text(ph.groups[g]) + ")";
+          cp.label += " (the work of ranks " + human_ranks(ph.groups[g]) + ")";
           d.causes.push_back(std::move(cp));
           break;
         }
