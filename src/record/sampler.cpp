@@ -172,6 +172,8 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
   s.lca = 0;
   s.n = 0;
   s.in_mpi = tl_in_call ? 1 : 0;
+  if (s.in_mpi && tl_sampler_marks.timed_call == tl_sampler_marks.calls)
+    s.mpi_event = tl_sampler_marks.timed_event;
   if (!s.in_mpi) {
     // Inside a wrapped call the recorder knows the call and its site: no walk.
     unw_cursor_t cursor;

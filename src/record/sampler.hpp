@@ -19,9 +19,14 @@ class Recorder;
 // Per thread, for the LCA marker (see sampler.cpp): how many wrapped MPI
 // calls this thread entered, and the lowest stack address one of them was
 // entered at since this thread's last sample.
+// And, once the recorder gave this thread's current call its place in the
+// rank's event sequence (timestamp, before the call's own end), which
+// place: a sample in the rest of the call names that event, not the next.
 struct SamplerThreadMarks {
   uint64_t calls = 0;
   uintptr_t low_mpi_sp = UINTPTR_MAX;
+  uint64_t timed_call = 0;
+  uint64_t timed_event = 0;
 };
 [[gnu::tls_model(
     "initial-exec")]] extern constinit thread_local SamplerThreadMarks tl_sampler_marks;
@@ -36,6 +41,14 @@ extern uint64_t g_samples_consumed;  // under the recorder's lock
   SamplerThreadMarks& m = tl_sampler_marks;
   ++m.calls;
   if (sp < m.low_mpi_sp) m.low_mpi_sp = sp;
+}
+
+/// From Recorder::timestamp: this thread's current call is event `index`.
+[[gnu::always_inline]] inline void sampler_note_timed(uint64_t index) {
+  SamplerThreadMarks& m = tl_sampler_marks;
+  m.timed_event = index;
+  std::atomic_signal_fence(std::memory_order_release);
+  m.timed_call = m.calls;
 }
 
 /// Starts sampling if TRACEFOLD_SAMPLE asks for it (end of Recorder::start,

@@ -1,18 +1,24 @@
 // Test helper for the sampling tests (tests/mpi/sample_*.sh): reads every
 // samples-R.tfs in a timeline directory and prints, per rank, the trailer's
 // counts, the samples per thread, and the most frequent computation
-// context's innermost function, symbolized. No subcommand of tracefold:
+// context's innermost function, symbolized, and how many samples agree with
+// the rank's timeline (rank-R.tft): one inside an MPI call lies within that
+// call's enter and exit (the call's recorder work after its exit time
+// counts as inside: up to `slack`), one outside lies between the exit of
+// the previous event and the enter of the event it names. No subcommand of tracefold:
 // `tracefold diagnose` is the user's reader of samples.
 //
 //   samples_check DIR
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <map>
 
 #include "tracefold/samples.hpp"
 #include "tracefold/symbolize.hpp"
+#include "tracefold/timeline_io.hpp"
 
 using namespace tracefold;
 
@@ -44,6 +50,42 @@ int main(int argc, char** argv) {
           s.contexts.size() - 1);
       for (const auto& [thread, n] : per_thread)
         std::printf("rank %d thread %u samples %zu\n", rank, thread, n);
+      const std::string tl = std::string(argv[1]) + "/rank-" + std::to_string(rank) + ".tft";
+      if (std::filesystem::exists(tl)) {
+        const RankTimelineFile t = read_timeline_file(tl);
+        const int64_t slack = 5000000;
+        std::size_t agree = 0, off = 0;
+        std::map<std::string, std::size_t> ops;
+        for (const Sample& x : s.samples) {
+          const std::size_t e = x.mpi_event;
+          bool fits = false;
+          if (x.in_mpi) {
+            fits = e < t.records.size() && t.records[e].enter_ns - slack <= x.time_ns &&
+                   x.time_ns <= t.records[e].exit_ns + slack;
+            if (e < t.records.size()) ++ops[OpTable::name(t.records[e].op)];
+          } else {
+            // Another thread's sample may fall while the MPI thread is
+            // inside event e, which is then still the next to be recorded;
+            // and the copies for ticks it missed off its core carry the
+            // index read when it ran again (docs/sampling.md). Samples in
+            // the rest of MPI_Init after the sampler started are not
+            // flagged in_mpi and name event 0.
+            const int64_t end = e >= t.records.size() ? 0
+                                : x.thread == 0       ? t.records[e].enter_ns
+                                                      : t.records[e].exit_ns;
+            const int64_t late = x.thread == 0 ? slack : 10 * slack;
+            fits =
+                e == 0 || ((e >= t.records.size() || x.time_ns <= end + slack) &&
+                           (e > t.records.size() || t.records[e - 1].exit_ns - late <= x.time_ns));
+          }
+          (fits ? agree : off)++;
+          if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE"))
+            std::printf("off: thread %u time %lld event %zu in_mpi %d\n", x.thread,
+                        static_cast<long long>(x.time_ns), e, x.in_mpi ? 1 : 0);
+        }
+        std::printf("rank %d timeline agree %zu off %zu\n", rank, agree, off);
+        for (const auto& [op, n] : ops) std::printf("rank %d in %s %zu\n", rank, op.c_str(), n);
+      }
       auto top = std::max_element(per_context.begin(), per_context.end(),
                                   [](const auto& a, const auto& b) { return a.second < b.second; });
       if (top != per_context.end()) {
