@@ -35,8 +35,22 @@ namespace {
 // no LCA marker).
 constexpr int kMaxFrames = 48;
 constexpr uint64_t kRingSlots = 1024;  // 1 s at 1 kHz between two drains
-constexpr int kCostBuckets = 1024;
-constexpr int64_t kCostBucketNs = 64;  // the histogram reaches 65 us, then one overflow bucket
+// The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
+// 4.26 ms (a handler preempted half way, on a loaded machine), then one
+// overflow bucket.
+constexpr int kFineBuckets = 1024, kCostBuckets = 2048;
+constexpr int64_t kFineNs = 64, kCoarseNs = 4096;
+int cost_bucket(int64_t ns) {
+  if (ns < kFineBuckets * kFineNs) return static_cast<int>(std::max<int64_t>(ns, 0) / kFineNs);
+  return static_cast<int>(
+      std::min<int64_t>(kFineBuckets + (ns - kFineBuckets * kFineNs) / kCoarseNs, kCostBuckets));
+}
+// A bucket's middle (its start for the overflow bucket).
+int64_t cost_of_bucket(int b) {
+  if (b < kFineBuckets) return b * kFineNs + kFineNs / 2;
+  const int64_t start = kFineBuckets * kFineNs + (b - kFineBuckets) * kCoarseNs;
+  return b < kCostBuckets ? start + kCoarseNs / 2 : start;
+}
 // Stack bytes that a wrapper and Call::Call may take below the caller's
 // stack pointer (see lca_of).
 constexpr uintptr_t kWrapperSlack = 1024;
@@ -252,8 +266,7 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
   if (st->timer_live.load(std::memory_order_relaxed))
     arm(*st, st->clock == CLOCK_MONOTONIC ? t1 : clock_ns(st->clock));
   const int64_t cost = clock_ns(CLOCK_MONOTONIC) - t0;
-  st->cost[std::min<int64_t>(cost / kCostBucketNs, kCostBuckets)].fetch_add(
-      1, std::memory_order_relaxed);
+  st->cost[cost_bucket(cost)].fetch_add(1, std::memory_order_relaxed);
   errno = saved_errno;
 }
 
@@ -376,9 +389,9 @@ int64_t percentile(const std::array<uint64_t, kCostBuckets + 1>& h, double q) {
   uint64_t seen = 0;
   for (int b = 0; b <= kCostBuckets; ++b) {
     seen += h[static_cast<std::size_t>(b)];
-    if (seen > want) return b * kCostBucketNs + (b < kCostBuckets ? kCostBucketNs / 2 : 0);
+    if (seen > want) return cost_of_bucket(b);
   }
-  return kCostBuckets * kCostBucketNs;
+  return cost_of_bucket(kCostBuckets);
 }
 
 }  // namespace
