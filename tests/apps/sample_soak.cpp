@@ -3,7 +3,8 @@
 // allocates and frees, one loads and unloads libm, one throws and catches
 // C++ exceptions through a few frames, and the main thread calls MPI. All
 // of them work a fixed number of rounds, so rank 0's result line is the
-// same with or without sampling.
+// same with or without sampling. Each thread's running time goes to
+// stderr, for comparison with the samples taken.
 //   app_sample_soak STEPS   (about 0.1 s of work per step per thread)
 #include <dlfcn.h>
 #include <mpi.h>
@@ -12,12 +13,33 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <vector>
 
 namespace {
 
 int steps = 10;
+
+double now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Job {
+  void* (*fn)(void*);
+  void* out;
+  double seconds;
+};
+
+void* timed(void* p) {
+  auto* job = static_cast<Job*>(p);
+  const double t0 = now();
+  job->fn(job->out);
+  job->seconds = now() - t0;
+  return nullptr;
+}
 
 void* malloc_heavy(void* out) {
   unsigned long sum = 0;
@@ -80,10 +102,11 @@ int main(int argc, char** argv) {
   unsigned long mallocs = 0;
   double cosines = 0.0;
   long exceptions = 0;
+  const double t0 = now();
   pthread_t t[3];
-  pthread_create(&t[0], nullptr, malloc_heavy, &mallocs);
-  pthread_create(&t[1], nullptr, dlopen_heavy, &cosines);
-  pthread_create(&t[2], nullptr, exception_heavy, &exceptions);
+  Job jobs[3] = {
+      {malloc_heavy, &mallocs, 0}, {dlopen_heavy, &cosines, 0}, {exception_heavy, &exceptions, 0}};
+  for (int k = 0; k < 3; ++k) pthread_create(&t[k], nullptr, timed, &jobs[k]);
   long total = 0;
   for (long i = 0; i < steps * 2000L; ++i) {
     long mine = i + rank, sum = 0;
@@ -95,6 +118,8 @@ int main(int argc, char** argv) {
     total += sum + got;
   }
   for (pthread_t& th : t) pthread_join(th, nullptr);
+  std::fprintf(stderr, "sample_soak: rank %d seconds %.6f %.6f %.6f %.6f\n", rank, now() - t0,
+               jobs[0].seconds, jobs[1].seconds, jobs[2].seconds);
   if (rank == 0)
     std::printf("sample_soak: %d steps, %ld %lu %.6f %ld\n", steps, total, mallocs, cosines,
                 exceptions);
