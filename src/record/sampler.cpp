@@ -35,6 +35,8 @@ namespace {
 // no LCA marker).
 constexpr int kMaxFrames = 48;
 constexpr uint64_t kRingSlots = 1024;  // 1 s at 1 kHz between two drains
+// Ticks one late tick stores as copies of its sample (see on_tick).
+constexpr int64_t kMaxCopies = kRingSlots / 4;
 // The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
 // 4.26 ms (a handler preempted half way, on a loaded machine), then one
 // overflow bucket.
@@ -136,11 +138,19 @@ int64_t clock_ns(clockid_t c) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
+// The next tick stays on the period's grid even when that is already past
+// (the handler was preempted): the timer then fires at once, and that
+// tick stores the ones missed as copies (on_tick). Only beyond what one
+// tick may copy are ticks skipped, counted as taken and dropped.
 void arm(ThreadState& st, int64_t now) {
   const int64_t period = sampler().period_ns;
   st.next_ns += period;
-  // Late (a long handler, a descheduled thread): no burst of catch-up ticks.
-  if (st.next_ns <= now) st.next_ns = now + period;
+  if (const int64_t behind = now - st.next_ns; behind > kMaxCopies * period) {
+    const int64_t skipped = behind / period;
+    st.taken.fetch_add(static_cast<uint64_t>(skipped), std::memory_order_relaxed);
+    st.dropped.fetch_add(static_cast<uint64_t>(skipped), std::memory_order_relaxed);
+    st.next_ns += skipped * period;
+  }
   itimerspec its{};
   its.it_value.tv_sec = st.next_ns / 1000000000LL;
   its.it_value.tv_nsec = st.next_ns % 1000000000LL;
@@ -259,7 +269,7 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
   const int64_t due = st->next_ns;
   uint64_t missed = 0;
   if (st->clock == CLOCK_MONOTONIC && t0 - due >= period)
-    missed = static_cast<uint64_t>(std::min<int64_t>((t0 - due) / period, kRingSlots / 4));
+    missed = static_cast<uint64_t>(std::min<int64_t>((t0 - due) / period, kMaxCopies));
   take(*st, ucontext, t0, due, missed);
   st->next_ns = due + static_cast<int64_t>(missed) * period;
   const int64_t t1 = clock_ns(CLOCK_MONOTONIC);
