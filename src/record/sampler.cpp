@@ -35,6 +35,10 @@ namespace {
 // no LCA marker).
 constexpr int kMaxFrames = 48;
 constexpr uint64_t kRingSlots = 1024;  // 1 s at 1 kHz between two drains
+// Samples inside MPI calls need no frames: a ring of their own, long
+// enough for a wait of 16 s at 1 kHz without a drain (no call completes
+// during a wait, and drains happen in the MPI wrappers).
+constexpr uint64_t kMpiSlots = 16384;
 // Ticks one late tick stores as copies of its sample (see on_tick).
 constexpr int64_t kMaxCopies = kRingSlots / 4;
 // The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
@@ -66,11 +70,16 @@ struct RawSample {
   uintptr_t ip[kMaxFrames];
 };
 
+struct MpiSample {
+  int64_t time_ns;
+  uint64_t mpi_event;
+};
+
 // One thread's sampling state, in its own anonymous mapping: pages of the
-// ring are touched only as samples fill them.
+// rings are touched only as samples fill them.
 struct ThreadState {
-  std::atomic<uint64_t> head{0};  // written by the handler
-  std::atomic<uint64_t> tail{0};  // written by drain_samples
+  std::atomic<uint64_t> head{0}, mpi_head{0};  // written by the handler
+  std::atomic<uint64_t> tail{0}, mpi_tail{0};  // written by drain_samples
   std::atomic<uint64_t> taken{0}, dropped{0};
   std::atomic<bool> timer_live{false};
   std::atomic<bool> exited{false};
@@ -85,6 +94,7 @@ struct ThreadState {
   uint64_t prev_calls = 0;
   std::atomic<uint32_t> cost[kCostBuckets + 1];
   RawSample ring[kRingSlots];
+  MpiSample mpi_ring[kMpiSlots];
 };
 
 struct CtxKey {
@@ -184,6 +194,26 @@ uint16_t lca_of(const ThreadState& st, const uintptr_t* ip, const uintptr_t* sp,
 void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t missed) {
   Recorder& r = recorder();
   st.taken.fetch_add(1 + missed, std::memory_order_relaxed);
+  if (tl_in_call) {
+    // Inside a wrapped call the recorder knows the call and its site: no walk.
+    const uint64_t h = st.mpi_head.load(std::memory_order_relaxed);
+    if (kMpiSlots - (h - st.mpi_tail.load(std::memory_order_acquire)) < 1 + missed) {
+      st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);
+      return;
+    }
+    const SamplerThreadMarks& marks = tl_sampler_marks;
+    const uint64_t event = marks.timed_call == marks.calls
+                               ? marks.timed_event
+                               : r.events_timed.load(std::memory_order_relaxed);
+    for (uint64_t k = 0; k <= missed; ++k) {
+      MpiSample& m = st.mpi_ring[(h + k) & (kMpiSlots - 1)];
+      m.time_ns = r.skewed(k < missed ? due + static_cast<int64_t>(k) * sampler().period_ns : t0);
+      m.mpi_event = event;
+    }
+    st.mpi_head.store(h + 1 + missed, std::memory_order_release);
+    g_samples_produced.fetch_add(1 + missed, std::memory_order_relaxed);
+    return;
+  }
   const uint64_t h = st.head.load(std::memory_order_relaxed);
   const uint64_t room = kRingSlots - (h - st.tail.load(std::memory_order_acquire));
   if (room < 1 + missed || tl_loader_depth > 0) {
@@ -195,11 +225,8 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
   s.mpi_event = r.events_timed.load(std::memory_order_relaxed);
   s.lca = 0;
   s.n = 0;
-  s.in_mpi = tl_in_call ? 1 : 0;
-  if (s.in_mpi && tl_sampler_marks.timed_call == tl_sampler_marks.calls)
-    s.mpi_event = tl_sampler_marks.timed_event;
-  if (!s.in_mpi) {
-    // Inside a wrapped call the recorder knows the call and its site: no walk.
+  s.in_mpi = 0;
+  {
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) <
         0) {
@@ -460,19 +487,43 @@ void drain_samples(Recorder& r) {
   for (std::size_t i = 0; i < s.threads.size();) {
     ThreadState* st = s.threads[i];
     const bool exited = st->exited.load(std::memory_order_acquire);
-    const uint64_t h = st->head.load(std::memory_order_acquire);
+    // The two rings are merged by time. A handler publishes its samples
+    // later than every earlier handler's, and their times are later too:
+    // so if no sample entered the frame ring between reading its head and
+    // the MPI ring's, every sample left for the next drain is later than
+    // every one taken now, and the file stays in time order per thread.
+    uint64_t h, mh;
+    do {
+      h = st->head.load(std::memory_order_acquire);
+      mh = st->mpi_head.load(std::memory_order_acquire);
+    } while (st->head.load(std::memory_order_acquire) != h);
     uint64_t t = st->tail.load(std::memory_order_relaxed);
-    for (; t < h; ++t) {
+    uint64_t mt = st->mpi_tail.load(std::memory_order_relaxed);
+    while (t < h || mt < mh) {
+      const RawSample* raw = t < h ? &st->ring[t & (kRingSlots - 1)] : nullptr;
+      const MpiSample* in_mpi = mt < mh ? &st->mpi_ring[mt & (kMpiSlots - 1)] : nullptr;
+      if (raw && in_mpi && in_mpi->time_ns < raw->time_ns) raw = nullptr;
       if (s.writer.is_open()) {
         try {
-          write_one(r, s, *st, st->ring[t & (kRingSlots - 1)]);
+          if (raw) {
+            write_one(r, s, *st, *raw);
+          } else {
+            Sample x;
+            x.time_ns = in_mpi->time_ns;
+            x.thread = st->thread;
+            x.mpi_event = in_mpi->mpi_event;
+            x.in_mpi = true;
+            s.writer.add_sample(x);
+          }
         } catch (const std::exception&) {
           s.writer.add_dropped(1);  // out of memory in the tables: the program goes on
         }
       }
+      (raw ? t : mt)++;
       ++g_samples_consumed;
     }
     st->tail.store(t, std::memory_order_release);
+    st->mpi_tail.store(mt, std::memory_order_release);
     if (!exited) {
       ++i;
       continue;

@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
         for (const Sample& x : s.samples) {
           const std::size_t e = x.mpi_event;
           bool fits = false;
-          if (x.in_mpi) {
+          if (x.in_mpi && e == t.records.size()) {
+            // A call that never ended (the rank was killed in it).
+            fits = e == 0 || t.records[e - 1].exit_ns - slack <= x.time_ns;
+          } else if (x.in_mpi) {
             fits = e < t.records.size() && t.records[e].enter_ns - slack <= x.time_ns &&
                    x.time_ns <= t.records[e].exit_ns + slack;
             if (e < t.records.size()) ++ops[OpTable::name(t.records[e].op)];

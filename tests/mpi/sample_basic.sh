@@ -63,6 +63,24 @@ else
   bad "record did not report the samples and the handler's cost"; show_run err.txt
 fi
 
+# A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in
+# MPI_Allreduce until the launcher kills it. Both write their samples with
+# the trailer (as partial traces are written); rank 0's wait, seconds long,
+# is sampled without drops (no call completes, so nothing is drained while
+# it lasts), and its samples name the call that never ended.
+CHECKS=$((CHECKS + 1))
+limited out3.txt err3.txt "$TF" record --sample=1ms -o c.tf -- "$MPIRUN" -np 2 "$APPS/app_crash" 20000 segv
+if [[ $LRC -eq 0 ]]; then
+  bad "the crashing run exited 0"
+elif ! "$APPS/samples_check" c.tf.timeline >check3.txt 2>check3.err; then
+  bad "samples of the crashed run do not read back"; cat check3.err >&2; show_run err3.txt
+elif [[ $(grep -c '^rank [01] trailer 1 .* dropped 0 ' check3.txt) -ne 2 ]] ||
+  [[ $(grep -c '^rank [01] timeline agree [0-9]* off 0$' check3.txt) -ne 2 ]]; then
+  bad "crashed run: samples without trailer, dropped, or disagreeing with the timeline"; cat check3.txt >&2
+else
+  ok "crashed run: $(grep '^rank 0 trailer' check3.txt)"
+fi
+
 # --sample without a value is 5 ms, and takes no word that is not a period.
 CHECKS=$((CHECKS + 1))
 limited out2.txt err2.txt "$TF" record --sample -o d.tf "$MPIRUN" -np 2 "$APPS/app_sample_work" 1 2000000
