@@ -50,6 +50,27 @@ int main(int argc, char** argv) {
           s.contexts.size() - 1);
       for (const auto& [thread, n] : per_thread)
         std::printf("rank %d thread %u samples %zu\n", rank, thread, n);
+      // The LCA marker on thread 0 (the MPI thread), between consecutive
+      // unwound samples in the same call chain but for the leaf: with no
+      // MPI call between them (same event index) the whole chain but the
+      // leaf is unchanged (depth - 1); after an MPI call the leaf's caller
+      // made a new call, so the marker must stop above it (<= depth - 2).
+      std::size_t same_ok = 0, same_bad = 0, across_ok = 0, across_bad = 0;
+      const Sample* prev = nullptr;
+      for (const Sample& x : s.samples) {
+        if (x.thread != 0 || x.in_mpi || x.context == 0) continue;
+        if (prev && s.contexts[prev->context].parent == s.contexts[x.context].parent &&
+            s.depth(x.context) >= 2) {
+          const std::size_t d = s.depth(x.context);
+          if (prev->mpi_event == x.mpi_event)
+            (x.lca_depth == d - 1 ? same_ok : same_bad)++;
+          else
+            (x.lca_depth <= d - 2 ? across_ok : across_bad)++;
+        }
+        prev = &x;
+      }
+      std::printf("rank %d lca same %zu bad %zu across %zu bad %zu\n", rank, same_ok, same_bad,
+                  across_ok, across_bad);
       const std::string tl = std::string(argv[1]) + "/rank-" + std::to_string(rank) + ".tft";
       if (std::filesystem::exists(tl)) {
         const RankTimelineFile t = read_timeline_file(tl);

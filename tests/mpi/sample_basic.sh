@@ -8,7 +8,9 @@
 # program prints each thread's time; ticks a thread missed off its core
 # are stored as copies, so the count holds on an oversubscribed machine);
 # some samples fell inside MPI_Allreduce, and they and the others agree
-# with the timeline; the most frequent computation context symbolizes to
+# with the timeline; LCA markers hold between samples in one call of
+# work() and stop above it across an MPI call; the most frequent
+# computation context symbolizes to
 # work(); record reported the handler's cost; bad periods are refused.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -47,6 +49,10 @@ else
     done
     grep -q "^rank $r trailer 1 " check.txt || bad "rank $r: samples file without trailer"
     grep -q "^rank $r top work " check.txt || bad "rank $r: the most frequent computation context is not work(): $(grep "^rank $r top" check.txt)"
+    # The LCA marker: the whole chain but the leaf between two samples in
+    # one call of work(), and not work()'s caller across an MPI_Allreduce.
+    grep -Eq "^rank $r lca same [1-9][0-9]* bad 0 across [1-9][0-9]* bad 0$" check.txt ||
+      bad "rank $r: LCA markers wrong or untested: $(grep "^rank $r lca" check.txt)"
     grep -q "^rank $r timeline agree [0-9]* off 0$" check.txt ||
       bad "rank $r: samples disagree with the timeline: $(grep "^rank $r timeline" check.txt)"
   done
