@@ -43,11 +43,12 @@ int main(int argc, char** argv) {
       }
       std::printf(
           "rank %d trailer %d taken %llu dropped %llu median_ns %lld p99_ns %lld samples %zu "
-          "in_mpi %zu lca %zu contexts %zu\n",
+          "in_mpi %zu lca %zu contexts %zu clock %s period_ns %lld\n",
           rank, s.has_trailer ? 1 : 0, static_cast<unsigned long long>(s.taken),
           static_cast<unsigned long long>(s.dropped), static_cast<long long>(s.handler_median_ns),
           static_cast<long long>(s.handler_p99_ns), s.samples.size(), in_mpi, with_lca,
-          s.contexts.size() - 1);
+          s.contexts.size() - 1, s.clock == SampleClock::kCpu ? "cpu" : "wall",
+          static_cast<long long>(s.period_ns));
       for (const auto& [thread, n] : per_thread)
         std::printf("rank %d thread %u samples %zu\n", rank, thread, n);
       // The LCA marker on thread 0 (the MPI thread), between consecutive

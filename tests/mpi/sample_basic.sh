@@ -69,6 +69,17 @@ else
   bad "record did not report the samples and the handler's cost"; show_run err.txt
 fi
 
+# --sample-clock cpu: the timers count each thread's processor time.
+CHECKS=$((CHECKS + 1))
+limited out4.txt err4.txt "$TF" record --sample=1ms --sample-clock cpu -o cpu.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 1
+if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" cpu.tf.timeline >check4.txt 2>&1 ||
+  [[ $(grep -c '^rank [01] trailer 1 .* clock cpu period_ns 1000000$' check4.txt) -ne 2 ]] ||
+  ! grep -q '^rank 0 top work ' check4.txt; then
+  bad "--sample-clock cpu: no processor-time samples, or work() not on top ($LRC)"; cat check4.txt err4.txt >&2
+else
+  ok "--sample-clock cpu: $(grep '^rank 0 trailer' check4.txt)"
+fi
+
 # A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in
 # MPI_Allreduce until the launcher kills it. Both write their samples with
 # the trailer (as partial traces are written); rank 0's wait, seconds long,
