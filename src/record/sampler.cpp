@@ -80,7 +80,8 @@ struct MpiSample {
 struct ThreadState {
   std::atomic<uint64_t> head{0}, mpi_head{0};  // written by the handler
   std::atomic<uint64_t> tail{0}, mpi_tail{0};  // written by drain_samples
-  std::atomic<uint64_t> taken{0}, dropped{0};
+  // Samples lost here; the file's "taken" is those written plus these.
+  std::atomic<uint64_t> dropped{0};
   std::atomic<bool> timer_live{false};
   std::atomic<bool> exited{false};
   timer_t timer{};
@@ -121,7 +122,7 @@ struct Sampler {
   uint32_t next_thread = 0;
   uint32_t timer_failures = 0;
   // Of threads that exited and were unmapped.
-  uint64_t gone_taken = 0, gone_dropped = 0;
+  uint64_t gone_dropped = 0;
   std::array<uint64_t, kCostBuckets + 1> gone_cost{};
   // Under the recorder's lock.
   SamplesWriter writer;
@@ -151,13 +152,12 @@ int64_t clock_ns(clockid_t c) {
 // The next tick stays on the period's grid even when that is already past
 // (the handler was preempted): the timer then fires at once, and that
 // tick stores the ones missed as copies (on_tick). Only beyond what one
-// tick may copy are ticks skipped, counted as taken and dropped.
+// tick may copy are ticks skipped, counted as dropped.
 void arm(ThreadState& st, int64_t now) {
   const int64_t period = sampler().period_ns;
   st.next_ns += period;
   if (const int64_t behind = now - st.next_ns; behind > kMaxCopies * period) {
     const int64_t skipped = behind / period;
-    st.taken.fetch_add(static_cast<uint64_t>(skipped), std::memory_order_relaxed);
     st.dropped.fetch_add(static_cast<uint64_t>(skipped), std::memory_order_relaxed);
     st.next_ns += skipped * period;
   }
@@ -193,7 +193,6 @@ uint16_t lca_of(const ThreadState& st, const uintptr_t* ip, const uintptr_t* sp,
 // stored as copies of this sample at their own times, `due` onwards.
 void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t missed) {
   Recorder& r = recorder();
-  st.taken.fetch_add(1 + missed, std::memory_order_relaxed);
   if (tl_in_call) {
     // Inside a wrapped call the recorder knows the call and its site: no walk.
     const uint64_t h = st.mpi_head.load(std::memory_order_relaxed);
@@ -230,7 +229,7 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) <
         0) {
-      st.dropped.fetch_add(1, std::memory_order_relaxed);
+      st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);
       return;
     }
     uintptr_t sp[kMaxFrames];
@@ -250,7 +249,7 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
       if (unw_step(&cursor) <= 0) break;
     }
     if (n == 0) {
-      st.dropped.fetch_add(1, std::memory_order_relaxed);
+      st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);
       return;
     }
     SamplerThreadMarks& marks = tl_sampler_marks;
@@ -529,7 +528,6 @@ void drain_samples(Recorder& r) {
       continue;
     }
     // Its handler can run no more: keep its counts, give its pages back.
-    s.gone_taken += st->taken.load();
     s.gone_dropped += st->dropped.load();
     for (int b = 0; b <= kCostBuckets; ++b)
       s.gone_cost[static_cast<std::size_t>(b)] += st->cost[b].load(std::memory_order_relaxed);
