@@ -4,7 +4,10 @@
 // C++ exceptions through a few frames, and the main thread calls MPI. All
 // of them work a fixed number of rounds, so rank 0's result line is the
 // same with or without sampling. Each thread's running time goes to
-// stderr, for comparison with the samples taken.
+// stderr, for comparison with the samples taken. Meanwhile the main thread
+// starts and joins short-lived threads, and at the end it counts the
+// process's POSIX timers (/proc/self/timers): a sampler that leaked one
+// per thread would show hundreds.
 //   app_sample_soak STEPS   (about 0.1 s of work per step per thread)
 #include <dlfcn.h>
 #include <mpi.h>
@@ -70,6 +73,22 @@ void* dlopen_heavy(void* out) {
   return nullptr;
 }
 
+void* short_lived(void* out) {
+  *static_cast<long*>(out) += 1;
+  return nullptr;
+}
+
+int timers() {
+  std::FILE* f = std::fopen("/proc/self/timers", "r");
+  if (!f) return -1;
+  int n = 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "ID:", 3) == 0) ++n;
+  std::fclose(f);
+  return n;
+}
+
 [[gnu::noinline]] int thrower(int depth, long i) {
   if (depth == 0) {
     if (i % 3 != 2) throw std::runtime_error("soak");
@@ -116,10 +135,17 @@ int main(int argc, char** argv) {
     MPI_Sendrecv(&mine, 1, MPI_LONG, right, 0, &got, 1, MPI_LONG, left, 0, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     total += sum + got;
+    if (i % 20 == 0) {
+      long ran = 0;
+      pthread_t s;
+      if (pthread_create(&s, nullptr, short_lived, &ran) == 0) pthread_join(s, nullptr);
+      total += ran;
+    }
   }
   for (pthread_t& th : t) pthread_join(th, nullptr);
   std::fprintf(stderr, "sample_soak: rank %d seconds %.6f %.6f %.6f %.6f\n", rank, now() - t0,
                jobs[0].seconds, jobs[1].seconds, jobs[2].seconds);
+  std::fprintf(stderr, "sample_soak: rank %d timers %d\n", rank, timers());
   if (rank == 0)
     std::printf("sample_soak: %d steps, %ld %lu %.6f %ld\n", steps, total, mallocs, cosines,
                 exceptions);

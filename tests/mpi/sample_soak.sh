@@ -6,7 +6,9 @@
 # deadlock, no crash) with the untraced run's output, every rank's samples
 # must read back whole, and the samples taken (kept + dropped: those that
 # fell inside dlopen/dlclose are dropped) must be within 10 % of the
-# threads' running time / period. The 20-run, 100,000-sample version is
+# threads' running time / period. The main thread also starts and joins
+# some 400 short-lived threads: at the end no more than its own timer may
+# be left (/proc/self/timers). The 20-run, 100,000-sample version is
 # scripts/bench-sample-soak.sh.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -48,6 +50,11 @@ for ((k = 1; k <= RUNS; k++)); do
       bad "soak run $k rank $r: $taken samples taken, want within 10 % of $want (threads ran $secs s)"
     fi
   done
+  for r in 0 1; do
+    left=$(sed -n "s/^sample_soak: rank $r timers //p" err.txt)
+    [[ -n $left && $left -le 1 ]] || bad "soak run $k rank $r: ${left:-?} POSIX timers left at the end (want at most 1)"
+  done
+  grep -q "threads got no timer" err.txt && bad "soak run $k: threads got no timer: $(grep 'no timer' err.txt)"
   ok "soak run $k: output unchanged; $(grep -o '[0-9]* kept of [0-9]* taken ([0-9]* dropped)' err.txt)"
 done
 ok "$total samples kept over $RUNS runs"
