@@ -315,8 +315,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
               << " (see the messages above; if there are none, was the program an MPI program, "
                  "dynamically linked?)\n";
   }
-  const bool whole = summarize_record(places);
-  if (o.sample_ns > 0) summarize_samples(timeline_dir, o.sample_ns);
+  bool whole = summarize_record(places);
+  if (o.sample_ns > 0) whole &= summarize_samples(timeline_dir, o.sample_ns, places.world_size);
   if (!status_dir.empty()) fs::remove_all(status_dir, ec);
   // A run whose recording lost files must not look like a success; the
   // program's own failure status wins, being the first thing to fix.

@@ -58,14 +58,21 @@ int64_t parse_sample_period(const std::string& text) {
   return static_cast<int64_t>(std::llround(ns));
 }
 
-void summarize_samples(const std::filesystem::path& dir, int64_t period_ns) {
+bool summarize_samples(const std::filesystem::path& dir, int64_t period_ns, int world_size) {
   uint64_t taken = 0, dropped = 0, kept = 0;
   int64_t median = -1, p99 = -1;
-  int ranks = 0, unreadable = 0, cut = 0;
-  for (int rank = 0;; ++rank) {
+  int ranks = 0, cut = 0;
+  bool unreadable = false;
+  std::string missing;
+  const int last = world_size > 0 ? world_size : 1 << 22;
+  for (int rank = 0; rank < last; ++rank) {
     const std::string path = samples_path(dir.string(), rank);
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) break;
+    if (!std::filesystem::exists(path, ec)) {
+      if (world_size <= 0) break;
+      if (missing.size() < 200) missing += (missing.empty() ? "" : " ") + std::to_string(rank);
+      continue;
+    }
     ++ranks;
     try {
       const RankSamples s = read_samples_file(path);
@@ -80,14 +87,14 @@ void summarize_samples(const std::filesystem::path& dir, int64_t period_ns) {
       median = std::max(median, s.handler_median_ns);
       p99 = std::max(p99, s.handler_p99_ns);
     } catch (const std::exception& ex) {
-      ++unreadable;
+      unreadable = true;
       std::cerr << "tracefold: " << ex.what() << "\n";
     }
   }
   if (ranks == 0) {
     std::cerr << "tracefold: no samples were written to " << dir.string()
               << "/ (see the messages above)\n";
-    return;
+    return false;
   }
   std::cerr << "tracefold: samples of " << ranks << " ranks every " << format_period(period_ns)
             << " in " << dir.string() << "/: " << kept << " kept of " << taken << " taken ("
@@ -96,6 +103,8 @@ void summarize_samples(const std::filesystem::path& dir, int64_t period_ns) {
     std::cerr << "; sampling handler cost median " << format_us(median) << ", 99th percentile "
               << format_us(p99) << " (worst rank)";
   std::cerr << "\n";
+  if (!missing.empty())
+    std::cerr << "tracefold: no samples from rank(s) " << missing << " (see the messages above)\n";
   if (cut > 0)
     std::cerr << "tracefold: " << cut << " ranks' samples end without a trailer (the rank died)\n";
   if (median > 0 && static_cast<double>(median) > 0.05 * static_cast<double>(period_ns)) {
@@ -110,6 +119,7 @@ void summarize_samples(const std::filesystem::path& dir, int64_t period_ns) {
               << " % of the " << format_period(period_ns) << " period (more than 5 %); "
               << "--sample=" << format_period(suggest) << " would stay within 5 %\n";
   }
+  return missing.empty() && cut == 0 && !unreadable;
 }
 
 }  // namespace tracefold::cli

@@ -20,7 +20,9 @@ int64_t parse_sample_period(const std::string& text);
 /// After the run: samples taken and dropped, the handler's cost (the worst
 /// rank's median and 99th percentile), and a warning with a period that
 /// would keep within 5 % when the median cost is more than 5 % of the
-/// period. Quiet when the directory holds no samples.
-void summarize_samples(const std::filesystem::path& timeline_dir, int64_t period_ns);
+/// period. `world_size` (0: unknown) names ranks that wrote none. True if
+/// every rank wrote its samples whole (with the trailer).
+bool summarize_samples(const std::filesystem::path& timeline_dir, int64_t period_ns,
+                       int world_size);
 
 }  // namespace tracefold::cli

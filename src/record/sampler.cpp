@@ -451,7 +451,11 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
   s.signal = SIGRTMIN + 5;
   if (const char* sig = env("TRACEFOLD_SAMPLE_SIGNAL")) s.signal = std::atoi(sig);
   struct sigaction old {};
-  sigaction(s.signal, nullptr, &old);
+  if (sigaction(s.signal, nullptr, &old) != 0) {
+    std::fprintf(stderr, "tracefold: rank %d: no samples: signal %d: %s\n", r.rank, s.signal,
+                 std::strerror(errno));
+    return;
+  }
   if ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
     std::fprintf(stderr,
                  "tracefold: rank %d: signal %d has a handler of the program's; no samples "

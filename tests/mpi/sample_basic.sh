@@ -107,6 +107,17 @@ else
   ok "--sample alone: every 5ms"
 fi
 
+# A rank that cannot sample (here: no such signal) says why, the program
+# runs on, and record calls the recording incomplete (exit status 3).
+CHECKS=$((CHECKS + 1))
+TRACEFOLD_SAMPLE_SIGNAL=999 limited out5.txt err5.txt "$TF" record --sample=1ms -o nosig.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 1 2000000
+if [[ $LRC -ne 3 ]] || ! grep -q "rank 0: no samples: signal 999" err5.txt ||
+  ! grep -q "no samples were written" err5.txt || [[ ! -s nosig.tf ]]; then
+  bad "a rank without samples: want exit 3, its reason and the trace ($LRC)"; show_run err5.txt
+else
+  ok "no samples: $(grep -m1 'no samples: signal' err5.txt)"
+fi
+
 # Periods below 250 us, and no periods, are refused before anything runs.
 CHECKS=$((CHECKS + 1))
 for p in 100us 0ms 5 fast; do
