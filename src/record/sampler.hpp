@@ -1,7 +1,7 @@
 // Call-path sampling (`tracefold record --sample`, TRACEFOLD_SAMPLE): a
 // per-thread POSIX timer interrupts each thread every period; the signal
-// handler only copies raw return addresses into the thread's preallocated
-// ring, and the recorder turns them into contexts and writes them
+// handler only copies raw instruction addresses into the thread's
+// preallocated ring, and the recorder turns them into contexts and writes them
 // (samples.hpp) from its MPI wrappers and at the end. Design and limits:
 // docs/sampling.md.
 #pragma once
@@ -16,12 +16,12 @@ namespace tracefold::record {
 
 class Recorder;
 
-// Per thread, for the LCA marker (see sampler.cpp): how many wrapped MPI
-// calls this thread entered, and the lowest stack address one of them was
-// entered at since this thread's last sample.
-// And, once the recorder gave this thread's current call its place in the
-// rank's event sequence (timestamp, before the call's own end), which
-// place: a sample in the rest of the call names that event, not the next.
+// Per thread, read by the signal handler. For the LCA marker (sampler.cpp):
+// how many wrapped MPI calls this thread entered, and the lowest stack
+// address one was entered at since this thread's last sample. And, once
+// the recorder gave the current call its place in the rank's event
+// sequence (timestamp, before the call's own end), which place: a sample
+// in the rest of the call names that event, not the next.
 struct SamplerThreadMarks {
   uint64_t calls = 0;
   uintptr_t low_mpi_sp = UINTPTR_MAX;
