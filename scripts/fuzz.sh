@@ -2,7 +2,7 @@
 # Fuzzes every reader: builds the libFuzzer targets of fuzz/ with clang++-16
 # (ASan + UBSan) and runs each for SECONDS, one after the other, on one core.
 #   scripts/fuzz.sh SECONDS [TARGET...]     (targets: trace_text trace_compact
-#                                            rawlog timeline merge)
+#                                            rawlog timeline samples merge)
 # FUZZ_TIMEOUT (default 20) is libFuzzer's per-input limit in seconds: on
 # a machine loaded far past its cores a starved run can pass 20 s on an
 # input that takes 0.3 s of CPU (seen at load 28 on 2 cores), which
@@ -16,7 +16,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_EACH=${1:?usage: fuzz.sh SECONDS [TARGET...]}
 shift
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(trace_text trace_compact rawlog timeline merge)
+((${#TARGETS[@]})) || TARGETS=(trace_text trace_compact rawlog timeline samples merge)
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
 WORK=${FUZZ_WORK:-$BUILD/work}
 CXX=${FUZZ_CXX:-$(command -v clang++-16 || true)}

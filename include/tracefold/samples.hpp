@@ -98,6 +98,69 @@ RankSamples parse_samples(std::span<const uint8_t> data, const std::string& sour
 /// the same layout through SamplesWriter). Throws SamplesError.
 void write_samples_file(const std::string& path, const RankSamples& samples);
 
+/// Appends modules, contexts and samples to a file in compressed blocks,
+/// within a byte budget, as TimelineWriter does for a timeline. Never throws
+/// after open(): failures are kept in error() and writing stops (the traced
+/// program must go on). Ids are handed out in the order of the calls:
+/// modules from 0, contexts from 1 (0 is the root).
+class SamplesWriter {
+ public:
+  SamplesWriter() = default;
+  ~SamplesWriter();
+  SamplesWriter(const SamplesWriter&) = delete;
+  SamplesWriter& operator=(const SamplesWriter&) = delete;
+
+  /// Creates `path`. `max_bytes` bounds the file (0: no bound); once a block
+  /// would pass it, that block's samples and all later ones are counted as
+  /// dropped. Throws SamplesError if the file cannot be created.
+  void open(const std::string& path, int32_t rank, int32_t world_size, int64_t period_ns,
+            SampleClock clock, uint64_t max_bytes, std::size_t block_bytes = 1 << 16);
+  bool is_open() const { return file_ != nullptr; }
+  /// The id the module gets.
+  uint32_t add_module(const Module& m);
+  /// The id the context gets. `parent` and `module` must have been added.
+  uint32_t add_context(uint32_t parent, uint32_t module, uint64_t offset);
+  void add_sample(const Sample& s);
+  /// Samples lost before they reached the writer (they count as taken too).
+  void add_dropped(uint64_t n) { dropped_ += n; }
+  /// Writes the current block (e.g. before the process may die).
+  void flush();
+  /// Writes the last block and the trailer, closes the file. -1: not measured.
+  void close(int64_t handler_median_ns, int64_t handler_p99_ns);
+
+  uint32_t modules() const { return modules_; }
+  uint32_t contexts() const { return contexts_; }
+  uint64_t recorded() const { return recorded_; }
+  uint64_t dropped() const { return dropped_; }
+  uint64_t bytes_written() const { return written_; }
+  bool over_budget() const { return over_budget_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  void put_varint(uint64_t v);
+  void write_raw(const void* data, std::size_t n);
+  void end_record();
+
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  std::vector<uint8_t> block_;
+  std::vector<uint8_t> packed_;
+  std::size_t block_bytes_ = 1 << 16;
+  uint32_t block_records_ = 0, block_samples_ = 0;
+  int64_t last_time_ = 0;
+  uint64_t last_event_ = 0;
+  uint32_t modules_ = 0, contexts_ = 1;
+  uint64_t max_bytes_ = 0;
+  uint64_t written_ = 0;
+  uint64_t recorded_ = 0;
+  uint64_t dropped_ = 0;
+  bool over_budget_ = false;
+  std::string error_;
+};
+
+/// Largest raw (decompressed) block a reader accepts (as for timelines).
+inline constexpr uint32_t kMaxSamplesBlockBytes = 16u << 20;
+
 /// The path `record --sample` writes rank `rank`'s samples to.
 std::string samples_path(const std::string& timeline_dir, int32_t rank);
 

@@ -49,6 +49,8 @@ struct RecordOptions {
   bool timeline = false;
   std::string timeline_dir;   // empty: TRACE.timeline
   uint64_t timeline_max = 0;  // 0: the recorder's default
+  int64_t sample_ns = 0;      // --sample: call-path samples every this many ns (0: none)
+  std::string sample_clock = "wall";
   bool no_timing = false;
   bool text = false;
 };

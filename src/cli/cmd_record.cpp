@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "record_mpi.hpp"
+#include "record_samples.hpp"
 #include "record_summary.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -184,7 +185,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   if (!o.stats.empty()) vars.emplace_back("TRACEFOLD_STATS", o.stats);
   if (o.histogram_threshold > 0)
     vars.emplace_back("TRACEFOLD_HISTOGRAM_THRESHOLD", std::to_string(o.histogram_threshold));
-  const bool timeline = o.timeline || !o.timeline_dir.empty();
+  // Samples go next to the timeline, on its clock.
+  const bool timeline = o.timeline || !o.timeline_dir.empty() || o.sample_ns > 0;
   const std::string timeline_dir =
       o.timeline_dir.empty() ? output + ".timeline" : fs::absolute(o.timeline_dir).string();
   fs::remove_all(timeline_dir, ec);
@@ -193,6 +195,10 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
     vars.emplace_back("TRACEFOLD_TIMELINE", timeline_dir);
     if (o.timeline_max > 0)
       vars.emplace_back("TRACEFOLD_TIMELINE_MAX", std::to_string(o.timeline_max));
+    if (o.sample_ns > 0) {
+      vars.emplace_back("TRACEFOLD_SAMPLE", std::to_string(o.sample_ns));
+      vars.emplace_back("TRACEFOLD_SAMPLE_CLOCK", o.sample_clock);
+    }
   }
   const fs::path fallback = make_private_dir("tracefold-unsaved");
   if (!fallback.empty()) vars.emplace_back("TRACEFOLD_FALLBACK_DIR", fallback.string());
@@ -309,7 +315,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
               << " (see the messages above; if there are none, was the program an MPI program, "
                  "dynamically linked?)\n";
   }
-  const bool whole = summarize_record(places);
+  bool whole = summarize_record(places);
+  if (o.sample_ns > 0) whole &= summarize_samples(timeline_dir, o.sample_ns, places.world_size);
   if (!status_dir.empty()) fs::remove_all(status_dir, ec);
   // A run whose recording lost files must not look like a success; the
   // program's own failure status wins, being the first thing to fix.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "cli.hpp"
 #include "cmd_diff.hpp"
 #include "progress.hpp"
+#include "record_samples.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/merge.hpp"
@@ -392,6 +394,20 @@ int main(int argc, char** argv) {
   record->add_option("--timeline-max", record_opts.timeline_max,
                      "Bound on each rank's timeline file in bytes (default 268435456); later "
                      "events are dropped with a warning");
+  std::string sample_period;
+  auto* sample_opt =
+      record
+          ->add_option("--sample", sample_period,
+                       "Also take call-path samples every PERIOD (default 5ms, at least 250us) "
+                       "into the timeline's directory; implies --timeline. Write --sample=PERIOD")
+          ->expected(0, 1);
+  bool sample_only = false;
+  record->add_flag("--sample-only", sample_only,
+                   "Samples and the timeline (the trace is still written: docs/sampling.md)");
+  record
+      ->add_option("--sample-clock", record_opts.sample_clock,
+                   "What the sampling timer counts: wall (default; waits are sampled) or cpu")
+      ->check(CLI::IsMember({"wall", "cpu"}));
   record->add_option("--stats", record_opts.stats,
                      "User statistics per call, comma-separated (built in: bytes, minflt)");
   record->add_flag("--no-timing", record_opts.no_timing,
@@ -483,9 +499,12 @@ int main(int argc, char** argv) {
     // whichever comes first (a `--` inside the command belongs to it).
     // Whether a word is one of record's options that take a value, as
     // declared above (so the scan cannot drift from the declarations).
-    auto takes_value = [record](const std::string& word) {
+    // An option whose value may be left out (--sample) takes the next word
+    // only if it starts with a digit, as its values do and commands do not.
+    auto takes_value = [record](const std::string& word, const std::string& next) {
       for (const CLI::Option* opt : record->get_options()) {
         if (opt->get_expected_max() <= 0) continue;  // a flag
+        if (opt->get_expected_min() == 0 && (next.empty() || !std::isdigit(next[0]))) continue;
         for (const auto& name : opt->get_lnames())
           if (word == "--" + name) return true;
         for (const auto& name : opt->get_snames())
@@ -501,7 +520,7 @@ int main(int argc, char** argv) {
         argc = i;
         break;
       }
-      if (takes_value(word)) {
+      if (takes_value(word, i + 1 < argc ? argv[i + 1] : "")) {
         ++i;
         continue;
       }
@@ -525,6 +544,10 @@ int main(int argc, char** argv) {
         throw std::runtime_error(
             "record: no command given, e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
       record_command = command_after_dashes;
+      if (sample_opt->count() > 0 || sample_only)
+        record_opts.sample_ns = parse_sample_period(sample_period);
+      else if (record->count("--sample-clock") > 0)
+        throw std::runtime_error("record: --sample-clock needs --sample");
       return cmd_record(record_command, record_opts);
     }
     if (*fold) {

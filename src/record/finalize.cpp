@@ -11,6 +11,7 @@
 
 #include "poll_fastpath.hpp"
 #include "recorder_impl.hpp"
+#include "sampler.hpp"
 
 #include "tracefold/merge.hpp"
 #include "tracefold/trace_io.hpp"
@@ -176,6 +177,7 @@ void Recorder::write_partial(const char* why) {
   wait_fast_polls(*this);
   try {
     if (rawlog.is_open()) rawlog.flush();
+    stop_sampler(*this);
     // No other rank can be asked for the clock any more: keep the start offset.
     close_timeline({timeline_start.offset_ns, skewed(now_ns()), timeline_start.round_trip_ns});
     namespace fs = std::filesystem;
@@ -258,6 +260,7 @@ void Recorder::finish() {
                  static_cast<unsigned long long>(c.repeats),
                  static_cast<unsigned long long>(c.walk));
   }
+  stop_sampler(*this);
   if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
   struct PmpiExchange final : Exchange {
     MPI_Comm comm;

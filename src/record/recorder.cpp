@@ -1,4 +1,5 @@
 #include "recorder_impl.hpp"
+#include "sampler.hpp"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -149,11 +150,18 @@ void Recorder::start(int64_t t0) {
   }
   // Collective (every rank takes part whatever happened above), so no
   // rank is left waiting for another's clock.
-  if (const char* dir = env("TRACEFOLD_TIMELINE")) start_timeline(dir, t0);
+  if (const char* dir = env("TRACEFOLD_TIMELINE")) {
+    start_timeline(dir, t0);
+    start_sampler(*this, dir);
+  }
 }
 
 // Caller holds `mu`; only for events the folder took.
 void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
+  const uint64_t index = events_timed.load(std::memory_order_relaxed);
+  sampler_note_timed(index);
+  events_timed.store(index + 1, std::memory_order_relaxed);
+  maybe_drain_samples(*this);
   if (!timeline.is_open()) return;
   timeline.add(op, skewed(enter_ns), skewed(exit_ns));
   if (timeline.over_budget() && !timeline_warned) {
@@ -339,6 +347,7 @@ CallBuffers& thread_buffers() {
   Recorder& r = recorder();
   if (!r.recording()) return;
   tl_in_call = true;
+  sampler_note_call(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   active_ = true;
   if (r.any_statistics)
     for (Statistic* st : statistics().enabled) st->start();

@@ -242,6 +242,9 @@ class Recorder {
     return t + skew_ns +
            static_cast<int64_t>(static_cast<double>(t - skew_origin_ns) * skew_ppm * 1e-6);
   }
+  // Events timestamped so far: the index of the next timeline record, which
+  // samples name (sampler.cpp reads it in its signal handler).
+  std::atomic<uint64_t> events_timed{0};
   // The timeline file, and why it could not be created (for report_status).
   std::string timeline_path, timeline_open_error;
   // Events recorded but not folded yet (see append): slots reused batch

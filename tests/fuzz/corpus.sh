@@ -10,7 +10,7 @@ set -euo pipefail
 SRC=$1
 BUILD=$2
 CXX=${3:-}
-TARGETS=(trace_text trace_compact rawlog timeline merge)
+TARGETS=(trace_text trace_compact rawlog timeline samples merge)
 
 if [[ ! -x "$BUILD/fuzz_merge" ]]; then
   [[ -n "$CXX" && "$CXX" != *NOTFOUND ]] || CXX=$(command -v clang++-16 || true)

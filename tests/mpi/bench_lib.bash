@@ -107,7 +107,7 @@ BENCH_REFUSED=(
 )
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
 # anything (they test the recorder's failure paths).
-BENCH_NOT_RUN="abort crash outdir_gone"
+BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak"
 
 # Fails for an app of the project that no list names.
 bench_check_lists() {

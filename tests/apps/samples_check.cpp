@@ -1,0 +1,130 @@
+// Test helper for the sampling tests (tests/mpi/sample_*.sh): reads every
+// samples-R.tfs in a timeline directory and prints, per rank, the trailer's
+// counts, the samples per thread, and the most frequent computation
+// context's innermost function, symbolized, and how many samples agree with
+// the rank's timeline (rank-R.tft): one inside an MPI call lies within that
+// call's enter and exit (the call's recorder work after its exit time
+// counts as inside: up to `slack`), one outside lies between the exit of
+// the previous event and the enter of the event it names. No subcommand of tracefold:
+// `tracefold diagnose` is the user's reader of samples.
+//
+//   samples_check DIR
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <map>
+
+#include "tracefold/samples.hpp"
+#include "tracefold/symbolize.hpp"
+#include "tracefold/timeline_io.hpp"
+
+using namespace tracefold;
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: samples_check TIMELINE_DIR\n");
+    return 2;
+  }
+  try {
+    symbolize::Symbolizer sym;
+    for (int rank = 0;; ++rank) {
+      const std::string path = samples_path(argv[1], rank);
+      if (!std::filesystem::exists(path)) break;
+      const RankSamples s = read_samples_file(path);
+      std::size_t in_mpi = 0, with_lca = 0;
+      std::map<uint32_t, std::size_t> per_thread, per_context;
+      for (const Sample& x : s.samples) {
+        ++per_thread[x.thread];
+        in_mpi += x.in_mpi;
+        with_lca += x.lca_depth > 0;
+        if (!x.in_mpi && x.context != 0) ++per_context[x.context];
+      }
+      std::printf(
+          "rank %d trailer %d taken %llu dropped %llu median_ns %lld p99_ns %lld samples %zu "
+          "in_mpi %zu lca %zu contexts %zu clock %s period_ns %lld\n",
+          rank, s.has_trailer ? 1 : 0, static_cast<unsigned long long>(s.taken),
+          static_cast<unsigned long long>(s.dropped), static_cast<long long>(s.handler_median_ns),
+          static_cast<long long>(s.handler_p99_ns), s.samples.size(), in_mpi, with_lca,
+          s.contexts.size() - 1, s.clock == SampleClock::kCpu ? "cpu" : "wall",
+          static_cast<long long>(s.period_ns));
+      for (const auto& [thread, n] : per_thread)
+        std::printf("rank %d thread %u samples %zu\n", rank, thread, n);
+      // The LCA marker on thread 0 (the MPI thread), between consecutive
+      // unwound samples in the same call chain but for the leaf: with no
+      // MPI call between them (same event index) the whole chain but the
+      // leaf is unchanged (depth - 1); after an MPI call the leaf's caller
+      // made a new call, so the marker must stop above it (<= depth - 2).
+      std::size_t same_ok = 0, same_bad = 0, across_ok = 0, across_bad = 0;
+      const Sample* prev = nullptr;
+      for (const Sample& x : s.samples) {
+        if (x.thread != 0 || x.in_mpi || x.context == 0) continue;
+        if (prev && s.contexts[prev->context].parent == s.contexts[x.context].parent &&
+            s.depth(x.context) >= 2) {
+          const std::size_t d = s.depth(x.context);
+          if (prev->mpi_event == x.mpi_event)
+            (x.lca_depth == d - 1 ? same_ok : same_bad)++;
+          else
+            (x.lca_depth <= d - 2 ? across_ok : across_bad)++;
+        }
+        prev = &x;
+      }
+      std::printf("rank %d lca same %zu bad %zu across %zu bad %zu\n", rank, same_ok, same_bad,
+                  across_ok, across_bad);
+      const std::string tl = std::string(argv[1]) + "/rank-" + std::to_string(rank) + ".tft";
+      if (std::filesystem::exists(tl)) {
+        const RankTimelineFile t = read_timeline_file(tl);
+        const int64_t slack = 5000000;
+        std::size_t agree = 0, off = 0;
+        std::map<std::string, std::size_t> ops;
+        for (const Sample& x : s.samples) {
+          const std::size_t e = x.mpi_event;
+          bool fits = false;
+          if (x.in_mpi && e == t.records.size()) {
+            // A call that never ended (the rank was killed in it).
+            fits = e == 0 || t.records[e - 1].exit_ns - slack <= x.time_ns;
+          } else if (x.in_mpi) {
+            fits = e < t.records.size() && t.records[e].enter_ns - slack <= x.time_ns &&
+                   x.time_ns <= t.records[e].exit_ns + slack;
+            if (e < t.records.size()) ++ops[OpTable::name(t.records[e].op)];
+          } else {
+            // Another thread's sample may fall while the MPI thread is
+            // inside event e, which is then still the next to be recorded;
+            // and the copies for ticks it missed off its core carry the
+            // index read when it ran again (docs/sampling.md). Samples in
+            // the rest of MPI_Init after the sampler started are not
+            // flagged in_mpi and name event 0.
+            const int64_t end = e >= t.records.size() ? 0
+                                : x.thread == 0       ? t.records[e].enter_ns
+                                                      : t.records[e].exit_ns;
+            const int64_t late = x.thread == 0 ? slack : 10 * slack;
+            fits =
+                e == 0 || ((e >= t.records.size() || x.time_ns <= end + slack) &&
+                           (e > t.records.size() || t.records[e - 1].exit_ns - late <= x.time_ns));
+          }
+          (fits ? agree : off)++;
+          if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE"))
+            std::printf("off: thread %u time %lld event %zu in_mpi %d\n", x.thread,
+                        static_cast<long long>(x.time_ns), e, x.in_mpi ? 1 : 0);
+        }
+        std::printf("rank %d timeline agree %zu off %zu\n", rank, agree, off);
+        for (const auto& [op, n] : ops) std::printf("rank %d in %s %zu\n", rank, op.c_str(), n);
+      }
+      auto top = std::max_element(per_context.begin(), per_context.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (top != per_context.end()) {
+        const SampleContext& c = s.contexts[top->first];
+        const SourceFrames frames = sym.lookup(s.modules.at(c.module), c.offset);
+        std::printf("rank %d top %s %zu %s+0x%llx\n", rank,
+                    frames.empty() || frames[0].function.empty() ? "?" : frames[0].function.c_str(),
+                    top->second, s.modules.at(c.module).name.c_str(),
+                    static_cast<unsigned long long>(c.offset));
+      }
+    }
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "samples_check: %s\n", ex.what());
+    return 1;
+  }
+  return 0;
+}

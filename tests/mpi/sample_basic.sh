@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Call-path sampling (`tracefold record --sample`, docs/sampling.md) on
+# app_sample_work: 2 ranks, each a main thread that computes in work() and
+# meets the other rank in MPI_Allreduce (rank 1 waits there), and a second
+# thread that computes in work() too. Checks: the program's output is the
+# one of an untraced run; every rank wrote samples-R.tfs with a trailer;
+# every thread has within 10 % of its running time / period samples (the
+# program prints each thread's time; ticks a thread missed off its core
+# are stored as copies, so the count holds on an oversubscribed machine);
+# some samples fell inside MPI_Allreduce, and they and the others agree
+# with the timeline; LCA markers hold between samples in one call of
+# work() and stop above it across an MPI call; the most frequent
+# computation context symbolizes to
+# work(); record reported the handler's cost; bad periods are refused.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
+
+CHECKS=$((CHECKS + 1))
+plain sample_work 2 3
+limited out.txt err.txt "$TF" record --sample=1ms -o w.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 3
+if [[ $LRC -ne 0 || $PRC -ne 0 ]]; then
+  bad "sampled run exited $LRC (untraced: $PRC)"; show_run out.txt err.txt
+elif ! cmp -s out.txt "$PDIR/plain.txt"; then
+  bad "the sampled program's output differs from the untraced run's"; diff out.txt "$PDIR/plain.txt" >&2 || true
+else
+  ok "sampled output unchanged: $(cat out.txt)"
+fi
+if ! ls w.tf.timeline/samples-{0,1}.tfs >/dev/null 2>&1; then
+  bad "no samples files in w.tf.timeline/"; ls -la w.tf.timeline >&2 || true
+elif ! "$APPS/samples_check" w.tf.timeline >check.txt 2>check.err; then
+  bad "samples do not read back"; cat check.err >&2
+else
+  cat check.txt
+  # rank R thread T samples N, against "sample_work: rank R main S worker S".
+  for r in 0 1; do
+    read -r main worker < <(sed -n "s/^sample_work: rank $r main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" err.txt)
+    for t in 0 1; do
+      secs=$main
+      [[ $t -eq 1 ]] && secs=$worker
+      n=$(sed -n "s/^rank $r thread $t samples \([0-9]*\)$/\1/p" check.txt)
+      if [[ -z $n || -z $secs ]]; then
+        bad "rank $r thread $t: no sample count or no time (${n:-?} samples, ${secs:-?} s)"
+      elif ! awk -v n="$n" -v s="$secs" 'BEGIN { e = s * 1000; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
+        bad "rank $r thread $t: $n samples in $secs s at 1ms (want within 10 % of $(awk -v s="$secs" 'BEGIN { printf "%d", s * 1000 }'))"
+      else
+        ok "rank $r thread $t: $n samples in $secs s"
+      fi
+    done
+    grep -q "^rank $r trailer 1 " check.txt || bad "rank $r: samples file without trailer"
+    grep -q "^rank $r top work " check.txt || bad "rank $r: the most frequent computation context is not work(): $(grep "^rank $r top" check.txt)"
+    # The LCA marker: the whole chain but the leaf between two samples in
+    # one call of work(), and not work()'s caller across an MPI_Allreduce.
+    grep -Eq "^rank $r lca same [1-9][0-9]* bad 0 across [1-9][0-9]* bad 0$" check.txt ||
+      bad "rank $r: LCA markers wrong or untested: $(grep "^rank $r lca" check.txt)"
+    grep -q "^rank $r timeline agree [0-9]* off 0$" check.txt ||
+      bad "rank $r: samples disagree with the timeline: $(grep "^rank $r timeline" check.txt)"
+  done
+  in_mpi=$(awk '/ in_mpi / { for (i = 1; i < NF; ++i) if ($i == "in_mpi") s += $(i + 1) } END { print s + 0 }' check.txt)
+  if [[ $in_mpi -lt 1 ]] || ! grep -q "^rank 1 in MPI_Allreduce " check.txt; then
+    bad "no sample inside MPI_Allreduce ($in_mpi inside MPI calls)"
+  else
+    ok "$in_mpi samples inside MPI calls"
+  fi
+fi
+if grep -Eq "samples of 2 ranks every 1ms .* kept of .* sampling handler cost median [0-9.]+ us, 99th percentile [0-9.]+ us" err.txt; then
+  ok "$(grep 'samples of 2 ranks' err.txt)"
+else
+  bad "record did not report the samples and the handler's cost"; show_run err.txt
+fi
+
+# --sample-clock cpu: the timers count each thread's processor time.
+CHECKS=$((CHECKS + 1))
+limited out4.txt err4.txt "$TF" record --sample=1ms --sample-clock cpu -o cpu.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 1
+if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" cpu.tf.timeline >check4.txt 2>&1 ||
+  [[ $(grep -c '^rank [01] trailer 1 .* clock cpu period_ns 1000000$' check4.txt) -ne 2 ]] ||
+  ! grep -q '^rank 0 top work ' check4.txt; then
+  bad "--sample-clock cpu: no processor-time samples, or work() not on top ($LRC)"; cat check4.txt err4.txt >&2
+else
+  ok "--sample-clock cpu: $(grep '^rank 0 trailer' check4.txt)"
+fi
+
+# A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in
+# MPI_Allreduce until the launcher kills it. Both write their samples with
+# the trailer (as partial traces are written); rank 0's wait, seconds long,
+# is sampled without drops (no call completes, so nothing is drained while
+# it lasts), and its samples name the call that never ended.
+CHECKS=$((CHECKS + 1))
+limited out3.txt err3.txt "$TF" record --sample=1ms -o c.tf -- "$MPIRUN" -np 2 "$APPS/app_crash" 20000 segv
+if [[ $LRC -eq 0 ]]; then
+  bad "the crashing run exited 0"
+elif ! "$APPS/samples_check" c.tf.timeline >check3.txt 2>check3.err; then
+  bad "samples of the crashed run do not read back"; cat check3.err >&2; show_run err3.txt
+elif [[ $(grep -c '^rank [01] trailer 1 .* dropped 0 ' check3.txt) -ne 2 ]] ||
+  [[ $(grep -c '^rank [01] timeline agree [0-9]* off 0$' check3.txt) -ne 2 ]]; then
+  bad "crashed run: samples without trailer, dropped, or disagreeing with the timeline"; cat check3.txt >&2
+else
+  ok "crashed run: $(grep '^rank 0 trailer' check3.txt)"
+fi
+
+# --sample without a value is 5 ms, and takes no word that is not a period.
+CHECKS=$((CHECKS + 1))
+limited out2.txt err2.txt "$TF" record --sample -o d.tf "$MPIRUN" -np 2 "$APPS/app_sample_work" 1 2000000
+if [[ $LRC -ne 0 ]] || ! grep -q "every 5ms" err2.txt; then
+  bad "--sample without a period did not sample every 5ms ($LRC)"; show_run err2.txt
+else
+  ok "--sample alone: every 5ms"
+fi
+
+# A rank that cannot sample (here: no such signal) says why, the program
+# runs on, and record calls the recording incomplete (exit status 3).
+CHECKS=$((CHECKS + 1))
+TRACEFOLD_SAMPLE_SIGNAL=999 limited out5.txt err5.txt "$TF" record --sample=1ms -o nosig.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 1 2000000
+if [[ $LRC -ne 3 ]] || ! grep -q "rank 0: no samples: signal 999" err5.txt ||
+  ! grep -q "no samples were written" err5.txt || [[ ! -s nosig.tf ]]; then
+  bad "a rank without samples: want exit 3, its reason and the trace ($LRC)"; show_run err5.txt
+else
+  ok "no samples: $(grep -m1 'no samples: signal' err5.txt)"
+fi
+
+# Periods below 250 us, and no periods, are refused before anything runs.
+CHECKS=$((CHECKS + 1))
+for p in 100us 0ms 5 fast; do
+  if "$TF" record --sample=$p -o x.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 1 2>bad.txt >/dev/null; then
+    bad "--sample=$p was accepted"
+  elif ! grep -q "record: --sample: " bad.txt || [[ -e x.tf ]]; then
+    bad "--sample=$p: no clear refusal, or something ran"; cat bad.txt >&2
+  fi
+done
+grep -q "below the shortest allowed, 250us" < <("$TF" record --sample=100us -- true 2>&1) ||
+  bad "a period below 250us is not refused as such"
+
+finish
