@@ -2,11 +2,12 @@
 """Checks one `tracefold diagnose -o X.json` report against a designed problem
 (examples/diagnose/diag_problems.c, tests/mpi/diagnose_*.sh).
 
-  diagnose_check.py JSON DESIGNED KIND [--symptom S] [--cause S] [--cause-rank R]
-                    [--groups G] [--detail S] [--tolerance T]
+  diagnose_check.py JSON DESIGNED KIND [--symptom S] [--cause S]... [--cause-rank R]...
+                    [--detail S] [--tolerance T]
       the most severe diagnosis of KIND has a severity within T (default
-      10 %) of DESIGNED seconds, its symptom label contains S, its first
-      cause's label contains S and names rank R, its detail contains S
+      10 %) of DESIGNED seconds, its symptom label contains S, its i-th
+      cause names the i-th --cause S (in its label or call stack) and the
+      i-th --cause-rank R, its detail contains S
   diagnose_check.py JSON - none        no diagnosis at all
   diagnose_check.py JSON - absent KIND no diagnosis of KIND
 Prints one line saying what was found; exits 1 if a check fails.
@@ -23,8 +24,8 @@ def main():
     ap.add_argument("kind")
     ap.add_argument("absent_kind", nargs="?")
     ap.add_argument("--symptom")
-    ap.add_argument("--cause")
-    ap.add_argument("--cause-rank", type=int)
+    ap.add_argument("--cause", action="append", default=[])
+    ap.add_argument("--cause-rank", type=int, action="append", default=[])
     ap.add_argument("--detail")
     ap.add_argument("--tolerance", type=float, default=0.10)
     a = ap.parse_args()
@@ -55,20 +56,20 @@ def main():
     if a.symptom and a.symptom not in d["symptom"]["label"]:
         problems.append(f"symptom '{d['symptom']['label']}' does not name {a.symptom}")
     causes = d["causes"]
-    if a.cause or a.cause_rank is not None:
-        if not causes:
-            problems.append("no cause named")
-        else:
-            c = causes[0]
-            if a.cause and a.cause not in c["label"] and not any(a.cause in s for s in c["stack"]):
-                problems.append(f"cause '{c['label']}' does not name {a.cause}")
-            if a.cause_rank is not None and c.get("rank") != a.cause_rank:
-                problems.append(f"cause '{c['label']}' is on rank {c.get('rank')}, not {a.cause_rank}")
+    for i in range(max(len(a.cause), len(a.cause_rank))):
+        if i >= len(causes):
+            problems.append(f"no cause #{i + 1} (causes: {[c['label'] for c in causes]})")
+            continue
+        c = causes[i]
+        if i < len(a.cause) and a.cause[i] not in c["label"] and not any(a.cause[i] in s for s in c["stack"]):
+            problems.append(f"cause #{i + 1} '{c['label']}' does not name {a.cause[i]}")
+        if i < len(a.cause_rank) and c.get("rank") != a.cause_rank[i]:
+            problems.append(f"cause #{i + 1} '{c['label']}' is on rank {c.get('rank')}, not {a.cause_rank[i]}")
     if a.detail and a.detail not in d["detail"]:
         problems.append(f"detail '{d['detail']}' does not say '{a.detail}'")
     if problems:
         sys.exit(f"{a.kind}: " + "; ".join(problems) + f" (all: {summary})")
-    cause = f", cause {causes[0]['label']} on rank {causes[0].get('rank')}" if causes else ""
+    cause = "".join(f", cause {c['label']} on rank {c.get('rank')}" for c in causes[:2])
     print(f"{a.kind}: {d['seconds']:.4f} s vs designed {designed:.4f} s ({err:.1%} off), "
           f"symptom {d['symptom']['label']}{cause}")
 

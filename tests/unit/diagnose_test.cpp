@@ -149,7 +149,7 @@ TEST(Diagnose, SamplesNameTheFunctionThatCausesTheImbalance) {
   ASSERT_NE(d, nullptr);
   ASSERT_FALSE(d->causes.empty());
   // The most specific place: work_a, not main (which it explains).
-  EXPECT_EQ(d->causes[0].label, "work_a");
+  EXPECT_EQ(d->causes[0].label, "work_a, called from main");
   EXPECT_EQ(d->causes[0].stack, (std::vector<std::string>{"main", "work_a"}));
   EXPECT_EQ(d->causes[0].rank, 3);
   EXPECT_NEAR(d->causes[0].seconds, 5 * 15e-3, 1e-9);
@@ -177,9 +177,9 @@ TEST(Diagnose, PartiallyEvenedOutImbalanceNamesBothFunctions) {
   // Work 35, 40, 45, 50 ms: avg - min 7.5 ms per step.
   EXPECT_NEAR(d->seconds, 4 * 7.5e-3, 1e-9);
   ASSERT_EQ(d->causes.size(), 2u);
-  EXPECT_EQ(d->causes[0].label, "work_a");  // 40 - 25 ms per step
+  EXPECT_EQ(d->causes[0].label, "work_a, called from main");  // 40 - 25 ms per step
   EXPECT_EQ(d->causes[0].rank, 3);
-  EXPECT_EQ(d->causes[1].label, "work_b");  // 20 - 12.5 ms per step
+  EXPECT_EQ(d->causes[1].label, "work_b, called from main");  // 20 - 12.5 ms per step
   EXPECT_EQ(d->causes[1].rank, 0);
   EXPECT_NE(d->detail.find("partially evened out"), std::string::npos) << d->detail;
 }

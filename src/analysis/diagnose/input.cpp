@@ -1,14 +1,56 @@
 // Reading a recording for the diagnosis: the timeline's events on rank 0's
 // clock (the waits module's reader, clock condition repaired as `analyze`
-// does).
+// does), and the samples beside them (samples.hpp), put on the same clock
+// and named with the symbolizer.
 #include <filesystem>
+#include <map>
 
 #include "internal.hpp"
+#include "tracefold/export.hpp"
+#include "tracefold/symbolize.hpp"
+#include "tracefold/timeline_io.hpp"
 
 namespace tracefold {
 
+namespace {
+
+// The name a place uses for a frame: its function, and the functions
+// inlined into it down to the one at the address (`work_a > nap`), the same
+// at every address in them so that samples add up per function; "" for
+// system libraries; module+offset when nothing is known.
+std::vector<std::string> frame_names(const RankSamples& rs, symbolize::Symbolizer& sym,
+                                     std::map<std::pair<std::string, uint64_t>, std::string>& memo,
+                                     uint64_t& unnamed) {
+  SymbolTables tables;
+  for (const Module& m : rs.modules) tables.modules.emplace(m.name, m);
+  std::vector<std::string> names(rs.contexts.size());
+  for (std::size_t i = 1; i < rs.contexts.size(); ++i) {
+    const SampleContext& c = rs.contexts[i];
+    if (c.module >= rs.modules.size()) continue;
+    const Module& m = rs.modules[c.module];
+    if (system_module(tables, Frame{m.name, c.offset})) continue;
+    auto [it, fresh] = memo.try_emplace({m.path.empty() ? m.name : m.path, c.offset});
+    if (fresh) {
+      const SourceFrames f = sym.lookup(m, c.offset);
+      for (auto sf = f.rbegin(); sf != f.rend(); ++sf)
+        if (!sf->function.empty()) it->second += (it->second.empty() ? "" : " > ") + sf->function;
+      if (it->second.empty()) {
+        std::ostringstream o;
+        o << m.name << "+0x" << std::hex << c.offset;
+        it->second = o.str();
+        ++unnamed;
+      }
+    }
+    names[i] = it->second;
+  }
+  return names;
+}
+
+}  // namespace
+
 DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
                                   std::vector<std::string>& notes) {
+  namespace fs = std::filesystem;
   DiagnoseInput in;
   try {
     in.events = load_wait_input(trace, dir);
@@ -20,6 +62,58 @@ DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
     notes.push_back(std::to_string(v) +
                     " receives ended before their send began (clock condition); they were "
                     "moved after it, as `tracefold analyze` does");
+  std::vector<int32_t> missing;
+  std::vector<RankSamples> samples(std::size_t(trace.world_size));
+  bool any = false;
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    const std::string path = samples_path(dir, r);
+    if (!fs::exists(path)) {
+      missing.push_back(r);
+      continue;
+    }
+    try {
+      samples[std::size_t(r)] = read_samples_file(path);
+    } catch (const SamplesError& e) {
+      throw DiagnoseError(e.what());
+    }
+    RankSamples& rs = samples[std::size_t(r)];
+    if (rs.rank != r || rs.world_size != trace.world_size)
+      throw DiagnoseError(path + ": samples of rank " + std::to_string(rs.rank) + " of " +
+                          std::to_string(rs.world_size) + " ranks, the trace has " +
+                          std::to_string(trace.world_size) + " ranks");
+    if (!rs.has_trailer)
+      notes.push_back("rank " + std::to_string(r) +
+                      "'s samples end early (the rank died?): analysed up to the last block");
+    any = true;
+    // Onto rank 0's clock, as the events are.
+    RankTimelineFile tl;
+    try {
+      tl = read_timeline_file((fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string());
+    } catch (const TimelineError& e) {
+      throw DiagnoseError(e.what());
+    }
+    for (Sample& s : rs.samples) s.time_ns = tl.to_global(s.time_ns);
+  }
+  if (!any) {
+    notes.push_back("no samples in " + dir +
+                    ": causes are named by MPI call site (record with --sample to see inside "
+                    "the computation)");
+    return in;
+  }
+  if (!missing.empty())
+    notes.push_back("no samples for ranks " + human_ranks(missing) +
+                    ": their computation is named by MPI call site");
+  symbolize::Symbolizer sym;
+  std::map<std::pair<std::string, uint64_t>, std::string> memo;
+  uint64_t unnamed = 0;
+  in.context_names.resize(samples.size());
+  for (std::size_t r = 0; r < samples.size(); ++r)
+    in.context_names[r] = frame_names(samples[r], sym, memo, unnamed);
+  if (unnamed)
+    notes.push_back(std::to_string(unnamed) +
+                    " sampled frames have no symbols (stripped binaries?): they are named "
+                    "module+offset, one place per address");
+  in.samples = std::move(samples);
   return in;
 }
 

@@ -63,6 +63,11 @@ struct Context {
     return in.events.ranks[std::size_t(rank)];
   }
   double seconds(int64_t ns) const { return static_cast<double>(ns) * 1e-9; }
+  /// Whether `rank` has samples (a rank without a samples file is named by
+  /// MPI call site, like a run without samples).
+  bool sampled(int32_t rank) const {
+    return std::size_t(rank) < in.samples.size() && in.samples[std::size_t(rank)].period_ns > 0;
+  }
   /// `MPI_Allreduce at main (x.c:12)`.
   std::string call_label(const Event& ev) const;
   std::vector<std::string> call_stack(const Event& ev) const;

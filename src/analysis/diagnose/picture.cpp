@@ -96,13 +96,13 @@ void draw_picture(Context& c) {
         for (const CodePlace& cause : dg.causes) {
           if (cause.key == call && (cause.rank < 0 || cause.rank == r))
             cv.mark(d, r, te.start_ns, te.end_ns, 2);
-          if (c.in.samples.empty() && cause.key == "computation before " + call)
+          if (!c.sampled(r) && cause.key == "computation before " + call)
             cv.mark(d, r, gap_from, te.start_ns, 2);
         }
       }
     }
     // With samples, a cause is a calling context: mark where it ran.
-    if (!c.in.samples.empty()) {
+    if (c.sampled(r)) {
       const RankSamples& rs = c.in.samples[std::size_t(r)];
       const auto& keys = c.context_key[std::size_t(r)];
       for (uint32_t i : c.comp_samples[std::size_t(r)]) {

@@ -13,10 +13,15 @@ namespace {
 
 constexpr const char* kSep = " > ";
 
-// The innermost name of a key (the function the place is about).
+// A place's name: its function, and the caller it was called from (a
+// helper such as `copy` says little alone).
 std::string innermost(const std::string& key) {
   const std::size_t at = key.rfind(kSep);
-  return at == std::string::npos ? key : key.substr(at + 3);
+  if (at == std::string::npos) return key;
+  const std::size_t before = key.rfind(kSep, at - 1);
+  const std::string caller = key.substr(before == std::string::npos ? 0 : before + 3,
+                                        at - (before == std::string::npos ? 0 : before + 3));
+  return key.substr(at + 3) + ", called from " + caller;
 }
 
 std::vector<std::string> split(const std::string& key) {
@@ -46,7 +51,7 @@ void add_key(const Context& c, Places& places, const std::string& key, int32_t r
 void add_computation(const Context& c, int32_t rank, int64_t from, int64_t to, std::size_t next,
                      Places& places) {
   if (to <= from) return;
-  if (c.in.samples.empty()) {
+  if (!c.sampled(rank)) {
     const Event& ev = c.events(rank)[next].ev;
     const std::string key = "computation before " + c.call_label(ev);
     auto [it, fresh] = places.try_emplace(key);

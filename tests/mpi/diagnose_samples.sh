@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `tracefold diagnose` with call-path samples (`record --sample 1ms`): the
+# causes are the functions the designed problems put the work in
+# (examples/diagnose/diag_problems.c: work_a, work_b), on the right rank,
+# with the severities within 10 % of what the program built in; two
+# imbalances that cancel in part are both named and said to be partially
+# evened out.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+source "$SRC/tests/mpi/diagnose_lib.bash"
+
+designed imbalance 4 --sample 1ms &&
+  expect load_imbalance --symptom MPI_Allreduce --cause work_a --cause-rank 3
+if designed partial 4 --sample 1ms; then
+  expect load_imbalance --symptom MPI_Allreduce --cause work_a --cause-rank 3 \
+    --cause work_b --cause-rank 0 --detail "partially evened out"
+fi
+designed serial 4 --sample 1ms && expect serialisation --symptom MPI_Bcast --cause work_a --cause-rank 0
+designed late 2 --sample 1ms &&
+  expect wait_for_partner --symptom MPI_Recv --cause "rank 0" --cause work_a --cause-rank 0
+designed mpmd 4 --sample 1ms &&
+  expect mpmd_imbalance --symptom MPI_Allreduce --cause work_a --cause work_b
+designed balanced 4 --sample 1ms && expect none
+finish
