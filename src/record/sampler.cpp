@@ -1,5 +1,6 @@
-// Call-path sampling: timers, the signal handler, and the conversion of its
-// raw addresses into the samples file (docs/sampling.md).
+// Call-path sampling: timers, the signal handler, threads and the
+// interposed pthread_create/dlopen/dlclose (docs/sampling.md); the rings'
+// contents go into the samples file in sampler_write.cpp.
 //
 // What runs in the handler is async-signal-safe: clock_gettime, libunwind's
 // local unwinder (unw_init_local2 on the signal context, unw_step; set up
@@ -21,6 +22,7 @@
 #include <unordered_map>
 
 #include "recorder_impl.hpp"
+#include "sampler_impl.hpp"
 #include "tracefold/samples.hpp"
 
 namespace tracefold::record {
@@ -29,114 +31,8 @@ TRACEFOLD_STATIC_TLS constinit thread_local SamplerThreadMarks tl_sampler_marks;
 std::atomic<uint64_t> g_samples_produced{0};
 uint64_t g_samples_consumed = 0;
 
+namespace sampling {
 namespace {
-
-// Deeper stacks keep their innermost frames (placed under the root, with
-// no LCA marker).
-constexpr int kMaxFrames = 48;
-constexpr uint64_t kRingSlots = 1024;  // 1 s at 1 kHz between two drains
-// Samples inside MPI calls need no frames: a ring of their own, long
-// enough for a wait of 16 s at 1 kHz without a drain (no call completes
-// during a wait, and drains happen in the MPI wrappers).
-constexpr uint64_t kMpiSlots = 16384;
-// Ticks one late tick stores as copies of its sample (see on_tick).
-constexpr int64_t kMaxCopies = kRingSlots / 4;
-// The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
-// 4.26 ms (a handler preempted half way, on a loaded machine), then one
-// overflow bucket.
-constexpr int kFineBuckets = 1024, kCostBuckets = 2048;
-constexpr int64_t kFineNs = 64, kCoarseNs = 4096;
-int cost_bucket(int64_t ns) {
-  if (ns < kFineBuckets * kFineNs) return static_cast<int>(std::max<int64_t>(ns, 0) / kFineNs);
-  return static_cast<int>(
-      std::min<int64_t>(kFineBuckets + (ns - kFineBuckets * kFineNs) / kCoarseNs, kCostBuckets));
-}
-// A bucket's middle (its start for the overflow bucket).
-int64_t cost_of_bucket(int b) {
-  if (b < kFineBuckets) return b * kFineNs + kFineNs / 2;
-  const int64_t start = kFineBuckets * kFineNs + (b - kFineBuckets) * kCoarseNs;
-  return b < kCostBuckets ? start + kCoarseNs / 2 : start;
-}
-// Stack bytes that a wrapper and Call::Call may take below the caller's
-// stack pointer (see lca_of).
-constexpr uintptr_t kWrapperSlack = 1024;
-
-struct RawSample {
-  int64_t time_ns;
-  uint64_t mpi_event;
-  uint16_t n;    // frames in ip, innermost first
-  uint16_t lca;  // depth of the deepest unchanged frame
-  uint8_t in_mpi;
-  uintptr_t ip[kMaxFrames];
-};
-
-struct MpiSample {
-  int64_t time_ns;
-  uint64_t mpi_event;
-};
-
-// One thread's sampling state, in its own anonymous mapping: pages of the
-// rings are touched only as samples fill them.
-struct ThreadState {
-  std::atomic<uint64_t> head{0}, mpi_head{0};  // written by the handler
-  std::atomic<uint64_t> tail{0}, mpi_tail{0};  // written by drain_samples
-  // Samples lost here; the file's "taken" is those written plus these.
-  std::atomic<uint64_t> dropped{0};
-  std::atomic<bool> timer_live{false};
-  std::atomic<bool> exited{false};
-  timer_t timer{};
-  clockid_t clock = CLOCK_MONOTONIC;
-  uint32_t thread = 0;
-  int64_t next_ns = 0;  // the timer's next expiry (absolute, on `clock`)
-  // The previous unwound sample, for the LCA marker.
-  uintptr_t prev_ip[kMaxFrames];
-  uintptr_t prev_sp[kMaxFrames];
-  int prev_n = 0;  // 0: none usable
-  uint64_t prev_calls = 0;
-  std::atomic<uint32_t> cost[kCostBuckets + 1];
-  RawSample ring[kRingSlots];
-  MpiSample mpi_ring[kMpiSlots];
-};
-
-struct CtxKey {
-  uint32_t parent, module;
-  uint64_t offset;
-  bool operator==(const CtxKey&) const = default;
-};
-struct CtxHash {
-  std::size_t operator()(const CtxKey& k) const {
-    return std::hash<uint64_t>()(k.offset * 0x9E3779B97F4A7C15ull ^ (uint64_t{k.parent} << 20) ^
-                                 k.module);
-  }
-};
-
-struct Sampler {
-  std::atomic<bool> on{false};
-  int signal = 0;
-  int64_t period_ns = 0;
-  SampleClock clock = SampleClock::kWall;
-  pthread_key_t key{};
-  // The threads' states. Never taken in the handler.
-  std::mutex threads_mu;
-  std::vector<ThreadState*> threads;
-  uint32_t next_thread = 0;
-  uint32_t timer_failures = 0;
-  // Of threads that exited and were unmapped.
-  uint64_t gone_dropped = 0;
-  std::array<uint64_t, kCostBuckets + 1> gone_cost{};
-  // Under the recorder's lock.
-  SamplesWriter writer;
-  std::string path;
-  std::unordered_map<uintptr_t, std::pair<uint32_t, uint64_t>> places;  // address -> module, offset
-  std::unordered_map<std::string, uint32_t> module_ids;
-  std::unordered_map<CtxKey, uint32_t, CtxHash> contexts;
-  bool warned_budget = false;
-};
-
-Sampler& sampler() {
-  static Sampler* s = new Sampler;  // never destroyed: handlers and atexit may still look
-  return *s;
-}
 
 TRACEFOLD_STATIC_TLS constinit thread_local ThreadState* tl_state = nullptr;
 // Inside dlopen/dlclose on this thread: the loader's lists may be half
@@ -365,72 +261,10 @@ void* sampled_start(void* p) {
   return a.fn(a.arg);
 }
 
-// Module and offset of `a` (a PC, or a return address minus one).
-std::pair<uint32_t, uint64_t> place_of(Recorder& r, Sampler& s, uintptr_t a) {
-  if (auto it = s.places.find(a); it != s.places.end()) return it->second;
-  if (s.places.size() > (1u << 20)) s.places.clear();  // a bound, not a cache policy
-  Dl_info info;
-  std::string name = "?";
-  uintptr_t base = 0;
-  if (dladdr(reinterpret_cast<void*>(a), &info) && info.dli_fbase) {
-    base = reinterpret_cast<uintptr_t>(info.dli_fbase);
-    const std::string path = info.dli_fname ? info.dli_fname : "?";
-    name = path.substr(path.find_last_of('/') + 1);
-    for (char& c : name)
-      if (c == ' ') c = '_';
-  }
-  auto id = s.module_ids.find(name);
-  if (id == s.module_ids.end()) {
-    Module m;
-    m.name = name;
-    if (name != "?") {
-      r.note_module(name, base);  // the recorder's table: path, build-id, ELF base
-      m = r.modules.at(name);
-    }
-    id = s.module_ids.emplace(name, s.writer.add_module(m)).first;
-  }
-  const std::pair<uint32_t, uint64_t> place{id->second, a - base};
-  s.places.emplace(a, place);
-  return place;
-}
-
-void write_one(Recorder& r, Sampler& s, const ThreadState& st, const RawSample& raw) {
-  uint32_t ctx = 0;
-  for (int i = raw.n - 1; i >= 0; --i) {
-    // Callers' addresses are return addresses: step back into the call.
-    const uintptr_t a = i == 0 ? raw.ip[0] : raw.ip[i] - 1;
-    const auto [module, offset] = place_of(r, s, a);
-    const CtxKey key{ctx, module, offset};
-    auto it = s.contexts.find(key);
-    if (it == s.contexts.end())
-      it = s.contexts.emplace(key, s.writer.add_context(ctx, module, offset)).first;
-    ctx = it->second;
-  }
-  Sample out;
-  out.time_ns = raw.time_ns;
-  out.context = ctx;
-  out.thread = st.thread;
-  out.mpi_event = raw.mpi_event;
-  out.lca_depth = raw.lca;
-  out.in_mpi = raw.in_mpi != 0;
-  s.writer.add_sample(out);
-}
-
-// -1 when nothing was measured.
-int64_t percentile(const std::array<uint64_t, kCostBuckets + 1>& h, double q) {
-  uint64_t total = 0;
-  for (uint64_t c : h) total += c;
-  if (total == 0) return -1;
-  const auto want = static_cast<uint64_t>(q * static_cast<double>(total - 1));
-  uint64_t seen = 0;
-  for (int b = 0; b <= kCostBuckets; ++b) {
-    seen += h[static_cast<std::size_t>(b)];
-    if (seen > want) return cost_of_bucket(b);
-  }
-  return cost_of_bucket(kCostBuckets);
-}
-
 }  // namespace
+}  // namespace sampling
+
+using namespace sampling;
 
 void start_sampler(Recorder& r, const char* timeline_dir) {
   const char* p = env("TRACEFOLD_SAMPLE");
@@ -484,98 +318,6 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
   begin_thread(true);
 }
 
-void drain_samples(Recorder& r) {
-  Sampler& s = sampler();
-  std::lock_guard lock(s.threads_mu);
-  for (std::size_t i = 0; i < s.threads.size();) {
-    ThreadState* st = s.threads[i];
-    const bool exited = st->exited.load(std::memory_order_acquire);
-    // The two rings are merged by time. A handler publishes its samples
-    // later than every earlier handler's, and their times are later too:
-    // so if no sample entered the frame ring between reading its head and
-    // the MPI ring's, every sample left for the next drain is later than
-    // every one taken now, and the file stays in time order per thread.
-    uint64_t h, mh;
-    do {
-      h = st->head.load(std::memory_order_acquire);
-      mh = st->mpi_head.load(std::memory_order_acquire);
-    } while (st->head.load(std::memory_order_acquire) != h);
-    uint64_t t = st->tail.load(std::memory_order_relaxed);
-    uint64_t mt = st->mpi_tail.load(std::memory_order_relaxed);
-    while (t < h || mt < mh) {
-      const RawSample* raw = t < h ? &st->ring[t & (kRingSlots - 1)] : nullptr;
-      const MpiSample* in_mpi = mt < mh ? &st->mpi_ring[mt & (kMpiSlots - 1)] : nullptr;
-      if (raw && in_mpi && in_mpi->time_ns < raw->time_ns) raw = nullptr;
-      if (s.writer.is_open()) {
-        try {
-          if (raw) {
-            write_one(r, s, *st, *raw);
-          } else {
-            Sample x;
-            x.time_ns = in_mpi->time_ns;
-            x.thread = st->thread;
-            x.mpi_event = in_mpi->mpi_event;
-            x.in_mpi = true;
-            s.writer.add_sample(x);
-          }
-        } catch (const std::exception&) {
-          s.writer.add_dropped(1);  // out of memory in the tables: the program goes on
-        }
-      }
-      (raw ? t : mt)++;
-      ++g_samples_consumed;
-    }
-    st->tail.store(t, std::memory_order_release);
-    st->mpi_tail.store(mt, std::memory_order_release);
-    if (!exited) {
-      ++i;
-      continue;
-    }
-    // Its handler can run no more: keep its counts, give its pages back.
-    s.gone_dropped += st->dropped.load();
-    for (int b = 0; b <= kCostBuckets; ++b)
-      s.gone_cost[static_cast<std::size_t>(b)] += st->cost[b].load(std::memory_order_relaxed);
-    munmap(st, sizeof(ThreadState));
-    s.threads.erase(s.threads.begin() + static_cast<std::ptrdiff_t>(i));
-  }
-  if (s.writer.over_budget() && !s.warned_budget) {
-    s.warned_budget = true;
-    std::fprintf(stderr,
-                 "tracefold: rank %d: samples size bound reached (TRACEFOLD_TIMELINE_MAX); later "
-                 "samples are counted, not kept\n",
-                 r.rank);
-  }
-}
-
-void stop_sampler(Recorder& r) {
-  Sampler& s = sampler();
-  if (!s.on.exchange(false)) return;
-  {
-    std::lock_guard lock(s.threads_mu);
-    for (ThreadState* st : s.threads)
-      if (st->timer_live.exchange(false)) timer_delete(st->timer);
-  }
-  drain_samples(r);
-  // Live threads' states stay mapped: a handler may still be running on one.
-  std::array<uint64_t, kCostBuckets + 1> cost = s.gone_cost;
-  uint64_t dropped = s.gone_dropped;
-  {
-    std::lock_guard lock(s.threads_mu);
-    for (ThreadState* st : s.threads) {
-      dropped += st->dropped.load();
-      for (int b = 0; b <= kCostBuckets; ++b)
-        cost[static_cast<std::size_t>(b)] += st->cost[b].load(std::memory_order_relaxed);
-    }
-  }
-  s.writer.add_dropped(dropped);
-  s.writer.close(percentile(cost, 0.5), percentile(cost, 0.99));
-  if (!s.writer.error().empty())
-    std::fprintf(stderr, "tracefold: rank %d: samples: %s\n", r.rank, s.writer.error().c_str());
-  if (s.timer_failures)
-    std::fprintf(stderr, "tracefold: rank %d: samples: %u threads got no timer\n", r.rank,
-                 s.timer_failures);
-}
-
 }  // namespace tracefold::record
 
 namespace R = tracefold::record;
@@ -587,10 +329,11 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
   using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "pthread_create"));
   if (!real) return EAGAIN;
-  if (!R::sampler().on.load(std::memory_order_relaxed)) return real(thread, attr, start, arg);
-  auto* a = new (std::nothrow) R::StartArgs{start, arg};
+  if (!R::sampling::sampler().on.load(std::memory_order_relaxed))
+    return real(thread, attr, start, arg);
+  auto* a = new (std::nothrow) R::sampling::StartArgs{start, arg};
   if (!a) return real(thread, attr, start, arg);
-  const int rc = real(thread, attr, &R::sampled_start, a);
+  const int rc = real(thread, attr, &R::sampling::sampled_start, a);
   if (rc != 0) delete a;
   return rc;
 }
@@ -602,23 +345,23 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
 extern "C" void* dlopen(const char* file, int mode) {
   using Fn = void* (*)(const char*, int);
   static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "dlopen"));
-  if (!R::sampler().on.load(std::memory_order_relaxed)) return real(file, mode);
-  ++R::tl_loader_depth;
+  if (!R::sampling::sampler().on.load(std::memory_order_relaxed)) return real(file, mode);
+  ++R::sampling::tl_loader_depth;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   void* h = real(file, mode);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  --R::tl_loader_depth;
+  --R::sampling::tl_loader_depth;
   return h;
 }
 
 extern "C" int dlclose(void* handle) {
   using Fn = int (*)(void*);
   static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "dlclose"));
-  if (!R::sampler().on.load(std::memory_order_relaxed)) return real(handle);
-  ++R::tl_loader_depth;
+  if (!R::sampling::sampler().on.load(std::memory_order_relaxed)) return real(handle);
+  ++R::sampling::tl_loader_depth;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const int rc = real(handle);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  --R::tl_loader_depth;
+  --R::sampling::tl_loader_depth;
   return rc;
 }

@@ -2,9 +2,9 @@
 // samples-R.tfs in a timeline directory and prints, per rank, the trailer's
 // counts, the samples per thread, and the most frequent computation
 // context's innermost function, symbolized, and how many samples agree with
-// the rank's timeline (rank-R.tft): one inside an MPI call lies within that
-// call's enter and exit (the call's recorder work after its exit time
-// counts as inside: up to `slack`), one outside lies between the exit of
+// the rank's timeline (rank-R.tft): one inside an MPI call lies between
+// that call's enter and the next call's (the recorder's work after the
+// exit time counts as inside), one outside lies between the exit of
 // the previous event and the enter of the event it names. No subcommand of tracefold:
 // `tracefold diagnose` is the user's reader of samples.
 //
@@ -85,8 +85,11 @@ int main(int argc, char** argv) {
             // A call that never ended (the rank was killed in it).
             fits = e == 0 || t.records[e - 1].exit_ns - slack <= x.time_ns;
           } else if (x.in_mpi) {
+            // The recorder's own work after the exit time (the call site,
+            // folding, writing samples) counts as inside the call, up to
+            // the next call.
             fits = e < t.records.size() && t.records[e].enter_ns - slack <= x.time_ns &&
-                   x.time_ns <= t.records[e].exit_ns + slack;
+                   (e + 1 >= t.records.size() || x.time_ns <= t.records[e + 1].enter_ns + slack);
             if (e < t.records.size()) ++ops[OpTable::name(t.records[e].op)];
           } else {
             // Another thread's sample may fall while the MPI thread is

@@ -80,6 +80,18 @@ else
   ok "--sample-clock cpu: $(grep '^rank 0 trailer' check4.txt)"
 fi
 
+# Samples are on the timeline's clock, test skew included: rank 1's clock
+# runs 5 s ahead (TRACEFOLD_TEST_CLOCK_SKEW_NS), and its samples still
+# agree with its timeline.
+CHECKS=$((CHECKS + 1))
+TRACEFOLD_TEST_CLOCK_SKEW_NS=1:5000000000 limited out6.txt err6.txt "$TF" record --sample=1ms -o skew.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 1 4000000
+if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" skew.tf.timeline >check6.txt 2>&1 ||
+  [[ $(grep -c '^rank [01] timeline agree [1-9][0-9]* off 0$' check6.txt) -ne 2 ]]; then
+  bad "skewed clock: samples disagree with the timeline ($LRC)"; cat check6.txt >&2
+else
+  ok "skewed clock: $(grep '^rank 1 timeline' check6.txt)"
+fi
+
 # A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in
 # MPI_Allreduce until the launcher kills it. Both write their samples with
 # the trailer (as partial traces are written); rank 0's wait, seconds long,

@@ -1,0 +1,132 @@
+// Internal to the sampler's files (sampler.cpp: timers, handler, threads;
+// sampler_write.cpp: the rings into the samples file).
+#pragma once
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tracefold/samples.hpp"
+
+#pragma GCC visibility push(hidden)
+
+namespace tracefold::record::sampling {
+
+// Deeper stacks keep their innermost frames (placed under the root, with
+// no LCA marker).
+constexpr int kMaxFrames = 48;
+constexpr uint64_t kRingSlots = 1024;  // 1 s at 1 kHz between two drains
+// Samples inside MPI calls need no frames: a ring of their own, long
+// enough for a wait of 16 s at 1 kHz without a drain (no call completes
+// during a wait, and drains happen in the MPI wrappers).
+constexpr uint64_t kMpiSlots = 16384;
+// Ticks one late tick stores as copies of its sample (see on_tick).
+constexpr int64_t kMaxCopies = kRingSlots / 4;
+// The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
+// 4.26 ms (a handler preempted half way, on a loaded machine), then one
+// overflow bucket.
+constexpr int kFineBuckets = 1024, kCostBuckets = 2048;
+constexpr int64_t kFineNs = 64, kCoarseNs = 4096;
+inline int cost_bucket(int64_t ns) {
+  if (ns < kFineBuckets * kFineNs) return static_cast<int>(std::max<int64_t>(ns, 0) / kFineNs);
+  return static_cast<int>(
+      std::min<int64_t>(kFineBuckets + (ns - kFineBuckets * kFineNs) / kCoarseNs, kCostBuckets));
+}
+// A bucket's middle (its start for the overflow bucket).
+inline int64_t cost_of_bucket(int b) {
+  if (b < kFineBuckets) return b * kFineNs + kFineNs / 2;
+  const int64_t start = kFineBuckets * kFineNs + (b - kFineBuckets) * kCoarseNs;
+  return b < kCostBuckets ? start + kCoarseNs / 2 : start;
+}
+// Stack bytes that a wrapper and Call::Call may take below the caller's
+// stack pointer (see lca_of).
+constexpr uintptr_t kWrapperSlack = 1024;
+
+struct RawSample {
+  int64_t time_ns;
+  uint64_t mpi_event;
+  uint16_t n;    // frames in ip, innermost first
+  uint16_t lca;  // depth of the deepest unchanged frame
+  uint8_t in_mpi;
+  uintptr_t ip[kMaxFrames];
+};
+
+struct MpiSample {
+  int64_t time_ns;
+  uint64_t mpi_event;
+};
+
+// One thread's sampling state, in its own anonymous mapping: pages of the
+// rings are touched only as samples fill them.
+struct ThreadState {
+  std::atomic<uint64_t> head{0}, mpi_head{0};  // written by the handler
+  std::atomic<uint64_t> tail{0}, mpi_tail{0};  // written by drain_samples
+  // Samples lost here; the file's "taken" is those written plus these.
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> timer_live{false};
+  std::atomic<bool> exited{false};
+  timer_t timer{};
+  clockid_t clock = CLOCK_MONOTONIC;
+  uint32_t thread = 0;
+  int64_t next_ns = 0;  // the timer's next expiry (absolute, on `clock`)
+  // The previous unwound sample, for the LCA marker.
+  uintptr_t prev_ip[kMaxFrames];
+  uintptr_t prev_sp[kMaxFrames];
+  int prev_n = 0;  // 0: none usable
+  uint64_t prev_calls = 0;
+  std::atomic<uint32_t> cost[kCostBuckets + 1];
+  RawSample ring[kRingSlots];
+  MpiSample mpi_ring[kMpiSlots];
+};
+
+struct CtxKey {
+  uint32_t parent, module;
+  uint64_t offset;
+  bool operator==(const CtxKey&) const = default;
+};
+struct CtxHash {
+  std::size_t operator()(const CtxKey& k) const {
+    return std::hash<uint64_t>()(k.offset * 0x9E3779B97F4A7C15ull ^ (uint64_t{k.parent} << 20) ^
+                                 k.module);
+  }
+};
+
+struct Sampler {
+  std::atomic<bool> on{false};
+  int signal = 0;
+  int64_t period_ns = 0;
+  SampleClock clock = SampleClock::kWall;
+  pthread_key_t key{};
+  // The threads' states. Never taken in the handler.
+  std::mutex threads_mu;
+  std::vector<ThreadState*> threads;
+  uint32_t next_thread = 0;
+  uint32_t timer_failures = 0;
+  // Of threads that exited and were unmapped.
+  uint64_t gone_dropped = 0;
+  std::array<uint64_t, kCostBuckets + 1> gone_cost{};
+  // Under the recorder's lock.
+  SamplesWriter writer;
+  std::string path;
+  std::unordered_map<uintptr_t, std::pair<uint32_t, uint64_t>> places;  // address -> module, offset
+  std::unordered_map<std::string, uint32_t> module_ids;
+  std::unordered_map<CtxKey, uint32_t, CtxHash> contexts;
+  bool warned_budget = false;
+};
+
+inline Sampler& sampler() {
+  static Sampler* s = new Sampler;  // never destroyed: handlers and atexit may still look
+  return *s;
+}
+
+}  // namespace tracefold::record::sampling
+
+#pragma GCC visibility pop

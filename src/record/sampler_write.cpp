@@ -1,0 +1,179 @@
+// Call-path sampling, outside the handler: the threads' rings into the
+// samples file, under the recorder's lock (docs/sampling.md).
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#include <cstring>
+
+#include "recorder_impl.hpp"
+#include "sampler.hpp"
+#include "sampler_impl.hpp"
+
+namespace tracefold::record {
+
+namespace sampling {
+namespace {
+
+// Module and offset of `a` (a PC, or a return address minus one).
+std::pair<uint32_t, uint64_t> place_of(Recorder& r, Sampler& s, uintptr_t a) {
+  if (auto it = s.places.find(a); it != s.places.end()) return it->second;
+  if (s.places.size() > (1u << 20)) s.places.clear();  // a bound, not a cache policy
+  Dl_info info;
+  std::string name = "?";
+  uintptr_t base = 0;
+  if (dladdr(reinterpret_cast<void*>(a), &info) && info.dli_fbase) {
+    base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    const std::string path = info.dli_fname ? info.dli_fname : "?";
+    name = path.substr(path.find_last_of('/') + 1);
+    for (char& c : name)
+      if (c == ' ') c = '_';
+  }
+  auto id = s.module_ids.find(name);
+  if (id == s.module_ids.end()) {
+    Module m;
+    m.name = name;
+    if (name != "?") {
+      r.note_module(name, base);  // the recorder's table: path, build-id, ELF base
+      m = r.modules.at(name);
+    }
+    id = s.module_ids.emplace(name, s.writer.add_module(m)).first;
+  }
+  const std::pair<uint32_t, uint64_t> place{id->second, a - base};
+  s.places.emplace(a, place);
+  return place;
+}
+
+void write_one(Recorder& r, Sampler& s, const ThreadState& st, const RawSample& raw) {
+  uint32_t ctx = 0;
+  for (int i = raw.n - 1; i >= 0; --i) {
+    // Callers' addresses are return addresses: step back into the call.
+    const uintptr_t a = i == 0 ? raw.ip[0] : raw.ip[i] - 1;
+    const auto [module, offset] = place_of(r, s, a);
+    const CtxKey key{ctx, module, offset};
+    auto it = s.contexts.find(key);
+    if (it == s.contexts.end())
+      it = s.contexts.emplace(key, s.writer.add_context(ctx, module, offset)).first;
+    ctx = it->second;
+  }
+  Sample out;
+  out.time_ns = raw.time_ns;
+  out.context = ctx;
+  out.thread = st.thread;
+  out.mpi_event = raw.mpi_event;
+  out.lca_depth = raw.lca;
+  out.in_mpi = raw.in_mpi != 0;
+  s.writer.add_sample(out);
+}
+
+// -1 when nothing was measured.
+int64_t percentile(const std::array<uint64_t, kCostBuckets + 1>& h, double q) {
+  uint64_t total = 0;
+  for (uint64_t c : h) total += c;
+  if (total == 0) return -1;
+  const auto want = static_cast<uint64_t>(q * static_cast<double>(total - 1));
+  uint64_t seen = 0;
+  for (int b = 0; b <= kCostBuckets; ++b) {
+    seen += h[static_cast<std::size_t>(b)];
+    if (seen > want) return cost_of_bucket(b);
+  }
+  return cost_of_bucket(kCostBuckets);
+}
+
+}  // namespace
+}  // namespace sampling
+
+using namespace sampling;
+
+void drain_samples(Recorder& r) {
+  Sampler& s = sampler();
+  std::lock_guard lock(s.threads_mu);
+  for (std::size_t i = 0; i < s.threads.size();) {
+    ThreadState* st = s.threads[i];
+    const bool exited = st->exited.load(std::memory_order_acquire);
+    // The two rings are merged by time. A handler publishes its samples
+    // later than every earlier handler's, and their times are later too:
+    // so if no sample entered the frame ring between reading its head and
+    // the MPI ring's, every sample left for the next drain is later than
+    // every one taken now, and the file stays in time order per thread.
+    uint64_t h, mh;
+    do {
+      h = st->head.load(std::memory_order_acquire);
+      mh = st->mpi_head.load(std::memory_order_acquire);
+    } while (st->head.load(std::memory_order_acquire) != h);
+    uint64_t t = st->tail.load(std::memory_order_relaxed);
+    uint64_t mt = st->mpi_tail.load(std::memory_order_relaxed);
+    while (t < h || mt < mh) {
+      const RawSample* raw = t < h ? &st->ring[t & (kRingSlots - 1)] : nullptr;
+      const MpiSample* in_mpi = mt < mh ? &st->mpi_ring[mt & (kMpiSlots - 1)] : nullptr;
+      if (raw && in_mpi && in_mpi->time_ns < raw->time_ns) raw = nullptr;
+      if (s.writer.is_open()) {
+        try {
+          if (raw) {
+            write_one(r, s, *st, *raw);
+          } else {
+            Sample x;
+            x.time_ns = in_mpi->time_ns;
+            x.thread = st->thread;
+            x.mpi_event = in_mpi->mpi_event;
+            x.in_mpi = true;
+            s.writer.add_sample(x);
+          }
+        } catch (const std::exception&) {
+          s.writer.add_dropped(1);  // out of memory in the tables: the program goes on
+        }
+      }
+      (raw ? t : mt)++;
+      ++g_samples_consumed;
+    }
+    st->tail.store(t, std::memory_order_release);
+    st->mpi_tail.store(mt, std::memory_order_release);
+    if (!exited) {
+      ++i;
+      continue;
+    }
+    // Its handler can run no more: keep its counts, give its pages back.
+    s.gone_dropped += st->dropped.load();
+    for (int b = 0; b <= kCostBuckets; ++b)
+      s.gone_cost[static_cast<std::size_t>(b)] += st->cost[b].load(std::memory_order_relaxed);
+    munmap(st, sizeof(ThreadState));
+    s.threads.erase(s.threads.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  if (s.writer.over_budget() && !s.warned_budget) {
+    s.warned_budget = true;
+    std::fprintf(stderr,
+                 "tracefold: rank %d: samples size bound reached (TRACEFOLD_TIMELINE_MAX); later "
+                 "samples are counted, not kept\n",
+                 r.rank);
+  }
+}
+
+void stop_sampler(Recorder& r) {
+  Sampler& s = sampler();
+  if (!s.on.exchange(false)) return;
+  {
+    std::lock_guard lock(s.threads_mu);
+    for (ThreadState* st : s.threads)
+      if (st->timer_live.exchange(false)) timer_delete(st->timer);
+  }
+  drain_samples(r);
+  // Live threads' states stay mapped: a handler may still be running on one.
+  std::array<uint64_t, kCostBuckets + 1> cost = s.gone_cost;
+  uint64_t dropped = s.gone_dropped;
+  {
+    std::lock_guard lock(s.threads_mu);
+    for (ThreadState* st : s.threads) {
+      dropped += st->dropped.load();
+      for (int b = 0; b <= kCostBuckets; ++b)
+        cost[static_cast<std::size_t>(b)] += st->cost[b].load(std::memory_order_relaxed);
+    }
+  }
+  s.writer.add_dropped(dropped);
+  s.writer.close(percentile(cost, 0.5), percentile(cost, 0.99));
+  if (!s.writer.error().empty())
+    std::fprintf(stderr, "tracefold: rank %d: samples: %s\n", r.rank, s.writer.error().c_str());
+  if (s.timer_failures)
+    std::fprintf(stderr, "tracefold: rank %d: samples: %u threads got no timer\n", r.rank,
+                 s.timer_failures);
+}
+
+}  // namespace tracefold::record
