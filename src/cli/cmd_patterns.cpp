@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "tracefold/export.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/patterns.hpp"
 #include "tracefold/trace_io.hpp"
@@ -35,8 +36,8 @@ void print_global(const patterns::Result& r) {
     const patterns::GlobalPattern& g = r.global[i];
     Ranklist ranks;
     for (const auto& [rank, p] : g.patterns) ranks.insert(rank);
-    std::cout << "  G" << i + 1 << ": patterns of ranks " << ranks.to_string() << ", " << g.messages
-              << " messages, " << g.loose_events << " events outside patterns\n"
+    std::cout << "  G" << i + 1 << ": patterns of ranks " << human_ranks(ranks) << ", "
+              << g.messages << " messages, " << g.loose_events << " events outside patterns\n"
               << "    edges";
     for (std::size_t e = 0; e < g.edges.size() && e < kMaxEdges; ++e)
       std::cout << " " << g.edges[e].first << "->" << g.edges[e].second;
@@ -93,7 +94,7 @@ void add_patterns_command(CLI::App& app) {
                 << (args->no_context ? "none" : args->context) << ", peers "
                 << (args->absolute ? "absolute" : "relative") << "\n";
       for (const patterns::RankPatterns& g : r.groups) {
-        std::cout << "ranks " << g.ranks.to_string() << ": " << g.events << " events, "
+        std::cout << "ranks " << human_ranks(g.ranks) << ": " << g.events << " events, "
                   << g.patterns.size() << (g.patterns.size() == 1 ? " pattern" : " patterns")
                   << "\n";
         for (std::size_t i = 0; i < g.patterns.size(); ++i) {

@@ -23,6 +23,7 @@
 #include "record_samples.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
+#include "tracefold/export.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/rawlog.hpp"
 #include "tracefold/trace_io.hpp"
@@ -160,8 +161,8 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, co
   if (apply_histogram_threshold(acc, histogram_threshold))
     std::cerr << "tracefold: merge: LOSSY: " << acc.lossy << "\n";
   save_trace(acc, out, w.encoding());
-  std::cerr << "tracefold: merged " << traces.size() << " traces (ranks " << acc.ranks().to_string()
-            << ") into " << out << "\n";
+  std::cerr << "tracefold: merged " << traces.size() << " traces (ranks "
+            << human_ranks(acc.ranks()) << ") into " << out << "\n";
   return 0;
 }
 

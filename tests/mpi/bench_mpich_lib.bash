@@ -31,6 +31,8 @@ mpich_sources() {
     halo26_periodic) echo "halo26.c -DPERIODIC=1" ;;
     halo26) echo "halo26.c -DPERIODIC=0" ;;
     sym_cxx) echo "sym_cxx.cpp sym_cxx_lib.cpp" ;;
+    # The diagnosis example doubles as a test program.
+    diag_problems) echo "../../examples/diagnose/diag_problems.c" ;;
     *)
       local f
       for f in "$SRC/tests/apps/$1".{c,cpp,f90,F90}; do

@@ -4,7 +4,7 @@
 
   diagnose_check.py JSON DESIGNED KIND [--symptom S] [--cause S]... [--cause-rank R]...
                     [--detail S] [--tolerance T]
-      the most severe diagnosis of KIND has a severity within T (default
+      the most severe diagnosis of KIND (at symptom S if given) has a severity within T (default
       10 %) of DESIGNED seconds, its symptom label contains S, its i-th
       cause names the i-th --cause S (in its label or call stack) and the
       i-th --cause-rank R, its detail contains S
@@ -47,6 +47,10 @@ def main():
     mine = [d for d in diags if d["kind"] == a.kind]
     if not mine:
         sys.exit(f"no {a.kind} diagnosis; found: {summary}")
+    # Of several of one kind (a Send's and its Recv's transfer), the one at
+    # the symptom asked for.
+    if a.symptom:
+        mine = [d for d in mine if a.symptom in d["symptom"]["label"]] or mine
     d = mine[0]
     designed = float(a.designed)
     err = abs(d["seconds"] - designed) / designed if designed > 0 else float("inf")

@@ -20,5 +20,6 @@ designed late 2 --sample 1ms &&
   expect wait_for_partner --symptom MPI_Recv --cause "rank 0" --cause work_a --cause-rank 0
 designed mpmd 4 --sample 1ms &&
   expect mpmd_imbalance --symptom MPI_Allreduce --cause work_a --cause work_b
-designed balanced 4 --sample 1ms && expect none
+# 100 ms steps: see diagnose_problems.sh.
+UNIT_MS=100 designed balanced 4 --sample 1ms && expect none
 finish

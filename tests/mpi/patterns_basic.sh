@@ -25,7 +25,7 @@ grep -q 'wait\|probe' p.txt && fail "completions or probes became symbols"
 # Step 2: the four ranks' patterns are one global pattern over the 2x2
 # grid's neighbours, every message of the run in it.
 grep -q '^global patterns: 1$' p.txt || fail "expected one global pattern"
-grep -q '^  G1: patterns of ranks <1 0 4 1>, 256 messages, 0 events outside patterns$' p.txt ||
+grep -q '^  G1: patterns of ranks 0–3, 256 messages, 0 events outside patterns$' p.txt ||
   fail "G1 should join all 4 ranks and their 256 messages"
 grep -q '^    edges 0->1 0->2 1->0 1->3 2->0 2->3 3->1 3->2$' p.txt || fail "wrong edges"
 "$TF" patterns --absolute sw.tf > a.txt
@@ -44,7 +44,7 @@ grep -q 'from_north\|from_south' f.txt && fail "function contexts should not nam
 grep -q '^patterns of cp.tf: 2 ranks, context caller, ' c.txt || fail "--context caller header"
 grep -q '^  #[0-9]* in exchange < from_\(north\|south\): ' c.txt ||
   fail "--context caller should qualify exchange by its caller"
-grep -qE '^  G[0-9]+: patterns of ranks <1 0 2 1>, [1-9][0-9]* messages' f.txt ||
+grep -qE '^  G[0-9]+: patterns of ranks 0–1, [1-9][0-9]* messages' f.txt ||
   fail "Sendrecv messages were not matched between the two ranks"
 "$TF" patterns --context bogus cp.tf 2> bad.txt && fail "--context bogus was accepted"
 grep -q "context" bad.txt || fail "no message for a bad --context"
