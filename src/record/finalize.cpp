@@ -235,12 +235,17 @@ void Recorder::finish() {
   wait_fast_polls(*this);
   if (rawlog.is_open()) rawlog.close();
 #ifdef TRACEFOLD_PATH_CACHE
-  if (path_cache_mode == PathCacheMode::kCheck)
+  if (path_cache_mode == PathCacheMode::kCheck) {
+    const PathCache* pc = path_cache();
     std::fprintf(stderr,
-                 "tracefold: rank %d: call-path cache: %llu hits, %llu walks, %llu mismatches\n",
+                 "tracefold: rank %d: call-path cache: %llu hits, %llu walks, %llu mismatches; "
+                 "%llu paths learned in %llu attempts (main thread)\n",
                  rank, static_cast<unsigned long long>(path_hits.load()),
                  static_cast<unsigned long long>(path_misses.load()),
-                 static_cast<unsigned long long>(path_mismatches.load()));
+                 static_cast<unsigned long long>(path_mismatches.load()),
+                 static_cast<unsigned long long>(pc ? pc->learned : 0),
+                 static_cast<unsigned long long>(pc ? pc->learn_attempts : 0));
+  }
 #endif
   if (env("TRACEFOLD_POLL_STATS"))
     std::fprintf(stderr,

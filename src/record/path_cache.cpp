@@ -135,6 +135,8 @@ PathCache::Entry* Recorder::learn_on_second_miss(uintptr_t ret, uintptr_t anchor
     return nullptr;
   }
   if (*mark != h) return nullptr;  // learning this path failed before
+  if (pc->evictions[PathCache::set_index(ret, anchor, key.addr[0])] >= PathCache::kThrash)
+    return nullptr;
   PathCache::Entry* e = remember_path(pc, ret, anchor, key);
   if (!e) *mark = h | 1;
   return e;
@@ -147,6 +149,7 @@ PathCache::Entry* Recorder::learn_on_second_miss(uintptr_t ret, uintptr_t anchor
 // thread's stack.
 PathCache::Entry* Recorder::remember_path(PathCache* pc, uintptr_t ret, uintptr_t anchor,
                                           const StackKey& key) {
+  ++pc->learn_attempts;
   if (!stack_holds(*pc, anchor)) return nullptr;
   unw_context_t ctx;
   unw_cursor_t cur;
@@ -232,6 +235,8 @@ PathCache::Entry* Recorder::remember_path(PathCache* pc, uintptr_t ret, uintptr_
       break;
     }
   if (way == pc->victim[set]) pc->victim[set] = static_cast<uint8_t>((way + 1) % PathCache::kWays);
+  if (pc->entries[set][way].frames != 0 && pc->evictions[set] < PathCache::kThrash)
+    ++pc->evictions[set];
   pc->tags[set][way] = tag;
   pc->entries[set][way] = e;
   ++pc->learned;

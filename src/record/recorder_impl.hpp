@@ -187,6 +187,15 @@ struct PathCache {
   // Entries written so far: an entry remembered by address (the poll fast
   // path) is still the same path while this is unchanged.
   uint64_t learned = 0;
+  uint64_t learn_attempts = 0;  // remember_path calls (each walks the stack with registers)
+  // Valid entries each set has had to give up for a new one. More paths
+  // than ways that share a set's (wrapper, stack depth, caller) -- a
+  // V-cycle reaching one helper through different outer frames at every
+  // level -- would be learned again and again, each time by a walk with
+  // registers that costs many times a plain walk: past kThrash such
+  // evictions a set learns nothing more and its misses are plain walks.
+  static constexpr uint16_t kThrash = 4 * kWays;
+  std::array<uint16_t, kSets> evictions{};
 
   static std::size_t probe_index(uintptr_t ret) { return (ret * 0x9E3779B97F4A7C15ull) >> 57; }
   static std::size_t set_index(uintptr_t ret, uintptr_t anchor, uintptr_t first) {

@@ -92,4 +92,20 @@ if [[ -s $off ]]; then
     ok "call_paths: $sites MPI_Sendrecv and $barriers MPI_Barrier call sites with and without the cache"
   fi
 fi
+# More paths than a cache set has ways, all through one helper at one stack
+# depth (mg_vcycle's halo exchange reached through different outer frames
+# at every level): the set stops learning after a few rounds of evictions
+# instead of learning (a walk with registers) on nearly every call.
+CHECKS=$((CHECKS + 1))
+limited "$WORK/mg.out" "$WORK/mg.err" env TRACEFOLD_PATH_CACHE=check "$TF" record -o "$WORK/mg.tf" -- \
+  "${TRACEFOLD_MPIRUN:-mpirun}" -np 2 "$APPS/app_mg_vcycle" 100
+attempts=$(sed -n 's/.*paths learned in \([0-9]*\) attempts.*/\1/p' "$WORK/mg.err" | sort -n | tail -1)
+if [[ $LRC -ne 0 || -z $attempts ]]; then
+  bad "mg_vcycle in check mode: exit $LRC, no learning count"
+  show_run "$WORK/mg.err"
+elif ((attempts > 2000)); then
+  bad "mg_vcycle: $attempts walks with registers to learn paths in 100 cycles (thrashing; want <= 2000)"
+else
+  ok "mg_vcycle: $attempts walks with registers to learn paths in 100 cycles (29,204 calls per rank)"
+fi
 finish
