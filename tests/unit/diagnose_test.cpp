@@ -10,7 +10,6 @@
 namespace tracefold {
 namespace {
 
-using testing::make_event;
 
 constexpr int64_t kMs = 1000000;
 
@@ -25,14 +24,7 @@ struct DiagRun {
   }
   void add(int32_t r, const std::string& op, SiteId site, int64_t start, int64_t end,
            std::vector<std::pair<std::string, int64_t>> fields = {}) {
-    auto& evs = in.events.ranks[std::size_t(r)];
-    TimedEvent te;
-    te.ev = make_event(op, site, std::move(fields));
-    te.compute_start_ns = evs.empty() ? start : evs.back().end_ns;
-    te.start_ns = start;
-    te.end_ns = end;
-    te.timed = true;
-    evs.push_back(te);
+    testing::add_timed(in.events.ranks[std::size_t(r)], op, site, start, end, std::move(fields));
   }
   // MPI_Init on every rank, ending at 0.
   void init() {

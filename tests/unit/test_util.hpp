@@ -8,6 +8,7 @@
 #include "tracefold/event.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/merge.hpp"
+#include "tracefold/timeline.hpp"
 #include "tracefold/trace.hpp"
 
 namespace tracefold::testing {
@@ -20,6 +21,21 @@ inline Event make_event(const std::string& op_name, SiteId site,
   e.site = site;
   for (auto& [name, v] : fields) e.set(FieldTable::intern(name, FieldKind::kScalar), v);
   return e;
+}
+
+/// Appends a recorded call to one rank's timed events: computation from the
+/// previous call's end (or `start` for the first) to `start`, the call to `end`.
+inline Event& add_timed(std::vector<TimedEvent>& evs, const std::string& op, SiteId site,
+                        int64_t start, int64_t end,
+                        std::vector<std::pair<std::string, int64_t>> fields = {}) {
+  TimedEvent te;
+  te.ev = make_event(op, site, std::move(fields));
+  te.compute_start_ns = evs.empty() ? start : evs.back().end_ns;
+  te.start_ns = start;
+  te.end_ns = end;
+  te.timed = true;
+  evs.push_back(te);
+  return evs.back().ev;
 }
 
 /// A site table with `n` distinct call sites app+0x10, app+0x20, ...

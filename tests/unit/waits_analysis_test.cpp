@@ -29,15 +29,7 @@ struct Timelines {
   }
   Event& add(int32_t r, const std::string& op, SiteId site, int64_t start, int64_t end,
              std::vector<std::pair<std::string, int64_t>> fields = {}) {
-    auto& evs = in.ranks[std::size_t(r)];
-    TimedEvent te;
-    te.ev = make_event(op, site, std::move(fields));
-    te.compute_start_ns = evs.empty() ? start : evs.back().end_ns;
-    te.start_ns = start;
-    te.end_ns = end;
-    te.timed = true;
-    evs.push_back(te);
-    return evs.back().ev;
+    return testing::add_timed(in.ranks[std::size_t(r)], op, site, start, end, std::move(fields));
   }
   WaitReport run() { return analyze_waits(trace, in); }
 };

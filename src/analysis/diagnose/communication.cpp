@@ -53,10 +53,7 @@ void calls(Context& c) {
     if (transfer < bar) continue;
     const double mean = c.seconds(a.ns - a.waited) / double(a.count);
     const double per_rank_calls = double(a.count) / double(c.size);
-    Diagnosis d;
-    d.symptom.label = c.call_label(*a.ev);
-    d.symptom.stack = c.call_stack(*a.ev);
-    d.seconds = transfer;
+    Diagnosis d = c.at_call(DiagnosisKind::kLongCommunication, transfer, *a.ev);
     std::ostringstream o;
     // Frequent: many calls, each short; waiting in them of the order of the
     // call itself is the jitter of so many synchronisations and would go
@@ -80,13 +77,8 @@ void calls(Context& c) {
       d.causes.push_back(std::move(loop));
     } else {
       const double per_call = double(a.bytes) / double(a.count);
-      if (is_io(key.first)) {
-        d.kind = per_call >= double(c.opt.large_bytes) ? DiagnosisKind::kLargeIo
-                                                       : DiagnosisKind::kLongCommunication;
-      } else {
-        d.kind = per_call >= double(c.opt.large_bytes) ? DiagnosisKind::kLargeTransfer
-                                                       : DiagnosisKind::kLongCommunication;
-      }
+      if (per_call >= double(c.opt.large_bytes))
+        d.kind = is_io(key.first) ? DiagnosisKind::kLargeIo : DiagnosisKind::kLargeTransfer;
       o << a.count << " calls, " << static_cast<uint64_t>(std::llround(per_call))
         << " bytes each on average, " << micros(c.seconds(a.ns) / double(a.count))
         << " each, of which " << micros(c.seconds(a.waited) / double(a.count)) << " waiting";
@@ -124,12 +116,8 @@ void partners(Context& c) {
     add_computation(c, w.late, from, le.start_ns, std::size_t(w.late_event), a.places);
   }
   for (auto& [key, a] : aggs) {
-    Diagnosis d;
-    d.kind = DiagnosisKind::kWaitForPartner;
-    d.seconds = c.seconds(a.ns) / double(c.size);
-    d.symptom.label = c.call_label(*a.wev);
-    d.symptom.stack = c.call_stack(*a.wev);
-    d.symptom.seconds = d.seconds;
+    Diagnosis d =
+        c.at_call(DiagnosisKind::kWaitForPartner, c.seconds(a.ns) / double(c.size), *a.wev);
     auto top = [](const std::map<int32_t, int64_t>& m) {
       return std::max_element(m.begin(), m.end(),
                               [](const auto& x, const auto& y) { return x.second < y.second; })

@@ -172,12 +172,8 @@ void diagnose_serialisation(Context& c) {
                     a.places);
   }
   for (auto& [key, a] : aggs) {
-    Diagnosis d;
-    d.kind = DiagnosisKind::kSerialisation;
-    d.seconds = c.seconds(a.waited) / double(c.size);
-    d.symptom.label = c.call_label(*a.ev);
-    d.symptom.stack = c.call_stack(*a.ev);
-    d.symptom.seconds = d.seconds;
+    Diagnosis d =
+        c.at_call(DiagnosisKind::kSerialisation, c.seconds(a.waited) / double(c.size), *a.ev);
     d.symptom.rank = std::get<2>(key);
     d.causes = dominant_places(c, a.places, std::get<2>(key), a.work);
     std::ostringstream o;

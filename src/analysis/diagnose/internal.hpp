@@ -71,6 +71,17 @@ struct Context {
   /// `MPI_Allreduce at main (x.c:12)`.
   std::string call_label(const Event& ev) const;
   std::vector<std::string> call_stack(const Event& ev) const;
+  /// A diagnosis of `kind` and severity `seconds` whose symptom is the
+  /// call path of `symptom`.
+  Diagnosis at_call(DiagnosisKind kind, double seconds, const Event& symptom) const {
+    Diagnosis d;
+    d.kind = kind;
+    d.seconds = seconds;
+    d.symptom.label = call_label(symptom);
+    d.symptom.stack = call_stack(symptom);
+    d.symptom.seconds = seconds;
+    return d;
+  }
 };
 
 /// Adds the labelled time of `rank`'s event `k` (and the computation gap
