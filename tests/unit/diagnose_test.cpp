@@ -10,7 +10,6 @@
 namespace tracefold {
 namespace {
 
-
 constexpr int64_t kMs = 1000000;
 
 struct DiagRun {
