@@ -49,8 +49,9 @@ void run_diagnose(const DiagnoseArgs& args) {
     write_diagnose_text(out, report);
   out.close();
   if (!out) throw std::runtime_error(args.output + ": write failed");
-  std::cerr << "tracefold: " << report.diagnoses.size() << " diagnoses written to " << args.output
-            << "\n";
+  const std::size_t n = report.diagnoses.size();
+  std::cerr << "tracefold: " << n << (n == 1 ? " diagnosis" : " diagnoses") << " written to "
+            << args.output << "\n";
 }
 
 }  // namespace
