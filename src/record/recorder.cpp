@@ -158,10 +158,13 @@ void Recorder::start(int64_t t0) {
 
 // Caller holds `mu`; only for events the folder took.
 void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
-  const uint64_t index = events_timed.load(std::memory_order_relaxed);
-  sampler_note_timed(index);
-  events_timed.store(index + 1, std::memory_order_relaxed);
-  maybe_drain_samples(*this);
+  // A recording without samples skips their bookkeeping on every call.
+  if (sampling) {
+    const uint64_t index = events_timed.load(std::memory_order_relaxed);
+    sampler_note_timed(index);
+    events_timed.store(index + 1, std::memory_order_relaxed);
+    maybe_drain_samples(*this);
+  }
   if (!timeline.is_open()) return;
   timeline.add(op, skewed(enter_ns), skewed(exit_ns));
   if (timeline.over_budget() && !timeline_warned) {

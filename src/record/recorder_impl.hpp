@@ -253,7 +253,8 @@ class Recorder {
   }
   // Events timestamped so far: the index of the next timeline record, which
   // samples name (sampler.cpp reads it in its signal handler).
-  std::atomic<uint64_t> events_timed{0};
+  std::atomic<uint64_t> events_timed{0};  // counted only while `sampling`
+  bool sampling = false;                  // set once by start_sampler, before any timer
   // The timeline file, and why it could not be created (for report_status).
   std::string timeline_path, timeline_open_error;
   // Events recorded but not folded yet (see append): slots reused batch

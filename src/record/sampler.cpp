@@ -314,6 +314,7 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigaction(s.signal, &sa, nullptr);
+  r.sampling = true;
   s.on.store(true);
   begin_thread(true);
 }
