@@ -57,7 +57,17 @@ class ValueSeq {
   /// A sequence of `n` copies of `value`.
   static ValueSeq repeated(int64_t value, uint64_t n);
 
-  void push_back(int64_t value);
+  /// Inline for the one-value case: most fields of most calls (datatype,
+  /// communicator, a constant count) stay one value, and folding pushes
+  /// every field of every call.
+  void push_back(int64_t value) {
+    if (!histogram_ && simple_ && (size_ == 0 || value == single_value_)) {
+      single_value_ = value;
+      ++size_;
+      return;
+    }
+    push_back_slow(value);
+  }
   /// The same as n push_back(value) calls, representation included (which
   /// append_repeated does not promise); constant time while the sequence
   /// is one repeated value.
@@ -166,6 +176,7 @@ class ValueSeq {
 
  private:
   void materialize();
+  void push_back_slow(int64_t value);
   void push_general(int64_t value);
   void fold_literal_tail();
   void fold_run_tail();

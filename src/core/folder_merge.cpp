@@ -31,17 +31,29 @@ void settle_timing(Item& b, int32_t rank) {
 std::size_t timing_record(Item& b, EventKey pred) {
   // Mostly the record of the event's last sample (a poll after a poll): the
   // hint is checked, so any change to the records since only costs a search.
-  if (b.timing_hint < b.timings.size() && b.timings[b.timing_hint].pred == pred)
-    return b.timing_hint;
-  auto it = std::lower_bound(b.timings.begin(), b.timings.end(), pred,
-                             [](const Timing& x, EventKey k) { return x.pred < k; });
-  if (it == b.timings.end() || !(it->pred == pred)) {
+  // Keys compare as their packed form ((op, site) order), one integer
+  // comparison each.
+  const uint64_t want = pred.packed();
+  std::vector<Timing>& t = b.timings;
+  if (b.timing_hint < t.size() && t[b.timing_hint].pred.packed() == want) return b.timing_hint;
+  // A node has a record per call that preceded it: a few, so a scan is
+  // cheaper than a binary search until there are many.
+  std::size_t i = 0;
+  if (t.size() <= 8) {
+    while (i < t.size() && t[i].pred.packed() < want) ++i;
+  } else {
+    i = static_cast<std::size_t>(
+        std::lower_bound(t.begin(), t.end(), want,
+                         [](const Timing& x, uint64_t k) { return x.pred.packed() < k; }) -
+        t.begin());
+  }
+  if (i == t.size() || t[i].pred.packed() != want) {
     Timing fresh;
     fresh.pred = pred;
-    it = b.timings.insert(it, std::move(fresh));
+    t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(fresh));
   }
-  b.timing_hint = static_cast<uint32_t>(it - b.timings.begin());
-  return b.timing_hint;
+  b.timing_hint = static_cast<uint32_t>(i);
+  return i;
 }
 
 void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {

@@ -48,7 +48,7 @@ void ValueSeq::materialize() {
   if (size_ > 0) add_span(&single_value_, 1, size_);
 }
 
-void ValueSeq::push_back(int64_t value) {
+void ValueSeq::push_back_slow(int64_t value) {
   if (histogram_) {
     // One span of one value per distinct value, sorted: vals_ is the sorted
     // list of values and span i holds vals_[i].
