@@ -18,7 +18,8 @@
 #          --histogram-threshold 16 (lossy), and the merge time of a run
 #          with the walk on and of one with it off.
 # Ranks beyond 2 are oversubscribed on this 2-core machine: the 64-rank runs
-# take minutes. Needs valgrind for `calls` (installed if missing).
+# take minutes. Needs valgrind for `calls` (installed if missing); with
+# KEEP_DIR=DIR its callgrind files stay there (cg.1 walk on, cg.0 off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -98,6 +99,7 @@ SH
     calls=$("$TF" expand "$WORK/c$walk.tf" --rank 0 | grep -c '^MPI_')
     paths=$(sed -nE 's/^tracefold: rank 0: folder: (.*)/\1/p' "$WORK/c$walk.err")
     echo "| $walk | $calls | $ins | $(echo "$ins / $calls" | bc) | $paths |"
+    if [[ -n ${KEEP_DIR:-} ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK/cg.$walk" "$KEEP_DIR/"; fi
   done
   echo
 fi
