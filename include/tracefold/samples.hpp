@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/block_file_writer.hpp"
 #include "tracefold/modules.hpp"
 
 namespace tracefold {
@@ -103,19 +104,13 @@ void write_samples_file(const std::string& path, const RankSamples& samples);
 /// after open(): failures are kept in error() and writing stops (the traced
 /// program must go on). Ids are handed out in the order of the calls:
 /// modules from 0, contexts from 1 (0 is the root).
-class SamplesWriter {
+class SamplesWriter : public BlockFileWriter {
  public:
-  SamplesWriter() = default;
-  ~SamplesWriter();
-  SamplesWriter(const SamplesWriter&) = delete;
-  SamplesWriter& operator=(const SamplesWriter&) = delete;
-
   /// Creates `path`. `max_bytes` bounds the file (0: no bound); once a block
   /// would pass it, that block's samples and all later ones are counted as
   /// dropped. Throws SamplesError if the file cannot be created.
   void open(const std::string& path, int32_t rank, int32_t world_size, int64_t period_ns,
             SampleClock clock, uint64_t max_bytes, std::size_t block_bytes = 1 << 16);
-  bool is_open() const { return file_ != nullptr; }
   /// The id the module gets.
   uint32_t add_module(const Module& m);
   /// The id the context gets. `parent` and `module` must have been added.
@@ -132,30 +127,16 @@ class SamplesWriter {
   uint32_t contexts() const { return contexts_; }
   uint64_t recorded() const { return recorded_; }
   uint64_t dropped() const { return dropped_; }
-  uint64_t bytes_written() const { return written_; }
-  bool over_budget() const { return over_budget_; }
-  const std::string& error() const { return error_; }
 
  private:
-  void put_varint(uint64_t v);
-  void write_raw(const void* data, std::size_t n);
   void end_record();
 
-  std::FILE* file_ = nullptr;
-  std::string path_;
-  std::vector<uint8_t> block_;
-  std::vector<uint8_t> packed_;
-  std::size_t block_bytes_ = 1 << 16;
-  uint32_t block_records_ = 0, block_samples_ = 0;
+  uint32_t block_samples_ = 0;
   int64_t last_time_ = 0;
   uint64_t last_event_ = 0;
   uint32_t modules_ = 0, contexts_ = 1;
-  uint64_t max_bytes_ = 0;
-  uint64_t written_ = 0;
   uint64_t recorded_ = 0;
   uint64_t dropped_ = 0;
-  bool over_budget_ = false;
-  std::string error_;
 };
 
 /// Largest raw (decompressed) block a reader accepts (as for timelines).

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/block_file_writer.hpp"
 #include "tracefold/clock_sync.hpp"
 #include "tracefold/event.hpp"
 
@@ -49,19 +50,13 @@ struct TimelineRecord {
 /// Appends records to a file in compressed blocks, within a byte budget.
 /// Never throws after open(): failures are kept in error() and recording
 /// stops (the traced program must go on).
-class TimelineWriter {
+class TimelineWriter : public BlockFileWriter {
  public:
-  TimelineWriter() = default;
-  ~TimelineWriter();
-  TimelineWriter(const TimelineWriter&) = delete;
-  TimelineWriter& operator=(const TimelineWriter&) = delete;
-
   /// Creates `path`. `max_bytes` bounds the file (0: no bound); once a block
   /// would pass it, further records are counted as dropped. Throws
   /// TimelineError if the file cannot be created.
   void open(const std::string& path, int32_t rank, int32_t world_size, int64_t base_ns,
             uint64_t max_bytes, std::size_t block_bytes = 1 << 16);
-  bool is_open() const { return file_ != nullptr; }
   /// The clock sample taken at the start (round trip -1: not measured).
   void set_start_offset(int64_t offset_ns, int64_t local_ns, int64_t round_trip_ns = -1);
   /// Cheap: encodes into the current block.
@@ -74,28 +69,11 @@ class TimelineWriter {
 
   uint64_t recorded() const { return recorded_; }
   uint64_t dropped() const { return dropped_; }
-  uint64_t bytes_written() const { return written_; }
-  /// True once the byte budget was reached (the caller warns once).
-  bool over_budget() const { return over_budget_; }
-  const std::string& error() const { return error_; }
 
  private:
-  void put_varint(uint64_t v);
-  void write_raw(const void* data, std::size_t n);
-
-  std::FILE* file_ = nullptr;
-  std::string path_;
-  std::vector<uint8_t> block_;
-  std::vector<uint8_t> packed_;
-  std::size_t block_bytes_ = 1 << 16;
-  uint32_t block_events_ = 0;
   int64_t last_exit_ = 0;
-  uint64_t max_bytes_ = 0;
-  uint64_t written_ = 0;
   uint64_t recorded_ = 0;
   uint64_t dropped_ = 0;
-  bool over_budget_ = false;
-  std::string error_;
 };
 
 /// A timeline file read back.
