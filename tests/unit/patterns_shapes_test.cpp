@@ -358,5 +358,43 @@ TEST(PatternsShapes, MultilevelHalo) {
   EXPECT_NE(s.kind, ShapeKind::kMultilevel);
 }
 
+// What assemble keeps for the shapes: channels with their bytes and
+// wildcard receives, and each rank's matched messages in its order, with
+// the occurrences of its pattern. A message outside any channel's match
+// (an unknown source) makes no hop.
+TEST(PatternsGlobal, ChannelsAndOrder) {
+  RankEvents a, b;
+  a.rank = 0;
+  b.rank = 1;
+  for (int i = 0; i < 2; ++i) {
+    Message send{Message::Kind::kSend, 1, 0, 3};
+    send.bytes = 16;
+    a.events.push_back(send);
+    Message recv{Message::Kind::kRecv, 0, 0, 3};
+    recv.blocking = true;
+    recv.wildcard = true;
+    b.events.push_back(recv);
+  }
+  a.events.push_back({Message::Kind::kRecv, 1, 0, 4});  // never sent
+  Message posted{Message::Kind::kRecv, kAny, 0, 3};
+  b.events.push_back(posted);  // a source nobody knows
+  a.pattern_of = {0, 0, 0};
+  b.pattern_of = {0, 0, 0};
+  a.occurrences = {2};
+  const std::vector<RankEvents> ranks = {a, b};
+  const std::vector<GlobalPattern> g = assemble(ranks);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].channels, (std::vector<Channel>{{0, 1, 0, 3, 2, 32, 2}}));
+  ASSERT_EQ(g[0].order.size(), 2u);
+  EXPECT_EQ(g[0].order[0].rank, 0);
+  EXPECT_EQ(g[0].order[0].occurrences, 2u);
+  EXPECT_EQ(g[0].order[0].hops, (std::vector<Hop>{{1, true, false}, {1, true, false}}));
+  EXPECT_EQ(g[0].order[1].rank, 1);
+  EXPECT_EQ(g[0].order[1].occurrences, 1u);  // none given
+  EXPECT_EQ(g[0].order[1].hops, (std::vector<Hop>{{0, false, true}, {0, false, true}}));
+  EXPECT_EQ(g[0].shape.kind, ShapeKind::kUnclassified);  // classify() names it
+  EXPECT_EQ(classify(g[0], 2).title(), "shift");
+}
+
 }  // namespace
 }  // namespace tracefold::patterns

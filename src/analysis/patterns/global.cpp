@@ -77,8 +77,7 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
   // Sendrecv may make two).
   std::vector<Channel> chans;
   chans.reserve(channels.size());
-  std::vector<std::vector<std::vector<Hop>>> hops(ranks.size());
-  for (std::size_t i = 0; i < ranks.size(); ++i) hops[i].resize(ranks[i].events.size());
+  std::vector<std::vector<std::pair<std::size_t, Hop>>> hops(ranks.size());  // (event, hop)
   for (const auto& [ch, ends] : channels) {
     const std::size_t n = std::min(ends.sends.size(), ends.recvs.size());
     if (n == 0) continue;
@@ -95,8 +94,8 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
       ++c.messages;
       c.bytes += ranks[si].events[se].bytes;
       if (rm.wildcard) ++c.wildcard;
-      hops[si][se].push_back({c.to, true, false});
-      hops[ri][re].push_back({c.from, false, rm.blocking && rm.kind == Message::Kind::kRecv});
+      hops[si].push_back({se, {c.to, true, false}});
+      hops[ri].push_back({re, {c.from, false, rm.blocking && rm.kind == Message::Kind::kRecv}});
     }
   }
   // Components holding a per-process pattern become global patterns.
@@ -139,7 +138,10 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankEvents& r = ranks[i];
     std::map<std::size_t, GlobalPattern::Order> orders;
-    for (std::size_t e = 0; e < r.events.size(); ++e) {
+    // In the rank's order of events (a Sendrecv makes two hops of one event).
+    std::stable_sort(hops[i].begin(), hops[i].end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [e, hop] : hops[i]) {
       const int32_t p = r.pattern_of[e];
       if (p < 0) continue;
       auto it = index.find(uf.find(unit_of[i][e]));
@@ -150,7 +152,7 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
         const auto pi = static_cast<std::size_t>(p);
         o->second.occurrences = pi < r.occurrences.size() ? r.occurrences[pi] : 1;
       }
-      for (const Hop& h : hops[i][e]) o->second.hops.push_back(h);
+      o->second.hops.push_back(hop);
     }
     for (auto& [g, o] : orders) out[g].order.push_back(std::move(o));
   }
