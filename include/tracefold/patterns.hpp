@@ -209,8 +209,12 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks);
 /// its edges are). Every shape of docs/patterns.md is fitted: its expected
 /// edges built from parameters read off the observed ones (a grid from the
 /// extrapolation's topology detection, a shift distance, a root, ...) and
-/// compared with them; the best fit wins, ties going to the shape listed
-/// first in ShapeKind (a 2-rank exchange is a ring before it is a halo).
+/// compared with them; the best fit wins, ties going to the earlier of
+/// ring, wavefront, halo, butterfly, tree, master-worker, pairwise (a
+/// 2-rank exchange is a ring before it is a halo; sweeps on a grid are a
+/// wavefront, though a halo has the same edges: only the ranks' order of
+/// messages tells them apart). A halo, ring or other shape whose messages
+/// split by size into levels of the same shape is multilevel.
 /// Below kMinQuality the pattern is irregular (symmetric, every rank both
 /// sends and receives) or unclassified, with its edge count and degrees.
 Shape classify(const GlobalPattern& g, int32_t ranks);
@@ -290,7 +294,7 @@ struct Result {
 /// split into context runs (`context_of` names the context of a call site;
 /// unused with ContextMode::kNone), and its per-process patterns. Ranks
 /// whose symbols and contexts come out equal share one group; then the
-/// ranks' patterns are assembled (assemble). Walks every rank's events and
+/// ranks' patterns are assembled (assemble) and named (classify). Walks every rank's events and
 /// keeps them for the assembly (O(events) time and memory): the
 /// ranklist-aware form is to come.
 Result find_process_patterns(const Trace& trace, const Options& options,

@@ -13,6 +13,7 @@ namespace tracefold::patterns {
 namespace {
 
 using Edges = std::vector<std::pair<int32_t, int32_t>>;
+using Params = std::vector<std::pair<std::string, std::string>>;
 
 // A global pattern with these edges, one message of `bytes` each.
 GlobalPattern with_edges(Edges e, uint64_t bytes = 8) {
@@ -61,25 +62,44 @@ Edges grid(int nx, int ny, int nz, int k, bool px, bool py, bool pz) {
   return Edges(out.begin(), out.end());
 }
 
+constexpr std::pair<int32_t, int32_t> kNone{-1, -1};
+
+// Without `drop` the edges are still `name`, partial, `drop` missing; with
+// `add` they are, `add` extra (kNone: not tried).
+void expect_partials(const Edges& edges, int32_t ranks, const std::string& name,
+                     std::pair<int32_t, int32_t> drop, std::pair<int32_t, int32_t> add) {
+  if (drop != kNone) {
+    ASSERT_EQ(std::count(edges.begin(), edges.end(), drop), 1);
+    const Shape s = classify(with_edges(without(edges, drop)), ranks);
+    EXPECT_EQ(s.title(), name + ", partial (1 edge missing)");
+    EXPECT_EQ(s.missing, (Edges{drop}));
+    EXPECT_TRUE(s.extra.empty());
+  }
+  if (add != kNone) {
+    const Shape s = classify(with_edges(with(edges, add)), ranks);
+    EXPECT_EQ(s.title(), name + ", partial (1 edge extra)");
+    EXPECT_EQ(s.extra, (Edges{add}));
+    EXPECT_TRUE(s.missing.empty());
+  }
+}
+
+// A halo's title, grid, periodic axes and neighbour set, in one line.
+std::string halo(const Shape& s) {
+  return s.title() + "; " + s.param("grid") + "; " + s.param("periodic") + "; " +
+         s.param("neighbours");
+}
+
 TEST(PatternsShapes, RingAndShift) {
   Edges ring;
   for (int r = 0; r < 6; ++r) ring.emplace_back(r, (r + 1) % 6);
   Shape s = classify(with_edges(ring), 6);
   EXPECT_EQ(s.kind, ShapeKind::kRing);
   EXPECT_EQ(s.title(), "ring");
-  EXPECT_EQ(s.params, (std::vector<std::pair<std::string, std::string>>{
-                          {"distance", "1"}, {"direction", "+"}, {"periodic", "yes"}}));
+  EXPECT_EQ(s.params, (Params{{"distance", "1"}, {"direction", "+"}, {"periodic", "yes"}}));
   EXPECT_DOUBLE_EQ(s.quality, 1.0);
 
-  s = classify(with_edges(without(ring, {2, 3})), 6);
-  EXPECT_EQ(s.title(), "ring, partial (1 edge missing)");
-  EXPECT_EQ(s.missing, (Edges{{2, 3}}));
-  EXPECT_TRUE(s.extra.empty());
-  EXPECT_EQ(s.matched, 5u);
-
-  s = classify(with_edges(with(ring, {0, 3})), 6);
-  EXPECT_EQ(s.title(), "ring, partial (1 edge extra)");
-  EXPECT_EQ(s.extra, (Edges{{0, 3}}));
+  expect_partials(ring, 6, "ring", {2, 3}, {0, 3});
+  EXPECT_EQ(classify(with_edges(without(ring, {2, 3})), 6).matched, 5u);
 
   // Two ranks down, not round: a shift.
   Edges shift;
@@ -97,67 +117,47 @@ TEST(PatternsShapes, Halo2D) {
   ASSERT_EQ(open.size(), 34u);
   Shape s = classify(with_edges(open), 12);
   EXPECT_EQ(s.kind, ShapeKind::kHalo);
-  EXPECT_EQ(s.title(), "2-D halo");
-  EXPECT_EQ(s.param("grid"), "3x4");
-  EXPECT_EQ(s.param("periodic"), "none");
-  EXPECT_EQ(s.param("neighbours"), "5-point");
+  EXPECT_EQ(halo(s), "2-D halo; 3x4; none; 5-point");
   EXPECT_EQ(s.param("bytes"), "-x 8, +x 8, -y 8, +y 8");
 
   s = classify(with_edges(without(open, {5, 6})), 12);
-  EXPECT_EQ(s.title(), "2-D halo, partial (1 edge missing)");
+  EXPECT_EQ(halo(s), "2-D halo, partial (1 edge missing); 3x4; none; 5-point");
   EXPECT_EQ(s.missing, (Edges{{5, 6}}));
-  EXPECT_EQ(s.param("grid"), "3x4");
   s = classify(with_edges(with(open, {0, 5})), 12);  // a diagonal
-  EXPECT_EQ(s.title(), "2-D halo, partial (1 edge extra)");
+  EXPECT_EQ(halo(s), "2-D halo, partial (1 edge extra); 3x4; none; 5-point");
   EXPECT_EQ(s.extra, (Edges{{0, 5}}));
-  EXPECT_EQ(s.param("neighbours"), "5-point");
 
   // Periodic on both axes, 3 columns by 4 rows; x messages 80 bytes, y 160.
   const Edges torus = grid(3, 4, 1, 1, true, true, false);
   GlobalPattern g = with_edges(torus);
   for (Channel& c : g.channels) c.bytes = (c.to / 3 == c.from / 3) ? 80 : 160;
   s = classify(g, 12);
-  EXPECT_EQ(s.title(), "2-D halo");
-  EXPECT_EQ(s.param("grid"), "4x3");
-  EXPECT_EQ(s.param("periodic"), "x,y");
+  EXPECT_EQ(halo(s), "2-D halo; 4x3; x,y; 5-point");
   EXPECT_EQ(s.param("bytes"), "-x 80, +x 80, -y 160, +y 160");
 
   // Periodic in y only, 9-point.
   const Edges nine = grid(4, 4, 1, 2, false, true, false);
   s = classify(with_edges(nine), 16);
-  EXPECT_EQ(s.title(), "2-D halo");
-  EXPECT_EQ(s.param("grid"), "4x4");
-  EXPECT_EQ(s.param("periodic"), "y");
-  EXPECT_EQ(s.param("neighbours"), "9-point");
+  EXPECT_EQ(halo(s), "2-D halo; 4x4; y; 9-point");
 }
 
 TEST(PatternsShapes, Halo1DAnd3D) {
   Edges line;
   for (int r = 0; r + 1 < 5; ++r) line.insert(line.end(), {{r, r + 1}, {r + 1, r}});
   Shape s = classify(with_edges(line), 5);
-  EXPECT_EQ(s.title(), "1-D halo");
-  EXPECT_EQ(s.param("grid"), "5");
-  EXPECT_EQ(s.param("periodic"), "none");
-  EXPECT_EQ(s.param("neighbours"), "3-point");
+  EXPECT_EQ(halo(s), "1-D halo; 5; none; 3-point");
 
   const Edges seven = grid(3, 2, 2, 1, false, false, false);
   s = classify(with_edges(seven), 12);
-  EXPECT_EQ(s.title(), "3-D halo");
-  EXPECT_EQ(s.param("grid"), "2x2x3");
-  EXPECT_EQ(s.param("neighbours"), "7-point");
-  s = classify(with_edges(without(seven, {0, 6})), 12);
-  EXPECT_EQ(s.title(), "3-D halo, partial (1 edge missing)");
-  EXPECT_EQ(s.missing, (Edges{{0, 6}}));
+  EXPECT_EQ(halo(s), "3-D halo; 2x2x3; none; 7-point");
+  expect_partials(seven, 12, "3-D halo", {0, 6}, kNone);
 
   const Edges full = grid(3, 3, 3, 3, false, false, false);
   s = classify(with_edges(full), 27);
-  EXPECT_EQ(s.title(), "3-D halo");
-  EXPECT_EQ(s.param("grid"), "3x3x3");
-  EXPECT_EQ(s.param("neighbours"), "27-point");
+  EXPECT_EQ(halo(s), "3-D halo; 3x3x3; none; 27-point");
   const Edges nineteen = grid(3, 3, 3, 2, false, false, false);
   s = classify(with_edges(with(nineteen, {0, 26})), 27);
-  EXPECT_EQ(s.title(), "3-D halo, partial (1 edge extra)");
-  EXPECT_EQ(s.param("neighbours"), "19-point");
+  EXPECT_EQ(halo(s), "3-D halo, partial (1 edge extra); 3x3x3; none; 19-point");
   EXPECT_EQ(s.extra, (Edges{{0, 26}}));
 }
 
@@ -201,8 +201,7 @@ TEST(PatternsShapes, Wavefront) {
   EXPECT_EQ(s.param("order"), "+x+y from 0, -x-y from 5");
   // The same messages with posted receives are a halo exchange.
   s = classify(sweeps(false), 6);
-  EXPECT_EQ(s.title(), "2-D halo");
-  EXPECT_EQ(s.param("grid"), "2x3");
+  EXPECT_EQ(halo(s), "2-D halo; 2x3; none; 5-point");
 
   s = classify(sweeps(true, {1, 4}), 6);
   EXPECT_EQ(s.title(), "wavefront, partial (1 edge missing)");
@@ -219,15 +218,10 @@ TEST(PatternsShapes, Butterfly) {
   Edges b;
   for (int r = 0; r < 16; ++r)
     for (int bit : {1, 2, 4, 8}) b.emplace_back(r, r ^ bit);
-  Shape s = classify(with_edges(b), 16);
+  const Shape s = classify(with_edges(b), 16);
   EXPECT_EQ(s.title(), "butterfly");
-  EXPECT_EQ(s.param("stages"), "4");
-  EXPECT_EQ(s.param("distances"), "1,2,4,8");
-  s = classify(with_edges(without(b, {3, 11})), 16);
-  EXPECT_EQ(s.title(), "butterfly, partial (1 edge missing)");
-  EXPECT_EQ(s.missing, (Edges{{3, 11}}));
-  s = classify(with_edges(with(b, {0, 3})), 16);
-  EXPECT_EQ(s.title(), "butterfly, partial (1 edge extra)");
+  EXPECT_EQ(s.params, (Params{{"stages", "4"}, {"distances", "1,2,4,8"}}));
+  expect_partials(b, 16, "butterfly", {3, 11}, {0, 3});
 }
 
 TEST(PatternsShapes, Trees) {
@@ -244,10 +238,7 @@ TEST(PatternsShapes, Trees) {
   EXPECT_EQ(s.param("root"), "3");
   EXPECT_EQ(s.param("direction"), "down (bcast, scatter)");
   EXPECT_EQ(s.param("fan-out"), "3");
-  ASSERT_EQ(std::count(binomial.begin(), binomial.end(), std::make_pair(5, 1)), 1);
-  s = classify(with_edges(without(binomial, {5, 1})), 8);
-  EXPECT_EQ(s.title(), "binomial tree, partial (1 edge missing)");
-  EXPECT_EQ(s.missing, (Edges{{5, 1}}));
+  expect_partials(binomial, 8, "binomial tree", {5, 1}, kNone);
 
   // Binary, root 0 of 7, towards the root.
   Edges binary;
@@ -283,12 +274,7 @@ TEST(PatternsShapes, MasterWorker) {
   EXPECT_EQ(s.param("workers"), "4");
   EXPECT_EQ(s.param("tasks"), "12");
   EXPECT_EQ(s.param("wildcard returns"), "12 of 12");
-  s = classify(with_edges(without(star, {3, 0})), 5);
-  EXPECT_EQ(s.title(), "master-worker, partial (1 edge missing)");
-  EXPECT_EQ(s.missing, (Edges{{3, 0}}));
-  s = classify(with_edges(with(star, {1, 2})), 5);
-  EXPECT_EQ(s.title(), "master-worker, partial (1 edge extra)");
-  EXPECT_EQ(s.extra, (Edges{{1, 2}}));
+  expect_partials(star, 5, "master-worker", {3, 0}, {1, 2});
 }
 
 TEST(PatternsShapes, PairwiseAndTranspose) {
@@ -297,25 +283,16 @@ TEST(PatternsShapes, PairwiseAndTranspose) {
   EXPECT_EQ(s.title(), "pairwise");
   EXPECT_EQ(s.param("pairs"), "3");
   EXPECT_EQ(s.param("partner"), "rank xor 1");
-  s = classify(with_edges(without(pairs, {5, 4})), 6);
-  EXPECT_EQ(s.title(), "pairwise, partial (1 edge missing)");
-  EXPECT_EQ(s.missing, (Edges{{5, 4}}));
+  expect_partials(pairs, 6, "pairwise", {5, 4}, kNone);
 
   // Rank (x, y) of a 3x3 grid with (y, x); the diagonal stays home.
   const Edges mirror = {{1, 3}, {3, 1}, {2, 6}, {6, 2}, {5, 7}, {7, 5}};
-  s = classify(with_edges(mirror), 9);
-  EXPECT_EQ(s.title(), "transpose");
-  EXPECT_EQ(s.param("grid"), "3x3");
-  EXPECT_EQ(s.param("pairs"), "3");
+  EXPECT_EQ(classify(with_edges(mirror), 9).params, (Params{{"pairs", "3"}, {"grid", "3x3"}}));
+  EXPECT_EQ(classify(with_edges(mirror), 9).title(), "transpose");
   // A stray message between two ranks that have their partners (one
   // between two idle diagonal ranks would make a fourth pair, one edge
   // short, which fits as well).
-  s = classify(with_edges(with(mirror, {1, 2})), 9);
-  EXPECT_EQ(s.title(), "transpose, partial (1 edge extra)");
-  EXPECT_EQ(s.extra, (Edges{{1, 2}}));
-  s = classify(with_edges(without(mirror, {6, 2})), 9);
-  EXPECT_EQ(s.title(), "transpose, partial (1 edge missing)");
-  EXPECT_EQ(s.missing, (Edges{{6, 2}}));
+  expect_partials(mirror, 9, "transpose", {6, 2}, {1, 2});
 }
 
 TEST(PatternsShapes, IrregularAndUnclassified) {
