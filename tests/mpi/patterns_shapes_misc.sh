@@ -4,7 +4,8 @@
 # with MPI_Recv(MPI_ANY_SOURCE, MPI_ANY_TAG): matched by the recorded source
 # and tag, all of them wildcard returns) and mg_vcycle (the 2-D halo at each
 # level of the V-cycle, messages halving: 32, 16, 8 and 4 doubles on the 4
-# levels, every rank active) with their exact parameters.
+# levels, every rank active; on 2x2 and on 3x3, where the periodic grid
+# shows its wrap) with their exact parameters.
 source "$2/tests/apps/patterns_lib.bash"
 
 shapes ring 5 3
@@ -17,7 +18,10 @@ grep -Eq '^      master 0; workers 3; tasks [0-9]+; wildcard returns ([0-9]+) of
   master_worker-4.txt || fail "master_worker: master 0, 3 workers, every return a wildcard"
 
 shapes mg_vcycle 4 2
-expect mg_vcycle-4.txt '    shape: multilevel 2-D halo, quality 100% (8 of 8 edges)'
-expect mg_vcycle-4.txt '      levels 4; bytes per level 256, 128, 64, 32; ranks per level 4, 4, 4, 4; grid 2x2; periodic none; neighbours 5-point'
+expect mg_vcycle-4.txt '    shape: multilevel 2-D halo, quality 100% (32 of 32 edges)'
+expect mg_vcycle-4.txt '      levels 4; bytes per level 256, 128, 64, 32; ranks per level 4, 4, 4, 4; grid per level 2x2, 2x2, 2x2, 2x2; periodic none; neighbours 5-point'
+shapes mg_vcycle 9 2
+expect mg_vcycle-9.txt '    shape: multilevel 2-D halo, quality 100% (144 of 144 edges)'
+expect mg_vcycle-9.txt '      levels 4; bytes per level 256, 128, 64, 32; ranks per level 9, 9, 9, 9; grid per level 3x3, 3x3, 3x3, 3x3; periodic x,y; neighbours 5-point'
 grep -q 'partial' ./*.txt && fail "a shape came out partial"
 echo "ok"

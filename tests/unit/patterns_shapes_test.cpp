@@ -328,11 +328,45 @@ TEST(PatternsShapes, MultilevelHalo) {
   EXPECT_EQ(s.param("levels"), "3");
   EXPECT_EQ(s.param("bytes per level"), "256, 128, 64");
   EXPECT_EQ(s.param("ranks per level"), "12, 12, 12");
-  EXPECT_EQ(s.param("grid"), "3x4");
+  EXPECT_EQ(s.param("grid per level"), "3x4, 3x4, 3x4");
   // One level that is not the halo (a ring at 32 bytes): no multilevel.
   for (int r = 0; r < 12; ++r) g.channels.push_back({r, (r + 1) % 12, 0, 99, 1, 32, 0});
   s = classify(g, 12);
   EXPECT_NE(s.kind, ShapeKind::kMultilevel);
+}
+
+// A coarse level on every other rank of every other row: the 4x4 halo at
+// 256 bytes, the 2x2 halo of ranks 0, 2, 8 and 10 at 128.
+GlobalPattern two_levels(std::pair<int32_t, int32_t> drop) {
+  Edges all = grid(4, 4, 1, 1, false, false, false);
+  std::vector<Channel> channels;
+  for (const auto& [a, b] : all) channels.push_back({a, b, 0, 1, 1, 256, 0});
+  for (auto [a, b] : Edges{{0, 2}, {0, 8}, {2, 10}, {8, 10}})
+    for (const auto& e : Edges{{a, b}, {b, a}})
+      if (e != drop) {
+        channels.push_back({e.first, e.second, 0, 2, 1, 128, 0});
+        all.push_back(e);
+      }
+  GlobalPattern g = with_edges(all);
+  g.channels = std::move(channels);
+  return g;
+}
+
+TEST(PatternsShapes, MultilevelOnFewerRanks) {
+  Shape s = classify(two_levels(kNone), 16);
+  EXPECT_EQ(s.title(), "multilevel 2-D halo");
+  EXPECT_EQ(s.params, (Params{{"levels", "2"},
+                              {"bytes per level", "256, 128"},
+                              {"ranks per level", "16, 4"},
+                              {"grid per level", "4x4, 2x2"},
+                              {"periodic", "none"},
+                              {"neighbours", "5-point"}}));
+  EXPECT_DOUBLE_EQ(s.quality, 1.0);
+  // The coarse level's missing edge, in world ranks.
+  s = classify(two_levels({8, 10}), 16);
+  EXPECT_EQ(s.title(), "multilevel 2-D halo, partial (1 edge missing)");
+  EXPECT_EQ(s.missing, (Edges{{8, 10}}));
+  EXPECT_EQ(s.matched, 48u + 7u);
 }
 
 // What assemble keeps for the shapes: channels with their bytes and

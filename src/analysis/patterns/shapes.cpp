@@ -314,39 +314,70 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels);
 
 namespace detail {
 
-std::optional<Shape> fit_multilevel(const GlobalPattern& g, const Shape& shape, int32_t ranks) {
-  std::map<uint64_t, GlobalPattern, std::greater<>> levels;  // bytes per message, largest first
-  for (const Channel& c : g.channels) {
-    GlobalPattern& l = levels[c.messages ? c.bytes / c.messages : 0];
-    l.channels.push_back(c);
-    l.edges.emplace_back(c.from, c.to);
-  }
+std::optional<Shape> fit_multilevel(const GlobalPattern& g, int32_t ranks) {
+  std::map<uint64_t, EdgeSet, std::greater<>> levels;  // bytes per message, largest first
+  for (const Channel& c : g.channels)
+    if (c.from != c.to) levels[c.messages ? c.bytes / c.messages : 0].emplace_back(c.from, c.to);
   if (levels.size() < 2) return std::nullopt;
-  std::string bytes, active;
-  std::size_t last = SIZE_MAX;
-  for (auto& [b, l] : levels) {
-    std::sort(l.edges.begin(), l.edges.end());
-    l.edges.erase(std::unique(l.edges.begin(), l.edges.end()), l.edges.end());
-    const Shape s = classify_edges(l, ranks, false);
-    if (s.name != shape.name || s.param("neighbours") != shape.param("neighbours") ||
-        s.partial() != shape.partial())
+  Shape m;
+  m.kind = ShapeKind::kMultilevel;
+  std::string bytes, active, grids;
+  std::size_t observed = 0;
+  const EdgeSet* previous = nullptr;
+  std::vector<int32_t> prev_ranks;
+  for (auto& [b, edges] : levels) {
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    // A coarse level's ranks, renumbered in order, are the grid (or ring,
+    // ...) it runs on: every other rank of a 4x4 grid is a 2x2 grid.
+    std::vector<int32_t> in;
+    for (const auto& [a, c] : edges) in.insert(in.end(), {a, c});
+    std::sort(in.begin(), in.end());
+    in.erase(std::unique(in.begin(), in.end()), in.end());
+    // Levels shrink or repeat the one before; a halo whose x and y
+    // messages differ in size must not pass for two levels.
+    if (previous && !(edges == *previous || in.size() < prev_ranks.size())) return std::nullopt;
+    auto index = [&](int32_t r) {
+      return static_cast<int32_t>(std::lower_bound(in.begin(), in.end(), r) - in.begin());
+    };
+    GlobalPattern level;
+    const bool all = static_cast<int32_t>(in.size()) == ranks;
+    for (const auto& [a, c] : edges)
+      level.edges.emplace_back(all ? a : index(a), all ? c : index(c));
+    std::sort(level.edges.begin(), level.edges.end());
+    const Shape s = classify_edges(level, all ? ranks : static_cast<int32_t>(in.size()), false);
+    if (s.kind == ShapeKind::kUnclassified || s.kind == ShapeKind::kIrregular) return std::nullopt;
+    if (m.name.empty()) {
+      m.name = "multilevel " + s.name;
+      m.params = s.params;
+    } else if (m.name != "multilevel " + s.name || s.param("neighbours") != m.param("neighbours")) {
       return std::nullopt;
-    std::set<int32_t> in;
-    for (const auto& [a, c] : l.edges) in.insert(a), in.insert(c);
-    if (in.size() > last) return std::nullopt;  // levels shrink, never grow
-    last = in.size();
+    }
+    auto world = [&](std::pair<int32_t, int32_t> e) {
+      return all ? e
+                 : std::make_pair(in[static_cast<std::size_t>(e.first)],
+                                  in[static_cast<std::size_t>(e.second)]);
+    };
+    for (const auto& e : s.missing) m.missing.push_back(world(e));
+    for (const auto& e : s.extra) m.extra.push_back(world(e));
+    m.matched += s.matched;
+    observed += edges.size();
     bytes += (bytes.empty() ? "" : ", ") + std::to_string(b);
     active += (active.empty() ? "" : ", ") + std::to_string(in.size());
+    grids += (grids.empty() ? "" : ", ") + s.param("grid");
+    previous = &edges;
+    prev_ranks = in;
   }
-  Shape m = shape;
-  m.kind = ShapeKind::kMultilevel;
-  m.name = "multilevel " + shape.name;
+  std::sort(m.missing.begin(), m.missing.end());
+  std::sort(m.extra.begin(), m.extra.end());
+  m.quality = static_cast<double>(m.matched) / static_cast<double>(observed + m.missing.size());
   std::vector<std::pair<std::string, std::string>> params = {
       {"levels", std::to_string(levels.size())},
       {"bytes per level", bytes},
       {"ranks per level", active}};
-  for (const auto& kv : shape.params)
-    if (kv.first != "bytes") params.push_back(kv);
+  if (!m.param("grid").empty()) params.emplace_back("grid per level", grids);
+  for (const auto& kv : m.params)
+    if (kv.first != "bytes" && kv.first != "grid") params.push_back(kv);
   m.params = std::move(params);
   return m;
 }
@@ -376,9 +407,14 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   for (const std::optional<Shape>& fit : {halo, fit_butterfly(edges, p), fit_tree(edges, p),
                                           fit_master_worker(g, edges, p), fit_pairwise(edges, p)})
     if (detail::better(fit, best)) best = fit;
+  // Levels are the more specific name when they fit as well: a V-cycle's
+  // halo at each level, or coarse levels on fewer ranks that the union of
+  // all levels fits badly.
+  if (levels && (!best || best->kind != ShapeKind::kWavefront))
+    if (std::optional<Shape> m = detail::fit_multilevel(g, p);
+        m && acceptable(*m) && (!best || m->quality >= best->quality))
+      return *m;
   if (!best || !acceptable(*best)) return fallback(edges, p);
-  if (levels && best->kind != ShapeKind::kWavefront)
-    if (std::optional<Shape> m = detail::fit_multilevel(g, *best, p)) return *m;
   return *best;
 }
 

@@ -35,9 +35,12 @@ std::optional<Shape> fit_halo(const GlobalPattern& g, const EdgeSet& edges, int3
 std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
                                    const std::vector<int64_t>& grid);
 
-/// `shape` repeated over levels: the channels split by message size into
-/// two or more levels, each of which alone is `shape` over the same or
-/// fewer ranks (a multigrid V-cycle). nullopt when there is one level.
-std::optional<Shape> fit_multilevel(const GlobalPattern& g, const Shape& shape, int32_t ranks);
+/// One shape repeated over levels: the channels split by message size into
+/// two or more levels, largest first, each of which alone is that shape
+/// (the same neighbour set), on the same edges as the level before or on
+/// fewer ranks (renumbered in order, so every other rank of a grid is the
+/// coarser grid): a multigrid V-cycle. The fit is the levels' together.
+/// nullopt when there is one level or they differ.
+std::optional<Shape> fit_multilevel(const GlobalPattern& g, int32_t ranks);
 
 }  // namespace tracefold::patterns::detail
