@@ -329,6 +329,16 @@ TEST(PatternsShapes, MultilevelHalo) {
   EXPECT_EQ(s.param("bytes per level"), "256, 128, 64");
   EXPECT_EQ(s.param("ranks per level"), "12, 12, 12");
   EXPECT_EQ(s.param("grid per level"), "3x4, 3x4, 3x4");
+  // Two sizes on the same edges are two fields, not levels; nor are three
+  // that do not shrink by one factor.
+  for (const std::vector<uint64_t>& sizes :
+       {std::vector<uint64_t>{256, 64}, std::vector<uint64_t>{256, 128, 48}}) {
+    GlobalPattern fields = with_edges(open);
+    fields.channels.clear();
+    for (uint64_t bytes : sizes)
+      for (const auto& [a, b] : open) fields.channels.push_back({a, b, 0, 0, 1, bytes, 0});
+    EXPECT_EQ(classify(fields, 12).title(), "2-D halo") << sizes.size();
+  }
   // One level that is not the halo (a ring at 32 bytes): no multilevel.
   for (int r = 0; r < 12; ++r) g.channels.push_back({r, (r + 1) % 12, 0, 99, 1, 32, 0});
   s = classify(g, 12);

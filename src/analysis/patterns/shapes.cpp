@@ -325,6 +325,7 @@ std::optional<Shape> fit_multilevel(const GlobalPattern& g, int32_t ranks) {
   std::size_t observed = 0;
   const EdgeSet* previous = nullptr;
   std::vector<int32_t> prev_ranks;
+  std::size_t first_ranks = 0;
   for (auto& [b, edges] : levels) {
     std::sort(edges.begin(), edges.end());
     edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
@@ -367,6 +368,18 @@ std::optional<Shape> fit_multilevel(const GlobalPattern& g, int32_t ranks) {
     grids += (grids.empty() ? "" : ", ") + s.param("grid");
     previous = &edges;
     prev_ranks = in;
+    if (first_ranks == 0) first_ranks = in.size();
+  }
+  // On the same ranks throughout, two fields of different sizes exchanged
+  // with the same neighbours are no levels: ask for three or more that
+  // shrink by one whole factor (a V-cycle halves).
+  if (prev_ranks.size() == first_ranks) {
+    if (levels.size() < 3) return std::nullopt;
+    const uint64_t big = levels.begin()->first, next = std::next(levels.begin())->first;
+    if (next == 0 || big % next != 0) return std::nullopt;
+    const uint64_t factor = big / next;
+    for (auto it = std::next(levels.begin()); it != levels.end(); ++it)
+      if (it->first * factor != std::prev(it)->first) return std::nullopt;
   }
   std::sort(m.missing.begin(), m.missing.end());
   std::sort(m.extra.begin(), m.extra.end());
