@@ -81,6 +81,16 @@ struct Message {
   int64_t tag = kAbsent;
   int64_t rpeer = kAbsent;
   int64_t rtag = kAbsent;
+  /// Bytes a send carries (its count times its type's size), for the bytes
+  /// per direction a shape reports; 0 when unknown.
+  uint64_t bytes = 0;
+  /// A receive that waits for its message (MPI_Recv): a wavefront's ranks
+  /// must wait for upstream data before they send downstream, which a
+  /// posted MPI_Irecv or an MPI_Sendrecv does not show.
+  bool blocking = false;
+  /// A receive posted with MPI_ANY_SOURCE whose source the trace recorded:
+  /// a master-worker's returns.
+  bool wildcard = false;
 };
 
 /// A rank's events and, per event, the index of the per-process pattern
@@ -89,7 +99,78 @@ struct RankEvents {
   int32_t rank = 0;
   std::vector<Message> events;
   std::vector<int32_t> pattern_of;
+  /// Occurrences of each per-process pattern (by index; missing: 1), so a
+  /// shape can tell what one iteration of the pattern does.
+  std::vector<std::size_t> occurrences;
 };
+
+/// The messages from one rank to another on one communicator with one tag
+/// inside a global pattern: tags and sizes say which messages belong
+/// together (a sweep's direction, a multigrid level), which the bare edge
+/// set cannot.
+struct Channel {
+  int32_t from = 0, to = 0;
+  int64_t comm = 0, tag = 0;
+  std::size_t messages = 0;
+  uint64_t bytes = 0;        ///< of all its messages
+  std::size_t wildcard = 0;  ///< messages received by an MPI_ANY_SOURCE receive
+  auto operator<=>(const Channel&) const = default;
+};
+
+/// One matched message of a rank inside a global pattern, in the rank's
+/// order: the order, not the edge set, tells a wavefront (receive from
+/// upstream, then send downstream) from a halo exchange on the same grid.
+struct Hop {
+  int32_t peer = 0;
+  bool send = false;
+  bool blocking = false;  ///< a blocking receive (sends: false)
+  auto operator<=>(const Hop&) const = default;
+};
+
+/// What a global pattern's shape is called (docs/patterns.md, "Shapes").
+enum class ShapeKind : uint8_t {
+  kUnclassified,
+  kRing,          ///< every rank sends `distance` ranks on (a shift when not periodic)
+  kHalo,          ///< neighbours on a 1-, 2- or 3-D grid, both ways
+  kWavefront,     ///< sweeps from a grid corner, upstream receives before downstream sends
+  kButterfly,     ///< rank r with r xor 2^s for two or more stages s
+  kTree,          ///< binomial, binary or linear, towards or from a root
+  kMasterWorker,  ///< one rank exchanges with every other both ways
+  kPairwise,      ///< each rank with one partner, both ways
+  kTranspose,     ///< pairwise with the mirror rank of a square grid
+  kIrregular,     ///< no regular shape, but symmetric and repeated
+  kMultilevel,    ///< one shape repeated over levels with shrinking messages or ranks
+};
+
+/// A global pattern named: the shape, its exact parameters and how well it
+/// fits. A shape that fits all but a few edges is still named (and marked
+/// partial), because a dropped or extra message is what a user wants to
+/// find, not a reason to lose the name.
+struct Shape {
+  ShapeKind kind = ShapeKind::kUnclassified;
+  /// `2-D halo`, `ring`, `binomial tree`, ... (`multilevel 2-D halo`).
+  std::string name;
+  /// Parameters in a fixed order per shape (docs/patterns.md lists them),
+  /// as text, so that the listing, JSON and tests read the same values.
+  std::vector<std::pair<std::string, std::string>> params;
+  /// |observed & expected| / |observed | expected|: a shape that explains
+  /// every observed edge but expects many more must not score 1.
+  double quality = 0;
+  std::size_t matched = 0;  ///< edges both observed and expected
+  /// Expected but not observed, and observed but not expected (sorted).
+  std::vector<std::pair<int32_t, int32_t>> missing, extra;
+  bool partial() const { return !missing.empty() || !extra.empty(); }
+  /// `2-D halo, partial (1 edge missing)`, `ring`, `unclassified`.
+  std::string title() const;
+  /// The value of parameter `key` ("" if none).
+  std::string param(const std::string& key) const;
+};
+
+/// Lowest quality a shape needs to be named; below it the pattern is
+/// irregular or unclassified. A single wrong edge in a pattern of two or
+/// more explained ones is always accepted (a 2-edge pairwise exchange with
+/// one extra message is still pairwise).
+inline constexpr double kMinQuality = 0.75;
 
 /// A communication pattern (the seed's step 2): per-process patterns of
 /// several ranks joined because messages of one go to the other, with the
@@ -101,6 +182,18 @@ struct GlobalPattern {
   std::vector<std::pair<int32_t, int32_t>> edges;
   std::size_t messages = 0;
   std::size_t loose_events = 0;  ///< its events outside per-process patterns
+  /// Its messages by (from, to, comm, tag), sorted.
+  std::vector<Channel> channels;
+  /// Per rank (ascending) that has a per-process pattern in it: its matched
+  /// messages inside those patterns, in order, and how many times its first
+  /// such pattern occurs (one iteration is hops / occurrences).
+  struct Order {
+    int32_t rank = 0;
+    std::vector<Hop> hops;
+    std::size_t occurrences = 1;
+  };
+  std::vector<Order> order;
+  Shape shape;  ///< set by classify(); assemble leaves it unclassified
 };
 
 /// Matches sends to receives (the k-th send from a to b on one
@@ -111,6 +204,20 @@ struct GlobalPattern {
 /// first (rank, pattern). Collectives join nothing (each is its own
 /// symbol in the per-process step).
 std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks);
+
+/// Names the shape of `g` among `ranks` ranks (numbered 0 .. ranks - 1, as
+/// its edges are). Every shape of docs/patterns.md is fitted: its expected
+/// edges built from parameters read off the observed ones (a grid from the
+/// extrapolation's topology detection, a shift distance, a root, ...) and
+/// compared with them; the best fit wins, ties going to the earlier of
+/// ring, wavefront, halo, butterfly, tree, master-worker, pairwise (a
+/// 2-rank exchange is a ring before it is a halo; sweeps on a grid are a
+/// wavefront, though a halo has the same edges: only the ranks' order of
+/// messages tells them apart). A halo, ring or other shape whose messages
+/// split by size into levels of the same shape is multilevel.
+/// Below kMinQuality the pattern is irregular (symmetric, every rank both
+/// sends and receives) or unclassified, with its edge count and degrees.
+Shape classify(const GlobalPattern& g, int32_t ranks);
 
 // ---------------------------------------------------------------- traces
 
@@ -187,7 +294,7 @@ struct Result {
 /// split into context runs (`context_of` names the context of a call site;
 /// unused with ContextMode::kNone), and its per-process patterns. Ranks
 /// whose symbols and contexts come out equal share one group; then the
-/// ranks' patterns are assembled (assemble). Walks every rank's events and
+/// ranks' patterns are assembled (assemble) and named (classify). Walks every rank's events and
 /// keeps them for the assembly (O(events) time and memory): the
 /// ranklist-aware form is to come.
 Result find_process_patterns(const Trace& trace, const Options& options,

@@ -1,9 +1,11 @@
 // `tracefold patterns`: communication patterns recovered from a trace
-// (seed 004). Today its first step: each rank's repeated event sequences
-// inside one function context (src/analysis/patterns/).
+// (seed 004): each rank's repeated event sequences inside one function
+// context, joined across ranks and named by their shape
+// (src/analysis/patterns/).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli.hpp"
 #include "tracefold/export.hpp"
@@ -28,6 +30,34 @@ std::string caller_of(const SymbolTables& t, const CallSite& cs) {
   return "";
 }
 
+// The shape of a global pattern: its title and fit, its parameters, the
+// edges it misses or has in excess (a few: they are what to look at).
+void print_shape(const patterns::Shape& s) {
+  constexpr std::size_t kMaxListed = 12;
+  const std::size_t total = s.matched + s.extra.size() + s.missing.size();
+  std::cout << "    shape: " << s.title();
+  if (s.kind != patterns::ShapeKind::kUnclassified)
+    std::cout << ", quality " << static_cast<int>(s.quality * 100 + 0.5) << "% (" << s.matched
+              << " of " << total << " edges)";
+  std::cout << "\n";
+  if (!s.params.empty()) {
+    std::cout << "     ";
+    for (std::size_t i = 0; i < s.params.size(); ++i)
+      std::cout << (i ? "; " : " ") << s.params[i].first << " " << s.params[i].second;
+    std::cout << "\n";
+  }
+  auto list = [&](const char* what, const std::vector<std::pair<int32_t, int32_t>>& edges) {
+    if (edges.empty()) return;
+    std::cout << "      " << what;
+    for (std::size_t e = 0; e < edges.size() && e < kMaxListed; ++e)
+      std::cout << " " << edges[e].first << "->" << edges[e].second;
+    if (edges.size() > kMaxListed) std::cout << " ... (" << edges.size() << " in all)";
+    std::cout << "\n";
+  };
+  list("missing", s.missing);
+  list("extra", s.extra);
+}
+
 // Step 2's patterns: whose per-process patterns they join, their edges.
 void print_global(const patterns::Result& r) {
   std::cout << "global patterns: " << r.global.size() << "\n";
@@ -43,7 +73,56 @@ void print_global(const patterns::Result& r) {
       std::cout << " " << g.edges[e].first << "->" << g.edges[e].second;
     if (g.edges.size() > kMaxEdges) std::cout << " ... (" << g.edges.size() << " in all)";
     std::cout << "\n";
+    print_shape(g.shape);
   }
+}
+
+nlohmann::json edges_json(const std::vector<std::pair<int32_t, int32_t>>& edges) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& [from, to] : edges) a.push_back({from, to});
+  return a;
+}
+
+nlohmann::json shape_json(const patterns::Shape& s) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : s.params) params[k] = v;
+  return {{"name", s.kind == patterns::ShapeKind::kUnclassified ? "unclassified" : s.name},
+          {"title", s.title()},
+          {"partial", s.partial()},
+          {"params", params},
+          {"quality", s.quality},
+          {"matched", s.matched},
+          {"missing", edges_json(s.missing)},
+          {"extra", edges_json(s.extra)}};
+}
+
+// The listing's content as JSON, for scripts and the tests.
+void print_json(const patterns::Result& r, const std::string& trace, int32_t world,
+                patterns::PeerMode peers) {
+  nlohmann::json j{{"trace", trace}, {"ranks", world}};
+  j["groups"] = nlohmann::json::array();
+  for (const patterns::RankPatterns& g : r.groups) {
+    nlohmann::json pats = nlohmann::json::array();
+    for (const auto& e : g.patterns) {
+      nlohmann::json symbols = nlohmann::json::array();
+      for (patterns::Symbol s : e.pattern.symbols) symbols.push_back(r.alphabet.describe(s, peers));
+      pats.push_back(
+          {{"context", e.context}, {"positions", e.pattern.positions}, {"symbols", symbols}});
+    }
+    j["groups"].push_back(
+        {{"ranks", human_ranks(g.ranks)}, {"events", g.events}, {"patterns", pats}});
+  }
+  j["global"] = nlohmann::json::array();
+  for (const patterns::GlobalPattern& g : r.global) {
+    Ranklist ranks;
+    for (const auto& [rank, p] : g.patterns) ranks.insert(rank);
+    j["global"].push_back({{"ranks", human_ranks(ranks)},
+                           {"messages", g.messages},
+                           {"loose_events", g.loose_events},
+                           {"edges", edges_json(g.edges)},
+                           {"shape", shape_json(g.shape)}});
+  }
+  std::cout << j.dump(1) << "\n";
 }
 
 }  // namespace
@@ -51,7 +130,7 @@ void print_global(const patterns::Result& r) {
 void add_patterns_command(CLI::App& app) {
   struct Args {
     std::string trace;
-    bool absolute = false, no_context = false;
+    bool absolute = false, no_context = false, json = false;
     std::string context = "function";
     SiteOptions sites;
   };
@@ -68,6 +147,7 @@ void add_patterns_command(CLI::App& app) {
                   "called from two places makes two contexts)")
       ->check(CLI::IsMember({"function", "caller"}))
       ->default_str("function");
+  cmd->add_flag("--json", args->json, "Print the result as JSON instead of the listing");
   add_site_options(cmd, args->sites);
   cmd->callback([args] {
     cli::guarded([&] {
@@ -90,6 +170,10 @@ void add_patterns_command(CLI::App& app) {
         return site_label(t.symtab, cs, {args->sites.raw});
       };
       const patterns::Result r = patterns::find_process_patterns(t, o, context_of);
+      if (args->json) {
+        print_json(r, args->trace, t.world_size, o.peers);
+        return;
+      }
       std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "
                 << (args->no_context ? "none" : args->context) << ", peers "
                 << (args->absolute ? "absolute" : "relative") << "\n";

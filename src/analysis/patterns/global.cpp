@@ -53,33 +53,49 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
     }
   }
   // Channels (sender, receiver, comm, tag): sends and receives in order.
-  using Channel = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;
   struct Ends {
-    std::vector<std::size_t> sends, recvs;  // units
+    std::vector<std::pair<std::size_t, std::size_t>> sends, recvs;  // (rank index, event)
   };
-  std::map<Channel, Ends> channels;
+  std::map<Key, Ends> channels;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankEvents& r = ranks[i];
     for (std::size_t e = 0; e < r.events.size(); ++e) {
       const Message& m = r.events[e];
       const bool sends = m.kind == Message::Kind::kSend || m.kind == Message::Kind::kSendrecv;
       if (sends && !is_sentinel(m.peer) && !is_sentinel(m.tag) && m.peer != kAbsent)
-        channels[{r.rank, m.peer, m.comm, m.tag}].sends.push_back(unit_of[i][e]);
+        channels[{r.rank, m.peer, m.comm, m.tag}].sends.emplace_back(i, e);
       // A receive whose source or tag is unknown matches nothing.
       const int64_t from = m.kind == Message::Kind::kSendrecv ? m.rpeer : m.peer;
       const int64_t tag = m.kind == Message::Kind::kSendrecv ? m.rtag : m.tag;
       const bool receives = m.kind == Message::Kind::kRecv || m.kind == Message::Kind::kSendrecv;
       if (receives && !is_sentinel(from) && !is_sentinel(tag) && from != kAbsent)
-        channels[{from, r.rank, m.comm, tag}].recvs.push_back(unit_of[i][e]);
+        channels[{from, r.rank, m.comm, tag}].recvs.emplace_back(i, e);
     }
   }
-  std::vector<std::tuple<std::size_t, int32_t, int32_t>> matched;  // (send unit, from, to)
+  // The channels that matched something; per event, the hops it makes (a
+  // Sendrecv may make two).
+  std::vector<Channel> chans;
+  chans.reserve(channels.size());
+  std::vector<std::vector<std::pair<std::size_t, Hop>>> hops(ranks.size());  // (event, hop)
   for (const auto& [ch, ends] : channels) {
     const std::size_t n = std::min(ends.sends.size(), ends.recvs.size());
+    if (n == 0) continue;
+    Channel& c = chans.emplace_back();
+    c.from = static_cast<int32_t>(std::get<0>(ch));
+    c.to = static_cast<int32_t>(std::get<1>(ch));
+    c.comm = std::get<2>(ch);
+    c.tag = std::get<3>(ch);
     for (std::size_t k = 0; k < n; ++k) {
-      uf.join(ends.sends[k], ends.recvs[k]);
-      matched.emplace_back(ends.sends[k], static_cast<int32_t>(std::get<0>(ch)),
-                           static_cast<int32_t>(std::get<1>(ch)));
+      const auto [si, se] = ends.sends[k];
+      const auto [ri, re] = ends.recvs[k];
+      uf.join(unit_of[si][se], unit_of[ri][re]);
+      const Message& rm = ranks[ri].events[re];
+      ++c.messages;
+      c.bytes += ranks[si].events[se].bytes;
+      if (rm.wildcard) ++c.wildcard;
+      hops[si].push_back({se, {c.to, true, false}});
+      hops[ri].push_back({re, {c.from, false, rm.blocking && rm.kind == Message::Kind::kRecv}});
     }
   }
   // Components holding a per-process pattern become global patterns.
@@ -95,13 +111,55 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
     auto it = index.find(uf.find(u));
     if (it != index.end()) ++out[it->second].loose_events;
   }
-  for (const auto& [unit, from, to] : matched) {
-    auto it = index.find(uf.find(unit));
-    if (it == index.end()) continue;
-    ++out[it->second].messages;
-    out[it->second].edges.emplace_back(from, to);
+  // One channel's messages may lie in different global patterns (a tag
+  // reused by two phases that never meet), so each message is counted
+  // where its own send lies.
+  for (const Channel& c : chans) {
+    const auto& ends = channels.at({c.from, c.to, c.comm, c.tag});
+    std::map<std::size_t, Channel> per_pattern;
+    for (std::size_t k = 0; k < c.messages; ++k) {
+      const auto [si, se] = ends.sends[k];
+      auto it = index.find(uf.find(unit_of[si][se]));
+      if (it == index.end()) continue;
+      Channel& part =
+          per_pattern.try_emplace(it->second, Channel{c.from, c.to, c.comm, c.tag}).first->second;
+      ++part.messages;
+      part.bytes += ranks[si].events[se].bytes;
+      const auto [ri, re] = ends.recvs[k];
+      if (ranks[ri].events[re].wildcard) ++part.wildcard;
+    }
+    for (auto& [g, part] : per_pattern) {
+      out[g].messages += part.messages;
+      out[g].edges.emplace_back(c.from, c.to);
+      out[g].channels.push_back(part);
+    }
+  }
+  // Each rank's hops inside its per-process patterns, by global pattern.
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const RankEvents& r = ranks[i];
+    std::map<std::size_t, GlobalPattern::Order> orders;
+    // In the rank's order of events (a Sendrecv makes two hops of one event).
+    std::stable_sort(hops[i].begin(), hops[i].end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [e, hop] : hops[i]) {
+      const int32_t p = r.pattern_of[e];
+      if (p < 0) continue;
+      auto it = index.find(uf.find(unit_of[i][e]));
+      if (it == index.end()) continue;
+      auto [o, fresh] = orders.try_emplace(it->second);
+      if (fresh) {
+        o->second.rank = r.rank;
+        const auto pi = static_cast<std::size_t>(p);
+        o->second.occurrences = pi < r.occurrences.size() ? r.occurrences[pi] : 1;
+      }
+      o->second.hops.push_back(hop);
+    }
+    for (auto& [g, o] : orders) out[g].order.push_back(std::move(o));
   }
   for (GlobalPattern& g : out) {
+    std::sort(g.channels.begin(), g.channels.end());
+    std::sort(g.order.begin(), g.order.end(),
+              [](const auto& a, const auto& b) { return a.rank < b.rank; });
     std::sort(g.edges.begin(), g.edges.end());
     g.edges.erase(std::unique(g.edges.begin(), g.edges.end()), g.edges.end());
   }

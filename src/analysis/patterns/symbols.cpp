@@ -80,6 +80,25 @@ SymbolKey relative(SymbolKey k, int32_t rank, const CommTable& comms) {
   return k;
 }
 
+// What a shape needs beyond the symbol: the bytes sent, whether a
+// receive blocks and was a wildcard, and a wildcard tag's matched tag
+// (so a master's MPI_ANY_TAG returns still match their sends).
+void fill_details(const Event& ev, Message& m) {
+  static const FieldId count_f = *FieldTable::find("count");
+  static const FieldId dsize_f = *FieldTable::find("dsize");
+  static const FieldId mtag_f = *FieldTable::find("mtag");
+  const OpTraits& t = op_traits(ev.op);
+  const int64_t count = ev.get(count_f), dsize = ev.get(dsize_f);
+  if (!is_sentinel(count) && !is_sentinel(dsize) && count > 0 && dsize > 0)
+    m.bytes = static_cast<uint64_t>(count * dsize);
+  m.blocking = !t.nonblocking;
+  m.wildcard = ev.get(FieldTable::peer()) == kAny && ev.get(FieldTable::src()) != kAbsent;
+  if (m.tag == kAny) {
+    const int64_t mtag = ev.get(mtag_f);
+    if (mtag != kAbsent && !is_sentinel(mtag)) m.tag = mtag;
+  }
+}
+
 }  // namespace
 
 Symbol Alphabet::intern(const SymbolKey& key) {
@@ -173,6 +192,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       m.comm = abs.comm;
       m.tag = abs.tag;
       m.peer = abs.peer;
+      fill_details(ev, m);
       if (abs.family == OpFamily::kSend) {
         m.kind = Message::Kind::kSend;
       } else if (abs.family == OpFamily::kRecv || abs.family == OpFamily::kMrecv) {
@@ -212,12 +232,14 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     all[r].pattern_of.assign(all[r].events.size(), -1);
     for (std::size_t p = 0; p < g.patterns.size(); ++p) {
       const ProcessPattern& pat = g.patterns[p].pattern;
+      all[r].occurrences.push_back(pat.positions.size());
       for (std::size_t at : pat.positions)
         for (std::size_t k = at; k < at + pat.symbols.size(); ++k)
           if (all[r].pattern_of[k] < 0) all[r].pattern_of[k] = static_cast<int32_t>(p);
     }
   }
   result.global = assemble(all);
+  for (GlobalPattern& gp : result.global) gp.shape = classify(gp, trace.world_size);
   return result;
 }
 

@@ -1,0 +1,440 @@
+// Naming a global pattern's shape (docs/patterns.md, "Shapes"): each shape
+// builds the edges it expects from parameters read off the observed edges,
+// and the fit that agrees best names the pattern. Grid shapes (halo,
+// wavefront) are in shapes_grid.cpp.
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <set>
+
+#include "shapes_internal.hpp"
+
+namespace tracefold::patterns {
+
+std::string Shape::title() const {
+  if (kind == ShapeKind::kUnclassified) return "unclassified";
+  std::string t = name;
+  if (!partial()) return t;
+  auto count = [](std::size_t n, const char* what) {
+    return std::to_string(n) + (n == 1 ? " edge " : " edges ") + what;
+  };
+  t += ", partial (";
+  if (!missing.empty()) t += count(missing.size(), "missing");
+  if (!missing.empty() && !extra.empty()) t += ", ";
+  if (!extra.empty()) t += count(extra.size(), "extra");
+  return t + ")";
+}
+
+std::string Shape::param(const std::string& key) const {
+  for (const auto& [k, v] : params)
+    if (k == key) return v;
+  return "";
+}
+
+namespace detail {
+
+Shape scored(Shape s, const EdgeSet& observed, EdgeSet expected) {
+  std::sort(expected.begin(), expected.end());
+  expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  s.missing.clear();
+  s.extra.clear();
+  std::set_difference(expected.begin(), expected.end(), observed.begin(), observed.end(),
+                      std::back_inserter(s.missing));
+  std::set_difference(observed.begin(), observed.end(), expected.begin(), expected.end(),
+                      std::back_inserter(s.extra));
+  s.matched = observed.size() - s.extra.size();
+  const std::size_t all = observed.size() + s.missing.size();
+  s.quality = all == 0 ? 0.0 : static_cast<double>(s.matched) / static_cast<double>(all);
+  return s;
+}
+
+bool better(const std::optional<Shape>& a, const std::optional<Shape>& b) {
+  return a && (!b || a->quality > b->quality);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::Edge;
+using detail::EdgeSet;
+
+// Every rank sends `d` ranks on: all the way round (a ring) or up to the
+// last rank (a shift), whichever fits; d is the most common distance.
+std::optional<Shape> fit_ring(const EdgeSet& edges, int32_t p) {
+  if (p < 2) return std::nullopt;
+  std::map<int32_t, std::size_t> by_distance;
+  for (const auto& [a, b] : edges) ++by_distance[((b - a) % p + p) % p];
+  int32_t d = 0;
+  std::size_t most = 0;
+  for (const auto& [dist, n] : by_distance)
+    if (n > most) most = n, d = dist;
+  if (d > p / 2) d -= p;  // -1 rather than p - 1
+  std::optional<Shape> best;
+  for (bool periodic : {true, false}) {
+    EdgeSet x;
+    for (int32_t r = 0; r < p; ++r) {
+      const int32_t to = r + d;
+      if (to >= 0 && to < p)
+        x.emplace_back(r, to);
+      else if (periodic)
+        x.emplace_back(r, (to % p + p) % p);
+    }
+    Shape s;
+    s.kind = ShapeKind::kRing;
+    s.name = periodic ? "ring" : "shift";
+    s.params = {{"distance", std::to_string(d < 0 ? -d : d)},
+                {"direction", d < 0 ? "-" : "+"},
+                {"periodic", periodic ? "yes" : "no"}};
+    std::optional<Shape> fit = detail::scored(std::move(s), edges, std::move(x));
+    if (detail::better(fit, best)) best = std::move(fit);
+  }
+  return best;
+}
+
+// r with r xor 2^s, for the stages s at least half of whose edges occur.
+std::optional<Shape> fit_butterfly(const EdgeSet& edges, int32_t p) {
+  const std::set<Edge> seen(edges.begin(), edges.end());
+  EdgeSet x;
+  std::string distances;
+  int stages = 0;
+  for (int32_t bit = 1; bit < p; bit <<= 1) {
+    EdgeSet stage;
+    std::size_t found = 0;
+    for (int32_t r = 0; r < p; ++r)
+      if ((r ^ bit) < p) {
+        stage.emplace_back(r, r ^ bit);
+        found += seen.count(stage.back());
+      }
+    if (2 * found < stage.size()) continue;
+    ++stages;
+    distances += (distances.empty() ? "" : ",") + std::to_string(bit);
+    x.insert(x.end(), stage.begin(), stage.end());
+  }
+  if (stages < 2) return std::nullopt;  // one stage is a pairwise exchange
+  Shape s;
+  s.kind = ShapeKind::kButterfly;
+  s.name = "butterfly";
+  s.params = {{"stages", std::to_string(stages)}, {"distances", distances}};
+  return detail::scored(std::move(s), edges, std::move(x));
+}
+
+std::vector<std::size_t> out_degrees(const EdgeSet& edges, int32_t p) {
+  std::vector<std::size_t> deg(static_cast<std::size_t>(p), 0);
+  for (const auto& [a, b] : edges) ++deg[static_cast<std::size_t>(a)];
+  return deg;
+}
+
+// The ranks most edges touch (at most `n`), as candidate roots.
+std::vector<int32_t> hubs(const EdgeSet& edges, int32_t p, std::size_t n) {
+  std::vector<std::size_t> deg(static_cast<std::size_t>(p), 0);
+  for (const auto& [a, b] : edges) {
+    ++deg[static_cast<std::size_t>(a)];
+    ++deg[static_cast<std::size_t>(b)];
+  }
+  std::vector<int32_t> order(static_cast<std::size_t>(p));
+  for (int32_t r = 0; r < p; ++r) order[static_cast<std::size_t>(r)] = r;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return deg[static_cast<std::size_t>(a)] > deg[static_cast<std::size_t>(b)];
+  });
+  order.resize(std::min(n, order.size()));
+  return order;
+}
+
+// Binomial, binary or linear trees over ranks relative to a root, their
+// edges towards the leaves (down: bcast, scatter), the root (up: reduce,
+// gather) or both. A linear tree both ways is a master-worker.
+std::optional<Shape> fit_tree(const EdgeSet& edges, int32_t p) {
+  if (p < 3) return std::nullopt;
+  std::optional<Shape> best;
+  const char* const kinds[] = {"binomial", "binary", "linear"};
+  for (int32_t root : hubs(edges, p, 4))
+    for (int kind = 0; kind < 3; ++kind) {
+      EdgeSet down;
+      std::vector<std::size_t> children(static_cast<std::size_t>(p), 0);
+      for (int32_t v = 1; v < p; ++v) {
+        const int32_t parent =
+            kind == 0   ? v - static_cast<int32_t>(std::bit_floor(static_cast<uint32_t>(v)))
+            : kind == 1 ? (v - 1) / 2
+                        : 0;
+        ++children[static_cast<std::size_t>(parent)];
+        down.emplace_back((parent + root) % p, (v + root) % p);
+      }
+      const std::size_t fan_out = *std::max_element(children.begin(), children.end());
+      for (int dir = 0; dir < (kind == 2 ? 2 : 3); ++dir) {
+        EdgeSet x;
+        for (const auto& [a, b] : down) {
+          if (dir != 1) x.emplace_back(a, b);
+          if (dir != 0) x.emplace_back(b, a);
+        }
+        Shape s;
+        s.kind = ShapeKind::kTree;
+        s.name = std::string(kinds[kind]) + " tree";
+        s.params = {{"root", std::to_string(root)},
+                    {"direction", dir == 0   ? "down (bcast, scatter)"
+                                  : dir == 1 ? "up (reduce, gather)"
+                                             : "both"},
+                    {"fan-out", std::to_string(fan_out)}};
+        std::optional<Shape> fit = detail::scored(std::move(s), edges, std::move(x));
+        if (detail::better(fit, best)) best = std::move(fit);
+      }
+    }
+  return best;
+}
+
+std::optional<Shape> fit_master_worker(const GlobalPattern& g, const EdgeSet& edges, int32_t p) {
+  if (p < 3) return std::nullopt;
+  const int32_t m = hubs(edges, p, 1)[0];
+  EdgeSet x;
+  for (int32_t w = 0; w < p; ++w)
+    if (w != m) {
+      x.emplace_back(m, w);
+      x.emplace_back(w, m);
+    }
+  std::size_t tasks = 0, returns = 0, wild = 0;
+  for (const Channel& c : g.channels) {
+    if (c.from == m) tasks += c.messages;
+    if (c.to == m) {
+      returns += c.messages;
+      wild += c.wildcard;
+    }
+  }
+  Shape s;
+  s.kind = ShapeKind::kMasterWorker;
+  s.name = "master-worker";
+  s.params = {{"master", std::to_string(m)},
+              {"workers", std::to_string(p - 1)},
+              {"tasks", std::to_string(tasks)},
+              {"wildcard returns", std::to_string(wild) + " of " + std::to_string(returns)}};
+  return detail::scored(std::move(s), edges, std::move(x));
+}
+
+// Each rank with one partner, both ways: the pairs that carry the most
+// edges, taken greedily. On a q x q grid, rank (x, y) with (y, x) is a
+// transpose, fitted on its own so that a stray message between two
+// diagonal ranks does not turn it into some other pairing.
+std::optional<Shape> fit_pairwise(const EdgeSet& edges, int32_t p) {
+  std::map<Edge, int> weight;  // undirected pair -> edges
+  for (const auto& [a, b] : edges) ++weight[{std::min(a, b), std::max(a, b)}];
+  std::vector<std::pair<Edge, int>> pairs(weight.begin(), weight.end());
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<bool> taken(static_cast<std::size_t>(p), false);
+  EdgeSet x;
+  std::set<int32_t> xors, diffs;
+  for (const auto& [e, w] : pairs) {
+    const auto [a, b] = e;
+    if (taken[static_cast<std::size_t>(a)] || taken[static_cast<std::size_t>(b)]) continue;
+    taken[static_cast<std::size_t>(a)] = taken[static_cast<std::size_t>(b)] = true;
+    x.emplace_back(a, b);
+    x.emplace_back(b, a);
+    xors.insert(a ^ b);
+    diffs.insert(b - a);
+  }
+  if (x.empty()) return std::nullopt;
+  Shape s;
+  s.kind = ShapeKind::kPairwise;
+  s.name = "pairwise";
+  s.params = {{"pairs", std::to_string(x.size() / 2)}};
+  if (xors.size() == 1)
+    s.params.emplace_back("partner", "rank xor " + std::to_string(*xors.begin()));
+  else if (diffs.size() == 1)
+    s.params.emplace_back("partner", "rank +/- " + std::to_string(*diffs.begin()));
+  std::optional<Shape> best = detail::scored(std::move(s), edges, std::move(x));
+  int32_t q = 1;
+  while ((q + 1) * (q + 1) <= p) ++q;
+  if (q * q != p || q < 2) return best;
+  EdgeSet mirror;
+  for (int32_t r = 0; r < p; ++r)
+    if (const int32_t m = (r % q) * q + r / q; m != r) mirror.emplace_back(r, m);
+  Shape t;
+  t.kind = ShapeKind::kTranspose;
+  t.name = "transpose";
+  t.params = {{"pairs", std::to_string(mirror.size() / 2)},
+              {"grid", std::to_string(q) + "x" + std::to_string(q)}};
+  std::optional<Shape> fit = detail::scored(std::move(t), edges, std::move(mirror));
+  return fit->quality >= best->quality ? fit : best;
+}
+
+// `2:4, 3:1`: so many ranks send to so many partners.
+std::string degree_text(const EdgeSet& edges, int32_t p) {
+  std::map<std::size_t, std::size_t> hist;
+  for (std::size_t d : out_degrees(edges, p))
+    if (d > 0) ++hist[d];
+  std::string out;
+  for (const auto& [d, n] : hist)
+    out += (out.empty() ? "" : ", ") + std::to_string(d) + ":" + std::to_string(n);
+  return out;
+}
+
+// No regular shape: irregular if the neighbourhood is symmetric (most
+// edges have their reverse) and every rank in it both sends and receives,
+// as unstructured and AMG codes exchange; else unclassified.
+Shape fallback(const EdgeSet& edges, int32_t p) {
+  const std::set<Edge> seen(edges.begin(), edges.end());
+  std::size_t symmetric = 0;
+  std::set<int32_t> senders, receivers;
+  for (const auto& [a, b] : edges) {
+    symmetric += seen.count({b, a});
+    senders.insert(a);
+    receivers.insert(b);
+  }
+  const double share = edges.empty() ? 0.0 : static_cast<double>(symmetric) / edges.size();
+  Shape s;
+  if (share >= 0.9 && senders == receivers) {
+    s.kind = ShapeKind::kIrregular;
+    s.name = "irregular neighbourhood";
+    const std::vector<std::size_t> deg = out_degrees(edges, p);
+    std::size_t lo = SIZE_MAX, hi = 0;
+    for (int32_t r : senders) {
+      lo = std::min(lo, deg[static_cast<std::size_t>(r)]);
+      hi = std::max(hi, deg[static_cast<std::size_t>(r)]);
+    }
+    s.params = {
+        {"ranks", std::to_string(senders.size())},
+        {"degree", lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)},
+        {"symmetric", std::to_string(static_cast<int>(share * 100 + 0.5)) + "%"}};
+    s.quality = share;
+    s.matched = symmetric;
+    return s;
+  }
+  s.params = {{"edges", std::to_string(edges.size())}};
+  // No point-to-point edge: collectives only, which are not fitted yet.
+  if (!edges.empty()) s.params.emplace_back("out-degrees", degree_text(edges, p));
+  return s;
+}
+
+bool acceptable(const Shape& s) {
+  return s.quality >= kMinQuality || (s.missing.size() + s.extra.size() == 1 && s.matched >= 2);
+}
+
+Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels);
+
+}  // namespace
+
+namespace detail {
+
+std::optional<Shape> fit_multilevel(const GlobalPattern& g, int32_t ranks) {
+  std::map<uint64_t, EdgeSet, std::greater<>> levels;  // bytes per message, largest first
+  for (const Channel& c : g.channels)
+    if (c.from != c.to) levels[c.messages ? c.bytes / c.messages : 0].emplace_back(c.from, c.to);
+  if (levels.size() < 2) return std::nullopt;
+  Shape m;
+  m.kind = ShapeKind::kMultilevel;
+  std::string bytes, active, grids;
+  std::size_t observed = 0;
+  const EdgeSet* previous = nullptr;
+  std::vector<int32_t> prev_ranks;
+  std::size_t first_ranks = 0;
+  for (auto& [b, edges] : levels) {
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    // A coarse level's ranks, renumbered in order, are the grid (or ring,
+    // ...) it runs on: every other rank of a 4x4 grid is a 2x2 grid.
+    std::vector<int32_t> in;
+    for (const auto& [a, c] : edges) in.insert(in.end(), {a, c});
+    std::sort(in.begin(), in.end());
+    in.erase(std::unique(in.begin(), in.end()), in.end());
+    // Levels shrink or repeat the one before; a halo whose x and y
+    // messages differ in size must not pass for two levels.
+    if (previous && !(edges == *previous || in.size() < prev_ranks.size())) return std::nullopt;
+    auto index = [&](int32_t r) {
+      return static_cast<int32_t>(std::lower_bound(in.begin(), in.end(), r) - in.begin());
+    };
+    GlobalPattern level;
+    const bool all = static_cast<int32_t>(in.size()) == ranks;
+    for (const auto& [a, c] : edges)
+      level.edges.emplace_back(all ? a : index(a), all ? c : index(c));
+    std::sort(level.edges.begin(), level.edges.end());
+    const Shape s = classify_edges(level, all ? ranks : static_cast<int32_t>(in.size()), false);
+    if (s.kind == ShapeKind::kUnclassified || s.kind == ShapeKind::kIrregular) return std::nullopt;
+    if (m.name.empty()) {
+      m.name = "multilevel " + s.name;
+      m.params = s.params;
+    } else if (m.name != "multilevel " + s.name || s.param("neighbours") != m.param("neighbours")) {
+      return std::nullopt;
+    }
+    auto world = [&](std::pair<int32_t, int32_t> e) {
+      return all ? e
+                 : std::make_pair(in[static_cast<std::size_t>(e.first)],
+                                  in[static_cast<std::size_t>(e.second)]);
+    };
+    for (const auto& e : s.missing) m.missing.push_back(world(e));
+    for (const auto& e : s.extra) m.extra.push_back(world(e));
+    m.matched += s.matched;
+    observed += edges.size();
+    bytes += (bytes.empty() ? "" : ", ") + std::to_string(b);
+    active += (active.empty() ? "" : ", ") + std::to_string(in.size());
+    grids += (grids.empty() ? "" : ", ") + s.param("grid");
+    previous = &edges;
+    prev_ranks = in;
+    if (first_ranks == 0) first_ranks = in.size();
+  }
+  // On the same ranks throughout, two fields of different sizes exchanged
+  // with the same neighbours are no levels: ask for three or more that
+  // shrink by one whole factor (a V-cycle halves).
+  if (prev_ranks.size() == first_ranks) {
+    if (levels.size() < 3) return std::nullopt;
+    const uint64_t big = levels.begin()->first, next = std::next(levels.begin())->first;
+    if (next == 0 || big % next != 0) return std::nullopt;
+    const uint64_t factor = big / next;
+    for (auto it = std::next(levels.begin()); it != levels.end(); ++it)
+      if (it->first * factor != std::prev(it)->first) return std::nullopt;
+  }
+  std::sort(m.missing.begin(), m.missing.end());
+  std::sort(m.extra.begin(), m.extra.end());
+  m.quality = static_cast<double>(m.matched) / static_cast<double>(observed + m.missing.size());
+  std::vector<std::pair<std::string, std::string>> params = {
+      {"levels", std::to_string(levels.size())},
+      {"bytes per level", bytes},
+      {"ranks per level", active}};
+  if (!m.param("grid").empty()) params.emplace_back("grid per level", grids);
+  for (const auto& kv : m.params)
+    if (kv.first != "bytes" && kv.first != "grid") params.push_back(kv);
+  m.params = std::move(params);
+  return m;
+}
+
+}  // namespace detail
+
+namespace {
+
+Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
+  EdgeSet edges;
+  // A rank's messages to itself (the diagonal of a transpose) are local
+  // copies, no part of a shape.
+  for (const auto& e : g.edges)
+    if (e.first >= 0 && e.second >= 0 && e.first < p && e.second < p && e.first != e.second)
+      edges.push_back(e);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  if (edges.empty()) return fallback(edges, p);
+  // In order of preference: a fit must beat the ones before it.
+  std::optional<Shape> best = fit_ring(edges, p);
+  std::vector<int64_t> grid;
+  std::optional<Shape> halo = detail::fit_halo(g, edges, p, grid);
+  // A wavefront covers the grid a halo would: it goes first, and only the
+  // ranks' order tells them apart.
+  std::optional<Shape> wave = detail::fit_wavefront(g, edges, grid);
+  if (wave && (!halo || wave->quality >= halo->quality)) halo = wave;
+  for (const std::optional<Shape>& fit : {halo, fit_butterfly(edges, p), fit_tree(edges, p),
+                                          fit_master_worker(g, edges, p), fit_pairwise(edges, p)})
+    if (detail::better(fit, best)) best = fit;
+  // Levels are the more specific name when they fit as well: a V-cycle's
+  // halo at each level, or coarse levels on fewer ranks that the union of
+  // all levels fits badly.
+  if (levels && (!best || best->kind != ShapeKind::kWavefront))
+    if (std::optional<Shape> m = detail::fit_multilevel(g, p);
+        m && acceptable(*m) && (!best || m->quality >= best->quality))
+      return *m;
+  if (!best || !acceptable(*best)) return fallback(edges, p);
+  return *best;
+}
+
+}  // namespace
+
+Shape classify(const GlobalPattern& g, int32_t ranks) {
+  return classify_edges(g, ranks, true);
+}
+
+}  // namespace tracefold::patterns

@@ -1,0 +1,46 @@
+// Shared by the shape fitters (shapes.cpp, shapes_grid.cpp): edge sets and
+// their comparison with a shape's expected edges.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracefold/patterns.hpp"
+
+namespace tracefold::patterns::detail {
+
+using Edge = std::pair<int32_t, int32_t>;
+/// Sorted, each edge once.
+using EdgeSet = std::vector<Edge>;
+
+/// `s` with its match against `observed` filled in: matched, missing,
+/// extra and quality. `expected` need not be sorted.
+Shape scored(Shape s, const EdgeSet& observed, EdgeSet expected);
+
+/// Whether fit `a` beats `b`: a higher quality; equal qualities keep `b`
+/// (the fitters run in order of preference).
+bool better(const std::optional<Shape>& a, const std::optional<Shape>& b);
+
+/// The best halo exchange on a 1-, 2- or 3-D grid of `ranks` ranks (grids
+/// from the extrapolation's topology detection and MPI_Dims_create's
+/// layouts), and the grid's sizes (fastest first) for the wavefront fit.
+std::optional<Shape> fit_halo(const GlobalPattern& g, const EdgeSet& edges, int32_t ranks,
+                              std::vector<int64_t>& grid);
+
+/// A wavefront on `grid` (2-D or 3-D, not periodic), read from the ranks'
+/// hop orders; nullopt when the orders are not those of sweeps.
+std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
+                                   const std::vector<int64_t>& grid);
+
+/// One shape repeated over levels: the channels split by message size into
+/// two or more levels, largest first, each of which alone is that shape
+/// (the same neighbour set), on the same edges as the level before or on
+/// fewer ranks (renumbered in order, so every other rank of a grid is the
+/// coarser grid): a multigrid V-cycle. The fit is the levels' together.
+/// nullopt when there is one level or they differ.
+std::optional<Shape> fit_multilevel(const GlobalPattern& g, int32_t ranks);
+
+}  // namespace tracefold::patterns::detail

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# tracefold patterns names the project's ring (5 ranks: each sends to the
+# next, round), ring_minor (the ring with one extra edge: partial, the edge
+# listed), master_worker (rank 0 hands out tasks and takes every result
+# with MPI_Recv(MPI_ANY_SOURCE, MPI_ANY_TAG): matched by the recorded source
+# and tag, all of them wildcard returns) and mg_vcycle (the 2-D halo at each
+# level of the V-cycle, messages halving: 32, 16, 8 and 4 doubles on the 4
+# levels, every rank active; on 2x2 and on 3x3, where the periodic grid
+# shows its wrap) with their exact parameters.
+source "$2/tests/apps/patterns_lib.bash"
+
+shapes ring 5 3
+expect ring-5.txt '    shape: ring, quality 100% (5 of 5 edges)'
+expect ring-5.txt '      distance 1; direction +; periodic yes'
+
+# ring_minor: the same ring, plus a Sendrecv between ranks 0 and 1 every
+# step: one edge (1->0) more than the ring, named and listed.
+shapes ring_minor 5 3
+expect ring_minor-5.txt '    shape: ring, partial (1 edge extra), quality 83% (5 of 6 edges)'
+expect ring_minor-5.txt '      distance 1; direction +; periodic yes'
+expect ring_minor-5.txt '      extra 1->0'
+
+shapes master_worker 4 12
+expect master_worker-4.txt '    shape: master-worker, quality 100% (6 of 6 edges)'
+grep -Eq '^      master 0; workers 3; tasks [0-9]+; wildcard returns ([0-9]+) of \1$' \
+  master_worker-4.txt || fail "master_worker: master 0, 3 workers, every return a wildcard"
+
+shapes mg_vcycle 4 2
+expect mg_vcycle-4.txt '    shape: multilevel 2-D halo, quality 100% (32 of 32 edges)'
+expect mg_vcycle-4.txt '      levels 4; bytes per level 256, 128, 64, 32; ranks per level 4, 4, 4, 4; grid per level 2x2, 2x2, 2x2, 2x2; periodic none; neighbours 5-point'
+shapes mg_vcycle 9 2
+expect mg_vcycle-9.txt '    shape: multilevel 2-D halo, quality 100% (144 of 144 edges)'
+expect mg_vcycle-9.txt '      levels 4; bytes per level 256, 128, 64, 32; ranks per level 9, 9, 9, 9; grid per level 3x3, 3x3, 3x3, 3x3; periodic x,y; neighbours 5-point'
+grep -l 'partial' ./*.txt | grep -vq ring_minor && fail "a shape came out partial"
+echo "ok"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# tracefold patterns tells wavefronts from halo exchanges on the same grid
+# by the ranks' order of messages: sweep3d (all eight octant sweeps in
+# main, blocking receives from upstream before sends downstream) on 2x2 and
+# 3x2 grids is one wavefront of 8 sweeps per iteration, the 2-D grid seeing
+# each octant's i and j directions (octants 4-7 repeat 0-3 in k); lu (a
+# lower sweep from rank 0 and an upper one from the last rank, wildcard
+# receives matched by their recorded sources) is a wavefront of 2 sweeps.
+source "$2/tests/apps/patterns_lib.bash"
+
+shapes sweep3d 4 2
+expect sweep3d-4.txt '    shape: wavefront, quality 100% (8 of 8 edges)'
+expect sweep3d-4.txt '      grid 2x2; sweeps 8 per iteration; directions 4; order +x+y from 0, -x+y from 1, +x-y from 2, -x-y from 3, +x+y from 0, -x+y from 1, +x-y from 2, -x-y from 3'
+
+shapes sweep3d 6 2
+expect sweep3d-6.txt '    shape: wavefront, quality 100% (14 of 14 edges)'
+expect sweep3d-6.txt '      grid 3x2; sweeps 8 per iteration; directions 4; order +x+y from 0, -x+y from 1, +x-y from 4, -x-y from 5, +x+y from 0, -x+y from 1, +x-y from 4, -x-y from 5'
+
+shapes lu 4 2
+expect lu-4.txt '    shape: wavefront, quality 100% (8 of 8 edges)'
+expect lu-4.txt '      grid 2x2; sweeps 2 per iteration; directions 2; order +x+y from 0, -x-y from 3'
+
+shapes lu 6 2
+expect lu-6.txt '    shape: wavefront, quality 100% (14 of 14 edges)'
+expect lu-6.txt '      grid 3x2; sweeps 2 per iteration; directions 2; order +x+y from 0, -x-y from 5'
+grep -q 'halo' ./*.txt && fail "a wavefront was named a halo"
+echo "ok"
