@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # tracefold patterns names the project's ring (5 ranks: each sends to the
 # next, round), ring_minor (the ring with one extra edge: partial, the edge
-# listed), master_worker (rank 0 hands out tasks and takes every result
-# with MPI_Recv(MPI_ANY_SOURCE, MPI_ANY_TAG): matched by the recorded source
-# and tag, all of them wildcard returns) and mg_vcycle (the 2-D halo at each
+# listed) and mg_vcycle (the 2-D halo at each
 # level of the V-cycle, messages halving: 32, 16, 8 and 4 doubles on the 4
 # levels, every rank active; on 2x2 and on 3x3, where the periodic grid
 # shows its wrap) with their exact parameters.
@@ -20,10 +18,11 @@ expect ring_minor-5.txt '    shape: ring, partial (1 edge extra), quality 83% (5
 expect ring_minor-5.txt '      distance 1; direction +; periodic yes'
 expect ring_minor-5.txt '      extra 1->0'
 
-shapes master_worker 4 12
-expect master_worker-4.txt '    shape: master-worker, quality 100% (6 of 6 edges)'
-grep -Eq '^      master 0; workers 3; tasks [0-9]+; wildcard returns ([0-9]+) of \1$' \
-  master_worker-4.txt || fail "master_worker: master 0, 3 workers, every return a wildcard"
+# master_worker is not here: which worker takes which task follows the
+# run's timing, and when the workers' per-process patterns differ the
+# assembly splits them into several global patterns (docs/patterns.md,
+# Limits); the classifier itself is checked on hand-made edge sets
+# (PatternsShapes unit tests).
 
 shapes mg_vcycle 4 2
 expect mg_vcycle-4.txt '    shape: multilevel 2-D halo, quality 100% (32 of 32 edges)'
