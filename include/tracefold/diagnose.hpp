@@ -218,6 +218,20 @@ struct DiagnosePicture {
   std::vector<int64_t> phase_ends;  ///< ends of phase instances (from the run's start), at most 200
 };
 
+/// One line of the per-phase summary: how much of the run a phase takes and
+/// how much of the run its diagnoses could save (their inefficiency ratios).
+struct PhaseSummary {
+  int32_t phase = -1;  ///< index into DiagnoseReport::phases; -1: diagnoses of the whole run
+  double seconds = 0;  ///< the phase's time per rank (0 for the whole-run line)
+  double share = 0;    ///< seconds / run time
+  std::vector<std::size_t>
+      diagnoses;  ///< indices into DiagnoseReport::diagnoses, most severe first
+  /// Sum of their severities over the run time, at most the phase's share:
+  /// diagnoses of one phase can name the same lost time twice (an
+  /// imbalance at a call that is also frequent communication).
+  double could_save = 0;
+};
+
 struct DiagnoseReport {
   int32_t world_size = 0;
   double run_seconds = 0;
@@ -226,6 +240,9 @@ struct DiagnoseReport {
   std::vector<Phase> phases;
   double labels[static_cast<int>(TimeLabel::kCount)] = {};  ///< seconds over all ranks
   std::vector<Diagnosis> diagnoses;                         ///< most severe first
+  /// Every phase in order, then the whole-run diagnoses if any; each
+  /// diagnosis is in exactly one line.
+  std::vector<PhaseSummary> summary;
   std::vector<std::string> notes;
   DiagnosePicture picture;
 };

@@ -17,6 +17,32 @@ import json
 import sys
 
 
+def check_summary(rep):
+    """Every diagnosis is in exactly one line of the per-phase summary, the
+    line of its phase, with its share of the run; a phase's diagnoses save
+    at most the phase's share. Returns what is wrong, or None."""
+    diags, lines = rep["diagnoses"], rep["summary"]
+    phases = [l for l in lines if l["phase"] >= 0]
+    if [l["phase"] for l in phases] != list(range(len(rep["phases"]))):
+        return f"lines for phases {[l['phase'] for l in phases]}, the report has {len(rep['phases'])}"
+    seen = []
+    for l in lines:
+        for x in l["diagnoses"]:
+            d = diags[x["index"]]
+            if d["phase"] != l["phase"] or d["kind"] != x["kind"]:
+                return f"diagnosis {x['index']} ({d['kind']}, phase {d['phase']}) listed under phase {l['phase']}"
+            if abs(x["ratio"] - d["percent"] / 100) > 1e-9:
+                return f"diagnosis {x['index']}: ratio {x['ratio']} but {d['percent']} % of the run"
+            seen.append(x["index"])
+        if l["phase"] >= 0 and l["could_save"] > l["share"] + 1e-9:
+            return f"phase {l['phase']} could save {l['could_save']} of the run, more than its share {l['share']}"
+    if sorted(seen) != list(range(len(diags))):
+        return f"diagnoses listed {sorted(seen)}, the report has {len(diags)}"
+    if sum(l["share"] for l in phases) > 1 + 1e-6:
+        return "the phases' shares add up to more than the run"
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("json")
@@ -32,6 +58,9 @@ def main():
     with open(a.json) as f:
         rep = json.load(f)
     diags = rep["diagnoses"]
+    summary_problem = check_summary(rep)
+    if summary_problem:
+        sys.exit("per-phase summary: " + summary_problem)
     summary = ", ".join(f'{d["kind"]} {d["seconds"]:.4f} s' for d in diags) or "none"
     if a.kind == "none":
         if diags:

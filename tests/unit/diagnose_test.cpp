@@ -253,6 +253,46 @@ TEST(Diagnose, SerialisationWhenAllOthersWaitAsLongAsOneComputes) {
   EXPECT_EQ(d->causes[0].rank, 0);
 }
 
+TEST(Diagnose, PhaseSummaryGivesEachDiagnosisItsShareOfTheRun) {
+  DiagRun t(4);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 5; ++s) at = t.step(at, {10 * kMs, 20 * kMs, 30 * kMs, 40 * kMs});
+  // A balanced tail closed by another call site: a second phase kind with
+  // no diagnosis.
+  for (int32_t r = 0; r < 4; ++r)
+    t.add(r, "MPI_Barrier", 2, at + 50 * kMs, at + 50 * kMs + 10000, {{"comm", 0}});
+  at += 50 * kMs + 10000;
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  ASSERT_EQ(r.phases.size(), 3u);
+  ASSERT_EQ(r.summary.size(), 3u);  // no whole-run diagnoses: no fourth line
+  const Diagnosis* d = find(r, DiagnosisKind::kLoadImbalance);
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(d->phase, 0);
+  const PhaseSummary& s0 = r.summary[0];
+  EXPECT_EQ(s0.phase, 0);
+  ASSERT_EQ(s0.diagnoses.size(), 1u);
+  EXPECT_EQ(&r.diagnoses[s0.diagnoses[0]], d);
+  // 5 steps of 40 ms + 10 us per rank, of a run of 5 * 40.01 + 50.01 ms.
+  const double run = r.run_seconds;
+  EXPECT_NEAR(s0.seconds, 5 * 40.01e-3, 1e-6);
+  EXPECT_NEAR(s0.share, s0.seconds / run, 1e-9);
+  EXPECT_NEAR(s0.could_save, d->seconds / run, 1e-9);
+  EXPECT_LE(s0.could_save, s0.share);
+  EXPECT_TRUE(r.summary[1].diagnoses.empty());
+  EXPECT_NEAR(r.summary[1].seconds, 50.01e-3, 1e-6);
+  double shares = 0;
+  for (const PhaseSummary& s : r.summary) shares += s.share;
+  EXPECT_NEAR(shares, 1.0, 1e-6);
+  std::ostringstream text, json;
+  write_diagnose_text(text, r);
+  write_diagnose_json(json, r);
+  EXPECT_NE(text.str().find("Per phase"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("load imbalance 30.0 % (#1)"), std::string::npos) << text.str();
+  EXPECT_NE(json.str().find("\"could_save\""), std::string::npos) << json.str();
+}
+
 TEST(Diagnose, ReportsReadAsTextAndJson) {
   DiagRun t(2);
   t.init();

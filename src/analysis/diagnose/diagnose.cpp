@@ -144,6 +144,35 @@ void index_samples(Context& c) {
   }
 }
 
+// The per-phase summary (seed 002's inefficiency ratio per diagnosis):
+// after the diagnoses are sorted, so each line lists them most severe first.
+void summarise(DiagnoseReport& rep) {
+  const double run = rep.run_seconds > 0 ? rep.run_seconds : 1;
+  const double ranks = rep.world_size > 0 ? double(rep.world_size) : 1;
+  rep.summary.clear();
+  for (std::size_t p = 0; p < rep.phases.size(); ++p) {
+    PhaseSummary s;
+    s.phase = static_cast<int32_t>(p);
+    for (double v : rep.phases[p].labels) s.seconds += v;
+    s.seconds /= ranks;
+    s.share = s.seconds / run;
+    rep.summary.push_back(std::move(s));
+  }
+  PhaseSummary whole;
+  for (std::size_t i = 0; i < rep.diagnoses.size(); ++i) {
+    const int32_t p = rep.diagnoses[i].phase;
+    PhaseSummary& s =
+        p >= 0 && std::size_t(p) < rep.summary.size() ? rep.summary[std::size_t(p)] : whole;
+    s.diagnoses.push_back(i);
+    s.could_save += rep.diagnoses[i].seconds / run;
+  }
+  for (PhaseSummary& s : rep.summary) s.could_save = std::min(s.could_save, s.share);
+  if (!whole.diagnoses.empty()) {
+    whole.could_save = std::min(whole.could_save, 1.0);
+    rep.summary.push_back(std::move(whole));
+  }
+}
+
 void labels(Context& c) {
   int64_t ns[static_cast<int>(TimeLabel::kCount)] = {};
   for (int32_t r = 0; r < c.size; ++r)
@@ -190,6 +219,7 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
                 [&](const Diagnosis& d) { return d.seconds < options.significant * run; });
   std::stable_sort(rep.diagnoses.begin(), rep.diagnoses.end(),
                    [](const Diagnosis& a, const Diagnosis& b) { return a.seconds > b.seconds; });
+  summarise(rep);
   draw_picture(c);
   return rep;
 }

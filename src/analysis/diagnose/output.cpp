@@ -85,6 +85,28 @@ void write_diagnose_text(std::ostream& out, const DiagnoseReport& rep) {
       out << "   remedy:  " << diagnosis_remedy(d.kind) << "\n";
     }
   }
+  if (!rep.diagnoses.empty()) {
+    // Inefficiency ratio: the share of the run a diagnosis could save.
+    out << "\nPer phase (share of the run; what its diagnoses could save, as shares of the "
+           "run):\n";
+    for (const PhaseSummary& s : rep.summary) {
+      out << "  " << std::left << std::setw(10)
+          << (s.phase >= 0 ? "#" + std::to_string(s.phase) : std::string("whole run"))
+          << std::right;
+      if (s.phase >= 0) out << std::setw(7) << pct(s.share * 100) << " of the run";
+      if (s.diagnoses.empty()) {
+        out << "; no diagnosis\n";
+        continue;
+      }
+      out << "; could save " << pct(s.could_save * 100) << ":";
+      for (std::size_t k = 0; k < s.diagnoses.size(); ++k) {
+        const Diagnosis& d = rep.diagnoses[s.diagnoses[k]];
+        out << (k ? ", " : " ") << diagnosis_name(d.kind) << " " << pct(d.percent) << " (#"
+            << s.diagnoses[k] + 1 << ")";
+      }
+      out << "\n";
+    }
+  }
   if (!rep.notes.empty()) {
     out << "\nNotes:\n";
     for (const std::string& n : rep.notes) out << "  - " << n << "\n";
@@ -127,6 +149,19 @@ void write_diagnose_json(std::ostream& out, const DiagnoseReport& rep) {
     x["causes"] = nlohmann::json::array();
     for (const CodePlace& c : d.causes) x["causes"].push_back(place_json(c));
     j["diagnoses"].push_back(std::move(x));
+  }
+  j["summary"] = nlohmann::json::array();
+  for (const PhaseSummary& s : rep.summary) {
+    nlohmann::json x{{"phase", s.phase},
+                     {"seconds", s.seconds},
+                     {"share", s.share},
+                     {"could_save", s.could_save}};
+    x["diagnoses"] = nlohmann::json::array();
+    for (std::size_t i : s.diagnoses)
+      x["diagnoses"].push_back({{"index", i},
+                                {"kind", diagnosis_id(rep.diagnoses[i].kind)},
+                                {"ratio", rep.diagnoses[i].percent / 100}});
+    j["summary"].push_back(std::move(x));
   }
   j["notes"] = rep.notes;
   out << j.dump(1) << "\n";
