@@ -169,6 +169,15 @@ void write_report_diagnosis(std::ostream& out, const DiagnoseReport& r) {
         for (const auto& g : ph.groups) out << " " << xml_escape(human_ranks(g));
         out << ")";
       }
+      // The per-phase summary: the phase's share, and what its diagnoses
+      // could save, both as shares of the run.
+      for (const PhaseSummary& s : r.summary) {
+        if (s.phase != static_cast<int32_t>(p)) continue;
+        out << ": " << fixed(s.share * 100, 1) << " % of the run";
+        if (!s.diagnoses.empty())
+          out << ", could save <span class=\"could-save\">" << fixed(s.could_save * 100, 1)
+              << " %</span>";
+      }
     }
     out << ".</p>\n";
   }

@@ -22,7 +22,7 @@ if designed imbalance 4; then
     ! timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
       --user-data-dir="$WORK/profile" --dump-dom "file://$WORK/r.html" >"$WORK/dom.html" 2>/dev/null; then
     bad "report of the imbalance run"; show_run "$WORK/report.err"
-  elif msg=$(python3 - "$WORK/dom.html" <<'PY'
+  elif msg=$(python3 - "$WORK/dom.html" "$WORK/imbalance/report.json" <<'PY'
 import re, sys
 dom = open(sys.argv[1]).read()
 h2 = re.findall(r"<h2>([^<]*)</h2>", dom)
@@ -34,6 +34,10 @@ assert views == ["labels"] + ["d%d" % i for i in range(len(rows))], views
 assert 'fill="#1f4e9c"' in dom and 'fill="#d62728"' in dom, "no symptom or cause cells"
 sites = dom.split('id="callsites"', 1)[1].split("</table>", 1)[0]
 assert "<td>0\u20133</td>" in sites, "ranks not written 0-3"
+import json
+save = re.findall(r'<span class="could-save">([0-9.]+) %</span>', dom)
+want = json.load(open(sys.argv[2]))["summary"][0]["could_save"] * 100
+assert save and abs(float(save[0]) - want) < 0.051, ("phase #0 could save", save, want)
 print("report: sections %s, diagnoses %s, %d picture views" % (h2[:3], rows, len(views)))
 PY
   ); then
