@@ -35,13 +35,21 @@
  *   mpmd        the lower half works 2 units in work_a and exchanges with a
  *               partner (MPI_Sendrecv); the upper half works one unit in
  *               work_b; then MPI_Allreduce (designed: max - avg of work)
- *   balanced    every rank works a unit, then MPI_Allreduce (designed 0)
+ *   balanced    every rank works a unit, then MPI_Allreduce (designed: the
+ *               imbalance the machine's scheduling made of it, the sum over
+ *               steps of avg - min of the ranks' time in the MPI_Allreduce,
+ *               as the ranks measured it; near 0 on an idle machine)
+ *   io          every rank works a unit, then writes 4 MiB at its own offset
+ *               of one shared file (MPI_File_write_at, a file in the
+ *               working directory deleted on close), then MPI_Barrier
+ *               (designed: time in MPI_File_write_at per rank)
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void) {
   struct timespec t;
@@ -78,7 +86,7 @@ static double max_minus_avg(const double* per, int steps, int rank, int size) {
   double total = 0;
   if (rank == 0) {
     for (int s = 0; s < steps; ++s) {
-      double mx = 0, sum = 0;
+      double mx = all[s], sum = 0; /* rank 0's value: per[] may be negative */
       for (int r = 0; r < size; ++r) {
         const double v = all[(size_t)r * (size_t)steps + (size_t)s];
         sum += v;
@@ -132,16 +140,18 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "imbalance") || !strcmp(mode, "partial") || !strcmp(mode, "balanced")) {
     for (int s = 0; s < steps; ++s) {
       if (!strcmp(mode, "balanced")) {
-        per[s] = work_a(unit);
+        work_a(unit);
       } else {
         per[s] = work_a((rank + 1) * unit);
         if (!strcmp(mode, "partial")) per[s] += work_b((size - rank) * unit / 2);
       }
+      const double t0 = now();
       MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      /* The negated time in the call: max - avg of it is avg - min of the time. */
+      if (!strcmp(mode, "balanced")) per[s] = t0 - now();
       check += out;
     }
     designed = max_minus_avg(per, steps, rank, size);
-    if (!strcmp(mode, "balanced")) designed = 0;
   } else if (!strcmp(mode, "serial")) {
     for (int s = 0; s < steps; ++s) {
       if (rank == 0) work_a(size * unit);
@@ -205,6 +215,32 @@ int main(int argc, char** argv) {
       }
     }
     designed = large ? per_rank(mine, size) : early_entries(per, steps, 0, rank, size);
+    free(buf);
+  } else if (!strcmp(mode, "io")) {
+    const int n = 1 << 19; /* 4 MiB of doubles per write */
+    double* buf = calloc((size_t)n, sizeof(double));
+    MPI_File fh;
+    char name[64];
+    snprintf(name, sizeof name, "diag_io.%d.tmp", (int)getpid());
+    PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD); /* rank 0's pid names it */
+    if (MPI_File_open(MPI_COMM_WORLD, name,
+                      MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                      &fh) != MPI_SUCCESS) {
+      if (rank == 0) fprintf(stderr, "app_diag_problems: cannot create %s\n", name);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (int s = 0; s < steps; ++s) {
+      work_a(unit);
+      buf[0] = s;
+      const MPI_Offset at = ((MPI_Offset)s * size + rank) * n * (MPI_Offset)sizeof(double);
+      const double t0 = now();
+      MPI_File_write_at(fh, at, buf, n, MPI_DOUBLE, MPI_STATUS_IGNORE);
+      mine += now() - t0;
+      MPI_Barrier(MPI_COMM_WORLD);
+      check += buf[0];
+    }
+    MPI_File_close(&fh);
+    designed = per_rank(mine, size);
     free(buf);
   } else if (!strcmp(mode, "mpmd")) {
     const int lower = rank < size / 2;

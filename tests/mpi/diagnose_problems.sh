@@ -51,6 +51,8 @@ designed frequent 4 && expect frequent_communication --symptom MPI_Allreduce
 designed few 4 && expect absent frequent_communication
 designed late 2 && expect wait_for_partner --symptom MPI_Recv --cause "rank 0" --cause-rank 0
 designed large 2 && expect large_transfer --symptom MPI_Send
+# The program writes (and deletes on close) a file in the working directory.
+cd "$WORK" && designed io 2 && expect large_io --symptom MPI_File_write_at
 designed mpmd 4 && expect mpmd_imbalance --symptom MPI_Allreduce --detail "ranks 0–1 | ranks 2–3"
 # Long enough steps that a loaded machine's scheduling jitter at each
 # synchronisation (a few hundred microseconds) stays below 1 % of the run.

@@ -98,7 +98,7 @@ void write_diagnose_text(std::ostream& out, const DiagnoseReport& rep) {
         out << "; no diagnosis\n";
         continue;
       }
-      out << "; could save " << pct(s.could_save * 100) << ":";
+      out << (s.phase >= 0 ? "; could save " : "could save ") << pct(s.could_save * 100) << ":";
       for (std::size_t k = 0; k < s.diagnoses.size(); ++k) {
         const Diagnosis& d = rep.diagnoses[s.diagnoses[k]];
         out << (k ? ", " : " ") << diagnosis_name(d.kind) << " " << pct(d.percent) << " (#"
