@@ -199,6 +199,25 @@ struct DiagnoseOptions {
   uint64_t large_bytes = 1 << 20;
   /// Causes kept per diagnosis.
   std::size_t top = 3;
+  /// A user function takes a derived label when at least this share of its
+  /// samples has it on every rank that runs it (the seed's 70 %) ...
+  double derived_share = 0.7;
+  /// ... counting the ranks with at least this many of its samples.
+  uint64_t derived_min_samples = 10;
+};
+
+/// A user function labelled by what its time is spent on (seed 002, 5.2):
+/// from samples, a function whose samples fall mostly inside MPI calls of
+/// one kind on every rank (its callees included).
+struct DerivedLabel {
+  std::string function;            ///< its name (and the functions inlined into it)
+  std::vector<std::string> stack;  ///< outermost first, ending with it
+  /// A TimeLabel's name (label_name), or "communication" when no single one
+  /// of the three communication labels reaches the share but together they do.
+  std::string label;
+  double min_share = 0, max_share = 0;  ///< the label's share of its samples, over its ranks
+  uint64_t samples = 0;                 ///< its samples over those ranks
+  std::vector<int32_t> ranks;           ///< ranks with enough of its samples
 };
 
 /// The ranks x time picture of the report: per row (a rank, or a block of
@@ -243,6 +262,9 @@ struct DiagnoseReport {
   /// Every phase in order, then the whole-run diagnoses if any; each
   /// diagnosis is in exactly one line.
   std::vector<PhaseSummary> summary;
+  /// User functions whose time is mostly communication (with samples only),
+  /// most sampled first; a callee that has its caller's label is left out.
+  std::vector<DerivedLabel> derived;
   std::vector<std::string> notes;
   DiagnosePicture picture;
 };

@@ -56,10 +56,20 @@ def main():
     ap.add_argument("--cause-rank", type=int, action="append", default=[])
     ap.add_argument("--detail")
     ap.add_argument("--tolerance", type=float, default=0.10)
+    ap.add_argument("--derived", action="append", default=[],
+                    help="FUNCTION=LABEL: the report gives FUNCTION that derived label")
     a = ap.parse_args()
     with open(a.json) as f:
         rep = json.load(f)
     diags = rep["diagnoses"]
+    for want in a.derived:
+        fn, label = want.split("=", 1)
+        got = [d for d in rep["derived_labels"] if d["function"] == fn]
+        if not got or got[0]["label"] != label:
+            sys.exit(f"derived label of {fn}: expected {label}, found "
+                     f"{[(d['function'], d['label']) for d in rep['derived_labels']]}")
+        print(f"derived label: {fn} is {label} ({got[0]['min_share']:.0%} of its "
+              f"{got[0]['samples']} samples on ranks {got[0]['ranks']})")
     summary_problem = check_summary(rep)
     if summary_problem:
         sys.exit("per-phase summary: " + summary_problem)

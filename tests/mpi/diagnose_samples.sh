@@ -4,7 +4,8 @@
 # (examples/diagnose/diag_problems.c: work_a, work_b), on the right rank,
 # with the severities within 10 % of what the program built in; two
 # imbalances that cancel in part are both named and said to be partially
-# evened out.
+# evened out; the function that holds the late run's blocking receive
+# takes the derived label "wait for partner".
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
@@ -17,7 +18,8 @@ if designed partial 4 --sample 1ms; then
 fi
 designed serial 4 --sample 1ms && expect serialisation --symptom MPI_Bcast --cause work_a --cause-rank 0
 designed late 2 --sample 1ms &&
-  expect wait_for_partner --symptom MPI_Recv --cause "rank 0" --cause work_a --cause-rank 0
+  expect wait_for_partner --symptom MPI_Recv --cause "rank 0" --cause work_a --cause-rank 0 \
+    --derived "receive=wait for partner"
 designed mpmd 4 --sample 1ms &&
   expect mpmd_imbalance --symptom MPI_Allreduce --cause work_a --cause work_b
 # 100 ms steps: see diagnose_problems.sh.

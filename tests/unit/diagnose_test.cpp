@@ -200,6 +200,70 @@ TEST(Diagnose, WaitForPartnerNamesTheLateRankAndWhatItDid) {
   EXPECT_NE(d->causes[1].label.find("work_b"), std::string::npos) << d->causes[1].label;
 }
 
+TEST(Diagnose, AFunctionThatMostlyWaitsTakesTheDerivedLabel) {
+  Sampled t(2);
+  // The calls are made from main > exchange (site 8) and main > reduce
+  // (site 9), named by embedded symbols as a symbolized trace has them.
+  const Frame main_f{"app", 0x600}, exchange_f{"app", 0x500}, reduce_f{"app", 0x700};
+  t.trace.symtab.symbols[main_f] = {SourceFrame{"main", "x.c", 10}};
+  t.trace.symtab.symbols[exchange_f] = {SourceFrame{"exchange", "x.c", 20}};
+  t.trace.symtab.symbols[reduce_f] = {SourceFrame{"reduce", "x.c", 30}};
+  ASSERT_EQ(t.trace.sites.intern(CallSite{{exchange_f, main_f}}), 8u);
+  ASSERT_EQ(t.trace.sites.intern(CallSite{{reduce_f, main_f}}), 9u);
+  t.init();
+  // Samples inside an MPI call: rank r's, every 1 ms over [from, to).
+  auto in_call = [&](int32_t r, int64_t from, int64_t to) {
+    for (int64_t at = from; at < to; at += kMs) {
+      Sample s;
+      s.time_ns = at;
+      s.in_mpi = true;
+      t.in.samples[std::size_t(r)].samples.push_back(s);
+    }
+  };
+  int64_t at = 0;
+  for (int s = 0; s < 3; ++s) {
+    // Rank 0 works 20 ms in work_b, then sends; rank 1 waits in MPI_Recv.
+    t.work(0, at, 20 * kMs, 3);
+    t.add(0, "MPI_Send", 8, at + 20 * kMs, at + 20 * kMs + 50000,
+          {{"peer", 1}, {"tag", 0}, {"comm", 0}, {"count", 1}, {"dsize", 8}});
+    t.add(1, "MPI_Recv", 8, at, at + 20 * kMs + 60000,
+          {{"peer", 0}, {"tag", 0}, {"comm", 0}, {"count", 1}, {"dsize", 8}});
+    in_call(1, at, at + 20 * kMs);
+    at += 21 * kMs;
+    // Both reduce together for 5 ms: collective synchronisation, on both.
+    t.add(0, "MPI_Allreduce", 9, at, at + 5 * kMs, {{"comm", 0}, {"count", 1}, {"dsize", 8}});
+    t.add(1, "MPI_Allreduce", 9, at, at + 5 * kMs, {{"comm", 0}, {"count", 1}, {"dsize", 8}});
+    in_call(0, at, at + 5 * kMs);
+    in_call(1, at, at + 5 * kMs);
+    at += 6 * kMs;
+  }
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  // exchange: rank 1's 60 samples all wait (rank 0 has none there);
+  // reduce: 15 samples per rank, all in the collective; main: computation
+  // on rank 0 and waiting on rank 1, so no label.
+  ASSERT_EQ(r.derived.size(), 2u);
+  EXPECT_EQ(r.derived[0].stack, (std::vector<std::string>{"main", "exchange"}));
+  EXPECT_EQ(r.derived[0].label, "wait for partner");
+  EXPECT_EQ(r.derived[0].ranks, (std::vector<int32_t>{1}));
+  EXPECT_EQ(r.derived[0].samples, 60u);
+  EXPECT_DOUBLE_EQ(r.derived[0].min_share, 1.0);
+  EXPECT_EQ(r.derived[1].function, "reduce");
+  EXPECT_EQ(r.derived[1].label, "collective synchronisation");
+  EXPECT_EQ(r.derived[1].ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(r.derived[1].samples, 30u);
+  std::ostringstream text;
+  write_diagnose_text(text, r);
+  EXPECT_NE(text.str().find("exchange, called from main: wait for partner, 100.0 % of its 60 "
+                            "samples on ranks 1"),
+            std::string::npos)
+      << text.str();
+  // Too few samples on every rank: no label.
+  DiagnoseOptions strict;
+  strict.derived_min_samples = 100;
+  EXPECT_TRUE(t.run(strict).derived.empty());
+}
+
 TEST(Diagnose, ManyShortCallsAreFrequentAFewLongOnesAreNot) {
   DiagRun t(2);
   t.init();

@@ -220,6 +220,7 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
   std::stable_sort(rep.diagnoses.begin(), rep.diagnoses.end(),
                    [](const Diagnosis& a, const Diagnosis& b) { return a.seconds > b.seconds; });
   summarise(rep);
+  derive_labels(c);
   draw_picture(c);
   return rep;
 }

@@ -130,6 +130,10 @@ void diagnose_serialisation(Context& c);
 /// communication (communication.cpp).
 void diagnose_communication(Context& c);
 
+/// User functions whose samples are mostly one kind of communication
+/// (derived.cpp).
+void derive_labels(Context& c);
+
 /// The report's ranks x time picture, after the diagnoses (picture.cpp).
 void draw_picture(Context& c);
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "internal.hpp"
+#include "tracefold/export.hpp"
 
 namespace tracefold {
 
@@ -107,6 +108,17 @@ void write_diagnose_text(std::ostream& out, const DiagnoseReport& rep) {
       out << "\n";
     }
   }
+  if (!rep.derived.empty()) {
+    out << "\nFunctions that mostly communicate (at least 70 % of their samples on every rank "
+           "that runs them):\n";
+    for (const DerivedLabel& d : rep.derived) {
+      out << "  " << d.function;
+      if (d.stack.size() > 1) out << ", called from " << d.stack[d.stack.size() - 2];
+      out << ": " << d.label << ", " << pct(d.min_share * 100);
+      if (d.max_share - d.min_share >= 0.0005) out << " to " << pct(d.max_share * 100);
+      out << " of its " << d.samples << " samples on ranks " << human_ranks(d.ranks) << "\n";
+    }
+  }
   if (!rep.notes.empty()) {
     out << "\nNotes:\n";
     for (const std::string& n : rep.notes) out << "  - " << n << "\n";
@@ -163,6 +175,15 @@ void write_diagnose_json(std::ostream& out, const DiagnoseReport& rep) {
                                 {"ratio", rep.diagnoses[i].percent / 100}});
     j["summary"].push_back(std::move(x));
   }
+  j["derived_labels"] = nlohmann::json::array();
+  for (const DerivedLabel& d : rep.derived)
+    j["derived_labels"].push_back({{"function", d.function},
+                                   {"stack", d.stack},
+                                   {"label", d.label},
+                                   {"min_share", d.min_share},
+                                   {"max_share", d.max_share},
+                                   {"samples", d.samples},
+                                   {"ranks", d.ranks}});
   j["notes"] = rep.notes;
   out << j.dump(1) << "\n";
 }
