@@ -39,6 +39,8 @@
  *               imbalance the machine's scheduling made of it, the sum over
  *               steps of avg - min of the ranks' time in the MPI_Allreduce,
  *               as the ranks measured it; near 0 on an idle machine)
+ *   aborted     imbalance, then rank 0 calls MPI_Abort instead of
+ *               MPI_Finalize (no rank's timeline gets its end offset)
  *   io          every rank works a unit, then writes 4 MiB at its own offset
  *               of one shared file (MPI_File_write_at, a file in the
  *               working directory deleted on close), then MPI_Barrier
@@ -143,6 +145,8 @@ int main(int argc, char** argv) {
   double* per = calloc((size_t)steps, sizeof(double));
   double mine = 0, designed = 0, check = 0;
   int in = rank + 1, out = 0;
+  const int aborted = !strcmp(mode, "aborted");
+  if (aborted) mode = "imbalance";
   if (!strcmp(mode, "imbalance") || !strcmp(mode, "partial") || !strcmp(mode, "balanced")) {
     for (int s = 0; s < steps; ++s) {
       if (!strcmp(mode, "balanced")) {
@@ -269,8 +273,14 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (rank == 0) {
-    printf("diag: %s designed %.6f\n", mode, designed);
+    printf("diag: %s designed %.6f\n", aborted ? "aborted" : mode, designed);
     printf("diag_problems: %s %d steps checksum %.0f\n", mode, steps, check);
+    fflush(stdout);
+  }
+  if (aborted) {
+    PMPI_Barrier(MPI_COMM_WORLD); /* rank 0 has printed */
+    if (rank == 0) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (;;) nap(1); /* until the launcher stops this rank */
   }
   free(per);
   MPI_Finalize();

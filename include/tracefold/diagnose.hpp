@@ -281,6 +281,11 @@ struct DiagnoseInput {
   std::vector<std::vector<std::string>> context_names;
   /// Receives found ending before their send began, repaired on loading.
   uint64_t clock_violations = 0;
+  /// How far the clocks of ranks without a measured end offset may still be
+  /// off after the exit-gap correction (3 times the largest median
+  /// residual of their exit gaps); phases accept a synchronisation within
+  /// DiagnoseOptions::tolerance_ns plus this. 0 when every clock was measured.
+  int64_t clock_uncertainty_ns = 0;
 };
 
 /// Reads TRACE's timeline directory `dir` and the samples in it, putting

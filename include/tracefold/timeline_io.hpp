@@ -90,8 +90,14 @@ struct RankTimelineFile {
   std::vector<TimelineRecord> records;
   /// The file it was read from, for error messages.
   std::string source;
+  /// Round trip of a trailer whose offset was not measured: a run aborted
+  /// before MPI_Finalize repeats the start offset with it.
+  static constexpr int64_t kEndNotMeasured = -2;
+  /// Whether the offset at the end was measured: a trailer written at
+  /// MPI_Finalize (a file whose process died has none).
+  bool end_measured() const { return has_trailer && end_round_trip_ns != kEndNotMeasured; }
   /// This rank's clock against rank 0's: both samples, or the start one
-  /// alone when the file has no trailer.
+  /// alone when the end was not measured.
   ClockMap clock() const;
   /// `local_ns` on rank 0's clock (offsets interpolated linearly). Throws
   /// TimelineError naming the file if the result does not fit in 64 bits

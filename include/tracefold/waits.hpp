@@ -167,6 +167,11 @@ struct WaitReport {
 struct WaitInput {
   std::vector<std::vector<TimedEvent>> ranks;
   uint64_t dropped = 0;
+  /// Per rank: 1 when its timeline has the clock offset measured at
+  /// MPI_Finalize, 0 when it ends early (the rank died, or the run was
+  /// aborted): then its clock is mapped by the start offset alone and its
+  /// drift is not corrected. Empty: unknown (all measured).
+  std::vector<uint8_t> end_offset;
 };
 
 /// Reads TRACE's timeline directory `dir` (every rank). Throws WaitsError

@@ -101,7 +101,7 @@ int64_t checked_add(int64_t a, int64_t b, const std::string& source, const char*
 
 ClockMap RankTimelineFile::clock() const {
   const ClockSample start{start_offset_ns, start_local_ns, start_round_trip_ns};
-  if (!has_trailer) return ClockMap(start);
+  if (!end_measured()) return ClockMap(start);
   return ClockMap(start, ClockSample{end_offset_ns, end_local_ns, end_round_trip_ns});
 }
 

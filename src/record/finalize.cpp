@@ -178,8 +178,10 @@ void Recorder::write_partial(const char* why) {
   try {
     if (rawlog.is_open()) rawlog.flush();
     stop_sampler(*this);
-    // No other rank can be asked for the clock any more: keep the start offset.
-    close_timeline({timeline_start.offset_ns, skewed(now_ns()), timeline_start.round_trip_ns});
+    // No other rank can be asked for the clock any more: keep the start
+    // offset, and say it was not measured, so that readers estimate the
+    // drift instead (diagnose's constant exit gap).
+    close_timeline({timeline_start.offset_ns, skewed(now_ns()), RankTimelineFile::kEndNotMeasured});
     namespace fs = std::filesystem;
     const fs::path dir = output + ".partial";
     const std::string file = "rank-" + std::to_string(rank) + ".tf";

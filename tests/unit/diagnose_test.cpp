@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "../../src/analysis/diagnose/internal.hpp"  // align_by_exit_gaps
 #include "test_util.hpp"
 #include "tracefold/diagnose.hpp"
 
@@ -355,6 +356,53 @@ TEST(Diagnose, PhaseSummaryGivesEachDiagnosisItsShareOfTheRun) {
   EXPECT_NE(text.str().find("Per phase"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("load imbalance 30.0 % (#1)"), std::string::npos) << text.str();
   EXPECT_NE(json.str().find("\"could_save\""), std::string::npos) << json.str();
+}
+
+// An aborted run: no rank's timeline has its end offset. Rank 2's clock
+// runs 1 % fast since its start offset was measured; the exits of the
+// synchronisations scatter by up to 300 us (rank 0's too).
+TEST(Diagnose, ExitGapsFindTheDriftOfARankWithoutEndOffset) {
+  DiagRun t(4);
+  t.init();
+  const double drift = 0.01;
+  auto skew = [&](int32_t r, int64_t ns) {
+    // Since the end of MPI_Init (at 0), where the start offset is measured.
+    return r == 2 ? ns + static_cast<int64_t>(drift * double(ns)) : ns;
+  };
+  int64_t at = 0;
+  std::vector<int64_t> ends;
+  for (int s = 0; s < 40; ++s) {
+    const int64_t end = at + 20 * kMs;
+    for (int32_t r = 0; r < 4; ++r) {
+      const int64_t scatter = ((s * 7 + r * 3) % 4) * 100000;  // 0-300 us
+      t.add(r, "MPI_Allreduce", 1, skew(r, at + (r + 1) * kMs), skew(r, end + scatter),
+            {{"comm", 0}, {"count", 1}, {"dsize", 8}});
+    }
+    ends.push_back(end);
+    at = end + 400000;
+  }
+  t.in.events.end_offset.assign(4, 0);
+  std::vector<int32_t> unfitted;
+  const auto fits = diagnose_detail::align_by_exit_gaps(t.trace, t.in.events, unfitted);
+  EXPECT_TRUE(unfitted.empty());
+  ASSERT_EQ(fits.size(), 3u);  // ranks 1-3; rank 0 is the reference
+  for (const auto& f : fits) {
+    if (f.rank != 2) {
+      EXPECT_FALSE(f.applied) << f.rank << " " << f.slope;
+      continue;
+    }
+    EXPECT_TRUE(f.applied);
+    EXPECT_NEAR(f.slope, drift, 0.0005);
+  }
+  // After the correction rank 2's exits are back within the scatter.
+  const auto& r2 = t.in.events.ranks[2];
+  for (std::size_t k = 1; k < r2.size(); ++k)
+    EXPECT_NEAR(double(r2[k].end_ns), double(ends[k - 1]), 700000.0) << k;
+  // Measured end offsets: nothing to do.
+  DiagRun u(2);
+  u.init();
+  u.in.events.end_offset.assign(2, 1);
+  EXPECT_TRUE(diagnose_detail::align_by_exit_gaps(u.trace, u.in.events, unfitted).empty());
 }
 
 TEST(Diagnose, ReportsReadAsTextAndJson) {

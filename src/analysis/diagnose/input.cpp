@@ -4,6 +4,7 @@
 // and named with the symbolizer.
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "internal.hpp"
 #include "tracefold/export.hpp"
@@ -57,6 +58,51 @@ DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
   } catch (const WaitsError& e) {
     throw DiagnoseError(e.what());
   }
+  // Ranks whose timelines end early: their drift from the exits of global
+  // synchronisations, before the clock condition is repaired.
+  std::vector<int32_t> ended_early, unfitted;
+  for (std::size_t r = 0; r < in.events.end_offset.size(); ++r)
+    if (!in.events.end_offset[r]) ended_early.push_back(int32_t(r));
+  const std::vector<diagnose_detail::ExitGapDrift> drifts =
+      diagnose_detail::align_by_exit_gaps(trace, in.events, unfitted);
+  if (!ended_early.empty()) {
+    std::ostringstream o;
+    o << "the timelines of ranks " << human_ranks(ended_early)
+      << " end without the clock offset measured at MPI_Finalize (the run did not get there)";
+    std::vector<diagnose_detail::ExitGapDrift> top;
+    std::vector<int32_t> flat;
+    for (const auto& d : drifts) {
+      if (d.applied)
+        top.push_back(d);
+      else
+        flat.push_back(d.rank);
+    }
+    if (!top.empty()) {
+      o << "; the drift of their clocks since the start offset was estimated from the exits of "
+           "global synchronisations (constant exit gap) and corrected:";
+      std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+        return std::abs(a.slope) > std::abs(b.slope);
+      });
+      for (std::size_t i = 0; i < top.size() && i < 4; ++i)
+        o << (i ? "," : "") << " rank " << top[i].rank << " " << std::showpos
+          << std::llround(top[i].slope * 1e6) << std::noshowpos << " ppm over " << top[i].syncs;
+      if (top.size() > 4) o << ", ...";
+    }
+    if (!flat.empty())
+      o << "; ranks " << human_ranks(flat)
+        << " show no drift beyond the scatter of their exits: not corrected";
+    if (!unfitted.empty())
+      o << "; ranks " << human_ranks(unfitted)
+        << " reached fewer than 3 global synchronisations: their drift stays uncorrected";
+    notes.push_back(o.str());
+  }
+  for (const auto& d : drifts)
+    in.clock_uncertainty_ns =
+        std::max(in.clock_uncertainty_ns, static_cast<int64_t>(std::llround(3 * d.residual_ns)));
+  if (in.clock_uncertainty_ns > 0)
+    notes.push_back("synchronisations are told with a clock tolerance of " +
+                    std::to_string(in.clock_uncertainty_ns / 1000) +
+                    " us more: the estimated clocks' residual");
   in.clock_violations = repair_clock_condition(trace, in.events);
   if (const uint64_t v = in.clock_violations)
     notes.push_back(std::to_string(v) +
@@ -93,6 +139,9 @@ DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
       throw DiagnoseError(e.what());
     }
     for (Sample& s : rs.samples) s.time_ns = tl.to_global(s.time_ns);
+    for (const diagnose_detail::ExitGapDrift& d : drifts)
+      if (d.rank == r && d.applied)
+        for (Sample& s : rs.samples) s.time_ns = d.correct(s.time_ns);
   }
   if (!any) {
     notes.push_back("no samples in " + dir +

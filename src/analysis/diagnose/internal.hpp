@@ -1,6 +1,7 @@
 // What the parts of the diagnosis share (not a public header).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -94,6 +95,41 @@ bool is_io(OpId op);
 
 /// Global synchronisations, phases and their rank groups (phases.cpp).
 void find_phases(Context& c);
+/// A blocking Barrier, Allreduce, Allgather(v), Alltoall(v,w),
+/// Reduce_scatter(_block) or collective MPI-IO call ...
+bool global_sync_op(OpId op);
+/// ... on a communicator of all ranks.
+bool over_world(const Trace& trace, const Event& ev, int32_t rank);
+/// Per rank, its global synchronisations (event indexes) in program order:
+/// the k-th of every rank are one instance.
+std::vector<std::vector<std::size_t>> sync_candidates(const Trace& trace, const WaitInput& in);
+
+/// A clock drift found by the seed's constant-exit-gap method (clock.cpp):
+/// a rank's time t on rank 0's clock is t - slope * (t - origin_ns).
+struct ExitGapDrift {
+  int32_t rank = 0;
+  double slope = 0;  ///< drift, as a fraction (1e-6: 1 ppm)
+  int64_t origin_ns = 0;
+  std::size_t syncs = 0;  ///< synchronisations it was fitted to
+  /// False when the gaps show no drift beyond their scatter: nothing was
+  /// corrected (slope 0).
+  bool applied = true;
+  /// Median distance of its gaps from the line (from a constant gap when
+  /// not applied), rank 0's own scatter included: how far off its
+  /// corrected times still are, typically.
+  double residual_ns = 0;
+  int64_t correct(int64_t t) const {
+    return t - static_cast<int64_t>(std::llround(slope * double(t - origin_ns)));
+  }
+};
+/// For every rank but 0 whose timeline has no end offset (in.end_offset),
+/// the drift of its exits of global synchronisations against rank 0's,
+/// when at least 3 were reached: Theil-Sen slopes of each rank's exits
+/// against the instance's median exit, relative to rank 0's. Corrects its
+/// events in `in` when the line explains the gaps clearly better than a
+/// constant gap (median residual under half the gaps' own).
+std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
+                                             std::vector<int32_t>& unfitted);
 
 /// Adds `rank`'s computation in [from, to) to `places`: its samples'
 /// calling contexts when there are samples, else the computation before

@@ -12,8 +12,6 @@
 
 namespace tracefold::diagnose_detail {
 
-namespace {
-
 bool global_sync_op(OpId op) {
   const OpTraits& t = op_traits(op);
   if (t.nonblocking) return false;
@@ -37,12 +35,25 @@ bool global_sync_op(OpId op) {
   }
 }
 
-bool over_world(const Context& c, const Event& ev, int32_t r) {
+bool over_world(const Trace& trace, const Event& ev, int32_t r) {
   int64_t comm = field_by_literal(ev, "comm");
   if (comm == kAbsent) comm = CommTable::kWorld;
-  const CommGroup* g = c.trace.comms.group_of(comm, r);
-  return g && static_cast<int32_t>(g->members.size()) == c.size;
+  const CommGroup* g = trace.comms.group_of(comm, r);
+  return g && static_cast<int32_t>(g->members.size()) == trace.world_size;
 }
+
+std::vector<std::vector<std::size_t>> sync_candidates(const Trace& trace, const WaitInput& in) {
+  std::vector<std::vector<std::size_t>> cand(in.ranks.size());
+  for (std::size_t r = 0; r < in.ranks.size(); ++r) {
+    const auto& evs = in.ranks[r];
+    for (std::size_t k = 0; k < evs.size(); ++k)
+      if (global_sync_op(evs[k].ev.op) && over_world(trace, evs[k].ev, int32_t(r)))
+        cand[r].push_back(k);
+  }
+  return cand;
+}
+
+namespace {
 
 int64_t median(std::vector<int64_t> v) {
   if (v.empty()) return 0;
@@ -77,13 +88,7 @@ void exit_gap_check(Context& c) {
 void find_phases(Context& c) {
   const int32_t P = c.size;
   // Per rank, the global synchronisations in program order.
-  std::vector<std::vector<std::size_t>> cand(static_cast<std::size_t>(P));
-  for (int32_t r = 0; r < P; ++r) {
-    const auto& evs = c.events(r);
-    for (std::size_t k = 0; k < evs.size(); ++k)
-      if (global_sync_op(evs[k].ev.op) && over_world(c, evs[k].ev, r))
-        cand[std::size_t(r)].push_back(k);
-  }
+  const std::vector<std::vector<std::size_t>> cand = sync_candidates(c.trace, c.in.events);
   std::size_t n = cand[0].size();
   for (const auto& v : cand) n = std::min(n, v.size());
   for (const auto& v : cand)
@@ -115,7 +120,8 @@ void find_phases(Context& c) {
     // clocks' tolerance). Exact times make the seed's exit-spread
     // heuristic unnecessary; the spread is still reported.
     const int64_t spread = hi - lo;
-    if (lo < last_in - c.opt.tolerance_ns) continue;  // not synchronising: the phase goes on
+    if (lo < last_in - c.opt.tolerance_ns - c.in.clock_uncertainty_ns)
+      continue;  // not synchronising: the phase goes on
     SyncInstance s;
     for (int32_t r = 0; r < P; ++r) {
       s.ev.push_back(cand[std::size_t(r)][k]);

@@ -79,7 +79,7 @@ std::string default_timeline_dir(const std::string& trace_path) {
 namespace waits_detail {
 
 std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t r,
-                                         uint64_t& dropped) {
+                                         uint64_t& dropped, bool* has_end_offset) {
   namespace fs = std::filesystem;
   const std::string path = (fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
   if (!fs::exists(path))
@@ -95,6 +95,7 @@ std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& 
     throw WaitsError(path + ": timeline of rank " + std::to_string(f.rank) + " of " +
                      std::to_string(f.world_size) + " ranks, the trace has " +
                      std::to_string(trace.world_size) + " ranks");
+  if (has_end_offset) *has_end_offset = f.end_measured();
   std::vector<TimedEvent> evs;
   evs.reserve(f.records.size());
   RankIterator it(trace, r);
@@ -135,8 +136,12 @@ WaitInput load_wait_input(const Trace& trace, const std::string& dir) {
                      "the run with `tracefold record --timeline`");
   WaitInput in;
   in.ranks.resize(std::size_t(trace.world_size));
-  for (int32_t r = 0; r < trace.world_size; ++r)
-    in.ranks[std::size_t(r)] = waits_detail::load_rank_events(trace, dir, r, in.dropped);
+  in.end_offset.assign(std::size_t(trace.world_size), 1);
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    bool ended = true;
+    in.ranks[std::size_t(r)] = waits_detail::load_rank_events(trace, dir, r, in.dropped, &ended);
+    in.end_offset[std::size_t(r)] = ended;
+  }
   return in;
 }
 
