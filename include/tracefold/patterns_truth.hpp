@@ -122,6 +122,14 @@ struct Evaluation {
   /// singletons, of all events.
   double coverage = 0;
   std::size_t events = 0, covered = 0, in_several = 0, listed_singles = 0, unlisted_singles = 0;
+  /// The single events no truth singleton takes, by context and event,
+  /// one entry per count a rank has left.
+  struct Unlisted {
+    Ranklist ranks;
+    std::string context, event;
+    std::size_t count = 0;  ///< per rank
+  };
+  std::vector<Unlisted> unlisted;
 };
 
 /// Least rank-set overlap (Jaccard index) for a truth pattern and a
@@ -131,8 +139,9 @@ inline constexpr double kMinOverlap = 0.5;
 /// Matches one to one and computes the figures: the candidate pairs are
 /// those whose contexts agree (the truth's context is one of the reported
 /// pattern's, or `*`) and whose rank sets overlap by at least kMinOverlap;
-/// they are taken greedily by overlap (largest first), ties by truth order,
-/// then by reported order, each pattern at most once.
+/// they are taken greedily by overlap (largest first), ties by fewer naming
+/// disagreements, then by truth order, then by reported order, each
+/// pattern at most once.
 Evaluation evaluate(const Truth& truth, const std::vector<Reported>& reported,
                     const Result::Cover& cover, const Alphabet& alphabet, PeerMode mode);
 

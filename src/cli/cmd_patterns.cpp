@@ -115,6 +115,12 @@ nlohmann::json truth_json(const patterns::Evaluation& e, const patterns::Truth& 
   nlohmann::json missed = nlohmann::json::array(), spurious = nlohmann::json::array();
   for (std::size_t i : e.missed) missed.push_back(t.patterns[i].id);
   for (std::size_t i : e.spurious) spurious.push_back(rep[i].id);
+  nlohmann::json unlisted = nlohmann::json::array();
+  for (const patterns::Evaluation::Unlisted& u : e.unlisted)
+    unlisted.push_back({{"ranks", human_ranks(u.ranks)},
+                        {"context", u.context},
+                        {"event", u.event},
+                        {"count", u.count}});
   return {{"file", t.file},
           {"expected", e.truth_patterns},
           {"reported", e.reported_patterns},
@@ -129,6 +135,7 @@ nlohmann::json truth_json(const patterns::Evaluation& e, const patterns::Truth& 
           {"covered", e.covered},
           {"listed_singles", e.listed_singles},
           {"unlisted_singles", e.unlisted_singles},
+          {"unlisted", unlisted},
           {"in_several", e.in_several}};
 }
 

@@ -200,6 +200,21 @@ TEST(PatternsTruth, GreedyByOverlapThenTruthThenReportedOrder) {
   EXPECT_NEAR(e.precision, 2.0 / 3.0, 1e-12);
 }
 
+TEST(PatternsTruth, EqualOverlapGoesToTheBetterNamed) {
+  // One pattern reported twice, the first time with a wrong parameter: the
+  // truth's counterpart is the second, and the first is spurious.
+  const Truth t = parse("pattern a\n ranks 0-3\n shape ring\n param distance = 1\n");
+  const std::vector<Reported> rep = {
+      reported("G1", Ranklist::range(0, 4), "main", "ring", {{"distance", "2"}}),
+      reported("G2", Ranklist::range(0, 4), "main", "ring", {{"distance", "1"}})};
+  const Evaluation e = evaluate(t, rep, {}, {}, PeerMode::kRelative);
+  ASSERT_EQ(e.pairs.size(), 1u);
+  EXPECT_EQ(e.pairs[0].reported, 1u);
+  EXPECT_TRUE(e.pairs[0].named);
+  EXPECT_DOUBLE_EQ(e.precision, 0.5);
+  EXPECT_EQ(e.spurious, std::vector<std::size_t>{0});
+}
+
 TEST(PatternsTruth, CoverageCountsListedSingles) {
   Alphabet a;
   SymbolKey bcast;
@@ -223,6 +238,10 @@ TEST(PatternsTruth, CoverageCountsListedSingles) {
   EXPECT_EQ(e.listed_singles, 4u);
   EXPECT_EQ(e.unlisted_singles, 4u);
   EXPECT_DOUBLE_EQ(e.coverage, 0.8);
+  ASSERT_EQ(e.unlisted.size(), 1u);
+  EXPECT_EQ(e.unlisted[0].ranks, Ranklist::range(0, 4));
+  EXPECT_EQ(e.unlisted[0].event, "bcast");
+  EXPECT_EQ(e.unlisted[0].count, 1u);
   EXPECT_EQ(short_event(a, s, PeerMode::kRelative), "bcast");
 }
 

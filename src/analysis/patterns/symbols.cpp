@@ -58,6 +58,39 @@ std::string family_name(OpFamily f) {
       return "reduce_scatter";
     case OpFamily::kReduceScatterBlock:
       return "reduce_scatter_block";
+    // Communicator set-up is collective too, and makes symbols of its own.
+    case OpFamily::kNeighborAllgather:
+      return "neighbor_allgather";
+    case OpFamily::kNeighborAllgatherv:
+      return "neighbor_allgatherv";
+    case OpFamily::kNeighborAlltoall:
+      return "neighbor_alltoall";
+    case OpFamily::kNeighborAlltoallv:
+      return "neighbor_alltoallv";
+    case OpFamily::kNeighborAlltoallw:
+      return "neighbor_alltoallw";
+    case OpFamily::kCommDup:
+      return "comm_dup";
+    case OpFamily::kCommSplit:
+      return "comm_split";
+    case OpFamily::kCommSplitType:
+      return "comm_split_type";
+    case OpFamily::kCommCreate:
+      return "comm_create";
+    case OpFamily::kCommCreateGroup:
+      return "comm_create_group";
+    case OpFamily::kCommFree:
+      return "comm_free";
+    case OpFamily::kIntercommCreate:
+      return "intercomm_create";
+    case OpFamily::kIntercommMerge:
+      return "intercomm_merge";
+    case OpFamily::kCartCreate:
+      return "cart_create";
+    case OpFamily::kCartSub:
+      return "cart_sub";
+    case OpFamily::kGraphCreate:
+      return "graph_create";
     default:
       return "op" + std::to_string(static_cast<int>(f));
   }

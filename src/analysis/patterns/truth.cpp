@@ -114,31 +114,32 @@ Evaluation evaluate(const Truth& truth, const std::vector<Reported>& reported,
   Evaluation e;
   e.truth_patterns = truth.patterns.size();
   e.reported_patterns = reported.size();
-  struct Candidate {
-    double overlap;
-    std::size_t t, r;
-  };
-  std::vector<Candidate> cands;
+  // A pattern split in two (the same ranks and context) has two equally
+  // overlapping candidates; the one that agrees with the truth more is the
+  // likelier counterpart, so naming disagreements break the tie.
+  std::vector<Evaluation::Pair> cands;
   for (std::size_t t = 0; t < truth.patterns.size(); ++t)
     for (std::size_t r = 0; r < reported.size(); ++r) {
       if (!context_agrees(truth.patterns[t].context, reported[r].contexts)) continue;
-      const double o = jaccard(truth.patterns[t].ranks, reported[r].ranks);
-      if (o >= kMinOverlap) cands.push_back({o, t, r});
+      Evaluation::Pair p;
+      p.truth = t;
+      p.reported = r;
+      p.overlap = jaccard(truth.patterns[t].ranks, reported[r].ranks);
+      if (p.overlap < kMinOverlap) continue;
+      judge(truth.patterns[t], reported[r], p);
+      cands.push_back(std::move(p));
     }
-  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+  std::stable_sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) {
     if (a.overlap != b.overlap) return a.overlap > b.overlap;
-    return a.t != b.t ? a.t < b.t : a.r < b.r;
+    if (a.naming_errors.size() != b.naming_errors.size())
+      return a.naming_errors.size() < b.naming_errors.size();
+    return a.truth != b.truth ? a.truth < b.truth : a.reported < b.reported;
   });
   std::vector<bool> t_used(truth.patterns.size()), r_used(reported.size());
-  for (const Candidate& c : cands) {
-    if (t_used[c.t] || r_used[c.r]) continue;
-    t_used[c.t] = r_used[c.r] = true;
-    Evaluation::Pair p;
-    p.truth = c.t;
-    p.reported = c.r;
-    p.overlap = c.overlap;
-    judge(truth.patterns[c.t], reported[c.r], p);
-    e.pairs.push_back(std::move(p));
+  for (Evaluation::Pair& c : cands) {
+    if (t_used[c.truth] || r_used[c.reported]) continue;
+    t_used[c.truth] = r_used[c.reported] = true;
+    e.pairs.push_back(std::move(c));
   }
   std::sort(e.pairs.begin(), e.pairs.end(),
             [](const auto& a, const auto& b) { return a.truth < b.truth; });
@@ -158,6 +159,7 @@ Evaluation evaluate(const Truth& truth, const std::vector<Reported>& reported,
   std::map<std::pair<std::size_t, int32_t>, std::size_t> used;  // (singleton, rank) -> events
   for (const Result::Cover::Single& s : cover.singles) {
     const std::string ev = short_event(alphabet, s.symbol, mode);
+    std::map<std::size_t, std::vector<int32_t>> left_over;  // count -> ranks
     s.ranks.for_each([&](int32_t rank) {
       std::size_t left = s.count;
       for (std::size_t k = 0; k < truth.singletons.size() && left > 0; ++k) {
@@ -173,7 +175,10 @@ Evaluation evaluate(const Truth& truth, const std::vector<Reported>& reported,
         e.listed_singles += take;
       }
       e.unlisted_singles += left;
+      if (left > 0) left_over[left].push_back(rank);
     });
+    for (auto& [count, ranks] : left_over)
+      e.unlisted.push_back({Ranklist::from_ranks(std::move(ranks)), s.context, ev, count});
   }
   e.covered = cover.in_one + e.listed_singles;
   e.coverage = share(e.covered, e.events);
@@ -213,6 +218,9 @@ void print_evaluation(std::ostream& out, const Evaluation& e, const Truth& truth
       out << (i ? ", " : "") << reported[r].contexts[i];
     out << "\n";
   }
+  for (const Evaluation::Unlisted& u : e.unlisted)
+    out << "  single " << u.event << " in " << u.context << " on ranks " << human_ranks(u.ranks)
+        << ": " << u.count << (u.count == 1 ? " event" : " events") << " per rank, not listed\n";
   out << "precision " << pct(e.precision) << " (" << e.pairs.size() << " of " << e.reported_patterns
       << " reported)\n"
       << "recall " << pct(e.recall) << " (" << e.pairs.size() << " of " << e.truth_patterns
