@@ -58,7 +58,6 @@ std::string family_name(OpFamily f) {
       return "reduce_scatter";
     case OpFamily::kReduceScatterBlock:
       return "reduce_scatter_block";
-    // Communicator set-up is collective too, and makes symbols of its own.
     case OpFamily::kNeighborAllgather:
       return "neighbor_allgather";
     case OpFamily::kNeighborAllgatherv:
@@ -69,6 +68,7 @@ std::string family_name(OpFamily f) {
       return "neighbor_alltoallv";
     case OpFamily::kNeighborAlltoallw:
       return "neighbor_alltoallw";
+    // Communicator set-up is collective too, and makes symbols of its own.
     case OpFamily::kCommDup:
       return "comm_dup";
     case OpFamily::kCommSplit:
