@@ -68,6 +68,8 @@ TEST(PatternsTruth, ReadsPatternsAndSingletons) {
 TEST(PatternsTruth, RankRanges) {
   EXPECT_EQ(parse_rank_ranges("5"), Ranklist::single(5));
   EXPECT_EQ(parse_rank_ranges("0-2, 4"), Ranklist::from_ranks({0, 1, 2, 4}));
+  // A range is an interval, not a list of its ranks.
+  EXPECT_EQ(parse_rank_ranges("0-1000000000").size(), 1000000001u);
   EXPECT_THROW(parse_rank_ranges("3-1"), std::invalid_argument);
   EXPECT_THROW(parse_rank_ranges("1,,2"), std::invalid_argument);
   EXPECT_THROW(parse_rank_ranges("-1"), std::invalid_argument);

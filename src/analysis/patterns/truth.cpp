@@ -65,12 +65,11 @@ std::vector<Reported> reported_patterns(const Result& r, PeerMode mode) {
 
 namespace {
 
+// On intervals: |A & B| = |A| + |B| - |A | B|.
 double jaccard(const Ranklist& a, const Ranklist& b) {
-  const std::vector<int32_t> x = a.to_vector(), y = b.to_vector();
-  std::vector<int32_t> both;
-  std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(both));
-  const std::size_t either = x.size() + y.size() - both.size();
-  return either == 0 ? 1.0 : static_cast<double>(both.size()) / static_cast<double>(either);
+  const std::size_t either = a.united(b).size();
+  const std::size_t both = a.size() + b.size() - either;
+  return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
 }
 
 bool context_agrees(const std::string& truth, const std::vector<std::string>& reported) {

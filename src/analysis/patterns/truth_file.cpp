@@ -2,6 +2,7 @@
 // lines, one block per expected pattern or singleton (docs/patterns.md).
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <fstream>
 #include <istream>
 #include <set>
@@ -201,7 +202,8 @@ class Reader {
 }  // namespace
 
 Ranklist parse_rank_ranges(const std::string& text) {
-  std::vector<int32_t> ranks;
+  // Ranges are united as intervals: `0-1000000` costs no more than `0-1`.
+  Ranklist ranks;
   std::string t = text;
   // The listing prints ranges with an en dash.
   for (std::size_t p; (p = t.find("\u2013")) != std::string::npos;) t.replace(p, 3, "-");
@@ -212,20 +214,18 @@ Ranklist parse_rank_ranges(const std::string& text) {
     if (item.empty()) throw std::invalid_argument("empty item in '" + text + "'");
     const auto dash = item.find('-');
     if (dash == std::string::npos) {
-      ranks.push_back(parse_rank(item));
+      ranks.insert(parse_rank(item));
     } else {
       const int32_t lo = parse_rank(trim(item.substr(0, dash)));
       const int32_t hi = parse_rank(trim(item.substr(dash + 1)));
       if (hi < lo) throw std::invalid_argument("range '" + item + "' runs backwards");
-      for (int32_t r = lo;; ++r) {
-        ranks.push_back(r);
-        if (r == hi) break;
-      }
+      if (hi == INT32_MAX) throw std::invalid_argument("range '" + item + "' is too large");
+      ranks.unite(Ranklist::range(lo, hi - lo + 1));
     }
     if (comma == std::string::npos) break;
     i = comma + 1;
   }
-  return Ranklist::from_ranks(std::move(ranks));
+  return ranks;
 }
 
 Truth parse_truth(std::istream& in, const std::string& file) {
