@@ -203,7 +203,11 @@ struct GlobalPattern {
 /// of loose events that reach no pattern are left out. Ordered by their
 /// first (rank, pattern). Collectives join nothing (each is its own
 /// symbol in the per-process step).
-std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks);
+/// When `global_of` is given, it receives per rank (in the order of
+/// `ranks`) and per event the index of the global pattern the event lies in
+/// (-1: none), which the coverage of a --truth evaluation counts.
+std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
+                                    std::vector<std::vector<int32_t>>* global_of = nullptr);
 
 /// Names the shape of `g` among `ranks` ranks (numbered 0 .. ranks - 1, as
 /// its edges are). Every shape of docs/patterns.md is fitted: its expected
@@ -288,6 +292,22 @@ struct Result {
   /// Step 2: the groups' patterns joined across ranks by their messages;
   /// (rank, index) pairs index the patterns of that rank's group.
   std::vector<GlobalPattern> global;
+  /// Where the events went, for the coverage of a --truth evaluation.
+  struct Cover {
+    std::size_t events = 0;      ///< symbols of all ranks
+    std::size_t in_one = 0;      ///< in exactly one global pattern
+    std::size_t in_several = 0;  ///< covered by patterns of two global patterns
+    /// Events in no global pattern (the seed's single events), grouped by
+    /// context and symbol, one entry per count a rank has of them.
+    struct Single {
+      Ranklist ranks;
+      std::string context;
+      Symbol symbol = 0;
+      std::size_t count = 0;  ///< per rank of `ranks`
+    };
+    std::vector<Single> singles;
+  };
+  Cover cover;
 };
 
 /// Step 1 of the seed on a folded trace: each rank's events as symbols,

@@ -6,11 +6,13 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/patterns.hpp"
+#include "tracefold/patterns_truth.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold::cli {
@@ -96,9 +98,50 @@ nlohmann::json shape_json(const patterns::Shape& s) {
           {"extra", edges_json(s.extra)}};
 }
 
+// A --truth evaluation's figures and pairs, for the JSON form.
+nlohmann::json truth_json(const patterns::Evaluation& e, const patterns::Truth& t,
+                          const std::vector<patterns::Reported>& rep) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const patterns::Evaluation::Pair& p : e.pairs) {
+    nlohmann::json j{{"truth", t.patterns[p.truth].id},
+                     {"reported", rep[p.reported].id},
+                     {"overlap", p.overlap},
+                     {"named", p.named},
+                     {"naming_errors", p.naming_errors}};
+    if (p.occurrences_agree) j["occurrences_agree"] = *p.occurrences_agree;
+    if (p.roles_agree) j["roles_agree"] = *p.roles_agree;
+    pairs.push_back(j);
+  }
+  nlohmann::json missed = nlohmann::json::array(), spurious = nlohmann::json::array();
+  for (std::size_t i : e.missed) missed.push_back(t.patterns[i].id);
+  for (std::size_t i : e.spurious) spurious.push_back(rep[i].id);
+  nlohmann::json unlisted = nlohmann::json::array();
+  for (const patterns::Evaluation::Unlisted& u : e.unlisted)
+    unlisted.push_back({{"ranks", human_ranks(u.ranks)},
+                        {"context", u.context},
+                        {"event", u.event},
+                        {"count", u.count}});
+  return {{"file", t.file},
+          {"expected", e.truth_patterns},
+          {"reported", e.reported_patterns},
+          {"pairs", pairs},
+          {"missed", missed},
+          {"spurious", spurious},
+          {"precision", e.precision},
+          {"recall", e.recall},
+          {"naming", e.naming},
+          {"coverage", e.coverage},
+          {"events", e.events},
+          {"covered", e.covered},
+          {"listed_singles", e.listed_singles},
+          {"unlisted_singles", e.unlisted_singles},
+          {"unlisted", unlisted},
+          {"in_several", e.in_several}};
+}
+
 // The listing's content as JSON, for scripts and the tests.
-void print_json(const patterns::Result& r, const std::string& trace, int32_t world,
-                patterns::PeerMode peers) {
+nlohmann::json result_json(const patterns::Result& r, const std::string& trace, int32_t world,
+                           patterns::PeerMode peers) {
   nlohmann::json j{{"trace", trace}, {"ranks", world}};
   j["groups"] = nlohmann::json::array();
   for (const patterns::RankPatterns& g : r.groups) {
@@ -122,7 +165,7 @@ void print_json(const patterns::Result& r, const std::string& trace, int32_t wor
                            {"edges", edges_json(g.edges)},
                            {"shape", shape_json(g.shape)}});
   }
-  std::cout << j.dump(1) << "\n";
+  return j;
 }
 
 }  // namespace
@@ -132,6 +175,7 @@ void add_patterns_command(CLI::App& app) {
     std::string trace;
     bool absolute = false, no_context = false, json = false;
     std::string context = "function";
+    std::string truth;
     SiteOptions sites;
   };
   auto args = std::make_shared<Args>();
@@ -148,9 +192,16 @@ void add_patterns_command(CLI::App& app) {
       ->check(CLI::IsMember({"function", "caller"}))
       ->default_str("function");
   cmd->add_flag("--json", args->json, "Print the result as JSON instead of the listing");
+  cmd->add_option("--truth", args->truth,
+                  "Compare with the expected patterns of FILE: precision, recall, naming, "
+                  "coverage (docs/patterns.md)")
+      ->check(CLI::ExistingFile);
   add_site_options(cmd, args->sites);
   cmd->callback([args] {
     cli::guarded([&] {
+      // A bad truth file fails before the trace is read.
+      std::optional<patterns::Truth> truth;
+      if (!args->truth.empty()) truth = patterns::load_truth(args->truth);
       Trace t = load_trace(args->trace);
       patterns::Options o;
       o.peers = args->absolute ? patterns::PeerMode::kAbsolute : patterns::PeerMode::kRelative;
@@ -170,8 +221,16 @@ void add_patterns_command(CLI::App& app) {
         return site_label(t.symtab, cs, {args->sites.raw});
       };
       const patterns::Result r = patterns::find_process_patterns(t, o, context_of);
+      std::optional<patterns::Evaluation> eval;
+      std::vector<patterns::Reported> reported;
+      if (truth) {
+        reported = patterns::reported_patterns(r, o.peers);
+        eval = patterns::evaluate(*truth, reported, r.cover, r.alphabet, o.peers);
+      }
       if (args->json) {
-        print_json(r, args->trace, t.world_size, o.peers);
+        nlohmann::json j = result_json(r, args->trace, t.world_size, o.peers);
+        if (eval) j["truth"] = truth_json(*eval, *truth, reported);
+        std::cout << j.dump(1) << "\n";
         return;
       }
       std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "
@@ -193,6 +252,7 @@ void add_patterns_command(CLI::App& app) {
         }
       }
       print_global(r);
+      if (eval) patterns::print_evaluation(std::cout, *eval, *truth, reported);
     });
     throw CLI::RuntimeError(0);  // done: main's dispatch below is for the other commands
   });

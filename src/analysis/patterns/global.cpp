@@ -26,7 +26,8 @@ struct UnionFind {
 
 }  // namespace
 
-std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
+std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
+                                    std::vector<std::vector<int32_t>>* global_of) {
   // Units: one per (rank, per-process pattern), one per loose event.
   UnionFind uf;
   std::map<std::pair<int32_t, int32_t>, std::size_t> pattern_unit;
@@ -155,6 +156,14 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks) {
       o->second.hops.push_back(hop);
     }
     for (auto& [g, o] : orders) out[g].order.push_back(std::move(o));
+  }
+  if (global_of) {
+    global_of->assign(ranks.size(), {});
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      for (std::size_t unit : unit_of[i]) {
+        auto it = index.find(uf.find(unit));
+        (*global_of)[i].push_back(it == index.end() ? -1 : static_cast<int32_t>(it->second));
+      }
   }
   for (GlobalPattern& g : out) {
     std::sort(g.channels.begin(), g.channels.end());

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -57,6 +58,39 @@ std::string family_name(OpFamily f) {
       return "reduce_scatter";
     case OpFamily::kReduceScatterBlock:
       return "reduce_scatter_block";
+    case OpFamily::kNeighborAllgather:
+      return "neighbor_allgather";
+    case OpFamily::kNeighborAllgatherv:
+      return "neighbor_allgatherv";
+    case OpFamily::kNeighborAlltoall:
+      return "neighbor_alltoall";
+    case OpFamily::kNeighborAlltoallv:
+      return "neighbor_alltoallv";
+    case OpFamily::kNeighborAlltoallw:
+      return "neighbor_alltoallw";
+    // Communicator set-up is collective too, and makes symbols of its own.
+    case OpFamily::kCommDup:
+      return "comm_dup";
+    case OpFamily::kCommSplit:
+      return "comm_split";
+    case OpFamily::kCommSplitType:
+      return "comm_split_type";
+    case OpFamily::kCommCreate:
+      return "comm_create";
+    case OpFamily::kCommCreateGroup:
+      return "comm_create_group";
+    case OpFamily::kCommFree:
+      return "comm_free";
+    case OpFamily::kIntercommCreate:
+      return "intercomm_create";
+    case OpFamily::kIntercommMerge:
+      return "intercomm_merge";
+    case OpFamily::kCartCreate:
+      return "cart_create";
+    case OpFamily::kCartSub:
+      return "cart_sub";
+    case OpFamily::kGraphCreate:
+      return "graph_create";
     default:
       return "op" + std::to_string(static_cast<int>(f));
   }
@@ -96,6 +130,59 @@ void fill_details(const Event& ev, Message& m) {
   if (m.tag == kAny) {
     const int64_t mtag = ev.get(mtag_f);
     if (mtag != kAbsent && !is_sentinel(mtag)) m.tag = mtag;
+  }
+}
+
+// Counts the events in one global pattern, in several and in none. An event
+// lies in the global pattern of the per-process pattern whose occurrence
+// covers it, or, outside patterns, in the one its messages reach; the
+// occurrences of two patterns may overlap, and when those patterns ended in
+// different global patterns the event is in several.
+void cover_events(Result& result, const std::vector<RankEvents>& all,
+                  const std::vector<std::vector<int32_t>>& global_of,
+                  const std::vector<std::vector<Symbol>>& symbols,
+                  const std::vector<std::vector<uint32_t>>& contexts,
+                  const std::vector<std::size_t>& group_of, const std::vector<std::string>& names,
+                  bool whole_rank) {
+  std::map<std::pair<int32_t, int32_t>, int32_t> global_of_pattern;
+  for (std::size_t g = 0; g < result.global.size(); ++g)
+    for (const auto& key : result.global[g].patterns)
+      global_of_pattern[key] = static_cast<int32_t>(g);
+  // (context, symbol) -> rank -> events in no global pattern
+  std::map<std::pair<std::string, Symbol>, std::map<int32_t, std::size_t>> singles;
+  Result::Cover& c = result.cover;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const std::size_t n = all[r].events.size();
+    c.events += n;
+    std::vector<int32_t> first(global_of[r]);
+    std::vector<bool> several(n, false);
+    const RankPatterns& g = result.groups[group_of[r]];
+    for (std::size_t p = 0; p < g.patterns.size(); ++p) {
+      auto it = global_of_pattern.find({all[r].rank, static_cast<int32_t>(p)});
+      if (it == global_of_pattern.end()) continue;
+      const ProcessPattern& pat = g.patterns[p].pattern;
+      for (std::size_t at : pat.positions)
+        for (std::size_t k = at; k < at + pat.symbols.size() && k < n; ++k) {
+          if (first[k] < 0) first[k] = it->second;
+          if (first[k] != it->second) several[k] = true;
+        }
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      if (several[k]) {
+        ++c.in_several;
+      } else if (first[k] >= 0) {
+        ++c.in_one;
+      } else {
+        const std::string ctx = whole_rank ? "(whole rank)" : names[contexts[r][k]];
+        ++singles[{ctx, symbols[r][k]}][all[r].rank];
+      }
+    }
+  }
+  for (const auto& [key, per_rank] : singles) {
+    std::map<std::size_t, std::vector<int32_t>> by_count;
+    for (const auto& [rank, count] : per_rank) by_count[count].push_back(rank);
+    for (auto& [count, ranks] : by_count)
+      c.singles.push_back({Ranklist::from_ranks(std::move(ranks)), key.first, key.second, count});
   }
 }
 
@@ -173,6 +260,9 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   std::map<std::pair<std::vector<Symbol>, std::vector<uint32_t>>, std::size_t> seen;
   std::vector<RankEvents> all(static_cast<std::size_t>(trace.world_size));
   std::vector<std::size_t> group_of(all.size());
+  // Each rank's symbols and contexts, for the singles of the coverage.
+  std::vector<std::vector<Symbol>> rank_symbols(all.size());
+  std::vector<std::vector<uint32_t>> rank_contexts(all.size());
   for (int32_t rank = 0; rank < trace.world_size; ++rank) {
     std::vector<Symbol> symbols;
     std::vector<uint32_t> contexts;
@@ -212,6 +302,8 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     }
     auto [sit, fresh] = seen.try_emplace({symbols, contexts}, result.groups.size());
     group_of[static_cast<std::size_t>(rank)] = sit->second;
+    rank_symbols[static_cast<std::size_t>(rank)] = symbols;
+    rank_contexts[static_cast<std::size_t>(rank)] = contexts;
     if (!fresh) {
       result.groups[sit->second].ranks.insert(rank);
       continue;
@@ -238,8 +330,11 @@ Result find_process_patterns(const Trace& trace, const Options& options,
           if (all[r].pattern_of[k] < 0) all[r].pattern_of[k] = static_cast<int32_t>(p);
     }
   }
-  result.global = assemble(all);
+  std::vector<std::vector<int32_t>> global_of;
+  result.global = assemble(all, &global_of);
   for (GlobalPattern& gp : result.global) gp.shape = classify(gp, trace.world_size);
+  cover_events(result, all, global_of, rank_symbols, rank_contexts, group_of, context_names,
+               options.context == ContextMode::kNone);
   return result;
 }
 
