@@ -9,6 +9,7 @@
 
 #include "tracefold/expand.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/request_cut.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/merge.hpp"
 
@@ -97,7 +98,9 @@ std::vector<Trace> lcs_filter(const std::vector<const Trace*>& traces,
     common = k == 0 ? ref : narrow(common, ref);
   }
   if (common.empty())
-    throw ExtrapError("weighted LCS: the inputs have no event in common on all ranks");
+    throw ExtrapError(
+        "weighted LCS: the inputs have no event in common on all ranks (no call site that every "
+        "rank of every input reaches): name the pattern to keep with --snippet instead");
 
   // Pass 2: cut each rank down to its nodes aligned with the reference.
   std::vector<Trace> out;
@@ -116,22 +119,19 @@ std::vector<Trace> lcs_filter(const std::vector<const Trace*>& traces,
       std::unordered_set<const Node*> keep;
       for (auto [i, j] : weighted_lcs(s, common)) keep.insert(s[i].node);
       Folder folder(r);
+      RequestCut cut;
       RankIterator it(trace, r);
       Event e;
       while (it.next(e)) {
-        if (keep.count(it.current_node())) {
+        if (cut.pass(e, keep.count(it.current_node()) > 0)) {
           encode_relative(e, r, trace.comms);
           folder.append(e);
           ++rep.kept[static_cast<std::size_t>(r)];
-          continue;
+        } else {
+          ++rep.dropped[static_cast<std::size_t>(r)];
         }
-        if (OpTable::makes_request(e.op))
-          throw ExtrapError(names[k] + ": rank " + std::to_string(r) +
-                            ": the weighted LCS would drop " + OpTable::name(e.op) + " at " +
-                            SiteTable::format(trace.sites.at(e.site)) +
-                            ", which creates a request that a later completion refers to");
-        ++rep.dropped[static_cast<std::size_t>(r)];
       }
+      rep.links_cut += cut.links_cut();
       per_rank.push_back(folder.finish(p, trace.sites, trace.comms));
     }
     Trace t = reduce_traces(std::move(per_rank));
