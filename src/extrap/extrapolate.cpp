@@ -481,7 +481,7 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
     try {
       dets.push_back(detect_topology(endpoints.back()));
     } catch (const std::runtime_error& e) {
-      throw ExtrapError(x.name + ": " + e.what());
+      throw ExtrapError(x.name + ": " + e.what() + no_grid_detail(x.trace, endpoints.back()));
     }
     // Peers that are alike on every rank (collectives only) fit any grid;
     // a communicator whose groups are rows says which one.

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   if (levels < 1) levels = 1;
   if (levels > MAXLEV) levels = MAXLEV;
   const int ndims = argc > 6 && atoi(argv[6]) == 2 ? 2 : 3;
-  int dims[3] = {0, 0, 1};
+  int dims[3] = {0, 0, 0};
   MPI_Dims_create(size, ndims, dims);
   if (ndims == 2) {
     dims[2] = dims[1];
