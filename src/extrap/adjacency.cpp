@@ -127,11 +127,12 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
            (node.empty() ? std::string()
                          : "; rank " + std::to_string(who) + " meets " + std::to_string(extra) +
                                " at " + node) +
-           ". Ranks of one part that idle on some levels or reach farther partners (a "
-           "multigrid's coarse levels) follow no row-major stencil: record a configuration in "
-           "which every rank talks to the same partners on every level, keep the common part "
-           "with --snippet or --lcs where the extra calls have call sites of their own, or "
-           "write a plugin (docs/extrapolate.md, Plugins)";
+           ". Ranks of one part with different partners (ranks that idle on a multigrid's "
+           "coarse levels while others reach partners farther apart, a transpose partner that "
+           "differs from rank to rank) follow no row-major stencil: record a configuration in "
+           "which every rank of a part talks to the same partners, keep the common part with "
+           "--snippet or --lcs where the extra calls have call sites of their own, or write a "
+           "plugin (docs/extrapolate.md, Plugins)";
   }
   return "";
 }
