@@ -17,12 +17,15 @@ namespace tracefold::extrap {
 
 namespace {
 
-// One node as one rank sees it. Keys hold the call-site signature, not the
-// site id: the inputs number their sites independently.
+// One call site as one rank sees it: every node of the rank with that
+// operation and call site (the fold may give one site several nodes, in
+// different loops, and the rank must keep or drop the site whole). Keys
+// hold the call-site signature, not the site id: the inputs number their
+// sites independently.
 struct Item {
   std::string key;
-  const Node* node = nullptr;
-  uint64_t weight = 0;  // events of the rank at this node
+  std::vector<const Node*> nodes;
+  uint64_t weight = 0;  // events of the rank at this call site
 };
 using Sequence = std::vector<Item>;
 
@@ -30,15 +33,22 @@ std::string key_of(const Trace& t, const Node& n) {
   return OpTable::name(n.key.op) + " " + SiteTable::format(t.sites.at(n.key.site));
 }
 
+// The rank's call sites in the order it first reaches them.
 Sequence measure(const Trace& t, int32_t rank) {
   Sequence s;
   std::unordered_map<const Node*, std::size_t> at;
+  std::unordered_map<std::string, std::size_t> by_key;
   RankIterator it(t, rank);
   Event e;
   while (it.next(e)) {
     const Node* n = it.current_node();
-    auto [pos, fresh] = at.emplace(n, s.size());
-    if (fresh) s.push_back({key_of(t, *n), n, 0});
+    auto pos = at.find(n);
+    if (pos == at.end()) {
+      auto [k, fresh] = by_key.emplace(key_of(t, *n), s.size());
+      if (fresh) s.push_back({k->first, {}, 0});
+      s[k->second].nodes.push_back(n);
+      pos = at.emplace(n, k->second).first;
+    }
     ++s[pos->second].weight;
   }
   return s;
@@ -77,7 +87,7 @@ std::vector<std::pair<std::size_t, std::size_t>> weighted_lcs(const Sequence& a,
 Sequence narrow(const Sequence& ref, const Sequence& s) {
   Sequence out;
   for (auto [i, j] : weighted_lcs(ref, s))
-    out.push_back({ref[i].key, nullptr, ref[i].weight + s[j].weight});
+    out.push_back({ref[i].key, {}, ref[i].weight + s[j].weight});
   return out;
 }
 
@@ -117,7 +127,7 @@ std::vector<Trace> lcs_filter(const std::vector<const Trace*>& traces,
     for (int32_t r = 0; r < p; ++r) {
       const Sequence& s = seqs[k][static_cast<std::size_t>(r)];
       std::unordered_set<const Node*> keep;
-      for (auto [i, j] : weighted_lcs(s, common)) keep.insert(s[i].node);
+      for (auto [i, j] : weighted_lcs(s, common)) keep.insert(s[i].nodes.begin(), s[i].nodes.end());
       Folder folder(r);
       RequestCut cut;
       RankIterator it(trace, r);

@@ -21,6 +21,11 @@
  * finest level (G_d = LOCAL * p_d). MODE 1: strong scaling, a fixed
  * G_d = LOCAL points along every dimension (a power of two, at least the
  * largest p_d).
+ * MODE + 2: levels with idle ranks exchange through comm3_ex, a copy of
+ * comm3 at call sites of their own, as NPB MG's coarse levels do (which
+ * no rank of a level without idle ranks reaches); MODE + 4: those levels
+ * exchange nothing (the same program without its coarse exchanges, to
+ * compare a lossy extrapolation with).
  * DIMS 2 puts the ranks on MPI_Dims_create's 2-D grid instead (pz = 1: the
  * z faces are the rank's own, never exchanged).
  * usage: app_mg3d CYCLES [WORK [MODE [LOCAL [LEVELS [DIMS]]]]]
@@ -35,7 +40,7 @@
 
 static int p[3], c[3]; /* ranks and my coordinate along x, y, z */
 static int glob[3];    /* points along each dimension, finest level */
-static int levels, wunits;
+static int levels, wunits, coarse;
 static double* sbuf;
 static double* rbuf;
 static double acc;
@@ -94,8 +99,28 @@ static int face(int d, int l) {
     }                                                                                      \
   } while (0)
 
+/* Some rank idles on level l. */
+static int has_idle(int l) {
+  for (int d = 0; d < 3; ++d)
+    if (stride(d, l) > 1) return 1;
+  return 0;
+}
+
+__attribute__((noinline)) static void comm3_ex(int l) {
+  GIVE(0, -1);
+  GIVE(0, +1);
+  GIVE(1, -1);
+  GIVE(1, +1);
+  GIVE(2, -1);
+  GIVE(2, +1);
+}
+
 __attribute__((noinline)) static void comm3(int l) {
   if (!active(l)) return;
+  if (coarse && has_idle(l)) {
+    if (coarse == 1) comm3_ex(l);
+    return;
+  }
   GIVE(0, -1);
   GIVE(0, +1);
   GIVE(1, -1);
@@ -119,7 +144,9 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int cycles = argc > 1 ? atoi(argv[1]) : 4;
-  const int strong = argc > 3 && atoi(argv[3]) == 1;
+  const int mode = argc > 3 ? atoi(argv[3]) : 0;
+  const int strong = mode & 1;
+  coarse = (mode >> 1) & 3;
   const int local = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : (strong ? 8 : 2);
   levels = argc > 5 ? atoi(argv[5]) : 3;
   if (levels < 1) levels = 1;

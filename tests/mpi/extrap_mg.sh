@@ -14,6 +14,12 @@
 #    ranks of one part of the grid then talk to different partners, and
 #    extrapolation refuses, naming two such ranks, their partners, the
 #    node and the remedy.
+#  - The same idle levels exchanging through comm3_ex, a copy of the
+#    exchange at call sites of its own (as NPB MG's coarse levels do), are
+#    refused without a filter; with --lcs the coarse exchanges that not
+#    every rank makes go, their Irecv and Isend together with the Waitall
+#    that completes them, and 4, 8, 16 -> 32 must `diff` same as the real
+#    32-rank run of the program that skips those exchanges (MODE + 4).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=2
@@ -50,4 +56,28 @@ for n in 8 16 32; do rec mgi "$n" mg3d 0 0 2 3; done
 fails_with "mg3d: idle ranks on a coarse level" \
   "mgi-16.tf: no row-major grid .* explains the [0-9]+ communication patterns of the 16 ranks; on the 4x2x2 grid MPI_Dims_create makes, ranks 4 and 8 lie in the same part \(x:first y:first z:mid\) but talk to different partners .*rank 8 meets [0-9]+ at node [0-9]+ \(MPI_I(recv|send) at .*\)\. .*record a configuration in which every rank of a part talks to the same partners" \
   mgi-8.tf mgi-16.tf mgi-32.tf --ranks 64 -o mgi-64.tf
+
+for n in 4 8 16; do rec mgx "$n" mg3d 0 2 2 3 2; done
+rec mgn 32 mg3d 0 4 2 3 2
+fails_with "mg3d: coarse exchanges at call sites of their own, no filter" \
+  "mgx-16.tf: no row-major grid .*ranks [0-9]+ and [0-9]+ lie in the same part" \
+  mgx-4.tf mgx-8.tf mgx-16.tf --ranks 32 --no-plugins -o mgx-32.tf
+CHECKS=$((CHECKS + 1))
+if "$TF" extrapolate mgx-4.tf mgx-8.tf mgx-16.tf --ranks 32 --lcs -o lx-32.tf > lcs.out 2> lcs.err &&
+  d=$("$TF" diff lx-32.tf mgn-32.tf 2>&1) && [[ $d == "same: 32 ranks" ]]; then
+  ok "mg3d --lcs: 4,8,16 -> 32 without the coarse exchanges: $d"
+else
+  bad "mg3d --lcs: $(cat lcs.err) ${d:-}"
+fi
+# At 8 ranks (4 rows of 2) ranks 0 and 4 exchange along y on the third
+# level (one point per two ranks; along x a single active rank): 2
+# directions x (Irecv, Isend, Waitall) x 2 entries a cycle x 2 cycles = 24
+# calls each.
+CHECKS=$((CHECKS + 1))
+want="tracefold: weighted LCS: mgx-8.tf: dropped 48 of 1616 events (2.97 %); per rank: 0:24 1:0 2:0 3:0 4:24 5:0 6:0 7:0"
+if grep -qxF "$want" lcs.err; then
+  ok "mg3d --lcs: $want"
+else
+  bad "mg3d --lcs: expected '$want' in: $(cat lcs.err)"
+fi
 finish
