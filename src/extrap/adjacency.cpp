@@ -80,15 +80,30 @@ std::string list_text(const std::vector<int64_t>& v) {
 
 std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int64_t>>& endpoints) {
   const auto p = static_cast<int64_t>(endpoints.size());
-  // The grid MPI_Dims_create makes, in the most dimensions that keep every
-  // size at least 2: what a stencil code on this many ranks most likely used.
+  // Of the grids MPI_Dims_create makes in 1 to 3 dimensions (every size at
+  // least 2), the one whose parts mix the fewest ranks: what the program
+  // most likely used, and the pair of ranks it shows is then the telling one.
   Topology topo;
-  for (int d = kMaxDims; d >= 1 && topo.sizes.empty(); --d) {
-    std::vector<int64_t> sizes = dims_create(p, d);
-    if (d == 1 || std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s >= 2; }))
-      topo.sizes = sizes;
+  std::size_t fewest = 0;
+  for (int d = kMaxDims; d >= 1; --d) {
+    Topology t{dims_create(p, d), {}};
+    if (d > 1 && std::any_of(t.sizes.begin(), t.sizes.end(), [](int64_t s) { return s < 2; }))
+      continue;
+    std::vector<int64_t> first(static_cast<std::size_t>(cell_count(t)), -1);
+    std::size_t mixed = 0;
+    for (int64_t r = 0; r < p; ++r) {
+      int64_t& a = first[static_cast<std::size_t>(cell_of(t, r))];
+      if (a < 0)
+        a = r;
+      else if (pattern_of(endpoints[static_cast<std::size_t>(a)], p) !=
+               pattern_of(endpoints[static_cast<std::size_t>(r)], p))
+        ++mixed;
+    }
+    if (topo.sizes.empty() || mixed < fewest) {
+      topo = t;
+      fewest = mixed;
+    }
   }
-  topo.periodic.assign(topo.sizes.size(), false);
   std::vector<int64_t> first_of(static_cast<std::size_t>(cell_count(topo)), -1);
   for (int64_t r = 0; r < p; ++r) {
     const int cell = cell_of(topo, r);
