@@ -22,8 +22,9 @@
  * G_d = LOCAL points along every dimension (a power of two, at least the
  * largest p_d).
  * MODE + 2: levels with idle ranks exchange through comm3_ex, a copy of
- * comm3 at call sites of their own, as NPB MG's coarse levels do (which
- * no rank of a level without idle ranks reaches); MODE + 4: those levels
+ * comm3 at call sites of their own that only the ranks active on such a
+ * level reach (a code may keep separate exchange code for its coarse
+ * levels; NPB MG has a comm3_ex of its own); MODE + 4: those levels
  * exchange nothing (the same program without its coarse exchanges, to
  * compare a lossy extrapolation with).
  * DIMS 2 puts the ranks on MPI_Dims_create's 2-D grid instead (pz = 1: the
