@@ -69,7 +69,10 @@ void run_extrapolate(const ExtrapolateArgs& a) {
                   all ? 100.0 * static_cast<double>(dropped) / static_cast<double>(all) : 0.0);
     std::cerr << "tracefold: " << rep.filter << ": " << rep.name << ": dropped " << dropped
               << " of " << all << " events (" << share << " %); per rank:" << per
-              << (rep.dropped.size() > 64 ? " ..." : "") << "\n";
+              << (rep.dropped.size() > 64 ? " ..." : "");
+    if (rep.links_cut > 0)
+      std::cerr << "; " << rep.links_cut << " links to dropped requests cut from completions";
+    std::cerr << "\n";
   }
   // save_trace writes a temporary file and renames it: OUT appears only
   // complete, and only after extrapolation succeeded.

@@ -1,6 +1,8 @@
 // Relative endpoints per rank, the input of topology detection.
+#include <algorithm>
 #include <set>
 
+#include "internal.hpp"
 #include "tracefold/extrap/grid.hpp"
 
 namespace tracefold::extrap {
@@ -55,5 +57,101 @@ std::vector<std::vector<int64_t>> relative_endpoints(const Trace& trace, bool wo
   for (auto& s : seen) out.emplace_back(s.begin(), s.end());
   return out;
 }
+
+namespace detail {
+
+namespace {
+
+std::vector<int64_t> pattern_of(const std::vector<int64_t>& endpoints, int64_t p) {
+  std::vector<int64_t> out;
+  for (int64_t e : endpoints) out.push_back(((e % p) + p) % p);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string list_text(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : " ") + std::to_string(x);
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int64_t>>& endpoints) {
+  const auto p = static_cast<int64_t>(endpoints.size());
+  // Of the grids MPI_Dims_create makes in 1 to 3 dimensions (every size at
+  // least 2), the one whose parts mix the fewest ranks: what the program
+  // most likely used, and the pair of ranks it shows is then the telling one.
+  Topology topo;
+  std::size_t fewest = 0;
+  for (int d = kMaxDims; d >= 1; --d) {
+    Topology t{dims_create(p, d), {}};
+    if (d > 1 && std::any_of(t.sizes.begin(), t.sizes.end(), [](int64_t s) { return s < 2; }))
+      continue;
+    std::vector<int64_t> first(static_cast<std::size_t>(cell_count(t)), -1);
+    std::size_t mixed = 0;
+    for (int64_t r = 0; r < p; ++r) {
+      int64_t& a = first[static_cast<std::size_t>(cell_of(t, r))];
+      if (a < 0)
+        a = r;
+      else if (pattern_of(endpoints[static_cast<std::size_t>(a)], p) !=
+               pattern_of(endpoints[static_cast<std::size_t>(r)], p))
+        ++mixed;
+    }
+    if (topo.sizes.empty() || mixed < fewest) {
+      topo = t;
+      fewest = mixed;
+    }
+  }
+  std::vector<int64_t> first_of(static_cast<std::size_t>(cell_count(topo)), -1);
+  for (int64_t r = 0; r < p; ++r) {
+    const int cell = cell_of(topo, r);
+    int64_t& a = first_of[static_cast<std::size_t>(cell)];
+    if (a < 0) {
+      a = r;
+      continue;
+    }
+    const auto pa = pattern_of(endpoints[static_cast<std::size_t>(a)], p);
+    const auto pb = pattern_of(endpoints[static_cast<std::size_t>(r)], p);
+    if (pa == pb) continue;
+    std::vector<int64_t> only_a, only_b;
+    std::set_difference(pa.begin(), pa.end(), pb.begin(), pb.end(), std::back_inserter(only_a));
+    std::set_difference(pb.begin(), pb.end(), pa.begin(), pa.end(), std::back_inserter(only_b));
+    // The node where the first extra partner shows, for the message.
+    const int64_t who = only_b.empty() ? a : r;
+    const int64_t extra = only_b.empty() ? only_a.front() : only_b.front();
+    std::string node;
+    for (std::size_t n = 0; n < trace.nodes.size() && node.empty(); ++n) {
+      const Elastic* e = trace.nodes[n].field(FieldTable::peer());
+      if (!e) continue;
+      for (const auto& entry : e->entries()) {
+        if (!entry.ranks.contains(static_cast<int32_t>(who))) continue;
+        for (const auto& run : entry.values.runs())
+          for (int64_t v : run.pattern)
+            if (!is_sentinel(v) && ((v % p) + p) % p == extra && node.empty())
+              node =
+                  "node " + std::to_string(n) + " (" + describe_node(trace, trace.nodes[n]) + ")";
+      }
+    }
+    return "; on the " + topo.to_string() + " grid MPI_Dims_create makes, ranks " +
+           std::to_string(a) + " and " + std::to_string(r) + " lie in the same part (" +
+           cell_name(topo, cell) + ") but talk to different partners (relative, mod " +
+           std::to_string(p) + "): rank " + std::to_string(a) + " to " + list_text(pa) + ", rank " +
+           std::to_string(r) + " to " + list_text(pb) +
+           (node.empty() ? std::string()
+                         : "; rank " + std::to_string(who) + " meets " + std::to_string(extra) +
+                               " at " + node) +
+           ". Ranks of one part with different partners (ranks that idle on a multigrid's "
+           "coarse levels while others reach partners farther apart, a transpose partner that "
+           "differs from rank to rank) follow no row-major stencil: record a configuration in "
+           "which every rank of a part talks to the same partners, keep the common part with "
+           "--snippet or --lcs where the extra calls have call sites of their own, or write a "
+           "plugin (docs/extrapolate.md, Plugins)";
+  }
+  return "";
+}
+
+}  // namespace detail
 
 }  // namespace tracefold::extrap

@@ -238,7 +238,8 @@ int64_t fit_number(const std::vector<SeqObservation>& obs, int cell, const PeerP
                         "contradiction: " +
                         obs[f.bad_observation].grid->input->name +
                         "); the laws known are constants, c/S, c/S^k, c*S, sums of products "
-                        "of the sizes and uneven divisions: check that every input ran the "
+                        "of the sizes, uneven divisions and, on a 1-D grid of square sizes, "
+                        "c*sqrt(S), c/sqrt(S) and a + b*sqrt(S): check that every input ran the "
                         "same problem (the same arguments), or write a plugin for this law "
                         "(docs/extrapolate.md, Plugins)");
     case ValueFit::Status::kNoData:

@@ -481,7 +481,7 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
     try {
       dets.push_back(detect_topology(endpoints.back()));
     } catch (const std::runtime_error& e) {
-      throw ExtrapError(x.name + ": " + e.what());
+      throw ExtrapError(x.name + ": " + e.what() + no_grid_detail(x.trace, endpoints.back()));
     }
     // Peers that are alike on every rank (collectives only) fit any grid;
     // a communicator whose groups are rows says which one.
@@ -541,7 +541,10 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
                         "-D: use rank counts that give every dimension at least 2 ranks");
   if (in.size() < static_cast<std::size_t>(dims) + 1)
     throw ExtrapError("a " + std::to_string(dims) + "-D grid needs traces of at least " +
-                      std::to_string(dims + 1) + " rank counts, got " + std::to_string(in.size()));
+                      std::to_string(dims + 1) + " rank counts, got " + std::to_string(in.size()) +
+                      ": record the program at " + std::to_string(dims + 1 - in.size()) +
+                      " more rank count(s) (a law over " + std::to_string(dims) +
+                      " sizes has up to " + std::to_string(dims + 1) + " coefficients)");
   res.target = choose_target(grids, opts, res.target_rule);
   for (int64_t s : res.target.sizes)
     if (s < 2)

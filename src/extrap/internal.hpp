@@ -31,6 +31,15 @@ using extrap::Locator;
 using extrap::PartPool;
 using extrap::SeqObservation;
 
+// ------------------------------------------------------------ adjacency.cpp
+
+/// Why no grid explains `endpoints` (relative_endpoints of `trace`), for
+/// the refusal: on the grid MPI_Dims_create makes for the rank count, the
+/// first two ranks of one part whose partners differ, both partner sets,
+/// the node where the first extra partner shows, and the remedy. Empty
+/// when every part of that grid holds one pattern.
+std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int64_t>>& endpoints);
+
 // ---------------------------------------------------------------- cells.cpp
 
 /// Extrapolates one cell's value sequence to `target` sizes, number by

@@ -9,6 +9,7 @@
 
 #include "tracefold/expand.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/request_cut.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/merge.hpp"
 
@@ -16,12 +17,15 @@ namespace tracefold::extrap {
 
 namespace {
 
-// One node as one rank sees it. Keys hold the call-site signature, not the
-// site id: the inputs number their sites independently.
+// One call site as one rank sees it: every node of the rank with that
+// operation and call site (the fold may give one site several nodes, in
+// different loops, and the rank must keep or drop the site whole). Keys
+// hold the call-site signature, not the site id: the inputs number their
+// sites independently.
 struct Item {
   std::string key;
-  const Node* node = nullptr;
-  uint64_t weight = 0;  // events of the rank at this node
+  std::vector<const Node*> nodes;
+  uint64_t weight = 0;  // events of the rank at this call site
 };
 using Sequence = std::vector<Item>;
 
@@ -29,15 +33,22 @@ std::string key_of(const Trace& t, const Node& n) {
   return OpTable::name(n.key.op) + " " + SiteTable::format(t.sites.at(n.key.site));
 }
 
+// The rank's call sites in the order it first reaches them.
 Sequence measure(const Trace& t, int32_t rank) {
   Sequence s;
   std::unordered_map<const Node*, std::size_t> at;
+  std::unordered_map<std::string, std::size_t> by_key;
   RankIterator it(t, rank);
   Event e;
   while (it.next(e)) {
     const Node* n = it.current_node();
-    auto [pos, fresh] = at.emplace(n, s.size());
-    if (fresh) s.push_back({key_of(t, *n), n, 0});
+    auto pos = at.find(n);
+    if (pos == at.end()) {
+      auto [k, fresh] = by_key.emplace(key_of(t, *n), s.size());
+      if (fresh) s.push_back({k->first, {}, 0});
+      s[k->second].nodes.push_back(n);
+      pos = at.emplace(n, k->second).first;
+    }
     ++s[pos->second].weight;
   }
   return s;
@@ -76,7 +87,7 @@ std::vector<std::pair<std::size_t, std::size_t>> weighted_lcs(const Sequence& a,
 Sequence narrow(const Sequence& ref, const Sequence& s) {
   Sequence out;
   for (auto [i, j] : weighted_lcs(ref, s))
-    out.push_back({ref[i].key, nullptr, ref[i].weight + s[j].weight});
+    out.push_back({ref[i].key, {}, ref[i].weight + s[j].weight});
   return out;
 }
 
@@ -97,7 +108,9 @@ std::vector<Trace> lcs_filter(const std::vector<const Trace*>& traces,
     common = k == 0 ? ref : narrow(common, ref);
   }
   if (common.empty())
-    throw ExtrapError("weighted LCS: the inputs have no event in common on all ranks");
+    throw ExtrapError(
+        "weighted LCS: the inputs have no event in common on all ranks (no call site that every "
+        "rank of every input reaches): name the pattern to keep with --snippet instead");
 
   // Pass 2: cut each rank down to its nodes aligned with the reference.
   std::vector<Trace> out;
@@ -114,24 +127,21 @@ std::vector<Trace> lcs_filter(const std::vector<const Trace*>& traces,
     for (int32_t r = 0; r < p; ++r) {
       const Sequence& s = seqs[k][static_cast<std::size_t>(r)];
       std::unordered_set<const Node*> keep;
-      for (auto [i, j] : weighted_lcs(s, common)) keep.insert(s[i].node);
+      for (auto [i, j] : weighted_lcs(s, common)) keep.insert(s[i].nodes.begin(), s[i].nodes.end());
       Folder folder(r);
+      RequestCut cut;
       RankIterator it(trace, r);
       Event e;
       while (it.next(e)) {
-        if (keep.count(it.current_node())) {
+        if (cut.pass(e, keep.count(it.current_node()) > 0)) {
           encode_relative(e, r, trace.comms);
           folder.append(e);
           ++rep.kept[static_cast<std::size_t>(r)];
-          continue;
+        } else {
+          ++rep.dropped[static_cast<std::size_t>(r)];
         }
-        if (OpTable::makes_request(e.op))
-          throw ExtrapError(names[k] + ": rank " + std::to_string(r) +
-                            ": the weighted LCS would drop " + OpTable::name(e.op) + " at " +
-                            SiteTable::format(trace.sites.at(e.site)) +
-                            ", which creates a request that a later completion refers to");
-        ++rep.dropped[static_cast<std::size_t>(r)];
       }
+      rep.links_cut += cut.links_cut();
       per_rank.push_back(folder.finish(p, trace.sites, trace.comms));
     }
     Trace t = reduce_traces(std::move(per_rank));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 
@@ -55,6 +56,75 @@ ValueFit finish(Rational v, std::string formula) {
     f.status = ValueFit::Status::kNotInteger;
   }
   return f;
+}
+
+// The root of a perfect square, or -1.
+int64_t square_root(int64_t n) {
+  if (n < 1) return -1;
+  auto r = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
+  while (r > 1 && r * r > n) --r;
+  while ((r + 1) * (r + 1) <= n) ++r;
+  return r * r == n ? r : -1;
+}
+
+// Laws in the square root of a 1-D size, for codes that lay P ranks out as
+// a q x q square but talk on a ring: q stages a step, messages of N/q.
+// Tried only when every input's size is a perfect square and no law of the
+// size itself fits: c*sqrt(S1) and c/sqrt(S1), each pinned by one input
+// and confirmed by another, then a + b*sqrt(S1), pinned by two and
+// confirmed by a third. A target that is no square gives no value
+// (kNotInteger, with the law).
+std::optional<ValueFit> fit_sqrt(const std::vector<Observation>& obs, int64_t target) {
+  std::vector<int64_t> q;
+  for (const auto& o : obs) {
+    q.push_back(square_root(o.sizes[0]));
+    if (q.back() < 0) return std::nullopt;
+  }
+  const int64_t t = square_root(target);
+  const auto at_target = [&](const Rational& a, const Rational& b, std::string formula) {
+    if (t < 0) {
+      ValueFit f;
+      f.status = ValueFit::Status::kNotInteger;
+      f.formula = std::move(formula);
+      return f;
+    }
+    return finish(a + b * Rational(t), std::move(formula));
+  };
+  for (int sign : {1, -1}) {
+    Rational c;
+    bool fits = true, distinct = false;
+    for (std::size_t j = 0; j < obs.size() && fits; ++j) {
+      const Rational k = sign > 0 ? Rational(obs[j].value) / Rational(q[j])
+                                  : Rational(obs[j].value) * Rational(q[j]);
+      if (j == 0) c = k;
+      fits = k == c;
+      distinct = distinct || q[j] != q[0];
+    }
+    if (!fits || !distinct || c.is_zero()) continue;
+    if (sign > 0)
+      return at_target(Rational(0), c,
+                       (c == Rational(1) ? std::string() : c.to_string() + "*") + "sqrt(S1)");
+    if (t < 0) return at_target(Rational(0), Rational(0), c.to_string() + "/sqrt(S1)");
+    return finish(c / Rational(t), c.to_string() + "/sqrt(S1)");
+  }
+  // a + b*q through the first two distinct roots, confirmed by a third.
+  std::size_t i = 0, j = 1;
+  while (j < obs.size() && q[j] == q[i]) ++j;
+  if (j >= obs.size()) return std::nullopt;
+  const Rational b = (Rational(obs[j].value) - Rational(obs[i].value)) / Rational(q[j] - q[i]);
+  const Rational a = Rational(obs[i].value) - b * Rational(q[i]);
+  bool confirmed = false;
+  for (std::size_t k = 0; k < obs.size(); ++k) {
+    if (Rational(obs[k].value) != a + b * Rational(q[k])) return std::nullopt;
+    confirmed = confirmed || (q[k] != q[i] && q[k] != q[j]);
+  }
+  if (!confirmed || b.is_zero()) return std::nullopt;
+  const bool neg = b < Rational(0);
+  const Rational mag = neg ? -b : b;
+  std::string formula = a.is_zero() ? "" : a.to_string() + (neg ? " - " : " + ");
+  if (a.is_zero() && neg) formula = "-";
+  formula += (mag == Rational(1) ? "" : mag.to_string() + "*") + std::string("sqrt(S1)");
+  return at_target(a, b, formula);
 }
 
 }  // namespace
@@ -197,6 +267,8 @@ ValueFit fit_value(const std::vector<Observation>& obs, const std::vector<int64_
     }
     return finish(p.value, formula_of(terms, p.coefficients));
   }
+  if (dims == 1)
+    if (auto f = fit_sqrt(obs, target[0])) return *f;
   ValueFit f;
   f.status = ValueFit::Status::kInconsistent;
   f.bad_observation = bad;

@@ -5,6 +5,7 @@
 
 #include "tracefold/expand.hpp"
 #include "tracefold/extrap/extrapolate.hpp"
+#include "tracefold/extrap/request_cut.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/op_class.hpp"
@@ -84,18 +85,19 @@ Trace filter_trace(const Trace& trace, const Snippet& snippet, const std::string
     std::size_t pos = 0;
     uint64_t& dropped = report.dropped[static_cast<std::size_t>(r)];
     uint64_t& kept = report.kept[static_cast<std::size_t>(r)];
+    RequestCut cut;
     auto keep = [&](Event e) {
+      if (!cut.pass(e, true)) {
+        ++dropped;
+        return;
+      }
       encode_relative(e, r, trace.comms);
       folder.append(e);
       ++kept;
     };
     auto drop = [&](const Event& e) {
-      if (OpTable::makes_request(e.op))
-        throw ExtrapError(name + ": rank " + std::to_string(r) + ": the snippet filter (" +
-                          snippet.source + ") would drop " + OpTable::name(e.op) + " at " +
-                          SiteTable::format(trace.sites.at(e.site)) +
-                          ", which creates a request that a later completion refers to: put "
-                          "the whole request group (calls and their wait) in the snippet");
+      Event copy = e;
+      cut.pass(copy, false);
       ++dropped;
     };
     RankIterator it(trace, r);
@@ -127,6 +129,7 @@ Trace filter_trace(const Trace& trace, const Snippet& snippet, const std::string
       }
     }
     for (const Event& x : pending) drop(x);
+    report.links_cut += cut.links_cut();
     per_rank.push_back(folder.finish(p, trace.sites, trace.comms));
   }
   Trace out = reduce_traces(std::move(per_rank));

@@ -93,3 +93,17 @@ TEST(ExtrapLcs, DropsWhatNotEveryInputHas) {
   const Trace c = make({{1}, {1}});
   EXPECT_THROW(lcs_filter({&a, &c}, {"a.tf", "c.tf"}, reps), ExtrapError);
 }
+
+// The fold gives rank 0's site 0 two nodes (inside the loop and after it);
+// rank 1 has only the loop. Site 0 is kept whole on rank 0: only its extra
+// call at site 2 goes, not the call at site 0 after it (aligning node by
+// node would match the loop's node only and drop the other).
+TEST(ExtrapLcs, KeepsACallSiteWholeAcrossItsNodes) {
+  const Trace t = make({{0, 1, 0, 1, 0, 1, 2, 0}, {0, 1, 0, 1, 0, 1}});
+  std::vector<FilterReport> reps;
+  const auto out = lcs_filter({&t}, {"a.tf"}, reps);
+  EXPECT_EQ(reps[0].dropped, (std::vector<uint64_t>{1, 0}));
+  const std::string k1 = "app+0x20";
+  EXPECT_EQ(sites(out[0], 0), (std::vector<std::string>{k0, k1, k0, k1, k0, k1, k0}));
+  EXPECT_EQ(sites(out[0], 1), (std::vector<std::string>{k0, k1, k0, k1, k0, k1}));
+}

@@ -16,8 +16,9 @@
 //   - pass 2 (cut) aligns each rank's sequence with the reference and
 //     drops the events of its unmatched nodes; the traces are refolded and
 //     merged like recorded ones.
-// As with the snippet filter, dropping a call that creates a request is
-// refused (later completions refer to it), and the output is marked lossy.
+// As with the snippet filter, a dropped call that creates a request is
+// dropped from the completions that name it (request_cut.hpp), and the
+// output is marked lossy.
 #pragma once
 
 #include <string>
@@ -30,9 +31,7 @@ namespace tracefold::extrap {
 
 /// Filters every trace (names[i] names traces[i] in messages) down to the
 /// node sequence common to all ranks of all traces. reports gets one
-/// FilterReport per trace. Throws ExtrapError naming the trace, rank and
-/// call when a call that creates a request would be dropped, or when no
-/// event is common.
+/// FilterReport per trace. Throws ExtrapError when no event is common.
 std::vector<Trace> lcs_filter(const std::vector<const Trace*>& traces,
                               const std::vector<std::string>& names,
                               std::vector<FilterReport>& reports);

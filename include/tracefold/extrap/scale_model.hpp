@@ -15,8 +15,12 @@
 // most one size, then of at most two, ... A model is used
 // when it fits every observation and at least one observation more than
 // it needs confirms it; only the last model, all 2^d terms, may instead be
-// exactly determined (the seed's d+1 inputs for d dimensions). A value the
-// observations do not determine at the target is an error, not a guess.
+// exactly determined (the seed's d+1 inputs for d dimensions). On a 1-D
+// grid whose sizes are all squares (P = q*q ranks on a ring, q stages a
+// step), laws in sqrt(S1) come last, where nothing above fits:
+// c*sqrt(S1), c/sqrt(S1), then a + b*sqrt(S1), each confirmed by one input
+// more than it needs. A value the observations do not determine at the
+// target is an error, not a guess.
 #pragma once
 
 #include <cstdint>

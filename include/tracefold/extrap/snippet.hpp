@@ -14,9 +14,9 @@
 // again as the start of a new match otherwise (the seed drops it; a ring
 // whose snippet starts with its own Irecv would lose every other step).
 //
-// A dropped call that creates a request would leave the `links` of later
-// completions pointing at the wrong calls, so the filter refuses to drop
-// one (the snippet must hold the whole request group). The filtered
+// A dropped call that creates a request takes its completion's link to it
+// along (request_cut.hpp: a completion left with no request is dropped
+// too), so later completions never point at the wrong calls. The filtered
 // traces are refolded and merged like recorded ones; the extrapolation
 // written from them is marked lossy in its header.
 #pragma once
@@ -57,13 +57,16 @@ struct FilterReport {
   std::string filter = "snippet filter";
   std::string name;
   std::vector<uint64_t> kept;
+  /// Dropped events per rank, completions dropped with their requests
+  /// included (request_cut.hpp).
   std::vector<uint64_t> dropped;
+  /// Links to dropped requests taken out of kept completions.
+  uint64_t links_cut = 0;
 };
 
 /// `trace` with every rank's events filtered through the snippet's FSM,
-/// refolded and merged; `lossy` names the snippet. Throws ExtrapError
-/// (naming `name`, the rank and the call) when a call that creates a
-/// request would be dropped.
+/// refolded and merged; `lossy` names the snippet. A dropped request is
+/// dropped from its completion too (request_cut.hpp).
 Trace filter_trace(const Trace& trace, const Snippet& snippet, const std::string& name,
                    FilterReport& report);
 
