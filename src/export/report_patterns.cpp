@@ -131,7 +131,7 @@ std::string params_text(const ReportPattern& p) {
 }  // namespace
 
 void write_report_patterns(std::ostream& out, const PatternsReport& r) {
-  out << "<h2 id=\"patterns-section\">Communication patterns</h2>\n<p class=\"note\">Repeated "
+  out << "<h2>Communication patterns</h2>\n<p class=\"note\">Repeated "
          "exchanges found by <code>tracefold patterns</code> with its default options "
          "(docs/patterns.md), named by their shape; most bytes first. Each picture shows the "
          "ranks (those in the pattern dark) and the edges of one instance; the time share is that "
