@@ -164,7 +164,7 @@ void write_report_patterns(std::ostream& out, const PatternsReport& r) {
     for (std::size_t k = 0; k < p.contexts.size(); ++k)
       out << (k ? "<br>" : "") << xml_escape(p.contexts[k]);
     for (const std::string& s : p.sites)
-      out << "<br><span class=\"note\">" << xml_escape(s) << "</span>";
+      out << "<br><span class=\"note\" style=\"white-space:nowrap\">" << xml_escape(s) << "</span>";
     out << "</td><td class=\"pattern-ranks\">" << xml_escape(human_ranks(p.ranks))
         << "</td><td class=\"num\">" << p.occurrences << "</td><td class=\"num\">" << p.messages
         << "</td><td class=\"num\">"
