@@ -17,6 +17,7 @@ namespace tracefold {
 
 struct WaitReport;
 struct DiagnoseReport;
+struct PatternsReport;
 
 /// What an export wrote (for the command's summary line).
 struct ExportSummary {
@@ -55,14 +56,16 @@ void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timelin
 /// One self-contained HTML page that opens with what a reader wants first:
 /// the summary, then the findings of `diagnosis` (if given: its
 /// diagnoses and a ranks x time picture by label, docs/diagnose.md), time
-/// by operation, the matrix heatmap and per-rank chart, then the busiest
+/// by operation, the communication patterns of `patterns` (if given:
+/// tracefold/report_patterns.hpp), the matrix heatmap and per-rank chart, then the busiest
 /// call sites and rank pairs (the rest folded away behind a button).
 /// With `analysis` (tracefold/waits.hpp, from a recorded timeline), the
 /// page ends with an "Analysis" section: a pattern x rank heatmap and the
 /// call paths that waited most.
 void write_report_html(std::ostream& out, const Trace& trace, const std::string& label,
                        const TraceTimeline& timeline, const WaitReport* analysis = nullptr,
-                       const DiagnoseReport* diagnosis = nullptr);
+                       const DiagnoseReport* diagnosis = nullptr,
+                       const PatternsReport* patterns = nullptr);
 
 /// Ranks as people write them: `0–7`, `0,2,…,14`, `3`, `0–3,8–11,…,56–59`.
 std::string human_ranks(const Ranklist& ranks);

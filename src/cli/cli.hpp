@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/report_patterns.hpp"
 #include "tracefold/trace.hpp"
 
 namespace tracefold::cli {
@@ -68,6 +69,9 @@ void add_site_options(CLI::App* cmd, SiteOptions& o);
 /// system libraries: see symbolize::FrameScope), for views that show no
 /// whole call paths.
 void prepare_sites(Trace& trace, const SiteOptions& o, bool labels_only = false);
+/// The report's "Communication patterns" section: `tracefold patterns`
+/// with its default options, as plain data (report_patterns.cpp).
+PatternsReport patterns_for_report(const Trace& trace, bool raw_sites);
 /// `tracefold symbolize` (cmd_symbolize.cpp).
 void add_symbolize_command(CLI::App& app);
 

@@ -19,6 +19,7 @@
 #include "progress.hpp"
 #include "tracefold/diagnose.hpp"
 #include "tracefold/export.hpp"
+#include "tracefold/report_patterns.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/waits.hpp"
 
@@ -168,8 +169,17 @@ void add_export_commands(CLI::App& app) {
         diagnosis = diagnose(t, input);
         diagnosis->notes.insert(diagnosis->notes.begin(), notes.begin(), notes.end());
       }
+      // A pattern analysis that fails costs its section, not the report.
+      PatternsReport patterns;
+      try {
+        patterns = tracefold::cli::patterns_for_report(t, rep->sites.raw);
+      } catch (const std::exception& e) {
+        patterns = PatternsReport{};
+        patterns.world_size = t.world_size;
+        patterns.error = e.what();
+      }
       write_report_html(f, t, rep->trace, tl, waits ? &*waits : nullptr,
-                        diagnosis ? &*diagnosis : nullptr);
+                        diagnosis ? &*diagnosis : nullptr, &patterns);
       close_out(f, rep->output);
       std::cerr << "tracefold: wrote " << rep->output << "\n";
     });

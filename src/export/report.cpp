@@ -90,10 +90,12 @@ std::string share_cell(double share) {
 void write_report_analysis(std::ostream& out, const WaitReport& report);
 // report_diagnosis.cpp
 void write_report_diagnosis(std::ostream& out, const DiagnoseReport& report);
+// report_patterns.cpp
+void write_report_patterns(std::ostream& out, const PatternsReport& report);
 
 void write_report_html(std::ostream& out, const Trace& trace, const std::string& label,
                        const TraceTimeline& recorded_or_not, const WaitReport* analysis,
-                       const DiagnoseReport* diagnosis) {
+                       const DiagnoseReport* diagnosis, const PatternsReport* patterns) {
   auto rows = compute_stats(trace);
   // Busiest first: the table shows the top and folds the rest away.
   std::stable_sort(rows.begin(), rows.end(),
@@ -177,6 +179,7 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
         << "</tr>\n";
   }
   out << "</tbody>\n</table>\n";
+  if (patterns) write_report_patterns(out, *patterns);
 
   out << "<h2>Communication</h2>\n<div class=\"charts\">\n<div id=\"matrix\">\n";
   write_matrix_svg(out, matrix, "Point-to-point bytes, sender \u2192 receiver");

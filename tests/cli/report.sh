@@ -24,7 +24,8 @@ if grep -Eiq '(src|href)="(https?:)?//|@import|url\((https?:)?//' "$WORK/report.
 fi
 expect_in "$HTML" "<svg" "inline SVG"
 
-# Chromium, each run with its own profile (tests run in parallel).
+# Chromium, each run with its own profile (tests run in parallel). The
+# screenshot is tall enough to reach the per-rank chart below the patterns.
 chrome() {
   timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
     --user-data-dir="$WORK/profile-$1" "${@:2}"
@@ -51,7 +52,7 @@ bars = re.findall(r'class="bar-(compute|comm)" data-rank="(\d+)"', dom)
 assert len(bars) == 32, len(bars)
 print("dom ok")
 PY
-chrome shot --window-size=1280,1800 --screenshot="$WORK/shot.png" "file://$WORK/report.html" \
+chrome shot --window-size=1280,2400 --screenshot="$WORK/shot.png" "file://$WORK/report.html" \
   >"$WORK/chrome-shot.out" 2>&1 || { cat "$WORK/chrome-shot.out" >&2; fail "chromium --screenshot failed"; }
 [[ -s $WORK/shot.png ]] || fail "no screenshot written"
 python3 "$CHECK" screenshot "$WORK/shot.png" || fail "screenshot checks"
