@@ -18,16 +18,11 @@ namespace {
 
 constexpr int kLabels = static_cast<int>(TimeLabel::kCount);
 
-// One user function's name as the samples' frame names give it: its
-// function, then the functions inlined into it, joined by " > ".
+// One user frame of a call site, named as the samples' frames are.
 std::string frame_function(const SymbolTables& t, const Frame& f) {
   if (system_module(t, f)) return "";
   const SourceFrames* s = t.symbols_of(f);
-  if (!s) return "";
-  std::string out;
-  for (auto sf = s->rbegin(); sf != s->rend(); ++sf)
-    if (!sf->function.empty()) out += (out.empty() ? "" : " > ") + sf->function;
-  return out;
+  return s ? function_names(*s) : "";
 }
 
 struct Counts {
@@ -66,16 +61,7 @@ void derive_labels(Context& c) {
     if (!c.sampled(r)) continue;
     const RankSamples& rs = c.in.samples[std::size_t(r)];
     const auto& evs = c.events(r);
-    const std::vector<std::string>* names =
-        std::size_t(r) < c.in.context_names.size() ? &c.in.context_names[std::size_t(r)] : nullptr;
-    std::vector<std::vector<std::string>> ctx_path(rs.contexts.size());
-    for (uint32_t ctx = 1; ctx < rs.contexts.size(); ++ctx) {
-      // Parents come before children in a samples file (checked on reading).
-      const uint32_t parent = rs.contexts[ctx].parent;
-      if (parent < ctx) ctx_path[ctx] = ctx_path[parent];
-      const std::string nm = names && ctx < names->size() ? (*names)[ctx] : "";
-      if (!nm.empty()) ctx_path[ctx].push_back(nm);
-    }
+    const auto& ctx_path = c.context_path[std::size_t(r)];
     for (const Sample& s : rs.samples) {
       if (s.thread != 0) continue;
       if (!s.in_mpi) {

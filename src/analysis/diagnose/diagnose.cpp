@@ -27,6 +27,13 @@ std::vector<std::string> Context::call_stack(const Event& ev) const {
   return s;
 }
 
+std::string function_names(const SourceFrames& frames) {
+  std::string out;
+  for (auto f = frames.rbegin(); f != frames.rend(); ++f)
+    if (!f->function.empty()) out += (out.empty() ? "" : " > ") + f->function;
+  return out;
+}
+
 bool is_environment(OpId op) {
   const OpFamily f = op_traits(op).family;
   return f == OpFamily::kInit || f == OpFamily::kFinalize;
@@ -105,6 +112,7 @@ void index_samples(Context& c) {
   if (c.in.samples.empty()) return;
   c.comp_samples.resize(std::size_t(c.size));
   c.context_key.resize(std::size_t(c.size));
+  c.context_path.resize(std::size_t(c.size));
   for (int32_t r = 0; r < c.size; ++r) {
     const RankSamples& rs = c.in.samples[std::size_t(r)];
     auto& idx = c.comp_samples[std::size_t(r)];
@@ -127,6 +135,8 @@ void index_samples(Context& c) {
     };
     auto& keys = c.context_key[std::size_t(r)];
     keys.assign(rs.contexts.size(), "");
+    auto& paths = c.context_path[std::size_t(r)];
+    paths.assign(rs.contexts.size(), {});
     for (uint32_t ctx = 1; ctx < rs.contexts.size(); ++ctx) {
       std::vector<std::string> path;
       // A tree read from a file is checked to have parents before children;
@@ -136,10 +146,11 @@ void index_samples(Context& c) {
         std::string nm = name(at);
         if (!nm.empty()) path.push_back(std::move(nm));
       }
+      std::reverse(path.begin(), path.end());
       std::string key;
-      for (auto it = path.rbegin(); it != path.rend(); ++it)
-        key += (key.empty() ? "" : " > ") + *it;
+      for (const std::string& f : path) key += (key.empty() ? "" : " > ") + f;
       keys[ctx] = std::move(key);
+      paths[ctx] = std::move(path);
     }
   }
 }

@@ -32,9 +32,7 @@ std::vector<std::string> frame_names(const RankSamples& rs, symbolize::Symbolize
     if (system_module(tables, Frame{m.name, c.offset})) continue;
     auto [it, fresh] = memo.try_emplace({m.path.empty() ? m.name : m.path, c.offset});
     if (fresh) {
-      const SourceFrames f = sym.lookup(m, c.offset);
-      for (auto sf = f.rbegin(); sf != f.rend(); ++sf)
-        if (!sf->function.empty()) it->second += (it->second.empty() ? "" : " > ") + sf->function;
+      it->second = diagnose_detail::function_names(sym.lookup(m, c.offset));
       if (it->second.empty()) {
         std::ostringstream o;
         o << m.name << "+0x" << std::hex << c.offset;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tracefold/diagnose.hpp"
+#include "tracefold/modules.hpp"
 #include "tracefold/timeline.hpp"
 
 namespace tracefold::diagnose_detail {
@@ -57,6 +58,8 @@ struct Context {
   /// Per rank and sample context: the place key of its user-code path
   /// (function names outermost first, system frames left out), "" if none.
   std::vector<std::vector<std::string>> context_key;
+  /// The same path as a list of frame names, outermost first.
+  std::vector<std::vector<std::vector<std::string>>> context_path;
 
   Context(const Trace& t, const DiagnoseInput& i, const DiagnoseOptions& o, DiagnoseReport& r)
       : trace(t), in(i), opt(o), rep(r) {}
@@ -89,6 +92,9 @@ struct Context {
 /// before it) to `out`, in ns.
 void event_labels(const Context& c, int32_t rank, std::size_t k,
                   int64_t out[static_cast<int>(TimeLabel::kCount)]);
+/// A frame's name as places use it: its function, then the functions
+/// inlined into it, joined by " > " ("" when none is named).
+std::string function_names(const SourceFrames& frames);
 /// MPI_Init and MPI_Finalize: their time is nobody's loss.
 bool is_environment(OpId op);
 bool is_io(OpId op);
