@@ -92,6 +92,14 @@ class ValueSeq {
     size_ = 0;
     histogram_ = false;
   }
+  /// clear(), giving back the buffers if they hold more than `keep_values`
+  /// values: a sequence kept for reuse (the folder recycles merged-away
+  /// events' sequences) keeps small buffers, not a large one.
+  void recycle(std::size_t keep_values) {
+    clear();
+    if (vals_.capacity() > keep_values) std::vector<int64_t>().swap(vals_);
+    if (spans_.capacity() > keep_values) std::vector<Span>().swap(spans_);
+  }
   /// Removes the last value. Precondition: !empty().
   void pop_back();
   /// The last value. Precondition: !empty().

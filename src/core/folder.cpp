@@ -36,12 +36,13 @@ ValueSeq Folder::Impl::field_values(const FieldValue& fv) {
   return v;
 }
 
-Item Folder::Impl::make_item(const Event& ev, uint64_t pred) const {
+Item Folder::Impl::make_item(const Event& ev, uint64_t pred) {
   Item it;
   it.key = ev.key().packed();
   it.first = it.last = it.key;
   it.reps.push_back(1);  // ValueSeq::repeated(1, 1), made in place
   // Filled in place: no sequence made and moved per field.
+  it.fields = merger.take_fields();
   it.fields.resize(ev.fields.size());
   for (std::size_t i = 0; i < ev.fields.size(); ++i) {
     it.fields[i].first = ev.fields[i].field;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -180,12 +181,38 @@ class Merger {
 
   Items apply(Items&& B, Items&& S, const Plan& plan);
 
+  // A plan whose buffers outlive one alignment, for callers outside
+  // merge_seq (the folder's iteration checks); align() refills it.
+  Plan& scratch_plan() { return scratch_plan_; }
+
+  using FieldSeqs = std::vector<std::pair<FieldId, ValueSeq>>;
+  // An empty field vector for a new event item: one given back by a merge
+  // when there is one. The general path makes an item per event and merges
+  // most of them into an earlier one at once; made and freed each time, its
+  // vector and the sequences' buffers cost a malloc/free pair apiece.
+  FieldSeqs take_fields() {
+    if (spare_fields_.empty()) return {};
+    FieldSeqs f = std::move(spare_fields_.back());
+    spare_fields_.pop_back();
+    return f;
+  }
+  // The fields of an event item merged away; kept (sequences emptied, small
+  // buffers kept) while there are few spares.
+  void give_fields(FieldSeqs&& f);
+
  private:
   // A one-iteration loop around items[from, to): changes no order or count.
   static Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals);
 
   std::size_t max_cells_;
   int32_t rank_;
+  std::vector<FieldSeqs> spare_fields_;
+  // merge_seq's plans by depth (it recurses through loops' bodies), kept
+  // so that an alignment allocates nothing once they are warm; a deque, so
+  // a deeper one added keeps the shallower ones in place.
+  std::deque<Plan> plans_;
+  std::size_t plan_depth_ = 0;
+  Plan scratch_plan_;
   std::vector<uint32_t> score_;
   std::vector<Step> choice_;
   std::vector<std::size_t> gend_;
@@ -262,7 +289,7 @@ struct Folder::Impl {
   // The values of one field on one execution, as the general path stores them.
   static ValueSeq field_values(const FieldValue& fv);
 
-  Item make_item(const Event& ev, uint64_t pred) const;
+  Item make_item(const Event& ev, uint64_t pred);
 
   void append(const Event& ev);
 
@@ -525,6 +552,9 @@ struct Folder::Impl {
   bool walk_refold_ = false;  // an earlier item ends like the loop: try_fold after each iteration
   std::vector<WalkFrame> walk_stack_;
   std::vector<WalkOp> walk_ops_;
+  // The items a fold merges into earlier ones (try_fold, make_loop), moved
+  // here so that the vector's buffer is reused from fold to fold.
+  Items seg_scratch_;
   // A walked event kept aside: its call, predecessor, times, and its fields
   // at walk_fields_[from, from + n). One flat buffer of fields that only
   // grows, instead of an Event per slot: an Event slot's fields were resized

@@ -85,6 +85,7 @@ void Merger::merge_pair(Item& b, Item&& s) {
     if (same_fields) {
       log->add(FoldOp::kMergeEvent, b.tag, s.tag);
       merge_same_fields(b, s, rank_);
+      give_fields(std::move(s.fields));
       return;
     }
     log->spoil();
@@ -119,6 +120,15 @@ void Merger::merge_pair(Item& b, Item&& s) {
   b.refresh_keys();
 }
 
+void Merger::give_fields(FieldSeqs&& f) {
+  // Enough for the items of a few iterations in flight; a sequence keeps
+  // buffers of up to 16 values (a new item's values start small).
+  constexpr std::size_t kMaxSpare = 64, kKeepValues = 16;
+  if (spare_fields_.size() >= kMaxSpare || f.capacity() > 32) return;
+  for (auto& [id, seq] : f) seq.recycle(kKeepValues);
+  spare_fields_.push_back(std::move(f));
+}
+
 Items Merger::merge_seq(Items&& B, Items&& S) {
   if (B.empty() || S.empty()) log->spoil();
   if (B.empty()) return std::move(S);
@@ -132,7 +142,13 @@ Items Merger::merge_seq(Items&& B, Items&& S) {
     }
   }
   log->spoil();
-  Plan plan;
+  if (plans_.size() <= plan_depth_) plans_.emplace_back();
+  Plan& plan = plans_[plan_depth_];
+  struct Depth {
+    std::size_t& d;
+    explicit Depth(std::size_t& depth) : d(depth) { ++d; }
+    ~Depth() { --d; }
+  } depth(plan_depth_);
   if (!align(B, S, plan)) {
     // Too large to align: keep both, each idle during the other's traversals.
     const uint64_t kb = B.front().traversals(), ks = S.front().traversals();
@@ -200,7 +216,9 @@ bool Merger::align(std::span<const Item> B, std::span<const Item> S, Plan& plan)
       gend_[ii * w + jj] = ge;
     }
   }
-  plan = Plan{};
+  plan.cells.clear();
+  plan.steps.clear();
+  plan.group_end.clear();
   plan.score = score_[0];
   std::size_t i = 0, j = 0;
   while (i < n || j < m) {

@@ -126,13 +126,15 @@ bool Folder::Impl::try_fold() {
                  !same_calls(target.body.data(), &top[k + 1], seg_len)) {
         continue;
       }
-      Items seg(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
-                std::make_move_iterator(top.end()));
+      Items& seg = seg_scratch_;
+      seg.assign(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
+                 std::make_move_iterator(top.end()));
       if (recording_ && k + 1 < session_n0_) log_.spoil();
       log_.add(FoldOp::kSetBack, target.tag);
       unindex_from(k);
       target.reps.set_back(target.reps.back() + 1);
       target.body = merger.merge_seq(std::move(target.body), std::move(seg));
+      seg.clear();
       for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
       Item keep = std::move(top[k]);
       replace_tail(k, std::move(keep));
@@ -190,7 +192,7 @@ bool Folder::Impl::try_fold() {
     for (std::size_t j = m + 1; j-- > lo;) {
       if (top[j].first != first_key) continue;
       std::span<const Item> all(top);
-      Merger::Plan plan;
+      Merger::Plan& plan = merger.scratch_plan();
       if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
       if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) <
               options.min_similarity &&
@@ -210,7 +212,7 @@ bool Folder::Impl::accept_iteration(std::span<const Item> body, std::span<const 
       direct = directly_compatible(body[i], seg[i]);
     if (direct) return true;
   }
-  Merger::Plan plan;
+  Merger::Plan& plan = merger.scratch_plan();
   if (!merger.align(body, seg, plan)) return false;
   return similarity(body, seg, plan) >= options.min_similarity || same_call_sets();
 }
@@ -233,8 +235,9 @@ void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
   unindex_from(j);
   Items first(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),
               std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)));
-  Items second(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)),
-               std::make_move_iterator(top.end()));
+  Items& second = seg_scratch_;
+  second.assign(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)),
+                std::make_move_iterator(top.end()));
   Item loop;
   loop.loop = true;
   loop.reps = ValueSeq::repeated(2, 1);
@@ -243,6 +246,7 @@ void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
     log_.add(FoldOp::kNewLoop, loop.tag);
   }
   loop.body = merger.merge_seq(std::move(first), std::move(second));
+  second.clear();  // merged away; its buffer stays for the next fold
   loop.refresh_keys();
   replace_tail(j, std::move(loop));
 }
