@@ -1,0 +1,55 @@
+/* Raw memory-reference stream written by the Valgrind tool tracefold-mem
+ * (--raw-log=DIR): one file per thread, DIR/thread-N.bin, N numbering the
+ * threads in creation order (the main thread is 0). Valgrind reuses its own
+ * thread ids once a thread has exited, so they cannot name a stream.
+ *
+ * Plain C with fixed-width fields so that the tool (which has no libc) and the
+ * C++ reader share one definition. All integers are little-endian (the tool
+ * only runs on amd64-linux); a file is a header followed by records until EOF.
+ */
+#ifndef TRACEFOLD_MEMTRACE_RAW_FORMAT_H
+#define TRACEFOLD_MEMTRACE_RAW_FORMAT_H
+
+#ifdef __cplusplus
+#include <cstdint>
+#else
+#include <stdint.h>
+#endif
+
+#define TFM_RAW_MAGIC "TFMRAW\0\0" /* 8 bytes, NULs included */
+#define TFM_RAW_VERSION 1u
+
+typedef struct {
+  char magic[8];        /* TFM_RAW_MAGIC */
+  uint32_t version;     /* TFM_RAW_VERSION */
+  uint32_t record_size; /* sizeof(TfmRawRecord): lets a reader reject a mismatch */
+  uint32_t thread;      /* creation-order number, as in the file name */
+  uint32_t pid;         /* the traced process */
+} TfmRawHeader;
+
+/* flags */
+#define TFM_RAW_STORE 0x1u /* else a load */
+
+/* One access. A guest instruction may make several (a read-modify-write
+ * instruction, a CAS, a dirty helper such as cpuid/xsave): `index` orders
+ * them within one dynamic execution of the instruction, 0 first. An access
+ * that is both read and written (a dirty helper's Ifx_Modify, a CAS) is two
+ * records: the load, then the store. */
+typedef struct {
+  uint64_t iaddr;   /* guest address of the instruction */
+  uint64_t daddr;   /* data address accessed */
+  uint32_t context; /* call-path context id; 0 while no shadow stack is kept */
+  uint16_t size;    /* bytes; larger accesses are split in 65535-byte pieces */
+  uint8_t index;    /* access index within the instruction (saturates at 255) */
+  uint8_t flags;    /* TFM_RAW_STORE */
+} TfmRawRecord;
+
+#ifdef __cplusplus
+static_assert(sizeof(TfmRawHeader) == 24, "raw header layout");
+static_assert(sizeof(TfmRawRecord) == 24, "raw record layout");
+#else
+_Static_assert(sizeof(TfmRawHeader) == 24, "raw header layout");
+_Static_assert(sizeof(TfmRawRecord) == 24, "raw record layout");
+#endif
+
+#endif
