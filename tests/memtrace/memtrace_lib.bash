@@ -4,6 +4,7 @@
 # and sources this file; it makes $WORK (removed on exit) and cds into it.
 #   tfm OUT ERR ARGS...   runs the tool (limited to $RUN_TIMEOUT s) -> $RC
 #   sym BIN NAME          "START END" of function NAME in BIN (nm -S, no PIE)
+#   image_range BIN       "LO HI" covering BIN's loaded segments (no PIE)
 #   rawcount ...          python3 rawcount.py (reads the raw streams)
 #   ok / bad / finish     as in tests/apps/mpi_test_lib.bash
 set -euo pipefail
@@ -51,6 +52,13 @@ sym() {
   done < <(nm -S "$1")
   echo "FAIL: no function $2 in $1" >&2
   return 1
+}
+
+# image_range BIN: "LO HI" spanning BIN's PT_LOAD segments (not PIE).
+image_range() {
+  readelf -lW "$1" | awk '$1 == "LOAD" { print $3, $6 }' |
+    while read -r va msz; do echo "$((va)) $((va + msz))"; done |
+    sort -n | awk 'NR == 1 { lo = $1 } { hi = $2 } END { print lo, hi }'
 }
 
 rawcount() { python3 "$SRC/tests/memtrace/rawcount.py" "$@"; }
