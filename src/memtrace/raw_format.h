@@ -38,16 +38,47 @@ typedef struct {
 typedef struct {
   uint64_t iaddr;   /* guest address of the instruction */
   uint64_t daddr;   /* data address accessed */
-  uint32_t context; /* call-path context id; 0 while no shadow stack is kept */
+  uint32_t context; /* call-path context id (contexts.bin); 0 = the thread's root */
   uint16_t size;    /* bytes; larger accesses are split in 65535-byte pieces */
   uint8_t index;    /* access index within the instruction (saturates at 255) */
   uint8_t flags;    /* TFM_RAW_STORE */
 } TfmRawRecord;
 
+/* DIR/contexts.bin, written at exit: the call-path contexts of every thread,
+ * one table for the whole process so that threads running the same code
+ * share ids. A context is its parent context plus the call instruction that
+ * entered it; id 0 is the root (a thread's start, before any call seen) and
+ * is not listed. Records are sorted by id, ids run 1..count. Contexts come
+ * from a shadow stack kept on call and return instructions of all code,
+ * libraries included. Beyond TFM_CTX_LIMIT contexts, new paths get
+ * TFM_CTX_OVERFLOW. */
+#define TFM_CTX_MAGIC "TFMCTX\0\0"
+#define TFM_CTX_VERSION 1u
+#define TFM_CTX_LIMIT 4000000u
+#define TFM_CTX_OVERFLOW 0xffffffffu
+
+typedef struct {
+  char magic[8];        /* TFM_CTX_MAGIC */
+  uint32_t version;     /* TFM_CTX_VERSION */
+  uint32_t record_size; /* sizeof(TfmCtxRecord) */
+  uint32_t count;       /* records that follow */
+  uint32_t reserved;    /* 0 */
+} TfmCtxHeader;
+
+typedef struct {
+  uint32_t id;
+  uint32_t parent;    /* 0 = root */
+  uint64_t call_site; /* guest address of the call instruction */
+} TfmCtxRecord;
+
 #ifdef __cplusplus
+static_assert(sizeof(TfmCtxHeader) == 24, "context header layout");
+static_assert(sizeof(TfmCtxRecord) == 16, "context record layout");
 static_assert(sizeof(TfmRawHeader) == 24, "raw header layout");
 static_assert(sizeof(TfmRawRecord) == 24, "raw record layout");
 #else
+_Static_assert(sizeof(TfmCtxHeader) == 24, "context header layout");
+_Static_assert(sizeof(TfmCtxRecord) == 16, "context record layout");
 _Static_assert(sizeof(TfmRawHeader) == 24, "raw header layout");
 _Static_assert(sizeof(TfmRawRecord) == 24, "raw record layout");
 #endif

@@ -16,7 +16,7 @@ mkdir raw
 tfm out.txt err.txt --record-at-start=no --raw-log=raw "$K/vadd_threads" $T $N
 [[ $RC == 0 ]] || bad "tool run exited $RC: $(tail -3 err.txt)"
 cmp -s native.txt out.txt && ok "stdout unchanged" || bad "stdout differs: $(cat out.txt)"
-want=$(for ((k = 0; k <= T; k++)); do echo "thread-$k.bin"; done)
+want=$(echo contexts.bin; for ((k = 0; k <= T; k++)); do echo "thread-$k.bin"; done)
 [[ $(ls raw) == "$want" ]] && ok "$((T + 1)) streams" || bad "streams: $(ls raw | tr '\n' ' ')"
 for ((k = 0; k <= T; k++)); do
   [[ -f raw/thread-$k.bin ]] || continue
@@ -33,6 +33,14 @@ for ((k = 0; k <= T; k++)); do
     bad "thread $k: $(field in_loads "$c") loads, $(field in_stores "$c") stores in vadd; want $wl, $ws"
   fi
 done
+# Every worker reaches vadd along the same path (libc's thread start >
+# worker > vadd): one context id shared by all threads.
+ids=$(for ((k = 1; k <= T; k++)); do
+  python3 "$SRC/tests/memtrace/contexts.py" raw/thread-$k.bin raw/contexts.bin \
+    "$K/vadd_threads" "$LO" "$HI" | sed 's/^ctx=\([0-9]*\) .*path=\(.*\)/\1 \2/'
+done | sort -u)
+[[ $(wc -l <<<"$ids") == 1 && $ids == *" worker" ]] && ok "workers share context $ids" \
+  || bad "worker contexts in vadd: $ids"
 grep -q "tracefold-mem: $((T + 1)) threads," err.txt && ok "summary counts $((T + 1)) threads" \
   || bad "summary: $(grep tracefold-mem: err.txt | tail -1)"
 finish

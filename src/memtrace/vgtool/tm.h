@@ -15,6 +15,11 @@ extern Bool tm_clo_libs;            /* instrument code outside the executable to
 /* Recording switch flipped by TRACEFOLD_MEM_START/STOP; read by the helper. */
 extern Bool tm_active;
 
+typedef struct {
+  Addr sp;  /* stack pointer just after the call pushed its return address */
+  UInt ctx; /* the caller's context, restored on return */
+} TmFrame;
+
 /* Per-thread stream (tm_stream.c). */
 typedef struct {
   UInt number; /* creation order, 0 = main thread */
@@ -22,6 +27,9 @@ typedef struct {
   UInt used;   /* records in buf */
   ULong loads, stores;
   TfmRawRecord* buf;
+  UInt ctx; /* current call-path context (tm_context.c) */
+  UInt depth, frames_len;
+  TmFrame* frames; /* shadow stack */
 } TmThread;
 
 /* The thread running client code, set on every scheduler switch. */
@@ -34,6 +42,13 @@ void tm_thread_exited(ThreadId tid);
 void tm_streams_finish(void);   /* flush and close every live stream, print totals */
 void tm_streams_drop_all(void); /* in a forked child: the streams are the parent's */
 void tm_flush(TmThread* t);
+
+/* Call-path contexts (tm_context.c). */
+extern Bool tm_clo_call_paths;
+void tm_ctx_init(void);
+void tm_ctx_write(const HChar* dir); /* DIR/contexts.bin */
+void tm_on_call(Addr site, Addr sp);
+void tm_on_ret(Addr sp);
 
 /* Instrumentation (tm_instr.c). */
 void tm_instr_init(void);

@@ -139,11 +139,30 @@ static void emit_stmt(Emitter* e, IRStmt* st) {
   }
 }
 
+/* Calls and returns of all code move the shadow stack, even where accesses
+ * are filtered out, so that a library calling back into the application
+ * leaves the context it would have had. The block's last instruction is the
+ * call; the stack pointer read after all of the block's statements is the
+ * one the jump leaves behind. (post_clo_init turns off VEX's chasing of
+ * calls, which would otherwise fold a call into the middle of a block.) */
+static void track_call_or_return(Emitter* e, IRJumpKind jk, Int offset_sp) {
+  IRTemp sp = newIRTemp(e->out->tyenv, Ity_I64);
+  addStmtToIRSB(e->out, IRStmt_WrTmp(sp, IRExpr_Get(offset_sp, Ity_I64)));
+  IRDirty* d;
+  if (jk == Ijk_Call) {
+    d = unsafeIRDirty_0_N(2, "tm_on_call", VG_(fnptr_to_fnentry)(tm_on_call),
+                          mkIRExprVec_2(mkIRExpr_HWord((HWord)e->iaddr), IRExpr_RdTmp(sp)));
+  } else {
+    d = unsafeIRDirty_0_N(1, "tm_on_ret", VG_(fnptr_to_fnentry)(tm_on_ret),
+                          mkIRExprVec_1(IRExpr_RdTmp(sp)));
+  }
+  addStmtToIRSB(e->out, IRStmt_Dirty(d));
+}
+
 IRSB* tm_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestLayout* layout,
                     const VexGuestExtents* vge, const VexArchInfo* archinfo_host, IRType gWordTy,
                     IRType hWordTy) {
   (void)closure;
-  (void)layout;
   (void)vge;
   (void)archinfo_host;
   if (gWordTy != hWordTy) VG_(tool_panic)("tracefold-mem: host/guest word size mismatch");
@@ -170,5 +189,7 @@ IRSB* tm_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestLayou
     }
     addStmtToIRSB(e.out, st);
   }
+  if (tm_clo_call_paths && (sb_in->jumpkind == Ijk_Call || sb_in->jumpkind == Ijk_Ret))
+    track_call_or_return(&e, sb_in->jumpkind, layout->offset_SP);
   return e.out;
 }

@@ -17,6 +17,7 @@
 
 const HChar* tm_clo_raw_log = NULL;
 Bool tm_clo_libs = False;
+Bool tm_clo_call_paths = True;
 static Bool clo_record_at_start = True;
 Bool tm_active = True;
 static Bool forked_child = False;
@@ -26,6 +27,7 @@ static Bool tm_process_cmd_line_option(const HChar* arg) {
     if (tm_clo_raw_log[0] == '\0') VG_(fmsg_bad_option)(arg, "--raw-log needs a directory\n");
   } else if VG_BOOL_CLO (arg, "--libs", tm_clo_libs) {
   } else if VG_BOOL_CLO (arg, "--record-at-start", clo_record_at_start) {
+  } else if VG_BOOL_CLO (arg, "--call-paths", tm_clo_call_paths) {
   } else {
     return False;
   }
@@ -89,6 +91,9 @@ static void tm_atfork_child(ThreadId tid) {
 
 static void tm_post_clo_init(void) {
   tm_active = clo_record_at_start;
+  /* VEX would otherwise chase unconditional calls into their callee within
+   * one superblock, and the call would no longer end a block. */
+  if (tm_clo_call_paths) VG_(clo_vex_control).guest_chase = False;
   if (tm_clo_raw_log != NULL) {
     struct vg_stat st;
     SysRes r = VG_(stat)(tm_clo_raw_log, &st);
@@ -98,6 +103,7 @@ static void tm_post_clo_init(void) {
     }
   }
   tm_stream_init();
+  tm_ctx_init();
   tm_instr_init();
   VG_(atfork)(NULL, NULL, tm_atfork_child);
 }

@@ -6,6 +6,7 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
 #include "pub_tool_vki.h"
 
 #include "tm.h"
@@ -103,6 +104,7 @@ static void close_thread(TmThread* t) {
   total_loads += t->loads;
   total_stores += t->stores;
   if (t->buf != NULL) VG_(free)(t->buf);
+  if (t->frames != NULL) VG_(free)(t->frames);
   if (tm_current == t) tm_current = NULL;
   VG_(free)(t);
 }
@@ -115,9 +117,12 @@ void tm_thread_exited(ThreadId tid) {
 
 void tm_streams_finish(void) {
   for (UInt i = 0; i < by_tid_len; i++) tm_thread_exited(i);
+  if (tm_clo_raw_log != NULL && tm_clo_call_paths) tm_ctx_write(tm_clo_raw_log);
+  if (VG_(clo_verbosity) == 0) return;
+  const HChar* where = tm_clo_raw_log ? tm_clo_raw_log : "";
   VG_(umsg)
   ("tracefold-mem: %u threads, %llu loads, %llu stores recorded%s%s\n", threads_seen, total_loads,
-   total_stores, tm_clo_raw_log ? "; raw streams in " : "", tm_clo_raw_log ? tm_clo_raw_log : "");
+   total_stores, tm_clo_raw_log ? "; raw streams in " : "", where);
 }
 
 void tm_streams_drop_all(void) {
@@ -126,6 +131,7 @@ void tm_streams_drop_all(void) {
     if (t == NULL) continue;
     if (t->fd >= 0) VG_(close)(t->fd);
     if (t->buf != NULL) VG_(free)(t->buf);
+    if (t->frames != NULL) VG_(free)(t->frames);
     VG_(free)(t);
     by_tid[i] = NULL;
   }
@@ -146,7 +152,7 @@ void tm_record(Addr iaddr, Addr daddr, UWord packed) {
   TfmRawRecord* r = &t->buf[t->used];
   r->iaddr = iaddr;
   r->daddr = daddr;
-  r->context = 0;
+  r->context = t->ctx;
   r->size = (uint16_t)(packed & 0xffff);
   r->index = (uint8_t)((packed >> 16) & 0xff);
   r->flags = (uint8_t)flags;
