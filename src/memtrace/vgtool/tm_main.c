@@ -41,7 +41,10 @@ static void tm_print_usage(void) {
    "    --libs=no|yes             also record accesses made by code of shared\n"
    "                              libraries and the dynamic loader [no]\n"
    "    --record-at-start=yes|no  record from the first instruction; with no,\n"
-   "                              only between TRACEFOLD_MEM_START and _STOP [yes]\n");
+   "                              only between TRACEFOLD_MEM_START and _STOP [yes]\n"
+   "    --call-paths=yes|no       keep a shadow stack on calls and returns, give\n"
+   "                              each access its call-path context and write\n"
+   "                              DIR/contexts.bin [yes]\n");
 }
 
 static void tm_print_debug_usage(void) {
@@ -67,7 +70,8 @@ static Bool tm_handle_client_request(ThreadId tid, UWord* args, UWord* ret) {
 
 static void tm_start_client_code(ThreadId tid, ULong blocks) {
   (void)blocks;
-  tm_current = tm_thread_of(tid);
+  /* A forked child records nothing: it must not even open streams. */
+  tm_current = forked_child ? NULL : tm_thread_of(tid);
 }
 
 static void tm_ll_create(ThreadId parent, ThreadId child) {
@@ -117,7 +121,7 @@ static void tm_pre_clo_init(void) {
   VG_(details_name)("tracefold-mem");
   VG_(details_version)(NULL);
   VG_(details_description)("memory-reference recorder of tracefold");
-  VG_(details_copyright_author)("tracefold authors");
+  VG_(details_copyright_author)("Copyright (C) the tracefold authors");
   VG_(details_bug_reports_to)("the tracefold project");
   VG_(details_avg_translation_sizeB)(275);
 
