@@ -31,16 +31,20 @@ typedef struct {
 #define TFM_RAW_STORE 0x1u /* else a load */
 
 /* One access. A guest instruction may make several (a read-modify-write
- * instruction, a CAS, a dirty helper such as cpuid/xsave): `index` orders
- * them within one dynamic execution of the instruction, 0 first. An access
- * that is both read and written (a dirty helper's Ifx_Modify, a CAS) is two
- * records: the load, then the store. */
+ * instruction, a CAS, a masked vector move, a dirty helper such as fxsave):
+ * `index` is the access's position among the instruction's accesses in
+ * Valgrind's IR, 0 first, fixed when the instruction is translated. So
+ * (iaddr, index) names one access site, and a guarded access whose guard is
+ * false at run time leaves its index unused (a masked load of lanes 0 and 2
+ * records indices 0 and 2). Records of one execution come in index order.
+ * An access that is both read and written (a dirty helper's Ifx_Modify, a
+ * CAS) is two records: the load, then the store. */
 typedef struct {
   uint64_t iaddr;   /* guest address of the instruction */
   uint64_t daddr;   /* data address accessed */
   uint32_t context; /* call-path context id (contexts.bin); 0 = the thread's root */
   uint16_t size;    /* bytes; larger accesses are split in 65535-byte pieces */
-  uint8_t index;    /* access index within the instruction (saturates at 255) */
+  uint8_t index;    /* access site within the instruction (saturates at 255) */
   uint8_t flags;    /* TFM_RAW_STORE */
 } TfmRawRecord;
 

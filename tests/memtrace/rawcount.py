@@ -4,7 +4,7 @@
 usage: rawcount.py FILE [LO HI]
 Prints key=value words: thread (from the header), records, loads, stores,
 and, for records whose instruction address is in [LO, HI): in_loads,
-in_stores, in_sizes (distinct sizes), in_store_span (distinct store
+in_stores, in_load_bytes, in_store_bytes, in_sizes (distinct sizes), in_store_span (distinct store
 addresses, and whether they are one run of consecutive 8-byte words),
 min_iaddr, max_iaddr over all records. Exits 1 on a malformed file."""
 import struct
@@ -27,7 +27,7 @@ def main():
     body = len(data) - HEADER.size
     if body % RECORD.size:
         sys.exit(f"{path}: {body % RECORD.size} trailing bytes after the last record")
-    n = loads = stores = in_loads = in_stores = 0
+    n = loads = stores = in_loads = in_stores = in_load_bytes = in_store_bytes = 0
     sizes = set()
     store_addrs = set()
     min_i, max_i = None, 0
@@ -42,12 +42,15 @@ def main():
             sizes.add(size)
             if is_store:
                 in_stores += 1
+                in_store_bytes += size
                 store_addrs.add(daddr)
             else:
                 in_loads += 1
+                in_load_bytes += size
     run = bool(store_addrs) and max(store_addrs) - min(store_addrs) == 8 * (len(store_addrs) - 1)
     print(f"thread={thread} records={n} loads={loads} stores={stores} in_loads={in_loads} "
-          f"in_stores={in_stores} in_sizes={','.join(map(str, sorted(sizes))) or '-'} "
+          f"in_stores={in_stores} in_load_bytes={in_load_bytes} in_store_bytes={in_store_bytes} "
+          f"in_sizes={','.join(map(str, sorted(sizes))) or '-'} "
           f"in_distinct_stores={len(store_addrs)} in_store_run={int(run)} "
           f"min_iaddr={min_i or 0} max_iaddr={max_i}")
 
