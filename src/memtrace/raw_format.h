@@ -11,9 +11,13 @@
 #define TRACEFOLD_MEMTRACE_RAW_FORMAT_H
 
 #ifdef __cplusplus
+#include <cstddef>
 #include <cstdint>
+#define TFM_STATIC_ASSERT static_assert
 #else
+#include <stddef.h>
 #include <stdint.h>
+#define TFM_STATIC_ASSERT _Static_assert
 #endif
 
 #define TFM_RAW_MAGIC "TFMRAW\0\0" /* 8 bytes, NULs included */
@@ -75,16 +79,16 @@ typedef struct {
   uint64_t call_site; /* guest address of the call instruction */
 } TfmCtxRecord;
 
-#ifdef __cplusplus
-static_assert(sizeof(TfmCtxHeader) == 24, "context header layout");
-static_assert(sizeof(TfmCtxRecord) == 16, "context record layout");
-static_assert(sizeof(TfmRawHeader) == 24, "raw header layout");
-static_assert(sizeof(TfmRawRecord) == 24, "raw record layout");
-#else
-_Static_assert(sizeof(TfmCtxHeader) == 24, "context header layout");
-_Static_assert(sizeof(TfmCtxRecord) == 16, "context record layout");
-_Static_assert(sizeof(TfmRawHeader) == 24, "raw header layout");
-_Static_assert(sizeof(TfmRawRecord) == 24, "raw record layout");
-#endif
+/* The layout above is the file format: pin it. */
+TFM_STATIC_ASSERT(sizeof(TfmRawHeader) == 24, "raw header layout");
+TFM_STATIC_ASSERT(sizeof(TfmRawRecord) == 24, "raw record layout");
+TFM_STATIC_ASSERT(offsetof(TfmRawRecord, daddr) == 8, "raw record layout");
+TFM_STATIC_ASSERT(offsetof(TfmRawRecord, context) == 16, "raw record layout");
+TFM_STATIC_ASSERT(offsetof(TfmRawRecord, size) == 20, "raw record layout");
+TFM_STATIC_ASSERT(offsetof(TfmRawRecord, index) == 22, "raw record layout");
+TFM_STATIC_ASSERT(offsetof(TfmRawRecord, flags) == 23, "raw record layout");
+TFM_STATIC_ASSERT(sizeof(TfmCtxHeader) == 24, "context header layout");
+TFM_STATIC_ASSERT(sizeof(TfmCtxRecord) == 16, "context record layout");
+TFM_STATIC_ASSERT(offsetof(TfmCtxRecord, call_site) == 8, "context record layout");
 
 #endif
