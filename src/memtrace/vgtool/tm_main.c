@@ -37,7 +37,8 @@ static Bool tm_process_cmd_line_option(const HChar* arg) {
 static void tm_print_usage(void) {
   VG_(printf)
   ("    --raw-log=DIR             write DIR/thread-N.bin, one raw stream per thread\n"
-   "                              (N = creation order; DIR must exist) [none]\n"
+   "                              (N = creation order; DIR must exist; %%p and\n"
+   "                              %%q{VAR} expand as in --log-file) [none]\n"
    "    --libs=no|yes             also record accesses made by code of shared\n"
    "                              libraries and the dynamic loader [no]\n"
    "    --record-at-start=yes|no  record from the first instruction; with no,\n"
@@ -99,6 +100,10 @@ static void tm_post_clo_init(void) {
    * one superblock, and the call would no longer end a block. */
   if (tm_clo_call_paths) VG_(clo_vex_control).guest_chase = False;
   if (tm_clo_raw_log != NULL) {
+    /* %p and %q{VAR} as in --log-file: under mpirun, one directory per rank
+     * (e.g. %q{OMPI_COMM_WORLD_RANK}). Relative names are taken from the
+     * initial working directory, whatever the program does later. */
+    tm_clo_raw_log = VG_(expand_file_name)("--raw-log", tm_clo_raw_log);
     struct vg_stat st;
     SysRes r = VG_(stat)(tm_clo_raw_log, &st);
     if (sr_isError(r) || !VKI_S_ISDIR(st.mode)) {
