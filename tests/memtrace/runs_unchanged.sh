@@ -11,7 +11,7 @@ mkdir raw
 tfm out.txt err.txt --raw-log=raw "$K/vadd" 5000 7
 if [[ $RC == 7 ]]; then ok "exit status 7 kept"; else bad "exit status $RC under the tool, not 7"; fi
 if cmp -s native.txt out.txt; then ok "stdout unchanged"; else bad "stdout differs: $(cat out.txt)"; fi
-grep -q 'tracefold-mem: 1 threads, [0-9]* loads, [0-9]* stores recorded; raw streams in /.*/raw$' err.txt \
+grep -q 'tracefold-mem: 1 thread, [0-9]* loads, [0-9]* stores recorded; raw streams in /.*/raw$' err.txt \
   && ok "summary printed" || bad "no summary line in: $(tail -3 err.txt)"
 ls raw >files.txt
 if [[ $(tr "\n" " " <files.txt) == "contexts.bin thread-0.bin " ]]; then ok "one stream and its contexts"; else bad "files: $(cat files.txt)"; fi

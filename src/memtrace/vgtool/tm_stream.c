@@ -121,8 +121,9 @@ void tm_streams_finish(void) {
   if (VG_(clo_verbosity) == 0) return;
   const HChar* where = tm_clo_raw_log ? tm_clo_raw_log : "";
   VG_(umsg)
-  ("tracefold-mem: %u threads, %llu loads, %llu stores recorded%s%s\n", threads_seen, total_loads,
-   total_stores, tm_clo_raw_log ? "; raw streams in " : "", where);
+  ("tracefold-mem: %u thread%s, %llu loads, %llu stores recorded%s%s\n", threads_seen,
+   threads_seen == 1 ? "" : "s", total_loads, total_stores,
+   tm_clo_raw_log ? "; raw streams in " : "", where);
 }
 
 void tm_streams_drop_all(void) {
