@@ -86,7 +86,12 @@ static UInt intern(UInt parent, Addr site) {
 void tm_on_call(Addr site, Addr sp);
 void tm_on_call(Addr site, Addr sp) {
   TmThread* t = tm_current;
-  if (t == NULL || t->depth >= TM_MAX_DEPTH) return;
+  if (t == NULL) return;
+  /* Frames whose return-address slot is at or below the new one were left
+   * without a return (longjmp, a thrown exception): the call is made from
+   * the context below them. */
+  while (t->depth > 0 && t->frames[t->depth - 1].sp <= sp) t->ctx = t->frames[--t->depth].ctx;
+  if (t->depth >= TM_MAX_DEPTH) return;
   if (t->depth == t->frames_len) {
     t->frames_len = t->frames_len ? 2 * t->frames_len : 64;
     t->frames = VG_(realloc)("tm.ctx.frames", t->frames, t->frames_len * sizeof(TmFrame));
