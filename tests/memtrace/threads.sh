@@ -13,7 +13,7 @@ field() { sed "s/.* $1=\([^ ]*\).*/\1/" <<<" $2"; }
 
 timeout 60 "$K/vadd_threads" $T $N >native.txt 2>&1 || bad "kernel failed natively"
 mkdir raw
-tfm out.txt err.txt --record-at-start=no --raw-log=raw "$K/vadd_threads" $T $N
+tfm out.txt err.txt -v -v --record-at-start=no --raw-log=raw "$K/vadd_threads" $T $N
 [[ $RC == 0 ]] || bad "tool run exited $RC: $(tail -3 err.txt)"
 cmp -s native.txt out.txt && ok "stdout unchanged" || bad "stdout differs: $(cat out.txt)"
 want=$(echo contexts.bin; for ((k = 0; k <= T; k++)); do echo "thread-$k.bin"; done)
@@ -41,6 +41,11 @@ ids=$(for ((k = 1; k <= T; k++)); do
 done | sort -u)
 [[ $(wc -l <<<"$ids") == 1 && $ids == *" worker" ]] && ok "workers share context $ids" \
   || bad "worker contexts in vadd: $ids"
+# -v -v logs "stream N is Valgrind thread T": a reused id must have been seen.
+reused=$(sed -n 's/.*tracefold-mem: stream [0-9]* is Valgrind thread \([0-9]*\)$/\1/p' err.txt |
+  sort | uniq -d | head -1)
+[[ -n $reused ]] && ok "Valgrind thread $reused carried several streams" \
+  || bad "no Valgrind thread id reused: $(grep 'is Valgrind thread' err.txt | tr '\n' ' ')"
 grep -q "tracefold-mem: $((T + 1)) threads," err.txt && ok "summary counts $((T + 1)) threads" \
   || bad "summary: $(grep tracefold-mem: err.txt | tail -1)"
 finish

@@ -91,6 +91,8 @@ void tm_thread_created(ThreadId tid) {
     open_stream(t);
   }
   by_tid[tid] = t;
+  if (VG_(clo_verbosity) > 1)
+    VG_(umsg)("tracefold-mem: stream %u is Valgrind thread %u\n", t->number, (UInt)tid);
 }
 
 TmThread* tm_thread_of(ThreadId tid) {
