@@ -40,7 +40,7 @@ same_reports() {
       bad "$tag: JSON report on $k analysis ranks differs from the serial one"
       diff "$JSON" "$d/par$k.json" | head -20 >&2 || true
     else
-      ok "$tag: -np $k gives the serial reports ($(grep -c '"kind"' "$JSON") kinds in JSON, $(wc -l <"$TEXT") text lines)"
+      ok "$tag: -np $k gives the serial reports ($(wc -l <"$TEXT") text lines, $(wc -c <"$JSON") JSON bytes)"
     fi
   done
 }
