@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -80,8 +81,24 @@ class SiteNames {
   std::jthread thread_;
 };
 
+// With TRACEFOLD_DIAGNOSE_PHASES=1, rank 0 says on standard error how long
+// each step took it (wall time since the previous step).
+struct Steps {
+  bool on = false;
+  double last = MPI_Wtime();
+  void mark(const char* what) {
+    if (!on) return;
+    const double now = MPI_Wtime();
+    std::cerr << "tracefold: step " << what << ": " << now - last << " s\n";
+    last = now;
+  }
+};
+
 void run(const Args& args, int me, int np) {
   const double t0 = MPI_Wtime();
+  Steps steps;
+  const char* env = std::getenv("TRACEFOLD_DIAGNOSE_PHASES");
+  steps.on = me == 0 && env && *env == '1';
   Trace trace;
   std::string err;
   try {
@@ -95,6 +112,7 @@ void run(const Args& args, int me, int np) {
     err = e.what();
   }
   agree(err);
+  steps.mark("trace");
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   std::optional<SiteNames> sites;
   if (me == 0) sites.emplace(trace, args);
@@ -106,6 +124,7 @@ void run(const Args& args, int me, int np) {
     // The serial reader's order: a timeline's error comes before any
     // samples file's, then the lowest rank's (the shares are in rank order).
     if (me == 0) in = load_diagnose_events(trace, dir, notes, drifts);
+    steps.mark("timelines");
     const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
     mine.first = first;
     symbolize::Symbolizer sym;
@@ -118,10 +137,13 @@ void run(const Args& args, int me, int np) {
   } catch (const std::exception& e) {
     err = e.what();
   }
+  steps.mark("own share of samples");
   agree(err);
+  steps.mark("waiting for the others");
   const std::string gathered =
       mpi_common::tree_gather(MPI_COMM_WORLD, diagnose_parallel::encode(mine));
   mine = {};
+  steps.mark("gather");
   if (me == 0) {
     try {
       std::vector<RankSampleDigest> ranks;
@@ -134,8 +156,11 @@ void run(const Args& args, int me, int np) {
         unnamed.merge(d.unnamed);
       }
       add_samples(in, std::move(ranks), drifts, unnamed.size(), dir, notes);
+      steps.mark("decode");
       sites->finish();
+      steps.mark("call site names");
       DiagnoseReport report = diagnose(trace, in, args.options);
+      steps.mark("diagnosis");
       report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
       write_diagnose_report(report, args.output);
       if (!args.output.empty()) {
