@@ -24,6 +24,7 @@ if(TARGET tracefold_record)
   endforeach()
   install(TARGETS tracefold_replay_exe RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tracefold)
   install(TARGETS tracefold_analyze_exe RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tracefold)
+  install(TARGETS tracefold_diagnose_exe RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tracefold)
 endif()
 
 install(EXPORT tracefoldTargets NAMESPACE tracefold::

@@ -299,5 +299,11 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
 
 void write_diagnose_text(std::ostream& out, const DiagnoseReport& report);
 void write_diagnose_json(std::ostream& out, const DiagnoseReport& report);
+/// Throws DiagnoseError unless `path` is "" or ends in .txt or .json.
+void check_diagnose_output(const std::string& path);
+/// Writes the report to `path` in the form its extension chooses (.txt,
+/// .json), or as text on standard output when `path` is "". Throws
+/// DiagnoseError (unknown form, cannot write).
+void write_diagnose_report(const DiagnoseReport& report, const std::string& path);
 
 }  // namespace tracefold

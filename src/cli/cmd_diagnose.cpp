@@ -3,16 +3,12 @@
 // (tracefold/diagnose.hpp, docs/diagnose.md).
 #include <CLI/CLI.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <stdexcept>
 
 #include "cli.hpp"
 #include "tracefold/diagnose.hpp"
 #include "tracefold/trace_io.hpp"
 
-namespace fs = std::filesystem;
 using namespace tracefold;
 
 namespace tracefold::cli {
@@ -26,6 +22,7 @@ struct DiagnoseArgs {
 };
 
 void run_diagnose(const DiagnoseArgs& args) {
+  check_diagnose_output(args.output);
   Trace trace = load_trace(args.trace);
   prepare_sites(trace, args.sites, true);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
@@ -33,22 +30,8 @@ void run_diagnose(const DiagnoseArgs& args) {
   const DiagnoseInput input = load_diagnose_input(trace, dir, notes);
   DiagnoseReport report = diagnose(trace, input, args.options);
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
-  if (args.output.empty()) {
-    write_diagnose_text(std::cout, report);
-    return;
-  }
-  const std::string ext = fs::path(args.output).extension().string();
-  if (ext != ".txt" && ext != ".json")
-    throw std::runtime_error(args.output + ": unknown report form '" + ext +
-                             "' (use .txt or .json)");
-  std::ofstream out(args.output);
-  if (!out) throw std::runtime_error(args.output + ": cannot write");
-  if (ext == ".json")
-    write_diagnose_json(out, report);
-  else
-    write_diagnose_text(out, report);
-  out.close();
-  if (!out) throw std::runtime_error(args.output + ": write failed");
+  write_diagnose_report(report, args.output);
+  if (args.output.empty()) return;
   const std::size_t n = report.diagnoses.size();
   std::cerr << "tracefold: " << n << (n == 1 ? " diagnosis" : " diagnoses") << " written to "
             << args.output << "\n";

@@ -297,18 +297,27 @@ int launcher_size() {
   return 0;
 }
 
-// Under mpirun, `tracefold analyze` becomes the MPI program of the parallel
-// analysis (src/analysis/waits/parallel/); alone it stays the serial one.
-[[noreturn]] void exec_parallel_analyze(int argc, char** argv) {
-  const std::string program =
-      find_companion("TRACEFOLD_ANALYZE",
-                     {"../analysis/waits/parallel/tracefold-analyze", "tracefold-analyze",
-                      "../libexec/tracefold/tracefold-analyze"},
-                     "cannot find tracefold-analyze, the MPI program of the parallel analysis "
-                     "(was tracefold built with MPI? set TRACEFOLD_ANALYZE, or run tracefold "
-                     "analyze without mpirun)")
-          .string();
-  exec_companion(program, argc, argv);
+// Under mpirun, `tracefold analyze` and `tracefold diagnose` become the MPI
+// programs of their parallel analyses (src/analysis/waits/parallel/,
+// src/analysis/diagnose/parallel/); alone they stay the serial ones.
+[[noreturn]] void exec_parallel_analysis(const std::string& command, int argc, char** argv) {
+  const auto missing = [&](const std::string& name, const std::string& env) {
+    return "cannot find " + name +
+           ", the MPI program of the parallel analysis (was tracefold "
+           "built with MPI? set " +
+           env + ", or run tracefold " + command + " without mpirun)";
+  };
+  const fs::path program =
+      command == "analyze"
+          ? find_companion("TRACEFOLD_ANALYZE",
+                           {"../analysis/waits/parallel/tracefold-analyze", "tracefold-analyze",
+                            "../libexec/tracefold/tracefold-analyze"},
+                           missing("tracefold-analyze", "TRACEFOLD_ANALYZE"))
+          : find_companion("TRACEFOLD_DIAGNOSE",
+                           {"../analysis/diagnose/parallel/tracefold-diagnose",
+                            "tracefold-diagnose", "../libexec/tracefold/tracefold-diagnose"},
+                           missing("tracefold-diagnose", "TRACEFOLD_DIAGNOSE"));
+  exec_companion(program.string(), argc, argv);
 }
 
 }  // namespace
@@ -331,9 +340,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (argc > 1 && std::string(argv[1]) == "analyze" && launcher_size() > 1) {
+  if (argc > 1 && (std::string(argv[1]) == "analyze" || std::string(argv[1]) == "diagnose") &&
+      launcher_size() > 1) {
     try {
-      exec_parallel_analyze(argc, argv);
+      exec_parallel_analysis(argv[1], argc, argv);
     } catch (const std::exception& ex) {
       std::cerr << "tracefold: error: " << ex.what() << "\n";
       return 2;

@@ -11,17 +11,16 @@
 #include "tracefold/symbolize.hpp"
 #include "tracefold/timeline_io.hpp"
 
-namespace tracefold {
+namespace tracefold::diagnose_detail {
 
-namespace {
+namespace fs = std::filesystem;
 
 // The name a place uses for a frame: its function, and the functions
 // inlined into it down to the one at the address (`work_a > nap`), the same
 // at every address in them so that samples add up per function; "" for
 // system libraries; module+offset when nothing is known.
-std::vector<std::string> frame_names(const RankSamples& rs, symbolize::Symbolizer& sym,
-                                     std::map<std::pair<std::string, uint64_t>, std::string>& memo,
-                                     uint64_t& unnamed) {
+std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symbolizer& sym,
+                                       FrameMemo& memo, std::set<FrameKey>& unnamed) {
   SymbolTables tables;
   for (const Module& m : rs.modules) tables.modules.emplace(m.name, m);
   std::vector<std::string> names(rs.contexts.size());
@@ -30,14 +29,15 @@ std::vector<std::string> frame_names(const RankSamples& rs, symbolize::Symbolize
     if (c.module >= rs.modules.size()) continue;
     const Module& m = rs.modules[c.module];
     if (system_module(tables, Frame{m.name, c.offset})) continue;
-    auto [it, fresh] = memo.try_emplace({m.path.empty() ? m.name : m.path, c.offset});
+    const FrameKey key{m.path.empty() ? m.name : m.path, c.offset};
+    auto [it, fresh] = memo.try_emplace(key);
     if (fresh) {
-      it->second = diagnose_detail::function_names(sym.lookup(m, c.offset));
+      it->second = function_names(sym.lookup(m, c.offset));
       if (it->second.empty()) {
         std::ostringstream o;
         o << m.name << "+0x" << std::hex << c.offset;
         it->second = o.str();
-        ++unnamed;
+        unnamed.insert(key);
       }
     }
     names[i] = it->second;
@@ -45,11 +45,9 @@ std::vector<std::string> frame_names(const RankSamples& rs, symbolize::Symbolize
   return names;
 }
 
-}  // namespace
-
-DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
-                                  std::vector<std::string>& notes) {
-  namespace fs = std::filesystem;
+DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
+                                   std::vector<std::string>& notes,
+                                   std::vector<ExitGapDrift>& drifts) {
   DiagnoseInput in;
   try {
     in.events = load_wait_input(trace, dir);
@@ -61,13 +59,12 @@ DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
   std::vector<int32_t> ended_early, unfitted;
   for (std::size_t r = 0; r < in.events.end_offset.size(); ++r)
     if (!in.events.end_offset[r]) ended_early.push_back(int32_t(r));
-  const std::vector<diagnose_detail::ExitGapDrift> drifts =
-      diagnose_detail::align_by_exit_gaps(trace, in.events, unfitted);
+  drifts = align_by_exit_gaps(trace, in.events, unfitted);
   if (!ended_early.empty()) {
     std::ostringstream o;
     o << "the timelines of ranks " << human_ranks(ended_early)
       << " end without the clock offset measured at MPI_Finalize (the run did not get there)";
-    std::vector<diagnose_detail::ExitGapDrift> top;
+    std::vector<ExitGapDrift> top;
     std::vector<int32_t> flat;
     for (const auto& d : drifts) {
       if (d.applied)
@@ -106,61 +103,94 @@ DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
     notes.push_back(std::to_string(v) +
                     " receives ended before their send began (clock condition); they were "
                     "moved after it, as `tracefold analyze` does");
+  return in;
+}
+
+RankSampleDigest read_rank_samples(const Trace& trace, const std::string& dir, int32_t r) {
+  RankSampleDigest out;
+  const std::string path = samples_path(dir, r);
+  if (!fs::exists(path)) return out;
+  try {
+    out.samples = read_samples_file(path);
+  } catch (const SamplesError& e) {
+    throw DiagnoseError(e.what());
+  }
+  RankSamples& rs = out.samples;
+  if (rs.rank != r || rs.world_size != trace.world_size)
+    throw DiagnoseError(path + ": samples of rank " + std::to_string(rs.rank) + " of " +
+                        std::to_string(rs.world_size) + " ranks, the trace has " +
+                        std::to_string(trace.world_size) + " ranks");
+  out.present = true;
+  // Onto rank 0's clock, as the events are.
+  RankTimelineFile tl;
+  try {
+    tl = read_timeline_file((fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string());
+  } catch (const TimelineError& e) {
+    throw DiagnoseError(e.what());
+  }
+  for (Sample& s : rs.samples) s.time_ns = tl.to_global(s.time_ns);
+  return out;
+}
+
+void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
+                 const std::vector<ExitGapDrift>& drifts, std::size_t unnamed,
+                 const std::string& dir, std::vector<std::string>& notes) {
   std::vector<int32_t> missing;
-  std::vector<RankSamples> samples(std::size_t(trace.world_size));
   bool any = false;
-  for (int32_t r = 0; r < trace.world_size; ++r) {
-    const std::string path = samples_path(dir, r);
-    if (!fs::exists(path)) {
-      missing.push_back(r);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    RankSampleDigest& d = ranks[r];
+    if (!d.present) {
+      missing.push_back(int32_t(r));
       continue;
     }
-    try {
-      samples[std::size_t(r)] = read_samples_file(path);
-    } catch (const SamplesError& e) {
-      throw DiagnoseError(e.what());
-    }
-    RankSamples& rs = samples[std::size_t(r)];
-    if (rs.rank != r || rs.world_size != trace.world_size)
-      throw DiagnoseError(path + ": samples of rank " + std::to_string(rs.rank) + " of " +
-                          std::to_string(rs.world_size) + " ranks, the trace has " +
-                          std::to_string(trace.world_size) + " ranks");
-    if (!rs.has_trailer)
+    any = true;
+    if (!d.samples.has_trailer)
       notes.push_back("rank " + std::to_string(r) +
                       "'s samples end early (the rank died?): analysed up to the last block");
-    any = true;
-    // Onto rank 0's clock, as the events are.
-    RankTimelineFile tl;
-    try {
-      tl = read_timeline_file((fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string());
-    } catch (const TimelineError& e) {
-      throw DiagnoseError(e.what());
-    }
-    for (Sample& s : rs.samples) s.time_ns = tl.to_global(s.time_ns);
-    for (const diagnose_detail::ExitGapDrift& d : drifts)
-      if (d.rank == r && d.applied)
-        for (Sample& s : rs.samples) s.time_ns = d.correct(s.time_ns);
+    for (const ExitGapDrift& g : drifts)
+      if (g.rank == int32_t(r) && g.applied)
+        for (Sample& s : d.samples.samples) s.time_ns = g.correct(s.time_ns);
   }
   if (!any) {
     notes.push_back("no samples in " + dir +
                     ": causes are named by MPI call site (record with --sample to see inside "
                     "the computation)");
-    return in;
+    return;
   }
   if (!missing.empty())
     notes.push_back("no samples for ranks " + human_ranks(missing) +
                     ": their computation is named by MPI call site");
-  symbolize::Symbolizer sym;
-  std::map<std::pair<std::string, uint64_t>, std::string> memo;
-  uint64_t unnamed = 0;
-  in.context_names.resize(samples.size());
-  for (std::size_t r = 0; r < samples.size(); ++r)
-    in.context_names[r] = frame_names(samples[r], sym, memo, unnamed);
   if (unnamed)
     notes.push_back(std::to_string(unnamed) +
                     " sampled frames have no symbols (stripped binaries?): they are named "
                     "module+offset, one place per address");
-  in.samples = std::move(samples);
+  in.samples.resize(ranks.size());
+  in.context_names.resize(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    in.samples[r] = std::move(ranks[r].samples);
+    in.context_names[r] = std::move(ranks[r].names);
+  }
+}
+
+}  // namespace tracefold::diagnose_detail
+
+namespace tracefold {
+
+DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
+                                  std::vector<std::string>& notes) {
+  using namespace diagnose_detail;
+  std::vector<ExitGapDrift> drifts;
+  DiagnoseInput in = load_diagnose_events(trace, dir, notes, drifts);
+  std::vector<RankSampleDigest> ranks(std::size_t(trace.world_size));
+  symbolize::Symbolizer sym;
+  FrameMemo memo;
+  std::set<FrameKey> unnamed;
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    RankSampleDigest& d = ranks[std::size_t(r)];
+    d = read_rank_samples(trace, dir, r);
+    if (d.present) d.names = name_contexts(d.samples, sym, memo, unnamed);
+  }
+  add_samples(in, std::move(ranks), drifts, unnamed.size(), dir, notes);
   return in;
 }
 

@@ -10,6 +10,7 @@
 
 #include "tracefold/diagnose.hpp"
 #include "tracefold/modules.hpp"
+#include "tracefold/symbolize.hpp"
 #include "tracefold/timeline.hpp"
 
 namespace tracefold::diagnose_detail {
@@ -136,6 +137,38 @@ struct ExitGapDrift {
 /// constant gap (median residual under half the gaps' own).
 std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
                                              std::vector<int32_t>& unfitted);
+
+/// load_diagnose_input in parts, so that tracefold-diagnose (parallel/)
+/// reads and names each rank's samples on the analysis rank that digests
+/// it. First the timelines: events on rank 0's clock, the drift of ranks
+/// that ended early corrected (returned in `drifts`), the clock condition
+/// repaired, with their notes.
+DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
+                                   std::vector<std::string>& notes,
+                                   std::vector<ExitGapDrift>& drifts);
+/// One recorded rank's samples as an analysis rank digests them.
+struct RankSampleDigest {
+  bool present = false;            ///< false: the rank has no samples file
+  RankSamples samples;             ///< on rank 0's clock, before any exit-gap drift correction
+  std::vector<std::string> names;  ///< its entry of DiagnoseInput::context_names
+};
+/// Reads rank `r`'s samples (if it has a file) and puts them on rank 0's
+/// clock; `names` is left empty. Throws DiagnoseError naming the file.
+RankSampleDigest read_rank_samples(const Trace& trace, const std::string& dir, int32_t r);
+/// A frame as the symbolizer is asked about it: (module path, or name
+/// without one; offset).
+using FrameKey = std::pair<std::string, uint64_t>;
+using FrameMemo = std::map<FrameKey, std::string>;
+/// The names of `rs`'s context nodes (DiagnoseInput::context_names); the
+/// frames without symbols go into `unnamed` (their count is reported).
+std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symbolizer& sym,
+                                       FrameMemo& memo, std::set<FrameKey>& unnamed);
+/// Puts every recorded rank's digest (in rank order) into `in`: applies
+/// the drifts, adds the notes about samples in the serial reader's order.
+/// `unnamed`: frames without symbols over all ranks.
+void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
+                 const std::vector<ExitGapDrift>& drifts, std::size_t unnamed,
+                 const std::string& dir, std::vector<std::string>& notes);
 
 /// Adds `rank`'s computation in [from, to) to `places`: its samples'
 /// calling contexts when there are samples, else the computation before

@@ -1,5 +1,8 @@
 // The diagnosis as text (for people) and JSON (for tools and the report).
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -186,6 +189,29 @@ void write_diagnose_json(std::ostream& out, const DiagnoseReport& rep) {
                                    {"ranks", d.ranks}});
   j["notes"] = rep.notes;
   out << j.dump(1) << "\n";
+}
+
+void check_diagnose_output(const std::string& path) {
+  if (path.empty()) return;
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext != ".txt" && ext != ".json")
+    throw DiagnoseError(path + ": unknown report form '" + ext + "' (use .txt or .json)");
+}
+
+void write_diagnose_report(const DiagnoseReport& report, const std::string& path) {
+  if (path.empty()) {
+    write_diagnose_text(std::cout, report);
+    return;
+  }
+  check_diagnose_output(path);
+  std::ofstream out(path);
+  if (!out) throw DiagnoseError(path + ": cannot write");
+  if (std::filesystem::path(path).extension() == ".json")
+    write_diagnose_json(out, report);
+  else
+    write_diagnose_text(out, report);
+  out.close();
+  if (!out) throw DiagnoseError(path + ": write failed");
 }
 
 }  // namespace tracefold

@@ -5,8 +5,6 @@
 // gathering of every rank's totals on rank 0 (parallel_collect.cpp).
 #include "parallel.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -40,12 +38,10 @@ struct Received {
 // Ranks agree on failing: the lowest failing rank throws its message, the
 // others a PeerFailed.
 void agree(MPI_Comm c, const std::string& err) {
-  int me = 0, size = 0;
+  const int first = mpi_common::first_failing(c, err);
+  if (first < 0) return;
+  int me = 0;
   MPI_Comm_rank(c, &me);
-  MPI_Comm_size(c, &size);
-  int mine = err.empty() ? size : me, first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c);
-  if (first == size) return;
   if (first == me) throw WaitsError(err);
   throw PeerFailed("rank " + std::to_string(first) + " failed");
 }
@@ -54,13 +50,6 @@ void agree(MPI_Comm c, const std::string& err) {
 
 void agree_or_throw(MPI_Comm c, const std::string& err) {
   agree(c, err);
-}
-
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
-  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::string& dir,

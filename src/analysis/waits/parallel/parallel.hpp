@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "mpi_common.hpp"
 #include "tracefold/waits.hpp"
 
 namespace tracefold::waits_parallel {
@@ -25,8 +26,7 @@ class PeerFailed : public WaitsError {
 /// PeerFailed.
 void agree_or_throw(MPI_Comm comm, const std::string& err);
 
-/// Processor time (user and system, every thread) this process has used.
-double cpu_seconds();
+using mpi_common::cpu_seconds;
 
 /// Wall and processor time per phase of one rank's parallel analysis
 /// (main.cpp prints the slowest rank's wall time and the processor time

@@ -1,0 +1,219 @@
+// tracefold-diagnose: `mpirun -np K tracefold diagnose TRACE [-o REPORT]`
+// (the CLI execs this program when it finds itself under a launcher), with
+// K at most the recording's rank count. Each analysis rank reads the
+// samples of its share of the recorded ranks, puts them on rank 0's clock
+// and names their frames with the symbolizer (the per-rank work that grows
+// with the run's length and the binaries' debug information); the digests
+// travel to rank 0 along a binary tree (mpi_common.hpp). Rank 0 reads the
+// timelines meanwhile, for what needs every rank's events at once (the
+// wait states, phases, clock alignment, the diagnoses), and writes exactly
+// the report the serial `tracefold diagnose` writes.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "digest.hpp"
+#include "mpi_common.hpp"
+#include "tracefold/symbolize.hpp"
+#include "tracefold/trace_io.hpp"
+
+using namespace tracefold;
+using namespace tracefold::diagnose_detail;
+
+namespace {
+
+struct Args {
+  std::string trace, output, timeline;
+  DiagnoseOptions options;
+  bool raw_sites = false;
+  std::vector<std::string> debug_dirs;
+};
+
+// Another analysis rank failed; it says why.
+struct PeerFailed {};
+
+void agree(const std::string& err) {
+  const int first = mpi_common::first_failing(MPI_COMM_WORLD, err);
+  if (first < 0) return;
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (first == me) throw DiagnoseError(err);
+  throw PeerFailed{};
+}
+
+// Rank 0 names the trace's call sites as the serial command does, in a
+// thread on its own copy of them while the ranks read.
+class SiteNames {
+ public:
+  SiteNames(Trace& trace, const Args& args) : trace_(trace) {
+    if (args.raw_sites) {
+      trace.symtab.symbols.clear();
+      return;
+    }
+    side_.sites = trace.sites;
+    side_.symtab = trace.symtab;
+    thread_ = std::jthread([this, dirs = args.debug_dirs] {
+      try {
+        symbolize::Symbolizer symbolizer({dirs, true});
+        symbolize::symbolize_trace(side_, symbolizer, {}, symbolize::FrameScope::kLabels);
+      } catch (const std::exception& e) {
+        err_ = e.what();
+      }
+    });
+  }
+  /// Puts the names into the trace; throws what symbolizing threw.
+  void finish() {
+    if (!thread_.joinable()) return;
+    thread_.join();
+    if (!err_.empty()) throw DiagnoseError(err_);
+    trace_.symtab = std::move(side_.symtab);
+  }
+
+ private:
+  Trace& trace_;
+  Trace side_;
+  std::string err_;
+  std::jthread thread_;
+};
+
+// With TRACEFOLD_DIAGNOSE_PHASES=1, rank 0 says on standard error how long
+// each step took it (wall time since the previous step).
+struct Steps {
+  bool on = false;
+  double last = MPI_Wtime();
+  void mark(const char* what) {
+    if (!on) return;
+    const double now = MPI_Wtime();
+    std::cerr << "tracefold: step " << what << ": " << now - last << " s\n";
+    last = now;
+  }
+};
+
+void run(const Args& args, int me, int np) {
+  const double t0 = MPI_Wtime();
+  Steps steps;
+  const char* env = std::getenv("TRACEFOLD_DIAGNOSE_PHASES");
+  steps.on = me == 0 && env && *env == '1';
+  Trace trace;
+  std::string err;
+  try {
+    check_diagnose_output(args.output);
+    trace = load_trace(args.trace);
+    if (np > trace.world_size)
+      err = "analysis started with " + std::to_string(np) + " ranks, the recording has " +
+            std::to_string(trace.world_size) + ": run it with mpirun -np K for K of at most " +
+            std::to_string(trace.world_size) + ", or without mpirun";
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  agree(err);
+  steps.mark("trace");
+  const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
+  std::optional<SiteNames> sites;
+  if (me == 0) sites.emplace(trace, args);
+  DiagnoseInput in;
+  std::vector<std::string> notes;
+  std::vector<ExitGapDrift> drifts;
+  diagnose_parallel::ShareDigest mine;
+  try {
+    // The serial reader's order: a timeline's error comes before any
+    // samples file's, then the lowest rank's (the shares are in rank order).
+    if (me == 0) in = load_diagnose_events(trace, dir, notes, drifts);
+    steps.mark("timelines");
+    const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
+    mine.first = first;
+    symbolize::Symbolizer sym;
+    FrameMemo memo;
+    for (int32_t r = first; r < last; ++r) {
+      RankSampleDigest d = read_rank_samples(trace, dir, r);
+      if (d.present) d.names = name_contexts(d.samples, sym, memo, mine.unnamed);
+      mine.ranks.push_back(std::move(d));
+    }
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  steps.mark("own share of samples");
+  agree(err);
+  steps.mark("waiting for the others");
+  const std::string gathered =
+      mpi_common::tree_gather(MPI_COMM_WORLD, diagnose_parallel::encode(mine));
+  mine = {};
+  steps.mark("gather");
+  if (me == 0) {
+    try {
+      std::vector<RankSampleDigest> ranks;
+      std::set<FrameKey> unnamed;
+      for (const std::string& piece : mpi_common::split_gathered(gathered)) {
+        diagnose_parallel::ShareDigest d = diagnose_parallel::decode(piece);
+        if (d.first != int32_t(ranks.size()))
+          throw DiagnoseError("tracefold-diagnose: digests out of rank order");
+        for (auto& r : d.ranks) ranks.push_back(std::move(r));
+        unnamed.merge(d.unnamed);
+      }
+      add_samples(in, std::move(ranks), drifts, unnamed.size(), dir, notes);
+      steps.mark("decode");
+      sites->finish();
+      steps.mark("call site names");
+      DiagnoseReport report = diagnose(trace, in, args.options);
+      steps.mark("diagnosis");
+      report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+      write_diagnose_report(report, args.output);
+      if (!args.output.empty()) {
+        const std::size_t n = report.diagnoses.size();
+        // The time past MPI_Init (the launcher's start-up is not the analysis's).
+        std::cerr << "tracefold: " << n << (n == 1 ? " diagnosis" : " diagnoses") << " of "
+                  << trace.world_size << " ranks on " << np << " analysis ranks written to "
+                  << args.output << " (" << MPI_Wtime() - t0 << " s after MPI_Init)\n";
+      }
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
+  agree(err);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Funneled: rank 0 names the call sites in a thread that makes no MPI call.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int me = 0, np = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  CLI::App app{"tracefold diagnose under mpirun: the parallel diagnosis"};
+  Args args;
+  app.add_option("trace", args.trace, "Trace file (its timeline is TRACE.timeline/)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("-o,--output", args.output, "Report: .txt or .json (default: text)");
+  app.add_option("--timeline", args.timeline, "Timeline directory (default TRACE.timeline)");
+  app.add_option("--significant", args.options.significant,
+                 "Report diagnoses of at least this share of the run time")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--top", args.options.top, "Causes listed per diagnosis");
+  app.add_option("--large-bytes", args.options.large_bytes,
+                 "Messages of at least this many bytes are large");
+  app.add_flag("--raw-sites", args.raw_sites, "Call sites as recorded (no symbol names)");
+  app.add_option("--debug-dir", args.debug_dirs, "Where to look for separate debug info")
+      ->check(CLI::ExistingDirectory);
+  int rc = 0;
+  try {
+    app.parse(argc, argv);
+    run(args, me, np);
+  } catch (const CLI::ParseError& e) {
+    rc = me == 0 ? app.exit(e) : e.get_exit_code();
+  } catch (const PeerFailed&) {
+    rc = 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tracefold: error: rank " << me << ": " << e.what() << "\n";
+    rc = 2;
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,37 @@
+// MPI plumbing the parallel analyses share (src/analysis/waits/parallel,
+// src/analysis/diagnose/parallel). Not a public header.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tracefold::mpi_common {
+
+/// Collective over `comm`: -1 when `err` is empty on every rank, else the
+/// lowest rank whose `err` is not. The caller throws (its own error type)
+/// on that rank and reports a peer's failure on the others.
+int first_failing(MPI_Comm comm, const std::string& err);
+
+/// Processor time (user and system, every thread) this process has used.
+double cpu_seconds();
+
+/// The recorded ranks [first, last) analysis rank `me` of `np` digests:
+/// contiguous blocks in rank order, sizes differing by at most one.
+std::pair<int32_t, int32_t> rank_share(int32_t recorded, int me, int np);
+
+/// Collective over `comm`: every rank's `mine`, concatenated in rank order
+/// on rank 0 (empty elsewhere), each prefixed by its length as 8 bytes
+/// (split_gathered takes them apart). Along a binary tree: in round s a rank
+/// whose number is an odd multiple of 2^s sends what it holds to the rank
+/// 2^s below and is done, so rank 0 has everything after ceil(log2 np)
+/// rounds and no rank receives more than log2 np messages.
+std::string tree_gather(MPI_Comm comm, const std::string& mine);
+
+/// tree_gather's result, one string per rank.
+std::vector<std::string> split_gathered(const std::string& all);
+
+}  // namespace tracefold::mpi_common

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `mpirun -np K tracefold diagnose` (the parallel diagnosis,
+# src/analysis/diagnose/parallel/) writes byte for byte the text and JSON
+# reports of the serial `tracefold diagnose`, for K = 1 (which is the serial
+# command), 2, 3 (shares of unequal size) and 4 analysis ranks, on runs of
+# examples/diagnose/diag_problems.c with and without samples; more analysis
+# ranks than recorded ones are refused with both numbers.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+source "$SRC/tests/mpi/diagnose_lib.bash"
+
+# same_reports TAG K...: the serial reports of $WORK/TAG against the
+# parallel ones on K analysis ranks.
+same_reports() {
+  local tag=$1 d="$WORK/$1" k
+  shift
+  for k in "$@"; do
+    CHECKS=$((CHECKS + 1))
+    limited "$d/par$k.txt" "$d/par$k-err.txt" "$MPIRUN" -np "$k" "$TF" diagnose "$d/t.tf"
+    if [[ $LRC -ne 0 ]]; then
+      bad "$tag: text diagnosis on $k analysis ranks exited $LRC"
+      show_run "$d/par$k-err.txt"
+      continue
+    fi
+    limited "$d/par$k-out.txt" "$d/par$k-json-err.txt" "$MPIRUN" -np "$k" "$TF" diagnose \
+      "$d/t.tf" -o "$d/par$k.json"
+    if [[ $LRC -ne 0 ]]; then
+      bad "$tag: JSON diagnosis on $k analysis ranks exited $LRC"
+      show_run "$d/par$k-json-err.txt"
+      continue
+    fi
+    # K > 1 really ran the MPI program: it says on how many ranks.
+    if ((k > 1)) && ! grep -q " on $k analysis ranks written to" "$d/par$k-json-err.txt"; then
+      bad "$tag: -np $k did not run the parallel diagnosis"
+      show_run "$d/par$k-json-err.txt"
+    elif ! cmp -s "$TEXT" "$d/par$k.txt"; then
+      bad "$tag: text report on $k analysis ranks differs from the serial one"
+      diff "$TEXT" "$d/par$k.txt" | head -20 >&2 || true
+    elif ! cmp -s "$JSON" "$d/par$k.json"; then
+      bad "$tag: JSON report on $k analysis ranks differs from the serial one"
+      diff "$JSON" "$d/par$k.json" | head -20 >&2 || true
+    else
+      ok "$tag: -np $k gives the serial reports ($(wc -l <"$TEXT") text lines, $(wc -c <"$JSON") JSON bytes)"
+    fi
+  done
+}
+
+designed imbalance 4 --sample 1ms && same_reports imbalance 1 2 3 4
+designed mpmd 4 --sample 1ms && same_reports mpmd 2 4
+TAG=calls designed imbalance 4 && same_reports calls 2 4
+if designed late 2 --sample 1ms; then
+  same_reports late 2
+  # Three analysis ranks for a recording of two: refused, with both numbers.
+  CHECKS=$((CHECKS + 1))
+  limited "$WORK/refused.txt" "$WORK/refused-err.txt" "$MPIRUN" -np 3 "$TF" diagnose \
+    "$WORK/late/t.tf"
+  if [[ $LRC -eq 0 || $LRC -eq 124 ]]; then
+    bad "-np 3 on a 2-rank recording: exit $LRC, not refused"
+  elif ! grep -q "analysis started with 3 ranks, the recording has 2" "$WORK/refused-err.txt"; then
+    bad "-np 3 on a 2-rank recording: the refusal does not give both numbers"
+    show_run "$WORK/refused-err.txt"
+  else
+    ok "-np 3 on a 2-rank recording refused: $(grep -m1 'analysis started' "$WORK/refused-err.txt")"
+  fi
+fi
+finish
