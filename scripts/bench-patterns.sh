@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 BUILD_DIR="${BUILD_DIR:-build}"
 STEPS="${STEPS:-12}"
-TARGETS="${TARGETS:-1024 16384}"
+TARGETS="${TARGETS-1024 16384}"
 IRREGULAR="${IRREGULAR-1024}"
 BUILD_DIR=$(realpath "$BUILD_DIR")
 TF="$BUILD_DIR/src/cli/tracefold"
@@ -64,8 +64,10 @@ row() {  # row NAME N TRACE
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "p-$name-$n.time")
   secs=$(awk -v w="$wall" 'BEGIN {n = split(w, p, ":"); s = 0; for (i = 1; i <= n; ++i) s = s * 60 + p[i]; print s}')
   ev=$(events_of "$f")
-  shape=$(sed -n 's/^    shape: \([^,]*\).*/\1/p' "p-$name-$n.txt" | sort | uniq -c | sort -rn | head -n 1 |
-    sed 's/^ *[0-9]* //')
+  # The shape of the global pattern with the most messages.
+  shape=$(awk '/^  G[0-9]+: / {for (i = 1; i <= NF; ++i) if ($(i + 1) ~ /^messages/) m = $i + 0}
+    /^    shape: / && m > best {best = m; sub(/^    shape: /, ""); sub(/,.*/, ""); s = $0}
+    END {print s}' "p-$name-$n.txt")
   printf '| %-22s | %6d | %8s | %8.1f | %10s | %10s | %-22s |\n' "$name" "$n" "$wall" \
     "$(awk -v k="$rss" 'BEGIN {print k / 1024}')" "$ev" \
     "$(awk -v e="$ev" -v s="$secs" 'BEGIN {if (s > 0) printf "%.0f", e / s; else print "-"}')" "$shape"
@@ -134,7 +136,7 @@ for n in 27 36 48 64; do rec halo26 halo26 $n; done
 
 echo "tracefold patterns, $STEPS steps, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| trace                  |  ranks | wall     | peak MiB |     events |   events/s | shape (most global patterns) |"
+echo "| trace                  |  ranks | wall     | peak MiB |     events |   events/s | shape of the largest    |"
 echo "|------------------------|--------|----------|----------|------------|------------|------------------------|"
 for n in $TARGETS; do
   xrow "stencil2d periodic" "$n" periodic-4.tf periodic-9.tf periodic-16.tf periodic-25.tf
