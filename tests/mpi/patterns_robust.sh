@@ -4,15 +4,22 @@
 # one dropped edge, one extra message, one helper called from two places
 # and one nested repeat. The halo must still be named, a fault must make it
 # partial with exactly the injected edge listed (and nothing else), and the
-# caller-qualified context must tell the helper's two callers apart.
+# caller-qualified context, the caller's frame (--context-frame 1) and a
+# groups file (--context FILE) must tell the helper's two callers apart or
+# join them as asked.
 source "$2/tests/apps/patterns_lib.bash"
 
 # run MODE [OPTIONS]: records the program in MODE (once) and lists its
-# patterns with OPTIONS into MODE.txt (MODE-caller.txt with --context caller).
+# patterns with OPTIONS into MODE.txt (MODE-caller.txt with --context
+# caller, MODE-frame.txt with --context-frame, MODE-groups.txt with a file).
 run() {
   local mode=$1 out=$1.txt
   shift
-  [[ $* == *caller* ]] && out=$mode-caller.txt
+  case "$*" in
+    *caller*) out=$mode-caller.txt ;;
+    *frame*) out=$mode-frame.txt ;;
+    *--context*) out=$mode-groups.txt ;;
+  esac
   if [[ ! -s $mode.tf ]]; then
     timeout 300 "$TF" record -o "$mode.tf" -- "$MPIRUN" -np 6 "$APPS/app_patterns_faults" 4 "$mode" \
       > /dev/null 2> "$mode.err" || { cat "$mode.err" >&2; fail "record patterns_faults $mode"; }
@@ -78,6 +85,35 @@ assert edges["face < exchange_y"] == {(0, 2), (2, 0), (2, 4), (4, 2), (1, 3), (3
 names = sorted(g["shape"]["title"] for g in j["global"])
 assert names == ["irregular neighbourhood"] * 2 + ["pairwise"] * 3, names
 EOF
+
+# The helper by the k-th frame and by groups of functions: frame 1 is the
+# caller (exchange_x, exchange_y; main's own Allreduce stays in main); a
+# group of both callers joins their messages into the halo again.
+run helper --context-frame 1
+expect helper-frame.txt 'patterns of helper.tf: 6 ranks, context frame 1, peers relative'
+for ctx in exchange_x exchange_y; do
+  [[ $(grep -c "^  #[0-9]* in $ctx: " helper-frame.txt) == 6 ]] ||
+    fail "helper, frame 1: not every rank has a pattern in '$ctx'"
+done
+[[ $(sed -n '/^global/,$p' helper-frame.txt) == "$(sed -n '/^global/,$p' helper-caller.txt)" ]] ||
+  fail "helper: --context-frame 1 and --context caller differ in their global patterns"
+printf '# both axes of the halo\ngroup halo\n  exchange_x\n  exchange_y\n' > groups.txt
+run helper --context groups.txt
+expect helper-groups.txt 'patterns of helper.tf: 6 ranks, context groups groups.txt, peers relative'
+expect helper-groups.txt 'global patterns: 1'
+expect helper-groups.txt '    shape: 2-D halo, quality 100% (14 of 14 edges)'
+[[ $(grep -c '^  #[0-9]* in halo: ' helper-groups.txt) == 6 ]] || fail "helper: no pattern in group halo"
+# A bad groups file: exit 2, the file and line named; so is a --context
+# that is neither a mode nor a file.
+printf 'group a\n  f\ngroup b\n  f\n' > bad.txt
+rc=0
+"$TF" patterns --context bad.txt helper.tf > bad.out 2> bad.err || rc=$?
+[[ $rc == 2 ]] && grep -qF "bad.txt:4: function 'f' is already in group 'a'" bad.err ||
+  fail "bad groups file: exit $rc, $(cat bad.err)"
+rc=0
+"$TF" patterns --context nosuch helper.tf > bad.out 2> bad.err || rc=$?
+[[ $rc == 2 ]] && grep -qF "neither 'function', 'caller' nor a groups file" bad.err ||
+  fail "--context nosuch: exit $rc, $(cat bad.err)"
 
 # nested: step s runs the exchange 1 + s % 3 times, so the exchange repeats
 # inside the repeat of a step: every global pattern it makes is still the
