@@ -209,6 +209,28 @@ std::optional<Shape> fit_master_worker(const GlobalPattern& g, const EdgeSet& ed
   return detail::scored(std::move(s), edges, std::move(x));
 }
 
+// Every rank of the pattern sends to every other (an all-to-all in
+// point-to-point, or one per row or column communicator, each its own
+// global pattern): fitted on the ranks the edges touch, not the world, so
+// a sub-communicator's exchange is whole.
+std::optional<Shape> fit_alltoall(const EdgeSet& edges) {
+  std::set<int32_t> ranks;
+  for (const auto& [a, b] : edges) {
+    ranks.insert(a);
+    ranks.insert(b);
+  }
+  if (ranks.size() < 3) return std::nullopt;  // a pair: pairwise, a ring
+  EdgeSet x;
+  for (int32_t a : ranks)
+    for (int32_t b : ranks)
+      if (a != b) x.emplace_back(a, b);
+  Shape s;
+  s.kind = ShapeKind::kAlltoall;
+  s.name = "all-to-all";
+  s.params = {{"ranks", std::to_string(ranks.size())}};
+  return detail::scored(std::move(s), edges, std::move(x));
+}
+
 // Each rank with one partner, both ways: the pairs that carry the most
 // edges, taken greedily. On a q x q grid, rank (x, y) with (y, x) is a
 // transpose, fitted on its own so that a stray message between two
@@ -417,8 +439,9 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   // ranks' order tells them apart.
   std::optional<Shape> wave = detail::fit_wavefront(g, edges, grid);
   if (wave && (!halo || wave->quality >= halo->quality)) halo = wave;
-  for (const std::optional<Shape>& fit : {halo, fit_butterfly(edges, p), fit_tree(edges, p),
-                                          fit_master_worker(g, edges, p), fit_pairwise(edges, p)})
+  for (const std::optional<Shape>& fit :
+       {halo, fit_butterfly(edges, p), fit_tree(edges, p), fit_master_worker(g, edges, p),
+        fit_pairwise(edges, p), fit_alltoall(edges)})
     if (detail::better(fit, best)) best = fit;
   // Levels are the more specific name when they fit as well: a V-cycle's
   // halo at each level, or coarse levels on fewer ranks that the union of
