@@ -231,6 +231,36 @@ std::optional<Shape> fit_alltoall(const EdgeSet& edges) {
   return detail::scored(std::move(s), edges, std::move(x));
 }
 
+// One rank receives from the others and sends nothing back: fitted, like
+// the all-to-all, on the ranks the edges touch, so many ranks sending to
+// one of a sub-communicator are named; an incast from every rank of the
+// world is a linear tree up, which comes first.
+std::optional<Shape> fit_incast(const EdgeSet& edges) {
+  std::map<int32_t, std::size_t> in;
+  std::set<int32_t> ranks;
+  for (const auto& [a, b] : edges) {
+    ++in[b];
+    ranks.insert(a);
+    ranks.insert(b);
+  }
+  int32_t target = -1;
+  std::size_t most = 0;
+  for (const auto& [r, n] : in)
+    if (n > most) {
+      most = n;
+      target = r;
+    }
+  if (most < 2) return std::nullopt;
+  EdgeSet x;
+  for (int32_t r : ranks)
+    if (r != target) x.emplace_back(r, target);
+  Shape s;
+  s.kind = ShapeKind::kIncast;
+  s.name = "incast";
+  s.params = {{"target", std::to_string(target)}, {"senders", std::to_string(ranks.size() - 1)}};
+  return detail::scored(std::move(s), edges, std::move(x));
+}
+
 // Each rank with one partner, both ways: the pairs that carry the most
 // edges, taken greedily. On a q x q grid, rank (x, y) with (y, x) is a
 // transpose, fitted on its own so that a stray message between two
@@ -441,7 +471,7 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   if (wave && (!halo || wave->quality >= halo->quality)) halo = wave;
   for (const std::optional<Shape>& fit :
        {halo, fit_butterfly(edges, p), fit_tree(edges, p), fit_master_worker(g, edges, p),
-        fit_pairwise(edges, p), fit_alltoall(edges)})
+        fit_pairwise(edges, p), fit_alltoall(edges), fit_incast(edges)})
     if (detail::better(fit, best)) best = fit;
   // Levels are the more specific name when they fit as well: a V-cycle's
   // halo at each level, or coarse levels on fewer ranks that the union of

@@ -1,9 +1,11 @@
-// The all-to-all in point-to-point (issue 32, shapes): every rank of a
-// pattern sends to every other, on the whole world or on the ranks of one
-// sub-communicator, named with the ranks it spans; one lost edge leaves it
-// named, partial, with that edge listed.
+// Shapes of point-to-point exchanges fitted on the ranks they touch
+// (issue 32): the all-to-all, every rank of a pattern sending to every
+// other, and the incast, ranks sending to one; on the whole world or on the
+// ranks of one sub-communicator, named with their parameters; one lost or
+// extra edge leaves them named, partial, with that edge listed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -69,6 +71,40 @@ TEST(PatternsAlltoall, GridsThatConnectEveryPairStayHalos) {
   EXPECT_EQ(classify(all_pairs(range(0, 6)), 6).name, "2-D halo");
   EXPECT_EQ(classify(all_pairs(range(0, 3)), 3).name, "1-D halo");
   EXPECT_EQ(classify(all_pairs(range(0, 2)), 2).name, "ring");
+}
+
+// `senders` each send to `target` (and `add`, if given).
+GlobalPattern incast(const std::vector<int32_t>& senders, int32_t target,
+                     std::pair<int32_t, int32_t> add = {-1, -1}) {
+  GlobalPattern g;
+  for (int32_t r : senders) g.edges.emplace_back(r, target);
+  if (add.first >= 0) g.edges.push_back(add);
+  std::sort(g.edges.begin(), g.edges.end());
+  for (const auto& [a, b] : g.edges) g.channels.push_back({a, b, 0, 0, 1, 64, 0});
+  g.messages = g.edges.size();
+  return g;
+}
+
+TEST(PatternsIncast, OnPartOfTheWorld) {
+  // Ranks 9-13 of 16 send to rank 8.
+  Shape s = classify(incast(range(9, 14), 8), 16);
+  EXPECT_EQ(s.kind, ShapeKind::kIncast);
+  EXPECT_EQ(s.title(), "incast");
+  EXPECT_EQ(s.param("target"), "8");
+  EXPECT_EQ(s.param("senders"), "5");
+  EXPECT_DOUBLE_EQ(s.quality, 1.0);
+  // One more message, 9 -> 10: still the incast, that edge extra.
+  s = classify(incast(range(9, 14), 8, {9, 10}), 16);
+  EXPECT_EQ(s.title(), "incast, partial (1 edge extra)");
+  EXPECT_EQ(s.extra, (Edges{{9, 10}}));
+  EXPECT_EQ(s.param("target"), "8");
+}
+
+TEST(PatternsIncast, FromEveryRankIsALinearTree) {
+  std::vector<int32_t> all = range(1, 6);
+  const Shape s = classify(incast(all, 0), 6);
+  EXPECT_EQ(s.name, "linear tree");
+  EXPECT_EQ(s.param("direction"), "up (reduce, gather)");
 }
 
 }  // namespace
