@@ -220,6 +220,10 @@ std::optional<Shape> fit_alltoall(const EdgeSet& edges) {
     ranks.insert(b);
   }
   if (ranks.size() < 3) return std::nullopt;  // a pair: pairwise, a ring
+  // Its quality is at most edges / pairs: a halo of 16,384 ranks must not
+  // build the 268 million pairs it could never be named by.
+  const double pairs = static_cast<double>(ranks.size()) * static_cast<double>(ranks.size() - 1);
+  if (static_cast<double>(edges.size() + 1) < kMinQuality * pairs) return std::nullopt;
   EdgeSet x;
   for (int32_t a : ranks)
     for (int32_t b : ranks)
