@@ -140,6 +140,8 @@ enum class ShapeKind : uint8_t {
   kTranspose,     ///< pairwise with the mirror rank of a square grid
   kIrregular,     ///< no regular shape, but symmetric and repeated
   kMultilevel,    ///< one shape repeated over levels with shrinking messages or ranks
+  kAlltoall,      ///< every rank of the pattern sends to every other (point-to-point)
+  kIncast,        ///< ranks of the pattern send to one, which sends nothing back
 };
 
 /// A global pattern named: the shape, its exact parameters and how well it

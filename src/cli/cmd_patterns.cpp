@@ -4,6 +4,7 @@
 // (src/analysis/patterns/).
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "tracefold/export.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/patterns.hpp"
+#include "tracefold/patterns_context.hpp"
 #include "tracefold/patterns_truth.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -19,17 +21,20 @@ namespace tracefold::cli {
 
 namespace {
 
-// The function that called the call's function: the label frame's next
-// inlined level, else the next frame out that has a name ("" if none).
-std::string caller_of(const SymbolTables& t, const CallSite& cs) {
+// The named functions of a call's stack, innermost first: the label
+// frame's inlined levels, then each frame further out (system libraries
+// left out), which the context modes pick from.
+std::vector<std::string> stack_functions(const SymbolTables& t, const CallSite& cs) {
+  std::vector<std::string> out;
   const Frame* f = label_frame(t, cs);
-  if (!f) return "";
-  const SourceFrames* s = t.symbols_of(*f);
-  if (s && s->size() > 1 && !(*s)[1].function.empty()) return (*s)[1].function;
-  for (auto it = cs.frames.begin() + (f - cs.frames.data()) + 1; it != cs.frames.end(); ++it)
-    if (const SourceFrames* n = t.symbols_of(*it); n && !n->empty() && !n->front().function.empty())
-      return n->front().function;
-  return "";
+  if (!f) return out;
+  for (auto it = cs.frames.begin() + (f - cs.frames.data()); it != cs.frames.end(); ++it) {
+    if (&*it != f && system_module(t, *it)) continue;
+    if (const SourceFrames* s = t.symbols_of(*it))
+      for (const SourceFrame& sf : *s)
+        if (!sf.function.empty()) out.push_back(sf.function);
+  }
+  return out;
 }
 
 // The shape of a global pattern: its title and fit, its parameters, the
@@ -175,6 +180,7 @@ void add_patterns_command(CLI::App& app) {
     std::string trace;
     bool absolute = false, no_context = false, json = false;
     std::string context = "function";
+    std::optional<std::size_t> frame;
     std::string truth;
     SiteOptions sites;
   };
@@ -186,11 +192,19 @@ void add_patterns_command(CLI::App& app) {
                 "Peers as ranks in the communicator (default: relative, +1 = next rank)");
   cmd->add_flag("--no-context", args->no_context,
                 "One context per rank: repeats may span functions (the seed's baseline)");
-  cmd->add_option("--context", args->context,
-                  "What a context is: the calling function, or it and its caller (a helper "
-                  "called from two places makes two contexts)")
-      ->check(CLI::IsMember({"function", "caller"}))
-      ->default_str("function");
+  auto* context =
+      cmd->add_option("--context", args->context,
+                      "What a context is: `function` (the calling function), `caller` (it and "
+                      "its caller: a helper called from two places makes two contexts), or a "
+                      "FILE of groups of functions (docs/patterns.md)")
+          ->default_str("function");
+  auto* frame = cmd->add_option("--context-frame", args->frame,
+                                "The context is the function K frames out from the call (0: the "
+                                "calling function, 1: its caller, ...)")
+                    ->check(CLI::NonNegativeNumber);
+  context->excludes(frame);
+  frame->excludes(cmd->get_option("--no-context"));
+  context->excludes(cmd->get_option("--no-context"));
   cmd->add_flag("--json", args->json, "Print the result as JSON instead of the listing");
   cmd->add_option("--truth", args->truth,
                   "Compare with the expected patterns of FILE: precision, recall, naming, "
@@ -202,22 +216,37 @@ void add_patterns_command(CLI::App& app) {
       // A bad truth file fails before the trace is read.
       std::optional<patterns::Truth> truth;
       if (!args->truth.empty()) truth = patterns::load_truth(args->truth);
+      // So is a bad context file; a --context that is neither mode nor file
+      // is named as such.
+      patterns::ContextSpec spec;
+      std::string context_text = args->context;
+      if (args->frame) {
+        spec.kind = patterns::ContextSpec::Kind::kFrame;
+        spec.frame = *args->frame;
+        context_text = "frame " + std::to_string(*args->frame);
+      } else if (args->context == "caller") {
+        spec.kind = patterns::ContextSpec::Kind::kCaller;
+      } else if (args->context != "function") {
+        if (!std::filesystem::is_regular_file(args->context))
+          throw std::runtime_error("--context " + args->context +
+                                   ": neither 'function', 'caller' nor a groups file");
+        spec = patterns::load_context_groups(args->context);
+        context_text = "groups " + args->context;
+      }
       Trace t = load_trace(args->trace);
       patterns::Options o;
       o.peers = args->absolute ? patterns::PeerMode::kAbsolute : patterns::PeerMode::kRelative;
       o.context =
           args->no_context ? patterns::ContextMode::kNone : patterns::ContextMode::kFunction;
       if (!args->no_context) prepare_sites(t, args->sites, true);
-      // The function of the call; without symbols, the call site's label
-      // (then each site is a context of its own).
+      // The context the mode names from the call's stack; without symbols,
+      // the call site's label (then each site is a context of its own).
       auto context_of = [&](SiteId site) -> std::string {
         const CallSite& cs = t.sites.at(site);
-        if (!args->sites.raw)
-          if (const SourceFrame* f = innermost_source(t.symtab, cs); f && !f->function.empty()) {
-            if (args->context != "caller") return f->function;
-            const std::string caller = caller_of(t.symtab, cs);
-            return caller.empty() ? f->function : f->function + " < " + caller;
-          }
+        if (!args->sites.raw) {
+          const std::vector<std::string> stack = stack_functions(t.symtab, cs);
+          if (std::string name = patterns::context_name(stack, spec); !name.empty()) return name;
+        }
         return site_label(t.symtab, cs, {args->sites.raw});
       };
       const patterns::Result r = patterns::find_process_patterns(t, o, context_of);
@@ -234,7 +263,7 @@ void add_patterns_command(CLI::App& app) {
         return;
       }
       std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "
-                << (args->no_context ? "none" : args->context) << ", peers "
+                << (args->no_context ? "none" : context_text) << ", peers "
                 << (args->absolute ? "absolute" : "relative") << "\n";
       for (const patterns::RankPatterns& g : r.groups) {
         std::cout << "ranks " << human_ranks(g.ranks) << ": " << g.events << " events, "

@@ -82,6 +82,7 @@ BENCH_FEATURES=(
   "strong2d 6 3"
   "comm_self 4 5"
   "comm_self 2 3"
+  "patterns_faults 6 3"
 )
 BENCH_OTHERS=(
   "diag_problems 4 3"

@@ -209,6 +209,62 @@ std::optional<Shape> fit_master_worker(const GlobalPattern& g, const EdgeSet& ed
   return detail::scored(std::move(s), edges, std::move(x));
 }
 
+// Every rank of the pattern sends to every other (an all-to-all in
+// point-to-point, or one per row or column communicator, each its own
+// global pattern): fitted on the ranks the edges touch, not the world, so
+// a sub-communicator's exchange is whole.
+std::optional<Shape> fit_alltoall(const EdgeSet& edges) {
+  std::set<int32_t> ranks;
+  for (const auto& [a, b] : edges) {
+    ranks.insert(a);
+    ranks.insert(b);
+  }
+  if (ranks.size() < 3) return std::nullopt;  // a pair: pairwise, a ring
+  // Its quality is at most edges / pairs: a halo of 16,384 ranks must not
+  // build the 268 million pairs it could never be named by.
+  const double pairs = static_cast<double>(ranks.size()) * static_cast<double>(ranks.size() - 1);
+  if (static_cast<double>(edges.size() + 1) < kMinQuality * pairs) return std::nullopt;
+  EdgeSet x;
+  for (int32_t a : ranks)
+    for (int32_t b : ranks)
+      if (a != b) x.emplace_back(a, b);
+  Shape s;
+  s.kind = ShapeKind::kAlltoall;
+  s.name = "all-to-all";
+  s.params = {{"ranks", std::to_string(ranks.size())}};
+  return detail::scored(std::move(s), edges, std::move(x));
+}
+
+// One rank receives from the others and sends nothing back: fitted, like
+// the all-to-all, on the ranks the edges touch, so many ranks sending to
+// one of a sub-communicator are named; an incast from every rank of the
+// world is a linear tree up, which comes first.
+std::optional<Shape> fit_incast(const EdgeSet& edges) {
+  std::map<int32_t, std::size_t> in;
+  std::set<int32_t> ranks;
+  for (const auto& [a, b] : edges) {
+    ++in[b];
+    ranks.insert(a);
+    ranks.insert(b);
+  }
+  int32_t target = -1;
+  std::size_t most = 0;
+  for (const auto& [r, n] : in)
+    if (n > most) {
+      most = n;
+      target = r;
+    }
+  if (most < 2) return std::nullopt;
+  EdgeSet x;
+  for (int32_t r : ranks)
+    if (r != target) x.emplace_back(r, target);
+  Shape s;
+  s.kind = ShapeKind::kIncast;
+  s.name = "incast";
+  s.params = {{"target", std::to_string(target)}, {"senders", std::to_string(ranks.size() - 1)}};
+  return detail::scored(std::move(s), edges, std::move(x));
+}
+
 // Each rank with one partner, both ways: the pairs that carry the most
 // edges, taken greedily. On a q x q grid, rank (x, y) with (y, x) is a
 // transpose, fitted on its own so that a stray message between two
@@ -417,8 +473,9 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   // ranks' order tells them apart.
   std::optional<Shape> wave = detail::fit_wavefront(g, edges, grid);
   if (wave && (!halo || wave->quality >= halo->quality)) halo = wave;
-  for (const std::optional<Shape>& fit : {halo, fit_butterfly(edges, p), fit_tree(edges, p),
-                                          fit_master_worker(g, edges, p), fit_pairwise(edges, p)})
+  for (const std::optional<Shape>& fit :
+       {halo, fit_butterfly(edges, p), fit_tree(edges, p), fit_master_worker(g, edges, p),
+        fit_pairwise(edges, p), fit_alltoall(edges), fit_incast(edges)})
     if (detail::better(fit, best)) best = fit;
   // Levels are the more specific name when they fit as well: a V-cycle's
   // halo at each level, or coarse levels on fewer ranks that the union of
