@@ -43,6 +43,9 @@ struct Gen {
   int depth = 1;
   int loop_vars = 0;
   std::set<std::string> names;
+  std::set<std::string> counters;  // call counters declared (read by some table)
+  // Buffers of the call being written (name, bytes), declared if it uses them.
+  std::vector<std::pair<std::string, int64_t>> pending_buffers;
   int request_ring = 1;                       // slots in the request ring (a power of two)
   int request_width = 1;                      // requests one call may start (Startall)
   std::map<int64_t, std::string> comm_names;  // trace id -> C variable

@@ -294,7 +294,13 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
           break;
       }
     }
-    alts.push_back({en.ranks, expr});
+    // Rank groups with the same expression are one alternative.
+    auto same_expr =
+        std::find_if(alts.begin(), alts.end(), [&](const Alt& a) { return a.expr == expr; });
+    if (same_expr != alts.end())
+      en.ranks.for_each([&](int32_t r) { same_expr->ranks.insert(r); });
+    else
+      alts.push_back({en.ranks, expr});
   }
   if (alts.empty()) return "";
   bool same =
@@ -343,12 +349,19 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
     // A pattern that is not whole lists (a list split across repetitions)
     // is written out in full, or as its one run.
     if (tab.cyclic) {
-      std::size_t p = 0;
-      while (p < tab.values.size()) {
-        if (tab.values[p] < 0) break;
-        p += 1 + static_cast<std::size_t>(tab.values[p]);
-      }
-      if (p != tab.values.size()) {
+      // A few copies of the pattern may be whole lists where one is not
+      // (`1` repeated is the list {1} again and again: `1, 1`); read
+      // cyclically, they give the same sequence.
+      const std::vector<int64_t> once = tab.values;
+      auto whole = [](const std::vector<int64_t>& v) {
+        std::size_t p = 0;
+        while (p < v.size() && v[p] >= 0) p += 1 + static_cast<std::size_t>(v[p]);
+        return p == v.size();
+      };
+      for (int copies = 2; !whole(tab.values) && copies <= 8; ++copies)
+        tab.values.insert(tab.values.end(), once.begin(), once.end());
+      if (!whole(tab.values)) {
+        tab.values = once;
         tab.cyclic = false;
         if (en.values.size() <= kFlatMax && en.values.size() <= runs_numbers(en.values))
           tab.values = en.values.to_vector();
