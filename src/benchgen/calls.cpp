@@ -166,8 +166,7 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit("MPI_Request r[1] = {MPI_REQUEST_NULL};");
       emit("const int nr = 1;");
     } else {
-      emit("const int *lk = " + lk + ";");
-      emit("const int nr = list_len(lk);");
+      emit("const int *lk = " + lk + ", nr = list_len(lk);");
       emit("MPI_Request r[" + std::to_string(width) + "];");
       emit("take_requests(lk, nr, r);");
     }

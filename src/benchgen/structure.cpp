@@ -336,7 +336,9 @@ void Gen::structure() {
   // the groups times the nodes (an irregular code's ranks each fold their
   // own loops).
   const bool shared = ordered.size() > 1;
-  std::vector<bool> used(nn, false);
+  // The ranks whose walks run each node: its guards and tables need only
+  // tell those apart (a node one group walks needs no guard at all).
+  std::vector<Ranklist> walkers(nn);
   std::ostringstream trips_cases;
   int loop_ids = 0, deepest = 0;
   Ranklist left = Ranklist::range(0, world);
@@ -375,7 +377,7 @@ void Gen::structure() {
           return;
         }
         walk.push_back(static_cast<int64_t>(h));
-        used[h] = true;
+        U.for_each([&](int32_t r) { walkers[h].insert(r); });
         return;
       }
       const Node& n = t.nodes[h];
@@ -443,15 +445,15 @@ void Gen::structure() {
   if (!shared) return;
   body << line() << "}\n";
   // Every call once, for every rank that makes it (its guard and tables
-  // cover all ranks), then the loops' trip counts and the walker.
+  // cover all ranks that walk it), then the loops' trip counts and the walker.
   const std::string saved = body.str();
   body.str("");
   const int was = depth;
   for (std::size_t h = 0; h < nn; ++h) {
-    if (!used[h]) continue;
+    if (walkers[h].empty()) continue;
     body << "    case " << h << ": {\n";
     depth = 3;
-    leaf(h, Ranklist::range(0, world));
+    leaf(h, walkers[h]);
     body << "      break;\n    }\n";
   }
   const std::string cases = body.str();
