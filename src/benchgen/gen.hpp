@@ -103,6 +103,11 @@ struct Gen {
   /// C for one number of `kind` (sentinels by MPI name).
   std::string literal(int64_t v, Kind kind, const std::string& comm_c) const;
   std::string comm_var(int64_t id) const;
+  /// The name of a `static const TYPE NAME[] = {values}` table, made from
+  /// `base` the first time these values are asked for, shared after.
+  std::string shared_table(const std::string& type, const std::string& base,
+                           const std::vector<int64_t>& values);
+  std::map<std::string, std::string> shared_tables;  // type, size, values -> name
 
   /// Writes the statement of node `i` (structure.cpp guards it).
   void call(std::size_t i, const Ranklist& universe, const std::string& counter);
