@@ -136,9 +136,10 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     const int64_t bytes = derived ? 2 * items * elem + 64 : items * elem;
     sbuf = fresh(name + "_sbuf");
     rbuf = fresh(name + "_rbuf");
-    decls << "static char *" << sbuf << ", *" << rbuf << "; /* " << bytes << " bytes each */\n";
-    setup << "  " << sbuf << " = alloc_buffer(" << bytes << ");\n";
-    setup << "  " << rbuf << " = alloc_buffer(" << bytes << ");\n";
+    // Declared by leaf() once the call is written, if it names them: a send
+    // needs no receive buffer.
+    pending_buffers.emplace_back(sbuf, bytes);
+    pending_buffers.emplace_back(rbuf, bytes);
   };
   const std::string cnt = S(count, Kind::kInt, "0");
   auto dt = [&](FieldId f) { return S(f, Kind::kDtype, "MPI_BYTE"); };
@@ -165,8 +166,7 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit("MPI_Request r[1] = {MPI_REQUEST_NULL};");
       emit("const int nr = 1;");
     } else {
-      emit("const int *lk = " + lk + ";");
-      emit("const int nr = list_len(lk);");
+      emit("const int *lk = " + lk + ", nr = list_len(lk);");
       emit("MPI_Request r[" + std::to_string(width) + "];");
       emit("take_requests(lk, nr, r);");
     }

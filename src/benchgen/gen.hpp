@@ -43,6 +43,9 @@ struct Gen {
   int depth = 1;
   int loop_vars = 0;
   std::set<std::string> names;
+  std::set<std::string> counters;  // call counters declared (read by some table)
+  // Buffers of the call being written (name, bytes), declared if it uses them.
+  std::vector<std::pair<std::string, int64_t>> pending_buffers;
   int request_ring = 1;                       // slots in the request ring (a power of two)
   int request_width = 1;                      // requests one call may start (Startall)
   std::map<int64_t, std::string> comm_names;  // trace id -> C variable
@@ -100,6 +103,11 @@ struct Gen {
   /// C for one number of `kind` (sentinels by MPI name).
   std::string literal(int64_t v, Kind kind, const std::string& comm_c) const;
   std::string comm_var(int64_t id) const;
+  /// The name of a `static const TYPE NAME[] = {values}` table, made from
+  /// `base` the first time these values are asked for, shared after.
+  std::string shared_table(const std::string& type, const std::string& base,
+                           const std::vector<int64_t>& values);
+  std::map<std::string, std::string> shared_tables;  // type, size, values -> name
 
   /// Writes the statement of node `i` (structure.cpp guards it).
   void call(std::size_t i, const Ranklist& universe, const std::string& counter);

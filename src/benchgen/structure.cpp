@@ -167,6 +167,15 @@ std::string Gen::after_name(EventKey k) {
 
 namespace {
 
+// Whether identifier `id` occurs in C text `c` as a whole word.
+bool names_in(const std::string& c, const std::string& id) {
+  auto word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  for (auto at = c.find(id); at != std::string::npos; at = c.find(id, at + 1))
+    if ((at == 0 || !word(c[at - 1])) && (at + id.size() == c.size() || !word(c[at + id.size()])))
+      return true;
+  return false;
+}
+
 std::string ns_text(double ns) {
   return std::to_string(std::llround(ns));
 }
@@ -248,14 +257,25 @@ void Gen::leaf(std::size_t h, const Ranklist& U) {
     ++depth;
   }
   const std::string counter = name + "_n";
-  if (!names.count(counter)) {
-    names.insert(counter);
-    decls << "static long " << counter << ";\n";
-  }
+  names.insert(counter);
   const std::string spin = compute(h);
   if (!spin.empty()) body << line() << spin << "\n";
+  const std::size_t from = body.str().size();
+  pending_buffers.clear();
   call(h, U, counter);
-  body << line() << "++" << counter << ";\n";
+  const std::string written = body.str().substr(from);
+  for (const auto& [buf, bytes] : pending_buffers) {
+    if (!names_in(written, buf)) continue;
+    decls << "static char *" << buf << "; /* " << bytes << " bytes */\n";
+    setup << "  " << buf << " = alloc_buffer(" << bytes << ");\n";
+  }
+  pending_buffers.clear();
+  // The counter only where a table of the call reads it: a constant call
+  // needs none, and an unread counter was some 60 bytes of every node.
+  if (names_in(written, counter)) {
+    if (counters.insert(counter).second) decls << "static long " << counter << ";\n";
+    body << line() << "++" << counter << ";\n";
+  }
   if (by_pred) body << line() << "after = " << after_name(n.key) << ";\n";
   if (!guard.empty()) {
     --depth;
@@ -316,7 +336,9 @@ void Gen::structure() {
   // the groups times the nodes (an irregular code's ranks each fold their
   // own loops).
   const bool shared = ordered.size() > 1;
-  std::vector<bool> used(nn, false);
+  // The ranks whose walks run each node: its guards and tables need only
+  // tell those apart (a node one group walks needs no guard at all).
+  std::vector<Ranklist> walkers(nn);
   std::ostringstream trips_cases;
   int loop_ids = 0, deepest = 0;
   Ranklist left = Ranklist::range(0, world);
@@ -355,13 +377,14 @@ void Gen::structure() {
           return;
         }
         walk.push_back(static_cast<int64_t>(h));
-        used[h] = true;
+        U.for_each([&](int32_t r) { walkers[h].insert(r); });
         return;
       }
       const Node& n = t.nodes[h];
       const std::string entered = site_name(h) + "_loop" + std::to_string(l);
+      // The entry counter is read once and stepped in the same expression.
       const std::string trips =
-          elastic(h, n.loops[l].iters, "trips" + std::to_string(l), Kind::kInt, U, entered);
+          elastic(h, n.loops[l].iters, "trips" + std::to_string(l), Kind::kInt, U, entered + "++");
       const std::string var = "i" + std::to_string(++loop_vars);
       const bool counted = trips.find(entered) != std::string::npos;
       if (counted && !names.count(entered)) {
@@ -376,8 +399,7 @@ void Gen::structure() {
       const std::size_t phase_no = phases.size() - 1;
       if (shared) {
         // {-1, loop id, phase or -1, body length} body... {-2}
-        trips_cases << "    case " << loop_ids << ": {\n      const long n = " << trips << ";\n"
-                    << (counted ? "      ++" + entered + ";\n" : "") << "      return n;\n    }\n";
+        trips_cases << "    case " << loop_ids << ":\n      return " << trips << ";\n";
         walk.insert(walk.end(), {-1, loop_ids++, phase ? static_cast<int64_t>(phase_no) : -1, 0});
         const std::size_t at = walk.size();
         deepest = std::max(deepest, ++nest);
@@ -389,7 +411,6 @@ void Gen::structure() {
         return;
       }
       body << line() << "const long " << var << "_end = " << trips << ";\n";
-      if (counted) body << line() << "++" << entered << ";\n";
       body << line() << "for (long " << var << " = 0; " << var << " < " << var << "_end; ++" << var
            << ") {\n";
       ++depth;
@@ -424,15 +445,15 @@ void Gen::structure() {
   if (!shared) return;
   body << line() << "}\n";
   // Every call once, for every rank that makes it (its guard and tables
-  // cover all ranks), then the loops' trip counts and the walker.
+  // cover all ranks that walk it), then the loops' trip counts and the walker.
   const std::string saved = body.str();
   body.str("");
   const int was = depth;
   for (std::size_t h = 0; h < nn; ++h) {
-    if (!used[h]) continue;
+    if (walkers[h].empty()) continue;
     body << "    case " << h << ": {\n";
     depth = 3;
-    leaf(h, Ranklist::range(0, world));
+    leaf(h, walkers[h]);
     body << "      break;\n    }\n";
   }
   const std::string cases = body.str();

@@ -225,6 +225,20 @@ std::string Gen::literal(int64_t v, Kind kind, const std::string& comm_c) const 
   return std::to_string(v);
 }
 
+std::string Gen::shared_table(const std::string& type, const std::string& base,
+                              const std::vector<int64_t>& values) {
+  // Tables are constant: calls whose values are the same read one table,
+  // each with its own counter or cursor.
+  const std::string text = table_text(values);
+  const std::string key = type + " " + std::to_string(values.size()) + " " + text;
+  auto it = shared_tables.find(key);
+  if (it != shared_tables.end()) return it->second;
+  const std::string name = fresh(base);
+  decls << "static const " << type << " " << name << "[" << values.size() << "] = {" << text
+        << "};\n";
+  return shared_tables[key] = name;
+}
+
 std::string Gen::comm_var(int64_t id) const {
   if (id == CommTable::kWorld) return "MPI_COMM_WORLD";
   if (auto it = comm_names.find(id); it != comm_names.end()) return it->second;
@@ -262,9 +276,12 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
       for (int64_t v : values)
         if (literal(v, kind, comm_c).empty())
           fail(i, what + " " + format_value(v) + " cannot be named in C");
-      const std::string name = fresh(site_name(i) + "_" + what);
-      decls << "static const long " << name << "[" << values.size() << "] = {" << table_text(values)
-            << "};\n";
+      const std::string name = tab.runs.empty()
+                                   ? shared_table("long", site_name(i) + "_" + what, values)
+                                   : fresh(site_name(i) + "_" + what);
+      if (!tab.runs.empty())
+        decls << "static const long " << name << "[" << values.size() << "] = {"
+              << table_text(values) << "};\n";
       std::string at =
           name + "[" + counter + (tab.cyclic ? " % " + std::to_string(values.size()) : "") + "]";
       if (!tab.runs.empty()) {
@@ -294,7 +311,13 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
           break;
       }
     }
-    alts.push_back({en.ranks, expr});
+    // Rank groups with the same expression are one alternative.
+    auto same_expr =
+        std::find_if(alts.begin(), alts.end(), [&](const Alt& a) { return a.expr == expr; });
+    if (same_expr != alts.end())
+      en.ranks.for_each([&](int32_t r) { same_expr->ranks.insert(r); });
+    else
+      alts.push_back({en.ranks, expr});
   }
   if (alts.empty()) return "";
   bool same =
@@ -343,12 +366,19 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
     // A pattern that is not whole lists (a list split across repetitions)
     // is written out in full, or as its one run.
     if (tab.cyclic) {
-      std::size_t p = 0;
-      while (p < tab.values.size()) {
-        if (tab.values[p] < 0) break;
-        p += 1 + static_cast<std::size_t>(tab.values[p]);
-      }
-      if (p != tab.values.size()) {
+      // A few copies of the pattern may be whole lists where one is not
+      // (`1` repeated is the list {1} again and again: `1, 1`); read
+      // cyclically, they give the same sequence.
+      const std::vector<int64_t> once = tab.values;
+      auto whole = [](const std::vector<int64_t>& v) {
+        std::size_t p = 0;
+        while (p < v.size() && v[p] >= 0) p += 1 + static_cast<std::size_t>(v[p]);
+        return p == v.size();
+      };
+      for (int copies = 2; !whole(tab.values) && copies <= 8; ++copies)
+        tab.values.insert(tab.values.end(), once.begin(), once.end());
+      if (!whole(tab.values)) {
+        tab.values = once;
         tab.cyclic = false;
         if (en.values.size() <= kFlatMax && en.values.size() <= runs_numbers(en.values))
           tab.values = en.values.to_vector();
@@ -358,14 +388,13 @@ std::string Gen::list(std::size_t i, FieldId f, const Ranklist& universe) {
     }
     for (int64_t v : tab.values)
       if (v == kAbsent) fail(i, what + " is absent on some calls");
-    const std::string name = fresh(site_name(i) + "_" + what);
     if (cursor.empty()) cursor = fresh(site_name(i) + "_" + what + "_at");
     if (tab.runs.empty()) {
-      decls << "static const int " << name << "[" << tab.values.size() << "] = {"
-            << table_text(tab.values) << "};\n";
+      const std::string name = shared_table("int", site_name(i) + "_" + what, tab.values);
       alts.push_back({en.ranks, name + ", " + std::to_string(tab.values.size()), false});
       continue;
     }
+    const std::string name = fresh(site_name(i) + "_" + what);
     // Runs: the values are read one by one into a buffer as long as the
     // longest list, and the list handed out from there.
     int64_t longest = 0;
