@@ -44,6 +44,11 @@ void ValueSeq::materialize() {
   simple_ = false;
   vals_.clear();
   spans_.clear();
+  // A sequence that stops being one value mostly gets a few more runs at
+  // once (a poll's flag, a probe's source): room for them in one allocation
+  // each, not a reallocation per run while the buffers double from one.
+  if (vals_.capacity() < 8) vals_.reserve(8);
+  if (spans_.capacity() < 4) spans_.reserve(4);
   partial_ = 0;
   if (size_ > 0) add_span(&single_value_, 1, size_);
 }
