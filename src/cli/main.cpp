@@ -301,22 +301,19 @@ int launcher_size() {
 // programs of their parallel analyses (src/analysis/waits/parallel/,
 // src/analysis/diagnose/parallel/); alone they stay the serial ones.
 [[noreturn]] void exec_parallel_analysis(const std::string& command, int argc, char** argv) {
-  const auto missing = [&](const std::string& name, const std::string& env) {
-    return "cannot find " + name +
-           ", the MPI program of the parallel analysis (was tracefold "
-           "built with MPI? set " +
-           env + ", or run tracefold " + command + " without mpirun)";
-  };
+  // tracefold-analyze lives in the waits module, tracefold-diagnose in
+  // diagnose's: both found in the build tree, next to tracefold, or installed.
+  const std::string name = "tracefold-" + command;
+  const std::string env = command == "analyze" ? "TRACEFOLD_ANALYZE" : "TRACEFOLD_DIAGNOSE";
+  const std::string dir = command == "analyze" ? "waits" : "diagnose";
+  const std::string in_build = "../analysis/" + dir + "/parallel/" + name;
+  const std::string installed = "../libexec/tracefold/" + name;
   const fs::path program =
-      command == "analyze"
-          ? find_companion("TRACEFOLD_ANALYZE",
-                           {"../analysis/waits/parallel/tracefold-analyze", "tracefold-analyze",
-                            "../libexec/tracefold/tracefold-analyze"},
-                           missing("tracefold-analyze", "TRACEFOLD_ANALYZE"))
-          : find_companion("TRACEFOLD_DIAGNOSE",
-                           {"../analysis/diagnose/parallel/tracefold-diagnose",
-                            "tracefold-diagnose", "../libexec/tracefold/tracefold-diagnose"},
-                           missing("tracefold-diagnose", "TRACEFOLD_DIAGNOSE"));
+      find_companion(env.c_str(), {in_build.c_str(), name.c_str(), installed.c_str()},
+                     "cannot find " + name +
+                         ", the MPI program of the parallel analysis (was tracefold built with "
+                         "MPI? set " +
+                         env + ", or run tracefold " + command + " without mpirun)");
   exec_companion(program.string(), argc, argv);
 }
 
