@@ -95,6 +95,10 @@ class Folder {
   /// thousands of times; while those repeats only extend a loop of that one
   /// event, they cost a few constant-time updates, not a fold step each.
   void append_repeats(const Event& event, std::span<const RepeatTiming> times);
+  /// The same, without copying the event: its times are set to each
+  /// repeat's in turn while it is folded, and put back before this returns
+  /// (the copy cost a recorder as much as folding a walked event).
+  void append_repeats(Event& event, std::span<const RepeatTiming> times);
 
   /// Number of events appended so far.
   uint64_t events() const;

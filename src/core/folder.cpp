@@ -160,6 +160,10 @@ void Folder::append(const Event& event) {
   impl_->append(event);
 }
 void Folder::append_repeats(const Event& event, std::span<const RepeatTiming> times) {
+  impl_->repeat_scratch_ = event;
+  impl_->append_repeats(impl_->repeat_scratch_, times);
+}
+void Folder::append_repeats(Event& event, std::span<const RepeatTiming> times) {
   impl_->append_repeats(event, times);
 }
 uint64_t Folder::events() const {

@@ -116,7 +116,7 @@ void Folder::Impl::merge_event(Item& b, const FieldValue* fields, int64_t comput
   if (compute >= 0 || comm >= 0) add_raw_timing(b, unpack(pred), compute, comm, rank);
 }
 
-void Folder::Impl::append_repeats(const Event& ev, std::span<const RepeatTiming> times) {
+void Folder::Impl::append_repeats(Event& ev, std::span<const RepeatTiming> times) {
   std::size_t i = 0;
   while (i < times.size()) {
     // A session (see "replay") logs the general path's steps through an
@@ -131,13 +131,17 @@ void Folder::Impl::append_repeats(const Event& ev, std::span<const RepeatTiming>
     }
     if (repeat_in_place(ev, times.subspan(i))) return;
     if (walking_ && walk_repeats(ev, times.subspan(i))) return;
-    repeat_scratch_.op = ev.op;
-    repeat_scratch_.site = ev.site;
-    repeat_scratch_.fields = ev.fields;
-    repeat_scratch_.stats = ev.stats;
-    repeat_scratch_.compute_ns = times[i].compute_ns;
-    repeat_scratch_.comm_ns = times[i].comm_ns;
-    append(repeat_scratch_);
+    struct Times {
+      Event& ev;
+      const int64_t compute, comm;
+      ~Times() {
+        ev.compute_ns = compute;
+        ev.comm_ns = comm;
+      }
+    } restore{ev, ev.compute_ns, ev.comm_ns};
+    ev.compute_ns = times[i].compute_ns;
+    ev.comm_ns = times[i].comm_ns;
+    append(ev);
     ++i;
   }
 }

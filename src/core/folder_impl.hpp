@@ -353,9 +353,11 @@ struct Folder::Impl {
   // false). Those updates are done here k at a time, by operations that
   // promise the representation k single ones give; anything else goes
   // through append() copy by copy until that state is reached.
-  Event repeat_scratch_;
+  Event repeat_scratch_;  // a const event given to append_repeats, copied once
 
-  void append_repeats(const Event& ev, std::span<const RepeatTiming> times);
+  // ev's times are set to each copy's around the append() of a copy that
+  // takes no bulk path, then put back.
+  void append_repeats(Event& ev, std::span<const RepeatTiming> times);
 
   bool repeat_in_place(const Event& ev, std::span<const RepeatTiming> times);
 
