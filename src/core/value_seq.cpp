@@ -16,6 +16,23 @@ constexpr uint64_t kSmallRunValues = 8;
 // patterns of at most this many values.
 constexpr std::size_t kMaxRunGroup = 4;
 constexpr std::size_t kMaxFoldedPattern = 64;
+
+// fold_run_tail's first test, inlined where values are pushed (most pushes
+// complete a repetition of a run, or grow a literal, and nothing folds): a
+// group of runs can fold only if one of the last few runs before the tail
+// has the tail's count and length.
+template <class Span>
+inline bool run_tail_may_fold(const std::vector<Span>& spans) {
+  const std::size_t n = spans.size();
+  if (n < 2) return false;
+  const Span& tail = spans[n - 1];
+  const std::size_t kmax = std::min(kMaxRunGroup, n / 2);
+  for (std::size_t k = 1; k <= kmax; ++k) {
+    const Span& pair = spans[n - 1 - k];
+    if (pair.reps == tail.reps && pair.len == tail.len) return true;
+  }
+  return false;
+}
 }  // namespace
 
 ValueSeq ValueSeq::repeated(int64_t value, uint64_t n) {
@@ -97,7 +114,7 @@ void ValueSeq::push_general(int64_t value) {
       if (++partial_ == last.len) {
         ++last.reps;
         partial_ = 0;
-        fold_run_tail();
+        if (run_tail_may_fold(spans_)) fold_run_tail();
       }
       return;
     }
@@ -107,7 +124,7 @@ void ValueSeq::push_general(int64_t value) {
   vals_.push_back(value);
   ++spans_.back().len;
   fold_literal_tail();
-  fold_run_tail();
+  if (run_tail_may_fold(spans_)) fold_run_tail();
 }
 
 // When the last K runs repeat the K runs before them (e.g. `2*2 1 2*2 1`),
