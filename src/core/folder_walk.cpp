@@ -225,7 +225,9 @@ bool Folder::Impl::commit_walk() {
     } else {
       x.reps.push_back(static_cast<int64_t>(op.value));
     }
-    shape = mix64(shape * kHashBase + reinterpret_cast<uintptr_t>(&x) + op.value);
+    // A polynomial hash over the ops, mixed once below: it is only ever
+    // compared with the last iteration's.
+    shape = shape * kHashBase + (reinterpret_cast<uintptr_t>(&x) ^ (op.value << 1));
   }
   walk_ops_.clear();
   walk_count_ = 0;
@@ -234,6 +236,7 @@ bool Folder::Impl::commit_walk() {
   walk_times_.clear();
   walk_stack_.assign(1, WalkFrame{&loop, 0, 0});
   walk_prev_key_ = prev_key;
+  shape = mix64(shape);
   alike_walks_ = shape == last_walk_shape_ ? alike_walks_ + 1 : 0;
   last_walk_shape_ = shape;
   if (walk_refold_ && try_fold()) {
