@@ -261,58 +261,90 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
     }
   // Each rank's hops inside its per-process patterns, in its order of
   // events; the two hops of one MPI_Sendrecv in the order of their
-  // channels' keys (from, to, comm, tag), as assemble() has them.
+  // channels' keys (from, to, comm, tag), as assemble() has them. Which
+  // events those are, and in what order, is the same for every rank of a
+  // class whose lists meet the same matches: worked out once as a plan of
+  // (event, list) steps; per rank only the partners are filled in.
   struct Step {
     uint32_t event;
-    std::tuple<int64_t, int64_t, int64_t, int64_t> channel;
-    Hop hop;
+    uint32_t list;  // index into the rank's send lists, then its receive lists
+    bool send;
   };
-  std::vector<Step> steps;
+  std::map<std::pair<uint32_t, std::vector<const Match*>>, std::vector<Step>> plans;
+  std::vector<const Match*> matches;
+  std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> keys;  // per list: its channel
+  std::vector<int32_t> pattern_global;
+  std::vector<std::pair<std::size_t, GlobalPattern::Order>> orders;  // (global, order)
   for (int32_t r = 0; r < world; ++r) {
     const ClassEvents& c = as.cls(r);
     const ClassInfo& in = as.info(r);
-    steps.clear();
+    matches.clear();
+    keys.clear();
     for (const auto& [key, events] : in.sends) {
       int64_t to = 0;
-      const Match* m = as.match_send(r, key, to);
-      if (!m) continue;
-      const auto& [comm, tag, stored] = key;
-      for (std::size_t k = 0; k < m->n; ++k)
-        if (const uint32_t e = (*m->sends)[k]; c.pattern_of[e] >= 0)
-          steps.push_back({e, {r, to, comm, tag}, Hop{static_cast<int32_t>(to), true, false}});
+      matches.push_back(as.match_send(r, key, to));
+      keys.emplace_back(r, to, std::get<0>(key), std::get<1>(key));
     }
     for (const auto& [key, events] : in.recvs) {
       int64_t from = 0;
-      const Match* m = as.match_recv(r, key, from);
-      if (!m) continue;
-      const auto& [comm, tag, stored] = key;
-      for (std::size_t k = 0; k < m->n; ++k) {
-        const uint32_t e = (*m->recvs)[k];
-        if (c.pattern_of[e] < 0) continue;
-        const Message& msg = c.events[e];
-        steps.push_back({e,
-                         {from, r, comm, tag},
-                         Hop{static_cast<int32_t>(from), false,
-                             msg.blocking && msg.kind == Message::Kind::kRecv}});
-      }
+      matches.push_back(as.match_recv(r, key, from));
+      keys.emplace_back(from, r, std::get<0>(key), std::get<1>(key));
     }
-    if (steps.empty()) continue;
-    std::stable_sort(steps.begin(), steps.end(), [](const Step& x, const Step& y) {
-      return std::tie(x.event, x.channel) < std::tie(y.event, y.channel);
-    });
-    std::map<std::size_t, GlobalPattern::Order> orders;
-    for (const Step& s : steps) {
+    auto [plan_it, fresh] = plans.try_emplace({class_of[static_cast<std::size_t>(r)], matches});
+    std::vector<Step>& plan = plan_it->second;
+    if (fresh) {
+      const std::size_t sends = in.sends.size();
+      for (std::size_t l = 0; l < matches.size(); ++l) {
+        const Match* m = matches[l];
+        if (!m) continue;
+        const std::vector<uint32_t>& events = l < sends ? *m->sends : *m->recvs;
+        for (std::size_t k = 0; k < m->n; ++k)
+          if (c.pattern_of[events[k]] >= 0)
+            plan.push_back({events[k], static_cast<uint32_t>(l), l < sends});
+      }
+      std::stable_sort(plan.begin(), plan.end(),
+                       [](const Step& x, const Step& y) { return x.event < y.event; });
+    }
+    if (plan.empty()) continue;
+    pattern_global.assign(in.present.size(), -1);
+    for (std::size_t p = 0; p < in.present.size(); ++p)
+      if (in.present[p]) pattern_global[p] = global_of_unit(r, static_cast<int32_t>(p));
+    orders.clear();
+    auto emit = [&](const Step& s) {
       const int32_t p = c.pattern_of[s.event];
-      const int32_t g = global_of_unit(r, p);
-      if (g < 0) continue;
-      auto [o, fresh] = orders.try_emplace(static_cast<std::size_t>(g));
-      if (fresh) {
+      const int32_t g = pattern_global[static_cast<std::size_t>(p)];
+      if (g < 0) return;
+      const auto& key = keys[s.list];
+      const Message& msg = c.events[s.event];
+      const Hop hop = s.send ? Hop{static_cast<int32_t>(std::get<1>(key)), true, false}
+                             : Hop{static_cast<int32_t>(std::get<0>(key)), false,
+                                   msg.blocking && msg.kind == Message::Kind::kRecv};
+      auto o = std::find_if(orders.begin(), orders.end(),
+                            [&](const auto& x) { return x.first == static_cast<std::size_t>(g); });
+      if (o == orders.end()) {
+        o = orders.emplace(orders.end(), static_cast<std::size_t>(g), GlobalPattern::Order{});
         o->second.rank = r;
         o->second.occurrences = in.occurrences[static_cast<std::size_t>(p)];
+        o->second.hops.reserve(plan.size());
       }
-      o->second.hops.push_back(s.hop);
+      o->second.hops.push_back(hop);
+    };
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      // One event's two hops (an MPI_Sendrecv) go by their channels, which
+      // name this rank's partners: the order may differ from rank to rank.
+      if (i + 1 < plan.size() && plan[i + 1].event == plan[i].event &&
+          keys[plan[i + 1].list] < keys[plan[i].list]) {
+        emit(plan[i + 1]);
+        emit(plan[i]);
+        ++i;
+        continue;
+      }
+      emit(plan[i]);
     }
-    for (auto& [g, o] : orders) out[g].order.push_back(std::move(o));
+    for (auto& [g, o] : orders) {
+      o.hops.shrink_to_fit();
+      out[g].order.push_back(std::move(o));
+    }
   }
   for (GlobalPattern& g : out) {
     std::sort(g.channels.begin(), g.channels.end());
