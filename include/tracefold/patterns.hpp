@@ -316,9 +316,15 @@ struct Result {
 /// split into context runs (`context_of` names the context of a call site;
 /// unused with ContextMode::kNone), and its per-process patterns. Ranks
 /// whose symbols and contexts come out equal share one group; then the
-/// ranks' patterns are assembled (assemble) and named (classify). Walks every rank's events and
-/// keeps them for the assembly (O(events) time and memory): the
-/// ranklist-aware form is to come.
+/// ranks' patterns are assembled (as assemble() does) and named
+/// (classify). With relative peers, ranks the folded trace cannot tell
+/// apart (same nodes, same value sequences, communicator groups of the
+/// same sizes) are walked and searched once, through the first of them,
+/// and their messages matched once per pair of such classes; per rank
+/// remain the union of its patterns, its channels and the hops of its
+/// matched messages inside patterns. With absolute peers, and for ranks
+/// whose peers lie outside their communicator's group, every rank is
+/// walked.
 Result find_process_patterns(const Trace& trace, const Options& options,
                              const std::function<std::string(SiteId)>& context_of);
 

@@ -42,6 +42,7 @@ struct ReportArgs {
   std::string trace;
   std::string output;
   std::string timeline;
+  bool no_patterns = false;
   tracefold::cli::SiteOptions sites;
 };
 
@@ -148,6 +149,9 @@ void add_export_commands(CLI::App& app) {
   report->add_option("-o,--output", rep->output, "HTML file to write")->required();
   report->add_option("--timeline", rep->timeline,
                      "Recorded timeline directory (default: TRACE.timeline/ if it exists)");
+  report->add_flag("--no-patterns", rep->no_patterns,
+                   "Leave out the communication patterns section (its analysis walks every "
+                   "rank's events)");
   tracefold::cli::add_site_options(report, rep->sites);
   report->callback([rep] {
     guarded([&] {
@@ -170,16 +174,18 @@ void add_export_commands(CLI::App& app) {
         diagnosis->notes.insert(diagnosis->notes.begin(), notes.begin(), notes.end());
       }
       // A pattern analysis that fails costs its section, not the report.
-      PatternsReport patterns;
-      try {
-        patterns = tracefold::cli::patterns_for_report(t, rep->sites.raw);
-      } catch (const std::exception& e) {
-        patterns = PatternsReport{};
-        patterns.world_size = t.world_size;
-        patterns.error = e.what();
+      std::optional<PatternsReport> patterns;
+      if (!rep->no_patterns) {
+        try {
+          patterns = tracefold::cli::patterns_for_report(t, rep->sites.raw);
+        } catch (const std::exception& e) {
+          patterns = PatternsReport{};
+          patterns->world_size = t.world_size;
+          patterns->error = e.what();
+        }
       }
       write_report_html(f, t, rep->trace, tl, waits ? &*waits : nullptr,
-                        diagnosis ? &*diagnosis : nullptr, &patterns);
+                        diagnosis ? &*diagnosis : nullptr, patterns ? &*patterns : nullptr);
       close_out(f, rep->output);
       std::cerr << "tracefold: wrote " << rep->output << "\n";
     });

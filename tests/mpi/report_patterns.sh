@@ -2,7 +2,8 @@
 # The HTML report's "Communication patterns" section, rendered by Chromium:
 # stencil2d not periodic on 6 ranks (3 rows of 2) gives one pattern, the
 # 2-D halo 3x2, listed after the time by operation, with ranks written
-# 0–5 and a picture of 6 rank dots on the grid and its 14 edges as arrows.
+# 0–5 and a picture of 6 rank dots on the grid and its 14 edges as arrows;
+# with --no-patterns the section is left out and the others stay.
 source "$2/tests/apps/patterns_lib.bash"
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -41,4 +42,14 @@ assert arrows == 14, arrows
 assert "stencil2d.c:" in rows[0], "no file:line of the pattern's call sites"
 print("report: %d patterns, first %s (%s), %d arrows" % (len(rows), titles[0], params[0], arrows))
 PY
+# --no-patterns: the same page without the section (and without running
+# the analysis), the sections around it kept.
+"$TF" report stencil2d_nonperiodic-6.tf -o n.html --no-patterns 2> n.err || {
+  cat n.err >&2
+  fail "report --no-patterns"
+}
+grep -q '<h2>Communication patterns</h2>' r.html || fail "the full report has no patterns heading"
+! grep -q '<h2>Communication patterns</h2>' n.html || fail "--no-patterns kept the patterns section"
+! grep -q 'id="patterns"' n.html || fail "--no-patterns kept the patterns table"
+grep -q '<h2>Time by operation</h2>' n.html || fail "--no-patterns lost the time by operation"
 echo "PASS"

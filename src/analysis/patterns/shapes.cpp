@@ -34,7 +34,9 @@ std::string Shape::param(const std::string& key) const {
 namespace detail {
 
 Shape scored(Shape s, const EdgeSet& observed, EdgeSet expected) {
-  std::sort(expected.begin(), expected.end());
+  // The grid fits hand over sorted lists: checking costs less than sorting.
+  if (!std::is_sorted(expected.begin(), expected.end()))
+    std::sort(expected.begin(), expected.end());
   expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
   s.missing.clear();
   s.extra.clear();

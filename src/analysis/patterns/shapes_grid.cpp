@@ -117,13 +117,22 @@ EdgeSet grid_edges(const Sizes& sizes, const std::vector<bool>& periodic,
   int64_t p = 1;
   for (int64_t s : sizes) p *= s;
   EdgeSet out;
+  out.reserve(static_cast<std::size_t>(p) * offsets.size());
+  // Tens of thousands of ranks times up to 26 offsets: no allocation per
+  // neighbour, and each rank's few edges sorted in place (ranks ascend,
+  // so the whole list comes out sorted).
+  Sizes c(sizes.size(), 0), n(sizes.size(), 0);
   for (int64_t r = 0; r < p; ++r) {
-    const Sizes c = coords(r, sizes);
+    int64_t rest = r;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      c[i] = rest % sizes[i];
+      rest /= sizes[i];
+    }
+    const std::size_t first = out.size();
     for (const Offset& o : offsets) {
-      Sizes n = c;
       bool inside = true;
       for (std::size_t i = 0; i < sizes.size(); ++i) {
-        n[i] += o[i];
+        n[i] = c[i] + o[i];
         if (n[i] >= 0 && n[i] < sizes[i]) continue;
         if (!periodic[i]) inside = false;
         n[i] = (n[i] + sizes[i]) % sizes[i];
@@ -131,8 +140,8 @@ EdgeSet grid_edges(const Sizes& sizes, const std::vector<bool>& periodic,
       const int64_t q = rank_at(n, sizes);
       if (inside && q != r) out.emplace_back(static_cast<int32_t>(r), static_cast<int32_t>(q));
     }
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
   }
-  std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }

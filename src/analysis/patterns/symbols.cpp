@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "classes_internal.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/patterns.hpp"
 
@@ -133,59 +134,6 @@ void fill_details(const Event& ev, Message& m) {
   }
 }
 
-// Counts the events in one global pattern, in several and in none. An event
-// lies in the global pattern of the per-process pattern whose occurrence
-// covers it, or, outside patterns, in the one its messages reach; the
-// occurrences of two patterns may overlap, and when those patterns ended in
-// different global patterns the event is in several.
-void cover_events(Result& result, const std::vector<RankEvents>& all,
-                  const std::vector<std::vector<int32_t>>& global_of,
-                  const std::vector<std::vector<Symbol>>& symbols,
-                  const std::vector<std::vector<uint32_t>>& contexts,
-                  const std::vector<std::size_t>& group_of, const std::vector<std::string>& names,
-                  bool whole_rank) {
-  std::map<std::pair<int32_t, int32_t>, int32_t> global_of_pattern;
-  for (std::size_t g = 0; g < result.global.size(); ++g)
-    for (const auto& key : result.global[g].patterns)
-      global_of_pattern[key] = static_cast<int32_t>(g);
-  // (context, symbol) -> rank -> events in no global pattern
-  std::map<std::pair<std::string, Symbol>, std::map<int32_t, std::size_t>> singles;
-  Result::Cover& c = result.cover;
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    const std::size_t n = all[r].events.size();
-    c.events += n;
-    std::vector<int32_t> first(global_of[r]);
-    std::vector<bool> several(n, false);
-    const RankPatterns& g = result.groups[group_of[r]];
-    for (std::size_t p = 0; p < g.patterns.size(); ++p) {
-      auto it = global_of_pattern.find({all[r].rank, static_cast<int32_t>(p)});
-      if (it == global_of_pattern.end()) continue;
-      const ProcessPattern& pat = g.patterns[p].pattern;
-      for (std::size_t at : pat.positions)
-        for (std::size_t k = at; k < at + pat.symbols.size() && k < n; ++k) {
-          if (first[k] < 0) first[k] = it->second;
-          if (first[k] != it->second) several[k] = true;
-        }
-    }
-    for (std::size_t k = 0; k < n; ++k) {
-      if (several[k]) {
-        ++c.in_several;
-      } else if (first[k] >= 0) {
-        ++c.in_one;
-      } else {
-        const std::string ctx = whole_rank ? "(whole rank)" : names[contexts[r][k]];
-        ++singles[{ctx, symbols[r][k]}][all[r].rank];
-      }
-    }
-  }
-  for (const auto& [key, per_rank] : singles) {
-    std::map<std::size_t, std::vector<int32_t>> by_count;
-    for (const auto& [rank, count] : per_rank) by_count[count].push_back(rank);
-    for (auto& [count, ranks] : by_count)
-      c.singles.push_back({Ranklist::from_ranks(std::move(ranks)), key.first, key.second, count});
-  }
-}
-
 }  // namespace
 
 Symbol Alphabet::intern(const SymbolKey& key) {
@@ -239,6 +187,32 @@ std::optional<SymbolKey> symbol_of(const Event& ev, int32_t rank, const CommTabl
   return mode == PeerMode::kRelative ? relative(k, rank, comms) : k;
 }
 
+namespace {
+
+// A class's events with peers as offsets from the rank's position in the
+// communicator (detail::ClassEvents); false when a peer of `rank` does
+// not lie in a group of its communicator, so the class cannot share them.
+bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& comms) {
+  auto offset = [&](int64_t comm, int64_t& peer) {
+    if (is_sentinel(peer) || peer == kAbsent) return true;
+    const CommGroup* g = comms.group_of(comm, rank);
+    const int32_t me = comms.rank_in(comm, rank);
+    if (!g || me < 0) return false;
+    const auto size = static_cast<int64_t>(g->members.size());
+    if (peer < 0 || peer >= size) return false;
+    peer = ((peer - me) % size + size) % size;
+    return true;
+  };
+  for (Message& m : events) {
+    if (m.kind == Message::Kind::kOther) continue;
+    if (!offset(m.comm, m.peer)) return false;
+    if (m.kind == Message::Kind::kSendrecv && !offset(m.comm, m.rpeer)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result find_process_patterns(const Trace& trace, const Options& options,
                              const std::function<std::string(SiteId)>& context_of) {
   Result result;
@@ -256,28 +230,22 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     site_context.emplace(site, cit->second);
     return cit->second;
   };
-  // Ranks with equal symbol and context strings share one result.
-  std::map<std::pair<std::vector<Symbol>, std::vector<uint32_t>>, std::size_t> seen;
-  std::vector<RankEvents> all(static_cast<std::size_t>(trace.world_size));
-  std::vector<std::size_t> group_of(all.size());
-  // Each rank's symbols and contexts, for the singles of the coverage.
-  std::vector<std::vector<Symbol>> rank_symbols(all.size());
-  std::vector<std::vector<uint32_t>> rank_contexts(all.size());
-  for (int32_t rank = 0; rank < trace.world_size; ++rank) {
-    std::vector<Symbol> symbols;
-    std::vector<uint32_t> contexts;
-    RankEvents& mine = all[static_cast<std::size_t>(rank)];
-    mine.rank = rank;
+  // Symbols are numbered in order of first use by rank (walked renumbered
+  // below), whatever order the ranks are walked in.
+  Alphabet walked;
+  // One rank's events: its symbols, their contexts and messages (peers
+  // as ranks in the communicator: the assembly matches by ranks, whatever
+  // the listing shows).
+  auto walk = [&](int32_t rank, detail::ClassEvents& c) {
     RankIterator it(trace, rank);
     Event ev;
     while (it.next(ev)) {
-      // The assembly matches by ranks, whatever the listing shows.
       const std::optional<SymbolKey> found = symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
       if (!found) continue;
       const SymbolKey& abs = *found;
-      symbols.push_back(result.alphabet.intern(
+      c.symbols.push_back(walked.intern(
           options.peers == PeerMode::kRelative ? relative(abs, rank, trace.comms) : abs));
-      contexts.push_back(context_id(ev.site));
+      c.contexts.push_back(context_id(ev.site));
       Message m;
       m.comm = abs.comm;
       m.tag = abs.tag;
@@ -298,43 +266,99 @@ Result find_process_patterns(const Trace& trace, const Options& options,
         if (m.rtag == kAbsent) m.rtag = m.tag;
         if (m.rpeer == kAbsent) m.rpeer = m.peer;
       }
-      mine.events.push_back(m);
+      c.events.push_back(m);
     }
-    auto [sit, fresh] = seen.try_emplace({symbols, contexts}, result.groups.size());
-    group_of[static_cast<std::size_t>(rank)] = sit->second;
-    rank_symbols[static_cast<std::size_t>(rank)] = symbols;
-    rank_contexts[static_cast<std::size_t>(rank)] = contexts;
-    if (!fresh) {
-      result.groups[sit->second].ranks.insert(rank);
+  };
+  // Ranks the folded trace cannot tell apart are walked once, through the
+  // first of them, when their symbols are relative (absolute peers differ
+  // from rank to rank). A class whose peers fall outside a communicator
+  // group is walked rank by rank.
+  const auto world = static_cast<std::size_t>(trace.world_size);
+  std::vector<uint32_t> class_of(world);
+  if (options.peers == PeerMode::kRelative) {
+    class_of = detail::rank_classes(trace);
+  } else {
+    for (std::size_t r = 0; r < world; ++r) class_of[r] = static_cast<uint32_t>(r);
+  }
+  std::vector<std::vector<int32_t>> members;
+  for (std::size_t r = 0; r < world; ++r) {
+    if (class_of[r] >= members.size()) members.resize(class_of[r] + 1);
+    members[class_of[r]].push_back(static_cast<int32_t>(r));
+  }
+  std::vector<detail::ClassEvents> classes;
+  for (std::vector<int32_t>& ranks : members) {
+    detail::ClassEvents c;
+    walk(ranks.front(), c);
+    c.absolute = ranks.size() == 1 || !to_offsets(c.events, ranks.front(), trace.comms);
+    if (c.absolute && ranks.size() > 1) {
+      for (int32_t r : ranks) {
+        detail::ClassEvents one;
+        one.ranks = {r};
+        one.absolute = true;
+        if (r == ranks.front()) {
+          one.events = c.events;
+          one.symbols = c.symbols;
+          one.contexts = c.contexts;
+        } else {
+          walk(r, one);
+        }
+        classes.push_back(std::move(one));
+      }
       continue;
     }
-    RankPatterns g;
-    g.ranks = Ranklist::single(rank);
-    g.events = symbols.size();
-    for (ProcessPattern& p : process_patterns(symbols, contexts)) {
-      const std::size_t first = p.positions.front();
-      std::string ctx = options.context == ContextMode::kNone ? std::string("(whole rank)")
-                                                              : context_names[contexts[first]];
-      g.patterns.push_back({std::move(p), std::move(ctx)});
-    }
-    result.groups.push_back(std::move(g));
+    c.ranks = std::move(ranks);
+    classes.push_back(std::move(c));
   }
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    const RankPatterns& g = result.groups[group_of[r]];
-    all[r].pattern_of.assign(all[r].events.size(), -1);
+  std::sort(classes.begin(), classes.end(),
+            [](const auto& a, const auto& b) { return a.ranks.front() < b.ranks.front(); });
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    for (int32_t r : classes[k].ranks)
+      class_of[static_cast<std::size_t>(r)] = static_cast<uint32_t>(k);
+  std::vector<Symbol> renumbered(walked.size(), 0);
+  std::vector<bool> known(walked.size(), false);
+  for (detail::ClassEvents& c : classes)
+    for (Symbol& s : c.symbols) {
+      if (!known[s]) {
+        known[s] = true;
+        renumbered[s] = result.alphabet.intern(walked.at(s));
+      }
+      s = renumbered[s];
+    }
+  // Classes whose symbol and context strings are equal share one result
+  // (its ranks listed together), in order of their first rank.
+  std::map<std::pair<std::vector<Symbol>, std::vector<uint32_t>>, std::size_t> seen;
+  std::vector<std::vector<int32_t>> group_ranks;
+  for (detail::ClassEvents& c : classes) {
+    auto [sit, fresh] = seen.try_emplace({c.symbols, c.contexts}, result.groups.size());
+    c.group = sit->second;
+    if (fresh) {
+      RankPatterns g;
+      g.events = c.symbols.size();
+      for (ProcessPattern& p : process_patterns(c.symbols, c.contexts)) {
+        const std::size_t first = p.positions.front();
+        std::string ctx = options.context == ContextMode::kNone ? std::string("(whole rank)")
+                                                                : context_names[c.contexts[first]];
+        g.patterns.push_back({std::move(p), std::move(ctx)});
+      }
+      result.groups.push_back(std::move(g));
+      group_ranks.emplace_back();
+    }
+    auto& gr = group_ranks[c.group];
+    gr.insert(gr.end(), c.ranks.begin(), c.ranks.end());
+    const RankPatterns& g = result.groups[c.group];
+    c.pattern_of.assign(c.events.size(), -1);
     for (std::size_t p = 0; p < g.patterns.size(); ++p) {
       const ProcessPattern& pat = g.patterns[p].pattern;
-      all[r].occurrences.push_back(pat.positions.size());
       for (std::size_t at : pat.positions)
         for (std::size_t k = at; k < at + pat.symbols.size(); ++k)
-          if (all[r].pattern_of[k] < 0) all[r].pattern_of[k] = static_cast<int32_t>(p);
+          if (c.pattern_of[k] < 0) c.pattern_of[k] = static_cast<int32_t>(p);
     }
   }
-  std::vector<std::vector<int32_t>> global_of;
-  result.global = assemble(all, &global_of);
+  for (std::size_t g = 0; g < result.groups.size(); ++g)
+    result.groups[g].ranks = Ranklist::from_ranks(std::move(group_ranks[g]));
+  detail::assemble_classes(classes, class_of, trace.comms, context_names,
+                           options.context == ContextMode::kNone, result);
   for (GlobalPattern& gp : result.global) gp.shape = classify(gp, trace.world_size);
-  cover_events(result, all, global_of, rank_symbols, rank_contexts, group_of, context_names,
-               options.context == ContextMode::kNone);
   return result;
 }
 

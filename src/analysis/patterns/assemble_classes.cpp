@@ -1,0 +1,419 @@
+// assemble() over classes of alike ranks. The k-th send from a to b on a
+// channel meets the k-th receive of b on it; which events of a's class and
+// b's class those are depends only on the two classes and on where the
+// partners' relative peers land, so each such match is worked out once
+// and applied to every pair of ranks it fits. What stays per rank: the
+// union-find of its per-process patterns (the patterns of a row's
+// sub-communicator must not join another row's), the channels it sends on,
+// and the hops of its messages inside patterns.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <tuple>
+
+#include "classes_internal.hpp"
+
+namespace tracefold::patterns::detail {
+
+namespace {
+
+struct UnionFind {
+  std::vector<std::size_t> parent;
+  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  std::size_t find(std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void join(std::size_t a, std::size_t b) { parent[find(a)] = find(b); }
+};
+
+// (comm, tag, stored peer) -> events, ascending.
+using Lists = std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint32_t>>;
+
+// What the assembly keeps of a class besides its events.
+struct ClassInfo {
+  Lists sends, recvs;
+  std::vector<int32_t> unit_of;  // per event: its unit in the class (-1: none)
+  std::vector<bool> present;     // per pattern: it covers an event (has a unit)
+  std::size_t units = 0;         // patterns, then loose message events
+  std::vector<std::size_t> occurrences;
+};
+
+ClassInfo info_of(const ClassEvents& c, std::size_t patterns) {
+  ClassInfo in;
+  in.present.assign(patterns, false);
+  for (int32_t p : c.pattern_of)
+    if (p >= 0) in.present[static_cast<std::size_t>(p)] = true;
+  in.occurrences.assign(patterns, 0);
+  in.units = patterns;
+  in.unit_of.assign(c.events.size(), -1);
+  for (std::size_t e = 0; e < c.events.size(); ++e) {
+    const Message& m = c.events[e];
+    const bool sends = m.kind == Message::Kind::kSend || m.kind == Message::Kind::kSendrecv;
+    const bool receives = m.kind == Message::Kind::kRecv || m.kind == Message::Kind::kSendrecv;
+    if (sends && !is_sentinel(m.peer) && !is_sentinel(m.tag) && m.peer != kAbsent)
+      in.sends[{m.comm, m.tag, m.peer}].push_back(static_cast<uint32_t>(e));
+    const int64_t from = m.kind == Message::Kind::kSendrecv ? m.rpeer : m.peer;
+    const int64_t tag = m.kind == Message::Kind::kSendrecv ? m.rtag : m.tag;
+    if (receives && !is_sentinel(from) && !is_sentinel(tag) && from != kAbsent)
+      in.recvs[{m.comm, tag, from}].push_back(static_cast<uint32_t>(e));
+    if (c.pattern_of[e] >= 0)
+      in.unit_of[e] = c.pattern_of[e];
+    else if (sends || receives)
+      in.unit_of[e] = static_cast<int32_t>(in.units++);
+  }
+  return in;
+}
+
+// The k-th sends of one class's list matched with the k-th receives of
+// another's, summarized.
+struct Match {
+  const std::vector<uint32_t>* sends = nullptr;
+  const std::vector<uint32_t>* recvs = nullptr;
+  std::size_t n = 0;
+  std::vector<std::pair<int32_t, int32_t>> joins;  // (sender unit, receiver unit), each once
+  struct PerUnit {
+    int32_t unit;
+    std::size_t messages = 0, wildcard = 0;
+    uint64_t bytes = 0;
+  };
+  std::vector<PerUnit> by_send_unit;
+};
+
+class Assembler {
+ public:
+  Assembler(const std::vector<ClassEvents>& classes, const std::vector<uint32_t>& class_of,
+            const CommTable& comms, std::vector<ClassInfo> info)
+      : classes_(classes), class_of_(class_of), comms_(comms), info_(std::move(info)) {}
+
+  const ClassEvents& cls(int32_t rank) const {
+    return classes_[class_of_[static_cast<std::size_t>(rank)]];
+  }
+  const ClassInfo& info(int32_t rank) const {
+    return info_[class_of_[static_cast<std::size_t>(rank)]];
+  }
+
+  // Where a stored peer of `rank` lands in `comm` (-1: nowhere).
+  int64_t land(int32_t rank, int64_t comm, int64_t stored) const {
+    if (cls(rank).absolute) return stored;
+    const CommGroup* g = comms_.group_of(comm, rank);
+    const int32_t me = comms_.rank_in(comm, rank);
+    if (!g || me < 0) return -1;
+    const auto size = static_cast<int64_t>(g->members.size());
+    return (stored + me) % size;
+  }
+  // The stored peer by which `rank` names `peer` in `comm` (nullopt: none).
+  std::optional<int64_t> stored_for(int32_t rank, int64_t comm, int64_t peer) const {
+    if (cls(rank).absolute) return peer;
+    const CommGroup* g = comms_.group_of(comm, rank);
+    const int32_t me = comms_.rank_in(comm, rank);
+    if (!g || me < 0) return std::nullopt;
+    const auto size = static_cast<int64_t>(g->members.size());
+    if (peer < 0 || peer >= size) return std::nullopt;
+    return ((peer - me) % size + size) % size;
+  }
+
+  // The match of sender `a`'s list (comm, tag, stored) with the receives
+  // its partner makes from it, or null. `to` receives the partner's rank
+  // in the communicator, which is also taken as the receiver's world rank
+  // (as assemble() keys channels).
+  const Match* match_send(int32_t a, const Lists::key_type& key, int64_t& to) {
+    const auto& [comm, tag, stored] = key;
+    to = land(a, comm, stored);
+    if (to < 0 || to >= static_cast<int64_t>(class_of_.size())) return nullptr;
+    const auto b = static_cast<int32_t>(to);
+    const std::optional<int64_t> back = stored_for(b, comm, a);
+    if (!back) return nullptr;
+    return match(class_of_[static_cast<std::size_t>(a)], key,
+                 class_of_[static_cast<std::size_t>(b)], *back);
+  }
+  // The match of receiver `b`'s list with its sender's sends, or null;
+  // `from` receives the source (the sender's world rank, as above).
+  const Match* match_recv(int32_t b, const Lists::key_type& key, int64_t& from) {
+    const auto& [comm, tag, stored] = key;
+    from = land(b, comm, stored);
+    if (from < 0 || from >= static_cast<int64_t>(class_of_.size())) return nullptr;
+    const auto a = static_cast<int32_t>(from);
+    const std::optional<int64_t> ahead = stored_for(a, comm, b);
+    if (!ahead) return nullptr;
+    return match(class_of_[static_cast<std::size_t>(a)], {comm, tag, *ahead},
+                 class_of_[static_cast<std::size_t>(b)], stored);
+  }
+
+ private:
+  const Match* match(uint32_t ca, const Lists::key_type& skey, uint32_t cb, int64_t rstored) {
+    const auto& [comm, tag, sstored] = skey;
+    const auto key = std::make_tuple(ca, comm, tag, sstored, cb, rstored);
+    auto [it, fresh] = cache_.try_emplace(key);
+    Match& m = it->second;
+    if (!fresh) return m.n ? &m : nullptr;
+    const ClassInfo& ia = info_[ca];
+    const ClassInfo& ib = info_[cb];
+    auto s = ia.sends.find(skey);
+    auto r = ib.recvs.find({comm, tag, rstored});
+    if (s == ia.sends.end() || r == ib.recvs.end()) return nullptr;
+    m.sends = &s->second;
+    m.recvs = &r->second;
+    m.n = std::min(s->second.size(), r->second.size());
+    std::map<int32_t, Match::PerUnit> per;
+    for (std::size_t k = 0; k < m.n; ++k) {
+      const uint32_t se = s->second[k], re = r->second[k];
+      const int32_t ua = ia.unit_of[se], ub = ib.unit_of[re];
+      m.joins.emplace_back(ua, ub);
+      Match::PerUnit& u = per.try_emplace(ua, Match::PerUnit{ua}).first->second;
+      ++u.messages;
+      u.bytes += classes_[ca].events[se].bytes;
+      if (classes_[cb].events[re].wildcard) ++u.wildcard;
+    }
+    std::sort(m.joins.begin(), m.joins.end());
+    m.joins.erase(std::unique(m.joins.begin(), m.joins.end()), m.joins.end());
+    for (auto& [u, p] : per) m.by_send_unit.push_back(p);
+    return m.n ? &m : nullptr;
+  }
+
+  const std::vector<ClassEvents>& classes_;
+  const std::vector<uint32_t>& class_of_;
+  const CommTable& comms_;
+  std::vector<ClassInfo> info_;
+  std::map<std::tuple<uint32_t, int64_t, int64_t, int64_t, uint32_t, int64_t>, Match> cache_;
+};
+
+}  // namespace
+
+void assemble_classes(const std::vector<ClassEvents>& classes,
+                      const std::vector<uint32_t>& class_of, const CommTable& comms,
+                      const std::vector<std::string>& names, bool whole_rank, Result& result) {
+  const auto world = static_cast<int32_t>(class_of.size());
+  std::vector<ClassInfo> infos;
+  infos.reserve(classes.size());
+  for (const ClassEvents& c : classes) {
+    const RankPatterns& g = result.groups[c.group];
+    ClassInfo in = info_of(c, g.patterns.size());
+    for (std::size_t p = 0; p < g.patterns.size(); ++p)
+      in.occurrences[p] = g.patterns[p].pattern.positions.size();
+    infos.push_back(std::move(in));
+  }
+  Assembler as(classes, class_of, comms, std::move(infos));
+  // Units of rank r: base[r] + its class's unit numbers.
+  std::vector<std::size_t> base(class_of.size() + 1, 0);
+  for (int32_t r = 0; r < world; ++r)
+    base[static_cast<std::size_t>(r) + 1] = base[static_cast<std::size_t>(r)] + as.info(r).units;
+  UnionFind uf(base.back());
+  auto unit = [&](int32_t r, int32_t u) {
+    return base[static_cast<std::size_t>(r)] + static_cast<std::size_t>(u);
+  };
+  for (int32_t a = 0; a < world; ++a)
+    for (const auto& [key, events] : as.info(a).sends) {
+      int64_t to = 0;
+      const Match* m = as.match_send(a, key, to);
+      if (!m) continue;
+      for (const auto& [ua, ub] : m->joins)
+        uf.join(unit(a, ua), unit(static_cast<int32_t>(to), ub));
+    }
+  // Components holding a per-process pattern become global patterns, in
+  // order of their first (rank, pattern).
+  std::map<std::size_t, std::size_t> index;  // root -> position in global
+  std::vector<GlobalPattern>& out = result.global;
+  out.clear();
+  auto global_of_unit = [&](int32_t r, int32_t u) -> int32_t {
+    auto it = index.find(uf.find(unit(r, u)));
+    return it == index.end() ? -1 : static_cast<int32_t>(it->second);
+  };
+  for (int32_t r = 0; r < world; ++r) {
+    const ClassInfo& in = as.info(r);
+    for (std::size_t p = 0; p < in.present.size(); ++p) {
+      if (!in.present[p]) continue;
+      auto [it, fresh] = index.try_emplace(uf.find(unit(r, static_cast<int32_t>(p))), out.size());
+      if (fresh) out.emplace_back();
+      out[it->second].patterns.emplace_back(r, static_cast<int32_t>(p));
+    }
+  }
+  for (int32_t r = 0; r < world; ++r) {
+    const ClassInfo& in = as.info(r);
+    for (std::size_t u = in.present.size(); u < in.units; ++u)
+      if (const int32_t g = global_of_unit(r, static_cast<int32_t>(u)); g >= 0)
+        ++out[static_cast<std::size_t>(g)].loose_events;
+  }
+  // Channels, each message counted where its own send lies.
+  for (int32_t a = 0; a < world; ++a)
+    for (const auto& [key, events] : as.info(a).sends) {
+      int64_t to = 0;
+      const Match* m = as.match_send(a, key, to);
+      if (!m) continue;
+      const auto& [comm, tag, stored] = key;
+      std::map<int32_t, Channel> per_pattern;
+      for (const Match::PerUnit& u : m->by_send_unit) {
+        const int32_t g = global_of_unit(a, u.unit);
+        if (g < 0) continue;
+        Channel& part = per_pattern.try_emplace(g, Channel{a, static_cast<int32_t>(to), comm, tag})
+                            .first->second;
+        part.messages += u.messages;
+        part.bytes += u.bytes;
+        part.wildcard += u.wildcard;
+      }
+      for (auto& [g, part] : per_pattern) {
+        GlobalPattern& gp = out[static_cast<std::size_t>(g)];
+        gp.messages += part.messages;
+        gp.edges.emplace_back(part.from, part.to);
+        gp.channels.push_back(part);
+      }
+    }
+  // Each rank's hops inside its per-process patterns, in its order of
+  // events; the two hops of one MPI_Sendrecv in the order of their
+  // channels' keys (from, to, comm, tag), as assemble() has them. Which
+  // events those are, and in what order, is the same for every rank of a
+  // class whose lists meet the same matches: worked out once as a plan of
+  // (event, list) steps; per rank only the partners are filled in.
+  struct Step {
+    uint32_t event;
+    uint32_t list;  // index into the rank's send lists, then its receive lists
+    bool send;
+  };
+  std::map<std::pair<uint32_t, std::vector<const Match*>>, std::vector<Step>> plans;
+  std::vector<const Match*> matches;
+  std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> keys;  // per list: its channel
+  std::vector<int32_t> pattern_global;
+  std::vector<std::pair<std::size_t, GlobalPattern::Order>> orders;  // (global, order)
+  for (int32_t r = 0; r < world; ++r) {
+    const ClassEvents& c = as.cls(r);
+    const ClassInfo& in = as.info(r);
+    matches.clear();
+    keys.clear();
+    for (const auto& [key, events] : in.sends) {
+      int64_t to = 0;
+      matches.push_back(as.match_send(r, key, to));
+      keys.emplace_back(r, to, std::get<0>(key), std::get<1>(key));
+    }
+    for (const auto& [key, events] : in.recvs) {
+      int64_t from = 0;
+      matches.push_back(as.match_recv(r, key, from));
+      keys.emplace_back(from, r, std::get<0>(key), std::get<1>(key));
+    }
+    auto [plan_it, fresh] = plans.try_emplace({class_of[static_cast<std::size_t>(r)], matches});
+    std::vector<Step>& plan = plan_it->second;
+    if (fresh) {
+      const std::size_t sends = in.sends.size();
+      for (std::size_t l = 0; l < matches.size(); ++l) {
+        const Match* m = matches[l];
+        if (!m) continue;
+        const std::vector<uint32_t>& events = l < sends ? *m->sends : *m->recvs;
+        for (std::size_t k = 0; k < m->n; ++k)
+          if (c.pattern_of[events[k]] >= 0)
+            plan.push_back({events[k], static_cast<uint32_t>(l), l < sends});
+      }
+      std::stable_sort(plan.begin(), plan.end(),
+                       [](const Step& x, const Step& y) { return x.event < y.event; });
+    }
+    if (plan.empty()) continue;
+    pattern_global.assign(in.present.size(), -1);
+    for (std::size_t p = 0; p < in.present.size(); ++p)
+      if (in.present[p]) pattern_global[p] = global_of_unit(r, static_cast<int32_t>(p));
+    orders.clear();
+    auto emit = [&](const Step& s) {
+      const int32_t p = c.pattern_of[s.event];
+      const int32_t g = pattern_global[static_cast<std::size_t>(p)];
+      if (g < 0) return;
+      const auto& key = keys[s.list];
+      const Message& msg = c.events[s.event];
+      const Hop hop = s.send ? Hop{static_cast<int32_t>(std::get<1>(key)), true, false}
+                             : Hop{static_cast<int32_t>(std::get<0>(key)), false,
+                                   msg.blocking && msg.kind == Message::Kind::kRecv};
+      auto o = std::find_if(orders.begin(), orders.end(),
+                            [&](const auto& x) { return x.first == static_cast<std::size_t>(g); });
+      if (o == orders.end()) {
+        o = orders.emplace(orders.end(), static_cast<std::size_t>(g), GlobalPattern::Order{});
+        o->second.rank = r;
+        o->second.occurrences = in.occurrences[static_cast<std::size_t>(p)];
+        o->second.hops.reserve(plan.size());
+      }
+      o->second.hops.push_back(hop);
+    };
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      // One event's two hops (an MPI_Sendrecv) go by their channels, which
+      // name this rank's partners: the order may differ from rank to rank.
+      if (i + 1 < plan.size() && plan[i + 1].event == plan[i].event &&
+          keys[plan[i + 1].list] < keys[plan[i].list]) {
+        emit(plan[i + 1]);
+        emit(plan[i]);
+        ++i;
+        continue;
+      }
+      emit(plan[i]);
+    }
+    for (auto& [g, o] : orders) {
+      o.hops.shrink_to_fit();
+      out[g].order.push_back(std::move(o));
+    }
+  }
+  for (GlobalPattern& g : out) {
+    std::sort(g.channels.begin(), g.channels.end());
+    std::sort(g.order.begin(), g.order.end(),
+              [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    std::sort(g.edges.begin(), g.edges.end());
+    g.edges.erase(std::unique(g.edges.begin(), g.edges.end()), g.edges.end());
+  }
+
+  // Coverage: ranks of one class whose units fall into the same global
+  // patterns have the same events in one, several or none; each such set
+  // is counted once. An event lies in the global pattern of its unit, or
+  // of every per-process pattern whose occurrence covers it.
+  std::map<std::pair<uint32_t, std::vector<int32_t>>, std::vector<int32_t>> alike;
+  for (int32_t r = 0; r < world; ++r) {
+    const ClassInfo& in = as.info(r);
+    std::vector<int32_t> globals(in.units);
+    for (std::size_t u = 0; u < in.units; ++u)
+      globals[u] =
+          u < in.present.size() && !in.present[u] ? -1 : global_of_unit(r, static_cast<int32_t>(u));
+    alike[{class_of[static_cast<std::size_t>(r)], std::move(globals)}].push_back(r);
+  }
+  Result::Cover& cover = result.cover;
+  std::map<std::pair<std::string, Symbol>, std::map<int32_t, std::size_t>> singles;
+  for (const auto& [key, ranks] : alike) {
+    const ClassEvents& c = classes[key.first];
+    const ClassInfo& in = as.info(ranks.front());
+    const std::vector<int32_t>& globals = key.second;
+    const std::size_t n = c.events.size();
+    std::vector<int32_t> first(n, -1);
+    for (std::size_t k = 0; k < n; ++k)
+      if (in.unit_of[k] >= 0) first[k] = globals[static_cast<std::size_t>(in.unit_of[k])];
+    std::vector<bool> several(n, false);
+    const RankPatterns& g = result.groups[c.group];
+    for (std::size_t p = 0; p < g.patterns.size(); ++p) {
+      const int32_t gp = globals[p];
+      if (gp < 0) continue;
+      const ProcessPattern& pat = g.patterns[p].pattern;
+      for (std::size_t at : pat.positions)
+        for (std::size_t k = at; k < at + pat.symbols.size() && k < n; ++k) {
+          if (first[k] < 0) first[k] = gp;
+          if (first[k] != gp) several[k] = true;
+        }
+    }
+    std::map<std::pair<std::string, Symbol>, std::size_t> mine;
+    std::size_t one = 0, many = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (several[k])
+        ++many;
+      else if (first[k] >= 0)
+        ++one;
+      else
+        ++mine[{whole_rank ? std::string("(whole rank)") : names[c.contexts[k]], c.symbols[k]}];
+    }
+    cover.events += n * ranks.size();
+    cover.in_one += one * ranks.size();
+    cover.in_several += many * ranks.size();
+    for (const auto& [what, count] : mine) {
+      auto& per_rank = singles[what];
+      for (int32_t r : ranks) per_rank[r] += count;
+    }
+  }
+  for (const auto& [key, per_rank] : singles) {
+    std::map<std::size_t, std::vector<int32_t>> by_count;
+    for (const auto& [rank, count] : per_rank) by_count[count].push_back(rank);
+    for (auto& [count, ranks] : by_count)
+      cover.singles.push_back(
+          {Ranklist::from_ranks(std::move(ranks)), key.first, key.second, count});
+  }
+}
+
+}  // namespace tracefold::patterns::detail

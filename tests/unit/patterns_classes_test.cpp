@@ -1,0 +1,132 @@
+// find_process_patterns over classes of alike ranks (src/analysis/patterns/
+// classes.cpp, assemble_classes.cpp): ranks the folded trace cannot tell
+// apart are walked once, and the result must be the one of walking every
+// rank. Absolute peers make every rank a class of its own (its symbols
+// name ranks), so the two peer modes give the same global patterns and
+// coverage only if the shared classes are assembled right.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../../src/analysis/patterns/classes_internal.hpp"
+#include "test_util.hpp"
+#include "tracefold/patterns.hpp"
+
+namespace tracefold::patterns {
+namespace {
+
+using testing::fold_ranks;
+using testing::make_event;
+
+constexpr int32_t kRanks = 12;
+constexpr int64_t kHalves = 5;  // a communicator of the even and one of the odd ranks
+
+// Sites 1-3: a 1-D halo exchange (not periodic, so ranks 0 and 11 have one
+// neighbour), 4: an Allreduce, 5-6: a ring on each half's communicator.
+std::vector<std::vector<Event>> program() {
+  std::vector<std::vector<Event>> ranks(kRanks);
+  for (int32_t r = 0; r < kRanks; ++r) {
+    auto& ev = ranks[static_cast<std::size_t>(r)];
+    for (int step = 0; step < 4; ++step) {
+      int requests = 0;
+      for (int32_t d : {-1, 1})
+        if (r + d >= 0 && r + d < kRanks) {
+          ev.push_back(make_event("MPI_Irecv", 2,
+                                  {{"peer", r + d}, {"tag", 1}, {"count", 8}, {"dsize", 8}}));
+          ev.push_back(make_event("MPI_Isend", 1,
+                                  {{"peer", r + d}, {"tag", 1}, {"count", 8}, {"dsize", 8}}));
+          requests += 2;
+        }
+      ev.push_back(make_event("MPI_Waitall", 3, {{"count", requests}}));
+      ev.push_back(make_event("MPI_Allreduce", 4, {{"count", 1}, {"dsize", 8}}));
+    }
+    const int32_t me = r / 2, size = kRanks / 2;
+    for (int step = 0; step < 3; ++step) {
+      ev.push_back(make_event(
+          "MPI_Send", 5,
+          {{"peer", (me + 1) % size}, {"tag", 2}, {"comm", kHalves}, {"count", 4}, {"dsize", 4}}));
+      ev.push_back(make_event("MPI_Recv", 6,
+                              {{"peer", (me + size - 1) % size},
+                               {"tag", 2},
+                               {"comm", kHalves},
+                               {"count", 4},
+                               {"dsize", 4}}));
+    }
+  }
+  return ranks;
+}
+
+CommTable comms() {
+  CommTable c;
+  c.define_world(kRanks);
+  std::vector<int32_t> even, odd;
+  for (int32_t r = 0; r < kRanks; ++r) (r % 2 ? odd : even).push_back(r);
+  c.define(kHalves, CommGroup{MemberList(even)});
+  c.define(kHalves, CommGroup{MemberList(odd)});
+  return c;
+}
+
+std::string context(SiteId site) {
+  return site <= 3 ? "halo" : site == 4 ? "reduce" : "ring";
+}
+
+Result run(const Trace& t, PeerMode peers) {
+  Options o;
+  o.peers = peers;
+  return find_process_patterns(t, o, context);
+}
+
+TEST(PatternsClasses, AlikeRanksShareAClass) {
+  const Trace t = fold_ranks(program(), comms());
+  const std::vector<uint32_t> cls = detail::rank_classes(t);
+  ASSERT_EQ(cls.size(), static_cast<std::size_t>(kRanks));
+  EXPECT_EQ(cls[0], 0u);
+  for (int32_t r = 2; r < kRanks - 1; ++r) EXPECT_EQ(cls[static_cast<std::size_t>(r)], cls[1]) << r;
+  EXPECT_NE(cls[1], cls[0]);
+  EXPECT_NE(cls[kRanks - 1], cls[0]);
+  EXPECT_NE(cls[kRanks - 1], cls[1]);
+}
+
+TEST(PatternsClasses, SameResultAsEveryRankWalked) {
+  const Trace t = fold_ranks(program(), comms());
+  const Result shared = run(t, PeerMode::kRelative);
+  const Result each = run(t, PeerMode::kAbsolute);
+  // Relative symbols: the inner ranks are one group; absolute: one each.
+  ASSERT_EQ(shared.groups.size(), 3u);
+  EXPECT_EQ(shared.groups[1].ranks, Ranklist::range(1, kRanks - 2));
+  EXPECT_EQ(each.groups.size(), static_cast<std::size_t>(kRanks));
+  ASSERT_EQ(shared.global.size(), each.global.size());
+  ASSERT_FALSE(shared.global.empty());
+  bool halo = false;
+  for (std::size_t g = 0; g < shared.global.size(); ++g) {
+    const GlobalPattern &a = shared.global[g], &b = each.global[g];
+    EXPECT_EQ(a.patterns, b.patterns) << g;
+    EXPECT_EQ(a.edges, b.edges) << g;
+    EXPECT_EQ(a.messages, b.messages) << g;
+    EXPECT_EQ(a.loose_events, b.loose_events) << g;
+    EXPECT_EQ(a.channels, b.channels) << g;
+    ASSERT_EQ(a.order.size(), b.order.size()) << g;
+    for (std::size_t o = 0; o < a.order.size(); ++o) {
+      EXPECT_EQ(a.order[o].rank, b.order[o].rank);
+      EXPECT_EQ(a.order[o].hops, b.order[o].hops);
+      EXPECT_EQ(a.order[o].occurrences, b.order[o].occurrences);
+    }
+    EXPECT_EQ(a.shape.title(), b.shape.title()) << g;
+    EXPECT_EQ(a.shape.params, b.shape.params) << g;
+    halo = halo || a.edges.size() == 2 * (kRanks - 1);
+  }
+  EXPECT_TRUE(halo) << "no global pattern with the halo's 22 edges";
+  EXPECT_EQ(shared.cover.events, each.cover.events);
+  EXPECT_EQ(shared.cover.in_one, each.cover.in_one);
+  EXPECT_EQ(shared.cover.in_several, each.cover.in_several);
+  // 4 steps of up to 4 halo calls and an Allreduce, 3 of 2 ring calls.
+  EXPECT_EQ(shared.cover.events, static_cast<std::size_t>(kRanks) * (4 * 5 + 3 * 2) - 2 * 4 * 2);
+  std::size_t single_a = 0, single_b = 0;
+  for (const auto& s : shared.cover.singles) single_a += s.count * s.ranks.size();
+  for (const auto& s : each.cover.singles) single_b += s.count * s.ranks.size();
+  EXPECT_EQ(single_a, single_b);
+  EXPECT_EQ(shared.cover.in_one + shared.cover.in_several + single_a, shared.cover.events);
+}
+
+}  // namespace
+}  // namespace tracefold::patterns
