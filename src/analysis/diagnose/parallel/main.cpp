@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -83,15 +84,18 @@ class SiteNames {
 };
 
 // With TRACEFOLD_DIAGNOSE_PHASES=1, rank 0 says on standard error how long
-// each step took it (wall time since the previous step).
+// each step took it: wall time since the previous step, and the processor
+// time it used (on a loaded machine the wall time is mostly waiting for a
+// core).
 struct Steps {
   bool on = false;
-  double last = MPI_Wtime();
+  double last = MPI_Wtime(), last_cpu = mpi_common::cpu_seconds();
   void mark(const char* what) {
     if (!on) return;
-    const double now = MPI_Wtime();
-    std::cerr << "tracefold: step " << what << ": " << now - last << " s\n";
-    last = now;
+    const double now = MPI_Wtime(), cpu = mpi_common::cpu_seconds();
+    std::cerr << "tracefold: step " << what << ": " << now - last << " s (processor "
+              << cpu - last_cpu << " s)\n";
+    last = now, last_cpu = cpu;
   }
 };
 
@@ -144,8 +148,10 @@ void run(const Args& args, int me, int np) {
   // Naming costs per distinct frame, not per sample, and the ranks of an
   // SPMD run sample nearly the same frames: a rank naming its share's
   // frames would name nearly all of them. So every rank learns the frames
-  // of all shares and names every np-th one of them (in the order the
-  // serial reader meets them: the first module seen names a frame).
+  // of all shares (kept in the order the serial reader meets them: the
+  // first module seen names a frame) and names one block of them sorted by
+  // module and offset: opening a module's debug information is much of
+  // the cost, and blocks open each module on as few ranks as they can.
   std::vector<FrameQuery> frames;
   {
     std::set<FrameKey> seen;
@@ -157,11 +163,17 @@ void run(const Args& args, int me, int np) {
   mine_frames = {};
   steps.mark("frame lists");
   try {
+    std::vector<std::size_t> order(frames.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return frames[a].key < frames[b].key; });
+    const auto [lo, hi] = mpi_common::rank_share(int32_t(frames.size()), me, np);
     symbolize::Symbolizer sym;
-    for (std::size_t i = std::size_t(me); i < frames.size(); i += std::size_t(np)) {
+    for (int32_t i = lo; i < hi; ++i) {
+      const FrameQuery& q = frames[order[std::size_t(i)]];
       bool none = false;
-      mine.named.emplace(frames[i].key, name_frame(frames[i], sym, none));
-      if (none) mine.unnamed.insert(frames[i].key);
+      mine.named.emplace(q.key, name_frame(q, sym, none));
+      if (none) mine.unnamed.insert(q.key);
     }
   } catch (const std::exception& e) {
     err = e.what();
