@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -162,6 +163,13 @@ void run(const Args& args, int me, int np) {
   }
   mine_frames = {};
   steps.mark("frame lists");
+  if (steps.on) {
+    std::map<std::string, std::size_t> per_module;
+    for (const FrameQuery& q : frames) ++per_module[q.module.name];
+    std::cerr << "tracefold: " << frames.size() << " distinct frames to name:";
+    for (const auto& [module, n] : per_module) std::cerr << " " << module << " " << n;
+    std::cerr << "\n";
+  }
   try {
     std::vector<std::size_t> order(frames.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
