@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "../../src/analysis/diagnose/internal.hpp"  // align_by_exit_gaps
+#include "../../src/analysis/diagnose/internal.hpp"  // align_by_exit_gaps, frame naming
 #include "test_util.hpp"
 #include "tracefold/diagnose.hpp"
 
@@ -403,6 +403,54 @@ TEST(Diagnose, ExitGapsFindTheDriftOfARankWithoutEndOffset) {
   u.init();
   u.in.events.end_offset.assign(2, 1);
   EXPECT_TRUE(diagnose_detail::align_by_exit_gaps(u.trace, u.in.events, unfitted).empty());
+}
+
+// tracefold-diagnose names each distinct frame once, on the analysis rank
+// it falls to, and rank 0 names the contexts from those names: the same
+// names and the same frames without symbols as the serial reader's.
+TEST(Diagnose, FramesNamedOnePerAnalysisRankGiveTheSerialNames) {
+  std::vector<RankSamples> ranks(3);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    RankSamples& s = ranks[r];
+    // No binary exists at these paths: frames keep module+offset.
+    s.modules = {Module{"app", "/nonexistent/app", "", 0},
+                 Module{"libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "", 0},
+                 Module{"solver.so", "/nonexistent/solver.so", "", 0x1000 * r}};
+    // Ranks share most frames, each has one of its own; libc is a system
+    // library (no name).
+    s.contexts = {{0, 0, 0}, {0, 0, 0x10}, {1, 1, 0x99}, {1, 2, 0x20 + 0x8 * r}, {1, 0, 0x30}};
+  }
+  symbolize::Symbolizer serial_sym;
+  diagnose_detail::FrameMemo memo;
+  std::set<diagnose_detail::FrameKey> serial_unnamed;
+  std::vector<std::vector<std::string>> serial;
+  for (const RankSamples& s : ranks)
+    serial.push_back(diagnose_detail::name_contexts(s, serial_sym, memo, serial_unnamed));
+  std::set<diagnose_detail::FrameKey> seen;
+  std::vector<diagnose_detail::FrameQuery> frames;
+  for (const RankSamples& s : ranks) diagnose_detail::frame_queries(s, seen, frames);
+  // Per rank: app 0x10, app 0x30 (rank 0 only: rank 1 and 2 repeat them)
+  // and its own solver frame; never libc's.
+  ASSERT_EQ(frames.size(), 5u);
+  EXPECT_EQ(frames[0].key, (diagnose_detail::FrameKey{"/nonexistent/app", 0x10}));
+  EXPECT_EQ(frames[4].key, (diagnose_detail::FrameKey{"/nonexistent/solver.so", 0x30}));
+  // Two "analysis ranks", every second frame each.
+  diagnose_detail::FrameMemo names;
+  std::set<diagnose_detail::FrameKey> unnamed;
+  for (std::size_t me = 0; me < 2; ++me) {
+    symbolize::Symbolizer sym;
+    for (std::size_t i = me; i < frames.size(); i += 2) {
+      bool none = false;
+      names.emplace(frames[i].key, diagnose_detail::name_frame(frames[i], sym, none));
+      if (none) unnamed.insert(frames[i].key);
+    }
+  }
+  EXPECT_EQ(unnamed, serial_unnamed);
+  EXPECT_EQ(unnamed.size(), 5u);
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    EXPECT_EQ(diagnose_detail::names_from_memo(ranks[r], names), serial[r]) << "rank " << r;
+  EXPECT_EQ(serial[2],
+            (std::vector<std::string>{"", "app+0x10", "", "solver.so+0x30", "app+0x30"}));
 }
 
 TEST(Diagnose, ReportsReadAsTextAndJson) {

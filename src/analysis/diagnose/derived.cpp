@@ -33,13 +33,14 @@ struct Counts {
 // Per path (user functions outermost first, joined by " | "), per rank.
 using Tally = std::map<std::vector<std::string>, std::map<int32_t, Counts>>;
 
-void add_path(Tally& tally, const std::vector<std::string>& path, int32_t rank, TimeLabel l) {
+void add_path(Tally& tally, const std::vector<std::string>& path, int32_t rank, TimeLabel l,
+              int64_t n) {
   std::vector<std::string> prefix;
   for (const std::string& f : path) {
     prefix.push_back(f);
     Counts& c = tally[prefix][rank];
-    ++c.by[static_cast<int>(l)];
-    ++c.total;
+    c.by[static_cast<int>(l)] += n;
+    c.total += n;
   }
 }
 
@@ -62,11 +63,14 @@ void derive_labels(Context& c) {
     const RankSamples& rs = c.in.samples[std::size_t(r)];
     const auto& evs = c.events(r);
     const auto& ctx_path = c.context_path[std::size_t(r)];
+    // Counted per context and per (call site, label) first, then added to
+    // the tally once each: paths are vectors of strings, samples many.
+    std::vector<int64_t> in_context(ctx_path.size(), 0);
+    std::map<std::pair<SiteId, int>, int64_t> in_site;
     for (const Sample& s : rs.samples) {
       if (s.thread != 0) continue;
       if (!s.in_mpi) {
-        if (s.context < ctx_path.size() && !ctx_path[s.context].empty())
-          add_path(tally, ctx_path[s.context], r, TimeLabel::kComputation);
+        if (s.context < ctx_path.size()) ++in_context[s.context];
         continue;
       }
       // The call it fell into, by time (the last one started before it).
@@ -77,14 +81,21 @@ void derive_labels(Context& c) {
       const TimedEvent& te = evs[k];
       if (s.time_ns > te.end_ns || is_environment(te.ev.op) || te.ev.site >= c.trace.sites.size())
         continue;
-      auto [sp, fresh] = site_paths.try_emplace(te.ev.site);
+      ++in_site[{te.ev.site, static_cast<int>(label_in_call(c, r, k, s.time_ns))}];
+    }
+    for (std::size_t ctx = 0; ctx < ctx_path.size(); ++ctx)
+      if (in_context[ctx] > 0 && !ctx_path[ctx].empty())
+        add_path(tally, ctx_path[ctx], r, TimeLabel::kComputation, in_context[ctx]);
+    for (const auto& [key, n] : in_site) {
+      auto [sp, fresh] = site_paths.try_emplace(key.first);
       if (fresh) {
-        const CallSite& site = c.trace.sites.at(te.ev.site);
+        const CallSite& site = c.trace.sites.at(key.first);
         for (auto f = site.frames.rbegin(); f != site.frames.rend(); ++f)
           if (std::string nm = frame_function(c.trace.symtab, *f); !nm.empty())
             sp->second.push_back(std::move(nm));
       }
-      if (!sp->second.empty()) add_path(tally, sp->second, r, label_in_call(c, r, k, s.time_ns));
+      if (!sp->second.empty())
+        add_path(tally, sp->second, r, static_cast<TimeLabel>(key.second), n);
     }
   }
   const double need = c.opt.derived_share;

@@ -15,30 +15,77 @@ namespace tracefold::diagnose_detail {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The frame of context `i` of `rs` as the symbolizer is asked about it;
+// false for the root and for frames of system libraries (they get no name).
+bool frame_of(const RankSamples& rs, const SymbolTables& tables, std::size_t i, FrameQuery& q) {
+  const SampleContext& c = rs.contexts[i];
+  if (c.module >= rs.modules.size()) return false;
+  const Module& m = rs.modules[c.module];
+  // tracefold's own recorder library is a system library here wherever it
+  // was loaded from (system_module knows its installed path only): a run
+  // recorded from a build directory would otherwise name its frames as
+  // causes, and reading its debug information was most of the naming time.
+  if (system_module(tables, Frame{m.name, c.offset}) || m.name.rfind("libtracefold", 0) == 0)
+    return false;
+  q.key = {m.path.empty() ? m.name : m.path, c.offset};
+  q.module = m;
+  return true;
+}
+
+SymbolTables module_tables(const RankSamples& rs) {
+  SymbolTables tables;
+  for (const Module& m : rs.modules) tables.modules.emplace(m.name, m);
+  return tables;
+}
+
+}  // namespace
+
 // The name a place uses for a frame: its function, and the functions
 // inlined into it down to the one at the address (`work_a > nap`), the same
 // at every address in them so that samples add up per function; "" for
 // system libraries; module+offset when nothing is known.
+std::string name_frame(const FrameQuery& q, symbolize::Symbolizer& sym, bool& unnamed) {
+  std::string name = function_names(sym.lookup(q.module, q.key.second));
+  unnamed = name.empty();
+  if (unnamed) {
+    std::ostringstream o;
+    o << q.module.name << "+0x" << std::hex << q.key.second;
+    name = o.str();
+  }
+  return name;
+}
+
+void frame_queries(const RankSamples& rs, std::set<FrameKey>& seen, std::vector<FrameQuery>& out) {
+  const SymbolTables tables = module_tables(rs);
+  FrameQuery q;
+  for (std::size_t i = 1; i < rs.contexts.size(); ++i)
+    if (frame_of(rs, tables, i, q) && seen.insert(q.key).second) out.push_back(q);
+}
+
+std::vector<std::string> names_from_memo(const RankSamples& rs, const FrameMemo& memo) {
+  const SymbolTables tables = module_tables(rs);
+  std::vector<std::string> names(rs.contexts.size());
+  FrameQuery q;
+  for (std::size_t i = 1; i < rs.contexts.size(); ++i)
+    if (frame_of(rs, tables, i, q))
+      if (auto it = memo.find(q.key); it != memo.end()) names[i] = it->second;
+  return names;
+}
+
 std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symbolizer& sym,
                                        FrameMemo& memo, std::set<FrameKey>& unnamed) {
-  SymbolTables tables;
-  for (const Module& m : rs.modules) tables.modules.emplace(m.name, m);
+  const SymbolTables tables = module_tables(rs);
   std::vector<std::string> names(rs.contexts.size());
+  FrameQuery q;
   for (std::size_t i = 1; i < rs.contexts.size(); ++i) {
-    const SampleContext& c = rs.contexts[i];
-    if (c.module >= rs.modules.size()) continue;
-    const Module& m = rs.modules[c.module];
-    if (system_module(tables, Frame{m.name, c.offset})) continue;
-    const FrameKey key{m.path.empty() ? m.name : m.path, c.offset};
-    auto [it, fresh] = memo.try_emplace(key);
+    if (!frame_of(rs, tables, i, q)) continue;
+    auto [it, fresh] = memo.try_emplace(q.key);
     if (fresh) {
-      it->second = function_names(sym.lookup(m, c.offset));
-      if (it->second.empty()) {
-        std::ostringstream o;
-        o << m.name << "+0x" << std::hex << c.offset;
-        it->second = o.str();
-        unnamed.insert(key);
-      }
+      bool none = false;
+      it->second = name_frame(q, sym, none);
+      if (none) unnamed.insert(q.key);
     }
     names[i] = it->second;
   }

@@ -159,6 +159,19 @@ RankSampleDigest read_rank_samples(const Trace& trace, const std::string& dir, i
 /// without one; offset).
 using FrameKey = std::pair<std::string, uint64_t>;
 using FrameMemo = std::map<FrameKey, std::string>;
+/// A frame to name: its key and the module to look it up in.
+struct FrameQuery {
+  FrameKey key;
+  Module module;
+};
+/// Appends the frames of `rs`'s contexts not in `seen` (system libraries'
+/// left out), in context order, and adds them to `seen`.
+void frame_queries(const RankSamples& rs, std::set<FrameKey>& seen, std::vector<FrameQuery>& out);
+/// The name of one frame as a place uses it (`unnamed`: no symbols, the
+/// name is module+offset).
+std::string name_frame(const FrameQuery& q, symbolize::Symbolizer& sym, bool& unnamed);
+/// name_contexts when every frame is named in `memo` already.
+std::vector<std::string> names_from_memo(const RankSamples& rs, const FrameMemo& memo);
 /// The names of `rs`'s context nodes (DiagnoseInput::context_names); the
 /// frames without symbols go into `unnamed` (their count is reported).
 std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symbolizer& sym,

@@ -67,18 +67,28 @@ void add_computation(const Context& c, int32_t rank, int64_t from, int64_t to, s
   const auto& idx = c.comp_samples[std::size_t(rank)];
   auto lo = std::lower_bound(idx.begin(), idx.end(), from,
                              [&](uint32_t i, int64_t t) { return rs.samples[i].time_ns < t; });
+  // Counted per context first: a phase instance holds many samples of few
+  // contexts, and each context's key and its callers' are map lookups.
+  thread_local std::vector<uint32_t> ctxs;
+  ctxs.clear();
+  for (auto it = lo; it != idx.end() && rs.samples[*it].time_ns < to; ++it)
+    ctxs.push_back(rs.samples[*it].context);
+  std::sort(ctxs.begin(), ctxs.end());
   const auto& keys = c.context_key[std::size_t(rank)];
-  for (auto it = lo; it != idx.end() && rs.samples[*it].time_ns < to; ++it) {
-    const Sample& s = rs.samples[*it];
-    std::string key = s.context < keys.size() ? keys[s.context] : "";
+  for (std::size_t i = 0; i < ctxs.size();) {
+    std::size_t j = i;
+    while (j < ctxs.size() && ctxs[j] == ctxs[i]) ++j;
+    const int64_t ns = int64_t(j - i) * c.period_ns;
+    std::string key = ctxs[i] < keys.size() ? keys[ctxs[i]] : "";
     if (key.empty()) key = "(no user frame)";
-    // Inclusive: the sample counts for its function and every caller.
+    // Inclusive: the samples count for their function and every caller.
     for (;;) {
-      add_key(c, places, key, rank, c.period_ns);
+      add_key(c, places, key, rank, ns);
       const std::size_t at = key.rfind(kSep);
       if (at == std::string::npos) break;
       key.resize(at);
     }
+    i = j;
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 namespace tracefold::mpi_common {
@@ -72,6 +73,30 @@ std::string tree_gather(MPI_Comm comm, const std::string& mine) {
     if (me + step < np) append_received(comm, me + step, held);
   }
   return held;
+}
+
+std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine) {
+  int np = 0;
+  MPI_Comm_size(comm, &np);
+  const uint64_t n = mine.size();
+  std::vector<uint64_t> sizes(std::size_t(np), 0);
+  MPI_Allgather(&n, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm);
+  std::vector<int> counts(static_cast<std::size_t>(np)), displs(static_cast<std::size_t>(np));
+  uint64_t total = 0;
+  for (int i = 0; i < np; ++i) {
+    displs[std::size_t(i)] = int(total);
+    counts[std::size_t(i)] = int(sizes[std::size_t(i)]);
+    total += sizes[std::size_t(i)];
+    if (total > uint64_t(std::numeric_limits<int>::max()))
+      throw std::runtime_error("all_gather: more than 2 GiB in all");
+  }
+  std::string all(total, '\0');
+  MPI_Allgatherv(mine.data(), int(n), MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
+                 comm);
+  std::vector<std::string> out;
+  for (int i = 0; i < np; ++i)
+    out.push_back(all.substr(std::size_t(displs[std::size_t(i)]), sizes[std::size_t(i)]));
+  return out;
 }
 
 std::vector<std::string> split_gathered(const std::string& all) {

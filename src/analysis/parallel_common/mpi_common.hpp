@@ -31,6 +31,10 @@ std::pair<int32_t, int32_t> rank_share(int32_t recorded, int me, int np);
 /// rounds and no rank receives more than log2 np messages.
 std::string tree_gather(MPI_Comm comm, const std::string& mine);
 
+/// Collective over `comm`: every rank's `mine`, on every rank, in rank
+/// order. For small pieces (the total must fit an MPI count).
+std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine);
+
 /// tree_gather's result, one string per rank.
 std::vector<std::string> split_gathered(const std::string& all);
 

@@ -6,6 +6,9 @@
 
 namespace tracefold::diagnose_parallel {
 
+using diagnose_detail::FrameKey;
+using diagnose_detail::FrameQuery;
+
 namespace {
 
 class Writer {
@@ -86,6 +89,8 @@ std::string encode(const ShareDigest& d) {
     w.put(uint64_t(r.names.size()));
     for (const std::string& n : r.names) w.put(n);
   }
+  w.put(uint64_t(d.named.size()));
+  for (const auto& [key, name] : d.named) w.put(key.first), w.put(key.second), w.put(name);
   w.put(uint64_t(d.unnamed.size()));
   for (const auto& [module, offset] : d.unnamed) w.put(module), w.put(offset);
   return std::move(w.out);
@@ -116,6 +121,12 @@ ShareDigest decode(const std::string& bytes) {
     r.names.resize(rd.get<uint64_t>());
     for (std::string& n : r.names) n = rd.str();
   }
+  const uint64_t named = rd.get<uint64_t>();
+  for (uint64_t i = 0; i < named; ++i) {
+    std::string module = rd.str();
+    const uint64_t offset = rd.get<uint64_t>();
+    d.named.emplace(FrameKey{std::move(module), offset}, rd.str());
+  }
   const uint64_t n = rd.get<uint64_t>();
   for (uint64_t i = 0; i < n; ++i) {
     std::string module = rd.str();
@@ -123,6 +134,28 @@ ShareDigest decode(const std::string& bytes) {
   }
   if (!rd.done()) throw DiagnoseError("tracefold-diagnose: a rank's digest has trailing bytes");
   return d;
+}
+
+std::string encode(const std::vector<FrameQuery>& frames) {
+  Writer w;
+  w.put(uint64_t(frames.size()));
+  for (const FrameQuery& q : frames) {
+    w.put(q.key.first), w.put(q.key.second);
+    w.put(q.module.name), w.put(q.module.path), w.put(q.module.build_id), w.put(q.module.base);
+  }
+  return std::move(w.out);
+}
+
+std::vector<FrameQuery> decode_frames(const std::string& bytes) {
+  Reader rd(bytes);
+  std::vector<FrameQuery> out(rd.get<uint64_t>());
+  for (FrameQuery& q : out) {
+    q.key.first = rd.str(), q.key.second = rd.get<uint64_t>();
+    q.module.name = rd.str(), q.module.path = rd.str(), q.module.build_id = rd.str();
+    q.module.base = rd.get<uint64_t>();
+  }
+  if (!rd.done()) throw DiagnoseError("tracefold-diagnose: a rank's frame list has trailing bytes");
+  return out;
 }
 
 }  // namespace tracefold::diagnose_parallel

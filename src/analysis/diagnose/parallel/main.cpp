@@ -1,18 +1,21 @@
 // tracefold-diagnose: `mpirun -np K tracefold diagnose TRACE [-o REPORT]`
 // (the CLI execs this program when it finds itself under a launcher), with
 // K at most the recording's rank count. Each analysis rank reads the
-// samples of its share of the recorded ranks, puts them on rank 0's clock
-// and names their frames with the symbolizer (the per-rank work that grows
-// with the run's length and the binaries' debug information); the digests
-// travel to rank 0 along a binary tree (mpi_common.hpp). Rank 0 reads the
-// timelines meanwhile, for what needs every rank's events at once (the
-// wait states, phases, clock alignment, the diagnoses), and writes exactly
-// the report the serial `tracefold diagnose` writes.
+// samples of its share of the recorded ranks and puts them on rank 0's
+// clock; the ranks then swap lists of the frames they sampled and each
+// names every K-th distinct frame with the symbolizer (naming costs per
+// frame, and SPMD ranks sample the same frames). The digests travel to
+// rank 0 along a binary tree (mpi_common.hpp). Rank 0 reads the timelines
+// meanwhile, for what needs every rank's events at once (the wait states,
+// phases, clock alignment, the diagnoses), and writes exactly the report
+// the serial `tracefold diagnose` writes.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -82,15 +85,18 @@ class SiteNames {
 };
 
 // With TRACEFOLD_DIAGNOSE_PHASES=1, rank 0 says on standard error how long
-// each step took it (wall time since the previous step).
+// each step took it: wall time since the previous step, and the processor
+// time it used (on a loaded machine the wall time is mostly waiting for a
+// core).
 struct Steps {
   bool on = false;
-  double last = MPI_Wtime();
+  double last = MPI_Wtime(), last_cpu = mpi_common::cpu_seconds();
   void mark(const char* what) {
     if (!on) return;
-    const double now = MPI_Wtime();
-    std::cerr << "tracefold: step " << what << ": " << now - last << " s\n";
-    last = now;
+    const double now = MPI_Wtime(), cpu = mpi_common::cpu_seconds();
+    std::cerr << "tracefold: step " << what << ": " << now - last << " s (processor "
+              << cpu - last_cpu << " s)\n";
+    last = now, last_cpu = cpu;
   }
 };
 
@@ -120,6 +126,7 @@ void run(const Args& args, int me, int np) {
   std::vector<std::string> notes;
   std::vector<ExitGapDrift> drifts;
   diagnose_parallel::ShareDigest mine;
+  std::vector<FrameQuery> mine_frames;
   try {
     // The serial reader's order: a timeline's error comes before any
     // samples file's, then the lowest rank's (the shares are in rank order).
@@ -127,11 +134,10 @@ void run(const Args& args, int me, int np) {
     steps.mark("timelines");
     const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
     mine.first = first;
-    symbolize::Symbolizer sym;
-    FrameMemo memo;
+    std::set<FrameKey> seen;
     for (int32_t r = first; r < last; ++r) {
       RankSampleDigest d = read_rank_samples(trace, dir, r);
-      if (d.present) d.names = name_contexts(d.samples, sym, memo, mine.unnamed);
+      if (d.present) frame_queries(d.samples, seen, mine_frames);
       mine.ranks.push_back(std::move(d));
     }
   } catch (const std::exception& e) {
@@ -140,6 +146,48 @@ void run(const Args& args, int me, int np) {
   steps.mark("own share of samples");
   agree(err);
   steps.mark("waiting for the others");
+  // Naming costs per distinct frame, not per sample, and the ranks of an
+  // SPMD run sample nearly the same frames: a rank naming its share's
+  // frames would name nearly all of them. So every rank learns the frames
+  // of all shares (kept in the order the serial reader meets them: the
+  // first module seen names a frame) and names one block of them sorted by
+  // module and offset: opening a module's debug information is much of
+  // the cost, and blocks open each module on as few ranks as they can.
+  std::vector<FrameQuery> frames;
+  {
+    std::set<FrameKey> seen;
+    for (const std::string& piece :
+         mpi_common::all_gather(MPI_COMM_WORLD, diagnose_parallel::encode(mine_frames)))
+      for (FrameQuery& q : diagnose_parallel::decode_frames(piece))
+        if (seen.insert(q.key).second) frames.push_back(std::move(q));
+  }
+  mine_frames = {};
+  steps.mark("frame lists");
+  if (steps.on) {
+    std::map<std::string, std::size_t> per_module;
+    for (const FrameQuery& q : frames) ++per_module[q.module.name];
+    std::cerr << "tracefold: " << frames.size() << " distinct frames to name:";
+    for (const auto& [module, n] : per_module) std::cerr << " " << module << " " << n;
+    std::cerr << "\n";
+  }
+  try {
+    std::vector<std::size_t> order(frames.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return frames[a].key < frames[b].key; });
+    const auto [lo, hi] = mpi_common::rank_share(int32_t(frames.size()), me, np);
+    symbolize::Symbolizer sym;
+    for (int32_t i = lo; i < hi; ++i) {
+      const FrameQuery& q = frames[order[std::size_t(i)]];
+      bool none = false;
+      mine.named.emplace(q.key, name_frame(q, sym, none));
+      if (none) mine.unnamed.insert(q.key);
+    }
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  steps.mark("own share of frame names");
+  agree(err);
   const std::string gathered =
       mpi_common::tree_gather(MPI_COMM_WORLD, diagnose_parallel::encode(mine));
   mine = {};
@@ -148,13 +196,17 @@ void run(const Args& args, int me, int np) {
     try {
       std::vector<RankSampleDigest> ranks;
       std::set<FrameKey> unnamed;
+      FrameMemo names;
       for (const std::string& piece : mpi_common::split_gathered(gathered)) {
         diagnose_parallel::ShareDigest d = diagnose_parallel::decode(piece);
         if (d.first != int32_t(ranks.size()))
           throw DiagnoseError("tracefold-diagnose: digests out of rank order");
         for (auto& r : d.ranks) ranks.push_back(std::move(r));
         unnamed.merge(d.unnamed);
+        names.merge(d.named);
       }
+      for (RankSampleDigest& d : ranks)
+        if (d.present) d.names = names_from_memo(d.samples, names);
       add_samples(in, std::move(ranks), drifts, unnamed.size(), dir, notes);
       steps.mark("decode");
       sites->finish();
