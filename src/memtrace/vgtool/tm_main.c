@@ -20,7 +20,7 @@ Bool tm_clo_libs = False;
 Bool tm_clo_call_paths = True;
 static Bool clo_record_at_start = True;
 Bool tm_active = True;
-static Bool forked_child = False;
+Bool tm_forked_child = False;
 
 static Bool tm_process_cmd_line_option(const HChar* arg) {
   if VG_STR_CLO (arg, "--raw-log", tm_clo_raw_log) {
@@ -57,7 +57,7 @@ static Bool tm_handle_client_request(ThreadId tid, UWord* args, UWord* ret) {
   if (!VG_IS_TOOL_USERREQ('T', 'F', args[0])) return False;
   switch (args[0]) {
     case TRACEFOLD_MEM_REQ_START:
-      tm_active = !forked_child;
+      tm_active = !tm_forked_child;
       break;
     case TRACEFOLD_MEM_REQ_STOP:
       tm_active = False;
@@ -72,12 +72,14 @@ static Bool tm_handle_client_request(ThreadId tid, UWord* args, UWord* ret) {
 static void tm_start_client_code(ThreadId tid, ULong blocks) {
   (void)blocks;
   /* A forked child records nothing: it must not even open streams. */
-  tm_current = forked_child ? NULL : tm_thread_of(tid);
+  tm_current = tm_forked_child ? NULL : tm_thread_of(tid);
+  /* The first time a thread runs, its stack pointer is its stack base. */
+  if (tm_current != NULL && !tm_current->stack_known) tm_addr_thread_starts(tm_current, tid);
 }
 
 static void tm_ll_create(ThreadId parent, ThreadId child) {
   (void)parent;
-  if (!forked_child) tm_thread_created(child);
+  if (!tm_forked_child) tm_thread_created(child);
 }
 
 static void tm_ll_exit(ThreadId tid) {
@@ -89,7 +91,7 @@ static void tm_ll_exit(ThreadId tid) {
  * recording (a limit documented in docs/memtrace.md). */
 static void tm_atfork_child(ThreadId tid) {
   (void)tid;
-  forked_child = True;
+  tm_forked_child = True;
   tm_active = False;
   tm_streams_drop_all();
 }
@@ -119,7 +121,7 @@ static void tm_post_clo_init(void) {
 
 static void tm_fini(Int exitcode) {
   (void)exitcode;
-  if (!forked_child) tm_streams_finish();
+  if (!tm_forked_child) tm_streams_finish();
 }
 
 static void tm_pre_clo_init(void) {
@@ -136,6 +138,7 @@ static void tm_pre_clo_init(void) {
   VG_(track_start_client_code)(tm_start_client_code);
   VG_(track_pre_thread_ll_create)(tm_ll_create);
   VG_(track_pre_thread_ll_exit)(tm_ll_exit);
+  tm_addr_init();
 }
 
 VG_DETERMINE_INTERFACE_VERSION(tm_pre_clo_init)
