@@ -21,7 +21,7 @@
 #endif
 
 #define TFM_RAW_MAGIC "TFMRAW\0\0" /* 8 bytes, NULs included */
-#define TFM_RAW_VERSION 2u /* 1: 24-byte records without the normalised address */
+#define TFM_RAW_VERSION 2u         /* 1: 24-byte records without the normalised address */
 
 typedef struct {
   char magic[8];        /* TFM_RAW_MAGIC */

@@ -49,13 +49,12 @@ TableHeader read_table_header(std::FILE* f, const std::filesystem::path& file, c
   if (std::fread(h, 1, sizeof h, f) != sizeof h)
     fail(file, "shorter than its " + std::to_string(sizeof h) + "-byte header");
   if (std::memcmp(h, magic, 8) != 0) fail(file, "bad magic (not a tracefold-mem table)");
-  TableHeader t{static_cast<std::uint32_t>(le(h + 8, 4)),
-                static_cast<std::uint32_t>(le(h + 12, 4)),
+  TableHeader t{static_cast<std::uint32_t>(le(h + 8, 4)), static_cast<std::uint32_t>(le(h + 12, 4)),
                 static_cast<std::uint32_t>(le(h + 16, 4)),
                 static_cast<std::uint32_t>(le(h + 20, 4))};
   if (t.version != version)
-    fail(file, "version " + std::to_string(t.version) + ", this reader knows " +
-                   std::to_string(version));
+    fail(file,
+         "version " + std::to_string(t.version) + ", this reader knows " + std::to_string(version));
   if (t.record_size != record_size)
     fail(file, "record size " + std::to_string(t.record_size) + ", expected " +
                    std::to_string(record_size));
@@ -153,15 +152,15 @@ bool RawStreamReader::next(MemRef& out) {
   out.store = flags & TFM_RAW_STORE;
   if (version_ == 1) {
     if (flags & ~TFM_RAW_STORE)
-      fail(path_, "record at offset " + std::to_string(at) + ": unknown flags " +
-                      std::to_string(flags));
+      fail(path_,
+           "record at offset " + std::to_string(at) + ": unknown flags " + std::to_string(flags));
     out.kind = AddrKind::Other;
     out.region = out.ordinal = out.owner = 0;
     out.offset = static_cast<std::int64_t>(out.daddr);
   } else {
     if (flags & ~(TFM_RAW_STORE | TFM_RAW_KIND_MASK))
-      fail(path_, "record at offset " + std::to_string(at) + ": unknown flags " +
-                      std::to_string(flags));
+      fail(path_,
+           "record at offset " + std::to_string(at) + ": unknown flags " + std::to_string(flags));
     out.kind = static_cast<AddrKind>((flags & TFM_RAW_KIND_MASK) >> TFM_RAW_KIND_SHIFT);
     out.region = static_cast<std::uint32_t>(le(p + 24, 4));
     out.ordinal = static_cast<std::uint32_t>(le(p + 28, 4));
@@ -248,8 +247,8 @@ std::vector<Module> read_modules(const std::filesystem::path& file) {
       fail(file, "module record at offset " + std::to_string(at) + " has id " +
                      std::to_string(m.id) + ", expected " + std::to_string(i));
     if (len > size - at - sizeof r)
-      fail(file, "module " + std::to_string(i) + " (offset " + std::to_string(at) +
-                     ") has a " + std::to_string(len) + "-byte name past the end of the file");
+      fail(file, "module " + std::to_string(i) + " (offset " + std::to_string(at) + ") has a " +
+                     std::to_string(len) + "-byte name past the end of the file");
     m.name.resize(len);
     if (len > 0 && std::fread(m.name.data(), 1, len, f.get()) != len)
       fail(file, "truncated module name at offset " + std::to_string(at + sizeof r));

@@ -31,11 +31,11 @@ typedef struct {
   UInt depth, frames_len;
   TmFrame* frames; /* shadow stack */
   /* Address normalisation (tm_addr.c). */
-  Bool stack_known;             /* set when the thread first runs */
-  Addr stack_base;              /* its stack pointer then */
-  Addr stack_lo, stack_hi;      /* its stack, inclusive */
+  Bool stack_known;              /* set when the thread first runs */
+  Addr stack_base;               /* its stack pointer then */
+  Addr stack_lo, stack_hi;       /* its stack, inclusive */
   struct _VgHashTable* ordinals; /* allocation context -> blocks allocated so far */
-  ULong hp_generation;          /* cached heap block, valid in this generation */
+  ULong hp_generation;           /* cached heap block, valid in this generation */
   Addr hp_lo, hp_hi;
   UInt hp_ctx, hp_owner, hp_ordinal;
   ULong st_generation; /* cached static segment, valid in this generation */
@@ -52,8 +52,8 @@ void tm_thread_created(ThreadId tid);
 TmThread* tm_thread_of(ThreadId tid); /* creates the stream on first sight */
 void tm_thread_exited(ThreadId tid);
 TmThread* tm_stack_owner(Addr a); /* the live thread whose stack holds a, or NULL */
-void tm_streams_finish(void);   /* flush and close every live stream, print totals */
-void tm_streams_drop_all(void); /* in a forked child: the streams are the parent's */
+void tm_streams_finish(void);     /* flush and close every live stream, print totals */
+void tm_streams_drop_all(void);   /* in a forked child: the streams are the parent's */
 void tm_flush(TmThread* t);
 
 /* Call-path contexts (tm_context.c). */

@@ -243,8 +243,9 @@ void tm_addr_thread_starts(TmThread* t, ThreadId tid) {
   }
   t->stack_known = True;
   if (VG_(clo_verbosity) > 1)
-    VG_(umsg)("tracefold-mem: stream %u: stack %#lx..%#lx, base %#lx\n", t->number, t->stack_lo,
-              t->stack_hi, t->stack_base);
+    VG_(umsg)
+    ("tracefold-mem: stream %u: stack %#lx..%#lx, base %#lx\n", t->number, t->stack_lo, t->stack_hi,
+     t->stack_base);
 }
 
 /* ---- per access ---- */
@@ -303,11 +304,11 @@ void tm_addr_thread_done(TmThread* t) {
 }
 
 void tm_addr_init(void) {
-  blocks = VG_(OSetGen_Create)(offsetof(Block, start), cmp_block, VG_(malloc), "tm.blocks",
-                               VG_(free));
-  VG_(needs_malloc_replacement)(tm_malloc, tm_malloc, tm_new_aligned, tm_malloc, tm_new_aligned,
-                                tm_memalign, tm_calloc, tm_free, tm_free, tm_free_aligned, tm_free,
-                                tm_free_aligned, tm_realloc, tm_usable_size, 0);
+  blocks =
+      VG_(OSetGen_Create)(offsetof(Block, start), cmp_block, VG_(malloc), "tm.blocks", VG_(free));
+  VG_(needs_malloc_replacement)
+  (tm_malloc, tm_malloc, tm_new_aligned, tm_malloc, tm_new_aligned, tm_memalign, tm_calloc, tm_free,
+   tm_free, tm_free_aligned, tm_free, tm_free_aligned, tm_realloc, tm_usable_size, 0);
   VG_(track_new_mem_mmap)(on_mmap);
   VG_(track_die_mem_munmap)(on_munmap);
 }

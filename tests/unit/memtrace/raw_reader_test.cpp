@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <array>
 #include <cstdint>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 namespace mt = tracefold::memtrace;
 namespace fs = std::filesystem;
@@ -176,7 +176,8 @@ Bytes ctx_file(std::uint32_t count, std::initializer_list<std::array<std::uint64
 }
 
 TEST_F(RawReader, ContextsAndCallPaths) {
-  auto p = write("contexts.bin", ctx_file(3, {{1, 0, 0x400100}, {2, 1, 0x400200}, {3, 1, 0x400300}}));
+  auto p =
+      write("contexts.bin", ctx_file(3, {{1, 0, 0x400100}, {2, 1, 0x400200}, {3, 1, 0x400300}}));
   auto c = mt::read_contexts(p);
   ASSERT_EQ(c.size(), 4u);
   EXPECT_EQ(mt::call_path(c, 0), std::vector<std::uint64_t>{});
@@ -190,15 +191,17 @@ TEST_F(RawReader, ContextErrors) {
   EXPECT_NE(error_of([&] { mt::read_contexts(counted); }).find("header says 3 contexts"),
             std::string::npos);
   auto order = write("c2.bin", ctx_file(2, {{1, 0, 1}, {3, 1, 2}}));
-  EXPECT_NE(error_of([&] { mt::read_contexts(order); })
-                .find("context record at offset 40 has id 3, expected 2"),
+  EXPECT_NE(error_of([&] {
+              mt::read_contexts(order);
+            }).find("context record at offset 40 has id 3, expected 2"),
             std::string::npos);
   auto loop = write("c3.bin", ctx_file(2, {{1, 0, 1}, {2, 2, 2}}));
   EXPECT_NE(error_of([&] { mt::read_contexts(loop); }).find("not an earlier context"),
             std::string::npos);
 }
 
-Bytes mod_file(std::uint32_t count, std::initializer_list<std::pair<std::uint64_t, std::string>> m) {
+Bytes mod_file(std::uint32_t count,
+               std::initializer_list<std::pair<std::uint64_t, std::string>> m) {
   Bytes b;
   b.raw(std::string("TFMMOD\0\0", 8)).u(1, 4).u(16, 4).u(count, 4).u(0, 4);
   std::uint32_t id = 1;
@@ -207,7 +210,8 @@ Bytes mod_file(std::uint32_t count, std::initializer_list<std::pair<std::uint64_
 }
 
 TEST_F(RawReader, Modules) {
-  auto p = write("modules.bin", mod_file(2, {{0x400000, "/bin/app"}, {0x4000000, "/lib/libc.so.6"}}));
+  auto p =
+      write("modules.bin", mod_file(2, {{0x400000, "/bin/app"}, {0x4000000, "/lib/libc.so.6"}}));
   auto m = mt::read_modules(p);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[1].name, "/bin/app");
