@@ -242,10 +242,11 @@ void tm_addr_thread_starts(TmThread* t, ThreadId tid) {
     t->stack_hi = seg != NULL ? seg->end : sp;
   }
   t->stack_known = True;
-  if (VG_(clo_verbosity) > 1)
+  if (VG_(clo_verbosity) > 1) {
     VG_(umsg)
     ("tracefold-mem: stream %u: stack %#lx..%#lx, base %#lx\n", t->number, t->stack_lo, t->stack_hi,
      t->stack_base);
+  }
 }
 
 /* ---- per access ---- */
