@@ -19,6 +19,7 @@ const HChar* tm_clo_raw_log = NULL;
 Bool tm_clo_libs = False;
 Bool tm_clo_call_paths = True;
 static Bool clo_record_at_start = True;
+static const HChar* clo_addr_range = NULL;
 Bool tm_active = True;
 Bool tm_forked_child = False;
 
@@ -28,6 +29,13 @@ static Bool tm_process_cmd_line_option(const HChar* arg) {
   } else if VG_BOOL_CLO (arg, "--libs", tm_clo_libs) {
   } else if VG_BOOL_CLO (arg, "--record-at-start", clo_record_at_start) {
   } else if VG_BOOL_CLO (arg, "--call-paths", tm_clo_call_paths) {
+  } else if VG_STR_CLO (arg, "--only", tm_clo_only) {
+    if (tm_clo_only[0] == '\0') VG_(fmsg_bad_option)(arg, "--only needs a function name\n");
+  } else if VG_STR_CLO (arg, "--addr-range", clo_addr_range) {
+    if (!tm_filter_parse_ranges(clo_addr_range)) VG_(fmsg_bad_option)
+    (arg,
+     "--addr-range wants START-END[,START-END...] (END excluded, "
+     "hex with 0x or decimal, at most 16 ranges)\n");
   } else {
     return False;
   }
@@ -45,7 +53,12 @@ static void tm_print_usage(void) {
    "                              only between TRACEFOLD_MEM_START and _STOP [yes]\n"
    "    --call-paths=yes|no       keep a shadow stack on calls and returns, give\n"
    "                              each access its call-path context and write\n"
-   "                              DIR/contexts.bin [yes]\n");
+   "                              DIR/contexts.bin [yes]\n"
+   "    --only=FUNC               record only while a call to FUNC (by symbol\n"
+   "                              name, entered at its first instruction) is on\n"
+   "                              the thread's shadow stack [none]\n"
+   "    --addr-range=S-E[,S-E..]  record only accesses to data addresses in\n"
+   "                              [S, E) (hex with 0x, or decimal) [all]\n");
 }
 
 static void tm_print_debug_usage(void) {
@@ -98,6 +111,10 @@ static void tm_atfork_child(ThreadId tid) {
 
 static void tm_post_clo_init(void) {
   tm_active = clo_record_at_start;
+  if (tm_clo_only != NULL && !tm_clo_call_paths) {
+    VG_(fmsg)("tracefold-mem: --only needs the shadow stack: drop --call-paths=no\n");
+    VG_(exit)(1);
+  }
   /* VEX would otherwise chase unconditional calls into their callee within
    * one superblock, and the call would no longer end a block. */
   if (tm_clo_call_paths) VG_(clo_vex_control).guest_chase = False;

@@ -130,6 +130,7 @@ void tm_streams_finish(void) {
   for (UInt i = 0; i < by_tid_len; i++) tm_thread_exited(i);
   if (tm_clo_raw_log != NULL && tm_clo_call_paths) tm_ctx_write(tm_clo_raw_log);
   if (tm_clo_raw_log != NULL) tm_modules_write(tm_clo_raw_log);
+  tm_filter_finish();
   if (VG_(clo_verbosity) == 0) return;
   const HChar* where = tm_clo_raw_log ? tm_clo_raw_log : "";
   VG_(umsg)
@@ -157,6 +158,8 @@ void tm_record(Addr iaddr, Addr daddr, UWord packed);
 void tm_record(Addr iaddr, Addr daddr, UWord packed) {
   TmThread* t = tm_current;
   if (!tm_active || t == NULL) return;
+  if (tm_clo_only != NULL && t->only_frames == 0) return;
+  if (!tm_filter_addr(daddr)) return;
   UInt flags = (UInt)(packed >> 24) & 0xff;
   if (flags & TFM_RAW_STORE)
     t->stores++;
