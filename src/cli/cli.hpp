@@ -77,6 +77,10 @@ void add_symbolize_command(CLI::App& app);
 
 /// `tracefold memtrace` and `tracefold memtrace-stats` (cmd_memtrace.cpp).
 void add_memtrace_commands(CLI::App& app);
+/// Before parsing: for `tracefold memtrace`, takes the program and its
+/// arguments (after `--`, or from the first word that is no option of
+/// memtrace) off argv, shortening argc.
+void split_memtrace_program(int& argc, char** argv);
 
 /// `tracefold extrapolate` (cmd_extrapolate.cpp).
 void add_extrapolate_command(CLI::App& app);

@@ -29,6 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 namespace mt = tracefold::memtrace;
 
+// The program to run and its arguments, split off argv before CLI11 parses
+// (split_memtrace_program): its options must reach it untouched.
+std::vector<std::string> g_program;
+
 struct MemtraceArgs {
   std::string raw_log;
   bool libs = false;
@@ -226,6 +230,29 @@ void run_memtrace_stats(const StatsArgs& a) {
 
 }  // namespace
 
+void split_memtrace_program(int& argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "memtrace") return;
+  // The program starts after `--`, or at the first word that is neither an
+  // option of memtrace nor the value of one that takes a value.
+  const std::unordered_set<std::string> with_value = {"--raw-log", "--only", "--addr-range"};
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") {
+      g_program.assign(argv + i + 1, argv + argc);
+      argc = i;
+      return;
+    }
+    if (with_value.count(word) > 0) {
+      ++i;
+      continue;
+    }
+    if (!word.empty() && word[0] == '-') continue;
+    g_program.assign(argv + i, argv + argc);
+    argc = i;
+    return;
+  }
+}
+
 void add_memtrace_commands(CLI::App& app) {
   auto a = std::make_shared<MemtraceArgs>();
   auto* cmd =
@@ -244,14 +271,7 @@ void add_memtrace_commands(CLI::App& app) {
   cmd->add_option("--addr-range", a->addr_range,
                   "Record only accesses to data addresses in S-E[,S-E...] (E excluded)");
   cmd->add_flag("-q,--quiet", a->quiet, "Valgrind's -q: no banner, no totals at exit");
-  cmd->prefix_command();
-  cmd->callback([a, cmd] {
-    guarded([&] {
-      std::vector<std::string> program = cmd->remaining();
-      if (!program.empty() && program.front() == "--") program.erase(program.begin());
-      run_memtrace(*a, program);
-    });
-  });
+  cmd->callback([a] { guarded([&] { run_memtrace(*a, g_program); }); });
 
   auto s = std::make_shared<StatsArgs>();
   auto* stats = app.add_subcommand("memtrace-stats",

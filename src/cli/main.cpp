@@ -540,6 +540,7 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  split_memtrace_program(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
