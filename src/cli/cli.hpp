@@ -75,6 +75,13 @@ PatternsReport patterns_for_report(const Trace& trace, bool raw_sites);
 /// `tracefold symbolize` (cmd_symbolize.cpp).
 void add_symbolize_command(CLI::App& app);
 
+/// `tracefold memtrace` and `tracefold memtrace-stats` (cmd_memtrace.cpp).
+void add_memtrace_commands(CLI::App& app);
+/// Before parsing: for `tracefold memtrace`, takes the program and its
+/// arguments (after `--`, or from the first word that is no option of
+/// memtrace) off argv, shortening argc.
+void split_memtrace_program(int& argc, char** argv);
+
 /// `tracefold extrapolate` (cmd_extrapolate.cpp).
 void add_extrapolate_command(CLI::App& app);
 /// `tracefold bench` (cmd_bench.cpp).

@@ -483,6 +483,7 @@ int main(int argc, char** argv) {
   add_site_options(stats, stats_sites);
   add_export_commands(app);
   add_symbolize_command(app);
+  add_memtrace_commands(app);
   add_extrapolate_command(app);
   add_bench_command(app);
   add_simulate_command(app);
@@ -539,6 +540,7 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  split_memtrace_program(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -39,6 +39,6 @@ tfm out.txt err.txt --record-at-start=no --call-paths=no --raw-log=nopaths "$K/p
 python3 - nopaths/thread-0.bin <<'PY' && ok "--call-paths=no: all records in context 0" || bad "nonzero contexts with --call-paths=no"
 import struct, sys
 body = open(sys.argv[1], "rb").read()[24:]
-sys.exit(any(r[2] for r in struct.iter_unpack("<QQIHBB", body)))
+sys.exit(any(r[2] for r in struct.iter_unpack("<QQIHBB24x", body)))
 PY
 finish

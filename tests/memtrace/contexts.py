@@ -50,7 +50,7 @@ def path(cid):
 
 counts = {}
 body = open(raw, "rb").read()[24:]
-for iaddr, _daddr, ctx, _size, _idx, flags in struct.iter_unpack("<QQIHBB", body):
+for iaddr, _daddr, ctx, _size, _idx, flags in struct.iter_unpack("<QQIHBB24x", body):
     if lo <= iaddr < hi:
         if ctx not in parent:
             sys.exit(f"{raw}: context {ctx} not in {ctxs}")

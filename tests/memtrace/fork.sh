@@ -15,6 +15,6 @@ echo "$c"
 s=$(field stores "$c")
 ((s >= 3 * N && s < 4 * N)) && ok "$s stores: the parent's 3N, not the child's 5N" \
   || bad "$s stores, want 3N..4N ($((3 * N))..$((4 * N)))"
-[[ $(ls raw | tr '\n' ' ') == "contexts.bin thread-0.bin " ]] && ok "no other files" \
+[[ $(ls raw | tr '\n' ' ') == "contexts.bin modules.bin thread-0.bin " ]] && ok "no other files" \
   || bad "files: $(ls raw)"
 finish

@@ -46,7 +46,7 @@ read -r lo hi < <(sym "$B" masked)
 python3 - raw/thread-0.bin "$lo" "$hi" >idx.txt <<'PY'
 import struct, sys
 lo, hi = int(sys.argv[2]), int(sys.argv[3])
-for iaddr, _d, _c, size, idx, flags in struct.iter_unpack("<QQIHBB", open(sys.argv[1], "rb").read()[24:]):
+for iaddr, _d, _c, size, idx, flags in struct.iter_unpack("<QQIHBB24x", open(sys.argv[1], "rb").read()[24:]):
     if lo <= iaddr < hi:
         print(f"{iaddr - lo} {'S' if flags & 1 else 'L'}{size} {idx}")
 PY

@@ -11,7 +11,8 @@ import struct
 import sys
 
 HEADER = struct.Struct("<8sIIII")
-RECORD = struct.Struct("<QQIHBB")
+# The first 24 bytes of a version-2 record; the normalised address is skipped.
+RECORD = struct.Struct("<QQIHBB24x")
 
 
 def main():
@@ -22,7 +23,7 @@ def main():
     if len(data) < HEADER.size:
         sys.exit(f"{path}: shorter than the header")
     magic, version, rsize, thread, _pid = HEADER.unpack_from(data, 0)
-    if magic != b"TFMRAW\0\0" or version != 1 or rsize != RECORD.size:
+    if magic != b"TFMRAW\0\0" or version != 2 or rsize != RECORD.size:
         sys.exit(f"{path}: bad header {magic!r} v{version} record {rsize}")
     body = len(data) - HEADER.size
     if body % RECORD.size:

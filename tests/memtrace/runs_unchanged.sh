@@ -14,7 +14,7 @@ if cmp -s native.txt out.txt; then ok "stdout unchanged"; else bad "stdout diffe
 grep -q 'tracefold-mem: 1 thread, [0-9]* loads, [0-9]* stores recorded; raw streams in /.*/raw$' err.txt \
   && ok "summary printed" || bad "no summary line in: $(tail -3 err.txt)"
 ls raw >files.txt
-if [[ $(tr "\n" " " <files.txt) == "contexts.bin thread-0.bin " ]]; then ok "one stream and its contexts"; else bad "files: $(cat files.txt)"; fi
+if [[ $(tr "\n" " " <files.txt) == "contexts.bin modules.bin thread-0.bin " ]]; then ok "one stream, its contexts and modules"; else bad "files: $(cat files.txt)"; fi
 if c=$(rawcount raw/thread-0.bin); then
   ok "stream well formed: $c"
   records=$(sed 's/.*records=\([0-9]*\).*/\1/' <<<"$c")

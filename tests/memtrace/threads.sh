@@ -16,7 +16,7 @@ mkdir raw
 tfm out.txt err.txt -v -v --record-at-start=no --raw-log=raw "$K/vadd_threads" $T $N
 [[ $RC == 0 ]] || bad "tool run exited $RC: $(tail -3 err.txt)"
 cmp -s native.txt out.txt && ok "stdout unchanged" || bad "stdout differs: $(cat out.txt)"
-want=$(echo contexts.bin; for ((k = 0; k <= T; k++)); do echo "thread-$k.bin"; done)
+want=$(echo contexts.bin; echo modules.bin; for ((k = 0; k <= T; k++)); do echo "thread-$k.bin"; done)
 [[ $(ls raw) == "$want" ]] && ok "$((T + 1)) streams" || bad "streams: $(ls raw | tr '\n' ' ')"
 for ((k = 0; k <= T; k++)); do
   [[ -f raw/thread-$k.bin ]] || continue

@@ -9,7 +9,7 @@ libexec=$1 vglib=$2 valgrind=$3 wrapper=$4
 [[ -f $vglib/tracefold-mem-amd64-linux ]] || { echo "make_vglib: no tool in $vglib" >&2; exit 1; }
 for f in "$libexec"/*; do
   name=${f##*/}
-  [[ $name == tracefold-mem-* ]] && continue
+  [[ $name == tracefold-mem-* || $name == vgpreload_tracefold-mem-* ]] && continue
   ln -sfn "$f" "$vglib/$name"
 done
 cat >"$wrapper.tmp" <<EOS

@@ -83,14 +83,19 @@ static UInt intern(UInt parent, Addr site) {
 
 /* Called at the end of a superblock that ends in a call: `sp` is the stack
  * pointer once the return address is pushed. */
-void tm_on_call(Addr site, Addr sp);
-void tm_on_call(Addr site, Addr sp) {
+static void pop(TmThread* t) {
+  TmFrame* f = &t->frames[--t->depth];
+  t->ctx = f->ctx;
+  if (f->only) t->only_frames--;
+}
+
+void tm_on_call(Addr site, Addr sp, Addr target) {
   TmThread* t = tm_current;
   if (t == NULL) return;
   /* Frames whose return-address slot is at or below the new one were left
    * without a return (longjmp, a thrown exception): the call is made from
    * the context below them. */
-  while (t->depth > 0 && t->frames[t->depth - 1].sp <= sp) t->ctx = t->frames[--t->depth].ctx;
+  while (t->depth > 0 && t->frames[t->depth - 1].sp <= sp) pop(t);
   if (t->depth >= TM_MAX_DEPTH) return;
   if (t->depth == t->frames_len) {
     t->frames_len = t->frames_len ? 2 * t->frames_len : 64;
@@ -98,6 +103,8 @@ void tm_on_call(Addr site, Addr sp) {
   }
   t->frames[t->depth].sp = sp;
   t->frames[t->depth].ctx = t->ctx;
+  t->frames[t->depth].only = tm_clo_only != NULL && tm_is_only_target(target);
+  if (t->frames[t->depth].only) t->only_frames++;
   t->depth++;
   t->ctx = intern(t->ctx, site);
 }
@@ -110,7 +117,7 @@ void tm_on_ret(Addr sp);
 void tm_on_ret(Addr sp) {
   TmThread* t = tm_current;
   if (t == NULL) return;
-  while (t->depth > 0 && t->frames[t->depth - 1].sp < sp) t->ctx = t->frames[--t->depth].ctx;
+  while (t->depth > 0 && t->frames[t->depth - 1].sp < sp) pop(t);
 }
 
 void tm_ctx_write(const HChar* dir) {

@@ -145,13 +145,14 @@ static void emit_stmt(Emitter* e, IRStmt* st) {
  * call; the stack pointer read after all of the block's statements is the
  * one the jump leaves behind. (post_clo_init turns off VEX's chasing of
  * calls, which would otherwise fold a call into the middle of a block.) */
-static void track_call_or_return(Emitter* e, IRJumpKind jk, Int offset_sp) {
+static void track_call_or_return(Emitter* e, IRJumpKind jk, IRExpr* next, Int offset_sp) {
   IRTemp sp = newIRTemp(e->out->tyenv, Ity_I64);
   addStmtToIRSB(e->out, IRStmt_WrTmp(sp, IRExpr_Get(offset_sp, Ity_I64)));
   IRDirty* d;
   if (jk == Ijk_Call) {
-    d = unsafeIRDirty_0_N(2, "tm_on_call", VG_(fnptr_to_fnentry)(tm_on_call),
-                          mkIRExprVec_2(mkIRExpr_HWord((HWord)e->iaddr), IRExpr_RdTmp(sp)));
+    /* The block's `next` is the callee's address (an atom, valid here). */
+    d = unsafeIRDirty_0_N(3, "tm_on_call", VG_(fnptr_to_fnentry)(tm_on_call),
+                          mkIRExprVec_3(mkIRExpr_HWord((HWord)e->iaddr), IRExpr_RdTmp(sp), next));
   } else {
     d = unsafeIRDirty_0_N(1, "tm_on_ret", VG_(fnptr_to_fnentry)(tm_on_ret),
                           mkIRExprVec_1(IRExpr_RdTmp(sp)));
@@ -190,6 +191,6 @@ IRSB* tm_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestLayou
     addStmtToIRSB(e.out, st);
   }
   if (tm_clo_call_paths && (sb_in->jumpkind == Ijk_Call || sb_in->jumpkind == Ijk_Ret))
-    track_call_or_return(&e, sb_in->jumpkind, layout->offset_SP);
+    track_call_or_return(&e, sb_in->jumpkind, sb_in->next, layout->offset_SP);
   return e.out;
 }

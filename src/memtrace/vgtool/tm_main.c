@@ -19,8 +19,9 @@ const HChar* tm_clo_raw_log = NULL;
 Bool tm_clo_libs = False;
 Bool tm_clo_call_paths = True;
 static Bool clo_record_at_start = True;
+static const HChar* clo_addr_range = NULL;
 Bool tm_active = True;
-static Bool forked_child = False;
+Bool tm_forked_child = False;
 
 static Bool tm_process_cmd_line_option(const HChar* arg) {
   if VG_STR_CLO (arg, "--raw-log", tm_clo_raw_log) {
@@ -28,6 +29,13 @@ static Bool tm_process_cmd_line_option(const HChar* arg) {
   } else if VG_BOOL_CLO (arg, "--libs", tm_clo_libs) {
   } else if VG_BOOL_CLO (arg, "--record-at-start", clo_record_at_start) {
   } else if VG_BOOL_CLO (arg, "--call-paths", tm_clo_call_paths) {
+  } else if VG_STR_CLO (arg, "--only", tm_clo_only) {
+    if (tm_clo_only[0] == '\0') VG_(fmsg_bad_option)(arg, "--only needs a function name\n");
+  } else if VG_STR_CLO (arg, "--addr-range", clo_addr_range) {
+    if (!tm_filter_parse_ranges(clo_addr_range)) VG_(fmsg_bad_option)
+    (arg,
+     "--addr-range wants START-END[,START-END...] (END excluded, "
+     "hex with 0x or decimal, at most 16 ranges)\n");
   } else {
     return False;
   }
@@ -45,7 +53,12 @@ static void tm_print_usage(void) {
    "                              only between TRACEFOLD_MEM_START and _STOP [yes]\n"
    "    --call-paths=yes|no       keep a shadow stack on calls and returns, give\n"
    "                              each access its call-path context and write\n"
-   "                              DIR/contexts.bin [yes]\n");
+   "                              DIR/contexts.bin [yes]\n"
+   "    --only=FUNC               record only while a call to FUNC (by symbol\n"
+   "                              name, entered at its first instruction) is on\n"
+   "                              the thread's shadow stack [none]\n"
+   "    --addr-range=S-E[,S-E..]  record only accesses to data addresses in\n"
+   "                              [S, E) (hex with 0x, or decimal) [all]\n");
 }
 
 static void tm_print_debug_usage(void) {
@@ -57,7 +70,7 @@ static Bool tm_handle_client_request(ThreadId tid, UWord* args, UWord* ret) {
   if (!VG_IS_TOOL_USERREQ('T', 'F', args[0])) return False;
   switch (args[0]) {
     case TRACEFOLD_MEM_REQ_START:
-      tm_active = !forked_child;
+      tm_active = !tm_forked_child;
       break;
     case TRACEFOLD_MEM_REQ_STOP:
       tm_active = False;
@@ -72,12 +85,14 @@ static Bool tm_handle_client_request(ThreadId tid, UWord* args, UWord* ret) {
 static void tm_start_client_code(ThreadId tid, ULong blocks) {
   (void)blocks;
   /* A forked child records nothing: it must not even open streams. */
-  tm_current = forked_child ? NULL : tm_thread_of(tid);
+  tm_current = tm_forked_child ? NULL : tm_thread_of(tid);
+  /* The first time a thread runs, its stack pointer is its stack base. */
+  if (tm_current != NULL && !tm_current->stack_known) tm_addr_thread_starts(tm_current, tid);
 }
 
 static void tm_ll_create(ThreadId parent, ThreadId child) {
   (void)parent;
-  if (!forked_child) tm_thread_created(child);
+  if (!tm_forked_child) tm_thread_created(child);
 }
 
 static void tm_ll_exit(ThreadId tid) {
@@ -89,13 +104,17 @@ static void tm_ll_exit(ThreadId tid) {
  * recording (a limit documented in docs/memtrace.md). */
 static void tm_atfork_child(ThreadId tid) {
   (void)tid;
-  forked_child = True;
+  tm_forked_child = True;
   tm_active = False;
   tm_streams_drop_all();
 }
 
 static void tm_post_clo_init(void) {
   tm_active = clo_record_at_start;
+  if (tm_clo_only != NULL && !tm_clo_call_paths) {
+    VG_(fmsg)("tracefold-mem: --only needs the shadow stack: drop --call-paths=no\n");
+    VG_(exit)(1);
+  }
   /* VEX would otherwise chase unconditional calls into their callee within
    * one superblock, and the call would no longer end a block. */
   if (tm_clo_call_paths) VG_(clo_vex_control).guest_chase = False;
@@ -119,7 +138,7 @@ static void tm_post_clo_init(void) {
 
 static void tm_fini(Int exitcode) {
   (void)exitcode;
-  if (!forked_child) tm_streams_finish();
+  if (!tm_forked_child) tm_streams_finish();
 }
 
 static void tm_pre_clo_init(void) {
@@ -136,6 +155,7 @@ static void tm_pre_clo_init(void) {
   VG_(track_start_client_code)(tm_start_client_code);
   VG_(track_pre_thread_ll_create)(tm_ll_create);
   VG_(track_pre_thread_ll_exit)(tm_ll_exit);
+  tm_addr_init();
 }
 
 VG_DETERMINE_INTERFACE_VERSION(tm_pre_clo_init)

@@ -107,8 +107,17 @@ static void close_thread(TmThread* t) {
   total_stores += t->stores;
   if (t->buf != NULL) VG_(free)(t->buf);
   if (t->frames != NULL) VG_(free)(t->frames);
+  tm_addr_thread_done(t);
   if (tm_current == t) tm_current = NULL;
   VG_(free)(t);
+}
+
+TmThread* tm_stack_owner(Addr a) {
+  for (UInt i = 0; i < by_tid_len; i++) {
+    TmThread* t = by_tid[i];
+    if (t != NULL && t->stack_known && a >= t->stack_lo && a <= t->stack_hi) return t;
+  }
+  return NULL;
 }
 
 void tm_thread_exited(ThreadId tid) {
@@ -120,6 +129,8 @@ void tm_thread_exited(ThreadId tid) {
 void tm_streams_finish(void) {
   for (UInt i = 0; i < by_tid_len; i++) tm_thread_exited(i);
   if (tm_clo_raw_log != NULL && tm_clo_call_paths) tm_ctx_write(tm_clo_raw_log);
+  if (tm_clo_raw_log != NULL) tm_modules_write(tm_clo_raw_log);
+  tm_filter_finish();
   if (VG_(clo_verbosity) == 0) return;
   const HChar* where = tm_clo_raw_log ? tm_clo_raw_log : "";
   VG_(umsg)
@@ -135,6 +146,7 @@ void tm_streams_drop_all(void) {
     if (t->fd >= 0) VG_(close)(t->fd);
     if (t->buf != NULL) VG_(free)(t->buf);
     if (t->frames != NULL) VG_(free)(t->frames);
+    tm_addr_thread_done(t);
     VG_(free)(t);
     by_tid[i] = NULL;
   }
@@ -146,6 +158,8 @@ void tm_record(Addr iaddr, Addr daddr, UWord packed);
 void tm_record(Addr iaddr, Addr daddr, UWord packed) {
   TmThread* t = tm_current;
   if (!tm_active || t == NULL) return;
+  if (tm_clo_only != NULL && t->only_frames == 0) return;
+  if (!tm_filter_addr(daddr)) return;
   UInt flags = (UInt)(packed >> 24) & 0xff;
   if (flags & TFM_RAW_STORE)
     t->stores++;
@@ -159,5 +173,6 @@ void tm_record(Addr iaddr, Addr daddr, UWord packed) {
   r->size = (uint16_t)(packed & 0xffff);
   r->index = (uint8_t)((packed >> 16) & 0xff);
   r->flags = (uint8_t)flags;
+  tm_normalise(t, daddr, r);
   if (++t->used == TM_BUF_RECORDS) tm_flush(t);
 }

@@ -1,0 +1,289 @@
+// `tracefold memtrace` (records the memory references of a program under
+// the tracefold-mem Valgrind tool) and `tracefold memtrace-stats` (what a
+// raw log holds). The work is the tool's and tracefold_memtrace's; this file
+// only finds the pieces and prints.
+#include <elf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "cli.hpp"
+#include "raw_reader.hpp"
+#include "tracefold/symbolize.hpp"
+
+namespace tracefold::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace mt = tracefold::memtrace;
+
+// The program to run and its arguments, split off argv before CLI11 parses
+// (split_memtrace_program): its options must reach it untouched.
+std::vector<std::string> g_program;
+
+struct MemtraceArgs {
+  std::string raw_log;
+  bool libs = false;
+  bool wait_for_start = false;
+  bool no_call_paths = false;
+  std::string only;
+  std::string addr_range;
+  bool quiet = false;
+};
+
+// The VALGRIND_LIB directory of the build: the tool, its preload library and
+// links to the installed Valgrind's files.
+fs::path find_vglib() {
+  fs::path dir = find_companion(
+      "TRACEFOLD_MEM_VGLIB", {"../memtrace/vglib", "../libexec/tracefold/vglib"},
+      "cannot find the tracefold-mem Valgrind tool: build the target tracefold_mem_tool (needs "
+      "the Debian package valgrind) or set TRACEFOLD_MEM_VGLIB to its vglib directory");
+  if (!fs::exists(dir / "tracefold-mem-amd64-linux"))
+    throw std::runtime_error(dir.string() +
+                             ": no tracefold-mem-amd64-linux in it (build tracefold_mem_tool)");
+  return dir;
+}
+
+[[noreturn]] void run_memtrace(const MemtraceArgs& a, const std::vector<std::string>& program) {
+  if (program.empty())
+    throw std::runtime_error(
+        "memtrace: no program given, e.g. tracefold memtrace --raw-log raw -- ./app args");
+  const fs::path vglib = find_vglib();
+  std::vector<std::string> args = {TRACEFOLD_VALGRIND_BIN, "--tool=tracefold-mem"};
+  if (a.quiet) args.push_back("-q");
+  if (!a.raw_log.empty()) {
+    // A name with %p or %q{VAR} is expanded by the tool, per process: the
+    // directories must then exist already (as with the tool alone).
+    if (a.raw_log.find('%') == std::string::npos) {
+      std::error_code ec;
+      fs::create_directories(a.raw_log, ec);
+      if (ec) throw std::runtime_error("cannot create " + a.raw_log + ": " + ec.message());
+    }
+    args.push_back("--raw-log=" + a.raw_log);
+  }
+  if (a.libs) args.push_back("--libs=yes");
+  if (a.wait_for_start) args.push_back("--record-at-start=no");
+  if (a.no_call_paths) args.push_back("--call-paths=no");
+  if (!a.only.empty()) args.push_back("--only=" + a.only);
+  if (!a.addr_range.empty()) args.push_back("--addr-range=" + a.addr_range);
+  args.insert(args.end(), program.begin(), program.end());
+
+  setenv("VALGRIND_LIB", vglib.c_str(), 1);
+  // OpenMP runtimes spin while waiting: the spinning is recorded (with
+  // --libs) and differs from run to run. Passive waiting sleeps instead.
+  setenv("OMP_WAIT_POLICY", "passive", 0);
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  throw std::runtime_error(std::string("cannot run ") + argv[0] + ": " + std::strerror(errno) +
+                           " (install the Debian package valgrind)");
+}
+
+// ---- memtrace-stats ----
+
+struct SiteStats {
+  std::uint64_t refs = 0, loads = 0, stores = 0, bytes = 0;
+  std::uint16_t size = 0;
+  std::map<std::int64_t, std::uint64_t> strides;  // delta of consecutive addresses -> count
+  std::uint64_t last = 0;
+  bool has_last = false;
+};
+
+struct SiteKey {
+  std::uint64_t iaddr;
+  std::uint8_t index;
+  bool operator==(const SiteKey&) const = default;
+};
+struct SiteHash {
+  std::size_t operator()(const SiteKey& k) const { return k.iaddr * 31 + k.index; }
+};
+
+// The ELF virtual address mapped at file offset 0 (the first PT_LOAD's
+// p_vaddr - p_offset), which the symbolizer counts offsets from; nullopt if
+// the file is not a readable ELF.
+std::optional<std::uint64_t> elf_vaddr_at_offset0(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh) ||
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return std::nullopt;
+  for (int i = 0; i < eh.e_phnum; i++) {
+    Elf64_Phdr ph{};
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff + i * sizeof ph));
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) return std::nullopt;
+    if (ph.p_type == PT_LOAD && ph.p_offset == 0) return ph.p_vaddr;
+  }
+  return std::nullopt;
+}
+
+struct StatsArgs {
+  std::string dir;
+  std::size_t top = 20;
+  bool raw_sites = false;
+};
+
+void run_memtrace_stats(const StatsArgs& a) {
+  const auto files = mt::raw_stream_files(a.dir);
+  std::vector<mt::Module> modules;
+  if (fs::exists(fs::path(a.dir) / "modules.bin"))
+    modules = mt::read_modules(fs::path(a.dir) / "modules.bin");
+
+  std::unordered_map<SiteKey, SiteStats, SiteHash> sites;
+  std::array<std::uint64_t, 4> kind_refs{};
+  std::array<std::unordered_set<std::uint64_t>, 4> kind_lines;  // 64-byte lines touched
+  std::cout << "thread  references       loads      stores       bytes\n";
+  std::uint64_t total = 0;
+  for (const auto& f : files) {
+    mt::RawStreamReader r(f);
+    std::uint64_t loads = 0, stores = 0, bytes = 0;
+    for (auto& [k, s] : sites) s.has_last = false;  // strides within a thread
+    mt::MemRef m;
+    while (r.next(m)) {
+      (m.store ? stores : loads)++;
+      bytes += m.size;
+      auto k = static_cast<std::size_t>(m.kind);
+      kind_refs[k]++;
+      kind_lines[k].insert(m.daddr >> 6);
+      SiteStats& s = sites[SiteKey{m.iaddr, m.index}];
+      s.refs++;
+      (m.store ? s.stores : s.loads)++;
+      s.bytes += m.size;
+      s.size = m.size;
+      if (s.has_last) s.strides[static_cast<std::int64_t>(m.daddr - s.last)]++;
+      s.last = m.daddr;
+      s.has_last = true;
+    }
+    std::cout << std::setw(6) << r.thread() << std::setw(12) << loads + stores << std::setw(12)
+              << loads << std::setw(12) << stores << std::setw(12) << bytes << "\n";
+    total += loads + stores;
+  }
+  std::cout << "\nkind    references   footprint (64-byte lines)\n";
+  for (std::size_t k = 0; k < 4; k++) {
+    if (kind_refs[k] == 0) continue;
+    std::cout << std::left << std::setw(8) << mt::addr_kind_name(static_cast<mt::AddrKind>(k))
+              << std::right << std::setw(10) << kind_refs[k] << std::setw(14)
+              << kind_lines[k].size() << " (" << human_bytes(kind_lines[k].size() * 64) << ")\n";
+  }
+
+  // Sites by references; names from the module whose base is the nearest
+  // below the instruction (the modules the statics named).
+  std::vector<std::pair<SiteKey, const SiteStats*>> order;
+  for (const auto& [k, s] : sites) order.emplace_back(k, &s);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return x.second->refs != y.second->refs ? x.second->refs > y.second->refs
+                                            : x.first.iaddr < y.first.iaddr;
+  });
+  if (order.size() > a.top) order.resize(a.top);
+  symbolize::Symbolizer symbolizer;
+  auto name_of = [&](std::uint64_t iaddr) -> std::string {
+    const mt::Module* best = nullptr;
+    for (const auto& mod : modules)
+      if (!mod.name.empty() && mod.base <= iaddr && (!best || mod.base > best->base)) best = &mod;
+    if (best == nullptr) return "";
+    std::string label = fs::path(best->name).filename().string();
+    std::ostringstream off;
+    off << "+0x" << std::hex << iaddr - best->base;
+    if (a.raw_sites) return label + off.str();
+    auto vaddr0 = elf_vaddr_at_offset0(best->name);
+    if (!vaddr0) return label + off.str();
+    Module m;
+    m.name = label;
+    m.path = best->name;
+    m.base = *vaddr0;
+    auto frames = symbolizer.lookup(m, iaddr - best->base);
+    if (frames.empty() || frames.front().function.empty()) return label + off.str();
+    return frames.front().function + " (" + label + off.str() + ")";
+  };
+  std::cout << "\n"
+            << order.size() << " of " << sites.size() << " sites by references (of " << total
+            << "):\n";
+  std::cout << "      iaddr idx  references   loads  stores size  stride (share)  function\n";
+  for (const auto& [k, s] : order) {
+    std::int64_t stride = 0;
+    std::uint64_t stride_n = 0;
+    for (const auto& [d, n] : s->strides)
+      if (n > stride_n) stride = d, stride_n = n;
+    std::ostringstream sh;
+    if (stride_n > 0)
+      sh << stride << " (" << (100 * stride_n) / (s->refs > 1 ? s->refs - 1 : 1) << "%)";
+    else
+      sh << "-";
+    std::cout << std::hex << std::setw(11) << k.iaddr << std::dec << std::setw(4) << int{k.index}
+              << std::setw(12) << s->refs << std::setw(8) << s->loads << std::setw(8) << s->stores
+              << std::setw(5) << s->size << "  " << std::left << std::setw(15) << sh.str()
+              << std::right << "  " << name_of(k.iaddr) << "\n";
+  }
+}
+
+}  // namespace
+
+void split_memtrace_program(int& argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "memtrace") return;
+  // The program starts after `--`, or at the first word that is neither an
+  // option of memtrace nor the value of one that takes a value.
+  const std::unordered_set<std::string> with_value = {"--raw-log", "--only", "--addr-range"};
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") {
+      g_program.assign(argv + i + 1, argv + argc);
+      argc = i;
+      return;
+    }
+    if (with_value.count(word) > 0) {
+      ++i;
+      continue;
+    }
+    if (!word.empty() && word[0] == '-') continue;
+    g_program.assign(argv + i, argv + argc);
+    argc = i;
+    return;
+  }
+}
+
+void add_memtrace_commands(CLI::App& app) {
+  auto a = std::make_shared<MemtraceArgs>();
+  auto* cmd =
+      app.add_subcommand("memtrace",
+                         "Record a program's loads and stores under the tracefold-mem "
+                         "Valgrind tool: tracefold memtrace [--raw-log DIR] -- PROGRAM ARGS");
+  cmd->add_option("--raw-log", a->raw_log,
+                  "Write DIR/thread-N.bin, contexts.bin and modules.bin (created if missing; %p "
+                  "and %q{VAR} expand per process, e.g. per MPI rank)");
+  cmd->add_flag("--libs", a->libs, "Also record accesses made by shared libraries' code");
+  cmd->add_flag("--wait-for-start", a->wait_for_start,
+                "Record only between TRACEFOLD_MEM_START() and TRACEFOLD_MEM_STOP()");
+  cmd->add_flag("--no-call-paths", a->no_call_paths, "No shadow stack, every access in context 0");
+  cmd->add_option("--only", a->only,
+                  "Record only while a call to this function is on the shadow stack");
+  cmd->add_option("--addr-range", a->addr_range,
+                  "Record only accesses to data addresses in S-E[,S-E...] (E excluded)");
+  cmd->add_flag("-q,--quiet", a->quiet, "Valgrind's -q: no banner, no totals at exit");
+  cmd->callback([a] { guarded([&] { run_memtrace(*a, g_program); }); });
+
+  auto s = std::make_shared<StatsArgs>();
+  auto* stats = app.add_subcommand("memtrace-stats",
+                                   "References per thread, per kind of address and per site "
+                                   "(with strides) of a memtrace raw log");
+  stats->add_option("dir", s->dir, "The --raw-log directory")->required();
+  stats->add_option("--top", s->top, "Sites to list (default 20)");
+  stats->add_flag("--raw-sites", s->raw_sites, "Sites as module+0xoffset, without symbols");
+  stats->callback([s] {
+    guarded([&] { run_memtrace_stats(*s); });
+    throw CLI::RuntimeError(0);
+  });
+}
+
+}  // namespace tracefold::cli

@@ -1,0 +1,324 @@
+#include "raw_reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "raw_format.h"
+
+namespace tracefold::memtrace {
+namespace {
+
+// The format is little-endian whatever the host: decode byte by byte.
+std::uint64_t le(const unsigned char* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+[[noreturn]] void fail(const std::filesystem::path& file, const std::string& what) {
+  throw RawFormatError(file.string() + ": " + what);
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+FilePtr open_or_fail(const std::filesystem::path& file) {
+  FilePtr f(std::fopen(file.c_str(), "rb"));
+  if (!f) fail(file, std::string("cannot open: ") + std::strerror(errno));
+  return f;
+}
+
+std::uint64_t size_of_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  auto n = std::filesystem::file_size(file, ec);
+  if (ec) fail(file, "cannot get its size: " + ec.message());
+  return n;
+}
+
+// The 24-byte header shared by contexts.bin and modules.bin.
+struct TableHeader {
+  std::uint32_t version, record_size, count, reserved;
+};
+
+TableHeader read_table_header(std::FILE* f, const std::filesystem::path& file, const char* magic,
+                              std::uint32_t version, std::uint32_t record_size) {
+  unsigned char h[sizeof(TfmCtxHeader)];
+  if (std::fread(h, 1, sizeof h, f) != sizeof h)
+    fail(file, "shorter than its " + std::to_string(sizeof h) + "-byte header");
+  if (std::memcmp(h, magic, 8) != 0) fail(file, "bad magic (not a tracefold-mem table)");
+  TableHeader t{static_cast<std::uint32_t>(le(h + 8, 4)), static_cast<std::uint32_t>(le(h + 12, 4)),
+                static_cast<std::uint32_t>(le(h + 16, 4)),
+                static_cast<std::uint32_t>(le(h + 20, 4))};
+  if (t.version != version)
+    fail(file,
+         "version " + std::to_string(t.version) + ", this reader knows " + std::to_string(version));
+  if (t.record_size != record_size)
+    fail(file, "record size " + std::to_string(t.record_size) + ", expected " +
+                   std::to_string(record_size));
+  return t;
+}
+
+constexpr std::size_t kChunkRecords = 1 << 14;
+
+}  // namespace
+
+const char* addr_kind_name(AddrKind k) {
+  switch (k) {
+    case AddrKind::Static:
+      return "static";
+    case AddrKind::Stack:
+      return "stack";
+    case AddrKind::Heap:
+      return "heap";
+    case AddrKind::Other:
+      break;
+  }
+  return "other";
+}
+
+RawStreamReader::RawStreamReader(const std::filesystem::path& file) : path_(file) {
+  std::uint64_t size = size_of_file(file);
+  f_ = std::fopen(file.c_str(), "rb");
+  if (f_ == nullptr) fail(file, std::string("cannot open: ") + std::strerror(errno));
+  unsigned char h[sizeof(TfmRawHeader)];
+  if (std::fread(h, 1, sizeof h, f_) != sizeof h) {
+    std::fclose(f_);
+    f_ = nullptr;
+    fail(file, "shorter than the " + std::to_string(sizeof h) + "-byte header (" +
+                   std::to_string(size) + " bytes)");
+  }
+  auto close_and_fail = [&](const std::string& what) {
+    std::fclose(f_);
+    f_ = nullptr;
+    fail(file, what);
+  };
+  if (std::memcmp(h, TFM_RAW_MAGIC, 8) != 0)
+    close_and_fail("bad magic (not a tracefold-mem raw stream)");
+  version_ = static_cast<std::uint32_t>(le(h + 8, 4));
+  record_size_ = static_cast<std::uint32_t>(le(h + 12, 4));
+  thread_ = static_cast<std::uint32_t>(le(h + 16, 4));
+  pid_ = static_cast<std::uint32_t>(le(h + 20, 4));
+  std::uint32_t want = version_ == 1 ? 24 : version_ == 2 ? sizeof(TfmRawRecord) : 0;
+  if (want == 0)
+    close_and_fail("version " + std::to_string(version_) + ", this reader knows 1 and " +
+                   std::to_string(TFM_RAW_VERSION));
+  if (record_size_ != want)
+    close_and_fail("record size " + std::to_string(record_size_) + " in a version " +
+                   std::to_string(version_) + " stream, expected " + std::to_string(want));
+  std::uint64_t body = size - sizeof h;
+  records_ = body / record_size_;
+  tail_bytes_ = body % record_size_;
+  buf_.resize(kChunkRecords * record_size_);
+}
+
+RawStreamReader::~RawStreamReader() {
+  if (f_ != nullptr) std::fclose(f_);
+}
+
+void RawStreamReader::refill() {
+  buf_len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
+  buf_pos_ = 0;
+  if (std::ferror(f_)) fail(path_, std::string("read error: ") + std::strerror(errno));
+}
+
+bool RawStreamReader::next(MemRef& out) {
+  if (consumed_ == records_) {
+    if (tail_bytes_ != 0) {
+      std::uint64_t at = sizeof(TfmRawHeader) + records_ * record_size_;
+      fail(path_, "truncated record at offset " + std::to_string(at) + " (record " +
+                      std::to_string(records_) + "): " + std::to_string(tail_bytes_) + " of " +
+                      std::to_string(record_size_) + " bytes");
+    }
+    return false;
+  }
+  if (buf_len_ - buf_pos_ < record_size_) {
+    // Only whole records are requested from a buffer of whole records, so a
+    // short read here means the file changed under us.
+    refill();
+    if (buf_len_ < record_size_)
+      fail(path_, "file shrank while reading at record " + std::to_string(consumed_));
+  }
+  const unsigned char* p = buf_.data() + buf_pos_;
+  std::uint64_t at = sizeof(TfmRawHeader) + consumed_ * record_size_;
+  out.iaddr = le(p, 8);
+  out.daddr = le(p + 8, 8);
+  out.context = static_cast<std::uint32_t>(le(p + 16, 4));
+  out.size = static_cast<std::uint16_t>(le(p + 20, 2));
+  out.index = p[22];
+  std::uint8_t flags = p[23];
+  out.store = flags & TFM_RAW_STORE;
+  if (version_ == 1) {
+    if (flags & ~TFM_RAW_STORE)
+      fail(path_,
+           "record at offset " + std::to_string(at) + ": unknown flags " + std::to_string(flags));
+    out.kind = AddrKind::Other;
+    out.region = out.ordinal = out.owner = 0;
+    out.offset = static_cast<std::int64_t>(out.daddr);
+  } else {
+    if (flags & ~(TFM_RAW_STORE | TFM_RAW_KIND_MASK))
+      fail(path_,
+           "record at offset " + std::to_string(at) + ": unknown flags " + std::to_string(flags));
+    out.kind = static_cast<AddrKind>((flags & TFM_RAW_KIND_MASK) >> TFM_RAW_KIND_SHIFT);
+    out.region = static_cast<std::uint32_t>(le(p + 24, 4));
+    out.ordinal = static_cast<std::uint32_t>(le(p + 28, 4));
+    out.owner = static_cast<std::uint32_t>(le(p + 32, 4));
+    out.offset = static_cast<std::int64_t>(le(p + 40, 8));
+  }
+  if (out.size == 0) fail(path_, "record at offset " + std::to_string(at) + ": size 0");
+  buf_pos_ += record_size_;
+  consumed_++;
+  return true;
+}
+
+RawStream read_raw_stream(const std::filesystem::path& file) {
+  RawStreamReader r(file);
+  RawStream s;
+  s.thread = r.thread();
+  s.pid = r.pid();
+  s.version = r.version();
+  s.refs.reserve(r.records());
+  MemRef m;
+  while (r.next(m)) s.refs.push_back(m);
+  return s;
+}
+
+std::vector<Context> read_contexts(const std::filesystem::path& file) {
+  auto f = open_or_fail(file);
+  std::uint64_t size = size_of_file(file);
+  auto h = read_table_header(f.get(), file, TFM_CTX_MAGIC, TFM_CTX_VERSION, sizeof(TfmCtxRecord));
+  std::uint64_t want = sizeof(TfmCtxHeader) + std::uint64_t{h.count} * sizeof(TfmCtxRecord);
+  if (size != want)
+    fail(file, "header says " + std::to_string(h.count) + " contexts (" + std::to_string(want) +
+                   " bytes), the file has " + std::to_string(size) + " bytes");
+  std::vector<Context> out(std::size_t{h.count} + 1);
+  for (std::uint32_t i = 1; i <= h.count; i++) {
+    unsigned char r[sizeof(TfmCtxRecord)];
+    std::uint64_t at = sizeof(TfmCtxHeader) + std::uint64_t{i - 1} * sizeof r;
+    if (std::fread(r, 1, sizeof r, f.get()) != sizeof r)
+      fail(file, "truncated context record at offset " + std::to_string(at));
+    Context c{static_cast<std::uint32_t>(le(r, 4)), static_cast<std::uint32_t>(le(r + 4, 4)),
+              le(r + 8, 8)};
+    if (c.id != i)
+      fail(file, "context record at offset " + std::to_string(at) + " has id " +
+                     std::to_string(c.id) + ", expected " + std::to_string(i));
+    // Parents are interned before their children, so a parent id is always
+    // smaller: anything else would make call_path loop.
+    if (c.parent >= c.id)
+      fail(file, "context " + std::to_string(c.id) + " (offset " + std::to_string(at) +
+                     ") has parent " + std::to_string(c.parent) + ", not an earlier context");
+    out[i] = c;
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> call_path(const std::vector<Context>& contexts, std::uint32_t id) {
+  std::vector<std::uint64_t> path;
+  if (id == TFM_CTX_OVERFLOW) return path;
+  if (id >= contexts.size())
+    throw RawFormatError("context " + std::to_string(id) + " is not in contexts.bin (" +
+                         std::to_string(contexts.size() - 1) + " contexts)");
+  while (id != 0) {
+    path.push_back(contexts[id].call_site);
+    id = contexts[id].parent;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::vector<Module> read_modules(const std::filesystem::path& file) {
+  auto f = open_or_fail(file);
+  std::uint64_t size = size_of_file(file);
+  auto h = read_table_header(f.get(), file, TFM_MOD_MAGIC, TFM_MOD_VERSION, sizeof(TfmModRecord));
+  std::vector<Module> out(std::size_t{h.count} + 1);
+  std::uint64_t at = sizeof(TfmCtxHeader);
+  for (std::uint32_t i = 1; i <= h.count; i++) {
+    unsigned char r[sizeof(TfmModRecord)];
+    if (std::fread(r, 1, sizeof r, f.get()) != sizeof r)
+      fail(file, "truncated module record at offset " + std::to_string(at) + " (module " +
+                     std::to_string(i) + " of " + std::to_string(h.count) + ")");
+    Module m;
+    m.id = static_cast<std::uint32_t>(le(r, 4));
+    auto len = static_cast<std::uint32_t>(le(r + 4, 4));
+    m.base = le(r + 8, 8);
+    if (m.id != i)
+      fail(file, "module record at offset " + std::to_string(at) + " has id " +
+                     std::to_string(m.id) + ", expected " + std::to_string(i));
+    if (len > size - at - sizeof r)
+      fail(file, "module " + std::to_string(i) + " (offset " + std::to_string(at) + ") has a " +
+                     std::to_string(len) + "-byte name past the end of the file");
+    m.name.resize(len);
+    if (len > 0 && std::fread(m.name.data(), 1, len, f.get()) != len)
+      fail(file, "truncated module name at offset " + std::to_string(at + sizeof r));
+    at += sizeof r + len;
+    out[i] = std::move(m);
+  }
+  if (at != size)
+    fail(file, std::to_string(size - at) + " bytes after the last module (offset " +
+                   std::to_string(at) + ")");
+  return out;
+}
+
+std::vector<std::filesystem::path> raw_stream_files(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) fail(dir, "not a directory");
+  std::map<std::uint64_t, std::filesystem::path> found;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("thread-", 0) != 0 || name.size() <= 11 ||
+        name.compare(name.size() - 4, 4, ".bin") != 0)
+      continue;
+    std::string digits = name.substr(7, name.size() - 11);
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    found[std::stoull(digits)] = e.path();
+  }
+  if (found.empty()) fail(dir, "no thread-N.bin streams (not a --raw-log directory?)");
+  std::vector<std::filesystem::path> out;
+  for (const auto& [n, p] : found) {
+    if (n != out.size())
+      fail(dir, "thread-" + std::to_string(out.size()) + ".bin is missing (thread-" +
+                    std::to_string(n) + ".bin exists)");
+    out.push_back(p);
+  }
+  return out;
+}
+
+RawLog read_raw_log(const std::filesystem::path& dir) {
+  RawLog log;
+  for (const auto& p : raw_stream_files(dir)) {
+    log.threads.push_back(read_raw_stream(p));
+    if (log.threads.back().thread != log.threads.size() - 1)
+      fail(p, "header says thread " + std::to_string(log.threads.back().thread));
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(dir / "contexts.bin", ec))
+    log.contexts = read_contexts(dir / "contexts.bin");
+  if (std::filesystem::exists(dir / "modules.bin", ec))
+    log.modules = read_modules(dir / "modules.bin");
+  auto check_ids = [&](const RawStream& s) {
+    for (std::size_t i = 0; i < s.refs.size(); i++) {
+      const MemRef& m = s.refs[i];
+      std::uint64_t at = sizeof(TfmRawHeader) + i * (s.version == 1 ? 24 : sizeof(TfmRawRecord));
+      auto where = [&] {
+        return (dir / ("thread-" + std::to_string(s.thread) + ".bin")).string() +
+               ": record at offset " + std::to_string(at) + ": ";
+      };
+      if (!log.contexts.empty() && m.context != TFM_CTX_OVERFLOW &&
+          m.context >= log.contexts.size())
+        throw RawFormatError(where() + "context " + std::to_string(m.context) +
+                             " is not in contexts.bin");
+      if (m.kind == AddrKind::Static && !log.modules.empty() &&
+          (m.region == 0 || m.region >= log.modules.size()))
+        throw RawFormatError(where() + "module " + std::to_string(m.region) +
+                             " is not in modules.bin");
+    }
+  };
+  for (const auto& s : log.threads) check_ids(s);
+  return log;
+}
+
+}  // namespace tracefold::memtrace
