@@ -3,6 +3,7 @@
 #include <set>
 
 #include "internal.hpp"
+#include "tracefold/expand.hpp"
 #include "tracefold/extrap/grid.hpp"
 
 namespace tracefold::extrap {
@@ -76,6 +77,30 @@ std::string list_text(const std::vector<int64_t>& v) {
   return s.empty() ? "none" : s;
 }
 
+// How often ranks `who` and `other` reach node `n`: where `other` makes
+// fewer of the calls, it idles while `who` reaches its extra partner (a
+// multigrid's coarse level, on which only every 2^l-th rank takes part).
+std::string call_counts(const Trace& trace, std::size_t n, int64_t who, int64_t other) {
+  const auto count = [&](int64_t rank) {
+    std::size_t calls = 0;
+    RankIterator it(trace, static_cast<int32_t>(rank));
+    for (Event ev; it.next(ev);)
+      if (it.current_node() == &trace.nodes[n]) ++calls;
+    return calls;
+  };
+  try {
+    const std::size_t w = count(who), o = count(other);
+    const std::string text = ", " + std::to_string(w) + " calls on rank " + std::to_string(who) +
+                             " against " + std::to_string(o) + " on rank " + std::to_string(other);
+    if (o < w)
+      return text + " (rank " + std::to_string(other) + " idles for the other " +
+             std::to_string(w - o) + ")";
+    return text + " (with other partners)";
+  } catch (const std::exception&) {
+    return "";  // a trace that does not expand is reported elsewhere
+  }
+}
+
 }  // namespace
 
 std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int64_t>>& endpoints) {
@@ -121,6 +146,7 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
     // The node where the first extra partner shows, for the message.
     const int64_t who = only_b.empty() ? a : r;
     const int64_t extra = only_b.empty() ? only_a.front() : only_b.front();
+    const int64_t other = who == a ? r : a;
     std::string node;
     for (std::size_t n = 0; n < trace.nodes.size() && node.empty(); ++n) {
       const Elastic* e = trace.nodes[n].field(FieldTable::peer());
@@ -130,8 +156,8 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
         for (const auto& run : entry.values.runs())
           for (int64_t v : run.pattern)
             if (!is_sentinel(v) && ((v % p) + p) % p == extra && node.empty())
-              node =
-                  "node " + std::to_string(n) + " (" + describe_node(trace, trace.nodes[n]) + ")";
+              node = "node " + std::to_string(n) + " (" + describe_node(trace, trace.nodes[n]) +
+                     ")" + call_counts(trace, n, who, other);
       }
     }
     return "; on the " + topo.to_string() + " grid MPI_Dims_create makes, ranks " +

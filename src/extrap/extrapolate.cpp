@@ -355,10 +355,23 @@ namespace {
 
 // The row-major stencil path: topology, alignment, node by node or cell by cell.
 ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts);
+// extrapolate() without the symbol tables.
+ExtrapResult extrapolate_calls(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts);
 
 }  // namespace
 
 ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
+  // Checked first: a disagreement here is found before any work is done.
+  SymbolTables symbols = common_symbols(in);
+  ExtrapResult res = extrapolate_calls(in, opts);
+  res.trace.symtab = std::move(symbols);
+  res.trace.symtab.prune(res.trace.sites);
+  return res;
+}
+
+namespace {
+
+ExtrapResult extrapolate_calls(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
   if (in.size() < 2)
     throw ExtrapError(
         "extrapolation needs traces of at least two rank counts (a d-dimensional "
@@ -464,8 +477,6 @@ ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions
                       (tried.empty() ? std::string() : " (also tried" + tried + ")"));
   }
 }
-
-namespace {
 
 ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
   ExtrapResult res;

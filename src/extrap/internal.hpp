@@ -195,4 +195,14 @@ LoopLevel single_iteration_level(const Node& node, int32_t world, int64_t member
 void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlugin& plugin,
                              const ExtrapOptions& opts, ExtrapResult& res);
 
+// ------------------------------------------------------------ symbols.cpp
+
+/// The module tables and embedded symbols of all inputs in one: an
+/// extrapolated trace keeps naming its call sites the way its inputs do.
+/// The inputs must agree: a module they share is the same binary (equal
+/// build-ids, or without build-ids equal paths and bases), and a frame
+/// that several inputs name has the same source frames in each. Throws
+/// ExtrapError naming both inputs, the module or frame and the remedy.
+SymbolTables common_symbols(const std::vector<ExtrapInput>& in);
+
 }  // namespace tracefold::extrap::detail

@@ -61,4 +61,41 @@ if grep -q '^input fftp-8.tf: 8 ranks, grid 4x2, .*sizes: x=2 (groups of communi
 else
   bad "fft3d pencils: --explain: $(grep -E '^input|field count' fftp-explain.txt | head -8)"
 fi
+# The extrapolated trace keeps its inputs' module table, so its call sites
+# are named like a recorded trace's: `print` and `stats` show the function
+# that makes the Alltoall (transpose, in fft3d.c) without symbolizing.
+for view in print stats; do
+  CHECKS=$((CHECKS + 1))
+  "$TF" "$view" x-fft-16.tf > "sym-$view.txt" 2>&1 || true
+  "$TF" "$view" fft-16.tf > "sym-real-$view.txt" 2>&1 || true
+  if grep -q 'transpose (.*fft3d\.c:[0-9]*)' "sym-$view.txt"; then
+    ok "fft3d: $view of the extrapolated trace names transpose (fft3d.c)"
+  else
+    bad "fft3d: $view of the extrapolated trace has no 'transpose (...fft3d.c:N)':" \
+      "$(grep -m 3 Alltoall "sym-$view.txt"); the real trace's: $(grep -m 1 Alltoall "sym-real-$view.txt")"
+  fi
+done
+# Symbols embedded by `tracefold symbolize` come along too, and inputs that
+# name a frame differently are refused.
+CHECKS=$((CHECKS + 1))
+for n in 2 4 8; do "$TF" symbolize fft-$n.tf -o sy-$n.tf > /dev/null 2>&1 || true; done
+# (to a file first: grep -q closing the pipe early would kill convert with
+# SIGPIPE, which pipefail turns into a failure)
+if "$TF" extrapolate sy-2.tf sy-4.tf sy-8.tf --ranks 16 -o sy-16.tf > sy.log 2>&1 &&
+  "$TF" convert --text sy-16.tf -o sy-16.txt > /dev/null 2>&1 &&
+  grep -q '^symbol app_fft3d+0x[0-9a-f]* transpose ' sy-16.txt; then
+  ok "fft3d: symbols embedded in the inputs are embedded in the extrapolated trace"
+else
+  bad "fft3d: no embedded 'symbol app_fft3d+0x... transpose' line: $(cat sy.log)"
+fi
+"$TF" convert --text sy-4.tf -o - 2> /dev/null | sed 's/^\(symbol app_fft3d+0x[0-9a-f]*\) transpose /\1 transpose_v2 /' > sy-4-renamed.tf
+fails_with "fft3d: inputs that name a frame differently" \
+  "sy-4-renamed.tf and sy-2.tf name call-site frame app_fft3d\+0x[0-9a-f]+ differently \(transpose_v2 .* against transpose .*\): .*symbolize every one against the same build" \
+  sy-2.tf sy-4-renamed.tf sy-8.tf --ranks 16 -o sy-bad.tf
+# Inputs recorded from different builds (another build-id) are refused.
+"$TF" convert --text fft-8.tf -o - 2> /dev/null |
+  sed 's/^\(module app_fft3d .*build-id=\)[0-9a-f]*/\10123456789abcdef/' > fft-8-other.tf
+fails_with "fft3d: an input recorded from another build of the program" \
+  "fft-8-other.tf and fft-2.tf were recorded with different binaries of module app_fft3d \(build-id 0123456789abcdef, .* against build-id [0-9a-f]+, .*\): .*record every input with the same build" \
+  fft-2.tf fft-4.tf fft-8-other.tf --ranks 16 -o x-bad.tf
 finish

@@ -89,7 +89,9 @@ struct ExtrapResult {
 
 /// Extrapolates. Needs at least two inputs; all must be traces of the same
 /// program (same nodes, operations and call sites) at different rank
-/// counts. Throws ExtrapError.
+/// counts. The output keeps the inputs' module table and embedded symbols,
+/// which must agree (the same build of every module, the same names for a
+/// frame). Throws ExtrapError.
 ExtrapResult extrapolate(const std::vector<ExtrapInput>& inputs, const ExtrapOptions& options);
 
 }  // namespace tracefold::extrap
