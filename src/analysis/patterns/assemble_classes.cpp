@@ -346,13 +346,7 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
       out[g].order.push_back(std::move(o));
     }
   }
-  for (GlobalPattern& g : out) {
-    std::sort(g.channels.begin(), g.channels.end());
-    std::sort(g.order.begin(), g.order.end(),
-              [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    std::sort(g.edges.begin(), g.edges.end());
-    g.edges.erase(std::unique(g.edges.begin(), g.edges.end()), g.edges.end());
-  }
+  sort_globals(out);
 
   // Coverage: ranks of one class whose units fall into the same global
   // patterns have the same events in one, several or none; each such set

@@ -21,6 +21,11 @@ namespace tracefold::patterns::detail {
 /// then differ only in where their relative peers land.
 std::vector<uint32_t> rank_classes(const Trace& trace);
 
+/// Puts each global pattern's channels, rank order and edges in the order
+/// the output promises (edges without duplicates): the last step of both
+/// assemblies, per rank and per class.
+void sort_globals(std::vector<GlobalPattern>& out);
+
 /// The events of a class of ranks as the assembly needs them.
 struct ClassEvents {
   std::vector<int32_t> ranks;  ///< ascending

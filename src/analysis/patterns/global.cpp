@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "classes_internal.hpp"
 #include "tracefold/patterns.hpp"
 
 namespace tracefold::patterns {
@@ -165,6 +166,12 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
         (*global_of)[i].push_back(it == index.end() ? -1 : static_cast<int32_t>(it->second));
       }
   }
+  detail::sort_globals(out);
+  return out;
+}
+
+namespace detail {
+void sort_globals(std::vector<GlobalPattern>& out) {
   for (GlobalPattern& g : out) {
     std::sort(g.channels.begin(), g.channels.end());
     std::sort(g.order.begin(), g.order.end(),
@@ -172,7 +179,7 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
     std::sort(g.edges.begin(), g.edges.end());
     g.edges.erase(std::unique(g.edges.begin(), g.edges.end()), g.edges.end());
   }
-  return out;
 }
+}  // namespace detail
 
 }  // namespace tracefold::patterns

@@ -69,6 +69,12 @@ void tm_filter_finish(void);                    /* says if FUNC was never entere
 extern Bool tm_clo_call_paths;
 void tm_ctx_init(void);
 void tm_ctx_write(const HChar* dir); /* DIR/contexts.bin */
+/* Creates DIR/FILE (its name left in path) and writes a table header of
+   `count` records; returns the descriptor, or -1 after saying that WHAT
+   was not written. *good: the header was written whole. */
+Int tm_table_create(const HChar* dir, const HChar* file, const HChar* what, const char* magic,
+                    UInt version, UInt record_size, UInt count, HChar* path, SizeT path_size,
+                    Bool* good);
 void tm_on_call(Addr site, Addr sp, Addr target);
 void tm_on_ret(Addr sp);
 

@@ -316,20 +316,10 @@ void tm_addr_init(void) {
 
 void tm_modules_write(const HChar* dir) {
   HChar path[4096];
-  VG_(snprintf)(path, sizeof path, "%s/modules.bin", dir);
-  SysRes r = VG_(open)(path, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC, 0644);
-  if (sr_isError(r)) {
-    VG_(umsg)("tracefold-mem: cannot create %s: modules not written\n", path);
-    return;
-  }
-  Int fd = (Int)sr_Res(r);
-  TfmCtxHeader h;
-  VG_(memset)(&h, 0, sizeof h);
-  VG_(memcpy)(h.magic, TFM_MOD_MAGIC, sizeof h.magic);
-  h.version = TFM_MOD_VERSION;
-  h.record_size = sizeof(TfmModRecord);
-  h.count = modules_used;
-  Bool good = VG_(write)(fd, &h, sizeof h) == (Int)sizeof h;
+  Bool good;
+  Int fd = tm_table_create(dir, "modules.bin", "modules", TFM_MOD_MAGIC, TFM_MOD_VERSION,
+                           sizeof(TfmModRecord), modules_used, path, sizeof path, &good);
+  if (fd < 0) return;
   for (UInt i = 0; good && i < modules_used; i++) {
     TfmModRecord m;
     m.id = i + 1;

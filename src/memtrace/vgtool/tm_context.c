@@ -120,22 +120,32 @@ void tm_on_ret(Addr sp) {
   while (t->depth > 0 && t->frames[t->depth - 1].sp < sp) pop(t);
 }
 
-void tm_ctx_write(const HChar* dir) {
-  HChar path[4096];
-  VG_(snprintf)(path, sizeof path, "%s/contexts.bin", dir);
+Int tm_table_create(const HChar* dir, const HChar* file, const HChar* what, const char* magic,
+                    UInt version, UInt record_size, UInt count, HChar* path, SizeT path_size,
+                    Bool* good) {
+  VG_(snprintf)(path, (Int)path_size, "%s/%s", dir, file);
   SysRes r = VG_(open)(path, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC, 0644);
   if (sr_isError(r)) {
-    VG_(umsg)("tracefold-mem: cannot create %s: contexts not written\n", path);
-    return;
+    VG_(umsg)("tracefold-mem: cannot create %s: %s not written\n", path, what);
+    return -1;
   }
   Int fd = (Int)sr_Res(r);
   TfmCtxHeader h;
   VG_(memset)(&h, 0, sizeof h);
-  VG_(memcpy)(h.magic, TFM_CTX_MAGIC, sizeof h.magic);
-  h.version = TFM_CTX_VERSION;
-  h.record_size = sizeof(TfmCtxRecord);
+  VG_(memcpy)(h.magic, magic, sizeof h.magic);
+  h.version = version;
+  h.record_size = record_size;
   h.count = count;
-  Bool good = VG_(write)(fd, &h, sizeof h) == (Int)sizeof h;
+  *good = VG_(write)(fd, &h, sizeof h) == (Int)sizeof h;
+  return fd;
+}
+
+void tm_ctx_write(const HChar* dir) {
+  HChar path[4096];
+  Bool good;
+  Int fd = tm_table_create(dir, "contexts.bin", "contexts", TFM_CTX_MAGIC, TFM_CTX_VERSION,
+                           sizeof(TfmCtxRecord), count, path, sizeof path, &good);
+  if (fd < 0) return;
   const UChar* p = (const UChar*)by_id;
   SizeT left = (SizeT)count * sizeof(TfmCtxRecord);
   while (good && left > 0) {
