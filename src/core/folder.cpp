@@ -160,11 +160,10 @@ void Folder::append(const Event& event) {
   impl_->append(event);
 }
 void Folder::append_repeats(const Event& event, std::span<const RepeatTiming> times) {
-  impl_->repeat_scratch_ = event;
-  impl_->append_repeats(impl_->repeat_scratch_, times);
+  impl_->append_repeats(event, times, nullptr);
 }
 void Folder::append_repeats(Event& event, std::span<const RepeatTiming> times) {
-  impl_->append_repeats(event, times);
+  impl_->append_repeats(event, times, &event);
 }
 uint64_t Folder::events() const {
   return impl_->events;

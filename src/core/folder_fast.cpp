@@ -116,7 +116,8 @@ void Folder::Impl::merge_event(Item& b, const FieldValue* fields, int64_t comput
   if (compute >= 0 || comm >= 0) add_raw_timing(b, unpack(pred), compute, comm, rank);
 }
 
-void Folder::Impl::append_repeats(Event& ev, std::span<const RepeatTiming> times) {
+void Folder::Impl::append_repeats(const Event& ev, std::span<const RepeatTiming> times,
+                                  Event* self) {
   std::size_t i = 0;
   while (i < times.size()) {
     // A session (see "replay") logs the general path's steps through an
@@ -131,6 +132,10 @@ void Folder::Impl::append_repeats(Event& ev, std::span<const RepeatTiming> times
     }
     if (repeat_in_place(ev, times.subspan(i))) return;
     if (walking_ && walk_repeats(ev, times.subspan(i))) return;
+    if (self == nullptr) {
+      repeat_scratch_ = ev;  // a const event: copied once, the first time a copy is needed
+      self = &repeat_scratch_;
+    }
     struct Times {
       Event& ev;
       const int64_t compute, comm;
@@ -138,10 +143,10 @@ void Folder::Impl::append_repeats(Event& ev, std::span<const RepeatTiming> times
         ev.compute_ns = compute;
         ev.comm_ns = comm;
       }
-    } restore{ev, ev.compute_ns, ev.comm_ns};
-    ev.compute_ns = times[i].compute_ns;
-    ev.comm_ns = times[i].comm_ns;
-    append(ev);
+    } restore{*self, self->compute_ns, self->comm_ns};
+    self->compute_ns = times[i].compute_ns;
+    self->comm_ns = times[i].comm_ns;
+    append(*self);
     ++i;
   }
 }

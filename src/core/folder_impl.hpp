@@ -355,9 +355,10 @@ struct Folder::Impl {
   // through append() copy by copy until that state is reached.
   Event repeat_scratch_;  // a const event given to append_repeats, copied once
 
-  // ev's times are set to each copy's around the append() of a copy that
-  // takes no bulk path, then put back.
-  void append_repeats(Event& ev, std::span<const RepeatTiming> times);
+  // A copy that takes no bulk path is appended as *self with its times set
+  // to the copy's, then put back; self is &ev for a caller's mutable event,
+  // null for a const one (copied into repeat_scratch_ when first needed).
+  void append_repeats(const Event& ev, std::span<const RepeatTiming> times, Event* self);
 
   bool repeat_in_place(const Event& ev, std::span<const RepeatTiming> times);
 

@@ -62,7 +62,8 @@ typedef struct {
  *  - heap: a block of the tool's malloc replacement; region = the call-path
  *    context of the allocating call, owner = the allocating thread, ordinal =
  *    how many blocks that thread allocated in that context before (from 0),
- *    offset = daddr minus the block's start. A block stays named after free.
+ *    offset = daddr minus the block's start. free() ends the block: its
+ *    memory is not heap again until a new block covers it.
  * Unused fields are 0. */
 typedef struct {
   uint64_t iaddr;   /* guest address of the instruction */

@@ -111,7 +111,13 @@ RawStreamReader::RawStreamReader(const std::filesystem::path& file) : path_(file
   std::uint64_t body = size - sizeof h;
   records_ = body / record_size_;
   tail_bytes_ = body % record_size_;
-  buf_.resize(kChunkRecords * record_size_);
+  try {
+    buf_.resize(kChunkRecords * record_size_);
+  } catch (...) {
+    std::fclose(f_);  // the destructor does not run for a throwing constructor
+    f_ = nullptr;
+    throw;
+  }
 }
 
 RawStreamReader::~RawStreamReader() {
@@ -232,6 +238,13 @@ std::vector<Module> read_modules(const std::filesystem::path& file) {
   auto f = open_or_fail(file);
   std::uint64_t size = size_of_file(file);
   auto h = read_table_header(f.get(), file, TFM_MOD_MAGIC, TFM_MOD_VERSION, sizeof(TfmModRecord));
+  // Names vary in length, but each module takes at least its record: a
+  // count the file cannot hold is refused before anything is sized by it.
+  const std::uint64_t least = sizeof(TfmCtxHeader) + std::uint64_t{h.count} * sizeof(TfmModRecord);
+  if (size < least)
+    fail(file, "header says " + std::to_string(h.count) + " modules (at least " +
+                   std::to_string(least) + " bytes), the file has " + std::to_string(size) +
+                   " bytes");
   std::vector<Module> out(std::size_t{h.count} + 1);
   std::uint64_t at = sizeof(TfmCtxHeader);
   for (std::uint32_t i = 1; i <= h.count; i++) {

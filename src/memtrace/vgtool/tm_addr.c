@@ -211,6 +211,9 @@ static Bool find_static(TmThread* t, Addr a) {
   if (seg == NULL) return False;
   NSegment const* file = seg;
   if (seg->kind == SkAnonC && seg->start > 0) {
+    /* The client heap is anonymous too and may follow a library's data
+     * segment: memory there outside a live block is not a static. */
+    if (seg->isCH) return False;
     file = VG_(am_find_nsegment)(seg->start - 1);
     if (file == NULL || file->kind != SkFileC || !file->hasW) return False;
   } else if (seg->kind != SkFileC) {

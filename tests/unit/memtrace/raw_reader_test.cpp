@@ -227,6 +227,12 @@ TEST_F(RawReader, Modules) {
   auto r = write("m3.bin", extra);
   EXPECT_NE(error_of([&] { mt::read_modules(r); }).find("2 bytes after the last module"),
             std::string::npos);
+  // A count no file of this size can hold: refused before a table is sized by it.
+  auto h = write("m4.bin", mod_file(0xffffffffu, {{0x400000, "/bin/app"}}));
+  EXPECT_NE(error_of([&] {
+              mt::read_modules(h);
+            }).find("header says 4294967295 modules (at least 68719476744 bytes)"),
+            std::string::npos);
 }
 
 TEST_F(RawReader, WholeLogChecksNumberingAndIds) {

@@ -3,8 +3,9 @@
 // K at most the recording's rank count. Each analysis rank reads the
 // samples of its share of the recorded ranks and puts them on rank 0's
 // clock; the ranks then swap lists of the frames they sampled and each
-// names every K-th distinct frame with the symbolizer (naming costs per
-// frame, and SPMD ranks sample the same frames). The digests travel to
+// names one block of the distinct frames, sorted by module and offset, with
+// the symbolizer (naming costs per frame, and SPMD ranks sample the same
+// frames). The digests travel to
 // rank 0 along a binary tree (mpi_common.hpp). Rank 0 reads the timelines
 // meanwhile, for what needs every rank's events at once (the wait states,
 // phases, clock alignment, the diagnoses), and writes exactly the report
