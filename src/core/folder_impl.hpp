@@ -573,11 +573,24 @@ struct Folder::Impl {
   std::vector<WalkSlot> walk_slots_;     // the first walk_count_ are live
   std::vector<FieldValue> walk_fields_;  // the first walk_fields_used_ are live
   std::size_t walk_fields_used_ = 0;
+  // Most walked events have no list field: theirs are kept as (id, value)
+  // pairs at walk_scalars_[from, from + n) instead (slot.has_list false),
+  // two words a field to copy and read rather than a FieldValue, whose list
+  // must be looked at and cleared.
+  struct WalkScalar {
+    FieldId field = 0;
+    int64_t scalar = kAbsent;
+  };
+  std::vector<WalkScalar> walk_scalars_;  // the first walk_scalars_used_ are live
+  std::size_t walk_scalars_used_ = 0;
   // Keeps ev aside in slot walk_count_ (times: compute/comm).
   WalkSlot& keep_walked(const Event& ev, uint64_t pred, int64_t compute, int64_t comm);
-  const FieldValue* slot_fields(const WalkSlot& s) const { return walk_fields_.data() + s.from; }
+  // A slot's fields as FieldValues: in place for a slot with lists, else
+  // made in walk_scratch_ (valid until the next call; the rarer paths only).
+  const FieldValue* slot_fields(const WalkSlot& s);
+  std::vector<FieldValue> walk_scratch_;
   // The event a slot holds, made again (a walk given up, a rare merge).
-  Event slot_event(const WalkSlot& s, int64_t compute, int64_t comm) const;
+  Event slot_event(const WalkSlot& s, int64_t compute, int64_t comm);
   std::size_t walk_count_ = 0;
   uint64_t walk_prev_key_ = 0;
   // The shape of the last walked iteration. A run of alike ones hands the
@@ -606,6 +619,10 @@ struct Folder::Impl {
   void commit_repeats(Item& x, uint32_t slot);
   // Merges one walked event into its node (merge_pair's result).
   void walk_merge(Item& x, const WalkSlot& s, int64_t compute, int64_t comm);
+  // walk_merge for fields kept as F (FieldValue or WalkScalar).
+  template <class F>
+  void walk_merge_fields(Item& x, const F* fields, const WalkSlot& s, int64_t compute,
+                         int64_t comm);
   enum class WalkResult : uint8_t { kPlaced, kComplete };
   WalkResult walk_place(uint64_t k, uint32_t index);
 

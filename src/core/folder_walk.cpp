@@ -9,7 +9,8 @@ namespace tracefold {
 using namespace folding;
 
 namespace {
-bool same_field_ids(const Item& x, const FieldValue* fields, std::size_t n) {
+template <class F>
+bool same_field_ids(const Item& x, const F* fields, std::size_t n) {
   if (n != x.fields.size()) return false;
   for (std::size_t i = 0; i < n; ++i)
     if (fields[i].field != x.fields[i].first) return false;
@@ -38,6 +39,21 @@ bool copy_fields(FieldValue* d, const FieldValue* s, std::size_t n) {
   return any_list;
 }
 
+// One execution's value of a kept field, appended as the general path
+// would (a one-value sequence is push_back; a list goes through append).
+void push_value(ValueSeq& seq, const FieldValue& fv) {
+  if (FieldTable::kind(fv.field) == FieldKind::kList)
+    append_list_values(seq, fv.list);
+  else
+    seq.push_back(fv.scalar);
+}
+
+// Folder::Impl::WalkScalar: never a list.
+template <class Scalar>
+void push_value(ValueSeq& seq, const Scalar& fv) {
+  seq.push_back(fv.scalar);
+}
+
 }  // namespace
 
 void Folder::Impl::start_walk() {
@@ -52,6 +68,7 @@ void Folder::Impl::start_walk() {
   walking_ = true;
   walk_count_ = 0;
   walk_fields_used_ = 0;
+  walk_scalars_used_ = 0;
   walk_events_total_ = 0;
   walk_times_.clear();
   walk_ops_.clear();
@@ -101,59 +118,92 @@ Folder::Impl::WalkSlot& Folder::Impl::keep_walked(const Event& ev, uint64_t pred
     walk_repeat_.resize(walk_count_ + 1);
   }
   const std::size_t n = ev.fields.size();
-  if (walk_fields_.size() < walk_fields_used_ + n) walk_fields_.resize(walk_fields_used_ + n);
   WalkSlot& slot = walk_slots_[walk_count_];
   slot.key = ev.key().packed();
   slot.pred = pred;
   slot.compute_ns = compute;
   slot.comm_ns = comm;
-  slot.from = static_cast<uint32_t>(walk_fields_used_);
   slot.n = static_cast<uint32_t>(n);
-  slot.has_list = copy_fields(walk_fields_.data() + walk_fields_used_, ev.fields.data(), n);
+  if (walk_scalars_.size() < walk_scalars_used_ + n) walk_scalars_.resize(walk_scalars_used_ + n);
+  WalkScalar* d = walk_scalars_.data() + walk_scalars_used_;
+  const FieldValue* f = ev.fields.data();
+  std::size_t i = 0;
+  while (i < n && FieldTable::kind(f[i].field) != FieldKind::kList) {
+    d[i].field = f[i].field;
+    d[i].scalar = f[i].scalar;
+    ++i;
+  }
+  if (i == n) {
+    slot.from = static_cast<uint32_t>(walk_scalars_used_);
+    slot.has_list = false;
+    walk_scalars_used_ += n;
+    return slot;
+  }
+  if (walk_fields_.size() < walk_fields_used_ + n) walk_fields_.resize(walk_fields_used_ + n);
+  slot.from = static_cast<uint32_t>(walk_fields_used_);
+  slot.has_list = copy_fields(walk_fields_.data() + walk_fields_used_, f, n);
   walk_fields_used_ += n;
   return slot;
 }
 
-Event Folder::Impl::slot_event(const WalkSlot& s, int64_t compute, int64_t comm) const {
+const FieldValue* Folder::Impl::slot_fields(const WalkSlot& s) {
+  if (s.has_list) return walk_fields_.data() + s.from;
+  if (walk_scratch_.size() < s.n) walk_scratch_.resize(s.n);
+  const WalkScalar* src = walk_scalars_.data() + s.from;
+  for (std::size_t i = 0; i < s.n; ++i) {
+    walk_scratch_[i].field = src[i].field;
+    walk_scratch_[i].scalar = src[i].scalar;
+    walk_scratch_[i].list.clear();
+  }
+  return walk_scratch_.data();
+}
+
+Event Folder::Impl::slot_event(const WalkSlot& s, int64_t compute, int64_t comm) {
   Event ev;
   const EventKey k = unpack(s.key);
   ev.op = k.op;
   ev.site = k.site;
-  ev.fields.assign(slot_fields(s), slot_fields(s) + s.n);
+  const FieldValue* fields = slot_fields(s);
+  ev.fields.assign(fields, fields + s.n);
   ev.compute_ns = compute;
   ev.comm_ns = comm;
   return ev;
 }
 
 void Folder::Impl::walk_merge(Item& x, const WalkSlot& s, int64_t compute, int64_t comm) {
-  const FieldValue* fields = slot_fields(s);
-  if (same_field_ids(x, fields, s.n))
-    return merge_event(x, fields, compute, comm, s.pred, s.has_list);
-  // A call whose fields differ from the node's (a probe that found a message
-  // reports its source; one that did not, none): what merge_pair does with
-  // the one-event item, without making it while the event's fields are
-  // among the node's.
-  std::size_t i = 0;
-  for (std::size_t f = 0; f < s.n; ++f) {  // both sorted by id
-    while (i < x.fields.size() && x.fields[i].first < fields[f].field) ++i;
-    if (i == x.fields.size() || x.fields[i].first != fields[f].field)
-      return merger.merge_pair(x, make_item(slot_event(s, compute, comm), s.pred));
-    ++i;
-  }
-  std::size_t j = 0;
-  for (auto& [id, values] : x.fields) {
-    if (j < s.n && fields[j].field == id) {
-      const FieldValue& fv = fields[j++];
-      if (FieldTable::kind(fv.field) == FieldKind::kList)
-        append_list_values(values, fv.list);
+  if (s.has_list) return walk_merge_fields(x, walk_fields_.data() + s.from, s, compute, comm);
+  walk_merge_fields(x, walk_scalars_.data() + s.from, s, compute, comm);
+}
+
+template <class F>
+void Folder::Impl::walk_merge_fields(Item& x, const F* fields, const WalkSlot& s, int64_t compute,
+                                     int64_t comm) {
+  if (same_field_ids(x, fields, s.n)) {
+    // merge_event's work: the event's values, its execution, its timing.
+    for (std::size_t i = 0; i < s.n; ++i) push_value(x.fields[i].second, fields[i]);
+  } else {
+    // A call whose fields differ from the node's (a probe that found a
+    // message reports its source; one that did not, none): what merge_pair
+    // does with the one-event item, without making it while the event's
+    // fields are among the node's.
+    std::size_t i = 0;
+    for (std::size_t f = 0; f < s.n; ++f) {  // both sorted by id
+      while (i < x.fields.size() && x.fields[i].first < fields[f].field) ++i;
+      if (i == x.fields.size() || x.fields[i].first != fields[f].field)
+        return merger.merge_pair(x, make_item(slot_event(s, compute, comm), s.pred));
+      ++i;
+    }
+    std::size_t j = 0;
+    for (auto& [id, values] : x.fields) {
+      if (j < s.n && fields[j].field == id)
+        push_value(values, fields[j++]);
       else
-        values.push_back(fv.scalar);
-    } else {
-      values.push_back(kAbsent);
+        values.push_back(kAbsent);
     }
   }
   x.reps.push_back(1);
   settle_timing(x, rank);
+  // An event without timings brings none (merge_timings with nothing).
   if (compute >= 0 || comm >= 0) add_raw_timing(x, unpack(s.pred), compute, comm, rank);
 }
 
@@ -168,12 +218,13 @@ bool Folder::Impl::walk_append(const Event& ev) {
     abort_walk();
     return false;
   }
-  const std::size_t fields_before = walk_fields_used_;
+  const std::size_t fields_before = walk_fields_used_, scalars_before = walk_scalars_used_;
   keep_walked(ev, prev_key, ev.compute_ns, ev.comm_ns);
   walk_repeat_[walk_count_] = WalkRepeat{};
   WalkResult r = walk_place(ev.key().packed(), static_cast<uint32_t>(walk_count_));
   if (r == WalkResult::kComplete) {
     walk_fields_used_ = fields_before;  // ev is not kept: it ends the traversal
+    walk_scalars_used_ = scalars_before;
     // The body's last items were a loop or passed over: this event ends the
     // iteration. If it does not start the next one, the loop has ended (or
     // the iteration was not one): a short iteration goes the general way,
@@ -232,6 +283,7 @@ bool Folder::Impl::commit_walk() {
   walk_ops_.clear();
   walk_count_ = 0;
   walk_fields_used_ = 0;
+  walk_scalars_used_ = 0;
   walk_events_total_ = 0;
   walk_times_.clear();
   walk_stack_.assign(1, WalkFrame{&loop, 0, 0});
@@ -279,20 +331,32 @@ void Folder::Impl::abort_walk() {
   feeding_ = true;
   std::vector<WalkSlot> slots;
   std::vector<FieldValue> fields;
+  std::vector<WalkScalar> scalars;
   std::vector<WalkRepeat> reps;
   std::vector<RepeatTiming> times;
   slots.swap(walk_slots_);
   fields.swap(walk_fields_);
+  scalars.swap(walk_scalars_);
   reps.swap(walk_repeat_);
   times.swap(walk_times_);
   walk_fields_used_ = 0;
+  walk_scalars_used_ = 0;
   Event e;
   for (std::size_t i = 0; i < n; ++i) {
     const WalkSlot& s = slots[i];
     const EventKey k = unpack(s.key);
     e.op = k.op;
     e.site = k.site;
-    e.fields.assign(fields.data() + s.from, fields.data() + s.from + s.n);
+    if (s.has_list) {
+      e.fields.assign(fields.data() + s.from, fields.data() + s.from + s.n);
+    } else {
+      e.fields.resize(s.n);
+      for (std::size_t f = 0; f < s.n; ++f) {
+        e.fields[f].field = scalars[s.from + f].field;
+        e.fields[f].scalar = scalars[s.from + f].scalar;
+        e.fields[f].list.clear();
+      }
+    }
     e.compute_ns = s.compute_ns;
     e.comm_ns = s.comm_ns;
     if (reps[i].count == 0) {
@@ -319,6 +383,7 @@ void Folder::Impl::abort_walk() {
   times.clear();
   if (walk_slots_.empty()) slots.swap(walk_slots_);
   if (walk_fields_.empty()) fields.swap(walk_fields_);
+  if (walk_scalars_.empty()) scalars.swap(walk_scalars_);
   if (walk_repeat_.empty()) reps.swap(walk_repeat_);
   if (walk_times_.empty()) times.swap(walk_times_);
 }
@@ -352,7 +417,9 @@ bool Folder::Impl::walk_repeats(const Event& ev, std::span<const RepeatTiming> t
 void Folder::Impl::commit_repeats(Item& x, uint32_t slot) {
   const WalkSlot& s = walk_slots_[slot];
   const WalkRepeat& rep = walk_repeat_[slot];
-  if (!same_field_ids(x, slot_fields(s), s.n)) {
+  const bool same = s.has_list ? same_field_ids(x, walk_fields_.data() + s.from, s.n)
+                               : same_field_ids(x, walk_scalars_.data() + s.from, s.n);
+  if (!same) {
     // An earlier event of this iteration brought x fields the copies lack
     // (a probe that found a message, before these that found nothing):
     // merged copy by copy, with absent values, as walk_merge does.
