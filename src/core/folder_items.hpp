@@ -1,0 +1,223 @@
+// The items a folded sequence is made of, and the Merger that aligns and
+// merges two item sequences: the folder's model of a sequence, apart from
+// the Folder::Impl that drives it (folder_impl.hpp). Not installed.
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tracefold/folder.hpp"
+
+namespace tracefold {
+
+namespace folding {
+
+// One element of a (partly) folded sequence: an event or a loop. `reps` holds
+// one value per traversal of the enclosing body: for an event, whether it
+// happened (0/1); for a loop, how many iterations it ran.
+struct Item {
+  bool loop = false;
+  uint64_t key = 0;    // event: packed EventKey
+  uint64_t first = 0;  // first / last event key in this subtree
+  uint64_t last = 0;
+  ValueSeq reps;
+  std::vector<Item> body;                            // loop only
+  std::vector<std::pair<FieldId, ValueSeq>> fields;  // event only, sorted by id
+  std::vector<Timing> timings;                       // event only, sorted by pred
+  uint32_t timing_hint = 0;                          // timings index timing_record returned last
+  // A fresh event keeps its one timing sample raw until it is merged into an
+  // existing event: no histogram allocations on the per-event hot path.
+  bool raw_timing = false;
+  EventKey raw_pred = kStartKey;
+  int64_t raw_compute = -1, raw_comm = -1;
+  // Which node of a recorded iteration this is (see "replay" in
+  // Folder::Impl); no effect on folding.
+  int32_t tag = std::numeric_limits<int32_t>::min();
+
+  uint64_t traversals() const { return reps.size(); }
+  void refresh_keys() {
+    if (!loop) {
+      first = last = key;
+      return;
+    }
+    first = body.front().first;
+    last = body.back().last;
+  }
+};
+
+using Items = std::vector<Item>;
+
+inline EventKey unpack(uint64_t k) {
+  return EventKey{static_cast<OpId>(k >> 32), static_cast<SiteId>(k & 0xFFFFFFFFu)};
+}
+
+inline bool directly_compatible(const Item& a, const Item& b) {
+  if (a.loop != b.loop) return false;
+  if (!a.loop) return a.key == b.key;
+  return a.first == b.first && a.last == b.last;
+}
+
+inline void pad_after(Item& it, uint64_t n) {
+  it.reps.append_repeated(0, n);
+}
+
+inline void pad_before(Item& it, uint64_t n) {
+  it.reps.prepend_repeated(0, n);
+}
+
+// Absent values for `executions` executions of a field (list fields: one
+// length value per execution).
+ValueSeq absent_values(uint64_t executions);
+
+Timing timing_of_raw(const Item& it, int32_t rank);
+
+// b's timing as histograms (a fresh event keeps its one sample raw).
+void settle_timing(Item& b, int32_t rank);
+
+// The index of b's timing record after `pred` (settled), made if missing.
+std::size_t timing_record(Item& b, EventKey pred);
+
+// Adds one raw timing sample to b (settled).
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank);
+
+// Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
+void merge_item_timings(Item& b, const Item& s, int32_t rank);
+
+// What seq.append(values) gives, where `values` is a list field's one
+// execution as the general path stores it (its length, then its elements),
+// without making that sequence for short lists. ValueSeq::append pushes
+// each value of a sequence whose runs hold at most kSmallListValues values
+// (every run of a sequence that short) and appends a one-value sequence as
+// that value repeated; the events of a polling loop's completions carry
+// such lists, and a sequence made per event cost a malloc and a free.
+// Must equal ValueSeq's own bound (kSmallRunValues in value_seq.cpp): the
+// unit test FolderLists.ShortListsAppendAsTheirSequence checks it.
+inline constexpr std::size_t kSmallListValues = 8;
+// The sequence of one list field's execution: its length, then its elements.
+ValueSeq list_values(const std::vector<int64_t>& list);
+
+inline void append_list_values(ValueSeq& seq, const std::vector<int64_t>& list) {
+  const std::size_t n = list.size() + 1;
+  if (n > kSmallListValues) {
+    seq.append(list_values(list));
+    return;
+  }
+  const auto len = static_cast<int64_t>(list.size());
+  if (std::all_of(list.begin(), list.end(), [len](int64_t x) { return x == len; })) {
+    seq.append_repeated(len, n);
+    return;
+  }
+  seq.push_back(len);
+  for (int64_t x : list) seq.push_back(x);
+}
+
+// merge_pair of two events with the same field ids: b's history, then s's.
+void merge_same_fields(Item& b, const Item& s, int32_t rank);
+
+constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
+
+// One value operation of the general path, on tagged nodes (tag >= 0: an
+// item made during the recorded iteration; tag < 0: -1 - the preorder index
+// of an item of the loop the iteration folds into).
+struct FoldOp {
+  // kDirectEvent only in a compiled program (Folder::Impl::compile_program):
+  // a kNewEvent into a slot whose only use is a kMergeEvent into a real node.
+  enum Kind : uint8_t { kNewEvent, kNewLoop, kSetBack, kMergeEvent, kMergeLoop, kDirectEvent };
+  Kind kind = kNewEvent;
+  int32_t a = 0, b = 0;  // kNewEvent: slot, event index; merges: into, from;
+                         // kDirectEvent: real node, event index
+  bool operator==(const FoldOp&) const = default;
+};
+
+// The value operations of one recorded iteration. `clean` turns false (and
+// recording stops) at any operation the replay does not reproduce.
+struct OpLog {
+  bool active = false;
+  bool clean = true;
+  std::vector<FoldOp> ops;
+  void add(FoldOp::Kind k, int32_t a, int32_t b = 0) {
+    if (!active) return;
+    if (a == kUntagged || b == kUntagged) return spoil();
+    ops.push_back(FoldOp{k, a, b});
+  }
+  void spoil() {
+    active = false;
+    clean = false;
+  }
+};
+
+class Merger {
+ public:
+  Merger(std::size_t max_cells, int32_t rank) : max_cells_(max_cells), rank_(rank) {}
+  OpLog* log = nullptr;
+
+  // How two sequences line up (see align()).
+  enum class Step : uint8_t { kSkipB, kSkipS, kPair, kLoopBGroupS, kGroupBLoopS };
+  struct Plan {
+    std::vector<std::pair<std::size_t, std::size_t>> cells;  // (i, j) where each step starts
+    std::vector<Step> steps;
+    std::vector<std::size_t> group_end;  // end index of grouped run (for group steps)
+    std::size_t score = 0;
+  };
+
+  // Merges two items known to be directly compatible: S's history follows B's.
+  void merge_pair(Item& b, Item&& s);
+
+  // Merges body histories: the result replays B's traversals, then S's.
+  Items merge_seq(Items&& B, Items&& S);
+
+  // Longest-common-subsequence alignment of B and S. A loop in one sequence
+  // may align with a run of the other whose first and last calls match the
+  // loop's (that run then counts as one iteration). Returns false if the
+  // alignment table would exceed the cap.
+  bool align(std::span<const Item> B, std::span<const Item> S, Plan& plan);
+
+  Items apply(Items&& B, Items&& S, const Plan& plan);
+
+  // A plan whose buffers outlive one alignment, for callers outside
+  // merge_seq (the folder's iteration checks); align() refills it.
+  Plan& scratch_plan() { return scratch_plan_; }
+
+  using FieldSeqs = std::vector<std::pair<FieldId, ValueSeq>>;
+  // An empty field vector for a new event item: one given back by a merge
+  // when there is one. The general path makes an item per event and merges
+  // most of them into an earlier one at once; made and freed each time, its
+  // vector and the sequences' buffers cost a malloc/free pair apiece.
+  FieldSeqs take_fields() {
+    if (spare_fields_.empty()) return {};
+    FieldSeqs f = std::move(spare_fields_.back());
+    spare_fields_.pop_back();
+    return f;
+  }
+  // The fields of an event item merged away; kept (sequences emptied, small
+  // buffers kept) while there are few spares.
+  void give_fields(FieldSeqs&& f);
+
+ private:
+  // A one-iteration loop around items[from, to): changes no order or count.
+  static Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals);
+
+  std::size_t max_cells_;
+  int32_t rank_;
+  std::vector<FieldSeqs> spare_fields_;
+  // merge_seq's plans by depth (it recurses through loops' bodies), kept
+  // so that an alignment allocates nothing once they are warm; a deque, so
+  // a deeper one added keeps the shallower ones in place.
+  std::deque<Plan> plans_;
+  std::size_t plan_depth_ = 0;
+  Plan scratch_plan_;
+  std::vector<uint32_t> score_;
+  std::vector<Step> choice_;
+  std::vector<std::size_t> gend_;
+};
+
+// The loop structure as text (Folder::structure).
+void describe(const Items& items, std::string& out);
+
+}  // namespace folding
+
+}  // namespace tracefold
