@@ -6,10 +6,10 @@
 # second are over CPU time (user + sys) and over wall time; the machine's
 # load is printed at the start and the end.
 #   scripts/bench-memreplay.sh BUILD_DIR [N]
-# records BUILD_DIR/tests/memtrace/kernels/vadd N (default 1500000: 3N
+# records BUILD_DIR/tests/memtrace/kernels/vadd N (default 3000000: 3N
 # references between START and STOP) with `tracefold memtrace`.
 set -uo pipefail
-B=$(realpath "$1"); N=${2:-1500000}
+B=$(realpath "$1"); N=${2:-3000000}
 TF=$B/src/cli/tracefold
 K=$B/tests/memtrace/kernels
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT

@@ -19,6 +19,9 @@ namespace {
 
 namespace mt = tracefold::memtrace;
 
+// References taken from the streams at a time.
+constexpr std::size_t kBatch = 4096;
+
 struct ReplayArgs {
   std::string dir;
   std::string cache;
@@ -50,31 +53,34 @@ void print_raw(mt::InterleavedReader& in) {
       "ordinal owner offset\n",
       stdout);
   std::uint32_t t = 0;
-  mt::MemRef m;
-  while (in.next(t, m)) {
-    if (buf.size() - n < 256) flush();  // a line is under 160 bytes
-    num(t);
-    put(" ");
-    num(m.iaddr, 16);
-    put(" ");
-    num(unsigned{m.index});
-    put(" ");
-    num(unsigned{m.size});
-    put(m.store ? " S " : " L ");
-    num(m.daddr, 16);
-    put(" ");
-    num(m.context);
-    put(" ");
-    put(mt::addr_kind_name(m.kind));
-    put(" ");
-    num(m.region);
-    put(" ");
-    num(m.ordinal);
-    put(" ");
-    num(m.owner);
-    put(" ");
-    num(m.offset);
-    put("\n");
+  std::vector<mt::MemRef> batch(kBatch);
+  while (std::size_t got = in.next_batch(t, batch.data(), batch.size())) {
+    for (std::size_t i = 0; i < got; i++) {
+      const mt::MemRef& m = batch[i];
+      if (buf.size() - n < 256) flush();  // a line is under 160 bytes
+      num(t);
+      put(" ");
+      num(m.iaddr, 16);
+      put(" ");
+      num(unsigned{m.index});
+      put(" ");
+      num(unsigned{m.size});
+      put(m.store ? " S " : " L ");
+      num(m.daddr, 16);
+      put(" ");
+      num(m.context);
+      put(" ");
+      put(mt::addr_kind_name(m.kind));
+      put(" ");
+      num(m.region);
+      put(" ");
+      num(m.ordinal);
+      put(" ");
+      num(m.owner);
+      put(" ");
+      num(m.offset);
+      put("\n");
+    }
   }
   flush();
   std::fflush(stdout);
@@ -157,25 +163,28 @@ void simulate(mt::InterleavedReader& in, const ReplayArgs& a) {
   std::vector<std::uint64_t> load_misses(L, 0), store_misses(L, 0);
 
   std::uint32_t t = 0;
-  mt::MemRef m;
-  while (in.next(t, m)) {
-    const std::size_t reached = caches.access(t, m.daddr, m.size);
-    const std::uint32_t s = sites.id(m.iaddr, m.index);
-    if (s == site_counts.size()) {
-      site_counts.emplace_back();
-      site_misses.resize(site_misses.size() + L, 0);
-    }
-    Counts& tc = thread_counts[t];
-    Counts& sc = site_counts[s];
-    tc.refs++;
-    sc.refs++;
-    (m.store ? tc.stores : tc.loads)++;
-    (m.store ? sc.stores : sc.loads)++;
-    auto& dir_misses = m.store ? store_misses : load_misses;
-    for (std::size_t k = 0; k < reached; k++) {
-      thread_misses[t * L + k]++;
-      site_misses[s * L + k]++;
-      dir_misses[k]++;
+  std::vector<mt::MemRef> batch(kBatch);
+  while (std::size_t got = in.next_batch(t, batch.data(), batch.size())) {
+    for (std::size_t i = 0; i < got; i++) {
+      const mt::MemRef& m = batch[i];
+      const std::size_t reached = caches.access(t, m.daddr, m.size);
+      const std::uint32_t s = sites.id(m.iaddr, m.index);
+      if (s == site_counts.size()) {
+        site_counts.emplace_back();
+        site_misses.resize(site_misses.size() + L, 0);
+      }
+      Counts& tc = thread_counts[t];
+      Counts& sc = site_counts[s];
+      tc.refs++;
+      sc.refs++;
+      (m.store ? tc.stores : tc.loads)++;
+      (m.store ? sc.stores : sc.loads)++;
+      auto& dir_misses = m.store ? store_misses : load_misses;
+      for (std::size_t k = 0; k < reached; k++) {
+        thread_misses[t * L + k]++;
+        site_misses[s * L + k]++;
+        dir_misses[k]++;
+      }
     }
   }
 

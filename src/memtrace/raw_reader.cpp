@@ -193,6 +193,12 @@ bool RawStreamReader::next(MemRef& out) {
   return true;
 }
 
+std::size_t RawStreamReader::next_batch(MemRef* out, std::size_t n) {
+  std::size_t got = 0;
+  while (got < n && next(out[got])) got++;
+  return got;
+}
+
 RawStream read_raw_stream(const std::filesystem::path& file) {
   RawStreamReader r(file);
   RawStream s;

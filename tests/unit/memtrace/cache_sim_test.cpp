@@ -209,6 +209,17 @@ class Interleave : public ::testing::Test {
     while (in.next(t, m)) out += std::to_string(t) + ":" + std::to_string(m.daddr % 1000) + " ";
     return out;
   }
+  // The same through next_batch, `n` references at most at a time.
+  std::string batch_order(std::uint64_t quantum, std::size_t n) {
+    mt::InterleavedReader in(mt::raw_stream_files(dir_), quantum);
+    std::string out;
+    std::uint32_t t;
+    std::vector<mt::MemRef> b(n);
+    while (std::size_t got = in.next_batch(t, b.data(), n))
+      for (std::size_t i = 0; i < got; i++)
+        out += std::to_string(t) + ":" + std::to_string(b[i].daddr % 1000) + " ";
+    return out;
+  }
   fs::path dir_;
 };
 
@@ -220,6 +231,8 @@ TEST_F(Interleave, RoundRobinTurnsSkippingEndedThreads) {
   EXPECT_EQ(order(2), "0:0 0:1 1:0 1:1 3:0 3:1 0:2 0:3 3:2 0:4 ");
   EXPECT_EQ(order(1), "0:0 1:0 3:0 0:1 1:1 3:1 0:2 3:2 0:3 0:4 ");
   EXPECT_EQ(order(0), "0:0 0:1 0:2 0:3 0:4 1:0 1:1 3:0 3:1 3:2 ");
+  for (std::uint64_t q : {0, 1, 2, 3, 7})
+    for (std::size_t n : {1, 2, 3, 64}) EXPECT_EQ(batch_order(q, n), order(q)) << q << " " << n;
   mt::InterleavedReader in(mt::raw_stream_files(dir_), 1);
   EXPECT_EQ(in.threads(), 4u);
   EXPECT_EQ(in.records(), 10u);
