@@ -11,9 +11,7 @@
 # included, so the recording is of the whole run with --libs. The kernel's
 # matrices are statics, at the same addresses in both runs; cachegrind runs
 # with the VALGRIND_LIB of the tool (the environment the loader walks is
-# then the same) and both with LD_BIND_NOW=1 (lazy binding saves the vector
-# registers with xsave, an access cachegrind shortens to 16 bytes). The
-# rest differs a little: the tool's malloc runs inside Valgrind, unrecorded,
+# then the same). The rest differs a little: the tool's malloc runs inside Valgrind, unrecorded,
 # while cachegrind sees glibc's; a read-modify-write instruction is a load
 # and a store here and one write for cachegrind (the same misses: the store
 # follows the load to the same line). $4 is the tracefold binary.
@@ -25,7 +23,6 @@ VGLIB=$(sed -n "s/^VALGRIND_LIB='\(.*\)'$/\1/p" "$TFM")
 VG=$(sed -n "s/^exec '\([^']*\)'.*/\1/p" "$TFM")
 [[ -d $VGLIB && -x $VG ]] || { echo "FAIL: no VALGRIND_LIB or valgrind in $TFM" >&2; exit 1; }
 
-export LD_BIND_NOW=1
 RC=0
 timeout "$RUN_TIMEOUT" "$TF" memtrace -q --libs --raw-log raw -- "$K/matmul" $N >tfm.out 2>tfm.err ||
   RC=$?
