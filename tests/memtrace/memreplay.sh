@@ -51,6 +51,31 @@ cmp -s threads.txt expected.txt && ok "round-robin turns of 100 references" ||
 tail -n +2 out.txt | sort -s -k1,1n | awk '{ print $2, $3, $4, $5, $8, $9, $10, $11, $12 }' >sorted.txt
 cmp -s sorted.txt theirs.txt && ok "each thread's own order kept" || bad "per-thread order changed"
 
+# Sites are named only inside a listed module's loaded segments: 20,000
+# loads at an instruction address 1 MiB above the executable's base (past
+# its last segment; nothing is mapped there) make a site (memtrace-stats's
+# busiest), which must have no name rather than the executable's name plus
+# an offset.
+cp -r raw far
+python3 - far/thread-1.bin <<'PY'
+import struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+rec = bytearray(data[24:72])
+struct.pack_into("<Q", rec, 0, 0x500000)
+open(path, "ab").write(bytes(rec) * 20000)
+PY
+run memreplay far --cache L1=32K:8:64 --top 1000
+far=$(awk '$1 == "500000" { $1 = $1; print }' out.txt)
+near=$(awk '$1 ~ /^40/ && / vadd / { print; exit }' out.txt)
+[[ $RC == 0 && -n $far && ! $far =~ vadd_slices && -n $near ]] &&
+  ok "memreplay: no name past the executable's end ($far), vadd inside it" ||
+  bad "memreplay names: exit $RC, far '$far', near '$near'"
+run memtrace-stats far --top 1
+far=$(awk '$1 == "500000" { $1 = $1; print }' out.txt)
+[[ $RC == 0 && -n $far && ! $far =~ vadd_slices ]] &&
+  ok "memtrace-stats: no name past the executable's end" || bad "memtrace-stats: '$far'"
+
 # Bad input.
 run memreplay raw --cache L1=32K:8:48
 [[ $RC == 2 ]] && grep -q "'L1=32K:8:48': line size 48 is not a power of two" err.txt &&
