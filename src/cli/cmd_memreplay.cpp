@@ -136,7 +136,8 @@ class SiteIndex {
   std::uint32_t count_ = 0;
 };
 
-// References, loads, stores and per-level misses of a thread or a site.
+// References, loads and stores of a thread or a site (misses per level are
+// kept beside them in flat arrays).
 struct Counts {
   std::uint64_t refs = 0, loads = 0, stores = 0;
 };

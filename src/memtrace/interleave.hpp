@@ -26,27 +26,10 @@ class InterleavedReader {
 
   // The next reference and its thread; false when every stream has ended.
   // RawFormatError from the streams passes through.
-  bool next(std::uint32_t& thread, MemRef& ref) {
-    while (live_ > 0) {
-      if (left_ == 0 || done_[cur_]) {
-        do cur_ = cur_ + 1 == readers_.size() ? 0 : cur_ + 1;
-        while (done_[cur_]);
-        left_ = quantum_;
-      }
-      if (readers_[cur_]->next(ref)) {
-        thread = static_cast<std::uint32_t>(cur_);
-        left_--;  // a quantum of 0 wraps to "never ends"
-        return true;
-      }
-      done_[cur_] = true;
-      live_--;
-    }
-    return false;
-  }
+  bool next(std::uint32_t& thread, MemRef& ref) { return next_batch(thread, &ref, 1) == 1; }
 
   // Up to n references of one thread's turn into out, their thread in
-  // `thread`; 0 when every stream has ended. Cheaper per reference than
-  // next() for the callers that take millions.
+  // `thread`; 0 when every stream has ended.
   std::size_t next_batch(std::uint32_t& thread, MemRef* out, std::size_t n) {
     while (live_ > 0) {
       if (left_ == 0 || done_[cur_]) {
