@@ -81,6 +81,8 @@ void add_memtrace_commands(CLI::App& app);
 /// arguments (after `--`, or from the first word that is no option of
 /// memtrace) off argv, shortening argc.
 void split_memtrace_program(int& argc, char** argv);
+/// `tracefold memreplay` (cmd_memreplay.cpp); add_memtrace_commands adds it.
+void add_memreplay_command(CLI::App& app);
 
 /// `tracefold extrapolate` (cmd_extrapolate.cpp).
 void add_extrapolate_command(CLI::App& app);

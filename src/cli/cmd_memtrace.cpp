@@ -2,7 +2,6 @@
 // the tracefold-mem Valgrind tool) and `tracefold memtrace-stats` (what a
 // raw log holds). The work is the tool's and tracefold_memtrace's; this file
 // only finds the pieces and prints.
-#include <elf.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,8 +19,8 @@
 #include <unordered_set>
 
 #include "cli.hpp"
+#include "memtrace_sites.hpp"
 #include "raw_reader.hpp"
-#include "tracefold/symbolize.hpp"
 
 namespace tracefold::cli {
 namespace {
@@ -111,24 +110,6 @@ struct SiteHash {
   std::size_t operator()(const SiteKey& k) const { return k.iaddr * 31 + k.index; }
 };
 
-// The ELF virtual address mapped at file offset 0 (the first PT_LOAD's
-// p_vaddr - p_offset), which the symbolizer counts offsets from; nullopt if
-// the file is not a readable ELF.
-std::optional<std::uint64_t> elf_vaddr_at_offset0(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  Elf64_Ehdr eh{};
-  if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh) ||
-      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
-    return std::nullopt;
-  for (int i = 0; i < eh.e_phnum; i++) {
-    Elf64_Phdr ph{};
-    in.seekg(static_cast<std::streamoff>(eh.e_phoff + i * sizeof ph));
-    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) return std::nullopt;
-    if (ph.p_type == PT_LOAD && ph.p_offset == 0) return ph.p_vaddr;
-  }
-  return std::nullopt;
-}
-
 struct StatsArgs {
   std::string dir;
   std::size_t top = 20;
@@ -137,9 +118,7 @@ struct StatsArgs {
 
 void run_memtrace_stats(const StatsArgs& a) {
   const auto files = mt::raw_stream_files(a.dir);
-  std::vector<mt::Module> modules;
-  if (fs::exists(fs::path(a.dir) / "modules.bin"))
-    modules = mt::read_modules(fs::path(a.dir) / "modules.bin");
+  std::vector<mt::Module> modules = read_modules_if_any(a.dir);
 
   std::unordered_map<SiteKey, SiteStats, SiteHash> sites;
   std::array<std::uint64_t, 4> kind_refs{};
@@ -178,8 +157,8 @@ void run_memtrace_stats(const StatsArgs& a) {
               << kind_lines[k].size() << " (" << human_bytes(kind_lines[k].size() * 64) << ")\n";
   }
 
-  // Sites by references; names from the module whose base is the nearest
-  // below the instruction (the modules the statics named).
+  // Sites by references, named when a module of modules.bin (those the
+  // statics named) holds the instruction.
   std::vector<std::pair<SiteKey, const SiteStats*>> order;
   for (const auto& [k, s] : sites) order.emplace_back(k, &s);
   std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
@@ -187,26 +166,7 @@ void run_memtrace_stats(const StatsArgs& a) {
                                             : x.first.iaddr < y.first.iaddr;
   });
   if (order.size() > a.top) order.resize(a.top);
-  symbolize::Symbolizer symbolizer;
-  auto name_of = [&](std::uint64_t iaddr) -> std::string {
-    const mt::Module* best = nullptr;
-    for (const auto& mod : modules)
-      if (!mod.name.empty() && mod.base <= iaddr && (!best || mod.base > best->base)) best = &mod;
-    if (best == nullptr) return "";
-    std::string label = fs::path(best->name).filename().string();
-    std::ostringstream off;
-    off << "+0x" << std::hex << iaddr - best->base;
-    if (a.raw_sites) return label + off.str();
-    auto vaddr0 = elf_vaddr_at_offset0(best->name);
-    if (!vaddr0) return label + off.str();
-    Module m;
-    m.name = label;
-    m.path = best->name;
-    m.base = *vaddr0;
-    auto frames = symbolizer.lookup(m, iaddr - best->base);
-    if (frames.empty() || frames.front().function.empty()) return label + off.str();
-    return frames.front().function + " (" + label + off.str() + ")";
-  };
+  SiteNamer names(std::move(modules), a.raw_sites);
   std::cout << "\n"
             << order.size() << " of " << sites.size() << " sites by references (of " << total
             << "):\n";
@@ -224,7 +184,7 @@ void run_memtrace_stats(const StatsArgs& a) {
     std::cout << std::hex << std::setw(11) << k.iaddr << std::dec << std::setw(4) << int{k.index}
               << std::setw(12) << s->refs << std::setw(8) << s->loads << std::setw(8) << s->stores
               << std::setw(5) << s->size << "  " << std::left << std::setw(15) << sh.str()
-              << std::right << "  " << name_of(k.iaddr) << "\n";
+              << std::right << "  " << names.name(k.iaddr) << "\n";
   }
 }
 
@@ -284,6 +244,7 @@ void add_memtrace_commands(CLI::App& app) {
     guarded([&] { run_memtrace_stats(*s); });
     throw CLI::RuntimeError(0);
   });
+  add_memreplay_command(app);
 }
 
 }  // namespace tracefold::cli

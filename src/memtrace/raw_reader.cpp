@@ -1,6 +1,7 @@
 #include "raw_reader.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 
@@ -14,6 +15,19 @@ std::uint64_t le(const unsigned char* p, int n) {
   std::uint64_t v = 0;
   for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
   return v;
+}
+
+// The same for one field of a record, a plain load on a little-endian host:
+// records are decoded at tens of millions a second (memreplay).
+template <class T>
+T field(const unsigned char* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  } else {
+    return static_cast<T>(le(p, sizeof(T)));
+  }
 }
 
 [[noreturn]] void fail(const std::filesystem::path& file, const std::string& what) {
@@ -149,10 +163,10 @@ bool RawStreamReader::next(MemRef& out) {
   }
   const unsigned char* p = buf_.data() + buf_pos_;
   std::uint64_t at = sizeof(TfmRawHeader) + consumed_ * record_size_;
-  out.iaddr = le(p, 8);
-  out.daddr = le(p + 8, 8);
-  out.context = static_cast<std::uint32_t>(le(p + 16, 4));
-  out.size = static_cast<std::uint16_t>(le(p + 20, 2));
+  out.iaddr = field<std::uint64_t>(p);
+  out.daddr = field<std::uint64_t>(p + 8);
+  out.context = field<std::uint32_t>(p + 16);
+  out.size = field<std::uint16_t>(p + 20);
   out.index = p[22];
   std::uint8_t flags = p[23];
   out.store = flags & TFM_RAW_STORE;
@@ -168,15 +182,21 @@ bool RawStreamReader::next(MemRef& out) {
       fail(path_,
            "record at offset " + std::to_string(at) + ": unknown flags " + std::to_string(flags));
     out.kind = static_cast<AddrKind>((flags & TFM_RAW_KIND_MASK) >> TFM_RAW_KIND_SHIFT);
-    out.region = static_cast<std::uint32_t>(le(p + 24, 4));
-    out.ordinal = static_cast<std::uint32_t>(le(p + 28, 4));
-    out.owner = static_cast<std::uint32_t>(le(p + 32, 4));
-    out.offset = static_cast<std::int64_t>(le(p + 40, 8));
+    out.region = field<std::uint32_t>(p + 24);
+    out.ordinal = field<std::uint32_t>(p + 28);
+    out.owner = field<std::uint32_t>(p + 32);
+    out.offset = field<std::int64_t>(p + 40);
   }
   if (out.size == 0) fail(path_, "record at offset " + std::to_string(at) + ": size 0");
   buf_pos_ += record_size_;
   consumed_++;
   return true;
+}
+
+std::size_t RawStreamReader::next_batch(MemRef* out, std::size_t n) {
+  std::size_t got = 0;
+  while (got < n && next(out[got])) got++;
+  return got;
 }
 
 RawStream read_raw_stream(const std::filesystem::path& file) {

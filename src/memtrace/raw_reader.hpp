@@ -70,6 +70,8 @@ class RawStreamReader {
   // The next record, or false at the end of the file. Throws RawFormatError
   // on a partial record at the end.
   bool next(MemRef& out);
+  // Up to n records into out; fewer only at the end of the file (0 there).
+  std::size_t next_batch(MemRef* out, std::size_t n);
 
  private:
   void refill();

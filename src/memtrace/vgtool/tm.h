@@ -63,6 +63,7 @@ extern const HChar* tm_clo_only;                /* NULL: no --only */
 Bool tm_filter_parse_ranges(const HChar* spec); /* False: malformed */
 Bool tm_filter_addr(Addr a);                    /* in a --addr-range (True without) */
 Bool tm_is_only_target(Addr target);            /* a call to this address enters FUNC */
+void tm_filter_unmapped(Addr a, SizeT len);     /* forgets call targets in [a, a+len) */
 void tm_filter_finish(void);                    /* says if FUNC was never entered */
 
 /* Call-path contexts (tm_context.c). */

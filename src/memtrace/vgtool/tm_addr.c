@@ -153,8 +153,8 @@ static void on_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handl
   map_generation++;
 }
 static void on_munmap(Addr a, SizeT len) {
-  (void)a, (void)len;
   map_generation++;
+  tm_filter_unmapped(a, len);
 }
 
 /* The module's load base: the start of its mapping at file offset 0 that

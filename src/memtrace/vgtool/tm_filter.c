@@ -83,6 +83,20 @@ Bool tm_is_only_target(Addr target) {
   return n->is_only;
 }
 
+/* Code unmapped (dlclose) takes its decisions along: other code mapped
+ * there later may have another function at the same address. */
+void tm_filter_unmapped(Addr a, SizeT len) {
+  if (targets == NULL || len == 0) return;
+  UInt n = 0;
+  VgHashNode** nodes = VG_(HT_to_array)(targets, &n);
+  if (n == 0) return;
+  for (UInt i = 0; i < n; i++) {
+    TargetNode* t = (TargetNode*)nodes[i];
+    if (t->key >= a && t->key - a < len) VG_(free)(VG_(HT_remove)(targets, t->key));
+  }
+  VG_(free)(nodes);
+}
+
 void tm_filter_finish(void) {
   if (tm_clo_only != NULL && !only_entered) VG_(umsg)
   ("tracefold-mem: --only=%s: no call to a function of that name was seen; "

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Throughput of `tracefold memreplay` on a raw log of a few million
+# references, side by side in one run: reading the log (cat), --raw (text
+# to /dev/null), --cache with one level and with three levels, and the
+# program under cachegrind's cache simulation for scale. References per
+# second are over CPU time (user + sys) and over wall time; the machine's
+# load is printed at the start and the end.
+#   scripts/bench-memreplay.sh BUILD_DIR [N]
+# records BUILD_DIR/tests/memtrace/kernels/vadd N (default 3000000: 3N
+# references between START and STOP) with `tracefold memtrace`.
+set -uo pipefail
+B=$(realpath "$1"); N=${2:-3000000}
+TF=$B/src/cli/tracefold
+K=$B/tests/memtrace/kernels
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+t=$W/time
+cd "$W" || exit 1
+"$TF" memtrace -q --wait-for-start --raw-log raw -- "$K/vadd" "$N" >/dev/null || exit 1
+refs=$(( ($(stat -c %s raw/thread-0.bin) - 24) / 48 ))
+echo "start $(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
+echo "raw log: $refs references, $(du -sh raw | cut -f1)"
+echo "| command | wall s | CPU s | M references/s (CPU) | M references/s (wall) |"
+echo "|---|---|---|---|---|"
+row() {
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %U %S" -o "$t" "$@" >/dev/null 2>&1 || { echo "| $label | failed |"; return; }
+  read -r e u s < <(tail -1 "$t")
+  awk -v l="$label" -v e="$e" -v u="$u" -v s="$s" -v r="${ROW_REFS:-$refs}" 'BEGIN {
+    c = u + s; rc = c > 0 ? r / c / 1e6 : 0; rw = e > 0 ? r / e / 1e6 : 0
+    printf "| %s | %.2f | %.2f | %.0f | %.0f |\n", l, e, c, rc, rw }'
+}
+row "cat raw/thread-0.bin" cat raw/thread-0.bin
+row "memreplay --raw" "$TF" memreplay raw --raw
+row "memreplay --cache L1=32K:8:64" "$TF" memreplay raw --cache L1=32K:8:64
+row "memreplay --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64" \
+  "$TF" memreplay raw --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64
+row "memtrace-stats" "$TF" memtrace-stats raw
+# Cachegrind runs the whole program (initialisation and the final sum
+# too): its rate is over its own data references (Dr + Dw).
+valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=cg.out "$K/vadd" "$N" \
+  >/dev/null 2>&1
+ROW_REFS=$(awk '/^events:/ { for (i = 2; i <= NF; i++) c[$i] = i }
+  /^summary:/ { print $c["Dr"] + $c["Dw"] }' cg.out) \
+  row "cachegrind --cache-sim=yes (the whole program, its Dr + Dw)" \
+  valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null "$K/vadd" "$N"
+echo "end $(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg)"
