@@ -217,9 +217,9 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
   for (std::size_t k = 0; k < in.size(); ++k) {
     std::string why;
     const auto fail = [&](const std::string& field) {
-      throw ExtrapError(in[k].name + ": " + label + ", field " + field + ": " + why +
-                        ": the count model needs every rank to make the call equally often "
-                        "on the world, with one count per rank");
+      throw CountModelError(in[k].name + ": " + label + ", field " + field + ": " + why +
+                            ": the count model needs every rank to make the call equally often "
+                            "on the world, with one count per rank");
     };
     const auto c = read_vectors(in[k], *nodes[k], counts_f, why);
     if (!c) fail("counts");
@@ -232,21 +232,21 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
           for (int64_t j = 0; j < q; ++j)
             if (rc->counts[static_cast<std::size_t>((e * q + j) * q + i)] !=
                 c->counts[static_cast<std::size_t>((e * q + i) * q + j)])
-              throw ExtrapError(in[k].name + ": " + label + ", field rcounts: in call " +
-                                std::to_string(e + 1) + " rank " + std::to_string(j) +
-                                " expects other than rank " + std::to_string(i) +
-                                " sends it: the count model needs the receive counts to be "
-                                "the send counts seen from the receiver (one datatype)");
+              throw CountModelError(in[k].name + ": " + label + ", field rcounts: in call " +
+                                    std::to_string(e + 1) + " rank " + std::to_string(j) +
+                                    " expects other than rank " + std::to_string(i) +
+                                    " sends it: the count model needs the receive counts to be "
+                                    "the send counts seen from the receiver (one datatype)");
     }
     for (const auto& [df, cf] : {std::pair{displs_f, counts_f}, std::pair{rdispls_f, rcounts_f}}) {
       if (!nodes[k]->field(df)) continue;
       const auto d = read_vectors(in[k], *nodes[k], df, why);
       const auto cc = cf == counts_f ? c : read_vectors(in[k], *nodes[k], cf, why);
       if (!d || !cc || !running_sums(*cc, *d))
-        throw ExtrapError(in[k].name + ": " + label + ", field " + FieldTable::name(df) +
-                          ": the displacements are not the running sums of " +
-                          FieldTable::name(cf) +
-                          ": the count model lays the blocks out back to back only");
+        throw CountModelError(in[k].name + ": " + label + ", field " + FieldTable::name(df) +
+                              ": the displacements are not the running sums of " +
+                              FieldTable::name(cf) +
+                              ": the count model lays the blocks out back to back only");
     }
     const Moments m = moments(*c);
     totals.push_back({static_cast<double>(c->ranks), m.total});
@@ -259,15 +259,15 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
   int64_t calls = -1;
   for (const auto& e : target_node.count.entries()) {
     if (calls >= 0 && e.values.sum() != calls)
-      throw ExtrapError(label +
-                        ": the target's ranks make the call different numbers of "
-                        "times: the count model needs them to make it equally often");
+      throw CountModelError(label +
+                            ": the target's ranks make the call different numbers of "
+                            "times: the count model needs them to make it equally often");
     calls = e.values.sum();
   }
   if (target_node.ranks.size() != static_cast<std::size_t>(p))
-    throw ExtrapError(label +
-                      ": not every target rank makes the call: the count model needs "
-                      "an all-to-all over every rank");
+    throw CountModelError(label +
+                          ": not every target rank makes the call: the count model needs "
+                          "an all-to-all over every rank");
   const ModelFit total_fit = choose_time_model(totals).best;
   const bool flat =
       std::all_of(spreads.begin(), spreads.end(), [](const TimePoint& t) { return t.value == 0; });
@@ -328,10 +328,22 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
                     (displs ? "; displs and rdispls left out (the inputs' are the running sums "
                               "of the counts)"
                             : ""));
-  if (sent != total && total > 0)
+  if (sent != total && total > 0) {
+    const std::string off = std::to_string(g) + " draws repeated " + std::to_string(p / g) +
+                            " times give a rank a multiple of " + std::to_string(p / g) +
+                            " elements";
+    // Within 5 % the totals keep their meaning; beyond, the counts are
+    // mostly zeros that the period cannot place.
+    if (std::abs(sent - total) > 0.05 * total)
+      throw CountModelError(label + ", field counts: at " + std::to_string(p) +
+                            " ranks the count model's " + off + ", " + number(sent) +
+                            " against the fitted " + number(total) + " (" +
+                            number(total / static_cast<double>(p)) +
+                            " a peer): too few elements a peer for the model; extrapolate to "
+                            "fewer ranks, or record the program with more data a rank");
     explain.push_back("    counts: " + number(sent) + " a rank instead of " + number(total) + ": " +
-                      std::to_string(g) + " draws repeated " + std::to_string(p / g) +
-                      " times give multiples of " + std::to_string(p / g));
+                      off);
+  }
   return fields;
 }
 

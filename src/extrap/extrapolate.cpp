@@ -296,7 +296,7 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
         auto r = extrapolate_by_remainder(grids, per, target, node.ranks, &lines);
         if (!r && vectors && is_count_vector(f) && differ_inside_cells(grids, per)) {
           if (!model_counts)
-            throw ExtrapError(count_vector_refusal(in, w.nodes, w.label, f, target.ranks()));
+            throw CountModelError(count_vector_refusal(in, w.nodes, w.label, f, target.ranks()));
           modelled = true;
           continue;
         }
@@ -481,7 +481,7 @@ ExtrapResult extrapolate_calls(const std::vector<ExtrapInput>& in, const ExtrapO
   try {
     return extrapolate_row_major(in, opts);
   } catch (const ExtrapError& e) {
-    if (!opts.try_plugins) throw;
+    if (!opts.try_plugins || dynamic_cast<const CountModelError*>(&e)) throw;
     // Not a row-major stencil, or not one the inputs pin down: a plugin
     // whose layout takes every input and the target may explain it.
     std::string tried;

@@ -170,6 +170,12 @@ Topology choose_target(const std::vector<GridInput>& grids, const ExtrapOptions&
 
 // -------------------------------------------------------- count_model.cpp
 
+/// A refusal about data-dependent count vectors (count_model.cpp): no
+/// plugin explains values drawn from the data, so none is tried after it.
+class CountModelError : public ExtrapError {
+ public:
+  using ExtrapError::ExtrapError;
+};
 /// The model's period: rank i sends what rank i + g sends, shifted by g
 /// (g: the largest divisor of the rank count up to this), so the output
 /// holds g vectors a call however many ranks the target has.

@@ -59,6 +59,22 @@ if grep -Eq '([0-9]+[ *)]+){12}' err.txt; then
 else
   ok "isort: the refusal holds no list of numbers"
 fi
+# A power-of-two target: no plugin is tried after the refusal (their
+# errors would list the values).
+fails_with "isort: refused without --model-counts at 32 ranks" \
+  "no law gives them at 32 ranks\. --model-counts draws them" \
+  sort-4.tf sort-8.tf sort-16.tf --ranks 32 -o x-refused.tf
+CHECKS=$((CHECKS + 1))
+if grep -Eq '([0-9]+[ *)]+){12}|plugin' err.txt; then
+  bad "isort: the refusal at 32 ranks holds a list of numbers or a plugin's error: $(cat err.txt)"
+else
+  ok "isort: the refusal at 32 ranks holds no list of numbers"
+fi
+# 65,536 keys over 16,384 ranks are 4 a rank: 64 draws repeated 256 times
+# cannot give that.
+fails_with "isort: too few keys a peer at 16384 ranks" \
+  "field counts: at 16384 ranks the count model's 64 draws repeated 256 times give a rank a multiple of 256 elements, 0 against the fitted 4 .*: too few elements a peer for the model" \
+  sort-4.tf sort-8.tf sort-16.tf --ranks 16384 --model-counts -o x-sparse.tf
 
 for kind in sort sortw; do
   CHECKS=$((CHECKS + 1))
