@@ -31,6 +31,7 @@ struct ExtrapolateArgs {
   bool no_plugins = false;
   std::string snippet;
   bool lcs = false;
+  bool model_counts = false;
 };
 
 void run_extrapolate(const ExtrapolateArgs& a) {
@@ -40,6 +41,7 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   opts.plugin = a.plugin;
   opts.try_plugins = !a.no_plugins;
   opts.weighted_lcs = a.lcs;
+  opts.model_counts = a.model_counts;
   if (!a.snippet.empty()) {
     std::ifstream f(a.snippet);
     std::stringstream text;
@@ -73,6 +75,15 @@ void run_extrapolate(const ExtrapolateArgs& a) {
     if (rep.links_cut > 0)
       std::cerr << "; " << rep.links_cut << " links to dropped requests cut from completions";
     std::cerr << "\n";
+  }
+  if (r.modelled_events > 0) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.2f",
+                  100.0 * static_cast<double>(r.modelled_events) / static_cast<double>(r.events));
+    std::cerr << "tracefold: count model: " << r.modelled_events << " of " << r.events
+              << " events (" << share
+              << " %) have count vectors drawn from the statistical model; the output is "
+                 "marked lossy\n";
   }
   // save_trace writes a temporary file and renames it: OUT appears only
   // complete, and only after extrapolation succeeded.
@@ -122,6 +133,10 @@ void add_extrapolate_command(CLI::App& app) {
                 "Lossy: keep only the events that every rank of every input shares, aligned by "
                 "a longest common subsequence weighted by event counts (after --snippet if "
                 "both are given); prints the events dropped per rank");
+  cmd->add_flag("--model-counts", args->model_counts,
+                "Lossy: draw MPI_Alltoallv count vectors that follow the program's data (they "
+                "differ from rank to rank) from a statistical model fitted over the inputs "
+                "instead of refusing them; prints the share of events modelled");
   cmd->add_flag("--no-plugins", args->no_plugins,
                 "Do not try the plugins when the row-major stencil path fails");
   cmd->footer("Example: tracefold extrapolate s9.tf s16.tf s25.tf --ranks 1024 -o s1024.tf");

@@ -3,6 +3,7 @@
 #include "tracefold/extrap/lcs_filter.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
@@ -114,6 +115,22 @@ std::string grid_text(const Topology& t) {
   return s + (wraps.empty() ? "" : " (wraps around in " + wraps + ")");
 }
 
+// Whether some input has two ranks of one part of its grid with different
+// values of the field (`per[k]` in input k): values that follow the data
+// rather than the grid.
+bool differ_inside_cells(const std::vector<GridInput>& grids,
+                         const std::vector<const Elastic*>& per) {
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    if (!per[k]) continue;
+    try {
+      cell_sequences(grids[k], *per[k], "");
+    } catch (const ExtrapError&) {
+      return true;
+    }
+  }
+  return false;
+}
+
 struct NodeWork {
   const std::vector<ExtrapInput>& in;
   const std::vector<GridInput>& grids;
@@ -169,7 +186,7 @@ std::optional<Elastic> uniform_root(NodeWork& w, FieldId f, const Ranklist& rank
 void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
                        const std::vector<std::vector<std::size_t>>& order, const Topology& target,
                        const CommShapes& shapes, Trace& out, ExtrapResult& res,
-                       const ProgressFn& progress) {
+                       const ProgressFn& progress, bool model_counts) {
   for (std::size_t i = 0; i < order[0].size(); ++i) {
     report_progress(progress, i, order[0].size());
     NodeWork w{in, grids, target, {}, "", &res.explanation};
@@ -232,7 +249,12 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
     bool pooled = true;
     w.peer_keep = peers_comm(in, w.nodes, shapes, pooled);
     static const auto cart_op = OpTable::find("MPI_Cart_create");
+    // Count vectors that follow the data: refused, or drawn from the
+    // model once the loop has the node's other fields (count_model.cpp).
+    const bool vectors = has_count_vectors(node.key.op);
+    bool modelled = false;
     for (FieldId f : fields) {
+      if (modelled && is_count_vector(f)) continue;
       if (cart_op && node.key.op == *cart_op && FieldTable::name(f) == "dims") {
         // The grid itself: its sizes at the target are known, whatever
         // cells the inputs have.
@@ -272,12 +294,27 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
         for (const Node* n : w.nodes) per.push_back(n->field(f));
         std::vector<std::string> lines;
         auto r = extrapolate_by_remainder(grids, per, target, node.ranks, &lines);
+        if (!r && vectors && is_count_vector(f) && differ_inside_cells(grids, per)) {
+          if (!model_counts)
+            throw CountModelError(count_vector_refusal(in, w.nodes, w.label, f, target.ranks()));
+          modelled = true;
+          continue;
+        }
         if (!r) throw;
         for (const auto& l : lines)
           res.explanation.push_back("    field " + FieldTable::name(f) + ": " + l);
         e = std::move(*r);
       }
       if (!e.empty()) node.fields.emplace_back(f, std::move(e));
+    }
+    if (modelled) {
+      std::erase_if(node.fields, [](const auto& fe) { return is_count_vector(fe.first); });
+      for (auto& fe : model_count_vectors(in, w.nodes, w.label, node, target.ranks(),
+                                          out.nodes.size(), res.explanation))
+        node.fields.push_back(std::move(fe));
+      std::sort(node.fields.begin(), node.fields.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      res.modelled_events += executions(node.count);
     }
     std::vector<std::vector<int64_t>> sizes;
     for (const auto& g : grids) sizes.push_back(g.topo.sizes);
@@ -333,7 +370,7 @@ void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<G
     part.world_size = static_cast<int32_t>(opts.ranks);
     part.comms.define_world(part.world_size);
     try {
-      extrapolate_nodes(cin, cg, order, target, shapes, part, res, {});
+      extrapolate_nodes(cin, cg, order, target, shapes, part, res, {}, opts.model_counts);
     } catch (const ExtrapError& e) {
       throw ExtrapError(where + ": " + e.what());
     }
@@ -422,7 +459,8 @@ ExtrapResult extrapolate_calls(const std::vector<ExtrapInput>& in, const ExtrapO
     ExtrapOptions plain = opts;
     plain.weighted_lcs = false;
     ExtrapResult res = extrapolate(filtered, plain);
-    res.trace.lossy = "weighted LCS filter";
+    res.trace.lossy =
+        "weighted LCS filter" + (res.trace.lossy.empty() ? "" : ", then " + res.trace.lossy);
     res.filtered = std::move(reports);
     return res;
   }
@@ -443,7 +481,7 @@ ExtrapResult extrapolate_calls(const std::vector<ExtrapInput>& in, const ExtrapO
   try {
     return extrapolate_row_major(in, opts);
   } catch (const ExtrapError& e) {
-    if (!opts.try_plugins) throw;
+    if (!opts.try_plugins || dynamic_cast<const CountModelError*>(&e)) throw;
     // Not a row-major stencil, or not one the inputs pin down: a plugin
     // whose layout takes every input and the target may explain it.
     std::string tried;
@@ -583,7 +621,8 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   out.comms.define_world(out.world_size);
   if (whole_error.empty()) {
     // 3 and 4. Node by node.
-    extrapolate_nodes(in, grids, order, res.target, shapes, out, res, opts.progress);
+    extrapolate_nodes(in, grids, order, res.target, shapes, out, res, opts.progress,
+                      opts.model_counts);
   } else {
     res.explanation.push_back("the merged node lists differ between the inputs (" + whole_error +
                               "): extrapolating cell by cell");
@@ -591,6 +630,14 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
   }
   define_target_comms(shapes, res.target, out.comms);
   canonicalize_sites(out);
+  if (res.modelled_events > 0) {
+    for (const Node& n : out.nodes) res.events += executions(n.count);
+    char share[32];
+    std::snprintf(share, sizeof share, "%.2f",
+                  100.0 * static_cast<double>(res.modelled_events) /
+                      static_cast<double>(std::max<int64_t>(res.events, 1)));
+    out.lossy = "statistical count model (" + std::string(share) + " % of events modelled)";
+  }
   return res;
 }
 

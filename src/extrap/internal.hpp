@@ -83,6 +83,8 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
 /// (timing blocks stay whole). Throws ExtrapError naming `name` when a rank
 /// of the cell has other calls or values.
 Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const std::string& name);
+/// The calls all ranks make at a node with execution counts `count`.
+int64_t executions(const Elastic& count);
 
 // ------------------------------------------------------- histogram_fit.cpp
 
@@ -165,6 +167,45 @@ std::optional<Elastic> cart_dims_for_target(const std::vector<GridInput>& grids,
 /// inputs' grids, the rules' grids and the remedy (--grid).
 Topology choose_target(const std::vector<GridInput>& grids, const ExtrapOptions& opts,
                        std::string& rule);
+
+// -------------------------------------------------------- count_model.cpp
+
+/// A refusal about data-dependent count vectors (count_model.cpp): no
+/// plugin explains values drawn from the data, so none is tried after it.
+class CountModelError : public ExtrapError {
+ public:
+  using ExtrapError::ExtrapError;
+};
+/// The model's period: rank i sends what rank i + g sends, shifted by g
+/// (g: the largest divisor of the rank count up to this), so the output
+/// holds g vectors a call however many ranks the target has.
+inline constexpr int64_t kCountModelPeriod = 64;
+/// Whether calls of `op` carry per-peer count vectors the model draws
+/// (MPI_Alltoallv, MPI_Ialltoallv).
+bool has_count_vectors(OpId op);
+/// `counts`, `displs`, `rcounts`, `rdispls`.
+bool is_count_vector(FieldId f);
+/// The refusal for a count vector `f` whose values follow the data: what
+/// the inputs hold (least, most, per rank), why no law gives them at
+/// `target` ranks, and the option that models them.
+std::string count_vector_refusal(const std::vector<ExtrapInput>& in,
+                                 const std::vector<const Node*>& nodes, const std::string& label,
+                                 FieldId f, int64_t target);
+/// The count vectors of an all-to-all at `p` ranks drawn from the model
+/// (docs/extrapolate.md, "Data-dependent counts"): each rank's total a
+/// call and the spread of its per-peer counts fitted over the inputs
+/// (`nodes[k]` in input k) as curves in the rank count; a circulant of
+/// seeded draws, so what i sends j is what j receives from i. `target_node`
+/// has its ranks and execution counts. Returns `counts` and, when the
+/// inputs have it, `rcounts`; displacements are left out (checked to be
+/// running sums in the inputs). Throws ExtrapError when the inputs do not
+/// fit the model.
+std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<ExtrapInput>& in,
+                                                             const std::vector<const Node*>& nodes,
+                                                             const std::string& label,
+                                                             const Node& target_node, int64_t p,
+                                                             uint64_t seed,
+                                                             std::vector<std::string>& explain);
 
 // ---------------------------------------------------------- remainder.cpp
 

@@ -76,13 +76,6 @@ Histogram scaled(const Histogram& h, double f) {
   return Histogram::from_parts(std::move(p));
 }
 
-int64_t executions(const Elastic& count) {
-  int64_t total = 0;
-  for (const auto& e : count.entries())
-    total += e.values.sum() * static_cast<int64_t>(e.ranks.size());
-  return total;
-}
-
 bool same_elastic(const Elastic& a, const Elastic& b) {
   if (a.entries().size() != b.entries().size()) return false;
   for (std::size_t i = 0; i < a.entries().size(); ++i)
@@ -153,6 +146,13 @@ Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const s
                         "(docs/extrapolate.md, Plugins)");
   }
   return out;
+}
+
+int64_t executions(const Elastic& count) {
+  int64_t total = 0;
+  for (const auto& e : count.entries())
+    total += e.values.sum() * static_cast<int64_t>(e.ranks.size());
+  return total;
 }
 
 }  // namespace tracefold::extrap::detail

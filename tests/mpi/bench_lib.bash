@@ -51,6 +51,7 @@ BENCH_KERNELS=(
   "ssor_wave 8 3"
   "adi_mp 9 3"
   "fft3d 8 3"
+  "isort 4 3"
   "mg3d 8 2"
   "sqrt_ring 4 3"
 )

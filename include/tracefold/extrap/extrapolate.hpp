@@ -70,6 +70,12 @@ struct ExtrapOptions {
   /// share, by weighted LCS (lcs_filter.hpp), after the snippet if both
   /// are given; the output's header says so.
   bool weighted_lcs = false;
+  /// Lossy: per-peer count vectors of MPI_Alltoallv that differ from rank
+  /// to rank inside one part of the grid (they follow the program's data)
+  /// are drawn from a statistical model fitted over the inputs instead of
+  /// refused (docs/extrapolate.md, "Data-dependent counts"); the output's
+  /// header says so, with the share of events whose values are modelled.
+  bool model_counts = false;
 };
 
 struct ExtrapResult {
@@ -85,6 +91,10 @@ struct ExtrapResult {
   /// With a snippet or the weighted LCS: what each filter kept and
   /// dropped, per input and rank.
   std::vector<FilterReport> filtered;
+  /// With model_counts: the output's calls whose count vectors the model
+  /// drew, and all the output's calls (over every rank); both 0 when no
+  /// node needed the model.
+  int64_t modelled_events = 0, events = 0;
 };
 
 /// Extrapolates. Needs at least two inputs; all must be traces of the same
