@@ -100,7 +100,9 @@ void Recorder::start(int64_t t0) {
       opts.histogram_threshold = static_cast<std::size_t>(std::atoi(h));
     // 0: no walk path (for side-by-side measurements; docs/recording.md).
     if (const char* w = env("TRACEFOLD_WALK")) opts.elastic_iterations = std::atoi(w) != 0;
-    folder.emplace(rank, opts);
+    // Without a timeline there would be nothing to number the events by.
+    sample_only = env("TRACEFOLD_SAMPLE_ONLY") && env("TRACEFOLD_TIMELINE");
+    if (!sample_only) folder.emplace(rank, opts);
     if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
       fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
     unfolded.resize(fold_batch);
@@ -152,6 +154,7 @@ void Recorder::start(int64_t t0) {
   // rank is left waiting for another's clock.
   if (const char* dir = env("TRACEFOLD_TIMELINE")) {
     start_timeline(dir, t0);
+    if (sample_only) open_event_log(dir);
     start_sampler(*this, dir);
   }
 }
@@ -215,6 +218,10 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
       }
     }
     if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
+    if (sample_only) {
+      log_event(ev);
+      return true;
+    }
     if (is_poll(ev.op) && repeat_of_last(ev)) return true;
     if (list_entries == kCountLists) {
       list_entries = 0;
