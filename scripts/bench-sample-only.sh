@@ -9,6 +9,7 @@
 # program makes the same calls in both). Instruction counts do not move
 # with the machine's load, unlike wall times.
 #   BUILD_DIR=build STEPS=300 EDGE=8 PERIOD=5ms scripts/bench-sample-only.sh
+# KEEP_DIR=DIR keeps the callgrind files there (callgrind_annotate them).
 # Needs valgrind (Debian package valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,4 +43,5 @@ for mode in sample sample-only; do
   total=$(callgrind_annotate "$work/cg.$mode" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')
   [[ -z $calls ]] && calls=$("$TF" expand "$work/$mode.tf" -r 0 | grep -c -E '^MPI_' || true)
   awk -v m="$mode" -v c="$calls" -v t="$total" 'BEGIN{printf "%-14s %8d %14d %12.0f\n", m, c, t, t / c}'
+  if [[ -n ${KEEP_DIR:-} ]]; then mkdir -p "$KEEP_DIR" && cp "$work/cg.$mode" "$KEEP_DIR/"; fi
 done

@@ -17,6 +17,7 @@
 //             4 event:  varint op, varint site, varint fields, each
 //                       varint field, then a scalar (zigzag) or
 //                       varint length and values (zigzag)
+//             5 again:  varint k: the event k events back, once more
 //   trailer u32 0xFFFFFFFF, u64 events recorded, u64 events dropped
 // Sites and fields are numbered from 0 in the order their records appear,
 // and a declaration comes before the first event that uses it. Peers are
@@ -67,6 +68,15 @@ class EventLogWriter : public BlockFileWriter {
 
  private:
   void end_record();
+  // Recent events by hash (add_event), and the number of the one written
+  // last there.
+  static constexpr std::size_t kRecent = 256;
+  struct Recent {
+    Event ev;
+    uint64_t index = UINT64_MAX;
+  };
+  std::vector<Recent> recent_ = std::vector<Recent>(kRecent);
+  uint64_t events_ = 0;             // events written to blocks so far
   std::vector<int32_t> field_ids_;  // by FieldId: its number in the file, -1 none
   uint32_t fields_ = 0;
   uint64_t recorded_ = 0, dropped_ = 0;

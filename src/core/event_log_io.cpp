@@ -14,7 +14,7 @@ constexpr char kMagic[4] = {'T', 'F', 'E', 'V'};
 constexpr uint8_t kVersion = 1;
 // Events recorded, events dropped.
 constexpr uint64_t kTrailerBytes = 2 * 8;
-constexpr uint64_t kModule = 0, kSite = 1, kComm = 2, kField = 3, kEvent = 4;
+constexpr uint64_t kModule = 0, kSite = 1, kComm = 2, kField = 3, kEvent = 4, kAgain = 5;
 
 constexpr block_file::Format kBlocks{
     .raise = [](const std::string& message) { throw EventLogError(message); },
@@ -24,6 +24,17 @@ constexpr block_file::Format kBlocks{
     .cut_frame_ends = true,
     .varint_truncated = "truncated record in a block",
     .varint_too_long = "corrupt varint in a block"};
+
+// Of an event's operation, site and fields: where it goes in the writer's
+// table of recent events.
+uint64_t event_hash(const Event& ev) {
+  uint64_t h = (uint64_t{ev.op} << 32 | ev.site) * 0x9E3779B97F4A7C15ull;
+  for (const FieldValue& f : ev.fields) {
+    h = (h ^ f.field ^ static_cast<uint64_t>(f.scalar)) * 0x9E3779B97F4A7C15ull;
+    for (int64_t v : f.list) h = (h ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull;
+  }
+  return h ^ (h >> 29);
+}
 
 }  // namespace
 
@@ -77,6 +88,24 @@ void EventLogWriter::add_event(const Event& ev) {
     ++dropped_;
     return;
   }
+  // An iterative program repeats its calls exactly: a call equal to one in
+  // the table of recent events is written as the distance back to it,
+  // which costs less than encoding (and compressing) its fields again.
+  Recent& recent = recent_[event_hash(ev) & (kRecent - 1)];
+  if (recent.index != UINT64_MAX && recent.ev.op == ev.op && recent.ev.site == ev.site &&
+      recent.ev.fields == ev.fields) {
+    out.put_varint(kAgain);
+    out.put_varint(events_ - recent.index);
+    recent.index = events_++;
+    ++recorded_;
+    ++block_events_;
+    end_record();
+    return;
+  }
+  recent.ev.op = ev.op;
+  recent.ev.site = ev.site;
+  recent.ev.fields = ev.fields;
+  recent.index = events_++;
   for (const FieldValue& f : ev.fields) {
     if (f.field >= field_ids_.size()) field_ids_.resize(std::size_t(f.field) + 1, -1);
     if (field_ids_[f.field] >= 0) continue;
@@ -232,6 +261,12 @@ RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& p
           }
         }
         f.events.push_back(std::move(ev));
+      } else if (kind == kAgain) {
+        const uint64_t back = in.varint();
+        if (back == 0 || back > f.events.size())
+          in.fail_block(where + "repeats the event " + std::to_string(back) + " back, of " +
+                        std::to_string(f.events.size()));
+        f.events.push_back(f.events[f.events.size() - back]);
       } else {
         in.fail_block(where + "unknown record kind " + std::to_string(kind));
       }

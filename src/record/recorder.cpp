@@ -105,6 +105,9 @@ void Recorder::start(int64_t t0) {
     if (!sample_only) folder.emplace(rank, opts);
     if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
       fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
+    // Without a folder each event goes to the event log at once, through
+    // the batch path (fold_unfolded): the per-call path stays as it is.
+    if (sample_only) fold_batch = 1;
     unfolded.resize(fold_batch);
     unfolded_has_lists.resize(fold_batch);
     unfolded_repeats.resize(fold_batch);
@@ -218,10 +221,6 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
       }
     }
     if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
-    if (sample_only) {
-      log_event(ev);
-      return true;
-    }
     if (is_poll(ev.op) && repeat_of_last(ev)) return true;
     if (list_entries == kCountLists) {
       list_entries = 0;
@@ -277,6 +276,10 @@ void Recorder::fold_unfolded() {
     }
   } clear_repeats{unfolded_repeats, n};
   if (disabled) return;
+  if (sample_only) {
+    for (std::size_t i = 0; i < n; ++i) log_event(unfolded[i]);
+    return;
+  }
   try {
     for (std::size_t i = 0; i < n; ++i) {
       Event& ev = unfolded[i];
