@@ -50,7 +50,7 @@ const CLI::Validator& existing_trace() {
                "/; `tracefold diagnose` reads it, this command needs the trace: record with "
                "--sample (or --timeline) instead of --sample-only";
       },
-      "TRACE");
+      "FILE");
   return v;
 }
 
