@@ -5,8 +5,8 @@
 # (examples/diagnose/diag_problems.c): the same kind, cause function and
 # rank, the severity within 10 % of the designed value. The late sender
 # needs the receive's peer from the event log to name the late rank.
-# A command that needs the folded trace says what is missing and which
-# option records it.
+# The parallel diagnosis gives the serial report. A command that needs the
+# folded trace says what is missing and which option records it.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
@@ -58,8 +58,18 @@ for mode in imbalance:4 late:2; do
   fi
 done
 
-# Commands that need the folded trace name what is missing and the option.
 d="$WORK/imbalance-only"
+# The parallel diagnosis reads the event logs too, and writes the same report.
+CHECKS=$((CHECKS + 1))
+if ! "$MPIRUN" -np 2 "$TF" diagnose "$d/t.tf" -o "$d/par.json" >"$d/par.out" 2>&1; then
+  bad "parallel diagnose of a --sample-only run failed: $(tail -3 "$d/par.out")"
+elif cmp -s "$d/report.json" "$d/par.json"; then
+  ok "parallel diagnose (2 analysis ranks) of a --sample-only run: the serial report"
+else
+  bad "parallel and serial reports of a --sample-only run differ"
+fi
+
+# Commands that need the folded trace name what is missing and the option.
 for cmd in analyze print; do
   CHECKS=$((CHECKS + 1))
   if "$TF" "$cmd" "$d/t.tf" >"$d/$cmd.out" 2>"$d/$cmd.err"; then
