@@ -306,7 +306,8 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
   } else if (o.sample_only) {
     std::cerr << "tracefold: no folded trace (--sample-only): each rank's calls are in "
               << timeline_dir << "/events-R.tfe beside its timeline and samples (read them with: "
-              << "tracefold diagnose " << output << ")\n";
+              << "tracefold diagnose " << output
+              << (o.timeline_dir.empty() ? "" : " --timeline " + timeline_dir) << ")\n";
   } else if (!fs::is_empty(partial_dir, ec) && !ec) {
     std::cerr << "tracefold: the run did not reach MPI_Finalize; partial traces are in "
               << partial_dir.string() << "/ (combine them: tracefold merge " << partial_dir.string()
