@@ -8,6 +8,8 @@
 # sampled runs the samples kept and the handler's median cost.
 #   BUILD_DIR=build REPEAT=5 scripts/bench-sample-overhead.sh
 #   PROGRAMS="stencil2d_nonperiodic:4:30000" scripts/bench-sample-overhead.sh
+# CONFIGS="plain timeline sample5ms only5ms" adds `--sample=5ms --sample-only`
+# (no folding) beside the others.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
@@ -22,7 +24,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-CONFIGS=(plain timeline sample5ms sample1ms)
+read -r -a CONFIGS <<<"${CONFIGS:-plain timeline sample5ms sample1ms}"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -35,6 +37,7 @@ run() {
     timeline) "$TF" record --timeline -o t.tf -- "${cmd[@]}" >/dev/null 2>err.txt ;;
     sample5ms) "$TF" record --sample=5ms -o t.tf -- "${cmd[@]}" >/dev/null 2>err.txt ;;
     sample1ms) "$TF" record --sample=1ms -o t.tf -- "${cmd[@]}" >/dev/null 2>err.txt ;;
+    only5ms) "$TF" record --sample=5ms --sample-only -o t.tf -- "${cmd[@]}" >/dev/null 2>err.txt ;;
   esac
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$name.$config.times"

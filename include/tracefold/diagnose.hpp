@@ -291,8 +291,18 @@ struct DiagnoseInput {
 /// Reads TRACE's timeline directory `dir` and the samples in it, putting
 /// the samples on rank 0's clock and naming their frames with the
 /// symbolizer. Throws DiagnoseError (no timeline: which option records it).
+/// `unfolded`: a `record --sample-only` run's events (see
+/// load_diagnose_recording), read instead of the trace's expansion.
 DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
-                                  std::vector<std::string>& notes);
+                                  std::vector<std::string>& notes,
+                                  const std::vector<std::vector<Event>>* unfolded = nullptr);
+/// The recording `trace_path` names: its folded trace; or, when there is
+/// no such file and `dir` holds the event logs of a `record --sample-only`
+/// run (event_log.hpp), their tables (sites, modules, communicators; no
+/// nodes), with each rank's events put in `unfolded`. Throws what
+/// load_trace or the event log reader throws.
+Trace load_diagnose_recording(const std::string& trace_path, const std::string& dir,
+                              std::vector<std::vector<Event>>& unfolded);
 
 DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
                         const DiagnoseOptions& options = {});

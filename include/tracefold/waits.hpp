@@ -177,6 +177,10 @@ struct WaitInput {
 /// Reads TRACE's timeline directory `dir` (every rank). Throws WaitsError
 /// if it is missing (record with --timeline) or belongs to another run.
 WaitInput load_wait_input(const Trace& trace, const std::string& dir);
+/// The same for a `record --sample-only` run (event_log.hpp): the events
+/// are `events` (per rank, sites in `tables`), not a trace's expansion.
+WaitInput load_wait_input(const Trace& tables, const std::vector<std::vector<Event>>& events,
+                          const std::string& dir);
 /// The timeline directory `record --timeline` wrote beside `trace_path`.
 std::string default_timeline_dir(const std::string& trace_path);
 

@@ -19,6 +19,11 @@ namespace tracefold::cli {
 /// `1234 B`, `12.1 KiB`, `3.4 MiB`.
 std::string human_bytes(uint64_t bytes);
 
+/// CLI::ExistingFile for a trace argument; for the path of a `record
+/// --sample-only` run (no trace file, by design) it says so and which
+/// option records the trace.
+const CLI::Validator& existing_trace();
+
 /// A companion file of this CLI: $ENV_VAR, else the first candidate that
 /// exists (relative to this binary's directory); throws `missing` if none.
 std::filesystem::path find_companion(const char* env_var,
@@ -52,6 +57,7 @@ struct RecordOptions {
   uint64_t timeline_max = 0;  // 0: the recorder's default
   int64_t sample_ns = 0;      // --sample: call-path samples every this many ns (0: none)
   std::string sample_clock = "wall";
+  bool sample_only = false;  // --sample-only: no folded trace, an event log per rank instead
   bool no_timing = false;
   bool text = false;
 };

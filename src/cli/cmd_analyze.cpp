@@ -71,7 +71,7 @@ void add_analyze_command(CLI::App& app) {
       "analyze", "Wait states, critical path and delay costs of a run recorded with --timeline");
   cmd->add_option("trace", args->trace, "Trace file (its timeline is TRACE.timeline/)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_trace());
   cmd->add_option("-o,--output", args->output,
                   "Write the report here; the extension chooses the form: .txt, .json or .cubex "
                   "(default: text on standard output)");

@@ -93,7 +93,7 @@ void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand(
       "bench", "Generate a readable C+MPI benchmark program that makes the trace's MPI calls");
-  cmd->add_option("trace", a->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("trace", a->trace, "Trace file")->required()->check(existing_trace());
   cmd->add_option("-o,--output", a->output, "C file to write (default bench.c)");
   cmd->add_option("--compute", a->compute,
                   "Computation between calls: trimmed (default: each call's recorded mean "

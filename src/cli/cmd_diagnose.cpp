@@ -23,11 +23,13 @@ struct DiagnoseArgs {
 
 void run_diagnose(const DiagnoseArgs& args) {
   check_diagnose_output(args.output);
-  Trace trace = load_trace(args.trace);
-  prepare_sites(trace, args.sites, true);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
+  std::vector<std::vector<Event>> unfolded;
+  Trace trace = load_diagnose_recording(args.trace, dir, unfolded);
+  prepare_sites(trace, args.sites, true);
   std::vector<std::string> notes;
-  const DiagnoseInput input = load_diagnose_input(trace, dir, notes);
+  const DiagnoseInput input =
+      load_diagnose_input(trace, dir, notes, unfolded.empty() ? nullptr : &unfolded);
   DiagnoseReport report = diagnose(trace, input, args.options);
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
   write_diagnose_report(report, args.output);
@@ -44,9 +46,11 @@ void add_diagnose_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "diagnose",
       "Phases, load imbalance and other scalability losses of a run recorded with --timeline");
-  cmd->add_option("trace", args->trace, "Trace file (its timeline is TRACE.timeline/)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  // No existence check: a --sample-only run has no trace file, only
+  // TRACE.timeline/ (load_diagnose_recording says what is missing).
+  cmd->add_option("trace", args->trace,
+                  "Trace file (its timeline is TRACE.timeline/), or the -o of a --sample-only run")
+      ->required();
   cmd->add_option("-o,--output", args->output,
                   "Write the report here; the extension chooses the form: .txt or .json "
                   "(default: text on standard output)");

@@ -127,7 +127,9 @@ void add_export_commands(CLI::App& app) {
   auto ex = std::make_shared<ExportArgs>();
   auto* exp =
       app.add_subcommand("export", "Write a trace as Perfetto/Chrome JSON or an OTF2 archive");
-  exp->add_option("trace", ex->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  exp->add_option("trace", ex->trace, "Trace file")
+      ->required()
+      ->check(tracefold::cli::existing_trace());
   exp->add_option("--perfetto", ex->perfetto,
                   "Chrome trace-event JSON file (ui.perfetto.dev, chrome://tracing)");
   exp->add_option("--otf2", ex->otf2, "Directory for an OTF2 archive (DIR/traces.otf2)");
@@ -145,7 +147,9 @@ void add_export_commands(CLI::App& app) {
 
   auto rep = std::make_shared<ReportArgs>();
   auto* report = app.add_subcommand("report", "Write a self-contained HTML report of a trace");
-  report->add_option("trace", rep->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  report->add_option("trace", rep->trace, "Trace file")
+      ->required()
+      ->check(tracefold::cli::existing_trace());
   report->add_option("-o,--output", rep->output, "HTML file to write")->required();
   report->add_option("--timeline", rep->timeline,
                      "Recorded timeline directory (default: TRACE.timeline/ if it exists)");

@@ -187,7 +187,7 @@ void add_patterns_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "patterns", "Repeated communication sequences per rank, within the function that calls");
-  cmd->add_option("trace", args->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("trace", args->trace, "Trace file")->required()->check(existing_trace());
   cmd->add_flag("--absolute", args->absolute,
                 "Peers as ranks in the communicator (default: relative, +1 = next rank)");
   cmd->add_flag("--no-context", args->no_context,

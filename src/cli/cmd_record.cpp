@@ -199,6 +199,7 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
       vars.emplace_back("TRACEFOLD_SAMPLE", std::to_string(o.sample_ns));
       vars.emplace_back("TRACEFOLD_SAMPLE_CLOCK", o.sample_clock);
     }
+    if (o.sample_only) vars.emplace_back("TRACEFOLD_SAMPLE_ONLY", "1");
   }
   const fs::path fallback = make_private_dir("tracefold-unsaved");
   if (!fallback.empty()) vars.emplace_back("TRACEFOLD_FALLBACK_DIR", fallback.string());
@@ -302,6 +303,11 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
     places.world_size = w->world_size;
     std::cerr << "tracefold: trace of " << w->world_size << " ranks written to " << output << " ("
               << human_bytes(fs::file_size(output)) << ", " << w->nodes << " nodes)\n";
+  } else if (o.sample_only) {
+    std::cerr << "tracefold: no folded trace (--sample-only): each rank's calls are in "
+              << timeline_dir << "/events-R.tfe beside its timeline and samples (read them with: "
+              << "tracefold diagnose " << output
+              << (o.timeline_dir.empty() ? "" : " --timeline " + timeline_dir) << ")\n";
   } else if (!fs::is_empty(partial_dir, ec) && !ec) {
     std::cerr << "tracefold: the run did not reach MPI_Finalize; partial traces are in "
               << partial_dir.string() << "/ (combine them: tracefold merge " << partial_dir.string()

@@ -19,7 +19,9 @@ void add_resolve_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "resolve", "Name the source and tag of every wildcard receive (exits 2 on a deadlock)");
-  cmd->add_option("trace", args->input, "Trace file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("trace", args->input, "Trace file")
+      ->required()
+      ->check(tracefold::cli::existing_trace());
   cmd->add_option("-o,--output", args->output, "Resolved trace")->required();
   cmd->add_flag("--align", args->align,
                 "Also combine collectives called from different lines into one node");

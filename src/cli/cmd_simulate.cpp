@@ -157,7 +157,7 @@ void add_simulate_command(CLI::App& app) {
       "simulate", "Predict a trace's run time on a platform with SimGrid's SMPI replay");
   sim->add_option("trace", a->trace, "Trace file (recorded or extrapolated)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(tracefold::cli::existing_trace());
   sim->add_option("--platform", a->platform,
                   "SimGrid platform XML (default: a generated fat tree, one host per rank)")
       ->check(CLI::ExistingFile);

@@ -65,7 +65,7 @@ void add_symbolize_command(CLI::App& app) {
   auto a = std::make_shared<SymbolizeArgs>();
   auto* cmd = app.add_subcommand(
       "symbolize", "Embed function names and source lines of the call sites into a trace");
-  cmd->add_option("trace", a->trace, "Trace file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("trace", a->trace, "Trace file")->required()->check(existing_trace());
   cmd->add_option("-o,--output", a->output, "Trace to write (default: rewrite TRACE in place)");
   cmd->add_option("--debug-dir", a->debug_dirs,
                   "Where to look for binaries by build-id (DIR/.build-id/xx/yyyy[.debug], or any "

@@ -22,17 +22,37 @@
 #include "progress.hpp"
 #include "record_samples.hpp"
 #include "tracefold/analysis_basic.hpp"
+#include "tracefold/event_log.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/rawlog.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/waits.hpp"
 
 namespace fs = std::filesystem;
 using namespace tracefold;
 using namespace tracefold::cli;
 
 namespace tracefold::cli {
+
+const CLI::Validator& existing_trace() {
+  static const CLI::Validator v(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(path, ec) ||
+            !is_unfolded_run(default_timeline_dir(path)))
+          return CLI::ExistingFile(path);
+        return path +
+               " does not exist: a run recorded with `record --sample-only` has no folded "
+               "trace, only samples, the timeline and the event logs in " +
+               default_timeline_dir(path) +
+               "/; `tracefold diagnose` reads it, this command needs the trace: record with "
+               "--sample (or --timeline) instead of --sample-only";
+      },
+      "FILE");
+  return v;
+}
 
 std::string human_bytes(uint64_t b) {
   std::ostringstream ss;
@@ -409,9 +429,9 @@ int main(int argc, char** argv) {
                        "Also take call-path samples every PERIOD (default 5ms, at least 250us) "
                        "into the timeline's directory; implies --timeline. Write --sample=PERIOD")
           ->expected(0, 1);
-  bool sample_only = false;
-  record->add_flag("--sample-only", sample_only,
-                   "Samples and the timeline (the trace is still written: docs/sampling.md)");
+  record->add_flag("--sample-only", record_opts.sample_only,
+                   "Samples, the timeline and each call's parameters, without folding: no trace "
+                   "file (tracefold diagnose reads such a run; docs/sampling.md)");
   record
       ->add_option("--sample-clock", record_opts.sample_clock,
                    "What the sampling timer counts: wall (default; waits are sampled) or cpu")
@@ -445,7 +465,7 @@ int main(int argc, char** argv) {
       "convert", "Rewrite a trace in the compact form, or as text with --text (-o - prints it)");
   convert->add_option("trace", convert_in, "Trace file (any form)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_trace());
   convert->add_option("-o,--output", convert_out, "Trace file to write, or - for standard output")
       ->required();
   convert->add_flag("--text", convert_write.text, text_help);
@@ -456,7 +476,7 @@ int main(int argc, char** argv) {
   bool expand_timing = false;
   auto* expand =
       app.add_subcommand("expand", "Print one rank's events, one per line (raw-log format)");
-  expand->add_option("trace", expand_path, "Trace file")->required()->check(CLI::ExistingFile);
+  expand->add_option("trace", expand_path, "Trace file")->required()->check(existing_trace());
   expand->add_option("-r,--rank", expand_rank_opt, "Rank to expand")->required();
   expand->add_flag("--timing", expand_timing, "Add mean compute_ns/comm_ns per event");
 
@@ -466,7 +486,7 @@ int main(int argc, char** argv) {
   std::string print_path;
   auto* print =
       app.add_subcommand("print", "Readable, indented view of loops, ranklists and parameters");
-  print->add_option("trace", print_path, "Trace file")->required()->check(CLI::ExistingFile);
+  print->add_option("trace", print_path, "Trace file")->required()->check(existing_trace());
   SiteOptions print_sites;
   add_site_options(print, print_sites);
   bool print_paths = false;
@@ -477,7 +497,7 @@ int main(int argc, char** argv) {
   bool stats_json = false;
   auto* stats =
       app.add_subcommand("stats", "Profile per call site and operation (calls, bytes, time)");
-  stats->add_option("trace", stats_path, "Trace file")->required()->check(CLI::ExistingFile);
+  stats->add_option("trace", stats_path, "Trace file")->required()->check(existing_trace());
   stats->add_flag("--json", stats_json, "Machine-readable output");
   SiteOptions stats_sites;
   add_site_options(stats, stats_sites);
@@ -554,7 +574,7 @@ int main(int argc, char** argv) {
         throw std::runtime_error(
             "record: no command given, e.g. tracefold record -o run.tf -- mpirun -np 4 ./app");
       record_command = command_after_dashes;
-      if (sample_opt->count() > 0 || sample_only)
+      if (sample_opt->count() > 0 || record_opts.sample_only)
         record_opts.sample_ns = parse_sample_period(sample_period);
       else if (record->count("--sample-clock") > 0)
         throw std::runtime_error("record: --sample-clock needs --sample");

@@ -154,6 +154,8 @@ bool summarize_record(const RecordPlaces& p) {
     whole &= report_kind("raw logs", p.rawlog, kind("rawlog"), r, world, have_reports);
   if (!p.timeline.empty() && fs::is_directory(p.timeline, ec))
     whole &= report_kind("timeline", p.timeline, kind("timeline"), r, world, have_reports);
+  if (const Kind events = kind("events"); events.any())
+    whole &= report_kind("event logs (--sample-only)", p.timeline, events, r, world, have_reports);
   const Kind partial = kind("partial");
   const fs::path partial_dir = p.output.string() + ".partial";
   if (partial.any()) {

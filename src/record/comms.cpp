@@ -42,6 +42,7 @@ void Recorder::define_comm(int64_t id, MPI_Comm c) {
   for (int32_t m : g.members)
     if (m < 0) throw std::runtime_error("communicator has members outside MPI_COMM_WORLD");
   if (!comms.group_of(id, rank)) {
+    if (event_log.is_open()) event_log.add_comm(id, g);
     comms.define(id, g);
     if (rawlog.is_open()) rawlog << format_comm_line(id, g) << "\n";
   }

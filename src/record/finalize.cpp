@@ -146,6 +146,11 @@ void Recorder::report_status(const std::string& partial) {
     if (error.rfind(timeline_path + ": ", 0) == 0) error.erase(0, timeline_path.size() + 2);
     text += status_line("timeline", error, timeline_path);
   }
+  if (!event_log_file.empty()) {
+    std::string error = event_log_open_error.empty() ? event_log.error() : event_log_open_error;
+    if (error.rfind(event_log_file + ": ", 0) == 0) error.erase(0, event_log_file.size() + 2);
+    text += status_line("events", error, event_log_file);
+  }
   if (!partial.empty()) text += partial;
   const std::string path = std::string(dir) + "/rank-" + std::to_string(rank);
   const std::string tmp = path + ".tmp";
@@ -182,6 +187,14 @@ void Recorder::write_partial(const char* why) {
     // offset, and say it was not measured, so that readers estimate the
     // drift instead (diagnose's constant exit gap).
     close_timeline({timeline_start.offset_ns, skewed(now_ns()), RankTimelineFile::kEndNotMeasured});
+    if (sample_only) {
+      // Nothing was folded: the event log is this rank's partial record.
+      close_event_log();
+      std::fprintf(stderr, "tracefold: rank %d: %s; its event log, timeline and samples end here\n",
+                   rank, why);
+      report_status("");
+      return;
+    }
     namespace fs = std::filesystem;
     const fs::path dir = output + ".partial";
     const std::string file = "rank-" + std::to_string(rank) + ".tf";
@@ -269,6 +282,13 @@ void Recorder::finish() {
   }
   stop_sampler(*this);
   if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
+  if (sample_only) {
+    // No trace to merge: each rank's event log stands for its part of it.
+    close_event_log();
+    report_status("");
+    PMPI_Comm_free(&private_comm);
+    return;
+  }
   struct PmpiExchange final : Exchange {
     MPI_Comm comm;
     int r, n;

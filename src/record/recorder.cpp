@@ -100,9 +100,14 @@ void Recorder::start(int64_t t0) {
       opts.histogram_threshold = static_cast<std::size_t>(std::atoi(h));
     // 0: no walk path (for side-by-side measurements; docs/recording.md).
     if (const char* w = env("TRACEFOLD_WALK")) opts.elastic_iterations = std::atoi(w) != 0;
-    folder.emplace(rank, opts);
+    // Without a timeline there would be nothing to number the events by.
+    sample_only = env("TRACEFOLD_SAMPLE_ONLY") && env("TRACEFOLD_TIMELINE");
+    if (!sample_only) folder.emplace(rank, opts);
     if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
       fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
+    // Without a folder each event goes to the event log at once, through
+    // the batch path (fold_unfolded): the per-call path stays as it is.
+    if (sample_only) fold_batch = 1;
     unfolded.resize(fold_batch);
     unfolded_has_lists.resize(fold_batch);
     unfolded_repeats.resize(fold_batch);
@@ -152,6 +157,7 @@ void Recorder::start(int64_t t0) {
   // rank is left waiting for another's clock.
   if (const char* dir = env("TRACEFOLD_TIMELINE")) {
     start_timeline(dir, t0);
+    if (sample_only) open_event_log(dir);
     start_sampler(*this, dir);
   }
 }
@@ -270,6 +276,10 @@ void Recorder::fold_unfolded() {
     }
   } clear_repeats{unfolded_repeats, n};
   if (disabled) return;
+  if (sample_only) {
+    for (std::size_t i = 0; i < n; ++i) log_event(unfolded[i]);
+    return;
+  }
   try {
     for (std::size_t i = 0; i < n; ++i) {
       Event& ev = unfolded[i];

@@ -24,10 +24,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "tracefold/event_log.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/record.hpp"
 #include "tracefold/timeline_io.hpp"
@@ -257,6 +259,17 @@ class Recorder {
   bool sampling = false;                  // set once by start_sampler, before any timer
   // The timeline file, and why it could not be created (for report_status).
   std::string timeline_path, timeline_open_error;
+  // `record --sample-only` (TRACEFOLD_SAMPLE_ONLY with a timeline): no
+  // folder; each event goes to the event log as it is recorded, its
+  // declarations (modules, sites, communicators) first (log_event).
+  bool sample_only = false;
+  EventLogWriter event_log;
+  std::string event_log_file, event_log_open_error;
+  std::size_t logged_sites = 0;
+  std::set<std::string> logged_modules;
+  void open_event_log(const char* dir);
+  void log_event(const Event& ev);
+  void close_event_log();
   // Events recorded but not folded yet (see append): slots reused batch
   // after batch, so their vectors keep their capacity.
   std::vector<Event> unfolded;

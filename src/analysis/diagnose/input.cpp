@@ -7,9 +7,11 @@
 #include <sstream>
 
 #include "internal.hpp"
+#include "tracefold/event_log.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/symbolize.hpp"
 #include "tracefold/timeline_io.hpp"
+#include "tracefold/trace_io.hpp"
 
 namespace tracefold::diagnose_detail {
 
@@ -94,13 +96,17 @@ std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symboli
 
 DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
                                    std::vector<std::string>& notes,
-                                   std::vector<ExitGapDrift>& drifts) {
+                                   std::vector<ExitGapDrift>& drifts,
+                                   const std::vector<std::vector<Event>>* unfolded) {
   DiagnoseInput in;
   try {
-    in.events = load_wait_input(trace, dir);
+    in.events = unfolded ? load_wait_input(trace, *unfolded, dir) : load_wait_input(trace, dir);
   } catch (const WaitsError& e) {
     throw DiagnoseError(e.what());
   }
+  if (unfolded)
+    notes.push_back("recorded with --sample-only: the calls come from the event logs in " + dir +
+                    " (no folded trace)");
   // Ranks whose timelines end early: their drift from the exits of global
   // synchronisations, before the clock condition is repaired.
   std::vector<int32_t> ended_early, unfitted;
@@ -223,11 +229,27 @@ void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
 
 namespace tracefold {
 
+Trace load_diagnose_recording(const std::string& trace_path, const std::string& dir,
+                              std::vector<std::vector<Event>>& unfolded) {
+  std::error_code ec;
+  if (std::filesystem::exists(trace_path, ec) || !is_unfolded_run(dir))
+    return load_trace(trace_path);
+  UnfoldedRun run;
+  try {
+    run = read_unfolded_run(dir);
+  } catch (const EventLogError& e) {
+    throw DiagnoseError(e.what());
+  }
+  unfolded = std::move(run.events);
+  return std::move(run.tables);
+}
+
 DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
-                                  std::vector<std::string>& notes) {
+                                  std::vector<std::string>& notes,
+                                  const std::vector<std::vector<Event>>* unfolded) {
   using namespace diagnose_detail;
   std::vector<ExitGapDrift> drifts;
-  DiagnoseInput in = load_diagnose_events(trace, dir, notes, drifts);
+  DiagnoseInput in = load_diagnose_events(trace, dir, notes, drifts, unfolded);
   std::vector<RankSampleDigest> ranks(std::size_t(trace.world_size));
   symbolize::Symbolizer sym;
   FrameMemo memo;

@@ -145,7 +145,8 @@ std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
 /// repaired, with their notes.
 DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
                                    std::vector<std::string>& notes,
-                                   std::vector<ExitGapDrift>& drifts);
+                                   std::vector<ExitGapDrift>& drifts,
+                                   const std::vector<std::vector<Event>>* unfolded = nullptr);
 /// One recorded rank's samples as an analysis rank digests them.
 struct RankSampleDigest {
   bool present = false;            ///< false: the rank has no samples file

@@ -78,8 +78,13 @@ std::string default_timeline_dir(const std::string& trace_path) {
 
 namespace waits_detail {
 
-std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t r,
-                                         uint64_t& dropped, bool* has_end_offset) {
+namespace {
+
+// Rank r's events, from `next` (true while it gives one), with the times of
+// its timeline file in `dir`: the k-th event gets the k-th record's.
+template <class Next>
+std::vector<TimedEvent> time_rank_events(const Trace& trace, const std::string& dir, int32_t r,
+                                         uint64_t& dropped, bool* has_end_offset, Next&& next) {
   namespace fs = std::filesystem;
   const std::string path = (fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
   if (!fs::exists(path))
@@ -98,11 +103,10 @@ std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& 
   if (has_end_offset) *has_end_offset = f.end_measured();
   std::vector<TimedEvent> evs;
   evs.reserve(f.records.size());
-  RankIterator it(trace, r);
   TimedEvent te;
   std::size_t k = 0;
   int64_t prev_end = 0;
-  while (it.next(te.ev)) {
+  while (next(te.ev)) {
     if (k >= f.records.size()) {
       // Past the size bound: no times, so not analysed.
       ++dropped;
@@ -127,7 +131,42 @@ std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& 
   return evs;
 }
 
+}  // namespace
+
+std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t r,
+                                         uint64_t& dropped, bool* has_end_offset) {
+  RankIterator it(trace, r);
+  return time_rank_events(trace, dir, r, dropped, has_end_offset,
+                          [&](Event& ev) { return it.next(ev); });
+}
+
+std::vector<TimedEvent> load_rank_events(const Trace& tables, const std::vector<Event>& events,
+                                         const std::string& dir, int32_t r, uint64_t& dropped,
+                                         bool* has_end_offset) {
+  std::size_t i = 0;
+  return time_rank_events(tables, dir, r, dropped, has_end_offset, [&](Event& ev) {
+    if (i == events.size()) return false;
+    ev = events[i++];
+    return true;
+  });
+}
+
 }  // namespace waits_detail
+
+WaitInput load_wait_input(const Trace& tables, const std::vector<std::vector<Event>>& events,
+                          const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) throw WaitsError(dir + ": no timeline directory");
+  WaitInput in;
+  in.ranks.resize(std::size_t(tables.world_size));
+  in.end_offset.assign(std::size_t(tables.world_size), 1);
+  for (int32_t r = 0; r < tables.world_size; ++r) {
+    bool ended = true;
+    in.ranks[std::size_t(r)] = waits_detail::load_rank_events(tables, events.at(std::size_t(r)),
+                                                              dir, r, in.dropped, &ended);
+    in.end_offset[std::size_t(r)] = ended;
+  }
+  return in;
+}
 
 WaitInput load_wait_input(const Trace& trace, const std::string& dir) {
   if (!std::filesystem::is_directory(dir))

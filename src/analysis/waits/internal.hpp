@@ -215,6 +215,11 @@ uint64_t repair_receiver(std::vector<TimedEvent>& mine,
 /// The events of `rank` from its timeline file in `dir` (see load_wait_input).
 std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t rank,
                                          uint64_t& dropped, bool* has_end_offset = nullptr);
+/// The same for a `--sample-only` run: the events come from its event log
+/// (event_log.hpp), `tables` gives the world size.
+std::vector<TimedEvent> load_rank_events(const Trace& tables, const std::vector<Event>& events,
+                                         const std::string& dir, int32_t rank, uint64_t& dropped,
+                                         bool* has_end_offset = nullptr);
 
 /// Reads the `field` of an event (kAbsent if missing).
 int64_t field_of(const Event& ev, const char* name);

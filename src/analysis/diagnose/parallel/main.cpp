@@ -108,9 +108,11 @@ void run(const Args& args, int me, int np) {
   steps.on = me == 0 && env && *env == '1';
   Trace trace;
   std::string err;
+  const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
+  std::vector<std::vector<Event>> unfolded;  // a --sample-only run's events
   try {
     check_diagnose_output(args.output);
-    trace = load_trace(args.trace);
+    trace = load_diagnose_recording(args.trace, dir, unfolded);
     if (np > trace.world_size)
       err = "analysis started with " + std::to_string(np) + " ranks, the recording has " +
             std::to_string(trace.world_size) + ": run it with mpirun -np K for K of at most " +
@@ -120,7 +122,6 @@ void run(const Args& args, int me, int np) {
   }
   agree(err);
   steps.mark("trace");
-  const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   std::optional<SiteNames> sites;
   if (me == 0) sites.emplace(trace, args);
   DiagnoseInput in;
@@ -131,7 +132,8 @@ void run(const Args& args, int me, int np) {
   try {
     // The serial reader's order: a timeline's error comes before any
     // samples file's, then the lowest rank's (the shares are in rank order).
-    if (me == 0) in = load_diagnose_events(trace, dir, notes, drifts);
+    if (me == 0)
+      in = load_diagnose_events(trace, dir, notes, drifts, unfolded.empty() ? nullptr : &unfolded);
     steps.mark("timelines");
     const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
     mine.first = first;
@@ -241,9 +243,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   CLI::App app{"tracefold diagnose under mpirun: the parallel diagnosis"};
   Args args;
-  app.add_option("trace", args.trace, "Trace file (its timeline is TRACE.timeline/)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  // No existence check: a --sample-only run has no trace file.
+  app.add_option("trace", args.trace, "Trace file (its timeline is TRACE.timeline/)")->required();
   app.add_option("-o,--output", args.output, "Report: .txt or .json (default: text)");
   app.add_option("--timeline", args.timeline, "Timeline directory (default TRACE.timeline)");
   app.add_option("--significant", args.options.significant,
