@@ -8,10 +8,15 @@
 # "app_time" (APP_TIME set) and of the benchmarks' "wall time", both the
 # slowest rank from a barrier after MPI_Init to MPI_Finalize, so mpirun's
 # launch cost is in neither; "error" is the benchmark against the program.
+# "replay" is `tracefold replay --compute-clock cpu` of the same trace (its
+# own wall time, the same interval), to tell what the generated code adds
+# from what the recorded processor times hold.
 #
 #   bash scripts/bench-cpu-clock.sh [BUILD_DIR] [NP] [REPS] [WORK]
 #
-# ONLY="cg lu" in the environment runs those programs only.
+# ONLY="cg lu" in the environment runs those programs only. CORES=K pins
+# every rank to the first K cores (taskset inside mpirun, so mpirun's own
+# binding does not spread them): NP ranks on K cores on any machine.
 set -euo pipefail
 BUILD=${1:-build}
 NP=${2:-4}
@@ -20,6 +25,8 @@ WORK=${4:-1000}
 TF=$BUILD/src/cli/tracefold
 APPS=$BUILD/tests/apps
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+PIN=()
+if [[ -n ${CORES:-} ]]; then PIN=(taskset -c "0-$((CORES - 1))"); fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
@@ -32,37 +39,40 @@ PROGRAMS=(
 )
 
 source "$(dirname "$0")/lib/stats.bash"
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores, $NP ranks, $REPS runs each, WORK=$WORK"
-printf '%-20s %9s %9s %7s %9s %7s\n' program original wall error cpu error
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores${CORES:+ (ranks on $CORES)}, $NP ranks, $REPS runs each, WORK=$WORK"
+printf '%-20s %9s %9s %7s %9s %7s %9s %7s\n' program original wall error cpu error replay error
 for p in "${PROGRAMS[@]}"; do
   read -r name steps <<<"$p"
   [[ -x $APPS/app_$name ]] || continue
   [[ -z ${ONLY:-} || " $ONLY " == *" $name "* ]] || continue
-  "$TF" record --stats compute_cpu -o "$W/$name.tf" -- mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" \
+  "$TF" record --stats compute_cpu -o "$W/$name.tf" -- mpirun -np "$NP" "${PIN[@]}" "$APPS/app_$name" "$steps" "$WORK" \
     >/dev/null 2>&1
   for c in wall cpu; do
     "$TF" bench --compute-clock "$c" "$W/$name.tf" -o "$W/$name-$c.c" 2>/dev/null
     mpicc -std=c11 -O2 "$W/$name-$c.c" -o "$W/$name-$c"
     : >"$W/$c.t"
   done
+  : >"$W/replay.t"
   : >"$W/orig.t"
   for ((k = 0; k < REPS; ++k)); do
-    APP_TIME=1 mpirun -np "$NP" "$APPS/app_$name" "$steps" "$WORK" 2>&1 >/dev/null |
+    APP_TIME=1 mpirun -np "$NP" "${PIN[@]}" "$APPS/app_$name" "$steps" "$WORK" 2>&1 >/dev/null |
       sed -n 's/^app_time: //p' >>"$W/orig.t"
     for c in wall cpu; do
-      mpirun -np "$NP" "$W/$name-$c" 2>/dev/null |
+      mpirun -np "$NP" "${PIN[@]}" "$W/$name-$c" 2>/dev/null |
         sed -n 's/^bench: .* wall time \([0-9.]*\) s$/\1/p' >>"$W/$c.t"
     done
+    mpirun -np "$NP" "${PIN[@]}" "$TF" replay --compute-clock cpu "$W/$name.tf" 2>/dev/null |
+      sed -n 's/^replay: .* wall \([0-9.]*\) s,.*/\1/p' >>"$W/replay.t"
   done
   short=0
-  for f in orig wall cpu; do [[ $(wc -l <"$W/$f.t") -eq $REPS ]] || short=1; done
+  for f in orig wall cpu replay; do [[ $(wc -l <"$W/$f.t") -eq $REPS ]] || short=1; done
   if ((short)); then
     echo "$name: a run reported no time" >&2
     continue
   fi
   orig=$(median <"$W/orig.t")
   row=$(printf '%8.3fs' "$orig")
-  for c in wall cpu; do
+  for c in wall cpu replay; do
     gen=$(median <"$W/$c.t")
     row+=$(awk -v g="$gen" -v o="$orig" 'BEGIN { printf " %8.3fs %+6.1f%%", g, 100 * (g - o) / o }')
   done
