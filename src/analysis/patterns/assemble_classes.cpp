@@ -8,25 +8,15 @@
 // and the hops of its messages inside patterns.
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <tuple>
 
 #include "classes_internal.hpp"
+#include "tracefold/union_find.hpp"
 
 namespace tracefold::patterns::detail {
 
 namespace {
-
-struct UnionFind {
-  std::vector<std::size_t> parent;
-  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  std::size_t find(std::size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void join(std::size_t a, std::size_t b) { parent[find(a)] = find(b); }
-};
 
 // (comm, tag, stored peer) -> events, ascending.
 using Lists = std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint32_t>>;
@@ -50,17 +40,13 @@ ClassInfo info_of(const ClassEvents& c, std::size_t patterns) {
   in.unit_of.assign(c.events.size(), -1);
   for (std::size_t e = 0; e < c.events.size(); ++e) {
     const Message& m = c.events[e];
-    const bool sends = m.kind == Message::Kind::kSend || m.kind == Message::Kind::kSendrecv;
-    const bool receives = m.kind == Message::Kind::kRecv || m.kind == Message::Kind::kSendrecv;
-    if (sends && !is_sentinel(m.peer) && !is_sentinel(m.tag) && m.peer != kAbsent)
-      in.sends[{m.comm, m.tag, m.peer}].push_back(static_cast<uint32_t>(e));
-    const int64_t from = m.kind == Message::Kind::kSendrecv ? m.rpeer : m.peer;
-    const int64_t tag = m.kind == Message::Kind::kSendrecv ? m.rtag : m.tag;
-    if (receives && !is_sentinel(from) && !is_sentinel(tag) && from != kAbsent)
-      in.recvs[{m.comm, tag, from}].push_back(static_cast<uint32_t>(e));
+    if (const auto to = sent_to(m))
+      in.sends[{m.comm, to->second, to->first}].push_back(static_cast<uint32_t>(e));
+    if (const auto from = received_from(m))
+      in.recvs[{m.comm, from->second, from->first}].push_back(static_cast<uint32_t>(e));
     if (c.pattern_of[e] >= 0)
       in.unit_of[e] = c.pattern_of[e];
-    else if (sends || receives)
+    else if (m.kind != Message::Kind::kOther)
       in.unit_of[e] = static_cast<int32_t>(in.units++);
   }
   return in;
@@ -94,54 +80,38 @@ class Assembler {
     return info_[class_of_[static_cast<std::size_t>(rank)]];
   }
 
+  // The match of `rank`'s list (comm, tag, stored peer) with its partner's
+  // list for it, or null: the rank's sends with the partner's receives
+  // when `sends`, else the partner's sends with its receives. `other`
+  // receives the partner's rank in the communicator, which is also taken
+  // as its world rank (as assemble() keys channels).
+  const Match* match_list(int32_t rank, const Lists::key_type& key, bool sends, int64_t& other) {
+    const auto& [comm, tag, stored] = key;
+    other = land(rank, comm, stored);
+    if (other < 0 || other >= static_cast<int64_t>(class_of_.size())) return nullptr;
+    const auto o = static_cast<int32_t>(other);
+    const std::optional<int64_t> back = stored_for(o, comm, rank);
+    if (!back) return nullptr;
+    const uint32_t mine = class_of_[static_cast<std::size_t>(rank)];
+    const uint32_t theirs = class_of_[static_cast<std::size_t>(o)];
+    return sends ? match(mine, key, theirs, *back)
+                 : match(theirs, {comm, tag, *back}, mine, stored);
+  }
+
+ private:
   // Where a stored peer of `rank` lands in `comm` (-1: nowhere).
   int64_t land(int32_t rank, int64_t comm, int64_t stored) const {
     if (cls(rank).absolute) return stored;
-    const CommGroup* g = comms_.group_of(comm, rank);
-    const int32_t me = comms_.rank_in(comm, rank);
-    if (!g || me < 0) return -1;
-    const auto size = static_cast<int64_t>(g->members.size());
-    return (stored + me) % size;
+    const std::optional<Place> at = place_in(comms_, comm, rank);
+    return at ? peer_at(*at, stored) : -1;
   }
   // The stored peer by which `rank` names `peer` in `comm` (nullopt: none).
   std::optional<int64_t> stored_for(int32_t rank, int64_t comm, int64_t peer) const {
     if (cls(rank).absolute) return peer;
-    const CommGroup* g = comms_.group_of(comm, rank);
-    const int32_t me = comms_.rank_in(comm, rank);
-    if (!g || me < 0) return std::nullopt;
-    const auto size = static_cast<int64_t>(g->members.size());
-    if (peer < 0 || peer >= size) return std::nullopt;
-    return ((peer - me) % size + size) % size;
+    const std::optional<Place> at = place_in(comms_, comm, rank);
+    return at ? stored_offset(*at, peer) : std::nullopt;
   }
 
-  // The match of sender `a`'s list (comm, tag, stored) with the receives
-  // its partner makes from it, or null. `to` receives the partner's rank
-  // in the communicator, which is also taken as the receiver's world rank
-  // (as assemble() keys channels).
-  const Match* match_send(int32_t a, const Lists::key_type& key, int64_t& to) {
-    const auto& [comm, tag, stored] = key;
-    to = land(a, comm, stored);
-    if (to < 0 || to >= static_cast<int64_t>(class_of_.size())) return nullptr;
-    const auto b = static_cast<int32_t>(to);
-    const std::optional<int64_t> back = stored_for(b, comm, a);
-    if (!back) return nullptr;
-    return match(class_of_[static_cast<std::size_t>(a)], key,
-                 class_of_[static_cast<std::size_t>(b)], *back);
-  }
-  // The match of receiver `b`'s list with its sender's sends, or null;
-  // `from` receives the source (the sender's world rank, as above).
-  const Match* match_recv(int32_t b, const Lists::key_type& key, int64_t& from) {
-    const auto& [comm, tag, stored] = key;
-    from = land(b, comm, stored);
-    if (from < 0 || from >= static_cast<int64_t>(class_of_.size())) return nullptr;
-    const auto a = static_cast<int32_t>(from);
-    const std::optional<int64_t> ahead = stored_for(a, comm, b);
-    if (!ahead) return nullptr;
-    return match(class_of_[static_cast<std::size_t>(a)], {comm, tag, *ahead},
-                 class_of_[static_cast<std::size_t>(b)], stored);
-  }
-
- private:
   const Match* match(uint32_t ca, const Lists::key_type& skey, uint32_t cb, int64_t rstored) {
     const auto& [comm, tag, sstored] = skey;
     const auto key = std::make_tuple(ca, comm, tag, sstored, cb, rstored);
@@ -206,10 +176,10 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
   for (int32_t a = 0; a < world; ++a)
     for (const auto& [key, events] : as.info(a).sends) {
       int64_t to = 0;
-      const Match* m = as.match_send(a, key, to);
+      const Match* m = as.match_list(a, key, true, to);
       if (!m) continue;
       for (const auto& [ua, ub] : m->joins)
-        uf.join(unit(a, ua), unit(static_cast<int32_t>(to), ub));
+        uf.unite(unit(a, ua), unit(static_cast<int32_t>(to), ub));
     }
   // Components holding a per-process pattern become global patterns, in
   // order of their first (rank, pattern).
@@ -239,7 +209,7 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
   for (int32_t a = 0; a < world; ++a)
     for (const auto& [key, events] : as.info(a).sends) {
       int64_t to = 0;
-      const Match* m = as.match_send(a, key, to);
+      const Match* m = as.match_list(a, key, true, to);
       if (!m) continue;
       const auto& [comm, tag, stored] = key;
       std::map<int32_t, Channel> per_pattern;
@@ -282,12 +252,12 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
     keys.clear();
     for (const auto& [key, events] : in.sends) {
       int64_t to = 0;
-      matches.push_back(as.match_send(r, key, to));
+      matches.push_back(as.match_list(r, key, true, to));
       keys.emplace_back(r, to, std::get<0>(key), std::get<1>(key));
     }
     for (const auto& [key, events] : in.recvs) {
       int64_t from = 0;
-      matches.push_back(as.match_recv(r, key, from));
+      matches.push_back(as.match_list(r, key, false, from));
       keys.emplace_back(from, r, std::get<0>(key), std::get<1>(key));
     }
     auto [plan_it, fresh] = plans.try_emplace({class_of[static_cast<std::size_t>(r)], matches});

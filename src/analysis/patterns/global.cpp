@@ -1,31 +1,14 @@
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 
 #include "classes_internal.hpp"
 #include "tracefold/patterns.hpp"
+#include "tracefold/union_find.hpp"
 
 namespace tracefold::patterns {
-
-namespace {
-
-struct UnionFind {
-  std::vector<std::size_t> parent;
-  std::size_t add() {
-    parent.push_back(parent.size());
-    return parent.size() - 1;
-  }
-  std::size_t find(std::size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void join(std::size_t a, std::size_t b) { parent[find(a)] = find(b); }
-};
-
-}  // namespace
 
 std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
                                     std::vector<std::vector<int32_t>>* global_of) {
@@ -64,15 +47,10 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
     const RankEvents& r = ranks[i];
     for (std::size_t e = 0; e < r.events.size(); ++e) {
       const Message& m = r.events[e];
-      const bool sends = m.kind == Message::Kind::kSend || m.kind == Message::Kind::kSendrecv;
-      if (sends && !is_sentinel(m.peer) && !is_sentinel(m.tag) && m.peer != kAbsent)
-        channels[{r.rank, m.peer, m.comm, m.tag}].sends.emplace_back(i, e);
-      // A receive whose source or tag is unknown matches nothing.
-      const int64_t from = m.kind == Message::Kind::kSendrecv ? m.rpeer : m.peer;
-      const int64_t tag = m.kind == Message::Kind::kSendrecv ? m.rtag : m.tag;
-      const bool receives = m.kind == Message::Kind::kRecv || m.kind == Message::Kind::kSendrecv;
-      if (receives && !is_sentinel(from) && !is_sentinel(tag) && from != kAbsent)
-        channels[{from, r.rank, m.comm, tag}].recvs.emplace_back(i, e);
+      if (const auto to = detail::sent_to(m))
+        channels[{r.rank, to->first, m.comm, to->second}].sends.emplace_back(i, e);
+      if (const auto from = detail::received_from(m))
+        channels[{from->first, r.rank, m.comm, from->second}].recvs.emplace_back(i, e);
     }
   }
   // The channels that matched something; per event, the hops it makes (a
@@ -91,7 +69,7 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
     for (std::size_t k = 0; k < n; ++k) {
       const auto [si, se] = ends.sends[k];
       const auto [ri, re] = ends.recvs[k];
-      uf.join(unit_of[si][se], unit_of[ri][re]);
+      uf.unite(unit_of[si][se], unit_of[ri][re]);
       const Message& rm = ranks[ri].events[re];
       ++c.messages;
       c.bytes += ranks[si].events[se].bytes;
