@@ -76,9 +76,10 @@ inline std::optional<std::pair<int64_t, int64_t>> received_from(const Message& m
 /// then differ only in where their relative peers land.
 std::vector<uint32_t> rank_classes(const Trace& trace);
 
-/// Puts each global pattern's channels, rank order and edges in the order
-/// the output promises (edges without duplicates): the last step of both
-/// assemblies, per rank and per class.
+/// Puts each global pattern's channels and rank order in the order the
+/// output promises, and makes its edges (the channels' sender and
+/// receiver, each pair once): the last step of both assemblies, per rank
+/// and per class.
 void sort_globals(std::vector<GlobalPattern>& out);
 
 /// The events of a class of ranks as the assembly needs them.
@@ -97,9 +98,10 @@ struct ClassEvents {
 
 /// Step 2 over classes: the same global patterns (assemble()) and the same
 /// coverage as walking every rank, with per-rank work proportional to the
-/// rank's channels and per-process patterns, not its events, except for
-/// the hops of its matched messages inside patterns (the wavefront fit
-/// reads them). `class_of[r]` indexes `classes`; `names` names contexts.
+/// rank's channels and per-process patterns, not its events: the hops of
+/// its matched messages inside patterns (the wavefront fit reads them) are
+/// steps shared by the ranks whose messages go alike, and the rank's own
+/// partners. `class_of[r]` indexes `classes`; `names` names contexts.
 void assemble_classes(const std::vector<ClassEvents>& classes,
                       const std::vector<uint32_t>& class_of, const CommTable& comms,
                       const std::vector<std::string>& names, bool whole_rank, Result& result);

@@ -10,6 +10,29 @@
 
 namespace tracefold::patterns {
 
+GlobalPattern::Order GlobalPattern::Order::of(int32_t rank, const std::vector<Hop>& hops,
+                                              std::size_t occurrences) {
+  Order o;
+  o.rank = rank;
+  o.occurrences = occurrences;
+  auto steps = std::make_shared<std::vector<HopStep>>();
+  steps->reserve(hops.size());
+  for (const Hop& h : hops) {
+    auto at = std::find(o.partners.begin(), o.partners.end(), h.peer);
+    if (at == o.partners.end()) at = o.partners.insert(at, h.peer);
+    steps->push_back({static_cast<uint32_t>(at - o.partners.begin()), h.send, h.blocking});
+  }
+  o.steps = std::move(steps);
+  return o;
+}
+
+std::vector<Hop> GlobalPattern::Order::hops() const {
+  std::vector<Hop> out;
+  out.reserve(size());
+  for (std::size_t i = 0; i < size(); ++i) out.push_back(hop(i));
+  return out;
+}
+
 std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
                                     std::vector<std::vector<int32_t>>* global_of) {
   // Units: one per (rank, per-process pattern), one per loose event.
@@ -110,14 +133,17 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
     }
     for (auto& [g, part] : per_pattern) {
       out[g].messages += part.messages;
-      out[g].edges.emplace_back(c.from, c.to);
       out[g].channels.push_back(part);
     }
   }
   // Each rank's hops inside its per-process patterns, by global pattern.
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankEvents& r = ranks[i];
-    std::map<std::size_t, GlobalPattern::Order> orders;
+    struct Spelled {
+      std::vector<Hop> hops;
+      std::size_t occurrences = 1;
+    };
+    std::map<std::size_t, Spelled> orders;
     // In the rank's order of events (a Sendrecv makes two hops of one event).
     std::stable_sort(hops[i].begin(), hops[i].end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -128,13 +154,13 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
       if (it == index.end()) continue;
       auto [o, fresh] = orders.try_emplace(it->second);
       if (fresh) {
-        o->second.rank = r.rank;
         const auto pi = static_cast<std::size_t>(p);
         o->second.occurrences = pi < r.occurrences.size() ? r.occurrences[pi] : 1;
       }
       o->second.hops.push_back(hop);
     }
-    for (auto& [g, o] : orders) out[g].order.push_back(std::move(o));
+    for (const auto& [g, o] : orders)
+      out[g].order.push_back(GlobalPattern::Order::of(r.rank, o.hops, o.occurrences));
   }
   if (global_of) {
     global_of->assign(ranks.size(), {});
@@ -154,8 +180,17 @@ void sort_globals(std::vector<GlobalPattern>& out) {
     std::sort(g.channels.begin(), g.channels.end());
     std::sort(g.order.begin(), g.order.end(),
               [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    std::sort(g.edges.begin(), g.edges.end());
-    g.edges.erase(std::unique(g.edges.begin(), g.edges.end()), g.edges.end());
+    // The edges are the channels' (sender, receiver) pairs: sorted
+    // channels give them sorted, each once where it changes.
+    std::size_t edges = 0;
+    for (std::size_t c = 0; c < g.channels.size(); ++c)
+      edges += c == 0 || g.channels[c].from != g.channels[c - 1].from ||
+               g.channels[c].to != g.channels[c - 1].to;
+    g.edges.clear();
+    g.edges.reserve(edges);
+    for (const Channel& c : g.channels)
+      if (g.edges.empty() || g.edges.back() != std::pair{c.from, c.to})
+        g.edges.emplace_back(c.from, c.to);
   }
 }
 }  // namespace detail
