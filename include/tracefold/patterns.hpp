@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -127,6 +128,16 @@ struct Hop {
   auto operator<=>(const Hop&) const = default;
 };
 
+/// One hop of a rank's GlobalPattern::Order, its partner given as an index
+/// into the order's partners: ranks whose messages go alike (a class of
+/// alike ranks) share one list of steps and differ only in whom they meet.
+struct HopStep {
+  uint32_t partner = 0;
+  bool send = false;
+  bool blocking = false;
+  auto operator<=>(const HopStep&) const = default;
+};
+
 /// What a global pattern's shape is called (docs/patterns.md, "Shapes").
 enum class ShapeKind : uint8_t {
   kUnclassified,
@@ -188,11 +199,25 @@ struct GlobalPattern {
   std::vector<Channel> channels;
   /// Per rank (ascending) that has a per-process pattern in it: its matched
   /// messages inside those patterns, in order, and how many times its first
-  /// such pattern occurs (one iteration is hops / occurrences).
+  /// such pattern occurs (one iteration is hops / occurrences). Tens of
+  /// millions of messages at 16,384 ranks: the steps are shared by the
+  /// ranks of a class, and each rank keeps only its partners.
   struct Order {
     int32_t rank = 0;
-    std::vector<Hop> hops;
+    /// Never null on an order assemble() or find_process_patterns() made.
+    std::shared_ptr<const std::vector<HopStep>> steps;
+    std::vector<int32_t> partners;  ///< ranks, indexed by HopStep::partner
     std::size_t occurrences = 1;
+
+    /// An order of its own steps: `hops` in order, one partner per peer.
+    static Order of(int32_t rank, const std::vector<Hop>& hops, std::size_t occurrences = 1);
+    std::size_t size() const { return steps ? steps->size() : 0; }
+    Hop hop(std::size_t i) const {
+      const HopStep& s = (*steps)[i];
+      return {partners[s.partner], s.send, s.blocking};
+    }
+    /// Every hop spelled out (tests; the shape fits read steps and partners).
+    std::vector<Hop> hops() const;
   };
   std::vector<Order> order;
   Shape shape;  ///< set by classify(); assemble leaves it unclassified
@@ -321,8 +346,9 @@ struct Result {
 /// apart (same nodes, same value sequences, communicator groups of the
 /// same sizes) are walked and searched once, through the first of them,
 /// and their messages matched once per pair of such classes; per rank
-/// remain the union of its patterns, its channels and the hops of its
-/// matched messages inside patterns. With absolute peers, and for ranks
+/// remain the union of its patterns, its channels and the partners of its
+/// hops inside patterns (the hops' steps shared by ranks whose messages go
+/// alike). With absolute peers, and for ranks
 /// whose peers lie outside their communicator's group, every rank is
 /// walked.
 Result find_process_patterns(const Trace& trace, const Options& options,

@@ -16,6 +16,7 @@
 #include "tracefold/expand.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/trace_query.hpp"
+#include "tracefold/union_find.hpp"
 
 namespace tracefold {
 
@@ -45,19 +46,6 @@ std::vector<int64_t> comm_ids(const Node& n) {
   }
   return ids;
 }
-
-struct UnionFind {
-  std::vector<std::size_t> parent;
-  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  std::size_t find(std::size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void unite(std::size_t a, std::size_t b) {
-    a = find(a), b = find(b);
-    if (a != b) parent[std::max(a, b)] = std::min(a, b);
-  }
-};
 
 // Whether every node of `members` but `target` can move to `target`'s
 // position without reordering any rank's calls.

@@ -6,6 +6,7 @@
 // coverage only if the shared classes are assembled right.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "../../src/analysis/patterns/classes_internal.hpp"
@@ -108,7 +109,7 @@ TEST(PatternsClasses, SameResultAsEveryRankWalked) {
     ASSERT_EQ(a.order.size(), b.order.size()) << g;
     for (std::size_t o = 0; o < a.order.size(); ++o) {
       EXPECT_EQ(a.order[o].rank, b.order[o].rank);
-      EXPECT_EQ(a.order[o].hops, b.order[o].hops);
+      EXPECT_EQ(a.order[o].hops(), b.order[o].hops());
       EXPECT_EQ(a.order[o].occurrences, b.order[o].occurrences);
     }
     EXPECT_EQ(a.shape.title(), b.shape.title()) << g;
@@ -126,6 +127,31 @@ TEST(PatternsClasses, SameResultAsEveryRankWalked) {
   for (const auto& s : each.cover.singles) single_b += s.count * s.ranks.size();
   EXPECT_EQ(single_a, single_b);
   EXPECT_EQ(shared.cover.in_one + shared.cover.in_several + single_a, shared.cover.events);
+}
+
+// Ranks 3 to 8 meet only inner ranks (class 1) in the halo, so their
+// messages match alike: their hops are one list of steps for all six, and
+// each rank keeps only its partners, one per list of messages (from and
+// to the left and the right). The hops themselves are checked against the
+// walk of every rank above.
+TEST(PatternsClasses, AlikeRanksShareTheirHopSteps) {
+  const Result shared = run(fold_ranks(program(), comms()), PeerMode::kRelative);
+  std::set<const std::vector<HopStep>*> steps;
+  std::size_t orders = 0;
+  for (const GlobalPattern& g : shared.global)
+    for (const GlobalPattern::Order& o : g.order)
+      if (o.rank >= 3 && o.rank <= 8) {
+        ASSERT_TRUE(o.steps);
+        steps.insert(o.steps.get());
+        ++orders;
+        EXPECT_EQ(o.size(), 16u) << o.rank;  // 4 steps of 2 receives and 2 sends
+        // In order of first use: from and to the left, then the right.
+        EXPECT_EQ(o.partners,
+                  (std::vector<int32_t>{o.rank - 1, o.rank - 1, o.rank + 1, o.rank + 1}))
+            << o.rank;
+      }
+  EXPECT_EQ(orders, 6u);
+  EXPECT_EQ(steps.size(), 1u);
 }
 
 }  // namespace

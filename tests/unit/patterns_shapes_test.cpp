@@ -167,19 +167,17 @@ TEST(PatternsShapes, Halo1DAnd3D) {
 GlobalPattern sweeps(bool blocking, std::pair<int32_t, int32_t> drop = {-1, -1}) {
   const int nx = 3, ny = 2;
   Edges edges;
-  std::vector<GlobalPattern::Order> order(6);
+  std::vector<std::vector<Hop>> hops(6);
   for (int it = 0; it < 2; ++it)
     for (int dir : {+1, -1})
       for (int block = 0; block < 2; ++block)
         for (int r = 0; r < nx * ny; ++r) {
           const int x = r % nx, y = r / nx;
-          GlobalPattern::Order& o = order[static_cast<std::size_t>(r)];
-          o.rank = r;
-          o.occurrences = 2;
+          std::vector<Hop>& mine = hops[static_cast<std::size_t>(r)];
           auto hop = [&](int from, int to, bool inside) {
             if (!inside || std::make_pair(from, to) == drop) return;
-            if (from == r) o.hops.push_back({to, true, false});
-            if (to == r) o.hops.push_back({from, false, blocking});
+            if (from == r) mine.push_back({to, true, false});
+            if (to == r) mine.push_back({from, false, blocking});
             edges.emplace_back(from, to);
           };
           hop(r - dir, r, x - dir >= 0 && x - dir < nx);       // from upstream in x
@@ -188,7 +186,8 @@ GlobalPattern sweeps(bool blocking, std::pair<int32_t, int32_t> drop = {-1, -1})
           hop(r, r + dir * nx, y + dir >= 0 && y + dir < ny);  // in y
         }
   GlobalPattern g = with_edges(edges);
-  g.order = order;
+  for (int32_t r = 0; r < nx * ny; ++r)
+    g.order.push_back(GlobalPattern::Order::of(r, hops[static_cast<std::size_t>(r)], 2));
   return g;
 }
 
@@ -409,10 +408,10 @@ TEST(PatternsGlobal, ChannelsAndOrder) {
   ASSERT_EQ(g[0].order.size(), 2u);
   EXPECT_EQ(g[0].order[0].rank, 0);
   EXPECT_EQ(g[0].order[0].occurrences, 2u);
-  EXPECT_EQ(g[0].order[0].hops, (std::vector<Hop>{{1, true, false}, {1, true, false}}));
+  EXPECT_EQ(g[0].order[0].hops(), (std::vector<Hop>{{1, true, false}, {1, true, false}}));
   EXPECT_EQ(g[0].order[1].rank, 1);
   EXPECT_EQ(g[0].order[1].occurrences, 1u);  // none given
-  EXPECT_EQ(g[0].order[1].hops, (std::vector<Hop>{{0, false, true}, {0, false, true}}));
+  EXPECT_EQ(g[0].order[1].hops(), (std::vector<Hop>{{0, false, true}, {0, false, true}}));
   EXPECT_EQ(g[0].shape.kind, ShapeKind::kUnclassified);  // classify() names it
   EXPECT_EQ(classify(g[0], 2).title(), "shift");
 }

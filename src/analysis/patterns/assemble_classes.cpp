@@ -5,28 +5,20 @@
 // and applied to every pair of ranks it fits. What stays per rank: the
 // union-find of its per-process patterns (the patterns of a row's
 // sub-communicator must not join another row's), the channels it sends on,
-// and the hops of its messages inside patterns.
+// and the partners of its hops inside patterns (their steps are shared by
+// the ranks whose messages go alike).
 #include <algorithm>
 #include <map>
-#include <numeric>
+#include <memory>
 #include <optional>
 #include <tuple>
 
 #include "classes_internal.hpp"
+#include "tracefold/union_find.hpp"
 
 namespace tracefold::patterns::detail {
 
 namespace {
-
-struct UnionFind {
-  std::vector<std::size_t> parent;
-  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  std::size_t find(std::size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void join(std::size_t a, std::size_t b) { parent[find(a)] = find(b); }
-};
 
 // (comm, tag, stored peer) -> events, ascending.
 using Lists = std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint32_t>>;
@@ -50,17 +42,13 @@ ClassInfo info_of(const ClassEvents& c, std::size_t patterns) {
   in.unit_of.assign(c.events.size(), -1);
   for (std::size_t e = 0; e < c.events.size(); ++e) {
     const Message& m = c.events[e];
-    const bool sends = m.kind == Message::Kind::kSend || m.kind == Message::Kind::kSendrecv;
-    const bool receives = m.kind == Message::Kind::kRecv || m.kind == Message::Kind::kSendrecv;
-    if (sends && !is_sentinel(m.peer) && !is_sentinel(m.tag) && m.peer != kAbsent)
-      in.sends[{m.comm, m.tag, m.peer}].push_back(static_cast<uint32_t>(e));
-    const int64_t from = m.kind == Message::Kind::kSendrecv ? m.rpeer : m.peer;
-    const int64_t tag = m.kind == Message::Kind::kSendrecv ? m.rtag : m.tag;
-    if (receives && !is_sentinel(from) && !is_sentinel(tag) && from != kAbsent)
-      in.recvs[{m.comm, tag, from}].push_back(static_cast<uint32_t>(e));
+    if (const auto to = sent_to(m))
+      in.sends[{m.comm, to->second, to->first}].push_back(static_cast<uint32_t>(e));
+    if (const auto from = received_from(m))
+      in.recvs[{m.comm, from->second, from->first}].push_back(static_cast<uint32_t>(e));
     if (c.pattern_of[e] >= 0)
       in.unit_of[e] = c.pattern_of[e];
-    else if (sends || receives)
+    else if (m.kind != Message::Kind::kOther)
       in.unit_of[e] = static_cast<int32_t>(in.units++);
   }
   return in;
@@ -94,54 +82,38 @@ class Assembler {
     return info_[class_of_[static_cast<std::size_t>(rank)]];
   }
 
+  // The match of `rank`'s list (comm, tag, stored peer) with its partner's
+  // list for it, or null: the rank's sends with the partner's receives
+  // when `sends`, else the partner's sends with its receives. `other`
+  // receives the partner's rank in the communicator, which is also taken
+  // as its world rank (as assemble() keys channels).
+  const Match* match_list(int32_t rank, const Lists::key_type& key, bool sends, int64_t& other) {
+    const auto& [comm, tag, stored] = key;
+    other = land(rank, comm, stored);
+    if (other < 0 || other >= static_cast<int64_t>(class_of_.size())) return nullptr;
+    const auto o = static_cast<int32_t>(other);
+    const std::optional<int64_t> back = stored_for(o, comm, rank);
+    if (!back) return nullptr;
+    const uint32_t mine = class_of_[static_cast<std::size_t>(rank)];
+    const uint32_t theirs = class_of_[static_cast<std::size_t>(o)];
+    return sends ? match(mine, key, theirs, *back)
+                 : match(theirs, {comm, tag, *back}, mine, stored);
+  }
+
+ private:
   // Where a stored peer of `rank` lands in `comm` (-1: nowhere).
   int64_t land(int32_t rank, int64_t comm, int64_t stored) const {
     if (cls(rank).absolute) return stored;
-    const CommGroup* g = comms_.group_of(comm, rank);
-    const int32_t me = comms_.rank_in(comm, rank);
-    if (!g || me < 0) return -1;
-    const auto size = static_cast<int64_t>(g->members.size());
-    return (stored + me) % size;
+    const std::optional<Place> at = place_in(comms_, comm, rank);
+    return at ? peer_at(*at, stored) : -1;
   }
   // The stored peer by which `rank` names `peer` in `comm` (nullopt: none).
   std::optional<int64_t> stored_for(int32_t rank, int64_t comm, int64_t peer) const {
     if (cls(rank).absolute) return peer;
-    const CommGroup* g = comms_.group_of(comm, rank);
-    const int32_t me = comms_.rank_in(comm, rank);
-    if (!g || me < 0) return std::nullopt;
-    const auto size = static_cast<int64_t>(g->members.size());
-    if (peer < 0 || peer >= size) return std::nullopt;
-    return ((peer - me) % size + size) % size;
+    const std::optional<Place> at = place_in(comms_, comm, rank);
+    return at ? stored_offset(*at, peer) : std::nullopt;
   }
 
-  // The match of sender `a`'s list (comm, tag, stored) with the receives
-  // its partner makes from it, or null. `to` receives the partner's rank
-  // in the communicator, which is also taken as the receiver's world rank
-  // (as assemble() keys channels).
-  const Match* match_send(int32_t a, const Lists::key_type& key, int64_t& to) {
-    const auto& [comm, tag, stored] = key;
-    to = land(a, comm, stored);
-    if (to < 0 || to >= static_cast<int64_t>(class_of_.size())) return nullptr;
-    const auto b = static_cast<int32_t>(to);
-    const std::optional<int64_t> back = stored_for(b, comm, a);
-    if (!back) return nullptr;
-    return match(class_of_[static_cast<std::size_t>(a)], key,
-                 class_of_[static_cast<std::size_t>(b)], *back);
-  }
-  // The match of receiver `b`'s list with its sender's sends, or null;
-  // `from` receives the source (the sender's world rank, as above).
-  const Match* match_recv(int32_t b, const Lists::key_type& key, int64_t& from) {
-    const auto& [comm, tag, stored] = key;
-    from = land(b, comm, stored);
-    if (from < 0 || from >= static_cast<int64_t>(class_of_.size())) return nullptr;
-    const auto a = static_cast<int32_t>(from);
-    const std::optional<int64_t> ahead = stored_for(a, comm, b);
-    if (!ahead) return nullptr;
-    return match(class_of_[static_cast<std::size_t>(a)], {comm, tag, *ahead},
-                 class_of_[static_cast<std::size_t>(b)], stored);
-  }
-
- private:
   const Match* match(uint32_t ca, const Lists::key_type& skey, uint32_t cb, int64_t rstored) {
     const auto& [comm, tag, sstored] = skey;
     const auto key = std::make_tuple(ca, comm, tag, sstored, cb, rstored);
@@ -206,10 +178,10 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
   for (int32_t a = 0; a < world; ++a)
     for (const auto& [key, events] : as.info(a).sends) {
       int64_t to = 0;
-      const Match* m = as.match_send(a, key, to);
+      const Match* m = as.match_list(a, key, true, to);
       if (!m) continue;
       for (const auto& [ua, ub] : m->joins)
-        uf.join(unit(a, ua), unit(static_cast<int32_t>(to), ub));
+        uf.unite(unit(a, ua), unit(static_cast<int32_t>(to), ub));
     }
   // Components holding a per-process pattern become global patterns, in
   // order of their first (rank, pattern).
@@ -235,27 +207,42 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
       if (const int32_t g = global_of_unit(r, static_cast<int32_t>(u)); g >= 0)
         ++out[static_cast<std::size_t>(g)].loose_events;
   }
-  // Channels, each message counted where its own send lies.
+  // Channels, each message counted where its own send lies. Counted
+  // first, so that each global pattern's lists are allocated once: halo26
+  // at 16,384 ranks has 426,000 channels, which doubling vectors would
+  // hold twice over.
+  std::vector<std::pair<int32_t, Channel>> parts;  // of one list: (global, channel)
+  auto parts_of = [&](int32_t a, const Lists::key_type& key) {
+    parts.clear();
+    int64_t to = 0;
+    const Match* m = as.match_list(a, key, true, to);
+    if (!m) return;
+    const auto& [comm, tag, stored] = key;
+    for (const Match::PerUnit& u : m->by_send_unit) {
+      const int32_t g = global_of_unit(a, u.unit);
+      if (g < 0) continue;
+      auto part =
+          std::find_if(parts.begin(), parts.end(), [&](const auto& x) { return x.first == g; });
+      if (part == parts.end())
+        part = parts.insert(part, {g, Channel{a, static_cast<int32_t>(to), comm, tag}});
+      part->second.messages += u.messages;
+      part->second.bytes += u.bytes;
+      part->second.wildcard += u.wildcard;
+    }
+  };
+  std::vector<std::size_t> channels(out.size(), 0);
   for (int32_t a = 0; a < world; ++a)
     for (const auto& [key, events] : as.info(a).sends) {
-      int64_t to = 0;
-      const Match* m = as.match_send(a, key, to);
-      if (!m) continue;
-      const auto& [comm, tag, stored] = key;
-      std::map<int32_t, Channel> per_pattern;
-      for (const Match::PerUnit& u : m->by_send_unit) {
-        const int32_t g = global_of_unit(a, u.unit);
-        if (g < 0) continue;
-        Channel& part = per_pattern.try_emplace(g, Channel{a, static_cast<int32_t>(to), comm, tag})
-                            .first->second;
-        part.messages += u.messages;
-        part.bytes += u.bytes;
-        part.wildcard += u.wildcard;
-      }
-      for (auto& [g, part] : per_pattern) {
+      parts_of(a, key);
+      for (const auto& [g, part] : parts) ++channels[static_cast<std::size_t>(g)];
+    }
+  for (std::size_t g = 0; g < out.size(); ++g) out[g].channels.reserve(channels[g]);
+  for (int32_t a = 0; a < world; ++a)
+    for (const auto& [key, events] : as.info(a).sends) {
+      parts_of(a, key);
+      for (const auto& [g, part] : parts) {
         GlobalPattern& gp = out[static_cast<std::size_t>(g)];
         gp.messages += part.messages;
-        gp.edges.emplace_back(part.from, part.to);
         gp.channels.push_back(part);
       }
     }
@@ -264,17 +251,36 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
   // channels' keys (from, to, comm, tag), as assemble() has them. Which
   // events those are, and in what order, is the same for every rank of a
   // class whose lists meet the same matches: worked out once as a plan of
-  // (event, list) steps; per rank only the partners are filled in.
+  // (event, list) steps. How the plan's hops split into orders depends
+  // further only on which of its patterns fall into one global pattern and
+  // on which way its Sendrecv pairs go: worked out once per such layout,
+  // the steps shared by its ranks (halo26 at 16,384 ranks: 21 million hops
+  // in a few thousand steps); per rank only the partners are filled in.
   struct Step {
     uint32_t event;
     uint32_t list;  // index into the rank's send lists, then its receive lists
     bool send;
   };
-  std::map<std::pair<uint32_t, std::vector<const Match*>>, std::vector<Step>> plans;
+  struct Part {
+    std::shared_ptr<const std::vector<HopStep>> steps;  // null: no hop
+    std::vector<uint32_t> lists;                        // per partner: the list naming it
+    std::size_t occurrences = 1;
+  };
+  struct Plan {
+    std::vector<Step> steps;
+    // The lists of one event's two hops (distinct), and per step the pair
+    // whose first hop it is (-1: none).
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    std::vector<int32_t> pair_at;
+    // (per pair: swapped, per pattern: its global pattern numbered in order
+    // of first pattern, -1: none) -> per such number, its part.
+    std::map<std::pair<std::vector<bool>, std::vector<int32_t>>, std::vector<Part>> layouts;
+  };
+  std::map<std::pair<uint32_t, std::vector<const Match*>>, Plan> plans;
   std::vector<const Match*> matches;
   std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> keys;  // per list: its channel
-  std::vector<int32_t> pattern_global;
-  std::vector<std::pair<std::size_t, GlobalPattern::Order>> orders;  // (global, order)
+  std::vector<int32_t> local, globals;  // per pattern: its number; per number: global
+  std::vector<bool> swapped;
   for (int32_t r = 0; r < world; ++r) {
     const ClassEvents& c = as.cls(r);
     const ClassInfo& in = as.info(r);
@@ -282,68 +288,103 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
     keys.clear();
     for (const auto& [key, events] : in.sends) {
       int64_t to = 0;
-      matches.push_back(as.match_send(r, key, to));
+      matches.push_back(as.match_list(r, key, true, to));
       keys.emplace_back(r, to, std::get<0>(key), std::get<1>(key));
     }
     for (const auto& [key, events] : in.recvs) {
       int64_t from = 0;
-      matches.push_back(as.match_recv(r, key, from));
+      matches.push_back(as.match_list(r, key, false, from));
       keys.emplace_back(from, r, std::get<0>(key), std::get<1>(key));
     }
+    const std::size_t sends = in.sends.size();
     auto [plan_it, fresh] = plans.try_emplace({class_of[static_cast<std::size_t>(r)], matches});
-    std::vector<Step>& plan = plan_it->second;
+    Plan& plan = plan_it->second;
     if (fresh) {
-      const std::size_t sends = in.sends.size();
       for (std::size_t l = 0; l < matches.size(); ++l) {
         const Match* m = matches[l];
         if (!m) continue;
         const std::vector<uint32_t>& events = l < sends ? *m->sends : *m->recvs;
         for (std::size_t k = 0; k < m->n; ++k)
           if (c.pattern_of[events[k]] >= 0)
-            plan.push_back({events[k], static_cast<uint32_t>(l), l < sends});
+            plan.steps.push_back({events[k], static_cast<uint32_t>(l), l < sends});
       }
-      std::stable_sort(plan.begin(), plan.end(),
+      std::stable_sort(plan.steps.begin(), plan.steps.end(),
                        [](const Step& x, const Step& y) { return x.event < y.event; });
-    }
-    if (plan.empty()) continue;
-    pattern_global.assign(in.present.size(), -1);
-    for (std::size_t p = 0; p < in.present.size(); ++p)
-      if (in.present[p]) pattern_global[p] = global_of_unit(r, static_cast<int32_t>(p));
-    orders.clear();
-    auto emit = [&](const Step& s) {
-      const int32_t p = c.pattern_of[s.event];
-      const int32_t g = pattern_global[static_cast<std::size_t>(p)];
-      if (g < 0) return;
-      const auto& key = keys[s.list];
-      const Message& msg = c.events[s.event];
-      const Hop hop = s.send ? Hop{static_cast<int32_t>(std::get<1>(key)), true, false}
-                             : Hop{static_cast<int32_t>(std::get<0>(key)), false,
-                                   msg.blocking && msg.kind == Message::Kind::kRecv};
-      auto o = std::find_if(orders.begin(), orders.end(),
-                            [&](const auto& x) { return x.first == static_cast<std::size_t>(g); });
-      if (o == orders.end()) {
-        o = orders.emplace(orders.end(), static_cast<std::size_t>(g), GlobalPattern::Order{});
-        o->second.rank = r;
-        o->second.occurrences = in.occurrences[static_cast<std::size_t>(p)];
-        o->second.hops.reserve(plan.size());
+      plan.pair_at.assign(plan.steps.size(), -1);
+      for (std::size_t i = 0; i + 1 < plan.steps.size(); ++i) {
+        if (plan.steps[i + 1].event != plan.steps[i].event) continue;
+        const std::pair<uint32_t, uint32_t> lists{plan.steps[i].list, plan.steps[i + 1].list};
+        auto at = std::find(plan.pairs.begin(), plan.pairs.end(), lists);
+        if (at == plan.pairs.end()) at = plan.pairs.insert(at, lists);
+        plan.pair_at[i] = static_cast<int32_t>(at - plan.pairs.begin());
       }
-      o->second.hops.push_back(hop);
-    };
-    for (std::size_t i = 0; i < plan.size(); ++i) {
-      // One event's two hops (an MPI_Sendrecv) go by their channels, which
-      // name this rank's partners: the order may differ from rank to rank.
-      if (i + 1 < plan.size() && plan[i + 1].event == plan[i].event &&
-          keys[plan[i + 1].list] < keys[plan[i].list]) {
-        emit(plan[i + 1]);
-        emit(plan[i]);
-        ++i;
-        continue;
-      }
-      emit(plan[i]);
     }
-    for (auto& [g, o] : orders) {
-      o.hops.shrink_to_fit();
-      out[g].order.push_back(std::move(o));
+    if (plan.steps.empty()) continue;
+    local.assign(in.present.size(), -1);
+    globals.clear();
+    for (std::size_t p = 0; p < in.present.size(); ++p) {
+      if (!in.present[p]) continue;
+      const int32_t g = global_of_unit(r, static_cast<int32_t>(p));
+      if (g < 0) continue;
+      auto at = std::find(globals.begin(), globals.end(), g);
+      if (at == globals.end()) at = globals.insert(at, g);
+      local[p] = static_cast<int32_t>(at - globals.begin());
+    }
+    // One event's two hops go by their channels, which name this rank's
+    // partners: the order may differ from rank to rank.
+    swapped.clear();
+    for (const auto& [first, second] : plan.pairs) swapped.push_back(keys[second] < keys[first]);
+    auto [layout_it, new_layout] = plan.layouts.try_emplace({swapped, local});
+    std::vector<Part>& parts = layout_it->second;
+    if (new_layout) {
+      std::vector<std::vector<HopStep>> steps(globals.size());
+      std::vector<std::vector<int32_t>> partner_of(globals.size());  // per list
+      parts.resize(globals.size());
+      auto emit = [&](const Step& s) {
+        const int32_t p = c.pattern_of[s.event];
+        const int32_t l = local[static_cast<std::size_t>(p)];
+        if (l < 0) return;
+        const auto li = static_cast<std::size_t>(l);
+        Part& part = parts[li];
+        if (steps[li].empty()) {
+          part.occurrences = in.occurrences[static_cast<std::size_t>(p)];
+          partner_of[li].assign(matches.size(), -1);
+        }
+        int32_t& partner = partner_of[li][s.list];
+        if (partner < 0) {
+          partner = static_cast<int32_t>(part.lists.size());
+          part.lists.push_back(s.list);
+        }
+        const Message& msg = c.events[s.event];
+        steps[li].push_back({static_cast<uint32_t>(partner), s.send,
+                             !s.send && msg.blocking && msg.kind == Message::Kind::kRecv});
+      };
+      for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+        const int32_t pair = plan.pair_at[i];
+        if (pair >= 0 && swapped[static_cast<std::size_t>(pair)]) {
+          emit(plan.steps[i + 1]);
+          emit(plan.steps[i]);
+          ++i;
+          continue;
+        }
+        emit(plan.steps[i]);
+      }
+      for (std::size_t l = 0; l < parts.size(); ++l)
+        if (!steps[l].empty())
+          parts[l].steps = std::make_shared<const std::vector<HopStep>>(std::move(steps[l]));
+    }
+    for (std::size_t l = 0; l < parts.size(); ++l) {
+      const Part& part = parts[l];
+      if (!part.steps) continue;
+      GlobalPattern::Order o;
+      o.rank = r;
+      o.steps = part.steps;
+      o.occurrences = part.occurrences;
+      o.partners.reserve(part.lists.size());
+      for (uint32_t list : part.lists)
+        o.partners.push_back(
+            static_cast<int32_t>(list < sends ? std::get<1>(keys[list]) : std::get<0>(keys[list])));
+      out[static_cast<std::size_t>(globals[l])].order.push_back(std::move(o));
     }
   }
   sort_globals(out);

@@ -1,31 +1,37 @@
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 
 #include "classes_internal.hpp"
 #include "tracefold/patterns.hpp"
+#include "tracefold/union_find.hpp"
 
 namespace tracefold::patterns {
 
-namespace {
-
-struct UnionFind {
-  std::vector<std::size_t> parent;
-  std::size_t add() {
-    parent.push_back(parent.size());
-    return parent.size() - 1;
+GlobalPattern::Order GlobalPattern::Order::of(int32_t rank, const std::vector<Hop>& hops,
+                                              std::size_t occurrences) {
+  Order o;
+  o.rank = rank;
+  o.occurrences = occurrences;
+  auto steps = std::make_shared<std::vector<HopStep>>();
+  steps->reserve(hops.size());
+  for (const Hop& h : hops) {
+    auto at = std::find(o.partners.begin(), o.partners.end(), h.peer);
+    if (at == o.partners.end()) at = o.partners.insert(at, h.peer);
+    steps->push_back({static_cast<uint32_t>(at - o.partners.begin()), h.send, h.blocking});
   }
-  std::size_t find(std::size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void join(std::size_t a, std::size_t b) { parent[find(a)] = find(b); }
-};
+  o.steps = std::move(steps);
+  return o;
+}
 
-}  // namespace
+std::vector<Hop> GlobalPattern::Order::hops() const {
+  std::vector<Hop> out;
+  out.reserve(size());
+  for (std::size_t i = 0; i < size(); ++i) out.push_back(hop(i));
+  return out;
+}
 
 std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
                                     std::vector<std::vector<int32_t>>* global_of) {
@@ -64,15 +70,10 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
     const RankEvents& r = ranks[i];
     for (std::size_t e = 0; e < r.events.size(); ++e) {
       const Message& m = r.events[e];
-      const bool sends = m.kind == Message::Kind::kSend || m.kind == Message::Kind::kSendrecv;
-      if (sends && !is_sentinel(m.peer) && !is_sentinel(m.tag) && m.peer != kAbsent)
-        channels[{r.rank, m.peer, m.comm, m.tag}].sends.emplace_back(i, e);
-      // A receive whose source or tag is unknown matches nothing.
-      const int64_t from = m.kind == Message::Kind::kSendrecv ? m.rpeer : m.peer;
-      const int64_t tag = m.kind == Message::Kind::kSendrecv ? m.rtag : m.tag;
-      const bool receives = m.kind == Message::Kind::kRecv || m.kind == Message::Kind::kSendrecv;
-      if (receives && !is_sentinel(from) && !is_sentinel(tag) && from != kAbsent)
-        channels[{from, r.rank, m.comm, tag}].recvs.emplace_back(i, e);
+      if (const auto to = detail::sent_to(m))
+        channels[{r.rank, to->first, m.comm, to->second}].sends.emplace_back(i, e);
+      if (const auto from = detail::received_from(m))
+        channels[{from->first, r.rank, m.comm, from->second}].recvs.emplace_back(i, e);
     }
   }
   // The channels that matched something; per event, the hops it makes (a
@@ -91,7 +92,7 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
     for (std::size_t k = 0; k < n; ++k) {
       const auto [si, se] = ends.sends[k];
       const auto [ri, re] = ends.recvs[k];
-      uf.join(unit_of[si][se], unit_of[ri][re]);
+      uf.unite(unit_of[si][se], unit_of[ri][re]);
       const Message& rm = ranks[ri].events[re];
       ++c.messages;
       c.bytes += ranks[si].events[se].bytes;
@@ -132,14 +133,17 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
     }
     for (auto& [g, part] : per_pattern) {
       out[g].messages += part.messages;
-      out[g].edges.emplace_back(c.from, c.to);
       out[g].channels.push_back(part);
     }
   }
   // Each rank's hops inside its per-process patterns, by global pattern.
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankEvents& r = ranks[i];
-    std::map<std::size_t, GlobalPattern::Order> orders;
+    struct Spelled {
+      std::vector<Hop> hops;
+      std::size_t occurrences = 1;
+    };
+    std::map<std::size_t, Spelled> orders;
     // In the rank's order of events (a Sendrecv makes two hops of one event).
     std::stable_sort(hops[i].begin(), hops[i].end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -150,13 +154,13 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
       if (it == index.end()) continue;
       auto [o, fresh] = orders.try_emplace(it->second);
       if (fresh) {
-        o->second.rank = r.rank;
         const auto pi = static_cast<std::size_t>(p);
         o->second.occurrences = pi < r.occurrences.size() ? r.occurrences[pi] : 1;
       }
       o->second.hops.push_back(hop);
     }
-    for (auto& [g, o] : orders) out[g].order.push_back(std::move(o));
+    for (const auto& [g, o] : orders)
+      out[g].order.push_back(GlobalPattern::Order::of(r.rank, o.hops, o.occurrences));
   }
   if (global_of) {
     global_of->assign(ranks.size(), {});
@@ -176,8 +180,17 @@ void sort_globals(std::vector<GlobalPattern>& out) {
     std::sort(g.channels.begin(), g.channels.end());
     std::sort(g.order.begin(), g.order.end(),
               [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    std::sort(g.edges.begin(), g.edges.end());
-    g.edges.erase(std::unique(g.edges.begin(), g.edges.end()), g.edges.end());
+    // The edges are the channels' (sender, receiver) pairs: sorted
+    // channels give them sorted, each once where it changes.
+    std::size_t edges = 0;
+    for (std::size_t c = 0; c < g.channels.size(); ++c)
+      edges += c == 0 || g.channels[c].from != g.channels[c - 1].from ||
+               g.channels[c].to != g.channels[c - 1].to;
+    g.edges.clear();
+    g.edges.reserve(edges);
+    for (const Channel& c : g.channels)
+      if (g.edges.empty() || g.edges.back() != std::pair{c.from, c.to})
+        g.edges.emplace_back(c.from, c.to);
   }
 }
 }  // namespace detail

@@ -4,6 +4,7 @@
 // wavefront) are in shapes_grid.cpp.
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -38,15 +39,30 @@ Shape scored(Shape s, const EdgeSet& observed, EdgeSet expected) {
   if (!std::is_sorted(expected.begin(), expected.end()))
     std::sort(expected.begin(), expected.end());
   expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  std::size_t matched = 0;
+  for (auto o = observed.cbegin(), x = expected.cbegin();
+       o != observed.cend() && x != expected.cend();)
+    if (*o < *x) {
+      ++o;
+    } else if (*x < *o) {
+      ++x;
+    } else {
+      ++matched, ++o, ++x;
+    }
+  s.matched = matched;
+  const std::size_t missing = expected.size() - matched, extra = observed.size() - matched;
+  const std::size_t all = observed.size() + missing;
+  s.quality = all == 0 ? 0.0 : static_cast<double>(s.matched) / static_cast<double>(all);
   s.missing.clear();
   s.extra.clear();
+  // The edges themselves only where the shape may be named (kMinQuality,
+  // or one edge off): a poorer fit is never shown, and its lists would
+  // hold about every edge (megabytes at 16,384 ranks, for each fit tried).
+  if (s.quality < kMinQuality && missing + extra != 1) return s;
   std::set_difference(expected.begin(), expected.end(), observed.begin(), observed.end(),
                       std::back_inserter(s.missing));
   std::set_difference(observed.begin(), observed.end(), expected.begin(), expected.end(),
                       std::back_inserter(s.extra));
-  s.matched = observed.size() - s.extra.size();
-  const std::size_t all = observed.size() + s.missing.size();
-  s.quality = all == 0 ? 0.0 : static_cast<double>(s.matched) / static_cast<double>(all);
   return s;
 }
 
@@ -96,7 +112,6 @@ std::optional<Shape> fit_ring(const EdgeSet& edges, int32_t p) {
 
 // r with r xor 2^s, for the stages s at least half of whose edges occur.
 std::optional<Shape> fit_butterfly(const EdgeSet& edges, int32_t p) {
-  const std::set<Edge> seen(edges.begin(), edges.end());
   EdgeSet x;
   std::string distances;
   int stages = 0;
@@ -106,7 +121,7 @@ std::optional<Shape> fit_butterfly(const EdgeSet& edges, int32_t p) {
     for (int32_t r = 0; r < p; ++r)
       if ((r ^ bit) < p) {
         stage.emplace_back(r, r ^ bit);
-        found += seen.count(stage.back());
+        found += std::binary_search(edges.begin(), edges.end(), stage.back());
       }
     if (2 * found < stage.size()) continue;
     ++stages;
@@ -211,16 +226,23 @@ std::optional<Shape> fit_master_worker(const GlobalPattern& g, const EdgeSet& ed
   return detail::scored(std::move(s), edges, std::move(x));
 }
 
+// The ranks the edges touch (all below p), ascending.
+std::vector<int32_t> touched(const EdgeSet& edges, int32_t p) {
+  std::vector<bool> in(static_cast<std::size_t>(p), false);
+  for (const auto& [a, b] : edges)
+    in[static_cast<std::size_t>(a)] = in[static_cast<std::size_t>(b)] = true;
+  std::vector<int32_t> out;
+  for (int32_t r = 0; r < p; ++r)
+    if (in[static_cast<std::size_t>(r)]) out.push_back(r);
+  return out;
+}
+
 // Every rank of the pattern sends to every other (an all-to-all in
 // point-to-point, or one per row or column communicator, each its own
 // global pattern): fitted on the ranks the edges touch, not the world, so
 // a sub-communicator's exchange is whole.
-std::optional<Shape> fit_alltoall(const EdgeSet& edges) {
-  std::set<int32_t> ranks;
-  for (const auto& [a, b] : edges) {
-    ranks.insert(a);
-    ranks.insert(b);
-  }
+std::optional<Shape> fit_alltoall(const EdgeSet& edges, int32_t p) {
+  const std::vector<int32_t> ranks = touched(edges, p);
   if (ranks.size() < 3) return std::nullopt;  // a pair: pairwise, a ring
   // Its quality is at most edges / pairs: a halo of 16,384 ranks must not
   // build the 268 million pairs it could never be named by.
@@ -241,19 +263,15 @@ std::optional<Shape> fit_alltoall(const EdgeSet& edges) {
 // the all-to-all, on the ranks the edges touch, so many ranks sending to
 // one of a sub-communicator are named; an incast from every rank of the
 // world is a linear tree up, which comes first.
-std::optional<Shape> fit_incast(const EdgeSet& edges) {
-  std::map<int32_t, std::size_t> in;
-  std::set<int32_t> ranks;
-  for (const auto& [a, b] : edges) {
-    ++in[b];
-    ranks.insert(a);
-    ranks.insert(b);
-  }
+std::optional<Shape> fit_incast(const EdgeSet& edges, int32_t p) {
+  std::vector<std::size_t> in(static_cast<std::size_t>(p), 0);
+  for (const auto& [a, b] : edges) ++in[static_cast<std::size_t>(b)];
+  const std::vector<int32_t> ranks = touched(edges, p);
   int32_t target = -1;
   std::size_t most = 0;
-  for (const auto& [r, n] : in)
-    if (n > most) {
-      most = n;
+  for (int32_t r = 0; r < p; ++r)
+    if (in[static_cast<std::size_t>(r)] > most) {
+      most = in[static_cast<std::size_t>(r)];
       target = r;
     }
   if (most < 2) return std::nullopt;
@@ -272,9 +290,16 @@ std::optional<Shape> fit_incast(const EdgeSet& edges) {
 // transpose, fitted on its own so that a stray message between two
 // diagonal ranks does not turn it into some other pairing.
 std::optional<Shape> fit_pairwise(const EdgeSet& edges, int32_t p) {
-  std::map<Edge, int> weight;  // undirected pair -> edges
-  for (const auto& [a, b] : edges) ++weight[{std::min(a, b), std::max(a, b)}];
-  std::vector<std::pair<Edge, int>> pairs(weight.begin(), weight.end());
+  EdgeSet undirected;
+  undirected.reserve(edges.size());
+  for (const auto& [a, b] : edges) undirected.emplace_back(std::min(a, b), std::max(a, b));
+  std::sort(undirected.begin(), undirected.end());
+  std::vector<std::pair<Edge, int>> pairs;  // undirected pair -> edges, in order of pairs
+  for (const Edge& e : undirected)
+    if (!pairs.empty() && pairs.back().first == e)
+      ++pairs.back().second;
+    else
+      pairs.emplace_back(e, 1);
   std::stable_sort(pairs.begin(), pairs.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<bool> taken(static_cast<std::size_t>(p), false);
@@ -329,27 +354,28 @@ std::string degree_text(const EdgeSet& edges, int32_t p) {
 // edges have their reverse) and every rank in it both sends and receives,
 // as unstructured and AMG codes exchange; else unclassified.
 Shape fallback(const EdgeSet& edges, int32_t p) {
-  const std::set<Edge> seen(edges.begin(), edges.end());
   std::size_t symmetric = 0;
-  std::set<int32_t> senders, receivers;
+  std::vector<bool> sends(static_cast<std::size_t>(p), false), receives(sends);
   for (const auto& [a, b] : edges) {
-    symmetric += seen.count({b, a});
-    senders.insert(a);
-    receivers.insert(b);
+    symmetric += std::binary_search(edges.begin(), edges.end(), Edge{b, a});
+    sends[static_cast<std::size_t>(a)] = true;
+    receives[static_cast<std::size_t>(b)] = true;
   }
   const double share = edges.empty() ? 0.0 : static_cast<double>(symmetric) / edges.size();
   Shape s;
-  if (share >= 0.9 && senders == receivers) {
+  if (share >= 0.9 && sends == receives) {
     s.kind = ShapeKind::kIrregular;
     s.name = "irregular neighbourhood";
     const std::vector<std::size_t> deg = out_degrees(edges, p);
-    std::size_t lo = SIZE_MAX, hi = 0;
-    for (int32_t r : senders) {
-      lo = std::min(lo, deg[static_cast<std::size_t>(r)]);
-      hi = std::max(hi, deg[static_cast<std::size_t>(r)]);
+    std::size_t lo = SIZE_MAX, hi = 0, senders = 0;
+    for (std::size_t r = 0; r < deg.size(); ++r) {
+      if (!sends[r]) continue;
+      ++senders;
+      lo = std::min(lo, deg[r]);
+      hi = std::max(hi, deg[r]);
     }
     s.params = {
-        {"ranks", std::to_string(senders.size())},
+        {"ranks", std::to_string(senders)},
         {"degree", lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)},
         {"symmetric", std::to_string(static_cast<int>(share * 100 + 0.5)) + "%"}};
     s.quality = share;
@@ -459,6 +485,7 @@ namespace {
 
 Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   EdgeSet edges;
+  edges.reserve(g.edges.size());
   // A rank's messages to itself (the diagonal of a transpose) are local
   // copies, no part of a shape.
   for (const auto& e : g.edges)
@@ -468,17 +495,25 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   if (edges.empty()) return fallback(edges, p);
   // In order of preference: a fit must beat the ones before it.
+  // Once a fit is perfect, no later one can win: they are not tried.
   std::optional<Shape> best = fit_ring(edges, p);
-  std::vector<int64_t> grid;
-  std::optional<Shape> halo = detail::fit_halo(g, edges, p, grid);
-  // A wavefront covers the grid a halo would: it goes first, and only the
-  // ranks' order tells them apart.
-  std::optional<Shape> wave = detail::fit_wavefront(g, edges, grid);
-  if (wave && (!halo || wave->quality >= halo->quality)) halo = wave;
-  for (const std::optional<Shape>& fit :
-       {halo, fit_butterfly(edges, p), fit_tree(edges, p), fit_master_worker(g, edges, p),
-        fit_pairwise(edges, p), fit_alltoall(edges), fit_incast(edges)})
-    if (detail::better(fit, best)) best = fit;
+  if (!detail::perfect(best)) {
+    std::vector<int64_t> grid;
+    std::optional<Shape> halo = detail::fit_halo(g, edges, p, grid);
+    // A wavefront covers the grid a halo would: it goes first, and only the
+    // ranks' order tells them apart.
+    std::optional<Shape> wave = detail::fit_wavefront(g, edges, grid);
+    if (wave && (!halo || wave->quality >= halo->quality)) halo = wave;
+    if (detail::better(halo, best)) best = std::move(halo);
+  }
+  const std::function<std::optional<Shape>()> fits[] = {
+      [&] { return fit_butterfly(edges, p); },        [&] { return fit_tree(edges, p); },
+      [&] { return fit_master_worker(g, edges, p); }, [&] { return fit_pairwise(edges, p); },
+      [&] { return fit_alltoall(edges, p); },         [&] { return fit_incast(edges, p); }};
+  for (const auto& fit : fits) {
+    if (detail::perfect(best)) break;
+    if (std::optional<Shape> f = fit(); detail::better(f, best)) best = std::move(f);
+  }
   // Levels are the more specific name when they fit as well: a V-cycle's
   // halo at each level, or coarse levels on fewer ranks that the union of
   // all levels fits badly.

@@ -17,15 +17,6 @@ using Sizes = std::vector<int64_t>;
 using Offset = std::vector<int>;
 constexpr const char* kAxis[] = {"x", "y", "z"};
 
-Sizes coords(int64_t rank, const Sizes& sizes) {
-  Sizes c;
-  for (int64_t s : sizes) {
-    c.push_back(rank % s);
-    rank /= s;
-  }
-  return c;
-}
-
 int64_t rank_at(const Sizes& c, const Sizes& sizes) {
   int64_t r = 0, stride = 1;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -35,17 +26,19 @@ int64_t rank_at(const Sizes& c, const Sizes& sizes) {
   return r;
 }
 
-// The step from a to b in grid units, each component -1, 0 or 1; a step
-// across the grid's end on an axis of more than 2 is a wrap (marked in
-// `wraps`). nullopt when b is no neighbour of a.
-std::optional<Offset> offset(int64_t a, int64_t b, const Sizes& sizes,
-                             std::vector<bool>* wraps = nullptr) {
-  const Sizes ca = coords(a, sizes), cb = coords(b, sizes);
-  Offset o(sizes.size(), 0);
-  std::vector<bool> wrapped(sizes.size(), false);
+// The step from a to b in grid units, each component -1, 0 or 1, into `o`
+// and `wrapped` (an entry per axis): a step across the grid's end on an
+// axis of more than 2 is a wrap. False when b is no neighbour of a. The
+// fits ask this for every edge of every candidate grid, hundreds of
+// thousands of times at 16,384 ranks: nothing is allocated.
+bool step_between(int64_t a, int64_t b, const Sizes& sizes, int* o, bool* wrapped) {
   bool any = false;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const int64_t d = cb[i] - ca[i];
+    const int64_t d = b % sizes[i] - a % sizes[i];
+    a /= sizes[i];
+    b /= sizes[i];
+    o[i] = 0;
+    wrapped[i] = false;
     if (d == 0) continue;
     any = true;
     if (d == 1 || d == -1) {
@@ -54,12 +47,24 @@ std::optional<Offset> offset(int64_t a, int64_t b, const Sizes& sizes,
       o[i] = d > 0 ? -1 : 1;
       wrapped[i] = true;
     } else {
-      return std::nullopt;
+      return false;
     }
   }
-  if (!any) return std::nullopt;
-  if (wraps) *wraps = wrapped;
-  return o;
+  return any;
+}
+
+constexpr std::size_t kMaxAxes = 8;  // candidate grids have at most extrap::kMaxDims
+
+// step_between() as an Offset, the wraps in `wraps`; nullopt when b is no
+// neighbour of a.
+std::optional<Offset> offset(int64_t a, int64_t b, const Sizes& sizes,
+                             std::vector<bool>* wraps = nullptr) {
+  if (sizes.size() > kMaxAxes) throw std::logic_error("patterns: grid of more than 8 axes");
+  int o[kMaxAxes];
+  bool wrapped[kMaxAxes];
+  if (!step_between(a, b, sizes, o, wrapped)) return std::nullopt;
+  if (wraps) wraps->assign(wrapped, wrapped + sizes.size());
+  return Offset(o, o + sizes.size());
 }
 
 // The axes whose ends exchange: at least half the wrap edges a star
@@ -68,10 +73,12 @@ std::optional<Offset> offset(int64_t a, int64_t b, const Sizes& sizes,
 std::vector<bool> periodic_axes(const EdgeSet& edges, const Sizes& sizes) {
   int64_t p = 1;
   for (int64_t s : sizes) p *= s;
+  if (sizes.size() > kMaxAxes) throw std::logic_error("patterns: grid of more than 8 axes");
   std::vector<int64_t> count(sizes.size(), 0);
-  std::vector<bool> wraps(sizes.size(), false);
+  int o[kMaxAxes];
+  bool wraps[kMaxAxes];
   for (const auto& [a, b] : edges)
-    if (offset(a, b, sizes, &wraps))
+    if (step_between(a, b, sizes, o, wraps))
       for (std::size_t i = 0; i < sizes.size(); ++i) count[i] += wraps[i];
   std::vector<bool> out(sizes.size(), false);
   for (std::size_t i = 0; i < sizes.size(); ++i) out[i] = count[i] > 0 && count[i] >= p / sizes[i];
@@ -211,20 +218,23 @@ std::optional<Shape> fit_halo(const GlobalPattern& g, const EdgeSet& edges, int3
                               std::vector<int64_t>& grid) {
   std::optional<Shape> best;
   for (const Sizes& sizes : grid_candidates(edges, ranks)) {
+    // No later candidate beats a fit of every edge (see perfect()).
+    if (perfect(best)) break;
     const int dims = static_cast<int>(sizes.size());
     const std::vector<bool> periodic = periodic_axes(edges, sizes);
     std::string axes;
     for (int i = 0; i < dims; ++i)
       if (periodic[static_cast<std::size_t>(i)])
         axes += std::string(axes.empty() ? "" : ",") + kAxis[i];
-    for (int k = 1; k <= dims; ++k) {
+    const std::string bytes = bytes_by_direction(g, sizes, dims);
+    for (int k = 1; k <= dims && !perfect(best); ++k) {
       Shape s;
       s.kind = ShapeKind::kHalo;
       s.name = std::to_string(dims) + "-D halo";
       s.params = {{"grid", grid_text(sizes)},
                   {"periodic", axes.empty() ? "none" : axes},
                   {"neighbours", stencil_name(dims, k)},
-                  {"bytes", bytes_by_direction(g, sizes, dims)}};
+                  {"bytes", bytes}};
       std::optional<Shape> fit =
           scored(std::move(s), edges, grid_edges(sizes, periodic, stencil(dims, k)));
       if (better(fit, best)) {
@@ -244,50 +254,80 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
     Offset dir;
     std::size_t hops = 0;
   };
+  struct Sweeps {
+    bool valid = true;  // every hop a blocking receive or a send, one step along one axis
+    std::vector<Sweep> sweeps;
+  };
   struct RankSweeps {
     int32_t rank;
-    std::vector<Sweep> sweeps;
+    const std::vector<Sweep>* sweeps;
     std::size_t occurrences;
   };
+  // A rank's sweeps follow from its steps and the step to each of its
+  // partners: ranks that share both (alike ranks inside the grid) are read
+  // once. The step to a partner: axis * 2 + 1 forward, axis * 2 backward,
+  // -1 for no single step along one axis (or one across the grid's end).
+  std::map<std::pair<const std::vector<HopStep>*, std::vector<int>>, Sweeps> read;
   std::vector<RankSweeps> all;
   bool receives_then_sends = false;
+  std::vector<int> code;
   for (const GlobalPattern::Order& o : g.order) {
-    RankSweeps rs{o.rank, {}, std::max<std::size_t>(o.occurrences, 1)};
-    bool received = false;
-    for (const Hop& h : o.hops) {
-      // Upstream data must have arrived before the rank works and sends on:
-      // a posted receive, a Sendrecv or a wrap around the grid is no sweep.
-      if (!h.send && !h.blocking) return std::nullopt;
+    if (!o.steps) continue;
+    code.clear();
+    for (int32_t peer : o.partners) {
       std::vector<bool> wraps(grid.size(), false);
-      std::optional<Offset> step = offset(o.rank, h.peer, grid, &wraps);
-      if (!step || nonzeros(*step) != 1) return std::nullopt;
-      if (std::find(wraps.begin(), wraps.end(), true) != wraps.end()) return std::nullopt;
-      const auto axis = static_cast<std::size_t>(
-          std::find_if(step->begin(), step->end(), [](int v) { return v != 0; }) - step->begin());
-      const int sign = h.send ? (*step)[axis] : -(*step)[axis];
-      if (rs.sweeps.empty() ||
-          (rs.sweeps.back().dir[axis] != 0 && rs.sweeps.back().dir[axis] != sign)) {
-        rs.sweeps.push_back({Offset(grid.size(), 0), 0});
-        received = false;
+      std::optional<Offset> step = offset(o.rank, peer, grid, &wraps);
+      if (!step || nonzeros(*step) != 1 ||
+          std::find(wraps.begin(), wraps.end(), true) != wraps.end()) {
+        code.push_back(-1);
+        continue;
       }
-      rs.sweeps.back().dir[axis] = sign;
-      ++rs.sweeps.back().hops;
-      if (!h.send) received = true;
-      if (h.send && received) receives_then_sends = true;
+      const auto axis = static_cast<int>(
+          std::find_if(step->begin(), step->end(), [](int v) { return v != 0; }) - step->begin());
+      code.push_back(axis * 2 + ((*step)[static_cast<std::size_t>(axis)] > 0 ? 1 : 0));
     }
-    if (!rs.sweeps.empty()) all.push_back(std::move(rs));
+    auto [it, fresh] = read.try_emplace({o.steps.get(), code});
+    Sweeps& rs = it->second;
+    if (fresh) {
+      bool received = false;
+      for (const HopStep& h : *o.steps) {
+        // Upstream data must have arrived before the rank works and sends
+        // on: a posted receive, a Sendrecv or a wrap around the grid is no
+        // sweep.
+        const int c = code[h.partner];
+        if ((!h.send && !h.blocking) || c < 0) {
+          rs.valid = false;
+          break;
+        }
+        const auto axis = static_cast<std::size_t>(c / 2);
+        const int forward = c % 2 ? 1 : -1;
+        const int sign = h.send ? forward : -forward;
+        if (rs.sweeps.empty() ||
+            (rs.sweeps.back().dir[axis] != 0 && rs.sweeps.back().dir[axis] != sign)) {
+          rs.sweeps.push_back({Offset(grid.size(), 0), 0});
+          received = false;
+        }
+        rs.sweeps.back().dir[axis] = sign;
+        ++rs.sweeps.back().hops;
+        if (!h.send) received = true;
+        if (h.send && received) receives_then_sends = true;
+      }
+    }
+    if (!rs.valid) return std::nullopt;
+    if (!rs.sweeps.empty())
+      all.push_back({o.rank, &rs.sweeps, std::max<std::size_t>(o.occurrences, 1)});
   }
   if (all.empty() || !receives_then_sends) return std::nullopt;
   // The rank that sees the most sweeps in full (every axis's direction)
   // speaks for all: ranks on the grid's edges may see only some axes.
   auto full = [](const RankSweeps& r) {
-    return std::count_if(r.sweeps.begin(), r.sweeps.end(), [](const Sweep& s) {
+    return std::count_if(r.sweeps->begin(), r.sweeps->end(), [](const Sweep& s) {
       return nonzeros(s.dir) == static_cast<int>(s.dir.size());
     });
   };
   auto hops_of = [](const RankSweeps& r) {
     std::size_t n = 0;
-    for (const Sweep& s : r.sweeps) n += s.hops;
+    for (const Sweep& s : *r.sweeps) n += s.hops;
     return n;
   };
   const RankSweeps* rep = &all[0];
@@ -296,14 +336,14 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
   const std::size_t hops = hops_of(*rep);
   // A sweep takes a receive and a send per axis on an inner rank; a halo
   // exchange with blocking receives breaks into sweeps of a hop or two.
-  if (hops < 2 * grid.size() * rep->sweeps.size()) return std::nullopt;
-  const std::size_t per_iteration = rep->sweeps.size() % rep->occurrences == 0
-                                        ? rep->sweeps.size() / rep->occurrences
-                                        : rep->sweeps.size();
+  if (hops < 2 * grid.size() * rep->sweeps->size()) return std::nullopt;
+  const std::size_t per_iteration = rep->sweeps->size() % rep->occurrences == 0
+                                        ? rep->sweeps->size() / rep->occurrences
+                                        : rep->sweeps->size();
   std::string order;
   std::set<Offset> dirs;
   for (std::size_t i = 0; i < per_iteration; ++i) {
-    const Offset& d = rep->sweeps[i].dir;
+    const Offset& d = (*rep->sweeps)[i].dir;
     dirs.insert(d);
     Sizes origin(grid.size(), 0);
     for (std::size_t a = 0; a < grid.size(); ++a) origin[a] = d[a] < 0 ? grid[a] - 1 : 0;

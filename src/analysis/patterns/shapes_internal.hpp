@@ -16,13 +16,23 @@ using Edge = std::pair<int32_t, int32_t>;
 /// Sorted, each edge once.
 using EdgeSet = std::vector<Edge>;
 
-/// `s` with its match against `observed` filled in: matched, missing,
-/// extra and quality. `expected` need not be sorted.
+/// `s` with its match against `observed` filled in: matched, quality, and
+/// the missing and extra edges where the shape may be named (quality at
+/// least kMinQuality, or one edge off; else those lists stay empty).
+/// `expected` need not be sorted.
 Shape scored(Shape s, const EdgeSet& observed, EdgeSet expected);
 
 /// Whether fit `a` beats `b`: a higher quality; equal qualities keep `b`
 /// (the fitters run in order of preference).
 bool better(const std::optional<Shape>& a, const std::optional<Shape>& b);
+
+/// Whether `s` explains every edge and expects no other: no fit scores
+/// more, and a later fit must score more to win, so the fits after it are
+/// not tried (each builds and sorts up to hundreds of thousands of edges
+/// at 16,384 ranks).
+inline bool perfect(const std::optional<Shape>& s) {
+  return s && s->quality >= 1.0;
+}
 
 /// The best halo exchange on a 1-, 2- or 3-D grid of `ranks` ranks (grids
 /// from the extrapolation's topology detection and MPI_Dims_create's

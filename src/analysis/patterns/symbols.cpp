@@ -105,12 +105,10 @@ std::string value_text(int64_t v) {
 // short way round (-1 rather than size - 1).
 SymbolKey relative(SymbolKey k, int32_t rank, const CommTable& comms) {
   if (is_sentinel(k.peer) || k.peer == kAbsent) return k;
-  const int32_t me = comms.rank_in(k.comm, rank);
-  const CommGroup* g = comms.group_of(k.comm, rank);
-  if (me < 0 || !g || g->members.size() == 0) return k;
-  const auto size = static_cast<int64_t>(g->members.size());
-  int64_t d = ((k.peer - me) % size + size) % size;
-  if (d > size / 2) d -= size;
+  const std::optional<detail::Place> at = detail::place_in(comms, k.comm, rank);
+  if (!at) return k;
+  int64_t d = detail::offset_of(*at, k.peer);
+  if (d > at->size / 2) d -= at->size;
   k.peer = d;
   return k;
 }
@@ -195,13 +193,10 @@ namespace {
 bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& comms) {
   auto offset = [&](int64_t comm, int64_t& peer) {
     if (is_sentinel(peer) || peer == kAbsent) return true;
-    const CommGroup* g = comms.group_of(comm, rank);
-    const int32_t me = comms.rank_in(comm, rank);
-    if (!g || me < 0) return false;
-    const auto size = static_cast<int64_t>(g->members.size());
-    if (peer < 0 || peer >= size) return false;
-    peer = ((peer - me) % size + size) % size;
-    return true;
+    const std::optional<detail::Place> at = detail::place_in(comms, comm, rank);
+    const std::optional<int64_t> offset = at ? detail::stored_offset(*at, peer) : std::nullopt;
+    if (offset) peer = *offset;
+    return offset.has_value();
   };
   for (Message& m : events) {
     if (m.kind == Message::Kind::kOther) continue;
