@@ -300,7 +300,7 @@ DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
 /// no such file and `dir` holds the event logs of a `record --sample-only`
 /// run (event_log.hpp), their tables (sites, modules, communicators; no
 /// nodes), with each rank's events put in `unfolded`. Throws what
-/// load_trace or the event log reader throws.
+/// load_trace throws, or DiagnoseError with the event log reader's message.
 Trace load_diagnose_recording(const std::string& trace_path, const std::string& dir,
                               std::vector<std::vector<Event>>& unfolded);
 

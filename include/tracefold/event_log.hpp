@@ -53,12 +53,16 @@ class EventLogWriter : public BlockFileWriter {
   /// EventLogError if the file cannot be created.
   void open(const std::string& path, int32_t rank, int32_t world_size, uint64_t max_bytes,
             std::size_t block_bytes = 1 << 16);
+  /// Declares a loaded module (the sites' frames name modules).
   void add_module(const Module& m);
   /// The next site (sites are numbered in the order they are added).
   void add_site(const CallSite& site);
+  /// Declares communicator `id` with its members (world ranks), before the
+  /// first event on it.
   void add_comm(int64_t id, const CommGroup& group);
   /// Declares the fields it uses that were not declared yet.
   void add_event(const Event& ev);
+  /// Writes the records kept so far as a block (a crash then loses none).
   void flush();
   /// Writes the last block and the trailer, closes the file.
   void close();
@@ -87,8 +91,8 @@ class EventLogWriter : public BlockFileWriter {
 struct RankEventLog {
   int32_t rank = 0;
   int32_t world_size = 0;
-  bool has_trailer = false;
-  uint64_t dropped = 0;
+  bool has_trailer = false;  ///< false: the file was cut (a rank that died)
+  uint64_t dropped = 0;      ///< events past the writer's byte budget, not in `events`
   std::vector<Module> modules;
   std::vector<CallSite> sites;
   CommTable comms;
@@ -101,6 +105,7 @@ inline constexpr uint32_t kMaxEventLogBlockBytes = 16u << 20;
 /// Reads one file; throws EventLogError naming the file, the byte and what
 /// is wrong.
 RankEventLog read_event_log_file(const std::string& path);
+/// The same for a file's bytes; `source` names it in errors.
 RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& source);
 
 /// `dir/events-R.tfe`.

@@ -3,6 +3,7 @@
 
 #include "block_file.hpp"
 #include "tracefold/event_log.hpp"
+#include "tracefold/validate.hpp"
 
 namespace tracefold {
 
@@ -172,6 +173,11 @@ RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& p
   in.rank_and_world(f.rank, f.world_size);
   f.comms.define_world(f.world_size);
   std::vector<std::pair<FieldId, FieldKind>> fields;
+  // 2 GiB of values: far beyond a rank's recording (lists are per-call
+  // request and count vectors), small enough to refuse before the host is out
+  // of memory.
+  constexpr uint64_t kMaxListValues = uint64_t{1} << 28;
+  uint64_t list_values = 0;
   for (;;) {
     const block_file::Reader::Next next = in.next();
     if (next == block_file::Reader::Next::kEnd) break;
@@ -189,6 +195,14 @@ RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& p
     const uint32_t records = in.block_records();
     for (uint32_t r = 0; r < records; ++r) {
       const std::string where = "record " + std::to_string(r) + " of the block: ";
+      // A repeat record is two bytes and copies its event, lists included:
+      // a damaged file could ask for more memory than any recording holds.
+      auto count_list_values = [&](const Event& ev) {
+        for (const FieldValue& fv : ev.fields) list_values += fv.list.size();
+        if (list_values > kMaxListValues)
+          in.fail_block(where + "the events so far hold more than " +
+                        std::to_string(kMaxListValues) + " list values (a damaged file?)");
+      };
       auto text = [&](const char* what) {
         const uint64_t len = in.varint();
         if (len > in.left()) in.fail_block(where + what + " longer than the block");
@@ -203,6 +217,7 @@ RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& p
       } else if (kind == kSite) {
         CallSite site;
         if (!SiteTable::parse(text("site"), site)) in.fail_block(where + "bad call site");
+        if (const std::string bad = invalid_site(site); !bad.empty()) in.fail_block(where + bad);
         f.sites.push_back(std::move(site));
       } else if (kind == kComm) {
         const int64_t id = block_file::unzigzag(in.varint());
@@ -260,12 +275,16 @@ RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& p
             ev.set(field, block_file::unzigzag(in.varint()));
           }
         }
+        if (const std::string missing = missing_required_field(ev); !missing.empty())
+          in.fail_block(where + missing);
+        count_list_values(ev);
         f.events.push_back(std::move(ev));
       } else if (kind == kAgain) {
         const uint64_t back = in.varint();
         if (back == 0 || back > f.events.size())
           in.fail_block(where + "repeats the event " + std::to_string(back) + " back, of " +
                         std::to_string(f.events.size()));
+        count_list_values(f.events[f.events.size() - back]);
         f.events.push_back(f.events[f.events.size() - back]);
       } else {
         in.fail_block(where + "unknown record kind " + std::to_string(kind));

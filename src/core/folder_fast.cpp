@@ -110,10 +110,7 @@ void Folder::Impl::merge_event(Item& b, const FieldValue* fields, int64_t comput
     else
       b.fields[i].second.push_back(fv.scalar);
   }
-  b.reps.push_back(1);
-  settle_timing(b, rank);
-  // An event without timings brings none (merge_timings with nothing).
-  if (compute >= 0 || comm >= 0) add_raw_timing(b, unpack(pred), compute, comm, rank);
+  merge_event_execution(b, compute, comm, pred);
 }
 
 void Folder::Impl::append_repeats(const Event& ev, std::span<const RepeatTiming> times,

@@ -139,6 +139,14 @@ struct Folder::Impl {
   // The same for an event's fields (as many as b has, with b's ids) and times.
   void merge_event(Item& b, const FieldValue* fields, int64_t compute, int64_t comm, uint64_t pred,
                    bool has_list);
+  // The rest of such a merge once the event's values are in b's sequences:
+  // its execution and its timing sample (none for an event without times).
+  void merge_event_execution(Item& b, int64_t compute, int64_t comm, uint64_t pred) {
+    b.reps.push_back(1);
+    folding::settle_timing(b, rank);
+    if (compute >= 0 || comm >= 0)
+      folding::add_raw_timing(b, folding::unpack(pred), compute, comm, rank);
+  }
 
   // k more copies of `ev` (times: theirs). While the sequence ends in a loop
   // whose body is that one event, fast_append would take each copy as a
@@ -376,6 +384,13 @@ struct Folder::Impl {
     int64_t scalar = kAbsent;
   };
   std::vector<WalkScalar> walk_scalars_;  // the first walk_scalars_used_ are live
+  static void scalars_to_fields(const WalkScalar* from, std::size_t n, FieldValue* to) {
+    for (std::size_t i = 0; i < n; ++i) {
+      to[i].field = from[i].field;
+      to[i].scalar = from[i].scalar;
+      to[i].list.clear();
+    }
+  }
   std::size_t walk_scalars_used_ = 0;
   // Keeps ev aside in slot walk_count_ (times: compute/comm).
   WalkSlot& keep_walked(const Event& ev, uint64_t pred, int64_t compute, int64_t comm);

@@ -149,12 +149,7 @@ Folder::Impl::WalkSlot& Folder::Impl::keep_walked(const Event& ev, uint64_t pred
 const FieldValue* Folder::Impl::slot_fields(const WalkSlot& s) {
   if (s.has_list) return walk_fields_.data() + s.from;
   if (walk_scratch_.size() < s.n) walk_scratch_.resize(s.n);
-  const WalkScalar* src = walk_scalars_.data() + s.from;
-  for (std::size_t i = 0; i < s.n; ++i) {
-    walk_scratch_[i].field = src[i].field;
-    walk_scratch_[i].scalar = src[i].scalar;
-    walk_scratch_[i].list.clear();
-  }
+  scalars_to_fields(walk_scalars_.data() + s.from, s.n, walk_scratch_.data());
   return walk_scratch_.data();
 }
 
@@ -201,10 +196,7 @@ void Folder::Impl::walk_merge_fields(Item& x, const F* fields, const WalkSlot& s
         values.push_back(kAbsent);
     }
   }
-  x.reps.push_back(1);
-  settle_timing(x, rank);
-  // An event without timings brings none (merge_timings with nothing).
-  if (compute >= 0 || comm >= 0) add_raw_timing(x, unpack(s.pred), compute, comm, rank);
+  merge_event_execution(x, compute, comm, s.pred);
 }
 
 bool Folder::Impl::walk_append(const Event& ev) {
@@ -351,11 +343,7 @@ void Folder::Impl::abort_walk() {
       e.fields.assign(fields.data() + s.from, fields.data() + s.from + s.n);
     } else {
       e.fields.resize(s.n);
-      for (std::size_t f = 0; f < s.n; ++f) {
-        e.fields[f].field = scalars[s.from + f].field;
-        e.fields[f].scalar = scalars[s.from + f].scalar;
-        e.fields[f].list.clear();
-      }
+      scalars_to_fields(scalars.data() + s.from, s.n, e.fields.data());
     }
     e.compute_ns = s.compute_ns;
     e.comm_ns = s.comm_ns;

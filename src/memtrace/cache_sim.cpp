@@ -97,6 +97,11 @@ std::vector<CacheGeometry> parse_cache_spec(const std::string& spec) {
       bad(level, std::to_string(g.sets()) +
                      " sets (size / (associativity x line size)) is not a "
                      "power of two");
+    // The simulator keeps a tag per line: 2^28 lines (16 GiB of 64-byte
+    // lines) is beyond any cache and still fits in memory as tags.
+    if (g.size / line > (std::uint64_t{1} << 28))
+      bad(level, "size " + fields[0] + " holds " + std::to_string(g.size / line) +
+                     " lines, more than the simulator's 268435456");
     for (const auto& o : out)
       if (o.name == g.name) bad(level, "the level name " + g.name + " appears twice");
     out.push_back(g);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 30: a bucketed integer sort (app_isort) whose MPI_Alltoallv counts
+# A bucketed integer sort (app_isort) whose MPI_Alltoallv counts
 # come from random keys, so they differ from rank to rank and step to step
 # and no law of the grid gives them at another rank count. Recorded at 4, 8
 # and 16 ranks (strong: 65,536 keys in all; weak: 2,048 a rank) and

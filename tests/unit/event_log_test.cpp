@@ -24,6 +24,15 @@ Event call(const char* op, SiteId site, int64_t peer, std::vector<int64_t> links
   ev.set(FieldTable::peer(), peer);
   ev.set(FieldTable::comm(), 0);
   if (!links.empty()) ev.set_list(FieldTable::links(), std::move(links));
+  // The rest of what the operation requires (the reader refuses an event
+  // without it, as every reader does).
+  for (const FieldId f : required_fields(ev.op)) {
+    if (ev.find(f)) continue;
+    if (FieldTable::kind(f) == FieldKind::kList)
+      ev.set_list(f, {1});
+    else
+      ev.set(f, 1);
+  }
   return ev;
 }
 
@@ -107,6 +116,27 @@ TEST(EventLog, CorruptInputIsNamed) {
   EXPECT_NE(message({data.data(), 7}).find("x.tfe"), std::string::npos);
   data[0] = 'X';
   EXPECT_NE(message(data).find("not a tracefold event log"), std::string::npos) << message(data);
+}
+
+TEST(EventLog, EventWithoutARequiredFieldIsRefusedWithItsPlace) {
+  const std::string path = (temp_dir() / "events-missing.tfe").string();
+  std::vector<Event> evs = loop(2);
+  Event bare;  // an MPI_Isend without the peer every send has
+  bare.op = *OpTable::find("MPI_Isend");
+  bare.site = 0;
+  bare.set(FieldTable::comm(), 0);
+  evs.push_back(bare);
+  write(path, evs);
+  try {
+    read_event_log_file(path);
+    FAIL() << "read an event without its required fields";
+  } catch (const EventLogError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find("byte "), std::string::npos) << m;
+    EXPECT_NE(m.find(" of the block: "), std::string::npos) << m;
+    EXPECT_NE(m.find("MPI_Isend needs field 'peer'"), std::string::npos) << m;
+  }
 }
 
 TEST(EventLog, UnfoldedRunMergesSitesAndComms) {

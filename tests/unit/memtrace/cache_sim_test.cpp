@@ -164,6 +164,9 @@ TEST(CacheSim, RefusesMalformedSpecsNamingThePart) {
   EXPECT_NE(spec_error("L1=32K:0:64").find("associativity must not be 0"), std::string::npos);
   EXPECT_NE(spec_error("L1=32K:8:64,").find("'': expected NAME="), std::string::npos);
   EXPECT_NE(spec_error("L1=32K:8:64,L1=1M:16:64").find("appears twice"), std::string::npos);
+  // A size the simulator could not hold tags for (8 TiB of them) is refused.
+  EXPECT_NE(spec_error("L1=1024G:1:1").find("more than the simulator's"), std::string::npos)
+      << spec_error("L1=1024G:1:1");
   EXPECT_EQ(spec_error(""),
             "--cache: '': empty; e.g. L1=32K:8:64,L2=1M:16:64 "
             "(size:associativity:line)");
