@@ -148,13 +148,53 @@ static UInt modules_used = 0, modules_len = 0;
  * trusted within one generation. */
 static ULong map_generation = 1;
 
+/* Executable ranges the client mapped: only unmapping one of them can drop
+ * code whose call targets --only cached. A program that maps and unmaps
+ * data often (glibc's large mallocs) then does not pay a scan of the target
+ * table per munmap. */
+typedef struct {
+  Addr start, end;
+} Range;
+static Range* code_ranges = NULL;
+static UInt code_used = 0, code_len = 0;
+
+static void add_code_range(Addr start, Addr end) {
+  if (code_used == code_len) {
+    code_len = code_len ? 2 * code_len : 16;
+    code_ranges = VG_(realloc)("tm.code", code_ranges, code_len * sizeof(Range));
+  }
+  code_ranges[code_used].start = start;
+  code_ranges[code_used].end = end;
+  code_used++;
+}
+
 static void on_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle) {
-  (void)a, (void)len, (void)rr, (void)ww, (void)xx, (void)di_handle;
+  (void)rr, (void)ww, (void)di_handle;
   map_generation++;
+  if (xx && len > 0) add_code_range(a, a + len);
 }
 static void on_munmap(Addr a, SizeT len) {
   map_generation++;
-  tm_filter_unmapped(a, len);
+  const Addr end = a + len;
+  Bool code = False;
+  const UInt n = code_used;
+  for (UInt i = 0; i < n; i++) {
+    Range r = code_ranges[i];
+    if (!(r.start < end && a < r.end)) continue;
+    code = True;
+    /* What is left of the range on either side stays mapped; an emptied
+     * range is dropped below. */
+    if (r.start < a)
+      code_ranges[i].end = a;
+    else
+      code_ranges[i].start = code_ranges[i].end = 0;
+    if (end < r.end) add_code_range(end, r.end);
+  }
+  UInt kept = 0;
+  for (UInt i = 0; i < code_used; i++)
+    if (code_ranges[i].start < code_ranges[i].end) code_ranges[kept++] = code_ranges[i];
+  code_used = kept;
+  if (code) tm_filter_unmapped(a, len);
 }
 
 /* The module's load base: the start of its mapping at file offset 0 that
