@@ -28,7 +28,15 @@ double median(std::vector<double> v) {
 // drift), to tell a drift from the exits' scatter.
 struct Fit {
   double slope = 0, residual = 0, flat = 0;
+  // The largest distance from the line of a gap within kInlier residuals
+  // of it: a slope a little off leaves the gaps at the run's ends that far
+  // from the line, more than the median distance says. Gaps farther out are
+  // instances that do not synchronise, whose exits are apart by the work
+  // between them.
+  double inlier_max = 0;
 };
+
+constexpr double kInlier = 10;
 
 Fit theil_sen(const std::vector<std::pair<double, double>>& pts) {
   Fit f;
@@ -44,6 +52,8 @@ Fit theil_sen(const std::vector<std::pair<double, double>>& pts) {
   const double a = median(v);
   for (double& e : v) e = std::abs(e - a);
   f.residual = median(v);
+  for (double e : v)
+    if (e <= kInlier * f.residual) f.inlier_max = std::max(f.inlier_max, e);
   v.clear();
   for (const auto& p : pts) v.push_back(p.second);
   const double m = median(v);
@@ -94,6 +104,17 @@ std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
       if (!in.end_offset[r]) unfitted.push_back(int32_t(r));
     return fits;
   }
+  // The gap that is left between a rank's exits and rank 0's: its start
+  // offset's error (measured at MPI_Init, which a loaded machine can put
+  // 100s of microseconds off) together with the exits' own order; this
+  // method cannot tell the two apart.
+  auto gap_to_0 = [&](std::size_t r) {
+    std::vector<double> g;
+    for (std::size_t i = 0; i < inst.size(); ++i)
+      g.push_back(double(in.ranks[r][cand[r][inst[i]]].end_ns) -
+                  double(in.ranks[0][cand[0][inst[i]]].end_ns));
+    return std::abs(median(std::move(g)));
+  };
   const Fit ref = fit_of(0);
   for (std::size_t r = 1; r < P; ++r) {
     if (in.end_offset[r] || in.ranks[r].empty()) continue;
@@ -103,6 +124,7 @@ std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
     d.slope = f.slope - ref.slope;
     d.syncs = inst.size();
     d.residual_ns = std::max(f.residual, ref.residual);
+    d.inlier_max_ns = std::max(f.inlier_max, ref.inlier_max);
     // A drift, not the scatter of exits: the line must explain the gaps
     // clearly better than a constant (a loaded machine spreads exits by
     // milliseconds, and a few instances then fit any slope).
@@ -110,6 +132,8 @@ std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
       d.slope = 0;
       d.applied = false;
       d.residual_ns = std::max(f.flat, ref.flat);
+      d.inlier_max_ns = 0;
+      d.offset_ns = gap_to_0(r);
       fits.push_back(d);
       continue;
     }
@@ -122,6 +146,7 @@ std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
       te.end_ns = d.correct(te.end_ns);
       te.compute_start_ns = d.correct(te.compute_start_ns);
     }
+    d.offset_ns = gap_to_0(r);
     fits.push_back(d);
   }
   return fits;

@@ -145,12 +145,13 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
     notes.push_back(o.str());
   }
   for (const auto& d : drifts)
-    in.clock_uncertainty_ns =
-        std::max(in.clock_uncertainty_ns, static_cast<int64_t>(std::llround(3 * d.residual_ns)));
+    in.clock_uncertainty_ns = std::max(
+        in.clock_uncertainty_ns, static_cast<int64_t>(std::llround(
+                                     std::max(3 * d.residual_ns, d.inlier_max_ns) + d.offset_ns)));
   if (in.clock_uncertainty_ns > 0)
     notes.push_back("synchronisations are told with a clock tolerance of " +
                     std::to_string(in.clock_uncertainty_ns / 1000) +
-                    " us more: the estimated clocks' residual");
+                    " us more: what the estimated clocks may still be off (residual and offset)");
   in.clock_violations = repair_clock_condition(trace, in.events);
   if (const uint64_t v = in.clock_violations)
     notes.push_back(std::to_string(v) +

@@ -125,6 +125,13 @@ struct ExitGapDrift {
   /// not applied), rank 0's own scatter included: how far off its
   /// corrected times still are, typically.
   double residual_ns = 0;
+  /// The largest distance from the line of a gap not far out of it (see
+  /// clock.cpp): where the corrected times can still be off, at the run's
+  /// ends. 0 when not applied.
+  double inlier_max_ns = 0;
+  /// The median gap of its (corrected) exits to rank 0's: what is left of
+  /// its start offset's error, which the exits cannot tell from their order.
+  double offset_ns = 0;
   int64_t correct(int64_t t) const {
     return t - static_cast<int64_t>(std::llround(slope * double(t - origin_ns)));
   }
