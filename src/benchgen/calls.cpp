@@ -115,8 +115,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
            std::max<int64_t>(max_of(i, dsize, false), 1);
   };
 
-  // One send and one receive buffer per node, at the largest size any of
-  // its calls needs.
+  // A send and a receive buffer per node (shared by blocking calls), at the
+  // largest size any of its calls needs.
   std::string sbuf, rbuf;
   auto buffers = [&] {
     const int64_t elem = std::max<int64_t>({max_of(i, dsize, false), max_of(i, rdsize, false), 1});
@@ -134,8 +134,12 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     const bool derived = max_of(i, dtype, false) >= kFirstDerivedType ||
                          max_of(i, rdtype, false) >= kFirstDerivedType;
     const int64_t bytes = derived ? 2 * items * elem + 64 : items * elem;
-    sbuf = fresh(name + "_sbuf");
-    rbuf = fresh(name + "_rbuf");
+    // A nonblocking or persistent call owns its buffers until completed or
+    // freed; a blocking one only while it runs.
+    const bool shared =
+        !tr.nonblocking && tr.family != OpFamily::kSendInit && tr.family != OpFamily::kRecvInit;
+    sbuf = shared ? std::string("send_buf") : fresh(name + "_sbuf");
+    rbuf = shared ? std::string("recv_buf") : fresh(name + "_rbuf");
     // Declared by leaf() once the call is written, if it names them: a send
     // needs no receive buffer.
     pending_buffers.emplace_back(sbuf, bytes);
@@ -166,12 +170,12 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
       emit("MPI_Request r[1] = {MPI_REQUEST_NULL};");
       emit("const int nr = 1;");
     } else {
-      emit("const int *lk = " + lk + ", nr = list_len(lk);");
-      emit("MPI_Request r[" + std::to_string(width) + "];");
-      emit("take_requests(lk, nr, r);");
+      // Three statements on a line: an irregular trace's benchmark has one
+      // such block per completion node.
+      emit("const int *lk = " + lk + ", nr = list_len(lk); MPI_Request r[" + std::to_string(width) +
+           "]; take_requests(lk, nr, r);");
     }
-    emit(use);
-    if (!lk.empty()) emit("give_requests(lk, nr, r);");
+    emit(lk.empty() ? use : use + " give_requests(lk, nr, r);");
     if (!after.empty()) emit(after);
     --depth;
     emit("}");

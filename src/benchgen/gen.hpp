@@ -46,6 +46,10 @@ struct Gen {
   std::set<std::string> counters;  // call counters declared (read by some table)
   // Buffers of the call being written (name, bytes), declared if it uses them.
   std::vector<std::pair<std::string, int64_t>> pending_buffers;
+  // The buffers blocking calls share (send_buf, recv_buf) and the largest
+  // size any of them needs: a blocking call is done with its buffer when it
+  // returns, so one per direction serves them all.
+  std::map<std::string, int64_t> shared_buffers;
   int request_ring = 1;                       // slots in the request ring (a power of two)
   int request_width = 1;                      // requests one call may start (Startall)
   std::map<int64_t, std::string> comm_names;  // trace id -> C variable

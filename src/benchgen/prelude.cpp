@@ -460,7 +460,13 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
     out << "};\nstatic enum after_call after = AFTER_START;\n";
   }
   out << "\n/* Tables of values that vary between calls, counters that index them. */\n"
-      << decls.str() << funcs.str();
+      << decls.str();
+  std::string shared_setup;
+  for (const auto& [buf, bytes] : shared_buffers) {
+    out << "static char *" << buf << "; /* " << bytes << " bytes, for every blocking call */\n";
+    shared_setup += "  " + buf + " = alloc_buffer(" + std::to_string(bytes) + ");\n";
+  }
+  out << funcs.str();
   // A program that asked for threads gets MPI_Init_thread too (the
   // benchmark itself makes every call from one thread).
   const bool thread = !t.nodes.empty() && OpTable::name(t.nodes[0].key.op) == "MPI_Init_thread";
@@ -473,7 +479,8 @@ HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
   out << "  if (size != " << t.world_size
       << ") {\n    if (rank == 0) fprintf(stderr, \"bench: generated for " << t.world_size
       << " ranks, run with %d\\n\", size);\n    MPI_Finalize();\n    return 1;\n  }\n";
-  out << "  srand48(" << opt.seed << " + (long)rank);\n  calibrate();\n" << setup.str();
+  out << "  srand48(" << opt.seed << " + (long)rank);\n  calibrate();\n"
+      << shared_setup << setup.str();
   // Ranks leave MPI_Init up to tenths of a second apart under mpirun; the
   // clock starts together (through PMPI: no call of the trace) so that
   // skew is not timed as the first exchange's wait.

@@ -5,10 +5,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include "compute_time.hpp"
@@ -266,6 +268,11 @@ void Gen::leaf(std::size_t h, const Ranklist& U) {
   const std::string written = body.str().substr(from);
   for (const auto& [buf, bytes] : pending_buffers) {
     if (!names_in(written, buf)) continue;
+    if (buf == "send_buf" || buf == "recv_buf") {
+      int64_t& most = shared_buffers[buf];
+      most = std::max(most, bytes);
+      continue;
+    }
     decls << "static char *" << buf << "; /* " << bytes << " bytes */\n";
     setup << "  " << buf << " = alloc_buffer(" << bytes << ");\n";
   }
@@ -451,10 +458,26 @@ void Gen::structure() {
   const int was = depth;
   for (std::size_t h = 0; h < nn; ++h) {
     if (walkers[h].empty()) continue;
-    body << "    case " << h << ": {\n";
+    // Braces only around a case that declares something at its own level
+    // (two cases may declare the same name): they were 20 bytes of every
+    // case of an irregular trace's benchmark.
+    const std::size_t from = body.str().size();
     depth = 3;
     leaf(h, walkers[h]);
-    body << "      break;\n    }\n";
+    const std::string text = body.str().substr(from);
+    bool braces = false;
+    std::istringstream lines(text);
+    for (std::string l; !braces && std::getline(lines, l);) {
+      if (l.size() < 7 || l.compare(0, 6, "      ") != 0 || l[6] == ' ') continue;
+      for (const char* type : {"const ", "static ", "int ", "long ", "double ", "char ",
+                               "unsigned ", "MPI_Request ", "MPI_Datatype ", "MPI_Comm ",
+                               "MPI_Group ", "MPI_Op ", "MPI_Aint ", "MPI_Status ", "MPI_Info "})
+        if (l.compare(6, std::strlen(type), type) == 0) braces = true;
+    }
+    body.str(body.str().substr(0, from));
+    body.seekp(0, std::ios::end);
+    body << "    case " << h << (braces ? ": {\n" : ":\n") << text
+         << (braces ? "      break;\n    }\n" : "      break;\n");
   }
   const std::string cases = body.str();
   body.str("");
