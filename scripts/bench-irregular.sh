@@ -114,8 +114,8 @@ if part merge; then
   echo "per receive. Both programs pick each rank's partners with a fixed probability among all"
   echo "ranks, so receives grow about as the square of the ranks."
   echo
-  echo "| program | ranks | nodes on / off / hist | trace B on / off / hist | receives | B/recv | merged in s, on / off | per round ms, on / off |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| program | ranks | nodes on / off / hist | trace B on / off / hist | receives | B/recv | merged in s, on / off | per round ms, on / off | rank 0 busy ms, on |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   # nodes FILE -> node count
   nodes() { "$TF" print "$1" | head -n 1 | sed -E 's/.* ([0-9]+) nodes, .*/\1/'; }
   for spec in "amg_like 100" "exchange_setup 100"; do
@@ -132,13 +132,14 @@ if part merge; then
       "$TF" fold "$WORK/raw" --histogram-threshold 16 -o "$WORK/hist.tf" 2>/dev/null
       m_on=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/on.err")
       m_off=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/off.err")
+      busy=$(sed -nE "s/.*, ([0-9.]+) s of it rank 0's processor time.*/\\1/p" "$WORK/on.err")
       # calls is the 6th column from the end (the call site has spaces)
       recvs=$("$TF" stats "$WORK/on.tf" | awk '$1 == "MPI_Recv" { s += $(NF - 5) } END { print s + 0 }')
       bytes=$(stat -c %s "$WORK/on.tf")
-      printf '| %s %s | %d | %s / %s / %s | %s / %s / %s | %s | %.1f | %s / %s | %.1f / %.1f |\n' "$prog" "$arg" "$np" \
+      printf '| %s %s | %d | %s / %s / %s | %s / %s / %s | %s | %.1f | %s / %s | %.1f / %.1f | %.1f |\n' "$prog" "$arg" "$np" \
         "$(nodes "$WORK/on.tf")" "$(nodes "$WORK/off.tf")" "$(nodes "$WORK/hist.tf")" \
         "$bytes" "$(stat -c %s "$WORK/off.tf")" "$(stat -c %s "$WORK/hist.tf")" \
-        "$recvs" "$(echo "$bytes / ($recvs + (${recvs} == 0))" | bc -l)" "$m_on" "$m_off" "$(echo "$m_on * 1000 / $rounds" | bc -l)" "$(echo "$m_off * 1000 / $rounds" | bc -l)"
+        "$recvs" "$(echo "$bytes / ($recvs + (${recvs} == 0))" | bc -l)" "$m_on" "$m_off" "$(echo "$m_on * 1000 / $rounds" | bc -l)" "$(echo "$m_off * 1000 / $rounds" | bc -l)" "$(echo "$busy * 1000" | bc -l)"
     done
   done
 fi

@@ -167,7 +167,7 @@ record() { # NP APP SETTING
   rm -rf "${d:?}"/*
   (cd "$d" && APP_TIME=1 "$TF" record -o "$work/traces/$app-$np-$setting.tf" -- \
       mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" "$wk" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
-  check_run "record $app np=$np $setting" $rc "$d" '^(app_time: |tracefold: (wrote .* merged in [0-9.]+ s\)|trace of [0-9]+ ranks written to ))'
+  check_run "record $app np=$np $setting" $rc "$d" '^(app_time: |tracefold: (wrote .* merged in [0-9.]+ s[,)]|trace of [0-9]+ ranks written to ))'
   check_result "$np-$app-$setting" "record $app np=$np $setting"
   t=$(sed -n 's/^app_time: \([0-9.]*\)$/\1/p' "$d/err.txt")
   [[ -n $t ]] && echo "traced 0 $np $app $setting $t" >>"$TIMES"
@@ -246,7 +246,7 @@ if [[ -n $WALK_NPS ]]; then
     d="$work/run"; rm -rf "${d:?}"/*; rc=0
     (cd "$d" && "$TF" record -o "$work/traces/walk-$np.tf" -- \
         mpirun -np "$np" "$work/bin/apps/app_ring" "$WALK_ITERS" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
-    check_run "record ring np=$np $WALK_ITERS steps" $rc "$d" '^tracefold: (wrote .* merged in [0-9.]+ s\)|trace of [0-9]+ ranks written to )'
+    check_run "record ring np=$np $WALK_ITERS steps" $rc "$d" '^tracefold: (wrote .* merged in [0-9.]+ s[,)]|trace of [0-9]+ ranks written to )'
   done
   for ((r = 0; r < WALK_ROUNDS; r++)); do
     ROUND=$r

@@ -60,7 +60,7 @@ run() {
       mpirun -np "$np" "$work/bin/apps/app_$app" "$steps" >"$d/out.txt" 2>"$d/err.txt") || rc=$?
   t1=$(now)
   RUN_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
-  RUN_MERGE=$(sed -n 's/.*merged in \([0-9.]*\) s).*/\1/p' "$d/err.txt" | head -n 1)
+  RUN_MERGE=$(sed -n 's/.*merged in \([0-9.]*\) s[,)].*/\1/p' "$d/err.txt" | head -n 1)
   RUN_MERGE=${RUN_MERGE:--}
   local nraw=0
   [[ -d $d/raw ]] && nraw=$(find "$d/raw" -name 'rank-*.txt' | wc -l)
@@ -72,7 +72,7 @@ run() {
   else RUN_STATUS=ok
   fi
   local extra
-  extra=$(grep -v -E '^tracefold: (wrote .* merged in [0-9.]+ s\)|trace of [0-9]+ ranks written to |raw logs in )' "$d/err.txt" || true)
+  extra=$(grep -v -E '^tracefold: (wrote .* merged in [0-9.]+ s[,)]|trace of [0-9]+ ranks written to |raw logs in )' "$d/err.txt" || true)
   if [[ $RUN_STATUS != ok || -n $extra ]]; then
     {
       echo "--- $app np=$np steps=$steps: status $RUN_STATUS (exit $rc)"

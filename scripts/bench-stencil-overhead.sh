@@ -99,7 +99,7 @@ timed() {
   elif [[ ${RESULT[$key]} != "$result" ]]; then
     echo "--- $app np=$np steps=$steps $mode: result line differs: '$result' vs '${RESULT[$key]}'" >>"$ANOM"
   fi
-  extra=$(grep -v -E '^tracefold: (wrote .* merged in [0-9.]+ s\)|trace of [0-9]+ ranks written to )' "$d/err.txt" || true)
+  extra=$(grep -v -E '^tracefold: (wrote .* merged in [0-9.]+ s[,)]|trace of [0-9]+ ranks written to )' "$d/err.txt" || true)
   if ((rc != 0)) || [[ -n $extra ]] || [[ $mode == traced && ! -s $d/t.tf ]]; then
     {
       echo "--- $app np=$np steps=$steps $mode: exit $rc$([[ $mode == traced && ! -s $d/t.tf ]] && echo ', no trace')"
