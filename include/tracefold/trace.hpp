@@ -141,12 +141,14 @@ struct Trace {
   /// versions"). The text reader takes versions 1, 2 and 5.
   static constexpr int kFormatVersion = 5;
   /// Version of the compact form (encode_compact), the default on disk.
-  /// Version 6 compresses against a fixed dictionary of MPI and library
+  /// Version 7 stores the field values of a node that opens a loop by that
+  /// loop's trip counts where that is shorter (a poll's flag: "0 but on
+  /// the last iteration"). Version 6 compresses against a fixed dictionary of MPI and library
   /// names and stores the module table's build-ids as bytes, without
   /// repeating the frame table's module names. Version 5 adds `pred=other` and stores a bin's mean
   /// instead of its sum where the sum is count * mean; version 4 stored histograms in columns,
-  /// version 3 in place. The reader takes all four (docs/format.md).
-  static constexpr int kCompactVersion = 6;
+  /// version 3 in place. The reader takes all five (docs/format.md).
+  static constexpr int kCompactVersion = 7;
   int32_t world_size = 0;
   SiteTable sites;
   /// Modules of the sites' frames and embedded symbols (optional tables).

@@ -94,6 +94,47 @@ void put_elastic(Out& o, const Elastic& e, const Ranklist& node_ranks) {
   }
 }
 
+// Version 7, a node whose fields derive from its loop: the field's index
+// times 2, plus 1 when its entries start with their DerivedForm (else they
+// are as in put_elastic); each entry in its shortest form whose values
+// expand to the same representation.
+void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklist& node_ranks,
+                         const compact::LoopTrips& trips) {
+  std::vector<std::pair<compact::DerivedForm, Out>> entries;
+  bool any = false;
+  for (const auto& en : e.entries()) {
+    Out best;
+    put_seq(best, en.values);
+    compact::DerivedForm form = compact::DerivedForm::kPlain;
+    // A few runs are cheaper written out than a pass over every value.
+    const ValueSeq* t = en.values.run_count() > 2 ? trips.of(en.ranks) : nullptr;
+    for (auto f : {compact::DerivedForm::kLastDiffers, compact::DerivedForm::kPerExecution}) {
+      if (!t) break;
+      const auto d = compact::derive(en.values, *t, f);
+      if (!d) continue;
+      Out mine;
+      if (f == compact::DerivedForm::kLastDiffers) mine.value(d->other);
+      put_seq(mine, d->seq);
+      if (mine.bytes().size() + 1 >= best.bytes().size()) continue;
+      // Read back, the values must fold as they were: `print` of a trace
+      // and of its compact form agree.
+      const auto back = compact::expand_derived(*d, *t);
+      if (!back || !back->same_representation(en.values)) continue;
+      best = std::move(mine);
+      form = f;
+    }
+    any = any || form != compact::DerivedForm::kPlain;
+    entries.emplace_back(form, std::move(best));
+  }
+  o.uv(index * 2 + (any ? 1 : 0));
+  o.uv(e.entries().size());
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    if (any) o.uv(static_cast<uint64_t>(entries[k].first));
+    o.bytes() += entries[k].second.bytes();
+    put_ranklist(o, e.entries()[k].ranks, &node_ranks);
+  }
+}
+
 // start 0, other 1, OP/SITE 2+op then the site (version 5).
 void put_pred(Out& o, EventKey pred, NameTable& ops) {
   if (pred == kStartKey) {
@@ -204,9 +245,17 @@ std::string encode_compact_body(const Trace& t) {
     }
     put_elastic(o, n.count, n.ranks);
     o.uv(node_fields[i].size());
+    const bool derived = compact::derives_fields(n);
+    std::optional<compact::LoopTrips> trips;
+    if (derived) trips.emplace(n.loops.back().iters);
     for (const auto* f : node_fields[i]) {
-      o.uv(fields.id(FieldTable::name(f->first)));
-      put_elastic(o, f->second, n.ranks);
+      const std::size_t index = fields.id(FieldTable::name(f->first));
+      if (derived) {
+        put_derivable_field(o, index, f->second, n.ranks, *trips);
+      } else {
+        o.uv(index);
+        put_elastic(o, f->second, n.ranks);
+      }
     }
     std::size_t timings = 0;
     for (const Timing& tm : n.timings) timings += timing_written(tm) ? 1 : 0;

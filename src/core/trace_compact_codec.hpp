@@ -7,11 +7,13 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tracefold/histogram.hpp"
+#include "tracefold/trace.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold::compact {
@@ -168,5 +170,48 @@ class HistogramColumnsReader {
   std::vector<In> columns_;  // kind-major, in HistogramColumnsWriter's column order
   int version_;
 };
+
+/// Version 7: a node that opens a loop and runs once in each of its
+/// iterations (execution count always 1) stores each field entry in one
+/// of these forms, by the trip counts of that loop for the entry's ranks
+/// (src/core/trace_compact_derived.cpp).
+enum class DerivedForm : uint64_t {
+  kPlain = 0,        ///< the values as they are
+  kLastDiffers = 1,  ///< every iteration but a loop execution's last has `other`
+  kPerExecution = 2  ///< one value for all iterations of an execution
+};
+/// Whether node `n`'s field entries carry a DerivedForm.
+bool derives_fields(const Node& n);
+
+/// The trip counts of one loop level by ranklist: the one sequence that
+/// every rank of a ranklist shares, found by the ranks alone (whatever the
+/// sections a ranklist is written in), so writer and reader agree.
+class LoopTrips {
+ public:
+  explicit LoopTrips(const Elastic& iters);
+  /// Null when the ranks do not all lie in one entry, or it is lossy.
+  const ValueSeq* of(const Ranklist& ranks) const;
+
+ private:
+  struct Piece {
+    int32_t lo, hi;
+    std::size_t entry;
+  };
+  const Elastic* iters_;
+  std::vector<Piece> pieces_;  // sorted, disjoint
+};
+
+/// A field entry in a derived form: `other` (kLastDiffers) and the value
+/// of each loop execution with a non-zero trip count.
+struct DerivedValues {
+  DerivedForm form = DerivedForm::kPlain;
+  int64_t other = 0;
+  ValueSeq seq;
+};
+/// `values` in `form` by `trips`, if it has that shape.
+std::optional<DerivedValues> derive(const ValueSeq& values, const ValueSeq& trips,
+                                    DerivedForm form);
+/// The values back; nullopt when `d` has more or fewer executions than `trips`.
+std::optional<ValueSeq> expand_derived(const DerivedValues& d, const ValueSeq& trips);
 
 }  // namespace tracefold::compact

@@ -1,4 +1,4 @@
-// Reader of the compact form (format versions 3 to 6, docs/format.md). Every count
+// Reader of the compact form (format versions 3 to 7, docs/format.md). Every count
 // is checked against the bytes left before anything is allocated for it: an
 // item takes at least one byte, so a count above the bytes left is corrupt.
 #include <zstd.h>
@@ -88,7 +88,11 @@ ValueSeq get_seq(In& in) {
   }
 }
 
-Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const char* what) {
+// `trips` (version 7, a node whose fields derive from its loop): each
+// entry's DerivedForm comes first, and its values are expanded by the trip
+// counts of the entry's ranks once its ranklist is read.
+Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const char* what,
+                    const compact::LoopTrips* trips = nullptr) {
   Elastic e;
   const std::size_t n = in.count(std::string("entries of ") + what);
   if (n == 0) in.fail(std::string(what) + " has no entries");
@@ -98,9 +102,30 @@ Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const cha
   std::vector<std::size_t> read_at(n);
   for (std::size_t i = 0; i < n; ++i) {
     ElasticEntry en;
+    compact::DerivedValues d;
+    if (trips) {
+      d.form = static_cast<compact::DerivedForm>(in.uv("a field entry's form", 2));
+      if (d.form == compact::DerivedForm::kLastDiffers) d.other = in.value("a value");
+    }
+    const std::size_t values_at = in.start();
     en.values = get_seq(in);
     en.ranks = get_ranklist(in, node_ranks, world, std::string("ranklist of ") + what);
     if (en.ranks.empty()) in.fail(std::string("empty ranklist in ") + what);
+    if (d.form != compact::DerivedForm::kPlain) {
+      const ValueSeq* t = trips->of(en.ranks);
+      if (!t)
+        in.fail_at(values_at, std::string(what) + " of ranks " + en.ranks.to_string() +
+                                  " derive from their loop's trip counts, but those ranks do "
+                                  "not share one sequence of them");
+      d.seq = std::move(en.values);
+      auto values = compact::expand_derived(d, *t);
+      if (!values)
+        in.fail_at(values_at, std::string(what) + " of ranks " + en.ranks.to_string() + ": " +
+                                  std::to_string(d.seq.size()) +
+                                  " values, one per loop execution, but the loop has a "
+                                  "different number of executions");
+      en.values = std::move(*values);
+    }
     read_at[i] = in.start();
     e.entries().push_back(std::move(en));
   }
@@ -277,15 +302,21 @@ Trace decode_body(In& in, int version) {
     }
     n.count = get_elastic(in, n.ranks, world_size, "execution count");
     const std::size_t nfields = in.count("fields of a node");
+    std::optional<compact::LoopTrips> trips;
+    if (version >= 7 && compact::derives_fields(n)) trips.emplace(n.loops.back().iters);
     for (std::size_t k = 0; k < nfields; ++k) {
-      const uint64_t idx = in.uv("a field");
+      uint64_t idx = in.uv("a field");
+      // Version 7: index * 2, plus 1 when the entries carry their form.
+      const bool forms = trips && (idx & 1);
+      if (trips) idx /= 2;
       if (idx >= fields.size())
         in.fail("field " + std::to_string(idx) + " is not in the field table");
       const FieldId f = fields[idx];
       if (n.field(f)) in.fail("field " + FieldTable::name(f) + " appears twice");
       auto it = std::lower_bound(n.fields.begin(), n.fields.end(), f,
                                  [](const auto& p, FieldId id) { return p.first < id; });
-      n.fields.insert(it, {f, get_elastic(in, n.ranks, world_size, "field values")});
+      n.fields.insert(
+          it, {f, get_elastic(in, n.ranks, world_size, "field values", forms ? &*trips : nullptr)});
     }
     if (const std::string missing = missing_required_field(n); !missing.empty())
       in.fail_at(node_at, "node " + std::to_string(i) + ": " + missing);

@@ -17,8 +17,8 @@ gen_logs "$WORK/logs" 20
 run_expect 0 "$TRACEFOLD" fold "$WORK/logs" -o "$WORK/t.trace"
 expect_in "$ERR" "4 ranks" "fold summary"
 [[ -s "$WORK/t.trace" ]] || fail "fold wrote no trace"
-# The compact form by default: magic 89 54 46 43, version 6.
-[[ "$(head -c 5 "$WORK/t.trace" | od -An -tx1 | tr -d ' \n')" == "8954464306" ]] || fail "not the compact form"
+# The compact form by default: magic 89 54 46 43, version 7.
+[[ "$(head -c 5 "$WORK/t.trace" | od -An -tx1 | tr -d ' \n')" == "8954464307" ]] || fail "not the compact form"
 run_expect 0 "$TRACEFOLD" fold --text "$WORK/logs" -o "$WORK/t.txt"
 # Version 5 when settled timing gave a `pred=other` block, else 2.
 head -1 "$WORK/t.txt" | grep -qxE 'tracefold-trace (2|5)' || fail "trace header"

@@ -1,4 +1,4 @@
-// The compact trace form (format version 6): round trips with the text form,
+// The compact trace form (format version 7): round trips with the text form,
 // determinism, the older text and compact versions still read, histograms
 // kept exactly in their columns, timing dropped, and corrupt input refused
 // with the file and the byte named.
@@ -228,7 +228,7 @@ TEST(TraceCompact, Version5FilesStillRead) {
     const Trace t = load_trace(entry.path());
     EXPECT_EQ(format_trace(t), text) << name;
     const std::string v6 = encode_compact(t);
-    EXPECT_EQ(v6[4], 6) << name;
+    EXPECT_EQ(v6[4], Trace::kCompactVersion) << name;
     EXPECT_EQ(format_trace(decode_compact(v6, name)), text) << name;
     EXPECT_LT(v6.size(), v5.size()) << name;
     if (!t.symtab.modules.empty()) {
@@ -397,10 +397,10 @@ TEST(TraceCompact, WrongMagicAndVersionAreNamed) {
   bad[3] = 'X';
   EXPECT_NE(compact_error(bad, "magic.tf").find("not a compact trace"), std::string::npos);
   bad = bytes;
-  bad[4] = 7;
-  std::string what = compact_error(bad, "v7.tf");
-  EXPECT_NE(what.find("v7.tf: byte 4: unsupported compact format version 7 (this tracefold reads "
-                      "compact versions 3 to 6)"),
+  bad[4] = 8;
+  std::string what = compact_error(bad, "v8.tf");
+  EXPECT_NE(what.find("v8.tf: byte 4: unsupported compact format version 8 (this tracefold reads "
+                      "compact versions 3 to 7)"),
             std::string::npos)
       << what;
   bad[4] = 2;

@@ -325,7 +325,7 @@ TEST(TraceIoWholeSet, OnlyKnownTextVersionsAreRead) {
       EXPECT_NE(
           std::string(ex.what()).find(std::string("unsupported text format version ") + version +
                                       " (this tracefold reads text versions 1, 2 and 5; "
-                                      "versions 3 to 6 are the compact form)"),
+                                      "versions 3 to 7 are the compact form)"),
           std::string::npos)
           << ex.what();
     }
