@@ -165,8 +165,13 @@ static void thread_end(MemrtThread* t) {
 }
 
 static void key_destructor(void* p) {
-  thread_end(p);
+  MemrtThread* t = p;
+  thread_end(t);
   tls_thread = &g_closed;
+  /* Only the thread itself may free its buffer: at process exit another
+   * thread may still be writing into it. */
+  free(t->buf);
+  t->buf = NULL;
 }
 
 static void record(uint64_t addr, uint64_t meta, void* ra) {
