@@ -14,6 +14,7 @@
 #  - memreplay --cache with a private L1 per thread: the sweep load misses
 #    once per line with a 32 KiB L1 (M = 256 lines fit), on every access
 #    with an 8 KiB one (they do not, and LRU loses each line before reuse);
+#  - main's stack accesses normalise alike when the environment moves them;
 #  - a directory that cannot be written stops the program with a message.
 TFM=$1 SRC=$2 K=$3 TF=$4
 source "$SRC/tests/memtrace/memtrace_lib.bash"
@@ -94,6 +95,24 @@ got=$(site L1=32K:8:64)
 got=$(site L1=8K:8:64)
 [[ $got == "$((2 * T * M)) $((2 * T * M))" ]] && ok "8 KiB L1: sweep refs and misses $got" \
   || bad "8 KiB L1: sweep refs and misses '$got', want $((2 * T * M)) $((2 * T * M))"
+
+# Main's stack accesses (its join loop reads pthread_t ids from its frame)
+# normalise to the same offsets when the environment, and with it the
+# stack's raw addresses, moves by 3,000 bytes.
+stack_refs() {
+  rm -rf "$1" && mkdir "$1"
+  env PAD="$(printf "%${2}s")" TRACEFOLD_MEM_QUIET=1 TRACEFOLD_MEM_RECORD_AT_START=no \
+    TRACEFOLD_MEM_DIR="$1" timeout 60 "$BIN" $T 4 >/dev/null || bad "run with PAD $2 failed"
+  "$TF" memreplay "$1" --raw --interleave 0 | awk '$1 == 0 && $8 == "stack"' >"$1.txt"
+}
+stack_refs pad1 1
+stack_refs pad3000 3000
+if [[ -s pad1.txt ]] && cmp -s <(cut -d' ' -f1-5,7- pad1.txt) <(cut -d' ' -f1-5,7- pad3000.txt) &&
+  ! cmp -s pad1.txt pad3000.txt; then
+  ok "main's stack: $(wc -l <pad1.txt) accesses, same normalised offsets, raw addresses moved"
+else
+  bad "main's stack across environments: $(diff pad1.txt pad3000.txt | head -3 | tr '\n' ' ')"
+fi
 
 RC=0
 TRACEFOLD_MEM_DIR=no/such/dir timeout 60 "$BIN" 1 1 >/dev/null 2>bad.err || RC=$?
