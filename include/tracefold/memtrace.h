@@ -24,7 +24,10 @@ void tracefold_memrt_stop(void) __attribute__((weak));
 #endif
 
 /* Recording is one switch for the whole process: every thread's accesses
- * are recorded from START to STOP, whichever thread issues them. */
+ * are recorded from START to STOP, whichever thread issues them. The client
+ * request stores its arguments to the stack: START makes it before it
+ * calls the library, STOP after, so that the clang front end records
+ * neither. */
 #define TRACEFOLD_MEM_START()                                                \
   do {                                                                       \
     VALGRIND_DO_CLIENT_REQUEST_STMT(TRACEFOLD_MEM_REQ_START, 0, 0, 0, 0, 0); \
@@ -32,8 +35,8 @@ void tracefold_memrt_stop(void) __attribute__((weak));
   } while (0)
 #define TRACEFOLD_MEM_STOP()                                                \
   do {                                                                      \
-    VALGRIND_DO_CLIENT_REQUEST_STMT(TRACEFOLD_MEM_REQ_STOP, 0, 0, 0, 0, 0); \
     if (tracefold_memrt_stop) tracefold_memrt_stop();                       \
+    VALGRIND_DO_CLIENT_REQUEST_STMT(TRACEFOLD_MEM_REQ_STOP, 0, 0, 0, 0, 0); \
   } while (0)
 
 #endif
