@@ -247,7 +247,12 @@ typedef int (*PthreadCreate)(pthread_t*, const pthread_attr_t*, void* (*)(void*)
 __attribute__((visibility("default"))) int pthread_create(pthread_t* id, const pthread_attr_t* attr,
                                                           void* (*fn)(void*), void* arg) {
   static PthreadCreate real;
-  if (!real) real = (PthreadCreate)dlsym(RTLD_NEXT, "pthread_create");
+  if (!real) {
+    /* POSIX's way to turn dlsym's object pointer into a function pointer. */
+    void* sym = dlsym(RTLD_NEXT, "pthread_create");
+    memcpy(&real, &sym, sizeof real);
+  }
+  if (!real) return EAGAIN;
   if (!__atomic_load_n(&g_enabled, __ATOMIC_RELAXED)) return real(id, attr, fn, arg);
   MemrtStart* s = malloc(sizeof *s);
   if (!s) return EAGAIN;
