@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The clang front end (libtracefold_memrt) on strided.c built with clang-16's
 # load/store callbacks (strided_cov): 4 worker threads, each sweeping its own
-# static region of M lines twice, one 8-byte load per line.
+# static region of M lines twice, one 8-byte load per line, in the reverse
+# of their creation order (so numbering by first record would be caught).
 #  - five streams (main + 4 workers, by creation order), each worker with
 #    exactly 2M loads in `sweep`;
 #  - START/STOP and TRACEFOLD_MEM_RECORD_AT_START=no leave main's fill loop
