@@ -16,7 +16,8 @@
 #    once per line with a 32 KiB L1 (M = 256 lines fit), on every access
 #    with an 8 KiB one (they do not, and LRU loses each line before reuse);
 #  - main's stack accesses normalise alike when the environment moves them;
-#  - a directory that cannot be written stops the program with a message.
+#  - %q{VAR} in TRACEFOLD_MEM_DIR expands (a missing VAR is refused), and a
+#    directory that cannot be written stops the program with a message.
 TFM=$1 SRC=$2 K=$3 TF=$4
 source "$SRC/tests/memtrace/memtrace_lib.bash"
 T=4 M=256
@@ -114,6 +115,15 @@ if [[ -s pad1.txt ]] && cmp -s <(cut -d' ' -f1-5,7- pad1.txt) <(cut -d' ' -f1-5,
 else
   bad "main's stack across environments: $(diff pad1.txt pad3000.txt | head -3 | tr '\n' ' ')"
 fi
+
+# %q{VAR} names a directory per rank under mpirun; a missing VAR is refused.
+mkdir -p q/7
+RANKVAR=7 TRACEFOLD_MEM_QUIET=1 TRACEFOLD_MEM_DIR='q/%q{RANKVAR}' timeout 60 "$BIN" 1 1 >/dev/null
+[[ -f q/7/thread-1.bin ]] && ok "%q{RANKVAR} -> q/7" || bad "%q{RANKVAR}: $(ls -R q | tr '\n' ' ')"
+RC=0
+TRACEFOLD_MEM_DIR='q/%q{TFM_NO_SUCH_VAR}' timeout 60 "$BIN" 1 1 >/dev/null 2>q.err || RC=$?
+[[ $RC == 2 ]] && grep -q "the environment has no TFM_NO_SUCH_VAR" q.err && ok "missing %q variable" \
+  || bad "missing %q variable: $RC $(cat q.err)"
 
 RC=0
 TRACEFOLD_MEM_DIR=no/such/dir timeout 60 "$BIN" 1 1 >/dev/null 2>bad.err || RC=$?

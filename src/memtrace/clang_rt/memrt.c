@@ -293,10 +293,64 @@ static void write_contexts(void) {
   if (fd >= 0) close(fd);
 }
 
+/* TRACEFOLD_MEM_DIR with %p (pid) and %q{VAR} (an environment variable)
+ * expanded, as the tool's --raw-log: under mpirun each rank names its own
+ * directory. NULL, after a message, when it cannot be expanded. */
+static const char* expand_dir(const char* in) {
+  static char out[4096];
+  size_t n = 0;
+  for (const char* p = in; *p; p++) {
+    char piece[32];
+    const char* add = piece;
+    size_t len;
+    if (*p != '%') {
+      piece[0] = *p;
+      len = 1;
+    } else if (p[1] == '%') {
+      piece[0] = '%';
+      len = 1;
+      p++;
+    } else if (p[1] == 'p') {
+      len = (size_t)snprintf(piece, sizeof piece, "%d", (int)getpid());
+      p++;
+    } else if (p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}')) {
+      char var[256];
+      size_t vlen = (size_t)(strchr(p + 3, '}') - (p + 3));
+      if (vlen == 0 || vlen >= sizeof var) {
+        memrt_error("TRACEFOLD_MEM_DIR=%s: bad %%q{...}", in, 0);
+        return NULL;
+      }
+      memcpy(var, p + 3, vlen);
+      var[vlen] = '\0';
+      add = getenv(var);
+      if (!add) {
+        char what[600];
+        snprintf(what, sizeof what, "%s: the environment has no %s", in, var);
+        memrt_error("TRACEFOLD_MEM_DIR=%s", what, 0);
+        return NULL;
+      }
+      len = strlen(add);
+      p += 3 + vlen;
+    } else {
+      memrt_error("TRACEFOLD_MEM_DIR=%s: only %%p, %%q{VAR} and %%%% expand", in, 0);
+      return NULL;
+    }
+    if (n + len >= sizeof out) {
+      memrt_error("TRACEFOLD_MEM_DIR=%s: too long once expanded", in, 0);
+      return NULL;
+    }
+    memcpy(out + n, add, len);
+    n += len;
+  }
+  out[n] = '\0';
+  return out;
+}
+
 __attribute__((constructor(101))) static void memrt_init(void) {
   const char* dir = getenv("TRACEFOLD_MEM_DIR");
   if (!dir || !*dir) return;
-  g_dir = dir;
+  g_dir = expand_dir(dir);
+  if (!g_dir) _exit(2);
   const char* q = getenv("TRACEFOLD_MEM_QUIET");
   g_quiet = q && *q && strcmp(q, "0") != 0;
   if (pthread_key_create(&g_key, key_destructor) != 0) return;
