@@ -75,8 +75,8 @@ shared() {
     awk -v lo="$LO" -v hi="$HI" "$HEX"'NR > 1 { i = hex($2) }
       NR > 1 && i >= lo && i < hi && $8 != "stack" { print $1, $5, $4, $6, $8, $12 }'
 }
-shared clang >clang.txt
-shared vg >vg.txt
+shared clang >clang.txt || bad "memreplay --raw failed on the clang log"
+shared vg >vg.txt || bad "memreplay --raw failed on the tool's log"
 n=$(wc -l <clang.txt)
 if [[ $n == $((2 * T * M)) ]] && cmp -s clang.txt vg.txt; then
   ok "both front ends: the same $n accesses in sweep ($(head -1 clang.txt))"
@@ -91,10 +91,10 @@ site() {
     awk -v lo="$LO" -v hi="$HI" "$HEX"'$1 ~ /^[0-9a-f]+$/ && NF >= 6 {
       i = hex($1); if (i >= lo && i < hi) print $3, $4 }'
 }
-got=$(site L1=32K:8:64)
+got=$(site L1=32K:8:64) || bad "memreplay --cache L1=32K:8:64 failed"
 [[ $got == "$((2 * T * M)) $((T * M))" ]] && ok "32 KiB L1: sweep refs and misses $got" \
   || bad "32 KiB L1: sweep refs and misses '$got', want $((2 * T * M)) $((T * M))"
-got=$(site L1=8K:8:64)
+got=$(site L1=8K:8:64) || bad "memreplay --cache L1=8K:8:64 failed"
 [[ $got == "$((2 * T * M)) $((2 * T * M))" ]] && ok "8 KiB L1: sweep refs and misses $got" \
   || bad "8 KiB L1: sweep refs and misses '$got', want $((2 * T * M)) $((2 * T * M))"
 
@@ -118,8 +118,11 @@ fi
 
 # %q{VAR} names a directory per rank under mpirun; a missing VAR is refused.
 mkdir -p q/7
-RANKVAR=7 TRACEFOLD_MEM_QUIET=1 TRACEFOLD_MEM_DIR='q/%q{RANKVAR}' timeout 60 "$BIN" 1 1 >/dev/null
-[[ -f q/7/thread-1.bin ]] && ok "%q{RANKVAR} -> q/7" || bad "%q{RANKVAR}: $(ls -R q | tr '\n' ' ')"
+RC=0
+RANKVAR=7 TRACEFOLD_MEM_QUIET=1 TRACEFOLD_MEM_DIR='q/%q{RANKVAR}' timeout 60 "$BIN" 1 1 \
+  >/dev/null 2>q7.err || RC=$?
+[[ $RC == 0 && -f q/7/thread-1.bin ]] && ok "%q{RANKVAR} -> q/7" \
+  || bad "%q{RANKVAR}: exit $RC, $(cat q7.err), $(ls -R q | tr '\n' ' ')"
 RC=0
 TRACEFOLD_MEM_DIR='q/%q{TFM_NO_SUCH_VAR}' timeout 60 "$BIN" 1 1 >/dev/null 2>q.err || RC=$?
 [[ $RC == 2 ]] && grep -q "the environment has no TFM_NO_SUCH_VAR" q.err && ok "missing %q variable" \
