@@ -176,10 +176,14 @@ class CountModelError : public ExtrapError {
  public:
   using ExtrapError::ExtrapError;
 };
-/// The model's period: rank i sends what rank i + g sends, shifted by g
-/// (g: the largest divisor of the rank count up to this), so the output
+/// The model's longest period: rank i sends what rank i + g sends, shifted
+/// by g (g: the largest divisor of the rank count up to this), so the output
 /// holds g vectors a call however many ranks the target has.
 inline constexpr int64_t kCountModelPeriod = 64;
+/// The shortest period taken from a divisor: below it (a prime rank count
+/// above 64) the period is chosen from this to kCountModelPeriod and the
+/// few ranks left over get vectors of their own.
+inline constexpr int64_t kCountModelMinPeriod = 16;
 /// Whether calls of `op` carry per-peer count vectors the model draws
 /// (MPI_Alltoallv, MPI_Ialltoallv).
 bool has_count_vectors(OpId op);
@@ -192,14 +196,15 @@ std::string count_vector_refusal(const std::vector<ExtrapInput>& in,
                                  const std::vector<const Node*>& nodes, const std::string& label,
                                  FieldId f, int64_t target);
 /// The count vectors of an all-to-all at `p` ranks drawn from the model
-/// (docs/extrapolate.md, "Data-dependent counts"): each rank's total a
-/// call and the spread of its per-peer counts fitted over the inputs
-/// (`nodes[k]` in input k) as curves in the rank count; a circulant of
-/// seeded draws, so what i sends j is what j receives from i. `target_node`
-/// has its ranks and execution counts. Returns `counts` and, when the
-/// inputs have it, `rcounts`; displacements are left out (checked to be
-/// running sums in the inputs). Throws ExtrapError when the inputs do not
-/// fit the model.
+/// (docs/extrapolate.md, "Lossy extrapolation: data-dependent counts"):
+/// each rank's total a call and the spread of its per-peer counts fitted
+/// over the inputs (`nodes[k]` in input k) as curves in the rank count; a
+/// circulant of seeded draws (plus one over the ranks a period leaves
+/// over), so what i sends j is what j receives from i and every rank sends
+/// and receives the same total. `target_node` has its ranks and execution
+/// counts. Returns `counts` and, when the inputs have it, `rcounts`;
+/// displacements are left out (checked to be running sums in the inputs).
+/// Throws ExtrapError when the inputs do not fit the model.
 std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<ExtrapInput>& in,
                                                              const std::vector<const Node*>& nodes,
                                                              const std::string& label,
