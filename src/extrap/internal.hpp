@@ -251,4 +251,23 @@ void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlu
 /// ExtrapError naming both inputs, the module or frame and the remedy.
 SymbolTables common_symbols(const std::vector<ExtrapInput>& in);
 
+// ------------------------------------------------- nodes.cpp and per_cell.cpp
+
+/// The cell-by-cell path (per_cell.cpp), for inputs whose merged node
+/// lists differ: each cell of `res.target` extrapolated from the inputs
+/// restricted to that cell (extrapolate_nodes), the cells merged into
+/// `res.trace`.
+void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
+                         const CommShapes& shapes, ExtrapResult& res, const ExtrapOptions& opts);
+
+/// Extrapolates the aligned nodes of `in` (`order` as align_nodes gives
+/// it) into `out`, whose world and tables are set up by the caller; the
+/// explanation and the modelled events go to `res`. With `model_counts`,
+/// count vectors that follow the data are drawn from the count model
+/// instead of refused.
+void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
+                       const std::vector<std::vector<std::size_t>>& order, const Topology& target,
+                       const CommShapes& shapes, Trace& out, ExtrapResult& res,
+                       const ProgressFn& progress, bool model_counts);
+
 }  // namespace tracefold::extrap::detail
