@@ -374,15 +374,20 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
     return n->field(displs_f) || n->field(rdispls_f);
   });
   const std::string gs = std::to_string(g);
+  const std::string rs = std::to_string(r) + (r == 1 ? " rank" : " ranks");
+  const std::string first = std::to_string(q * g);
   const std::string layout =
-      r == 0 ? std::string()
-             : "; " + std::to_string(p) + " has no divisor from " +
-                   std::to_string(kCountModelMinPeriod) + " to " +
-                   std::to_string(kCountModelPeriod) + ", so the first " + std::to_string(q * g) +
-                   " ranks take the draws and the " + std::to_string(r) + " over (from rank " +
-                   std::to_string(q * g) + ") exchange " + std::to_string(flat) +
-                   " with each of them and " + std::to_string(r) + " seeded draws of " +
-                   std::to_string(per_rest) + " a call among themselves, the same way";
+      r == 0
+          ? std::string()
+          : "; " + std::to_string(p) + " has no divisor from " +
+                std::to_string(kCountModelMinPeriod) + " to " + std::to_string(kCountModelPeriod) +
+                ", so the first " + first + " ranks take the draws, and the " + rs +
+                " over (from rank " + first + (r == 1 ? ") exchanges " : ") exchange ") +
+                std::to_string(flat) + " with each of them and " + std::to_string(per_rest) +
+                " a call among themselves (" + std::to_string(r) +
+                (r == 1 ? " seeded draw" : " seeded draws") + ", rank " + first +
+                " + t sending draw (u - t) mod " + std::to_string(r) + " to rank " + first +
+                " + u)";
   explain.push_back("    counts: modelled (lossy): a rank sends [" + total_fit.formula() +
                     "] elements a call (inputs: " + seen + "), each peer's count spread by cv [" +
                     (flat_cv ? std::string("0") : cv_fit.formula()) + "]; at " + std::to_string(p) +
@@ -398,10 +403,10 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
     const std::string off =
         r == 0 ? std::to_string(g) + " draws repeated " + std::to_string(q) +
                      " times give a rank a multiple of " + std::to_string(q) + " elements"
-               : std::to_string(g) + " draws repeated " + std::to_string(q) + " times and " +
-                     std::to_string(r) + " ranks over that receive " + std::to_string(flat) +
-                     " each give a rank " + std::to_string(r * flat) + " plus a multiple of " +
-                     std::to_string(q) + " elements";
+               : std::to_string(g) + " draws repeated " + std::to_string(q) + " times and " + rs +
+                     " over that receive " + std::to_string(flat) + " each give a rank " +
+                     std::to_string(r * flat) + " plus a multiple of " + std::to_string(q) +
+                     " elements";
     // Within 5 % the totals keep their meaning; beyond, the counts are
     // mostly zeros that the period cannot place.
     if (std::abs(static_cast<double>(sent) - total) > 0.05 * total)
