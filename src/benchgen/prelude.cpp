@@ -1,6 +1,7 @@
 // The fixed part of every generated program (gen.hpp): the C helpers the
 // statements call, main's frame, and writing the file.
 #include <unistd.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -505,14 +506,35 @@ void check_single_thread(const Trace& trace, const Options& options) {
     throw BenchError(node_label(trace, *init) + ": " + std::string(kInitThreadRefusal));
 }
 
+// Whether some value of the trace is a histogram (recorded with a
+// threshold) rather than a sequence (a count model's or a filter's output).
+bool holds_histograms(const Trace& trace) {
+  const auto any = [](const Elastic& e) {
+    return std::any_of(e.entries().begin(), e.entries().end(),
+                       [](const auto& en) { return en.values.is_histogram(); });
+  };
+  for (const Node& n : trace.nodes) {
+    if (any(n.count)) return true;
+    for (const auto& l : n.loops)
+      if (any(l.members) || any(l.iters)) return true;
+    for (const auto& [f, e] : n.fields)
+      if (any(e)) return true;
+  }
+  return false;
+}
+
 std::string generate_c(const Trace& trace, const Options& options, Summary* summary) {
   check_single_thread(trace, options);
   check_clock(trace, options);
   const bool lossy = !trace.lossy.empty();
+  // What --lossy-ok would do depends on what was lost: histograms lost
+  // the order of their values, a model or a filter kept whole sequences.
   if (lossy && !options.lossy_ok)
-    throw BenchError("the trace is lossy (" + trace.lossy +
-                     "): the benchmark needs exact values (--lossy-ok draws them from the "
-                     "histograms, in an invented order)");
+    throw BenchError(
+        "the trace is lossy (" + trace.lossy + "): the benchmark needs exact values (--lossy-ok " +
+        (holds_histograms(trace) ? "draws them from the histograms, in an invented order)"
+                                 : "generates it from the values the trace holds, each receive "
+                                   "sized for the largest message it could meet)"));
   // Both checks cost one look at each node; a trace that needs neither pass
   // is generated as it is, without a copy. A lossy trace has lost the
   // order both passes walk.

@@ -32,7 +32,35 @@ struct ExtrapolateArgs {
   std::string snippet;
   bool lcs = false;
   bool model_counts = false;
+  SiteOptions sites;
 };
+
+// An error names nodes by describe_node, "OP at SITE", with the frames as
+// recorded where the trace embeds no symbols. Only when extrapolation
+// fails are the inputs symbolized (from the binaries, as `tracefold print`
+// does), and each such site is named by its label: the output trace of a
+// success stays as its inputs were.
+std::string with_site_labels(std::string message, std::vector<extrap::ExtrapInput>& inputs,
+                             const SiteOptions& sites) {
+  if (sites.raw) return message;
+  for (auto& in : inputs) {
+    try {
+      prepare_sites(in.trace, sites, true);
+    } catch (const std::exception&) {
+      continue;  // the message stays as it is rather than hide the error
+    }
+    for (SiteId id = 0; id < in.trace.sites.size(); ++id) {
+      const CallSite& site = in.trace.sites.at(id);
+      const std::string raw = " at " + SiteTable::format(site) + ")";
+      const std::string label = " at " + site_label(in.trace.symtab, site) + ")";
+      if (raw == label) continue;
+      for (std::size_t at = 0; (at = message.find(raw, at)) != std::string::npos;
+           at += label.size())
+        message.replace(at, raw.size(), label);
+    }
+  }
+  return message;
+}
 
 void run_extrapolate(const ExtrapolateArgs& a) {
   extrap::ExtrapOptions opts;
@@ -53,7 +81,13 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   for (const auto& path : a.inputs) inputs.push_back({path, load_trace(path)});
   Progress progress("extrapolating to " + std::to_string(a.ranks) + " ranks: node", 0);
   opts.progress = progress.fn();
-  const extrap::ExtrapResult r = extrap::extrapolate(inputs, opts);
+  extrap::ExtrapResult r;
+  try {
+    r = extrap::extrapolate(inputs, opts);
+  } catch (const extrap::ExtrapError& e) {
+    progress.done();
+    throw extrap::ExtrapError(with_site_labels(e.what(), inputs, a.sites));
+  }
   progress.done();
   if (a.explain)
     for (const auto& line : r.explanation) std::cout << line << "\n";
@@ -139,6 +173,7 @@ void add_extrapolate_command(CLI::App& app) {
                 "instead of refusing them; prints the share of events modelled");
   cmd->add_flag("--no-plugins", args->no_plugins,
                 "Do not try the plugins when the row-major stencil path fails");
+  add_site_options(cmd, args->sites);
   cmd->footer("Example: tracefold extrapolate s9.tf s16.tf s25.tf --ranks 1024 -o s1024.tf");
   cmd->callback([args] {
     guarded([&] { run_extrapolate(*args); });

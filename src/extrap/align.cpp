@@ -70,7 +70,8 @@ bool same_calls(const std::vector<ExtrapInput>& in,
 }  // namespace
 
 std::string describe_node(const Trace& trace, const Node& node) {
-  return OpTable::name(node.key.op) + " at " + SiteTable::format(trace.sites.at(node.key.site));
+  return OpTable::name(node.key.op) + " at " +
+         site_label(trace.symtab, trace.sites.at(node.key.site));
 }
 
 std::vector<std::vector<std::size_t>> align_nodes(const std::vector<ExtrapInput>& in) {

@@ -2,7 +2,8 @@
 // an all-to-all whose per-peer counts come from the program's data (a
 // bucketed sort's key exchange) has no law of the grid, so its vectors at
 // the target are drawn from a distribution fitted over the inputs.
-// docs/extrapolate.md ("Data-dependent counts") states the model.
+// docs/extrapolate.md ("Lossy extrapolation: data-dependent counts")
+// states the model.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -163,6 +164,31 @@ std::vector<int64_t> draw(int64_t n, int64_t sum, double cv, uint64_t key) {
   return out;
 }
 
+// Where the model's draws go at p ranks: the first repeats * period
+// ranks in `period` classes (rank i in class i mod period), the `rest`
+// ranks after them each on its own.
+struct CountLayout {
+  int64_t period = 1, repeats = 1, rest = 0;
+};
+
+// The largest divisor of p up to kCountModelPeriod, when it gives at least
+// kCountModelMinPeriod draws (or p itself is smaller): no rank over. A
+// rank count with no such divisor (a prime above 64) would otherwise get a
+// period so short that every peer got the same count; there the period
+// from kCountModelMinPeriod to kCountModelPeriod that leaves the fewest
+// ranks over (the longest on ties).
+CountLayout count_layout(int64_t p) {
+  for (int64_t d = std::min(p, kCountModelPeriod); d >= 1; --d)
+    if (p % d == 0) {
+      if (d >= std::min(p, kCountModelMinPeriod)) return {d, p / d, 0};
+      break;
+    }
+  CountLayout best{kCountModelMinPeriod, p / kCountModelMinPeriod, p % kCountModelMinPeriod};
+  for (int64_t g = kCountModelMinPeriod; g <= kCountModelPeriod; ++g)
+    if (p % g <= best.rest) best = {g, p / g, p % g};
+  return best;
+}
+
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : "%.3g", v);
@@ -201,7 +227,7 @@ std::string count_vector_refusal(const std::vector<ExtrapInput>& in,
          " ranks. --model-counts draws them from a statistical model instead (each rank's "
          "total and the spread of its per-peer counts, fitted as laws in the rank count; "
          "senders and receivers agree) and marks the output lossy (docs/extrapolate.md, "
-         "Data-dependent counts)";
+         "Lossy extrapolation: data-dependent counts)";
 }
 
 std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<ExtrapInput>& in,
@@ -269,42 +295,73 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
                           ": not every target rank makes the call: the count model needs "
                           "an all-to-all over every rank");
   const ModelFit total_fit = choose_time_model(totals).best;
-  const bool flat =
+  const bool flat_cv =
       std::all_of(spreads.begin(), spreads.end(), [](const TimePoint& t) { return t.value == 0; });
-  const ModelFit cv_fit = flat ? ModelFit{} : choose_time_model(spreads).best;
+  const ModelFit cv_fit = flat_cv ? ModelFit{} : choose_time_model(spreads).best;
   const double total = std::max(0.0, std::round(total_fit.at(static_cast<double>(p))));
-  const double cv = flat ? 0.0 : std::max(0.0, cv_fit.at(static_cast<double>(p)));
-  // Rank i sends v[(j - i) mod g] to rank j: a circulant of period g, so
-  // every rank sends and receives g draws that sum to the same total, and
-  // the ranks i, i + g, ... share one vector (the output stays small).
-  int64_t g = 1;
-  for (int64_t d = std::min<int64_t>(p, kCountModelPeriod); d >= 1; --d)
-    if (p % d == 0) {
-      g = d;
-      break;
+  const double cv = flat_cv ? 0.0 : std::max(0.0, cv_fit.at(static_cast<double>(p)));
+  const CountLayout lay = count_layout(p);
+  const int64_t g = lay.period, q = lay.repeats, r = lay.rest;
+  // Body rank i sends draw (j - i) mod g to body rank j: a circulant of
+  // period g, so every body rank sends and receives q times the g draws,
+  // and ranks i, i + g, ... share one vector (the output stays small). The
+  // r ranks over (only when no divisor of p gives enough draws) exchange
+  // `flat` with every body rank and the rest of the total among themselves,
+  // again a circulant: every rank still sends and receives the same total.
+  int64_t flat = 0, per_period = 0, per_rest = 0, sent = 0;
+  if (r == 0) {
+    per_period =
+        static_cast<int64_t>(std::llround(total * static_cast<double>(g) / static_cast<double>(p)));
+    sent = per_period * q;
+  } else {
+    // A rank sends r * flat + q * per_period (body) or q * g * flat +
+    // per_rest (rest): the total nearest the fitted one of the first form
+    // whose per_rest is not negative.
+    const auto t = static_cast<int64_t>(total);
+    flat = t / p;
+    const int64_t down = r * flat + q * ((t - r * flat) / q), up = down + q;
+    sent = down >= q * g * flat && t - down <= up - t ? down : up;
+    per_period = (sent - r * flat) / q;
+    per_rest = sent - q * g * flat;
+  }
+  std::vector<std::vector<int64_t>> draws, rest_draws;  // [call][d]
+  for (int64_t e = 0; e < calls; ++e) {
+    const uint64_t key = mix(seed + static_cast<uint64_t>(e) * 0x9E37ull);
+    draws.push_back(draw(g, per_period, cv, key));
+    if (r > 0) rest_draws.push_back(draw(r, per_rest, cv, mix(key ^ 0x5EEDull)));
+  }
+  // Row a of the circulant of `v` (n values): what a sends the others, or
+  // with `receive` what it expects from them.
+  const auto circulant_row = [](const std::vector<int64_t>& v, int64_t a, bool receive) {
+    const auto n = static_cast<int64_t>(v.size());
+    std::vector<int64_t> row(v.size());
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t off = receive ? (a - j) : (j - a);
+      row[static_cast<std::size_t>(j)] = v[static_cast<std::size_t>(((off % n) + n) % n)];
     }
-  const auto per_period =
-      static_cast<int64_t>(std::llround(total * static_cast<double>(g) / static_cast<double>(p)));
-  std::vector<std::vector<int64_t>> draws;  // [call][d]
-  for (int64_t e = 0; e < calls; ++e)
-    draws.push_back(draw(g, per_period, cv, mix(seed + static_cast<uint64_t>(e) * 0x9E37ull)));
+    return row;
+  };
   auto vectors = [&](bool receive) {
     Elastic out;
-    for (int64_t a = 0; a < g; ++a) {
+    for (int64_t a = 0; a < g + r; ++a) {
+      const bool body = a < g;
       std::vector<ValueSeq::Run> runs;
       for (int64_t e = 0; e < calls; ++e) {
-        std::vector<int64_t> block(static_cast<std::size_t>(g));
-        for (int64_t j = 0; j < g; ++j) {
-          // sending: rank a to rank j; receiving: rank j to rank a
-          const int64_t off = receive ? (a - j) : (j - a);
-          block[static_cast<std::size_t>(j)] =
-              draws[static_cast<std::size_t>(e)][static_cast<std::size_t>(((off % g) + g) % g)];
-        }
         runs.push_back({{p}, 1});
-        runs.push_back({std::move(block), static_cast<uint64_t>(p / g)});
+        if (body) {
+          runs.push_back({circulant_row(draws[static_cast<std::size_t>(e)], a, receive),
+                          static_cast<uint64_t>(q)});
+          if (r > 0) runs.push_back({{flat}, static_cast<uint64_t>(r)});
+        } else {
+          runs.push_back({{flat}, static_cast<uint64_t>(q * g)});
+          runs.push_back(
+              {circulant_row(rest_draws[static_cast<std::size_t>(e)], a - g, receive), 1});
+        }
       }
-      const Ranklist ranks = Ranklist::from_sections(
-          {{static_cast<int32_t>(a), {{static_cast<int32_t>(p / g), static_cast<int32_t>(g)}}}});
+      const Ranklist ranks =
+          body ? Ranklist::from_sections({{static_cast<int32_t>(a),
+                                           {{static_cast<int32_t>(q), static_cast<int32_t>(g)}}}})
+               : Ranklist::single(static_cast<int32_t>(q * g + a - g));
       out.entries().push_back({ValueSeq::from_runs(std::move(runs), false), ranks});
     }
     return out;
@@ -313,36 +370,54 @@ std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<E
   fields.emplace_back(counts_f, vectors(false));
   if (std::any_of(nodes.begin(), nodes.end(), [](const Node* n) { return n->field(rcounts_f); }))
     fields.emplace_back(rcounts_f, vectors(true));
-  const double sent = static_cast<double>(per_period * (p / g));
   const bool displs = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
     return n->field(displs_f) || n->field(rdispls_f);
   });
   const std::string gs = std::to_string(g);
+  const std::string rs = std::to_string(r) + (r == 1 ? " rank" : " ranks");
+  const std::string first = std::to_string(q * g);
+  const std::string layout =
+      r == 0
+          ? std::string()
+          : "; " + std::to_string(p) + " has no divisor from " +
+                std::to_string(kCountModelMinPeriod) + " to " + std::to_string(kCountModelPeriod) +
+                ", so the first " + first + " ranks take the draws, and the " + rs +
+                " over (from rank " + first + (r == 1 ? ") exchanges " : ") exchange ") +
+                std::to_string(flat) + " with each of them and " + std::to_string(per_rest) +
+                " a call among themselves (" + std::to_string(r) +
+                (r == 1 ? " seeded draw" : " seeded draws") + ", rank " + first +
+                " + t sending draw (u - t) mod " + std::to_string(r) + " to rank " + first +
+                " + u)";
   explain.push_back("    counts: modelled (lossy): a rank sends [" + total_fit.formula() +
                     "] elements a call (inputs: " + seen + "), each peer's count spread by cv [" +
-                    (flat ? std::string("0") : cv_fit.formula()) + "]; at " + std::to_string(p) +
-                    " ranks " + number(sent) + " a rank (" + number(sent / static_cast<double>(p)) +
+                    (flat_cv ? std::string("0") : cv_fit.formula()) + "]; at " + std::to_string(p) +
+                    " ranks " + number(static_cast<double>(sent)) + " a rank (" +
+                    number(static_cast<double>(sent) / static_cast<double>(p)) +
                     " a peer on average, cv " + number(cv) + "): " + gs +
-                    " seeded draws a call, rank i sending draw (j - i) mod " + gs +
-                    " to rank j; rcounts the same seen from the receiver" +
+                    " seeded draws a call, rank i sending draw (j - i) mod " + gs + " to rank j" +
+                    layout + "; rcounts the same seen from the receiver" +
                     (displs ? "; displs and rdispls left out (the inputs' are the running sums "
                               "of the counts)"
                             : ""));
-  if (sent != total && total > 0) {
-    const std::string off = std::to_string(g) + " draws repeated " + std::to_string(p / g) +
-                            " times give a rank a multiple of " + std::to_string(p / g) +
-                            " elements";
+  if (static_cast<double>(sent) != total && total > 0) {
+    const std::string off =
+        r == 0 ? std::to_string(g) + " draws repeated " + std::to_string(q) +
+                     " times give a rank a multiple of " + std::to_string(q) + " elements"
+               : std::to_string(g) + " draws repeated " + std::to_string(q) + " times and " + rs +
+                     " over that receive " + std::to_string(flat) + " each give a rank " +
+                     std::to_string(r * flat) + " plus a multiple of " + std::to_string(q) +
+                     " elements";
     // Within 5 % the totals keep their meaning; beyond, the counts are
     // mostly zeros that the period cannot place.
-    if (std::abs(sent - total) > 0.05 * total)
+    if (std::abs(static_cast<double>(sent) - total) > 0.05 * total)
       throw CountModelError(label + ", field counts: at " + std::to_string(p) +
-                            " ranks the count model's " + off + ", " + number(sent) +
-                            " against the fitted " + number(total) + " (" +
-                            number(total / static_cast<double>(p)) +
+                            " ranks the count model's " + off + ", " +
+                            number(static_cast<double>(sent)) + " against the fitted " +
+                            number(total) + " (" + number(total / static_cast<double>(p)) +
                             " a peer): too few elements a peer for the model; extrapolate to "
                             "fewer ranks, or record the program with more data a rank");
-    explain.push_back("    counts: " + number(sent) + " a rank instead of " + number(total) + ": " +
-                      off);
+    explain.push_back("    counts: " + number(static_cast<double>(sent)) + " a rank instead of " +
+                      number(total) + ": " + off);
   }
   return fields;
 }

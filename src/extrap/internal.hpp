@@ -176,10 +176,14 @@ class CountModelError : public ExtrapError {
  public:
   using ExtrapError::ExtrapError;
 };
-/// The model's period: rank i sends what rank i + g sends, shifted by g
-/// (g: the largest divisor of the rank count up to this), so the output
+/// The model's longest period: rank i sends what rank i + g sends, shifted
+/// by g (g: the largest divisor of the rank count up to this), so the output
 /// holds g vectors a call however many ranks the target has.
 inline constexpr int64_t kCountModelPeriod = 64;
+/// The shortest period taken from a divisor: below it (a prime rank count
+/// above 64) the period is chosen from this to kCountModelPeriod and the
+/// few ranks left over get vectors of their own.
+inline constexpr int64_t kCountModelMinPeriod = 16;
 /// Whether calls of `op` carry per-peer count vectors the model draws
 /// (MPI_Alltoallv, MPI_Ialltoallv).
 bool has_count_vectors(OpId op);
@@ -192,14 +196,15 @@ std::string count_vector_refusal(const std::vector<ExtrapInput>& in,
                                  const std::vector<const Node*>& nodes, const std::string& label,
                                  FieldId f, int64_t target);
 /// The count vectors of an all-to-all at `p` ranks drawn from the model
-/// (docs/extrapolate.md, "Data-dependent counts"): each rank's total a
-/// call and the spread of its per-peer counts fitted over the inputs
-/// (`nodes[k]` in input k) as curves in the rank count; a circulant of
-/// seeded draws, so what i sends j is what j receives from i. `target_node`
-/// has its ranks and execution counts. Returns `counts` and, when the
-/// inputs have it, `rcounts`; displacements are left out (checked to be
-/// running sums in the inputs). Throws ExtrapError when the inputs do not
-/// fit the model.
+/// (docs/extrapolate.md, "Lossy extrapolation: data-dependent counts"):
+/// each rank's total a call and the spread of its per-peer counts fitted
+/// over the inputs (`nodes[k]` in input k) as curves in the rank count; a
+/// circulant of seeded draws (plus one over the ranks a period leaves
+/// over), so what i sends j is what j receives from i and every rank sends
+/// and receives the same total. `target_node` has its ranks and execution
+/// counts. Returns `counts` and, when the inputs have it, `rcounts`;
+/// displacements are left out (checked to be running sums in the inputs).
+/// Throws ExtrapError when the inputs do not fit the model.
 std::vector<std::pair<FieldId, Elastic>> model_count_vectors(const std::vector<ExtrapInput>& in,
                                                              const std::vector<const Node*>& nodes,
                                                              const std::string& label,
@@ -245,5 +250,24 @@ void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlu
 /// that several inputs name has the same source frames in each. Throws
 /// ExtrapError naming both inputs, the module or frame and the remedy.
 SymbolTables common_symbols(const std::vector<ExtrapInput>& in);
+
+// ------------------------------------------------- nodes.cpp and per_cell.cpp
+
+/// The cell-by-cell path (per_cell.cpp), for inputs whose merged node
+/// lists differ: each cell of `res.target` extrapolated from the inputs
+/// restricted to that cell (extrapolate_nodes), the cells merged into
+/// `res.trace`.
+void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
+                         const CommShapes& shapes, ExtrapResult& res, const ExtrapOptions& opts);
+
+/// Extrapolates the aligned nodes of `in` (`order` as align_nodes gives
+/// it) into `out`, whose world and tables are set up by the caller; the
+/// explanation and the modelled events go to `res`. With `model_counts`,
+/// count vectors that follow the data are drawn from the count model
+/// instead of refused.
+void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
+                       const std::vector<std::vector<std::size_t>>& order, const Topology& target,
+                       const CommShapes& shapes, Trace& out, ExtrapResult& res,
+                       const ProgressFn& progress, bool model_counts);
 
 }  // namespace tracefold::extrap::detail

@@ -16,6 +16,8 @@
 #include <cmath>
 
 #include "internal.hpp"
+#include "tracefold/merge.hpp"
+#include "tracefold/progress.hpp"
 
 namespace tracefold::extrap::detail {
 
@@ -153,6 +155,65 @@ int64_t executions(const Elastic& count) {
   for (const auto& e : count.entries())
     total += e.values.sum() * static_cast<int64_t>(e.ranks.size());
   return total;
+}
+
+void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<GridInput>& grids,
+                         const CommShapes& shapes, ExtrapResult& res, const ExtrapOptions& opts) {
+  const Topology& target = res.target;
+  const int cells = cell_count(target);
+  bool first = true;
+  for (int c = 0; c < cells; ++c) {
+    report_progress(opts.progress, static_cast<std::size_t>(c), static_cast<std::size_t>(cells));
+    if (cell_ranks(target, c).empty()) continue;
+    std::vector<ExtrapInput> cin;
+    std::vector<const GridInput*> from;
+    cin.reserve(in.size());
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (grids[k].cell_rep[static_cast<std::size_t>(c)] < 0) continue;
+      cin.push_back({in[k].name, restrict_to_cell(in[k].trace, grids[k], c, in[k].name)});
+      from.push_back(&grids[k]);
+    }
+    const std::string where = "ranks at " + cell_name(target, c);
+    if (cin.empty())
+      throw ExtrapError(where +
+                        ": no input has ranks there (every input's grid is too small in some "
+                        "dimension): record a run with at least 3 ranks along each dimension");
+    // Read apart from the other parts, one input's values would pass as
+    // constants: nothing says how they scale.
+    if (cin.size() == 1)
+      throw ExtrapError(where + ": only " + cin[0].name +
+                        " has ranks there, and cell by cell one input cannot show how their "
+                        "values scale: give inputs in which every part of the grid appears at "
+                        "two sizes (at least 3 ranks along each dimension in two of them)");
+    std::vector<GridInput> cg;
+    for (std::size_t j = 0; j < cin.size(); ++j)
+      cg.push_back(make_grid_input(cin[j], from[j]->topo));
+    std::vector<std::vector<std::size_t>> order;
+    try {
+      order = align_nodes(cin);
+    } catch (const ExtrapError& e) {
+      throw ExtrapError(where + ": " + e.what());
+    }
+    res.explanation.push_back(where + " (" + std::to_string(cin.size()) + " inputs, " +
+                              std::to_string(order[0].size()) + " nodes):");
+    Trace part;
+    part.world_size = static_cast<int32_t>(opts.ranks);
+    part.comms.define_world(part.world_size);
+    try {
+      extrapolate_nodes(cin, cg, order, target, shapes, part, res, {}, opts.model_counts);
+    } catch (const ExtrapError& e) {
+      throw ExtrapError(where + ": " + e.what());
+    }
+    if (part.nodes.empty()) continue;
+    canonicalize_sites(part);  // the merge expects timing blocks sorted by predecessor
+    if (first) {
+      res.trace = std::move(part);
+      first = false;
+    } else {
+      res.trace = merge_traces(res.trace, part);
+    }
+  }
+  report_progress(opts.progress, static_cast<std::size_t>(cells), static_cast<std::size_t>(cells));
 }
 
 }  // namespace tracefold::extrap::detail

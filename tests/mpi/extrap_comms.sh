@@ -32,7 +32,7 @@ else
   bad "grid_comms: the text form of gc-9.tf has no 'field list dims 2 3*2 @ *' line"
 fi
 fails_with "grid_comms: recorded dims 1x9 against 3x3 endpoints" \
-  "^tracefold: error: gc-9-dims19.tf: node [0-9]+ \(MPI_Cart_create at [^)]*\), field dims: MPI_Cart_create's grid 9 does not explain the [0-9]+ endpoint patterns, which fit 3x3" \
+  "^tracefold: error: gc-9-dims19.tf: node [0-9]+ \(MPI_Cart_create at [^()]*(\([^)]*\)[^()]*)*\), field dims: MPI_Cart_create's grid 9 does not explain the [0-9]+ endpoint patterns, which fit 3x3" \
   gc-4.tf gc-9-dims19.tf gc-16.tf --ranks 25 -o bad-gc-25.tf
 
 CHECKS=$((CHECKS + 1))

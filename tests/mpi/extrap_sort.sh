@@ -50,8 +50,9 @@ replay_bytes() {
   ok "isort: replay of $2: $(cat "replay-$2.out")"
 }
 
+# The node is named by its function and line, as tracefold print names it.
 fails_with "isort: refused without --model-counts" \
-  "field counts: the per-peer counts differ from rank to rank and from call to call \(sort-4.tf: .* to one peer, 16384 a rank in all; .*\): they follow the program's data, not the grid, so no law gives them at 12 ranks\. --model-counts draws them from a statistical model" \
+  "node [0-9]+ \(MPI_Alltoallv at main \(isort\.c:[0-9]+\)\), field counts: the per-peer counts differ from rank to rank and from call to call \(sort-4.tf: .* to one peer, 16384 a rank in all; .*\): they follow the program's data, not the grid, so no law gives them at 12 ranks\. --model-counts draws them from a statistical model" \
   sort-4.tf sort-8.tf sort-16.tf --ranks 12 -o x-refused.tf
 CHECKS=$((CHECKS + 1))
 if grep -Eq '([0-9]+[ *)]+){12}' err.txt; then
@@ -103,6 +104,17 @@ for kind in sort sortw; do
     bad "$kind: print's first line is not the lossy mark: $head1"
   fi
 done
+# bench refuses the modelled trace without --lossy-ok, saying what that
+# would do with count vectors (no histograms to draw from).
+CHECKS=$((CHECKS + 1))
+if "$TF" bench x-sort-12.tf -o x-sort-12.c 2> bench.err || [[ -e x-sort-12.c ]]; then
+  bad "isort: bench of the modelled trace without --lossy-ok was not refused: $(cat bench.err)"
+elif grep -q 'statistical count model (.*): the benchmark needs exact values (--lossy-ok generates it from the values the trace holds' bench.err &&
+  ! grep -q histogram bench.err; then
+  ok "isort: $(cat bench.err)"
+else
+  bad "isort: bench's refusal does not say what --lossy-ok does with modelled counts: $(cat bench.err)"
+fi
 CHECKS=$((CHECKS + 1))
 if grep -q 'counts: modelled (lossy): a rank sends \[65536/n\] elements a call' sort-explain.txt &&
   grep -q 'counts: modelled (lossy): a rank sends \[2048\] elements a call' sortw-explain.txt; then

@@ -107,10 +107,23 @@ TEST(BenchGen, RefusesWhatItCannotExpress) {
   std::filesystem::remove_all(dir);
 }
 
+// A trace lossy without histograms (a count model's, a filter's) is
+// refused too, and the refusal says what --lossy-ok would do with it.
 TEST(BenchGen, RefusesLossyTraces) {
   Trace t = ring(4);
-  t.lossy = "hist";
-  EXPECT_THROW(bench::generate_c(t), bench::BenchError);
+  t.lossy = "statistical count model (10.00 % of events modelled)";
+  try {
+    bench::generate_c(t);
+    FAIL() << "generated from a lossy trace without --lossy-ok";
+  } catch (const bench::BenchError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("(statistical count model (10.00 % of events modelled)): the benchmark "
+                     "needs exact values (--lossy-ok generates it from the values the trace "
+                     "holds"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find("histogram"), std::string::npos) << m;
+  }
 }
 
 // A vector type made, committed, sent and freed: the program makes it with
@@ -175,7 +188,9 @@ TEST(BenchGen, LossyTracesNeedLossyOkAndDrawReproducibly) {
     bench::generate_c(t);
     FAIL() << "generated from a lossy trace without --lossy-ok";
   } catch (const bench::BenchError& e) {
-    EXPECT_NE(std::string(e.what()).find("--lossy-ok"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--lossy-ok draws them from the histograms"),
+              std::string::npos)
+        << e.what();
   }
   bench::Options o;
   o.lossy_ok = true;

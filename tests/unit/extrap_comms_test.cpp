@@ -209,6 +209,25 @@ TEST(ExtrapComms, CartThatDoesNotExplainTheEndpointsIsAnError) {
       << e;
 }
 
+// With symbols embedded (tracefold symbolize), the node is named by its
+// function and line as tracefold print shows it, not by a raw frame.
+TEST(ExtrapComms, ErrorsNameSymbolizedCallSites) {
+  GridProgram g;
+  g.dims = {1, 9};
+  g.open = true;
+  std::vector<ExtrapInput> in{{"bad.tf", g.trace()}};
+  GridProgram h;
+  h.sx = h.sy = 2;
+  h.open = true;
+  in.push_back({"g4.tf", h.trace()});
+  for (auto& x : in) x.trace.symtab.symbols[Frame{"grid", 0x100}] = {{"make_grid", "grid.c", 12}};
+  const std::string e = error_of(in, 16);
+  EXPECT_NE(e.find("bad.tf: node 0 (MPI_Cart_create at make_grid (grid.c:12)), field dims: "),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("grid+0x100"), std::string::npos) << e;
+}
+
 // A communicator that does not follow the grid is refused by name.
 TEST(ExtrapComms, CommunicatorOffTheGridIsAnError) {
   auto in = inputs({{2, 2}, {3, 3}, {4, 4}});

@@ -194,3 +194,91 @@ TEST(ExtrapCountModel, RefusalsNameTheOptionAndTheReason) {
         << m;
   }
 }
+
+namespace {
+
+// The sum of every modelled row of rank r, call by call.
+std::vector<int64_t> row_sums(const std::vector<std::vector<int64_t>>& calls) {
+  std::vector<int64_t> out;
+  for (const auto& row : calls) {
+    int64_t s = 0;
+    for (int64_t x : row) s += x;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+// 67 ranks, a prime: no divisor of 67 gives a period, so 33 classes of two
+// ranks take the draws and rank 66 is left over. The spread must survive
+// (a period of one would give every peer the same count), and every rank
+// must still send and receive one total, its counts the transpose of the
+// others' rcounts.
+TEST(ExtrapCountModel, PrimeTargetKeepsTheSpread) {
+  ExtrapOptions o;
+  o.ranks = 67;
+  o.try_plugins = false;
+  o.model_counts = true;
+  const ExtrapResult res = extrapolate(sorts(61440), o);
+  const Vectors v = vectors(res.trace);
+  ASSERT_EQ(v.counts.size(), 67u);
+  const std::vector<int64_t> total = row_sums(v.counts[0]);
+  ASSERT_EQ(total.size(), 3u);
+  std::map<int64_t, int> distinct;
+  for (std::size_t i = 0; i < 67; ++i) {
+    EXPECT_EQ(row_sums(v.counts[i]), total) << "rank " << i << " sends";
+    EXPECT_EQ(row_sums(v.rcounts[i]), total) << "rank " << i << " receives";
+    for (std::size_t s = 0; s < 3; ++s)
+      for (std::size_t j = 0; j < 67; ++j) {
+        EXPECT_EQ(v.counts[i][s][j], v.rcounts[j][s][i]) << i << " to " << j << ", call " << s;
+        ++distinct[v.counts[i][s][j]];
+      }
+  }
+  // 61,440 elements over 67 ranks: 917 a rank.
+  for (int64_t t : total) EXPECT_NEAR(static_cast<double>(t), 917.0, 917 * 0.05);
+  EXPECT_GT(distinct.size(), 5u) << "the model drew no spread";
+  const FieldId c = list_field("counts");
+  for (const Node& n : res.trace.nodes)
+    if (const Elastic* e = n.field(c)) {
+      EXPECT_EQ(e->entries().size(), 34u);
+    }
+}
+
+// 16,381 ranks, a prime: 63 classes of 260 ranks and one rank over, so the
+// output holds 64 vectors a call; body and leftover ranks send one total.
+TEST(ExtrapCountModel, LargePrimeTargetStaysSmall) {
+  std::vector<ExtrapInput> in;
+  for (int32_t p : {4, 8, 16})
+    in.push_back({"w" + std::to_string(p) + ".tf", sort_trace(p, 65536, 1)});
+  ExtrapOptions o;
+  o.ranks = 16381;
+  o.try_plugins = false;
+  o.model_counts = true;
+  const ExtrapResult res = extrapolate(in, o);
+  const FieldId c = list_field("counts"), rc = list_field("rcounts");
+  for (const Node& n : res.trace.nodes)
+    if (const Elastic* e = n.field(c)) {
+      EXPECT_EQ(e->entries().size(), 64u);
+    }
+  std::map<int64_t, int> distinct, sums;
+  for (int32_t r : {0, 62, 63, 16379, 16380})
+    for (const Event& e : expand_rank(res.trace, r))
+      if (OpTable::name(e.op) == "MPI_Alltoallv") {
+        for (FieldId f : {c, rc}) {
+          const auto row = list_of(e, f);
+          ASSERT_EQ(row.size(), 16381u);
+          int64_t sum = 0;
+          for (int64_t x : row) {
+            sum += x;
+            ++distinct[x];
+          }
+          EXPECT_NEAR(static_cast<double>(sum), 65536.0, 65536 * 0.05) << "rank " << r;
+          ++sums[sum];
+        }
+      }
+  EXPECT_EQ(sums.size(), 1u) << "the ranks send or receive different totals";
+  // 4 a peer with a fitted cv of 0.06: 3, 4 and 5 (one period of one
+  // rank would give 4 to every peer).
+  EXPECT_GE(distinct.size(), 3u) << "the model drew no spread";
+}

@@ -51,7 +51,9 @@ std::optional<RecordedCart> recorded_cart(const Trace& trace, const std::string&
 /// node that has no counterpart.
 std::vector<std::vector<std::size_t>> align_nodes(const std::vector<ExtrapInput>& inputs);
 
-/// `MPI_Irecv at app+0x161f`, for messages.
+/// `MPI_Irecv at sweep (sweep.c:41)`, for messages: the call site as
+/// `tracefold print` shows it (site_label, modules.hpp), or the raw
+/// frames (`app+0x161f`) when the trace has no symbols for it.
 std::string describe_node(const Trace& trace, const Node& node);
 
 /// One input seen through its grid.
