@@ -122,8 +122,8 @@ struct Channel {
 /// rank of `senders` sends `messages` messages (`bytes` in all, `wildcard`
 /// of them received by an MPI_ANY_SOURCE receive) on `comm` with `tag` to
 /// receiver(rank). Ranks of a class of alike ranks whose partners lie at
-/// the same offset share one: at 16,384 ranks a 27-point halo has 874,352
-/// channels in a few thousand classes.
+/// the same offset share one: halo26's 27-point halo at 16,384 ranks has
+/// 874,352 channels in 58 classes.
 struct ChannelClass {
   Ranklist senders;
   /// The receiver of sender r is (r + shift) mod modulo, or r + shift when
