@@ -91,6 +91,7 @@ PatternsReport patterns_for_report(const Trace& t, bool raw_sites) {
       p.occurrences = std::max(p.occurrences, o.occurrences);
     p.messages = g.messages;
     for (const patterns::Channel& c : g.channels) p.bytes += c.bytes;
+    for (const patterns::ChannelClass& k : g.channel_classes) p.bytes += k.bytes * k.senders.size();
     p.grid = grid_of(g.shape);
     p.edges = g.edges;
     rep.patterns.push_back(std::move(p));

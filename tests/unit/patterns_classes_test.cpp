@@ -6,6 +6,7 @@
 // coverage only if the shared classes are assembled right.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -105,7 +106,7 @@ TEST(PatternsClasses, SameResultAsEveryRankWalked) {
     EXPECT_EQ(a.edges, b.edges) << g;
     EXPECT_EQ(a.messages, b.messages) << g;
     EXPECT_EQ(a.loose_events, b.loose_events) << g;
-    EXPECT_EQ(a.channels, b.channels) << g;
+    EXPECT_EQ(a.spelled_channels(), b.spelled_channels()) << g;
     ASSERT_EQ(a.order.size(), b.order.size()) << g;
     for (std::size_t o = 0; o < a.order.size(); ++o) {
       EXPECT_EQ(a.order[o].rank, b.order[o].rank);
@@ -152,6 +153,55 @@ TEST(PatternsClasses, AlikeRanksShareTheirHopSteps) {
       }
   EXPECT_EQ(orders, 6u);
   EXPECT_EQ(steps.size(), 1u);
+}
+
+// The receiver of a class's sender: a relative peer wraps round its
+// group (modulo), an absolute one is a fixed distance away (modulo 0).
+TEST(PatternsClasses, ChannelClassSpellsItsChannels) {
+  const ChannelClass ring{Ranklist::range(0, 4), 1, 4, 0, 7, 2, 64, 1};
+  GlobalPattern g;
+  g.channels = {{9, 8, 0, 3, 1, 8, 0}};
+  g.channel_classes = {ring, {Ranklist::range(5, 2), -5, 0, 0, 7, 1, 16, 0}};
+  std::vector<Channel> seen;
+  g.for_each_channel([&](const Channel& c) { seen.push_back(c); });
+  EXPECT_EQ(seen, (std::vector<Channel>{{9, 8, 0, 3, 1, 8, 0},
+                                        {0, 1, 0, 7, 2, 64, 1},
+                                        {1, 2, 0, 7, 2, 64, 1},
+                                        {2, 3, 0, 7, 2, 64, 1},
+                                        {3, 0, 0, 7, 2, 64, 1},
+                                        {5, 0, 0, 7, 1, 16, 0},
+                                        {6, 1, 0, 7, 1, 16, 0}}));
+  std::vector<Channel> sorted = seen;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(g.spelled_channels(), sorted);
+}
+
+// find_process_patterns keeps a global pattern's channels by class: the
+// halo's 22 channels are two entries (to the right from ranks 0-10, to the
+// left from ranks 1-11), whatever the peer mode, and spelled out they are
+// the channels of every rank, with the edges made from them.
+TEST(PatternsClasses, ChannelsAreKeptByClass) {
+  const Trace t = fold_ranks(program(), comms());
+  for (PeerMode peers : {PeerMode::kRelative, PeerMode::kAbsolute}) {
+    const Result r = run(t, peers);
+    const GlobalPattern* halo = nullptr;
+    for (const GlobalPattern& g : r.global)
+      if (g.edges.size() == 2 * (kRanks - 1)) halo = &g;
+    ASSERT_TRUE(halo);
+    EXPECT_TRUE(halo->channels.empty());
+    EXPECT_EQ(halo->channel_classes.size(), 2u);
+    std::vector<Channel> expected;
+    std::vector<std::pair<int32_t, int32_t>> edges;
+    for (int32_t a = 0; a < kRanks; ++a)
+      for (int32_t b : {a - 1, a + 1})
+        if (b >= 0 && b < kRanks) {
+          expected.push_back({a, b, 0, 1, 4, 4 * 64, 0});  // 4 steps of 8 doubles
+          edges.emplace_back(a, b);
+        }
+    EXPECT_EQ(halo->spelled_channels(), expected);
+    EXPECT_EQ(halo->edges, edges);
+    EXPECT_EQ(halo->messages, expected.size() * 4);
+  }
 }
 
 }  // namespace

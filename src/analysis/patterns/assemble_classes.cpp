@@ -82,6 +82,20 @@ class Assembler {
     return info_[class_of_[static_cast<std::size_t>(rank)]];
   }
 
+  // ChannelClass's (shift, modulo) that takes `rank` to where its stored
+  // peer lands in `comm` (land()). An absolute peer inside the rank's group
+  // gets the rule of a relative one: the ranks walked alone (a halo's
+  // edges, every rank with --absolute) then share their classes with the
+  // others.
+  std::pair<int64_t, int64_t> receiver_rule(int32_t rank, int64_t comm, int64_t stored) const {
+    const std::optional<Place> at = place_in(comms_, comm, rank);
+    const std::optional<int64_t> offset = !at                  ? std::nullopt
+                                          : cls(rank).absolute ? stored_offset(*at, stored)
+                                                               : stored;
+    if (!offset) return {stored - rank, 0};
+    return {at->me - rank + *offset, at->size};
+  }
+
   // The match of `rank`'s list (comm, tag, stored peer) with its partner's
   // list for it, or null: the rank's sends with the partner's receives
   // when `sends`, else the partner's sends with its receives. `other`
@@ -207,45 +221,49 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
       if (const int32_t g = global_of_unit(r, static_cast<int32_t>(u)); g >= 0)
         ++out[static_cast<std::size_t>(g)].loose_events;
   }
-  // Channels, each message counted where its own send lies. Counted
-  // first, so that each global pattern's lists are allocated once: halo26
-  // at 16,384 ranks has 426,000 channels, which doubling vectors would
-  // hold twice over.
-  std::vector<std::pair<int32_t, Channel>> parts;  // of one list: (global, channel)
-  auto parts_of = [&](int32_t a, const Lists::key_type& key) {
-    parts.clear();
-    int64_t to = 0;
-    const Match* m = as.match_list(a, key, true, to);
-    if (!m) return;
-    const auto& [comm, tag, stored] = key;
-    for (const Match::PerUnit& u : m->by_send_unit) {
-      const int32_t g = global_of_unit(a, u.unit);
-      if (g < 0) continue;
-      auto part =
-          std::find_if(parts.begin(), parts.end(), [&](const auto& x) { return x.first == g; });
-      if (part == parts.end())
-        part = parts.insert(part, {g, Channel{a, static_cast<int32_t>(to), comm, tag}});
-      part->second.messages += u.messages;
-      part->second.bytes += u.bytes;
-      part->second.wildcard += u.wildcard;
-    }
+  // Channels, each message counted where its own send lies, gathered into
+  // classes: the senders whose channel on a list lands at the same shift
+  // and carries the same messages in the same global pattern (all ranks of
+  // a class of alike ranks, in the common case) share one entry.
+  using ClassKey = std::tuple<int32_t, int64_t, int64_t, int64_t, int64_t, std::size_t, uint64_t,
+                              std::size_t>;  // global, comm, tag, shift, modulo, what it carries
+  std::map<ClassKey, std::vector<int32_t>> senders;
+  struct PerGlobal {
+    int32_t g;
+    std::size_t messages = 0, wildcard = 0;
+    uint64_t bytes = 0;
   };
-  std::vector<std::size_t> channels(out.size(), 0);
+  std::vector<PerGlobal> by_global;
   for (int32_t a = 0; a < world; ++a)
     for (const auto& [key, events] : as.info(a).sends) {
-      parts_of(a, key);
-      for (const auto& [g, part] : parts) ++channels[static_cast<std::size_t>(g)];
-    }
-  for (std::size_t g = 0; g < out.size(); ++g) out[g].channels.reserve(channels[g]);
-  for (int32_t a = 0; a < world; ++a)
-    for (const auto& [key, events] : as.info(a).sends) {
-      parts_of(a, key);
-      for (const auto& [g, part] : parts) {
-        GlobalPattern& gp = out[static_cast<std::size_t>(g)];
-        gp.messages += part.messages;
-        gp.channels.push_back(part);
+      int64_t to = 0;
+      const Match* m = as.match_list(a, key, true, to);
+      if (!m) continue;
+      const auto& [comm, tag, stored] = key;
+      by_global.clear();
+      for (const Match::PerUnit& u : m->by_send_unit) {
+        const int32_t g = global_of_unit(a, u.unit);
+        if (g < 0) continue;
+        auto part = std::find_if(by_global.begin(), by_global.end(),
+                                 [&](const auto& x) { return x.g == g; });
+        if (part == by_global.end()) part = by_global.insert(part, {g});
+        part->messages += u.messages;
+        part->bytes += u.bytes;
+        part->wildcard += u.wildcard;
+      }
+      const auto [shift, modulo] = as.receiver_rule(a, comm, stored);
+      for (const PerGlobal& p : by_global) {
+        out[static_cast<std::size_t>(p.g)].messages += p.messages;
+        senders[{p.g, comm, tag, shift, modulo, p.messages, p.bytes, p.wildcard}].push_back(a);
       }
     }
+  for (auto& [key, ranks] : senders) {
+    const auto& [g, comm, tag, shift, modulo, messages, bytes, wildcard] = key;
+    out[static_cast<std::size_t>(g)].channel_classes.push_back(
+        {Ranklist::from_ranks(std::move(ranks)), shift, modulo, comm, tag, messages, bytes,
+         wildcard});
+  }
+  senders.clear();
   // Each rank's hops inside its per-process patterns, in its order of
   // events; the two hops of one MPI_Sendrecv in the order of their
   // channels' keys (from, to, comm, tag), as assemble() has them. Which

@@ -33,6 +33,13 @@ std::vector<Hop> GlobalPattern::Order::hops() const {
   return out;
 }
 
+std::vector<Channel> GlobalPattern::spelled_channels() const {
+  std::vector<Channel> out;
+  for_each_channel([&](const Channel& c) { out.push_back(c); });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
                                     std::vector<std::vector<int32_t>>* global_of) {
   // Units: one per (rank, per-process pattern), one per loose event.
@@ -180,17 +187,17 @@ void sort_globals(std::vector<GlobalPattern>& out) {
     std::sort(g.channels.begin(), g.channels.end());
     std::sort(g.order.begin(), g.order.end(),
               [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    // The edges are the channels' (sender, receiver) pairs: sorted
-    // channels give them sorted, each once where it changes.
-    std::size_t edges = 0;
-    for (std::size_t c = 0; c < g.channels.size(); ++c)
-      edges += c == 0 || g.channels[c].from != g.channels[c - 1].from ||
-               g.channels[c].to != g.channels[c - 1].to;
-    g.edges.clear();
-    g.edges.reserve(edges);
-    for (const Channel& c : g.channels)
-      if (g.edges.empty() || g.edges.back() != std::pair{c.from, c.to})
-        g.edges.emplace_back(c.from, c.to);
+    // The edges are the channels' (sender, receiver) pairs, each once.
+    std::size_t channels = g.channels.size();
+    for (const ChannelClass& k : g.channel_classes) channels += k.senders.size();
+    std::vector<std::pair<int32_t, int32_t>> all;
+    all.reserve(channels);
+    g.for_each_channel([&](const Channel& c) { all.emplace_back(c.from, c.to); });
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    // A channel per direction and tag is some twice as many as edges: the
+    // edges keep no room for them.
+    g.edges.assign(all.begin(), all.end());
   }
 }
 }  // namespace detail

@@ -209,13 +209,13 @@ std::optional<Shape> fit_master_worker(const GlobalPattern& g, const EdgeSet& ed
       x.emplace_back(w, m);
     }
   std::size_t tasks = 0, returns = 0, wild = 0;
-  for (const Channel& c : g.channels) {
+  g.for_each_channel([&](const Channel& c) {
     if (c.from == m) tasks += c.messages;
     if (c.to == m) {
       returns += c.messages;
       wild += c.wildcard;
     }
-  }
+  });
   Shape s;
   s.kind = ShapeKind::kMasterWorker;
   s.name = "master-worker";
@@ -400,8 +400,9 @@ namespace detail {
 
 std::optional<Shape> fit_multilevel(const GlobalPattern& g, int32_t ranks) {
   std::map<uint64_t, EdgeSet, std::greater<>> levels;  // bytes per message, largest first
-  for (const Channel& c : g.channels)
+  g.for_each_channel([&](const Channel& c) {
     if (c.from != c.to) levels[c.messages ? c.bytes / c.messages : 0].emplace_back(c.from, c.to);
+  });
   if (levels.size() < 2) return std::nullopt;
   Shape m;
   m.kind = ShapeKind::kMultilevel;

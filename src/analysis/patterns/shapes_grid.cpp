@@ -193,14 +193,14 @@ const char* stencil_name(int dims, int k) {
 // channels of one direction differ.
 std::string bytes_by_direction(const GlobalPattern& g, const Sizes& sizes, int dims) {
   std::map<Offset, std::pair<uint64_t, uint64_t>> range;  // min, max per message
-  for (const Channel& c : g.channels) {
+  g.for_each_channel([&](const Channel& c) {
     const std::optional<Offset> o = offset(c.from, c.to, sizes);
-    if (!o || c.messages == 0) continue;
+    if (!o || c.messages == 0) return;
     const uint64_t b = c.bytes / c.messages;
     auto [it, fresh] = range.try_emplace(*o, b, b);
     it->second.first = std::min(it->second.first, b);
     it->second.second = std::max(it->second.second, b);
-  }
+  });
   std::string out;
   for (const Offset& o : stencil(dims, dims)) {
     auto it = range.find(o);
