@@ -7,8 +7,9 @@
 # diagnose` analyses the run up to where the first log ends, names the cut
 # (ranks, calls with parameters of those timed, why), and still finds the
 # designed load imbalance of the steps it analysed, at the Allreduce, on
-# rank 3, within 10 % of the program's own measure of those steps. (The
-# samples are lost to the bound as well: the cause is named by call site.)
+# rank 3, within 10 % of the program's own measure of those steps (the
+# samples are lost to the bound as well: the cause is named by call site);
+# the parallel diagnosis writes the serial report.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
@@ -63,4 +64,15 @@ fi
 ok "phase #0 covers ${part% *} of $STEPS steps; their designed imbalance is ${part#* } s"
 DESIGNED=${part#* }
 expect load_imbalance --symptom MPI_Allreduce --cause "computation before MPI_Allreduce" --cause-rank 3
+
+# The parallel diagnosis (rank 0 reads the event logs, rank 1 only the
+# world size) cuts the same way.
+CHECKS=$((CHECKS + 1))
+if ! "$MPIRUN" -np 2 "$TF" diagnose "$d/t.tf" -o "$d/par.json" >"$d/par.out" 2>&1; then
+  bad "parallel diagnose of the cut run failed: $(tail -3 "$d/par.out")"
+elif cmp -s "$JSON" "$d/par.json"; then
+  ok "parallel diagnose (2 analysis ranks) of the cut run: the serial report"
+else
+  bad "parallel and serial reports of the cut run differ"
+fi
 finish
