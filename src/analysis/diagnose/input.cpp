@@ -156,6 +156,16 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
   if (unfolded) {
     notes.push_back("recorded with --sample-only: the calls come from the event logs in " + dir +
                     " (no folded trace)");
+    if (!unfolded->cut.empty()) {
+      uint64_t calls = 0;
+      for (int32_t r : unfolded->cut) calls += in.events.ranks[std::size_t(r)].size();
+      notes.push_back(
+          (unfolded->cut.size() == 1 ? "the event log of rank " : "the event logs of ranks ") +
+          human_ranks(unfolded->cut) + (unfolded->cut.size() == 1 ? " ends" : " end") +
+          " without a trailer (the rank died or was killed): read up to the last complete "
+          "block, " +
+          std::to_string(calls) + " calls");
+    }
     if (in.events.cut_rank >= 0) {
       const std::string note = cut_note(in.events, *unfolded);
       bool any = false;
