@@ -39,6 +39,10 @@
  *               imbalance the machine's scheduling made of it, the sum over
  *               steps of avg - min of the ranks' time in the MPI_Allreduce,
  *               as the ranks measured it; near 0 on an idle machine)
+ *   varied      imbalance, but step s reduces s + 1 ints: no call repeats
+ *               an earlier one's parameters, so a `--sample-only` event log
+ *               grows by every call and meets its size bound before the
+ *               timeline does (tests/mpi/diagnose_cut.sh)
  *   aborted     imbalance, then rank 0 calls MPI_Abort instead of
  *               MPI_Finalize (no rank's timeline gets its end offset)
  *   io          every rank works a unit, then writes 4 MiB at its own offset
@@ -87,6 +91,10 @@ __attribute__((noinline)) void receive(double* buf, int n) {
   MPI_Recv(buf, n, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+/* `varied` prints each step's part of the designed value too: a run
+ * analysed up to some step is checked against the sum of the steps before. */
+static int print_steps;
+
 /* Sum over steps of (max - avg) over ranks of per[step]: on rank 0. */
 static double max_minus_avg(const double* per, int steps, int rank, int size) {
   double* all = rank == 0 ? malloc(sizeof(double) * (size_t)steps * (size_t)size) : NULL;
@@ -101,6 +109,7 @@ static double max_minus_avg(const double* per, int steps, int rank, int size) {
         if (v > mx) mx = v;
       }
       total += mx - sum / size;
+      if (print_steps) printf("diag: step %d designed %.6f\n", s, mx - sum / size);
     }
     free(all);
   }
@@ -145,8 +154,13 @@ int main(int argc, char** argv) {
   double* per = calloc((size_t)steps, sizeof(double));
   double mine = 0, designed = 0, check = 0;
   int in = rank + 1, out = 0;
-  const int aborted = !strcmp(mode, "aborted");
-  if (aborted) mode = "imbalance";
+  const char* name = mode;
+  const int aborted = !strcmp(mode, "aborted"), varied = !strcmp(mode, "varied");
+  if (aborted || varied) mode = "imbalance";
+  print_steps = varied;
+  int* ins = calloc((size_t)steps + 1, sizeof(int));
+  int* outs = calloc((size_t)steps + 1, sizeof(int));
+  for (int i = 0; i <= steps; ++i) ins[i] = rank + 1;
   if (!strcmp(mode, "imbalance") || !strcmp(mode, "partial") || !strcmp(mode, "balanced")) {
     for (int s = 0; s < steps; ++s) {
       if (!strcmp(mode, "balanced")) {
@@ -156,10 +170,10 @@ int main(int argc, char** argv) {
         if (!strcmp(mode, "partial")) per[s] += work_b((size - rank) * unit / 2);
       }
       const double t0 = now();
-      MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Allreduce(ins, outs, varied ? s + 1 : 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
       /* The negated time in the call: max - avg of it is avg - min of the time. */
       if (!strcmp(mode, "balanced")) per[s] = t0 - now();
-      check += out;
+      check += outs[0];
     }
     designed = max_minus_avg(per, steps, rank, size);
   } else if (!strcmp(mode, "serial")) {
@@ -273,8 +287,8 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (rank == 0) {
-    printf("diag: %s designed %.6f\n", aborted ? "aborted" : mode, designed);
-    printf("diag_problems: %s %d steps checksum %.0f\n", mode, steps, check);
+    printf("diag: %s designed %.6f\n", name, designed);
+    printf("diag_problems: %s %d steps checksum %.0f\n", name, steps, check);
     fflush(stdout);
   }
   if (aborted) {
@@ -283,6 +297,8 @@ int main(int argc, char** argv) {
     for (;;) nap(1); /* until the launcher stops this rank */
   }
   free(per);
+  free(ins);
+  free(outs);
   MPI_Finalize();
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tracefold/event_log.hpp"
 #include "tracefold/samples.hpp"
 #include "tracefold/trace.hpp"
 #include "tracefold/waits.hpp"
@@ -291,18 +292,22 @@ struct DiagnoseInput {
 /// Reads TRACE's timeline directory `dir` and the samples in it, putting
 /// the samples on rank 0's clock and naming their frames with the
 /// symbolizer. Throws DiagnoseError (no timeline: which option records it).
-/// `unfolded`: a `record --sample-only` run's events (see
-/// load_diagnose_recording), read instead of the trace's expansion.
+/// `unfolded`: a `record --sample-only` run (see load_diagnose_recording),
+/// whose events are read instead of the trace's expansion (and moved out of
+/// it); an event log cut before its timeline is analysed up to its end, and
+/// the other ranks up to the time it ends at, with a note naming the cut.
 DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
-                                  std::vector<std::string>& notes,
-                                  const std::vector<std::vector<Event>>* unfolded = nullptr);
+                                  std::vector<std::string>& notes, UnfoldedRun* unfolded = nullptr);
 /// The recording `trace_path` names: its folded trace; or, when there is
 /// no such file and `dir` holds the event logs of a `record --sample-only`
 /// run (event_log.hpp), their tables (sites, modules, communicators; no
-/// nodes), with each rank's events put in `unfolded`. Throws what
-/// load_trace throws, or DiagnoseError with the event log reader's message.
+/// nodes), with each rank's events and the logs' ends put in `unfolded`
+/// (its `tables` are what is returned). `tables_only`: of such a run, only
+/// the world size, from rank 0's log header, and no events (what an
+/// analysis rank that reads no timeline needs). Throws what load_trace
+/// throws, or DiagnoseError with the event log reader's message.
 Trace load_diagnose_recording(const std::string& trace_path, const std::string& dir,
-                              std::vector<std::vector<Event>>& unfolded);
+                              UnfoldedRun& unfolded, bool tables_only = false);
 
 DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
                         const DiagnoseOptions& options = {});

@@ -108,6 +108,10 @@ RankEventLog read_event_log_file(const std::string& path);
 /// The same for a file's bytes; `source` names it in errors.
 RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& source);
 
+/// The header of the file at `path` (rank and world size; no records are
+/// read). Throws EventLogError naming the file.
+RankEventLog read_event_log_header(const std::string& path);
+
 /// `dir/events-R.tfe`.
 std::string event_log_path(const std::string& dir, int32_t rank);
 
@@ -119,6 +123,9 @@ struct UnfoldedRun {
   std::vector<std::vector<Event>> events;
   /// Ranks whose log ends without a trailer (the rank died).
   std::vector<int32_t> cut;
+  /// Per rank: the events its writer dropped past the byte budget
+  /// (RankEventLog::dropped; 0 for a log without a trailer).
+  std::vector<uint64_t> dropped;
 };
 
 /// Whether `dir` holds the event logs of a `--sample-only` run.

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <stdexcept>
@@ -172,14 +173,30 @@ struct WaitInput {
   /// aborted): then its clock is mapped by the start offset alone and its
   /// drift is not corrected. Empty: unknown (all measured).
   std::vector<uint8_t> end_offset;
+  /// A `--sample-only` run one of whose event logs ends before its
+  /// timeline (the log reached its size bound, or the rank died between
+  /// the two files' last blocks): per rank, the timeline records left
+  /// without an event (not analysed). Empty when no event log was cut.
+  std::vector<uint64_t> unlogged;
+  /// Then every rank is analysed up to `cut_ns` only: the enter, on rank
+  /// 0's clock, of the earliest call without parameters, rank `cut_rank`'s.
+  /// A call that ended later may have waited for that one (a receive for
+  /// its send, a collective for its entry), and nothing says what that
+  /// call was. Per rank, the events left out for that.
+  int64_t cut_ns = std::numeric_limits<int64_t>::max();
+  int32_t cut_rank = -1;
+  std::vector<uint64_t> after_cut;
 };
 
 /// Reads TRACE's timeline directory `dir` (every rank). Throws WaitsError
 /// if it is missing (record with --timeline) or belongs to another run.
 WaitInput load_wait_input(const Trace& trace, const std::string& dir);
 /// The same for a `record --sample-only` run (event_log.hpp): the events
-/// are `events` (per rank, sites in `tables`), not a trace's expansion.
-WaitInput load_wait_input(const Trace& tables, const std::vector<std::vector<Event>>& events,
+/// are `events` (per rank, sites in `tables`), not a trace's expansion;
+/// each rank's are moved into the result and released as they are timed.
+/// An event log shorter than its timeline is analysed up to its end, and
+/// every rank up to the time it ends at (WaitInput::cut_ns).
+WaitInput load_wait_input(const Trace& tables, std::vector<std::vector<Event>>&& events,
                           const std::string& dir);
 /// The timeline directory `record --timeline` wrote beside `trace_path`.
 std::string default_timeline_dir(const std::string& trace_path);

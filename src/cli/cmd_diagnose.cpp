@@ -24,12 +24,12 @@ struct DiagnoseArgs {
 void run_diagnose(const DiagnoseArgs& args) {
   check_diagnose_output(args.output);
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
-  std::vector<std::vector<Event>> unfolded;
+  UnfoldedRun unfolded;
   Trace trace = load_diagnose_recording(args.trace, dir, unfolded);
   prepare_sites(trace, args.sites, true);
   std::vector<std::string> notes;
   const DiagnoseInput input =
-      load_diagnose_input(trace, dir, notes, unfolded.empty() ? nullptr : &unfolded);
+      load_diagnose_input(trace, dir, notes, unfolded.events.empty() ? nullptr : &unfolded);
   DiagnoseReport report = diagnose(trace, input, args.options);
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
   write_diagnose_report(report, args.output);

@@ -53,6 +53,9 @@ std::string Writer::open(const std::string& path, std::span<const uint8_t> heade
   // record at most.
   f_.block_.reserve(f_.block_bytes_ + 64);
   write_raw(header.data(), header.size());
+  // On disk at once: a process killed before its first block (SIGKILL, the
+  // OOM killer) still leaves a file that reads as empty, not as garbage.
+  check(std::fflush(f_.file_) == 0, "write failed");
   return {};
 }
 

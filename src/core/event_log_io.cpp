@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "block_file.hpp"
@@ -164,6 +165,22 @@ RankEventLog read_event_log_file(const std::string& path) {
   return parse_event_log(block_file::read(path, kBlocks), path);
 }
 
+RankEventLog read_event_log_header(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw EventLogError(path + ": cannot open");
+  // Magic, version, rank, world size.
+  std::vector<uint8_t> head(13);
+  file.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size()));
+  head.resize(std::size_t(file.gcount()));
+  block_file::Reader in(head, path, kBlocks);
+  const uint8_t version = in.header(kMagic, "not a tracefold event log (bad magic)");
+  if (version != kVersion)
+    in.fail("event log version " + std::to_string(version) + " (this tracefold reads 1)");
+  RankEventLog f;
+  in.rank_and_world(f.rank, f.world_size);
+  return f;
+}
+
 RankEventLog parse_event_log(std::span<const uint8_t> data, const std::string& path) {
   block_file::Reader in(data, path, kBlocks);
   const uint8_t version = in.header(kMagic, "not a tracefold event log (bad magic)");
@@ -307,6 +324,7 @@ UnfoldedRun read_unfolded_run(const std::string& dir) {
   t.world_size = first.world_size;
   t.comms.define_world(t.world_size);
   run.events.resize(std::size_t(t.world_size));
+  run.dropped.assign(std::size_t(t.world_size), 0);
   std::vector<int32_t> missing;
   for (int32_t r = 0; r < t.world_size; ++r) {
     const std::string path = event_log_path(dir, r);
@@ -320,6 +338,7 @@ UnfoldedRun read_unfolded_run(const std::string& dir) {
                           std::to_string(log.world_size) + " ranks, rank 0's has " +
                           std::to_string(t.world_size) + " ranks");
     if (!log.has_trailer) run.cut.push_back(r);
+    run.dropped[std::size_t(r)] = log.dropped;
     for (Module& m : log.modules) t.symtab.modules.emplace(m.name, std::move(m));
     std::vector<SiteId> site_ids;
     site_ids.reserve(log.sites.size());

@@ -34,6 +34,18 @@ void Recorder::log_event(const Event& ev) {
       event_log.add_site(sites.at(static_cast<SiteId>(logged_sites)));
   }
   event_log.add_event(ev);
+  if (event_log.over_budget() && !event_log_warned) {
+    // Calls past the bound keep their times but lose their parameters:
+    // diagnose analyses the run only up to the first of them.
+    event_log_warned = true;
+    std::fprintf(stderr,
+                 "tracefold: rank %d: event log size bound reached (%llu bytes) after %llu "
+                 "events; later events are counted but not kept, and `tracefold diagnose` "
+                 "analyses the run up to there: raise the bound with `tracefold record "
+                 "--timeline-max BYTES` (TRACEFOLD_TIMELINE_MAX)\n",
+                 rank, static_cast<unsigned long long>(timeline_max),
+                 static_cast<unsigned long long>(event_log.recorded()));
+  }
   if (!event_log.error().empty()) {
     std::fprintf(stderr, "tracefold: rank %d: event log: %s\n", rank, event_log.error().c_str());
     event_log.close();

@@ -267,6 +267,7 @@ class Recorder {
   std::string event_log_file, event_log_open_error;
   std::size_t logged_sites = 0;
   std::set<std::string> logged_modules;
+  bool event_log_warned = false;
   void open_event_log(const char* dir);
   void log_event(const Event& ev);
   void close_event_log();

@@ -384,6 +384,58 @@ TEST(WaitsAnalysis, MissingTimelineSaysRecordWithTimeline) {
   }
 }
 
+// A --sample-only run whose rank 0 event log ends after its first send,
+// while its timeline goes on to a second send (at 3000 ns) and
+// MPI_Finalize. Rank 1 is analysed up to where rank 0's parameters end:
+// its first receive (a Late Sender of 900 ns) is kept, the second, which
+// waited for the send nothing describes, is left out rather than counted
+// as an unmatched receive.
+TEST(WaitsAnalysis, CutEventLogIsAnalysedUpToWhereItEnds) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tracefold-cut-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Trace tables;
+  tables.world_size = 2;
+  tables.comms.define_world(2);
+  tables.sites = testing::make_sites(4);
+  auto send = [](int64_t tag) {
+    return make_event("MPI_Send", 1, {{"peer", 1}, {"tag", tag}, {"comm", 0}});
+  };
+  auto recv = [](int64_t tag) {
+    return make_event("MPI_Recv", 2, {{"peer", 0}, {"tag", tag}, {"comm", 0}});
+  };
+  std::vector<std::vector<Event>> events = {
+      {make_event("MPI_Init", 0), send(1)},
+      {make_event("MPI_Init", 0), recv(1), recv(2), make_event("MPI_Finalize", 3)}};
+  const std::vector<std::vector<std::tuple<const char*, int64_t, int64_t>>> times = {
+      {{"MPI_Init", 0, 10},
+       {"MPI_Send", 1000, 1010},
+       {"MPI_Send", 3000, 3010},
+       {"MPI_Finalize", 3100, 3200}},
+      {{"MPI_Init", 0, 10},
+       {"MPI_Recv", 100, 1020},
+       {"MPI_Recv", 1100, 3020},
+       {"MPI_Finalize", 3100, 3200}}};
+  for (int32_t r = 0; r < 2; ++r) {
+    TimelineWriter w;
+    w.open((dir / ("rank-" + std::to_string(r) + ".tft")).string(), r, 2, 0, 0);
+    w.set_start_offset(0, 0);
+    for (const auto& [op, enter, exit] : times[std::size_t(r)])
+      w.add(*OpTable::find(op), enter, exit);
+    w.close(0, 4000);
+  }
+  const WaitInput in = load_wait_input(tables, std::move(events), dir.string());
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(in.cut_rank, 0);
+  EXPECT_EQ(in.cut_ns, 3000);
+  EXPECT_EQ(in.unlogged, (std::vector<uint64_t>{2, 0}));
+  EXPECT_EQ(in.after_cut, (std::vector<uint64_t>{0, 2}));
+  ASSERT_EQ(in.ranks[1].size(), 2u);
+  const WaitReport rep = analyze_waits(tables, in);
+  EXPECT_EQ(rep.unmatched_recvs, 0u);
+  EXPECT_DOUBLE_EQ(cell(rep, WaitPattern::kLateSender, 1), 900e-9);
+}
+
 TEST(WaitsAnalysis, ControlledLogicalClockRepairsAReceiveBeforeItsSend) {
   Timelines t(2);
   t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});

@@ -61,6 +61,20 @@ void event_labels(const Context& c, int32_t r, std::size_t k,
   add(TimeLabel::kTransfer, len - w);
 }
 
+// MPI_Init and MPI_Finalize can take long and are nobody's loss.
+std::pair<int64_t, int64_t> run_bounds(const WaitInput& in) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const auto& evs : in.ranks) {
+    if (evs.empty()) continue;
+    const TimedEvent& first = evs.front();
+    lo = std::min(lo, is_environment(first.ev.op) ? first.end_ns : first.start_ns);
+    const TimedEvent& last = evs.back();
+    hi = std::max(hi, is_environment(last.ev.op) ? last.start_ns : last.end_ns);
+  }
+  if (lo > hi) lo = hi = 0;
+  return {lo, hi};
+}
+
 namespace {
 
 // Waiting per event from the wait states, bytes per event (a completion
@@ -89,27 +103,16 @@ void per_event(Context& c) {
   }
 }
 
-// Where the run starts and ends for the diagnosis: MPI_Init and
-// MPI_Finalize can take long and are nobody's loss.
 void run_span(Context& c) {
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (int32_t r = 0; r < c.size; ++r) {
-    const auto& evs = c.events(r);
-    if (evs.empty()) continue;
-    const TimedEvent& first = evs.front();
-    lo = std::min(lo, is_environment(first.ev.op) ? first.end_ns : first.start_ns);
-    const TimedEvent& last = evs.back();
-    hi = std::max(hi, is_environment(last.ev.op) ? last.start_ns : last.end_ns);
-  }
-  if (lo > hi) lo = hi = 0;
-  c.run_start = lo, c.run_end = hi;
-  c.rep.run_seconds = c.seconds(hi - lo);
+  std::tie(c.run_start, c.run_end) = run_bounds(c.in.events);
+  c.rep.run_seconds = c.seconds(c.run_end - c.run_start);
 }
 
 // Per rank: the main thread's computation samples in time order, and each
 // sample context's place key (its user frames' names, outermost first).
 void index_samples(Context& c) {
   if (c.in.samples.empty()) return;
+  c.samples_end.assign(std::size_t(c.size), INT64_MAX);
   c.comp_samples.resize(std::size_t(c.size));
   c.context_key.resize(std::size_t(c.size));
   c.context_path.resize(std::size_t(c.size));
@@ -121,6 +124,13 @@ void index_samples(Context& c) {
     std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
       return rs.samples[a].time_ns < rs.samples[b].time_ns;
     });
+    // Samples lost past the last kept one (or a file without any) would
+    // leave the computation after it without a place.
+    if (!rs.has_trailer || rs.dropped > 0) {
+      int64_t last = INT64_MIN;
+      for (const Sample& smp : rs.samples) last = std::max(last, smp.time_ns);
+      c.samples_end[std::size_t(r)] = last == INT64_MIN ? INT64_MIN : last + c.period_ns;
+    }
     const std::vector<std::string>* names =
         std::size_t(r) < c.in.context_names.size() && !c.in.context_names[std::size_t(r)].empty()
             ? &c.in.context_names[std::size_t(r)]

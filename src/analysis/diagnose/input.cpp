@@ -2,7 +2,9 @@
 // clock (the waits module's reader, clock condition repaired as `analyze`
 // does), and the samples beside them (samples.hpp), put on the same clock
 // and named with the symbolizer.
+#include <algorithm>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -40,6 +42,53 @@ SymbolTables module_tables(const RankSamples& rs) {
   SymbolTables tables;
   for (const Module& m : rs.modules) tables.modules.emplace(m.name, m);
   return tables;
+}
+
+// Which event logs end before their timelines, why, and what is analysed.
+std::string cut_note(const WaitInput& in, const UnfoldedRun& run) {
+  std::vector<int32_t> bound, died, early;
+  std::ostringstream counts;
+  uint64_t after = 0, kept = 0;
+  std::size_t listed = 0;
+  for (std::size_t r = 0; r < in.unlogged.size(); ++r) {
+    after += in.after_cut[r];
+    kept += in.ranks[r].size();
+    const uint64_t left = in.unlogged[r];
+    if (!left) continue;
+    const bool dead = std::find(run.cut.begin(), run.cut.end(), int32_t(r)) != run.cut.end();
+    (r < run.dropped.size() && run.dropped[r] ? bound : dead ? died : early).push_back(int32_t(r));
+    // A few ranks' counts say how much was lost; a thousand would bury the rest.
+    if (++listed > 8) continue;
+    const uint64_t calls = in.ranks[r].size() + in.after_cut[r];
+    counts << (listed > 1 ? ", " : "") << "rank " << r << " " << calls << " of " << calls + left;
+  }
+  if (listed > 8) counts << ", " << listed - 8 << " more ranks";
+  auto who = [](const std::vector<int32_t>& v) {
+    return (v.size() == 1 ? "rank " : "ranks ") + human_ranks(v);
+  };
+  std::vector<std::string> why;
+  if (!bound.empty())
+    why.push_back(who(bound) +
+                  " reached the size bound (record with a larger --timeline-max to keep every "
+                  "call's parameters)");
+  if (!died.empty()) why.push_back(who(died) + " died before the log's last block was written");
+  if (!early.empty()) why.push_back(who(early) + " end early");
+  std::ostringstream o;
+  o << "event logs end before their timelines:";
+  for (std::size_t i = 0; i < why.size(); ++i) o << (i ? "; " : " ") << why[i];
+  o << "; calls with parameters of those timed: " << counts.str();
+  o << "; every rank is analysed up to " << std::fixed << std::setprecision(3)
+    << double(in.cut_ns - run_bounds(in).first) * 1e-9 << " s into the run, where rank "
+    << in.cut_rank
+    << "'s first call without parameters began (a later call may have waited for it): " << kept
+    << " calls analysed, " << after << " later ones left out";
+  if (after) {
+    std::vector<int32_t> ranks;
+    for (std::size_t r = 0; r < in.after_cut.size(); ++r)
+      if (in.after_cut[r]) ranks.push_back(int32_t(r));
+    o << " (of " << who(ranks) << ")";
+  }
+  return o.str();
 }
 
 }  // namespace
@@ -96,17 +145,35 @@ std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symboli
 
 DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
                                    std::vector<std::string>& notes,
-                                   std::vector<ExitGapDrift>& drifts,
-                                   const std::vector<std::vector<Event>>* unfolded) {
+                                   std::vector<ExitGapDrift>& drifts, UnfoldedRun* unfolded) {
   DiagnoseInput in;
   try {
-    in.events = unfolded ? load_wait_input(trace, *unfolded, dir) : load_wait_input(trace, dir);
+    in.events = unfolded ? load_wait_input(trace, std::move(unfolded->events), dir)
+                         : load_wait_input(trace, dir);
   } catch (const WaitsError& e) {
     throw DiagnoseError(e.what());
   }
-  if (unfolded)
+  if (unfolded) {
     notes.push_back("recorded with --sample-only: the calls come from the event logs in " + dir +
                     " (no folded trace)");
+    if (!unfolded->cut.empty()) {
+      uint64_t calls = 0;
+      for (int32_t r : unfolded->cut) calls += in.events.ranks[std::size_t(r)].size();
+      notes.push_back(
+          (unfolded->cut.size() == 1 ? "the event log of rank " : "the event logs of ranks ") +
+          human_ranks(unfolded->cut) + (unfolded->cut.size() == 1 ? " ends" : " end") +
+          " without a trailer (the rank died or was killed): read up to the last complete "
+          "block, " +
+          std::to_string(calls) + " calls");
+    }
+    if (in.events.cut_rank >= 0) {
+      const std::string note = cut_note(in.events, *unfolded);
+      bool any = false;
+      for (const auto& evs : in.events.ranks) any = any || !evs.empty();
+      if (!any) throw DiagnoseError(dir + ": no call is left to analyse: " + note);
+      notes.push_back(note);
+    }
+  }
   // Ranks whose timelines end early: their drift from the exits of global
   // synchronisations, before the clock condition is repaired.
   std::vector<int32_t> ended_early, unfitted;
@@ -231,23 +298,26 @@ void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
 namespace tracefold {
 
 Trace load_diagnose_recording(const std::string& trace_path, const std::string& dir,
-                              std::vector<std::vector<Event>>& unfolded) {
+                              UnfoldedRun& unfolded, bool tables_only) {
   std::error_code ec;
   if (std::filesystem::exists(trace_path, ec) || !is_unfolded_run(dir))
     return load_trace(trace_path);
-  UnfoldedRun run;
   try {
-    run = read_unfolded_run(dir);
+    if (tables_only) {
+      Trace t;
+      t.world_size = read_event_log_header(event_log_path(dir, 0)).world_size;
+      t.comms.define_world(t.world_size);
+      return t;
+    }
+    unfolded = read_unfolded_run(dir);
   } catch (const EventLogError& e) {
     throw DiagnoseError(e.what());
   }
-  unfolded = std::move(run.events);
-  return std::move(run.tables);
+  return std::move(unfolded.tables);
 }
 
 DiagnoseInput load_diagnose_input(const Trace& trace, const std::string& dir,
-                                  std::vector<std::string>& notes,
-                                  const std::vector<std::vector<Event>>* unfolded) {
+                                  std::vector<std::string>& notes, UnfoldedRun* unfolded) {
   using namespace diagnose_detail;
   std::vector<ExitGapDrift> drifts;
   DiagnoseInput in = load_diagnose_events(trace, dir, notes, drifts, unfolded);

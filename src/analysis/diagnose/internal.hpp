@@ -73,6 +73,15 @@ struct Context {
   bool sampled(int32_t rank) const {
     return std::size_t(rank) < in.samples.size() && in.samples[std::size_t(rank)].period_ns > 0;
   }
+  /// Per rank: where its samples end when its samples file lost some (its
+  /// size bound, or the rank died): computation after that is named by
+  /// MPI call site, as on a rank without samples. INT64_MAX otherwise.
+  std::vector<int64_t> samples_end;
+  /// Whether `rank`'s computation from `from` on is named from samples.
+  bool sampled_at(int32_t rank, int64_t from) const {
+    return sampled(rank) &&
+           (std::size_t(rank) >= samples_end.size() || from < samples_end[std::size_t(rank)]);
+  }
   /// `MPI_Allreduce at main (x.c:12)`.
   std::string call_label(const Event& ev) const;
   std::vector<std::string> call_stack(const Event& ev) const;
@@ -98,6 +107,9 @@ void event_labels(const Context& c, int32_t rank, std::size_t k,
 std::string function_names(const SourceFrames& frames);
 /// MPI_Init and MPI_Finalize: their time is nobody's loss.
 bool is_environment(OpId op);
+/// Where the run starts and ends for the diagnosis (Context::run_start,
+/// run_end): MPI_Init's earliest exit, MPI_Finalize's latest enter.
+std::pair<int64_t, int64_t> run_bounds(const WaitInput& in);
 bool is_io(OpId op);
 
 /// Global synchronisations, phases and their rank groups (phases.cpp).
@@ -153,7 +165,7 @@ std::vector<ExitGapDrift> align_by_exit_gaps(const Trace& trace, WaitInput& in,
 DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
                                    std::vector<std::string>& notes,
                                    std::vector<ExitGapDrift>& drifts,
-                                   const std::vector<std::vector<Event>>* unfolded = nullptr);
+                                   UnfoldedRun* unfolded = nullptr);
 /// One recorded rank's samples as an analysis rank digests them.
 struct RankSampleDigest {
   bool present = false;            ///< false: the rank has no samples file

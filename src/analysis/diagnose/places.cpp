@@ -51,7 +51,7 @@ void add_key(const Context& c, Places& places, const std::string& key, int32_t r
 void add_computation(const Context& c, int32_t rank, int64_t from, int64_t to, std::size_t next,
                      Places& places) {
   if (to <= from) return;
-  if (!c.sampled(rank)) {
+  if (!c.sampled_at(rank, from)) {
     const Event& ev = c.events(rank)[next].ev;
     const std::string key = "computation before " + c.call_label(ev);
     auto [it, fresh] = places.try_emplace(key);

@@ -1,6 +1,7 @@
 // The input of the wait-state analysis: each rank's events (a folded
 // trace's expansion, or a --sample-only run's event logs) with the times of
 // its timeline file (see waits.hpp).
+#include <algorithm>
 #include <filesystem>
 
 #include "internal.hpp"
@@ -13,11 +14,19 @@ namespace waits_detail {
 
 namespace {
 
+// What is left of a timeline when its events ran out first.
+struct Unlogged {
+  uint64_t records = 0;
+  int64_t from_ns = 0;  ///< the first one's enter, on rank 0's clock
+};
+
 // Rank r's events, from `next` (true while it gives one), with the times of
-// its timeline file in `dir`: the k-th event gets the k-th record's.
+// its timeline file in `dir`: the k-th event gets the k-th record's. Fewer
+// events than records is an error unless `unlogged` takes the rest.
 template <class Next>
 std::vector<TimedEvent> time_rank_events(const Trace& trace, const std::string& dir, int32_t r,
-                                         uint64_t& dropped, bool* has_end_offset, Next&& next) {
+                                         uint64_t& dropped, bool* has_end_offset,
+                                         Unlogged* unlogged, Next&& next) {
   namespace fs = std::filesystem;
   const std::string path = (fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
   if (!fs::exists(path))
@@ -58,9 +67,13 @@ std::vector<TimedEvent> time_rank_events(const Trace& trace, const std::string& 
     evs.push_back(te);
     ++k;
   }
-  if (k < f.records.size())
+  if (k < f.records.size() && unlogged) {
+    unlogged->records = f.records.size() - k;
+    unlogged->from_ns = f.to_global(f.records[k].enter_ns);
+  } else if (k < f.records.size()) {
     throw WaitsError(path + ": " + std::to_string(f.records.size()) + " events, the trace has " +
                      std::to_string(k) + " for rank " + std::to_string(r));
+  }
   return evs;
 }
 
@@ -69,19 +82,27 @@ std::vector<TimedEvent> time_rank_events(const Trace& trace, const std::string& 
 std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t r,
                                          uint64_t& dropped, bool* has_end_offset) {
   RankIterator it(trace, r);
-  return time_rank_events(trace, dir, r, dropped, has_end_offset,
+  return time_rank_events(trace, dir, r, dropped, has_end_offset, nullptr,
                           [&](Event& ev) { return it.next(ev); });
 }
 
-std::vector<TimedEvent> load_rank_events(const Trace& tables, const std::vector<Event>& events,
+std::vector<TimedEvent> load_rank_events(const Trace& tables, std::vector<Event>&& events,
                                          const std::string& dir, int32_t r, uint64_t& dropped,
-                                         bool* has_end_offset) {
+                                         bool* has_end_offset, uint64_t& unlogged,
+                                         int64_t& unlogged_from_ns) {
   std::size_t i = 0;
-  return time_rank_events(tables, dir, r, dropped, has_end_offset, [&](Event& ev) {
-    if (i == events.size()) return false;
-    ev = events[i++];
-    return true;
-  });
+  Unlogged left;
+  std::vector<TimedEvent> evs =
+      time_rank_events(tables, dir, r, dropped, has_end_offset, &left, [&](Event& ev) {
+        if (i == events.size()) return false;
+        ev = std::move(events[i++]);
+        return true;
+      });
+  // Held once: a long run's events are most of the reader's memory.
+  std::vector<Event>().swap(events);
+  unlogged = left.records;
+  unlogged_from_ns = left.from_ns;
+  return evs;
 }
 
 }  // namespace waits_detail
@@ -104,13 +125,33 @@ WaitInput load_each_rank(int32_t world_size, Load&& load) {
 
 }  // namespace
 
-WaitInput load_wait_input(const Trace& tables, const std::vector<std::vector<Event>>& events,
+WaitInput load_wait_input(const Trace& tables, std::vector<std::vector<Event>>&& events,
                           const std::string& dir) {
   if (!std::filesystem::is_directory(dir)) throw WaitsError(dir + ": no timeline directory");
-  return load_each_rank(tables.world_size, [&](int32_t r, uint64_t& dropped, bool* ended) {
-    return waits_detail::load_rank_events(tables, events.at(std::size_t(r)), dir, r, dropped,
-                                          ended);
+  const std::size_t n = std::size_t(tables.world_size);
+  std::vector<uint64_t> unlogged(n, 0);
+  std::vector<int64_t> unlogged_from(n, 0);
+  WaitInput in = load_each_rank(tables.world_size, [&](int32_t r, uint64_t& dropped, bool* ended) {
+    return waits_detail::load_rank_events(tables, std::move(events.at(std::size_t(r))), dir, r,
+                                          dropped, ended, unlogged[std::size_t(r)],
+                                          unlogged_from[std::size_t(r)]);
   });
+  for (std::size_t r = 0; r < n; ++r)
+    if (unlogged[r] && unlogged_from[r] < in.cut_ns)
+      in.cut_ns = unlogged_from[r], in.cut_rank = int32_t(r);
+  if (in.cut_rank < 0) return in;
+  in.unlogged = std::move(unlogged);
+  // Each rank keeps a prefix of its events, so messages still match in
+  // order and a collective instance some rank lost is left out whole.
+  in.after_cut.assign(n, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<TimedEvent>& evs = in.ranks[r];
+    const auto past = std::find_if(evs.begin(), evs.end(),
+                                   [&](const TimedEvent& te) { return te.end_ns > in.cut_ns; });
+    in.after_cut[r] = uint64_t(evs.end() - past);
+    evs.erase(past, evs.end());
+  }
+  return in;
 }
 
 WaitInput load_wait_input(const Trace& trace, const std::string& dir) {

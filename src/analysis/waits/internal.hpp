@@ -216,10 +216,14 @@ uint64_t repair_receiver(std::vector<TimedEvent>& mine,
 std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t rank,
                                          uint64_t& dropped, bool* has_end_offset = nullptr);
 /// The same for a `--sample-only` run: the events come from its event log
-/// (event_log.hpp), `tables` gives the world size.
-std::vector<TimedEvent> load_rank_events(const Trace& tables, const std::vector<Event>& events,
+/// (event_log.hpp), moved out of `events`, which is released; `tables`
+/// gives the world size. A log shorter than the timeline is timed up to its
+/// end: `unlogged` is set to the records left over, `unlogged_from_ns` to
+/// the first one's enter on rank 0's clock.
+std::vector<TimedEvent> load_rank_events(const Trace& tables, std::vector<Event>&& events,
                                          const std::string& dir, int32_t rank, uint64_t& dropped,
-                                         bool* has_end_offset = nullptr);
+                                         bool* has_end_offset, uint64_t& unlogged,
+                                         int64_t& unlogged_from_ns);
 
 /// Reads the `field` of an event (kAbsent if missing).
 int64_t field_of(const Event& ev, const char* name);

@@ -109,10 +109,10 @@ void run(const Args& args, int me, int np) {
   Trace trace;
   std::string err;
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
-  std::vector<std::vector<Event>> unfolded;  // a --sample-only run's events
+  UnfoldedRun unfolded;  // a --sample-only run's events (rank 0's alone reads them)
   try {
     check_diagnose_output(args.output);
-    trace = load_diagnose_recording(args.trace, dir, unfolded);
+    trace = load_diagnose_recording(args.trace, dir, unfolded, me != 0);
     if (np > trace.world_size)
       err = "analysis started with " + std::to_string(np) + " ranks, the recording has " +
             std::to_string(trace.world_size) + ": run it with mpirun -np K for K of at most " +
@@ -133,7 +133,8 @@ void run(const Args& args, int me, int np) {
     // The serial reader's order: a timeline's error comes before any
     // samples file's, then the lowest rank's (the shares are in rank order).
     if (me == 0)
-      in = load_diagnose_events(trace, dir, notes, drifts, unfolded.empty() ? nullptr : &unfolded);
+      in = load_diagnose_events(trace, dir, notes, drifts,
+                                unfolded.events.empty() ? nullptr : &unfolded);
     steps.mark("timelines");
     const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
     mine.first = first;
