@@ -22,5 +22,10 @@ inline constexpr uint64_t kZstdSlackBytes = uint64_t{1} << 20;
 inline constexpr uint64_t max_decompressed(uint64_t compressed) {
   return kZstdSlackBytes + kMaxZstdRatio * compressed;
 }
+/// Most field values a compact file (version 7) may store derived from loop
+/// trip counts, over all its nodes: 16,777,216. Trip counts are run-length
+/// coded, so a few bytes can name 2^60 iterations; a writer writes the
+/// entries past the bound as they are.
+inline constexpr uint64_t kMaxDerivedValues = uint64_t{1} << 24;
 
 }  // namespace tracefold

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "trace_compact_codec.hpp"
+#include "tracefold/limits.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold {
@@ -99,7 +100,7 @@ void put_elastic(Out& o, const Elastic& e, const Ranklist& node_ranks) {
 // are as in put_elastic); each entry in its shortest form whose values
 // expand to the same representation.
 void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklist& node_ranks,
-                         const compact::LoopTrips& trips) {
+                         const compact::LoopTrips& trips, uint64_t& derived_left) {
   std::vector<std::pair<compact::DerivedForm, Out>> entries;
   bool any = false;
   for (const auto& en : e.entries()) {
@@ -107,7 +108,9 @@ void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklis
     put_seq(best, en.values);
     compact::DerivedForm form = compact::DerivedForm::kPlain;
     // A few runs are cheaper written out than a pass over every value.
-    const ValueSeq* t = en.values.run_count() > 2 ? trips.of(en.ranks) : nullptr;
+    const ValueSeq* t = en.values.run_count() > 2 && en.values.size() <= derived_left
+                            ? trips.of(en.ranks)
+                            : nullptr;
     for (auto f : {compact::DerivedForm::kLastDiffers, compact::DerivedForm::kPerExecution}) {
       if (!t) break;
       const auto d = compact::derive(en.values, *t, f);
@@ -123,6 +126,7 @@ void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklis
       best = std::move(mine);
       form = f;
     }
+    if (form != compact::DerivedForm::kPlain) derived_left -= en.values.size();
     any = any || form != compact::DerivedForm::kPlain;
     entries.emplace_back(form, std::move(best));
   }
@@ -232,6 +236,7 @@ std::string encode_compact_body(const Trace& t) {
   }
   // Histograms go to their columns, written after the nodes.
   HistogramColumnsWriter histograms;
+  uint64_t derived_left = kMaxDerivedValues;
   o.uv(t.nodes.size());
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const Node& n = t.nodes[i];
@@ -251,7 +256,7 @@ std::string encode_compact_body(const Trace& t) {
     for (const auto* f : node_fields[i]) {
       const std::size_t index = fields.id(FieldTable::name(f->first));
       if (derived) {
-        put_derivable_field(o, index, f->second, n.ranks, *trips);
+        put_derivable_field(o, index, f->second, n.ranks, *trips, derived_left);
       } else {
         o.uv(index);
         put_elastic(o, f->second, n.ranks);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tracefold/histogram.hpp"
+#include "tracefold/limits.hpp"
 #include "tracefold/trace.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -208,10 +209,16 @@ struct DerivedValues {
   int64_t other = 0;
   ValueSeq seq;
 };
+/// The most values the derived entries of one file expand to, counted in
+/// file order by writer and reader alike (kMaxDerivedValues in limits.hpp):
+/// a writer writes later entries as they are, a reader refuses a file that
+/// asks for more.
 /// `values` in `form` by `trips`, if it has that shape.
 std::optional<DerivedValues> derive(const ValueSeq& values, const ValueSeq& trips,
                                     DerivedForm form);
-/// The values back; nullopt when `d` has more or fewer executions than `trips`.
-std::optional<ValueSeq> expand_derived(const DerivedValues& d, const ValueSeq& trips);
+/// The values back; nullopt when `d` has more or fewer executions than
+/// `trips`, or they would be more than `max_values`.
+std::optional<ValueSeq> expand_derived(const DerivedValues& d, const ValueSeq& trips,
+                                       uint64_t max_values = kMaxDerivedValues);
 
 }  // namespace tracefold::compact

@@ -82,18 +82,22 @@ const ValueSeq* LoopTrips::of(const Ranklist& ranks) const {
 
 std::optional<DerivedValues> derive(const ValueSeq& values, const ValueSeq& trips,
                                     DerivedForm form) {
-  if (values.is_histogram() || trips.is_histogram() || trips.sum() < 0 ||
-      static_cast<uint64_t>(trips.sum()) != values.size())
+  // Work in proportion to what folds: a sequence of few runs over many
+  // values (a regular code's) is not worth a pass over every value.
+  if (values.is_histogram() || trips.is_histogram() || values.size() > kMaxDerivedValues ||
+      values.size() > 1024 * values.run_count())
     return std::nullopt;
   DerivedValues d;
   d.form = form;
   bool have_other = false;
   ValueSeq::Cursor vc = values.cursor(), tc = trips.cursor();
-  while (!tc.done()) {
+  for (uint64_t step = 0; !tc.done(); ++step) {
     const int64_t t = tc.next();
-    if (t <= 0) continue;
+    if (step > kMaxDerivedValues) return std::nullopt;
+    if (t <= 0) continue;  // as expansion skips an empty loop (a negative trip is refused there)
     int64_t first = 0;
     for (int64_t k = 0; k < t; ++k) {
+      if (vc.done()) return std::nullopt;
       const int64_t v = vc.next();
       if (k == 0) first = v;
       if (form == DerivedForm::kPerExecution) {
@@ -105,16 +109,25 @@ std::optional<DerivedValues> derive(const ValueSeq& values, const ValueSeq& trip
       if (k + 1 == t) d.seq.push_back(form == DerivedForm::kPerExecution ? first : v);
     }
   }
+  if (!vc.done()) return std::nullopt;
   return d;
 }
 
-std::optional<ValueSeq> expand_derived(const DerivedValues& d, const ValueSeq& trips) {
+std::optional<ValueSeq> expand_derived(const DerivedValues& d, const ValueSeq& trips,
+                                       uint64_t max_values) {
+  if (d.seq.is_histogram()) return std::nullopt;
   ValueSeq out;
   ValueSeq::Cursor dc = d.seq.cursor(), tc = trips.cursor();
-  while (!tc.done()) {
+  uint64_t total = 0;
+  // Executions without iterations count too: a loop of 2^60 empty ones
+  // must not keep a reader.
+  for (uint64_t step = 0; !tc.done(); ++step) {
     const int64_t t = tc.next();
+    if (step > kMaxDerivedValues) return std::nullopt;
     if (t <= 0) continue;
-    if (dc.done()) return std::nullopt;
+    total += static_cast<uint64_t>(t);
+    if (dc.done() || t > static_cast<int64_t>(max_values) || total > max_values)
+      return std::nullopt;
     const int64_t v = dc.next();
     if (d.form == DerivedForm::kPerExecution) {
       out.push_back_n(v, static_cast<uint64_t>(t));

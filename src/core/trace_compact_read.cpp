@@ -92,7 +92,7 @@ ValueSeq get_seq(In& in) {
 // entry's DerivedForm comes first, and its values are expanded by the trip
 // counts of the entry's ranks once its ranklist is read.
 Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const char* what,
-                    const compact::LoopTrips* trips = nullptr) {
+                    const compact::LoopTrips* trips = nullptr, uint64_t* derived_left = nullptr) {
   Elastic e;
   const std::size_t n = in.count(std::string("entries of ") + what);
   if (n == 0) in.fail(std::string(what) + " has no entries");
@@ -118,12 +118,15 @@ Elastic get_elastic(In& in, const Ranklist& node_ranks, int32_t world, const cha
                                   " derive from their loop's trip counts, but those ranks do "
                                   "not share one sequence of them");
       d.seq = std::move(en.values);
-      auto values = compact::expand_derived(d, *t);
+      auto values = compact::expand_derived(d, *t, *derived_left);
       if (!values)
         in.fail_at(values_at, std::string(what) + " of ranks " + en.ranks.to_string() + ": " +
                                   std::to_string(d.seq.size()) +
                                   " values, one per loop execution, but the loop has a "
-                                  "different number of executions");
+                                  "different number of executions, or the file's derived "
+                                  "values would be more than " +
+                                  std::to_string(kMaxDerivedValues));
+      *derived_left -= values->size();
       en.values = std::move(*values);
     }
     read_at[i] = in.start();
@@ -282,6 +285,7 @@ Trace decode_body(In& in, int version) {
 
   const std::size_t nnodes = in.count("nodes");
   t.nodes.reserve(nnodes);
+  uint64_t derived_left = kMaxDerivedValues;
   for (std::size_t i = 0; i < nnodes; ++i) {
     Node n;
     const uint64_t op = in.uv("an operation");
@@ -315,8 +319,8 @@ Trace decode_body(In& in, int version) {
       if (n.field(f)) in.fail("field " + FieldTable::name(f) + " appears twice");
       auto it = std::lower_bound(n.fields.begin(), n.fields.end(), f,
                                  [](const auto& p, FieldId id) { return p.first < id; });
-      n.fields.insert(
-          it, {f, get_elastic(in, n.ranks, world_size, "field values", forms ? &*trips : nullptr)});
+      n.fields.insert(it, {f, get_elastic(in, n.ranks, world_size, "field values",
+                                          forms ? &*trips : nullptr, &derived_left)});
     }
     if (const std::string missing = missing_required_field(n); !missing.empty())
       in.fail_at(node_at, "node " + std::to_string(i) + ": " + missing);

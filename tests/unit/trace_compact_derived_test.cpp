@@ -126,6 +126,16 @@ TEST(TraceCompactDerived, FormsExpandByTheTripCounts) {
   d.seq.pop_back();
   d.seq.pop_back();
   EXPECT_FALSE(compact::expand_derived(d, trips));
+  // A file's trip counts cannot make a reader expand without bound: 2^40
+  // iterations, or 2^40 empty executions, are refused at once.
+  ValueSeq huge;
+  huge.push_back_n(int64_t{1} << 40, 2);
+  EXPECT_FALSE(compact::expand_derived(*last, huge));
+  ValueSeq empty_runs;
+  empty_runs.push_back(0);
+  empty_runs.push_back(1);
+  empty_runs.append_repeated(0, uint64_t{1} << 40);
+  EXPECT_FALSE(compact::expand_derived(*last, empty_runs));
   // Trip counts that do not add up to the values.
   ValueSeq fewer = trips;
   fewer.pop_back();
@@ -147,6 +157,31 @@ TEST(TraceCompactDerived, TripCountsAreFoundByRanks) {
   EXPECT_EQ(trips.of(Ranklist::single(6)), &iters.entries()[1].values);
   EXPECT_EQ(trips.of(Ranklist::range(3, 2)), nullptr);
   EXPECT_EQ(trips.of(Ranklist::range(6, 3)), nullptr);
+}
+
+// A damaged body with derived entries is refused with a format error or
+// read as some other trace, never anything else; and what is read can be
+// written again (a negative trip count, say, is not derived).
+TEST(TraceCompactDerived, DamagedDerivedEntriesAreRefusedOrRead) {
+  const std::string body = encode_compact_body(parse_trace(poll_trace(true, true)));
+  int refused = 0, read = 0;
+  for (std::size_t at = 0; at < body.size(); ++at)
+    for (unsigned char x : {0x01, 0x02, 0x40, 0x80, 0xff}) {
+      std::string bad = body;
+      bad[at] = static_cast<char>(static_cast<unsigned char>(bad[at]) ^ x);
+      const std::string bytes = std::string("\x89TFC\x07", 5) + zstd_compress(bad);
+      try {
+        const Trace t = decode_compact(bytes, "bad.tf");
+        ++read;
+        EXPECT_NO_THROW(encode_compact(t)) << "byte " << at << " ^ " << int(x);
+      } catch (const TraceFormatError&) {
+        ++refused;
+      } catch (const std::exception& ex) {
+        ADD_FAILURE() << "byte " << at << " ^ " << int(x) << ": " << ex.what();
+      }
+    }
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(read, 0);
 }
 
 // Files written by the version-6 writer (tests/data/compact-v6, from the
