@@ -41,6 +41,14 @@ void Writer::check(bool ok, const char* what) {
   if (!ok && f_.error_.empty()) f_.error_ = f_.path_ + ": " + what + ": " + std::strerror(errno);
 }
 
+void Writer::put_module(uint64_t kind, const Module& m) {
+  std::string line = format_module_line(m);
+  line.erase(0, 7);  // "module "
+  put_varint(kind);
+  put_varint(line.size());
+  put_bytes(line);
+}
+
 std::string Writer::open(const std::string& path, std::span<const uint8_t> header,
                          uint64_t max_bytes, uint64_t trailer_bytes, std::size_t block_bytes) {
   f_.file_ = std::fopen(path.c_str(), "wb");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tracefold/block_file_writer.hpp"
+#include "tracefold/modules.hpp"
 
 namespace tracefold::block_file {
 
@@ -64,6 +65,10 @@ class Writer {
   }
   void put_byte(uint8_t b) { f_.block_.push_back(b); }
   void put_bytes(std::string_view s) { f_.block_.insert(f_.block_.end(), s.begin(), s.end()); }
+  /// A module as the record `kind`: the module line of the trace format
+  /// without its keyword, length first (samples and event logs declare
+  /// modules alike).
+  void put_module(uint64_t kind, const Module& m);
   /// True when the block is full. The owner flushes then, as it alone knows
   /// what to count as dropped if the block does not fit the budget.
   bool end_record() {

@@ -56,11 +56,7 @@ void EventLogWriter::end_record() {
 void EventLogWriter::add_module(const Module& m) {
   block_file::Writer out(*this);
   if (!out.accepting()) return;
-  std::string line = format_module_line(m);
-  line.erase(0, 7);  // "module "
-  out.put_varint(kModule);
-  out.put_varint(line.size());
-  out.put_bytes(line);
+  out.put_module(kModule, m);
   end_record();
 }
 

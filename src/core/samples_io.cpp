@@ -52,11 +52,7 @@ uint32_t SamplesWriter::add_module(const Module& m) {
   // no written record refers to an unwritten one.
   const uint32_t id = modules_++;
   if (!out.accepting()) return id;
-  std::string line = format_module_line(m);
-  line.erase(0, 7);  // "module "
-  out.put_varint(kModule);
-  out.put_varint(line.size());
-  out.put_bytes(line);
+  out.put_module(kModule, m);
   end_record();
   return id;
 }

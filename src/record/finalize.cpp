@@ -2,7 +2,6 @@
 // when the program dies, and closing the timeline.
 
 #include <pthread.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -102,12 +101,6 @@ std::filesystem::path save_elsewhere(const Trace& trace, const std::filesystem::
     }
   }
   return {};
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 void save_merged_elsewhere(const Trace& merged, const std::string& output, const char* why) {
@@ -327,7 +320,7 @@ void Recorder::finish() {
   // The wall time includes waiting for the slowest rank and, with more
   // ranks than cores, for the processors; rank 0's own processor time is
   // the merge's work along the tree's critical path.
-  const double cpu0 = thread_cpu_seconds();
+  const int64_t cpu0 = thread_cpu_ns();
   // Rank 0 tells `tracefold record` what it wrote, so that record need not
   // read the whole trace back only to name its size.
   std::string written;
@@ -349,7 +342,7 @@ void Recorder::finish() {
       written = "trace ok " + std::to_string(merged->world_size) + " " +
                 std::to_string(merged->nodes.size()) + "\n";
       const double secs = PMPI_Wtime() - t0;
-      const double busy = thread_cpu_seconds() - cpu0;
+      const double busy = 1e-9 * static_cast<double>(thread_cpu_ns() - cpu0);
       if (!env("TRACEFOLD_QUIET"))
         std::fprintf(stderr,
                      "tracefold: wrote %s (%llu bytes, %zu nodes, %d ranks, merged in %.3f s, "

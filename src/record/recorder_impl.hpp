@@ -222,6 +222,8 @@ StatisticRegistry& statistics();
 /// Notes the calling thread's processor time as the end of its last call,
 /// where the compute_cpu statistic counts the next computation from.
 void mark_compute_cpu();
+/// The calling thread's processor time in ns (statistics.cpp).
+int64_t thread_cpu_ns();
 
 class Recorder {
  public:

@@ -37,12 +37,6 @@ class MinorFaultsStatistic final : public Statistic {
   }
 };
 
-int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // -1 until the thread's first call has returned (or MPI_Init marked it):
 // the first value of a thread is then its processor time since it started.
 TRACEFOLD_STATIC_TLS constinit thread_local int64_t tl_cpu_last_exit = -1;
@@ -102,6 +96,12 @@ void register_statistic(std::unique_ptr<Statistic> statistic) {
   auto& reg = statistics();
   std::lock_guard lock(reg.mu);
   reg.available.push_back(std::move(statistic));
+}
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace tracefold::record
