@@ -454,17 +454,19 @@ void Gen::structure() {
   // Every call once, for every rank that makes it (its guard and tables
   // cover all ranks that walk it), then the loops' trip counts and the walker.
   const std::string saved = body.str();
-  body.str("");
   const int was = depth;
+  // Each case is written into an empty body (leaf() reads back what it
+  // wrote: with the cases before it still there, that was quadratic).
+  std::ostringstream cases_out;
   for (std::size_t h = 0; h < nn; ++h) {
     if (walkers[h].empty()) continue;
     // Braces only around a case that declares something at its own level
     // (two cases may declare the same name): they were 20 bytes of every
     // case of an irregular trace's benchmark.
-    const std::size_t from = body.str().size();
+    body.str("");
     depth = 3;
     leaf(h, walkers[h]);
-    const std::string text = body.str().substr(from);
+    const std::string text = body.str();
     bool braces = false;
     std::istringstream lines(text);
     for (std::string l; !braces && std::getline(lines, l);) {
@@ -474,12 +476,10 @@ void Gen::structure() {
                                "MPI_Group ", "MPI_Op ", "MPI_Aint ", "MPI_Status ", "MPI_Info "})
         if (l.compare(6, std::strlen(type), type) == 0) braces = true;
     }
-    body.str(body.str().substr(0, from));
-    body.seekp(0, std::ios::end);
-    body << "    case " << h << (braces ? ": {\n" : ":\n") << text
-         << (braces ? "      break;\n    }\n" : "      break;\n");
+    cases_out << "    case " << h << (braces ? ": {\n" : ":\n") << text
+              << (braces ? "      break;\n    }\n" : "      break;\n");
   }
-  const std::string cases = body.str();
+  const std::string cases = cases_out.str();
   body.str("");
   body << saved;
   depth = was;
