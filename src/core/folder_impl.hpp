@@ -16,6 +16,29 @@
 #include "tracefold/folder.hpp"
 
 namespace tracefold {
+namespace folding {
+
+/// Scratch of lcs_length, kept between calls so that none allocates.
+struct LcsScratch {
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t mask = 0;  // index of the symbol's bit set in masks
+    bool used = false;
+  };
+  std::vector<Slot> slots;      // b's symbols, open addressing
+  std::vector<uint64_t> masks;  // per symbol, the bit set of its positions in b
+  std::vector<uint64_t> row;    // the bit-parallel row over b
+};
+
+/// Length of a longest common subsequence of `a` and `b`, computed a word
+/// of `b` at a time (the bit-vector recurrence of Allison and Dix, in
+/// Hyyro's form): O(|a| * |b| / 64) word operations instead of the
+/// |a| * |b| cells of the dynamic-programming table, which on a data
+/// exchange's long, irregular iterations was most of the general path.
+std::size_t lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
+                       LcsScratch& scratch);
+
+}  // namespace folding
 
 struct Folder::Impl {
   using Item = folding::Item;
@@ -435,20 +458,21 @@ struct Folder::Impl {
   enum class WalkResult : uint8_t { kPlaced, kComplete };
   WalkResult walk_place(uint64_t k, uint32_t index);
 
-  // How alike two candidate iterations are: the share of their calls (one
-  // pass through every loop body) that a longest common subsequence pairs
-  // up. Comparing calls, not items, keeps a half-finished iteration from
-  // looking like a whole loop just because its ends match.
-  double similarity(std::span<const Item> a, std::span<const Item> b, const Merger::Plan& plan);
+  // Whether two candidate iterations are alike: the share of their calls
+  // (one pass through every loop body) that a longest common subsequence
+  // pairs up reaches options.min_similarity. Comparing calls, not items,
+  // keeps a half-finished iteration from looking like a whole loop just
+  // because its ends match.
+  bool similar_enough(std::span<const Item> a, std::span<const Item> b, const Merger::Plan& plan);
 
   static constexpr std::size_t kMaxFlatKeys = 512;
   static bool flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out);
   std::vector<uint64_t> flat_a_, flat_b_;
-  std::vector<uint32_t> lcs_;
+  folding::LcsScratch lcs_;
 
   bool try_fold();
   std::vector<std::size_t> cands_;
-  // Whether the two sides similarity() last compared make the same set of
+  // Whether the two sides similar_enough() last compared make the same set of
   // calls (elastic_iterations).
   bool same_call_sets();
 

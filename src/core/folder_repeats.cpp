@@ -61,20 +61,72 @@ void Folder::Impl::replace_tail(std::size_t from, Item item) {
   index_push(top.size() - 1);
 }
 
-double Folder::Impl::similarity(std::span<const Item> a, std::span<const Item> b,
-                                const Merger::Plan& plan) {
+bool Folder::Impl::similar_enough(std::span<const Item> a, std::span<const Item> b,
+                                  const Merger::Plan& plan) {
   flat_a_.clear();
   flat_b_.clear();
   const bool small = flatten_keys(a, flat_a_) && flatten_keys(b, flat_b_);
-  if (!small) return static_cast<double>(plan.score) / static_cast<double>(a.size() + b.size());
+  if (!small)
+    return static_cast<double>(plan.score) / static_cast<double>(a.size() + b.size()) >=
+           options.min_similarity;
   const std::size_t n = flat_a_.size(), m = flat_b_.size();
-  lcs_.assign((n + 1) * (m + 1), 0);
-  for (std::size_t i = n; i-- > 0;)
-    for (std::size_t j = m; j-- > 0;)
-      lcs_[i * (m + 1) + j] = flat_a_[i] == flat_b_[j] ? lcs_[(i + 1) * (m + 1) + j + 1] + 1
-                                                       : std::max(lcs_[(i + 1) * (m + 1) + j],
-                                                                  lcs_[i * (m + 1) + j + 1]);
-  return 2.0 * lcs_[0] / static_cast<double>(n + m);
+  if (n + m == 0) return true;  // not reached: items flatten to at least one call
+  // The LCS is at most the shorter side: sides of lengths too far apart
+  // cannot be alike, and need no LCS.
+  const auto share = [&](std::size_t pairs) {
+    return 2.0 * static_cast<double>(pairs) / static_cast<double>(n + m);
+  };
+  if (share(std::min(n, m)) < options.min_similarity) return false;
+  return share(lcs_length(flat_a_, flat_b_, lcs_)) >= options.min_similarity;
+}
+
+std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
+                                LcsScratch& s) {
+  const std::size_t m = b.size(), words = (m + 63) / 64;
+  if (a.empty() || m == 0) return 0;
+  // b's symbols in an open-addressing table (a power of two at least twice
+  // their number), each with the bit set of its positions in b.
+  using Slot = LcsScratch::Slot;
+  int bits = 4;
+  while ((std::size_t{1} << bits) < 2 * m) ++bits;
+  const std::size_t cap = std::size_t{1} << bits;
+  s.slots.assign(cap, Slot{});
+  s.masks.clear();
+  const auto slot_of = [&](uint64_t key) -> Slot& {
+    std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+    while (s.slots[i].used && s.slots[i].key != key) i = (i + 1) & (cap - 1);
+    return s.slots[i];
+  };
+  for (std::size_t j = 0; j < m; ++j) {
+    Slot& sl = slot_of(b[j]);
+    if (!sl.used) {
+      sl = Slot{b[j], static_cast<uint32_t>(s.masks.size() / words), true};
+      s.masks.resize(s.masks.size() + words, 0);
+    }
+    s.masks[sl.mask * words + j / 64] |= uint64_t{1} << (j % 64);
+  }
+  // Bit j of the row is 0 where the LCS of a's prefix and b[0..j] grows at
+  // j: the zeros counted at the end are the LCS's length.
+  s.row.assign(words, ~uint64_t{0});
+  for (const uint64_t x : a) {
+    const Slot& sl = slot_of(x);
+    if (!sl.used) continue;  // no match in b: the row stays
+    const uint64_t* match = s.masks.data() + static_cast<std::size_t>(sl.mask) * words;
+    uint64_t carry = 0;
+    for (std::size_t w = 0; w < words; ++w) {
+      const uint64_t v = s.row[w], u = v & match[w];
+      const uint64_t sum = v + u + carry;
+      carry = (sum < v || (carry && sum == v)) ? 1 : 0;
+      s.row[w] = sum | (v & ~match[w]);
+    }
+  }
+  std::size_t ones = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    uint64_t v = s.row[w];
+    if (w + 1 == words && m % 64 != 0) v &= (uint64_t{1} << (m % 64)) - 1;
+    ones += static_cast<std::size_t>(__builtin_popcountll(v));
+  }
+  return m - ones;
 }
 
 bool Folder::Impl::flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out) {
@@ -194,9 +246,7 @@ bool Folder::Impl::try_fold() {
       std::span<const Item> all(top);
       Merger::Plan& plan = merger.scratch_plan();
       if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
-      if (similarity(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) <
-              options.min_similarity &&
-          !same_call_sets())
+      if (!similar_enough(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) && !same_call_sets())
         break;
       make_loop(j, m);
       return true;
@@ -214,11 +264,11 @@ bool Folder::Impl::accept_iteration(std::span<const Item> body, std::span<const 
   }
   Merger::Plan& plan = merger.scratch_plan();
   if (!merger.align(body, seg, plan)) return false;
-  return similarity(body, seg, plan) >= options.min_similarity || same_call_sets();
+  return similar_enough(body, seg, plan) || same_call_sets();
 }
 
 bool Folder::Impl::same_call_sets() {
-  // After similarity(): flat_a_ and flat_b_ hold both sides' calls, or are
+  // After similar_enough(): flat_a_ and flat_b_ hold both sides' calls, or are
   // cut short when a side is too long (then nothing is claimed).
   if (!options.elastic_iterations || flat_a_.empty() || flat_b_.empty() ||
       flat_a_.size() > kMaxFlatKeys || flat_b_.size() > kMaxFlatKeys)
