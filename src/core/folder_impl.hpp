@@ -458,12 +458,13 @@ struct Folder::Impl {
   enum class WalkResult : uint8_t { kPlaced, kComplete };
   WalkResult walk_place(uint64_t k, uint32_t index);
 
-  // Whether two candidate iterations are alike: the share of their calls
-  // (one pass through every loop body) that a longest common subsequence
-  // pairs up reaches options.min_similarity. Comparing calls, not items,
-  // keeps a half-finished iteration from looking like a whole loop just
-  // because its ends match.
-  bool similar_enough(std::span<const Item> a, std::span<const Item> b, const Merger::Plan& plan);
+  // Whether two candidate iterations are alike: their items align, and the
+  // share of their calls (one pass through every loop body) that a longest
+  // common subsequence pairs up reaches options.min_similarity, or they
+  // make the same set of calls (elastic_iterations). Comparing calls, not
+  // items, keeps a half-finished iteration from looking like a whole loop
+  // just because its ends match.
+  bool alike(std::span<const Item> a, std::span<const Item> b);
 
   static constexpr std::size_t kMaxFlatKeys = 512;
   static bool flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out);
@@ -472,7 +473,7 @@ struct Folder::Impl {
 
   bool try_fold();
   std::vector<std::size_t> cands_;
-  // Whether the two sides similar_enough() last compared make the same set of
+  // Whether the two sides alike() last flattened make the same set of
   // calls (elastic_iterations).
   bool same_call_sets();
 

@@ -61,23 +61,29 @@ void Folder::Impl::replace_tail(std::size_t from, Item item) {
   index_push(top.size() - 1);
 }
 
-bool Folder::Impl::similar_enough(std::span<const Item> a, std::span<const Item> b,
-                                  const Merger::Plan& plan) {
+bool Folder::Impl::alike(std::span<const Item> a, std::span<const Item> b) {
+  Merger::Plan& plan = merger.scratch_plan();
   flat_a_.clear();
   flat_b_.clear();
   const bool small = flatten_keys(a, flat_a_) && flatten_keys(b, flat_b_);
-  if (!small)
+  if (!small) {
+    if (!merger.align(a, b, plan)) return false;
     return static_cast<double>(plan.score) / static_cast<double>(a.size() + b.size()) >=
-           options.min_similarity;
+               options.min_similarity ||
+           same_call_sets();
+  }
   const std::size_t n = flat_a_.size(), m = flat_b_.size();
-  if (n + m == 0) return true;  // not reached: items flatten to at least one call
-  // The LCS is at most the shorter side: sides of lengths too far apart
-  // cannot be alike, and need no LCS.
   const auto share = [&](std::size_t pairs) {
-    return 2.0 * static_cast<double>(pairs) / static_cast<double>(n + m);
+    return n + m == 0 ? 1.0 : 2.0 * static_cast<double>(pairs) / static_cast<double>(n + m);
   };
-  if (share(std::min(n, m)) < options.min_similarity) return false;
-  return share(lcs_length(flat_a_, flat_b_, lcs_)) >= options.min_similarity;
+  // The LCS is at most the shorter side: sides whose lengths are too far
+  // apart are alike only by their sets of calls, which is cheaper to ask
+  // first than the alignment (most candidates of an irregular code end
+  // here).
+  if (share(std::min(n, m)) < options.min_similarity)
+    return same_call_sets() && merger.align(a, b, plan);
+  if (!merger.align(a, b, plan)) return false;
+  return share(lcs_length(flat_a_, flat_b_, lcs_)) >= options.min_similarity || same_call_sets();
 }
 
 std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
@@ -244,10 +250,7 @@ bool Folder::Impl::try_fold() {
     for (std::size_t j = m + 1; j-- > lo;) {
       if (top[j].first != first_key) continue;
       std::span<const Item> all(top);
-      Merger::Plan& plan = merger.scratch_plan();
-      if (!merger.align(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan)) break;
-      if (!similar_enough(all.subspan(j, m + 1 - j), all.subspan(m + 1), plan) && !same_call_sets())
-        break;
+      if (!alike(all.subspan(j, m + 1 - j), all.subspan(m + 1))) break;
       make_loop(j, m);
       return true;
     }
@@ -262,13 +265,11 @@ bool Folder::Impl::accept_iteration(std::span<const Item> body, std::span<const 
       direct = directly_compatible(body[i], seg[i]);
     if (direct) return true;
   }
-  Merger::Plan& plan = merger.scratch_plan();
-  if (!merger.align(body, seg, plan)) return false;
-  return similar_enough(body, seg, plan) || same_call_sets();
+  return alike(body, seg);
 }
 
 bool Folder::Impl::same_call_sets() {
-  // After similar_enough(): flat_a_ and flat_b_ hold both sides' calls, or are
+  // After alike() flattened them: flat_a_ and flat_b_ hold both sides' calls, or are
   // cut short when a side is too long (then nothing is claimed).
   if (!options.elastic_iterations || flat_a_.empty() || flat_b_.empty() ||
       flat_a_.size() > kMaxFlatKeys || flat_b_.size() > kMaxFlatKeys)
