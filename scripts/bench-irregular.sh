@@ -2,7 +2,7 @@
 # Irregular codes: the polling V-cycle (tests/apps/amg_like.c) and the data
 # exchange of a setup phase (tests/apps/exchange_setup.c), side by side with
 # the folder's walk path on and off (TRACEFOLD_WALK=0) in the same run.
-#   PARTS="wall calls merge" BUILD_DIR=build scripts/bench-irregular.sh
+#   PARTS="wall calls fold merge" BUILD_DIR=build scripts/bench-irregular.sh
 # Parts:
 #   wall   traced/untraced whole-run wall time at 4 ranks (two ranks per
 #          core here), ROUNDS pairs (default 7) in alternating order, median
@@ -12,6 +12,11 @@
 #          amg_like at 4 ranks, 1000 V-cycles (callgrind, inclusive of
 #          tracefold::record::Call::~Call: call site, lock, poll summary,
 #          folding), divided by rank 0's calls from the trace; walk on and off.
+#   fold   instructions of the folder alone per call, the same input every
+#          time: one recording's raw logs (4 ranks; amg_like 1000 V-cycles,
+#          exchange_setup ROUNDS_EX rounds) folded by `tracefold fold` under
+#          callgrind, inclusive of Folder::append, walk on and off
+#          (--no-walk, the general path alone), over all ranks' calls.
 #   merge  trace size and the merge at MPI_Finalize (the recorder's "merged
 #          in" line) for both programs at NPS ranks (default "4 8 16 32 64"):
 #          one run's raw logs folded with the walk on and off and with
@@ -27,7 +32,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
 APPS=$(realpath "$BUILD_DIR/tests/apps")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-PARTS=${PARTS:-wall calls merge}
+PARTS=${PARTS:-wall calls fold merge}
 ROUNDS=${ROUNDS:-7}
 ROUNDS_EX=${ROUNDS_EX:-400}
 NPS=${NPS:-4 8 16 32 64}
@@ -100,6 +105,30 @@ SH
     paths=$(sed -nE 's/^tracefold: rank 0: folder: (.*)/\1/p' "$WORK/c$walk.err")
     echo "| $walk | $calls | $ins | $(echo "$ins / $calls" | bc) | $paths |"
     if [[ -n ${KEEP_DIR:-} ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK/cg.$walk" "$KEEP_DIR/"; fi
+  done
+  echo
+fi
+
+if part fold; then
+  command -v valgrind >/dev/null || apt-get install -y valgrind >/dev/null
+  echo "## instructions of the folder per call, raw logs of 4 ranks folded by tracefold fold (callgrind)"
+  echo "| program | calls | walk on | walk off (general path) |"
+  echo "|---|---|---|---|"
+  for spec in "amg_like 1000" "exchange_setup $ROUNDS_EX"; do
+    read -r prog arg <<<"$spec"
+    rm -rf "$WORK/foldraw"
+    "$TF" record -o "$WORK/fold.tf" --raw-log "$WORK/foldraw" -- mpirun -np 4 "$APPS/app_$prog" "$arg" \
+      >/dev/null 2>&1 || { echo "$prog: recording failed" >&2; exit 1; }
+    calls=$(cat "$WORK"/foldraw/rank-*.txt | grep -c '^MPI_')
+    row="| $prog $arg | $calls"
+    for walk in "" --no-walk; do
+      valgrind -q --tool=callgrind --callgrind-out-file="$WORK/fold.cg" \
+        '--toggle-collect=tracefold::Folder::append(tracefold::Event const&)' \
+        "$TF" fold $walk -o "$WORK/folded.tf" "$WORK/foldraw" >/dev/null 2>&1
+      ins=$(callgrind_annotate "$WORK/fold.cg" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+      row+=" | $((ins / calls))"
+    done
+    echo "$row |"
   done
   echo
 fi
