@@ -176,6 +176,59 @@ TEST(Diagnose, PartiallyEvenedOutImbalanceNamesBothFunctions) {
   EXPECT_NE(d->detail.find("partially evened out"), std::string::npos) << d->detail;
 }
 
+// Samples files that reached their size bound after two of four steps:
+// the later steps' computation is named by call site, and a note says
+// where the samples end. Samples dropped while later ones were kept are
+// gaps: no note, every step named from the samples.
+TEST(Diagnose, SamplesThatEndEarlyLeaveTheRestToCallSites) {
+  for (const bool early : {true, false}) {
+    Sampled t(4);
+    t.init();
+    int64_t at = 0;
+    for (int s = 0; s < 4; ++s) {
+      std::vector<int64_t> w;
+      for (int32_t r = 0; r < 4; ++r) {
+        w.push_back((r + 1) * 10 * kMs);
+        if (!early || s < 2) t.work(r, at, w.back(), 2);
+      }
+      at = t.step(at, w);
+    }
+    t.finalize(at);
+    for (RankSamples& rs : t.in.samples) {
+      rs.has_trailer = true;
+      rs.dropped = 5;
+    }
+    const DiagnoseReport r = t.run();
+    const Diagnosis* d = find(r, DiagnosisKind::kLoadImbalance);
+    ASSERT_NE(d, nullptr);
+    EXPECT_NEAR(d->seconds, 4 * 15e-3, 1e-9);
+    std::vector<std::string> notes;
+    for (const std::string& n : r.notes)
+      if (n.find("end before their computation does") != std::string::npos) notes.push_back(n);
+    if (!early) {
+      EXPECT_TRUE(notes.empty()) << notes[0];
+      ASSERT_EQ(d->causes.size(), 1u);
+      EXPECT_EQ(d->causes[0].label, "work_a, called from main");
+      EXPECT_NEAR(d->causes[0].seconds, 4 * 15e-3, 1e-9);
+      continue;
+    }
+    // Rank 0's last sample: 9 ms into the second step, which began at 40.01 ms.
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(
+        notes[0].find("samples of ranks 0\u20133 end before their computation does, the first "
+                      "0.049 s into the run"),
+        std::string::npos)
+        << notes[0];
+    ASSERT_EQ(d->causes.size(), 2u);
+    for (const CodePlace& cause : d->causes) {
+      EXPECT_EQ(cause.rank, 3);
+      EXPECT_NEAR(cause.seconds, 2 * 15e-3, 1e-9) << cause.label;
+    }
+    EXPECT_TRUE(d->causes[0].label == "work_a, called from main" ||
+                d->causes[1].label == "work_a, called from main");
+  }
+}
+
 TEST(Diagnose, WaitForPartnerNamesTheLateRankAndWhatItDid) {
   Sampled t(2);
   t.init();
