@@ -31,14 +31,10 @@
  * also holds the message's delivery: on a loaded machine that can take
  * milliseconds, and it is not waiting.
  *   large       (2 ranks) rank 1 posts MPI_Recv, then rank 0 sends 16 MiB
- *               (designed: rank 0's time in MPI_Send / P, less any part of
- *               it before rank 1 entered the receive)
+ *               (designed: rank 0's time in MPI_Send after the receive's / P)
  *   mpmd        the lower half works 2 units in work_a and exchanges with a
  *               partner (MPI_Sendrecv); the upper half works one unit in
- *               work_b; then MPI_Allreduce (designed: max - avg of each
- *               rank's time from the step's start, the previous
- *               MPI_Allreduce's exit, to its entry into this one: the work
- *               and the lower half's exchange)
+ *               work_b; then MPI_Allreduce (designed: max - avg of work and exchange)
  *   balanced    every rank works a unit, then MPI_Allreduce (designed: the
  *               imbalance the machine's scheduling made of it, the sum over
  *               steps of avg - min of the ranks' time in the MPI_Allreduce,
