@@ -23,7 +23,10 @@ namespace tracefold::record::sampling {
 // Deeper stacks keep their innermost frames (placed under the root, with
 // no LCA marker).
 constexpr int kMaxFrames = 48;
-constexpr uint64_t kRingSlots = 1024;  // 1 s at 1 kHz between two drains
+// 4 s at 1 kHz between two drains (a rank's MPI calls): a computation
+// step a loaded machine stretches several times still fits. Pages are
+// touched only as samples fill them.
+constexpr uint64_t kRingSlots = 4096;
 // Samples inside MPI calls need no frames: a ring of their own, long
 // enough for a wait of 16 s at 1 kHz without a drain (no call completes
 // during a wait, and drains happen in the MPI wrappers).

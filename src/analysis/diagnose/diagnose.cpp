@@ -188,7 +188,7 @@ void index_samples(Context& c) {
       << " end before their computation does, the first " << std::fixed << std::setprecision(3)
       << c.seconds(std::max(first_end, c.run_start) - c.run_start)
       << " s into the run (the samples file reached its size bound, raise it with "
-         "--timeline-max; or a thread computed for over 1,024 periods without an MPI call): "
+         "--timeline-max; or a thread computed for over 4,096 periods without an MPI call): "
          "the computation after is named by MPI call site";
     c.rep.notes.push_back(o.str());
   }
