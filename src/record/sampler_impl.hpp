@@ -32,7 +32,7 @@ constexpr uint64_t kRingSlots = 4096;
 // during a wait, and drains happen in the MPI wrappers).
 constexpr uint64_t kMpiSlots = 16384;
 // Ticks one late tick stores as copies of its sample (see on_tick).
-constexpr int64_t kMaxCopies = kRingSlots / 4;
+constexpr int64_t kMaxCopies = 256;
 // The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
 // 4.26 ms (a handler preempted half way, on a loaded machine), then one
 // overflow bucket.
