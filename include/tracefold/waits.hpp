@@ -178,18 +178,27 @@ struct WaitInput {
   /// the two files' last blocks): per rank, the timeline records left
   /// without an event (not analysed). Empty when no event log was cut.
   std::vector<uint64_t> unlogged;
-  /// Then every rank is analysed up to `cut_ns` only: the enter, on rank
-  /// 0's clock, of the earliest call without parameters, rank `cut_rank`'s.
-  /// A call that ended later may have waited for that one (a receive for
-  /// its send, a collective for its entry), and nothing says what that
-  /// call was. Per rank, the events left out for that.
+  /// Per rank: events past its timeline's size bound, without times (not
+  /// analysed; their sum is `dropped`). Empty when every timeline holds
+  /// all its rank's events.
+  std::vector<uint64_t> untimed;
+  /// Then every rank is analysed up to `cut_ns` only, on rank 0's clock:
+  /// rank `cut_rank`'s earliest call without parameters began there, or
+  /// (`cut_by_timeline`) its last timed call ended there and its first
+  /// untimed one began later. A call that ended later may have waited for
+  /// that one (a receive for its send, a collective for its entry), and
+  /// nothing says when or what that call was. Per rank, the events left
+  /// out for that.
   int64_t cut_ns = std::numeric_limits<int64_t>::max();
   int32_t cut_rank = -1;
+  bool cut_by_timeline = false;
   std::vector<uint64_t> after_cut;
 };
 
 /// Reads TRACE's timeline directory `dir` (every rank). Throws WaitsError
 /// if it is missing (record with --timeline) or belongs to another run.
+/// A timeline cut by its size bound is analysed up to its end, and every
+/// rank up to the time it ends at (WaitInput::cut_ns).
 WaitInput load_wait_input(const Trace& trace, const std::string& dir);
 /// The same for a `record --sample-only` run (event_log.hpp): the events
 /// are `events` (per rank, sites in `tables`), not a trace's expansion;

@@ -10,11 +10,8 @@ namespace tracefold::record {
 void Recorder::open_event_log(const char* dir) {
   if (disabled) return;
   event_log_file = event_log_path(dir, rank);
-  // Blocks as the timeline's: a small bound still keeps some events.
-  const std::size_t block = static_cast<std::size_t>(
-      std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
   try {
-    event_log.open(event_log_file, rank, size, timeline_max, block);
+    event_log.open(event_log_file, rank, size, timeline_max, block_bytes());
   } catch (const std::exception& ex) {
     event_log_open_error = ex.what();
     std::fprintf(stderr, "tracefold: rank %d: no event log: %s\n", rank, ex.what());

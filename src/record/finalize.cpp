@@ -28,11 +28,8 @@ void Recorder::start_timeline(const char* dir, int64_t t0) {
     std::filesystem::create_directories(dir, ec);
     const std::string path =
         (std::filesystem::path(dir) / ("rank-" + std::to_string(rank) + ".tft")).string();
-    // Small bounds get small blocks, so some events still fit.
-    const std::size_t block = static_cast<std::size_t>(
-        std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
     timeline_path = path;
-    timeline.open(path, rank, size, skewed(t0), timeline_max, block);
+    timeline.open(path, rank, size, skewed(t0), timeline_max, block_bytes());
     timeline.set_start_offset(timeline_start.offset_ns, timeline_start.local_ns,
                               timeline_start.round_trip_ns);
   } catch (const std::exception& ex) {

@@ -242,6 +242,13 @@ class Recorder {
   // `record --timeline`: every call's enter/exit time, next to the trace.
   TimelineWriter timeline;
   uint64_t timeline_max = uint64_t{256} << 20;
+  // Block size of each bounded file (timeline, event log, samples): a
+  // block is written whole or not at all, so small bounds get small blocks
+  // and still keep something.
+  std::size_t block_bytes() const {
+    return static_cast<std::size_t>(
+        std::clamp<uint64_t>(timeline_max ? timeline_max / 8 : 65536, 256, 65536));
+  }
   bool timeline_warned = false;
   ClockSample timeline_start;  // offset to rank 0's clock at MPI_Init
   // Test hook TRACEFOLD_TEST_CLOCK_SKEW_NS (clock_sync.cpp): this rank's

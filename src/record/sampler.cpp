@@ -299,7 +299,7 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
   }
   s.path = samples_path(timeline_dir, r.rank);
   try {
-    s.writer.open(s.path, r.rank, r.size, s.period_ns, s.clock, r.timeline_max, 1 << 16);
+    s.writer.open(s.path, r.rank, r.size, s.period_ns, s.clock, r.timeline_max, r.block_bytes());
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "tracefold: rank %d: no samples: %s\n", r.rank, ex.what());
     return;

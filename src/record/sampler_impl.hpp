@@ -23,13 +23,16 @@ namespace tracefold::record::sampling {
 // Deeper stacks keep their innermost frames (placed under the root, with
 // no LCA marker).
 constexpr int kMaxFrames = 48;
-constexpr uint64_t kRingSlots = 1024;  // 1 s at 1 kHz between two drains
+// 4 s at 1 kHz between two drains (a rank's MPI calls): a computation
+// step a loaded machine stretches several times still fits. Pages are
+// touched only as samples fill them.
+constexpr uint64_t kRingSlots = 4096;
 // Samples inside MPI calls need no frames: a ring of their own, long
 // enough for a wait of 16 s at 1 kHz without a drain (no call completes
 // during a wait, and drains happen in the MPI wrappers).
 constexpr uint64_t kMpiSlots = 16384;
 // Ticks one late tick stores as copies of its sample (see on_tick).
-constexpr int64_t kMaxCopies = kRingSlots / 4;
+constexpr int64_t kMaxCopies = 256;
 // The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
 // 4.26 ms (a handler preempted half way, on a loaded machine), then one
 // overflow bucket.

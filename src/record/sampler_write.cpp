@@ -141,9 +141,10 @@ void drain_samples(Recorder& r) {
   if (s.writer.over_budget() && !s.warned_budget) {
     s.warned_budget = true;
     std::fprintf(stderr,
-                 "tracefold: rank %d: samples size bound reached (TRACEFOLD_TIMELINE_MAX); later "
-                 "samples are counted, not kept\n",
-                 r.rank);
+                 "tracefold: rank %d: samples size bound reached (%llu bytes); later samples are "
+                 "counted, not kept: raise the bound with `tracefold record --timeline-max "
+                 "BYTES` (TRACEFOLD_TIMELINE_MAX)\n",
+                 r.rank, static_cast<unsigned long long>(r.timeline_max));
   }
 }
 

@@ -7,9 +7,10 @@
 # diagnose` analyses the run up to where the first log ends, names the cut
 # (ranks, calls with parameters of those timed, why), and still finds the
 # designed load imbalance of the steps it analysed, at the Allreduce, on
-# rank 3, within 10 % of the program's own measure of those steps (the
-# samples are lost to the bound as well: the cause is named by call site);
-# the parallel diagnosis writes the serial report.
+# rank 3, within 10 % of the program's own measure of those steps; the
+# samples files keep samples up to the same bound (small bounds get small
+# blocks), the report says where they end, and the computation after is
+# named by call site; the parallel diagnosis writes the serial report.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
@@ -27,6 +28,20 @@ if [[ $warned -ge 1 && $warned -le 4 ]] &&
 else
   bad "want one event log bound warning per cut rank naming $BOUND bytes and --timeline-max, got:"
   grep "tracefold:" "$d/err.txt" >&2
+fi
+
+# The samples file is bounded too, with blocks small enough that samples
+# are kept before the bound; the report says they end early.
+CHECKS=$((CHECKS + 1))
+kept=$(sed -n 's/^tracefold: samples of 4 ranks every 2ms in .*: \([0-9]*\) kept of \([0-9]*\) taken (\([0-9]*\) dropped).*/\1 \3/p' "$d/err.txt")
+if [[ -z $kept || ${kept% *} -eq 0 || ${kept#* } -eq 0 ]]; then
+  bad "want samples kept and dropped under --timeline-max $BOUND, got '${kept:-no samples line}'"
+  grep "tracefold:" "$d/err.txt" >&2
+elif ! grep -q "samples of ranks\? [0-9,–]* end before their computation does, the first [0-9.]* s into the run (the samples file reached its size bound, raise it with --timeline-max" "$TEXT"; then
+  bad "the report does not say where the samples end"
+  sed -n '/^Notes/,$p' "$TEXT" >&2
+else
+  ok "${kept% *} samples kept, ${kept#* } dropped at the bound; $(grep -o 'samples of ranks\? [0-9,–]* end before[^(]*' "$TEXT")"
 fi
 
 # The note: per cut rank, the calls it has parameters for of those timed.

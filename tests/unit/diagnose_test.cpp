@@ -176,6 +176,59 @@ TEST(Diagnose, PartiallyEvenedOutImbalanceNamesBothFunctions) {
   EXPECT_NE(d->detail.find("partially evened out"), std::string::npos) << d->detail;
 }
 
+// Samples files that reached their size bound after two of four steps:
+// the later steps' computation is named by call site, and a note says
+// where the samples end. Samples dropped while later ones were kept are
+// gaps: no note, every step named from the samples.
+TEST(Diagnose, SamplesThatEndEarlyLeaveTheRestToCallSites) {
+  for (const bool early : {true, false}) {
+    Sampled t(4);
+    t.init();
+    int64_t at = 0;
+    for (int s = 0; s < 4; ++s) {
+      std::vector<int64_t> w;
+      for (int32_t r = 0; r < 4; ++r) {
+        w.push_back((r + 1) * 10 * kMs);
+        if (!early || s < 2) t.work(r, at, w.back(), 2);
+      }
+      at = t.step(at, w);
+    }
+    t.finalize(at);
+    for (RankSamples& rs : t.in.samples) {
+      rs.has_trailer = true;
+      rs.dropped = 5;
+    }
+    const DiagnoseReport r = t.run();
+    const Diagnosis* d = find(r, DiagnosisKind::kLoadImbalance);
+    ASSERT_NE(d, nullptr);
+    EXPECT_NEAR(d->seconds, 4 * 15e-3, 1e-9);
+    std::vector<std::string> notes;
+    for (const std::string& n : r.notes)
+      if (n.find("end before their computation does") != std::string::npos) notes.push_back(n);
+    if (!early) {
+      EXPECT_TRUE(notes.empty()) << notes[0];
+      ASSERT_EQ(d->causes.size(), 1u);
+      EXPECT_EQ(d->causes[0].label, "work_a, called from main");
+      EXPECT_NEAR(d->causes[0].seconds, 4 * 15e-3, 1e-9);
+      continue;
+    }
+    // Rank 0's last sample: 9 ms into the second step, which began at 40.01 ms.
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(
+        notes[0].find("samples of ranks 0\u20133 end before their computation does, the first "
+                      "0.049 s into the run"),
+        std::string::npos)
+        << notes[0];
+    ASSERT_EQ(d->causes.size(), 2u);
+    for (const CodePlace& cause : d->causes) {
+      EXPECT_EQ(cause.rank, 3);
+      EXPECT_NEAR(cause.seconds, 2 * 15e-3, 1e-9) << cause.label;
+    }
+    EXPECT_TRUE(d->causes[0].label == "work_a, called from main" ||
+                d->causes[1].label == "work_a, called from main");
+  }
+}
+
 TEST(Diagnose, WaitForPartnerNamesTheLateRankAndWhatItDid) {
   Sampled t(2);
   t.init();
@@ -303,19 +356,37 @@ TEST(Diagnose, SerialisationWhenAllOthersWaitAsLongAsOneComputes) {
   t.init();
   int64_t at = 0;
   for (int s = 0; s < 4; ++s) {
+    // In step 2 rank 2 enters 20 ms late (descheduled, say): it waits only
+    // 10 ms, yet the call stays serialised and its waiting counts.
     for (int32_t r = 0; r < 3; ++r)
-      t.add(r, "MPI_Bcast", 4, r == 0 ? at + 30 * kMs : at, at + 30 * kMs + 20000,
-            {{"comm", 0}, {"root", 0}, {"count", 1}, {"dsize", 4}});
+      t.add(r, "MPI_Bcast", 4, r == 0 ? at + 30 * kMs : at + (s == 2 && r == 2 ? 20 * kMs : 0),
+            at + 30 * kMs + 20000, {{"comm", 0}, {"root", 0}, {"count", 1}, {"dsize", 4}});
     at += 30 * kMs + 20000;
   }
   t.finalize(at);
   const DiagnoseReport r = t.run();
   const Diagnosis* d = find(r, DiagnosisKind::kSerialisation);
   ASSERT_NE(d, nullptr);
-  // Ranks 1 and 2 wait 30 ms per step: 4 * 60 ms over 3 ranks.
-  EXPECT_NEAR(d->seconds, 4 * 60e-3 / 3, 1e-6);
+  // Ranks 1 and 2 wait 30 ms per step but rank 2 10 ms in step 2: 220 ms over 3 ranks.
+  EXPECT_NEAR(d->seconds, (4 * 60e-3 - 20e-3) / 3, 1e-6);
+  EXPECT_NE(d->detail.find("in 3 of 4 instances"), std::string::npos) << d->detail;
   ASSERT_FALSE(d->causes.empty());
   EXPECT_EQ(d->causes[0].rank, 0);
+}
+
+// One rank waiting for another now and then is not serialisation.
+TEST(Diagnose, NoSerialisationWhenMostInstancesHaveARankThatDidNotWait) {
+  DiagRun t(3);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 4; ++s) {
+    for (int32_t r = 0; r < 3; ++r)
+      t.add(r, "MPI_Bcast", 4, r == 0 ? at + 30 * kMs : at + (s != 1 && r == 2 ? 25 * kMs : 0),
+            at + 30 * kMs + 20000, {{"comm", 0}, {"root", 0}, {"count", 1}, {"dsize", 4}});
+    at += 30 * kMs + 20000;
+  }
+  t.finalize(at);
+  EXPECT_EQ(find(t.run(), DiagnosisKind::kSerialisation), nullptr);
 }
 
 TEST(Diagnose, PhaseSummaryGivesEachDiagnosisItsShareOfTheRun) {

@@ -436,6 +436,60 @@ TEST(WaitsAnalysis, CutEventLogIsAnalysedUpToWhereItEnds) {
   EXPECT_DOUBLE_EQ(cell(rep, WaitPattern::kLateSender, 1), 900e-9);
 }
 
+// Rank 0's timeline reached its size bound after its first send: its
+// second send has no time, so rank 1's receive of it (which waited for it)
+// and everything later are left out, not analysed as an unmatched receive
+// whose waiting would read as transfer.
+TEST(WaitsAnalysis, CutTimelineIsAnalysedUpToWhereItEnds) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tracefold-tcut-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Trace tables;
+  tables.world_size = 2;
+  tables.comms.define_world(2);
+  tables.sites = testing::make_sites(4);
+  auto send = [](int64_t tag) {
+    return make_event("MPI_Send", 1, {{"peer", 1}, {"tag", tag}, {"comm", 0}});
+  };
+  auto recv = [](int64_t tag) {
+    return make_event("MPI_Recv", 2, {{"peer", 0}, {"tag", tag}, {"comm", 0}});
+  };
+  std::vector<std::vector<Event>> events = {
+      {make_event("MPI_Init", 0), send(1), send(2), make_event("MPI_Finalize", 3)},
+      {make_event("MPI_Init", 0), recv(1), recv(2), make_event("MPI_Finalize", 3)}};
+  const std::vector<std::vector<std::tuple<const char*, int64_t, int64_t>>> times = {
+      {{"MPI_Init", 0, 10}, {"MPI_Send", 1000, 1010}},
+      {{"MPI_Init", 0, 10},
+       {"MPI_Recv", 100, 1005},
+       {"MPI_Recv", 1100, 3020},
+       {"MPI_Finalize", 3100, 3200}}};
+  for (int32_t r = 0; r < 2; ++r) {
+    TimelineWriter w;
+    w.open((dir / ("rank-" + std::to_string(r) + ".tft")).string(), r, 2, 0, 0);
+    w.set_start_offset(0, 0);
+    for (const auto& [op, enter, exit] : times[std::size_t(r)])
+      w.add(*OpTable::find(op), enter, exit);
+    w.close(0, 4000);
+  }
+  const WaitInput in = load_wait_input(tables, std::move(events), dir.string());
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(in.dropped, 2u);
+  EXPECT_EQ(in.untimed, (std::vector<uint64_t>{2, 0}));
+  EXPECT_TRUE(in.unlogged.empty());
+  EXPECT_EQ(in.cut_rank, 0);
+  EXPECT_TRUE(in.cut_by_timeline);
+  EXPECT_EQ(in.cut_ns, 1010);
+  EXPECT_EQ(in.after_cut, (std::vector<uint64_t>{0, 2}));
+  ASSERT_EQ(in.ranks[1].size(), 2u);
+  const WaitReport rep = analyze_waits(tables, in);
+  EXPECT_EQ(rep.unmatched_recvs, 0u);
+  EXPECT_DOUBLE_EQ(cell(rep, WaitPattern::kLateSender, 1), 900e-9);
+  ASSERT_FALSE(rep.notes.empty());
+  EXPECT_NE(rep.notes[0].find("where rank 0's timeline ends"), std::string::npos) << rep.notes[0];
+  EXPECT_NE(rep.notes[0].find("2 later timed calls left out (of rank 1)"), std::string::npos)
+      << rep.notes[0];
+}
+
 TEST(WaitsAnalysis, ControlledLogicalClockRepairsAReceiveBeforeItsSend) {
   Timelines t(2);
   t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 1}, {"comm", 0}});

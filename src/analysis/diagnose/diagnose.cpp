@@ -2,9 +2,11 @@
 // then phases and the diagnoses (seed 002, Sections 4-5).
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "internal.hpp"
+#include "tracefold/export.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/op_class.hpp"
 
@@ -116,6 +118,8 @@ void index_samples(Context& c) {
   c.comp_samples.resize(std::size_t(c.size));
   c.context_key.resize(std::size_t(c.size));
   c.context_path.resize(std::size_t(c.size));
+  std::vector<int32_t> cut;
+  int64_t first_end = INT64_MAX;
   for (int32_t r = 0; r < c.size; ++r) {
     const RankSamples& rs = c.in.samples[std::size_t(r)];
     auto& idx = c.comp_samples[std::size_t(r)];
@@ -124,12 +128,27 @@ void index_samples(Context& c) {
     std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
       return rs.samples[a].time_ns < rs.samples[b].time_ns;
     });
-    // Samples lost past the last kept one (or a file without any) would
-    // leave the computation after it without a place.
-    if (!rs.has_trailer || rs.dropped > 0) {
+    // Samples that stop while the rank still computes (the file's size
+    // bound, a rank that died) would leave that computation without a
+    // place. Samples dropped while later ones were kept (the loader busy, a
+    // ring full) are gaps, not an end, and so is a last wait with no
+    // samples (processor-time samples of a blocked rank).
+    if (c.sampled(r) && (!rs.has_trailer || rs.dropped > 0)) {
       int64_t last = INT64_MIN;
       for (const Sample& smp : rs.samples) last = std::max(last, smp.time_ns);
-      c.samples_end[std::size_t(r)] = last == INT64_MIN ? INT64_MIN : last + c.period_ns;
+      const int64_t end = last == INT64_MIN ? INT64_MIN : last + c.period_ns;
+      bool computes = false;
+      const auto& evs = c.events(r);
+      for (auto k = evs.size(); k-- > 0 && !computes && evs[k].start_ns > end;)
+        computes = evs[k].start_ns - std::max(evs[k].compute_start_ns, end) >= c.period_ns;
+      if (computes) {
+        c.samples_end[std::size_t(r)] = end;
+        // A file without a trailer has its note from the reader already.
+        if (rs.has_trailer) {
+          cut.push_back(r);
+          first_end = std::min(first_end, last);
+        }
+      }
     }
     const std::vector<std::string>* names =
         std::size_t(r) < c.in.context_names.size() && !c.in.context_names[std::size_t(r)].empty()
@@ -162,6 +181,16 @@ void index_samples(Context& c) {
       keys[ctx] = std::move(key);
       paths[ctx] = std::move(path);
     }
+  }
+  if (!cut.empty()) {
+    std::ostringstream o;
+    o << "samples of " << (cut.size() == 1 ? "rank " : "ranks ") << human_ranks(cut)
+      << " end before their computation does, the first " << std::fixed << std::setprecision(3)
+      << c.seconds(std::max(first_end, c.run_start) - c.run_start)
+      << " s into the run (the samples file reached its size bound, raise it with "
+         "--timeline-max; or a thread computed for over 4,096 periods without an MPI call): "
+         "the computation after is named by MPI call site";
+    c.rep.notes.push_back(o.str());
   }
 }
 
@@ -227,8 +256,8 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
   c.waits = analyze_waits(trace, input.events, wo);
   for (const std::string& n : c.waits.notes) rep.notes.push_back(n);
   per_event(c);
-  index_samples(c);
   run_span(c);
+  index_samples(c);
   labels(c);
   find_phases(c);
   diagnose_communication(c);  // first: it tells which closing calls are frequent

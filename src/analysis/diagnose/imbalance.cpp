@@ -147,7 +147,7 @@ void diagnose_serialisation(Context& c) {
   }
   struct Agg {
     int64_t waited = 0;
-    uint64_t count = 0;
+    uint64_t count = 0, serial = 0;
     Places places;
     int64_t work = 0;
     const Event* ev = nullptr;
@@ -161,9 +161,14 @@ void diagnose_serialisation(Context& c) {
     const CommGroup* g = c.trace.comms.group_of(comm, late);
     if (!g || inst.waits.size() + 1 != g->members.size() || inst.waits.empty()) continue;
     const int64_t work = te.start_ns - std::max(te.compute_start_ns, c.run_start);
+    if (work <= 0) continue;
+    // A loaded machine now and then deschedules a waiting rank, which then
+    // enters late and waits less than the late rank computed. As for a
+    // phase (above), the call is serialised when most of its instances
+    // are, and the waiting of all of them counts.
     const int64_t least = *std::min_element(inst.waits.begin(), inst.waits.end());
-    if (work <= 0 || double(least) < 0.8 * double(work)) continue;
     Agg& a = aggs[{te.ev.op, te.ev.site, late}];
+    if (double(least) >= 0.8 * double(work)) ++a.serial;
     for (int64_t w : inst.waits) a.waited += w;
     ++a.count;
     a.work += work;
@@ -172,14 +177,15 @@ void diagnose_serialisation(Context& c) {
                     a.places);
   }
   for (auto& [key, a] : aggs) {
+    if (2 * a.serial <= a.count) continue;
     Diagnosis d =
         c.at_call(DiagnosisKind::kSerialisation, c.seconds(a.waited) / double(c.size), *a.ev);
     d.symptom.rank = std::get<2>(key);
     d.causes = dominant_places(c, a.places, std::get<2>(key), a.work);
     std::ostringstream o;
-    o << "in " << a.count << " instance" << (a.count == 1 ? "" : "s")
-      << " all other ranks waited for rank " << std::get<2>(key) << " while it computed ("
-      << c.seconds(a.work) << " s)";
+    o << "in " << a.serial << " of " << a.count << " instance" << (a.count == 1 ? "" : "s")
+      << " all other ranks waited for rank " << std::get<2>(key) << " as long as it computed ("
+      << c.seconds(a.work) << " s in all of them)";
     d.detail = o.str();
     c.rep.diagnoses.push_back(std::move(d));
   }

@@ -77,6 +77,8 @@ std::string cut_note(const WaitInput& in, const UnfoldedRun& run) {
   o << "event logs end before their timelines:";
   for (std::size_t i = 0; i < why.size(); ++i) o << (i ? "; " : " ") << why[i];
   o << "; calls with parameters of those timed: " << counts.str();
+  // A timeline that ends earlier is where the analysis ends: its own note.
+  if (in.cut_by_timeline) return o.str();
   o << "; every rank is analysed up to " << std::fixed << std::setprecision(3)
     << double(in.cut_ns - run_bounds(in).first) * 1e-9 << " s into the run, where rank "
     << in.cut_rank
@@ -166,13 +168,18 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
           "block, " +
           std::to_string(calls) + " calls");
     }
-    if (in.events.cut_rank >= 0) {
-      const std::string note = cut_note(in.events, *unfolded);
-      bool any = false;
-      for (const auto& evs : in.events.ranks) any = any || !evs.empty();
-      if (!any) throw DiagnoseError(dir + ": no call is left to analyse: " + note);
-      notes.push_back(note);
-    }
+    if (!in.events.unlogged.empty()) notes.push_back(cut_note(in.events, *unfolded));
+  }
+  if (in.events.cut_rank >= 0) {
+    bool any = false;
+    for (const auto& evs : in.events.ranks) any = any || !evs.empty();
+    if (!any)
+      throw DiagnoseError(dir + ": no call is left to analyse: " +
+                          (in.events.cut_by_timeline
+                               ? "rank " + std::to_string(in.events.cut_rank) +
+                                     "'s timeline reached its size bound before any call ended "
+                                     "(record with a larger --timeline-max)"
+                               : notes.back()));
   }
   // Ranks whose timelines end early: their drift from the exits of global
   // synchronisations, before the clock condition is repaired.

@@ -4,11 +4,14 @@
 #include <array>
 #include <deque>
 #include <filesystem>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 #include <unordered_map>
 
 #include "internal.hpp"
 #include "tracefold/expand.hpp"
+#include "tracefold/export.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/timeline_io.hpp"
@@ -343,14 +346,41 @@ void sort_for_replay(Analysis& a) {
   });
 }
 
+namespace {
+
+// What a timeline cut by its size bound leaves out, and up to where every
+// rank is analysed when that is where the analysis ends.
+std::string untimed_note(const WaitInput& in, int64_t run_start) {
+  std::ostringstream o;
+  o << "the timeline reached its size bound: " << in.dropped
+    << " later events have no times and were not analysed";
+  std::vector<int32_t> cut;
+  for (std::size_t r = 0; r < in.untimed.size(); ++r)
+    if (in.untimed[r]) cut.push_back(int32_t(r));
+  if (!cut.empty())
+    o << " (" << (cut.size() == 1 ? "rank " : "ranks ") << human_ranks(cut)
+      << "; record with a larger --timeline-max)";
+  if (in.cut_rank < 0 || !in.cut_by_timeline) return o.str();
+  uint64_t after = 0;
+  std::vector<int32_t> of;
+  for (std::size_t r = 0; r < in.after_cut.size(); ++r)
+    if (in.after_cut[r]) after += in.after_cut[r], of.push_back(int32_t(r));
+  o << "; every rank is analysed up to " << std::fixed << std::setprecision(3)
+    << double(in.cut_ns - run_start) * 1e-9 << " s into the run, where rank " << in.cut_rank
+    << "'s timeline ends (a later call may have waited for one of its untimed calls): " << after
+    << " later timed calls left out";
+  if (!of.empty()) o << " (of " << (of.size() == 1 ? "rank " : "ranks ") << human_ranks(of) << ")";
+  return o.str();
+}
+
+}  // namespace
+
 void finish(Analysis& a, const Span& span) {
   WaitReport& rep = a.rep;
   rep.events = span.events;
   rep.run_seconds = span.hi > span.lo ? static_cast<double>(span.hi - span.lo) * 1e-9 : 0;
   rep.dropped = a.in.dropped;
-  if (a.in.dropped)
-    rep.notes.push_back("the timeline reached its size bound: " + std::to_string(a.in.dropped) +
-                        " later events have no times and were not analysed");
+  if (a.in.dropped) rep.notes.push_back(untimed_note(a.in, span.lo));
   if (a.uncaused)
     rep.notes.push_back(std::to_string(a.uncaused) +
                         " wait states had neither excess time nor waiting on the late rank "

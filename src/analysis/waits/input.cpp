@@ -20,13 +20,21 @@ struct Unlogged {
   int64_t from_ns = 0;  ///< the first one's enter, on rank 0's clock
 };
 
+// Events past the timeline's size bound, without times.
+struct Untimed {
+  uint64_t events = 0;
+  /// The earliest the first of them can have begun, on rank 0's clock: the
+  /// exit of the last timed call.
+  int64_t from_ns = 0;
+};
+
 // Rank r's events, from `next` (true while it gives one), with the times of
 // its timeline file in `dir`: the k-th event gets the k-th record's. Fewer
 // events than records is an error unless `unlogged` takes the rest.
 template <class Next>
 std::vector<TimedEvent> time_rank_events(const Trace& trace, const std::string& dir, int32_t r,
                                          uint64_t& dropped, bool* has_end_offset,
-                                         Unlogged* unlogged, Next&& next) {
+                                         Unlogged* unlogged, Untimed* untimed, Next&& next) {
   namespace fs = std::filesystem;
   const std::string path = (fs::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
   if (!fs::exists(path))
@@ -47,11 +55,12 @@ std::vector<TimedEvent> time_rank_events(const Trace& trace, const std::string& 
   evs.reserve(f.records.size());
   TimedEvent te;
   std::size_t k = 0;
-  int64_t prev_end = 0;
+  int64_t prev_end = f.to_global(f.start_local_ns);
   while (next(te.ev)) {
     if (k >= f.records.size()) {
       // Past the size bound: no times, so not analysed.
       ++dropped;
+      if (untimed && !untimed->events++) untimed->from_ns = prev_end;
       continue;
     }
     const TimelineRecord& rec = f.records[k];
@@ -82,26 +91,25 @@ std::vector<TimedEvent> time_rank_events(const Trace& trace, const std::string& 
 std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t r,
                                          uint64_t& dropped, bool* has_end_offset) {
   RankIterator it(trace, r);
-  return time_rank_events(trace, dir, r, dropped, has_end_offset, nullptr,
+  return time_rank_events(trace, dir, r, dropped, has_end_offset, nullptr, nullptr,
                           [&](Event& ev) { return it.next(ev); });
 }
 
 std::vector<TimedEvent> load_rank_events(const Trace& tables, std::vector<Event>&& events,
                                          const std::string& dir, int32_t r, uint64_t& dropped,
-                                         bool* has_end_offset, uint64_t& unlogged,
-                                         int64_t& unlogged_from_ns) {
+                                         bool* has_end_offset, RankEnd& end) {
   std::size_t i = 0;
   Unlogged left;
+  Untimed past;
   std::vector<TimedEvent> evs =
-      time_rank_events(tables, dir, r, dropped, has_end_offset, &left, [&](Event& ev) {
+      time_rank_events(tables, dir, r, dropped, has_end_offset, &left, &past, [&](Event& ev) {
         if (i == events.size()) return false;
         ev = std::move(events[i++]);
         return true;
       });
   // Held once: a long run's events are most of the reader's memory.
   std::vector<Event>().swap(events);
-  unlogged = left.records;
-  unlogged_from_ns = left.from_ns;
+  end = {left.records, left.from_ns, past.events, past.from_ns};
   return evs;
 }
 
@@ -109,40 +117,43 @@ std::vector<TimedEvent> load_rank_events(const Trace& tables, std::vector<Event>
 
 namespace {
 
-// Every rank's timed events, rank r's from load(r, dropped, ended).
+using waits_detail::RankEnd;
+
+// Every rank's timed events, rank r's from load(r, dropped, ended, end).
+// Then, if some rank's timeline or event log ended before its calls did,
+// every rank is cut where the earliest such end is: a call that ended
+// later may have waited for a call nothing is known of (a receive for its
+// send, a collective for its entry). Each rank keeps a prefix of its
+// events, so messages still match in order and a collective instance some
+// rank lost is left out whole.
 template <class Load>
 WaitInput load_each_rank(int32_t world_size, Load&& load) {
+  const std::size_t n = std::size_t(world_size);
   WaitInput in;
-  in.ranks.resize(std::size_t(world_size));
-  in.end_offset.assign(std::size_t(world_size), 1);
+  in.ranks.resize(n);
+  in.end_offset.assign(n, 1);
+  std::vector<RankEnd> ends(n);
   for (int32_t r = 0; r < world_size; ++r) {
     bool ended = true;
-    in.ranks[std::size_t(r)] = load(r, in.dropped, &ended);
+    in.ranks[std::size_t(r)] = load(r, in.dropped, &ended, ends[std::size_t(r)]);
     in.end_offset[std::size_t(r)] = ended;
   }
-  return in;
-}
-
-}  // namespace
-
-WaitInput load_wait_input(const Trace& tables, std::vector<std::vector<Event>>&& events,
-                          const std::string& dir) {
-  if (!std::filesystem::is_directory(dir)) throw WaitsError(dir + ": no timeline directory");
-  const std::size_t n = std::size_t(tables.world_size);
-  std::vector<uint64_t> unlogged(n, 0);
-  std::vector<int64_t> unlogged_from(n, 0);
-  WaitInput in = load_each_rank(tables.world_size, [&](int32_t r, uint64_t& dropped, bool* ended) {
-    return waits_detail::load_rank_events(tables, std::move(events.at(std::size_t(r))), dir, r,
-                                          dropped, ended, unlogged[std::size_t(r)],
-                                          unlogged_from[std::size_t(r)]);
-  });
-  for (std::size_t r = 0; r < n; ++r)
-    if (unlogged[r] && unlogged_from[r] < in.cut_ns)
-      in.cut_ns = unlogged_from[r], in.cut_rank = int32_t(r);
+  for (std::size_t r = 0; r < n; ++r) {
+    const RankEnd& e = ends[r];
+    if (e.unlogged) {
+      if (in.unlogged.empty()) in.unlogged.assign(n, 0);
+      in.unlogged[r] = e.unlogged;
+      if (e.unlogged_from_ns < in.cut_ns)
+        in.cut_ns = e.unlogged_from_ns, in.cut_rank = int32_t(r), in.cut_by_timeline = false;
+    }
+    if (e.untimed) {
+      if (in.untimed.empty()) in.untimed.assign(n, 0);
+      in.untimed[r] = e.untimed;
+      if (e.untimed_from_ns < in.cut_ns)
+        in.cut_ns = e.untimed_from_ns, in.cut_rank = int32_t(r), in.cut_by_timeline = true;
+    }
+  }
   if (in.cut_rank < 0) return in;
-  in.unlogged = std::move(unlogged);
-  // Each rank keeps a prefix of its events, so messages still match in
-  // order and a collective instance some rank lost is left out whole.
   in.after_cut.assign(n, 0);
   for (std::size_t r = 0; r < n; ++r) {
     std::vector<TimedEvent>& evs = in.ranks[r];
@@ -154,14 +165,33 @@ WaitInput load_wait_input(const Trace& tables, std::vector<std::vector<Event>>&&
   return in;
 }
 
+}  // namespace
+
+WaitInput load_wait_input(const Trace& tables, std::vector<std::vector<Event>>&& events,
+                          const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) throw WaitsError(dir + ": no timeline directory");
+  return load_each_rank(
+      tables.world_size, [&](int32_t r, uint64_t& dropped, bool* ended, RankEnd& end) {
+        return waits_detail::load_rank_events(tables, std::move(events.at(std::size_t(r))), dir, r,
+                                              dropped, ended, end);
+      });
+}
+
 WaitInput load_wait_input(const Trace& trace, const std::string& dir) {
   if (!std::filesystem::is_directory(dir))
     throw WaitsError(dir +
                      ": no timeline directory; wait-state analysis needs event times: record "
                      "the run with `tracefold record --timeline`");
-  return load_each_rank(trace.world_size, [&](int32_t r, uint64_t& dropped, bool* ended) {
-    return waits_detail::load_rank_events(trace, dir, r, dropped, ended);
-  });
+  return load_each_rank(
+      trace.world_size, [&](int32_t r, uint64_t& dropped, bool* ended, RankEnd& end) {
+        RankIterator it(trace, r);
+        waits_detail::Untimed past;
+        auto evs = waits_detail::time_rank_events(trace, dir, r, dropped, ended, nullptr, &past,
+                                                  [&](Event& ev) { return it.next(ev); });
+        end.untimed = past.events;
+        end.untimed_from_ns = past.from_ns;
+        return evs;
+      });
 }
 
 }  // namespace tracefold

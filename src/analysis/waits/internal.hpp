@@ -215,15 +215,24 @@ uint64_t repair_receiver(std::vector<TimedEvent>& mine,
 /// The events of `rank` from its timeline file in `dir` (see load_wait_input).
 std::vector<TimedEvent> load_rank_events(const Trace& trace, const std::string& dir, int32_t rank,
                                          uint64_t& dropped, bool* has_end_offset = nullptr);
+/// Where a rank's recording ends before its calls do (WaitInput's cut).
+struct RankEnd {
+  /// Timeline records without an event (an event log that ended first),
+  /// and the first one's enter on rank 0's clock.
+  uint64_t unlogged = 0;
+  int64_t unlogged_from_ns = 0;
+  /// Events without a timeline record (past its size bound), and the exit
+  /// of the last timed one on rank 0's clock (the next began later).
+  uint64_t untimed = 0;
+  int64_t untimed_from_ns = 0;
+};
 /// The same for a `--sample-only` run: the events come from its event log
 /// (event_log.hpp), moved out of `events`, which is released; `tables`
-/// gives the world size. A log shorter than the timeline is timed up to its
-/// end: `unlogged` is set to the records left over, `unlogged_from_ns` to
-/// the first one's enter on rank 0's clock.
+/// gives the world size. A log shorter than the timeline, or a timeline
+/// shorter than the log, is timed up to its end, said in `end`.
 std::vector<TimedEvent> load_rank_events(const Trace& tables, std::vector<Event>&& events,
                                          const std::string& dir, int32_t rank, uint64_t& dropped,
-                                         bool* has_end_offset, uint64_t& unlogged,
-                                         int64_t& unlogged_from_ns);
+                                         bool* has_end_offset, RankEnd& end);
 
 /// Reads the `field` of an event (kAbsent if missing).
 int64_t field_of(const Event& ev, const char* name);
