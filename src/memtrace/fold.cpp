@@ -1,0 +1,607 @@
+#include "fold.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "tracefold/expand.hpp"
+#include "tracefold/merge.hpp"
+
+namespace tracefold::memtrace {
+namespace {
+
+// The event fields of a memory trace (docs/memtrace.md "Folded traces").
+struct Fields {
+  FieldId off, stride, ord, own, dbase, width, trips, offa, offb, dbasea, dbaseb;
+  Fields()
+      : off(FieldTable::intern("off", FieldKind::kScalar)),
+        stride(FieldTable::intern("stride", FieldKind::kScalar)),
+        ord(FieldTable::intern("ord", FieldKind::kScalar)),
+        own(FieldTable::intern("own", FieldKind::kScalar)),
+        dbase(FieldTable::intern("dbase", FieldKind::kScalar)),
+        width(FieldTable::intern("width", FieldKind::kScalar)),
+        trips(FieldTable::intern("trips", FieldKind::kScalar)),
+        offa(FieldTable::intern("offa", FieldKind::kScalar)),
+        offb(FieldTable::intern("offb", FieldKind::kScalar)),
+        dbasea(FieldTable::intern("dbasea", FieldKind::kScalar)),
+        dbaseb(FieldTable::intern("dbaseb", FieldKind::kScalar)) {
+    in_order = off < stride && stride < ord && ord < own && own < dbase && width < trips;
+  }
+  // Events hold fields sorted by id; the ids are in this order unless some
+  // trace named them before.
+  bool in_order = true;
+  void sort(std::vector<FieldValue>& v) const {
+    if (!in_order)
+      std::sort(v.begin(), v.end(),
+                [](const FieldValue& a, const FieldValue& b) { return a.field < b.field; });
+  }
+};
+
+const Fields& fields() {
+  static const Fields f;
+  return f;
+}
+
+OpId op_named(const char* name) {
+  auto id = OpTable::find(name);
+  if (!id) throw std::logic_error(std::string("operation table lacks ") + name);
+  return *id;
+}
+OpId mem_op() {
+  static const OpId id = op_named("mem");
+  return id;
+}
+OpId run_op() {
+  static const OpId id = op_named("memrun");
+  return id;
+}
+OpId origin_op() {
+  static const OpId id = op_named("memorg");
+  return id;
+}
+
+// What stays the same for every execution of one access: the site table's
+// key. Frames: `L8#0+0xIADDR` (load or store, size, access index; the
+// instruction), `KIND+0xREGION`, `ctx+0xCONTEXT`.
+struct SiteKey {
+  std::uint64_t iaddr = 0;
+  std::uint32_t region = 0, context = 0;
+  std::uint16_t size = 0;
+  std::uint8_t index = 0;
+  bool store = false;
+  AddrKind kind = AddrKind::Other;
+  bool operator==(const SiteKey&) const = default;
+  static SiteKey of(const MemRef& m) {
+    return {m.iaddr, m.region, m.context, m.size, m.index, m.store, m.kind};
+  }
+};
+
+struct SiteKeyHash {
+  std::size_t operator()(const SiteKey& k) const {
+    std::uint64_t h = k.iaddr * 0x9e3779b97f4a7c15ULL;
+    h ^= (std::uint64_t{k.region} << 32 | k.context) + 0x7f4a7c15 + (h << 6) + (h >> 2);
+    h ^= (std::uint64_t{k.size} << 16 | std::uint64_t{k.index} << 8 | std::uint64_t{k.store} << 2 |
+          static_cast<std::uint64_t>(k.kind)) +
+         (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+CallSite encode_site(const SiteKey& k) {
+  CallSite s;
+  s.frames.push_back({std::string(k.store ? "S" : "L") + std::to_string(k.size) + "#" +
+                          std::to_string(unsigned{k.index}),
+                      k.iaddr});
+  s.frames.push_back({addr_kind_name(k.kind), k.region});
+  s.frames.push_back({"ctx", k.context});
+  return s;
+}
+
+CallSite run_site() {
+  CallSite s;
+  s.frames.push_back({"memrun", 0});
+  return s;
+}
+
+std::optional<SiteKey> decode_site(const CallSite& s) {
+  if (s.frames.size() != 3 || s.frames[2].module != "ctx") return std::nullopt;
+  SiteKey k;
+  const std::string& a = s.frames[0].module;
+  const auto hash = a.find('#');
+  if (a.size() < 4 || (a[0] != 'L' && a[0] != 'S') || hash == std::string::npos)
+    return std::nullopt;
+  try {
+    const unsigned long size = std::stoul(a.substr(1, hash - 1));
+    const unsigned long index = std::stoul(a.substr(hash + 1));
+    if (size > 0xffff || index > 0xff) return std::nullopt;
+    k.size = static_cast<std::uint16_t>(size);
+    k.index = static_cast<std::uint8_t>(index);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  k.store = a[0] == 'S';
+  k.iaddr = s.frames[0].offset;
+  bool known = false;
+  for (AddrKind kind : {AddrKind::Other, AddrKind::Static, AddrKind::Stack, AddrKind::Heap})
+    if (s.frames[1].module == addr_kind_name(kind)) {
+      k.kind = kind;
+      known = true;
+    }
+  if (!known || s.frames[1].offset > 0xffffffffu || s.frames[2].offset > 0xffffffffu)
+    return std::nullopt;
+  k.region = static_cast<std::uint32_t>(s.frames[1].offset);
+  k.context = static_cast<std::uint32_t>(s.frames[2].offset);
+  return k;
+}
+
+// A stack access's owner is stored relative to the accessing thread, so that
+// threads running the same code store the same value.
+std::int64_t stored_owner(const MemRef& m, std::uint32_t thread) {
+  return m.kind == AddrKind::Stack ? std::int64_t{m.owner} - thread : std::int64_t{m.owner};
+}
+
+// Everything of a reference but its site and offset must stay the same
+// along a run; the base of the data address is daddr - offset.
+std::int64_t dbase_of(const MemRef& m) {
+  return static_cast<std::int64_t>(m.daddr - static_cast<std::uint64_t>(m.offset));
+}
+
+// Differences and sums of offsets and bases wrap (an address of kind
+// `other` minus another may not fit).
+std::int64_t wrap_sub(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
+bool same_but_offset(const MemRef& a, const MemRef& b) {
+  return a.iaddr == b.iaddr && a.index == b.index && a.size == b.size && a.store == b.store &&
+         a.kind == b.kind && a.region == b.region && a.context == b.context &&
+         a.ordinal == b.ordinal && a.owner == b.owner && dbase_of(a) == dbase_of(b);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ folding
+
+
+struct ThreadFolder::Impl {
+  std::uint32_t thread;
+  SiteTable& sites;
+  MemFoldOptions options;
+  Folder folder;
+  MemFoldStats stats;
+  const Fields& f = fields();
+  std::unordered_map<SiteKey, SiteId, SiteKeyHash> site_ids;
+  SiteId run_site_id;
+
+  // First level. Pending references (not yet in a run nor emitted), the
+  // first at absolute position pend_base; last[site]: 1 + the absolute
+  // position of the site's latest pending reference.
+  std::vector<MemRef> pend;
+  std::vector<SiteId> pend_site;
+  std::uint64_t pend_base = 0;
+  std::vector<std::uint64_t> last;
+  // The current run: body (first iteration), strides, complete iterations
+  // `trips`, position within the next one.
+  bool in_run = false;
+  std::vector<MemRef> body;
+  std::vector<SiteId> body_site;
+  std::vector<std::int64_t> stride;
+  std::uint64_t trips = 0;
+  std::size_t pos = 0;
+
+  // Second level: per site the previous offset and data-address base (the
+  // first ones are the site's origin, kept apart: see add_origins), the
+  // previous run's trip count.
+  std::vector<std::int64_t> prev_off, prev_dbase;
+  std::vector<char> seen;
+  std::vector<SiteOrigin> origins;  // by SiteId, valid where seen
+  std::int64_t prev_trips = 0;
+  Event ev;
+
+  Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
+      : thread(t), sites(s), options(o), folder(static_cast<std::int32_t>(t), o.folder) {
+    run_site_id = sites.intern(run_site());
+    if (options.max_body == 0) options.max_body = 1;
+  }
+
+  SiteId site_of(const MemRef& m) {
+    const SiteKey k = SiteKey::of(m);
+    auto it = site_ids.find(k);
+    if (it != site_ids.end()) return it->second;
+    const SiteId id = sites.intern(encode_site(k));
+    site_ids.emplace(k, id);
+    return id;
+  }
+
+  void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
+    const std::int64_t dbase = dbase_of(m);
+    if (s >= seen.size()) {
+      seen.resize(s + 1, 0);
+      prev_off.resize(s + 1, 0);
+      prev_dbase.resize(s + 1, 0);
+      origins.resize(s + 1);
+    }
+    if (!seen[s]) {
+      seen[s] = 1;
+      origins[s] = {s, m.offset, dbase};
+      prev_off[s] = m.offset;
+      prev_dbase[s] = dbase;
+    }
+    ev.op = mem_op();
+    ev.site = s;
+    ev.fields.clear();
+    ev.fields.push_back({f.off, wrap_sub(m.offset, prev_off[s]), {}});
+    ev.fields.push_back({f.stride, stride_value, {}});
+    ev.fields.push_back({f.ord, std::int64_t{m.ordinal}, {}});
+    ev.fields.push_back({f.own, stored_owner(m, thread), {}});
+    ev.fields.push_back({f.dbase, wrap_sub(dbase, prev_dbase[s]), {}});
+    f.sort(ev.fields);
+    prev_off[s] = m.offset;
+    prev_dbase[s] = dbase;
+    folder.append(ev);
+    stats.events++;
+  }
+
+  void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
+
+  void emit_run() {
+    ev.op = run_op();
+    ev.site = run_site_id;
+    ev.fields.clear();
+    ev.fields.push_back({f.width, static_cast<std::int64_t>(body.size()), {}});
+    ev.fields.push_back({f.trips, static_cast<std::int64_t>(trips) - prev_trips, {}});
+    f.sort(ev.fields);
+    prev_trips = static_cast<std::int64_t>(trips);
+    folder.append(ev);
+    stats.events++;
+    stats.runs++;
+    stats.in_runs += trips * body.size();
+    for (std::size_t i = 0; i < body.size(); i++) emit_mem(body[i], body_site[i], stride[i]);
+  }
+
+  void close_run() {
+    in_run = false;
+    emit_run();
+    // The unfinished iteration's references start over as pending ones.
+    for (std::size_t i = 0; i < pos; i++) {
+      MemRef m = body[i];
+      m.offset += stride[i] * static_cast<std::int64_t>(trips);
+      m.daddr += static_cast<std::uint64_t>(stride[i]) * trips;
+      add_pending(m, body_site[i]);
+    }
+  }
+
+  void flush_pending(std::size_t n) {
+    for (std::size_t i = 0; i < n; i++) emit_single(i);
+    pend.erase(pend.begin(), pend.begin() + static_cast<std::ptrdiff_t>(n));
+    pend_site.erase(pend_site.begin(), pend_site.begin() + static_cast<std::ptrdiff_t>(n));
+    pend_base += n;
+  }
+
+  void add_pending(const MemRef& m, SiteId s) {
+    const std::uint64_t n = pend_base + pend.size();
+    pend.push_back(m);
+    pend_site.push_back(s);
+    if (s >= last.size()) last.resize(s + 1, 0);
+    const std::uint64_t prev = last[s];
+    last[s] = n + 1;
+    if (prev != 0) {
+      const std::uint64_t p = n - (prev - 1);
+      if (p <= options.max_body && n + 1 >= pend_base + 2 * p) {
+        const std::size_t a = static_cast<std::size_t>(n + 1 - 2 * p - pend_base);
+        bool same = true;
+        for (std::size_t i = 0; i < p && same; i++)
+          same = pend_site[a + i] == pend_site[a + p + i] &&
+                 same_but_offset(pend[a + i], pend[a + p + i]);
+        if (same) {
+          flush_pending(a);
+          body.assign(pend.begin(), pend.begin() + static_cast<std::ptrdiff_t>(p));
+          body_site.assign(pend_site.begin(), pend_site.begin() + static_cast<std::ptrdiff_t>(p));
+          stride.resize(p);
+          for (std::size_t i = 0; i < p; i++) stride[i] = pend[p + i].offset - pend[i].offset;
+          pend.clear();
+          pend_site.clear();
+          pend_base = n + 1;
+          in_run = true;
+          trips = 2;
+          pos = 0;
+          return;
+        }
+      }
+    }
+    // Only the last 2 * max_body references can still start a run.
+    if (pend.size() >= 4 * std::size_t{options.max_body}) flush_pending(pend.size() / 2);
+  }
+
+  void append(const MemRef& m) {
+    if (in_run) {
+      const MemRef& b = body[pos];
+      if (same_but_offset(m, b) &&
+          m.offset == b.offset + stride[pos] * static_cast<std::int64_t>(trips)) {
+        if (++pos == body.size()) {
+          pos = 0;
+          trips++;
+        }
+        return;
+      }
+      close_run();
+    }
+    add_pending(m, site_of(m));
+  }
+};
+
+ThreadFolder::ThreadFolder(std::uint32_t thread, SiteTable& sites, const MemFoldOptions& options)
+    : impl_(std::make_unique<Impl>(thread, sites, options)) {}
+ThreadFolder::~ThreadFolder() = default;
+
+void ThreadFolder::append(const MemRef* refs, std::size_t n) {
+  impl_->stats.refs += n;
+  for (std::size_t i = 0; i < n; i++) impl_->append(refs[i]);
+}
+
+Trace ThreadFolder::finish(std::uint32_t threads) {
+  Impl& d = *impl_;
+  if (d.in_run) d.close_run();
+  d.flush_pending(d.pend.size());
+  CommTable comms;
+  comms.define_world(static_cast<std::int32_t>(threads));
+  return d.folder.finish(static_cast<std::int32_t>(threads), d.sites, comms);
+}
+
+const MemFoldStats& ThreadFolder::stats() const {
+  return impl_->stats;
+}
+
+std::vector<SiteOrigin> ThreadFolder::origins() const {
+  std::vector<SiteOrigin> out;
+  for (std::size_t s = 0; s < impl_->seen.size(); s++)
+    if (impl_->seen[s]) out.push_back(impl_->origins[s]);
+  return out;
+}
+
+namespace {
+
+// v(t) = a + b * t + r(t): a and b from the first two threads that have the
+// value when b comes out whole, else b = 0; r is what is left for each.
+struct Fit {
+  std::int64_t a = 0, b = 0;
+};
+
+Fit fit(const std::vector<std::pair<std::int64_t, std::int64_t>>& tv) {
+  Fit f;
+  if (tv.empty()) return f;
+  f.a = tv[0].second;
+  if (tv.size() > 1) {
+    const std::int64_t dt = tv[1].first - tv[0].first;
+    const std::int64_t dv = wrap_sub(tv[1].second, tv[0].second);
+    if (dv % dt == 0) {
+      f.b = dv / dt;
+      f.a = wrap_sub(tv[0].second, static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
+                                                            static_cast<std::uint64_t>(tv[0].first)));
+    }
+  }
+  return f;
+}
+
+std::int64_t residual(std::int64_t v, const Fit& f, std::int64_t t) {
+  return wrap_sub(wrap_sub(v, f.a), static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
+                                                            static_cast<std::uint64_t>(t)));
+}
+
+Elastic one_value(std::int64_t v, std::int32_t rank) {
+  ValueSeq seq;
+  seq.push_back(v);
+  return Elastic::of(std::move(seq), rank);
+}
+
+}  // namespace
+
+Trace merge_threads(std::vector<Trace> traces,
+                    const std::vector<std::vector<SiteOrigin>>& origins) {
+  if (origins.size() != traces.size())
+    throw std::invalid_argument("merge_threads: one origin list per thread");
+  // Per site, the threads that used it, in thread order.
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> offs, dbases;
+  for (std::size_t t = 0; t < origins.size(); t++)
+    for (const SiteOrigin& o : origins[t]) {
+      if (o.site >= offs.size()) {
+        offs.resize(o.site + 1);
+        dbases.resize(o.site + 1);
+      }
+      offs[o.site].push_back({static_cast<std::int64_t>(t), o.off});
+      dbases[o.site].push_back({static_cast<std::int64_t>(t), o.dbase});
+    }
+  std::vector<Fit> off_fit(offs.size()), dbase_fit(offs.size());
+  for (std::size_t s = 0; s < offs.size(); s++) {
+    off_fit[s] = fit(offs[s]);
+    dbase_fit[s] = fit(dbases[s]);
+  }
+  const Fields& f = fields();
+  for (std::size_t t = 0; t < traces.size(); t++) {
+    const auto rank = static_cast<std::int32_t>(t);
+    const auto ti = static_cast<std::int64_t>(t);
+    std::vector<Node> head;
+    for (const SiteOrigin& o : origins[t]) {
+      Node n;
+      n.key = {origin_op(), o.site};
+      n.ranks = Ranklist::single(rank);
+      n.count = one_value(1, rank);
+      const Fit& fo = off_fit[o.site];
+      const Fit& fd = dbase_fit[o.site];
+      const std::pair<FieldId, std::int64_t> values[] = {
+          {f.off, residual(o.off, fo, ti)},      {f.offa, fo.a}, {f.offb, fo.b},
+          {f.dbase, residual(o.dbase, fd, ti)}, {f.dbasea, fd.a}, {f.dbaseb, fd.b}};
+      for (const auto& [id, v] : values) n.fields.emplace_back(id, one_value(v, rank));
+      std::sort(n.fields.begin(), n.fields.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      head.push_back(std::move(n));
+    }
+    traces[t].nodes.insert(traces[t].nodes.begin(), std::make_move_iterator(head.begin()),
+                           std::make_move_iterator(head.end()));
+  }
+  return reduce_traces(std::move(traces));
+}
+
+Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options,
+                   MemFoldStats* stats) {
+  const auto files = raw_stream_files(dir);
+  if (files.empty()) throw RawFormatError(dir.string() + ": no thread-N.bin files");
+  SiteTable sites;
+  std::vector<Trace> traces;
+  std::vector<std::vector<SiteOrigin>> origins;
+  std::vector<MemRef> batch(4096);
+  const auto threads = static_cast<std::uint32_t>(files.size());
+  for (std::uint32_t t = 0; t < threads; t++) {
+    RawStreamReader in(files[t]);
+    ThreadFolder folder(t, sites, options);
+    while (std::size_t got = in.next_batch(batch.data(), batch.size()))
+      folder.append(batch.data(), got);
+    traces.push_back(folder.finish(threads));
+    origins.push_back(folder.origins());
+    if (stats) {
+      stats->refs += folder.stats().refs;
+      stats->runs += folder.stats().runs;
+      stats->in_runs += folder.stats().in_runs;
+      stats->events += folder.stats().events;
+    }
+  }
+  // Every thread's trace was finished with the table as it stood then; the
+  // merge maps sites by their frames, so later additions do no harm.
+  return merge_threads(std::move(traces), origins);
+}
+
+bool is_memory_trace(const Trace& trace) {
+  // An empty trace qualifies: it expands to empty streams.
+  for (const Node& n : trace.nodes)
+    if (n.key.op != mem_op() && n.key.op != run_op() && n.key.op != origin_op()) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- expansion
+
+struct MemStreamReader::Impl {
+  RankIterator it;
+  std::uint32_t thread;
+  const Fields& f = fields();
+  std::vector<std::optional<SiteKey>> keys;  // by SiteId
+  std::vector<std::int64_t> prev_off, prev_dbase;
+  std::int64_t prev_trips = 0;
+  Event ev;
+  // The run being expanded: body references of its first iteration.
+  std::vector<MemRef> body;
+  std::vector<std::int64_t> stride;
+  std::uint64_t trips = 0, iter = 0;
+  std::size_t pos = 0;
+
+  Impl(const Trace& trace, std::uint32_t t) : it(trace, static_cast<std::int32_t>(t)), thread(t) {
+    keys.reserve(trace.sites.size());
+    for (const CallSite& s : trace.sites.all()) keys.push_back(decode_site(s));
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ExpandError("memory trace, thread " + std::to_string(thread) + ": " + what);
+  }
+
+  std::int64_t field(FieldId id) const {
+    const std::int64_t v = ev.get(id);
+    if (v == kAbsent) fail("an event lacks field " + FieldTable::name(id));
+    return v;
+  }
+
+  // The event just read, a mem event, as a reference (its stride in *st).
+  void decode(MemRef& m, std::int64_t* st) {
+    if (ev.op != mem_op() || ev.site >= keys.size() || !keys[ev.site])
+      fail("expected a mem event with an access site");
+    const SiteKey& k = *keys[ev.site];
+    if (ev.site >= prev_off.size()) fail("a reference before its site's origin");
+    m.iaddr = k.iaddr;
+    m.index = k.index;
+    m.size = k.size;
+    m.store = k.store;
+    m.kind = k.kind;
+    m.region = k.region;
+    m.context = k.context;
+    m.offset = wrap_add(prev_off[ev.site], field(f.off));
+    prev_off[ev.site] = m.offset;
+    m.ordinal = static_cast<std::uint32_t>(field(f.ord));
+    const std::int64_t own = field(f.own);
+    m.owner = static_cast<std::uint32_t>(k.kind == AddrKind::Stack ? own + thread : own);
+    prev_dbase[ev.site] = wrap_add(prev_dbase[ev.site], field(f.dbase));
+    m.daddr = static_cast<std::uint64_t>(prev_dbase[ev.site]) + static_cast<std::uint64_t>(m.offset);
+    if (st) *st = field(f.stride);
+  }
+
+  std::size_t next_batch(MemRef* out, std::size_t n) {
+    std::size_t got = 0;
+    while (got < n) {
+      if (iter < trips) {
+        MemRef& m = out[got++];
+        m = body[pos];
+        const std::int64_t d = stride[pos] * static_cast<std::int64_t>(iter);
+        m.offset += d;
+        m.daddr += static_cast<std::uint64_t>(d);
+        if (++pos == body.size()) {
+          pos = 0;
+          iter++;
+        }
+        continue;
+      }
+      if (!it.next(ev)) break;
+      if (ev.op == origin_op()) {
+        if (ev.site >= prev_off.size()) {
+          prev_off.resize(ev.site + 1, 0);
+          prev_dbase.resize(ev.site + 1, 0);
+        }
+        const auto t = static_cast<std::uint64_t>(thread);
+        prev_off[ev.site] = static_cast<std::int64_t>(static_cast<std::uint64_t>(field(f.offa)) +
+                                                      static_cast<std::uint64_t>(field(f.offb)) * t +
+                                                      static_cast<std::uint64_t>(field(f.off)));
+        prev_dbase[ev.site] = static_cast<std::int64_t>(
+            static_cast<std::uint64_t>(field(f.dbasea)) +
+            static_cast<std::uint64_t>(field(f.dbaseb)) * t + static_cast<std::uint64_t>(field(f.dbase)));
+        continue;
+      }
+      if (ev.op == run_op()) {
+        const std::int64_t width = field(f.width);
+        const std::int64_t t = prev_trips + field(f.trips);
+        if (width <= 0 || t < 2)
+          fail("a run of width " + std::to_string(width) + ", " + std::to_string(t) + " trips");
+        prev_trips = t;
+        body.resize(static_cast<std::size_t>(width));
+        stride.resize(body.size());
+        for (std::size_t i = 0; i < body.size(); i++) {
+          if (!it.next(ev)) fail("a run ends early");
+          decode(body[i], &stride[i]);
+        }
+        trips = static_cast<std::uint64_t>(t);
+        iter = 0;
+        pos = 0;
+        continue;
+      }
+      decode(out[got++], nullptr);  // a single reference
+    }
+    return got;
+  }
+};
+
+MemStreamReader::MemStreamReader(const Trace& trace, std::uint32_t thread)
+    : impl_(std::make_unique<Impl>(trace, thread)) {}
+MemStreamReader::~MemStreamReader() = default;
+std::size_t MemStreamReader::next_batch(MemRef* out, std::size_t n) {
+  return impl_->next_batch(out, n);
+}
+
+std::vector<std::unique_ptr<RefSource>> folded_sources(const Trace& trace) {
+  if (!is_memory_trace(trace)) throw std::runtime_error("not a folded memory trace");
+  std::vector<std::unique_ptr<RefSource>> out;
+  for (std::int32_t t = 0; t < trace.world_size; t++)
+    out.push_back(std::make_unique<MemStreamReader>(trace, static_cast<std::uint32_t>(t)));
+  return out;
+}
+
+}  // namespace tracefold::memtrace

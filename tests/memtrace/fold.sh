@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `tracefold memtrace-fold`: every kernel's folded trace expands to exactly
+# the raw log of the same run, every thread (memreplay --raw of both, byte
+# for byte), and its size does not grow with N or threads where the loops
+# are regular, rectangular or not. $4 is the tracefold binary.
+TFM=$1 SRC=$2 K=$3 TF=${4:-}
+source "$SRC/tests/memtrace/memtrace_lib.bash"
+[[ -x $TF ]] || { echo "FAIL: no tracefold binary ($TF)" >&2; exit 1; }
+run() {
+  RC=0
+  timeout "$RUN_TIMEOUT" "$TF" "$@" >out.txt 2>err.txt || RC=$?
+}
+
+# fold NAME PROG ARGS...: records PROG into raw-NAME, folds it into
+# NAME.tf, checks the expansion against the raw log; SIZE[NAME] = bytes.
+declare -A SIZE REFS
+fold() {
+  local name=$1
+  shift
+  run memtrace -q --wait-for-start --raw-log "raw-$name" -- "$@"
+  [[ $RC == 0 ]] || { bad "$name: memtrace exit $RC: $(tail -3 err.txt)"; return; }
+  run memtrace-fold "raw-$name" -o "$name.tf"
+  [[ $RC == 0 ]] || { bad "$name: memtrace-fold exit $RC: $(cat err.txt)"; return; }
+  SIZE[$name]=$(stat -c %s "$name.tf")
+  run memreplay "raw-$name" --raw --interleave 0
+  mv out.txt "raw-$name.txt"
+  run memreplay "$name.tf" --raw --interleave 0
+  [[ $RC == 0 ]] || { bad "$name: memreplay of the folded trace: exit $RC: $(cat err.txt)"; return; }
+  REFS[$name]=$(($(wc -l <out.txt) - 1))
+  if cmp -s out.txt "raw-$name.txt" && ((REFS[$name] > 100)); then
+    ok "$name: lossless, ${REFS[$name]} references of $(ls raw-$name/thread-*.bin | wc -l) streams in ${SIZE[$name]} bytes"
+  else
+    bad "$name: expansion differs from the raw log: $(diff out.txt "raw-$name.txt" | head -4)"
+  fi
+}
+
+# within PCT A B: sizes of A and B within PCT % of each other.
+within() {
+  local pct=$1 a=${SIZE[$2]:-0} b=${SIZE[$3]:-0}
+  if ((a > 0 && b > 0 && 100 * (a > b ? a - b : b - a) <= pct * (a < b ? a : b))); then
+    ok "$2 ($a B) and $3 ($b B) within $pct %"
+  else
+    bad "$2 ($a B) and $3 ($b B) differ by more than $pct %"
+  fi
+}
+
+# Vector add, weak scaling: each thread adds its own slice of N = 1024.
+fold vadd1 "$K/vadd_slices" 1 1024
+fold vadd2 "$K/vadd_slices" 2 1024
+fold vadd4 "$K/vadd_slices" 4 1024
+fold vadd2big "$K/vadd_slices" 2 16384
+within 5 vadd1 vadd4
+within 5 vadd2 vadd4
+within 5 vadd2 vadd2big
+
+fold matmul "$K/matmul" 24
+fold loops64 "$K/loops" 64
+fold loops256 "$K/loops" 256
+within 5 loops64 loops256
+
+# Irregular: lossless, and not larger than the raw streams under xz -9.
+fold spmv "$K/spmv" 3000 2
+cat raw-spmv/thread-*.bin | xz -9 >spmv.xz
+xzb=$(stat -c %s spmv.xz)
+((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
+  bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
+
+# Not a memory trace, not a trace.
+echo nonsense >bad.tf
+run memreplay bad.tf --raw
+[[ $RC == 2 ]] && ok "memreplay refuses a file that is no trace" || bad "bad.tf: exit $RC"
+finish
