@@ -289,8 +289,8 @@ void add_memreplay_command(CLI::App& app) {
   auto a = std::make_shared<ReplayArgs>();
   auto* cmd = app.add_subcommand(
       "memreplay",
-      "Regenerate a memtrace raw log's reference stream (--raw) or run it through an LRU cache "
-      "simulator (--cache L1=32K:8:64,L2=1M:16:64)");
+      "Regenerate the reference stream of a memtrace raw log or folded trace (--raw) or run it "
+      "through an LRU cache simulator (--cache L1=32K:8:64,L2=1M:16:64)");
   cmd->add_option("dir", a->dir,
                   "The --raw-log directory, or a memory trace from tracefold memtrace-fold")
       ->required();

@@ -157,7 +157,8 @@ std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
 }
 
-bool same_but_offset(const MemRef& a, const MemRef& b) {
+// Inlined: asked of every reference a run continues.
+[[gnu::always_inline]] inline bool same_but_offset(const MemRef& a, const MemRef& b) {
   return a.iaddr == b.iaddr && a.index == b.index && a.size == b.size && a.store == b.store &&
          a.kind == b.kind && a.region == b.region && a.context == b.context &&
          a.ordinal == b.ordinal && a.owner == b.owner && dbase_of(a) == dbase_of(b);
@@ -166,7 +167,6 @@ bool same_but_offset(const MemRef& a, const MemRef& b) {
 }  // namespace
 
 // ------------------------------------------------------------------ folding
-
 
 struct ThreadFolder::Impl {
   std::uint32_t thread;
@@ -381,8 +381,9 @@ Fit fit(const std::vector<std::pair<std::int64_t, std::int64_t>>& tv) {
     const std::int64_t dv = wrap_sub(tv[1].second, tv[0].second);
     if (dv % dt == 0) {
       f.b = dv / dt;
-      f.a = wrap_sub(tv[0].second, static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
-                                                            static_cast<std::uint64_t>(tv[0].first)));
+      f.a = wrap_sub(tv[0].second,
+                     static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
+                                               static_cast<std::uint64_t>(tv[0].first)));
     }
   }
   return f;
@@ -390,7 +391,7 @@ Fit fit(const std::vector<std::pair<std::int64_t, std::int64_t>>& tv) {
 
 std::int64_t residual(std::int64_t v, const Fit& f, std::int64_t t) {
   return wrap_sub(wrap_sub(v, f.a), static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
-                                                            static_cast<std::uint64_t>(t)));
+                                                              static_cast<std::uint64_t>(t)));
 }
 
 Elastic one_value(std::int64_t v, std::int32_t rank) {
@@ -434,7 +435,7 @@ Trace merge_threads(std::vector<Trace> traces,
       const Fit& fo = off_fit[o.site];
       const Fit& fd = dbase_fit[o.site];
       const std::pair<FieldId, std::int64_t> values[] = {
-          {f.off, residual(o.off, fo, ti)},      {f.offa, fo.a}, {f.offb, fo.b},
+          {f.off, residual(o.off, fo, ti)},     {f.offa, fo.a},   {f.offb, fo.b},
           {f.dbase, residual(o.dbase, fd, ti)}, {f.dbasea, fd.a}, {f.dbaseb, fd.b}};
       for (const auto& [id, v] : values) n.fields.emplace_back(id, one_value(v, rank));
       std::sort(n.fields.begin(), n.fields.end(),
@@ -532,7 +533,8 @@ struct MemStreamReader::Impl {
     const std::int64_t own = field(f.own);
     m.owner = static_cast<std::uint32_t>(k.kind == AddrKind::Stack ? own + thread : own);
     prev_dbase[ev.site] = wrap_add(prev_dbase[ev.site], field(f.dbase));
-    m.daddr = static_cast<std::uint64_t>(prev_dbase[ev.site]) + static_cast<std::uint64_t>(m.offset);
+    m.daddr =
+        static_cast<std::uint64_t>(prev_dbase[ev.site]) + static_cast<std::uint64_t>(m.offset);
     if (st) *st = field(f.stride);
   }
 
@@ -558,12 +560,14 @@ struct MemStreamReader::Impl {
           prev_dbase.resize(ev.site + 1, 0);
         }
         const auto t = static_cast<std::uint64_t>(thread);
-        prev_off[ev.site] = static_cast<std::int64_t>(static_cast<std::uint64_t>(field(f.offa)) +
-                                                      static_cast<std::uint64_t>(field(f.offb)) * t +
-                                                      static_cast<std::uint64_t>(field(f.off)));
-        prev_dbase[ev.site] = static_cast<std::int64_t>(
-            static_cast<std::uint64_t>(field(f.dbasea)) +
-            static_cast<std::uint64_t>(field(f.dbaseb)) * t + static_cast<std::uint64_t>(field(f.dbase)));
+        prev_off[ev.site] =
+            static_cast<std::int64_t>(static_cast<std::uint64_t>(field(f.offa)) +
+                                      static_cast<std::uint64_t>(field(f.offb)) * t +
+                                      static_cast<std::uint64_t>(field(f.off)));
+        prev_dbase[ev.site] =
+            static_cast<std::int64_t>(static_cast<std::uint64_t>(field(f.dbasea)) +
+                                      static_cast<std::uint64_t>(field(f.dbaseb)) * t +
+                                      static_cast<std::uint64_t>(field(f.dbase)));
         continue;
       }
       if (ev.op == run_op()) {
