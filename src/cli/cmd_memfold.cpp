@@ -16,7 +16,7 @@ namespace {
 namespace mt = tracefold::memtrace;
 
 struct FoldArgs {
-  std::string dir;
+  std::vector<std::string> dirs;
   std::string output = "memtrace.tf";
   bool text = false;
   std::uint32_t max_body = 64;
@@ -28,13 +28,14 @@ void run_memfold(const FoldArgs& a) {
   options.max_body = a.max_body;
   mt::MemFoldStats stats;
   const auto t0 = std::chrono::steady_clock::now();
-  const Trace trace = mt::fold_raw_log(a.dir, options, &stats);
+  const Trace trace = mt::fold_raw_logs(
+      std::vector<std::filesystem::path>(a.dirs.begin(), a.dirs.end()), options, &stats);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   save_trace(trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
   if (a.quiet) return;
   const auto bytes = std::filesystem::file_size(a.output);
   std::printf(
-      "%s: %llu references of %d thread%s, %llu in %llu runs, %llu events, %zu nodes; %llu "
+      "%s: %llu references of %d stream%s, %llu in %llu runs, %llu events, %zu nodes; %llu "
       "bytes (%.6f per reference); folded in %.2f s\n",
       a.output.c_str(), static_cast<unsigned long long>(stats.refs), trace.world_size,
       trace.world_size == 1 ? "" : "s", static_cast<unsigned long long>(stats.in_runs),
@@ -50,7 +51,10 @@ void add_memfold_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "memtrace-fold",
       "Fold a memtrace raw log into a lossless memory trace (loops of strided references)");
-  cmd->add_option("dir", a->dir, "The --raw-log directory")->required();
+  cmd->add_option("dirs", a->dirs,
+                  "The --raw-log directory; several (one per MPI rank) make one trace of all "
+                  "their threads, directory by directory")
+      ->required();
   cmd->add_option("-o,--output", a->output, "Trace file to write (default memtrace.tf)");
   cmd->add_flag("--text", a->text, "Write the text form instead of the compact one");
   cmd->add_option("--max-body", a->max_body,

@@ -1,6 +1,7 @@
 #include "fold.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -14,7 +15,7 @@ namespace {
 
 // The event fields of a memory trace (docs/memtrace.md "Folded traces").
 struct Fields {
-  FieldId off, stride, ord, own, dbase, width, trips, offa, offb, dbasea, dbaseb;
+  FieldId off, stride, ord, own, dbase, width, trips, offa, offb, dbasea, dbaseb, owna, ownb;
   Fields()
       : off(FieldTable::intern("off", FieldKind::kScalar)),
         stride(FieldTable::intern("stride", FieldKind::kScalar)),
@@ -26,7 +27,9 @@ struct Fields {
         offa(FieldTable::intern("offa", FieldKind::kScalar)),
         offb(FieldTable::intern("offb", FieldKind::kScalar)),
         dbasea(FieldTable::intern("dbasea", FieldKind::kScalar)),
-        dbaseb(FieldTable::intern("dbaseb", FieldKind::kScalar)) {
+        dbaseb(FieldTable::intern("dbaseb", FieldKind::kScalar)),
+        owna(FieldTable::intern("owna", FieldKind::kScalar)),
+        ownb(FieldTable::intern("ownb", FieldKind::kScalar)) {
     in_order = off < stride && stride < ord && ord < own && own < dbase && width < trips;
   }
   // Events hold fields sorted by id; the ids are in this order unless some
@@ -136,12 +139,6 @@ std::optional<SiteKey> decode_site(const CallSite& s) {
   return k;
 }
 
-// A stack access's owner is stored relative to the accessing thread, so that
-// threads running the same code store the same value.
-std::int64_t stored_owner(const MemRef& m, std::uint32_t thread) {
-  return m.kind == AddrKind::Stack ? std::int64_t{m.owner} - thread : std::int64_t{m.owner};
-}
-
 // Everything of a reference but its site and offset must stay the same
 // along a run; the base of the data address is daddr - offset.
 std::int64_t dbase_of(const MemRef& m) {
@@ -194,10 +191,10 @@ struct ThreadFolder::Impl {
   std::uint64_t trips = 0;
   std::size_t pos = 0;
 
-  // Second level: per site the previous offset and data-address base (the
-  // first ones are the site's origin, kept apart: see add_origins), the
-  // previous run's trip count.
-  std::vector<std::int64_t> prev_off, prev_dbase;
+  // Second level: per site the previous offset, data-address base and owner
+  // (the first ones are the site's origin, kept apart: see merge_threads),
+  // the previous run's trip count.
+  std::vector<SiteOrigin::Values> prev;
   std::vector<char> seen;
   std::vector<SiteOrigin> origins;  // by SiteId, valid where seen
   std::int64_t prev_trips = 0;
@@ -219,30 +216,27 @@ struct ThreadFolder::Impl {
   }
 
   void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
-    const std::int64_t dbase = dbase_of(m);
+    const SiteOrigin::Values v = {m.offset, dbase_of(m), std::int64_t{m.owner}};
     if (s >= seen.size()) {
       seen.resize(s + 1, 0);
-      prev_off.resize(s + 1, 0);
-      prev_dbase.resize(s + 1, 0);
+      prev.resize(s + 1);
       origins.resize(s + 1);
     }
     if (!seen[s]) {
       seen[s] = 1;
-      origins[s] = {s, m.offset, dbase};
-      prev_off[s] = m.offset;
-      prev_dbase[s] = dbase;
+      origins[s] = {s, v};
+      prev[s] = v;
     }
     ev.op = mem_op();
     ev.site = s;
     ev.fields.clear();
-    ev.fields.push_back({f.off, wrap_sub(m.offset, prev_off[s]), {}});
+    ev.fields.push_back({f.off, wrap_sub(v[0], prev[s][0]), {}});
     ev.fields.push_back({f.stride, stride_value, {}});
     ev.fields.push_back({f.ord, std::int64_t{m.ordinal}, {}});
-    ev.fields.push_back({f.own, stored_owner(m, thread), {}});
-    ev.fields.push_back({f.dbase, wrap_sub(dbase, prev_dbase[s]), {}});
+    ev.fields.push_back({f.own, wrap_sub(v[2], prev[s][2]), {}});
+    ev.fields.push_back({f.dbase, wrap_sub(v[1], prev[s][1]), {}});
     f.sort(ev.fields);
-    prev_off[s] = m.offset;
-    prev_dbase[s] = dbase;
+    prev[s] = v;
     folder.append(ev);
     stats.events++;
   }
@@ -406,23 +400,22 @@ Trace merge_threads(std::vector<Trace> traces,
                     const std::vector<std::vector<SiteOrigin>>& origins) {
   if (origins.size() != traces.size())
     throw std::invalid_argument("merge_threads: one origin list per thread");
-  // Per site, the threads that used it, in thread order.
-  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> offs, dbases;
+  // Per site and value, the (thread, value) pairs of the threads that used
+  // the site, in thread order.
+  using Points = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  std::vector<std::array<Points, 3>> points;
   for (std::size_t t = 0; t < origins.size(); t++)
     for (const SiteOrigin& o : origins[t]) {
-      if (o.site >= offs.size()) {
-        offs.resize(o.site + 1);
-        dbases.resize(o.site + 1);
-      }
-      offs[o.site].push_back({static_cast<std::int64_t>(t), o.off});
-      dbases[o.site].push_back({static_cast<std::int64_t>(t), o.dbase});
+      if (o.site >= points.size()) points.resize(o.site + 1);
+      for (std::size_t k = 0; k < 3; k++)
+        points[o.site][k].push_back({static_cast<std::int64_t>(t), o.values[k]});
     }
-  std::vector<Fit> off_fit(offs.size()), dbase_fit(offs.size());
-  for (std::size_t s = 0; s < offs.size(); s++) {
-    off_fit[s] = fit(offs[s]);
-    dbase_fit[s] = fit(dbases[s]);
-  }
+  std::vector<std::array<Fit, 3>> fits(points.size());
+  for (std::size_t s = 0; s < points.size(); s++)
+    for (std::size_t k = 0; k < 3; k++) fits[s][k] = fit(points[s][k]);
   const Fields& f = fields();
+  const FieldId ids[3][3] = {
+      {f.off, f.offa, f.offb}, {f.dbase, f.dbasea, f.dbaseb}, {f.own, f.owna, f.ownb}};
   for (std::size_t t = 0; t < traces.size(); t++) {
     const auto rank = static_cast<std::int32_t>(t);
     const auto ti = static_cast<std::int64_t>(t);
@@ -432,12 +425,12 @@ Trace merge_threads(std::vector<Trace> traces,
       n.key = {origin_op(), o.site};
       n.ranks = Ranklist::single(rank);
       n.count = one_value(1, rank);
-      const Fit& fo = off_fit[o.site];
-      const Fit& fd = dbase_fit[o.site];
-      const std::pair<FieldId, std::int64_t> values[] = {
-          {f.off, residual(o.off, fo, ti)},     {f.offa, fo.a},   {f.offb, fo.b},
-          {f.dbase, residual(o.dbase, fd, ti)}, {f.dbasea, fd.a}, {f.dbaseb, fd.b}};
-      for (const auto& [id, v] : values) n.fields.emplace_back(id, one_value(v, rank));
+      for (std::size_t k = 0; k < 3; k++) {
+        const Fit& fk = fits[o.site][k];
+        n.fields.emplace_back(ids[k][0], one_value(residual(o.values[k], fk, ti), rank));
+        n.fields.emplace_back(ids[k][1], one_value(fk.a, rank));
+        n.fields.emplace_back(ids[k][2], one_value(fk.b, rank));
+      }
       std::sort(n.fields.begin(), n.fields.end(),
                 [](const auto& x, const auto& y) { return x.first < y.first; });
       head.push_back(std::move(n));
@@ -448,21 +441,25 @@ Trace merge_threads(std::vector<Trace> traces,
   return reduce_traces(std::move(traces));
 }
 
-Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options,
-                   MemFoldStats* stats) {
-  const auto files = raw_stream_files(dir);
-  if (files.empty()) throw RawFormatError(dir.string() + ": no thread-N.bin files");
+Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFoldOptions& options,
+                    MemFoldStats* stats) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& dir : dirs) {
+    const auto f = raw_stream_files(dir);
+    if (f.empty()) throw RawFormatError(dir.string() + ": no thread-N.bin files");
+    files.insert(files.end(), f.begin(), f.end());
+  }
   SiteTable sites;
   std::vector<Trace> traces;
   std::vector<std::vector<SiteOrigin>> origins;
   std::vector<MemRef> batch(4096);
-  const auto threads = static_cast<std::uint32_t>(files.size());
-  for (std::uint32_t t = 0; t < threads; t++) {
+  const auto streams = static_cast<std::uint32_t>(files.size());
+  for (std::uint32_t t = 0; t < streams; t++) {
     RawStreamReader in(files[t]);
     ThreadFolder folder(t, sites, options);
     while (std::size_t got = in.next_batch(batch.data(), batch.size()))
       folder.append(batch.data(), got);
-    traces.push_back(folder.finish(threads));
+    traces.push_back(folder.finish(streams));
     origins.push_back(folder.origins());
     if (stats) {
       stats->refs += folder.stats().refs;
@@ -471,9 +468,12 @@ Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& optio
       stats->events += folder.stats().events;
     }
   }
-  // Every thread's trace was finished with the table as it stood then; the
-  // merge maps sites by their frames, so later additions do no harm.
   return merge_threads(std::move(traces), origins);
+}
+
+Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options,
+                   MemFoldStats* stats) {
+  return fold_raw_logs({dir}, options, stats);
 }
 
 bool is_memory_trace(const Trace& trace) {
@@ -490,7 +490,8 @@ struct MemStreamReader::Impl {
   std::uint32_t thread;
   const Fields& f = fields();
   std::vector<std::optional<SiteKey>> keys;  // by SiteId
-  std::vector<std::int64_t> prev_off, prev_dbase;
+  std::vector<SiteOrigin::Values> prev;
+  std::vector<char> seen;
   std::int64_t prev_trips = 0;
   Event ev;
   // The run being expanded: body references of its first iteration.
@@ -519,7 +520,8 @@ struct MemStreamReader::Impl {
     if (ev.op != mem_op() || ev.site >= keys.size() || !keys[ev.site])
       fail("expected a mem event with an access site");
     const SiteKey& k = *keys[ev.site];
-    if (ev.site >= prev_off.size()) fail("a reference before its site's origin");
+    if (ev.site >= seen.size() || !seen[ev.site]) fail("a reference before its site's origin");
+    SiteOrigin::Values& p = prev[ev.site];
     m.iaddr = k.iaddr;
     m.index = k.index;
     m.size = k.size;
@@ -527,14 +529,13 @@ struct MemStreamReader::Impl {
     m.kind = k.kind;
     m.region = k.region;
     m.context = k.context;
-    m.offset = wrap_add(prev_off[ev.site], field(f.off));
-    prev_off[ev.site] = m.offset;
+    p[0] = wrap_add(p[0], field(f.off));
+    p[1] = wrap_add(p[1], field(f.dbase));
+    p[2] = wrap_add(p[2], field(f.own));
+    m.offset = p[0];
+    m.daddr = static_cast<std::uint64_t>(wrap_add(p[1], p[0]));
+    m.owner = static_cast<std::uint32_t>(p[2]);
     m.ordinal = static_cast<std::uint32_t>(field(f.ord));
-    const std::int64_t own = field(f.own);
-    m.owner = static_cast<std::uint32_t>(k.kind == AddrKind::Stack ? own + thread : own);
-    prev_dbase[ev.site] = wrap_add(prev_dbase[ev.site], field(f.dbase));
-    m.daddr =
-        static_cast<std::uint64_t>(prev_dbase[ev.site]) + static_cast<std::uint64_t>(m.offset);
     if (st) *st = field(f.stride);
   }
 
@@ -555,19 +556,20 @@ struct MemStreamReader::Impl {
       }
       if (!it.next(ev)) break;
       if (ev.op == origin_op()) {
-        if (ev.site >= prev_off.size()) {
-          prev_off.resize(ev.site + 1, 0);
-          prev_dbase.resize(ev.site + 1, 0);
+        if (ev.site >= seen.size()) {
+          seen.resize(ev.site + 1, 0);
+          prev.resize(ev.site + 1);
         }
-        const auto t = static_cast<std::uint64_t>(thread);
-        prev_off[ev.site] =
-            static_cast<std::int64_t>(static_cast<std::uint64_t>(field(f.offa)) +
-                                      static_cast<std::uint64_t>(field(f.offb)) * t +
-                                      static_cast<std::uint64_t>(field(f.off)));
-        prev_dbase[ev.site] =
-            static_cast<std::int64_t>(static_cast<std::uint64_t>(field(f.dbasea)) +
-                                      static_cast<std::uint64_t>(field(f.dbaseb)) * t +
-                                      static_cast<std::uint64_t>(field(f.dbase)));
+        seen[ev.site] = 1;
+        const auto t = static_cast<std::int64_t>(thread);
+        const FieldId ids[3][3] = {
+            {f.off, f.offa, f.offb}, {f.dbase, f.dbasea, f.dbaseb}, {f.own, f.owna, f.ownb}};
+        for (std::size_t k = 0; k < 3; k++)
+          prev[ev.site][k] = wrap_add(
+              wrap_add(field(ids[k][1]),
+                       static_cast<std::int64_t>(static_cast<std::uint64_t>(field(ids[k][2])) *
+                                                 static_cast<std::uint64_t>(t))),
+              field(ids[k][0]));
         continue;
       }
       if (ev.op == run_op()) {

@@ -20,6 +20,7 @@
 // exact recorded stream, every field of every record.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -45,11 +46,12 @@ struct MemFoldStats {
   std::uint64_t events = 0;   // events handed to core's folder
 };
 
-// A site's first offset and data-address base in one thread: what its
-// later values are stored as differences from.
+// A site's first offset, data-address base (daddr - offset) and owner in
+// one thread: what its later values are stored as differences from.
 struct SiteOrigin {
+  using Values = std::array<std::int64_t, 3>;  // offset, base, owner
   SiteId site = 0;
-  std::int64_t off = 0, dbase = 0;
+  Values values{};
 };
 
 // Folds one thread's references as they come (append), without holding the
@@ -84,6 +86,10 @@ Trace merge_threads(std::vector<Trace> traces, const std::vector<std::vector<Sit
 // Folds every thread-N.bin of a --raw-log directory and merges the threads.
 Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options = {},
                    MemFoldStats* stats = nullptr);
+// The same for several logs (one per MPI rank, say) into one trace: its
+// streams are the logs' threads, log by log in the order given.
+Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs,
+                    const MemFoldOptions& options = {}, MemFoldStats* stats = nullptr);
 
 // Whether `trace` is a folded memory trace (its events are mem/memrun).
 bool is_memory_trace(const Trace& trace);

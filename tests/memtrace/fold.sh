@@ -67,6 +67,23 @@ fold loops64 "$K/loops" 64
 fold loops256 "$K/loops" 256
 within 5 loops64 loops256
 
+# Two runs' logs folded as two MPI ranks' into one trace: each stream
+# expands to its own log's, and the second adds little.
+run memtrace -q --wait-for-start --raw-log raw-rank1 -- "$K/vadd_slices" 3 1024
+run memtrace-fold raw-vadd3 raw-rank1 -o ranks.tf
+[[ $RC == 0 ]] || bad "two logs: memtrace-fold exit $RC: $(cat err.txt)"
+for d in raw-vadd3 raw-rank1; do
+  run memreplay $d --raw --interleave 0
+  tail -n +2 out.txt | cut -d' ' -f2-
+done >ranks-raw.txt
+run memreplay ranks.tf --raw --interleave 0
+tail -n +2 out.txt | cut -d' ' -f2- >ranks-fold.txt
+SIZE[ranks]=$(stat -c %s ranks.tf)
+cmp -s ranks-raw.txt ranks-fold.txt && (($(wc -l <ranks-fold.txt) == 2 * REFS[vadd3])) &&
+  ok "two logs in one trace: lossless, ${SIZE[ranks]} bytes" ||
+  bad "two logs in one trace: expansion differs: $(diff ranks-raw.txt ranks-fold.txt | head -4)"
+within 10 vadd3 ranks
+
 # The cache simulator gives the same counts from the folded trace as from
 # the raw log (site names aside: the folded trace has no module table).
 cachesim() {
