@@ -122,13 +122,15 @@ struct ThreadFolder::Impl {
   void close_run() {
     in_run = false;
     emit_run();
-    // The unfinished iteration's references start over as pending ones.
-    for (std::size_t i = 0; i < pos; i++) {
-      MemRef m = body[i];
-      m.offset += stride[i] * static_cast<std::int64_t>(trips);
-      m.daddr += static_cast<std::uint64_t>(stride[i]) * trips;
-      add_pending(m, body_site[i]);
+    // The unfinished iteration's references start over, in order: should
+    // they start a run of their own, the rest of them (and then the
+    // reference that ended this run) must go to that run first.
+    std::vector<MemRef> partial(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
+    for (std::size_t i = 0; i < partial.size(); i++) {
+      partial[i].offset += stride[i] * static_cast<std::int64_t>(trips);
+      partial[i].daddr += static_cast<std::uint64_t>(stride[i]) * trips;
     }
+    for (const MemRef& m : partial) append(m);
   }
 
   void flush_pending(std::size_t n) {
@@ -174,7 +176,7 @@ struct ThreadFolder::Impl {
   }
 
   void append(const MemRef& m) {
-    if (in_run) {
+    while (in_run) {
       const MemRef& b = body[pos];
       if (same_but_offset(m, b) &&
           m.offset == b.offset + stride[pos] * static_cast<std::int64_t>(trips)) {
@@ -188,6 +190,35 @@ struct ThreadFolder::Impl {
     }
     add_pending(m, site_of(m));
   }
+
+  // The same for a batch: a run's continuation in a loop of its own, the
+  // state in locals (most references of a regular kernel go this way).
+  void append(const MemRef* refs, std::size_t n) {
+    std::size_t i = 0;
+    while (i < n) {
+      if (in_run) {
+        const MemRef* b = body.data();
+        const std::int64_t* st = stride.data();
+        const std::size_t width = body.size();
+        std::size_t p = pos;
+        std::uint64_t k = trips;
+        for (; i < n; i++) {
+          const MemRef& m = refs[i];
+          if (!same_but_offset(m, b[p]) ||
+              m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k))
+            break;
+          if (++p == width) {
+            p = 0;
+            k++;
+          }
+        }
+        pos = p;
+        trips = k;
+        if (i == n) break;
+      }
+      append(refs[i++]);
+    }
+  }
 };
 
 ThreadFolder::ThreadFolder(std::uint32_t thread, SiteTable& sites, const MemFoldOptions& options)
@@ -196,7 +227,7 @@ ThreadFolder::~ThreadFolder() = default;
 
 void ThreadFolder::append(const MemRef* refs, std::size_t n) {
   impl_->stats.refs += n;
-  for (std::size_t i = 0; i < n; i++) impl_->append(refs[i]);
+  impl_->append(refs, n);
 }
 
 Trace ThreadFolder::finish(std::uint32_t threads) {

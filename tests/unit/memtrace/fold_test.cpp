@@ -173,4 +173,21 @@ TEST(MemFold, BrokenRunsStayExact) {
   check_lossless({s});
 }
 
+TEST(MemFold, RunEndingInsideARepeatedSite) {
+  // An inner loop of two trips (s s) in an outer one (then t), and at the
+  // end a new site between one site's references: every run must end and
+  // start in order around it.
+  Stream s;
+  for (int i = 0; i < 10; i++) {
+    s.push_back(ref(0x407000, 16 * i));
+    s.push_back(ref(0x407000, 16 * i + 8));
+    s.push_back(ref(0x407008, 0x1000 + 8 * i, true));
+  }
+  s.push_back(ref(0x407000, 160));
+  s.push_back(ref(0x407000, 168));
+  s.push_back(ref(0x407010, 0x2000));
+  s.push_back(ref(0x407000, 176));
+  check_lossless({s});
+}
+
 }  // namespace
