@@ -7,12 +7,15 @@
 #include <cstdio>
 #include <iomanip>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cache_sim.hpp"
 #include "cli.hpp"
+#include "fold.hpp"
 #include "interleave.hpp"
 #include "memtrace_sites.hpp"
+#include "tracefold/trace_io.hpp"
 
 namespace tracefold::cli {
 namespace {
@@ -264,7 +267,16 @@ void run_memreplay(const ReplayArgs& a) {
                                    : "memreplay: give --raw (print the references) or --cache "
                                      "SPEC (simulate caches), e.g. --cache L1=32K:8:64");
   if (!a.cache.empty()) mt::parse_cache_spec(a.cache);  // before reading any stream
-  mt::InterleavedReader in(mt::raw_stream_files(a.dir), a.interleave);
+  // A raw log is a directory; anything else is a folded memory trace.
+  std::optional<Trace> folded;
+  if (!std::filesystem::is_directory(a.dir)) {
+    folded = load_trace(a.dir);
+    if (!mt::is_memory_trace(*folded))
+      throw std::runtime_error(a.dir + ": not a memory trace (tracefold memtrace-fold makes one)");
+  }
+  mt::InterleavedReader in = folded
+                                 ? mt::InterleavedReader(mt::folded_sources(*folded), a.interleave)
+                                 : mt::InterleavedReader(mt::raw_stream_files(a.dir), a.interleave);
   if (a.raw)
     print_raw(in);
   else
@@ -277,9 +289,11 @@ void add_memreplay_command(CLI::App& app) {
   auto a = std::make_shared<ReplayArgs>();
   auto* cmd = app.add_subcommand(
       "memreplay",
-      "Regenerate a memtrace raw log's reference stream (--raw) or run it through an LRU cache "
-      "simulator (--cache L1=32K:8:64,L2=1M:16:64)");
-  cmd->add_option("dir", a->dir, "The --raw-log directory")->required();
+      "Regenerate the reference stream of a memtrace raw log or folded trace (--raw) or run it "
+      "through an LRU cache simulator (--cache L1=32K:8:64,L2=1M:16:64)");
+  cmd->add_option("dir", a->dir,
+                  "The --raw-log directory, or a memory trace from tracefold memtrace-fold")
+      ->required();
   cmd->add_option("--cache", a->cache,
                   "Cache levels, first level first: NAME=SIZE:ASSOC:LINE[,...], SIZE with K, M or "
                   "G (e.g. L1=32K:8:64,L2=1M:16:64)");

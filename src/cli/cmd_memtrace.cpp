@@ -213,6 +213,9 @@ void split_memtrace_program(int& argc, char** argv) {
   }
 }
 
+// cmd_memfold.cpp; declared here, not in cli.hpp, as only this file adds it.
+void add_memfold_command(CLI::App& app);
+
 void add_memtrace_commands(CLI::App& app) {
   auto a = std::make_shared<MemtraceArgs>();
   auto* cmd =
@@ -245,6 +248,7 @@ void add_memtrace_commands(CLI::App& app) {
     throw CLI::RuntimeError(0);
   });
   add_memreplay_command(app);
+  add_memfold_command(app);
 }
 
 }  // namespace tracefold::cli

@@ -3,16 +3,38 @@
 #include <string>
 
 namespace tracefold::memtrace {
+namespace {
+
+class RawSource : public RefSource {
+ public:
+  explicit RawSource(const std::filesystem::path& f) : r_(f) {}
+  std::size_t next_batch(MemRef* out, std::size_t n) override { return r_.next_batch(out, n); }
+  std::uint64_t records() const override { return r_.records(); }
+  std::uint32_t thread() const { return r_.thread(); }
+
+ private:
+  RawStreamReader r_;
+};
+
+}  // namespace
 
 InterleavedReader::InterleavedReader(const std::vector<std::filesystem::path>& files,
                                      std::uint64_t quantum)
     : quantum_(quantum) {
   for (const auto& f : files) {
-    readers_.push_back(std::make_unique<RawStreamReader>(f));
-    if (readers_.back()->thread() != readers_.size() - 1)
-      throw RawFormatError(f.string() + ": header says thread " +
-                           std::to_string(readers_.back()->thread()));
+    auto r = std::make_unique<RawSource>(f);
+    if (r->thread() != readers_.size())
+      throw RawFormatError(f.string() + ": header says thread " + std::to_string(r->thread()));
+    readers_.push_back(std::move(r));
   }
+  done_.assign(readers_.size(), false);
+  live_ = readers_.size();
+  cur_ = readers_.empty() ? 0 : readers_.size() - 1;  // the first turn goes to thread 0
+}
+
+InterleavedReader::InterleavedReader(std::vector<std::unique_ptr<RefSource>> sources,
+                                     std::uint64_t quantum)
+    : readers_(std::move(sources)), quantum_(quantum) {
   done_.assign(readers_.size(), false);
   live_ = readers_.size();
   cur_ = readers_.empty() ? 0 : readers_.size() - 1;  // the first turn goes to thread 0

@@ -15,11 +15,23 @@
 
 namespace tracefold::memtrace {
 
+// One thread's reference stream, from a raw log or a folded trace.
+class RefSource {
+ public:
+  virtual ~RefSource() = default;
+  // Up to n references into out; fewer only at the end (0 there).
+  virtual std::size_t next_batch(MemRef* out, std::size_t n) = 0;
+  // References in the stream when known beforehand, else 0.
+  virtual std::uint64_t records() const { return 0; }
+};
+
 class InterleavedReader {
  public:
   // files[t] is thread t's stream (raw_stream_files(dir)); each header's
   // thread number must be its index.
   InterleavedReader(const std::vector<std::filesystem::path>& files, std::uint64_t quantum);
+  // sources[t] is thread t's stream.
+  InterleavedReader(std::vector<std::unique_ptr<RefSource>> sources, std::uint64_t quantum);
 
   std::uint32_t threads() const { return static_cast<std::uint32_t>(readers_.size()); }
   std::uint64_t records() const;  // all streams' records, from the files' lengths
@@ -52,7 +64,7 @@ class InterleavedReader {
   }
 
  private:
-  std::vector<std::unique_ptr<RawStreamReader>> readers_;
+  std::vector<std::unique_ptr<RefSource>> readers_;
   std::vector<bool> done_;
   std::size_t live_ = 0;
   std::size_t cur_ = 0;

@@ -195,7 +195,42 @@ bool RawStreamReader::next(MemRef& out) {
 
 std::size_t RawStreamReader::next_batch(MemRef* out, std::size_t n) {
   std::size_t got = 0;
-  while (got < n && next(out[got])) got++;
+  while (got < n) {
+    // Version 2 records already in the buffer are decoded here, in one
+    // loop without a call per record (folding reads tens of millions a
+    // second); refills, version 1 and anything to complain about go
+    // through next().
+    std::size_t fast = 0;
+    if (version_ == 2) {
+      fast = std::min<std::uint64_t>(
+          {(buf_len_ - buf_pos_) / sizeof(TfmRawRecord), n - got, records_ - consumed_});
+      const unsigned char* p = buf_.data() + buf_pos_;
+      std::size_t i = 0;
+      for (; i < fast; i++, p += sizeof(TfmRawRecord)) {
+        const std::uint8_t flags = p[23];
+        const std::uint16_t size = field<std::uint16_t>(p + 20);
+        if ((flags & ~(TFM_RAW_STORE | TFM_RAW_KIND_MASK)) != 0 || size == 0) break;
+        MemRef& m = out[got + i];
+        m.iaddr = field<std::uint64_t>(p);
+        m.daddr = field<std::uint64_t>(p + 8);
+        m.context = field<std::uint32_t>(p + 16);
+        m.size = size;
+        m.index = p[22];
+        m.store = flags & TFM_RAW_STORE;
+        m.kind = static_cast<AddrKind>((flags & TFM_RAW_KIND_MASK) >> TFM_RAW_KIND_SHIFT);
+        m.region = field<std::uint32_t>(p + 24);
+        m.ordinal = field<std::uint32_t>(p + 28);
+        m.owner = field<std::uint32_t>(p + 32);
+        m.offset = field<std::int64_t>(p + 40);
+      }
+      got += i;
+      consumed_ += i;
+      buf_pos_ += i * sizeof(TfmRawRecord);
+      if (i > 0) continue;
+    }
+    if (got == n || !next(out[got])) break;
+    got++;
+  }
   return got;
 }
 

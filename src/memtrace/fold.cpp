@@ -1,0 +1,371 @@
+#include "fold.hpp"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "fold_codec.hpp"
+#include "tracefold/merge.hpp"
+
+namespace tracefold::memtrace {
+
+using namespace fold_detail;
+
+namespace {
+
+// Inlined: asked of every reference a run continues.
+[[gnu::always_inline]] inline bool same_but_offset(const MemRef& a, const MemRef& b) {
+  return a.iaddr == b.iaddr && a.index == b.index && a.size == b.size && a.store == b.store &&
+         a.kind == b.kind && a.region == b.region && a.context == b.context &&
+         a.ordinal == b.ordinal && a.owner == b.owner && dbase_of(a) == dbase_of(b);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ folding
+
+struct ThreadFolder::Impl {
+  std::uint32_t thread;
+  SiteTable& sites;
+  MemFoldOptions options;
+  Folder folder;
+  MemFoldStats stats;
+  const Fields& f = fields();
+  std::unordered_map<SiteKey, SiteId, SiteKeyHash> site_ids;
+  SiteId run_site_id;
+
+  // First level. Pending references (not yet in a run nor emitted), the
+  // first at absolute position pend_base; last[site]: 1 + the absolute
+  // position of the site's latest pending reference.
+  std::vector<MemRef> pend;
+  std::vector<SiteId> pend_site;
+  std::uint64_t pend_base = 0;
+  std::vector<std::uint64_t> last;
+  // The current run: body (first iteration), strides, complete iterations
+  // `trips`, position within the next one.
+  bool in_run = false;
+  std::vector<MemRef> body;
+  std::vector<SiteId> body_site;
+  std::vector<std::int64_t> stride;
+  std::uint64_t trips = 0;
+  std::size_t pos = 0;
+
+  // Second level: per site the previous offset, data-address base and owner
+  // (the first ones are the site's origin, kept apart: see merge_threads),
+  // the previous run's trip count.
+  std::vector<SiteOrigin::Values> prev;
+  std::vector<char> seen;
+  std::vector<SiteOrigin> origins;  // by SiteId, valid where seen
+  std::int64_t prev_trips = 0;
+  Event ev;
+
+  Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
+      : thread(t), sites(s), options(o), folder(static_cast<std::int32_t>(t), o.folder) {
+    run_site_id = sites.intern(run_site());
+    if (options.max_body == 0) options.max_body = 1;
+  }
+
+  SiteId site_of(const MemRef& m) {
+    const SiteKey k = SiteKey::of(m);
+    auto it = site_ids.find(k);
+    if (it != site_ids.end()) return it->second;
+    const SiteId id = sites.intern(encode_site(k));
+    site_ids.emplace(k, id);
+    return id;
+  }
+
+  void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
+    const SiteOrigin::Values v = {m.offset, dbase_of(m), std::int64_t{m.owner}};
+    if (s >= seen.size()) {
+      seen.resize(s + 1, 0);
+      prev.resize(s + 1);
+      origins.resize(s + 1);
+    }
+    if (!seen[s]) {
+      seen[s] = 1;
+      origins[s] = {s, v};
+      prev[s] = v;
+    }
+    ev.op = mem_op();
+    ev.site = s;
+    ev.fields.clear();
+    ev.fields.push_back({f.off, wrap_sub(v[0], prev[s][0]), {}});
+    ev.fields.push_back({f.stride, stride_value, {}});
+    ev.fields.push_back({f.ord, std::int64_t{m.ordinal}, {}});
+    ev.fields.push_back({f.own, wrap_sub(v[2], prev[s][2]), {}});
+    ev.fields.push_back({f.dbase, wrap_sub(v[1], prev[s][1]), {}});
+    f.sort(ev.fields);
+    prev[s] = v;
+    folder.append(ev);
+    stats.events++;
+  }
+
+  void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
+
+  void emit_run() {
+    ev.op = run_op();
+    ev.site = run_site_id;
+    ev.fields.clear();
+    ev.fields.push_back({f.width, static_cast<std::int64_t>(body.size()), {}});
+    ev.fields.push_back({f.trips, static_cast<std::int64_t>(trips) - prev_trips, {}});
+    f.sort(ev.fields);
+    prev_trips = static_cast<std::int64_t>(trips);
+    folder.append(ev);
+    stats.events++;
+    stats.runs++;
+    stats.in_runs += trips * body.size();
+    for (std::size_t i = 0; i < body.size(); i++) emit_mem(body[i], body_site[i], stride[i]);
+  }
+
+  void close_run() {
+    in_run = false;
+    emit_run();
+    // The unfinished iteration's references start over, in order: should
+    // they start a run of their own, the rest of them (and then the
+    // reference that ended this run) must go to that run first.
+    std::vector<MemRef> partial(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
+    for (std::size_t i = 0; i < partial.size(); i++) {
+      partial[i].offset += stride[i] * static_cast<std::int64_t>(trips);
+      partial[i].daddr += static_cast<std::uint64_t>(stride[i]) * trips;
+    }
+    for (const MemRef& m : partial) append(m);
+  }
+
+  void flush_pending(std::size_t n) {
+    for (std::size_t i = 0; i < n; i++) emit_single(i);
+    pend.erase(pend.begin(), pend.begin() + static_cast<std::ptrdiff_t>(n));
+    pend_site.erase(pend_site.begin(), pend_site.begin() + static_cast<std::ptrdiff_t>(n));
+    pend_base += n;
+  }
+
+  void add_pending(const MemRef& m, SiteId s) {
+    const std::uint64_t n = pend_base + pend.size();
+    pend.push_back(m);
+    pend_site.push_back(s);
+    if (s >= last.size()) last.resize(s + 1, 0);
+    const std::uint64_t prev = last[s];
+    last[s] = n + 1;
+    if (prev != 0) {
+      const std::uint64_t p = n - (prev - 1);
+      if (p <= options.max_body && n + 1 >= pend_base + 2 * p) {
+        const std::size_t a = static_cast<std::size_t>(n + 1 - 2 * p - pend_base);
+        bool same = true;
+        for (std::size_t i = 0; i < p && same; i++)
+          same = pend_site[a + i] == pend_site[a + p + i] &&
+                 same_but_offset(pend[a + i], pend[a + p + i]);
+        if (same) {
+          flush_pending(a);
+          body.assign(pend.begin(), pend.begin() + static_cast<std::ptrdiff_t>(p));
+          body_site.assign(pend_site.begin(), pend_site.begin() + static_cast<std::ptrdiff_t>(p));
+          stride.resize(p);
+          for (std::size_t i = 0; i < p; i++) stride[i] = pend[p + i].offset - pend[i].offset;
+          pend.clear();
+          pend_site.clear();
+          pend_base = n + 1;
+          in_run = true;
+          trips = 2;
+          pos = 0;
+          return;
+        }
+      }
+    }
+    // Only the last 2 * max_body references can still start a run.
+    if (pend.size() >= 4 * std::size_t{options.max_body}) flush_pending(pend.size() / 2);
+  }
+
+  void append(const MemRef& m) {
+    while (in_run) {
+      const MemRef& b = body[pos];
+      if (same_but_offset(m, b) &&
+          m.offset == b.offset + stride[pos] * static_cast<std::int64_t>(trips)) {
+        if (++pos == body.size()) {
+          pos = 0;
+          trips++;
+        }
+        return;
+      }
+      close_run();
+    }
+    add_pending(m, site_of(m));
+  }
+
+  // The same for a batch: a run's continuation in a loop of its own, the
+  // state in locals (most references of a regular kernel go this way).
+  void append(const MemRef* refs, std::size_t n) {
+    std::size_t i = 0;
+    while (i < n) {
+      if (in_run) {
+        const MemRef* b = body.data();
+        const std::int64_t* st = stride.data();
+        const std::size_t width = body.size();
+        std::size_t p = pos;
+        std::uint64_t k = trips;
+        for (; i < n; i++) {
+          const MemRef& m = refs[i];
+          if (!same_but_offset(m, b[p]) ||
+              m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k))
+            break;
+          if (++p == width) {
+            p = 0;
+            k++;
+          }
+        }
+        pos = p;
+        trips = k;
+        if (i == n) break;
+      }
+      append(refs[i++]);
+    }
+  }
+};
+
+ThreadFolder::ThreadFolder(std::uint32_t thread, SiteTable& sites, const MemFoldOptions& options)
+    : impl_(std::make_unique<Impl>(thread, sites, options)) {}
+ThreadFolder::~ThreadFolder() = default;
+
+void ThreadFolder::append(const MemRef* refs, std::size_t n) {
+  impl_->stats.refs += n;
+  impl_->append(refs, n);
+}
+
+Trace ThreadFolder::finish(std::uint32_t threads) {
+  Impl& d = *impl_;
+  if (d.in_run) d.close_run();
+  d.flush_pending(d.pend.size());
+  CommTable comms;
+  comms.define_world(static_cast<std::int32_t>(threads));
+  return d.folder.finish(static_cast<std::int32_t>(threads), d.sites, comms);
+}
+
+const MemFoldStats& ThreadFolder::stats() const {
+  return impl_->stats;
+}
+
+std::vector<SiteOrigin> ThreadFolder::origins() const {
+  std::vector<SiteOrigin> out;
+  for (std::size_t s = 0; s < impl_->seen.size(); s++)
+    if (impl_->seen[s]) out.push_back(impl_->origins[s]);
+  return out;
+}
+
+namespace {
+
+// v(t) = a + b * t + r(t): a and b from the first two threads that have the
+// value when b comes out whole, else b = 0; r is what is left for each.
+struct Fit {
+  std::int64_t a = 0, b = 0;
+};
+
+Fit fit(const std::vector<std::pair<std::int64_t, std::int64_t>>& tv) {
+  Fit f;
+  if (tv.empty()) return f;
+  f.a = tv[0].second;
+  if (tv.size() > 1) {
+    const std::int64_t dt = tv[1].first - tv[0].first;
+    const std::int64_t dv = wrap_sub(tv[1].second, tv[0].second);
+    if (dv % dt == 0) {
+      f.b = dv / dt;
+      f.a = wrap_sub(tv[0].second,
+                     static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
+                                               static_cast<std::uint64_t>(tv[0].first)));
+    }
+  }
+  return f;
+}
+
+std::int64_t residual(std::int64_t v, const Fit& f, std::int64_t t) {
+  return wrap_sub(wrap_sub(v, f.a), static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
+                                                              static_cast<std::uint64_t>(t)));
+}
+
+Elastic one_value(std::int64_t v, std::int32_t rank) {
+  ValueSeq seq;
+  seq.push_back(v);
+  return Elastic::of(std::move(seq), rank);
+}
+
+}  // namespace
+
+Trace merge_threads(std::vector<Trace> traces,
+                    const std::vector<std::vector<SiteOrigin>>& origins) {
+  if (origins.size() != traces.size())
+    throw std::invalid_argument("merge_threads: one origin list per thread");
+  // Per site and value, the (thread, value) pairs of the threads that used
+  // the site, in thread order.
+  using Points = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  std::vector<std::array<Points, 3>> points;
+  for (std::size_t t = 0; t < origins.size(); t++)
+    for (const SiteOrigin& o : origins[t]) {
+      if (o.site >= points.size()) points.resize(o.site + 1);
+      for (std::size_t k = 0; k < 3; k++)
+        points[o.site][k].push_back({static_cast<std::int64_t>(t), o.values[k]});
+    }
+  std::vector<std::array<Fit, 3>> fits(points.size());
+  for (std::size_t s = 0; s < points.size(); s++)
+    for (std::size_t k = 0; k < 3; k++) fits[s][k] = fit(points[s][k]);
+  const Fields& f = fields();
+  const FieldId ids[3][3] = {
+      {f.off, f.offa, f.offb}, {f.dbase, f.dbasea, f.dbaseb}, {f.own, f.owna, f.ownb}};
+  for (std::size_t t = 0; t < traces.size(); t++) {
+    const auto rank = static_cast<std::int32_t>(t);
+    const auto ti = static_cast<std::int64_t>(t);
+    std::vector<Node> head;
+    for (const SiteOrigin& o : origins[t]) {
+      Node n;
+      n.key = {origin_op(), o.site};
+      n.ranks = Ranklist::single(rank);
+      n.count = one_value(1, rank);
+      for (std::size_t k = 0; k < 3; k++) {
+        const Fit& fk = fits[o.site][k];
+        n.fields.emplace_back(ids[k][0], one_value(residual(o.values[k], fk, ti), rank));
+        n.fields.emplace_back(ids[k][1], one_value(fk.a, rank));
+        n.fields.emplace_back(ids[k][2], one_value(fk.b, rank));
+      }
+      std::sort(n.fields.begin(), n.fields.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      head.push_back(std::move(n));
+    }
+    traces[t].nodes.insert(traces[t].nodes.begin(), std::make_move_iterator(head.begin()),
+                           std::make_move_iterator(head.end()));
+  }
+  return reduce_traces(std::move(traces));
+}
+
+Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFoldOptions& options,
+                    MemFoldStats* stats) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& dir : dirs) {
+    const auto f = raw_stream_files(dir);
+    if (f.empty()) throw RawFormatError(dir.string() + ": no thread-N.bin files");
+    files.insert(files.end(), f.begin(), f.end());
+  }
+  SiteTable sites;
+  std::vector<Trace> traces;
+  std::vector<std::vector<SiteOrigin>> origins;
+  std::vector<MemRef> batch(4096);
+  const auto streams = static_cast<std::uint32_t>(files.size());
+  for (std::uint32_t t = 0; t < streams; t++) {
+    RawStreamReader in(files[t]);
+    ThreadFolder folder(t, sites, options);
+    while (std::size_t got = in.next_batch(batch.data(), batch.size()))
+      folder.append(batch.data(), got);
+    traces.push_back(folder.finish(streams));
+    origins.push_back(folder.origins());
+    if (stats) {
+      stats->refs += folder.stats().refs;
+      stats->runs += folder.stats().runs;
+      stats->in_runs += folder.stats().in_runs;
+      stats->events += folder.stats().events;
+    }
+  }
+  return merge_threads(std::move(traces), origins);
+}
+
+Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options,
+                   MemFoldStats* stats) {
+  return fold_raw_logs({dir}, options, stats);
+}
+
+}  // namespace tracefold::memtrace

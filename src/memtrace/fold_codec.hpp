@@ -1,0 +1,159 @@
+// What fold.cpp writes and unfold.cpp reads: the operations, fields and
+// site frames of a folded memory trace (docs/memtrace.md "Folding").
+// Internal to src/memtrace.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "raw_reader.hpp"
+#include "tracefold/event.hpp"
+
+namespace tracefold::memtrace::fold_detail {
+
+// The event fields of a memory trace.
+struct Fields {
+  FieldId off, stride, ord, own, dbase, width, trips, offa, offb, dbasea, dbaseb, owna, ownb;
+  Fields()
+      : off(FieldTable::intern("off", FieldKind::kScalar)),
+        stride(FieldTable::intern("stride", FieldKind::kScalar)),
+        ord(FieldTable::intern("ord", FieldKind::kScalar)),
+        own(FieldTable::intern("own", FieldKind::kScalar)),
+        dbase(FieldTable::intern("dbase", FieldKind::kScalar)),
+        width(FieldTable::intern("width", FieldKind::kScalar)),
+        trips(FieldTable::intern("trips", FieldKind::kScalar)),
+        offa(FieldTable::intern("offa", FieldKind::kScalar)),
+        offb(FieldTable::intern("offb", FieldKind::kScalar)),
+        dbasea(FieldTable::intern("dbasea", FieldKind::kScalar)),
+        dbaseb(FieldTable::intern("dbaseb", FieldKind::kScalar)),
+        owna(FieldTable::intern("owna", FieldKind::kScalar)),
+        ownb(FieldTable::intern("ownb", FieldKind::kScalar)) {
+    in_order = off < stride && stride < ord && ord < own && own < dbase && width < trips;
+  }
+  // Events hold fields sorted by id; the ids are in this order unless some
+  // trace named them before.
+  bool in_order = true;
+  void sort(std::vector<FieldValue>& v) const {
+    if (!in_order)
+      std::sort(v.begin(), v.end(),
+                [](const FieldValue& a, const FieldValue& b) { return a.field < b.field; });
+  }
+};
+
+inline const Fields& fields() {
+  static const Fields f;
+  return f;
+}
+
+inline OpId op_named(const char* name) {
+  auto id = OpTable::find(name);
+  if (!id) throw std::logic_error(std::string("operation table lacks ") + name);
+  return *id;
+}
+inline OpId mem_op() {
+  static const OpId id = op_named("mem");
+  return id;
+}
+inline OpId run_op() {
+  static const OpId id = op_named("memrun");
+  return id;
+}
+inline OpId origin_op() {
+  static const OpId id = op_named("memorg");
+  return id;
+}
+
+// What stays the same for every execution of one access: the site table's
+// key. Frames: `L8#0+0xIADDR` (load or store, size, access index; the
+// instruction), `KIND+0xREGION`, `ctx+0xCONTEXT`.
+struct SiteKey {
+  std::uint64_t iaddr = 0;
+  std::uint32_t region = 0, context = 0;
+  std::uint16_t size = 0;
+  std::uint8_t index = 0;
+  bool store = false;
+  AddrKind kind = AddrKind::Other;
+  bool operator==(const SiteKey&) const = default;
+  static SiteKey of(const MemRef& m) {
+    return {m.iaddr, m.region, m.context, m.size, m.index, m.store, m.kind};
+  }
+};
+
+struct SiteKeyHash {
+  std::size_t operator()(const SiteKey& k) const {
+    std::uint64_t h = k.iaddr * 0x9e3779b97f4a7c15ULL;
+    h ^= (std::uint64_t{k.region} << 32 | k.context) + 0x7f4a7c15 + (h << 6) + (h >> 2);
+    h ^= (std::uint64_t{k.size} << 16 | std::uint64_t{k.index} << 8 | std::uint64_t{k.store} << 2 |
+          static_cast<std::uint64_t>(k.kind)) +
+         (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+inline CallSite encode_site(const SiteKey& k) {
+  CallSite s;
+  s.frames.push_back({std::string(k.store ? "S" : "L") + std::to_string(k.size) + "#" +
+                          std::to_string(unsigned{k.index}),
+                      k.iaddr});
+  s.frames.push_back({addr_kind_name(k.kind), k.region});
+  s.frames.push_back({"ctx", k.context});
+  return s;
+}
+
+inline CallSite run_site() {
+  CallSite s;
+  s.frames.push_back({"memrun", 0});
+  return s;
+}
+
+inline std::optional<SiteKey> decode_site(const CallSite& s) {
+  if (s.frames.size() != 3 || s.frames[2].module != "ctx") return std::nullopt;
+  SiteKey k;
+  const std::string& a = s.frames[0].module;
+  const auto hash = a.find('#');
+  if (a.size() < 4 || (a[0] != 'L' && a[0] != 'S') || hash == std::string::npos)
+    return std::nullopt;
+  try {
+    const unsigned long size = std::stoul(a.substr(1, hash - 1));
+    const unsigned long index = std::stoul(a.substr(hash + 1));
+    if (size > 0xffff || index > 0xff) return std::nullopt;
+    k.size = static_cast<std::uint16_t>(size);
+    k.index = static_cast<std::uint8_t>(index);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  k.store = a[0] == 'S';
+  k.iaddr = s.frames[0].offset;
+  bool known = false;
+  for (AddrKind kind : {AddrKind::Other, AddrKind::Static, AddrKind::Stack, AddrKind::Heap})
+    if (s.frames[1].module == addr_kind_name(kind)) {
+      k.kind = kind;
+      known = true;
+    }
+  if (!known || s.frames[1].offset > 0xffffffffu || s.frames[2].offset > 0xffffffffu)
+    return std::nullopt;
+  k.region = static_cast<std::uint32_t>(s.frames[1].offset);
+  k.context = static_cast<std::uint32_t>(s.frames[2].offset);
+  return k;
+}
+
+// Everything of a reference but its site and offset must stay the same
+// along a run; the base of the data address is daddr - offset.
+inline std::int64_t dbase_of(const MemRef& m) {
+  return static_cast<std::int64_t>(m.daddr - static_cast<std::uint64_t>(m.offset));
+}
+
+// Differences and sums of offsets and bases wrap (an address of kind
+// `other` minus another may not fit).
+inline std::int64_t wrap_sub(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+inline std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
+}  // namespace tracefold::memtrace::fold_detail

@@ -1,0 +1,147 @@
+// Expansion of a folded memory trace back into each stream's references
+// (fold.hpp's MemStreamReader).
+#include <string>
+
+#include "fold.hpp"
+#include "fold_codec.hpp"
+#include "tracefold/expand.hpp"
+
+namespace tracefold::memtrace {
+
+using namespace fold_detail;
+
+bool is_memory_trace(const Trace& trace) {
+  // An empty trace qualifies: it expands to empty streams.
+  for (const Node& n : trace.nodes)
+    if (n.key.op != mem_op() && n.key.op != run_op() && n.key.op != origin_op()) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- expansion
+
+struct MemStreamReader::Impl {
+  RankIterator it;
+  std::uint32_t thread;
+  const Fields& f = fields();
+  std::vector<std::optional<SiteKey>> keys;  // by SiteId
+  std::vector<SiteOrigin::Values> prev;
+  std::vector<char> seen;
+  std::int64_t prev_trips = 0;
+  Event ev;
+  // The run being expanded: body references of its first iteration.
+  std::vector<MemRef> body;
+  std::vector<std::int64_t> stride;
+  std::uint64_t trips = 0, iter = 0;
+  std::size_t pos = 0;
+
+  Impl(const Trace& trace, std::uint32_t t) : it(trace, static_cast<std::int32_t>(t)), thread(t) {
+    keys.reserve(trace.sites.size());
+    for (const CallSite& s : trace.sites.all()) keys.push_back(decode_site(s));
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ExpandError("memory trace, thread " + std::to_string(thread) + ": " + what);
+  }
+
+  std::int64_t field(FieldId id) const {
+    const std::int64_t v = ev.get(id);
+    if (v == kAbsent) fail("an event lacks field " + FieldTable::name(id));
+    return v;
+  }
+
+  // The event just read, a mem event, as a reference (its stride in *st).
+  void decode(MemRef& m, std::int64_t* st) {
+    if (ev.op != mem_op() || ev.site >= keys.size() || !keys[ev.site])
+      fail("expected a mem event with an access site");
+    const SiteKey& k = *keys[ev.site];
+    if (ev.site >= seen.size() || !seen[ev.site]) fail("a reference before its site's origin");
+    SiteOrigin::Values& p = prev[ev.site];
+    m.iaddr = k.iaddr;
+    m.index = k.index;
+    m.size = k.size;
+    m.store = k.store;
+    m.kind = k.kind;
+    m.region = k.region;
+    m.context = k.context;
+    p[0] = wrap_add(p[0], field(f.off));
+    p[1] = wrap_add(p[1], field(f.dbase));
+    p[2] = wrap_add(p[2], field(f.own));
+    m.offset = p[0];
+    m.daddr = static_cast<std::uint64_t>(wrap_add(p[1], p[0]));
+    m.owner = static_cast<std::uint32_t>(p[2]);
+    m.ordinal = static_cast<std::uint32_t>(field(f.ord));
+    if (st) *st = field(f.stride);
+  }
+
+  std::size_t next_batch(MemRef* out, std::size_t n) {
+    std::size_t got = 0;
+    while (got < n) {
+      if (iter < trips) {
+        MemRef& m = out[got++];
+        m = body[pos];
+        const std::int64_t d = stride[pos] * static_cast<std::int64_t>(iter);
+        m.offset += d;
+        m.daddr += static_cast<std::uint64_t>(d);
+        if (++pos == body.size()) {
+          pos = 0;
+          iter++;
+        }
+        continue;
+      }
+      if (!it.next(ev)) break;
+      if (ev.op == origin_op()) {
+        if (ev.site >= seen.size()) {
+          seen.resize(ev.site + 1, 0);
+          prev.resize(ev.site + 1);
+        }
+        seen[ev.site] = 1;
+        const auto t = static_cast<std::int64_t>(thread);
+        const FieldId ids[3][3] = {
+            {f.off, f.offa, f.offb}, {f.dbase, f.dbasea, f.dbaseb}, {f.own, f.owna, f.ownb}};
+        for (std::size_t k = 0; k < 3; k++)
+          prev[ev.site][k] = wrap_add(
+              wrap_add(field(ids[k][1]),
+                       static_cast<std::int64_t>(static_cast<std::uint64_t>(field(ids[k][2])) *
+                                                 static_cast<std::uint64_t>(t))),
+              field(ids[k][0]));
+        continue;
+      }
+      if (ev.op == run_op()) {
+        const std::int64_t width = field(f.width);
+        const std::int64_t t = prev_trips + field(f.trips);
+        if (width <= 0 || t < 2)
+          fail("a run of width " + std::to_string(width) + ", " + std::to_string(t) + " trips");
+        prev_trips = t;
+        body.resize(static_cast<std::size_t>(width));
+        stride.resize(body.size());
+        for (std::size_t i = 0; i < body.size(); i++) {
+          if (!it.next(ev)) fail("a run ends early");
+          decode(body[i], &stride[i]);
+        }
+        trips = static_cast<std::uint64_t>(t);
+        iter = 0;
+        pos = 0;
+        continue;
+      }
+      decode(out[got++], nullptr);  // a single reference
+    }
+    return got;
+  }
+};
+
+MemStreamReader::MemStreamReader(const Trace& trace, std::uint32_t thread)
+    : impl_(std::make_unique<Impl>(trace, thread)) {}
+MemStreamReader::~MemStreamReader() = default;
+std::size_t MemStreamReader::next_batch(MemRef* out, std::size_t n) {
+  return impl_->next_batch(out, n);
+}
+
+std::vector<std::unique_ptr<RefSource>> folded_sources(const Trace& trace) {
+  if (!is_memory_trace(trace)) throw std::runtime_error("not a folded memory trace");
+  std::vector<std::unique_ptr<RefSource>> out;
+  for (std::int32_t t = 0; t < trace.world_size; t++)
+    out.push_back(std::make_unique<MemStreamReader>(trace, static_cast<std::uint32_t>(t)));
+  return out;
+}
+
+}  // namespace tracefold::memtrace

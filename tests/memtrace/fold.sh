@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# `tracefold memtrace-fold`: every kernel's folded trace expands to exactly
+# the raw log of the same run, every thread (memreplay --raw of both, byte
+# for byte), and its size does not grow with N or threads where the loops
+# are regular, rectangular or not. $4 is the tracefold binary.
+TFM=$1 SRC=$2 K=$3 TF=${4:-}
+source "$SRC/tests/memtrace/memtrace_lib.bash"
+[[ -x $TF ]] || { echo "FAIL: no tracefold binary ($TF)" >&2; exit 1; }
+run() {
+  RC=0
+  timeout "$RUN_TIMEOUT" "$TF" "$@" >out.txt 2>err.txt || RC=$?
+}
+
+# fold NAME PROG ARGS...: records PROG into raw-NAME (with $RECORD's
+# options), folds it into NAME.tf, checks the expansion against the raw
+# log; SIZE[NAME] = bytes.
+declare -A SIZE REFS
+RECORD=--wait-for-start
+fold() {
+  local name=$1
+  shift
+  run memtrace -q $RECORD --raw-log "raw-$name" -- "$@"
+  [[ $RC == 0 ]] || { bad "$name: memtrace exit $RC: $(tail -3 err.txt)"; return; }
+  run memtrace-fold "raw-$name" -o "$name.tf"
+  [[ $RC == 0 ]] || { bad "$name: memtrace-fold exit $RC: $(cat err.txt)"; return; }
+  SIZE[$name]=$(stat -c %s "$name.tf")
+  run memreplay "raw-$name" --raw --interleave 0
+  mv out.txt "raw-$name.txt"
+  run memreplay "$name.tf" --raw --interleave 0
+  [[ $RC == 0 ]] || { bad "$name: memreplay of the folded trace: exit $RC: $(cat err.txt)"; return; }
+  REFS[$name]=$(($(wc -l <out.txt) - 1))
+  if cmp -s out.txt "raw-$name.txt" && ((REFS[$name] > 100)); then
+    ok "$name: lossless, ${REFS[$name]} references of $(ls raw-$name/thread-*.bin | wc -l) streams in ${SIZE[$name]} bytes"
+  else
+    bad "$name: expansion differs from the raw log: $(diff out.txt "raw-$name.txt" | head -4)"
+  fi
+}
+
+# within PCT A B: sizes of A and B within PCT % of each other.
+within() {
+  local pct=$1 a=${SIZE[$2]:-0} b=${SIZE[$3]:-0}
+  if ((a > 0 && b > 0 && 100 * (a > b ? a - b : b - a) <= pct * (a < b ? a : b))); then
+    ok "$2 ($a B) and $3 ($b B) within $pct %"
+  else
+    bad "$2 ($a B) and $3 ($b B) differ by more than $pct %"
+  fi
+}
+
+# Vector add, weak scaling: each thread adds its own slice of N = 1024.
+# The main thread's loops over the threads (create, join) make no run
+# below 3 threads, so sizes are compared from 3 on.
+fold vadd1 "$K/vadd_slices" 1 1024
+fold vadd2 "$K/vadd_slices" 2 1024
+fold vadd3 "$K/vadd_slices" 3 1024
+fold vadd8 "$K/vadd_slices" 8 1024
+fold vadd3big "$K/vadd_slices" 3 16384
+within 5 vadd3 vadd8
+within 5 vadd3 vadd3big
+
+# The whole program's references (matmul has no start and stop requests).
+RECORD=
+fold matmul "$K/matmul" 24
+fold matmul64 "$K/matmul" 64
+RECORD=--wait-for-start
+within 5 matmul matmul64
+fold loops64 "$K/loops" 64
+fold loops256 "$K/loops" 256
+within 5 loops64 loops256
+
+# Two runs' logs folded as two MPI ranks' into one trace: each stream
+# expands to its own log's, and the second adds little.
+run memtrace -q --wait-for-start --raw-log raw-rank1 -- "$K/vadd_slices" 3 1024
+run memtrace-fold raw-vadd3 raw-rank1 -o ranks.tf
+[[ $RC == 0 ]] || bad "two logs: memtrace-fold exit $RC: $(cat err.txt)"
+for d in raw-vadd3 raw-rank1; do
+  run memreplay $d --raw --interleave 0
+  tail -n +2 out.txt | cut -d' ' -f2-
+done >ranks-raw.txt
+run memreplay ranks.tf --raw --interleave 0
+tail -n +2 out.txt | cut -d' ' -f2- >ranks-fold.txt
+SIZE[ranks]=$(stat -c %s ranks.tf)
+cmp -s ranks-raw.txt ranks-fold.txt && (($(wc -l <ranks-fold.txt) == 2 * REFS[vadd3])) &&
+  ok "two logs in one trace: lossless, ${SIZE[ranks]} bytes" ||
+  bad "two logs in one trace: expansion differs: $(diff ranks-raw.txt ranks-fold.txt | head -4)"
+within 10 vadd3 ranks
+
+# The cache simulator gives the same counts from the folded trace as from
+# the raw log (site names aside: the folded trace has no module table).
+cachesim() {
+  run memreplay "$1" --cache L1=4K:2:64,L2=64K:8:64 --interleave 100 --raw-sites
+  awk '/sites by/ { f = 1 } f && /function$/ { l = index($0, "function") - 1 }
+       l { $0 = substr($0, 1, l) } { print }' out.txt
+}
+for name in vadd8 matmul; do
+  cachesim "raw-$name" >"cache-raw-$name.txt"
+  cachesim "$name.tf" >"cache-$name.txt"
+  if cmp -s "cache-raw-$name.txt" "cache-$name.txt" && grep -q '^L2 ' "cache-$name.txt"; then
+    ok "$name: cache simulation of the folded trace = of the raw log"
+  else
+    bad "$name: cache simulations differ: $(diff "cache-raw-$name.txt" "cache-$name.txt" | head -4)"
+  fi
+done
+
+# Irregular: lossless, and not larger than the raw streams under xz -9.
+fold spmv "$K/spmv" 3000 2
+cat raw-spmv/thread-*.bin | xz -9 >spmv.xz
+xzb=$(stat -c %s spmv.xz)
+((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
+  bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
+
+# Not a memory trace, not a trace.
+echo nonsense >bad.tf
+run memreplay bad.tf --raw
+[[ $RC == 2 ]] && ok "memreplay refuses a file that is no trace" || bad "bad.tf: exit $RC"
+finish
