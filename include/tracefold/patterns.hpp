@@ -180,6 +180,7 @@ enum class ShapeKind : uint8_t {
   kMultilevel,    ///< one shape repeated over levels with shrinking messages or ranks
   kAlltoall,      ///< every rank of the pattern sends to every other (point-to-point)
   kIncast,        ///< ranks of the pattern send to one, which sends nothing back
+  kPipeline,      ///< a chain of stages, each waiting for the one before it to send on
 };
 
 /// A global pattern named: the shape, its exact parameters and how well it

@@ -111,6 +111,41 @@ TEST(PatternsShapes, RingAndShift) {
   EXPECT_EQ(s.param("periodic"), "no");
 }
 
+// A chain whose stages wait for the one before them (a blocking receive,
+// then the send on), block after block, is a pipeline; the same edges with
+// posted receives, or with stages that send before they receive (each
+// passes its own block on while it takes the next: a shift), are not.
+TEST(PatternsShapes, Pipeline) {
+  constexpr int32_t kStages = 5, kBlocks = 4, kSteps = 2;
+  Edges chain;
+  for (int32_t r = 0; r + 1 < kStages; ++r) chain.emplace_back(r, r + 1);
+  auto stream = [&](const Edges& edges, bool blocking, bool send_first) {
+    GlobalPattern g = with_edges(edges);
+    for (int32_t r = 0; r < kStages; ++r) {
+      std::vector<Hop> hops;
+      const bool up = r > 0 && std::count(edges.begin(), edges.end(), std::pair{r - 1, r});
+      const bool down = std::count(edges.begin(), edges.end(), std::pair{r, r + 1});
+      for (int32_t i = 0; i < kSteps * kBlocks; ++i) {
+        if (send_first && down) hops.push_back({r + 1, true, false});
+        if (up) hops.push_back({r - 1, false, blocking});
+        if (!send_first && down) hops.push_back({r + 1, true, false});
+      }
+      g.order.push_back(GlobalPattern::Order::of(r, hops, kSteps));
+    }
+    return classify(g, kStages);
+  };
+  Shape s = stream(chain, true, false);
+  EXPECT_EQ(s.kind, ShapeKind::kPipeline);
+  EXPECT_EQ(s.title(), "pipeline");
+  EXPECT_EQ(s.params, (Params{{"stages", "5"}, {"direction", "+"}, {"blocks", "4 per iteration"}}));
+  EXPECT_DOUBLE_EQ(s.quality, 1.0);
+  s = stream(without(chain, {2, 3}), true, false);
+  EXPECT_EQ(s.title(), "pipeline, partial (1 edge missing)");
+  EXPECT_EQ(s.missing, (Edges{{2, 3}}));
+  EXPECT_EQ(stream(chain, false, false).title(), "shift");
+  EXPECT_EQ(stream(chain, true, true).title(), "shift");
+}
+
 TEST(PatternsShapes, Halo2D) {
   // 4 columns (x) by 3 rows (y), not periodic: MPI order 3x4.
   const Edges open = grid(4, 3, 1, 1, false, false, false);

@@ -110,6 +110,40 @@ std::optional<Shape> fit_ring(const EdgeSet& edges, int32_t p) {
   return best;
 }
 
+// A shift by one rank whose ranks wait for the stage before them
+// (a blocking receive) before they send on, block after block: a
+// pipeline. The same edges with posted receives or MPI_Sendrecv (each rank
+// sends before or while it receives) stay a shift. The blocks are those a
+// middle stage receives in one occurrence of its pattern.
+std::optional<Shape> as_pipeline(const GlobalPattern& g, const Shape& shift) {
+  if (shift.param("distance") != "1" || shift.param("periodic") != "no") return std::nullopt;
+  const int32_t d = shift.param("direction") == "-" ? -1 : 1;
+  std::size_t blocks = 0;
+  for (const GlobalPattern::Order& o : g.order) {
+    std::size_t receives = 0, sends = 0;
+    for (std::size_t i = 0; i < o.size(); ++i) {
+      const Hop h = o.hop(i);
+      if (h.peer != o.rank + (h.send ? d : -d) || (!h.send && !h.blocking)) return std::nullopt;
+      receives += !h.send;
+      sends += h.send;
+    }
+    // A stage with one before it waits for its first block before it sends.
+    if (receives > 0 && o.hop(0).send) return std::nullopt;
+    if (receives > 0 && sends > 0)
+      blocks = std::max(blocks, receives / std::max<std::size_t>(o.occurrences, 1));
+  }
+  if (blocks == 0) return std::nullopt;
+  Shape s = shift;
+  s.kind = ShapeKind::kPipeline;
+  s.name = "pipeline";
+  std::set<int32_t> stages;
+  for (const auto& [a, b] : g.edges) stages.insert(a), stages.insert(b);
+  s.params = {{"stages", std::to_string(stages.size())},
+              {"direction", shift.param("direction")},
+              {"blocks", std::to_string(blocks) + " per iteration"}};
+  return s;
+}
+
 // r with r xor 2^s, for the stages s at least half of whose edges occur.
 std::optional<Shape> fit_butterfly(const EdgeSet& edges, int32_t p) {
   EdgeSet x;
@@ -498,6 +532,8 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   // In order of preference: a fit must beat the ones before it.
   // Once a fit is perfect, no later one can win: they are not tried.
   std::optional<Shape> best = fit_ring(edges, p);
+  if (best && best->name == "shift")
+    if (std::optional<Shape> pipeline = as_pipeline(g, *best)) best = std::move(pipeline);
   if (!detail::perfect(best)) {
     std::vector<int64_t> grid;
     std::optional<Shape> halo = detail::fit_halo(g, edges, p, grid);
@@ -518,7 +554,8 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   // Levels are the more specific name when they fit as well: a V-cycle's
   // halo at each level, or coarse levels on fewer ranks that the union of
   // all levels fits badly.
-  if (levels && (!best || best->kind != ShapeKind::kWavefront))
+  if (levels &&
+      (!best || (best->kind != ShapeKind::kWavefront && best->kind != ShapeKind::kPipeline)))
     if (std::optional<Shape> m = detail::fit_multilevel(g, p);
         m && acceptable(*m) && (!best || m->quality >= best->quality))
       return *m;
