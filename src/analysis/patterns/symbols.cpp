@@ -206,6 +206,42 @@ bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& com
   return true;
 }
 
+// Per pattern of a rank, the pattern whose global pattern its events
+// join: an earlier one of the same context that holds it or that it
+// holds (an exchange made once, twice or three times a step: the exchange
+// twice is the repeat, once where it is not inside that is another), or
+// whose occurrences its own overlap (steps with and without a residual
+// reduction), else itself. The repeat rule keeps such a shorter repeat for
+// its occurrences outside the longer one, but it is the same
+// communication: apart, they made two global patterns of one halo.
+std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps) {
+  auto inside = [](const std::vector<Symbol>& in, const std::vector<Symbol>& of) {
+    return std::search(of.begin(), of.end(), in.begin(), in.end()) != of.end();
+  };
+  auto overlap = [](const ProcessPattern& a, const ProcessPattern& b) {
+    std::size_t i = 0, j = 0;
+    while (i < a.positions.size() && j < b.positions.size()) {
+      const std::size_t x = a.positions[i], y = b.positions[j];
+      if (x < y + b.symbols.size() && y < x + a.symbols.size()) return true;
+      (x < y ? i : j)++;
+    }
+    return false;
+  };
+  std::vector<int32_t> into(ps.size());
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    into[p] = static_cast<int32_t>(p);
+    for (std::size_t q = 0; q < p; ++q) {
+      const ProcessPattern &a = ps[p].pattern, &b = ps[q].pattern;
+      if (ps[q].context == ps[p].context &&
+          (inside(a.symbols, b.symbols) || inside(b.symbols, a.symbols) || overlap(a, b))) {
+        into[p] = into[q];
+        break;
+      }
+    }
+  }
+  return into;
+}
+
 // --absolute over classes of alike ranks: a class's symbols (relative, or
 // absolute for a rank walked alone) named as each of its ranks sees them.
 // Only the distinct symbols of a group are named per rank, in order of
@@ -420,6 +456,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   // Classes whose symbol and context strings are equal share one result
   // (its ranks listed together), in order of their first rank.
   std::map<std::pair<std::vector<Symbol>, std::vector<uint32_t>>, std::size_t> seen;
+  std::vector<std::vector<int32_t>> joined;  // per group: nested_into() of its patterns
   std::vector<std::vector<int32_t>> group_ranks;
   for (detail::ClassEvents& c : classes) {
     auto [sit, fresh] = seen.try_emplace({c.symbols, c.contexts}, result.groups.size());
@@ -439,12 +476,14 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     auto& gr = group_ranks[c.group];
     gr.insert(gr.end(), c.ranks.begin(), c.ranks.end());
     const RankPatterns& g = result.groups[c.group];
+    if (joined.size() <= c.group) joined.resize(c.group + 1);
+    if (joined[c.group].size() != g.patterns.size()) joined[c.group] = nested_into(g.patterns);
     c.pattern_of.assign(c.events.size(), -1);
     for (std::size_t p = 0; p < g.patterns.size(); ++p) {
       const ProcessPattern& pat = g.patterns[p].pattern;
       for (std::size_t at : pat.positions)
         for (std::size_t k = at; k < at + pat.symbols.size(); ++k)
-          if (c.pattern_of[k] < 0) c.pattern_of[k] = static_cast<int32_t>(p);
+          if (c.pattern_of[k] < 0) c.pattern_of[k] = joined[c.group][p];
     }
   }
   for (std::size_t g = 0; g < result.groups.size(); ++g)
