@@ -55,6 +55,7 @@ BENCH_KERNELS=(
   "mg3d 8 2"
   "sqrt_ring 4 3"
   "pipeline 4 3"
+  "ring_allreduce 4 3"
 )
 BENCH_FEATURES=(
   "comms 4 5"

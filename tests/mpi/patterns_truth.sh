@@ -69,6 +69,8 @@ expect sweep3d-4.truth.txt \
 # per-process repeats that overlap: one global pattern, the halo.
 judge stencil3d 8 6
 bars stencil3d-8
+judge ring_allreduce 4 3
+bars ring_allreduce-4
 
 # Below the bars, as the analysis stands (docs/patterns.md, Limits):
 # lu's sweeps and halo exchange share main: one global pattern, the

@@ -146,6 +146,36 @@ TEST(PatternsShapes, Pipeline) {
   EXPECT_EQ(stream(chain, true, true).title(), "shift");
 }
 
+// A ring round which each rank sends 2 (p - 1) messages per occurrence
+// of its pattern is a ring allreduce in point-to-point; one message per
+// occurrence (a token) stays a ring.
+TEST(PatternsShapes, RingCollective) {
+  constexpr int32_t kRanks = 5, kCalls = 3;
+  Edges ring;
+  for (int32_t r = 0; r < kRanks; ++r) ring.emplace_back(r, (r + 1) % kRanks);
+  auto rounds = [&](int32_t per_call) {
+    GlobalPattern g = with_edges(ring, 128);
+    for (int32_t r = 0; r < kRanks; ++r) {
+      std::vector<Hop> hops;
+      for (int32_t i = 0; i < kCalls * per_call; ++i) {
+        hops.push_back({(r + 1) % kRanks, true, false});
+        hops.push_back({(r + kRanks - 1) % kRanks, false, false});
+      }
+      g.order.push_back(GlobalPattern::Order::of(r, hops, kCalls));
+    }
+    return classify(g, kRanks);
+  };
+  const Shape s = rounds(2 * (kRanks - 1));
+  EXPECT_EQ(s.kind, ShapeKind::kRingCollective);
+  EXPECT_EQ(s.title(), "ring collective");
+  EXPECT_EQ(s.params, (Params{{"phases", "reduce-scatter 4, allgather 4"},
+                              {"steps", "8 per iteration"},
+                              {"direction", "+"},
+                              {"bytes", "128"}}));
+  EXPECT_EQ(rounds(1).title(), "ring");
+  EXPECT_EQ(rounds(kRanks - 1).title(), "ring");
+}
+
 TEST(PatternsShapes, Halo2D) {
   // 4 columns (x) by 3 rows (y), not periodic: MPI order 3x4.
   const Edges open = grid(4, 3, 1, 1, false, false, false);
