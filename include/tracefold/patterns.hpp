@@ -168,18 +168,20 @@ struct HopStep {
 /// What a global pattern's shape is called (docs/patterns.md, "Shapes").
 enum class ShapeKind : uint8_t {
   kUnclassified,
-  kRing,          ///< every rank sends `distance` ranks on (a shift when not periodic)
-  kHalo,          ///< neighbours on a 1-, 2- or 3-D grid, both ways
-  kWavefront,     ///< sweeps from a grid corner, upstream receives before downstream sends
-  kButterfly,     ///< rank r with r xor 2^s for two or more stages s
-  kTree,          ///< binomial, binary or linear, towards or from a root
-  kMasterWorker,  ///< one rank exchanges with every other both ways
-  kPairwise,      ///< each rank with one partner, both ways
-  kTranspose,     ///< pairwise with the mirror rank of a square grid
-  kIrregular,     ///< no regular shape, but symmetric and repeated
-  kMultilevel,    ///< one shape repeated over levels with shrinking messages or ranks
-  kAlltoall,      ///< every rank of the pattern sends to every other (point-to-point)
-  kIncast,        ///< ranks of the pattern send to one, which sends nothing back
+  kRing,            ///< every rank sends `distance` ranks on (a shift when not periodic)
+  kHalo,            ///< neighbours on a 1-, 2- or 3-D grid, both ways
+  kWavefront,       ///< sweeps from a grid corner, upstream receives before downstream sends
+  kButterfly,       ///< rank r with r xor 2^s for two or more stages s
+  kTree,            ///< binomial, binary or linear, towards or from a root
+  kMasterWorker,    ///< one rank exchanges with every other both ways
+  kPairwise,        ///< each rank with one partner, both ways
+  kTranspose,       ///< pairwise with the mirror rank of a square grid
+  kIrregular,       ///< no regular shape, but symmetric and repeated
+  kMultilevel,      ///< one shape repeated over levels with shrinking messages or ranks
+  kAlltoall,        ///< every rank of the pattern sends to every other (point-to-point)
+  kIncast,          ///< ranks of the pattern send to one, which sends nothing back
+  kPipeline,        ///< a chain of stages, each waiting for the one before it to send on
+  kRingCollective,  ///< a ring allreduce in point-to-point: reduce-scatter, then allgather
 };
 
 /// A global pattern named: the shape, its exact parameters and how well it

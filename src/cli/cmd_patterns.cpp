@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "cli.hpp"
 #include "tracefold/export.hpp"
@@ -144,11 +145,99 @@ nlohmann::json truth_json(const patterns::Evaluation& e, const patterns::Truth& 
           {"in_several", e.in_several}};
 }
 
-// The listing's content as JSON, for scripts and the tests.
-nlohmann::json result_json(const patterns::Result& r, const std::string& trace, int32_t world,
-                           patterns::PeerMode peers) {
-  nlohmann::json j{{"trace", trace}, {"ranks", world}};
-  j["groups"] = nlohmann::json::array();
+// The listing's content as JSON, for scripts and the tests, written as it
+// is made: a global pattern's edges alone are hundreds of thousands at
+// 16,384 ranks (halo26: 390,072), and a document held whole before its
+// first byte is written doubled the command's peak memory. The text is
+// what nlohmann's dump(1) makes of the whole document (keys sorted).
+class JsonStream {
+ public:
+  explicit JsonStream(std::ostream& os) : os_(os) {}
+  // `v` at the current depth, as dump(1) nests it: its lines after the
+  // first indented by the depth (strings hold no raw newline).
+  void value(const nlohmann::json& v) {
+    const std::string text = v.dump(1);
+    std::size_t from = 0;
+    for (std::size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+      os_.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+      indent();
+    }
+    os_ << std::string_view(text).substr(from);
+  }
+  void open(char bracket) {
+    os_ << bracket;
+    ++depth_;
+    first_ = true;
+  }
+  // Closes what open() opened; an empty one as dump writes it, `[]`.
+  void close(char bracket) {
+    --depth_;
+    if (!first_) {
+      os_ << '\n';
+      indent();
+    }
+    os_ << bracket;
+    first_ = false;
+  }
+  // The separator before an element of an array, or before `key` of an
+  // object (keys must come sorted, as dump orders them).
+  void item() {
+    os_ << (first_ ? "\n" : ",\n");
+    indent();
+    first_ = true;  // the element's own contents start afresh
+  }
+  void key(std::string_view key) {
+    item();
+    os_ << nlohmann::json(std::string(key)).dump() << ": ";
+  }
+  void done() { first_ = false; }  // after an element or key's value
+
+ private:
+  void indent() { os_ << std::string(static_cast<std::size_t>(depth_), ' '); }
+  std::ostream& os_;
+  int depth_ = 0;
+  bool first_ = true;
+};
+
+void write_edges(JsonStream& js, const std::vector<std::pair<int32_t, int32_t>>& edges) {
+  js.open('[');
+  for (const auto& [from, to] : edges) {
+    js.item();
+    js.value(nlohmann::json::array({from, to}));
+    js.done();
+  }
+  js.close(']');
+}
+
+void write_result_json(std::ostream& os, const patterns::Result& r, const std::string& trace,
+                       int32_t world, patterns::PeerMode peers, const nlohmann::json* truth) {
+  JsonStream js(os);
+  js.open('{');
+  js.key("global");
+  js.open('[');
+  for (const patterns::GlobalPattern& g : r.global) {
+    Ranklist ranks;
+    for (const auto& [rank, p] : g.patterns) ranks.insert(rank);
+    js.item();
+    js.open('{');
+    js.key("edges");
+    write_edges(js, g.edges);
+    js.done();
+    const std::pair<const char*, nlohmann::json> rest[] = {{"loose_events", g.loose_events},
+                                                           {"messages", g.messages},
+                                                           {"ranks", human_ranks(ranks)},
+                                                           {"shape", shape_json(g.shape)}};
+    for (const auto& [k, v] : rest) {
+      js.key(k);
+      js.value(v);
+      js.done();
+    }
+    js.close('}');
+  }
+  js.close(']');
+  js.done();
+  js.key("groups");
+  js.open('[');
   for (const patterns::RankPatterns& g : r.groups) {
     nlohmann::json pats = nlohmann::json::array();
     for (const auto& e : g.patterns) {
@@ -157,20 +246,25 @@ nlohmann::json result_json(const patterns::Result& r, const std::string& trace, 
       pats.push_back(
           {{"context", e.context}, {"positions", e.pattern.positions}, {"symbols", symbols}});
     }
-    j["groups"].push_back(
-        {{"ranks", human_ranks(g.ranks)}, {"events", g.events}, {"patterns", pats}});
+    js.item();
+    js.value({{"ranks", human_ranks(g.ranks)}, {"events", g.events}, {"patterns", pats}});
+    js.done();
   }
-  j["global"] = nlohmann::json::array();
-  for (const patterns::GlobalPattern& g : r.global) {
-    Ranklist ranks;
-    for (const auto& [rank, p] : g.patterns) ranks.insert(rank);
-    j["global"].push_back({{"ranks", human_ranks(ranks)},
-                           {"messages", g.messages},
-                           {"loose_events", g.loose_events},
-                           {"edges", edges_json(g.edges)},
-                           {"shape", shape_json(g.shape)}});
+  js.close(']');
+  js.done();
+  js.key("ranks");
+  js.value(world);
+  js.done();
+  js.key("trace");
+  js.value(trace);
+  js.done();
+  if (truth) {
+    js.key("truth");
+    js.value(*truth);
+    js.done();
   }
-  return j;
+  js.close('}');
+  os << "\n";
 }
 
 }  // namespace
@@ -257,9 +351,8 @@ void add_patterns_command(CLI::App& app) {
         eval = patterns::evaluate(*truth, reported, r.cover, r.alphabet, o.peers);
       }
       if (args->json) {
-        nlohmann::json j = result_json(r, args->trace, t.world_size, o.peers);
-        if (eval) j["truth"] = truth_json(*eval, *truth, reported);
-        std::cout << j.dump(1) << "\n";
+        const nlohmann::json tj = eval ? truth_json(*eval, *truth, reported) : nlohmann::json();
+        write_result_json(std::cout, r, args->trace, t.world_size, o.peers, eval ? &tj : nullptr);
         return;
       }
       std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "

@@ -54,6 +54,8 @@ BENCH_KERNELS=(
   "isort 4 3"
   "mg3d 8 2"
   "sqrt_ring 4 3"
+  "pipeline 4 3"
+  "ring_allreduce 4 3"
 )
 BENCH_FEATURES=(
   "comms 4 5"

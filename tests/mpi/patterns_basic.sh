@@ -32,6 +32,20 @@ grep -q '^    edges 0->1 0->2 1->0 1->3 2->0 2->3 3->1 3->2$' p.txt || fail "wro
 grep -q 'send(1, comm 0, tag 100)' a.txt || fail "--absolute: rank 0 should send to 1"
 "$TF" patterns --no-context sw.tf > n.txt
 [[ $(grep -c 'in (whole rank): 65 events, 2 times' n.txt) -eq 4 ]] || fail "--no-context"
+# --json is written as it is made (a global pattern's edges are too many
+# to hold twice at scale); the text must still be the one-space-indented
+# form of the document, its edges those of the listing.
+"$TF" patterns --json sw.tf > p.json || fail "--json exited $?"
+python3 - p.json <<'PY' || fail "--json is not the indented document"
+import json, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+doc = json.loads(text)
+if json.dumps(doc, indent=1, ensure_ascii=False) + "\n" != text:
+    sys.exit("not laid out as json.dumps(indent=1)")
+edges = " ".join(f"{a}->{b}" for a, b in doc["global"][0]["edges"])
+if edges != "0->1 0->2 1->0 1->3 2->0 2->3 3->1 3->2" or doc["ranks"] != 4:
+    sys.exit(f"wrong content: {edges}")
+PY
 # A helper called from two places (call_paths: exchange() from from_north()
 # and from_south(), each an MPI_Sendrecv): one context by function, two
 # with --context caller; Sendrecv messages are matched both ways.

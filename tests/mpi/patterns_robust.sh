@@ -116,10 +116,11 @@ rc=0
   fail "--context nosuch: exit $rc, $(cat bad.err)"
 
 # nested: step s runs the exchange 1 + s % 3 times, so the exchange repeats
-# inside the repeat of a step: every global pattern it makes is still the
-# whole halo, named, not partial.
+# inside the repeat of a step: the shorter repeat's events join the longer
+# one's global pattern, one whole halo, named, not partial.
 run nested
 expect nested.txt "$halo"
+expect nested.txt 'global patterns: 1'
 n=$(grep -c '^    shape: ' nested.txt)
 [[ $n -ge 1 && $(grep -c '^    shape: 2-D halo, quality 100% (14 of 14 edges)$' nested.txt) == "$n" ]] ||
   fail "nested: $(shapes_of nested.txt)"

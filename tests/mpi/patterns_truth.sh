@@ -58,15 +58,21 @@ judge halo26 8 3
 bars halo26-8
 judge sweep3d 4 2
 bars sweep3d-4
+judge pipeline 4 3
+bars pipeline-4
+expect pipeline-4.truth.txt \
+  '  stream = G1: ranks 0–3, overlap 100.0%, pipeline, named, occurrences 3, roles agree'
 expect sweep3d-4.truth.txt \
   '  sweeps = G1: ranks 0–3, overlap 100.0%, wavefront, named, occurrences 2'
 
-# Below the bars, as the analysis stands (docs/patterns.md, Limits):
 # stencil3d's steps with and without the residual Allreduce are two
-# global patterns of the one halo (one spurious), and the overlapping
-# occurrences of their per-process patterns put events in both.
+# per-process repeats that overlap: one global pattern, the halo.
 judge stencil3d 8 6
-figures stencil3d-8 'precision == 0.5' 'recall == 1' 'naming == 1' 'in_several > 0'
+bars stencil3d-8
+judge ring_allreduce 4 3
+bars ring_allreduce-4
+
+# Below the bars, as the analysis stands (docs/patterns.md, Limits):
 # lu's sweeps and halo exchange share main: one global pattern, the
 # wavefront; the halo is missed. How lu's per-process repeats come out
 # depends on the run's timing (about one recording in five gives a second,

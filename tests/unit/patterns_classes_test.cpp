@@ -1,17 +1,19 @@
 // find_process_patterns over classes of alike ranks (src/analysis/patterns/
 // classes.cpp, assemble_classes.cpp): ranks the folded trace cannot tell
 // apart are walked once, and the result must be the one of walking every
-// rank. Absolute peers make every rank a class of its own (its symbols
-// name ranks), so the two peer modes give the same global patterns and
-// coverage only if the shared classes are assembled right.
+// rank. Absolute peers are worked on over the same classes, each rank's
+// symbols named at the end; the tests below check them against each
+// rank's own absolute symbols, searched rank by rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
 #include "../../src/analysis/patterns/classes_internal.hpp"
 #include "test_util.hpp"
+#include "tracefold/expand.hpp"
 #include "tracefold/patterns.hpp"
 
 namespace tracefold::patterns {
@@ -202,6 +204,116 @@ TEST(PatternsClasses, ChannelsAreKeptByClass) {
     EXPECT_EQ(halo->edges, edges);
     EXPECT_EQ(halo->messages, expected.size() * 4);
   }
+}
+
+// Each rank's patterns as a walk of that rank alone finds them with
+// absolute peers: its symbols' texts and the contexts of its events, and
+// per pattern its context, positions and symbol texts. Ranks whose symbols
+// and contexts are equal are one group, in order of their first rank.
+struct RankAlone {
+  std::vector<std::string> symbols, contexts;
+  std::vector<std::tuple<std::string, std::vector<std::size_t>, std::vector<std::string>>> found;
+};
+std::vector<std::pair<Ranklist, RankAlone>> each_rank_alone(const Trace& t) {
+  std::vector<std::pair<Ranklist, RankAlone>> groups;
+  for (int32_t r = 0; r < t.world_size; ++r) {
+    Alphabet a;
+    std::vector<Symbol> text;
+    std::vector<uint32_t> ctx;
+    RankAlone mine;
+    RankIterator it(t, r);
+    Event ev;
+    while (it.next(ev))
+      if (std::optional<SymbolKey> k = symbol_of(ev, r, t.comms, PeerMode::kAbsolute)) {
+        text.push_back(a.intern(*k));
+        ctx.push_back(static_cast<uint32_t>(context(ev.site)[0]));  // halo, reduce, ring
+        mine.symbols.push_back(a.describe(text.back(), PeerMode::kAbsolute));
+        mine.contexts.push_back(context(ev.site));
+      }
+    for (const ProcessPattern& p : process_patterns(text, ctx)) {
+      std::vector<std::string> texts;
+      for (Symbol s : p.symbols) texts.push_back(a.describe(s, PeerMode::kAbsolute));
+      mine.found.emplace_back(mine.contexts[p.positions.front()], p.positions, texts);
+    }
+    auto same = [&](const auto& g) {
+      return g.second.symbols == mine.symbols && g.second.contexts == mine.contexts;
+    };
+    if (auto g = std::find_if(groups.begin(), groups.end(), same); g != groups.end())
+      g->first.insert(r);
+    else
+      groups.emplace_back(Ranklist::single(r), std::move(mine));
+  }
+  return groups;
+}
+
+void expect_as_each_rank_alone(const Trace& t) {
+  const Result r = run(t, PeerMode::kAbsolute);
+  const auto alone = each_rank_alone(t);
+  ASSERT_EQ(r.groups.size(), alone.size());
+  for (std::size_t g = 0; g < alone.size(); ++g) {
+    EXPECT_EQ(r.groups[g].ranks, alone[g].first) << g;
+    EXPECT_EQ(r.groups[g].events, alone[g].second.symbols.size()) << g;
+    ASSERT_EQ(r.groups[g].patterns.size(), alone[g].second.found.size()) << g;
+    for (std::size_t p = 0; p < alone[g].second.found.size(); ++p) {
+      const auto& e = r.groups[g].patterns[p];
+      std::vector<std::string> texts;
+      for (Symbol s : e.pattern.symbols)
+        texts.push_back(r.alphabet.describe(s, PeerMode::kAbsolute));
+      EXPECT_EQ(std::tuple(e.context, e.pattern.positions, texts), alone[g].second.found[p])
+          << "group " << g << ", pattern " << p;
+    }
+  }
+  // A single event's symbol names the rank's own partner: each rank has
+  // as many events of that text and context as the singles give it.
+  std::map<std::tuple<int32_t, std::string, std::string>, std::size_t> listed;
+  for (const Result::Cover::Single& s : r.cover.singles)
+    s.ranks.for_each([&](int32_t rank) {
+      listed[{rank, s.context, r.alphabet.describe(s.symbol, PeerMode::kAbsolute)}] += s.count;
+    });
+  ASSERT_FALSE(listed.empty());
+  for (const auto& [key, count] : listed) {
+    const auto& [rank, ctx, text] = key;
+    const RankAlone* mine = nullptr;
+    for (const auto& [ranks, a] : alone)
+      if (ranks.contains(rank)) mine = &a;
+    ASSERT_TRUE(mine);
+    std::size_t have = 0;
+    for (std::size_t k = 0; k < mine->symbols.size(); ++k)
+      have += mine->symbols[k] == text && mine->contexts[k] == ctx;
+    EXPECT_LE(count, have) << "rank " << rank << " " << ctx << " " << text;
+  }
+}
+
+// The halo and rings above: alike ranks of one class read differently
+// with absolute peers (a group each).
+TEST(PatternsClasses, AbsolutePeersAsEachRankAlone) {
+  expect_as_each_rank_alone(fold_ranks(program(), comms()));
+}
+
+// Workers of different classes (their partner, rank 0, lies at another
+// distance from each) that make the same absolute calls are one group:
+// three times, each receives a task from 0 and sends its result back.
+TEST(PatternsClasses, AbsolutePeersJoinRanksOfDifferentClasses) {
+  constexpr int32_t kWorkers = 3;
+  std::vector<std::vector<Event>> ranks(kWorkers + 1);
+  for (int step = 0; step < 3; ++step) {
+    for (int32_t w = 1; w <= kWorkers; ++w) {
+      ranks[0].push_back(make_event("MPI_Send", 1, {{"peer", w}, {"tag", 1}, {"count", 2}}));
+      ranks[static_cast<std::size_t>(w)].push_back(
+          make_event("MPI_Recv", 2, {{"peer", 0}, {"tag", 1}, {"count", 2}}));
+      ranks[static_cast<std::size_t>(w)].push_back(
+          make_event("MPI_Send", 1, {{"peer", 0}, {"tag", 2}, {"count", 1}}));
+    }
+    for (int32_t w = 1; w <= kWorkers; ++w)
+      ranks[0].push_back(make_event("MPI_Recv", 2, {{"peer", w}, {"tag", 2}, {"count", 1}}));
+  }
+  for (auto& ev : ranks) ev.push_back(make_event("MPI_Allreduce", 4, {{"count", 1}}));
+  CommTable c;
+  c.define_world(kWorkers + 1);
+  const Trace t = fold_ranks(ranks, c);
+  ASSERT_GT(detail::rank_classes(t)[2], detail::rank_classes(t)[1]);
+  expect_as_each_rank_alone(t);
+  EXPECT_EQ(run(t, PeerMode::kAbsolute).groups.at(1).ranks, Ranklist::range(1, kWorkers));
 }
 
 }  // namespace

@@ -111,6 +111,71 @@ TEST(PatternsShapes, RingAndShift) {
   EXPECT_EQ(s.param("periodic"), "no");
 }
 
+// A chain whose stages wait for the one before them (a blocking receive,
+// then the send on), block after block, is a pipeline; the same edges with
+// posted receives, or with stages that send before they receive (each
+// passes its own block on while it takes the next: a shift), are not.
+TEST(PatternsShapes, Pipeline) {
+  constexpr int32_t kStages = 5, kBlocks = 4, kSteps = 2;
+  Edges chain;
+  for (int32_t r = 0; r + 1 < kStages; ++r) chain.emplace_back(r, r + 1);
+  auto stream = [&](const Edges& edges, bool blocking, bool send_first) {
+    GlobalPattern g = with_edges(edges);
+    for (int32_t r = 0; r < kStages; ++r) {
+      std::vector<Hop> hops;
+      const bool up = r > 0 && std::count(edges.begin(), edges.end(), std::pair{r - 1, r});
+      const bool down = std::count(edges.begin(), edges.end(), std::pair{r, r + 1});
+      for (int32_t i = 0; i < kSteps * kBlocks; ++i) {
+        if (send_first && down) hops.push_back({r + 1, true, false});
+        if (up) hops.push_back({r - 1, false, blocking});
+        if (!send_first && down) hops.push_back({r + 1, true, false});
+      }
+      g.order.push_back(GlobalPattern::Order::of(r, hops, kSteps));
+    }
+    return classify(g, kStages);
+  };
+  Shape s = stream(chain, true, false);
+  EXPECT_EQ(s.kind, ShapeKind::kPipeline);
+  EXPECT_EQ(s.title(), "pipeline");
+  EXPECT_EQ(s.params, (Params{{"stages", "5"}, {"direction", "+"}, {"blocks", "4 per iteration"}}));
+  EXPECT_DOUBLE_EQ(s.quality, 1.0);
+  s = stream(without(chain, {2, 3}), true, false);
+  EXPECT_EQ(s.title(), "pipeline, partial (1 edge missing)");
+  EXPECT_EQ(s.missing, (Edges{{2, 3}}));
+  EXPECT_EQ(stream(chain, false, false).title(), "shift");
+  EXPECT_EQ(stream(chain, true, true).title(), "shift");
+}
+
+// A ring round which each rank sends 2 (p - 1) messages per occurrence
+// of its pattern is a ring allreduce in point-to-point; one message per
+// occurrence (a token) stays a ring.
+TEST(PatternsShapes, RingCollective) {
+  constexpr int32_t kRanks = 5, kCalls = 3;
+  Edges ring;
+  for (int32_t r = 0; r < kRanks; ++r) ring.emplace_back(r, (r + 1) % kRanks);
+  auto rounds = [&](int32_t per_call) {
+    GlobalPattern g = with_edges(ring, 128);
+    for (int32_t r = 0; r < kRanks; ++r) {
+      std::vector<Hop> hops;
+      for (int32_t i = 0; i < kCalls * per_call; ++i) {
+        hops.push_back({(r + 1) % kRanks, true, false});
+        hops.push_back({(r + kRanks - 1) % kRanks, false, false});
+      }
+      g.order.push_back(GlobalPattern::Order::of(r, hops, kCalls));
+    }
+    return classify(g, kRanks);
+  };
+  const Shape s = rounds(2 * (kRanks - 1));
+  EXPECT_EQ(s.kind, ShapeKind::kRingCollective);
+  EXPECT_EQ(s.title(), "ring collective");
+  EXPECT_EQ(s.params, (Params{{"phases", "reduce-scatter 4, allgather 4"},
+                              {"steps", "8 per iteration"},
+                              {"direction", "+"},
+                              {"bytes", "128"}}));
+  EXPECT_EQ(rounds(1).title(), "ring");
+  EXPECT_EQ(rounds(kRanks - 1).title(), "ring");
+}
+
 TEST(PatternsShapes, Halo2D) {
   // 4 columns (x) by 3 rows (y), not periodic: MPI order 3x4.
   const Edges open = grid(4, 3, 1, 1, false, false, false);

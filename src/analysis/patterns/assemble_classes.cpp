@@ -169,7 +169,8 @@ class Assembler {
 
 void assemble_classes(const std::vector<ClassEvents>& classes,
                       const std::vector<uint32_t>& class_of, const CommTable& comms,
-                      const std::vector<std::string>& names, bool whole_rank, Result& result) {
+                      const std::vector<std::string>& names, bool whole_rank, Result& result,
+                      const std::function<Symbol(int32_t, Symbol)>& single_symbol) {
   const auto world = static_cast<int32_t>(class_of.size());
   std::vector<ClassInfo> infos;
   infos.reserve(classes.size());
@@ -456,6 +457,10 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
     cover.in_one += one * ranks.size();
     cover.in_several += many * ranks.size();
     for (const auto& [what, count] : mine) {
+      if (single_symbol) {
+        for (int32_t r : ranks) singles[{what.first, single_symbol(r, what.second)}][r] += count;
+        continue;
+      }
       auto& per_rank = singles[what];
       for (int32_t r : ranks) per_rank[r] += count;
     }

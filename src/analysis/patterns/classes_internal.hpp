@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -91,6 +92,10 @@ struct ClassEvents {
   bool absolute = false;
   std::vector<Message> events;
   std::vector<Symbol> symbols;
+  /// With --absolute, the walked rank's symbols with absolute peers (a
+  /// class walked rank by rank keeps these as its `symbols`; the others
+  /// work on relative ones and name them per rank at the end).
+  std::vector<Symbol> absolute_symbols;
   std::vector<uint32_t> contexts;
   std::vector<int32_t> pattern_of;  ///< per event, as RankEvents::pattern_of
   std::size_t group = 0;            ///< its ranks' entry of Result::groups
@@ -102,8 +107,11 @@ struct ClassEvents {
 /// its matched messages inside patterns (the wavefront fit reads them) are
 /// steps shared by the ranks whose messages go alike, and the rank's own
 /// partners. `class_of[r]` indexes `classes`; `names` names contexts.
+/// `single_symbol`, when given, names a single event's symbol as rank r
+/// sees it (absolute peers differ from rank to rank of one class).
 void assemble_classes(const std::vector<ClassEvents>& classes,
                       const std::vector<uint32_t>& class_of, const CommTable& comms,
-                      const std::vector<std::string>& names, bool whole_rank, Result& result);
+                      const std::vector<std::string>& names, bool whole_rank, Result& result,
+                      const std::function<Symbol(int32_t, Symbol)>& single_symbol = {});
 
 }  // namespace tracefold::patterns::detail

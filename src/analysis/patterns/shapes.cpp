@@ -110,6 +110,75 @@ std::optional<Shape> fit_ring(const EdgeSet& edges, int32_t p) {
   return best;
 }
 
+// A shift by one rank whose ranks wait for the stage before them
+// (a blocking receive) before they send on, block after block: a
+// pipeline. The same edges with posted receives or MPI_Sendrecv (each rank
+// sends before or while it receives) stay a shift. The blocks are those a
+// middle stage receives in one occurrence of its pattern.
+std::optional<Shape> as_pipeline(const GlobalPattern& g, const Shape& shift) {
+  if (shift.param("distance") != "1" || shift.param("periodic") != "no") return std::nullopt;
+  const int32_t d = shift.param("direction") == "-" ? -1 : 1;
+  std::size_t blocks = 0;
+  for (const GlobalPattern::Order& o : g.order) {
+    std::size_t receives = 0, sends = 0;
+    for (std::size_t i = 0; i < o.size(); ++i) {
+      const Hop h = o.hop(i);
+      if (h.peer != o.rank + (h.send ? d : -d) || (!h.send && !h.blocking)) return std::nullopt;
+      receives += !h.send;
+      sends += h.send;
+    }
+    // A stage with one before it waits for its first block before it sends.
+    if (receives > 0 && o.hop(0).send) return std::nullopt;
+    if (receives > 0 && sends > 0)
+      blocks = std::max(blocks, receives / std::max<std::size_t>(o.occurrences, 1));
+  }
+  if (blocks == 0) return std::nullopt;
+  Shape s = shift;
+  s.kind = ShapeKind::kPipeline;
+  s.name = "pipeline";
+  std::set<int32_t> stages;
+  for (const auto& [a, b] : g.edges) stages.insert(a), stages.insert(b);
+  s.params = {{"stages", std::to_string(stages.size())},
+              {"direction", shift.param("direction")},
+              {"blocks", std::to_string(blocks) + " per iteration"}};
+  return s;
+}
+
+// A ring by one rank round which every rank sends 2 (p - 1) messages in
+// each occurrence of its pattern: the p - 1 reduce-scatter steps and the
+// p - 1 allgather steps of a ring allreduce written in point-to-point
+// (each rank ends the first half with one chunk summed and passes the
+// summed chunks round in the second). A token passed once a step stays a
+// ring.
+std::optional<Shape> as_ring_collective(const GlobalPattern& g, const Shape& ring, int32_t p) {
+  if (p < 3 || ring.param("distance") != "1" || ring.param("periodic") != "yes" ||
+      g.order.size() != static_cast<std::size_t>(p))
+    return std::nullopt;
+  const auto steps = static_cast<std::size_t>(2 * (p - 1));
+  for (const GlobalPattern::Order& o : g.order) {
+    std::size_t sends = 0;
+    for (std::size_t i = 0; i < o.size(); ++i) sends += o.hop(i).send;
+    if (o.occurrences < 2 || sends != steps * o.occurrences) return std::nullopt;
+  }
+  uint64_t least = UINT64_MAX, most = 0;
+  g.for_each_channel([&](const Channel& c) {
+    if (c.messages == 0) return;
+    least = std::min(least, c.bytes / c.messages);
+    most = std::max(most, c.bytes / c.messages);
+  });
+  Shape s = ring;
+  s.kind = ShapeKind::kRingCollective;
+  s.name = "ring collective";
+  const std::string half = std::to_string(p - 1);
+  s.params = {{"phases", "reduce-scatter " + half + ", allgather " + half},
+              {"steps", std::to_string(steps) + " per iteration"},
+              {"direction", ring.param("direction")},
+              {"bytes", most == 0       ? "unknown"
+                        : least == most ? std::to_string(most)
+                                        : std::to_string(least) + ".." + std::to_string(most)}};
+  return s;
+}
+
 // r with r xor 2^s, for the stages s at least half of whose edges occur.
 std::optional<Shape> fit_butterfly(const EdgeSet& edges, int32_t p) {
   EdgeSet x;
@@ -498,6 +567,11 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   // In order of preference: a fit must beat the ones before it.
   // Once a fit is perfect, no later one can win: they are not tried.
   std::optional<Shape> best = fit_ring(edges, p);
+  if (best && best->name == "shift")
+    if (std::optional<Shape> pipeline = as_pipeline(g, *best)) best = std::move(pipeline);
+  if (best && best->name == "ring")
+    if (std::optional<Shape> collective = as_ring_collective(g, *best, p))
+      best = std::move(collective);
   if (!detail::perfect(best)) {
     std::vector<int64_t> grid;
     std::optional<Shape> halo = detail::fit_halo(g, edges, p, grid);
@@ -518,7 +592,9 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
   // Levels are the more specific name when they fit as well: a V-cycle's
   // halo at each level, or coarse levels on fewer ranks that the union of
   // all levels fits badly.
-  if (levels && (!best || best->kind != ShapeKind::kWavefront))
+  if (levels &&
+      (!best || (best->kind != ShapeKind::kWavefront && best->kind != ShapeKind::kPipeline &&
+                 best->kind != ShapeKind::kRingCollective)))
     if (std::optional<Shape> m = detail::fit_multilevel(g, p);
         m && acceptable(*m) && (!best || m->quality >= best->quality))
       return *m;

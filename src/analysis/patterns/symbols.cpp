@@ -206,6 +206,128 @@ bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& com
   return true;
 }
 
+// Per pattern of a rank, the pattern whose global pattern its events
+// join: an earlier one of the same context that holds it or that it
+// holds (an exchange made once, twice or three times a step: the exchange
+// twice is the repeat, once where it is not inside that is another), or
+// whose occurrences its own overlap (steps with and without a residual
+// reduction), else itself. The repeat rule keeps such a shorter repeat for
+// its occurrences outside the longer one, but it is the same
+// communication: apart, they made two global patterns of one halo.
+std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps) {
+  auto inside = [](const std::vector<Symbol>& in, const std::vector<Symbol>& of) {
+    return std::search(of.begin(), of.end(), in.begin(), in.end()) != of.end();
+  };
+  auto overlap = [](const ProcessPattern& a, const ProcessPattern& b) {
+    std::size_t i = 0, j = 0;
+    while (i < a.positions.size() && j < b.positions.size()) {
+      const std::size_t x = a.positions[i], y = b.positions[j];
+      if (x < y + b.symbols.size() && y < x + a.symbols.size()) return true;
+      (x < y ? i : j)++;
+    }
+    return false;
+  };
+  std::vector<int32_t> into(ps.size());
+  for (std::size_t p = 0; p < ps.size(); ++p) {
+    into[p] = static_cast<int32_t>(p);
+    for (std::size_t q = 0; q < p; ++q) {
+      const ProcessPattern &a = ps[p].pattern, &b = ps[q].pattern;
+      if (ps[q].context == ps[p].context &&
+          (inside(a.symbols, b.symbols) || inside(b.symbols, a.symbols) || overlap(a, b))) {
+        into[p] = into[q];
+        break;
+      }
+    }
+  }
+  return into;
+}
+
+// --absolute over classes of alike ranks: a class's symbols (relative, or
+// absolute for a rank walked alone) named as each of its ranks sees them.
+// Only the distinct symbols of a group are named per rank, in order of
+// first use, so result.alphabet is numbered as a walk of every rank in
+// order would number it.
+class AbsoluteNames {
+ public:
+  AbsoluteNames(const std::vector<detail::ClassEvents>& classes,
+                const std::vector<uint32_t>& class_of, const Alphabet& by_class, Result& result,
+                const CommTable& comms)
+      : distinct_(result.groups.size()),
+        index_(result.groups.size()),
+        of_rank_(class_of.size()),
+        group_(class_of.size()) {
+    for (std::size_t r = 0; r < class_of.size(); ++r) group_[r] = classes[class_of[r]].group;
+    for (const detail::ClassEvents& c : classes) {
+      std::map<Symbol, uint32_t>& index = index_[c.group];
+      if (!index.empty()) continue;
+      for (Symbol s : c.symbols)
+        if (index.try_emplace(s, static_cast<uint32_t>(distinct_[c.group].size())).second)
+          distinct_[c.group].push_back(s);
+    }
+    for (std::size_t r = 0; r < class_of.size(); ++r) {
+      const detail::ClassEvents& c = classes[class_of[r]];
+      for (Symbol s : distinct_[c.group]) {
+        SymbolKey k = by_class.at(s);
+        if (!c.absolute && !is_sentinel(k.peer) && k.peer != kAbsent)
+          if (const std::optional<detail::Place> at =
+                  detail::place_in(comms, k.comm, static_cast<int32_t>(r)))
+            k.peer = detail::peer_at(*at, (k.peer % at->size + at->size) % at->size);
+        of_rank_[r].push_back(result.alphabet.intern(k));
+      }
+    }
+  }
+  // Class symbol `s` as rank `rank` names it.
+  Symbol symbol(int32_t rank, Symbol s) const {
+    const auto r = static_cast<std::size_t>(rank);
+    return of_rank_[r][index_[group_[r]].at(s)];
+  }
+  // Result::groups rebuilt from the class groups: ranks whose absolute
+  // strings and contexts are equal, in order of their first rank. Equal
+  // strings make equal patterns, in the same order, so the global
+  // patterns' (rank, pattern) pairs stay valid.
+  void regroup(const std::vector<detail::ClassEvents>& classes,
+               const std::vector<uint32_t>& class_of, Result& result) {
+    std::vector<RankPatterns> class_groups = std::move(result.groups);
+    result.groups.clear();
+    // A group's string up to renaming (each symbol by its first use) and
+    // its contexts: two groups whose ranks read the same absolutely.
+    std::vector<std::size_t> form(class_groups.size(), 0);
+    std::map<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>, std::size_t> forms;
+    std::vector<bool> seen(class_groups.size(), false);
+    for (const detail::ClassEvents& c : classes) {
+      if (seen[c.group]) continue;
+      seen[c.group] = true;
+      std::vector<uint32_t> canonical;
+      canonical.reserve(c.symbols.size());
+      for (Symbol s : c.symbols) canonical.push_back(index_[c.group].at(s));
+      form[c.group] =
+          forms.try_emplace({std::move(canonical), c.contexts}, forms.size()).first->second;
+    }
+    std::map<std::pair<std::size_t, std::vector<Symbol>>, std::size_t> group_of;
+    std::vector<std::vector<int32_t>> members;
+    for (std::size_t r = 0; r < class_of.size(); ++r) {
+      const std::size_t g = group_[r];
+      auto [it, fresh] = group_of.try_emplace({form[g], of_rank_[r]}, result.groups.size());
+      if (fresh) {
+        RankPatterns named = class_groups[g];
+        for (RankPatterns::Entry& e : named.patterns)
+          for (Symbol& s : e.pattern.symbols) s = symbol(static_cast<int32_t>(r), s);
+        result.groups.push_back(std::move(named));
+        members.emplace_back();
+      }
+      members[it->second].push_back(static_cast<int32_t>(r));
+    }
+    for (std::size_t g = 0; g < result.groups.size(); ++g)
+      result.groups[g].ranks = Ranklist::from_ranks(std::move(members[g]));
+  }
+
+ private:
+  std::vector<std::vector<Symbol>> distinct_;
+  std::vector<std::map<Symbol, uint32_t>> index_;
+  std::vector<std::vector<Symbol>> of_rank_;
+  std::vector<std::size_t> group_;
+};
+
 }  // namespace
 
 Result find_process_patterns(const Trace& trace, const Options& options,
@@ -228,6 +350,12 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   // Symbols are numbered in order of first use by rank (walked renumbered
   // below), whatever order the ranks are walked in.
   Alphabet walked;
+  // Absolute peers name ranks, so alike ranks have different symbols; but
+  // one rank's absolute and relative symbols are equal where the other's
+  // are, so the classes are worked on with relative symbols as by default,
+  // and each rank's symbols named absolutely at the end (a walk of every
+  // rank took 3.5 GiB at 16,384 ranks).
+  const bool absolute = options.peers == PeerMode::kAbsolute;
   // One rank's events: its symbols, their contexts and messages (peers
   // as ranks in the communicator: the assembly matches by ranks, whatever
   // the listing shows).
@@ -238,8 +366,8 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       const std::optional<SymbolKey> found = symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
       if (!found) continue;
       const SymbolKey& abs = *found;
-      c.symbols.push_back(walked.intern(
-          options.peers == PeerMode::kRelative ? relative(abs, rank, trace.comms) : abs));
+      c.symbols.push_back(walked.intern(relative(abs, rank, trace.comms)));
+      if (absolute) c.absolute_symbols.push_back(walked.intern(abs));
       c.contexts.push_back(context_id(ev.site));
       Message m;
       m.comm = abs.comm;
@@ -269,12 +397,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   // from rank to rank). A class whose peers fall outside a communicator
   // group is walked rank by rank.
   const auto world = static_cast<std::size_t>(trace.world_size);
-  std::vector<uint32_t> class_of(world);
-  if (options.peers == PeerMode::kRelative) {
-    class_of = detail::rank_classes(trace);
-  } else {
-    for (std::size_t r = 0; r < world; ++r) class_of[r] = static_cast<uint32_t>(r);
-  }
+  std::vector<uint32_t> class_of = detail::rank_classes(trace);
   std::vector<std::vector<int32_t>> members;
   for (std::size_t r = 0; r < world; ++r) {
     if (class_of[r] >= members.size()) members.resize(class_of[r] + 1);
@@ -293,6 +416,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
         if (r == ranks.front()) {
           one.events = c.events;
           one.symbols = c.symbols;
+          one.absolute_symbols = c.absolute_symbols;
           one.contexts = c.contexts;
         } else {
           walk(r, one);
@@ -304,24 +428,35 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     c.ranks = std::move(ranks);
     classes.push_back(std::move(c));
   }
+  // A rank walked alone is its own class: its absolute symbols are its
+  // string (a peer outside its group has no exact relative name).
+  for (detail::ClassEvents& c : classes) {
+    if (c.absolute && absolute) c.symbols = std::move(c.absolute_symbols);
+    c.absolute_symbols = {};
+  }
   std::sort(classes.begin(), classes.end(),
             [](const auto& a, const auto& b) { return a.ranks.front() < b.ranks.front(); });
   for (std::size_t k = 0; k < classes.size(); ++k)
     for (int32_t r : classes[k].ranks)
       class_of[static_cast<std::size_t>(r)] = static_cast<uint32_t>(k);
+  // With --absolute the classes' symbols are numbered here, and the
+  // ranks' own in result.alphabet (absolute_names()).
+  Alphabet by_class;
+  Alphabet& numbered = absolute ? by_class : result.alphabet;
   std::vector<Symbol> renumbered(walked.size(), 0);
   std::vector<bool> known(walked.size(), false);
   for (detail::ClassEvents& c : classes)
     for (Symbol& s : c.symbols) {
       if (!known[s]) {
         known[s] = true;
-        renumbered[s] = result.alphabet.intern(walked.at(s));
+        renumbered[s] = numbered.intern(walked.at(s));
       }
       s = renumbered[s];
     }
   // Classes whose symbol and context strings are equal share one result
   // (its ranks listed together), in order of their first rank.
   std::map<std::pair<std::vector<Symbol>, std::vector<uint32_t>>, std::size_t> seen;
+  std::vector<std::vector<int32_t>> joined;  // per group: nested_into() of its patterns
   std::vector<std::vector<int32_t>> group_ranks;
   for (detail::ClassEvents& c : classes) {
     auto [sit, fresh] = seen.try_emplace({c.symbols, c.contexts}, result.groups.size());
@@ -341,18 +476,28 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     auto& gr = group_ranks[c.group];
     gr.insert(gr.end(), c.ranks.begin(), c.ranks.end());
     const RankPatterns& g = result.groups[c.group];
+    if (joined.size() <= c.group) joined.resize(c.group + 1);
+    if (joined[c.group].size() != g.patterns.size()) joined[c.group] = nested_into(g.patterns);
     c.pattern_of.assign(c.events.size(), -1);
     for (std::size_t p = 0; p < g.patterns.size(); ++p) {
       const ProcessPattern& pat = g.patterns[p].pattern;
       for (std::size_t at : pat.positions)
         for (std::size_t k = at; k < at + pat.symbols.size(); ++k)
-          if (c.pattern_of[k] < 0) c.pattern_of[k] = static_cast<int32_t>(p);
+          if (c.pattern_of[k] < 0) c.pattern_of[k] = joined[c.group][p];
     }
   }
   for (std::size_t g = 0; g < result.groups.size(); ++g)
     result.groups[g].ranks = Ranklist::from_ranks(std::move(group_ranks[g]));
-  detail::assemble_classes(classes, class_of, trace.comms, context_names,
-                           options.context == ContextMode::kNone, result);
+  if (absolute) {
+    AbsoluteNames names(classes, class_of, by_class, result, trace.comms);
+    detail::assemble_classes(classes, class_of, trace.comms, context_names,
+                             options.context == ContextMode::kNone, result,
+                             [&](int32_t rank, Symbol s) { return names.symbol(rank, s); });
+    names.regroup(classes, class_of, result);
+  } else {
+    detail::assemble_classes(classes, class_of, trace.comms, context_names,
+                             options.context == ContextMode::kNone, result);
+  }
   for (GlobalPattern& gp : result.global) gp.shape = classify(gp, trace.world_size);
   return result;
 }
