@@ -17,6 +17,16 @@
 # ONLY="cg lu" in the environment runs those programs only. CORES=K pins
 # every rank to the first K cores (taskset inside mpirun, so mpirun's own
 # binding does not spread them): NP ranks on K cores on any machine.
+#
+# TOGETHER=1 starts the program and each benchmark at the same time (two
+# mpiruns side by side) and gives the median of their ratios instead. On a
+# machine shared with other work the load moves between one run and the
+# next by more than the errors measured (a program's own runs spread over
+# a factor of several at load average 30); two runs at the same time see
+# the same load, and each takes half of what is left, so their ratio holds
+# still where the times do not. Each also slows the other, so the times
+# printed are those of a machine with twice the ranks; the replay starts
+# later than the program by its reading of the trace.
 set -euo pipefail
 BUILD=${1:-build}
 NP=${2:-4}
@@ -39,7 +49,7 @@ PROGRAMS=(
 )
 
 source "$(dirname "$0")/lib/stats.bash"
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores${CORES:+ (ranks on $CORES)}, $NP ranks, $REPS runs each, WORK=$WORK"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores${CORES:+ (ranks on $CORES)}, $NP ranks, $REPS runs each, WORK=$WORK${TOGETHER:+, each benchmark run together with the program (error: median ratio)}"
 printf '%-20s %9s %9s %7s %9s %7s %9s %7s\n' program original wall error cpu error replay error
 for p in "${PROGRAMS[@]}"; do
   read -r name steps <<<"$p"
@@ -54,6 +64,39 @@ for p in "${PROGRAMS[@]}"; do
   done
   : >"$W/replay.t"
   : >"$W/orig.t"
+  if [[ -n ${TOGETHER:-} ]]; then
+    for f in wall cpu replay; do : >"$W/$f.r"; done
+    for ((k = 0; k < REPS; ++k)); do
+      for c in wall cpu replay; do
+        (APP_TIME=1 mpirun -np "$NP" "${PIN[@]}" "$APPS/app_$name" "$steps" "$WORK" 2>&1 >/dev/null |
+          sed -n 's/^app_time: //p' >"$W/o.t") &
+        if [[ $c == replay ]]; then
+          mpirun -np "$NP" "${PIN[@]}" "$TF" replay --compute-clock cpu "$W/$name.tf" 2>/dev/null |
+            sed -n 's/^replay: .* wall \([0-9.]*\) s,.*/\1/p' >"$W/g.t"
+        else
+          mpirun -np "$NP" "${PIN[@]}" "$W/$name-$c" 2>/dev/null |
+            sed -n 's/^bench: .* wall time \([0-9.]*\) s$/\1/p' >"$W/g.t"
+        fi
+        wait
+        o=$(cat "$W/o.t") g=$(cat "$W/g.t")
+        [[ -n $o && -n $g ]] || continue
+        echo "$o" >>"$W/orig.t"
+        echo "$g" >>"$W/$c.t"
+        awk -v g="$g" -v o="$o" 'BEGIN { print g / o }' >>"$W/$c.r"
+      done
+    done
+    if [[ $(wc -l <"$W/cpu.r") -ne $REPS || $(wc -l <"$W/wall.r") -ne $REPS || $(wc -l <"$W/replay.r") -ne $REPS ]]; then
+      echo "$name: a run reported no time" >&2
+      continue
+    fi
+    row=$(printf '%8.3fs' "$(median <"$W/orig.t")")
+    for c in wall cpu replay; do
+      row+=$(awk -v g="$(median <"$W/$c.t")" -v r="$(median <"$W/$c.r")" \
+        'BEGIN { printf " %8.3fs %+6.1f%%", g, 100 * (r - 1) }')
+    done
+    printf '%-20s %s\n' "$name" "$row"
+    continue
+  fi
   for ((k = 0; k < REPS; ++k)); do
     APP_TIME=1 mpirun -np "$NP" "${PIN[@]}" "$APPS/app_$name" "$steps" "$WORK" 2>&1 >/dev/null |
       sed -n 's/^app_time: //p' >>"$W/orig.t"
