@@ -11,7 +11,7 @@
 # the wall-clock one does not: each is run
 # at the same time as the program, so that both see the same load, and the
 # median ratio of 5 such runs (3 for the wall clock, which misses by a
-# factor of about 2 here) is checked (scripts/bench-cpu-clock.sh
+# factor of 1.2-1.8 here) is checked (scripts/bench-cpu-clock.sh
 # TOGETHER=1; separate runs move with the machine's load by more than 10 %).
 # A trace without the statistic, and the option with an output that
 # cannot honour it, are refused.
