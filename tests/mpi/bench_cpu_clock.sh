@@ -6,13 +6,13 @@
 # sends (1.6 s at 320 steps) and computes next to nothing: the wall-clock
 # benchmark spins through the sleeps, the processor-time one does not, and
 # both make the program's calls. On an oversubscribed run (4 ranks of
-# stencil2d_periodic on one core, recorded while four other processes spin
-# on it) the processor-time benchmark takes the program's time within 10 % and
-# the wall-clock one does not: each is run
-# at the same time as the program, so that both see the same load, and the
-# median ratio of 5 such runs (3 for the wall clock, which misses by a
-# factor of 1.2-1.8 here) is checked (scripts/bench-cpu-clock.sh
-# TOGETHER=1; separate runs move with the machine's load by more than 10 %).
+# stencil2d_periodic on one core, recorded while four other processes
+# spin on it) the processor-time benchmark takes the program's time within
+# 10 % and the wall-clock one does not: each is run at the same time as
+# the program, so that both see the same load, and the median ratio of 5
+# such runs (3 for the wall clock, which misses by a factor of 1.2-1.8
+# here) is checked (scripts/bench-cpu-clock.sh TOGETHER=1; separate runs
+# move with the machine's load by more than 10 %).
 # A trace without the statistic, and the option with an output that
 # cannot honour it, are refused.
 set -euo pipefail
