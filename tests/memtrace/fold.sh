@@ -68,7 +68,7 @@ fold loops256 "$K/loops" 256
 within 5 loops64 loops256
 
 # Two runs' logs folded as two MPI ranks' into one trace: each stream
-# expands to its own log's, and the second adds little.
+# expands to its own log's.
 run memtrace -q --wait-for-start --raw-log raw-rank1 -- "$K/vadd_slices" 3 1024
 run memtrace-fold raw-vadd3 raw-rank1 -o ranks.tf
 [[ $RC == 0 ]] || bad "two logs: memtrace-fold exit $RC: $(cat err.txt)"
@@ -82,7 +82,16 @@ SIZE[ranks]=$(stat -c %s ranks.tf)
 cmp -s ranks-raw.txt ranks-fold.txt && (($(wc -l <ranks-fold.txt) == 2 * REFS[vadd3])) &&
   ok "two logs in one trace: lossless, ${SIZE[ranks]} bytes" ||
   bad "two logs in one trace: expansion differs: $(diff ranks-raw.txt ranks-fold.txt | head -4)"
-within 10 vadd3 ranks
+# The second log shares the first one's structure: together they stay well
+# under two separate traces. How much the second adds varies from run to
+# run (7-29 % over one log in 7 pairs of recordings: its stack bases and
+# owners are values of its own), so the bound is on the sharing, not on a
+# near-constant size.
+if ((SIZE[ranks] > 0 && 2 * SIZE[ranks] <= 3 * SIZE[vadd3])); then
+  ok "two logs (${SIZE[ranks]} B) at most 1.5 times one (${SIZE[vadd3]} B)"
+else
+  bad "two logs (${SIZE[ranks]} B) over 1.5 times one (${SIZE[vadd3]} B): the second log shares nothing"
+fi
 
 # The cache simulator gives the same counts from the folded trace as from
 # the raw log (site names aside: the folded trace has no module table).
