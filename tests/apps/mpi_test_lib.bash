@@ -13,6 +13,12 @@
 #   check_lossless NAME NP STEPS REGEX   record, then: exit 0, rank 0 printed REGEX,
 #                                     trace written, no unresolved request links,
 #                                     `tracefold diff raw t.tf` says same
+#   is_hydra                          true when the launcher is MPICH's Hydra
+#   rank_env NAME=VALUE...            -> RANK_ENV: the launcher's options giving
+#                                     every rank these variables (Open MPI's -x,
+#                                     Hydra's -genv, as `tracefold record` does)
+#   $MPICC                            the compiler wrapper of the MPI this build
+#                                     uses (TRACEFOLD_MPICC, set by CTest)
 #   bad MESSAGE                       remember a failure (the script goes on)
 #   finish                            summary; exit 1 if anything failed
 #
@@ -26,6 +32,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 
 RUN_TIMEOUT=${RUN_TIMEOUT:-60}
+MPICC=${TRACEFOLD_MPICC:-mpicc}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
@@ -86,6 +93,25 @@ limited() {
   done
   LRC=0
   wait "$pid" || LRC=$?
+}
+
+# is_hydra: whether the launcher is MPICH's Hydra (it names itself in
+# --version; Open MPI's mpirun does not). Hydra SIGKILLs the other ranks at
+# once when one aborts or fails, so only that rank saves a partial trace.
+is_hydra() {
+  [[ -n ${IS_HYDRA:-} ]] ||
+    IS_HYDRA=$("${TRACEFOLD_MPIRUN:-mpirun}" --version 2>&1 | grep -qi hydra && echo yes || echo no)
+  [[ $IS_HYDRA == yes ]]
+}
+
+rank_env() {
+  local v
+  RANK_ENV=()
+  if is_hydra; then
+    for v in "$@"; do RANK_ENV+=(-genv "${v%%=*}" "${v#*=}"); done
+  else
+    for v in "$@"; do RANK_ENV+=(-x "$v"); done
+  fi
 }
 
 record() {
