@@ -99,8 +99,13 @@ limited() {
 # --version; Open MPI's mpirun does not). Hydra SIGKILLs the other ranks at
 # once when one aborts or fails, so only that rank saves a partial trace.
 is_hydra() {
-  [[ -n ${IS_HYDRA:-} ]] ||
-    IS_HYDRA=$("${TRACEFOLD_MPIRUN:-mpirun}" --version 2>&1 | grep -qi hydra && echo yes || echo no)
+  if [[ -z ${IS_HYDRA:-} ]]; then
+    # Read whole first: grep -q closing the pipe early fails it under pipefail.
+    local v
+    v=$("${TRACEFOLD_MPIRUN:-mpirun}" --version 2>&1 || true)
+    IS_HYDRA=no
+    [[ ${v,,} == *hydra* ]] && IS_HYDRA=yes
+  fi
   [[ $IS_HYDRA == yes ]]
 }
 

@@ -44,6 +44,7 @@ print("every rank'"'"'s event log read as cut")' "$d/report.json" 2>&1); then
     bad "$msg"
   fi
   finish
+  exit 0
 fi
 if msg=$(python3 -c '
 import json, sys
