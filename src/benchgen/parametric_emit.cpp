@@ -216,7 +216,7 @@ struct Emitter {
     } else if (o == "MPI_Wait") {
       links("MPI_Wait(&r[0], MPI_STATUS_IGNORE);");
     } else if (o == "MPI_Waitall") {
-      links("MPI_Waitall(nr, r, MPI_STATUSES_IGNORE);");
+      links("MPI_Waitall(nr, r, statuses_ignore);");
     } else if (o == "MPI_Barrier") {
       emit("MPI_Barrier(" + C + ");");
     } else if (o == "MPI_Bcast") {
@@ -455,6 +455,8 @@ static void report_times(void) {
         << (thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "
                      "&provided);\n"
                    : "  MPI_Init(&argc, &argv);\n");
+    // The prelude's statuses_ignore (MPICH's (MPI_Status *)1 and GCC).
+    out << "  statuses_ignore = MPI_STATUSES_IGNORE;\n";
     out << "  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  PMPI_Comm_size(MPI_COMM_WORLD, &size);\n";
     out << grid_setup();
     out << "  srand48(" << opt.seed

@@ -6,11 +6,14 @@
 // calls reach for its name before it makes any, and stays off if it is
 // the other one.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "recorder_impl.hpp"
 
@@ -38,6 +41,79 @@ std::string own_path() {
   return "libtracefold.so";
 }
 
+// The MPI's name and version: the first line of MPI_Get_library_version's answer.
+std::string mpi_name(const char* version) {
+  std::string name(version, std::strcspn(version, "\n,"));
+  std::replace(name.begin(), name.end(), '\t', ' ');
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  return name;
+}
+
+// The message of foreign_mpi(), for a program running with NAME.
+void say_untraced(const std::string& name) {
+  if (!first_rank()) return;
+  std::fprintf(stderr,
+               "tracefold: the program runs with %s, but %s was built for %s; the program "
+               "runs untraced (use the library built for its MPI: see docs/recording.md, "
+               "\"One MPI at a time\")\n",
+               name.c_str(), own_path().c_str(), kBuiltFor);
+}
+
+#if !defined(OPEN_MPI)
+// Passing the program's arguments on is not harmless in this direction:
+// MPICH's handles are ints, Open MPI's are pointers, and a wrapper compiled
+// for MPICH keeps a communicator or datatype in a 32-bit register, so Open
+// MPI gets half a pointer and the program dies in its first such call. An
+// Open MPI program is recognised before main (its MPI_COMM_WORLD object is
+// loaded) and started again without this library: it runs untraced and
+// unchanged. Only possible when the library came in through LD_PRELOAD.
+__attribute__((constructor)) void leave_open_mpi_programs(int /*argc*/, char** argv, char** envp) {
+  if (!argv || !envp || !dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) return;
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (!preload) return;
+  const std::string self = own_path();
+  const char* self_base = std::strrchr(self.c_str(), '/');
+  self_base = self_base ? self_base + 1 : self.c_str();
+  // LD_PRELOAD without this library (its entries are split by ':' or ' ').
+  std::string kept;
+  bool dropped = false;
+  for (const char* p = preload; *p;) {
+    const std::size_t n = std::strcspn(p, ": ");
+    const std::string entry(p, n);
+    const char* base = std::strrchr(entry.c_str(), '/');
+    base = base ? base + 1 : entry.c_str();
+    if (!entry.empty() && (entry == self || std::strcmp(base, self_base) == 0)) {
+      dropped = true;
+    } else if (!entry.empty()) {
+      kept += (kept.empty() ? "" : ":") + entry;
+    }
+    p += n;
+    if (*p) ++p;
+  }
+  if (!dropped) return;
+  std::vector<std::string> env;
+  for (char** e = envp; *e; ++e)
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0) env.emplace_back(*e);
+  if (!kept.empty()) env.push_back("LD_PRELOAD=" + kept);
+  std::vector<char*> cenv;
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  // MPI_Get_library_version may be called before MPI_Init and takes no handle.
+  static char version[16384];
+  int len = 0;
+  std::string name = "Open MPI";
+  if (PMPI_Get_library_version(version, &len) == MPI_SUCCESS) {
+    version[std::clamp<int>(len, 0, sizeof version - 1)] = '\0';
+    name = mpi_name(version);
+  }
+  say_untraced(name);
+  std::fflush(nullptr);
+  execve("/proc/self/exe", argv, cenv.data());
+  std::fprintf(stderr, "tracefold: could not restart the program without %s: %s\n", self.c_str(),
+               std::strerror(errno));
+}
+#endif
+
 }  // namespace
 
 bool foreign_mpi() {
@@ -54,16 +130,7 @@ bool foreign_mpi() {
 #else
     if (!open_mpi) return false;
 #endif
-    if (first_rank()) {
-      std::string name(version, std::strcspn(version, "\n,"));
-      std::replace(name.begin(), name.end(), '\t', ' ');
-      while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
-      std::fprintf(stderr,
-                   "tracefold: the program runs with %s, but %s was built for %s; the program "
-                   "runs untraced (use the library built for its MPI: see docs/recording.md, "
-                   "\"One MPI at a time\")\n",
-                   name.c_str(), own_path().c_str(), kBuiltFor);
-    }
+    say_untraced(mpi_name(version));
     return true;
   }();
   return foreign;

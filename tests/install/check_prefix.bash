@@ -3,7 +3,7 @@
 # and defines check_prefix.
 BUILD=$(cd "$APPS/../.." && pwd)
 MPIRUN=$(command -v "${TRACEFOLD_MPIRUN:-mpirun}")
-mpicc -g -O1 -o "$WORK/prog" "$SRC/tests/apps/sym_c.c" || bad "mpicc failed"
+"$MPICC" -g -O1 -o "$WORK/prog" "$SRC/tests/apps/sym_c.c" || bad "$MPICC failed"
 
 # check_prefix WHAT PREFIX: the installed tree at PREFIX records (with
 # nothing else on PATH), names call sites, and builds consumers with

@@ -9,6 +9,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/analyze_lib.bash"
+needs_yielding_waits 2
 
 export TRACEFOLD_TEST_CLOCK_SKEW_NS=1:5000000000:20000
 if inject late_sender 2; then

@@ -7,6 +7,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/analyze_lib.bash"
+needs_yielding_waits 4
 
 if inject chain 4; then
   expect severity late_sender 3 MPI_Recv

@@ -16,6 +16,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/analyze_lib.bash"
+needs_yielding_waits 2
 STEPS=20
 DESIGNED=1.0  # 50 ms x STEPS
 # A recording whose producer did not wait within this of $DESIGNED (the

@@ -25,7 +25,7 @@ slept=$(sed -n 's/^waits: late_sender injected \([0-9.]*\) s.*/\1/p' out.txt)
 [[ -n $slept ]] || { cat out.txt err.txt; exit 1; }
 for c in wall cpu; do
   "$TF" bench --compute-clock "$c" ls.tf -o "$c.c"
-  mpicc -std=c11 -Wall -Wextra -Werror -O1 "$c.c" -o "$c"
+  "${TRACEFOLD_MPICC:-mpicc}" -std=c11 -Wall -Wextra -Werror -O1 "$c.c" -o "$c"
 done
 # Waits before calls (a time or a choice by the call before), not the
 # helpers every program carries.

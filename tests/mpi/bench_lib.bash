@@ -164,7 +164,7 @@ bench_one() {
 # (with the options in BENCH_GEN), compile with BENCH_CC, run and record
 # under BENCH_RUN (a launcher and its rank-count option), and compare the
 # two traces with the diff options given.
-BENCH_CC=mpicc
+BENCH_CC=$MPICC
 BENCH_RUN=("${TRACEFOLD_MPIRUN:-mpirun}" -np)
 bench_generate_run_diff() {
   local what=$1 d=$2 np=$3 t0=$4

@@ -32,7 +32,7 @@ generate() {
     bad "$name: tracefold bench --parametric failed: $(cat "$name.gen-err")"
     return 1
   fi
-  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$name.c" -o "$name" 2>"$name.cc-err"; then
+  if ! "$MPICC" -std=c11 -Wall -Wextra -Werror -O1 "$name.c" -o "$name" 2>"$name.cc-err"; then
     bad "$name: the parametric benchmark does not compile cleanly"
     head -n 20 "$name.cc-err" >&2
     return 1

@@ -90,7 +90,7 @@ check_bench_wild() {
   fi
   "$TF" bench --keep-wildcards "$DIR/t.tf" -o "$DIR/kept.c" 2>/dev/null
   grep -q 'MPI_ANY_SOURCE' "$DIR/kept.c" || bad "$what: --keep-wildcards lost the wildcards"
-  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$DIR/bench.c" -o "$DIR/bench" 2>"$DIR/cc.err"; then
+  if ! "$MPICC" -std=c11 -Wall -Wextra -Werror -O1 "$DIR/bench.c" -o "$DIR/bench" 2>"$DIR/cc.err"; then
     bad "$what: does not compile"; head -n 20 "$DIR/cc.err" >&2; return 0
   fi
   local k
@@ -128,7 +128,7 @@ else
   "$TF" bench --lossy-ok "$L/lossy.tf" -o "$L/lossy.c" 2>"$L/lossy.err" || bad "--lossy-ok: $(cat "$L/lossy.err")"
   "$TF" bench --lossy-ok "$L/lossy.tf" -o "$L/lossy2.c" 2>/dev/null
   cmp -s "$L/lossy.c" "$L/lossy2.c" || bad "--lossy-ok: two generations differ"
-  if ! mpicc -std=c11 -Wall -Wextra -Werror -O1 "$L/lossy.c" -o "$L/lossy" 2>"$L/lcc.err"; then
+  if ! "$MPICC" -std=c11 -Wall -Wextra -Werror -O1 "$L/lossy.c" -o "$L/lossy" 2>"$L/lcc.err"; then
     bad "--lossy-ok: does not compile"; head -n 20 "$L/lcc.err" >&2
   else
     ok "lossy misc_p2p with --lossy-ok: generated twice the same, compiles"

@@ -16,7 +16,7 @@ TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 
 HYDRA=no
-"${TRACEFOLD_MPIRUN:-mpirun}" --version 2>&1 | grep -qi hydra && HYDRA=yes
+is_hydra && HYDRA=yes
 for mode in segv exit; do
   plain crash 4 20 "$mode"
   record crash 4 20 "$mode"

@@ -11,6 +11,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
+needs_yielding_waits 4
 
 export TRACEFOLD_TEST_CLOCK_SKEW_NS=1:5000000000:20000
 if TAG=skewed designed imbalance 4; then

@@ -14,6 +14,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
+needs_yielding_waits 2
 
 STEPS=${CUT_STEPS:-80}
 BOUND=${CUT_BOUND:-1000}

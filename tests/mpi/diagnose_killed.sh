@@ -5,7 +5,8 @@
 # begin with their headers, so `tracefold diagnose` reads them as empty and
 # analyses the other ranks: the report names the rank whose event log has
 # no trailer, puts it in a rank group of its own (it made no call), and
-# leaves the messages it would have sent unmatched.
+# leaves the messages it would have sent unmatched. (Under MPICH's Hydra
+# the other ranks are killed too, see below.)
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
@@ -27,6 +28,24 @@ if ! "$TF" diagnose "$d/t.tf" -o "$d/report.json" 2>"$d/diag-err.txt"; then
 fi
 ok "diagnose analysed the run"
 CHECKS=$((CHECKS + 1))
+if is_hydra; then
+  # MPICH's Hydra SIGKILLs the other ranks as soon as one is killed, so no
+  # rank writes a trailer and where each stopped is chance: what is left to
+  # check is that every log is read as cut.
+  echo "Hydra kills every rank with rank 3: only the note on four cut logs is checked"
+  if msg=$(python3 -c '
+import json, sys
+notes = json.load(open(sys.argv[1]))["notes"]
+if not any(n.startswith("the event logs of ranks 0\u20133 end without a trailer") for n in notes):
+    sys.exit("no note names the four logs without a trailer: %s" % notes)
+print("every rank'"'"'s event log read as cut")' "$d/report.json" 2>&1); then
+    ok "$msg"
+  else
+    bad "$msg"
+  fi
+  finish
+  exit 0
+fi
 if msg=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

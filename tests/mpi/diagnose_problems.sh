@@ -8,6 +8,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
+needs_yielding_waits 4
 
 if designed imbalance 4; then
   expect load_imbalance --symptom MPI_Allreduce --cause MPI_Allreduce --cause-rank 3

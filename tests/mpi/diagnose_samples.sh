@@ -9,6 +9,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
+needs_yielding_waits 4
 
 designed imbalance 4 --sample 1ms &&
   expect load_imbalance --symptom MPI_Allreduce --cause work_a --cause-rank 3

@@ -9,13 +9,14 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 LIB=$(dirname "$TF")/../record/libtracefold.so
+MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 
 # refused WHAT REGEX ARGS...: record must exit non-zero before running the
 # ring (its result line must not appear) with a message matching REGEX.
 refused() {
   local what=$1 want=$2
   shift 2
-  limited "$WORK/r.out" "$WORK/r.err" "$TF" record "$@" -- mpirun -np 2 "$APPS/app_ring" 5
+  limited "$WORK/r.out" "$WORK/r.err" "$TF" record "$@" -- "$MPIRUN" -np 2 "$APPS/app_ring" 5
   if [[ $LRC -eq 0 ]]; then
     bad "$what: record exited 0"
   elif grep -q 'ring' "$WORK/r.out"; then
@@ -41,7 +42,7 @@ refused "raw-log under a file" "cannot create the raw-log directory $WORK/plainf
 # A reference trace of the same run, written normally.
 mkdir -p "$WORK/ref"
 limited "$WORK/ref.out" "$WORK/ref.err" "$TF" record -o "$WORK/ref/t.tf" -- \
-  mpirun -np 4 "$APPS/app_outdir_gone" 12
+  "$MPIRUN" -np 4 "$APPS/app_outdir_gone" 12
 [[ $LRC -eq 0 && -s $WORK/ref/t.tf ]] || bad "reference run failed ($LRC): $(cat "$WORK/ref.err")"
 
 # The output directory moves away before MPI_Finalize: record must report
@@ -50,7 +51,7 @@ mkdir -p "$WORK/out"
 export TMPDIR=$WORK/tmp
 mkdir -p "$TMPDIR"
 limited "$WORK/g.out" "$WORK/g.err" "$TF" record -o "$WORK/out/t.tf" -- \
-  mpirun -np 4 "$APPS/app_outdir_gone" 12 "$WORK/out"
+  "$MPIRUN" -np 4 "$APPS/app_outdir_gone" 12 "$WORK/out"
 saved=$(sed -n 's/^tracefold: the merged trace of the whole run is in \(.*\) (it could not be written to .*/\1/p' "$WORK/g.err")
 if [[ $LRC -ne 0 ]]; then
   bad "output gone: record exited $LRC: $(cat "$WORK/g.err")"
@@ -74,8 +75,8 @@ fi
 # merged trace goes to the working directory.
 mkdir -p "$WORK/cwd"
 cd "$WORK/cwd"
-limited "$WORK/d.out" "$WORK/d.err" mpirun -np 4 -x LD_PRELOAD="$LIB" -x TRACEFOLD_OUTPUT="$WORK/gone/t.tf" \
-  "$APPS/app_outdir_gone" 12
+rank_env LD_PRELOAD="$LIB" TRACEFOLD_OUTPUT="$WORK/gone/t.tf"
+limited "$WORK/d.out" "$WORK/d.err" "$MPIRUN" -np 4 "${RANK_ENV[@]}" "$APPS/app_outdir_gone" 12
 cd "$WORK"
 shopt -s nullglob
 files=("$WORK"/cwd/unsaved-*-t.tf)

@@ -41,7 +41,7 @@ traced() {
   rm -rf "$DIR"
   mkdir -p "$DIR"
   limited "$DIR/out.txt" "$DIR/err.txt" env TRACEFOLD_POLL_STATS=1 \
-    "$TF" record -o "$DIR/t.tf" -- mpirun -np "$np" "$APPS/app_$name" "$@"
+    "$TF" record -o "$DIR/t.tf" -- "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$APPS/app_$name" "$@"
   RC=$LRC
 }
 
