@@ -2,6 +2,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "classes_internal.hpp"
 #include "tracefold/expand.hpp"
@@ -362,6 +363,36 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   auto walk = [&](int32_t rank, detail::ClassEvents& c) {
     RankIterator it(trace, rank);
     Event ev;
+    // Wildcard receives posted one after another from one call site, with
+    // one tag and communicator, take their messages in whatever order they
+    // arrive: that order is the run's timing, not the program's pattern
+    // (lu's receives from both upstream neighbours, a halo of
+    // MPI_ANY_SOURCE receives). Each such run is put in the order of the
+    // matched sources, so two runs of one program give one symbol string;
+    // a stable sort keeps each sender's messages in the order MPI matched
+    // them.
+    std::size_t run_begin = 0;
+    SiteId run_site = 0;
+    auto close_run = [&] {
+      const std::size_t end = c.events.size();
+      if (end - run_begin < 2) return;
+      std::vector<std::size_t> order(end - run_begin);
+      for (std::size_t k = 0; k < order.size(); ++k) order[k] = run_begin + k;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return c.events[a].peer < c.events[b].peer;
+      });
+      auto permute = [&](auto& v) {
+        if (v.size() < end) return;
+        std::vector<typename std::decay_t<decltype(v)>::value_type> part;
+        part.reserve(order.size());
+        for (std::size_t k : order) part.push_back(v[k]);
+        std::copy(part.begin(), part.end(), v.begin() + static_cast<std::ptrdiff_t>(run_begin));
+      };
+      permute(c.events);
+      permute(c.symbols);
+      permute(c.absolute_symbols);
+      permute(c.contexts);
+    };
     while (it.next(ev)) {
       const std::optional<SymbolKey> found = symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
       if (!found) continue;
@@ -389,8 +420,18 @@ Result find_process_patterns(const Trace& trace, const Options& options,
         if (m.rtag == kAbsent) m.rtag = m.tag;
         if (m.rpeer == kAbsent) m.rpeer = m.peer;
       }
+      const bool joins = m.kind == Message::Kind::kRecv && m.wildcard;
+      if (!joins || ev.site != run_site || c.events.size() == run_begin ||
+          c.events.back().tag != m.tag || c.events.back().comm != m.comm ||
+          c.events.back().blocking != m.blocking) {
+        close_run();
+        run_begin = c.events.size();
+        run_site = joins ? ev.site : 0;
+      }
       c.events.push_back(m);
+      if (!joins) run_begin = c.events.size();
     }
+    close_run();
   };
   // Ranks the folded trace cannot tell apart are walked once, through the
   // first of them, when their symbols are relative (absolute peers differ
