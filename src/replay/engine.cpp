@@ -70,6 +70,7 @@ void Engine::run() {
     node_ = it.current_node() ? it.current_node() - trace_.nodes.data() : -1;
     if (prob_) {
       lossy_->resolve(ev, it.current_node(), op_traits(ev.op).collective());
+      if (op_traits(ev.op).collective()) lossy_->raise_receives(ev, it.current_node());
       est_ns_ += static_cast<double>(std::max<int64_t>(ev.compute_ns, 0));
       post_due();
       issue_probabilistic(ev, info);

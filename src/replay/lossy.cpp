@@ -1,4 +1,5 @@
 #include "lossy.hpp"
+#include <algorithm>
 
 namespace tracefold::replay_detail {
 
@@ -61,6 +62,68 @@ void LossyResolver::resolve(Event& ev, const Node* node, bool collective) {
   decode_relative(relative, rank_, trace_.comms);
   for (const FieldValue& fv : relative.fields)
     if (fv.field != FieldTable::comm() || ev.get(fv.field) == kAbsent) ev.set(fv.field, fv.scalar);
+}
+
+namespace {
+// The largest value of `f` at a node over all its ranks, histogram or not
+// (of every element, for a list field).
+int64_t largest_of(const Node& node, FieldId f) {
+  const Elastic* e = node.field(f);
+  int64_t best = 0;
+  if (!e) return best;
+  const bool list = FieldTable::kind(f) == FieldKind::kList;
+  for (const ElasticEntry& en : e->entries()) {
+    if (en.values.is_histogram()) {
+      for (const ValueSeq::Run& run : en.values.runs())
+        for (int64_t v : run.pattern)
+          if (!is_sentinel(v)) best = std::max(best, v);
+      continue;
+    }
+    for (auto c = en.values.cursor(); !c.done();) {
+      int64_t n = c.next();
+      if (!list) {
+        if (!is_sentinel(n)) best = std::max(best, n);
+        continue;
+      }
+      for (int64_t k = 0; k < n && !c.done(); ++k) {
+        const int64_t v = c.next();
+        if (!is_sentinel(v)) best = std::max(best, v);
+      }
+    }
+  }
+  return best;
+}
+}  // namespace
+
+void LossyResolver::raise_receives(Event& ev, const Node* node) {
+  if (!node) return;
+  static const FieldId count = *FieldTable::find("count"), counts = *FieldTable::find("counts"),
+                       dsize = *FieldTable::find("dsize"), rcount = *FieldTable::find("rcount"),
+                       rcounts = *FieldTable::find("rcounts"), rdsize = *FieldTable::find("rdsize");
+  const std::size_t index = static_cast<std::size_t>(node - trace_.nodes.data());
+  auto [it, fresh] = largest_sent_.try_emplace(index, -1);
+  if (fresh) {
+    bool drawn = false;
+    for (const auto& [field, elastic] : node->fields)
+      for (const ElasticEntry& en : elastic.entries()) drawn = drawn || en.values.is_histogram();
+    if (drawn)
+      it->second = std::max(largest_of(*node, count), largest_of(*node, counts)) *
+                   std::max<int64_t>(largest_of(*node, dsize), 1);
+  }
+  if (it->second < 0) return;
+  int64_t unit = ev.get(rdsize);
+  if (unit == kAbsent || is_sentinel(unit)) unit = ev.get(dsize);
+  if (unit == kAbsent || is_sentinel(unit) || unit < 1) unit = 1;
+  const int64_t least = (it->second + unit - 1) / unit;
+  if (const int64_t r = ev.get(rcount); r != kAbsent && !is_sentinel(r) && r < least)
+    ev.set(rcount, least);
+  if (const FieldValue* fv = ev.find(rcounts)) {
+    std::vector<int64_t> raised = fv->list;
+    bool changed = false;
+    for (int64_t& v : raised)
+      if (!is_sentinel(v) && v < least) v = least, changed = true;
+    if (changed) ev.set_list(rcounts, std::move(raised));
+  }
 }
 
 }  // namespace tracefold::replay_detail

@@ -29,6 +29,14 @@ class LossyResolver {
   /// coordinated draws. `collective`: draw with a rank-independent key.
   void resolve(Event& ev, const Node* node, bool collective);
 
+  /// Raises the receive counts of collective `ev` (rcount, each entry of
+  /// rcounts) to the largest message a member can send at `node`, when
+  /// the node holds histograms: each member draws its own send count, so
+  /// a receive count recorded for one draw could be shorter than the
+  /// message of another (MPI_ERR_TRUNCATE). `bench` sizes such receives
+  /// the same way.
+  void raise_receives(Event& ev, const Node* node);
+
  private:
   struct Bag {
     std::vector<std::pair<int64_t, uint64_t>> left;  // value -> copies not drawn yet
@@ -41,6 +49,7 @@ class LossyResolver {
   int32_t rank_;
   uint64_t seed_;
   std::map<std::pair<std::size_t, FieldId>, Bag> bags_;
+  std::map<std::size_t, int64_t> largest_sent_;  // node -> bytes, -1: no histogram
 };
 
 }  // namespace tracefold::replay_detail
