@@ -245,3 +245,37 @@ TEST(Folder, ReplayLearnsTheTimeStepFromOneIteration) {
 
 }  // namespace
 }  // namespace tracefold
+
+namespace tracefold {
+namespace {
+
+// --histogram-threshold counts runs as the text form shows them: values
+// that never repeat are stored as one literal span, but each is a run of
+// its own, so a sequence of 40 distinct counts goes over a threshold of 8
+// while 40 repetitions of one (1 run) and 4 values repeated 10 times each
+// (4 runs) stay exact.
+TEST(Folder, HistogramThresholdCountsEachValueOfALiteral) {
+  FoldOptions lossy;
+  lossy.histogram_threshold = 8;
+  Folder f(0, lossy);
+  for (int i = 0; i < 40; ++i)
+    f.append(testing::make_event("MPI_Send", 0, {{"count", 7 * i % 41}}));
+  for (int i = 0; i < 40; ++i) f.append(testing::make_event("MPI_Recv", 1, {{"count", 5}}));
+  for (int i = 0; i < 40; ++i) f.append(testing::make_event("MPI_Bcast", 2, {{"count", i / 10}}));
+  CommTable comms;
+  comms.define_world(1);
+  const Trace t = f.finish(1, testing::make_sites(3), comms);
+  ASSERT_EQ(t.nodes.size(), 3u);
+  const FieldId count = *FieldTable::find("count");
+  const auto values = [&](std::size_t i) {
+    return t.nodes[i].field(count)->entries().at(0).values;
+  };
+  EXPECT_TRUE(values(0).is_histogram());
+  EXPECT_EQ(values(0).size(), 40u);
+  EXPECT_FALSE(values(1).is_histogram());
+  EXPECT_FALSE(values(2).is_histogram());
+  EXPECT_EQ(t.lossy, "histogram threshold=8");
+}
+
+}  // namespace
+}  // namespace tracefold

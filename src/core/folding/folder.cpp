@@ -122,13 +122,7 @@ std::size_t Folder::Impl::flatten(const Item& it, std::vector<const Item*>& head
     }
     heads.clear();
     node.count = Elastic::of(it.reps, rank);
-    for (const auto& [f, v] : it.fields) {
-      ValueSeq values = v;
-      if (options.histogram_threshold > 0 && values.run_count() > options.histogram_threshold &&
-          lossy_field(f))
-        values.make_histogram();
-      node.fields.emplace_back(f, Elastic::of(std::move(values), rank));
-    }
+    for (const auto& [f, v] : it.fields) node.fields.emplace_back(f, Elastic::of(v, rank));
     node.timings = it.timings;
     if (it.raw_timing) merge_timings(node.timings, {timing_of_raw(it, rank)});
     out.push_back(std::move(node));
@@ -142,12 +136,6 @@ std::size_t Folder::Impl::flatten(const Item& it, std::vector<const Item*>& head
   out[head_index].loops[level].members =
       Elastic::of(ValueSeq::repeated(static_cast<int64_t>(members), it.reps.size()), rank);
   return members;
-}
-
-bool Folder::Impl::lossy_field(FieldId f) const {
-  if (options.histogram_fields.empty()) return default_histogram_field(f);
-  return std::find(options.histogram_fields.begin(), options.histogram_fields.end(), f) !=
-         options.histogram_fields.end();
 }
 
 Folder::Folder(int32_t rank, FoldOptions options)
@@ -191,14 +179,7 @@ Trace Folder::finish(int32_t world_size, const SiteTable& sites, const CommTable
   impl_->materialize();
   std::vector<const Item*> heads;
   for (const Item& it : impl_->top) impl_->flatten(it, heads, t.nodes);
-  if (impl_->options.histogram_threshold > 0) {
-    bool any = false;
-    for (const Node& n : t.nodes)
-      for (const auto& [f, el] : n.fields)
-        for (const auto& e : el.entries())
-          if (e.values.is_histogram()) any = true;
-    if (any) t.lossy = "histogram threshold=" + std::to_string(impl_->options.histogram_threshold);
-  }
+  apply_histogram_threshold(t, impl_->options.histogram_threshold, impl_->options.histogram_fields);
   return t;
 }
 

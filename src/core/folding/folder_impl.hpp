@@ -486,8 +486,6 @@ struct Folder::Impl {
   // ----------------------------------------------------------- flattening
 
   std::size_t flatten(const Item& it, std::vector<const Item*>& heads, std::vector<Node>& out);
-
-  bool lossy_field(FieldId f) const;
 };
 
 }  // namespace tracefold

@@ -290,6 +290,22 @@ bool default_histogram_field(FieldId f) {
   return f == FieldTable::peer() || f == FieldTable::src() || f == count;
 }
 
+namespace {
+// Runs as the text form shows them: a repeated pattern is one, and each
+// value of a stretch that does not repeat is one of its own (the literal is
+// stored as one span, but a sequence that never repeats is exactly what a
+// histogram should take).
+bool more_runs_than(const ValueSeq& values, std::size_t threshold) {
+  if (values.run_count() > threshold) return true;
+  std::size_t n = 0;
+  for (const ValueSeq::Run& r : values.runs()) {
+    n += r.reps == 1 ? r.pattern.size() : 1;
+    if (n > threshold) return true;
+  }
+  return false;
+}
+}  // namespace
+
 bool apply_histogram_threshold(Trace& trace, std::size_t threshold,
                                const std::vector<FieldId>& fields) {
   if (threshold == 0) return false;
@@ -301,7 +317,7 @@ bool apply_histogram_threshold(Trace& trace, std::size_t threshold,
                               : std::find(fields.begin(), fields.end(), f) != fields.end();
       if (!chosen) continue;
       for (ElasticEntry& e : el.entries()) {
-        if (e.values.is_histogram() || e.values.run_count() <= threshold) continue;
+        if (e.values.is_histogram() || !more_runs_than(e.values, threshold)) continue;
         e.values.make_histogram();
         any = true;
       }
