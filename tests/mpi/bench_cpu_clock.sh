@@ -14,12 +14,14 @@
 # here) is checked (scripts/bench-cpu-clock.sh TOGETHER=1; separate runs
 # move with the machine's load by more than 10 %).
 # A trace without the statistic, and the option with an output that
-# cannot honour it, are refused.
-set -euo pipefail
+# cannot honour it, are refused. Under MPICH, whose waiting ranks spin, the
+# oversubscribed part cannot hold: the two-rank part is checked, then the
+# test exits 77 (not run).
 TF=$1; APPS=$3
+source "$2/tests/apps/mpi_test_lib.bash"  # makes $WORK, removed on exit
+set -euo pipefail
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
+work=$WORK
 "$TF" record --text -o ls.tf --stats compute_cpu -- "$MPIRUN" -np 2 "$APPS/app_waits_inject" 320 late_sender > out.txt 2> err.txt
 slept=$(sed -n 's/^waits: late_sender injected \([0-9.]*\) s.*/\1/p' out.txt)
 [[ -n $slept ]] || { cat out.txt err.txt; exit 1; }
@@ -44,7 +46,10 @@ awk -v w="$w" -v c="$c" -v s="$slept" 'BEGIN {
   if (w < 0.95 * s) { printf "wall-clock benchmark %.3f s < slept %.3f s\n", w, s; exit 1 }
   if (c > 0.5 * w) { printf "processor-time benchmark %.3f s, wall-clock %.3f s\n", c, w; exit 1 }
   printf "ok: slept %.3f s; benchmark wall clock %.3f s, processor time %.3f s\n", s, w, c }'
-# Oversubscribed: 4 ranks on the first core this test may use.
+# Oversubscribed: 4 ranks on the first core this test may use. The part
+# above has been checked (a failure has exited 1 already); what follows
+# compares designed times, which MPICH's spinning waits do not keep.
+needs_yielding_waits 4
 core=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
 pin=(taskset -c "$core")
 # Four more processes spin on that core while the program is recorded: the
@@ -63,7 +68,7 @@ kill "${hogs[@]}"
 wait "${hogs[@]}" 2> /dev/null || true
 for c in wall cpu; do
   "$TF" bench --compute-clock "$c" st.tf -o "st-$c.c"
-  mpicc -std=c11 -O2 "st-$c.c" -o "st-$c"
+  "${TRACEFOLD_MPICC:-mpicc}" -std=c11 -O2 "st-$c.c" -o "st-$c"
 done
 # The benchmark's time over the program's, both run at the same time; which
 # starts first alternates (the later one tends to run faster).
