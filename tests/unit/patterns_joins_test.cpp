@@ -1,0 +1,124 @@
+// What joins per-process patterns into one global pattern besides matched
+// messages (src/analysis/patterns/assemble_classes.cpp, symbols.cpp): the
+// same collective call of every member of a communicator, and, within one
+// rank and context, repeats that make the same message.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+#include "tracefold/patterns.hpp"
+
+namespace tracefold::patterns {
+namespace {
+
+using testing::fold_ranks;
+using testing::make_event;
+
+constexpr int64_t kHalves = 5;  // the even ranks' communicator and the odd ranks'
+
+CommTable comms(int32_t ranks) {
+  CommTable c;
+  c.define_world(ranks);
+  std::vector<int32_t> even, odd;
+  for (int32_t r = 0; r < ranks; ++r) (r % 2 ? odd : even).push_back(r);
+  c.define(kHalves, CommGroup{MemberList(even)});
+  c.define(kHalves, CommGroup{MemberList(odd)});
+  return c;
+}
+
+// Sites 1-2: collectives of an FFT-like step (site 1 an Alltoall, 2 an
+// Allreduce) on `comm`; 3: one last Allreduce on the world; 4-5: a
+// multigrid-like halo with the right neighbour (tag = level); 6: a coarse
+// solve between the way down and the way up.
+std::string context(SiteId site) {
+  return site <= 2 ? "transform" : site == 3 ? "main" : site <= 5 ? "give" : "coarse";
+}
+
+Result run(const std::vector<std::vector<Event>>& ranks) {
+  const Trace t = fold_ranks(ranks, comms(static_cast<int32_t>(ranks.size())));
+  return find_process_patterns(t, Options{}, context);
+}
+
+std::vector<std::vector<Event>> collectives(int32_t n, int64_t comm) {
+  std::vector<std::vector<Event>> ranks(static_cast<std::size_t>(n));
+  for (auto& ev : ranks) {
+    for (int step = 0; step < 3; ++step) {
+      ev.push_back(make_event("MPI_Alltoall", 1, {{"comm", comm}, {"count", 4}, {"dsize", 8}}));
+      ev.push_back(make_event("MPI_Allreduce", 2, {{"comm", comm}, {"count", 1}, {"dsize", 8}}));
+    }
+    ev.push_back(make_event("MPI_Allreduce", 3, {{"count", 1}, {"dsize", 8}}));
+  }
+  return ranks;
+}
+
+// Each rank repeats its Alltoall and Allreduce: one per-process pattern
+// per rank, which the calls (the same on every rank) join into one
+// communication, named by its operations. The last Allreduce is made once:
+// a single event, in no pattern.
+TEST(PatternsJoins, CollectivesJoinTheRanksOfTheirCommunicator) {
+  const Result r = run(collectives(4, CommTable::kWorld));
+  ASSERT_EQ(r.global.size(), 1u);
+  const GlobalPattern& g = r.global[0];
+  EXPECT_EQ(g.patterns.size(), 4u);
+  EXPECT_TRUE(g.edges.empty());
+  EXPECT_EQ(g.collectives, (std::vector<std::string>{"allreduce", "alltoall"}));
+  EXPECT_EQ(g.shape.kind, ShapeKind::kCollective);
+  EXPECT_EQ(g.shape.title(), "collective");
+  EXPECT_EQ(g.shape.param("operations"), "allreduce, alltoall");
+  EXPECT_EQ(g.shape.param("ranks"), "4");
+  EXPECT_EQ(g.loose_events, 0u);
+  ASSERT_EQ(r.cover.singles.size(), 1u);
+  EXPECT_EQ(r.cover.singles[0].ranks, Ranklist::range(0, 3));
+  EXPECT_EQ(r.cover.singles[0].context, "main");
+  EXPECT_EQ(r.cover.in_one, 4u * 6);
+}
+
+// On the halves' communicator the even ranks' calls are not the odd
+// ranks': two patterns, one per group.
+TEST(PatternsJoins, CollectivesOfASubCommunicatorJoinItsGroupOnly) {
+  const Result r = run(collectives(6, kHalves));
+  ASSERT_EQ(r.global.size(), 2u);
+  std::vector<std::vector<int32_t>> members;
+  for (const GlobalPattern& g : r.global) {
+    members.emplace_back();
+    for (const auto& [rank, p] : g.patterns) members.back().push_back(rank);
+    EXPECT_EQ(g.shape.title(), "collective");
+    EXPECT_EQ(g.shape.param("ranks"), "3");
+  }
+  EXPECT_EQ(members, (std::vector<std::vector<int32_t>>{{0, 2, 4}, {1, 3, 5}}));
+}
+
+// A V-cycle on a ring of ranks: give() sends to the right neighbour and
+// receives from the left on levels 0, 1 on the way down, the coarse solve
+// reduces, then give() runs levels 1, 0 on the way up. The way down and
+// the way up are two repeats of give(), split by the coarse solve, that
+// share the messages of levels 0 and 1: one communication, one pattern.
+TEST(PatternsJoins, RepeatsOfOneContextSharingAMessageAreOne) {
+  constexpr int32_t n = 4;
+  std::vector<std::vector<Event>> ranks(n);
+  for (int32_t r = 0; r < n; ++r) {
+    auto& ev = ranks[static_cast<std::size_t>(r)];
+    auto give = [&](int level) {
+      ev.push_back(make_event("MPI_Irecv", 4, {{"peer", (r + n - 1) % n}, {"tag", level}}));
+      ev.push_back(make_event("MPI_Isend", 5, {{"peer", (r + 1) % n}, {"tag", level}}));
+    };
+    for (int cycle = 0; cycle < 3; ++cycle) {
+      for (int level : {0, 1, 2}) give(level);
+      ev.push_back(make_event("MPI_Allreduce", 6, {{"count", 1}, {"dsize", 8}}));
+      for (int level : {2, 1, 0}) give(level);
+      ev.push_back(make_event("MPI_Allreduce", 3, {{"count", 1}, {"dsize", 8}}));  // a norm
+    }
+  }
+  const Result r = run(ranks);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_GE(r.groups[0].patterns.size(), 2u);
+  ASSERT_EQ(r.global.size(), 1u) << r.global[1].shape.title();
+  EXPECT_EQ(r.global[0].edges.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(r.global[0].messages, 3u * 6 * n);
+  EXPECT_EQ(r.global[0].shape.title(), "ring");
+}
+
+}  // namespace
+}  // namespace tracefold::patterns
