@@ -10,11 +10,11 @@
 source "$2/tests/apps/patterns_lib.bash"
 TRUTH=$2/tests/mpi/patterns_truth
 
-# judge NAME NP STEPS: records app_NAME (shapes), compares it with
+# judge NAME NP STEPS [ARG...]: records app_NAME (shapes), compares it with
 # NAME-NP.truth in NAME-NP.truth.txt and NAME-NP.json, shows the figures.
 judge() {
   local name=$1 np=$2 steps=$3
-  shapes "$name" "$np" "$steps" > /dev/null
+  shapes "$name" "$np" "$steps" "${@:4}" > /dev/null
   "$TF" patterns --truth "$TRUTH/$name-$np.truth" "$name-$np.tf" > "$name-$np.truth.txt" ||
     fail "patterns --truth $name at $np ranks"
   "$TF" patterns --json --truth "$TRUTH/$name-$np.truth" "$name-$np.tf" > "$name-$np.json" ||
@@ -89,6 +89,14 @@ expect mg_vcycle-4.truth.txt '  coarse = G2: ranks 0–3, overlap 100.0%, collec
 # Allreduce.
 judge ft 4 3
 bars ft-4
+
+# master_worker: which worker gets which task follows the run's timing.
+# With 3000 work units a task the workers share them; a worker's exchanges
+# outside its repeats (a task or two) join the farm through the master's
+# patterns, which make the same messages.
+judge master_worker 4 24 3000
+bars master_worker-4
+expect master_worker-4.truth.txt '  farm = G1: ranks 0–3, overlap 100.0%, master-worker, named'
 
 # Below the bars, as the analysis stands (docs/patterns.md, Limits):
 # lu's halo exchange receives with nonblocking wildcards, whose sources

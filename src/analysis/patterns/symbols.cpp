@@ -207,6 +207,13 @@ bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& com
   return true;
 }
 
+// Whether symbol `s` is a message to or from a known partner with a known
+// tag: one channel of the rank's.
+bool is_message(const Alphabet& alphabet, Symbol s) {
+  const SymbolKey& k = alphabet.at(s);
+  return k.peer != kAbsent && !is_sentinel(k.peer) && !is_sentinel(k.tag);
+}
+
 // Per pattern of a rank, the pattern whose global pattern its events
 // join: an earlier one of the same context that holds it or that it
 // holds (an exchange made once, twice or three times a step: the exchange
@@ -233,13 +240,9 @@ std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps,
     }
     return false;
   };
-  auto message = [&](Symbol s) {
-    const SymbolKey& k = alphabet.at(s);
-    return k.peer != kAbsent && !is_sentinel(k.peer) && !is_sentinel(k.tag);
-  };
   auto shares_message = [&](const std::vector<Symbol>& a, const std::vector<Symbol>& b) {
     for (Symbol s : a)
-      if (message(s) && std::find(b.begin(), b.end(), s) != b.end()) return true;
+      if (is_message(alphabet, s) && std::find(b.begin(), b.end(), s) != b.end()) return true;
     return false;
   };
   std::vector<int32_t> into(ps.size());
@@ -523,6 +526,24 @@ Result find_process_patterns(const Trace& trace, const Options& options,
         for (std::size_t k = at; k < at + pat.symbols.size(); ++k)
           if (c.pattern_of[k] < 0) c.pattern_of[k] = joined[c.group][p];
     }
+    // A single event that makes a message of a pattern of its context (the
+    // same partner, communicator and tag) is part of that communication: a
+    // master's exchange with a worker that got a task or two, which no
+    // repeat of either rank holds.
+    const bool whole = options.context == ContextMode::kNone;
+    std::map<std::pair<uint32_t, Symbol>, int32_t> made;
+    for (std::size_t p = 0; p < g.patterns.size(); ++p) {
+      const ProcessPattern& pat = g.patterns[p].pattern;
+      const uint32_t ctx = whole ? 0 : c.contexts[pat.positions.front()];
+      for (Symbol s : pat.symbols)
+        if (is_message(numbered, s)) made.try_emplace({ctx, s}, joined[c.group][p]);
+    }
+    if (!made.empty())
+      for (std::size_t k = 0; k < c.events.size(); ++k) {
+        if (c.pattern_of[k] >= 0) continue;
+        auto it = made.find({whole ? 0 : c.contexts[k], c.symbols[k]});
+        if (it != made.end()) c.pattern_of[k] = it->second;
+      }
   }
   for (std::size_t g = 0; g < result.groups.size(); ++g)
     result.groups[g].ranks = Ranklist::from_ranks(std::move(group_ranks[g]));
