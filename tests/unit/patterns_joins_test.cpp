@@ -31,9 +31,13 @@ CommTable comms(int32_t ranks) {
 // Sites 1-2: collectives of an FFT-like step (site 1 an Alltoall, 2 an
 // Allreduce) on `comm`; 3: one last Allreduce on the world; 4-5: a
 // multigrid-like halo with the right neighbour (tag = level); 6: a coarse
-// solve between the way down and the way up.
+// solve between the way down and the way up; 7: the Sendrecvs of a solver.
 std::string context(SiteId site) {
-  return site <= 2 ? "transform" : site == 3 ? "main" : site <= 5 ? "give" : "coarse";
+  return site <= 2   ? "transform"
+         : site == 3 ? "main"
+         : site <= 5 ? "give"
+         : site == 6 ? "coarse"
+                     : "solve";
 }
 
 Result run(const std::vector<std::vector<Event>>& ranks) {
@@ -70,7 +74,7 @@ TEST(PatternsJoins, CollectivesJoinTheRanksOfTheirCommunicator) {
   EXPECT_EQ(g.shape.param("ranks"), "4");
   EXPECT_EQ(g.loose_events, 0u);
   ASSERT_EQ(r.cover.singles.size(), 1u);
-  EXPECT_EQ(r.cover.singles[0].ranks, Ranklist::range(0, 3));
+  EXPECT_EQ(r.cover.singles[0].ranks, Ranklist::range(0, 4));
   EXPECT_EQ(r.cover.singles[0].context, "main");
   EXPECT_EQ(r.cover.in_one, 4u * 6);
 }
@@ -96,7 +100,7 @@ TEST(PatternsJoins, CollectivesOfASubCommunicatorJoinItsGroupOnly) {
 // the way up are two repeats of give(), split by the coarse solve, that
 // share the messages of levels 0 and 1: one communication, one pattern.
 TEST(PatternsJoins, RepeatsOfOneContextSharingAMessageAreOne) {
-  constexpr int32_t n = 4;
+  constexpr int32_t n = 5;  // on 4 ranks, 6 sends a cycle would make a ring collective
   std::vector<std::vector<Event>> ranks(n);
   for (int32_t r = 0; r < n; ++r) {
     auto& ev = ranks[static_cast<std::size_t>(r)];
@@ -118,6 +122,66 @@ TEST(PatternsJoins, RepeatsOfOneContextSharingAMessageAreOne) {
   EXPECT_EQ(r.global[0].edges.size(), static_cast<std::size_t>(n));
   EXPECT_EQ(r.global[0].messages, 3u * 6 * n);
   EXPECT_EQ(r.global[0].shape.title(), "ring");
+}
+
+// A loop of Sendrecvs in one function on 4 ranks, tag by tag: `cg` pairs
+// the ranks rank xor 1 (tags 0 and 60) and swaps ranks 1 and 2 (tag 50:
+// the transpose of a 2x2 grid; 0 and 3 are their own partners); `halo`
+// sends to the right (tag 1) and to the left (tag 2) along a line. Each
+// is one repeat and one global pattern whose edges fit a 1-D halo.
+std::vector<std::vector<Event>> sendrecvs(bool cg) {
+  constexpr int32_t n = 4;
+  std::vector<std::vector<Event>> ranks(n);
+  for (int32_t r = 0; r < n; ++r) {
+    auto& ev = ranks[static_cast<std::size_t>(r)];
+    auto pair = [&](int32_t to, int32_t from, int64_t tag) {
+      if (to < 0 || to >= n || from < 0 || from >= n) return;
+      ev.push_back(make_event("MPI_Sendrecv", 7,
+                              {{"peer", to},
+                               {"tag", tag},
+                               {"rpeer", from},
+                               {"rtag", tag},
+                               {"count", 8},
+                               {"dsize", 8}}));
+    };
+    for (int it = 0; it < 3; ++it) {
+      if (cg) {
+        pair(r ^ 1, r ^ 1, 0);
+        const int32_t t = r == 1 ? 2 : r == 2 ? 1 : r;
+        pair(t, t, 50);
+        pair(r ^ 1, r ^ 1, 60);
+      } else {
+        if (r + 1 < n) ev.push_back(make_event("MPI_Send", 7, {{"peer", r + 1}, {"tag", 1}}));
+        if (r > 0) ev.push_back(make_event("MPI_Recv", 7, {{"peer", r - 1}, {"tag", 1}}));
+        if (r > 0) ev.push_back(make_event("MPI_Send", 7, {{"peer", r - 1}, {"tag", 2}}));
+        if (r + 1 < n) ev.push_back(make_event("MPI_Recv", 7, {{"peer", r + 1}, {"tag", 2}}));
+      }
+    }
+  }
+  return ranks;
+}
+
+// The rows' exchanges and the transpose are parts of some directions of
+// the halo, not whole ones: two patterns, each named alone.
+TEST(PatternsPhases, PartsOfAHaloDirectionAreAPatternOfTheirOwn) {
+  const Result r = run(sendrecvs(true));
+  ASSERT_EQ(r.global.size(), 2u);
+  EXPECT_EQ(r.global[0].shape.title(), "pairwise");
+  EXPECT_EQ(r.global[0].shape.param("partner"), "rank xor 1");
+  EXPECT_EQ(r.global[0].messages, 3u * 2 * 4);
+  EXPECT_EQ(r.global[1].shape.title(), "transpose");
+  EXPECT_EQ(r.global[1].shape.param("grid"), "2x2");
+  EXPECT_EQ(r.global[1].messages, 3u * 4);
+  EXPECT_EQ(r.global[0].patterns, r.global[1].patterns);
+}
+
+// A halo sent a direction at a time, a tag each, stays one halo: each tag
+// holds every edge of its direction.
+TEST(PatternsPhases, AHaloSentADirectionAtATimeStaysWhole) {
+  const Result r = run(sendrecvs(false));
+  ASSERT_EQ(r.global.size(), 1u);
+  EXPECT_EQ(r.global[0].shape.title(), "1-D halo");
+  EXPECT_EQ(r.global[0].edges.size(), 6u);
 }
 
 }  // namespace
