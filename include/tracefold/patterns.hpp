@@ -183,6 +183,7 @@ enum class ShapeKind : uint8_t {
   kPipeline,        ///< a chain of stages, each waiting for the one before it to send on
   kRingCollective,  ///< a ring allreduce in point-to-point: reduce-scatter, then allgather
   kCollective,      ///< native collective calls only, the same on every rank of the pattern
+  kComposition,     ///< other global patterns, run in one order once an iteration each
 };
 
 /// A global pattern named: the shape, its exact parameters and how well it
@@ -312,6 +313,17 @@ Shape classify(const GlobalPattern& g, int32_t ranks);
 /// any other shape, and phases that one of them fits no shape, stay
 /// whole: `{g}`.
 std::vector<GlobalPattern> split_phases(GlobalPattern g, int32_t ranks);
+
+/// Appends to `result.global` a `composition` per sequence of two or more
+/// global patterns that a rank's per-process patterns run in one order,
+/// each once an iteration (a run of one pattern's occurrences counts
+/// once), the sequence repeated at least twice: one function per sweep
+/// direction makes a wavefront each, and the time step their order. Its
+/// parameters: `children` (the shapes, in order), `order` (`G1, G2`: the
+/// children as the listing numbers them) and `iterations`; its per-process
+/// patterns and edges are the children's. Call after the patterns are
+/// named and split into phases (phases of one repeat are no sequence).
+void find_compositions(Result& result);
 
 // ---------------------------------------------------------------- traces
 

@@ -124,6 +124,32 @@ TEST(PatternsJoins, RepeatsOfOneContextSharingAMessageAreOne) {
   EXPECT_EQ(r.global[0].shape.title(), "ring");
 }
 
+// A master (rank 0) hands a worker (rank 1) tasks of tag 1, 1, 2 and a
+// stop (tag 0), and takes the results with a wildcard receive; the worker
+// answers tag 11 or 12. The master repeats "send tag 1, receive" twice, the
+// worker "receive, send 11, receive": the third task's exchange lies in
+// no repeat of either rank. Its events make messages of the ranks'
+// patterns (the master's receive from rank 1, the worker's receive from
+// rank 0), so they are part of that communication, not single events.
+TEST(PatternsJoins, SingleEventsMakingAPatternsMessageJoinIt) {
+  std::vector<std::vector<Event>> ranks(2);
+  const int64_t task_tags[] = {1, 1, 2, 0};
+  for (int64_t t : task_tags) {
+    ranks[0].push_back(make_event("MPI_Send", 3, {{"peer", 1}, {"tag", t}}));
+    if (t != 0)
+      ranks[0].push_back(
+          make_event("MPI_Recv", 3, {{"peer", kAny}, {"src", 1}, {"tag", kAny}, {"mtag", 10 + t}}));
+    ranks[1].push_back(make_event("MPI_Recv", 3, {{"peer", 0}, {"tag", kAny}, {"mtag", t}}));
+    if (t != 0) ranks[1].push_back(make_event("MPI_Send", 3, {{"peer", 0}, {"tag", 10 + t}}));
+  }
+  const Result r = run(ranks);
+  ASSERT_EQ(r.global.size(), 1u);
+  EXPECT_EQ(r.global[0].messages, 7u);
+  EXPECT_TRUE(r.cover.singles.empty());
+  EXPECT_EQ(r.cover.in_one, r.cover.events);
+  EXPECT_EQ(r.cover.events, 14u);
+}
+
 // A loop of Sendrecvs in one function on 4 ranks, tag by tag: `cg` pairs
 // the ranks rank xor 1 (tags 0 and 60) and swaps ranks 1 and 2 (tag 50:
 // the transpose of a 2x2 grid; 0 and 3 are their own partners); `halo`
