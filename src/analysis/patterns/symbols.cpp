@@ -207,11 +207,12 @@ bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& com
   return true;
 }
 
-// Whether symbol `s` is a message to or from a known partner with a known
-// tag: one channel of the rank's.
+// Whether symbol `s` is a message to or from a known partner (its tag may
+// be a wildcard: a master's MPI_ANY_TAG receives from one worker are one
+// call of its code).
 bool is_message(const Alphabet& alphabet, Symbol s) {
   const SymbolKey& k = alphabet.at(s);
-  return k.peer != kAbsent && !is_sentinel(k.peer) && !is_sentinel(k.tag);
+  return k.peer != kAbsent && !is_sentinel(k.peer);
 }
 
 // Per pattern of a rank, the pattern whose global pattern its events
@@ -565,6 +566,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       phases.push_back(std::move(part));
   }
   result.global = std::move(phases);
+  find_compositions(result);
   return result;
 }
 
