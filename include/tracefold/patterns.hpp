@@ -314,17 +314,6 @@ Shape classify(const GlobalPattern& g, int32_t ranks);
 /// whole: `{g}`.
 std::vector<GlobalPattern> split_phases(GlobalPattern g, int32_t ranks);
 
-/// Appends to `result.global` a `composition` per sequence of two or more
-/// global patterns that a rank's per-process patterns run in one order,
-/// each once an iteration (a run of one pattern's occurrences counts
-/// once), the sequence repeated at least twice: one function per sweep
-/// direction makes a wavefront each, and the time step their order. Its
-/// parameters: `children` (the shapes, in order), `order` (`G1, G2`: the
-/// children as the listing numbers them) and `iterations`; its per-process
-/// patterns and edges are the children's. Call after the patterns are
-/// named and split into phases (phases of one repeat are no sequence).
-void find_compositions(Result& result);
-
 // ---------------------------------------------------------------- traces
 
 /// What an event is to the detection (the alphabet). Nonblocking calls
@@ -433,5 +422,16 @@ struct Result {
 /// walked.
 Result find_process_patterns(const Trace& trace, const Options& options,
                              const std::function<std::string(SiteId)>& context_of);
+
+/// Appends to `result.global` a `composition` per sequence of two or more
+/// global patterns that a rank's per-process patterns run in one order,
+/// each once an iteration (a run of one pattern's occurrences counts
+/// once), the sequence repeated at least twice: one function per sweep
+/// direction makes a wavefront each, and the time step their order. Its
+/// parameters: `children` (the shapes, in order), `order` (`G1, G2`: the
+/// children as the listing numbers them) and `iterations`; its per-process
+/// patterns and edges are the children's. Call after the patterns are
+/// named and split into phases (phases of one repeat are no sequence).
+void find_compositions(Result& result);
 
 }  // namespace tracefold::patterns

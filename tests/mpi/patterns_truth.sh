@@ -98,6 +98,17 @@ judge master_worker 4 24 3000
 bars master_worker-4
 expect master_worker-4.truth.txt '  farm = G1: ranks 0–3, overlap 100.0%, master-worker, named'
 
+# sweep_fn: one function per sweep direction, each a context: four
+# wavefronts, and main's order of them a composition. Without contexts the
+# four are one repeat of the whole step: measurably worse.
+judge sweep_fn 6 2
+bars sweep_fn-6
+expect sweep_fn-6.truth.txt '  step = G5: ranks 0–5, overlap 100.0%, composition, named'
+"$TF" patterns --no-context --json --truth "$TRUTH/sweep_fn-6.truth" sweep_fn-6.tf > sweep_fn-6-nc.json
+figures sweep_fn-6-nc 'recall < 0.5'
+judge sweep_fn 12 2
+bars sweep_fn-12
+
 # Below the bars, as the analysis stands (docs/patterns.md, Limits):
 # lu's halo exchange receives with nonblocking wildcards, whose sources
 # the assembly does not read: its messages match nothing, and the halo is
