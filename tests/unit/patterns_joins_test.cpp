@@ -210,9 +210,9 @@ TEST(PatternsPhases, AHaloSentADirectionAtATimeStaysWhole) {
   EXPECT_EQ(r.global[0].edges.size(), 6u);
 }
 
-// Each iteration a ring exchange in give() and a pairwise one (rank xor 1,
-// two tags) in solve(), 3 times: two global patterns, and their order, once
-// each an iteration, a third: the composition.
+// Each iteration a ring exchange to the right in give() and one to the
+// left in solve() (Sendrecvs, two tags), 3 times: two global patterns, and
+// their order, once each an iteration, a third: the composition.
 TEST(PatternsCompositions, PatternsRunInOneOrderEachIteration) {
   constexpr int32_t n = 4;
   std::vector<std::vector<Event>> ranks(n);
@@ -222,17 +222,19 @@ TEST(PatternsCompositions, PatternsRunInOneOrderEachIteration) {
       ev.push_back(make_event("MPI_Irecv", 4, {{"peer", (r + n - 1) % n}, {"tag", 1}}));
       ev.push_back(make_event("MPI_Isend", 5, {{"peer", (r + 1) % n}, {"tag", 1}}));
       for (int64_t tag : {2, 3})
-        ev.push_back(make_event("MPI_Sendrecv", 7,
-                                {{"peer", r ^ 1}, {"tag", tag}, {"rpeer", r ^ 1}, {"rtag", tag}}));
+        ev.push_back(make_event(
+            "MPI_Sendrecv", 7,
+            {{"peer", (r + n - 1) % n}, {"tag", tag}, {"rpeer", (r + 1) % n}, {"rtag", tag}}));
     }
   }
   const Result r = run(ranks);
   ASSERT_EQ(r.global.size(), 3u);
   EXPECT_EQ(r.global[0].shape.title(), "ring");
-  EXPECT_EQ(r.global[1].shape.title(), "pairwise");
+  EXPECT_EQ(r.global[1].shape.title(), "ring");
+  EXPECT_EQ(r.global[1].shape.param("direction"), "-");
   const Shape& c = r.global[2].shape;
   EXPECT_EQ(c.kind, ShapeKind::kComposition);
-  EXPECT_EQ(c.param("children"), "ring, pairwise");
+  EXPECT_EQ(c.param("children"), "ring, ring");
   EXPECT_EQ(c.param("order"), "G1, G2");
   EXPECT_EQ(c.param("iterations"), "3");
   EXPECT_EQ(r.global[2].patterns.size(), 8u);

@@ -1,5 +1,6 @@
-// Compositions (find_compositions): global patterns that a loop runs one
-// after the other, each once an iteration, in the same order every time:
+// Compositions (find_compositions): global patterns of the same ranks that
+// a loop runs one after the other, each once an iteration, in the same
+// order every time:
 // a Sweep3D-like code with one function per sweep direction has four
 // wavefronts, one per function, and their order in the time step is a
 // pattern of its own, which no single context shows.
@@ -89,7 +90,21 @@ void find_compositions(Result& result) {
     std::size_t& n = cycles[cycle];
     n = std::max(n, seq.size() / cycle.size());
   }
+  // A composition is of patterns of the same ranks: a row's exchange and
+  // a column's, which one rank makes in turn, are parts of one exchange
+  // (a halo by caller, its helper's two contexts), not steps of a loop of
+  // the whole.
+  auto ranks_of = [&](int32_t g) {
+    std::vector<int32_t> out;
+    for (const auto& [rank, p] : result.global[static_cast<std::size_t>(g)].patterns)
+      out.push_back(rank);
+    out.erase(std::unique(out.begin(), out.end()), out.end());  // patterns are sorted
+    return out;
+  };
   for (const auto& [cycle, iterations] : cycles) {
+    const std::vector<int32_t> ranks = ranks_of(cycle.front());
+    if (!std::all_of(cycle.begin(), cycle.end(), [&](int32_t g) { return ranks_of(g) == ranks; }))
+      continue;
     GlobalPattern comp;
     std::string children, order;
     for (int32_t g : cycle) {
