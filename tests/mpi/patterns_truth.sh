@@ -109,6 +109,12 @@ figures sweep_fn-6-nc 'recall < 0.5'
 judge sweep_fn 12 2
 bars sweep_fn-12
 
+# amg_like on 16 ranks: sparse, symmetric, irregular neighbour sets; the
+# residual Allreduce lies in the repeats of some ranks only (timing).
+judge amg_like 16 2
+bars amg_like-16
+expect amg_like-16.truth.txt '  vcycle = G1: ranks 0–15, overlap 100.0%, irregular neighbourhood, named'
+
 # Below the bars, as the analysis stands (docs/patterns.md, Limits):
 # lu's halo exchange receives with nonblocking wildcards, whose sources
 # the assembly does not read: its messages match nothing, and the halo is
