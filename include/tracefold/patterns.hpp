@@ -182,6 +182,8 @@ enum class ShapeKind : uint8_t {
   kIncast,          ///< ranks of the pattern send to one, which sends nothing back
   kPipeline,        ///< a chain of stages, each waiting for the one before it to send on
   kRingCollective,  ///< a ring allreduce in point-to-point: reduce-scatter, then allgather
+  kCollective,      ///< native collective calls only, the same on every rank of the pattern
+  kComposition,     ///< other global patterns, run in one order once an iteration each
 };
 
 /// A global pattern named: the shape, its exact parameters and how well it
@@ -265,6 +267,11 @@ struct GlobalPattern {
     std::vector<Hop> hops() const;
   };
   std::vector<Order> order;
+  /// The collective operations its per-process patterns make (`allreduce`,
+  /// `alltoall`, ...), distinct and sorted; find_process_patterns() fills
+  /// it. A pattern of collectives alone (an FFT's transposes by
+  /// MPI_Alltoall) has no edges and is named by these.
+  std::vector<std::string> collectives;
   Shape shape;  ///< set by classify(); assemble leaves it unclassified
 };
 
@@ -273,8 +280,10 @@ struct GlobalPattern {
 /// of an unknown source or tag match nothing) and joins what they connect.
 /// Every per-process pattern ends up in exactly one global pattern; groups
 /// of loose events that reach no pattern are left out. Ordered by their
-/// first (rank, pattern). Collectives join nothing (each is its own
-/// symbol in the per-process step).
+/// first (rank, pattern). Collectives join nothing here (each is its own
+/// symbol in the per-process step); find_process_patterns() joins the
+/// per-process patterns that hold the same collective call of one
+/// communicator.
 /// When `global_of` is given, it receives per rank (in the order of
 /// `ranks`) and per event the index of the global pattern the event lies in
 /// (-1: none), which the coverage of a --truth evaluation counts.
@@ -294,6 +303,16 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
 /// Below kMinQuality the pattern is irregular (symmetric, every rank both
 /// sends and receives) or unclassified, with its edge count and degrees.
 Shape classify(const GlobalPattern& g, int32_t ranks);
+
+/// `g` (classified) split into its phases where they have shapes of their
+/// own: the tags whose messages go over the same edges are a phase, and a
+/// halo whose phases each hold some of the edges of one grid direction and
+/// not the others (a CG's row exchanges and its transpose, in one loop)
+/// is that many patterns, each classified, all holding g's per-process
+/// patterns and rank orders. A halo sent a direction or an axis at a time,
+/// any other shape, and phases that one of them fits no shape, stay
+/// whole: `{g}`.
+std::vector<GlobalPattern> split_phases(GlobalPattern g, int32_t ranks);
 
 // ---------------------------------------------------------------- traces
 
@@ -386,8 +405,13 @@ struct Result {
 /// split into context runs (`context_of` names the context of a call site;
 /// unused with ContextMode::kNone), and its per-process patterns. Ranks
 /// whose symbols and contexts come out equal share one group; then the
-/// ranks' patterns are assembled (as assemble() does) and named
-/// (classify). With relative peers, ranks the folded trace cannot tell
+/// ranks' patterns are assembled (as assemble() does, and joined further
+/// where they make the same collective call: the k-th collective of each
+/// member of a communicator) and named (classify). Two per-process
+/// patterns of a rank in one context that hold, or are held in, or overlap
+/// each other, or send or receive on the same channel (the same message
+/// symbol: a V-cycle's halo on the way down and on the way up), are one
+/// communication. With relative peers, ranks the folded trace cannot tell
 /// apart (same nodes, same value sequences, communicator groups of the
 /// same sizes) are walked and searched once, through the first of them,
 /// and their messages matched once per pair of such classes; per rank
@@ -398,5 +422,16 @@ struct Result {
 /// walked.
 Result find_process_patterns(const Trace& trace, const Options& options,
                              const std::function<std::string(SiteId)>& context_of);
+
+/// Appends to `result.global` a `composition` per sequence of two or more
+/// global patterns that a rank's per-process patterns run in one order,
+/// each once an iteration (a run of one pattern's occurrences counts
+/// once), the sequence repeated at least twice: one function per sweep
+/// direction makes a wavefront each, and the time step their order. Its
+/// parameters: `children` (the shapes, in order), `order` (`G1, G2`: the
+/// children as the listing numbers them) and `iterations`; its per-process
+/// patterns and edges are the children's. Call after the patterns are
+/// named and split into phases (phases of one repeat are no sequence).
+void find_compositions(Result& result);
 
 }  // namespace tracefold::patterns

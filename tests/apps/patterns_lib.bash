@@ -3,7 +3,8 @@
 # the built app_* programs. Makes a scratch directory (removed on exit) and
 # cds into it.
 #
-#   shapes NAME NP STEPS   record app_NAME STEPS at NP ranks into NAME-NP.tf,
+#   shapes NAME NP STEPS [ARG...]
+#                          record app_NAME STEPS ARG... at NP ranks into NAME-NP.tf,
 #                          list its patterns in NAME-NP.txt, show the global part
 #   expect FILE LINE       FILE holds LINE, exactly, at least once
 #   fail MESSAGE           report and exit 1
@@ -17,11 +18,11 @@ export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-# shapes NAME NP STEPS: records app_NAME at NP ranks, lists its patterns in
-# NAME-NP.txt and shows their global part.
+# shapes NAME NP STEPS [ARG...]: records app_NAME at NP ranks, lists its
+# patterns in NAME-NP.txt and shows their global part.
 shapes() {
   local name=$1 np=$2 steps=$3
-  "$TF" record -o "$name-$np.tf" -- "$MPIRUN" -np "$np" "$APPS/app_$name" "$steps" \
+  "$TF" record -o "$name-$np.tf" -- "$MPIRUN" -np "$np" "$APPS/app_$name" "$steps" "${@:4}" \
     > /dev/null 2> "$name-$np.err" || { cat "$name-$np.err" >&2; fail "record $name at $np ranks"; }
   "$TF" patterns "$name-$np.tf" > "$name-$np.txt" || fail "patterns $name at $np ranks"
   echo "== $name at $np ranks"

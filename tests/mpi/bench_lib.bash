@@ -39,6 +39,7 @@ BENCH_KERNELS=(
   "halo26 8 3"
   "halo26_periodic 8 3"
   "sweep3d 4 3"
+  "sweep_fn 6 2"
   "cg 4 4"
   "ft 4 4"
   "lu 4 4 --resolved"

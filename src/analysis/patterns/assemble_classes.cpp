@@ -30,6 +30,9 @@ struct ClassInfo {
   std::vector<bool> present;     // per pattern: it covers an event (has a unit)
   std::size_t units = 0;         // patterns, then loose message events
   std::vector<std::size_t> occurrences;
+  // Per communicator, its collective calls in order: the pattern each lies
+  // in (-1: none).
+  std::map<int64_t, std::vector<int32_t>> collectives;
 };
 
 ClassInfo info_of(const ClassEvents& c, std::size_t patterns) {
@@ -46,6 +49,7 @@ ClassInfo info_of(const ClassEvents& c, std::size_t patterns) {
       in.sends[{m.comm, to->second, to->first}].push_back(static_cast<uint32_t>(e));
     if (const auto from = received_from(m))
       in.recvs[{m.comm, from->second, from->first}].push_back(static_cast<uint32_t>(e));
+    if (m.kind == Message::Kind::kOther) in.collectives[m.comm].push_back(c.pattern_of[e]);
     if (c.pattern_of[e] >= 0)
       in.unit_of[e] = c.pattern_of[e];
     else if (m.kind != Message::Kind::kOther)
@@ -197,6 +201,35 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
       if (!m) continue;
       for (const auto& [ua, ub] : m->joins)
         uf.unite(unit(a, ua), unit(static_cast<int32_t>(to), ub));
+    }
+  // The k-th collective call on a communicator is one call of all its
+  // members (MPI orders them alike on every rank), so the per-process
+  // patterns that hold it are one communication: ft's transposes by
+  // MPI_Alltoall, a multigrid's coarse-level reductions. Each member joins
+  // the group's first rank; what joins depends only on the two classes and
+  // the communicator. A collective outside patterns joins nothing: a
+  // single reduction stays a single event.
+  std::map<std::tuple<uint32_t, uint32_t, int64_t>, std::vector<std::pair<int32_t, int32_t>>>
+      collective_joins;
+  for (int32_t r = 0; r < world; ++r)
+    for (const auto& [comm, mine] : as.info(r).collectives) {
+      const CommGroup* g = comms.group_of(comm, r);
+      if (!g || g->members.size() == 0) continue;
+      const int32_t first = g->members[0];
+      if (first == r || first < 0 || first >= world) continue;
+      const auto key = std::make_tuple(class_of[static_cast<std::size_t>(r)],
+                                       class_of[static_cast<std::size_t>(first)], comm);
+      auto [it, fresh] = collective_joins.try_emplace(key);
+      if (fresh) {
+        const auto& theirs = as.info(first).collectives;
+        const auto t = theirs.find(comm);
+        if (t != theirs.end())
+          for (std::size_t k = 0; k < mine.size() && k < t->second.size(); ++k)
+            if (mine[k] >= 0 && t->second[k] >= 0) it->second.emplace_back(mine[k], t->second[k]);
+        std::sort(it->second.begin(), it->second.end());
+        it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
+      }
+      for (const auto& [um, ut] : it->second) uf.unite(unit(r, um), unit(first, ut));
     }
   // Components holding a per-process pattern become global patterns, in
   // order of their first (rank, pattern).

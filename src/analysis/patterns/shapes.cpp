@@ -605,6 +605,21 @@ Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels) {
 }  // namespace
 
 Shape classify(const GlobalPattern& g, int32_t ranks) {
+  // Native collectives only: the calls themselves are the shape (an edge
+  // set would be the MPI library's algorithm, which the trace does not
+  // show).
+  if (g.edges.empty() && !g.collectives.empty()) {
+    std::set<int32_t> members;
+    for (const auto& [rank, p] : g.patterns) members.insert(rank);
+    Shape s;
+    s.kind = ShapeKind::kCollective;
+    s.name = "collective";
+    std::string ops;
+    for (const std::string& op : g.collectives) ops += (ops.empty() ? "" : ", ") + op;
+    s.params = {{"operations", ops}, {"ranks", std::to_string(members.size())}};
+    s.quality = 1;
+    return s;
+  }
   return classify_edges(g, ranks, true);
 }
 

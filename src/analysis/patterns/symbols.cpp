@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -207,6 +208,14 @@ bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& com
   return true;
 }
 
+// Whether symbol `s` is a message to or from a known partner (its tag may
+// be a wildcard: a master's MPI_ANY_TAG receives from one worker are one
+// call of its code).
+bool is_message(const Alphabet& alphabet, Symbol s) {
+  const SymbolKey& k = alphabet.at(s);
+  return k.peer != kAbsent && !is_sentinel(k.peer);
+}
+
 // Per pattern of a rank, the pattern whose global pattern its events
 // join: an earlier one of the same context that holds it or that it
 // holds (an exchange made once, twice or three times a step: the exchange
@@ -214,8 +223,13 @@ bool to_offsets(std::vector<Message>& events, int32_t rank, const CommTable& com
 // whose occurrences its own overlap (steps with and without a residual
 // reduction), else itself. The repeat rule keeps such a shorter repeat for
 // its occurrences outside the longer one, but it is the same
-// communication: apart, they made two global patterns of one halo.
-std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps) {
+// communication: apart, they made two global patterns of one halo. So is
+// a pattern that makes a message of an earlier one (the same symbol: the
+// same partner, communicator and tag) in the same context: a multigrid's
+// halo on the way down and on the way up are two repeats, split by the
+// coarse solve between them, of the one exchange of give().
+std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps,
+                                 const Alphabet& alphabet) {
   auto inside = [](const std::vector<Symbol>& in, const std::vector<Symbol>& of) {
     return std::search(of.begin(), of.end(), in.begin(), in.end()) != of.end();
   };
@@ -228,19 +242,46 @@ std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps) {
     }
     return false;
   };
+  auto shares_message = [&](const std::vector<Symbol>& a, const std::vector<Symbol>& b) {
+    for (Symbol s : a)
+      if (is_message(alphabet, s) && std::find(b.begin(), b.end(), s) != b.end()) return true;
+    return false;
+  };
   std::vector<int32_t> into(ps.size());
   for (std::size_t p = 0; p < ps.size(); ++p) {
     into[p] = static_cast<int32_t>(p);
     for (std::size_t q = 0; q < p; ++q) {
       const ProcessPattern &a = ps[p].pattern, &b = ps[q].pattern;
       if (ps[q].context == ps[p].context &&
-          (inside(a.symbols, b.symbols) || inside(b.symbols, a.symbols) || overlap(a, b))) {
+          (inside(a.symbols, b.symbols) || inside(b.symbols, a.symbols) || overlap(a, b) ||
+           shares_message(a.symbols, b.symbols))) {
         into[p] = into[q];
         break;
       }
     }
   }
   return into;
+}
+
+// Each global pattern's collective operations, read off the symbols of its
+// per-process patterns, once per (group, pattern).
+void name_collectives(Result& result, std::size_t world) {
+  std::vector<std::size_t> group_of(world, 0);
+  for (std::size_t g = 0; g < result.groups.size(); ++g)
+    result.groups[g].ranks.for_each([&](int32_t r) { group_of[static_cast<std::size_t>(r)] = g; });
+  for (GlobalPattern& gp : result.global) {
+    std::set<std::pair<std::size_t, int32_t>> seen;
+    std::set<std::string> names;
+    for (const auto& [rank, p] : gp.patterns) {
+      const std::size_t g = group_of[static_cast<std::size_t>(rank)];
+      if (!seen.emplace(g, p).second) continue;
+      // Collectives are the symbols without a peer (the alphabet).
+      for (Symbol s : result.groups[g].patterns[static_cast<std::size_t>(p)].pattern.symbols)
+        if (const SymbolKey& k = result.alphabet.at(s); k.peer == kAbsent)
+          names.insert(family_name(k.family));
+    }
+    gp.collectives.assign(names.begin(), names.end());
+  }
 }
 
 // --absolute over classes of alike ranks: a class's symbols (relative, or
@@ -518,7 +559,8 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     gr.insert(gr.end(), c.ranks.begin(), c.ranks.end());
     const RankPatterns& g = result.groups[c.group];
     if (joined.size() <= c.group) joined.resize(c.group + 1);
-    if (joined[c.group].size() != g.patterns.size()) joined[c.group] = nested_into(g.patterns);
+    if (joined[c.group].size() != g.patterns.size())
+      joined[c.group] = nested_into(g.patterns, numbered);
     c.pattern_of.assign(c.events.size(), -1);
     for (std::size_t p = 0; p < g.patterns.size(); ++p) {
       const ProcessPattern& pat = g.patterns[p].pattern;
@@ -526,6 +568,24 @@ Result find_process_patterns(const Trace& trace, const Options& options,
         for (std::size_t k = at; k < at + pat.symbols.size(); ++k)
           if (c.pattern_of[k] < 0) c.pattern_of[k] = joined[c.group][p];
     }
+    // A single event that makes a message of a pattern of its context (the
+    // same partner, communicator and tag) is part of that communication: a
+    // master's exchange with a worker that got a task or two, which no
+    // repeat of either rank holds.
+    const bool whole = options.context == ContextMode::kNone;
+    std::map<std::pair<uint32_t, Symbol>, int32_t> made;
+    for (std::size_t p = 0; p < g.patterns.size(); ++p) {
+      const ProcessPattern& pat = g.patterns[p].pattern;
+      const uint32_t ctx = whole ? 0 : c.contexts[pat.positions.front()];
+      for (Symbol s : pat.symbols)
+        if (is_message(numbered, s)) made.try_emplace({ctx, s}, joined[c.group][p]);
+    }
+    if (!made.empty())
+      for (std::size_t k = 0; k < c.events.size(); ++k) {
+        if (c.pattern_of[k] >= 0) continue;
+        auto it = made.find({whole ? 0 : c.contexts[k], c.symbols[k]});
+        if (it != made.end()) c.pattern_of[k] = it->second;
+      }
   }
   for (std::size_t g = 0; g < result.groups.size(); ++g)
     result.groups[g].ranks = Ranklist::from_ranks(std::move(group_ranks[g]));
@@ -539,7 +599,15 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     detail::assemble_classes(classes, class_of, trace.comms, context_names,
                              options.context == ContextMode::kNone, result);
   }
-  for (GlobalPattern& gp : result.global) gp.shape = classify(gp, trace.world_size);
+  name_collectives(result, world);
+  std::vector<GlobalPattern> phases;
+  for (GlobalPattern& gp : result.global) {
+    gp.shape = classify(gp, trace.world_size);
+    for (GlobalPattern& part : split_phases(std::move(gp), trace.world_size))
+      phases.push_back(std::move(part));
+  }
+  result.global = std::move(phases);
+  find_compositions(result);
   return result;
 }
 
