@@ -92,6 +92,37 @@ else
   ok "skewed clock: $(grep '^rank 1 timeline' check6.txt)"
 fi
 
+# A handler made to look expensive (TRACEFOLD_TEST_SAMPLE_COST_NS: 60 us
+# more on every tick, 6 % of 1 ms): every thread halves its rate once (60
+# us is 3 % of 2 ms), each samples file records the change, record warns,
+# and the samples, each counted for the period it was taken at, still
+# cover every thread's time within 10 %.
+CHECKS=$((CHECKS + 1))
+TRACEFOLD_TEST_SAMPLE_COST_NS=60000 limited out7.txt err7.txt "$TF" record --sample=1ms -o slow.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 3
+if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" slow.tf.timeline >check7.txt 2>&1; then
+  bad "expensive handler: the run or its samples failed ($LRC)"; cat check7.txt >&2; show_run err7.txt
+else
+  for r in 0 1; do
+    read -r main worker < <(sed -n "s/^sample_work: rank $r main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" err7.txt)
+    for t in 0 1; do
+      secs=$main
+      [[ $t -eq 1 ]] && secs=$worker
+      read -r ns changes last < <(sed -n "s/^rank $r thread $t sampled_ns \([0-9]*\) period_changes \([0-9]*\) last_period_ns \([0-9]*\)$/\1 \2 \3/p" check7.txt)
+      if [[ -z $ns || -z $secs ]]; then
+        bad "expensive handler: rank $r thread $t: no sampled time or no running time"
+      elif [[ $changes -ne 1 || $last -ne 2000000 ]]; then
+        bad "expensive handler: rank $r thread $t: $changes period changes, last period $last ns (want 1, to 2000000)"
+      elif ! awk -v n="$ns" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
+        bad "expensive handler: rank $r thread $t: samples stand for $ns ns of $secs s (want within 10 %)"
+      else
+        ok "expensive handler: rank $r thread $t: one change to 2 ms, samples stand for $ns ns of $secs s"
+      fi
+    done
+  done
+  grep -q "lowered their rate during the run, to up to one sample every 2ms" err7.txt ||
+    bad "record did not warn that the rate was lowered: $(grep -i warning err7.txt)"
+fi
+
 # A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in
 # MPI_Allreduce until the launcher kills it. Both write their samples with
 # the trailer (as partial traces are written); rank 0's wait, seconds long,
