@@ -116,9 +116,16 @@ int main(int argc, char** argv) {
                            (e > t.records.size() || t.records[e - 1].exit_ns - late <= x.time_ns));
           }
           (fits ? agree : off)++;
-          if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE"))
-            std::printf("off: thread %u time %lld event %zu in_mpi %d\n", x.thread,
+          if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE")) {
+            std::printf("off: thread %u time %lld event %zu in_mpi %d;", x.thread,
                         static_cast<long long>(x.time_ns), e, x.in_mpi ? 1 : 0);
+            // Where the timeline has the calls around it.
+            for (std::size_t k = e > 0 ? e - 1 : 0; k <= e + 1 && k < t.records.size(); ++k)
+              std::printf(" event %zu %s %lld..%lld", k, OpTable::name(t.records[k].op).c_str(),
+                          static_cast<long long>(t.records[k].enter_ns),
+                          static_cast<long long>(t.records[k].exit_ns));
+            std::printf("\n");
+          }
         }
         std::printf("rank %d timeline agree %zu off %zu\n", rank, agree, off);
         for (const auto& [op, n] : ops) std::printf("rank %d in %s %zu\n", rank, op.c_str(), n);

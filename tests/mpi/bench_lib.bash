@@ -112,8 +112,9 @@ BENCH_REFUSED=(
   "threads 2 5"
 )
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
-# anything (they test the recorder's failure paths).
-BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak"
+# anything (they test the recorder's failure paths), nor are the sampler's
+# test programs.
+BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak sample_prologue"
 
 # Fails for an app of the project that no list names.
 bench_check_lists() {
