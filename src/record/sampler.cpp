@@ -215,8 +215,13 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
     arm(*st, st->clock == CLOCK_MONOTONIC ? t1 : clock_ns(st->clock));
   const int64_t cost = clock_ns(CLOCK_MONOTONIC) - t0 + sampler().extra_cost_ns;
   st->cost[cost_bucket(cost)].fetch_add(1, std::memory_order_relaxed);
-  ++st->window_ticks;
-  if (cost * kCostShareInverse > period) ++st->window_over;
+  // Only ticks that came on time: a late one's cost holds its copies and
+  // whatever kept the thread off its core, which a longer period would not
+  // save.
+  if (missed == 0) {
+    ++st->window_ticks;
+    if (cost * kCostShareInverse > period) ++st->window_over;
+  }
   errno = saved_errno;
 }
 

@@ -54,7 +54,7 @@ inline int64_t cost_of_bucket(int b) {
 constexpr uintptr_t kWrapperSlack = 1024;
 
 // The handler doubles a thread's period when most of its last kCostWindow
-// ticks cost more than kCostShare of the period, up to kMaxSlowdown times
+// on-time ticks cost more than kCostShare of the period, up to kMaxSlowdown times
 // the period asked for (docs/sampling.md).
 constexpr uint32_t kCostWindow = 64;
 constexpr int64_t kCostShareInverse = 20;  // 5 %
