@@ -359,17 +359,12 @@ CallBuffers& thread_buffers() {
   }
   Recorder& r = recorder();
   if (!r.recording()) return;
-  // Counted before the thread is marked in a call, and marked entered once
-  // the call has its enter time: a sample in between (statistics starting,
-  // or the thread off its core) is computation before the call, as the
-  // timeline has it (sampler.hpp).
-  sampler_note_call(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   tl_in_call = true;
+  sampler_note_call(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   active_ = true;
   if (r.any_statistics)
     for (Statistic* st : statistics().enabled) st->start();
   enter_ns_ = enter_ns != 0 ? enter_ns : now_ns();
-  sampler_note_entered();
   auto& spare = thread_buffers().spare_links;
   for (FieldValue& f : ev_.fields)
     if (f.field == kLinks && f.list.capacity() > spare.capacity()) spare.swap(f.list);

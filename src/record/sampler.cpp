@@ -90,11 +90,8 @@ uint16_t lca_of(const ThreadState& st, const uintptr_t* ip, const uintptr_t* sp,
 void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t missed) {
   Recorder& r = recorder();
   const int64_t period = st.period_ns;
-  // Inside a wrapped call the recorder knows the call and its site: no walk.
-  // Not yet inside while the wrapper has not taken the call's enter time:
-  // a thread taken off its core there would otherwise store its copies as
-  // inside a call the timeline has start only when the thread came back.
-  if (tl_in_call && tl_sampler_marks.entered_call == tl_sampler_marks.calls) {
+  if (tl_in_call) {
+    // Inside a wrapped call the recorder knows the call and its site: no walk.
     const uint64_t h = st.mpi_head.load(std::memory_order_relaxed);
     if (kMpiSlots - (h - st.mpi_tail.load(std::memory_order_acquire)) < 1 + missed) {
       st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);

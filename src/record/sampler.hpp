@@ -27,9 +27,6 @@ struct SamplerThreadMarks {
   uintptr_t low_mpi_sp = UINTPTR_MAX;
   uint64_t timed_call = 0;
   uint64_t timed_event = 0;
-  /// `calls` when the current call took its enter time: until then a
-  /// sample is not inside it (the timeline's call starts at that time).
-  uint64_t entered_call = 0;
 };
 [[gnu::tls_model(
     "initial-exec")]] extern constinit thread_local SamplerThreadMarks tl_sampler_marks;
@@ -44,13 +41,6 @@ extern uint64_t g_samples_consumed;  // under the recorder's lock
   SamplerThreadMarks& m = tl_sampler_marks;
   ++m.calls;
   if (sp < m.low_mpi_sp) m.low_mpi_sp = sp;
-}
-
-/// From Call::begin, once the call has its enter time.
-[[gnu::always_inline]] inline void sampler_note_entered() {
-  SamplerThreadMarks& m = tl_sampler_marks;
-  std::atomic_signal_fence(std::memory_order_release);
-  m.entered_call = m.calls;
 }
 
 /// From Recorder::timestamp: this thread's current call is event `index`.

@@ -112,9 +112,8 @@ BENCH_REFUSED=(
   "threads 2 5"
 )
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
-# anything (they test the recorder's failure paths), nor are the sampler's
-# test programs.
-BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak sample_prologue"
+# anything (they test the recorder's failure paths).
+BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak"
 
 # Fails for an app of the project that no list names.
 bench_check_lists() {

@@ -126,22 +126,6 @@ else
     bad "record did not warn that the rate was lowered: $(grep -i warning err7.txt)"
 fi
 
-# A sample taken in a wrapper before the call's enter time is computation
-# before the call, as the timeline has it: app_sample_prologue's statistic
-# spins 8 ms there on every call (a thread taken off its core there, on a
-# loaded machine, stores its missed ticks at those times too), and every
-# sample still agrees with the timeline.
-CHECKS=$((CHECKS + 1))
-limited out8.txt err8.txt "$TF" record --sample=1ms --stats slow_start -o pro.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_prologue" 20
-if [[ $LRC -ne 0 ]] || ! SAMPLES_CHECK_VERBOSE=1 "$APPS/samples_check" pro.tf.timeline >check8.txt 2>&1; then
-  bad "slow wrapper prologue: the run or its samples failed ($LRC)"; cat check8.txt >&2; show_run err8.txt
-elif [[ $(grep -c '^rank [01] timeline agree [1-9][0-9]* off 0$' check8.txt) -ne 2 ]]; then
-  bad "slow wrapper prologue: samples before a call's enter time named as inside it"
-  grep -m 5 '^off\|timeline agree' check8.txt >&2
-else
-  ok "slow wrapper prologue: $(grep '^rank 0 timeline' check8.txt)"
-fi
-
 # A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in
 # MPI_Allreduce until the launcher kills it. Both write their samples with
 # the trailer (as partial traces are written); rank 0's wait, seconds long,
