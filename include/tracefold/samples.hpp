@@ -10,7 +10,8 @@
 // bytes per sample however deep the stacks are.
 //
 // File TRACE.timeline/samples-R.tfs (little-endian, docs/format.md):
-//   header  "TFSM" u8 version (1), i32 rank, i32 world size, i64 period ns,
+//   header  "TFSM" u8 version (2; 1 is read too), i32 rank, i32 world size,
+//           i64 period ns (the period asked for),
 //           u8 clock (0 wall, 1 processor time)
 //   blocks  u32 stored size, u32 raw size, u32 records, zstd-compressed
 //           records, each a varint kind then its fields:
@@ -20,6 +21,11 @@
 //                        varint context, varint thread,
 //                        varint (mpi event - previous sample's, zigzag),
 //                        varint lca depth, u8 flags (1: inside an MPI call)
+//             3 period:  varint thread, varint (time - previous sample's
+//                        time, zigzag), varint period ns: that thread's
+//                        samples from this time on are this period apart
+//                        (the sampler lowered its rate: its handler cost
+//                        more than 5 % of the period). Version 2 only.
 //   trailer u32 0xFFFFFFFF, u64 samples taken, u64 samples dropped,
 //           i64 handler cost median ns, i64 handler cost 99th percentile ns
 // A module or context record comes before the first sample that uses it,
@@ -70,12 +76,22 @@ struct Sample {
   bool in_mpi = false;  ///< inside a wrapped MPI call (no unwind was done)
 };
 
+/// A thread's sampling period from `time_ns` on (the sampler lowers its
+/// rate during a run when its handler costs too much; docs/sampling.md).
+struct SamplePeriod {
+  uint32_t thread = 0;
+  int64_t time_ns = 0;  ///< the first sample at the new period (same clock as its samples)
+  int64_t period_ns = 0;
+};
+
 /// One rank's samples, as read back.
 struct RankSamples {
   int32_t rank = 0;
   int32_t world_size = 0;
-  int64_t period_ns = 0;
+  int64_t period_ns = 0;  ///< the period asked for, every thread's at first
   SampleClock clock = SampleClock::kWall;
+  /// Changes of a thread's period, in file order (per thread in time order).
+  std::vector<SamplePeriod> periods;
   std::vector<Module> modules;
   std::vector<SampleContext> contexts;  ///< [0] is the root and has no frame
   std::vector<Sample> samples;          ///< in time order per thread
@@ -89,6 +105,9 @@ struct RankSamples {
   std::vector<uint32_t> path(uint32_t context) const;
   /// Depth of `context` (0 for the root).
   std::size_t depth(uint32_t context) const;
+  /// The period `thread` sampled at, at `time_ns`: the time one of its
+  /// samples then stands for.
+  int64_t period_at(uint32_t thread, int64_t time_ns) const;
 };
 
 /// Reads one file; throws SamplesError naming the file and what is wrong.
@@ -116,6 +135,9 @@ class SamplesWriter : public BlockFileWriter {
   /// The id the context gets. `parent` and `module` must have been added.
   uint32_t add_context(uint32_t parent, uint32_t module, uint64_t offset);
   void add_sample(const Sample& s);
+  /// `thread`'s samples from `time_ns` on are `period_ns` apart. Comes
+  /// before the first sample at that period.
+  void add_period(uint32_t thread, int64_t time_ns, int64_t period_ns);
   /// Samples lost before they reached the writer (they count as taken too).
   void add_dropped(uint64_t n) { dropped_ += n; }
   /// Writes the current block (e.g. before the process may die).

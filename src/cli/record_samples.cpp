@@ -62,6 +62,8 @@ bool summarize_samples(const std::filesystem::path& dir, int64_t period_ns, int 
   uint64_t taken = 0, dropped = 0, kept = 0;
   int64_t median = -1, p99 = -1;
   int ranks = 0, cut = 0;
+  std::string slowed;  // ranks whose sampler lowered its rate
+  int64_t slowest = 0;
   bool unreadable = false;
   std::string missing;
   const int last = world_size > 0 ? world_size : 1 << 22;
@@ -84,6 +86,9 @@ bool summarize_samples(const std::filesystem::path& dir, int64_t period_ns, int 
         ++cut;
         taken += s.samples.size();
       }
+      if (!s.periods.empty() && slowed.size() < 200)
+        slowed += (slowed.empty() ? "" : " ") + std::to_string(rank);
+      for (const SamplePeriod& p : s.periods) slowest = std::max(slowest, p.period_ns);
       median = std::max(median, s.handler_median_ns);
       p99 = std::max(p99, s.handler_p99_ns);
     } catch (const std::exception& ex) {
@@ -105,6 +110,13 @@ bool summarize_samples(const std::filesystem::path& dir, int64_t period_ns, int 
   std::cerr << "\n";
   if (!missing.empty())
     std::cerr << "tracefold: no samples from rank(s) " << missing << " (see the messages above)\n";
+  if (!slowed.empty())
+    std::cerr << "tracefold: warning: the sampling handler cost more than 5 % of the period on "
+                 "rank(s) "
+              << slowed << ": they lowered their rate during the run, to up to one sample every "
+              << format_period(slowest)
+              << " (recorded in the samples files; `tracefold diagnose` weighs each sample by "
+                 "its period)\n";
   if (cut > 0)
     std::cerr << "tracefold: " << cut << " ranks' samples end without a trailer (the rank died)\n";
   if (median > 0 && static_cast<double>(median) > 0.05 * static_cast<double>(period_ns)) {

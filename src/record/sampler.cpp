@@ -50,7 +50,7 @@ int64_t clock_ns(clockid_t c) {
 // tick stores the ones missed as copies (on_tick). Only beyond what one
 // tick may copy are ticks skipped, counted as dropped.
 void arm(ThreadState& st, int64_t now) {
-  const int64_t period = sampler().period_ns;
+  const int64_t period = st.period_ns;
   st.next_ns += period;
   if (const int64_t behind = now - st.next_ns; behind > kMaxCopies * period) {
     const int64_t skipped = behind / period;
@@ -89,6 +89,7 @@ uint16_t lca_of(const ThreadState& st, const uintptr_t* ip, const uintptr_t* sp,
 // stored as copies of this sample at their own times, `due` onwards.
 void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t missed) {
   Recorder& r = recorder();
+  const int64_t period = st.period_ns;
   if (tl_in_call) {
     // Inside a wrapped call the recorder knows the call and its site: no walk.
     const uint64_t h = st.mpi_head.load(std::memory_order_relaxed);
@@ -102,8 +103,9 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
                                : r.events_timed.load(std::memory_order_relaxed);
     for (uint64_t k = 0; k <= missed; ++k) {
       MpiSample& m = st.mpi_ring[(h + k) & (kMpiSlots - 1)];
-      m.time_ns = r.skewed(k < missed ? due + static_cast<int64_t>(k) * sampler().period_ns : t0);
+      m.time_ns = r.skewed(k < missed ? due + static_cast<int64_t>(k) * period : t0);
       m.mpi_event = event;
+      m.period_ns = period;
     }
     st.mpi_head.store(h + 1 + missed, std::memory_order_release);
     g_samples_produced.fetch_add(1 + missed, std::memory_order_relaxed);
@@ -118,6 +120,7 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
   RawSample& s = st.ring[h & (kRingSlots - 1)];
   s.time_ns = r.skewed(t0);
   s.mpi_event = r.events_timed.load(std::memory_order_relaxed);
+  s.period_ns = period;
   s.lca = 0;
   s.n = 0;
   s.in_mpi = 0;
@@ -166,7 +169,7 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
     for (uint64_t k = 1; k < missed; ++k) {
       RawSample& copy = st.ring[(h + k) & (kRingSlots - 1)];
       std::memcpy(&copy, &s, offsetof(RawSample, ip) + sizeof(uintptr_t) * s.n);
-      copy.time_ns = r.skewed(due + static_cast<int64_t>(k) * sampler().period_ns);
+      copy.time_ns = r.skewed(due + static_cast<int64_t>(k) * period);
       copy.lca = whole;
     }
     s.time_ns = r.skewed(due);
@@ -187,18 +190,35 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
   // move meanwhile, so the ticks it missed are stored as copies of this
   // sample at their due times: wall-clock counts stay per period. (A
   // thread that had blocked the signal did move: docs/sampling.md.)
-  const int64_t period = sampler().period_ns;
   const int64_t due = st->next_ns;
   uint64_t missed = 0;
-  if (st->clock == CLOCK_MONOTONIC && t0 - due >= period)
-    missed = static_cast<uint64_t>(std::min<int64_t>((t0 - due) / period, kMaxCopies));
+  if (st->clock == CLOCK_MONOTONIC && t0 - due >= st->period_ns)
+    missed = static_cast<uint64_t>(std::min<int64_t>((t0 - due) / st->period_ns, kMaxCopies));
+  // Too expensive for its period (the median tick of the last window cost
+  // more than 5 % of it): from this sample on the thread samples at twice
+  // the period, and each sample says so. Not on a late tick, whose copies
+  // stand for ticks that fell due at the old period.
+  if (st->window_ticks >= kCostWindow) {
+    if (missed == 0 && 2 * st->window_over > st->window_ticks &&
+        st->period_ns < kMaxSlowdown * sampler().period_ns)
+      st->period_ns *= 2;
+    st->window_ticks = st->window_over = 0;
+  }
+  const int64_t period = st->period_ns;
   take(*st, ucontext, t0, due, missed);
   st->next_ns = due + static_cast<int64_t>(missed) * period;
   const int64_t t1 = clock_ns(CLOCK_MONOTONIC);
   if (st->timer_live.load(std::memory_order_relaxed))
     arm(*st, st->clock == CLOCK_MONOTONIC ? t1 : clock_ns(st->clock));
-  const int64_t cost = clock_ns(CLOCK_MONOTONIC) - t0;
+  const int64_t cost = clock_ns(CLOCK_MONOTONIC) - t0 + sampler().extra_cost_ns;
   st->cost[cost_bucket(cost)].fetch_add(1, std::memory_order_relaxed);
+  // Only ticks that came on time: a late one's cost holds its copies and
+  // whatever kept the thread off its core, which a longer period would not
+  // save.
+  if (missed == 0) {
+    ++st->window_ticks;
+    if (cost * kCostShareInverse > period) ++st->window_over;
+  }
   errno = saved_errno;
 }
 
@@ -227,6 +247,7 @@ void begin_thread(bool main_thread) {
     return;
   }
   auto* st = new (mem) ThreadState;
+  st->period_ns = st->written_period_ns = s.period_ns;
   st->clock = s.clock == SampleClock::kWall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
   sigevent sev{};
   sev.sigev_notify = SIGEV_THREAD_ID;
@@ -277,6 +298,7 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
     return;
   }
   s.period_ns = period;
+  if (const char* x = env("TRACEFOLD_TEST_SAMPLE_COST_NS")) s.extra_cost_ns = std::atoll(x);
   const char* c = env("TRACEFOLD_SAMPLE_CLOCK");
   s.clock = c && std::strcmp(c, "cpu") == 0 ? SampleClock::kCpu : SampleClock::kWall;
   // A realtime signal, not SIGPROF: profilers and gprof-built programs own

@@ -53,11 +53,19 @@ inline int64_t cost_of_bucket(int b) {
 // stack pointer (see lca_of).
 constexpr uintptr_t kWrapperSlack = 1024;
 
+// The handler doubles a thread's period when most of its last kCostWindow
+// on-time ticks cost more than kCostShare of the period, up to kMaxSlowdown times
+// the period asked for (docs/sampling.md).
+constexpr uint32_t kCostWindow = 64;
+constexpr int64_t kCostShareInverse = 20;  // 5 %
+constexpr int64_t kMaxSlowdown = 64;
+
 struct RawSample {
   int64_t time_ns;
   uint64_t mpi_event;
-  uint16_t n;    // frames in ip, innermost first
-  uint16_t lca;  // depth of the deepest unchanged frame
+  int64_t period_ns;  // the thread's period when it was taken
+  uint16_t n;         // frames in ip, innermost first
+  uint16_t lca;       // depth of the deepest unchanged frame
   uint8_t in_mpi;
   uintptr_t ip[kMaxFrames];
 };
@@ -65,6 +73,7 @@ struct RawSample {
 struct MpiSample {
   int64_t time_ns;
   uint64_t mpi_event;
+  int64_t period_ns;
 };
 
 // One thread's sampling state, in its own anonymous mapping: pages of the
@@ -80,6 +89,12 @@ struct ThreadState {
   clockid_t clock = CLOCK_MONOTONIC;
   uint32_t thread = 0;
   int64_t next_ns = 0;  // the timer's next expiry (absolute, on `clock`)
+  // Handler only: this thread's period, and the ticks of the current cost
+  // window and how many of them cost more than their share.
+  int64_t period_ns = 0;
+  uint32_t window_ticks = 0, window_over = 0;
+  // drain_samples only: the period the file last said this thread has.
+  int64_t written_period_ns = 0;
   // The previous unwound sample, for the LCA marker.
   uintptr_t prev_ip[kMaxFrames];
   uintptr_t prev_sp[kMaxFrames];
@@ -107,6 +122,9 @@ struct Sampler {
   int signal = 0;
   int64_t period_ns = 0;
   SampleClock clock = SampleClock::kWall;
+  // Test hook (TRACEFOLD_TEST_SAMPLE_COST_NS): added to every tick's
+  // measured cost, so that a test can make the handler look expensive.
+  int64_t extra_cost_ns = 0;
   pthread_key_t key{};
   // The threads' states. Never taken in the handler.
   std::mutex threads_mu;

@@ -43,7 +43,14 @@ std::pair<uint32_t, uint64_t> place_of(Recorder& r, Sampler& s, uintptr_t a) {
   return place;
 }
 
-void write_one(Recorder& r, Sampler& s, const ThreadState& st, const RawSample& raw) {
+// The file learns a thread's new period before its first sample at it.
+void note_period(Sampler& s, ThreadState& st, int64_t time_ns, int64_t period_ns) {
+  if (period_ns == st.written_period_ns) return;
+  s.writer.add_period(st.thread, time_ns, period_ns);
+  st.written_period_ns = period_ns;
+}
+
+void write_one(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
   uint32_t ctx = 0;
   for (int i = raw.n - 1; i >= 0; --i) {
     // Callers' addresses are return addresses: step back into the call.
@@ -55,6 +62,7 @@ void write_one(Recorder& r, Sampler& s, const ThreadState& st, const RawSample& 
       it = s.contexts.emplace(key, s.writer.add_context(ctx, module, offset)).first;
     ctx = it->second;
   }
+  note_period(s, st, raw.time_ns, raw.period_ns);
   Sample out;
   out.time_ns = raw.time_ns;
   out.context = ctx;
@@ -116,6 +124,7 @@ void drain_samples(Recorder& r) {
             x.thread = st->thread;
             x.mpi_event = in_mpi->mpi_event;
             x.in_mpi = true;
+            note_period(s, *st, x.time_ns, in_mpi->period_ns);
             s.writer.add_sample(x);
           }
         } catch (const std::exception&) {

@@ -35,8 +35,10 @@ int main(int argc, char** argv) {
       const RankSamples s = read_samples_file(path);
       std::size_t in_mpi = 0, with_lca = 0;
       std::map<uint32_t, std::size_t> per_thread, per_context;
+      std::map<uint32_t, long long> sampled_ns;  // time the samples stand for
       for (const Sample& x : s.samples) {
         ++per_thread[x.thread];
+        sampled_ns[x.thread] += s.period_at(x.thread, x.time_ns);
         in_mpi += x.in_mpi;
         with_lca += x.lca_depth > 0;
         if (!x.in_mpi && x.context != 0) ++per_context[x.context];
@@ -49,8 +51,15 @@ int main(int argc, char** argv) {
           static_cast<long long>(s.handler_p99_ns), s.samples.size(), in_mpi, with_lca,
           s.contexts.size() - 1, s.clock == SampleClock::kCpu ? "cpu" : "wall",
           static_cast<long long>(s.period_ns));
-      for (const auto& [thread, n] : per_thread)
+      for (const auto& [thread, n] : per_thread) {
         std::printf("rank %d thread %u samples %zu\n", rank, thread, n);
+        long long last = s.period_ns;
+        int changes = 0;
+        for (const SamplePeriod& p : s.periods)
+          if (p.thread == thread) ++changes, last = p.period_ns;
+        std::printf("rank %d thread %u sampled_ns %lld period_changes %d last_period_ns %lld\n",
+                    rank, thread, sampled_ns[thread], changes, last);
+      }
       // The LCA marker on thread 0 (the MPI thread), between consecutive
       // unwound samples in the same call chain but for the leaf: with no
       // MPI call between them (same event index) the whole chain but the
@@ -107,9 +116,16 @@ int main(int argc, char** argv) {
                            (e > t.records.size() || t.records[e - 1].exit_ns - late <= x.time_ns));
           }
           (fits ? agree : off)++;
-          if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE"))
-            std::printf("off: thread %u time %lld event %zu in_mpi %d\n", x.thread,
+          if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE")) {
+            std::printf("off: thread %u time %lld event %zu in_mpi %d;", x.thread,
                         static_cast<long long>(x.time_ns), e, x.in_mpi ? 1 : 0);
+            // Where the timeline has the calls around it.
+            for (std::size_t k = e > 0 ? e - 1 : 0; k <= e + 1 && k < t.records.size(); ++k)
+              std::printf(" event %zu %s %lld..%lld", k, OpTable::name(t.records[k].op).c_str(),
+                          static_cast<long long>(t.records[k].enter_ns),
+                          static_cast<long long>(t.records[k].exit_ns));
+            std::printf("\n");
+          }
         }
         std::printf("rank %d timeline agree %zu off %zu\n", rank, agree, off);
         for (const auto& [op, n] : ops) std::printf("rank %d in %s %zu\n", rank, op.c_str(), n);

@@ -3,11 +3,12 @@
 (examples/diagnose/diag_problems.c, tests/mpi/diagnose_*.sh).
 
   diagnose_check.py JSON DESIGNED KIND [--symptom S] [--cause S]... [--cause-rank R]...
-                    [--detail S] [--tolerance T]
+                    [--detail S] [--tolerance T] [--cause-time]
       the most severe diagnosis of KIND (at symptom S if given) has a severity within T (default
       10 %) of DESIGNED seconds, its symptom label contains S, its i-th
       cause names the i-th --cause S (in its label or call stack) and the
-      i-th --cause-rank R, its detail contains S
+      i-th --cause-rank R, its detail contains S; with --cause-time, its
+      first cause's time is within T of DESIGNED too (the samples' time)
   diagnose_check.py JSON - none        no diagnosis at all
   diagnose_check.py JSON J none        no diagnosis more severe than J seconds (the
       imbalance a balanced program measured its scheduling made) plus the tolerance
@@ -54,6 +55,7 @@ def main():
     ap.add_argument("--symptom")
     ap.add_argument("--cause", action="append", default=[])
     ap.add_argument("--cause-rank", type=int, action="append", default=[])
+    ap.add_argument("--cause-time", action="store_true")
     ap.add_argument("--detail")
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--derived", action="append", default=[],
@@ -116,6 +118,10 @@ def main():
     if a.symptom and a.symptom not in d["symptom"]["label"]:
         problems.append(f"symptom '{d['symptom']['label']}' does not name {a.symptom}")
     causes = d["causes"]
+    if a.cause_time and causes:
+        cerr = abs(causes[0]["seconds"] - designed) / designed if designed > 0 else float("inf")
+        if cerr > a.tolerance:
+            problems.append(f"cause time {causes[0]['seconds']:.4f} s is {cerr:.1%} off the designed {designed:.4f} s")
     for i in range(max(len(a.cause), len(a.cause_rank))):
         if i >= len(causes):
             problems.append(f"no cause #{i + 1} (causes: {[c['label'] for c in causes]})")

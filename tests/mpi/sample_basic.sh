@@ -4,9 +4,10 @@
 # meets the other rank in MPI_Allreduce (rank 1 waits there), and a second
 # thread that computes in work() too. Checks: the program's output is the
 # one of an untraced run; every rank wrote samples-R.tfs with a trailer;
-# every thread has within 10 % of its running time / period samples (the
-# program prints each thread's time; ticks a thread missed off its core
-# are stored as copies, so the count holds on an oversubscribed machine);
+# every thread's samples, each counted for the period it was taken at,
+# stand for its running time within 10 % (the program prints each
+# thread's time; ticks a thread missed off its core are stored as copies,
+# so this holds on an oversubscribed machine);
 # some samples fell inside MPI_Allreduce, and they and the others agree
 # with the timeline; LCA markers hold between samples in one call of
 # work() and stop above it across an MPI call; the most frequent
@@ -38,13 +39,15 @@ else
     for t in 0 1; do
       secs=$main
       [[ $t -eq 1 ]] && secs=$worker
-      n=$(sed -n "s/^rank $r thread $t samples \([0-9]*\)$/\1/p" check.txt)
+      # Each sample counted for its period (the sampler may lower its rate
+      # under load: see the expensive-handler case below).
+      n=$(sed -n "s/^rank $r thread $t sampled_ns \([0-9]*\) .*$/\1/p" check.txt)
       if [[ -z $n || -z $secs ]]; then
-        bad "rank $r thread $t: no sample count or no time (${n:-?} samples, ${secs:-?} s)"
-      elif ! awk -v n="$n" -v s="$secs" 'BEGIN { e = s * 1000; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
-        bad "rank $r thread $t: $n samples in $secs s at 1ms (want within 10 % of $(awk -v s="$secs" 'BEGIN { printf "%d", s * 1000 }'))"
+        bad "rank $r thread $t: no sampled time or no time (${n:-?} ns, ${secs:-?} s)"
+      elif ! awk -v n="$n" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
+        bad "rank $r thread $t: samples stand for $n ns in $secs s (want within 10 %)"
       else
-        ok "rank $r thread $t: $n samples in $secs s"
+        ok "rank $r thread $t: samples stand for $n ns in $secs s"
       fi
     done
     grep -q "^rank $r trailer 1 " check.txt || bad "rank $r: samples file without trailer"
@@ -90,6 +93,37 @@ if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" skew.tf.timeline >check6.txt 2>&1
   bad "skewed clock: samples disagree with the timeline ($LRC)"; cat check6.txt >&2
 else
   ok "skewed clock: $(grep '^rank 1 timeline' check6.txt)"
+fi
+
+# A handler made to look expensive (TRACEFOLD_TEST_SAMPLE_COST_NS: 60 us
+# more on every tick, 6 % of 1 ms): every thread halves its rate once (60
+# us is 3 % of 2 ms), each samples file records the change, record warns,
+# and the samples, each counted for the period it was taken at, still
+# cover every thread's time within 10 %.
+CHECKS=$((CHECKS + 1))
+TRACEFOLD_TEST_SAMPLE_COST_NS=60000 limited out7.txt err7.txt "$TF" record --sample=1ms -o slow.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 3
+if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" slow.tf.timeline >check7.txt 2>&1; then
+  bad "expensive handler: the run or its samples failed ($LRC)"; cat check7.txt >&2; show_run err7.txt
+else
+  for r in 0 1; do
+    read -r main worker < <(sed -n "s/^sample_work: rank $r main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" err7.txt)
+    for t in 0 1; do
+      secs=$main
+      [[ $t -eq 1 ]] && secs=$worker
+      read -r ns changes last < <(sed -n "s/^rank $r thread $t sampled_ns \([0-9]*\) period_changes \([0-9]*\) last_period_ns \([0-9]*\)$/\1 \2 \3/p" check7.txt)
+      if [[ -z $ns || -z $secs ]]; then
+        bad "expensive handler: rank $r thread $t: no sampled time or no running time"
+      elif [[ $changes -ne 1 || $last -ne 2000000 ]]; then
+        bad "expensive handler: rank $r thread $t: $changes period changes, last period $last ns (want 1, to 2000000)"
+      elif ! awk -v n="$ns" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
+        bad "expensive handler: rank $r thread $t: samples stand for $ns ns of $secs s (want within 10 %)"
+      else
+        ok "expensive handler: rank $r thread $t: one change to 2 ms, samples stand for $ns ns of $secs s"
+      fi
+    done
+  done
+  grep -q "lowered their rate during the run, to up to one sample every 2ms" err7.txt ||
+    bad "record did not warn that the rate was lowered: $(grep -i warning err7.txt)"
 fi
 
 # A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in

@@ -148,6 +148,39 @@ TEST(Diagnose, SamplesNameTheFunctionThatCausesTheImbalance) {
   EXPECT_EQ(d->causes.size(), 1u);
 }
 
+// The sampler lowered its rate on every rank after the first step: the
+// samples that follow are 4 ms apart and each stands for 4 ms, so the
+// cause's time is the computation's, not a quarter of it.
+TEST(Diagnose, SamplesCountForThePeriodTheyWereTakenAt) {
+  Sampled t(4);
+  t.init();
+  int64_t at = 0;
+  for (int s = 0; s < 5; ++s) {
+    std::vector<int64_t> w;
+    for (int32_t r = 0; r < 4; ++r) {
+      w.push_back((r + 1) * 12 * kMs);
+      RankSamples& rs = t.in.samples[std::size_t(r)];
+      if (s == 1) rs.periods.push_back({0, at, 4 * kMs});
+      for (int64_t x = at; x < at + w.back(); x += rs.period_at(0, x)) {
+        Sample smp;
+        smp.time_ns = x;
+        smp.context = 4;
+        rs.samples.push_back(smp);
+      }
+    }
+    at = t.step(at, w);
+  }
+  t.finalize(at);
+  const DiagnoseReport r = t.run();
+  const Diagnosis* d = find(r, DiagnosisKind::kLoadImbalance);
+  ASSERT_NE(d, nullptr);
+  ASSERT_FALSE(d->causes.empty());
+  EXPECT_EQ(d->causes[0].label, "work_a, called from main");
+  EXPECT_EQ(d->causes[0].rank, 3);
+  // max - avg: 48 - 30 ms per step.
+  EXPECT_NEAR(d->causes[0].seconds, 5 * 18e-3, 1e-9);
+}
+
 TEST(Diagnose, PartiallyEvenedOutImbalanceNamesBothFunctions) {
   Sampled t(4);
   t.init();

@@ -109,6 +109,32 @@ TEST(SamplesIo, RoundTripsThroughAFile) {
   EXPECT_TRUE(got.path(0).empty());
 }
 
+// The sampler lowered thread 1's rate twice and thread 0's once: each
+// change reads back with its thread, time and period, and period_at gives
+// every sample the period it was taken at.
+TEST(SamplesIo, PeriodChangesRoundTripAndWeighTheirThreadsSamples) {
+  const fs::path p = temp_file("periods.tfs");
+  RankSamples want = example(2000);
+  const int64_t t1 = want.samples[500].time_ns, t2 = want.samples[1500].time_ns;
+  const int64_t t0 = want.samples[1000].time_ns;
+  want.periods = {{1, t1, 2000000}, {0, t0, 2000000}, {1, t2, 4000000}};
+  write_samples_file(p.string(), want);
+  const RankSamples got = read_samples_file(p.string());
+  expect_same(want, got);
+  ASSERT_EQ(got.periods.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(got.periods[i].thread, want.periods[i].thread) << i;
+    EXPECT_EQ(got.periods[i].time_ns, want.periods[i].time_ns) << i;
+    EXPECT_EQ(got.periods[i].period_ns, want.periods[i].period_ns) << i;
+  }
+  EXPECT_EQ(got.period_at(1, t1 - 1), 1000000);
+  EXPECT_EQ(got.period_at(1, t1), 2000000);
+  EXPECT_EQ(got.period_at(0, t1), 1000000);
+  EXPECT_EQ(got.period_at(0, t0), 2000000);
+  EXPECT_EQ(got.period_at(1, t2 + 1), 4000000);
+  EXPECT_EQ(got.period_at(7, t2), 1000000);
+}
+
 TEST(SamplesIo, StreamingWriterInterleavesContextsAndSamples) {
   const fs::path p = temp_file("stream.tfs");
   SamplesWriter w;

@@ -70,7 +70,7 @@ void derive_labels(Context& c) {
     for (const Sample& s : rs.samples) {
       if (s.thread != 0) continue;
       if (!s.in_mpi) {
-        if (s.context < ctx_path.size()) ++in_context[s.context];
+        if (s.context < ctx_path.size()) in_context[s.context] += c.sample_periods(r, s);
         continue;
       }
       // The call it fell into, by time (the last one started before it).
@@ -81,7 +81,8 @@ void derive_labels(Context& c) {
       const TimedEvent& te = evs[k];
       if (s.time_ns > te.end_ns || is_environment(te.ev.op) || te.ev.site >= c.trace.sites.size())
         continue;
-      ++in_site[{te.ev.site, static_cast<int>(label_in_call(c, r, k, s.time_ns))}];
+      in_site[{te.ev.site, static_cast<int>(label_in_call(c, r, k, s.time_ns))}] +=
+          c.sample_periods(r, s);
     }
     for (std::size_t ctx = 0; ctx < ctx_path.size(); ++ctx)
       if (in_context[ctx] > 0 && !ctx_path[ctx].empty())

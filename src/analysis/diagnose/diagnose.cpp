@@ -124,7 +124,10 @@ void index_samples(Context& c) {
     const RankSamples& rs = c.in.samples[std::size_t(r)];
     auto& idx = c.comp_samples[std::size_t(r)];
     for (uint32_t i = 0; i < rs.samples.size(); ++i)
-      if (rs.samples[i].thread == 0 && !rs.samples[i].in_mpi) idx.push_back(i);
+      if (rs.samples[i].thread == 0 && !rs.samples[i].in_mpi) {
+        idx.push_back(i);
+        c.max_sample_periods = std::max(c.max_sample_periods, c.sample_periods(r, rs.samples[i]));
+      }
     std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
       return rs.samples[a].time_ns < rs.samples[b].time_ns;
     });
@@ -134,9 +137,10 @@ void index_samples(Context& c) {
     // ring full) are gaps, not an end, and so is a last wait with no
     // samples (processor-time samples of a blocked rank).
     if (c.sampled(r) && (!rs.has_trailer || rs.dropped > 0)) {
-      int64_t last = INT64_MIN;
-      for (const Sample& smp : rs.samples) last = std::max(last, smp.time_ns);
-      const int64_t end = last == INT64_MIN ? INT64_MIN : last + c.period_ns;
+      int64_t last = INT64_MIN, periods = 1;
+      for (const Sample& smp : rs.samples)
+        if (smp.time_ns > last) last = smp.time_ns, periods = c.sample_periods(r, smp);
+      const int64_t end = last == INT64_MIN ? INT64_MIN : last + c.period_ns * periods;
       bool computes = false;
       const auto& evs = c.events(r);
       for (auto k = evs.size(); k-- > 0 && !computes && evs[k].start_ns > end;)

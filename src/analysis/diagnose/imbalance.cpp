@@ -18,7 +18,7 @@ namespace tracefold::diagnose_detail {
 namespace {
 
 double noise_floor(const Context& c) {
-  return c.in.samples.empty() ? 0 : c.seconds(c.period_ns);
+  return c.in.samples.empty() ? 0 : c.seconds(c.period_ns * c.max_sample_periods);
 }
 
 }  // namespace

@@ -257,13 +257,15 @@ RankSampleDigest read_rank_samples(const Trace& trace, const std::string& dir, i
     throw DiagnoseError(e.what());
   }
   for (Sample& s : rs.samples) s.time_ns = tl.to_global(s.time_ns);
+  for (SamplePeriod& p : rs.periods) p.time_ns = tl.to_global(p.time_ns);
   return out;
 }
 
 void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
                  const std::vector<ExitGapDrift>& drifts, std::size_t unnamed,
                  const std::string& dir, std::vector<std::string>& notes) {
-  std::vector<int32_t> missing;
+  std::vector<int32_t> missing, slowed;
+  int64_t slowest = 0, asked = 0;
   bool any = false;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     RankSampleDigest& d = ranks[r];
@@ -276,8 +278,15 @@ void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
       notes.push_back("rank " + std::to_string(r) +
                       "'s samples end early (the rank died?): analysed up to the last block");
     for (const ExitGapDrift& g : drifts)
-      if (g.rank == int32_t(r) && g.applied)
+      if (g.rank == int32_t(r) && g.applied) {
         for (Sample& s : d.samples.samples) s.time_ns = g.correct(s.time_ns);
+        for (SamplePeriod& p : d.samples.periods) p.time_ns = g.correct(p.time_ns);
+      }
+    if (!d.samples.periods.empty()) {
+      slowed.push_back(int32_t(r));
+      asked = d.samples.period_ns;
+      for (const SamplePeriod& p : d.samples.periods) slowest = std::max(slowest, p.period_ns);
+    }
   }
   if (!any) {
     notes.push_back("no samples in " + dir +
@@ -288,6 +297,15 @@ void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
   if (!missing.empty())
     notes.push_back("no samples for ranks " + human_ranks(missing) +
                     ": their computation is named by MPI call site");
+  if (!slowed.empty()) {
+    std::ostringstream o;
+    o << "the sampler lowered its rate during the run on "
+      << (slowed.size() == 1 ? "rank " : "ranks ") << human_ranks(slowed)
+      << " (its handler cost more than 5 % of the period): from " << double(asked) * 1e-6
+      << " ms to up to " << double(slowest) * 1e-6
+      << " ms; each sample counts for the period it was taken at";
+    notes.push_back(o.str());
+  }
   if (unnamed)
     notes.push_back(std::to_string(unnamed) +
                     " sampled frames have no symbols (stripped binaries?): they are named "

@@ -1,6 +1,7 @@
 // What the parts of the diagnosis share (not a public header).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -73,6 +74,17 @@ struct Context {
   bool sampled(int32_t rank) const {
     return std::size_t(rank) < in.samples.size() && in.samples[std::size_t(rank)].period_ns > 0;
   }
+  /// How many sampling periods (period_ns) sample `s` of `rank` stands
+  /// for: 1, or more where the sampler lowered its rate during the run
+  /// (RankSamples::periods).
+  int64_t sample_periods(int32_t rank, const Sample& s) const {
+    const RankSamples& rs = in.samples[std::size_t(rank)];
+    if (rs.periods.empty() || rs.period_ns <= 0) return 1;
+    return std::max<int64_t>(1, rs.period_at(s.thread, s.time_ns) / rs.period_ns);
+  }
+  /// The most periods one sample of the main threads stands for: the
+  /// coarsest sampling of the run, the noise floor of a cause.
+  int64_t max_sample_periods = 1;
   /// Per rank: where its samples end when its samples file lost some (its
   /// size bound, or the rank died): computation after that is named by
   /// MPI call site, as on a rank without samples. INT64_MAX otherwise.

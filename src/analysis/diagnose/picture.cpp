@@ -111,7 +111,7 @@ void draw_picture(Context& c) {
         for (std::size_t d = 0; d < marked; ++d)
           for (const CodePlace& cause : c.rep.diagnoses[d].causes)
             if (!cause.key.empty() && within(keys[s.context], cause.key))
-              cv.mark(d, r, s.time_ns, s.time_ns + c.period_ns, 2);
+              cv.mark(d, r, s.time_ns, s.time_ns + c.period_ns * c.sample_periods(r, s), 2);
       }
     }
   }

@@ -69,17 +69,20 @@ void add_computation(const Context& c, int32_t rank, int64_t from, int64_t to, s
                              [&](uint32_t i, int64_t t) { return rs.samples[i].time_ns < t; });
   // Counted per context first: a phase instance holds many samples of few
   // contexts, and each context's key and its callers' are map lookups.
-  thread_local std::vector<uint32_t> ctxs;
+  // A sample stands for the period it was taken at (the sampler may have
+  // lowered its rate).
+  thread_local std::vector<std::pair<uint32_t, int64_t>> ctxs;
   ctxs.clear();
   for (auto it = lo; it != idx.end() && rs.samples[*it].time_ns < to; ++it)
-    ctxs.push_back(rs.samples[*it].context);
+    ctxs.emplace_back(rs.samples[*it].context, c.sample_periods(rank, rs.samples[*it]));
   std::sort(ctxs.begin(), ctxs.end());
   const auto& keys = c.context_key[std::size_t(rank)];
   for (std::size_t i = 0; i < ctxs.size();) {
     std::size_t j = i;
-    while (j < ctxs.size() && ctxs[j] == ctxs[i]) ++j;
-    const int64_t ns = int64_t(j - i) * c.period_ns;
-    std::string key = ctxs[i] < keys.size() ? keys[ctxs[i]] : "";
+    int64_t periods = 0;
+    for (; j < ctxs.size() && ctxs[j].first == ctxs[i].first; ++j) periods += ctxs[j].second;
+    const int64_t ns = periods * c.period_ns;
+    std::string key = ctxs[i].first < keys.size() ? keys[ctxs[i].first] : "";
     if (key.empty()) key = "(no user frame)";
     // Inclusive: the samples count for their function and every caller.
     for (;;) {

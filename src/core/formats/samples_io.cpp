@@ -9,10 +9,10 @@ using block_file::put;
 namespace {
 
 constexpr char kMagic[4] = {'T', 'F', 'S', 'M'};
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 // Taken, dropped, median, 99th percentile.
 constexpr uint64_t kTrailerBytes = 4 * 8;
-constexpr uint64_t kModule = 0, kContext = 1, kSample = 2;
+constexpr uint64_t kModule = 0, kContext = 1, kSample = 2, kPeriod = 3;
 
 constexpr block_file::Format kBlocks{
     .raise = [](const std::string& message) { throw SamplesError(message); },
@@ -90,6 +90,19 @@ void SamplesWriter::add_sample(const Sample& s) {
   end_record();
 }
 
+void SamplesWriter::add_period(uint32_t thread, int64_t time_ns, int64_t period_ns) {
+  block_file::Writer out(*this);
+  if (!out.accepting()) return;
+  out.put_varint(kPeriod);
+  out.put_varint(thread);
+  // Against the previous sample's time, which it does not move: the next
+  // sample's difference stays the one add_sample writes.
+  out.put_varint(block_file::zigzag(
+      wrapping_diff(static_cast<uint64_t>(time_ns), static_cast<uint64_t>(last_time_))));
+  out.put_varint(static_cast<uint64_t>(period_ns));
+  end_record();
+}
+
 void SamplesWriter::flush() {
   block_file::Writer out(*this);
   if (out.flush()) {
@@ -130,6 +143,13 @@ std::size_t RankSamples::depth(uint32_t context) const {
   return d;
 }
 
+int64_t RankSamples::period_at(uint32_t thread, int64_t time_ns) const {
+  int64_t p = period_ns;
+  for (const SamplePeriod& c : periods)
+    if (c.thread == thread && c.time_ns <= time_ns) p = c.period_ns;
+  return p;
+}
+
 std::string samples_path(const std::string& timeline_dir, int32_t rank) {
   return timeline_dir + "/samples-" + std::to_string(rank) + ".tfs";
 }
@@ -141,8 +161,8 @@ RankSamples read_samples_file(const std::string& path) {
 RankSamples parse_samples(std::span<const uint8_t> data, const std::string& path) {
   block_file::Reader in(data, path, kBlocks);
   const uint8_t version = in.header(kMagic, "not a tracefold samples file (bad magic)");
-  if (version != kVersion)
-    in.fail("samples version " + std::to_string(version) + " (this tracefold reads 1)");
+  if (version < 1 || version > kVersion)
+    in.fail("samples version " + std::to_string(version) + " (this tracefold reads 1 and 2)");
   RankSamples f;
   f.source = path;
   f.contexts.emplace_back();  // the root
@@ -221,6 +241,18 @@ RankSamples parse_samples(std::span<const uint8_t> data, const std::string& path
         if (flags > 1) in.fail_block(where + "unknown sample flags " + std::to_string(flags));
         s.in_mpi = flags & 1;
         f.samples.push_back(s);
+      } else if (kind == kPeriod && version >= 2) {
+        SamplePeriod p;
+        const uint64_t thread = in.varint();
+        if (thread > UINT32_MAX) in.fail_block(where + "thread number out of range");
+        p.thread = static_cast<uint32_t>(thread);
+        p.time_ns = static_cast<int64_t>(last_time +
+                                         static_cast<uint64_t>(block_file::unzigzag(in.varint())));
+        const uint64_t period = in.varint();
+        if (period == 0 || period > uint64_t(INT64_MAX))
+          in.fail_block(where + "sampling period " + std::to_string(period) + " ns");
+        p.period_ns = static_cast<int64_t>(period);
+        f.periods.push_back(p);
       } else {
         in.fail_block(where + "unknown record kind " + std::to_string(kind));
       }
@@ -236,7 +268,16 @@ void write_samples_file(const std::string& path, const RankSamples& s) {
   for (const Module& m : s.modules) w.add_module(m);
   for (std::size_t c = 1; c < s.contexts.size(); ++c)
     w.add_context(s.contexts[c].parent, s.contexts[c].module, s.contexts[c].offset);
-  for (const Sample& x : s.samples) w.add_sample(x);
+  // Each change goes before the first sample it covers (file order is time
+  // order per thread).
+  std::size_t next = 0;
+  for (const Sample& x : s.samples) {
+    for (; next < s.periods.size() && s.periods[next].time_ns <= x.time_ns; ++next)
+      w.add_period(s.periods[next].thread, s.periods[next].time_ns, s.periods[next].period_ns);
+    w.add_sample(x);
+  }
+  for (; next < s.periods.size(); ++next)
+    w.add_period(s.periods[next].thread, s.periods[next].time_ns, s.periods[next].period_ns);
   w.add_dropped(s.dropped);
   w.close(s.handler_median_ns, s.handler_p99_ns);
   if (!w.error().empty()) throw SamplesError(w.error());

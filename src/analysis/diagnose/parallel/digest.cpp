@@ -81,6 +81,7 @@ std::string encode(const ShareDigest& d) {
     w.put(s.rank), w.put(s.world_size), w.put(s.period_ns), w.put(s.clock);
     w.put(uint8_t(s.has_trailer)), w.put(s.taken), w.put(s.dropped);
     w.put(s.handler_median_ns), w.put(s.handler_p99_ns), w.put(s.source);
+    w.put_all(s.periods);
     w.put(uint64_t(s.modules.size()));
     for (const Module& m : s.modules)
       w.put(m.name), w.put(m.path), w.put(m.build_id), w.put(m.base);
@@ -111,6 +112,7 @@ ShareDigest decode(const std::string& bytes) {
     s.taken = rd.get<uint64_t>(), s.dropped = rd.get<uint64_t>();
     s.handler_median_ns = rd.get<int64_t>(), s.handler_p99_ns = rd.get<int64_t>();
     s.source = rd.str();
+    rd.get_all(s.periods);
     s.modules.resize(rd.get<uint64_t>());
     for (Module& m : s.modules) {
       m.name = rd.str(), m.path = rd.str(), m.build_id = rd.str();
