@@ -343,24 +343,32 @@ Trace merge_threads(std::vector<Trace> traces, const std::vector<std::vector<Sit
     const auto si = static_cast<std::int64_t>(s);
     return per_log ? std::pair{si % per_log, si / per_log} : std::pair{si, std::int64_t{0}};
   };
-  // With several logs, each stream's heap blocks lie wherever its process's
+  // With several logs, each process's heap blocks lie wherever its
   // allocator put them, shifted by what the MPI library allocated before:
-  // a shift per stream (its lowest heap base) takes that out of every heap
-  // site's base, which then fits across the logs.
+  // a shift per log (the lowest heap base its streams use) takes that out
+  // of every heap site's base, which then fits across the logs.
   std::vector<std::int64_t> shift(traces.size(), 0);
   const auto is_heap = [&](std::size_t t, SiteId s) {
     const auto k = decode_site(traces[t].sites.at(s));
     return k && k->kind == AddrKind::Heap;
   };
   if (per_log)
-    for (std::size_t t = 0; t < traces.size(); t++) {
+    for (std::size_t l = 0; l < traces.size(); l += per_log) {
       bool any = false;
-      for (const SiteOrigin& o : origins[t])
-        if (is_heap(t, o.site) && (!any || o.values[1] < shift[t])) {
-          shift[t] = o.values[1];
-          any = true;
-        }
+      std::int64_t low = 0;
+      for (std::size_t t = l; t < l + per_log; t++)
+        for (const SiteOrigin& o : origins[t])
+          if (is_heap(t, o.site) && (!any || o.values[1] < low)) {
+            low = o.values[1];
+            any = true;
+          }
+      // From the first log's: the first log's bases stay in the fitted a,
+      // and the others' shifts are the small differences between processes.
+      std::fill(shift.begin() + static_cast<std::ptrdiff_t>(l),
+                shift.begin() + static_cast<std::ptrdiff_t>(l + per_log),
+                l == 0 ? low : wrap_sub(low, shift[0]));
     }
+  std::fill(shift.begin(), shift.begin() + per_log, 0);
   // Per site and value, the points of the streams that use the site.
   std::vector<std::array<std::vector<Point>, 3>> points;
   for (std::size_t t = 0; t < origins.size(); t++) {

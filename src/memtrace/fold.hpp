@@ -84,7 +84,7 @@ class ThreadFolder {
 // a residual of the stream's own. per_log: the streams of each log (MPI
 // rank), stream s being thread s % per_log of log s / per_log; 0 for one
 // log (thread = stream, no c). With several logs each stream also gets a
-// `memorg` node of its own (site `memstream`) with per_log and its heap
+// `memorg` node of its own (site `memstream`) with per_log and its log's heap
 // shift, which its heap sites' bases are fitted after.
 Trace merge_threads(std::vector<Trace> traces, const std::vector<std::vector<SiteOrigin>>& origins,
                     std::uint32_t per_log = 0);

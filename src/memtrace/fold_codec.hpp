@@ -118,7 +118,7 @@ inline CallSite run_site() {
 }
 
 // The site of a stream's own memorg node in a trace of several logs: the
-// streams per log and the stream's heap shift (see merge_threads).
+// streams per log and its log's heap shift (see merge_threads).
 inline CallSite stream_site() {
   CallSite s;
   s.frames.push_back({"memstream", 0});
