@@ -27,8 +27,8 @@ __attribute__((noinline)) void boundary_row(double* row, long n, double v) {
 __attribute__((noinline)) void sweep(const double* g, double* out, long r0, long r1, long n) {
   for (long i = r0; i < r1; i++)
     for (long j = 1; j < n - 1; j++)
-      out[i * n + j] = 0.25 * (g[(i - 1) * n + j] + g[(i + 1) * n + j] + g[i * n + j - 1] +
-                               g[i * n + j + 1]);
+      out[i * n + j] =
+          0.25 * (g[(i - 1) * n + j] + g[(i + 1) * n + j] + g[i * n + j - 1] + g[i * n + j + 1]);
 }
 
 __attribute__((noinline)) void copy_back(double* g, const double* out, long r0, long r1, long n) {
