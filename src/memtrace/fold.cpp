@@ -4,6 +4,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "fold_codec.hpp"
@@ -534,7 +535,43 @@ Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFol
       stats->events += folder.stats().events;
     }
   }
-  return merge_threads(std::move(traces), origins, per_log);
+  Trace out = merge_threads(std::move(traces), origins, per_log);
+  if (const auto file = dirs.front() / "modules.bin"; std::filesystem::exists(file))
+    set_trace_modules(out, read_modules(file));
+  return out;
+}
+
+namespace {
+constexpr std::string_view kModulePrefix = "memmod";
+}
+
+void set_trace_modules(Trace& trace, const std::vector<Module>& modules) {
+  for (const Module& m : modules) {
+    if (m.id == 0) continue;  // read_modules' placeholder
+    tracefold::Module t;
+    t.name = std::string(kModulePrefix) + std::to_string(m.id);
+    t.path = m.name;
+    t.base = m.base;
+    trace.symtab.modules[t.name] = t;
+  }
+}
+
+std::vector<Module> trace_modules(const Trace& trace) {
+  std::vector<Module> out;
+  for (const auto& [name, t] : trace.symtab.modules) {
+    if (name.rfind(kModulePrefix, 0) != 0) continue;
+    std::uint32_t id = 0;
+    try {
+      const unsigned long v = std::stoul(name.substr(kModulePrefix.size()));
+      if (v == 0 || v > 0xffffffffu) continue;
+      id = static_cast<std::uint32_t>(v);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (id >= out.size()) out.resize(id + 1);
+    out[id] = Module{id, t.base, t.path};
+  }
+  return out;
 }
 
 Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options,

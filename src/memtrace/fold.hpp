@@ -99,6 +99,16 @@ Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& optio
 Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs,
                     const MemFoldOptions& options = {}, MemFoldStats* stats = nullptr);
 
+// The module table of a raw log (modules.bin: the files whose statics are
+// module id + offset, and their load bases) kept in a folded trace's
+// module table, as `memmod<ID>` (path: the file, base: the load base in the
+// recorded run), so that sites can be named after the raw log is gone.
+// With several logs the table is the first log's. Core's merge drops
+// modules no site frame names: set it on the finished trace.
+void set_trace_modules(Trace& trace, const std::vector<Module>& modules);
+// The table back, indexed by id as read_modules gives it (empty if none).
+std::vector<Module> trace_modules(const Trace& trace);
+
 // Whether `trace` is a folded memory trace (its events are mem/memrun).
 bool is_memory_trace(const Trace& trace);
 
