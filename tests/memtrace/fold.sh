@@ -130,6 +130,12 @@ xzb=$(stat -c %s spmv.xz)
 ((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
   bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
 
+# Separately folded traces are not merged (their contexts cannot be matched
+# without the raw logs): refused, pointing at memtrace-fold of the logs.
+run merge vadd3.tf vadd8.tf -o merged.tf
+[[ $RC == 2 ]] && grep -q 'memtrace-fold RAW0 RAW1' err.txt &&
+  ok "merge refuses folded memory traces" || bad "merge of memory traces: exit $RC: $(cat err.txt)"
+
 # Not a memory trace, not a trace.
 echo nonsense >bad.tf
 run memreplay bad.tf --raw
