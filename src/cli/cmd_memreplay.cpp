@@ -153,7 +153,7 @@ std::string percent(std::uint64_t part, std::uint64_t whole) {
   return o.str();
 }
 
-void simulate(mt::InterleavedReader& in, const ReplayArgs& a) {
+void simulate(mt::InterleavedReader& in, const ReplayArgs& a, std::vector<mt::Module> modules) {
   const auto levels = mt::parse_cache_spec(a.cache);
   const std::size_t L = levels.size();
   mt::CacheHierarchy caches(levels, in.threads(), a.private_levels);
@@ -248,7 +248,7 @@ void simulate(mt::InterleavedReader& in, const ReplayArgs& a) {
     return sites.site(x) < sites.site(y);
   });
   if (order.size() > a.top) order.resize(a.top);
-  SiteNamer names(read_modules_if_any(a.dir), a.raw_sites);
+  SiteNamer names(std::move(modules), a.raw_sites);
   std::cout << "\n"
             << order.size() << " of " << sites.size() << " sites by " << levels[0].name
             << " misses:\n      iaddr idx  references" << head.str() << "  function\n";
@@ -280,7 +280,7 @@ void run_memreplay(const ReplayArgs& a) {
   if (a.raw)
     print_raw(in);
   else
-    simulate(in, a);
+    simulate(in, a, folded ? mt::trace_modules(*folded) : read_modules_if_any(a.dir));
 }
 
 }  // namespace

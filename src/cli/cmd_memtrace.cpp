@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -19,8 +20,11 @@
 #include <unordered_set>
 
 #include "cli.hpp"
+#include "fold.hpp"
+#include "interleave.hpp"
 #include "memtrace_sites.hpp"
 #include "raw_reader.hpp"
+#include "tracefold/trace_io.hpp"
 
 namespace tracefold::cli {
 namespace {
@@ -117,22 +121,37 @@ struct StatsArgs {
 };
 
 void run_memtrace_stats(const StatsArgs& a) {
-  const auto files = mt::raw_stream_files(a.dir);
-  std::vector<mt::Module> modules = read_modules_if_any(a.dir);
+  // A raw log is a directory; anything else is a folded memory trace, whose
+  // streams expand to the same references (and which keeps the modules).
+  std::optional<Trace> folded;
+  if (!std::filesystem::is_directory(a.dir)) {
+    folded = load_trace(a.dir);
+    if (!mt::is_memory_trace(*folded))
+      throw std::runtime_error(a.dir + ": not a memory trace (tracefold memtrace-fold makes one)");
+  }
+  mt::InterleavedReader in = folded ? mt::InterleavedReader(mt::folded_sources(*folded), 0)
+                                    : mt::InterleavedReader(mt::raw_stream_files(a.dir), 0);
+  std::vector<mt::Module> modules =
+      folded ? mt::trace_modules(*folded) : read_modules_if_any(a.dir);
 
   std::unordered_map<SiteKey, SiteStats, SiteHash> sites;
   std::array<std::uint64_t, 4> kind_refs{};
   std::array<std::unordered_set<std::uint64_t>, 4> kind_lines;  // 64-byte lines touched
-  std::cout << "thread  references       loads      stores       bytes\n";
-  std::uint64_t total = 0;
-  for (const auto& f : files) {
-    mt::RawStreamReader r(f);
+  struct Counts {
     std::uint64_t loads = 0, stores = 0, bytes = 0;
-    for (auto& [k, s] : sites) s.has_last = false;  // strides within a thread
-    mt::MemRef m;
-    while (r.next(m)) {
-      (m.store ? stores : loads)++;
-      bytes += m.size;
+  };
+  std::vector<Counts> per_thread(in.threads());
+  std::vector<mt::MemRef> batch(4096);
+  std::uint32_t thread = 0, prev = UINT32_MAX;
+  while (std::size_t n = in.next_batch(thread, batch.data(), batch.size())) {
+    if (thread != prev)
+      for (auto& [k, s] : sites) s.has_last = false;  // strides within a thread
+    prev = thread;
+    Counts& c = per_thread[thread];
+    for (std::size_t i = 0; i < n; i++) {
+      const mt::MemRef& m = batch[i];
+      (m.store ? c.stores : c.loads)++;
+      c.bytes += m.size;
       auto k = static_cast<std::size_t>(m.kind);
       kind_refs[k]++;
       kind_lines[k].insert(m.daddr >> 6);
@@ -145,9 +164,14 @@ void run_memtrace_stats(const StatsArgs& a) {
       s.last = m.daddr;
       s.has_last = true;
     }
-    std::cout << std::setw(6) << r.thread() << std::setw(12) << loads + stores << std::setw(12)
-              << loads << std::setw(12) << stores << std::setw(12) << bytes << "\n";
-    total += loads + stores;
+  }
+  std::cout << "thread  references       loads      stores       bytes\n";
+  std::uint64_t total = 0;
+  for (std::size_t t = 0; t < per_thread.size(); t++) {
+    const Counts& c = per_thread[t];
+    std::cout << std::setw(6) << t << std::setw(12) << c.loads + c.stores << std::setw(12)
+              << c.loads << std::setw(12) << c.stores << std::setw(12) << c.bytes << "\n";
+    total += c.loads + c.stores;
   }
   std::cout << "\nkind    references   footprint (64-byte lines)\n";
   for (std::size_t k = 0; k < 4; k++) {
@@ -240,7 +264,10 @@ void add_memtrace_commands(CLI::App& app) {
   auto* stats = app.add_subcommand("memtrace-stats",
                                    "References per thread, per kind of address and per site "
                                    "(with strides) of a memtrace raw log");
-  stats->add_option("dir", s->dir, "The --raw-log directory")->required();
+  stats
+      ->add_option("dir", s->dir,
+                   "The --raw-log directory, or a memory trace from tracefold memtrace-fold")
+      ->required();
   stats->add_option("--top", s->top, "Sites to list (default 20)");
   stats->add_flag("--raw-sites", s->raw_sites, "Sites as module+0xoffset, without symbols");
   stats->callback([s] {

@@ -19,6 +19,7 @@
 
 #include "cli.hpp"
 #include "cmd_diff.hpp"
+#include "fold.hpp"
 #include "progress.hpp"
 #include "record_samples.hpp"
 #include "tracefold/analysis_basic.hpp"
@@ -169,6 +170,15 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, co
     }
   }
   if (traces.empty()) throw std::runtime_error("merge: no traces given");
+  // Folded memory traces do not keep the call paths that match one
+  // process's contexts to another's: their ranks are merged from the raw
+  // logs.
+  if (traces.size() > 1)
+    for (const Trace& t : traces)
+      if (!t.nodes.empty() && memtrace::is_memory_trace(t))
+        throw std::runtime_error(
+            "merge: folded memory traces are not merged: fold the ranks' raw logs into one "
+            "trace instead, tracefold memtrace-fold RAW0 RAW1 ... -o TRACE (docs/memtrace.md)");
   Trace acc = std::move(traces[0]);
   Progress merging("merging traces", traces.size());
   for (std::size_t i = 1; i < traces.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "fold_codec.hpp"
@@ -155,7 +156,15 @@ struct ThreadFolder::Impl {
         for (std::size_t i = 0; i < p && same; i++)
           same = pend_site[a + i] == pend_site[a + p + i] &&
                  same_but_offset(pend[a + i], pend[a + p + i]);
-        if (same) {
+        // A body of several references that repeats exactly (every stride
+        // 0) is left to the second level, which folds it as a loop: as
+        // a run it would fold differently from the same repetition with
+        // one more reference in the body than the first level looks for
+        // (the edge and interior ranks of a halo exchange).
+        bool moves = p == 1;
+        for (std::size_t i = 0; i < p && same && !moves; i++)
+          moves = pend[a + i].offset != pend[a + p + i].offset;
+        if (same && moves) {
           flush_pending(a);
           body.assign(pend.begin(), pend.begin() + static_cast<std::ptrdiff_t>(p));
           body_site.assign(pend_site.begin(), pend_site.begin() + static_cast<std::ptrdiff_t>(p));
@@ -252,32 +261,71 @@ std::vector<SiteOrigin> ThreadFolder::origins() const {
 
 namespace {
 
-// v(t) = a + b * t + r(t): a and b from the first two threads that have the
-// value when b comes out whole, else b = 0; r is what is left for each.
+// The value of a site's origin in each stream that uses it, fitted as
+// a + b * thread + c * log + residual (the seed's EPRSD: a base linear in
+// the thread and in the process). Each coefficient is the one most pairs of
+// neighbouring streams agree on, so that streams that differ (the main
+// thread among workers, a halo's edge ranks) only keep residuals of their
+// own instead of spoiling the fit for the others.
+struct Point {
+  std::int64_t t = 0, r = 0, v = 0;  // thread in its log, log, value
+};
 struct Fit {
-  std::int64_t a = 0, b = 0;
+  std::int64_t a = 0, b = 0, c = 0;
 };
 
-Fit fit(const std::vector<std::pair<std::int64_t, std::int64_t>>& tv) {
+std::int64_t mul(std::int64_t x, std::int64_t y) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(y));
+}
+
+// The most frequent value (the first to reach the top count on a tie);
+// `fallback` when there is none.
+std::int64_t mode(const std::vector<std::int64_t>& v, std::int64_t fallback) {
+  std::unordered_map<std::int64_t, std::size_t> n;
+  std::int64_t best = fallback;
+  std::size_t top = 0;
+  for (std::int64_t x : v)
+    if (std::size_t k = ++n[x]; k > top) {
+      top = k;
+      best = x;
+    }
+  return best;
+}
+
+// A slope from two points that differ by dx (> 0) in the coordinate, when
+// it comes out whole.
+void slope(std::vector<std::int64_t>& out, std::int64_t dx, std::int64_t dv) {
+  if (dx > 0 && dv % dx == 0) out.push_back(dv / dx);
+}
+
+// pts sorted by (r, t).
+Fit fit(const std::vector<Point>& pts) {
   Fit f;
-  if (tv.empty()) return f;
-  f.a = tv[0].second;
-  if (tv.size() > 1) {
-    const std::int64_t dt = tv[1].first - tv[0].first;
-    const std::int64_t dv = wrap_sub(tv[1].second, tv[0].second);
-    if (dv % dt == 0) {
-      f.b = dv / dt;
-      f.a = wrap_sub(tv[0].second,
-                     static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
-                                               static_cast<std::uint64_t>(tv[0].first)));
+  if (pts.empty()) return f;
+  std::vector<std::int64_t> cand;
+  for (std::size_t i = 1; i < pts.size(); i++)
+    if (pts[i].r == pts[i - 1].r)
+      slope(cand, pts[i].t - pts[i - 1].t, wrap_sub(pts[i].v, pts[i - 1].v));
+  f.b = mode(cand, 0);
+  // The log's slope between the same thread of consecutive logs.
+  cand.clear();
+  std::unordered_map<std::int64_t, const Point*> last;  // by thread
+  for (const Point& p : pts) {
+    auto [it, fresh] = last.emplace(p.t, &p);
+    if (!fresh) {
+      slope(cand, p.r - it->second->r, wrap_sub(p.v, it->second->v));
+      it->second = &p;
     }
   }
+  f.c = mode(cand, 0);
+  cand.clear();
+  for (const Point& p : pts) cand.push_back(wrap_sub(wrap_sub(p.v, mul(f.b, p.t)), mul(f.c, p.r)));
+  f.a = mode(cand, 0);
   return f;
 }
 
-std::int64_t residual(std::int64_t v, const Fit& f, std::int64_t t) {
-  return wrap_sub(wrap_sub(v, f.a), static_cast<std::int64_t>(static_cast<std::uint64_t>(f.b) *
-                                                              static_cast<std::uint64_t>(t)));
+std::int64_t residual(const Point& p, const Fit& f) {
+  return wrap_sub(wrap_sub(wrap_sub(p.v, f.a), mul(f.b, p.t)), mul(f.c, p.r));
 }
 
 Elastic one_value(std::int64_t v, std::int32_t rank) {
@@ -288,30 +336,75 @@ Elastic one_value(std::int64_t v, std::int32_t rank) {
 
 }  // namespace
 
-Trace merge_threads(std::vector<Trace> traces,
-                    const std::vector<std::vector<SiteOrigin>>& origins) {
+Trace merge_threads(std::vector<Trace> traces, const std::vector<std::vector<SiteOrigin>>& origins,
+                    std::uint32_t per_log) {
   if (origins.size() != traces.size())
     throw std::invalid_argument("merge_threads: one origin list per thread");
-  // Per site and value, the (thread, value) pairs of the threads that used
-  // the site, in thread order.
-  using Points = std::vector<std::pair<std::int64_t, std::int64_t>>;
-  std::vector<std::array<Points, 3>> points;
-  for (std::size_t t = 0; t < origins.size(); t++)
+  const auto coords = [per_log](std::size_t s) {
+    const auto si = static_cast<std::int64_t>(s);
+    return per_log ? std::pair{si % per_log, si / per_log} : std::pair{si, std::int64_t{0}};
+  };
+  // With several logs, each process's heap blocks lie wherever its
+  // allocator put them, shifted by what the MPI library allocated before:
+  // a shift per log (the lowest heap base its streams use) takes that out
+  // of every heap site's base, which then fits across the logs.
+  std::vector<std::int64_t> shift(traces.size(), 0);
+  const auto is_heap = [&](std::size_t t, SiteId s) {
+    const auto k = decode_site(traces[t].sites.at(s));
+    return k && k->kind == AddrKind::Heap;
+  };
+  if (per_log)
+    for (std::size_t l = 0; l < traces.size(); l += per_log) {
+      bool any = false;
+      std::int64_t low = 0;
+      for (std::size_t t = l; t < l + per_log; t++)
+        for (const SiteOrigin& o : origins[t])
+          if (is_heap(t, o.site) && (!any || o.values[1] < low)) {
+            low = o.values[1];
+            any = true;
+          }
+      // From the first log's: the first log's bases stay in the fitted a,
+      // and the others' shifts are the small differences between processes.
+      std::fill(shift.begin() + static_cast<std::ptrdiff_t>(l),
+                shift.begin() + static_cast<std::ptrdiff_t>(l + per_log),
+                l == 0 ? low : wrap_sub(low, shift[0]));
+    }
+  std::fill(shift.begin(), shift.begin() + per_log, 0);
+  // Per site and value, the points of the streams that use the site.
+  std::vector<std::array<std::vector<Point>, 3>> points;
+  for (std::size_t t = 0; t < origins.size(); t++) {
+    const auto [ti, ri] = coords(t);
     for (const SiteOrigin& o : origins[t]) {
       if (o.site >= points.size()) points.resize(o.site + 1);
-      for (std::size_t k = 0; k < 3; k++)
-        points[o.site][k].push_back({static_cast<std::int64_t>(t), o.values[k]});
+      for (std::size_t k = 0; k < 3; k++) {
+        std::int64_t v = o.values[k];
+        if (k == 1 && is_heap(t, o.site)) v = wrap_sub(v, shift[t]);
+        points[o.site][k].push_back({ti, ri, v});
+      }
     }
+  }
   std::vector<std::array<Fit, 3>> fits(points.size());
   for (std::size_t s = 0; s < points.size(); s++)
     for (std::size_t k = 0; k < 3; k++) fits[s][k] = fit(points[s][k]);
   const Fields& f = fields();
-  const FieldId ids[3][3] = {
-      {f.off, f.offa, f.offb}, {f.dbase, f.dbasea, f.dbaseb}, {f.own, f.owna, f.ownb}};
+  const FieldId ids[3][4] = {{f.off, f.offa, f.offb, f.offc},
+                             {f.dbase, f.dbasea, f.dbaseb, f.dbasec},
+                             {f.own, f.owna, f.ownb, f.ownc}};
   for (std::size_t t = 0; t < traces.size(); t++) {
     const auto rank = static_cast<std::int32_t>(t);
-    const auto ti = static_cast<std::int64_t>(t);
+    const auto [ti, ri] = coords(t);
     std::vector<Node> head;
+    if (per_log) {
+      Node n;
+      n.key = {origin_op(), traces[t].sites.intern(stream_site())};
+      n.ranks = Ranklist::single(rank);
+      n.count = one_value(1, rank);
+      n.fields.emplace_back(f.dbase, one_value(shift[t], rank));
+      n.fields.emplace_back(f.per, one_value(per_log, rank));
+      std::sort(n.fields.begin(), n.fields.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      head.push_back(std::move(n));
+    }
     for (const SiteOrigin& o : origins[t]) {
       Node n;
       n.key = {origin_op(), o.site};
@@ -319,9 +412,12 @@ Trace merge_threads(std::vector<Trace> traces,
       n.count = one_value(1, rank);
       for (std::size_t k = 0; k < 3; k++) {
         const Fit& fk = fits[o.site][k];
-        n.fields.emplace_back(ids[k][0], one_value(residual(o.values[k], fk, ti), rank));
+        std::int64_t v = o.values[k];
+        if (k == 1 && per_log && is_heap(t, o.site)) v = wrap_sub(v, shift[t]);
+        n.fields.emplace_back(ids[k][0], one_value(residual({ti, ri, v}, fk), rank));
         n.fields.emplace_back(ids[k][1], one_value(fk.a, rank));
         n.fields.emplace_back(ids[k][2], one_value(fk.b, rank));
+        if (per_log) n.fields.emplace_back(ids[k][3], one_value(fk.c, rank));
       }
       std::sort(n.fields.begin(), n.fields.end(),
                 [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -330,27 +426,106 @@ Trace merge_threads(std::vector<Trace> traces,
     traces[t].nodes.insert(traces[t].nodes.begin(), std::make_move_iterator(head.begin()),
                            std::make_move_iterator(head.end()));
   }
+  if (per_log) {
+    // The same thread of every log first: the merge matches node lists
+    // pairwise along a tree, and a tree that pairs a main thread with a
+    // worker leaves alike streams matched to different nodes.
+    std::vector<Trace> by_thread;
+    by_thread.reserve(traces.size());
+    for (std::size_t t = 0; t < per_log; t++)
+      for (std::size_t s = t; s < traces.size(); s += per_log)
+        by_thread.push_back(std::move(traces[s]));
+    traces = std::move(by_thread);
+  }
   return reduce_traces(std::move(traces));
 }
+
+namespace {
+
+// Context ids are given in the order a process first takes each call path,
+// and MPI_Init takes thousands of them in an order of its own on every rank:
+// the same path has different ids in different logs. The trace uses the
+// first log's ids; a later log's context gets the id of the first log's
+// context with the same path, or, for a path new to the trace, the next
+// free id (taken in the order of that log's own ids).
+class ContextMap {
+ public:
+  // The map of the next log (its contexts.bin, empty when there is none).
+  std::vector<std::uint32_t> add_log(const std::vector<Context>& contexts) {
+    std::vector<std::uint32_t> to(contexts.size(), 0);
+    for (std::size_t id = 1; id < contexts.size(); id++) {
+      const Context& c = contexts[id];
+      const std::uint32_t parent = c.parent < id ? to[c.parent] : 0;
+      const auto [it, fresh] = ids_.try_emplace(Key{parent, c.call_site}, next_);
+      if (fresh) next_++;
+      to[id] = it->second;
+    }
+    return to;
+  }
+
+ private:
+  struct Key {
+    std::uint32_t parent;
+    std::uint64_t call_site;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return static_cast<std::size_t>((k.call_site * 0x9e3779b97f4a7c15ULL) ^ k.parent);
+    }
+  };
+  std::unordered_map<Key, std::uint32_t, KeyHash> ids_;
+  std::uint32_t next_ = 1;
+};
+
+void remap(MemRef* refs, std::size_t n, const std::vector<std::uint32_t>& to) {
+  const auto map = [&to](std::uint32_t id) { return id < to.size() ? to[id] : id; };
+  for (std::size_t i = 0; i < n; i++) {
+    refs[i].context = map(refs[i].context);
+    if (refs[i].kind == AddrKind::Heap) refs[i].region = map(refs[i].region);
+  }
+}
+
+}  // namespace
 
 Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFoldOptions& options,
                     MemFoldStats* stats) {
   std::vector<std::filesystem::path> files;
-  for (const auto& dir : dirs) {
-    const auto f = raw_stream_files(dir);
-    if (f.empty()) throw RawFormatError(dir.string() + ": no thread-N.bin files");
+  std::vector<std::size_t> log_of;  // by stream
+  for (std::size_t l = 0; l < dirs.size(); l++) {
+    const auto f = raw_stream_files(dirs[l]);
+    if (f.empty()) throw RawFormatError(dirs[l].string() + ": no thread-N.bin files");
     files.insert(files.end(), f.begin(), f.end());
+    log_of.insert(log_of.end(), f.size(), l);
   }
+  // Streams per log, when every log has as many (else the origins are fitted
+  // along the stream number alone).
+  std::uint32_t per_log = 0;
+  if (dirs.size() > 1 && files.size() % dirs.size() == 0) {
+    per_log = static_cast<std::uint32_t>(files.size() / dirs.size());
+    for (std::size_t s = 0; s < files.size(); s++)
+      if (log_of[s] != s / per_log) per_log = 0;
+  }
+  // One log keeps its ids as they are.
+  ContextMap contexts;
+  std::vector<std::uint32_t> to;
   SiteTable sites;
   std::vector<Trace> traces;
   std::vector<std::vector<SiteOrigin>> origins;
   std::vector<MemRef> batch(4096);
   const auto streams = static_cast<std::uint32_t>(files.size());
   for (std::uint32_t t = 0; t < streams; t++) {
+    if (dirs.size() > 1 && (t == 0 || log_of[t] != log_of[t - 1])) {
+      const auto file = dirs[log_of[t]] / "contexts.bin";
+      to = contexts.add_log(std::filesystem::exists(file) ? read_contexts(file)
+                                                          : std::vector<Context>{});
+    }
     RawStreamReader in(files[t]);
     ThreadFolder folder(t, sites, options);
-    while (std::size_t got = in.next_batch(batch.data(), batch.size()))
+    while (std::size_t got = in.next_batch(batch.data(), batch.size())) {
+      if (!to.empty()) remap(batch.data(), got, to);
       folder.append(batch.data(), got);
+    }
     traces.push_back(folder.finish(streams));
     origins.push_back(folder.origins());
     if (stats) {
@@ -360,7 +535,43 @@ Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFol
       stats->events += folder.stats().events;
     }
   }
-  return merge_threads(std::move(traces), origins);
+  Trace out = merge_threads(std::move(traces), origins, per_log);
+  if (const auto file = dirs.front() / "modules.bin"; std::filesystem::exists(file))
+    set_trace_modules(out, read_modules(file));
+  return out;
+}
+
+namespace {
+constexpr std::string_view kModulePrefix = "memmod";
+}
+
+void set_trace_modules(Trace& trace, const std::vector<Module>& modules) {
+  for (const Module& m : modules) {
+    if (m.id == 0) continue;  // read_modules' placeholder
+    tracefold::Module t;
+    t.name = std::string(kModulePrefix) + std::to_string(m.id);
+    t.path = m.name;
+    t.base = m.base;
+    trace.symtab.modules[t.name] = t;
+  }
+}
+
+std::vector<Module> trace_modules(const Trace& trace) {
+  std::vector<Module> out;
+  for (const auto& [name, t] : trace.symtab.modules) {
+    if (name.rfind(kModulePrefix, 0) != 0) continue;
+    std::uint32_t id = 0;
+    try {
+      const unsigned long v = std::stoul(name.substr(kModulePrefix.size()));
+      if (v == 0 || v > 0xffffffffu) continue;
+      id = static_cast<std::uint32_t>(v);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (id >= out.size()) out.resize(id + 1);
+    out[id] = Module{id, t.base, t.path};
+  }
+  return out;
 }
 
 Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options,

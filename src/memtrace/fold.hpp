@@ -75,21 +75,39 @@ class ThreadFolder {
   std::unique_ptr<Impl> impl_;
 };
 
-// Merges the threads' traces (traces[t] and origins[t] of thread t, their
-// sites from one table). Each thread's trace gets a `memorg` node per site
-// it used, first, holding the origins as a + b * thread + residual, a and b
-// fitted over the threads that used the site: a base linear in the thread
-// number (each thread its own slice) is then one value for all threads
-// (the seed's EPRSD), anything else a residual per thread.
-Trace merge_threads(std::vector<Trace> traces, const std::vector<std::vector<SiteOrigin>>& origins);
+// Merges the streams' traces (traces[s] and origins[s] of stream s, their
+// sites from one table). Each stream's trace gets a `memorg` node per site
+// it used, first, holding the origins as a + b * thread + c * log +
+// residual, the coefficients fitted over the streams that used the site: a
+// base linear in the thread number (each thread its own slice) and in the
+// rank is then one value for all streams (the seed's EPRSD), anything else
+// a residual of the stream's own. per_log: the streams of each log (MPI
+// rank), stream s being thread s % per_log of log s / per_log; 0 for one
+// log (thread = stream, no c). With several logs each stream also gets a
+// `memorg` node of its own (site `memstream`) with per_log and its log's heap
+// shift, which its heap sites' bases are fitted after.
+Trace merge_threads(std::vector<Trace> traces, const std::vector<std::vector<SiteOrigin>>& origins,
+                    std::uint32_t per_log = 0);
 
 // Folds every thread-N.bin of a --raw-log directory and merges the threads.
 Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options = {},
                    MemFoldStats* stats = nullptr);
 // The same for several logs (one per MPI rank, say) into one trace: its
-// streams are the logs' threads, log by log in the order given.
+// streams are the logs' threads, log by log in the order given. Contexts
+// (and heap blocks' allocation contexts) carry the first log's ids: a later
+// log's are renumbered by call path (see fold.cpp's ContextMap).
 Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs,
                     const MemFoldOptions& options = {}, MemFoldStats* stats = nullptr);
+
+// The module table of a raw log (modules.bin: the files whose statics are
+// module id + offset, and their load bases) kept in a folded trace's
+// module table, as `memmod<ID>` (path: the file, base: the load base in the
+// recorded run), so that sites can be named after the raw log is gone.
+// With several logs the table is the first log's. Core's merge drops
+// modules no site frame names: set it on the finished trace.
+void set_trace_modules(Trace& trace, const std::vector<Module>& modules);
+// The table back, indexed by id as read_modules gives it (empty if none).
+std::vector<Module> trace_modules(const Trace& trace);
 
 // Whether `trace` is a folded memory trace (its events are mem/memrun).
 bool is_memory_trace(const Trace& trace);

@@ -18,6 +18,9 @@ namespace tracefold::memtrace::fold_detail {
 // The event fields of a memory trace.
 struct Fields {
   FieldId off, stride, ord, own, dbase, width, trips, offa, offb, dbasea, dbaseb, owna, ownb;
+  // Traces of several logs (MPI ranks) only: the per-log coefficients of
+  // the origins and the streams per log (docs/memtrace.md "Folding").
+  FieldId offc, dbasec, ownc, per;
   Fields()
       : off(FieldTable::intern("off", FieldKind::kScalar)),
         stride(FieldTable::intern("stride", FieldKind::kScalar)),
@@ -31,7 +34,11 @@ struct Fields {
         dbasea(FieldTable::intern("dbasea", FieldKind::kScalar)),
         dbaseb(FieldTable::intern("dbaseb", FieldKind::kScalar)),
         owna(FieldTable::intern("owna", FieldKind::kScalar)),
-        ownb(FieldTable::intern("ownb", FieldKind::kScalar)) {
+        ownb(FieldTable::intern("ownb", FieldKind::kScalar)),
+        offc(FieldTable::intern("offc", FieldKind::kScalar)),
+        dbasec(FieldTable::intern("dbasec", FieldKind::kScalar)),
+        ownc(FieldTable::intern("ownc", FieldKind::kScalar)),
+        per(FieldTable::intern("per", FieldKind::kScalar)) {
     in_order = off < stride && stride < ord && ord < own && own < dbase && width < trips;
   }
   // Events hold fields sorted by id; the ids are in this order unless some
@@ -108,6 +115,17 @@ inline CallSite run_site() {
   CallSite s;
   s.frames.push_back({"memrun", 0});
   return s;
+}
+
+// The site of a stream's own memorg node in a trace of several logs: the
+// streams per log and its log's heap shift (see merge_threads).
+inline CallSite stream_site() {
+  CallSite s;
+  s.frames.push_back({"memstream", 0});
+  return s;
+}
+inline bool is_stream_site(const CallSite& s) {
+  return s.frames.size() == 1 && s.frames[0].module == "memstream";
 }
 
 inline std::optional<SiteKey> decode_site(const CallSite& s) {

@@ -24,6 +24,10 @@ struct MemStreamReader::Impl {
   std::uint32_t thread;
   const Fields& f = fields();
   std::vector<std::optional<SiteKey>> keys;  // by SiteId
+  std::vector<char> stream_sites;            // by SiteId: is_stream_site
+  // From the stream's own memorg node (traces of several logs): streams per
+  // log (0: one log) and the heap shift.
+  std::int64_t per_log = 0, heap_shift = 0;
   std::vector<SiteOrigin::Values> prev;
   std::vector<char> seen;
   std::int64_t prev_trips = 0;
@@ -36,7 +40,10 @@ struct MemStreamReader::Impl {
 
   Impl(const Trace& trace, std::uint32_t t) : it(trace, static_cast<std::int32_t>(t)), thread(t) {
     keys.reserve(trace.sites.size());
-    for (const CallSite& s : trace.sites.all()) keys.push_back(decode_site(s));
+    for (const CallSite& s : trace.sites.all()) {
+      keys.push_back(decode_site(s));
+      stream_sites.push_back(is_stream_site(s));
+    }
   }
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -90,20 +97,37 @@ struct MemStreamReader::Impl {
       }
       if (!it.next(ev)) break;
       if (ev.op == origin_op()) {
+        if (ev.site < stream_sites.size() && stream_sites[ev.site]) {
+          per_log = field(f.per);
+          heap_shift = field(f.dbase);
+          if (per_log < 0) fail("a negative number of streams per log");
+          continue;
+        }
+        if (ev.site >= keys.size() || !keys[ev.site]) fail("an origin without an access site");
         if (ev.site >= seen.size()) {
           seen.resize(ev.site + 1, 0);
           prev.resize(ev.site + 1);
         }
         seen[ev.site] = 1;
-        const auto t = static_cast<std::int64_t>(thread);
-        const FieldId ids[3][3] = {
-            {f.off, f.offa, f.offb}, {f.dbase, f.dbasea, f.dbaseb}, {f.own, f.owna, f.ownb}};
-        for (std::size_t k = 0; k < 3; k++)
-          prev[ev.site][k] = wrap_add(
-              wrap_add(field(ids[k][1]),
-                       static_cast<std::int64_t>(static_cast<std::uint64_t>(field(ids[k][2])) *
-                                                 static_cast<std::uint64_t>(t))),
-              field(ids[k][0]));
+        const auto s = static_cast<std::int64_t>(thread);
+        const std::int64_t t = per_log ? s % per_log : s, r = per_log ? s / per_log : 0;
+        const auto mul = [](std::int64_t x, std::int64_t y) {
+          return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) *
+                                           static_cast<std::uint64_t>(y));
+        };
+        const FieldId ids[3][4] = {{f.off, f.offa, f.offb, f.offc},
+                                   {f.dbase, f.dbasea, f.dbaseb, f.dbasec},
+                                   {f.own, f.owna, f.ownb, f.ownc}};
+        for (std::size_t k = 0; k < 3; k++) {
+          // The log's coefficient only in traces of several logs.
+          const std::int64_t c = ev.get(ids[k][3]);
+          std::int64_t v =
+              wrap_add(wrap_add(field(ids[k][1]), mul(field(ids[k][2]), t)), field(ids[k][0]));
+          if (c != kAbsent) v = wrap_add(v, mul(c, r));
+          prev[ev.site][k] = v;
+        }
+        if (keys[ev.site]->kind == AddrKind::Heap)
+          prev[ev.site][1] = wrap_add(prev[ev.site][1], heap_shift);
         continue;
       }
       if (ev.op == run_op()) {

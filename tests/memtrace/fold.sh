@@ -72,12 +72,15 @@ within 5 loops64 loops256
 run memtrace -q --wait-for-start --raw-log raw-rank1 -- "$K/vadd_slices" 3 1024
 run memtrace-fold raw-vadd3 raw-rank1 -o ranks.tf
 [[ $RC == 0 ]] || bad "two logs: memtrace-fold exit $RC: $(cat err.txt)"
+# Contexts as call paths: the trace renumbers the second log's contexts to
+# the first one's ids, and two runs may number them differently.
 for d in raw-vadd3 raw-rank1; do
   run memreplay $d --raw --interleave 0
-  tail -n +2 out.txt | cut -d' ' -f2-
+  python3 "$SRC/tests/memtrace/ctxpaths.py" "$d/contexts.bin" <out.txt
 done >ranks-raw.txt
 run memreplay ranks.tf --raw --interleave 0
-tail -n +2 out.txt | cut -d' ' -f2- >ranks-fold.txt
+python3 "$SRC/tests/memtrace/ctxpaths.py" raw-vadd3/contexts.bin raw-vadd3 raw-rank1 \
+  <out.txt >ranks-fold.txt
 SIZE[ranks]=$(stat -c %s ranks.tf)
 cmp -s ranks-raw.txt ranks-fold.txt && (($(wc -l <ranks-fold.txt) == 2 * REFS[vadd3])) &&
   ok "two logs in one trace: lossless, ${SIZE[ranks]} bytes" ||
@@ -94,21 +97,31 @@ else
 fi
 
 # The cache simulator gives the same counts from the folded trace as from
-# the raw log (site names aside: the folded trace has no module table).
+# the raw log, and the same site names (the trace keeps the module table).
 cachesim() {
-  run memreplay "$1" --cache L1=4K:2:64,L2=64K:8:64 --interleave 100 --raw-sites
-  awk '/sites by/ { f = 1 } f && /function$/ { l = index($0, "function") - 1 }
-       l { $0 = substr($0, 1, l) } { print }' out.txt
+  run memreplay "$1" --cache L1=4K:2:64,L2=64K:8:64 --interleave 100
+  cat out.txt
 }
 for name in vadd8 matmul; do
   cachesim "raw-$name" >"cache-raw-$name.txt"
   cachesim "$name.tf" >"cache-$name.txt"
-  if cmp -s "cache-raw-$name.txt" "cache-$name.txt" && grep -q '^L2 ' "cache-$name.txt"; then
+  if cmp -s "cache-raw-$name.txt" "cache-$name.txt" && grep -q '^L2 ' "cache-$name.txt" &&
+    grep -q " ${name%%[0-9]*} (" "cache-$name.txt"; then
     ok "$name: cache simulation of the folded trace = of the raw log"
   else
     bad "$name: cache simulations differ: $(diff "cache-raw-$name.txt" "cache-$name.txt" | head -4)"
   fi
 done
+
+# memtrace-stats of a folded trace is that of its raw log, names included.
+run memtrace-stats raw-vadd8 --top 5
+mv out.txt stats-raw.txt
+run memtrace-stats vadd8.tf --top 5
+if [[ $RC == 0 ]] && cmp -s out.txt stats-raw.txt && grep -q ' vadd (' out.txt; then
+  ok "memtrace-stats of the folded trace = of the raw log"
+else
+  bad "memtrace-stats of the folded trace (exit $RC): $(diff stats-raw.txt out.txt | head -4) $(head -2 err.txt)"
+fi
 
 # Irregular: lossless, and not larger than the raw streams under xz -9.
 fold spmv "$K/spmv" 3000 2
@@ -116,6 +129,12 @@ cat raw-spmv/thread-*.bin | xz -9 >spmv.xz
 xzb=$(stat -c %s spmv.xz)
 ((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
   bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
+
+# Separately folded traces are not merged (their contexts cannot be matched
+# without the raw logs): refused, pointing at memtrace-fold of the logs.
+run merge vadd3.tf vadd8.tf -o merged.tf
+[[ $RC == 2 ]] && grep -q 'memtrace-fold RAW0 RAW1' err.txt &&
+  ok "merge refuses folded memory traces" || bad "merge of memory traces: exit $RC: $(cat err.txt)"
 
 # Not a memory trace, not a trace.
 echo nonsense >bad.tf

@@ -29,7 +29,7 @@ mt::MemRef ref(std::uint64_t iaddr, std::int64_t offset, bool store = false,
   return m;
 }
 
-tracefold::Trace fold(const std::vector<Stream>& threads) {
+tracefold::Trace fold(const std::vector<Stream>& threads, std::uint32_t per_log = 0) {
   tracefold::SiteTable sites;
   std::vector<tracefold::Trace> traces;
   std::vector<std::vector<mt::SiteOrigin>> origins;
@@ -39,7 +39,7 @@ tracefold::Trace fold(const std::vector<Stream>& threads) {
     traces.push_back(f.finish(static_cast<std::uint32_t>(threads.size())));
     origins.push_back(f.origins());
   }
-  return mt::merge_threads(std::move(traces), origins);
+  return mt::merge_threads(std::move(traces), origins, per_log);
 }
 
 Stream expand(const tracefold::Trace& trace, std::uint32_t thread) {
@@ -51,8 +51,8 @@ Stream expand(const tracefold::Trace& trace, std::uint32_t thread) {
 }
 
 // Folds, checks the round trip through the compact form, returns its size.
-std::size_t check_lossless(const std::vector<Stream>& threads) {
-  const tracefold::Trace trace = fold(threads);
+std::size_t check_lossless(const std::vector<Stream>& threads, std::uint32_t per_log = 0) {
+  const tracefold::Trace trace = fold(threads, per_log);
   EXPECT_TRUE(mt::is_memory_trace(trace));
   const std::string bytes = tracefold::encode_compact(trace);
   const tracefold::Trace back = tracefold::decode_compact(bytes);
@@ -191,3 +191,47 @@ TEST(MemFold, RunEndingInsideARepeatedSite) {
 }
 
 }  // namespace
+
+// P ranks (logs) of 2 threads, each thread sweeping its half of a heap block
+// that every rank allocates at an address of its own (not linear in the
+// rank), the first and last rank writing a boundary row more: one stream
+// node and one residual per stream at most, so the trace hardly grows with
+// P, and every stream expands exactly.
+std::vector<Stream> halo_ranks(int ranks) {
+  std::vector<Stream> out;
+  for (int r = 0; r < ranks; r++) {
+    const std::uint64_t block = 0x5260000 + 0x130 * static_cast<std::uint64_t>((r * 7) % 5);
+    const auto heap = [block](std::uint64_t iaddr, std::int64_t off, bool store) {
+      mt::MemRef m = ref(iaddr, off, store, mt::AddrKind::Heap);
+      m.region = 42;
+      m.daddr = block + static_cast<std::uint64_t>(off);
+      return m;
+    };
+    Stream main;
+    if (r == 0 || r == ranks - 1)
+      for (int j = 0; j < 32; j++)
+        main.push_back(heap(0x401100, (r == 0 ? 0 : 9 * 256) + 8 * j, true));
+    out.push_back(main);
+    for (int t = 0; t < 2; t++) {
+      Stream w;
+      for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 32; j++) {
+          const std::int64_t at = 256 * (1 + 4 * t + i) + 8 * j;
+          w.push_back(heap(0x401200, at - 256, false));
+          w.push_back(heap(0x401204, at + 256, false));
+          w.push_back(heap(0x401208, at, true));
+        }
+      out.push_back(w);
+    }
+  }
+  return out;
+}
+
+TEST(MemFold, RanksMergeAcrossLogs) {
+  const std::size_t two = check_lossless(halo_ranks(2), 3);
+  const std::size_t eight = check_lossless(halo_ranks(8), 3);
+  EXPECT_EQ(fold(halo_ranks(2), 3).nodes.size(), fold(halo_ranks(8), 3).nodes.size());
+  // Each added rank costs its heap shift (a value and a ranklist), nothing
+  // per site or per thread.
+  EXPECT_LE(eight, two + 6 * 8) << two << " B for 2 ranks, " << eight << " B for 8";
+}
