@@ -79,13 +79,16 @@ struct Folder::Impl {
   // quadratic in an irregular iteration's length: the growing side was
   // flattened again as it grew by each call, and was most of that path's
   // work on a data exchange. So each top-level item's calls are flattened
-  // once, when it is indexed, and laid end to end: a stretch of top is a
-  // span of them. Items change structure only through the folds of
-  // try_fold, which index them again (the other paths change values and
-  // counts, never keys or bodies), so the spans stay current. An item keeps
+  // once, when a test first needs them, and laid end to end: a stretch of
+  // top is a span of them. Items change structure only through the folds
+  // of try_fold, which index them again (the other paths change values and
+  // counts, never keys or bodies), and an item indexed again is flattened
+  // again, with those after it, when next needed. An item keeps
   // at most kMaxFlatKeys + 1 calls: more make any stretch holding it too
   // long to compare by calls, whatever their number.
   static constexpr std::size_t kMaxFlatKeys = 512;
+  std::size_t flat_items_ = 0;  // top[0, flat_items_) are flattened
+  void flatten_upto(std::size_t to);
   std::vector<uint64_t> flat_keys_;
   std::vector<std::size_t> flat_start_{0};  // top[i]'s calls start at flat_start_[i]
   std::vector<uint64_t> flat_filter_;       // per item: filter_bit of each of its calls, or-ed
@@ -103,7 +106,7 @@ struct Folder::Impl {
     uint64_t filter = 0;
     bool filtered = false;
   };
-  Calls calls_of(std::size_t from, std::size_t to) const;
+  Calls calls_of(std::size_t from, std::size_t to);
   // The calls of try_fold's chain[c] of the loop top[k] (its body's).
   Calls chain_calls(std::size_t k, std::size_t c, const Item& target);
 
@@ -512,9 +515,9 @@ struct Folder::Impl {
   // Whether two sides make the same set of calls (elastic_iterations).
   bool same_call_sets(Calls& ca, Calls& cb);
 
-  // Whether `seg` (calls `cs`) is similar enough to `body` (calls `cb`) to
-  // be merged as an iteration.
-  bool accept_iteration(std::span<const Item> body, std::span<const Item> seg, Calls cb, Calls cs);
+  // Whether top[k + 1, end) is similar enough to the body of try_fold's
+  // chain[c] of the loop top[k] (`target`) to be merged as an iteration.
+  bool accept_iteration(std::size_t k, std::size_t c, const Item& target);
 
   // top[j..m] and top[m+1..] become two iterations of a new loop.
   void make_loop(std::size_t j, std::size_t m);

@@ -15,18 +15,26 @@ void Folder::Impl::index_push(std::size_t pos) {
   prefix_hash_.push_back(prefix_hash_[pos] * kHashBase + compat_hash(top[pos]));
   while (base_power_.size() < prefix_hash_.size())
     base_power_.push_back(base_power_.back() * kHashBase);
-  flat_start_.resize(pos + 1);
-  flat_keys_.resize(flat_start_[pos]);
-  chain_start_.resize(pos + 1);
-  chain_at_.resize(chain_start_[pos]);
-  flat_append(top[pos], flat_start_[pos] + kMaxFlatKeys + 1, true);
-  flat_start_.push_back(flat_keys_.size());
-  chain_start_.push_back(chain_at_.size());
-  uint64_t filter = 0;
-  for (std::size_t i = flat_start_[pos]; i < flat_keys_.size(); ++i)
-    filter |= filter_bit(flat_keys_[i]);
-  flat_filter_.resize(pos);
-  flat_filter_.push_back(filter);
+  flat_items_ = std::min(flat_items_, pos);
+}
+
+void Folder::Impl::flatten_upto(std::size_t to) {
+  if (to <= flat_items_) return;
+  flat_start_.resize(flat_items_ + 1);
+  flat_keys_.resize(flat_start_[flat_items_]);
+  chain_start_.resize(flat_items_ + 1);
+  chain_at_.resize(chain_start_[flat_items_]);
+  flat_filter_.resize(flat_items_);
+  for (std::size_t pos = flat_items_; pos < to; ++pos) {
+    const std::size_t from = flat_keys_.size();
+    flat_append(top[pos], from + kMaxFlatKeys + 1, true);
+    flat_start_.push_back(flat_keys_.size());
+    chain_start_.push_back(chain_at_.size());
+    uint64_t filter = 0;
+    for (std::size_t i = from; i < flat_keys_.size(); ++i) filter |= filter_bit(flat_keys_[i]);
+    flat_filter_.push_back(filter);
+  }
+  flat_items_ = to;
 }
 
 void Folder::Impl::flat_append(const Item& it, std::size_t limit, bool chain) {
@@ -42,7 +50,8 @@ void Folder::Impl::flat_append(const Item& it, std::size_t limit, bool chain) {
   flat_append(tail, limit, chain);
 }
 
-Folder::Impl::Calls Folder::Impl::calls_of(std::size_t from, std::size_t to) const {
+Folder::Impl::Calls Folder::Impl::calls_of(std::size_t from, std::size_t to) {
+  flatten_upto(to);
   Calls c;
   c.keys = std::span<const uint64_t>(flat_keys_)
                .subspan(flat_start_[from], flat_start_[to] - flat_start_[from]);
@@ -53,6 +62,7 @@ Folder::Impl::Calls Folder::Impl::calls_of(std::size_t from, std::size_t to) con
 
 Folder::Impl::Calls Folder::Impl::chain_calls(std::size_t k, std::size_t c, const Item& target) {
   if (c == 0) return calls_of(k, k + 1);
+  flatten_upto(k + 1);
   const std::size_t from = flat_start_[k], to = flat_start_[k + 1];
   // Kept whole (not cut at the bound) and deep enough: a suffix of top[k]'s.
   if (to - from <= kMaxFlatKeys && chain_start_[k] + c <= chain_start_[k + 1]) {
@@ -230,9 +240,7 @@ bool Folder::Impl::try_fold() {
       Item& target = *chain[c];
       if (target.first != seg_first || target.last != seg_last) continue;
       if (near) {
-        if (!accept_iteration(target.body, std::span<const Item>(top).subspan(k + 1),
-                              chain_calls(k, c, target), calls_of(k + 1, n)))
-          continue;
+        if (!accept_iteration(k, c, target)) continue;
       } else if (seg_len != target.body.size() || body_hash(target) != range_hash(k + 1, n) ||
                  !same_calls(target.body.data(), &top[k + 1], seg_len)) {
         continue;
@@ -313,15 +321,15 @@ bool Folder::Impl::try_fold() {
   return false;
 }
 
-bool Folder::Impl::accept_iteration(std::span<const Item> body, std::span<const Item> seg, Calls cb,
-                                    Calls cs) {
+bool Folder::Impl::accept_iteration(std::size_t k, std::size_t c, const Item& target) {
+  const std::span<const Item> body(target.body), seg = std::span<const Item>(top).subspan(k + 1);
   if (body.size() == seg.size()) {
     bool direct = true;
     for (std::size_t i = 0; i < body.size() && direct; ++i)
       direct = directly_compatible(body[i], seg[i]);
     if (direct) return true;
   }
-  return alike(body, seg, cb, cs);
+  return alike(body, seg, chain_calls(k, c, target), calls_of(k + 1, top.size()));
 }
 
 bool Folder::Impl::same_call_sets(Calls& ca, Calls& cb) {
