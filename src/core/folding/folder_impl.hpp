@@ -72,6 +72,44 @@ struct Folder::Impl {
 
   void index_push(std::size_t pos);
 
+  // ------------------------------------------------- calls of top's items
+  //
+  // alike() compares the calls of two stretches (one pass through every
+  // loop body). Flattening both sides at every test made the general path
+  // quadratic in an irregular iteration's length: the growing side was
+  // flattened again as it grew by each call, and was most of that path's
+  // work on a data exchange. So each top-level item's calls are flattened
+  // once, when a test first needs them, and laid end to end: a stretch of
+  // top is a span of them. Items change structure only through the folds
+  // of try_fold, which index them again (the other paths change values and
+  // counts, never keys or bodies), and an item indexed again is flattened
+  // again, with those after it, when next needed. An item keeps
+  // at most kMaxFlatKeys + 1 calls: more make any stretch holding it too
+  // long to compare by calls, whatever their number.
+  static constexpr std::size_t kMaxFlatKeys = 512;
+  std::size_t flat_items_ = 0;  // top[0, flat_items_) are flattened
+  void flatten_upto(std::size_t to);
+  std::vector<uint64_t> flat_keys_;
+  std::vector<std::size_t> flat_start_{0};  // top[i]'s calls start at flat_start_[i]
+  std::vector<uint64_t> flat_filter_;       // per item: filter_bit of each of its calls, or-ed
+  // Per loop item, where each loop of its trailing chain (the body's last
+  // item while that is a loop, as try_fold's chain) starts among its calls:
+  // those of top[i] at chain_at_[chain_start_[i], chain_start_[i + 1]).
+  std::vector<std::size_t> chain_at_;
+  std::vector<std::size_t> chain_start_{0};
+  void flat_append(const Item& it, std::size_t limit, bool chain);
+  static uint64_t filter_bit(uint64_t key) { return uint64_t{1} << (mix64(key) & 63); }
+
+  // The calls of a stretch, and the filter of their set when known.
+  struct Calls {
+    std::span<const uint64_t> keys;  // more than kMaxFlatKeys: too many to compare
+    uint64_t filter = 0;
+    bool filtered = false;
+  };
+  Calls calls_of(std::size_t from, std::size_t to);
+  // The calls of try_fold's chain[c] of the loop top[k] (its body's).
+  Calls chain_calls(std::size_t k, std::size_t c, const Item& target);
+
   // ------------------------------------------------- repeats at any distance
   //
   // Exact repeats (every item directly compatible with its counterpart) are
@@ -464,21 +502,22 @@ struct Folder::Impl {
   // make the same set of calls (elastic_iterations). Comparing calls, not
   // items, keeps a half-finished iteration from looking like a whole loop
   // just because its ends match.
-  bool alike(std::span<const Item> a, std::span<const Item> b);
+  // `ca` and `cb` are the calls of `a` and `b`.
+  bool alike(std::span<const Item> a, std::span<const Item> b, Calls ca, Calls cb);
 
-  static constexpr std::size_t kMaxFlatKeys = 512;
   static bool flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out);
-  std::vector<uint64_t> flat_a_, flat_b_;
+  std::vector<uint64_t> chain_keys_;     // chain_calls when they must be flattened
+  std::vector<uint64_t> set_a_, set_b_;  // same_call_sets' sorted sides
   folding::LcsScratch lcs_;
 
   bool try_fold();
   std::vector<std::size_t> cands_;
-  // Whether the two sides alike() last flattened make the same set of
-  // calls (elastic_iterations).
-  bool same_call_sets();
+  // Whether two sides make the same set of calls (elastic_iterations).
+  bool same_call_sets(Calls& ca, Calls& cb);
 
-  // Whether `seg` is similar enough to `body` to be merged as an iteration.
-  bool accept_iteration(std::span<const Item> body, std::span<const Item> seg);
+  // Whether top[k + 1, end) is similar enough to the body of try_fold's
+  // chain[c] of the loop top[k] (`target`) to be merged as an iteration.
+  bool accept_iteration(std::size_t k, std::size_t c, const Item& target);
 
   // top[j..m] and top[m+1..] become two iterations of a new loop.
   void make_loop(std::size_t j, std::size_t m);

@@ -175,6 +175,8 @@ class Merger {
   // loop's (that run then counts as one iteration). Returns false if the
   // alignment table would exceed the cap.
   bool align(std::span<const Item> B, std::span<const Item> S, Plan& plan);
+  // Whether align() takes sequences of these lengths (its table's cap).
+  bool fits(std::size_t n, std::size_t m) const { return (n + 1) * (m + 1) <= max_cells_; }
 
   Items apply(Items&& B, Items&& S, const Plan& plan);
 

@@ -164,7 +164,7 @@ Items Merger::merge_seq(Items&& B, Items&& S) {
 
 bool Merger::align(std::span<const Item> B, std::span<const Item> S, Plan& plan) {
   const std::size_t n = B.size(), m = S.size();
-  if ((n + 1) * (m + 1) > max_cells_) return false;
+  if (!fits(n, m)) return false;
   const std::size_t w = m + 1;
   score_.assign((n + 1) * (m + 1), 0);
   choice_.assign((n + 1) * (m + 1), Step::kSkipB);

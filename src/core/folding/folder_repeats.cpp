@@ -15,6 +15,67 @@ void Folder::Impl::index_push(std::size_t pos) {
   prefix_hash_.push_back(prefix_hash_[pos] * kHashBase + compat_hash(top[pos]));
   while (base_power_.size() < prefix_hash_.size())
     base_power_.push_back(base_power_.back() * kHashBase);
+  flat_items_ = std::min(flat_items_, pos);
+}
+
+void Folder::Impl::flatten_upto(std::size_t to) {
+  if (to <= flat_items_) return;
+  flat_start_.resize(flat_items_ + 1);
+  flat_keys_.resize(flat_start_[flat_items_]);
+  chain_start_.resize(flat_items_ + 1);
+  chain_at_.resize(chain_start_[flat_items_]);
+  flat_filter_.resize(flat_items_);
+  for (std::size_t pos = flat_items_; pos < to; ++pos) {
+    const std::size_t from = flat_keys_.size();
+    flat_append(top[pos], from + kMaxFlatKeys + 1, true);
+    flat_start_.push_back(flat_keys_.size());
+    chain_start_.push_back(chain_at_.size());
+    uint64_t filter = 0;
+    for (std::size_t i = from; i < flat_keys_.size(); ++i) filter |= filter_bit(flat_keys_[i]);
+    flat_filter_.push_back(filter);
+  }
+  flat_items_ = to;
+}
+
+void Folder::Impl::flat_append(const Item& it, std::size_t limit, bool chain) {
+  if (flat_keys_.size() >= limit) return;
+  if (!it.loop) {
+    flat_keys_.push_back(it.key);
+    return;
+  }
+  const std::size_t last = it.body.size() - 1;
+  for (std::size_t i = 0; i < last; ++i) flat_append(it.body[i], limit, false);
+  const Item& tail = it.body[last];
+  if (chain && tail.loop) chain_at_.push_back(flat_keys_.size());
+  flat_append(tail, limit, chain);
+}
+
+Folder::Impl::Calls Folder::Impl::calls_of(std::size_t from, std::size_t to) {
+  flatten_upto(to);
+  Calls c;
+  c.keys = std::span<const uint64_t>(flat_keys_)
+               .subspan(flat_start_[from], flat_start_[to] - flat_start_[from]);
+  for (std::size_t i = from; i < to; ++i) c.filter |= flat_filter_[i];
+  c.filtered = true;
+  return c;
+}
+
+Folder::Impl::Calls Folder::Impl::chain_calls(std::size_t k, std::size_t c, const Item& target) {
+  if (c == 0) return calls_of(k, k + 1);
+  flatten_upto(k + 1);
+  const std::size_t from = flat_start_[k], to = flat_start_[k + 1];
+  // Kept whole (not cut at the bound) and deep enough: a suffix of top[k]'s.
+  if (to - from <= kMaxFlatKeys && chain_start_[k] + c <= chain_start_[k + 1]) {
+    Calls out;
+    out.keys = std::span<const uint64_t>(flat_keys_).subspan(chain_at_[chain_start_[k] + c - 1]);
+    out.keys = out.keys.first(flat_keys_.data() + to - out.keys.data());
+    return out;
+  }
+  chain_keys_.clear();
+  flatten_keys(target.body, chain_keys_);
+  Calls out;
+  out.keys = chain_keys_;
+  return out;
 }
 
 uint64_t Folder::Impl::mix64(uint64_t h) {
@@ -61,29 +122,29 @@ void Folder::Impl::replace_tail(std::size_t from, Item item) {
   index_push(top.size() - 1);
 }
 
-bool Folder::Impl::alike(std::span<const Item> a, std::span<const Item> b) {
-  Merger::Plan& plan = merger.scratch_plan();
-  flat_a_.clear();
-  flat_b_.clear();
-  const bool small = flatten_keys(a, flat_a_) && flatten_keys(b, flat_b_);
-  if (!small) {
+bool Folder::Impl::alike(std::span<const Item> a, std::span<const Item> b, Calls ca, Calls cb) {
+  const std::size_t n = ca.keys.size(), m = cb.keys.size();
+  if (n > kMaxFlatKeys || m > kMaxFlatKeys) {
+    // Too many calls to compare: the items' alignment decides.
+    Merger::Plan& plan = merger.scratch_plan();
     if (!merger.align(a, b, plan)) return false;
     return static_cast<double>(plan.score) / static_cast<double>(a.size() + b.size()) >=
-               options.min_similarity ||
-           same_call_sets();
+           options.min_similarity;
   }
-  const std::size_t n = flat_a_.size(), m = flat_b_.size();
   const auto share = [&](std::size_t pairs) {
     return n + m == 0 ? 1.0 : 2.0 * static_cast<double>(pairs) / static_cast<double>(n + m);
   };
+  // Only the size of the items' alignment matters here, not the
+  // alignment itself (merge_seq aligns again when the stretches fold).
+  const bool fits = merger.fits(a.size(), b.size());
   // The LCS is at most the shorter side: sides whose lengths are too far
   // apart are alike only by their sets of calls, which is cheaper to ask
   // first than the alignment (most candidates of an irregular code end
   // here).
-  if (share(std::min(n, m)) < options.min_similarity)
-    return same_call_sets() && merger.align(a, b, plan);
-  if (!merger.align(a, b, plan)) return false;
-  return share(lcs_length(flat_a_, flat_b_, lcs_)) >= options.min_similarity || same_call_sets();
+  if (share(std::min(n, m)) < options.min_similarity) return same_call_sets(ca, cb) && fits;
+  if (!fits) return false;
+  return share(lcs_length(ca.keys, cb.keys, lcs_)) >= options.min_similarity ||
+         same_call_sets(ca, cb);
 }
 
 std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
@@ -179,7 +240,7 @@ bool Folder::Impl::try_fold() {
       Item& target = *chain[c];
       if (target.first != seg_first || target.last != seg_last) continue;
       if (near) {
-        if (!accept_iteration(target.body, std::span<const Item>(top).subspan(k + 1))) continue;
+        if (!accept_iteration(k, c, target)) continue;
       } else if (seg_len != target.body.size() || body_hash(target) != range_hash(k + 1, n) ||
                  !same_calls(target.body.data(), &top[k + 1], seg_len)) {
         continue;
@@ -250,7 +311,9 @@ bool Folder::Impl::try_fold() {
     for (std::size_t j = m + 1; j-- > lo;) {
       if (top[j].first != first_key) continue;
       std::span<const Item> all(top);
-      if (!alike(all.subspan(j, m + 1 - j), all.subspan(m + 1))) break;
+      if (!alike(all.subspan(j, m + 1 - j), all.subspan(m + 1), calls_of(j, m + 1),
+                 calls_of(m + 1, n)))
+        break;
       make_loop(j, m);
       return true;
     }
@@ -258,35 +321,37 @@ bool Folder::Impl::try_fold() {
   return false;
 }
 
-bool Folder::Impl::accept_iteration(std::span<const Item> body, std::span<const Item> seg) {
+bool Folder::Impl::accept_iteration(std::size_t k, std::size_t c, const Item& target) {
+  const std::span<const Item> body(target.body), seg = std::span<const Item>(top).subspan(k + 1);
   if (body.size() == seg.size()) {
     bool direct = true;
     for (std::size_t i = 0; i < body.size() && direct; ++i)
       direct = directly_compatible(body[i], seg[i]);
     if (direct) return true;
   }
-  return alike(body, seg);
+  return alike(body, seg, chain_calls(k, c, target), calls_of(k + 1, top.size()));
 }
 
-bool Folder::Impl::same_call_sets() {
-  // After alike() flattened them: flat_a_ and flat_b_ hold both sides' calls, or are
-  // cut short when a side is too long (then nothing is claimed).
-  if (!options.elastic_iterations || flat_a_.empty() || flat_b_.empty() ||
-      flat_a_.size() > kMaxFlatKeys || flat_b_.size() > kMaxFlatKeys)
+bool Folder::Impl::same_call_sets(Calls& ca, Calls& cb) {
+  if (!options.elastic_iterations || ca.keys.empty() || cb.keys.empty() ||
+      ca.keys.size() > kMaxFlatKeys || cb.keys.size() > kMaxFlatKeys)
     return false;
   // Equal sets give equal 64-bit filters of their hashed keys: most unequal
   // ones are told apart here, without sorting either side.
-  const auto filter = [](const std::vector<uint64_t>& keys) {
-    uint64_t f = 0;
-    for (const uint64_t k : keys) f |= uint64_t{1} << (mix64(k) & 63);
-    return f;
+  for (Calls* c : {&ca, &cb}) {
+    if (c->filtered) continue;
+    for (const uint64_t k : c->keys) c->filter |= filter_bit(k);
+    c->filtered = true;
+  }
+  if (ca.filter != cb.filter) return false;
+  const auto set_of = [](std::span<const uint64_t> keys, std::vector<uint64_t>& out) {
+    out.assign(keys.begin(), keys.end());
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
   };
-  if (filter(flat_a_) != filter(flat_b_)) return false;
-  std::sort(flat_a_.begin(), flat_a_.end());
-  std::sort(flat_b_.begin(), flat_b_.end());
-  flat_a_.erase(std::unique(flat_a_.begin(), flat_a_.end()), flat_a_.end());
-  flat_b_.erase(std::unique(flat_b_.begin(), flat_b_.end()), flat_b_.end());
-  return flat_a_ == flat_b_;
+  set_of(ca.keys, set_a_);
+  set_of(cb.keys, set_b_);
+  return set_a_ == set_b_;
 }
 
 void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
