@@ -6,9 +6,11 @@
 namespace tracefold {
 
 RankIterator::RankIterator(const Trace& trace, int32_t rank) : trace_(trace), rank_(rank) {
-  if (rank < 0 || rank >= trace.world_size)
-    throw std::out_of_range("rank " + std::to_string(rank) + " is not in this trace of " +
-                            std::to_string(trace.world_size) + " ranks");
+  if (rank < 0 || rank >= trace.locations())
+    throw std::out_of_range(
+        "rank " + std::to_string(rank) + " is not in this trace of " +
+        std::to_string(trace.world_size) + " ranks" +
+        (trace.threads > 1 ? " x " + std::to_string(trace.threads) + " threads" : ""));
   for (const Node& n : trace.nodes) {
     if (!n.ranks.contains(rank)) continue;
     NodeState st;
