@@ -78,10 +78,10 @@ TEST(TraceThreads, LocationsAreThreadMajor) {
 
 TEST(TraceThreads, SizeConstantInRanksAndSteps) {
   // Alike threads fold across ranks as alike ranks do.
-  const Trace small = fold_ranks(2, 10), large = fold_ranks(8, 200);
+  const Trace small = fold_ranks(4, 10), large = fold_ranks(8, 200);
   EXPECT_EQ(small.nodes.size(), large.nodes.size());
   const std::string a = encode_compact(small), b = encode_compact(large);
-  EXPECT_LT(b.size(), a.size() + 16) << "8 ranks x 200 steps vs 2 x 10";
+  EXPECT_LT(b.size(), a.size() + 16) << "8 ranks x 200 steps vs 4 x 10";
 }
 
 TEST(TraceThreads, TextAndCompactRoundTrip) {
