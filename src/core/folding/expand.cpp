@@ -135,7 +135,9 @@ bool RankIterator::next(Event& out) {
                             [&](const CommPosition& c) { return c.comm == comm; });
       if (p == positions_.end()) {
         try {
-          const auto [me, size] = comm_position(comm, rank_, trace_.comms);
+          // A location's communicators are its rank's (trace.hpp).
+          const int32_t rank = trace_.world_size > 0 ? trace_.rank_of(rank_) : rank_;
+          const auto [me, size] = comm_position(comm, rank, trace_.comms);
           positions_.push_back(CommPosition{comm, me, size});
         } catch (const std::exception& ex) {
           fail(ex.what());
