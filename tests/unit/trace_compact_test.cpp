@@ -397,10 +397,10 @@ TEST(TraceCompact, WrongMagicAndVersionAreNamed) {
   bad[3] = 'X';
   EXPECT_NE(compact_error(bad, "magic.tf").find("not a compact trace"), std::string::npos);
   bad = bytes;
-  bad[4] = 8;
-  std::string what = compact_error(bad, "v8.tf");
-  EXPECT_NE(what.find("v8.tf: byte 4: unsupported compact format version 8 (this tracefold reads "
-                      "compact versions 3 to 7)"),
+  bad[4] = 9;
+  std::string what = compact_error(bad, "v9.tf");
+  EXPECT_NE(what.find("v9.tf: byte 4: unsupported compact format version 9 (this tracefold reads "
+                      "compact versions 3 to 8)"),
             std::string::npos)
       << what;
   bad[4] = 2;
