@@ -20,6 +20,9 @@ struct Difference {
   std::string field;      ///< "op", "site", "length", "world size" or a field name
   std::string left;
   std::string right;
+  /// Names the place when `rank` is a location of a trace with threads
+  /// ("rank R thread T"); empty: "rank RANK".
+  std::string where;
   std::string describe() const;
 };
 

@@ -135,11 +135,12 @@ Ranklist parse_ranklist_or_whole(std::string_view text, const Ranklist* whole);
 /// The whole trace with its tables.
 struct Trace {
   /// Newest text version, written by format_trace when the trace has a
-  /// `pred=other` timing block; a trace without one is written as version
-  /// 2, which added the whole-set shorthand `*`. Versions 3 and 4 exist only
-  /// in the compact form; version 5 is both (docs/format.md "Format
-  /// versions"). The text reader takes versions 1, 2 and 5.
-  static constexpr int kFormatVersion = 5;
+  /// thread dimension (version 6: the `threads` and `omp` lines); version 5
+  /// when it has a `pred=other` timing block; else version 2, which added
+  /// the whole-set shorthand `*`. Versions 3 and 4 exist only in the
+  /// compact form (docs/format.md "Format versions"). The text reader takes
+  /// versions 1, 2, 5 and 6.
+  static constexpr int kFormatVersion = 6;
   /// Version of the compact form (encode_compact), the default on disk.
   /// Version 7 stores the field values of a node that opens a loop by that
   /// loop's trip counts where that is shorter (a poll's flag: "0 but on
@@ -147,9 +148,25 @@ struct Trace {
   /// names and stores the module table's build-ids as bytes, without
   /// repeating the frame table's module names. Version 5 adds `pred=other` and stores a bin's mean
   /// instead of its sum where the sum is count * mean; version 4 stored histograms in columns,
-  /// version 3 in place. The reader takes all five (docs/format.md).
-  static constexpr int kCompactVersion = 7;
+  /// version 3 in place. Version 8 adds the thread dimension and is written
+  /// only for a trace that has one (has_thread_dimension); the others stay
+  /// version 7. The reader takes all six (docs/format.md).
+  static constexpr int kCompactVersion = 8;
+  /// The compact version written for a trace without a thread dimension.
+  static constexpr int kCompactVersionSingleThread = 7;
   int32_t world_size = 0;
+  /// The thread dimension (docs/format.md "The thread dimension"). Every
+  /// ranklist of a node counts *locations*, one per (rank, thread): thread
+  /// t of rank r is location t * world_size + r, threads numbered per rank
+  /// by the order of their first MPI call. Thread 0's locations are the
+  /// ranks themselves, so a trace of one thread per rank is the trace it
+  /// always was; `threads` is the most threads any rank had.
+  int32_t threads = 1;
+  /// Per location, the OpenMP thread number (omp_get_thread_num()) of the
+  /// thread when its first MPI call was made inside a parallel region, else
+  /// -1: one single-value sequence per location that has one. Empty when
+  /// no thread was an OpenMP worker.
+  Elastic omp;
   SiteTable sites;
   /// Modules of the sites' frames and embedded symbols (optional tables).
   SymbolTables symtab;
@@ -158,8 +175,20 @@ struct Trace {
   /// Empty when lossless; otherwise which lossy options were used.
   std::string lossy;
 
-  /// Ranks that have at least one node.
+  /// Ranks that have at least one node (locations, with threads > 1).
   Ranklist ranks() const;
+  /// Number of (rank, thread) locations: world_size * threads.
+  int32_t locations() const { return world_size * threads; }
+  int32_t rank_of(int32_t location) const { return location % world_size; }
+  int32_t thread_of(int32_t location) const { return location / world_size; }
+  /// Whether the trace is written with its thread dimension (threads > 1 or
+  /// an OpenMP table); one without is byte for byte the trace of old.
+  bool has_thread_dimension() const { return threads > 1 || !omp.empty(); }
+  /// "rank R" for thread 0 of a trace without threads, else "rank R thread T".
+  std::string location_name(int32_t location) const;
+  /// A ranklist of locations for people: `ranks RL` without threads, else
+  /// `thread T ranks RL; ...` per thread that has some.
+  std::string describe_locations(const Ranklist& locations) const;
   /// Approximate in-memory size.
   std::size_t memory_bytes() const;
 };

@@ -39,5 +39,13 @@ inline constexpr std::string_view kInitThreadRefusal =
     "thread made each call; calls that threads made concurrently (MPI_THREAD_MULTIPLE) "
     "cannot be ordered on one thread and would deadlock. If only one thread called MPI "
     "(MPI_THREAD_FUNNELED, or SERIALIZED by one thread), use --single-thread";
+/// The first node that a thread other than thread 0 of its rank has (a
+/// location past the world, Trace::threads), if any.
+std::optional<std::size_t> other_thread_node(const Trace& trace);
+/// What replay and bench say of a trace with more than one thread per rank
+/// (Trace::threads), after the count; --single-thread does not lift it.
+inline constexpr std::string_view kThreadsRefusal =
+    "threads per rank called MPI, each with its own event stream in the trace; replay and "
+    "bench run one thread per rank and cannot run such a trace yet";
 
 }  // namespace tracefold

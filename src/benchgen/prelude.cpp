@@ -502,6 +502,9 @@ void check_clock(const Trace& trace, const Options& options) {
 }
 
 void check_single_thread(const Trace& trace, const Options& options) {
+  if (const auto node = other_thread_node(trace))
+    throw BenchError(node_label(trace, *node) + ": " + std::to_string(trace.threads) + " " +
+                     std::string(kThreadsRefusal));
   if (const auto init = init_thread_node(trace); init && !options.single_thread)
     throw BenchError(node_label(trace, *init) + ": " + std::string(kInitThreadRefusal));
 }

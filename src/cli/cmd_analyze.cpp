@@ -38,6 +38,7 @@ void run_analyze(const AnalyzeArgs& args) {
   if (args.rendezvous_given && args.late_receiver != "protocol")
     throw std::runtime_error("--rendezvous applies to --late-receiver protocol only");
   Trace trace = load_trace(args.trace);
+  one_thread_per_rank(trace, "analyze");
   // Only CUBE's call tree shows whole call paths; text and JSON show labels.
   prepare_sites(trace, args.sites, fs::path(args.output).extension() != ".cubex");
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;

@@ -23,7 +23,13 @@ struct EventInput {
   bool is_raw = false;
   Trace trace;
   fs::path dir;
+  std::vector<std::shared_ptr<RawLog>> logs;  // per rank, of a raw-log directory
   int32_t world_size = 0;
+  int32_t threads = 1;
+  std::string location_name(int32_t l) const {
+    if (threads <= 1) return "rank " + std::to_string(l);
+    return "rank " + std::to_string(l % world_size) + " thread " + std::to_string(l / world_size);
+  }
 };
 
 EventInput open_input(const std::string& path) {
@@ -35,10 +41,16 @@ EventInput open_input(const std::string& path) {
     while (fs::exists(in.dir / ("rank-" + std::to_string(n) + ".txt"))) ++n;
     if (n == 0) throw RawLogError(path + ": no rank-0.txt (expected a raw-log directory)");
     in.world_size = n;
+    for (int32_t r = 0; r < n; ++r) {
+      in.logs.push_back(
+          std::make_shared<RawLog>(read_raw_log(in.dir / ("rank-" + std::to_string(r) + ".txt"))));
+      in.threads = std::max(in.threads, in.logs.back()->threads);
+    }
     return in;
   }
   in.trace = load_trace(path);
   in.world_size = in.trace.world_size;
+  in.threads = in.trace.threads;
   return in;
 }
 
@@ -49,17 +61,18 @@ struct RankInput {
   std::function<EventSource()> open;
 };
 
+// Location r: thread r / world_size of rank r % world_size.
 RankInput rank_input(const EventInput& in, int32_t r) {
   RankInput out;
   if (in.is_raw) {
-    out.log =
-        std::make_shared<RawLog>(read_raw_log(in.dir / ("rank-" + std::to_string(r) + ".txt")));
+    out.log = in.logs[static_cast<std::size_t>(r % in.world_size)];
     out.sites = &out.log->sites;
-    out.open = [log = out.log] {
+    auto events = std::make_shared<std::vector<Event>>(out.log->thread_events(r / in.world_size));
+    out.open = [events] {
       auto pos = std::make_shared<std::size_t>(0);
-      return EventSource([log, pos](Event& e) {
-        if (*pos >= log->events.size()) return false;
-        e = log->events[(*pos)++];
+      return EventSource([events, pos](Event& e) {
+        if (*pos >= events->size()) return false;
+        e = (*events)[(*pos)++];
         return true;
       });
     };
@@ -108,16 +121,25 @@ int run_diff(const DiffArgs& args) {
               << " has " << b.world_size << "\n";
     return 1;
   }
-  for (int32_t r = 0; r < a.world_size; ++r) {
+  if (a.threads != b.threads) {
+    std::cout << "different: " << args.a << " has " << a.threads << " threads per rank, " << args.b
+              << " has " << b.threads << "\n";
+    return 1;
+  }
+  // Location by location (thread t of rank r is t * world_size + r).
+  for (int32_t r = 0; r < a.world_size * a.threads; ++r) {
     RankInput ra = rank_input(a, r), rb = rank_input(b, r);
     EventSource sa = args.resolved ? resolved_stream(ra.open) : ra.open();
     EventSource sb = args.resolved ? resolved_stream(rb.open) : rb.open();
     auto d = diff_events(r, sa, *ra.sites, sb, *rb.sites, args.options);
     if (d) {
+      if (a.threads > 1) d->where = a.location_name(r);
       std::cout << "different: " << d->describe() << "\n";
       return 1;
     }
   }
-  std::cout << "same: " << a.world_size << " ranks\n";
+  std::cout << "same: " << a.world_size << " ranks";
+  if (a.threads > 1) std::cout << " x " << a.threads << " threads";
+  std::cout << "\n";
   return 0;
 }

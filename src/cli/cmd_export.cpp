@@ -26,6 +26,7 @@
 namespace fs = std::filesystem;
 using namespace tracefold;
 using tracefold::cli::guarded;
+using tracefold::cli::one_thread_per_rank;
 using tracefold::cli::Progress;
 
 namespace {
@@ -73,6 +74,7 @@ void run_export(const ExportArgs& a) {
   if (a.perfetto.empty() && a.otf2.empty())
     throw std::runtime_error("export: choose an output: --perfetto FILE.json and/or --otf2 DIR");
   Trace t = load_trace(a.trace);
+  one_thread_per_rank(t, "export");
   tracefold::cli::prepare_sites(t, a.sites);
   const TraceTimeline tl = timeline_for(t, a.trace, a.timeline);
   if (!a.perfetto.empty()) {
@@ -97,6 +99,7 @@ void run_stats_files(const std::string& path, const StatsFiles& o) {
   if (o.matrix_csv.empty() && o.matrix_svg.empty() && o.matrix_png.empty() && o.ranks_svg.empty())
     return;
   const Trace t = load_trace(path);
+  one_thread_per_rank(t, "export");
   if (!o.matrix_csv.empty() || !o.matrix_svg.empty() || !o.matrix_png.empty()) {
     const CommMatrix m = comm_matrix(t);
     if (!o.matrix_csv.empty()) {
@@ -160,6 +163,7 @@ void add_export_commands(CLI::App& app) {
   report->callback([rep] {
     guarded([&] {
       Trace t = load_trace(rep->trace);
+      one_thread_per_rank(t, "report");
       tracefold::cli::prepare_sites(t, rep->sites);
       std::ofstream f = open_out(rep->output);
       const TraceTimeline tl = timeline_for(t, rep->trace, rep->timeline);

@@ -328,6 +328,7 @@ void add_patterns_command(CLI::App& app) {
         context_text = "groups " + args->context;
       }
       Trace t = load_trace(args->trace);
+      one_thread_per_rank(t, "patterns");
       patterns::Options o;
       o.peers = args->absolute ? patterns::PeerMode::kAbsolute : patterns::PeerMode::kRelative;
       o.context =

@@ -29,6 +29,7 @@ void add_resolve_command(CLI::App& app) {
   cmd->callback([args] {
     cli::guarded([&] {
       Trace t = load_trace(args->input);
+      cli::one_thread_per_rank(t, "resolve");
       if (!t.lossy.empty())
         throw std::runtime_error(args->input + " is lossy (" + t.lossy +
                                  "): its wildcard matches cannot be walked exactly");

@@ -86,6 +86,7 @@ void print_ranks(const SimulationResult& r, const fs::path& csv) {
 
 void run_simulate(const SimulateArgs& a) {
   const Trace trace = load_trace(a.trace);
+  cli::one_thread_per_rank(trace, "simulate");
   const fs::path replay = cli::find_companion(
       "TRACEFOLD_SMPI_REPLAY",
       {"../extrap/simulate/tracefold-smpi-replay", "tracefold-smpi-replay",

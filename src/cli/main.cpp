@@ -196,12 +196,15 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, co
   return 0;
 }
 
-int cmd_expand(const std::string& path, int32_t rank, bool timing) {
+int cmd_expand(const std::string& path, int32_t rank, int32_t thread, bool timing) {
   Trace t = load_trace(path);
   if (rank < 0 || rank >= t.world_size)
     throw std::out_of_range(path + ": rank " + std::to_string(rank) + " is outside 0.." +
                             std::to_string(t.world_size - 1));
-  write_expansion(std::cout, t, rank, timing);
+  if (thread < 0 || thread >= t.threads)
+    throw std::out_of_range(path + ": thread " + std::to_string(thread) + " is outside 0.." +
+                            std::to_string(t.threads - 1));
+  write_expansion(std::cout, t, thread * t.world_size + rank, timing);
   return 0;
 }
 
@@ -237,6 +240,7 @@ int cmd_stats(const std::string& path, bool json, const SiteOptions& sites) {
     nlohmann::json j;
     j["trace"] = path;
     j["ranks"] = t.world_size;
+    j["threads"] = t.threads;
     j["lossy"] = !t.lossy.empty();
     j["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
@@ -262,7 +266,13 @@ int cmd_stats(const std::string& path, bool json, const SiteOptions& sites) {
     return 0;
   }
   std::cout << "trace " << path << ": " << t.world_size << " ranks"
+            << (t.threads > 1 ? " x " + std::to_string(t.threads) + " threads" : "")
             << (t.lossy.empty() ? "" : " (LOSSY: " + t.lossy + ")") << "\n";
+  // With threads, min@ and max@ name a location as RANK.THREAD.
+  const auto where = [&](int32_t l) {
+    return t.threads > 1 ? std::to_string(t.rank_of(l)) + "." + std::to_string(t.thread_of(l))
+                         : std::to_string(l);
+  };
   // Frame lists are cut to the column; names are shown whole (the column
   // widens to the longest).
   std::size_t width = 28;
@@ -284,9 +294,8 @@ int cmd_stats(const std::string& path, bool json, const SiteOptions& sites) {
       std::cout << std::setw(10) << "-" << std::setw(16) << "-" << std::setw(16) << "-";
     } else {
       std::cout << std::setw(10) << ns_text(r.time.mean()) << std::setw(16)
-                << (ns_text(double(r.time.min())) + "@" + std::to_string(r.time.min_rank()))
-                << std::setw(16)
-                << (ns_text(double(r.time.max())) + "@" + std::to_string(r.time.max_rank()));
+                << (ns_text(double(r.time.min())) + "@" + where(r.time.min_rank())) << std::setw(16)
+                << (ns_text(double(r.time.max())) + "@" + where(r.time.max_rank()));
     }
     std::cout << std::setw(8) << share.str() << "\n";
   }
@@ -489,6 +498,9 @@ int main(int argc, char** argv) {
   expand->add_option("trace", expand_path, "Trace file")->required()->check(existing_trace());
   expand->add_option("-r,--rank", expand_rank_opt, "Rank to expand")->required();
   expand->add_flag("--timing", expand_timing, "Add mean compute_ns/comm_ns per event");
+  int32_t expand_thread = 0;
+  expand->add_option("-t,--thread", expand_thread,
+                     "Thread of the rank to expand (numbered as the trace's thread dimension)");
 
   DiffArgs diff_args;
   CLI::App* diff = add_diff_command(app, diff_args);
@@ -596,7 +608,7 @@ int main(int argc, char** argv) {
     }
     if (*merge) return cmd_merge(merge_inputs, merge_out, merge_write, merge_histogram);
     if (*convert) return cmd_convert(convert_in, convert_out, convert_write);
-    if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_timing);
+    if (*expand) return cmd_expand(expand_path, expand_rank_opt, expand_thread, expand_timing);
     if (*diff) return run_diff(diff_args);
     if (*print) return cmd_print(print_path, print_sites, print_paths);
     if (*stats) return cmd_stats(stats_path, stats_json, stats_sites);

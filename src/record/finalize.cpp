@@ -45,7 +45,8 @@ void Recorder::close_timeline(const ClockSample& end) {
     std::fprintf(stderr, "tracefold: rank %d: timeline: %s\n", rank, timeline.error().c_str());
 }
 
-Trace Recorder::local_trace() {
+// The active thread stream's trace (threads.cpp puts a rank's together).
+Trace Recorder::stream_trace() {
   if (folder) fold_unfolded();
   if (folder && !disabled) {
     try {
@@ -245,7 +246,6 @@ void Recorder::finish() {
   if (!initialized || finalized) return;
   finalized = true;
   wait_fast_polls(*this);
-  if (rawlog.is_open()) rawlog.close();
 #ifdef TRACEFOLD_PATH_CACHE
   if (path_cache_mode == PathCacheMode::kCheck) {
     const PathCache* pc = path_cache();
@@ -281,6 +281,7 @@ void Recorder::finish() {
   if (env("TRACEFOLD_TIMELINE")) close_timeline(clock_sample());
   if (sample_only) {
     // No trace to merge: each rank's event log stands for its part of it.
+    if (rawlog.is_open()) rawlog.close();
     close_event_log();
     report_status("");
     PMPI_Comm_free(&private_comm);
@@ -323,7 +324,10 @@ void Recorder::finish() {
   std::string written;
   try {
     std::vector<std::string> errors;
-    auto merged = reduce_trace(local_trace(), ex, 2, {}, &errors);
+    Trace local = local_trace();
+    // After local_trace: it writes the raw log's thread order.
+    if (rawlog.is_open()) rawlog.close();
+    auto merged = reduce_trace(std::move(local), ex, 2, {}, &errors);
     for (const auto& e : errors) std::fprintf(stderr, "tracefold: rank %d: %s\n", rank, e.c_str());
     if (merged) {
       try {
@@ -349,6 +353,7 @@ void Recorder::finish() {
                      merged->nodes.size(), size, secs, busy);
     }
   } catch (const std::exception& ex2) {
+    if (rawlog.is_open()) rawlog.close();
     std::fprintf(stderr, "tracefold: rank %d: merging the trace failed: %s\n", rank, ex2.what());
     finalized = false;
     lock.unlock();

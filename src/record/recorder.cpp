@@ -102,6 +102,7 @@ void Recorder::start(int64_t t0) {
     if (const char* w = env("TRACEFOLD_WALK")) opts.elastic_iterations = std::atoi(w) != 0;
     // Without a timeline there would be nothing to number the events by.
     sample_only = env("TRACEFOLD_SAMPLE_ONLY") && env("TRACEFOLD_TIMELINE");
+    fold_options = opts;
     if (!sample_only) folder.emplace(rank, opts);
     if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
       fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
@@ -133,6 +134,10 @@ void Recorder::start(int64_t t0) {
       rawlog << "rank " << rank << " size " << size << "\n";
     }
     last_exit_ns = t0;
+    // The thread that starts MPI is thread 0; its stream is the active one.
+    tl_stream = 0;
+    streams.push_back(std::make_unique<ThreadStream>());
+    stream_omp.push_back(-1);
 #ifdef TRACEFOLD_PATH_CACHE
     // Only where a poll's event is exactly what the slow path would record
     // and no other thread can record meanwhile (see poll_fastpath.cpp).
@@ -220,7 +225,14 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
         *site_memo = ev.site;
       }
     }
-    if (rawlog.is_open()) rawlog << format_event_line(ev, true) << "\n";
+    if (rawlog.is_open()) {
+      // The raw log is per rank: a thread's events follow `thread T`.
+      if (active_stream != rawlog_thread) [[unlikely]] {
+        rawlog << "thread " << active_stream << "\n";
+        rawlog_thread = active_stream;
+      }
+      rawlog << format_event_line(ev, true) << "\n";
+    }
     if (is_poll(ev.op) && repeat_of_last(ev)) return true;
     if (list_entries == kCountLists) {
       list_entries = 0;
@@ -421,8 +433,13 @@ void Call::caller(const void* return_address) {
 
 void Call::hold() {
   if (!lock_.owns_lock()) {
-    lock_ = std::unique_lock(recorder().mu);
+    Recorder& r = recorder();
+    lock_ = std::unique_lock(r.mu);
     tl_holding = true;
+    // One comparison on the single-threaded path: the caller's stream is
+    // the active one but for the first call of each thread's turn.
+    if (tl_stream != r.active_stream) [[unlikely]]
+      r.switch_stream();
   }
 }
 

@@ -225,9 +225,46 @@ void mark_compute_cpu();
 /// The calling thread's processor time in ns (statistics.cpp).
 int64_t thread_cpu_ns();
 
+// A thread's own event stream (docs/recording.md "Threads"): what the
+// recorder keeps per thread that calls MPI. The thread whose calls are
+// being recorded has its stream in the Recorder's own fields, so the
+// single-threaded hot path reads them as it always did; the others wait
+// here until their thread takes the lock (Recorder::switch_stream).
+struct ThreadStream {
+  std::optional<Folder> folder;
+  std::vector<Event> unfolded;
+  std::size_t unfolded_n = 0;
+  std::vector<uint8_t> unfolded_has_lists;
+  std::size_t unfolded_list_entries = 0;
+  std::vector<RepeatList> unfolded_repeats;
+  std::size_t unfolded_repeat_n = 0;
+  uint64_t slow_repeats = 0, repeats_folded = 0;
+  uint64_t request_events = 0;
+  RequestTable requests;
+  int64_t last_exit_ns = 0;
+};
+
+// This thread's number among the rank's threads that called MPI, by the
+// order of their first call; -1 before its first.
+TRACEFOLD_STATIC_TLS extern constinit thread_local int tl_stream;
+
 class Recorder {
  public:
   RecorderLock mu;
+  // The thread stream whose state is in the fields below; the parked
+  // streams by thread number (the active one's slot holds a husk).
+  int active_stream = 0;
+  std::vector<std::unique_ptr<ThreadStream>> streams;
+  // Per thread number: omp_get_thread_num() at its first call inside an
+  // OpenMP parallel region, else -1.
+  std::vector<int> stream_omp;
+  FoldOptions fold_options;
+  // Caller holds `mu`: makes the calling thread's stream the active one,
+  // numbering the thread if this is its first call.
+  [[gnu::noinline]] void switch_stream();
+  // Caller holds `mu`: swaps thread `t`'s stream into the fields below.
+  void activate_stream(int t);
+  void swap_stream(ThreadStream& s);
   bool initialized = false;
   bool finalized = false;
   bool disabled = false;
@@ -346,6 +383,7 @@ class Recorder {
   std::string output = "tracefold.tf";
   std::string rawlog_dir;
   RawLogFile rawlog;
+  int rawlog_thread = 0;  // the thread the raw log's last event line belongs to
   // Per handle, oldest first: an MPI library may hand out one handle for
   // several requests that completed at once (Open MPI's empty request).
   RequestTable requests;
@@ -518,7 +556,10 @@ class Recorder {
   ClockSample clock_sample();
   void start_timeline(const char* dir, int64_t t0);
   void close_timeline(const ClockSample& end);
+  // This rank's trace: every thread's stream (threads.cpp), each folded
+  // by stream_trace.
   Trace local_trace();
+  Trace stream_trace();
   void write_partial(const char* why);
   // `partial`: the partial trace's status lines, if one was attempted.
   void report_status(const std::string& partial);

@@ -154,6 +154,9 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
                           "the topology again");
     }
   }
+  if (const auto node = other_thread_node(trace))
+    throw ReplayError(node_label(trace, *node) + ": " + std::to_string(trace.threads) + " " +
+                      std::string(kThreadsRefusal));
   if (const auto init = init_thread_node(trace); init && !options.single_thread)
     throw ReplayError(node_label(trace, *init) + ": " + std::string(kInitThreadRefusal));
   if (options.clock == ComputeClock::kCpu) {

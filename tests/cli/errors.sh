@@ -93,9 +93,9 @@ for sub in print stats expand; do
 done
 run_expect 2 "$TRACEFOLD" diff "$WORK/c.tf" "$WORK/cut.tf"
 expect_in "$ERR" "$WORK/cut.tf: byte " "diff: cut compact file"
-{ head -c 4 "$WORK/c.tf"; printf '\x08'; tail -c +6 "$WORK/c.tf"; } >"$WORK/v8.tf"
-run_expect 2 "$TRACEFOLD" print "$WORK/v8.tf"
-expect_in "$ERR" "$WORK/v8.tf: byte 4: unsupported compact format version 8" "compact version 8"
+{ head -c 4 "$WORK/c.tf"; printf '\x09'; tail -c +6 "$WORK/c.tf"; } >"$WORK/v9.tf"
+run_expect 2 "$TRACEFOLD" print "$WORK/v9.tf"
+expect_in "$ERR" "$WORK/v9.tf: byte 4: unsupported compact format version 9" "compact version 9"
 printf '\x7fELF\x02\x01\x01' >"$WORK/elf.tf"
 run_expect 2 "$TRACEFOLD" print "$WORK/elf.tf"
 expect_in "$ERR" "$WORK/elf.tf: byte 0: not a tracefold trace" "binary that is no trace"

@@ -104,13 +104,13 @@ BENCH_OTHERS=(
 # file. --drop-field F removes field F from the recorded (text) trace first,
 # as a recorder older than that field wrote it: a graph without its edges.
 # threads makes MPI calls from two threads at once (MPI_THREAD_MULTIPLE):
-# the trace does not say which thread made each call (two recordings of
-# the program differ in their interleaving), and a one-thread benchmark
-# that issued them in the recorded order deadlocks, so generation refuses
-# it, as replay does.
+# its trace holds three threads per rank, and the generator writes one
+# thread per rank, so it refuses it, as replay does; omp_halo the same with
+# OpenMP threads.
 BENCH_REFUSED=(
   "topo_nbr 4 3 --drop-field gedges"
   "threads 2 5"
+  "omp_halo 2 5"
 )
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
 # anything (they test the recorder's failure paths).

@@ -177,7 +177,7 @@ TEST(SettleTimings, OtherIsWrittenAsVersion5AndReadBackExactly) {
   EXPECT_NE(text.find("  time pred=other\n"), std::string::npos);
   EXPECT_EQ(format_trace(parse_trace(text, "t")), text);
   const std::string compact = encode_compact(t);
-  EXPECT_EQ(compact[4], Trace::kCompactVersion);  // 5 and later code `other`
+  EXPECT_EQ(compact[4], Trace::kCompactVersionSingleThread);  // 5 and later code `other`
   EXPECT_EQ(format_trace(decode_compact(compact, "t.tf")), text);
   // Version 2 has no `other`.
   std::string v2 = text;

@@ -26,7 +26,7 @@ using testing::Stencil;
 
 // What a compact file with this body looks like (for bodies made by hand).
 std::string wrap_body(const std::string& body) {
-  return std::string("\x89TFC", 4) + static_cast<char>(Trace::kCompactVersion) +
+  return std::string("\x89TFC", 4) + static_cast<char>(Trace::kCompactVersionSingleThread) +
          zstd_compress(body);
 }
 
@@ -173,7 +173,7 @@ TEST(TraceCompact, Version3FilesStillRead) {
     // Rewritten, it is the current version, smaller when there are
     // histograms, and the same trace.
     const std::string v4 = encode_compact(t);
-    EXPECT_EQ(v4[4], Trace::kCompactVersion) << name;
+    EXPECT_EQ(v4[4], Trace::kCompactVersionSingleThread) << name;
     EXPECT_EQ(format_trace(decode_compact(v4, name)), text) << name;
     if (text.find(" bins=") != std::string::npos) {
       EXPECT_LT(v4.size(), v3.size()) << name;
@@ -202,7 +202,7 @@ TEST(TraceCompact, Version4FilesStillRead) {
     const Trace t = load_trace(entry.path());
     EXPECT_EQ(format_trace(t), text) << name;
     const std::string now = encode_compact(t);
-    EXPECT_EQ(now[4], Trace::kCompactVersion) << name;
+    EXPECT_EQ(now[4], Trace::kCompactVersionSingleThread) << name;
     EXPECT_EQ(format_trace(decode_compact(now, name)), text) << name;
     timed += text.find(" bins=") != std::string::npos ? 1 : 0;
   }
@@ -228,7 +228,7 @@ TEST(TraceCompact, Version5FilesStillRead) {
     const Trace t = load_trace(entry.path());
     EXPECT_EQ(format_trace(t), text) << name;
     const std::string v6 = encode_compact(t);
-    EXPECT_EQ(v6[4], Trace::kCompactVersion) << name;
+    EXPECT_EQ(v6[4], Trace::kCompactVersionSingleThread) << name;
     EXPECT_EQ(format_trace(decode_compact(v6, name)), text) << name;
     EXPECT_LT(v6.size(), v5.size()) << name;
     if (!t.symtab.modules.empty()) {
@@ -397,10 +397,10 @@ TEST(TraceCompact, WrongMagicAndVersionAreNamed) {
   bad[3] = 'X';
   EXPECT_NE(compact_error(bad, "magic.tf").find("not a compact trace"), std::string::npos);
   bad = bytes;
-  bad[4] = 8;
-  std::string what = compact_error(bad, "v8.tf");
-  EXPECT_NE(what.find("v8.tf: byte 4: unsupported compact format version 8 (this tracefold reads "
-                      "compact versions 3 to 7)"),
+  bad[4] = 9;
+  std::string what = compact_error(bad, "v9.tf");
+  EXPECT_NE(what.find("v9.tf: byte 4: unsupported compact format version 9 (this tracefold reads "
+                      "compact versions 3 to 8)"),
             std::string::npos)
       << what;
   bad[4] = 2;

@@ -6,9 +6,11 @@
 namespace tracefold {
 
 RankIterator::RankIterator(const Trace& trace, int32_t rank) : trace_(trace), rank_(rank) {
-  if (rank < 0 || rank >= trace.world_size)
-    throw std::out_of_range("rank " + std::to_string(rank) + " is not in this trace of " +
-                            std::to_string(trace.world_size) + " ranks");
+  if (rank < 0 || rank >= trace.locations())
+    throw std::out_of_range(
+        "rank " + std::to_string(rank) + " is not in this trace of " +
+        std::to_string(trace.world_size) + " ranks" +
+        (trace.threads > 1 ? " x " + std::to_string(trace.threads) + " threads" : ""));
   for (const Node& n : trace.nodes) {
     if (!n.ranks.contains(rank)) continue;
     NodeState st;
@@ -133,7 +135,9 @@ bool RankIterator::next(Event& out) {
                             [&](const CommPosition& c) { return c.comm == comm; });
       if (p == positions_.end()) {
         try {
-          const auto [me, size] = comm_position(comm, rank_, trace_.comms);
+          // A location's communicators are its rank's (trace.hpp).
+          const int32_t rank = trace_.world_size > 0 ? trace_.rank_of(rank_) : rank_;
+          const auto [me, size] = comm_position(comm, rank, trace_.comms);
           positions_.push_back(CommPosition{comm, me, size});
         } catch (const std::exception& ex) {
           fail(ex.what());

@@ -151,6 +151,12 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
                                 " and " + b.ranks().to_string() + ")");
   Trace out;
   out.world_size = a.world_size;
+  // Locations of thread t are t * world_size + rank whatever the thread
+  // count, so traces with different counts merge as they are.
+  out.threads = std::max(a.threads, b.threads);
+  out.omp = a.omp;
+  out.omp.merge(b.omp);
+  out.omp.sort_entries();
   out.sites = a.sites;
   out.symtab = a.symtab;
   out.symtab.merge(b.symtab);

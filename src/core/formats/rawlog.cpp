@@ -84,6 +84,8 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
     throw RawLogError(source + ":" + std::to_string(line_no) + ": " + msg);
   };
   bool have_header = false;
+  int32_t thread = 0;          // of the events that follow (`thread T`)
+  std::vector<int32_t> order;  // `thread-order`
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
@@ -109,6 +111,23 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
     }
     if (!have_header)
       fail("expected 'rank R size P' before anything else, found '" + std::string(head) + "'");
+    if (head == "thread") {
+      if (toks.size() != 2 || !to_number(toks[1], thread) || thread < 0 ||
+          thread >= kMaxWorldSize / log.size)
+        fail("expected 'thread T' with T >= 0");
+      log.threads = std::max(log.threads, thread + 1);
+      continue;
+    }
+    if (head == "thread-order") {
+      // Thread order[k] of the lines above is thread k of the trace.
+      order.clear();
+      for (std::size_t i = 1; i < toks.size(); ++i) {
+        int32_t t;
+        if (!to_number(toks[i], t) || t < 0) fail("expected thread numbers after 'thread-order'");
+        order.push_back(t);
+      }
+      continue;
+    }
     if (head == "site") {
       int64_t id;
       if (toks.size() < 3 || !to_number(toks[1], id)) fail("expected 'site ID FRAME...'");
@@ -231,10 +250,23 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
       fail(ex.what());
     }
     log.events.push_back(std::move(ev));
+    if (thread != 0 && log.event_threads.empty())
+      log.event_threads.resize(log.events.size() - 1, 0);
+    if (!log.event_threads.empty()) log.event_threads.push_back(thread);
   }
   if (!have_header) {
     line_no = 0;
     fail("empty log: expected 'rank R size P'");
+  }
+  if (!order.empty()) {
+    std::vector<int32_t> renumber(static_cast<std::size_t>(log.threads), -1);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      if (order[k] >= log.threads || renumber[static_cast<std::size_t>(order[k])] >= 0)
+        fail("'thread-order' must name each thread once");
+      renumber[static_cast<std::size_t>(order[k])] = static_cast<int32_t>(k);
+    }
+    if (order.size() != renumber.size()) fail("'thread-order' must name each thread once");
+    for (int32_t& t : log.event_threads) t = renumber[static_cast<std::size_t>(t)];
   }
   return log;
 }
@@ -249,7 +281,8 @@ RawLog read_raw_log(const std::filesystem::path& path) {
   return parse_raw_log(text, path.string());
 }
 
-void write_expansion(std::ostream& out, const Trace& trace, int32_t rank, bool with_timing) {
+void write_expansion(std::ostream& out, const Trace& trace, int32_t location, bool with_timing) {
+  const int32_t rank = trace.world_size > 0 ? trace.rank_of(location) : location;
   out << "rank " << rank << " size " << trace.world_size << "\n";
   for (SiteId i = 0; i < trace.sites.size(); ++i)
     out << "site " << i << " " << SiteTable::format(trace.sites.at(i)) << "\n";
@@ -259,18 +292,34 @@ void write_expansion(std::ostream& out, const Trace& trace, int32_t rank, bool w
       if (std::find(g.members.begin(), g.members.end(), rank) != g.members.end())
         out << format_comm_line(id, g) << "\n";
   }
-  RankIterator it(trace, rank);
+  if (trace.threads > 1) out << "thread " << trace.thread_of(location) << "\n";
+  RankIterator it(trace, location);
   Event ev;
   while (it.next(ev)) out << format_event_line(ev, with_timing) << "\n";
 }
 
+std::vector<Event> RawLog::thread_events(int32_t t) const {
+  if (event_threads.empty()) return t == 0 ? events : std::vector<Event>{};
+  std::vector<Event> out;
+  for (std::size_t i = 0; i < events.size(); ++i)
+    if (event_threads[i] == t) out.push_back(events[i]);
+  return out;
+}
+
 Trace fold_log(const RawLog& log, const FoldOptions& options) {
-  Folder folder(log.rank, options);
-  for (Event ev : log.events) {
-    encode_relative(ev, log.rank, log.comms);
-    folder.append(ev);
+  Trace out;
+  // Thread t of the rank folds at location t * size + rank (trace.hpp).
+  for (int32_t t = 0; t < log.threads; ++t) {
+    Folder folder(t * log.size + log.rank, options);
+    for (Event ev : log.thread_events(t)) {
+      encode_relative(ev, log.rank, log.comms);
+      folder.append(ev);
+    }
+    Trace part = folder.finish(log.size, log.sites, log.comms);
+    part.threads = log.threads;
+    out = t == 0 ? std::move(part) : merge_traces(out, part);
   }
-  return folder.finish(log.size, log.sites, log.comms);
+  return out;
 }
 
 Trace fold_directory(const std::filesystem::path& dir, const FoldOptions& options) {

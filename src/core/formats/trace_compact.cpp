@@ -193,6 +193,11 @@ std::string encode_compact_body(const Trace& t) {
   Out o;
   o.uv(static_cast<uint64_t>(t.world_size));
   o.str(t.lossy);
+  if (t.has_thread_dimension()) {
+    o.uv(static_cast<uint64_t>(t.threads));
+    o.uv(t.omp.empty() ? 0 : 1);
+    if (!t.omp.empty()) put_elastic(o, t.omp, Ranklist::range(0, t.locations()));
+  }
   o.uv(ops.names().size());
   for (const auto& name : ops.names()) o.str(name);
   o.uv(fields.names().size());
@@ -286,7 +291,10 @@ std::string encode_compact_body(const Trace& t) {
 
 std::string encode_compact(const Trace& t) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
-  out += static_cast<char>(Trace::kCompactVersion);
+  // Version 8 only where the thread dimension needs it: one thread per
+  // rank stays the version 7 trace it always was.
+  out += static_cast<char>(t.has_thread_dimension() ? Trace::kCompactVersion
+                                                    : Trace::kCompactVersionSingleThread);
   const std::string body = encode_compact_body(t);
   out += compact::compress_body(body, compression_level(body.size()));
   return out;

@@ -200,6 +200,16 @@ Trace decode_body(In& in, int version) {
   const Ranklist world = Ranklist::range(0, world_size);
   t.lossy = in.str("the lossy note");
   if (t.lossy.find('\n') != std::string::npos) in.fail("the lossy note holds a newline");
+  if (version >= 8) {
+    // The thread dimension: node ranklists count locations (trace.hpp).
+    t.threads = static_cast<int32_t>(in.uv("the threads per rank", kMaxWorldSize / world_size));
+    if (t.threads <= 0) in.fail("threads per rank must be positive");
+    if (in.uv("an OpenMP table marker", 1) == 1) {
+      const Ranklist all = Ranklist::range(0, t.locations());
+      t.omp = get_elastic(in, all, t.locations(), "OpenMP thread numbers");
+    }
+  }
+  const int32_t locations = t.locations();
 
   std::vector<OpId> ops(in.count("operations"));
   for (auto& op : ops) {
@@ -296,15 +306,15 @@ Trace decode_body(In& in, int version) {
     n.key.site = static_cast<SiteId>(in.uv("a call site", std::numeric_limits<SiteId>::max()));
     if (n.key.site >= t.sites.size())
       in.fail("site " + std::to_string(n.key.site) + " is not in the site table");
-    n.ranks = get_ranklist(in, world, world_size, "node's ranklist");
-    if (n.ranks.empty() || n.ranks.last() >= world_size)
+    n.ranks = get_ranklist(in, world, locations, "node's ranklist");
+    if (n.ranks.empty() || n.ranks.last() >= locations)
       in.fail("node ranks must be non-empty and inside the world");
     n.loops.resize(in.count("loop levels"));
     for (auto& l : n.loops) {
-      l.members = get_elastic(in, n.ranks, world_size, "loop members");
-      l.iters = get_elastic(in, n.ranks, world_size, "loop iterations");
+      l.members = get_elastic(in, n.ranks, locations, "loop members");
+      l.iters = get_elastic(in, n.ranks, locations, "loop iterations");
     }
-    n.count = get_elastic(in, n.ranks, world_size, "execution count");
+    n.count = get_elastic(in, n.ranks, locations, "execution count");
     const std::size_t nfields = in.count("fields of a node");
     std::optional<compact::LoopTrips> trips;
     if (version >= 7 && compact::derives_fields(n)) trips.emplace(n.loops.back().iters);
@@ -319,7 +329,7 @@ Trace decode_body(In& in, int version) {
       if (n.field(f)) in.fail("field " + FieldTable::name(f) + " appears twice");
       auto it = std::lower_bound(n.fields.begin(), n.fields.end(), f,
                                  [](const auto& p, FieldId id) { return p.first < id; });
-      n.fields.insert(it, {f, get_elastic(in, n.ranks, world_size, "field values",
+      n.fields.insert(it, {f, get_elastic(in, n.ranks, locations, "field values",
                                           forms ? &*trips : nullptr, &derived_left)});
     }
     if (const std::string missing = missing_required_field(n); !missing.empty())

@@ -41,8 +41,13 @@ std::string format_trace(const Trace& t) {
   bool other = false;
   for (const Node& n : t.nodes)
     for (const Timing& tm : n.timings) other = other || tm.pred == kOtherKey;
-  out += "tracefold-trace " + std::to_string(other ? Trace::kFormatVersion : 2) + "\n";
+  const int version = t.has_thread_dimension() ? Trace::kFormatVersion : other ? 5 : 2;
+  out += "tracefold-trace " + std::to_string(version) + "\n";
   out += "world " + std::to_string(t.world_size) + "\n";
+  if (t.has_thread_dimension()) {
+    out += "threads " + std::to_string(t.threads) + "\n";
+    out += "omp " + (t.omp.empty() ? std::string("-") : t.omp.to_string()) + "\n";
+  }
   // Ranks 0 .. world-1: a communicator or node of all of them is written "*".
   const Ranklist world = Ranklist::range(0, std::max<int32_t>(t.world_size, 0));
   out += "lossy " + (t.lossy.empty() ? std::string("-") : t.lossy) + "\n";
@@ -308,10 +313,11 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   take(r, line, "tracefold-trace ", "the header");
   const int version = take_number<int>(r, line, "a format version");
   // Version 1 is version 2 without the whole-set shorthand "*", version 5
-  // version 2 with `pred=other`; 3 and 4 were compact only.
+  // version 2 with `pred=other`, version 6 version 5 with the thread
+  // dimension; 3 and 4 were compact only.
   if (version < 1 || version > Trace::kFormatVersion || version == 3 || version == 4)
     r.fail("unsupported text format version " + std::to_string(version) +
-           " (this tracefold reads text versions 1, 2 and " +
+           " (this tracefold reads text versions 1, 2, 5 and " +
            std::to_string(Trace::kFormatVersion) + "; versions 3 to " +
            std::to_string(Trace::kCompactVersion) + " are the compact form)");
   take_end(r, line, "the header");
@@ -327,6 +333,26 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   take_end(r, line, "the world size");
   const Ranklist world = Ranklist::range(0, t.world_size);
   const Ranklist* const star_world = whole_sets ? &world : nullptr;
+  if (version >= 6) {
+    line = r.next("'threads N'");
+    take(r, line, "threads ", "the thread count");
+    t.threads = take_number<int32_t>(r, line, "the number of threads per rank");
+    if (t.threads <= 0 || int64_t{t.threads} * t.world_size > kMaxWorldSize)
+      r.fail("threads per rank must be positive and threads times ranks at most " +
+             std::to_string(kMaxWorldSize));
+    take_end(r, line, "the thread count");
+    line = r.next("'omp ...'");
+    take(r, line, "omp ", "the OpenMP thread numbers");
+    if (line != "-") {
+      try {
+        t.omp = Elastic::parse(line);
+      } catch (const std::exception& ex) {
+        r.fail(std::string("OpenMP thread numbers: ") + ex.what());
+      }
+      if (!t.omp.ranks().empty() && t.omp.ranks().last() >= t.locations())
+        r.fail("OpenMP thread numbers name a location outside the trace");
+    }
+  }
 
   line = r.next("'lossy ...'");
   take(r, line, "lossy ", "the lossy marker");
@@ -413,7 +439,7 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
     n.key = EventKey{*op, site};
     take(r, line, " ranks=", "the node's ranklist");
     n.ranks = take_ranklist(r, line, star_world, "ranklist");
-    if (n.ranks.empty() || n.ranks.last() >= t.world_size)
+    if (n.ranks.empty() || n.ranks.last() >= t.locations())
       r.fail("node ranks must be non-empty and inside the world");
     const Ranklist* const star_node = whole_sets ? &n.ranks : nullptr;
 

@@ -10,8 +10,8 @@ namespace tracefold {
 
 std::string Difference::describe() const {
   if (rank < 0) return field + ": " + left + " vs " + right;
-  return "rank " + std::to_string(rank) + ", event " + std::to_string(position) + ", " + field +
-         ": " + left + " vs " + right;
+  return (where.empty() ? "rank " + std::to_string(rank) : where) + ", event " +
+         std::to_string(position) + ", " + field + ": " + left + " vs " + right;
 }
 
 namespace {
@@ -89,12 +89,19 @@ std::optional<Difference> diff_traces(const Trace& a, const Trace& b, const Diff
   if (a.world_size != b.world_size)
     return Difference{-1, 0, "world size", std::to_string(a.world_size),
                       std::to_string(b.world_size)};
-  for (int32_t r = 0; r < a.world_size; ++r) {
+  if (a.threads != b.threads)
+    return Difference{-1, 0, "threads per rank", std::to_string(a.threads),
+                      std::to_string(b.threads)};
+  // Location by location: with one thread per rank, rank by rank.
+  for (int32_t r = 0; r < a.locations(); ++r) {
     RankIterator ia(a, r), ib(b, r);
     auto d = diff_events(
         r, [&](Event& e) { return ia.next(e); }, a.sites, [&](Event& e) { return ib.next(e); },
         b.sites, options);
-    if (d) return d;
+    if (d) {
+      if (a.threads > 1) d->where = a.location_name(r);
+      return d;
+    }
   }
   return std::nullopt;
 }
@@ -199,11 +206,16 @@ std::vector<StatsRow> compute_stats(const Trace& trace) {
 }
 
 std::string render_trace(const Trace& trace, bool call_paths) {
-  std::string out = "trace of " + std::to_string(trace.world_size) + " ranks, " +
-                    std::to_string(trace.nodes.size()) + " nodes, " +
-                    std::to_string(trace.sites.size()) + " call sites" +
-                    (trace.lossy.empty() ? std::string(", lossless") : ", LOSSY: " + trace.lossy) +
-                    "\n";
+  std::string out =
+      "trace of " + std::to_string(trace.world_size) + " ranks, " +
+      (trace.threads > 1 ? std::to_string(trace.threads) + " threads per rank, " : std::string()) +
+      std::to_string(trace.nodes.size()) + " nodes, " + std::to_string(trace.sites.size()) +
+      " call sites" +
+      (trace.lossy.empty() ? std::string(", lossless") : ", LOSSY: " + trace.lossy) + "\n";
+  if (trace.threads > 1)
+    out += "locations: thread t of rank r is t*" + std::to_string(trace.world_size) + "+r\n";
+  if (!trace.omp.empty())
+    out += "OpenMP thread numbers by location: " + trace.omp.to_string() + "\n";
   // Indentation follows the loops as the node's lowest rank sees them, so
   // only the ranks that are some node's lowest are followed through the
   // nodes (not every rank: a trace may stand for a million).
@@ -248,8 +260,8 @@ std::string render_trace(const Trace& trace, bool call_paths) {
     }
     std::string ind(2 * depth, ' ');
     out += ind + "#" + std::to_string(i) + " " + OpTable::name(n.key.op) + " at " +
-           site_label(trace.symtab, trace.sites.at(n.key.site)) + "  ranks " + n.ranks.to_string() +
-           "\n";
+           site_label(trace.symtab, trace.sites.at(n.key.site)) + "  " +
+           trace.describe_locations(n.ranks) + "\n";
     if (call_paths) {
       out += ind + "    path";
       const auto path = site_path(trace.symtab, trace.sites.at(n.key.site));

@@ -260,6 +260,29 @@ Ranklist Trace::ranks() const {
   return r;
 }
 
+std::string Trace::location_name(int32_t location) const {
+  if (world_size <= 0 || threads <= 1) return "rank " + std::to_string(location);
+  return "rank " + std::to_string(rank_of(location)) + " thread " +
+         std::to_string(thread_of(location));
+}
+
+std::string Trace::describe_locations(const Ranklist& locations) const {
+  if (world_size <= 0 || threads <= 1) return "ranks " + locations.to_string();
+  std::vector<std::vector<int32_t>> per_thread(static_cast<std::size_t>(threads));
+  locations.for_each([&](int32_t l) {
+    if (thread_of(l) < threads)
+      per_thread[static_cast<std::size_t>(thread_of(l))].push_back(rank_of(l));
+  });
+  std::string out;
+  for (std::size_t t = 0; t < per_thread.size(); ++t) {
+    if (per_thread[t].empty()) continue;
+    if (!out.empty()) out += "; ";
+    out += "thread " + std::to_string(t) + " ranks " +
+           Ranklist::from_ranks(std::move(per_thread[t])).to_string();
+  }
+  return out;
+}
+
 std::size_t Trace::memory_bytes() const {
   std::size_t bytes = sizeof(Trace);
   for (const auto& n : nodes) {

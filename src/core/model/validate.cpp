@@ -93,4 +93,11 @@ std::optional<std::size_t> init_thread_node(const Trace& trace) {
   return std::nullopt;
 }
 
+std::optional<std::size_t> other_thread_node(const Trace& trace) {
+  if (trace.threads <= 1) return std::nullopt;
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i)
+    if (!trace.nodes[i].ranks.empty() && trace.nodes[i].ranks.last() >= trace.world_size) return i;
+  return std::nullopt;
+}
+
 }  // namespace tracefold
