@@ -13,6 +13,12 @@
 # replayed with --compute-clock cpu: with more ranks than cores the
 # wall-clock gaps hold the time a rank waited for a core (docs/replay.md).
 #
+# The wall times of a shared machine spread by a factor of 3 and more at
+# load 15-40; the last column is steady: the processor time the
+# extrapolated trace's computation gaps ask for (the compute_cpu sums of
+# its time histograms, what replay --compute-clock cpu spins for) against
+# the real target trace's.
+#
 # Settings (environment): BUILD_DIR=build, ACC_STEPS=200 (steps or cycles
 # of each program), WORK=2000 (units of computation per step), REPS=5,
 # ONLY=NAME (one program), KEEP_DIR=DIR (keep the traces there).
@@ -79,17 +85,17 @@ accuracy() {
   t=$(printf '%s\n' "${ts[@]}" | median)
   r=$(printf '%s\n' "${rs[@]}" | median)
   x=$(printf '%s\n' "${xs[@]}" | median)
-  printf '| %s | %s → %s | %s | %s s | %s s | %s %% | %s s | %s %% | %s %% |\n' "$name" \
+  printf '| %s | %s → %s | %s | %s s | %s s | %s %% | %s s | %s %% | %s %% | %s %% |\n' "$name" \
     "${counts// /, }" "$target" "$d" "$t" "$r" "$(pct "$t" "$r")" "$x" "$(pct "$t" "$x")" \
-    "$(pct "$r" "$x")"
+    "$(pct "$r" "$x")" "$(pct "$(trace_cpu_ns "$TF" "$name-$target.tf")" "$(trace_cpu_ns "$TF" "$name-x$target.tf")")"
   echo "|   runs: app ${ts[*]}; replay of real ${rs[*]}; replay of extrapolation ${xs[*]} |" >&2
 }
 
 echo "Timing accuracy on $(nproc) cores, $ACC_STEPS steps, WORK=$WORK units a step," \
   "medians of $REPS rotated runs; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| program | inputs → target | diff against the real run | app | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| program | inputs → target | diff against the real run | app | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay | processor time asked, extrapolation vs real |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 # SSOR wavefront on NPB LU's grid (8 ranks: 4 columns x 2 rows), weak.
 accuracy ssor_wave 8 "4 16 32" ssor_wave "$ACC_STEPS" "$WORK"
 # Multipartition ADI on q x q ranks (9: q = 3), weak.

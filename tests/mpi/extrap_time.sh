@@ -19,6 +19,7 @@ source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=20
 WORK=2000
 source "$SRC/tests/mpi/extrap_lib.bash"
+source "$SRC/scripts/lib/stats.bash"  # trace_cpu_ns
 
 # recc NAME NP CMD...: records CMD under mpirun -np NP with compute_cpu.
 recc() {
@@ -28,14 +29,6 @@ recc() {
     bad "record $1 at $2 ranks: exit $LRC"
     show_run "rec-$1.out" "rec-$1.err"
   fi
-}
-# cpu_ns TRACE: the sum of the compute_cpu statistic over every time
-# histogram of TRACE, in nanoseconds.
-cpu_ns() {
-  "$TF" convert --text "$1" -o - 2> /dev/null |
-    awk '$1 == "stat" && $2 == "compute_cpu" {
-           for (i = 3; i <= NF; ++i) if ($i ~ /^sum=/) s += substr($i, 5)
-         } END { printf "%.0f\n", s }'
 }
 # within WHAT A B PERCENT: A is B within PERCENT %.
 within() {
@@ -50,11 +43,11 @@ within() {
 for n in 2 4 16 8; do recc "ft-$n" "$n" "$APPS/app_fft3d" "$STEPS" "$WORK"; done
 same_as_real "fft3d strong, compute_cpu: 2,4,16 -> 8" x-ft-8.tf ft-8.tf ft-2.tf ft-4.tf ft-16.tf
 within "fft3d: processor time the extrapolated trace asks for, against the real trace" \
-  "$(cpu_ns x-ft-8.tf)" "$(cpu_ns ft-8.tf)" 10
+  "$(trace_cpu_ns "$TF" x-ft-8.tf)" "$(trace_cpu_ns "$TF" ft-8.tf)" 10
 
 for t in ft-8 x-ft-8; do
   recc "replayed-$t" 8 "$TF" replay --compute-clock cpu "$t.tf"
 done
 within "fft3d: processor time of the replay of the extrapolation, against the real trace's replay" \
-  "$(cpu_ns replayed-x-ft-8.tf)" "$(cpu_ns replayed-ft-8.tf)" 10
+  "$(trace_cpu_ns "$TF" replayed-x-ft-8.tf)" "$(trace_cpu_ns "$TF" replayed-ft-8.tf)" 10
 finish
