@@ -13,6 +13,12 @@
 # replayed with --compute-clock cpu: with more ranks than cores the
 # wall-clock gaps hold the time a rank waited for a core (docs/replay.md).
 #
+# The wall times of a shared machine spread by a factor of 3 and more at
+# load 15-40; the last column is steady: one more replay of each trace,
+# recorded with --stats compute_cpu, gives the processor time the replay
+# spent between calls (what --compute-clock cpu spins for), the
+# extrapolation's against the real trace's.
+#
 # Settings (environment): BUILD_DIR=build, ACC_STEPS=200 (steps or cycles
 # of each program), WORK=2000 (units of computation per step), REPS=5,
 # ONLY=NAME (one program), KEEP_DIR=DIR (keep the traces there).
@@ -76,20 +82,27 @@ accuracy() {
       esac
     done
   done
+  local c=()  # processor time of one replay of each, recorded
+  for j in "$name-$target" "$name-x$target"; do
+    timeout 600 "$TF" record --stats compute_cpu -o "replayed-$j.tf" -- \
+      mpirun -np "$target" "$TF" replay --compute-clock cpu "$j.tf" > "replayed-$j.log" 2>&1 || true
+    c+=("$(trace_cpu_ns "$TF" "replayed-$j.tf")")
+  done
   t=$(printf '%s\n' "${ts[@]}" | median)
   r=$(printf '%s\n' "${rs[@]}" | median)
   x=$(printf '%s\n' "${xs[@]}" | median)
-  printf '| %s | %s → %s | %s | %s s | %s s | %s %% | %s s | %s %% | %s %% |\n' "$name" \
+  printf '| %s | %s → %s | %s | %s s | %s s | %s %% | %s s | %s %% | %s %% | %s %% |\n' "$name" \
     "${counts// /, }" "$target" "$d" "$t" "$r" "$(pct "$t" "$r")" "$x" "$(pct "$t" "$x")" \
-    "$(pct "$r" "$x")"
-  echo "|   runs: app ${ts[*]}; replay of real ${rs[*]}; replay of extrapolation ${xs[*]} |" >&2
+    "$(pct "$r" "$x")" "$(pct "${c[0]}" "${c[1]}")"
+  echo "|   runs: app ${ts[*]}; replay of real ${rs[*]}; replay of extrapolation ${xs[*]};" \
+    "replays' processor time: real ${c[0]} ns, extrapolation ${c[1]} ns |" >&2
 }
 
 echo "Timing accuracy on $(nproc) cores, $ACC_STEPS steps, WORK=$WORK units a step," \
   "medians of $REPS rotated runs; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| program | inputs → target | diff against the real run | app | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| program | inputs → target | diff against the real run | app | replay of real | accuracy | replay of extrapolation | accuracy | extrapolation vs real replay | replays' processor time, extrapolation vs real |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 # SSOR wavefront on NPB LU's grid (8 ranks: 4 columns x 2 rows), weak.
 accuracy ssor_wave 8 "4 16 32" ssor_wave "$ACC_STEPS" "$WORK"
 # Multipartition ADI on q x q ranks (9: q = 3), weak.

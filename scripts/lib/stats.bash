@@ -3,3 +3,14 @@
 # median: the median of the numbers on standard input, one per line (of an
 # even count, the lower of the two middle ones).
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+#
+# trace_cpu_ns TRACEFOLD TRACE: the processor time TRACE's computation gaps
+# ask for, in nanoseconds: the sum of the compute_cpu statistic over its
+# time histograms (what `replay --compute-clock cpu` spins for). Unlike a
+# wall time it does not move with the machine's load.
+trace_cpu_ns() {
+  "$1" convert --text "$2" -o - 2> /dev/null |
+    awk '$1 == "stat" && $2 == "compute_cpu" {
+           for (i = 3; i <= NF; ++i) if ($i ~ /^sum=/) s += substr($i, 5)
+         } END { printf "%.0f\n", s }'
+}

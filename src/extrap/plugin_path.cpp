@@ -596,6 +596,7 @@ void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlu
     }
     node.timings =
         extrapolate_timings(in, nodes, sizes, res.target, node.ranks.first(), out, res.explanation);
+    match_calls(node.timings, nodes, executions(node.count));
     out.nodes.push_back(std::move(node));
   }
   report_progress(opts.progress, order[0].size(), order[0].size());

@@ -1,8 +1,10 @@
 // Time histograms of one aligned node, per predecessor call (seed 000,
 // 3.2.5; the curve models are in histogram_fit.cpp).
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
+#include <numeric>
 
 #include "internal.hpp"
 
@@ -28,9 +30,110 @@ void merge_into(Timing& into, const Timing& from) {
   }
 }
 
+// Largest-remainder shares of `total` in proportion to `weights` (which
+// sum to more than 0): whole numbers that add up to `total`.
+std::vector<uint64_t> apportion(const std::vector<uint64_t>& weights, uint64_t total) {
+  long double sum = 0;
+  for (uint64_t w : weights) sum += static_cast<long double>(w);
+  std::vector<uint64_t> out(weights.size());
+  std::vector<std::pair<long double, std::size_t>> rest;
+  uint64_t given = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const long double exact = static_cast<long double>(weights[i]) * total / sum;
+    out[i] = static_cast<uint64_t>(exact);
+    given += out[i];
+    rest.emplace_back(exact - static_cast<long double>(out[i]), i);
+  }
+  std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (std::size_t k = 0; given < total && k < rest.size(); ++k, ++given) ++out[rest[k].second];
+  return out;
+}
+
+// `h` with `n` samples: each bin keeps its share of them and its mean.
+Histogram with_count(const Histogram& h, uint64_t n) {
+  if (h.empty() || n == 0 || h.count() == n) return n == 0 ? Histogram{} : h;
+  Histogram::Parts p = h.parts();
+  std::vector<uint64_t> weights;
+  for (const auto& b : p.bins) weights.push_back(b.count);
+  const std::vector<uint64_t> counts = apportion(weights, n);
+  std::vector<Histogram::Bin> bins;
+  for (std::size_t i = 0; i < p.bins.size(); ++i) {
+    Histogram::Bin b = p.bins[i];
+    if (counts[i] == 0) continue;
+    const long double mean = static_cast<long double>(b.sum) / static_cast<long double>(b.count);
+    b.count = counts[i];
+    b.sum = std::llround(mean * static_cast<long double>(b.count));
+    if (b.count == 1) b.min = b.max = b.sum = std::clamp<int64_t>(std::llround(mean), b.min, b.max);
+    bins.push_back(b);
+  }
+  p.count = n;
+  p.sum = 0;
+  for (const auto& b : bins) p.sum += b.sum;
+  p.min = bins.front().min;
+  p.max = bins.front().max;
+  for (const auto& b : bins) {
+    p.min = std::min(p.min, b.min);
+    p.max = std::max(p.max, b.max);
+  }
+  p.bins = std::move(bins);
+  return Histogram::from_parts(std::move(p));
+}
+
+// The samples of a block: its compute histogram's, or another's when the
+// block has no computation samples.
+uint64_t samples(const Timing& t) {
+  if (!t.compute.empty()) return t.compute.count();
+  if (!t.comm.empty()) return t.comm.count();
+  for (const auto& [name, h] : t.stats)
+    if (!h.empty()) return h.count();
+  return 0;
+}
+
+uint64_t samples(const std::vector<Timing>& blocks) {
+  uint64_t n = 0;
+  for (const Timing& t : blocks) n += samples(t);
+  return n;
+}
+
 }  // namespace
 
 namespace detail {
+
+void match_calls(std::vector<Timing>& timings, const std::vector<const Node*>& nodes,
+                 int64_t calls) {
+  // Only where every input times each call once: a recording that kept
+  // fewer samples than calls keeps its own proportion.
+  if (calls <= 0 || timings.empty()) return;
+  for (const Node* n : nodes)
+    if (samples(n->timings) != static_cast<uint64_t>(executions(n->count))) return;
+  std::vector<uint64_t> have;
+  for (const Timing& t : timings) have.push_back(samples(t));
+  const uint64_t total = std::accumulate(have.begin(), have.end(), uint64_t{0});
+  if (total == 0 || total == static_cast<uint64_t>(calls)) return;
+  const std::vector<uint64_t> want = apportion(have, static_cast<uint64_t>(calls));
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    Timing& t = timings[i];
+    auto fit = [&](Histogram& h) {
+      if (h.empty()) return;
+      h = with_count(h, h.count() == have[i]
+                            ? want[i]
+                            : static_cast<uint64_t>(std::llround(
+                                  static_cast<long double>(h.count()) * want[i] / have[i])));
+    };
+    fit(t.compute);
+    fit(t.comm);
+    for (auto& [name, h] : t.stats) fit(h);
+    // A block whose share of the calls rounds to none keeps no statistic.
+    std::erase_if(t.stats, [](const auto& s) { return s.second.empty(); });
+  }
+  timings.erase(std::remove_if(timings.begin(), timings.end(),
+                               [](const Timing& t) {
+                                 return t.compute.empty() && t.comm.empty() && t.stats.empty();
+                               }),
+                timings.end());
+}
 
 std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
                                         const std::vector<const Node*>& nodes,

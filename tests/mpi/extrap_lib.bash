@@ -54,3 +54,24 @@ fails_with() {
   fi
 }
 
+
+# samples_per_node TRACE: "node N: S" lines, S the computation samples of
+# node N's time blocks (one a call in a recorded trace).
+samples_per_node() {
+  "$TF" convert --text "$1" -o - 2> /dev/null |
+    awk '$1 == "node" { n = $2 }
+         $1 == "compute" { for (i = 2; i <= NF; ++i) if ($i ~ /^n=/) s[n] += substr($i, 3) }
+         END { for (k in s) print "node " k ": " s[k] }' | sort -k2n
+}
+
+# same_samples WHAT OUT REAL: the time blocks of every node of OUT hold as
+# many samples as REAL's, the calls the node makes.
+same_samples() {
+  CHECKS=$((CHECKS + 1))
+  local d
+  if d=$(diff <(samples_per_node "$2") <(samples_per_node "$3")); then
+    ok "$1: every node's time samples are the real run's"
+  else
+    bad "$1: time samples per node (< extrapolated, > real): $(echo "$d" | tr '\n' ' ')"
+  fi
+}
