@@ -311,6 +311,10 @@ bool Folder::Impl::try_fold() {
     for (std::size_t j = m + 1; j-- > lo;) {
       if (top[j].first != first_key) continue;
       std::span<const Item> all(top);
+      // Both sides' calls are spans of one buffer: flattened first, so
+      // neither call's growth can move the other's (arguments are
+      // evaluated in no fixed order).
+      flatten_upto(n);
       if (!alike(all.subspan(j, m + 1 - j), all.subspan(m + 1), calls_of(j, m + 1),
                  calls_of(m + 1, n)))
         break;
@@ -329,6 +333,7 @@ bool Folder::Impl::accept_iteration(std::size_t k, std::size_t c, const Item& ta
       direct = directly_compatible(body[i], seg[i]);
     if (direct) return true;
   }
+  flatten_upto(top.size());  // as in try_fold: no span may move under the other
   return alike(body, seg, chain_calls(k, c, target), calls_of(k + 1, top.size()));
 }
 
