@@ -25,7 +25,7 @@ for np in 2 4; do
     grep -q "tracing is off" $d.err && { cat $d.err >&2; fail "$d: tracing went off"; }
     "$TF" convert $d.tf --text -o - > $d.txt
     grep -q "^threads " $d.txt && fail "$d: a FUNNELED rank has one MPI thread, the trace says $(grep '^threads ' $d.txt)"
-    "$TF" convert --no-timing $d.tf -o $d.nt.tf > /dev/null
+    "$TF" convert --no-timing $d.tf -o $d.nt.tf > /dev/null 2>&1
     size=$(stat -c %s $d.nt.tf)
     echo "$d: $size bytes without times, $(stat -c %s $d.tf) with"
     if ((min == 0 || size < min)); then min=$size; fi
