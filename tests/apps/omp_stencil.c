@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
     {
       MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0,
                    MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, left, 1,
-                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
     }
 #pragma omp barrier
 #pragma omp for
