@@ -1,6 +1,7 @@
 /* MPI_THREAD_MULTIPLE with OpenMP: each thread of a parallel region
- * exchanges its own slab with the same thread of the partner rank (tag =
- * its OpenMP number), then all meet in a barrier on the master thread.
+ * sends its own slab to the same thread of the next rank of a periodic
+ * ring and receives the previous rank's (tag = its OpenMP number), then
+ * the master thread reduces a checksum.
  * Usage: omp_halo [steps] [threads] */
 #include <mpi.h>
 #include <omp.h>
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
-  const int partner = rank ^ 1;
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   long sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sum)
   {
@@ -27,11 +28,9 @@ int main(int argc, char** argv) {
     double slab[64], halo[64];
     for (int i = 0; i < 64; ++i) slab[i] = rank * 1000 + t * 100 + i;
     for (int s = 0; s < steps; ++s) {
-      if (partner < size) {
-        MPI_Sendrecv(slab, 64, MPI_DOUBLE, partner, t, halo, 64, MPI_DOUBLE, partner, t,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        sum += (long)halo[s % 64];
-      }
+      MPI_Sendrecv(slab, 64, MPI_DOUBLE, right, t, halo, 64, MPI_DOUBLE, left, t, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+      sum += (long)halo[s % 64];
     }
   }
   long total = 0;

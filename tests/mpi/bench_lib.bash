@@ -87,6 +87,7 @@ BENCH_FEATURES=(
   "comm_self 4 5"
   "comm_self 2 3"
   "patterns_faults 6 3"
+  "omp_stencil 4 5 --gen=--single-thread"
 )
 BENCH_OTHERS=(
   "diag_problems 4 3"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # OpenMP threads under MPI_THREAD_MULTIPLE (tests/apps/omp_halo.c): every
-# thread exchanges with the same thread of the partner rank. The trace has
-# one stream per thread, lossless per thread, numbered by OpenMP thread
-# number (the `omp` table), and folds alike threads across ranks: its node
-# count does not grow with ranks or threads.
+# thread sends to the same thread of the next rank of a periodic ring. The
+# trace has one stream per thread, lossless per thread, numbered by OpenMP
+# thread number (the `omp` table), and folds alike threads across ranks: its
+# node count does not grow with ranks or threads.
 set -euo pipefail
 TF=$1; APPS=$3
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A hybrid stencil under MPI_THREAD_FUNNELED (tests/apps/omp_stencil.c):
+# OpenMP threads compute, the master thread alone calls MPI, on a periodic
+# ring. Only one thread per rank talks, so the trace is that of a
+# one-thread rank whatever the OpenMP thread count: 1, 2 and 4 threads give
+# the same trace without its times, byte for byte. It is SPMD in ranks too:
+# at 2 and 4 ranks x 1, 2 and 4 threads the trace's size without times
+# stays within 5 % of the smallest. The time histograms are left out of
+# the bound: how many bins they fill follows the spread of measured times
+# (noise on a loaded machine), not the thread count; their size is printed.
+set -euo pipefail
+TF=$1; APPS=$3
+MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[[ -x $APPS/app_omp_stencil ]] || { echo "no OpenMP: app_omp_stencil was not built"; exit 0; }
+export OMP_WAIT_POLICY=passive
+min=0 max=0
+for np in 2 4; do
+  for nt in 1 2 4; do
+    d=np$np-nt$nt
+    "$TF" record -o $d.tf -- "$MPIRUN" -np $np "$APPS/app_omp_stencil" 8 $nt > $d.out 2> $d.err ||
+      { cat $d.err >&2; fail "$d: record failed"; }
+    grep -q "tracing is off" $d.err && { cat $d.err >&2; fail "$d: tracing went off"; }
+    "$TF" convert $d.tf --text -o - > $d.txt
+    grep -q "^threads " $d.txt && fail "$d: a FUNNELED rank has one MPI thread, the trace says $(grep '^threads ' $d.txt)"
+    "$TF" convert --no-timing $d.tf -o $d.nt.tf > /dev/null 2>&1
+    size=$(stat -c %s $d.nt.tf)
+    echo "$d: $size bytes without times, $(stat -c %s $d.tf) with"
+    if ((min == 0 || size < min)); then min=$size; fi
+    if ((size > max)); then max=$size; fi
+  done
+  for nt in 2 4; do
+    cmp -s np$np-nt1.nt.tf np$np-nt$nt.nt.tf ||
+      fail "$np ranks: 1 and $nt OpenMP threads give different traces"
+  done
+done
+((max * 100 <= min * 105)) || fail "trace size varies over ranks and threads: $min to $max bytes"
