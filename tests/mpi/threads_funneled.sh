@@ -14,7 +14,7 @@ MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-[[ -x $APPS/app_omp_stencil ]] || { echo "no OpenMP: app_omp_stencil was not built"; exit 0; }
+[[ -x $APPS/app_omp_stencil ]] || { echo "no OpenMP: app_omp_stencil was not built"; exit 77; }
 export OMP_WAIT_POLICY=passive
 min=0 max=0
 for np in 2 4; do
