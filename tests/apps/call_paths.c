@@ -6,13 +6,16 @@
  * (alloca) while the MPI call's stack depth stays the same, a coroutine on
  * a heap-allocated stack, and a second thread's stack. Exercises the
  * recorder's call-path cache, which must keep every path apart exactly as a
- * full stack walk does. Usage: call_paths [steps] */
+ * full stack walk does. Usage: call_paths [steps] [one-thread]; with
+ * one-thread no second thread calls MPI (for tools that take one stream
+ * per rank). */
 #define _DEFAULT_SOURCE
 #include <alloca.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 #define KEEP_FRAME __asm__ volatile("" ::: "memory") /* no tail call */
@@ -170,7 +173,8 @@ int main(int argc, char** argv) {
   }
   free(co_stack);
   /* MPI_THREAD_SERIALIZED: the main thread waits while the other calls MPI. */
-  if (provided >= MPI_THREAD_SERIALIZED) {
+  const int one_thread = argc > 2 && strcmp(argv[2], "one-thread") == 0;
+  if (provided >= MPI_THREAD_SERIALIZED && !one_thread) {
     pthread_t t;
     pthread_create(&t, NULL, worker, NULL);
     pthread_join(t, NULL);

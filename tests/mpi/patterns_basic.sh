@@ -49,7 +49,7 @@ PY
 # A helper called from two places (call_paths: exchange() from from_north()
 # and from_south(), each an MPI_Sendrecv): one context by function, two
 # with --context caller; Sendrecv messages are matched both ways.
-"$TF" record -o cp.tf -- "$MPIRUN" -np 2 "$APPS/app_call_paths" 6 > /dev/null 2> cp.err ||
+"$TF" record -o cp.tf -- "$MPIRUN" -np 2 "$APPS/app_call_paths" 6 one-thread > /dev/null 2> cp.err ||
   { cat cp.err >&2; fail "record call_paths"; }
 "$TF" patterns cp.tf > f.txt
 grep -q '^  #[0-9]* in exchange: ' f.txt || fail "no pattern in context exchange"
