@@ -33,6 +33,8 @@ mpich_sources() {
     sym_cxx) echo "sym_cxx.cpp sym_cxx_lib.cpp" ;;
     # The diagnosis example doubles as a test program.
     diag_problems) echo "../../examples/diagnose/diag_problems.c" ;;
+    # OpenMP programs (tests/apps/CMakeLists.txt links OpenMP::OpenMP_C).
+    omp_halo | omp_stencil) echo "$1.c -fopenmp" ;;
     *)
       local f
       for f in "$SRC/tests/apps/$1".{c,cpp,f90,F90}; do
