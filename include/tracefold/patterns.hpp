@@ -353,7 +353,9 @@ class Alphabet {
 };
 
 /// The symbol of rank `rank`'s event `ev` (peers as RankIterator gives
-/// them: ranks in the event's communicator), or nullopt if it is none.
+/// them: ranks in the event's communicator), or nullopt if it is none. A
+/// posted wildcard receive's source is on its completion, not on `ev`:
+/// alone, this names it `any` (find_process_patterns reads the completion).
 std::optional<SymbolKey> symbol_of(const Event& ev, int32_t rank, const CommTable& comms,
                                    PeerMode mode);
 
