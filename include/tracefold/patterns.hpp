@@ -152,6 +152,9 @@ struct Hop {
   int32_t peer = 0;
   bool send = false;
   bool blocking = false;  ///< a blocking receive (sends: false)
+  /// The message's tag: phases of one pattern on the same edges (lu's
+  /// sweeps and its halo) are told apart by their hops' tags.
+  int64_t tag = 0;
   auto operator<=>(const Hop&) const = default;
 };
 
@@ -162,6 +165,7 @@ struct HopStep {
   uint32_t partner = 0;
   bool send = false;
   bool blocking = false;
+  int64_t tag = 0;  ///< as Hop::tag
   auto operator<=>(const HopStep&) const = default;
 };
 
@@ -261,7 +265,7 @@ struct GlobalPattern {
     std::size_t size() const { return steps ? steps->size() : 0; }
     Hop hop(std::size_t i) const {
       const HopStep& s = (*steps)[i];
-      return {partners[s.partner], s.send, s.blocking};
+      return {partners[s.partner], s.send, s.blocking, s.tag};
     }
     /// Every hop spelled out (tests; the shape fits read steps and partners).
     std::vector<Hop> hops() const;
@@ -349,7 +353,9 @@ class Alphabet {
 };
 
 /// The symbol of rank `rank`'s event `ev` (peers as RankIterator gives
-/// them: ranks in the event's communicator), or nullopt if it is none.
+/// them: ranks in the event's communicator), or nullopt if it is none. A
+/// posted wildcard receive's source is on its completion, not on `ev`:
+/// alone, this names it `any` (find_process_patterns reads the completion).
 std::optional<SymbolKey> symbol_of(const Event& ev, int32_t rank, const CommTable& comms,
                                    PeerMode mode);
 

@@ -115,15 +115,16 @@ judge amg_like 16 2
 bars amg_like-16
 expect amg_like-16.truth.txt '  vcycle = G1: ranks 0–15, overlap 100.0%, irregular neighbourhood, named'
 
-# Below the bars, as the analysis stands (docs/patterns.md, Limits):
-# lu's halo exchange receives with nonblocking wildcards, whose sources
-# the assembly does not read: its messages match nothing, and the halo is
-# missed. How lu's per-process repeats come out depends on the run's
-# timing (about one recording in five gives a second, spurious global
-# pattern, and precision 0.5): both outcomes are accepted, nothing else.
+# lu: sweeps with blocking wildcard receives, then a halo of posted
+# MPI_ANY_SOURCE receives whose sources only their MPI_Wait records, over
+# the same grid edges in one loop of main: told apart by receive mode.
 judge lu 4 2
-figures lu-4 'precision >= 0.5' 'recall == 0.5' 'naming == 1' 'coverage == 1'
-expect lu-4.truth.txt '  halo missed: 2-D halo on ranks 0–3 in main'
+bars lu-4
+expect lu-4.truth.txt '  halo = G2: ranks 0–3, overlap 100.0%, 2-D halo, named'
+judge lu 6 2
+bars lu-6
+expect lu-6.truth.txt '  sweeps = G1: ranks 0–5, overlap 100.0%, wavefront, named'
+expect lu-6.truth.txt '  halo = G2: ranks 0–5, overlap 100.0%, 2-D halo, named'
 
 # A bad truth file: exit code 2, its name and line in the message.
 printf 'pattern a\n  ranks 0-4\n  shape: ring\n' > bad.truth

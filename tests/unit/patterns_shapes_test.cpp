@@ -473,10 +473,10 @@ TEST(PatternsGlobal, ChannelsAndOrder) {
   ASSERT_EQ(g[0].order.size(), 2u);
   EXPECT_EQ(g[0].order[0].rank, 0);
   EXPECT_EQ(g[0].order[0].occurrences, 2u);
-  EXPECT_EQ(g[0].order[0].hops(), (std::vector<Hop>{{1, true, false}, {1, true, false}}));
+  EXPECT_EQ(g[0].order[0].hops(), (std::vector<Hop>{{1, true, false, 3}, {1, true, false, 3}}));
   EXPECT_EQ(g[0].order[1].rank, 1);
   EXPECT_EQ(g[0].order[1].occurrences, 1u);  // none given
-  EXPECT_EQ(g[0].order[1].hops(), (std::vector<Hop>{{0, false, true}, {0, false, true}}));
+  EXPECT_EQ(g[0].order[1].hops(), (std::vector<Hop>{{0, false, true, 3}, {0, false, true, 3}}));
   EXPECT_EQ(g[0].shape.kind, ShapeKind::kUnclassified);  // classify() names it
   EXPECT_EQ(classify(g[0], 2).title(), "shift");
 }

@@ -408,8 +408,10 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
           part.lists.push_back(s.list);
         }
         const Message& msg = c.events[s.event];
+        const bool rpart = !s.send && msg.kind == Message::Kind::kSendrecv;
         steps[li].push_back({static_cast<uint32_t>(partner), s.send,
-                             !s.send && msg.blocking && msg.kind == Message::Kind::kRecv});
+                             !s.send && msg.blocking && msg.kind == Message::Kind::kRecv,
+                             rpart ? msg.rtag : msg.tag});
       };
       for (std::size_t i = 0; i < plan.steps.size(); ++i) {
         const int32_t pair = plan.pair_at[i];

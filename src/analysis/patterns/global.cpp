@@ -20,7 +20,7 @@ GlobalPattern::Order GlobalPattern::Order::of(int32_t rank, const std::vector<Ho
   for (const Hop& h : hops) {
     auto at = std::find(o.partners.begin(), o.partners.end(), h.peer);
     if (at == o.partners.end()) at = o.partners.insert(at, h.peer);
-    steps->push_back({static_cast<uint32_t>(at - o.partners.begin()), h.send, h.blocking});
+    steps->push_back({static_cast<uint32_t>(at - o.partners.begin()), h.send, h.blocking, h.tag});
   }
   o.steps = std::move(steps);
   return o;
@@ -104,8 +104,9 @@ std::vector<GlobalPattern> assemble(std::span<const RankEvents> ranks,
       ++c.messages;
       c.bytes += ranks[si].events[se].bytes;
       if (rm.wildcard) ++c.wildcard;
-      hops[si].push_back({se, {c.to, true, false}});
-      hops[ri].push_back({re, {c.from, false, rm.blocking && rm.kind == Message::Kind::kRecv}});
+      hops[si].push_back({se, {c.to, true, false, c.tag}});
+      hops[ri].push_back(
+          {re, {c.from, false, rm.blocking && rm.kind == Message::Kind::kRecv, c.tag}});
     }
   }
   // Components holding a per-process pattern become global patterns.

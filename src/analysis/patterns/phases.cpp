@@ -4,7 +4,10 @@
 // them into one global pattern whose union of edges may well fit a shape
 // that neither phase is. The tags tell the phases apart.
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,9 +55,87 @@ std::vector<int> step(const std::vector<int64_t>& grid, int32_t a, int32_t b) {
   return d;
 }
 
+// `g`'s channels and rank orders of the tags `mine` says yes to, the
+// per-process patterns shared (as the tag phases below share them).
+GlobalPattern part_of(const GlobalPattern& g, const std::function<bool(int64_t)>& mine) {
+  GlobalPattern part;
+  part.patterns = g.patterns;
+  for (const Channel& c : g.channels)
+    if (mine(c.tag)) {
+      part.channels.push_back(c);
+      part.messages += c.messages;
+    }
+  for (const ChannelClass& k : g.channel_classes)
+    if (mine(k.tag)) {
+      part.channel_classes.push_back(k);
+      part.messages += k.messages * k.senders.size();
+    }
+  // Alike ranks share their steps: each list is filtered once.
+  std::map<const std::vector<HopStep>*, std::shared_ptr<const std::vector<HopStep>>> kept;
+  for (const GlobalPattern::Order& o : g.order) {
+    if (!o.steps) continue;
+    auto [it, fresh] = kept.try_emplace(o.steps.get());
+    if (fresh) {
+      auto steps = std::make_shared<std::vector<HopStep>>();
+      for (const HopStep& h : *o.steps)
+        if (mine(h.tag)) steps->push_back(h);
+      if (!steps->empty()) it->second = std::move(steps);
+    }
+    if (!it->second) continue;
+    GlobalPattern::Order own = o;
+    own.steps = it->second;
+    part.order.push_back(std::move(own));
+  }
+  return part;
+}
+
+// `g` split by how its messages are received, when some tags are
+// received by blocking receives only and the others by posted ones only:
+// lu's sweeps (blocking receives from upstream before the sends on) and
+// its halo (MPI_Irecv, MPI_Isend, MPI_Wait) run over the same grid edges
+// in one loop, so neither the edges nor the tags' edge sets tell them
+// apart, only the receive mode. Both parts must have a shape of their own.
+std::optional<std::vector<GlobalPattern>> split_modes(const GlobalPattern& g, int32_t ranks) {
+  std::map<int64_t, int> mode;  // per tag: 1 blocking receives, 2 other, 3 both
+  for (const GlobalPattern::Order& o : g.order)
+    if (o.steps)
+      for (const HopStep& h : *o.steps)
+        if (!h.send) mode[h.tag] |= h.blocking ? 1 : 2;
+  bool blocking = false, posted = false;
+  for (const auto& [tag, m] : mode) {
+    if (m == 3) return std::nullopt;
+    (m == 1 ? blocking : posted) = true;
+  }
+  if (!blocking || !posted) return std::nullopt;
+  std::vector<GlobalPattern> parts;
+  for (const int want : {1, 2}) {
+    // Channels of tags no receive hop names (outside the per-process
+    // patterns) go with the first part.
+    std::vector<GlobalPattern> one{part_of(g, [&](int64_t tag) {
+      auto it = mode.find(tag);
+      return it == mode.end() ? want == 1 : it->second == want;
+    })};
+    detail::sort_globals(one);
+    GlobalPattern& part = one.front();
+    part.shape = classify(part, ranks);
+    if (part.shape.kind == ShapeKind::kUnclassified || part.shape.kind == ShapeKind::kIrregular)
+      return std::nullopt;
+    parts.push_back(std::move(part));
+  }
+  parts[0].loose_events = g.loose_events;
+  parts[0].collectives = g.collectives;
+  return parts;
+}
+
 }  // namespace
 
 std::vector<GlobalPattern> split_phases(GlobalPattern g, int32_t ranks) {
+  if (std::optional<std::vector<GlobalPattern>> modes = split_modes(g, ranks)) {
+    std::vector<GlobalPattern> out;
+    for (GlobalPattern& part : *modes)
+      for (GlobalPattern& p : split_phases(std::move(part), ranks)) out.push_back(std::move(p));
+    return out;
+  }
   std::vector<GlobalPattern> whole;
   if (g.shape.kind != ShapeKind::kHalo) {
     whole.push_back(std::move(g));

@@ -8,6 +8,7 @@
 #include "classes_internal.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/patterns.hpp"
+#include "tracefold/timeline.hpp"
 
 namespace tracefold::patterns {
 
@@ -402,8 +403,17 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   // as ranks in the communicator: the assembly matches by ranks, whatever
   // the listing shows).
   auto walk = [&](int32_t rank, detail::ClassEvents& c) {
-    RankIterator it(trace, rank);
-    Event ev;
+    // A posted wildcard receive learns its source only at its completion
+    // (lu's halo: MPI_Irecv from MPI_ANY_SOURCE, completed by MPI_Wait):
+    // core's request matching reads it there, so the receive's symbol and
+    // message name the source as a blocking wildcard's do.
+    std::vector<Event> evs;
+    {
+      RankIterator it(trace, rank);
+      Event ev;
+      while (it.next(ev)) evs.push_back(ev);
+    }
+    const RequestCompletions completed = find_completions(evs);
     // Wildcard receives posted one after another from one call site, with
     // one tag and communicator, take their messages in whatever order they
     // arrive: that order is the run's timing, not the program's pattern
@@ -434,10 +444,16 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       permute(c.absolute_symbols);
       permute(c.contexts);
     };
-    while (it.next(ev)) {
+    for (std::size_t i = 0; i < evs.size(); ++i) {
+      const Event& ev = evs[i];
       const std::optional<SymbolKey> found = symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
       if (!found) continue;
-      const SymbolKey& abs = *found;
+      SymbolKey abs = *found;
+      const int64_t src = completed.src[i], mtag = completed.mtag[i];
+      const bool posted_wildcard = abs.family == OpFamily::kRecv && abs.peer == kAny &&
+                                   op_traits(ev.op).nonblocking && src != kAbsent &&
+                                   !is_sentinel(src);
+      if (posted_wildcard) abs.peer = src;
       c.symbols.push_back(walked.intern(relative(abs, rank, trace.comms)));
       if (absolute) c.absolute_symbols.push_back(walked.intern(abs));
       c.contexts.push_back(context_id(ev.site));
@@ -446,6 +462,8 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       m.tag = abs.tag;
       m.peer = abs.peer;
       fill_details(ev, m);
+      if (posted_wildcard) m.wildcard = true;
+      if (m.tag == kAny && mtag != kAbsent && !is_sentinel(mtag)) m.tag = mtag;
       if (abs.family == OpFamily::kSend) {
         m.kind = Message::Kind::kSend;
       } else if (abs.family == OpFamily::kRecv || abs.family == OpFamily::kMrecv) {
