@@ -86,7 +86,7 @@ accuracy() {
   for j in "$name-$target" "$name-x$target"; do
     timeout 600 "$TF" record --stats compute_cpu -o "replayed-$j.tf" -- \
       mpirun -np "$target" "$TF" replay --compute-clock cpu "$j.tf" > "replayed-$j.log" 2>&1 || true
-    c+=("$(trace_cpu_ns "$TF" "replayed-$j.tf")")
+    c+=("$(replayed_cpu_ns "$TF" "replayed-$j.tf")")
   done
   t=$(printf '%s\n' "${ts[@]}" | median)
   r=$(printf '%s\n' "${rs[@]}" | median)

@@ -14,3 +14,19 @@ trace_cpu_ns() {
            for (i = 3; i <= NF; ++i) if ($i ~ /^sum=/) s += substr($i, 5)
          } END { printf "%.0f\n", s }'
 }
+#
+# replayed_cpu_ns TRACEFOLD TRACE: trace_cpu_ns of a trace recorded from a
+# `tracefold replay`, without the gap after MPI_Init and the gap before
+# MPI_Finalize. Those hold the replay's own set-up and summary (an order
+# check, a barrier and reductions on a private communicator), made with
+# untraced PMPI calls: under MPICH, whose waits spin, they cost up to 30 ms
+# of processor time a rank on a shared core, as much as a tenth of a short
+# replay, and they are not the trace's computation.
+replayed_cpu_ns() {
+  "$1" convert --text "$2" -o - 2> /dev/null |
+    awk '$1 == "node" { final = ($3 == "MPI_Finalize") }
+         $1 == "time" { init = ($2 ~ /^pred=MPI_Init/) }
+         $1 == "stat" && $2 == "compute_cpu" && !final && !init {
+           for (i = 3; i <= NF; ++i) if ($i ~ /^sum=/) s += substr($i, 5)
+         } END { printf "%.0f\n", s }'
+}
