@@ -10,15 +10,6 @@
 # byte, and the walk must really have waited (the phase counts).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
-# Under MPICH the parallel analysis of sweep3d with a window of 1 sometimes
-# gives wait times that differ from the serial analysis (in two clean-clone
-# CI runs; six runs by hand agreed; misc_p2p and stencil2d always agree): an
-# open bug, not a tolerance. Until it is found the test reports itself not
-# run there.
-if is_hydra; then
-  echo "not run under MPICH: the windowed parallel analysis of sweep3d can differ from the serial one there (open bug)"
-  exit 77
-fi
 export OMPI_MCA_mpi_yield_when_idle=1
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 

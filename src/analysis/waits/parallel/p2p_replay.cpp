@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <string>
 #include <tuple>
@@ -105,7 +106,10 @@ std::size_t window() {
 struct Slots {
   std::vector<MPI_Request> req;
   std::vector<std::size_t> due;
-  std::vector<Payload> out;
+  // A deque: a send in flight reads its payload where MPI_Isend was given
+  // it, and MPI may read it after the call returns (MPICH over UCX does),
+  // so taking a new slot must not move the payloads of earlier ones.
+  std::deque<Payload> out;
   std::vector<int> free, done;
   std::size_t active = 0;
   int64_t waits = 0;  ///< MPI_Waitsome calls before the end
