@@ -32,9 +32,11 @@ struct TimedEvent {
   bool timed = false;            ///< the time in the call was recorded (else nominal)
 };
 
-/// One rank's events on the timeline, back to back from time 0.
+/// One rank's events on the timeline, back to back from time 0; with
+/// threads, one location's (thread `thread` of rank `rank`).
 struct RankTimeline {
   int32_t rank = 0;
+  int32_t thread = 0;
   std::vector<TimedEvent> events;
   int64_t end_ns = 0;
   int64_t compute_ns = 0;  ///< sum of the computation gaps
@@ -43,7 +45,10 @@ struct RankTimeline {
 
 /// Expands every rank with RankIterator and lays its events out with the
 /// recorded mean times (compute then call; unknown compute = 0, unknown call
-/// time = kNominalCallNs, not counted in comm_ns).
+/// time = kNominalCallNs, not counted in comm_ns). A trace with threads gives
+/// one timeline per location that has events, in location order (thread t
+/// of rank r is location t * world_size + r), so the first world_size are
+/// the ranks' first threads.
 std::vector<RankTimeline> synthesize_timeline(const Trace& trace);
 
 /// The timeline exports draw: recorded (`tracefold record --timeline`) or
@@ -57,6 +62,8 @@ struct TraceTimeline {
   /// Recorded timelines: how far ranks' clocks were moved onto rank 0's
   /// (clock_sync.hpp); nothing applied on a single host.
   ClockCorrection clock;
+  /// Why a recorded timeline beside the trace was not used, if it was not.
+  std::string note;
   /// "synthesized from mean times" or "recorded (N events, D dropped)",
   /// followed by the clock correction when one was applied.
   std::string describe() const;
@@ -116,6 +123,10 @@ RequestCompletions find_completions(const std::vector<Event>& events);
 struct Message {
   int32_t sender = 0;  ///< world ranks
   int32_t receiver = 0;
+  /// Indexes of the sender's and the receiver's event vectors (or
+  /// timelines) among those given: the world ranks, unless a rank has
+  /// several threads.
+  std::size_t sender_stream = 0, receiver_stream = 0;
   int64_t comm = 0;  ///< trace-wide communicator id
   int64_t tag = 0;
   uint64_t bytes = 0;          ///< as sent (count * dsize)
@@ -143,7 +154,12 @@ struct MatchResult {
 /// no messages. Persistent requests (Send_init/Recv_init + Start) and
 /// matched probes (Mprobe/Mrecv) are not matched.
 MatchResult match_messages(const CommTable& comms, const std::vector<std::vector<Event>>& ranks);
-/// The same on a synthesized timeline.
+/// The same on a timeline, one entry per stream: with threads, several
+/// streams belong to one rank, and a receive takes the sends its rank's
+/// peer made from any of its threads, in stream order and then program
+/// order. Which thread's send a receive matched is not recorded, so where
+/// threads of one rank send with the same communicator, peer and tag, the
+/// pairing across those threads is a guess.
 MatchResult match_messages(const CommTable& comms, const std::vector<RankTimeline>& timeline);
 
 /// World rank of `peer` (a rank in communicator `comm`) as seen by

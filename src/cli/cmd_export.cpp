@@ -70,11 +70,17 @@ std::string summary(const ExportSummary& s) {
               : "");
 }
 
+// "4 ranks, " or, with threads, "4 ranks, 6 threads calling MPI, ".
+std::string who(const Trace& t, const TraceTimeline& tl) {
+  std::string s = std::to_string(t.world_size) + " ranks, ";
+  if (t.threads > 1) s += std::to_string(tl.ranks.size()) + " threads calling MPI, ";
+  return s;
+}
+
 void run_export(const ExportArgs& a) {
   if (a.perfetto.empty() && a.otf2.empty())
     throw std::runtime_error("export: choose an output: --perfetto FILE.json and/or --otf2 DIR");
   Trace t = load_trace(a.trace);
-  one_thread_per_rank(t, "export");
   tracefold::cli::prepare_sites(t, a.sites);
   const TraceTimeline tl = timeline_for(t, a.trace, a.timeline);
   if (!a.perfetto.empty()) {
@@ -83,15 +89,15 @@ void run_export(const ExportArgs& a) {
     const ExportSummary s = write_perfetto(f, t, a.trace, tl, progress.fn());
     progress.done();
     close_out(f, a.perfetto);
-    std::cerr << "tracefold: wrote " << a.perfetto << ": " << t.world_size << " ranks, "
-              << summary(s) << "; " << tl.describe() << "\n";
+    std::cerr << "tracefold: wrote " << a.perfetto << ": " << who(t, tl) << summary(s) << "; "
+              << tl.describe() << "\n";
   }
   if (!a.otf2.empty()) {
     Progress progress("exporting " + a.otf2 + ": rank", tl.ranks.size());
     const ExportSummary s = write_otf2(a.otf2, t, a.trace, tl, progress.fn());
     progress.done();
     std::cerr << "tracefold: wrote " << (fs::path(a.otf2) / "traces.otf2").string() << ": "
-              << t.world_size << " ranks, " << summary(s) << "; " << tl.describe() << "\n";
+              << who(t, tl) << summary(s) << "; " << tl.describe() << "\n";
   }
 }
 

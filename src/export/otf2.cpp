@@ -122,8 +122,13 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
   sum.unmatched_sends = match.unmatched_sends;
   sum.unmatched_recvs = match.unmatched_recvs;
   // Received sizes: what the matched send sent (else the receive buffer).
-  std::map<std::pair<int32_t, std::size_t>, uint64_t> recv_bytes;
-  for (const Message& m : match.messages) recv_bytes[{m.receiver, m.recv_event}] = m.bytes;
+  std::map<std::pair<std::size_t, std::size_t>, uint64_t> recv_bytes;  // (stream, event)
+  for (const Message& m : match.messages) recv_bytes[{m.receiver_stream, m.recv_event}] = m.bytes;
+  // One location per stream: thread t of rank r is location t * P + r, so
+  // a trace without threads keeps location = rank.
+  auto location = [&](const RankTimeline& tl) {
+    return static_cast<OTF2_LocationRef>(int64_t(tl.thread) * trace.world_size + tl.rank);
+  };
 
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -166,12 +171,12 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
   check(OTF2_Archive_OpenEvtFiles(archive), "open event files");
   std::vector<uint64_t> event_counts(timeline.size(), 0);
   int64_t trace_end = 0;
-  std::size_t ranks_done = 0;
-  for (const RankTimeline& tl : timeline) {
-    report_progress(progress, ranks_done++, timeline.size());
+  for (std::size_t stream = 0; stream < timeline.size(); ++stream) {
+    const RankTimeline& tl = timeline[stream];
+    report_progress(progress, stream, timeline.size());
     const int32_t r = tl.rank;
     trace_end = std::max(trace_end, tl.end_ns);
-    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, static_cast<OTF2_LocationRef>(r));
+    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, location(tl));
     if (!w) throw std::runtime_error("OTF2: no event writer for rank " + std::to_string(r));
     std::vector<Event> evs;
     evs.reserve(tl.events.size());
@@ -181,7 +186,7 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
     std::map<std::size_t, std::vector<std::size_t> > completes;
     for (std::size_t i = 0; i < evs.size(); ++i)
       if (done.done[i] != RequestCompletions::npos) completes[done.done[i]].push_back(i);
-    uint64_t& n = event_counts[std::size_t(r)];
+    uint64_t& n = event_counts[stream];
     for (std::size_t i = 0; i < tl.events.size(); ++i) {
       const TimedEvent& te = tl.events[i];
       const Event& ev = te.ev;
@@ -197,7 +202,7 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
       const OTF2_CommRef comm = comm_ref(ev, r);
       const uint64_t req_id = i + 1;
       auto recv_size = [&] {
-        auto it = recv_bytes.find({r, i});
+        auto it = recv_bytes.find({stream, i});
         return it != recv_bytes.end() ? it->second : send_bytes(ev);
       };
       // A receive's source and tag, the matched ones for wildcards.
@@ -255,7 +260,7 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
             if (auto mt = FieldTable::find("mtag"); mt && done.mtag[k] != kAbsent)
               status.set(*mt, done.mtag[k]);
             auto [s, tag] = recv_source(created, status, "peer", "tag");
-            auto rb = recv_bytes.find({r, k});
+            auto rb = recv_bytes.find({stream, k});
             check(OTF2_EvtWriter_MpiIrecv(w, nullptr, t1, u32(s), comm_ref(created, r), u32(tag),
                                           rb != recv_bytes.end() ? rb->second : send_bytes(created),
                                           k + 1),
@@ -281,7 +286,7 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
 
   check(OTF2_Archive_OpenDefFiles(archive), "open definition files");
   for (const RankTimeline& tl : timeline) {
-    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, static_cast<OTF2_LocationRef>(tl.rank));
+    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, location(tl));
     if (!dw) throw std::runtime_error("OTF2: no definition writer");
     check(OTF2_Archive_CloseDefWriter(archive, dw), "close definition writer");
   }
@@ -327,19 +332,27 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
   check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, str("tracefold synthesized run"),
                                                  str("machine"), OTF2_UNDEFINED_SYSTEM_TREE_NODE),
         "system tree");
-  for (const RankTimeline& tl : timeline) {
-    const auto ref = static_cast<uint32_t>(tl.rank);
-    check(OTF2_GlobalDefWriter_WriteLocationGroup(g, ref, str("rank " + std::to_string(tl.rank)),
-                                                  OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-                                                  OTF2_UNDEFINED_LOCATION_GROUP),
-          "location group");
-    check(OTF2_GlobalDefWriter_WriteLocation(
-              g, ref, str("rank " + std::to_string(tl.rank) + " main thread"),
-              OTF2_LOCATION_TYPE_CPU_THREAD, event_counts[std::size_t(tl.rank)], ref),
-          "location");
+  // A location group per rank; a location per stream, in the group of its
+  // rank. The timeline lists every rank's first thread first.
+  for (std::size_t stream = 0; stream < timeline.size(); ++stream) {
+    const RankTimeline& tl = timeline[stream];
+    const auto group = static_cast<uint32_t>(tl.rank);
+    if (tl.thread == 0)
+      check(OTF2_GlobalDefWriter_WriteLocationGroup(
+                g, group, str("rank " + std::to_string(tl.rank)), OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                0, OTF2_UNDEFINED_LOCATION_GROUP),
+            "location group");
+    const std::string name =
+        "rank " + std::to_string(tl.rank) +
+        (tl.thread == 0 ? " main thread" : " thread " + std::to_string(tl.thread));
+    check(
+        OTF2_GlobalDefWriter_WriteLocation(
+            g, location(tl), str(name), OTF2_LOCATION_TYPE_CPU_THREAD, event_counts[stream], group),
+        "location");
   }
-  // Group 0: all locations (index = world rank); then one group and one
-  // communicator per group of the comm table.
+  // Group 0: the location of each world rank's MPI (its first thread, whose
+  // location is the rank); then one group and one communicator per group of
+  // the comm table.
   std::vector<uint64_t> all;
   for (int32_t r = 0; r < trace.world_size; ++r) all.push_back(uint64_t(r));
   check(OTF2_GlobalDefWriter_WriteGroup(g, 0, str("MPI locations"), OTF2_GROUP_TYPE_COMM_LOCATIONS,

@@ -73,6 +73,7 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
       << "\"flows\":\"from the send call to the call completing the receive (the Recv or "
          "Sendrecv, or the Wait/Test that completed an Irecv)\","
       << "\"source\":" << json_string(label) << ",\"ranks\":" << trace.world_size
+      << (trace.threads > 1 ? ",\"threads\":" + std::to_string(trace.threads) : std::string())
       << ",\"lossy\":" << json_string(trace.lossy) << ",\"messages\":" << match.messages.size()
       << ",\"unmatched_sends\":" << match.unmatched_sends
       << ",\"unmatched_recvs\":" << match.unmatched_recvs
@@ -84,21 +85,27 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
     first = false;
   };
   std::size_t ranks_done = 0;
+  // One process per rank, one track (tid) per thread that called MPI.
   for (const RankTimeline& tl : timeline) {
     report_progress(progress, ranks_done++, timeline.size());
-    const int32_t r = tl.rank;
+    const int32_t r = tl.rank, tid = tl.thread;
     sep();
-    out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r
-        << ",\"tid\":0,\"args\":{\"name\":\"rank " << r << "\"}},\n";
-    out << "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" << r
-        << ",\"tid\":0,\"args\":{\"sort_index\":" << r << "}},\n";
-    out << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << r
-        << ",\"tid\":0,\"args\":{\"name\":\"MPI calls\"}}";
+    if (tid == 0) {
+      out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << r
+          << ",\"tid\":0,\"args\":{\"name\":\"rank " << r << "\"}},\n";
+      out << "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" << r
+          << ",\"tid\":0,\"args\":{\"sort_index\":" << r << "}},\n";
+    }
+    out << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << r << ",\"tid\":" << tid
+        << ",\"args\":{\"name\":"
+        << json_string(trace.threads > 1 ? "thread " + std::to_string(tid) + " MPI calls"
+                                         : std::string("MPI calls"))
+        << "}}";
     for (const TimedEvent& te : tl.events) {
       if (te.start_ns > te.compute_start_ns) {
         sep();
         out << "{\"name\":\"compute\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":" << r
-            << ",\"tid\":0,\"ts\":" << us(te.compute_start_ns)
+            << ",\"tid\":" << tid << ",\"ts\":" << us(te.compute_start_ns)
             << ",\"dur\":" << us(te.start_ns - te.compute_start_ns) << "}";
       }
       sep();
@@ -109,7 +116,7 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
                         : c == OpClass::kOther                                  ? "mpi"
                                                                                 : "p2p";
       out << "{\"name\":" << json_string(named_slice(trace, ev)) << ",\"cat\":\"" << cat
-          << "\",\"ph\":\"X\",\"pid\":" << r << ",\"tid\":0,\"ts\":" << us(te.start_ns)
+          << "\",\"ph\":\"X\",\"pid\":" << r << ",\"tid\":" << tid << ",\"ts\":" << us(te.start_ns)
           << ",\"dur\":" << us(te.end_ns - te.start_ns)
           << ",\"args\":{\"op\":" << json_string(OpTable::name(ev.op)) << ",\"site\":" << ev.site
           << ",\"frames\":" << json_string(SiteTable::format(trace.sites.at(ev.site)))
@@ -134,17 +141,19 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
   uint64_t id = 0;
   report_progress(progress, timeline.size(), timeline.size());
   for (const Message& m : match.messages) {
-    const TimedEvent& s = timeline[std::size_t(m.sender)].events[m.send_event];
-    const TimedEvent& f = timeline[std::size_t(m.receiver)].events[m.recv_complete_event];
+    const RankTimeline& from = timeline[m.sender_stream];
+    const RankTimeline& to = timeline[m.receiver_stream];
+    const TimedEvent& s = from.events[m.send_event];
+    const TimedEvent& f = to.events[m.recv_complete_event];
     ++id;
     sep();
     out << "{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"s\",\"id\":" << id
-        << ",\"pid\":" << m.sender << ",\"tid\":0,\"ts\":" << us((s.start_ns + s.end_ns) / 2)
-        << ",\"args\":{\"to\":" << m.receiver << ",\"tag\":" << m.tag << ",\"comm\":" << m.comm
-        << ",\"bytes\":" << m.bytes << "}},\n";
+        << ",\"pid\":" << m.sender << ",\"tid\":" << from.thread
+        << ",\"ts\":" << us((s.start_ns + s.end_ns) / 2) << ",\"args\":{\"to\":" << m.receiver
+        << ",\"tag\":" << m.tag << ",\"comm\":" << m.comm << ",\"bytes\":" << m.bytes << "}},\n";
     out << "{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" << id
-        << ",\"pid\":" << m.receiver << ",\"tid\":0,\"ts\":" << us((f.start_ns + f.end_ns) / 2)
-        << "}";
+        << ",\"pid\":" << m.receiver << ",\"tid\":" << to.thread
+        << ",\"ts\":" << us((f.start_ns + f.end_ns) / 2) << "}";
   }
   out << "\n]}\n";
   return sum;

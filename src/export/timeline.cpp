@@ -56,11 +56,13 @@ OpClass classify(OpId op) {
 }
 
 std::vector<RankTimeline> synthesize_timeline(const Trace& trace) {
-  std::vector<RankTimeline> out(static_cast<std::size_t>(trace.world_size));
-  for (int32_t r = 0; r < trace.world_size; ++r) {
-    RankTimeline& tl = out[std::size_t(r)];
-    tl.rank = r;
-    RankIterator it(trace, r);
+  std::vector<RankTimeline> out;
+  out.reserve(static_cast<std::size_t>(trace.world_size));
+  for (int32_t loc = 0; loc < trace.locations(); ++loc) {
+    RankTimeline tl;
+    tl.rank = trace.rank_of(loc);
+    tl.thread = trace.thread_of(loc);
+    RankIterator it(trace, loc);
     int64_t t = 0;
     TimedEvent te;
     while (it.next(te.ev)) {
@@ -77,12 +79,16 @@ std::vector<RankTimeline> synthesize_timeline(const Trace& trace) {
       tl.events.push_back(te);
     }
     tl.end_ns = t;
+    // Ranks keep their place even without events; a rank's later threads
+    // are listed only when they called MPI.
+    if (tl.thread == 0 || !tl.events.empty()) out.push_back(std::move(tl));
   }
   return out;
 }
 
 std::string TraceTimeline::describe() const {
-  if (!recorded) return "timeline synthesized from mean times";
+  if (!recorded)
+    return "timeline synthesized from mean times" + (note.empty() ? "" : " (" + note + ")");
   uint64_t n = 0;
   for (const RankTimeline& r : ranks) n += r.events.size();
   return "timeline recorded (" + std::to_string(n - dropped) + " events with timestamps" +
@@ -163,9 +169,23 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
 
 TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path,
                            const std::string& dir) {
-  if (!dir.empty()) return load_recorded_timeline(trace, dir);
+  // A recorded timeline is one sequence per rank, its threads' calls mixed:
+  // it cannot be laid out per thread.
+  const char* mixed = "the recorded timeline holds one sequence per rank, not per thread";
+  if (!dir.empty()) {
+    if (trace.threads > 1)
+      throw std::runtime_error(dir + ": " + trace_path + " has " + std::to_string(trace.threads) +
+                               " threads a rank and " + mixed +
+                               " (without --timeline each thread is laid out from mean times)");
+    return load_recorded_timeline(trace, dir);
+  }
   const std::string beside = trace_path + ".timeline";
-  if (std::filesystem::is_directory(beside)) return load_recorded_timeline(trace, beside);
+  if (std::filesystem::is_directory(beside)) {
+    if (trace.threads <= 1) return load_recorded_timeline(trace, beside);
+    TraceTimeline t = synthesized_timeline(trace);
+    t.note = std::string(mixed) + ": " + beside + " not used";
+    return t;
+  }
   return synthesized_timeline(trace);
 }
 
@@ -259,12 +279,16 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
   return c;
 }
 
-MatchResult match_messages(const CommTable& comms, const std::vector<std::vector<Event>>& ranks) {
+namespace {
+
+// match_messages over streams, `rank_of[k]` the world rank of stream k.
+MatchResult match_streams(const CommTable& comms, const std::vector<std::vector<Event>>& ranks,
+                          const std::vector<int32_t>& rank_of) {
   constexpr std::size_t npos = std::size_t(-1);
   MatchResult res;
   using Key = std::tuple<int64_t, int32_t, int32_t, int64_t>;  // comm, sender, receiver, tag
   struct SendRef {
-    std::size_t event, complete;
+    std::size_t stream, event, complete;
     uint64_t bytes;
   };
   std::map<Key, std::deque<SendRef>> queues;
@@ -273,7 +297,7 @@ MatchResult match_messages(const CommTable& comms, const std::vector<std::vector
   for (const auto& evs : ranks) completions.push_back(find_completions(evs));
 
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const int32_t me = static_cast<int32_t>(r);
+    const int32_t me = rank_of[r];
     for (std::size_t i = 0; i < ranks[r].size(); ++i) {
       const Event& ev = ranks[r][i];
       const OpClass c = classify(ev.op);
@@ -284,11 +308,11 @@ MatchResult match_messages(const CommTable& comms, const std::vector<std::vector
       std::size_t complete = i;
       if (c == OpClass::kIsend && completions[r].done[i] != npos) complete = completions[r].done[i];
       queues[Key{comm, me, dest, field_by_literal(ev, "tag")}].push_back(
-          SendRef{i, complete, send_bytes(ev)});
+          SendRef{r, i, complete, send_bytes(ev)});
     }
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const int32_t me = static_cast<int32_t>(r);
+    const int32_t me = rank_of[r];
     for (std::size_t i = 0; i < ranks[r].size(); ++i) {
       const Event& ev = ranks[r][i];
       const OpClass c = classify(ev.op);
@@ -319,6 +343,8 @@ MatchResult match_messages(const CommTable& comms, const std::vector<std::vector
       Message m;
       m.sender = from;
       m.receiver = me;
+      m.sender_stream = s.stream;
+      m.receiver_stream = r;
       m.comm = comm;
       m.tag = tag;
       m.bytes = s.bytes;
@@ -335,13 +361,23 @@ MatchResult match_messages(const CommTable& comms, const std::vector<std::vector
   return res;
 }
 
+}  // namespace
+
+MatchResult match_messages(const CommTable& comms, const std::vector<std::vector<Event>>& ranks) {
+  std::vector<int32_t> rank_of(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) rank_of[r] = static_cast<int32_t>(r);
+  return match_streams(comms, ranks, rank_of);
+}
+
 MatchResult match_messages(const CommTable& comms, const std::vector<RankTimeline>& timeline) {
   std::vector<std::vector<Event>> ranks(timeline.size());
+  std::vector<int32_t> rank_of(timeline.size());
   for (std::size_t r = 0; r < timeline.size(); ++r) {
+    rank_of[r] = timeline[r].rank;
     ranks[r].reserve(timeline[r].events.size());
     for (const auto& te : timeline[r].events) ranks[r].push_back(te.ev);
   }
-  return match_messages(comms, ranks);
+  return match_streams(comms, ranks, rank_of);
 }
 
 CommMatrix comm_matrix(const Trace& trace) {

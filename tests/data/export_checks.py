@@ -33,20 +33,30 @@ COLLECTIVES = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_G
 RECV_END_PREFIXES = ("MPI_Recv", "MPI_Irecv", "MPI_Wait", "MPI_Test", "MPI_Sendrecv")
 
 
+def read_events(path):
+    evs = []
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if not words or not (words[0].startswith("MPI_") or words[0] in ("compute", "enter", "exit")):
+                continue
+            fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+            evs.append((words[0], fields))
+    return evs
+
+
 def read_expansion(d):
-    """rank -> list of (op, fields) from `tracefold expand` output files."""
+    """(rank, thread) -> list of (op, fields) from `tracefold expand` output
+    files: rank-R.txt for a rank (its first thread), rank-R-thread-T.txt
+    (`expand -r R -t T`) for its other threads."""
     ranks = {}
     r = 0
     while os.path.exists(os.path.join(d, "rank-%d.txt" % r)):
-        evs = []
-        with open(os.path.join(d, "rank-%d.txt" % r)) as f:
-            for line in f:
-                words = line.split()
-                if not words or not (words[0].startswith("MPI_") or words[0] in ("compute", "enter", "exit")):
-                    continue
-                fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
-                evs.append((words[0], fields))
-        ranks[r] = evs
+        ranks[(r, 0)] = read_events(os.path.join(d, "rank-%d.txt" % r))
+        t = 1
+        while os.path.exists(os.path.join(d, "rank-%d-thread-%d.txt" % (r, t))):
+            ranks[(r, t)] = read_events(os.path.join(d, "rank-%d-thread-%d.txt" % (r, t)))
+            t += 1
         r += 1
     assert ranks, "no expansion files in " + d
     return ranks
@@ -64,12 +74,15 @@ def check_perfetto(path, expand_dir, messages, recorded=False, tolerance_ns=0):
     assert j["otherData"]["timeline"] == want_timeline, j["otherData"]
     evs = j["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"}
-    assert names == {r: "rank %d" % r for r in ranks}, names
+    assert names == {r: "rank %d" % r for r, t in ranks if t == 0}, names
+    tracks = {(e["pid"], e["tid"]) for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert tracks == set(ranks), "tracks %s, expected %s" % (sorted(tracks), sorted(ranks))
+    # Slices by (rank, thread): one Perfetto track per thread.
     slices = {r: [] for r in ranks}
     for e in evs:
         if e["ph"] == "X":
             assert e["dur"] >= 0, e
-            slices[e["pid"]].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
+            slices[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
     for r, sl in slices.items():
         sl.sort(key=lambda s: (s[0], -(s[1] - s[0])))
         # Proper nesting: a slice lies inside the open one or after it.
@@ -77,13 +90,13 @@ def check_perfetto(path, expand_dir, messages, recorded=False, tolerance_ns=0):
         for s in sl:
             while stack and stack[-1][1] <= s[0]:
                 stack.pop()
-            assert not stack or s[1] <= stack[-1][1], "rank %d: slices overlap partially: %s / %s" % (
+            assert not stack or s[1] <= stack[-1][1], "rank %s: slices overlap partially: %s / %s" % (
                 r, stack[-1][2], s[2])
             stack.append(s)
         calls = [s[2] for s in sl if s[2]["cat"] != "compute"]
         ops = [c["args"]["op"] for c in calls]
         want = [op for op, _ in ranks[r]]
-        assert ops == want, "rank %d: slice ops differ from the expansion (%d vs %d)" % (r, len(ops), len(want))
+        assert ops == want, "rank %s: slice ops differ from the expansion (%d vs %d)" % (r, len(ops), len(want))
         for c, (op, fields) in zip(calls, ranks[r]):
             assert c["name"].startswith(op + " [site "), c["name"]
             if op in COLLECTIVES:
@@ -92,8 +105,8 @@ def check_perfetto(path, expand_dir, messages, recorded=False, tolerance_ns=0):
                 if "root" in fields:
                     assert str(c["args"]["root"]) == fields["root"], (c, fields)
 
-    def enclosing(pid, t):
-        for s in slices[pid]:
+    def enclosing(track, t):
+        for s in slices[track]:
             if s[0] <= t <= s[1] and s[2]["cat"] != "compute":
                 return s[2]
         return None
@@ -114,16 +127,22 @@ def check_perfetto(path, expand_dir, messages, recorded=False, tolerance_ns=0):
     for i, s in starts.items():
         f = ends[i]
         assert f["pid"] == s["args"]["to"], (s, f)
-        snd = enclosing(s["pid"], ns(s["ts"]))
-        rcv = enclosing(f["pid"], ns(f["ts"]))
+        snd = enclosing((s["pid"], s["tid"]), ns(s["ts"]))
+        rcv = enclosing((f["pid"], f["tid"]), ns(f["ts"]))
         assert snd and snd["args"]["op"] in SEND_OPS | ISEND_OPS | SENDRECV_OPS, (s, snd)
         assert rcv and rcv["args"]["op"].startswith(RECV_END_PREFIXES), (f, rcv)
+        # A receive of a tag takes only that tag's messages (the flow can end
+        # on another thread's track only if that thread received the tag).
+        rtag = rcv["args"].get("rtag" if rcv["args"]["op"] in SENDRECV_OPS else "tag")
+        if isinstance(rtag, int) and rtag >= 0:
+            assert rtag == s["args"]["tag"], ("message of tag %s ends in a receive of tag %s" % (
+                s["args"]["tag"], rtag), s, rcv)
         if recorded:
             # Real times on one clock: a receive cannot end before its send began.
             assert ns(rcv["ts"]) + ns(rcv["dur"]) + tolerance_ns >= ns(snd["ts"]), (
                 "receive ends before its send", snd, rcv)
-    print("perfetto ok: %d ranks, %d slices, %d flows" % (len(ranks), sum(len(v) for v in slices.values()),
-                                                          len(starts)))
+    print("perfetto ok: %d tracks, %d slices, %d flows" % (len(ranks), sum(len(v) for v in slices.values()),
+                                                           len(starts)))
 
 
 def check_otf2(print_out, expand_dir):
@@ -135,7 +154,9 @@ def check_otf2(print_out, expand_dir):
             if len(w) >= 3 and w[1].isdigit() and w[2].isdigit():
                 key = (w[0], int(w[1]))
                 got[key] = got.get(key, 0) + 1
-    for r, evs in ranks.items():
+    P = len([1 for r, t in ranks if t == 0])
+    for (r, t), evs in ranks.items():
+        loc = t * P + r  # thread t of rank r is OTF2 location t * P + r
         want = {"ENTER": len(evs), "LEAVE": len(evs), "MPI_SEND": 0, "MPI_ISEND": 0, "MPI_RECV": 0,
                 "MPI_IRECV_REQUEST": 0, "MPI_IRECV": 0, "MPI_COLLECTIVE_BEGIN": 0, "MPI_COLLECTIVE_END": 0}
         for op, fields in evs:
@@ -154,9 +175,10 @@ def check_otf2(print_out, expand_dir):
                 want["MPI_COLLECTIVE_BEGIN"] += 1
                 want["MPI_COLLECTIVE_END"] += 1
         for rec, n in want.items():
-            assert got.get((rec, r), 0) == n, "rank %d: %d %s records, expected %d" % (r, got.get((rec, r), 0), rec, n)
+            assert got.get((rec, loc), 0) == n, "rank %d thread %d: %d %s records, expected %d" % (
+                r, t, got.get((rec, loc), 0), rec, n)
     total = sum(got.values())
-    print("otf2 ok: %d ranks, %d records" % (len(ranks), total))
+    print("otf2 ok: %d locations, %d records" % (len(ranks), total))
 
 
 def read_png(path):

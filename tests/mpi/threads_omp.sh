@@ -5,7 +5,7 @@
 # thread number (the `omp` table), and folds alike threads across ranks: its
 # node count does not grow with ranks or threads.
 set -euo pipefail
-TF=$1; APPS=$3
+TF=$1; SRC=$2; APPS=$3
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -32,3 +32,22 @@ for run in "2 2" "4 2" "2 4"; do
 done
 [[ $(nodes np2-nt2.tf) -eq $(nodes np4-nt2.tf) ]] || fail "node count grows with ranks"
 [[ $(nodes np2-nt2.tf) -eq $(nodes np2-nt4.tf) ]] || fail "node count grows with threads"
+
+# Export: one Perfetto track and one OTF2 location per thread, each with
+# its thread's calls (against `expand -r R -t T`); every message ends in a
+# receive of its tag, which is the same thread of the next rank here.
+d=np2-nt4
+mkdir -p $d.expand
+for ((r = 0; r < 2; r++)); do
+  "$TF" expand $d.tf -r $r > $d.expand/rank-$r.txt
+  for ((t = 1; t < 4; t++)); do "$TF" expand $d.tf -r $r -t $t > $d.expand/rank-$r-thread-$t.txt; done
+done
+"$TF" export $d.tf --perfetto $d.json --otf2 $d.otf2 2> $d.export || { cat $d.export >&2; fail "$d: export"; }
+grep -q "unmatched" $d.export && fail "$d: unmatched messages: $(cat $d.export)"
+grep -q "2 ranks, 8 threads calling MPI" $d.export || fail "$d: export summary: $(cat $d.export)"
+msgs=$(cat $d.expand/*.txt | grep -c "^MPI_Sendrecv ")
+python3 "$SRC/tests/data/export_checks.py" perfetto $d.json $d.expand "$msgs" || fail "$d: Perfetto export"
+otf2-print $d.otf2/traces.otf2 > $d.otf2.txt 2> $d.otf2.err && [[ ! -s $d.otf2.err ]] ||
+  { cat $d.otf2.err >&2; fail "$d: otf2-print"; }
+python3 "$SRC/tests/data/export_checks.py" otf2 $d.otf2.txt $d.expand || fail "$d: OTF2 export"
+echo "$d: exported $msgs messages over 8 thread tracks and locations"
