@@ -22,10 +22,14 @@ namespace folding {
 struct LcsScratch {
   struct Slot {
     uint64_t key = 0;
-    uint32_t mask = 0;  // index of the symbol's bit set in masks
-    bool used = false;
+    uint32_t mask = 0;   // index of the symbol's bit set in masks
+    uint32_t stamp = 0;  // in use by the call whose stamp this is
   };
-  std::vector<Slot> slots;      // b's symbols, open addressing
+  // b's symbols, open addressing. The table only grows, and a call marks
+  // the slots it uses with a stamp of its own instead of clearing them:
+  // filling the whole table at each call cost as much as the search.
+  std::vector<Slot> slots;
+  uint32_t stamp = 0;
   std::vector<uint64_t> masks;  // per symbol, the bit set of its positions in b
   std::vector<uint64_t> row;    // the bit-parallel row over b
 };

@@ -155,19 +155,23 @@ std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uin
   // their number), each with the bit set of its positions in b.
   using Slot = LcsScratch::Slot;
   int bits = 4;
-  while ((std::size_t{1} << bits) < 2 * m) ++bits;
+  while ((std::size_t{1} << bits) < std::max(2 * m, s.slots.size())) ++bits;
   const std::size_t cap = std::size_t{1} << bits;
-  s.slots.assign(cap, Slot{});
+  if (s.slots.size() != cap || ++s.stamp == 0) {
+    s.slots.assign(cap, Slot{});
+    s.stamp = 1;
+  }
+  const uint32_t stamp = s.stamp;
   s.masks.clear();
   const auto slot_of = [&](uint64_t key) -> Slot& {
     std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-    while (s.slots[i].used && s.slots[i].key != key) i = (i + 1) & (cap - 1);
+    while (s.slots[i].stamp == stamp && s.slots[i].key != key) i = (i + 1) & (cap - 1);
     return s.slots[i];
   };
   for (std::size_t j = 0; j < m; ++j) {
     Slot& sl = slot_of(b[j]);
-    if (!sl.used) {
-      sl = Slot{b[j], static_cast<uint32_t>(s.masks.size() / words), true};
+    if (sl.stamp != stamp) {
+      sl = Slot{b[j], static_cast<uint32_t>(s.masks.size() / words), stamp};
       s.masks.resize(s.masks.size() + words, 0);
     }
     s.masks[sl.mask * words + j / 64] |= uint64_t{1} << (j % 64);
@@ -177,7 +181,7 @@ std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uin
   s.row.assign(words, ~uint64_t{0});
   for (const uint64_t x : a) {
     const Slot& sl = slot_of(x);
-    if (!sl.used) continue;  // no match in b: the row stays
+    if (sl.stamp != stamp) continue;  // no match in b: the row stays
     const uint64_t* match = s.masks.data() + static_cast<std::size_t>(sl.mask) * words;
     uint64_t carry = 0;
     for (std::size_t w = 0; w < words; ++w) {
@@ -252,11 +256,18 @@ bool Folder::Impl::try_fold() {
       log_.add(FoldOp::kSetBack, target.tag);
       unindex_from(k);
       target.reps.set_back(target.reps.back() + 1);
+      merger.reshaped = false;
       target.body = merger.merge_seq(std::move(target.body), std::move(seg));
       seg.clear();
       for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
+      const std::size_t flat_before = flat_items_;
       Item keep = std::move(top[k]);
       replace_tail(k, std::move(keep));
+      // An iteration that took the loop's shape (every call and inner loop
+      // paired with one of the body's) left top[k]'s calls as they were:
+      // flattening them again at the next test was most of what an
+      // irregular code's general path spent on flattening.
+      if (!merger.reshaped && flat_before > k) flat_items_ = k + 1;
       return true;
     }
     if (!near) continue;
