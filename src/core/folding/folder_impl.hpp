@@ -42,6 +42,22 @@ struct LcsScratch {
 std::size_t lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
                        LcsScratch& scratch);
 
+/// Appends the calls of `it` (one pass through every loop body) to `keys`,
+/// stopping once it holds `limit`. With `chain`, pushes to `chain_at`, for
+/// each loop of its trailing chain (the body's last item while that is a
+/// loop, as try_fold's chain), where that loop's calls start in `keys`.
+void flatten_calls(const Item& it, std::size_t limit, bool chain, std::vector<uint64_t>& keys,
+                   std::vector<std::size_t>& chain_at);
+
+/// The calls of the c-th loop (c >= 1) of an item's trailing chain, from
+/// the item's calls keys[.., end) and the starts flatten_calls gave for it.
+inline std::span<const uint64_t> chain_slice(std::span<const uint64_t> keys,
+                                             std::span<const std::size_t> chain_at, std::size_t end,
+                                             std::size_t c) {
+  const std::size_t from = chain_at[c - 1];
+  return keys.subspan(from, end - from);
+}
+
 }  // namespace folding
 
 struct Folder::Impl {
@@ -101,7 +117,6 @@ struct Folder::Impl {
   // those of top[i] at chain_at_[chain_start_[i], chain_start_[i + 1]).
   std::vector<std::size_t> chain_at_;
   std::vector<std::size_t> chain_start_{0};
-  void flat_append(const Item& it, std::size_t limit, bool chain);
   static uint64_t filter_bit(uint64_t key) { return uint64_t{1} << (mix64(key) & 63); }
 
   // The calls of a stretch, and the filter of their set when known.

@@ -27,7 +27,7 @@ void Folder::Impl::flatten_upto(std::size_t to) {
   flat_filter_.resize(flat_items_);
   for (std::size_t pos = flat_items_; pos < to; ++pos) {
     const std::size_t from = flat_keys_.size();
-    flat_append(top[pos], from + kMaxFlatKeys + 1, true);
+    flatten_calls(top[pos], from + kMaxFlatKeys + 1, true, flat_keys_, chain_at_);
     flat_start_.push_back(flat_keys_.size());
     chain_start_.push_back(chain_at_.size());
     uint64_t filter = 0;
@@ -37,17 +37,18 @@ void Folder::Impl::flatten_upto(std::size_t to) {
   flat_items_ = to;
 }
 
-void Folder::Impl::flat_append(const Item& it, std::size_t limit, bool chain) {
-  if (flat_keys_.size() >= limit) return;
+void folding::flatten_calls(const Item& it, std::size_t limit, bool chain,
+                            std::vector<uint64_t>& keys, std::vector<std::size_t>& chain_at) {
+  if (keys.size() >= limit) return;
   if (!it.loop) {
-    flat_keys_.push_back(it.key);
+    keys.push_back(it.key);
     return;
   }
   const std::size_t last = it.body.size() - 1;
-  for (std::size_t i = 0; i < last; ++i) flat_append(it.body[i], limit, false);
+  for (std::size_t i = 0; i < last; ++i) flatten_calls(it.body[i], limit, false, keys, chain_at);
   const Item& tail = it.body[last];
-  if (chain && tail.loop) chain_at_.push_back(flat_keys_.size());
-  flat_append(tail, limit, chain);
+  if (chain && tail.loop) chain_at.push_back(keys.size());
+  flatten_calls(tail, limit, chain, keys, chain_at);
 }
 
 Folder::Impl::Calls Folder::Impl::calls_of(std::size_t from, std::size_t to) {
@@ -67,8 +68,8 @@ Folder::Impl::Calls Folder::Impl::chain_calls(std::size_t k, std::size_t c, cons
   // Kept whole (not cut at the bound) and deep enough: a suffix of top[k]'s.
   if (to - from <= kMaxFlatKeys && chain_start_[k] + c <= chain_start_[k + 1]) {
     Calls out;
-    out.keys = std::span<const uint64_t>(flat_keys_).subspan(chain_at_[chain_start_[k] + c - 1]);
-    out.keys = out.keys.first(flat_keys_.data() + to - out.keys.data());
+    out.keys = chain_slice(flat_keys_,
+                           std::span<const std::size_t>(chain_at_).subspan(chain_start_[k]), to, c);
     return out;
   }
   chain_keys_.clear();
