@@ -22,10 +22,14 @@ namespace folding {
 struct LcsScratch {
   struct Slot {
     uint64_t key = 0;
-    uint32_t mask = 0;  // index of the symbol's bit set in masks
-    bool used = false;
+    uint32_t mask = 0;   // index of the symbol's bit set in masks
+    uint32_t stamp = 0;  // in use by the call whose stamp this is
   };
-  std::vector<Slot> slots;      // b's symbols, open addressing
+  // b's symbols, open addressing. The table only grows, and a call marks
+  // the slots it uses with a stamp of its own instead of clearing them:
+  // filling the whole table at each call cost as much as the search.
+  std::vector<Slot> slots;
+  uint32_t stamp = 0;
   std::vector<uint64_t> masks;  // per symbol, the bit set of its positions in b
   std::vector<uint64_t> row;    // the bit-parallel row over b
 };
@@ -37,6 +41,22 @@ struct LcsScratch {
 /// exchange's long, irregular iterations was most of the general path.
 std::size_t lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
                        LcsScratch& scratch);
+
+/// Appends the calls of `it` (one pass through every loop body) to `keys`,
+/// stopping once it holds `limit`. With `chain`, pushes to `chain_at`, for
+/// each loop of its trailing chain (the body's last item while that is a
+/// loop, as try_fold's chain), where that loop's calls start in `keys`.
+void flatten_calls(const Item& it, std::size_t limit, bool chain, std::vector<uint64_t>& keys,
+                   std::vector<std::size_t>& chain_at);
+
+/// The calls of the c-th loop (c >= 1) of an item's trailing chain, from
+/// the item's calls keys[.., end) and the starts flatten_calls gave for it.
+inline std::span<const uint64_t> chain_slice(std::span<const uint64_t> keys,
+                                             std::span<const std::size_t> chain_at, std::size_t end,
+                                             std::size_t c) {
+  const std::size_t from = chain_at[c - 1];
+  return keys.subspan(from, end - from);
+}
 
 }  // namespace folding
 
@@ -97,7 +117,6 @@ struct Folder::Impl {
   // those of top[i] at chain_at_[chain_start_[i], chain_start_[i + 1]).
   std::vector<std::size_t> chain_at_;
   std::vector<std::size_t> chain_start_{0};
-  void flat_append(const Item& it, std::size_t limit, bool chain);
   static uint64_t filter_bit(uint64_t key) { return uint64_t{1} << (mix64(key) & 63); }
 
   // The calls of a stretch, and the filter of their set when known.

@@ -154,6 +154,11 @@ class Merger {
  public:
   Merger(std::size_t max_cells, int32_t rank) : max_cells_(max_cells), rank_(rank) {}
   OpLog* log = nullptr;
+  // Set (never cleared here) when a merge_seq gives a sequence whose calls
+  // and loop structure differ from B's: an item of S kept beside B's, a run
+  // of B wrapped into a loop, or S kept whole. A merge that leaves it false
+  // changed only values and counts, so B's flattened calls still hold.
+  bool reshaped = false;
 
   // How two sequences line up (see align()).
   enum class Step : uint8_t { kSkipB, kSkipS, kPair, kLoopBGroupS, kGroupBLoopS };

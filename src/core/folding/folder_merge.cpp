@@ -131,7 +131,10 @@ void Merger::give_fields(FieldSeqs&& f) {
 
 Items Merger::merge_seq(Items&& B, Items&& S) {
   if (B.empty() || S.empty()) log->spoil();
-  if (B.empty()) return std::move(S);
+  if (B.empty()) {
+    reshaped = true;
+    return std::move(S);
+  }
   if (S.empty()) return std::move(B);
   if (B.size() == S.size()) {
     bool direct = true;
@@ -151,6 +154,7 @@ Items Merger::merge_seq(Items&& B, Items&& S) {
   } depth(plan_depth_);
   if (!align(B, S, plan)) {
     // Too large to align: keep both, each idle during the other's traversals.
+    reshaped = true;
     const uint64_t kb = B.front().traversals(), ks = S.front().traversals();
     for (Item& it : B) pad_after(it, ks);
     for (Item& it : S) {
@@ -271,6 +275,7 @@ Items Merger::apply(Items&& B, Items&& S, const Plan& plan) {
         out.push_back(std::move(B[i]));
         break;
       case Step::kSkipS:
+        reshaped = true;
         pad_before(S[j], kb);
         out.push_back(std::move(S[j]));
         break;
@@ -285,6 +290,7 @@ Items Merger::apply(Items&& B, Items&& S, const Plan& plan) {
         break;
       }
       case Step::kGroupBLoopS: {
+        reshaped = true;
         Item pseudo = wrap(B, i, plan.group_end[k], kb);
         merge_pair(pseudo, std::move(S[j]));
         out.push_back(std::move(pseudo));

@@ -27,7 +27,7 @@ void Folder::Impl::flatten_upto(std::size_t to) {
   flat_filter_.resize(flat_items_);
   for (std::size_t pos = flat_items_; pos < to; ++pos) {
     const std::size_t from = flat_keys_.size();
-    flat_append(top[pos], from + kMaxFlatKeys + 1, true);
+    flatten_calls(top[pos], from + kMaxFlatKeys + 1, true, flat_keys_, chain_at_);
     flat_start_.push_back(flat_keys_.size());
     chain_start_.push_back(chain_at_.size());
     uint64_t filter = 0;
@@ -37,17 +37,18 @@ void Folder::Impl::flatten_upto(std::size_t to) {
   flat_items_ = to;
 }
 
-void Folder::Impl::flat_append(const Item& it, std::size_t limit, bool chain) {
-  if (flat_keys_.size() >= limit) return;
+void folding::flatten_calls(const Item& it, std::size_t limit, bool chain,
+                            std::vector<uint64_t>& keys, std::vector<std::size_t>& chain_at) {
+  if (keys.size() >= limit) return;
   if (!it.loop) {
-    flat_keys_.push_back(it.key);
+    keys.push_back(it.key);
     return;
   }
   const std::size_t last = it.body.size() - 1;
-  for (std::size_t i = 0; i < last; ++i) flat_append(it.body[i], limit, false);
+  for (std::size_t i = 0; i < last; ++i) flatten_calls(it.body[i], limit, false, keys, chain_at);
   const Item& tail = it.body[last];
-  if (chain && tail.loop) chain_at_.push_back(flat_keys_.size());
-  flat_append(tail, limit, chain);
+  if (chain && tail.loop) chain_at.push_back(keys.size());
+  flatten_calls(tail, limit, chain, keys, chain_at);
 }
 
 Folder::Impl::Calls Folder::Impl::calls_of(std::size_t from, std::size_t to) {
@@ -67,8 +68,8 @@ Folder::Impl::Calls Folder::Impl::chain_calls(std::size_t k, std::size_t c, cons
   // Kept whole (not cut at the bound) and deep enough: a suffix of top[k]'s.
   if (to - from <= kMaxFlatKeys && chain_start_[k] + c <= chain_start_[k + 1]) {
     Calls out;
-    out.keys = std::span<const uint64_t>(flat_keys_).subspan(chain_at_[chain_start_[k] + c - 1]);
-    out.keys = out.keys.first(flat_keys_.data() + to - out.keys.data());
+    out.keys = chain_slice(flat_keys_,
+                           std::span<const std::size_t>(chain_at_).subspan(chain_start_[k]), to, c);
     return out;
   }
   chain_keys_.clear();
@@ -155,19 +156,23 @@ std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uin
   // their number), each with the bit set of its positions in b.
   using Slot = LcsScratch::Slot;
   int bits = 4;
-  while ((std::size_t{1} << bits) < 2 * m) ++bits;
+  while ((std::size_t{1} << bits) < std::max(2 * m, s.slots.size())) ++bits;
   const std::size_t cap = std::size_t{1} << bits;
-  s.slots.assign(cap, Slot{});
+  if (s.slots.size() != cap || ++s.stamp == 0) {
+    s.slots.assign(cap, Slot{});
+    s.stamp = 1;
+  }
+  const uint32_t stamp = s.stamp;
   s.masks.clear();
   const auto slot_of = [&](uint64_t key) -> Slot& {
     std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-    while (s.slots[i].used && s.slots[i].key != key) i = (i + 1) & (cap - 1);
+    while (s.slots[i].stamp == stamp && s.slots[i].key != key) i = (i + 1) & (cap - 1);
     return s.slots[i];
   };
   for (std::size_t j = 0; j < m; ++j) {
     Slot& sl = slot_of(b[j]);
-    if (!sl.used) {
-      sl = Slot{b[j], static_cast<uint32_t>(s.masks.size() / words), true};
+    if (sl.stamp != stamp) {
+      sl = Slot{b[j], static_cast<uint32_t>(s.masks.size() / words), stamp};
       s.masks.resize(s.masks.size() + words, 0);
     }
     s.masks[sl.mask * words + j / 64] |= uint64_t{1} << (j % 64);
@@ -177,7 +182,7 @@ std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uin
   s.row.assign(words, ~uint64_t{0});
   for (const uint64_t x : a) {
     const Slot& sl = slot_of(x);
-    if (!sl.used) continue;  // no match in b: the row stays
+    if (sl.stamp != stamp) continue;  // no match in b: the row stays
     const uint64_t* match = s.masks.data() + static_cast<std::size_t>(sl.mask) * words;
     uint64_t carry = 0;
     for (std::size_t w = 0; w < words; ++w) {
@@ -252,11 +257,18 @@ bool Folder::Impl::try_fold() {
       log_.add(FoldOp::kSetBack, target.tag);
       unindex_from(k);
       target.reps.set_back(target.reps.back() + 1);
+      merger.reshaped = false;
       target.body = merger.merge_seq(std::move(target.body), std::move(seg));
       seg.clear();
       for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
+      const std::size_t flat_before = flat_items_;
       Item keep = std::move(top[k]);
       replace_tail(k, std::move(keep));
+      // An iteration that took the loop's shape (every call and inner loop
+      // paired with one of the body's) left top[k]'s calls as they were:
+      // flattening them again at the next test was most of what an
+      // irregular code's general path spent on flattening.
+      if (!merger.reshaped && flat_before > k) flat_items_ = k + 1;
       return true;
     }
     if (!near) continue;
