@@ -23,9 +23,9 @@
  *               work, entered together (designed: time in them per rank)
  *   few         per step one MPI_Allreduce of 4 MiB after one unit of work:
  *               long, not frequent
- *   late        (2 ranks) rank 0 works a unit, then MPI_Send; rank 1 waits
- *               in MPI_Recv, in `receive` (designed: how long before the send began rank 1
- *               entered the receive, summed, / P)
+ *   late        (2 ranks or more) rank 0 works a unit, then MPI_Send to each
+ *               other rank; they wait in MPI_Recv, in `receive` (designed: how
+ *               long before the sends began they entered the receive, summed, / P)
  * Waiting is measured against the partner's entry time (CLOCK_MONOTONIC is
  * one clock for the ranks of one host), not as the time in the call, which
  * also holds the message's delivery: on a loaded machine that can take
@@ -214,11 +214,12 @@ int main(int argc, char** argv) {
     free(a);
     free(b);
   } else if (!strcmp(mode, "late") || !strcmp(mode, "large")) {
-    if (size != 2) {
-      if (rank == 0) fprintf(stderr, "app_diag_problems: %s needs 2 ranks\n", mode);
+    const int large = !strcmp(mode, "large");
+    if (large ? size != 2 : size < 2) {
+      if (rank == 0)
+        fprintf(stderr, "app_diag_problems: %s needs %s2 ranks\n", mode, large ? "" : "at least ");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const int large = !strcmp(mode, "large");
     const int n = large ? 1 << 21 : 1; /* 16 MiB of doubles */
     double* buf = calloc((size_t)n, sizeof(double));
     double* dur = calloc((size_t)steps, sizeof(double));
@@ -231,7 +232,7 @@ int main(int argc, char** argv) {
           work_a(unit);
         buf[0] = s;
         per[s] = now();
-        MPI_Send(buf, n, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
+        for (int to = 1; to < size; ++to) MPI_Send(buf, n, MPI_DOUBLE, to, 7, MPI_COMM_WORLD);
         dur[s] = now() - per[s];
       } else {
         per[s] = now();

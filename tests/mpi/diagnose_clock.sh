@@ -7,7 +7,8 @@
 # recorder's offsets are applied: the exits of a synchronisation on a
 # loaded machine are that far apart anyway. A run aborted before
 # MPI_Finalize has no offset measured at the end: there the exit gaps
-# estimate rank 1's drift (the fallback), and the diagnosis is the same.
+# estimate rank 1's drift (the fallback), and the diagnosis is the same,
+# serial or parallel.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
@@ -60,6 +61,31 @@ else
   else
     bad "aborted run: phases '$phases' (expected '20 1'), rank 1's drift '$ppm' ppm (expected 8000-12000)"
     grep -A1 "end without" "$TEXT" >&2 || tail -n 6 "$TEXT" >&2
+  fi
+fi
+# The same with samples: the parallel diagnosis corrects rank 1's samples
+# by the drift rank 0 found, on the analysis rank that digests them (of 3
+# analysis ranks, rank 1 is analysis rank 1's), and writes the serial report.
+d="$WORK/aborted-sampled"
+mkdir -p "$d"
+CHECKS=$((CHECKS + 1))
+limited "$d/out.txt" "$d/err.txt" "${PRIO[@]}" "$TF" record --sample 1ms -o "$d/t.tf" -- \
+  "$MPIRUN" -np 4 "$APPS/app_diag_problems" 20 aborted 20
+if [[ $LRC -eq 0 ]] || ! "$TF" merge "$d/t.tf.partial" -o "$d/t.tf" 2>"$d/merge.txt" ||
+  ! "$TF" diagnose "$d/t.tf" -o "$d/report.json" 2>"$d/diag.txt" ||
+  ! "$TF" diagnose "$d/t.tf" >"$d/report.txt" 2>>"$d/diag.txt"; then
+  bad "sampled aborted run: exit $LRC (expected the abort's), or merge or diagnose failed"
+  show_run "$d/err.txt" "$d/merge.txt" "$d/diag.txt"
+else
+  limited "$d/par.out" "$d/par.err" "$MPIRUN" -np 3 "$TF" diagnose "$d/t.tf" -o "$d/par.json"
+  drift=$(grep -o "corrected: rank 1 +[0-9]* ppm" "$d/report.txt" || echo "no drift corrected")
+  if [[ $LRC -ne 0 ]]; then
+    bad "sampled aborted run: parallel diagnose exited $LRC"; show_run "$d/par.err"
+  elif ! cmp -s "$d/report.json" "$d/par.json"; then
+    bad "sampled aborted run ($drift): the report on 3 analysis ranks differs from the serial one"
+    diff "$d/report.json" "$d/par.json" | head -20 >&2 || true
+  else
+    ok "sampled aborted run ($drift): 3 analysis ranks give the serial report"
   fi
 fi
 finish

@@ -3,8 +3,9 @@
 # src/analysis/diagnose/parallel/) writes byte for byte the text and JSON
 # reports of the serial `tracefold diagnose`, for K = 1 (which is the serial
 # command), 2, 3 (shares of unequal size) and 4 analysis ranks, on runs of
-# examples/diagnose/diag_problems.c with and without samples; more analysis
-# ranks than recorded ones are refused with both numbers.
+# examples/diagnose/diag_problems.c with and without samples (imbalance,
+# MPMD, wait for partner); more analysis ranks than recorded ones are
+# refused with both numbers.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/diagnose_lib.bash"
@@ -48,19 +49,21 @@ same_reports() {
 designed imbalance 4 --sample 1ms && same_reports imbalance 1 2 3 4
 designed mpmd 4 --sample 1ms && same_reports mpmd 2 4
 TAG=calls designed imbalance 4 && same_reports calls 2 4
-if designed late 2 --sample 1ms; then
-  same_reports late 2
-  # Three analysis ranks for a recording of two: refused, with both numbers.
+# Wait for partner on 3 recorded ranks: 2 analysis ranks digest shares of
+# 2 and 1, 3 one each.
+if designed late 3 --sample 1ms; then
+  same_reports late 2 3
+  # Four analysis ranks for a recording of three: refused, with both numbers.
   CHECKS=$((CHECKS + 1))
-  limited "$WORK/refused.txt" "$WORK/refused-err.txt" "$MPIRUN" -np 3 "$TF" diagnose \
+  limited "$WORK/refused.txt" "$WORK/refused-err.txt" "$MPIRUN" -np 4 "$TF" diagnose \
     "$WORK/late/t.tf"
   if [[ $LRC -eq 0 || $LRC -eq 124 ]]; then
-    bad "-np 3 on a 2-rank recording: exit $LRC, not refused"
-  elif ! grep -q "analysis started with 3 ranks, the recording has 2" "$WORK/refused-err.txt"; then
-    bad "-np 3 on a 2-rank recording: the refusal does not give both numbers"
+    bad "-np 4 on a 3-rank recording: exit $LRC, not refused"
+  elif ! grep -q "analysis started with 4 ranks, the recording has 3" "$WORK/refused-err.txt"; then
+    bad "-np 4 on a 3-rank recording: the refusal does not give both numbers"
     show_run "$WORK/refused-err.txt"
   else
-    ok "-np 3 on a 2-rank recording refused: $(grep -m1 'analysis started' "$WORK/refused-err.txt")"
+    ok "-np 4 on a 3-rank recording refused: $(grep -m1 'analysis started' "$WORK/refused-err.txt")"
   fi
 fi
 finish

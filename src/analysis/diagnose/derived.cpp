@@ -44,59 +44,30 @@ void add_path(Tally& tally, const std::vector<std::string>& path, int32_t rank, 
   }
 }
 
-// The sample's label inside event k of `rank`: collective synchronisation,
-// else waiting for the first `waited` ns of the call, then transfer.
-TimeLabel label_in_call(const Context& c, int32_t rank, std::size_t k, int64_t t) {
-  const TimedEvent& te = c.events(rank)[k];
-  if (op_traits(te.ev.op).collective()) return TimeLabel::kCollectiveSync;
-  return t - te.start_ns < c.waited[std::size_t(rank)][k] ? TimeLabel::kWait : TimeLabel::kTransfer;
-}
-
 }  // namespace
 
 void derive_labels(Context& c) {
-  if (c.in.samples.empty()) return;
+  if (!c.have_samples) return;
   Tally tally;
   std::map<SiteId, std::vector<std::string>> site_paths;
   for (int32_t r = 0; r < c.size; ++r) {
     if (!c.sampled(r)) continue;
-    const RankSamples& rs = c.in.samples[std::size_t(r)];
-    const auto& evs = c.events(r);
-    const auto& ctx_path = c.context_path[std::size_t(r)];
-    // Counted per context and per (call site, label) first, then added to
-    // the tally once each: paths are vectors of strings, samples many.
-    std::vector<int64_t> in_context(ctx_path.size(), 0);
-    std::map<std::pair<SiteId, int>, int64_t> in_site;
-    for (const Sample& s : rs.samples) {
-      if (s.thread != 0) continue;
-      if (!s.in_mpi) {
-        if (s.context < ctx_path.size()) in_context[s.context] += c.sample_periods(r, s);
-        continue;
-      }
-      // The call it fell into, by time (the last one started before it).
-      auto it = std::upper_bound(evs.begin(), evs.end(), s.time_ns,
-                                 [](int64_t t, const TimedEvent& e) { return t < e.start_ns; });
-      if (it == evs.begin()) continue;
-      const std::size_t k = std::size_t(it - evs.begin()) - 1;
-      const TimedEvent& te = evs[k];
-      if (s.time_ns > te.end_ns || is_environment(te.ev.op) || te.ev.site >= c.trace.sites.size())
-        continue;
-      in_site[{te.ev.site, static_cast<int>(label_in_call(c, r, k, s.time_ns))}] +=
-          c.sample_periods(r, s);
-    }
-    for (std::size_t ctx = 0; ctx < ctx_path.size(); ++ctx)
-      if (in_context[ctx] > 0 && !ctx_path[ctx].empty())
-        add_path(tally, ctx_path[ctx], r, TimeLabel::kComputation, in_context[ctx]);
-    for (const auto& [key, n] : in_site) {
-      auto [sp, fresh] = site_paths.try_emplace(key.first);
+    // The rank's digest counted its samples per path and per (call site,
+    // label) already: paths are vectors of strings, samples many.
+    const RankDigest& dg = c.digests[std::size_t(r)];
+    for (std::size_t i = 0; i < dg.paths.size(); ++i)
+      add_path(tally, dg.paths[i], r, TimeLabel::kComputation, dg.path_periods[i]);
+    for (const RankDigest::InCall& in : dg.in_calls) {
+      if (in.site >= c.trace.sites.size()) continue;
+      auto [sp, fresh] = site_paths.try_emplace(in.site);
       if (fresh) {
-        const CallSite& site = c.trace.sites.at(key.first);
+        const CallSite& site = c.trace.sites.at(in.site);
         for (auto f = site.frames.rbegin(); f != site.frames.rend(); ++f)
           if (std::string nm = frame_function(c.trace.symtab, *f); !nm.empty())
             sp->second.push_back(std::move(nm));
       }
       if (!sp->second.empty())
-        add_path(tally, sp->second, r, static_cast<TimeLabel>(key.second), n);
+        add_path(tally, sp->second, r, static_cast<TimeLabel>(in.label), in.periods);
     }
   }
   const double need = c.opt.derived_share;

@@ -79,123 +79,24 @@ std::pair<int64_t, int64_t> run_bounds(const WaitInput& in) {
 
 namespace {
 
-// Waiting per event from the wait states, bytes per event (a completion
-// gets its requests' bytes: that is where a nonblocking transfer ends).
-void per_event(Context& c) {
-  c.waited.resize(std::size_t(c.size));
-  c.bytes.resize(std::size_t(c.size));
-  for (int32_t r = 0; r < c.size; ++r) {
-    const auto& evs = c.events(r);
-    c.waited[std::size_t(r)].assign(evs.size(), 0);
-    auto& bytes = c.bytes[std::size_t(r)];
-    bytes.assign(evs.size(), 0);
-    std::vector<Event> plain;
-    plain.reserve(evs.size());
-    for (const TimedEvent& te : evs) plain.push_back(te.ev);
-    const RequestCompletions done = find_completions(plain);
-    for (std::size_t k = 0; k < evs.size(); ++k) {
-      const uint64_t b = send_bytes(evs[k].ev);
-      bytes[k] += b;
-      if (done.done[k] != RequestCompletions::npos && done.done[k] != k) bytes[done.done[k]] += b;
-    }
-  }
-  for (const WaitInstance& w : c.waits.instances) {
-    auto& row = c.waited[std::size_t(w.waiter)];
-    if (w.event < row.size()) row[w.event] += std::llround(w.seconds * 1e9);
-  }
-}
-
-void run_span(Context& c) {
-  std::tie(c.run_start, c.run_end) = run_bounds(c.in.events);
-  c.rep.run_seconds = c.seconds(c.run_end - c.run_start);
-}
-
-// Per rank: the main thread's computation samples in time order, and each
-// sample context's place key (its user frames' names, outermost first).
-void index_samples(Context& c) {
-  if (c.in.samples.empty()) return;
-  c.samples_end.assign(std::size_t(c.size), INT64_MAX);
-  c.comp_samples.resize(std::size_t(c.size));
-  c.context_key.resize(std::size_t(c.size));
-  c.context_path.resize(std::size_t(c.size));
+// The note naming the ranks whose samples end before their computation does.
+void note_cut_samples(Context& c) {
   std::vector<int32_t> cut;
   int64_t first_end = INT64_MAX;
-  for (int32_t r = 0; r < c.size; ++r) {
-    const RankSamples& rs = c.in.samples[std::size_t(r)];
-    auto& idx = c.comp_samples[std::size_t(r)];
-    for (uint32_t i = 0; i < rs.samples.size(); ++i)
-      if (rs.samples[i].thread == 0 && !rs.samples[i].in_mpi) {
-        idx.push_back(i);
-        c.max_sample_periods = std::max(c.max_sample_periods, c.sample_periods(r, rs.samples[i]));
-      }
-    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-      return rs.samples[a].time_ns < rs.samples[b].time_ns;
-    });
-    // Samples that stop while the rank still computes (the file's size
-    // bound, a rank that died) would leave that computation without a
-    // place. Samples dropped while later ones were kept (the loader busy, a
-    // ring full) are gaps, not an end, and so is a last wait with no
-    // samples (processor-time samples of a blocked rank).
-    if (c.sampled(r) && (!rs.has_trailer || rs.dropped > 0)) {
-      int64_t last = INT64_MIN, periods = 1;
-      for (const Sample& smp : rs.samples)
-        if (smp.time_ns > last) last = smp.time_ns, periods = c.sample_periods(r, smp);
-      const int64_t end = last == INT64_MIN ? INT64_MIN : last + c.period_ns * periods;
-      bool computes = false;
-      const auto& evs = c.events(r);
-      for (auto k = evs.size(); k-- > 0 && !computes && evs[k].start_ns > end;)
-        computes = evs[k].start_ns - std::max(evs[k].compute_start_ns, end) >= c.period_ns;
-      if (computes) {
-        c.samples_end[std::size_t(r)] = end;
-        // A file without a trailer has its note from the reader already.
-        if (rs.has_trailer) {
-          cut.push_back(r);
-          first_end = std::min(first_end, last);
-        }
-      }
+  for (std::size_t r = 0; r < c.digests.size(); ++r)
+    if (c.digests[r].cut) {
+      cut.push_back(int32_t(r));
+      first_end = std::min(first_end, c.digests[r].cut_last);
     }
-    const std::vector<std::string>* names =
-        std::size_t(r) < c.in.context_names.size() && !c.in.context_names[std::size_t(r)].empty()
-            ? &c.in.context_names[std::size_t(r)]
-            : nullptr;
-    auto name = [&](uint32_t ctx) -> std::string {
-      if (names) return ctx < names->size() ? (*names)[ctx] : "";
-      const SampleContext& sc = rs.contexts[ctx];
-      std::ostringstream o;
-      o << (sc.module < rs.modules.size() ? rs.modules[sc.module].name : "?") << "+0x" << std::hex
-        << sc.offset;
-      return o.str();
-    };
-    auto& keys = c.context_key[std::size_t(r)];
-    keys.assign(rs.contexts.size(), "");
-    auto& paths = c.context_path[std::size_t(r)];
-    paths.assign(rs.contexts.size(), {});
-    for (uint32_t ctx = 1; ctx < rs.contexts.size(); ++ctx) {
-      std::vector<std::string> path;
-      // A tree read from a file is checked to have parents before children;
-      // the bound guards against a cycle all the same.
-      for (uint32_t at = ctx, n = 0; at != 0 && at < rs.contexts.size() && n < 4096;
-           at = rs.contexts[at].parent, ++n) {
-        std::string nm = name(at);
-        if (!nm.empty()) path.push_back(std::move(nm));
-      }
-      std::reverse(path.begin(), path.end());
-      std::string key;
-      for (const std::string& f : path) key += (key.empty() ? "" : " > ") + f;
-      keys[ctx] = std::move(key);
-      paths[ctx] = std::move(path);
-    }
-  }
-  if (!cut.empty()) {
-    std::ostringstream o;
-    o << "samples of " << (cut.size() == 1 ? "rank " : "ranks ") << human_ranks(cut)
-      << " end before their computation does, the first " << std::fixed << std::setprecision(3)
-      << c.seconds(std::max(first_end, c.run_start) - c.run_start)
-      << " s into the run (the samples file reached its size bound, raise it with "
-         "--timeline-max; or a thread computed for over 4,096 periods without an MPI call): "
-         "the computation after is named by MPI call site";
-    c.rep.notes.push_back(o.str());
-  }
+  if (cut.empty()) return;
+  std::ostringstream o;
+  o << "samples of " << (cut.size() == 1 ? "rank " : "ranks ") << human_ranks(cut)
+    << " end before their computation does, the first " << std::fixed << std::setprecision(3)
+    << c.seconds(std::max(first_end, c.run_start) - c.run_start)
+    << " s into the run (the samples file reached its size bound, raise it with "
+       "--timeline-max; or a thread computed for over 4,096 periods without an MPI call): "
+       "the computation after is named by MPI call site";
+  c.rep.notes.push_back(o.str());
 }
 
 // The per-phase summary (seed 002's inefficiency ratio per diagnosis):
@@ -237,31 +138,33 @@ void labels(Context& c) {
 }  // namespace
 }  // namespace diagnose_detail
 
-DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
-                        const DiagnoseOptions& options) {
+namespace diagnose_detail {
+
+DiagnoseReport diagnose_digests(const Trace& trace, const DiagnoseInput& input, EventFacts&& facts,
+                                std::vector<RankDigest>&& digests, bool have_samples,
+                                const DiagnoseOptions& options) {
   DiagnoseReport rep;
   rep.world_size = trace.world_size;
-  if (static_cast<int32_t>(input.events.ranks.size()) != trace.world_size)
-    throw DiagnoseError("timeline of " + std::to_string(input.events.ranks.size()) +
-                        " ranks, the trace has " + std::to_string(trace.world_size));
-  if (!input.samples.empty() && static_cast<int32_t>(input.samples.size()) != trace.world_size)
-    throw DiagnoseError("samples of " + std::to_string(input.samples.size()) +
-                        " ranks, the trace has " + std::to_string(trace.world_size));
   Context c(trace, input, options, rep);
   c.size = trace.world_size;
-  for (const RankSamples& s : input.samples) {
-    rep.samples += s.samples.size();
-    if (s.period_ns > 0) rep.period_ns = s.period_ns;
+  c.have_samples = have_samples;
+  c.digests = std::move(digests);
+  std::vector<int64_t> periods;
+  for (const RankDigest& d : c.digests) {
+    rep.samples += d.samples;
+    periods.push_back(d.period_ns);
+    c.max_sample_periods = std::max(c.max_sample_periods, d.max_periods);
   }
-  // Without samples, "frequent" still needs a time scale: the default period.
-  c.period_ns = rep.period_ns > 0 ? rep.period_ns : 5000000;
-  WaitOptions wo;
-  wo.keep_instances = true;
-  c.waits = analyze_waits(trace, input.events, wo);
+  rep.period_ns = run_period(periods);
+  c.period_ns = digest_params(facts, rep.period_ns).period_ns;
+  c.waits = std::move(facts.waits);
+  c.waited = std::move(facts.waited);
+  c.bytes = std::move(facts.bytes);
+  c.run_start = facts.run_start;
+  c.run_end = facts.run_end;
   for (const std::string& n : c.waits.notes) rep.notes.push_back(n);
-  per_event(c);
-  run_span(c);
-  index_samples(c);
+  rep.run_seconds = c.seconds(c.run_end - c.run_start);
+  note_cut_samples(c);
   labels(c);
   find_phases(c);
   diagnose_communication(c);  // first: it tells which closing calls are frequent
@@ -277,6 +180,35 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
   derive_labels(c);
   draw_picture(c);
   return rep;
+}
+
+}  // namespace diagnose_detail
+
+// The serial diagnosis is the parallel one with a single analysis rank:
+// the same facts of the events, the same digest of every rank's samples.
+DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
+                        const DiagnoseOptions& options) {
+  if (static_cast<int32_t>(input.events.ranks.size()) != trace.world_size)
+    throw DiagnoseError("timeline of " + std::to_string(input.events.ranks.size()) +
+                        " ranks, the trace has " + std::to_string(trace.world_size));
+  if (!input.samples.empty() && static_cast<int32_t>(input.samples.size()) != trace.world_size)
+    throw DiagnoseError("samples of " + std::to_string(input.samples.size()) +
+                        " ranks, the trace has " + std::to_string(trace.world_size));
+  EventFacts facts = event_facts(trace, input.events);
+  std::vector<RankDigest> digests;
+  if (!input.samples.empty()) {
+    std::vector<int64_t> periods;
+    for (const RankSamples& s : input.samples) periods.push_back(s.period_ns);
+    const DigestParams p = digest_params(facts, run_period(periods));
+    for (int32_t r = 0; r < trace.world_size; ++r)
+      digests.push_back(digest_rank(input.samples[std::size_t(r)],
+                                    std::size_t(r) < input.context_names.size()
+                                        ? input.context_names[std::size_t(r)]
+                                        : std::vector<std::string>{},
+                                    event_spans(input.events, facts, r), p));
+  }
+  return diagnose_digests(trace, input, std::move(facts), std::move(digests),
+                          !input.samples.empty(), options);
 }
 
 }  // namespace tracefold

@@ -18,7 +18,7 @@ namespace tracefold::diagnose_detail {
 namespace {
 
 double noise_floor(const Context& c) {
-  return c.in.samples.empty() ? 0 : c.seconds(c.period_ns * c.max_sample_periods);
+  return !c.have_samples ? 0 : c.seconds(c.period_ns * c.max_sample_periods);
 }
 
 }  // namespace
@@ -114,9 +114,9 @@ void diagnose_imbalance(Context& c) {
     }
     if (d.causes.empty())
       o << "; no single place explains a tenth of it" +
-               std::string(c.in.samples.empty() ? " (record with --sample to see inside "
-                                                  "the computation)"
-                                                : "");
+               std::string(!c.have_samples ? " (record with --sample to see inside "
+                                             "the computation)"
+                                           : "");
     d.detail = o.str();
     c.rep.diagnoses.push_back(std::move(d));
   }

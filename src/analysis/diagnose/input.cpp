@@ -261,38 +261,52 @@ RankSampleDigest read_rank_samples(const Trace& trace, const std::string& dir, i
   return out;
 }
 
-void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
-                 const std::vector<ExitGapDrift>& drifts, std::size_t unnamed,
-                 const std::string& dir, std::vector<std::string>& notes) {
+void correct_drift(RankSamples& rs, int32_t rank, const std::vector<ExitGapDrift>& drifts) {
+  for (const ExitGapDrift& g : drifts)
+    if (g.rank == rank && g.applied) {
+      for (Sample& s : rs.samples) s.time_ns = g.correct(s.time_ns);
+      for (SamplePeriod& p : rs.periods) p.time_ns = g.correct(p.time_ns);
+    }
+}
+
+SampleFacts sample_facts(const RankSampleDigest& d) {
+  SampleFacts f;
+  f.present = d.present;
+  if (!d.present) return f;
+  f.has_trailer = d.samples.has_trailer;
+  f.period_ns = d.samples.period_ns;
+  f.lowered = !d.samples.periods.empty();
+  for (const SamplePeriod& p : d.samples.periods)
+    f.slowest_ns = std::max(f.slowest_ns, p.period_ns);
+  return f;
+}
+
+bool sample_notes(const std::vector<SampleFacts>& ranks, std::size_t unnamed,
+                  const std::string& dir, std::vector<std::string>& notes) {
   std::vector<int32_t> missing, slowed;
   int64_t slowest = 0, asked = 0;
   bool any = false;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    RankSampleDigest& d = ranks[r];
+    const SampleFacts& d = ranks[r];
     if (!d.present) {
       missing.push_back(int32_t(r));
       continue;
     }
     any = true;
-    if (!d.samples.has_trailer)
+    if (!d.has_trailer)
       notes.push_back("rank " + std::to_string(r) +
                       "'s samples end early (the rank died?): analysed up to the last block");
-    for (const ExitGapDrift& g : drifts)
-      if (g.rank == int32_t(r) && g.applied) {
-        for (Sample& s : d.samples.samples) s.time_ns = g.correct(s.time_ns);
-        for (SamplePeriod& p : d.samples.periods) p.time_ns = g.correct(p.time_ns);
-      }
-    if (!d.samples.periods.empty()) {
+    if (d.lowered) {
       slowed.push_back(int32_t(r));
-      asked = d.samples.period_ns;
-      for (const SamplePeriod& p : d.samples.periods) slowest = std::max(slowest, p.period_ns);
+      asked = d.period_ns;
+      slowest = std::max(slowest, d.slowest_ns);
     }
   }
   if (!any) {
     notes.push_back("no samples in " + dir +
                     ": causes are named by MPI call site (record with --sample to see inside "
                     "the computation)");
-    return;
+    return false;
   }
   if (!missing.empty())
     notes.push_back("no samples for ranks " + human_ranks(missing) +
@@ -310,6 +324,18 @@ void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
     notes.push_back(std::to_string(unnamed) +
                     " sampled frames have no symbols (stripped binaries?): they are named "
                     "module+offset, one place per address");
+  return true;
+}
+
+void add_samples(DiagnoseInput& in, std::vector<RankSampleDigest>&& ranks,
+                 const std::vector<ExitGapDrift>& drifts, std::size_t unnamed,
+                 const std::string& dir, std::vector<std::string>& notes) {
+  std::vector<SampleFacts> facts;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    facts.push_back(sample_facts(ranks[r]));
+    if (ranks[r].present) correct_drift(ranks[r].samples, int32_t(r), drifts);
+  }
+  if (!sample_notes(facts, unnamed, dir, notes)) return;
   in.samples.resize(ranks.size());
   in.context_names.resize(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {

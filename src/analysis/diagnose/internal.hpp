@@ -32,6 +32,99 @@ struct PlaceTimes {
 };
 using Places = std::map<std::string, PlaceTimes>;
 
+/// What digesting a rank's samples needs of one of its events (after clock
+/// alignment and the wait analysis).
+struct EventSpan {
+  int64_t compute_start_ns = 0, start_ns = 0, end_ns = 0;
+  int64_t waited_ns = 0;  ///< waiting found by the waits module
+  OpId op = 0;
+  SiteId site = 0;
+};
+
+/// What every rank's digest is made against: the run's bounds, its
+/// sampling period and the picture's time bins.
+struct DigestParams {
+  int64_t run_start = 0, run_end = 0, period_ns = 0;
+  int64_t bin_ns = 0;  ///< 0: no picture (an empty run)
+};
+
+/// One recorded rank's samples digested, so that the diagnosis never needs
+/// the samples themselves: the analysis rank that reads a rank's samples
+/// makes it, and only it travels (parallel/). The serial diagnosis makes
+/// the same digests with the same function (digest_rank).
+struct RankDigest {
+  bool sampled = false;     ///< its samples file has a period
+  uint64_t samples = 0;     ///< samples of every thread
+  int64_t period_ns = 0;    ///< its file's period
+  int64_t max_periods = 1;  ///< the most periods one computation sample stands for
+  /// Where its samples end when its file lost some while it still computed
+  /// (the size bound, or the rank died): later computation is named by MPI
+  /// call site, as on a rank without samples. INT64_MAX otherwise.
+  int64_t samples_end = INT64_MAX;
+  /// Samples ended so in a file with a trailer (a report note), and the
+  /// last sample's time.
+  bool cut = false;
+  int64_t cut_last = 0;
+  /// Place keys of its user-code calling contexts (function names
+  /// outermost first, joined by " > "; "" for none), indexed below.
+  std::vector<std::string> keys;
+  /// Per event k: the computation samples of the gap before it, as (key,
+  /// periods) in gaps[gap_at[k], gap_at[k + 1]).
+  std::vector<uint32_t> gap_at;
+  std::vector<std::pair<uint32_t, int64_t>> gaps;
+  /// For derived labels: computation periods per user-code path ...
+  std::vector<std::vector<std::string>> paths;
+  std::vector<int64_t> path_periods;
+  /// ... and periods per (call site, label) of the samples inside MPI calls.
+  struct InCall {
+    SiteId site = 0;
+    uint8_t label = 0;
+    int64_t periods = 0;
+  };
+  std::vector<InCall> in_calls;
+  /// For the picture: the (key, time bin) pairs its computation samples cover.
+  std::vector<std::pair<uint32_t, uint32_t>> bins;
+};
+
+/// The picture's time bins over a run of `run_ns`.
+constexpr int32_t kPictureBins = 400;
+inline int64_t picture_bin_ns(int64_t run_ns) {
+  return run_ns > 0 ? (run_ns + kPictureBins - 1) / kPictureBins : 0;
+}
+
+/// Digests `rs` (on the analysis clock) against its rank's `events`.
+/// `names`: its contexts' names (DiagnoseInput::context_names), empty for
+/// module+offset.
+RankDigest digest_rank(const RankSamples& rs, const std::vector<std::string>& names,
+                       const std::vector<EventSpan>& events, const DigestParams& p);
+
+/// The run's sampling period from each rank's (RankSamples::period_ns, 0
+/// without samples): the last rank's that has one, 0 when none has.
+int64_t run_period(const std::vector<int64_t>& periods);
+
+/// What the diagnosis finds from the events alone, before any sample.
+struct EventFacts {
+  WaitReport waits;  ///< with its instances
+  /// Per rank and event: waiting found by the waits module, in ns.
+  std::vector<std::vector<int64_t>> waited;
+  /// Per rank and event: bytes the call moves (a completion: its requests').
+  std::vector<std::vector<uint64_t>> bytes;
+  int64_t run_start = 0, run_end = 0;
+};
+EventFacts event_facts(const Trace& trace, const WaitInput& events);
+/// `rank`'s events as digest_rank needs them.
+std::vector<EventSpan> event_spans(const WaitInput& events, const EventFacts& f, int32_t rank);
+/// The digests' parameters for a run sampled at `period_ns` (run_period;
+/// 0: not sampled, the frequent-call default is used).
+DigestParams digest_params(const EventFacts& f, int64_t period_ns);
+
+/// The diagnosis from the events (`in`: its samples are not read), their
+/// facts and every recorded rank's digest (in rank order; empty when
+/// `have_samples` is false).
+DiagnoseReport diagnose_digests(const Trace& trace, const DiagnoseInput& in, EventFacts&& facts,
+                                std::vector<RankDigest>&& digests, bool have_samples,
+                                const DiagnoseOptions& options);
+
 struct Context {
   const Trace& trace;
   const DiagnoseInput& in;
@@ -54,14 +147,6 @@ struct Context {
   /// Call paths diagnosed as frequent communication: the waiting in them
   /// is counted there, not as the imbalance of the phases they close.
   std::set<std::pair<OpId, SiteId>> frequent;
-  /// Per rank: its main thread's computation samples (not inside MPI), in
-  /// time order, as indexes into in.samples[rank].samples.
-  std::vector<std::vector<uint32_t>> comp_samples;
-  /// Per rank and sample context: the place key of its user-code path
-  /// (function names outermost first, system frames left out), "" if none.
-  std::vector<std::vector<std::string>> context_key;
-  /// The same path as a list of frame names, outermost first.
-  std::vector<std::vector<std::vector<std::string>>> context_path;
 
   Context(const Trace& t, const DiagnoseInput& i, const DiagnoseOptions& o, DiagnoseReport& r)
       : trace(t), in(i), opt(o), rep(r) {}
@@ -69,30 +154,23 @@ struct Context {
     return in.events.ranks[std::size_t(rank)];
   }
   double seconds(int64_t ns) const { return static_cast<double>(ns) * 1e-9; }
+  /// Per recorded rank: its samples, digested (RankDigest). Empty for a
+  /// run without samples.
+  std::vector<RankDigest> digests;
+  /// Whether the run has samples at all (a rank may still lack them).
+  bool have_samples = false;
   /// Whether `rank` has samples (a rank without a samples file is named by
   /// MPI call site, like a run without samples).
   bool sampled(int32_t rank) const {
-    return std::size_t(rank) < in.samples.size() && in.samples[std::size_t(rank)].period_ns > 0;
-  }
-  /// How many sampling periods (period_ns) sample `s` of `rank` stands
-  /// for: 1, or more where the sampler lowered its rate during the run
-  /// (RankSamples::periods).
-  int64_t sample_periods(int32_t rank, const Sample& s) const {
-    const RankSamples& rs = in.samples[std::size_t(rank)];
-    if (rs.periods.empty() || rs.period_ns <= 0) return 1;
-    return std::max<int64_t>(1, rs.period_at(s.thread, s.time_ns) / rs.period_ns);
+    return std::size_t(rank) < digests.size() && digests[std::size_t(rank)].sampled;
   }
   /// The most periods one sample of the main threads stands for: the
   /// coarsest sampling of the run, the noise floor of a cause.
   int64_t max_sample_periods = 1;
-  /// Per rank: where its samples end when its samples file lost some (its
-  /// size bound, or the rank died): computation after that is named by
-  /// MPI call site, as on a rank without samples. INT64_MAX otherwise.
-  std::vector<int64_t> samples_end;
-  /// Whether `rank`'s computation from `from` on is named from samples.
+  /// Whether `rank`'s computation from `from` on is named from samples
+  /// (not after its samples end: RankDigest::samples_end).
   bool sampled_at(int32_t rank, int64_t from) const {
-    return sampled(rank) &&
-           (std::size_t(rank) >= samples_end.size() || from < samples_end[std::size_t(rank)]);
+    return sampled(rank) && from < digests[std::size_t(rank)].samples_end;
   }
   /// `MPI_Allreduce at main (x.c:12)`.
   std::string call_label(const Event& ev) const;
@@ -208,6 +286,18 @@ std::vector<std::string> names_from_memo(const RankSamples& rs, const FrameMemo&
 /// frames without symbols go into `unnamed` (their count is reported).
 std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symbolizer& sym,
                                        FrameMemo& memo, std::set<FrameKey>& unnamed);
+/// Applies the exit-gap drift of `rank` (if corrected) to its samples.
+void correct_drift(RankSamples& rs, int32_t rank, const std::vector<ExitGapDrift>& drifts);
+/// What the report's notes about samples need of one recorded rank.
+struct SampleFacts {
+  bool present = false, has_trailer = false, lowered = false;
+  int64_t period_ns = 0, slowest_ns = 0;  ///< asked for; the coarsest it lowered to
+};
+SampleFacts sample_facts(const RankSampleDigest& d);
+/// The notes about samples in the serial reader's order; false when no
+/// rank has samples. `unnamed`: frames without symbols over all ranks.
+bool sample_notes(const std::vector<SampleFacts>& ranks, std::size_t unnamed,
+                  const std::string& dir, std::vector<std::string>& notes);
 /// Puts every recorded rank's digest (in rank order) into `in`: applies
 /// the drifts, adds the notes about samples in the serial reader's order.
 /// `unnamed`: frames without symbols over all ranks.

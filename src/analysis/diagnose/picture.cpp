@@ -12,7 +12,6 @@ namespace tracefold::diagnose_detail {
 namespace {
 
 constexpr int32_t kMaxRows = 64;
-constexpr int32_t kBins = 400;
 constexpr std::size_t kMaxPhaseMarks = 200;
 constexpr int kLabels = static_cast<int>(TimeLabel::kCount);
 
@@ -59,8 +58,8 @@ void draw_picture(Context& c) {
   if (c.size <= 0 || run <= 0) return;
   pic.ranks_per_row = (c.size + kMaxRows - 1) / kMaxRows;
   pic.rows = (c.size + pic.ranks_per_row - 1) / pic.ranks_per_row;
-  pic.bins = kBins;
-  pic.bin_ns = (run + kBins - 1) / kBins;
+  pic.bins = kPictureBins;
+  pic.bin_ns = picture_bin_ns(run);
   for (int32_t row = 0; row < pic.rows; ++row) pic.row_first.push_back(row * pic.ranks_per_row);
   const std::size_t cells = std::size_t(pic.rows) * std::size_t(pic.bins);
   const std::size_t marked = std::min(c.rep.diagnoses.size(), DiagnosePicture::kMarked);
@@ -101,18 +100,22 @@ void draw_picture(Context& c) {
         }
       }
     }
-    // With samples, a cause is a calling context: mark where it ran.
+    // With samples, a cause is a calling context: mark where it ran (the
+    // rank's digest has the bins each context key's samples cover).
     if (c.sampled(r)) {
-      const RankSamples& rs = c.in.samples[std::size_t(r)];
-      const auto& keys = c.context_key[std::size_t(r)];
-      for (uint32_t i : c.comp_samples[std::size_t(r)]) {
-        const Sample& s = rs.samples[i];
-        if (s.context >= keys.size()) continue;
+      const RankDigest& dg = c.digests[std::size_t(r)];
+      std::vector<std::vector<bool>> hit(marked, std::vector<bool>(dg.keys.size(), false));
+      for (std::size_t d = 0; d < marked; ++d)
+        for (const CodePlace& cause : c.rep.diagnoses[d].causes)
+          if (!cause.key.empty())
+            for (std::size_t k = 0; k < dg.keys.size(); ++k)
+              if (within(dg.keys[k], cause.key)) hit[d][k] = true;
+      for (const auto& [k, bin] : dg.bins)
         for (std::size_t d = 0; d < marked; ++d)
-          for (const CodePlace& cause : c.rep.diagnoses[d].causes)
-            if (!cause.key.empty() && within(keys[s.context], cause.key))
-              cv.mark(d, r, s.time_ns, s.time_ns + c.period_ns * c.sample_periods(r, s), 2);
-      }
+          if (k < dg.keys.size() && hit[d][k] && int64_t(bin) < pic.bins) {
+            uint8_t& m = pic.marks[d][std::size_t(cv.row(r)) * std::size_t(pic.bins) + bin];
+            m = std::max<uint8_t>(m, 2);
+          }
     }
   }
   pic.label.assign(cells, DiagnosePicture::kNone);

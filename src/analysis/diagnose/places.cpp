@@ -63,35 +63,22 @@ void add_computation(const Context& c, int32_t rank, int64_t from, int64_t to, s
     it->second.ns[std::size_t(rank)] += to - from;
     return;
   }
-  const RankSamples& rs = c.in.samples[std::size_t(rank)];
-  const auto& idx = c.comp_samples[std::size_t(rank)];
-  auto lo = std::lower_bound(idx.begin(), idx.end(), from,
-                             [&](uint32_t i, int64_t t) { return rs.samples[i].time_ns < t; });
-  // Counted per context first: a phase instance holds many samples of few
-  // contexts, and each context's key and its callers' are map lookups.
-  // A sample stands for the period it was taken at (the sampler may have
-  // lowered its rate).
-  thread_local std::vector<std::pair<uint32_t, int64_t>> ctxs;
-  ctxs.clear();
-  for (auto it = lo; it != idx.end() && rs.samples[*it].time_ns < to; ++it)
-    ctxs.emplace_back(rs.samples[*it].context, c.sample_periods(rank, rs.samples[*it]));
-  std::sort(ctxs.begin(), ctxs.end());
-  const auto& keys = c.context_key[std::size_t(rank)];
-  for (std::size_t i = 0; i < ctxs.size();) {
-    std::size_t j = i;
-    int64_t periods = 0;
-    for (; j < ctxs.size() && ctxs[j].first == ctxs[i].first; ++j) periods += ctxs[j].second;
-    const int64_t ns = periods * c.period_ns;
-    std::string key = ctxs[i].first < keys.size() ? keys[ctxs[i].first] : "";
+  // The rank's digest holds the gap's samples counted per place key, each
+  // sample for the period it was taken at (the sampler may have lowered
+  // its rate).
+  const RankDigest& d = c.digests[std::size_t(rank)];
+  if (next + 1 >= d.gap_at.size()) return;
+  for (uint32_t i = d.gap_at[next]; i < d.gap_at[next + 1]; ++i) {
+    const auto [k, periods] = d.gaps[i];
+    std::string key = k < d.keys.size() ? d.keys[k] : "";
     if (key.empty()) key = "(no user frame)";
     // Inclusive: the samples count for their function and every caller.
-    for (;;) {
+    for (const int64_t ns = periods * c.period_ns;;) {
       add_key(c, places, key, rank, ns);
       const std::size_t at = key.rfind(kSep);
       if (at == std::string::npos) break;
       key.resize(at);
     }
-    i = j;
   }
 }
 

@@ -99,6 +99,23 @@ std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine) {
   return out;
 }
 
+std::string scatter(MPI_Comm comm, std::vector<std::string>&& pieces) {
+  int me = 0, np = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+  std::string mine;
+  if (me != 0) {
+    append_received(comm, 0, mine);
+    return mine;
+  }
+  if (pieces.size() != std::size_t(np)) throw std::runtime_error("scatter: one piece per rank");
+  for (int q = 1; q < np; ++q) {
+    send_bytes(comm, q, pieces[std::size_t(q)]);
+    pieces[std::size_t(q)] = {};
+  }
+  return std::move(pieces[0]);
+}
+
 std::vector<std::string> split_gathered(const std::string& all) {
   std::vector<std::string> out;
   for (std::size_t at = 0; at < all.size();) {

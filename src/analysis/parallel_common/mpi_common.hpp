@@ -35,6 +35,11 @@ std::string tree_gather(MPI_Comm comm, const std::string& mine);
 /// order. For small pieces (the total must fit an MPI count).
 std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine);
 
+/// Collective over `comm`: rank 0's `pieces[q]` (one per rank) arrives on
+/// rank q, which gets it back; the other ranks' `pieces` are not read.
+/// Point to point from rank 0, each piece in parts of at most 1 GiB.
+std::string scatter(MPI_Comm comm, std::vector<std::string>&& pieces);
+
 /// tree_gather's result, one string per rank.
 std::vector<std::string> split_gathered(const std::string& all);
 

@@ -6,8 +6,10 @@
 
 namespace tracefold::diagnose_parallel {
 
+using diagnose_detail::DigestParams;
 using diagnose_detail::FrameKey;
 using diagnose_detail::FrameQuery;
+using diagnose_detail::RankDigest;
 
 namespace {
 
@@ -70,26 +72,8 @@ class Reader {
 
 }  // namespace
 
-std::string encode(const ShareDigest& d) {
+std::string encode(const ShareNames& d) {
   Writer w;
-  w.put(d.first);
-  w.put(uint64_t(d.ranks.size()));
-  for (const auto& r : d.ranks) {
-    w.put(uint8_t(r.present));
-    if (!r.present) continue;
-    const RankSamples& s = r.samples;
-    w.put(s.rank), w.put(s.world_size), w.put(s.period_ns), w.put(s.clock);
-    w.put(uint8_t(s.has_trailer)), w.put(s.taken), w.put(s.dropped);
-    w.put(s.handler_median_ns), w.put(s.handler_p99_ns), w.put(s.source);
-    w.put_all(s.periods);
-    w.put(uint64_t(s.modules.size()));
-    for (const Module& m : s.modules)
-      w.put(m.name), w.put(m.path), w.put(m.build_id), w.put(m.base);
-    w.put_all(s.contexts);
-    w.put_all(s.samples);
-    w.put(uint64_t(r.names.size()));
-    for (const std::string& n : r.names) w.put(n);
-  }
   w.put(uint64_t(d.named.size()));
   for (const auto& [key, name] : d.named) w.put(key.first), w.put(key.second), w.put(name);
   w.put(uint64_t(d.unnamed.size()));
@@ -97,32 +81,9 @@ std::string encode(const ShareDigest& d) {
   return std::move(w.out);
 }
 
-ShareDigest decode(const std::string& bytes) {
+ShareNames decode_names(const std::string& bytes) {
   Reader rd(bytes);
-  ShareDigest d;
-  d.first = rd.get<int32_t>();
-  d.ranks.resize(rd.get<uint64_t>());
-  for (auto& r : d.ranks) {
-    r.present = rd.get<uint8_t>() != 0;
-    if (!r.present) continue;
-    RankSamples& s = r.samples;
-    s.rank = rd.get<int32_t>(), s.world_size = rd.get<int32_t>();
-    s.period_ns = rd.get<int64_t>(), s.clock = rd.get<SampleClock>();
-    s.has_trailer = rd.get<uint8_t>() != 0;
-    s.taken = rd.get<uint64_t>(), s.dropped = rd.get<uint64_t>();
-    s.handler_median_ns = rd.get<int64_t>(), s.handler_p99_ns = rd.get<int64_t>();
-    s.source = rd.str();
-    rd.get_all(s.periods);
-    s.modules.resize(rd.get<uint64_t>());
-    for (Module& m : s.modules) {
-      m.name = rd.str(), m.path = rd.str(), m.build_id = rd.str();
-      m.base = rd.get<uint64_t>();
-    }
-    rd.get_all(s.contexts);
-    rd.get_all(s.samples);
-    r.names.resize(rd.get<uint64_t>());
-    for (std::string& n : r.names) n = rd.str();
-  }
+  ShareNames d;
   const uint64_t named = rd.get<uint64_t>();
   for (uint64_t i = 0; i < named; ++i) {
     std::string module = rd.str();
@@ -134,7 +95,86 @@ ShareDigest decode(const std::string& bytes) {
     std::string module = rd.str();
     d.unnamed.emplace(std::move(module), rd.get<uint64_t>());
   }
+  if (!rd.done())
+    throw DiagnoseError("tracefold-diagnose: a rank's frame names have trailing bytes");
+  return d;
+}
+
+std::string encode(const ShareDigest& d) {
+  Writer w;
+  w.put(d.first);
+  w.put_all(d.facts);
+  w.put(uint64_t(d.digests.size()));
+  for (const RankDigest& g : d.digests) {
+    w.put(uint8_t(g.sampled)), w.put(g.samples), w.put(g.period_ns), w.put(g.max_periods);
+    w.put(g.samples_end), w.put(uint8_t(g.cut)), w.put(g.cut_last);
+    w.put(uint64_t(g.keys.size()));
+    for (const std::string& k : g.keys) w.put(k);
+    w.put_all(g.gap_at);
+    w.put(uint64_t(g.gaps.size()));
+    for (const auto& [k, n] : g.gaps) w.put(k), w.put(n);
+    w.put(uint64_t(g.paths.size()));
+    for (const auto& path : g.paths) {
+      w.put(uint64_t(path.size()));
+      for (const std::string& f : path) w.put(f);
+    }
+    w.put_all(g.path_periods);
+    w.put_all(g.in_calls);
+    w.put(uint64_t(g.bins.size()));
+    for (const auto& [k, b] : g.bins) w.put(k), w.put(b);
+  }
+  return std::move(w.out);
+}
+
+ShareDigest decode(const std::string& bytes) {
+  Reader rd(bytes);
+  ShareDigest d;
+  d.first = rd.get<int32_t>();
+  rd.get_all(d.facts);
+  d.digests.resize(rd.get<uint64_t>());
+  for (RankDigest& g : d.digests) {
+    g.sampled = rd.get<uint8_t>() != 0;
+    g.samples = rd.get<uint64_t>();
+    g.period_ns = rd.get<int64_t>(), g.max_periods = rd.get<int64_t>();
+    g.samples_end = rd.get<int64_t>();
+    g.cut = rd.get<uint8_t>() != 0;
+    g.cut_last = rd.get<int64_t>();
+    g.keys.resize(rd.get<uint64_t>());
+    for (std::string& k : g.keys) k = rd.str();
+    rd.get_all(g.gap_at);
+    g.gaps.resize(rd.get<uint64_t>());
+    for (auto& [k, n] : g.gaps) k = rd.get<uint32_t>(), n = rd.get<int64_t>();
+    g.paths.resize(rd.get<uint64_t>());
+    for (auto& path : g.paths) {
+      path.resize(rd.get<uint64_t>());
+      for (std::string& f : path) f = rd.str();
+    }
+    rd.get_all(g.path_periods);
+    rd.get_all(g.in_calls);
+    g.bins.resize(rd.get<uint64_t>());
+    for (auto& [k, b] : g.bins) k = rd.get<uint32_t>(), b = rd.get<uint32_t>();
+  }
   if (!rd.done()) throw DiagnoseError("tracefold-diagnose: a rank's digest has trailing bytes");
+  return d;
+}
+
+std::string encode(const ShareEvents& d) {
+  Writer w;
+  w.put(d.params);
+  w.put_all(d.drifts);
+  w.put(uint64_t(d.ranks.size()));
+  for (const auto& spans : d.ranks) w.put_all(spans);
+  return std::move(w.out);
+}
+
+ShareEvents decode_events(const std::string& bytes) {
+  Reader rd(bytes);
+  ShareEvents d;
+  d.params = rd.get<DigestParams>();
+  rd.get_all(d.drifts);
+  d.ranks.resize(rd.get<uint64_t>());
+  for (auto& spans : d.ranks) rd.get_all(spans);
+  if (!rd.done()) throw DiagnoseError("tracefold-diagnose: a share's events have trailing bytes");
   return d;
 }
 

@@ -1,20 +1,24 @@
 // tracefold-diagnose: `mpirun -np K tracefold diagnose TRACE [-o REPORT]`
 // (the CLI execs this program when it finds itself under a launcher), with
 // K at most the recording's rank count. Each analysis rank reads the
-// samples of its share of the recorded ranks and puts them on rank 0's
-// clock; the ranks then swap lists of the frames they sampled and each
-// names one block of the distinct frames, sorted by module and offset, with
-// the symbolizer (naming costs per frame, and SPMD ranks sample the same
-// frames). The digests travel to
-// rank 0 along a binary tree (mpi_common.hpp). Rank 0 reads the timelines
-// meanwhile, for what needs every rank's events at once (the wait states,
-// phases, clock alignment, the diagnoses), and writes exactly the report
-// the serial `tracefold diagnose` writes.
+// samples of its share of the recorded ranks (N/K of them) and puts them on
+// rank 0's clock; the ranks swap lists of the frames they sampled and each
+// names one block of the distinct frames (naming costs per frame, and SPMD
+// ranks sample the same frames), then every rank gets every name. Rank 0
+// reads the timelines meanwhile and finds what needs every rank's events
+// (clock alignment, the wait states: the waits module's own parallel
+// analysis needs one analysis rank per recorded rank), and sends each rank
+// its share's events with their waiting. Each rank digests its share's
+// samples against them (digest_rank, as the serial diagnosis does), and the
+// digests travel to rank 0 along a binary tree (mpi_common.hpp): no rank
+// holds the samples of more than its share. Rank 0 diagnoses from the
+// events and the digests and writes exactly the serial report.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -28,6 +32,7 @@
 
 using namespace tracefold;
 using namespace tracefold::diagnose_detail;
+using tracefold::diagnose_parallel::ShareNames;
 
 namespace {
 
@@ -127,7 +132,8 @@ void run(const Args& args, int me, int np) {
   DiagnoseInput in;
   std::vector<std::string> notes;
   std::vector<ExitGapDrift> drifts;
-  diagnose_parallel::ShareDigest mine;
+  std::vector<RankSampleDigest> share;  // this rank's share of the samples
+  int32_t first_rank = 0;
   std::vector<FrameQuery> mine_frames;
   try {
     // The serial reader's order: a timeline's error comes before any
@@ -137,12 +143,12 @@ void run(const Args& args, int me, int np) {
                                 unfolded.events.empty() ? nullptr : &unfolded);
     steps.mark("timelines");
     const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
-    mine.first = first;
+    first_rank = first;
     std::set<FrameKey> seen;
     for (int32_t r = first; r < last; ++r) {
       RankSampleDigest d = read_rank_samples(trace, dir, r);
       if (d.present) frame_queries(d.samples, seen, mine_frames);
-      mine.ranks.push_back(std::move(d));
+      share.push_back(std::move(d));
     }
   } catch (const std::exception& e) {
     err = e.what();
@@ -174,6 +180,7 @@ void run(const Args& args, int me, int np) {
     for (const auto& [module, n] : per_module) std::cerr << " " << module << " " << n;
     std::cerr << "\n";
   }
+  ShareNames mine_names;
   try {
     std::vector<std::size_t> order(frames.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -184,38 +191,114 @@ void run(const Args& args, int me, int np) {
     for (int32_t i = lo; i < hi; ++i) {
       const FrameQuery& q = frames[order[std::size_t(i)]];
       bool none = false;
-      mine.named.emplace(q.key, name_frame(q, sym, none));
-      if (none) mine.unnamed.insert(q.key);
+      mine_names.named.emplace(q.key, name_frame(q, sym, none));
+      if (none) mine_names.unnamed.insert(q.key);
     }
   } catch (const std::exception& e) {
     err = e.what();
   }
   steps.mark("own share of frame names");
   agree(err);
+  // Every rank names the contexts of its own share, so every rank needs
+  // every name (a few per distinct frame: small).
+  std::set<FrameKey> unnamed;
+  {
+    FrameMemo names;
+    for (const std::string& piece :
+         mpi_common::all_gather(MPI_COMM_WORLD, diagnose_parallel::encode(mine_names))) {
+      diagnose_parallel::ShareNames d = diagnose_parallel::decode_names(piece);
+      unnamed.merge(d.unnamed);
+      names.merge(d.named);
+    }
+    mine_names = {};
+    for (RankSampleDigest& d : share)
+      if (d.present) d.names = names_from_memo(d.samples, names);
+  }
+  steps.mark("frame names");
+  // The run's sampling period (the last sampled rank's), which every
+  // digest is made against.
+  int64_t period = 0;
+  {
+    std::string periods;
+    for (const RankSampleDigest& d : share) {
+      const int64_t p = d.present ? d.samples.period_ns : 0;
+      periods.append(reinterpret_cast<const char*>(&p), sizeof p);
+    }
+    std::vector<int64_t> all;
+    for (const std::string& piece : mpi_common::all_gather(MPI_COMM_WORLD, periods))
+      for (std::size_t at = 0; at + sizeof(int64_t) <= piece.size(); at += sizeof(int64_t)) {
+        int64_t p = 0;
+        std::memcpy(&p, piece.data() + at, sizeof p);
+        all.push_back(p);
+      }
+    period = run_period(all);
+  }
+  // Rank 0 finds what the events alone tell (the wait states need every
+  // rank's events) and sends each analysis rank its share's events with
+  // their waiting, the drifts to correct its samples by and the digests'
+  // parameters.
+  EventFacts facts;
+  std::vector<std::string> pieces;
+  if (me == 0) {
+    try {
+      facts = event_facts(trace, in.events);
+      const DigestParams params = digest_params(facts, period);
+      for (int q = 0; q < np; ++q) {
+        diagnose_parallel::ShareEvents se;
+        se.params = params;
+        se.drifts = drifts;
+        const auto [first, last] = mpi_common::rank_share(trace.world_size, q, np);
+        for (int32_t r = first; r < last; ++r) se.ranks.push_back(event_spans(in.events, facts, r));
+        pieces.push_back(diagnose_parallel::encode(se));
+      }
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
+  steps.mark("wait states");
+  agree(err);
+  diagnose_parallel::ShareDigest out;
+  try {
+    const diagnose_parallel::ShareEvents se =
+        diagnose_parallel::decode_events(mpi_common::scatter(MPI_COMM_WORLD, std::move(pieces)));
+    if (se.ranks.size() != share.size())
+      throw DiagnoseError("tracefold-diagnose: events of " + std::to_string(se.ranks.size()) +
+                          " ranks for a share of " + std::to_string(share.size()));
+    out.first = first_rank;
+    for (std::size_t i = 0; i < share.size(); ++i) {
+      RankSampleDigest& d = share[i];
+      out.facts.push_back(sample_facts(d));
+      if (d.present) correct_drift(d.samples, first_rank + int32_t(i), se.drifts);
+      out.digests.push_back(digest_rank(d.samples, d.names, se.ranks[i], se.params));
+      d = {};  // its samples are digested: free them
+    }
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  steps.mark("own share of digests");
+  agree(err);
   const std::string gathered =
-      mpi_common::tree_gather(MPI_COMM_WORLD, diagnose_parallel::encode(mine));
-  mine = {};
+      mpi_common::tree_gather(MPI_COMM_WORLD, diagnose_parallel::encode(out));
+  out = {};
   steps.mark("gather");
   if (me == 0) {
     try {
-      std::vector<RankSampleDigest> ranks;
-      std::set<FrameKey> unnamed;
-      FrameMemo names;
+      std::vector<RankDigest> digests;
+      std::vector<SampleFacts> sample_facts_all;
       for (const std::string& piece : mpi_common::split_gathered(gathered)) {
         diagnose_parallel::ShareDigest d = diagnose_parallel::decode(piece);
-        if (d.first != int32_t(ranks.size()))
+        if (d.first != int32_t(digests.size()) || d.facts.size() != d.digests.size())
           throw DiagnoseError("tracefold-diagnose: digests out of rank order");
-        for (auto& r : d.ranks) ranks.push_back(std::move(r));
-        unnamed.merge(d.unnamed);
-        names.merge(d.named);
+        for (auto& g : d.digests) digests.push_back(std::move(g));
+        for (const SampleFacts& f : d.facts) sample_facts_all.push_back(f);
       }
-      for (RankSampleDigest& d : ranks)
-        if (d.present) d.names = names_from_memo(d.samples, names);
-      add_samples(in, std::move(ranks), drifts, unnamed.size(), dir, notes);
+      const bool have = sample_notes(sample_facts_all, unnamed.size(), dir, notes);
+      if (!have) digests.clear();
       steps.mark("decode");
       sites->finish();
       steps.mark("call site names");
-      DiagnoseReport report = diagnose(trace, in, args.options);
+      DiagnoseReport report =
+          diagnose_digests(trace, in, std::move(facts), std::move(digests), have, args.options);
       steps.mark("diagnosis");
       report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
       write_diagnose_report(report, args.output);
