@@ -302,11 +302,14 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
       // is a sweep, though consecutive calls go alike).
       const std::size_t per =
           o.steps->size() % occurrences == 0 ? o.steps->size() / occurrences : 0;
-      std::vector<std::size_t> with(o.partners.size(), 0);
+      // Messages per partner rank (a partner index names one channel: a
+      // rank is as many partners as its messages have tags).
+      std::map<int32_t, std::size_t> with;
       auto close = [&] {
         if (rs.sweeps.empty()) return;
-        if (!with.empty()) rs.sweeps.back().blocks = *std::max_element(with.begin(), with.end());
-        std::fill(with.begin(), with.end(), 0);
+        for (const auto& [peer, n] : with)
+          rs.sweeps.back().blocks = std::max(rs.sweeps.back().blocks, n);
+        with.clear();
       };
       for (std::size_t i = 0; i < o.steps->size(); ++i) {
         const HopStep& h = (*o.steps)[i];
@@ -329,7 +332,7 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
         }
         rs.sweeps.back().dir[axis] = sign;
         ++rs.sweeps.back().hops;
-        ++with[h.partner];
+        ++with[o.partners[h.partner]];
         if (!h.send) received = true;
         if (h.send && received) receives_then_sends = true;
       }
