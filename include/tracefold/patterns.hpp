@@ -423,7 +423,12 @@ struct Result {
 /// whose symbols and contexts come out equal share one group; then the
 /// ranks' patterns are assembled (as assemble() does, and joined further
 /// where they make the same collective call: the k-th collective of each
-/// member of a communicator) and named (classify). Two per-process
+/// member of a communicator) and named (classify). A pattern whose
+/// per-process patterns make neighbourhood collectives on one communicator
+/// with a topology the trace recorded (Cartesian, graph, distributed
+/// graph) first gets an edge and a channel from each rank to each of its
+/// topology's destinations, so it is fitted as the halo or neighbourhood
+/// it is, with a `topology` parameter. Two per-process
 /// patterns of a rank in one context that hold, or are held in, or overlap
 /// each other, or send or receive on the same channel (the same message
 /// symbol: a V-cycle's halo on the way down and on the way up), are one
