@@ -68,6 +68,14 @@ struct ProcessPattern {
 std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
                                              std::span<const uint32_t> context);
 
+/// How many iterations of a loop the occurrences of `p` are. Occurrences
+/// that overlap are one loop whose body is their distance d (w at p and at
+/// p + d, d < |w|, makes the span periodic with period d): three steps of
+/// a loop make a two-step repeat that occurs twice, overlapping, and are
+/// 3 iterations, not 2. Occurrences apart count one each; an overlapping
+/// run whose span is not a whole number of periods counts its occurrences.
+std::size_t iterations(const ProcessPattern& p);
+
 // ------------------------------------------------------- global patterns
 
 /// One event of a rank as the assembly sees it: a send or receive with its
@@ -100,8 +108,9 @@ struct RankEvents {
   int32_t rank = 0;
   std::vector<Message> events;
   std::vector<int32_t> pattern_of;
-  /// Occurrences of each per-process pattern (by index; missing: 1), so a
-  /// shape can tell what one iteration of the pattern does.
+  /// Iterations of each per-process pattern (by index, as iterations()
+  /// counts them; missing: 1), so a shape can tell what one iteration of
+  /// the pattern does.
   std::vector<std::size_t> occurrences;
 };
 
@@ -249,8 +258,9 @@ struct GlobalPattern {
   /// list: the compact form has none to hand out).
   std::vector<Channel> spelled_channels() const;
   /// Per rank (ascending) that has a per-process pattern in it: its matched
-  /// messages inside those patterns, in order, and how many times its first
-  /// such pattern occurs (one iteration is hops / occurrences). Tens of
+  /// messages inside those patterns, in order, and how many loop iterations
+  /// the occurrences of its first such pattern are (iterations(); one
+  /// iteration is hops / occurrences). Tens of
   /// millions of messages at 16,384 ranks: the steps are shared by the
   /// ranks of a class, and each rank keeps only its partners.
   struct Order {
@@ -413,7 +423,12 @@ struct Result {
 /// whose symbols and contexts come out equal share one group; then the
 /// ranks' patterns are assembled (as assemble() does, and joined further
 /// where they make the same collective call: the k-th collective of each
-/// member of a communicator) and named (classify). Two per-process
+/// member of a communicator) and named (classify). A pattern whose
+/// per-process patterns make neighbourhood collectives on one communicator
+/// with a topology the trace recorded (Cartesian, graph, distributed
+/// graph) first gets an edge and a channel from each rank to each of its
+/// topology's destinations, so it is fitted as the halo or neighbourhood
+/// it is, with a `topology` parameter. Two per-process
 /// patterns of a rank in one context that hold, or are held in, or overlap
 /// each other, or send or receive on the same channel (the same message
 /// symbol: a V-cycle's halo on the way down and on the way up), are one

@@ -243,8 +243,10 @@ void write_result_json(std::ostream& os, const patterns::Result& r, const std::s
     for (const auto& e : g.patterns) {
       nlohmann::json symbols = nlohmann::json::array();
       for (patterns::Symbol s : e.pattern.symbols) symbols.push_back(r.alphabet.describe(s, peers));
-      pats.push_back(
-          {{"context", e.context}, {"positions", e.pattern.positions}, {"symbols", symbols}});
+      pats.push_back({{"context", e.context},
+                      {"positions", e.pattern.positions},
+                      {"iterations", patterns::iterations(e.pattern)},
+                      {"symbols", symbols}});
     }
     js.item();
     js.value({{"ranks", human_ranks(g.ranks)}, {"events", g.events}, {"patterns", pats}});
@@ -368,7 +370,12 @@ void add_patterns_command(CLI::App& app) {
           std::cout << "  #" << i + 1 << " in " << e.context << ": " << e.pattern.symbols.size()
                     << " events, " << e.pattern.positions.size() << " times (at event";
           for (std::size_t p : e.pattern.positions) std::cout << " " << p;
-          std::cout << ")\n   ";
+          std::cout << ")";
+          // Occurrences that overlap are one loop: its iterations differ.
+          if (const std::size_t n = patterns::iterations(e.pattern);
+              n != e.pattern.positions.size())
+            std::cout << ", " << n << " iterations";
+          std::cout << "\n   ";
           for (patterns::Symbol s : e.pattern.symbols)
             std::cout << " " << r.alphabet.describe(s, o.peers);
           std::cout << "\n";

@@ -80,6 +80,7 @@ BENCH_FEATURES=(
   "dtypes 4 3"
   "dtype_reuse 2 4"
   "topo_nbr 6 3"
+  "nbr_halo 6 3"
   "ring_minor 4 5"
   "grid_comms 6 3"
   "strong2d 6 3"

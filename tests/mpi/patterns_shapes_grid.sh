@@ -6,7 +6,9 @@
 # (7-point) and halo26 on 2x2x2 (27-point, faces, edges and corners of
 # different sizes); every edge explained (quality 100 %), the bytes per
 # direction those of the programs' messages (24 doubles in stencil2d, 10x10
-# in stencil3d). The JSON form carries the same shape.
+# in stencil3d). The JSON form carries the same shape. nbr_halo makes the
+# halo with neighbourhood collectives on a Cartesian, graph and
+# distributed-graph communicator: named the same from the recorded topology.
 source "$2/tests/apps/patterns_lib.bash"
 
 shapes stencil2d_nonperiodic 6 3
@@ -48,5 +50,16 @@ expect halo26-8.txt '    shape: 3-D halo, quality 100% (56 of 56 edges)'
 grep -q '^      grid 2x2x2; periodic none; neighbours 27-point; bytes -x 288\.\.864, +x 288\.\.864, ' \
   halo26-8.txt || fail "halo26: grid, 27-point neighbours or face bytes"
 grep -q ', -x-y 48, ' halo26-8.txt || fail "halo26: an edge neighbour's bytes"
+# A halo of neighbourhood collectives (nbr_halo): the topology the trace
+# recorded at its creation gives the edges, whichever of the three kinds.
+for pair in cart:cartesian graph:graph 'dist:distributed graph'; do
+  kind=${pair%%:*}
+  shapes nbr_halo 6 2 "$kind"
+  mv nbr_halo-6.txt "nbr_halo-6-$kind.txt"
+  expect "nbr_halo-6-$kind.txt" '    shape: 2-D halo, quality 100% (18 of 18 edges)'
+  expect "nbr_halo-6-$kind.txt" \
+    "      grid 3x2; periodic y; neighbours 5-point; bytes -x 64, +x 64, -y 64, +y 64; topology ${pair#*:}"
+done
+
 grep -q 'unclassified\|partial' ./*.txt && fail "a shape came out unclassified or partial"
 echo "ok"

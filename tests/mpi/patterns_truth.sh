@@ -126,6 +126,14 @@ bars lu-6
 expect lu-6.truth.txt '  sweeps = G1: ranks 0–5, overlap 100.0%, wavefront, named'
 expect lu-6.truth.txt '  halo = G2: ranks 0–5, overlap 100.0%, 2-D halo, named'
 
+# nbr_halo: a 2-D halo made by neighbourhood collectives on a Cartesian
+# communicator, no point-to-point call: the dims and periods recorded at
+# MPI_Cart_create give each rank's neighbours, and the halo is fitted on
+# them as on a point-to-point one.
+judge nbr_halo 6 2
+bars nbr_halo-6
+expect nbr_halo-6.truth.txt '  halo = G1: ranks 0–5, overlap 100.0%, 2-D halo, named, roles agree'
+
 # A bad truth file: exit code 2, its name and line in the message.
 printf 'pattern a\n  ranks 0-4\n  shape: ring\n' > bad.truth
 rc=0

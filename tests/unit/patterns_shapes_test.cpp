@@ -227,15 +227,16 @@ TEST(PatternsShapes, Halo1DAnd3D) {
 }
 
 // Sweeps on 3 columns by 2 rows: from rank 0 towards +x+y, then from rank 5
-// towards -x-y, each rank receiving from upstream (blocking) before it
-// sends downstream, two blocks per sweep, two iterations.
-GlobalPattern sweeps(bool blocking, std::pair<int32_t, int32_t> drop = {-1, -1}) {
+// towards -x-y (`dirs`), each rank receiving from upstream (blocking) before
+// it sends downstream, `blocks` blocks per sweep, two iterations.
+GlobalPattern sweeps(bool blocking, std::pair<int32_t, int32_t> drop = {-1, -1},
+                     std::vector<int> dirs = {+1, -1}, int blocks = 2) {
   const int nx = 3, ny = 2;
   Edges edges;
   std::vector<std::vector<Hop>> hops(6);
   for (int it = 0; it < 2; ++it)
-    for (int dir : {+1, -1})
-      for (int block = 0; block < 2; ++block)
+    for (int dir : dirs)
+      for (int block = 0; block < blocks; ++block)
         for (int r = 0; r < nx * ny; ++r) {
           const int x = r % nx, y = r / nx;
           std::vector<Hop>& mine = hops[static_cast<std::size_t>(r)];
@@ -262,6 +263,7 @@ TEST(PatternsShapes, Wavefront) {
   EXPECT_EQ(s.title(), "wavefront");
   EXPECT_EQ(s.param("grid"), "2x3");
   EXPECT_EQ(s.param("sweeps"), "2 per iteration");
+  EXPECT_EQ(s.param("blocks"), "2 per sweep");
   EXPECT_EQ(s.param("order"), "+x+y from 0, -x-y from 5");
   // The same messages with posted receives are a halo exchange.
   s = classify(sweeps(false), 6);
@@ -276,6 +278,21 @@ TEST(PatternsShapes, Wavefront) {
   s = classify(extra, 6);
   EXPECT_EQ(s.title(), "wavefront, partial (1 edge extra)");
   EXPECT_EQ(s.extra, (Edges{{5, 0}}));
+}
+
+// One direction per iteration (sweep_fn's one function per direction): the
+// iterations' sweeps run the same way one after another, and the pipelined
+// blocks of each are a parameter, not more sweeps or one long one.
+TEST(PatternsShapes, WavefrontBlocksPerSweep) {
+  Shape s = classify(sweeps(true, {-1, -1}, {+1}, 3), 6);
+  EXPECT_EQ(s.title(), "wavefront");
+  EXPECT_EQ(s.param("sweeps"), "1 per iteration");
+  EXPECT_EQ(s.param("blocks"), "3 per sweep");
+  EXPECT_EQ(s.param("order"), "+x+y from 0");
+  s = classify(sweeps(true, {-1, -1}, {-1, +1}, 4), 6);
+  EXPECT_EQ(s.param("sweeps"), "2 per iteration");
+  EXPECT_EQ(s.param("blocks"), "4 per sweep");
+  EXPECT_EQ(s.param("order"), "-x-y from 5, +x+y from 0");
 }
 
 TEST(PatternsShapes, Butterfly) {

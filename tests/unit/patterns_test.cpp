@@ -177,6 +177,31 @@ TEST(PatternsProcess, NestedRepeatsKeptOnlyWhereFree) {
   EXPECT_THROW(process_patterns(once.events, std::vector<uint32_t>{0}), std::invalid_argument);
 }
 
+// A loop of k steps in one context run is a repeat of k - 1 steps that
+// occurs twice, overlapping: its iterations are k whatever k is (ssor_wave's
+// sweeps per iteration followed the step count when they were taken as 2).
+TEST(PatternsProcess, IterationsOfOverlappingOccurrences) {
+  for (std::size_t steps : {2u, 3u, 4u, 7u}) {
+    std::string text;
+    for (std::size_t i = 0; i < steps; ++i) text += "abcd";
+    const std::vector<Symbol> s = symbols(text);
+    const auto p = process_patterns(s, std::vector<uint32_t>(s.size(), 0));
+    ASSERT_EQ(p.size(), 1u) << steps;
+    EXPECT_EQ(iterations(p[0]), steps) << steps;
+  }
+  // Occurrences apart count one each, and a run of one symbol is a loop.
+  const Rank apart = in_contexts({{'a', 'b', 'c'}, {'x'}, {'a', 'b', 'c'}, {'y'}, {'a', 'b', 'c'}});
+  const auto p = process_patterns(apart.events, apart.context);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(iterations(p[0]), 3u);
+  const std::vector<Symbol> run = symbols("aaaaaa");
+  const auto r = process_patterns(run, std::vector<uint32_t>(run.size(), 0));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(iterations(r[0]), 6u);
+  // "aba" in "ababa": overlapping by a distance that leaves a part over.
+  EXPECT_EQ(iterations(ProcessPattern{symbols("aba"), {0, 2}}), 2u);
+}
+
 }  // namespace
 }  // namespace tracefold::patterns
 

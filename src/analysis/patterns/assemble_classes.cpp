@@ -182,7 +182,7 @@ void assemble_classes(const std::vector<ClassEvents>& classes,
     const RankPatterns& g = result.groups[c.group];
     ClassInfo in = info_of(c, g.patterns.size());
     for (std::size_t p = 0; p < g.patterns.size(); ++p)
-      in.occurrences[p] = g.patterns[p].pattern.positions.size();
+      in.occurrences[p] = iterations(g.patterns[p].pattern);
     infos.push_back(std::move(in));
   }
   Assembler as(classes, class_of, comms, std::move(infos));

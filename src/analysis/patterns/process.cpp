@@ -72,4 +72,20 @@ std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
   return out;
 }
 
+std::size_t iterations(const ProcessPattern& p) {
+  const std::vector<std::size_t>& at = p.positions;
+  const std::size_t len = p.symbols.size();
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < at.size();) {
+    // A run of occurrences each overlapping the next at one distance.
+    std::size_t j = i;
+    const std::size_t d = i + 1 < at.size() ? at[i + 1] - at[i] : 0;
+    while (j + 1 < at.size() && at[j + 1] - at[j] == d && d < len) ++j;
+    const std::size_t span = at[j] + len - at[i];
+    n += j > i && span % d == 0 ? span / d : j - i + 1;
+    i = j + 1;
+  }
+  return n;
+}
+
 }  // namespace tracefold::patterns

@@ -2,9 +2,11 @@
 // laid out row-major, x fastest (rank = x + Sx * (y + Sy * z)), as the
 // extrapolation's topology detection assumes and MPI_Cart_create numbers.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "shapes_internal.hpp"
 #include "tracefold/extrap/topology.hpp"
@@ -253,6 +255,10 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
   struct Sweep {
     Offset dir;
     std::size_t hops = 0;
+    // Messages with the partner met most often in the sweep: a sweep in
+    // k-blocks passes each block on, so an upstream neighbour sends (and
+    // a downstream one receives) once a block.
+    std::size_t blocks = 0;
   };
   struct Sweeps {
     bool valid = true;  // every hop a blocking receive or a send, one step along one axis
@@ -267,7 +273,7 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
   // partners: ranks that share both (alike ranks inside the grid) are read
   // once. The step to a partner: axis * 2 + 1 forward, axis * 2 backward,
   // -1 for no single step along one axis (or one across the grid's end).
-  std::map<std::pair<const std::vector<HopStep>*, std::vector<int>>, Sweeps> read;
+  std::map<std::tuple<const std::vector<HopStep>*, std::vector<int>, std::size_t>, Sweeps> read;
   std::vector<RankSweeps> all;
   bool receives_then_sends = false;
   std::vector<int> code;
@@ -286,11 +292,27 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
           std::find_if(step->begin(), step->end(), [](int v) { return v != 0; }) - step->begin());
       code.push_back(axis * 2 + ((*step)[static_cast<std::size_t>(axis)] > 0 ? 1 : 0));
     }
-    auto [it, fresh] = read.try_emplace({o.steps.get(), code});
+    const std::size_t occurrences = std::max<std::size_t>(o.occurrences, 1);
+    auto [it, fresh] = read.try_emplace({o.steps.get(), code, occurrences});
     Sweeps& rs = it->second;
     if (fresh) {
       bool received = false;
-      for (const HopStep& h : *o.steps) {
+      // One iteration's hops: an iteration starts a sweep even where the
+      // last one ran the same way (one function per direction: each call
+      // is a sweep, though consecutive calls go alike).
+      const std::size_t per =
+          o.steps->size() % occurrences == 0 ? o.steps->size() / occurrences : 0;
+      // Messages per partner rank (a partner index names one channel: a
+      // rank is as many partners as its messages have tags).
+      std::map<int32_t, std::size_t> with;
+      auto close = [&] {
+        if (rs.sweeps.empty()) return;
+        for (const auto& [peer, n] : with)
+          rs.sweeps.back().blocks = std::max(rs.sweeps.back().blocks, n);
+        with.clear();
+      };
+      for (std::size_t i = 0; i < o.steps->size(); ++i) {
+        const HopStep& h = (*o.steps)[i];
         // Upstream data must have arrived before the rank works and sends
         // on: a posted receive, a Sendrecv or a wrap around the grid is no
         // sweep.
@@ -302,20 +324,22 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
         const auto axis = static_cast<std::size_t>(c / 2);
         const int forward = c % 2 ? 1 : -1;
         const int sign = h.send ? forward : -forward;
-        if (rs.sweeps.empty() ||
+        if (rs.sweeps.empty() || (per > 0 && i % per == 0) ||
             (rs.sweeps.back().dir[axis] != 0 && rs.sweeps.back().dir[axis] != sign)) {
+          close();
           rs.sweeps.push_back({Offset(grid.size(), 0), 0});
           received = false;
         }
         rs.sweeps.back().dir[axis] = sign;
         ++rs.sweeps.back().hops;
+        ++with[o.partners[h.partner]];
         if (!h.send) received = true;
         if (h.send && received) receives_then_sends = true;
       }
+      close();
     }
     if (!rs.valid) return std::nullopt;
-    if (!rs.sweeps.empty())
-      all.push_back({o.rank, &rs.sweeps, std::max<std::size_t>(o.occurrences, 1)});
+    if (!rs.sweeps.empty()) all.push_back({o.rank, &rs.sweeps, occurrences});
   }
   if (all.empty() || !receives_then_sends) return std::nullopt;
   // The rank that sees the most sweeps in full (every axis's direction)
@@ -342,8 +366,11 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
                                         : rep->sweeps->size();
   std::string order;
   std::set<Offset> dirs;
+  std::size_t fewest = SIZE_MAX, most = 0;
   for (std::size_t i = 0; i < per_iteration; ++i) {
     const Offset& d = (*rep->sweeps)[i].dir;
+    fewest = std::min(fewest, (*rep->sweeps)[i].blocks);
+    most = std::max(most, (*rep->sweeps)[i].blocks);
     dirs.insert(d);
     Sizes origin(grid.size(), 0);
     for (std::size_t a = 0; a < grid.size(); ++a) origin[a] = d[a] < 0 ? grid[a] - 1 : 0;
@@ -364,6 +391,9 @@ std::optional<Shape> fit_wavefront(const GlobalPattern& g, const EdgeSet& edges,
   s.name = "wavefront";
   s.params = {{"grid", grid_text(grid)},
               {"sweeps", std::to_string(per_iteration) + " per iteration"},
+              {"blocks", (fewest == most ? std::to_string(most)
+                                         : std::to_string(fewest) + ".." + std::to_string(most)) +
+                             " per sweep"},
               {"directions", std::to_string(dirs.size())},
               {"order", order}};
   return scored(std::move(s), edges, std::move(expected));

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "classes_internal.hpp"
+#include "neighbourhood.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/patterns.hpp"
 #include "tracefold/timeline.hpp"
@@ -399,6 +400,9 @@ Result find_process_patterns(const Trace& trace, const Options& options,
   // and each rank's symbols named absolutely at the end (a walk of every
   // rank took 3.5 GiB at 16,384 ranks).
   const bool absolute = options.peers == PeerMode::kAbsolute;
+  // The topologies communicators were created with, and the neighbourhood
+  // collectives made on them: their messages are not in the trace.
+  detail::Neighbourhoods hoods;
   // One rank's events: its symbols, their contexts and messages (peers
   // as ranks in the communicator: the assembly matches by ranks, whatever
   // the listing shows).
@@ -446,6 +450,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     };
     for (std::size_t i = 0; i < evs.size(); ++i) {
       const Event& ev = evs[i];
+      hoods.note(ev, rank, trace.comms);
       const std::optional<SymbolKey> found = symbol_of(ev, rank, trace.comms, PeerMode::kAbsolute);
       if (!found) continue;
       SymbolKey abs = *found;
@@ -618,9 +623,14 @@ Result find_process_patterns(const Trace& trace, const Options& options,
                              options.context == ContextMode::kNone, result);
   }
   name_collectives(result, world);
+  const std::vector<std::string> topologies = hoods.add_edges(
+      result, trace.comms, world,
+      [&](int32_t r) { return classes[class_of[static_cast<std::size_t>(r)]].ranks.front(); });
   std::vector<GlobalPattern> phases;
-  for (GlobalPattern& gp : result.global) {
+  for (std::size_t i = 0; i < result.global.size(); ++i) {
+    GlobalPattern& gp = result.global[i];
     gp.shape = classify(gp, trace.world_size);
+    if (!topologies[i].empty()) gp.shape.params.emplace_back("topology", topologies[i]);
     for (GlobalPattern& part : split_phases(std::move(gp), trace.world_size))
       phases.push_back(std::move(part));
   }
