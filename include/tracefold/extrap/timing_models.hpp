@@ -18,9 +18,9 @@
 namespace tracefold::extrap {
 
 enum class TimeModel {
-  kConstant,             ///< t = b, after dropping the point farthest from the mean
+  kConstant,             ///< t = b, after dropping the point farthest from the mean (4+ points)
   kLinear,               ///< t = a*n + b, least squares; |a| < 0.2 ns per rank counts as 0
-  kInverse,              ///< t = a/n, a = mean of t*n after dropping its outlier
+  kInverse,              ///< t = a/n, a = mean of t*n after dropping its outlier (4+ points)
   kLog,                  ///< t = a*log2(n) + b, least squares
   kInversePlusConstant,  ///< t = a/n + b: least squares of t*n = b*n + a
   kPowerLaw,             ///< t = a*n^b, least squares of log t on log n (needs t > 0)
