@@ -158,13 +158,12 @@ PlausibleGrid plausible_grid(const std::vector<std::vector<int64_t>>& endpoints)
   std::size_t best_steps = 0, best_mixed = 0;
   for (int d = kMaxDims; d >= 1; --d) {
     const std::vector<int64_t> sizes = dims_create(p, d);
-    if (d > 1 && std::any_of(sizes.begin(), sizes.end(), [](int64_t s) { return s < 2; }))
-      continue;
+    if (d > 1 && std::any_of(sizes.begin(), sizes.end(), [](int64_t s) { return s < 2; })) continue;
     std::vector<std::pair<std::vector<int64_t>, const char*>> cands = {
         {sizes, "MPI_Dims_create makes"}};
     if (std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) != sizes.end())
-      cands.push_back({{sizes.rbegin(), sizes.rend()},
-                       "of MPI_Dims_create's sizes with the largest fastest"});
+      cands.push_back(
+          {{sizes.rbegin(), sizes.rend()}, "of MPI_Dims_create's sizes with the largest fastest"});
     for (const auto& [s, rule] : cands) {
       Topology t{s, {}};
       const std::size_t steps = distinct_steps(t, endpoints), mixed = mixed_ranks(t, endpoints);
@@ -214,11 +213,11 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
                      ")" + call_counts(trace, n, who, other);
       }
     }
-    return "; on the " + topo.to_string() + " grid " + grid.rule + ", ranks " +
-           std::to_string(a) + " and " + std::to_string(r) + " lie in the same part (" +
-           cell_name(topo, cell) + ") but talk to different partners (relative, mod " +
-           std::to_string(p) + "): rank " + std::to_string(a) + " to " + list_text(pa) + ", rank " +
-           std::to_string(r) + " to " + list_text(pb) +
+    return "; on the " + topo.to_string() + " grid " + grid.rule + ", ranks " + std::to_string(a) +
+           " and " + std::to_string(r) + " lie in the same part (" + cell_name(topo, cell) +
+           ") but talk to different partners (relative, mod " + std::to_string(p) + "): rank " +
+           std::to_string(a) + " to " + list_text(pa) + ", rank " + std::to_string(r) + " to " +
+           list_text(pb) +
            (node.empty() ? std::string()
                          : "; rank " + std::to_string(who) + " meets " + std::to_string(extra) +
                                " at " + node) +

@@ -185,8 +185,7 @@ TEST(ExtrapTopology, GridRulesIncludeLargestFastest) {
 // the 3-D grid whose smaller parts happen to mix fewer ranks.
 TEST(ExtrapTopology, RefusalShowsTheProgramsOwnGrid) {
   using tracefold::extrap::detail::plausible_grid;
-  EXPECT_EQ(plausible_grid(stencil({4, 4}, {true, true})).topo.sizes,
-            (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(plausible_grid(stencil({4, 4}, {true, true})).topo.sizes, (std::vector<int64_t>{4, 4}));
   EXPECT_EQ(plausible_grid(stencil({2, 2, 4}, {false, false, false})).topo.sizes,
             (std::vector<int64_t>{2, 2, 4}));
   EXPECT_EQ(plausible_grid(stencil({16}, {false})).topo.sizes, (std::vector<int64_t>{16}));
