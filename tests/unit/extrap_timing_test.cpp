@@ -182,3 +182,12 @@ TEST(ExtrapTiming, ThreePointsKeepATrendsEndPoint) {
   // Four points still leave an outlier out (ConstantWithAnOutlier).
   EXPECT_EQ(fit_time_model(TimeModel::kConstant, pts).dropped, -1);
 }
+
+TEST(ExtrapTiming, ANoisyConstantStaysConstant) {
+  // adi_mp's step at 4, 16, 25 ranks (ns): 9 % apart, no trend between runs;
+  // a power law fits the three closer, within the margin.
+  const std::vector<TimePoint> pts = {{4, 1475500}, {16, 1367100}, {25, 1340500}};
+  EXPECT_FALSE(choose_time_model(pts).decided);
+  const ModelFit f = chosen(pts);
+  EXPECT_EQ(f.model, TimeModel::kConstant) << time_model_name(f.model) << " " << f.formula();
+}

@@ -78,8 +78,9 @@ ModelChoice choose_time_model(const std::vector<TimePoint>& points);
 
 /// Settles the undecided choices of one histogram's fields: each takes the
 /// model most often chosen by the decided fields (ties: the simpler model);
-/// when no field decided, each keeps its own best fit (the lowest
-/// deviation; the simplest of exact ties). Decided fields are left alone.
+/// when no field decided, each keeps the constant if no fit beats it by the
+/// margin, else its own best fit (the lowest deviation; the simplest of
+/// exact ties). Decided fields are left alone.
 void settle_undecided(std::vector<ModelChoice>& fields);
 
 }  // namespace tracefold::extrap
