@@ -1,5 +1,6 @@
 // Relative endpoints per rank, the input of topology detection.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "internal.hpp"
@@ -101,34 +102,86 @@ std::string call_counts(const Trace& trace, std::size_t n, int64_t who, int64_t 
   }
 }
 
+// Ranks `a` and `b` differ by `offset` along each dimension of `topo`.
+std::vector<int64_t> offset_vector(const Topology& topo, int64_t a, int64_t b) {
+  std::vector<int64_t> v;
+  for (int64_t s : topo.sizes) {
+    v.push_back(b % s - a % s);
+    a /= s;
+    b /= s;
+  }
+  return v;
+}
+
+// Ranks in a part of `topo` whose partners differ from the part's first rank's.
+std::size_t mixed_ranks(const Topology& topo, const std::vector<std::vector<int64_t>>& endpoints) {
+  const auto p = static_cast<int64_t>(endpoints.size());
+  std::vector<int64_t> first(static_cast<std::size_t>(cell_count(topo)), -1);
+  std::size_t mixed = 0;
+  for (int64_t r = 0; r < p; ++r) {
+    int64_t& a = first[static_cast<std::size_t>(cell_of(topo, r))];
+    if (a < 0)
+      a = r;
+    else if (pattern_of(endpoints[static_cast<std::size_t>(a)], p) !=
+             pattern_of(endpoints[static_cast<std::size_t>(r)], p))
+      ++mixed;
+  }
+  return mixed;
+}
+
+// Distinct steps between partners, as offsets along each dimension of
+// `topo`: a program's own grid takes the fewest (a 2-D stencil's partner
+// one row up is (0, 1) on its 4x4 grid, but (0, 1, 0) or (0, -1, 1) on
+// 4x2x2, depending on the row).
+std::size_t distinct_steps(const Topology& topo,
+                           const std::vector<std::vector<int64_t>>& endpoints) {
+  const auto p = static_cast<int64_t>(endpoints.size());
+  std::set<std::vector<int64_t>> steps;
+  for (int64_t r = 0; r < p; ++r)
+    for (int64_t e : endpoints[static_cast<std::size_t>(r)])
+      steps.insert(offset_vector(topo, r, (((r + e) % p) + p) % p));
+  return steps.size();
+}
+
 }  // namespace
+
+PlausibleGrid plausible_grid(const std::vector<std::vector<int64_t>>& endpoints) {
+  const auto p = static_cast<int64_t>(endpoints.size());
+  // Candidates: MPI_Dims_create's grids in 1 to 3 dimensions (every size at
+  // least 2) and the same sizes with the largest fastest (NPB LU's layout).
+  // The one the program most likely used has the fewest distinct steps
+  // between partners; of equals, the one whose parts mix the fewest ranks
+  // (the pair of ranks shown is then the telling one), then the most
+  // dimensions. Fewest mixed alone favours 3-D grids, whose parts are
+  // smaller, for programs on 2-D ones.
+  PlausibleGrid best;
+  std::size_t best_steps = 0, best_mixed = 0;
+  for (int d = kMaxDims; d >= 1; --d) {
+    const std::vector<int64_t> sizes = dims_create(p, d);
+    if (d > 1 && std::any_of(sizes.begin(), sizes.end(), [](int64_t s) { return s < 2; })) continue;
+    std::vector<std::pair<std::vector<int64_t>, const char*>> cands = {
+        {sizes, "MPI_Dims_create makes"}};
+    if (std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) != sizes.end())
+      cands.push_back(
+          {{sizes.rbegin(), sizes.rend()}, "of MPI_Dims_create's sizes with the largest fastest"});
+    for (const auto& [s, rule] : cands) {
+      Topology t{s, {}};
+      const std::size_t steps = distinct_steps(t, endpoints), mixed = mixed_ranks(t, endpoints);
+      if (best.topo.sizes.empty() || steps < best_steps ||
+          (steps == best_steps && mixed < best_mixed)) {
+        best = {t, rule};
+        best_steps = steps;
+        best_mixed = mixed;
+      }
+    }
+  }
+  return best;
+}
 
 std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int64_t>>& endpoints) {
   const auto p = static_cast<int64_t>(endpoints.size());
-  // Of the grids MPI_Dims_create makes in 1 to 3 dimensions (every size at
-  // least 2), the one whose parts mix the fewest ranks: what the program
-  // most likely used, and the pair of ranks it shows is then the telling one.
-  Topology topo;
-  std::size_t fewest = 0;
-  for (int d = kMaxDims; d >= 1; --d) {
-    Topology t{dims_create(p, d), {}};
-    if (d > 1 && std::any_of(t.sizes.begin(), t.sizes.end(), [](int64_t s) { return s < 2; }))
-      continue;
-    std::vector<int64_t> first(static_cast<std::size_t>(cell_count(t)), -1);
-    std::size_t mixed = 0;
-    for (int64_t r = 0; r < p; ++r) {
-      int64_t& a = first[static_cast<std::size_t>(cell_of(t, r))];
-      if (a < 0)
-        a = r;
-      else if (pattern_of(endpoints[static_cast<std::size_t>(a)], p) !=
-               pattern_of(endpoints[static_cast<std::size_t>(r)], p))
-        ++mixed;
-    }
-    if (topo.sizes.empty() || mixed < fewest) {
-      topo = t;
-      fewest = mixed;
-    }
-  }
+  const PlausibleGrid grid = plausible_grid(endpoints);
+  const Topology& topo = grid.topo;
   std::vector<int64_t> first_of(static_cast<std::size_t>(cell_count(topo)), -1);
   for (int64_t r = 0; r < p; ++r) {
     const int cell = cell_of(topo, r);
@@ -160,11 +213,11 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
                      ")" + call_counts(trace, n, who, other);
       }
     }
-    return "; on the " + topo.to_string() + " grid MPI_Dims_create makes, ranks " +
-           std::to_string(a) + " and " + std::to_string(r) + " lie in the same part (" +
-           cell_name(topo, cell) + ") but talk to different partners (relative, mod " +
-           std::to_string(p) + "): rank " + std::to_string(a) + " to " + list_text(pa) + ", rank " +
-           std::to_string(r) + " to " + list_text(pb) +
+    return "; on the " + topo.to_string() + " grid " + grid.rule + ", ranks " + std::to_string(a) +
+           " and " + std::to_string(r) + " lie in the same part (" + cell_name(topo, cell) +
+           ") but talk to different partners (relative, mod " + std::to_string(p) + "): rank " +
+           std::to_string(a) + " to " + list_text(pa) + ", rank " + std::to_string(r) + " to " +
+           list_text(pb) +
            (node.empty() ? std::string()
                          : "; rank " + std::to_string(who) + " meets " + std::to_string(extra) +
                                " at " + node) +

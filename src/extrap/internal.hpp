@@ -33,8 +33,16 @@ using extrap::SeqObservation;
 
 // ------------------------------------------------------------ adjacency.cpp
 
+/// The grid a program whose peers no grid explains most likely used, for
+/// the refusal; `rule` says where its sizes come from, in words.
+struct PlausibleGrid {
+  Topology topo;
+  std::string rule;
+};
+PlausibleGrid plausible_grid(const std::vector<std::vector<int64_t>>& endpoints);
+
 /// Why no grid explains `endpoints` (relative_endpoints of `trace`), for
-/// the refusal: on the grid MPI_Dims_create makes for the rank count, the
+/// the refusal: on the grid of plausible_grid, the
 /// first two ranks of one part whose partners differ, both partner sets,
 /// the node where the first extra partner shows, and the remedy. Empty
 /// when every part of that grid holds one pattern.

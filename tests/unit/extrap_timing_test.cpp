@@ -170,3 +170,24 @@ TEST(ExtrapTiming, AHistogramMeanStaysPositive) {
   EXPECT_GT(x.mean(), 1'000'000) << why;
   EXPECT_EQ(why.find("overall mean linear"), std::string::npos) << why;
 }
+
+TEST(ExtrapTiming, ThreePointsKeepATrendsEndPoint) {
+  // adi_mp's computation before a line solve's Sendrecv at 4, 16, 25 ranks
+  // (cells shrink as 1/P; the run at 9 ranks spends 12.3 us): with one of
+  // three points dropped, the constant fitted the two that agree and won.
+  const std::vector<TimePoint> pts = {{4, 25800}, {16, 6200}, {25, 6300}};
+  const ModelFit f = chosen(pts);
+  EXPECT_NE(f.model, TimeModel::kConstant) << f.formula();
+  EXPECT_NEAR(f.at(9), 12300, 0.2 * 12300) << time_model_name(f.model) << " " << f.formula();
+  // Four points still leave an outlier out (ConstantWithAnOutlier).
+  EXPECT_EQ(fit_time_model(TimeModel::kConstant, pts).dropped, -1);
+}
+
+TEST(ExtrapTiming, ANoisyConstantStaysConstant) {
+  // adi_mp's step at 4, 16, 25 ranks (ns): 9 % apart, no trend between runs;
+  // a power law fits the three closer, within the margin.
+  const std::vector<TimePoint> pts = {{4, 1475500}, {16, 1367100}, {25, 1340500}};
+  EXPECT_FALSE(choose_time_model(pts).decided);
+  const ModelFit f = chosen(pts);
+  EXPECT_EQ(f.model, TimeModel::kConstant) << time_model_name(f.model) << " " << f.formula();
+}

@@ -2,6 +2,7 @@
 // of every rank on row-major grids, periodic or not.
 #include <gtest/gtest.h>
 
+#include "../../src/extrap/internal.hpp"  // plausible_grid
 #include "tracefold/extrap/topology.hpp"
 
 using namespace tracefold::extrap;
@@ -177,4 +178,18 @@ TEST(ExtrapTopology, GridRulesIncludeLargestFastest) {
     EXPECT_EQ(rules[2].sizes(int64_t{1} << k, 2), (std::vector<int64_t>{cols, rows})) << k;
   }
   EXPECT_EQ(rules[2].sizes(16, 3), (std::vector<int64_t>{4, 2, 2}));
+}
+
+// The refusal's grid (no grid explains the peers): the one whose partner
+// steps are fewest, so a 2-D program is shown on its 2-D grid, not on
+// the 3-D grid whose smaller parts happen to mix fewer ranks.
+TEST(ExtrapTopology, RefusalShowsTheProgramsOwnGrid) {
+  using tracefold::extrap::detail::plausible_grid;
+  EXPECT_EQ(plausible_grid(stencil({4, 4}, {true, true})).topo.sizes, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(plausible_grid(stencil({2, 2, 4}, {false, false, false})).topo.sizes,
+            (std::vector<int64_t>{2, 2, 4}));
+  EXPECT_EQ(plausible_grid(stencil({16}, {false})).topo.sizes, (std::vector<int64_t>{16}));
+  const auto lu = plausible_grid(stencil({4, 2}, {false, false}));
+  EXPECT_EQ(lu.topo.sizes, (std::vector<int64_t>{4, 2}));
+  EXPECT_NE(lu.rule.find("largest fastest"), std::string::npos) << lu.rule;
 }

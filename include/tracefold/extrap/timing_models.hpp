@@ -18,9 +18,9 @@
 namespace tracefold::extrap {
 
 enum class TimeModel {
-  kConstant,             ///< t = b, after dropping the point farthest from the mean
+  kConstant,             ///< t = b, after dropping the point farthest from the mean (4+ points)
   kLinear,               ///< t = a*n + b, least squares; |a| < 0.2 ns per rank counts as 0
-  kInverse,              ///< t = a/n, a = mean of t*n after dropping its outlier
+  kInverse,              ///< t = a/n, a = mean of t*n after dropping its outlier (4+ points)
   kLog,                  ///< t = a*log2(n) + b, least squares
   kInversePlusConstant,  ///< t = a/n + b: least squares of t*n = b*n + a
   kPowerLaw,             ///< t = a*n^b, least squares of log t on log n (needs t > 0)
@@ -78,8 +78,9 @@ ModelChoice choose_time_model(const std::vector<TimePoint>& points);
 
 /// Settles the undecided choices of one histogram's fields: each takes the
 /// model most often chosen by the decided fields (ties: the simpler model);
-/// when no field decided, each keeps its own best fit (the lowest
-/// deviation; the simplest of exact ties). Decided fields are left alone.
+/// when no field decided, each keeps the constant if no fit beats it by the
+/// margin, else its own best fit (the lowest deviation; the simplest of
+/// exact ties). Decided fields are left alone.
 void settle_undecided(std::vector<ModelChoice>& fields);
 
 }  // namespace tracefold::extrap
