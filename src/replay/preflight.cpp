@@ -154,10 +154,17 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
                           "the topology again");
     }
   }
-  if (const auto node = other_thread_node(trace))
-    throw ReplayError(node_label(trace, *node) + ": " + std::to_string(trace.threads) + " " +
-                      std::string(kThreadsRefusal));
-  if (const auto init = init_thread_node(trace); init && !options.single_thread)
+  // A trace with threads says which thread made each call: each is
+  // replayed by a thread of its own, except where replay plans one rank's
+  // receives as a whole.
+  const bool probabilistic =
+      options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
+  if (const auto node = other_thread_node(trace); node && probabilistic)
+    throw ReplayError(node_label(trace, *node) + ": " + std::to_string(trace.threads) +
+                      " threads per rank called MPI; probabilistic replay plans each rank's "
+                      "receives for one thread and cannot replay a trace with threads");
+  if (const auto init = init_thread_node(trace);
+      init && trace.threads <= 1 && !options.single_thread)
     throw ReplayError(node_label(trace, *init) + ": " + std::string(kInitThreadRefusal));
   if (options.clock == ComputeClock::kCpu) {
     if (options.compute == ComputeMode::kSleep)
