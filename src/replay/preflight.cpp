@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "replay_internal.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/replay.hpp"
@@ -14,17 +15,21 @@
 
 namespace tracefold {
 
-namespace {
+namespace replay_detail {
 
-// Calls every member of the communicator makes, in the same order: the
-// collectives and the communicator constructors. MPI_Comm_create_group is
-// left out (only the new group's members call it), and so is
-// MPI_Intercomm_merge (its communicator spans two groups).
+// MPI_Comm_create_group is left out (only the new group's members call
+// it), and so is MPI_Intercomm_merge (its communicator spans two groups).
 bool collective_over_comm(OpId op) {
   const OpTraits& t = op_traits(op);
   return t.shape != CollectiveShape::kNone && t.family != OpFamily::kCommCreateGroup &&
          t.family != OpFamily::kIntercommMerge;
 }
+
+}  // namespace replay_detail
+
+namespace {
+
+using replay_detail::collective_over_comm;
 
 struct Call {
   OpId op;

@@ -113,21 +113,23 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
                             " threads per rank calling MPI, which replay runs under "
                             "MPI_THREAD_MULTIPLE; this MPI provides only level " +
                             std::to_string(provided));
-  if (threads > 1 && rank == 0)
-    std::fprintf(stderr,
-                 "tracefold replay: %d threads per rank; the trace does not record the thread "
-                 "level its program asked for, so they are replayed under MPI_THREAD_MULTIPLE\n",
-                 threads);
   // Only value histograms lose what replay needs (which message went where);
   // other lossy options (approximate call sites) replay exactly.
   const bool probabilistic =
       options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
   // Probabilistic replay draws loop counts and values per rank: the order
   // of its collectives is only known as it happens.
+  // What the threads of this rank share (threaded traces; preflight_check
+  // refused them for probabilistic replay).
+  std::unique_ptr<SharedComms> shared;
   if (!probabilistic) {
     std::string order_error;
     try {
-      order_error = collective_order_error(trace, rank);
+      if (threads > 1) {
+        shared = std::make_unique<SharedComms>(trace, rank);
+        order_error = shared->error();
+      }
+      if (order_error.empty()) order_error = collective_order_error(trace, rank);
     } catch (const std::exception& ex) {
       order_error = ex.what();
     }
@@ -151,15 +153,18 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
 
   // Thread t of this rank replays location t x P + rank; thread 0, which
   // initialized MPI, is this one.
-  std::unique_ptr<SharedComms> shared;
   std::vector<std::unique_ptr<Engine>> engines;
   try {
-    if (threads > 1) shared = std::make_unique<SharedComms>(trace, rank);
     for (int t = 0; t < threads; ++t)
       engines.push_back(std::make_unique<Engine>(trace, options, rank, t, shared.get()));
   } catch (const std::exception& ex) {
     fail_job(ex.what());
   }
+  if (threads > 1 && rank == 0)
+    std::fprintf(stderr,
+                 "tracefold replay: %d threads per rank; the trace does not record the thread "
+                 "level its program asked for, so they are replayed under MPI_THREAD_MULTIPLE\n",
+                 threads);
   const auto replay_stream = [&](Engine& engine) {
     if (probabilistic)
       engine.enable_probabilistic();

@@ -27,6 +27,10 @@ class SharedComms {
   SharedComms(const Trace& trace, int32_t rank);
 
   int32_t threads() const { return static_cast<int32_t>(progress_.size()); }
+  /// Empty, or why the threads' streams cannot be replayed: two threads
+  /// of the rank make collective calls on one communicator, in an order
+  /// across threads the trace does not record.
+  const std::string& error() const { return error_; }
   /// The thread of this rank whose stream creates communicator `id`, if any.
   std::optional<int32_t> creator(int64_t id) const;
 
@@ -54,6 +58,7 @@ class SharedComms {
     std::vector<int> dims;
     bool cart = false;
   };
+  std::string error_;
   std::unordered_map<int64_t, int32_t> creators_;
   // Per thread: communicator id -> index of the thread's last event on it.
   std::vector<std::unordered_map<int64_t, uint64_t>> last_use_;
