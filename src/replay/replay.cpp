@@ -117,11 +117,11 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   // other lossy options (approximate call sites) replay exactly.
   const bool probabilistic =
       options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
-  // Probabilistic replay draws loop counts and values per rank: the order
-  // of its collectives is only known as it happens.
   // What the threads of this rank share (threaded traces; preflight_check
   // refused them for probabilistic replay).
   std::unique_ptr<SharedComms> shared;
+  // Probabilistic replay draws loop counts and values per rank: the order
+  // of its collectives is only known as it happens.
   if (!probabilistic) {
     std::string order_error;
     try {
