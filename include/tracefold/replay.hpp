@@ -73,6 +73,7 @@ struct ReplayOptions {
 /// What one replay did, summed over ranks (filled on rank 0).
 struct ReplaySummary {
   int32_t ranks = 0;
+  int32_t threads = 1;      ///< replay threads per rank (the trace's threads)
   double wall_seconds = 0;  ///< slowest rank, MPI_Init return to MPI_Finalize call
   uint64_t calls = 0;       ///< MPI calls issued
   uint64_t bytes_sent = 0;  ///< bytes in send buffers of point-to-point and collective calls
@@ -85,9 +86,11 @@ struct ReplaySummary {
 void check_replayable(const Trace& trace);
 
 /// Checks, without MPI, the whole trace before replay: every node has the
-/// fields its operation requires, and the trace is not of a multi-threaded
-/// program (unless `options.single_thread`). Throws ReplayError naming the
-/// node.
+/// fields its operation requires; a trace with threads (one stream per
+/// thread) is not to be replayed probabilistically; a trace of one stream
+/// per rank that starts with MPI_Init_thread (which may come from a recorder
+/// that put all threads in one stream) is refused unless
+/// `options.single_thread`. Throws ReplayError naming the node.
 void preflight_check(const Trace& trace, const ReplayOptions& options);
 
 /// Whether `rank` makes the same collective calls (same operations, same
@@ -102,9 +105,11 @@ void preflight_check(const Trace& trace, const ReplayOptions& options);
 std::string collective_order_error(const Trace& trace, int32_t rank);
 
 /// Loads `trace_path`, initializes MPI, replays this process's rank and
-/// finalizes MPI. Returns the process exit code (0 on success); errors are
-/// reported on stderr (once, by rank 0, when every rank sees the same
-/// problem) and never leave other ranks waiting. `argc/argv` go to MPI_Init.
+/// finalizes MPI. A trace with T threads per rank is replayed by T threads
+/// per rank under MPI_THREAD_MULTIPLE, thread t walking location
+/// t * P + rank (thread 0 is the one that initialized MPI). Returns the process exit code (0 on
+/// success); errors are reported on stderr (once, by rank 0, when every rank sees the same problem)
+/// and never leave other ranks waiting. `argc/argv` go to MPI_Init.
 int run_replay(const std::string& trace_path, const ReplayOptions& options, int* argc,
                char*** argv);
 

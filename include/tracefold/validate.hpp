@@ -26,12 +26,13 @@ bool valid_module_name(std::string_view name);
 std::string invalid_site(const CallSite& site);
 
 /// The node of the trace's MPI_Init_thread, if the program initialized MPI
-/// that way. The recorder serializes the calls of a program's threads and
-/// records neither which thread made each nor the thread level: replay and
-/// benchmark generation issue the calls on one thread, which deadlocks
-/// where threads made calls concurrently (two ranks interleave them
-/// differently), so both refuse such a trace unless the user says that
-/// only one thread called MPI (`--single-thread`).
+/// that way. A trace of one stream per rank may come from a recorder that
+/// serialized the calls of a program's threads into one stream, recording
+/// neither which thread made each nor the thread level: issued on one
+/// thread, they deadlock where threads made calls concurrently (two ranks
+/// interleave them differently), so replay and benchmark generation refuse
+/// such a trace unless the user says that only one thread called MPI
+/// (`--single-thread`).
 std::optional<std::size_t> init_thread_node(const Trace& trace);
 /// What both refusals say after naming the node.
 inline constexpr std::string_view kInitThreadRefusal =
@@ -42,10 +43,11 @@ inline constexpr std::string_view kInitThreadRefusal =
 /// The first node that a thread other than thread 0 of its rank has (a
 /// location past the world, Trace::threads), if any.
 std::optional<std::size_t> other_thread_node(const Trace& trace);
-/// What replay and bench say of a trace with more than one thread per rank
+/// What bench says of a trace with more than one thread per rank
 /// (Trace::threads), after the count; --single-thread does not lift it.
+/// (Replay runs a thread per stream.)
 inline constexpr std::string_view kThreadsRefusal =
-    "threads per rank called MPI, each with its own event stream in the trace; replay and "
-    "bench run one thread per rank and cannot run such a trace yet";
+    "threads per rank called MPI, each with its own event stream in the trace; bench "
+    "writes one thread per rank and cannot make a benchmark of such a trace yet";
 
 }  // namespace tracefold

@@ -21,8 +21,10 @@ enum class Forced : uint8_t {
   kImprobe
 };
 
-// The call being forced. The replay runs on one thread, and a plan is armed
-// only around the one MPI_ call that is to consume it.
+// The call being forced, armed only around the one MPI_ call that is to
+// consume it. Per thread: the threads of a threaded trace's replay force
+// their own calls at the same time, and a forced call runs on the thread
+// that armed it.
 struct Plan {
   bool armed = false;
   bool consumed = false;
@@ -30,7 +32,7 @@ struct Plan {
   const Outcome* want = nullptr;
   std::string problem;
 };
-Plan plan;
+thread_local Plan plan;
 
 Plan* take(Forced what) {
   if (!plan.armed || plan.consumed || plan.what != what) return nullptr;

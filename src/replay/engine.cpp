@@ -11,7 +11,7 @@ void Engine::release_mpi_objects() {
 }
 
 void Engine::prescan_wildcards() {
-  RankIterator it(trace_, rank_);
+  RankIterator it(trace_, location_);
   Event ev;
   uint64_t numbers = 0;
   // Request numbers of wildcard MPI_Irecvs: the positions the list forms'
@@ -48,11 +48,15 @@ void Engine::prescan_wildcards() {
 }
 
 void Engine::run() {
-  RankIterator it(trace_, rank_);
+  RankIterator it(trace_, location_);
   Event ev;
   EventKey prev = kStartKey;
   last_exit_ns_ = now_ns();  // stands for the end of MPI_Init
+  uint64_t events = 0;
   while (it.next(ev)) {
+    // Another thread freeing a communicator waits until this one is past
+    // its last call on it.
+    if (shared_) shared_->progress(thread_, events++);
     const OpInfo& info = table_[ev.op];
     if (info.kind == Kind::kInit) {
       prev = ev.key();
@@ -86,12 +90,12 @@ void Engine::run() {
     c.second += bytes_sent_ - sent_before;
   }
   if (prob_) finish_probabilistic();
+  if (shared_) shared_->finished(thread_);
 }
 
 void Engine::warn(const Event& ev, const std::string& what) const {
-  std::fprintf(stderr,
-               "tracefold replay: warning: rank %d, node #%td, event %" PRIu64 " (%s): %s\n", rank_,
-               node_, position_, OpTable::name(ev.op).c_str(), what.c_str());
+  std::fprintf(stderr, "tracefold replay: warning: %s, node #%td, event %" PRIu64 " (%s): %s\n",
+               who().c_str(), node_, position_, OpTable::name(ev.op).c_str(), what.c_str());
 }
 
 bool Engine::scaled(const Event& ev) const {
@@ -176,6 +180,7 @@ MPI_Comm Engine::comm_of(const Event& ev, FieldId f) {
   if (id == kNull) return MPI_COMM_NULL;
   auto it = comms_.find(id);
   if (it != comms_.end()) return it->second;
+  if (shared_ && shared_->creator(id)) return shared_comm(ev, id);
   // Communicators the program did not create through a recorded call:
   // only those that exist in every MPI program can be named.
   switch (predefined_comm(trace_, id, rank_)) {
@@ -256,7 +261,7 @@ void Engine::fill(std::vector<char>& buf, std::size_t bytes) {
 void Engine::issue(const Event& ev, const OpInfo& info) {
   switch (info.kind) {
     case Kind::kAbort: {
-      std::fprintf(stderr, "tracefold replay: rank %d: the trace calls MPI_Abort here\n", rank_);
+      std::fprintf(stderr, "tracefold replay: %s: the trace calls MPI_Abort here\n", who().c_str());
       MPI_Abort(comm_of(ev, f_.comm), 1);
       return;
     }
@@ -322,9 +327,11 @@ void Engine::issue(const Event& ev, const OpInfo& info) {
       MPI_Comm c = comm_of(ev, f_.comm);
       if (c == MPI_COMM_WORLD || c == MPI_COMM_SELF || c == MPI_COMM_NULL)
         fail(ev, "frees a predefined communicator");
+      if (shared_) shared_->await_other_users(id, thread_);
       MPI_Comm_free(&c);
       comms_.erase(id);
       carts_.erase(id);
+      if (shared_) shared_->erase(id);
       return;
     }
     case Kind::kCartQuery:

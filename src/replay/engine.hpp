@@ -27,6 +27,7 @@
 #include "lossy.hpp"
 #include "mpi_ids.hpp"
 #include "replay_internal.hpp"
+#include "shared_comms.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/trace_io.hpp"
@@ -91,12 +92,20 @@ struct CartInfo {
 
 class Engine {
  public:
-  Engine(const Trace& trace, const ReplayOptions& options, int32_t rank)
+  // Replays location `thread` x P + `rank`. With `shared` (a trace with
+  // threads), communicators made by another thread of the rank are awaited
+  // from it, and those this thread makes are published there.
+  Engine(const Trace& trace, const ReplayOptions& options, int32_t rank, int32_t thread = 0,
+         SharedComms* shared = nullptr)
       : trace_(trace),
         opts_(options),
         rank_(rank),
+        thread_(thread),
+        location_(thread * trace.world_size + rank),
+        shared_(shared),
         table_(op_table()),
-        rng_(options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(rank)) {
+        rng_(options.seed * 0x9E3779B97F4A7C15ull +
+             static_cast<uint64_t>(thread * trace.world_size + rank)) {
     f_.peer = field("peer");
     f_.rpeer = field("rpeer");
     f_.src = field("src");
@@ -221,8 +230,13 @@ class Engine {
   void warn(const Event& ev, const std::string& what) const;
 
   [[noreturn]] void fail(const Event& ev, const std::string& what) const {
-    throw ReplayError("rank " + std::to_string(rank_) + ", event " + std::to_string(position_) +
-                      " (" + OpTable::name(ev.op) + "): " + what);
+    throw ReplayError(who() + ", event " + std::to_string(position_) + " (" + OpTable::name(ev.op) +
+                      "): " + what);
+  }
+  // "rank R", or "rank R thread T" in the replay of a trace with threads.
+  std::string who() const {
+    return "rank " + std::to_string(rank_) +
+           (shared_ ? " thread " + std::to_string(thread_) : std::string());
   }
 
   bool scaled(const Event& ev) const;
@@ -365,9 +379,15 @@ class Engine {
 
   void cart_query(const Event& ev, const OpInfo& info);
 
+  // A communicator another thread of the rank makes (threaded traces).
+  MPI_Comm shared_comm(const Event& ev, int64_t id);
+
   const Trace& trace_;
   const ReplayOptions& opts_;
   int32_t rank_;
+  int32_t thread_;
+  int32_t location_;
+  SharedComms* shared_;
   std::vector<OpInfo> table_;
   Fields f_{};
   std::mt19937_64 rng_;

@@ -162,6 +162,20 @@ void Engine::create_comm(const Event& ev, const OpInfo& info) {
   if (created == MPI_COMM_NULL)
     fail(ev, "the replayed call made no communicator, the recorded one did");
   comms_[id] = created;
+  if (shared_) {
+    const auto cart = carts_.find(id);
+    shared_->publish(id, created, cart == carts_.end() ? nullptr : &cart->second.dims);
+  }
+}
+
+MPI_Comm Engine::shared_comm(const Event& ev, int64_t id) {
+  if (*shared_->creator(id) == thread_)
+    fail(ev, "communicator " + std::to_string(id) +
+                 " is used before this thread's own call that creates it");
+  std::vector<int> dims;
+  MPI_Comm c = shared_->await(id, &dims);
+  if (!dims.empty()) carts_[id].dims = std::move(dims);
+  return comms_[id] = c;
 }
 
 int Engine::world_rank_of(MPI_Comm c, int r) {

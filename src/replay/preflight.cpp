@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "replay_internal.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/replay.hpp"
@@ -14,17 +15,21 @@
 
 namespace tracefold {
 
-namespace {
+namespace replay_detail {
 
-// Calls every member of the communicator makes, in the same order: the
-// collectives and the communicator constructors. MPI_Comm_create_group is
-// left out (only the new group's members call it), and so is
-// MPI_Intercomm_merge (its communicator spans two groups).
+// MPI_Comm_create_group is left out (only the new group's members call
+// it), and so is MPI_Intercomm_merge (its communicator spans two groups).
 bool collective_over_comm(OpId op) {
   const OpTraits& t = op_traits(op);
   return t.shape != CollectiveShape::kNone && t.family != OpFamily::kCommCreateGroup &&
          t.family != OpFamily::kIntercommMerge;
 }
+
+}  // namespace replay_detail
+
+namespace {
+
+using replay_detail::collective_over_comm;
 
 struct Call {
   OpId op;
@@ -154,10 +159,17 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
                           "the topology again");
     }
   }
-  if (const auto node = other_thread_node(trace))
-    throw ReplayError(node_label(trace, *node) + ": " + std::to_string(trace.threads) + " " +
-                      std::string(kThreadsRefusal));
-  if (const auto init = init_thread_node(trace); init && !options.single_thread)
+  // A trace with threads says which thread made each call: each is
+  // replayed by a thread of its own, except where replay plans one rank's
+  // receives as a whole.
+  const bool probabilistic =
+      options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
+  if (const auto node = other_thread_node(trace); node && probabilistic)
+    throw ReplayError(node_label(trace, *node) + ": " + std::to_string(trace.threads) +
+                      " threads per rank called MPI; probabilistic replay plans each rank's "
+                      "receives for one thread and cannot replay a trace with threads");
+  if (const auto init = init_thread_node(trace);
+      init && trace.threads <= 1 && !options.single_thread)
     throw ReplayError(node_label(trace, *init) + ": " + std::string(kInitThreadRefusal));
   if (options.clock == ComputeClock::kCpu) {
     if (options.compute == ComputeMode::kSleep)

@@ -1,7 +1,11 @@
 #include "tracefold/replay.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 #include "engine.hpp"
 #include "tracefold/trace_query.hpp"
@@ -26,8 +30,10 @@ std::string ReplaySummary::line() const {
   std::ostringstream s;
   s.setf(std::ios::fixed);
   s.precision(3);
-  s << "replay: " << ranks << " ranks" << (probabilistic ? " (probabilistic)" : "") << ", wall "
-    << wall_seconds << " s, " << calls << " MPI calls, " << bytes_sent << " bytes sent";
+  s << "replay: " << ranks << " ranks"
+    << (threads > 1 ? " x " + std::to_string(threads) + " threads" : "")
+    << (probabilistic ? " (probabilistic)" : "") << ", wall " << wall_seconds << " s, " << calls
+    << " MPI calls, " << bytes_sent << " bytes sent";
   return s.str();
 }
 
@@ -41,6 +47,14 @@ bool uses_bsend(const Trace& t) {
     if (name == "MPI_Bsend" || name == "MPI_Ibsend" || name == "MPI_Bsend_init") return true;
   }
   return false;
+}
+
+// Other ranks, and other threads of this one, may be blocked in a call
+// that will never come.
+[[noreturn]] void fail_job(const std::string& error) {
+  std::fprintf(stderr, "tracefold replay: error: %s\n", error.c_str());
+  PMPI_Abort(MPI_COMM_WORLD, 2);
+  std::exit(2);
 }
 
 // Every rank reaches the same verdict; rank 0 says it once.
@@ -74,12 +88,17 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
       load_error = ex.what();
     }
   }
-  if (init_thread) {
-    int provided = 0;
+  // Several threads per rank called MPI, each with its stream: one replay
+  // thread each. The trace does not record the level the program asked
+  // for, but threads that called MPI at the same time need MULTIPLE.
+  const int threads = load_error.empty() ? std::max(trace.threads, 1) : 1;
+  int provided = MPI_THREAD_SINGLE;
+  if (threads > 1)
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  else if (init_thread)
     MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
-  } else {
+  else
     MPI_Init(argc, argv);
-  }
   int rank = 0, size = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -89,16 +108,28 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
                             " ranks; run the replay with mpirun -np " +
                             std::to_string(trace.world_size) + " (this run has " +
                             std::to_string(size) + ")");
+  if (threads > 1 && provided < MPI_THREAD_MULTIPLE)
+    return refuse(rank, trace_path + " has " + std::to_string(threads) +
+                            " threads per rank calling MPI, which replay runs under "
+                            "MPI_THREAD_MULTIPLE; this MPI provides only level " +
+                            std::to_string(provided));
   // Only value histograms lose what replay needs (which message went where);
   // other lossy options (approximate call sites) replay exactly.
   const bool probabilistic =
       options.probabilistic.value_or(trace.lossy.find("histogram") != std::string::npos);
+  // What the threads of this rank share (threaded traces; preflight_check
+  // refused them for probabilistic replay).
+  std::unique_ptr<SharedComms> shared;
   // Probabilistic replay draws loop counts and values per rank: the order
   // of its collectives is only known as it happens.
   if (!probabilistic) {
     std::string order_error;
     try {
-      order_error = collective_order_error(trace, rank);
+      if (threads > 1) {
+        shared = std::make_unique<SharedComms>(trace, rank);
+        order_error = shared->error();
+      }
+      if (order_error.empty()) order_error = collective_order_error(trace, rank);
     } catch (const std::exception& ex) {
       order_error = ex.what();
     }
@@ -120,31 +151,57 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
     PMPI_Buffer_attach(bsend_buffer.data(), static_cast<int>(bsend_buffer.size()));
   }
 
-  Engine engine(trace, options, rank);
-  int failed = 0;
-  std::string error;
-  PMPI_Barrier(control);
-  const double t0 = PMPI_Wtime();
+  // Thread t of this rank replays location t x P + rank; thread 0, which
+  // initialized MPI, is this one.
+  std::vector<std::unique_ptr<Engine>> engines;
   try {
+    for (int t = 0; t < threads; ++t)
+      engines.push_back(std::make_unique<Engine>(trace, options, rank, t, shared.get()));
+  } catch (const std::exception& ex) {
+    fail_job(ex.what());
+  }
+  if (threads > 1 && rank == 0)
+    std::fprintf(stderr,
+                 "tracefold replay: %d threads per rank; the trace does not record the thread "
+                 "level its program asked for, so they are replayed under MPI_THREAD_MULTIPLE\n",
+                 threads);
+  const auto replay_stream = [&](Engine& engine) {
     if (probabilistic)
       engine.enable_probabilistic();
     else if (options.deterministic)
       engine.prescan_wildcards();
     engine.run();
-    engine.release_mpi_objects();
+  };
+  PMPI_Barrier(control);
+  const double t0 = PMPI_Wtime();
+  std::vector<std::thread> workers;
+  for (int t = 1; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      try {
+        replay_stream(*engines[static_cast<std::size_t>(t)]);
+      } catch (const std::exception& ex) {
+        fail_job(ex.what());
+      }
+    });
+  try {
+    replay_stream(*engines[0]);
   } catch (const std::exception& ex) {
-    failed = 1;
-    error = ex.what();
+    fail_job(ex.what());
   }
+  for (std::thread& w : workers) w.join();
+  for (auto& engine : engines) engine->release_mpi_objects();
   const double elapsed = PMPI_Wtime() - t0;
-  if (failed) {
-    // Other ranks may be blocked in a call this rank will never make.
-    std::fprintf(stderr, "tracefold replay: error: %s\n", error.c_str());
-    PMPI_Abort(MPI_COMM_WORLD, 2);
-    return 2;
-  }
   double wall = 0;
-  unsigned long long mine[2] = {engine.calls(), engine.bytes_sent()}, total[2] = {0, 0};
+  unsigned long long mine[2] = {0, 0}, total[2] = {0, 0};
+  std::vector<std::pair<uint64_t, uint64_t>> per_op(OpTable::size());
+  for (const auto& engine : engines) {
+    mine[0] += engine->calls();
+    mine[1] += engine->bytes_sent();
+    for (std::size_t op = 0; op < per_op.size(); ++op) {
+      per_op[op].first += engine->per_op()[op].first;
+      per_op[op].second += engine->per_op()[op].second;
+    }
+  }
   PMPI_Reduce(&elapsed, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, control);
   PMPI_Reduce(mine, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, control);
   if (!bsend_buffer.empty()) {
@@ -155,7 +212,6 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   if (options.counts_file) {
     // rank op calls bytes: what each rank issued, for checks against a trace.
     std::string mine_text;
-    const auto& per_op = engine.per_op();
     for (std::size_t op = 0; op < per_op.size(); ++op) {
       if (per_op[op].first == 0) continue;
       mine_text += std::to_string(rank) + " " + OpTable::name(static_cast<OpId>(op)) + " " +
@@ -188,6 +244,7 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   if (rank == 0) {
     ReplaySummary sum;
     sum.ranks = size;
+    sum.threads = threads;
     sum.wall_seconds = wall;
     sum.calls = total[0];
     sum.bytes_sent = total[1];

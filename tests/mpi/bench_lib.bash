@@ -106,7 +106,7 @@ BENCH_OTHERS=(
 # as a recorder older than that field wrote it: a graph without its edges.
 # threads makes MPI calls from two threads at once (MPI_THREAD_MULTIPLE):
 # its trace holds three threads per rank, and the generator writes one
-# thread per rank, so it refuses it, as replay does; omp_halo the same with
+# thread per rank, so it refuses it; omp_halo the same with
 # OpenMP threads. call_paths calls MPI from a second thread while the first
 # waits for it (serialised, but two streams per rank all the same).
 BENCH_REFUSED=(

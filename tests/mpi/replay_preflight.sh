@@ -2,8 +2,10 @@
 # Replay refuses, before its first MPI call, a trace it cannot replay
 # without hanging (issue 18): collectives whose order differs between the
 # members of a communicator (an MPI_Gatherv without its `count` used to leave
-# rank 0 in Gatherv and rank 1 in Scan forever) and traces of programs that
-# called MPI from several threads. Every run is time-limited: a hang fails.
+# rank 0 in Gatherv and rank 1 in Scan forever), traces of programs that
+# called MPI from several threads in one stream per rank, and threads whose
+# collective calls on one communicator the trace cannot order. Every run is
+# time-limited: a hang fails.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -73,15 +75,34 @@ if [[ $LRC -ne 0 ]] || ! grep -q "^replay: 2 ranks, .* 6 MPI calls" out5; then
 fi
 
 # 5. A real MPI_THREAD_MULTIPLE program (tests/apps/threads.c): its trace has
-# three threads per rank, refused at once.
+# three threads per rank, which replay runs on three threads
+# (replay_threads.sh), but not probabilistically: refused at once.
 record threads 2 50
 CHECKS=$((CHECKS + 1))
 if [[ $RC -ne 0 ]]; then
   bad "recording app_threads failed ($RC)"; show_run "$DIR/err.txt"
 else
-  limited out6 err6 "$MPIRUN" -np 2 "$TF" replay "$DIR/t.tf"
-  if [[ $LRC -ne 2 ]] || ! grep -q "3 threads per rank called MPI" err6; then
-    bad "app_threads trace: exit $LRC, expected 2 (refused, not hung)"; show_run out6 err6
+  limited out6 err6 "$MPIRUN" -np 2 "$TF" replay --probabilistic "$DIR/t.tf"
+  if [[ $LRC -ne 2 ]] || ! grep -q "3 threads per rank called MPI; probabilistic replay" err6; then
+    bad "app_threads trace, probabilistic: exit $LRC, expected 2 (refused, not hung)"
+    show_run out6 err6
+  fi
+fi
+
+# 6. Two threads make collective calls on MPI_COMM_WORLD (call_paths: the
+# main thread before and after a second thread's MPI_Allreduces): the trace
+# does not order them across threads, so the replay refuses at once.
+record call_paths 2 3
+CHECKS=$((CHECKS + 1))
+if [[ $RC -ne 0 ]]; then
+  bad "recording app_call_paths failed ($RC)"; show_run "$DIR/err.txt"
+elif ! grep -q "^threads 2$" "$DIR/t.tf"; then
+  echo "call_paths ran with one thread calling MPI (no MPI_THREAD_SERIALIZED): case 6 not run"
+else
+  limited out7 err7 "$MPIRUN" -np 2 "$TF" replay "$DIR/t.tf"
+  if [[ $LRC -ne 2 ]] ||
+    [[ $(grep -c "threads 0 and 1 both make collective calls on communicator 0" err7) -ne 1 ]]; then
+    bad "call_paths trace: exit $LRC, expected 2 and one message"; show_run out7 err7
   fi
 fi
 finish
