@@ -97,10 +97,6 @@ void add_memtrace_commands(CLI::App& app);
 /// arguments (after `--`, or from the first word that is no option of
 /// memtrace) off argv, shortening argc.
 void split_memtrace_program(int& argc, char** argv);
-/// `tracefold merge` of memory traces (cmd_memfold.cpp): `names` name the
-/// traces in messages; writes `out`, as text if `text`.
-int cmd_memmerge(const std::vector<Trace>& traces, const std::vector<std::string>& names,
-                 const std::string& out, bool text);
 /// `tracefold memreplay` (cmd_memreplay.cpp); add_memtrace_commands adds it.
 void add_memreplay_command(CLI::App& app);
 

@@ -83,6 +83,12 @@ fs::path find_companion(const char* env_var, std::initializer_list<const char*> 
   throw std::runtime_error(missing);
 }
 
+// `tracefold merge` of memory traces (cmd_memfold.cpp): `names` name the
+// traces in messages. Declared here, its one caller, not in cli.hpp, which
+// every command includes.
+int cmd_memmerge(const std::vector<Trace>& traces, const std::vector<std::string>& names,
+                 const std::string& out, bool text);
+
 }  // namespace tracefold::cli
 
 namespace {
