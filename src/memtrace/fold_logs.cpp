@@ -86,8 +86,8 @@ class IdSpaces {
     // Logs that do not touch the program's statics say nothing either way.
     const auto mine = programs(modules);
     if (!programs_.empty() && !mine.empty() && mine != programs_)
-      throw std::runtime_error(name + ": traced " + mine[0] + ", the first traced " +
-                               programs_[0] + ": traces of different programs are not merged");
+      throw std::runtime_error(name + ": traced " + mine[0] + ", the first traced " + programs_[0] +
+                               ": traces of different programs are not merged");
     if (programs_.empty()) programs_ = mine;
     mod_to_.assign(modules.size(), 0);
     for (const Module& m : modules) {
