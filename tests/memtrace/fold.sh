@@ -131,11 +131,15 @@ xzb=$(stat -c %s spmv.xz)
 ((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
   bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
 
-# Separately folded traces are not merged (their contexts cannot be matched
-# without the raw logs): refused, pointing at memtrace-fold of the logs.
+# Separately folded traces merge into the fold of their logs together; a
+# trace of another program is refused, naming its file.
 run merge vadd3.tf vadd8.tf -o merged.tf
-[[ $RC == 2 ]] && grep -q 'memtrace-fold RAW0 RAW1' err.txt &&
-  ok "merge refuses folded memory traces" || bad "merge of memory traces: exit $RC: $(cat err.txt)"
+run memtrace-fold raw-vadd3 raw-vadd8 -o both.tf
+cmp -s merged.tf both.tf && ok "merge of two runs' traces = memtrace-fold of both logs" ||
+  bad "merge of two runs' traces differs from memtrace-fold of both logs: exit $RC"
+run merge vadd3.tf matmul.tf -o bad.tf
+[[ $RC == 2 ]] && grep -q 'matmul.tf: traced .*matmul.*different programs' err.txt &&
+  ok "merge refuses another program's trace" || bad "merge of vadd and matmul: exit $RC: $(cat err.txt)"
 
 # Not a memory trace, not a trace.
 echo nonsense >bad.tf
