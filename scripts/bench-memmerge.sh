@@ -25,18 +25,18 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 
-# timed OUT CMD...: prints "cpu_s peak_MiB" of CMD; its output in OUT.out
+# timed OUT CMD...: prints "cpu_s peak_MiB wall_s" of CMD; its output in OUT.out
 timed() {
   local out=$1
   shift
-  /usr/bin/time -f "%U %S %M" -o "$out.time" "$@" >"$out.out" 2>"$out.err" ||
+  /usr/bin/time -f "%U %S %M %e" -o "$out.time" "$@" >"$out.out" 2>"$out.err" ||
     { echo "failed: $* ($(tail -2 "$out.err"))" >&2; exit 1; }
-  awk '{ printf "%.2f %.1f", $1 + $2, $3 / 1024 }' "$out.time"
+  awk '{ printf "%.2f %.1f %.2f", $1 + $2, $3 / 1024, $4 }' "$out.time"
 }
 
 echo "halo $ARGS, $WORKERS workers a rank; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| ranks | streams | references | trace | fold all: CPU s / MiB | fold halves: CPU s | merge: CPU s / MiB | merged = fold of all | load |"
+echo "| ranks | streams | references | trace | fold all: CPU s / MiB | fold halves: CPU s | merge: CPU s / MiB / wall s | merged = fold of all | load |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for P in $RANKS; do
   rm -rf raw && dirs=()
@@ -45,7 +45,8 @@ for P in $RANKS; do
     dirs+=("raw/$r")
   done
   mpirun -np "$P" "$TFM" -q --record-at-start=no "--raw-log=raw/%q{OMPI_COMM_WORLD_RANK}" \
-    "$HALO" $ARGS "$WORKERS" >/dev/null
+    "$HALO" $ARGS "$WORKERS" >/dev/null 2>mpirun.err ||
+    { echo "mpirun failed: $(tail -3 mpirun.err)" >&2; exit 1; }
   h=$((P / 2))
   all=$(timed all "$TF" memtrace-fold "${dirs[@]}" -o all.tf)
   lo=$(timed lo "$TF" memtrace-fold "${dirs[@]:0:h}" -o lo.tf)
@@ -54,6 +55,8 @@ for P in $RANKS; do
   refs=$(sed -n 's/.*: \([0-9]*\) references of \([0-9]*\) streams.*/\1 \2/p' all.out)
   same=no
   cmp -s all.tf merged.tf && same=yes
-  halves=$(echo "${lo% *} ${hi% *}" | awk '{ printf "%.2f", $1 + $2 }')
-  echo "| $P | ${refs#* } | ${refs% *} | $(stat -c %s all.tf) B | ${all% *} / ${all#* } | $halves | ${merge% *} / ${merge#* } | $same | $(cut -d' ' -f1 /proc/loadavg) |"
+  read -r a_cpu a_mib _ <<<"$all"
+  read -r m_cpu m_mib m_wall <<<"$merge"
+  halves=$(echo "$lo $hi" | awk '{ printf "%.2f", $1 + $4 }')
+  echo "| $P | ${refs#* } | ${refs% *} | $(stat -c %s all.tf) B | $a_cpu / $a_mib | $halves | $m_cpu / $m_mib / $m_wall | $same | $(cut -d' ' -f1 /proc/loadavg) |"
 done
