@@ -192,8 +192,9 @@ class RawSource : public RefSource {
   RawStreamReader in_;
 };
 
-Trace fold_spaces(const std::vector<Space>& spaces, const MemFoldOptions& options,
-                  MemFoldStats* stats) {
+// Each space is let go of once its streams are folded: a raw log's context
+// table (170,000 contexts of MPI_Init) need not outlive its streams.
+Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemFoldStats* stats) {
   std::vector<std::uint32_t> logs;
   std::uint32_t streams = 0;
   for (const Space& s : spaces) {
@@ -211,8 +212,8 @@ Trace fold_spaces(const std::vector<Space>& spaces, const MemFoldOptions& option
   std::vector<std::vector<SiteOrigin>> origins;
   std::vector<MemRef> batch(4096);
   std::uint32_t t = 0;
-  for (const Space& space : spaces) {
-    ids.begin(space.name, space.path_of, space.modules, space.first_contexts);
+  for (Space& space : spaces) {
+    ids.begin(space.name, std::move(space.path_of), space.modules, space.first_contexts);
     for (std::uint32_t s = 0; s < space.streams; s++, t++) {
       auto in = space.open(s);
       ThreadFolder folder(t, sites, options);
@@ -229,6 +230,7 @@ Trace fold_spaces(const std::vector<Space>& spaces, const MemFoldOptions& option
         stats->events += folder.stats().events;
       }
     }
+    space = Space{};
   }
   Trace out = merge_threads(std::move(traces), origins, per_log);
   set_mem_tables(out, ids.tables(std::move(logs)));
@@ -337,7 +339,7 @@ Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFol
     spaces.push_back(std::move(s));
   }
   try {
-    return fold_spaces(spaces, options, stats);
+    return fold_spaces(std::move(spaces), options, stats);
   } catch (const RawFormatError&) {
     throw;
   } catch (const std::runtime_error& e) {
@@ -385,7 +387,7 @@ Trace merge_memory_traces(const std::vector<Trace>& traces, const std::vector<st
     };
     spaces.push_back(std::move(s));
   }
-  return fold_spaces(spaces, options, stats);
+  return fold_spaces(std::move(spaces), options, stats);
 }
 
 }  // namespace tracefold::memtrace
