@@ -1,7 +1,8 @@
 // `tracefold memtrace-fold DIR -o TRACE`: folds a memtrace raw log into a
 // memory trace (fold.hpp) and writes it in the compact form, or as text
 // with --text. The work is tracefold_memtrace's; this file reads options
-// and prints what the folding did.
+// and prints what the folding did. `tracefold merge` of memory traces
+// (cmd_memmerge) ends here too: it folds the traces' streams again.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -45,6 +46,21 @@ void run_memfold(const FoldArgs& a) {
 }
 
 }  // namespace
+
+int cmd_memmerge(const std::vector<Trace>& traces, const std::vector<std::string>& names,
+                 const std::string& out, bool text) {
+  mt::MemFoldStats stats;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Trace trace = mt::merge_memory_traces(traces, names, {}, &stats);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  save_trace(trace, out, text ? TraceEncoding::kText : TraceEncoding::kCompact);
+  std::fprintf(stderr,
+               "tracefold: merged %zu memory traces (%d streams, %llu references) into %s, "
+               "%llu bytes, in %.2f s\n",
+               traces.size(), trace.world_size, static_cast<unsigned long long>(stats.refs),
+               out.c_str(), static_cast<unsigned long long>(std::filesystem::file_size(out)), secs);
+  return 0;
+}
 
 void add_memfold_command(CLI::App& app) {
   auto a = std::make_shared<FoldArgs>();

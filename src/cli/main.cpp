@@ -83,6 +83,12 @@ fs::path find_companion(const char* env_var, std::initializer_list<const char*> 
   throw std::runtime_error(missing);
 }
 
+// `tracefold merge` of memory traces (cmd_memfold.cpp): `names` name the
+// traces in messages. Declared here, its one caller, not in cli.hpp, which
+// every command includes.
+int cmd_memmerge(const std::vector<Trace>& traces, const std::vector<std::string>& names,
+                 const std::string& out, bool text);
+
 }  // namespace tracefold::cli
 
 namespace {
@@ -142,6 +148,7 @@ void report_missing_ranks(const std::string& dir, const std::vector<Trace>& trac
 int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, const WriteOptions& w,
               std::size_t histogram_threshold) {
   std::vector<Trace> traces;
+  std::vector<std::string> names;  // by trace, for messages
   for (const auto& in : inputs) {
     if (fs::is_directory(in)) {
       std::vector<fs::path> files, stray;
@@ -162,23 +169,21 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, co
       Progress reading("reading " + in, files.size());
       for (const auto& f : files) {
         traces.push_back(load_trace(f));
+        names.push_back(f.string());
         reading.update(traces.size() - first);
       }
       report_missing_ranks(in, traces, first);
     } else {
       traces.push_back(load_trace(in));
+      names.push_back(in);
     }
   }
   if (traces.empty()) throw std::runtime_error("merge: no traces given");
-  // Folded memory traces do not keep the call paths that match one
-  // process's contexts to another's: their ranks are merged from the raw
-  // logs.
-  if (traces.size() > 1)
-    for (const Trace& t : traces)
-      if (!t.nodes.empty() && memtrace::is_memory_trace(t))
-        throw std::runtime_error(
-            "merge: folded memory traces are not merged: fold the ranks' raw logs into one "
-            "trace instead, tracefold memtrace-fold RAW0 RAW1 ... -o TRACE (docs/memtrace.md)");
+  // Memory traces are folded again from their streams, with one numbering
+  // of contexts and modules (docs/memtrace.md "Merging").
+  for (const Trace& t : traces)
+    if (traces.size() > 1 && !t.nodes.empty() && memtrace::is_memory_trace(t))
+      return cmd_memmerge(traces, names, out, w.text);
   Trace acc = std::move(traces[0]);
   Progress merging("merging traces", traces.size());
   for (std::size_t i = 1; i < traces.size(); ++i) {

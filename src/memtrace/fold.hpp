@@ -23,7 +23,10 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "interleave.hpp"
@@ -93,21 +96,56 @@ Trace merge_threads(std::vector<Trace> traces, const std::vector<std::vector<Sit
 Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options = {},
                    MemFoldStats* stats = nullptr);
 // The same for several logs (one per MPI rank, say) into one trace: its
-// streams are the logs' threads, log by log in the order given. Contexts
-// (and heap blocks' allocation contexts) carry the first log's ids: a later
-// log's are renumbered by call path (see fold.cpp's ContextMap).
+// streams are the logs' threads, log by log in the order given. Ids are
+// the trace's own (see MemTables): the first log keeps its context and
+// module ids, and another log's context or module takes the id the trace
+// already gives its call path or file, or the next free one. Throws
+// RawFormatError naming the log when the logs traced different programs
+// (another program file among their modules, one not a shared object) or
+// a module at another load base.
 Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs,
                     const MemFoldOptions& options = {}, MemFoldStats* stats = nullptr);
 
-// The module table of a raw log (modules.bin: the files whose statics are
-// module id + offset, and their load bases) kept in a folded trace's
-// module table, as `memmod<ID>` (path: the file, base: the load base in the
-// recorded run), so that sites can be named after the raw log is gone.
-// With several logs the table is the first log's. Core's merge drops
-// modules no site frame names: set it on the finished trace.
-void set_trace_modules(Trace& trace, const std::vector<Module>& modules);
-// The table back, indexed by id as read_modules gives it (empty if none).
+// What a folded memory trace keeps so that it can be merged with another
+// and its sites named without the raw logs (docs/memtrace.md "Merging"):
+// the ids its sites use, by content.
+struct MemTables {
+  // By module id (entry 0 unused): the file whose statics a static
+  // reference's region names, and its load base in the recorded run.
+  std::vector<Module> modules;
+  // By context id used in the trace (a site's context, a heap block's
+  // allocation context): its call path, the call instructions' addresses
+  // from the thread's root down, hex, '>'-separated; "overflow" for the
+  // tool's TFM_CTX_OVERFLOW, "?ID" for an id its log's table lacks.
+  std::map<std::uint32_t, std::string> contexts;
+  // The first log's highest context id: ids up to it are the first log's
+  // own, and contexts new to the trace after the first log are numbered
+  // from the next one in order of first use.
+  std::uint32_t first_log_contexts = 0;
+  // Streams (threads) of each log folded into the trace, in stream order.
+  std::vector<std::uint32_t> log_streams;
+};
+
+// Stored in the trace's module table (`memmod<ID>` per module, `memctx`
+// and `memctx<ID>` for the rest). Core's merge drops modules no site frame
+// names: set them on the finished trace.
+void set_mem_tables(Trace& trace, const MemTables& tables);
+// The tables back; nullopt when the trace has no `memctx` entry (folded
+// before the tables were stored: it cannot be merged).
+std::optional<MemTables> mem_tables(const Trace& trace);
+// The module table alone, indexed by id as read_modules gives it (empty if
+// none), so that sites can be named after the raw log is gone.
 std::vector<Module> trace_modules(const Trace& trace);
+
+// Merges folded memory traces (names[i] names traces[i] in messages): the
+// same trace as folding all their logs at once in the order given, byte
+// for byte, since the streams are expanded, their ids renamed by content
+// and folded again with `options` (those the inputs were folded with, for
+// that equality). Throws std::runtime_error naming the file for a trace
+// that is not a memory trace or has no tables, and for traces of
+// different programs or module layouts.
+Trace merge_memory_traces(const std::vector<Trace>& traces, const std::vector<std::string>& names,
+                          const MemFoldOptions& options = {}, MemFoldStats* stats = nullptr);
 
 // Whether `trace` is a folded memory trace (its events are mem/memrun).
 bool is_memory_trace(const Trace& trace);

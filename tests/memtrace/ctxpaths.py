@@ -5,11 +5,9 @@ reference's context, and a heap reference's region (its allocation context),
 as its call path (call sites from the root, hex, '>'-separated), since every
 process numbers its contexts in its own order.
 
-usage: ctxpaths.py CONTEXTS.BIN            ids of that log
-       ctxpaths.py CONTEXTS.BIN DIR...     ids of a trace folded from the logs
-                                           DIR...: the first log's, a path new
-                                           to the trace numbered after them in
-                                           the order of its log's ids"""
+usage: ctxpaths.py CONTEXTS.BIN       ids of that log
+       ctxpaths.py --trace TRACE.TXT  ids of a folded trace: the call paths its
+                                      text form keeps (module memctx<ID>)"""
 import struct
 import sys
 
@@ -20,15 +18,12 @@ def read(path):
 
 
 paths = {0: "root"}
-if len(sys.argv) > 2:
-    known = {}
-    for d in sys.argv[2:]:
-        local = {0: "root"}
-        for cid, par, call in read(d + "/contexts.bin"):
-            local[cid] = f"{local[par]}>{call:x}"
-            if local[cid] not in known:
-                known[local[cid]] = len(known) + 1
-                paths[known[local[cid]]] = local[cid]
+if sys.argv[1] == "--trace":
+    for line in open(sys.argv[2]):
+        f = line.split()
+        if len(f) == 5 and f[0] == "module" and f[1][6:].isdigit() and f[1].startswith("memctx"):
+            path = f[4][len("path="):]
+            paths[int(f[1][6:])] = "root>" + path if path[0] not in "?o" else path
 else:
     for cid, par, call in read(sys.argv[1]):
         paths[cid] = f"{paths[par]}>{call:x}"

@@ -72,15 +72,16 @@ within 5 loops64 loops256
 run memtrace -q --wait-for-start --raw-log raw-rank1 -- "$K/vadd_slices" 3 1024
 run memtrace-fold raw-vadd3 raw-rank1 -o ranks.tf
 [[ $RC == 0 ]] || bad "two logs: memtrace-fold exit $RC: $(cat err.txt)"
-# Contexts as call paths: the trace renumbers the second log's contexts to
-# the first one's ids, and two runs may number them differently.
+# Contexts as call paths (the trace's own table against each log's), since
+# two runs may number them differently.
 for d in raw-vadd3 raw-rank1; do
   run memreplay $d --raw --interleave 0
   python3 "$SRC/tests/memtrace/ctxpaths.py" "$d/contexts.bin" <out.txt
 done >ranks-raw.txt
 run memreplay ranks.tf --raw --interleave 0
-python3 "$SRC/tests/memtrace/ctxpaths.py" raw-vadd3/contexts.bin raw-vadd3 raw-rank1 \
-  <out.txt >ranks-fold.txt
+cp out.txt ranks-replay.txt
+run convert ranks.tf -o - --text
+python3 "$SRC/tests/memtrace/ctxpaths.py" --trace out.txt <ranks-replay.txt >ranks-fold.txt
 SIZE[ranks]=$(stat -c %s ranks.tf)
 cmp -s ranks-raw.txt ranks-fold.txt && (($(wc -l <ranks-fold.txt) == 2 * REFS[vadd3])) &&
   ok "two logs in one trace: lossless, ${SIZE[ranks]} bytes" ||
@@ -130,11 +131,15 @@ xzb=$(stat -c %s spmv.xz)
 ((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
   bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
 
-# Separately folded traces are not merged (their contexts cannot be matched
-# without the raw logs): refused, pointing at memtrace-fold of the logs.
+# Separately folded traces merge into the fold of their logs together; a
+# trace of another program is refused, naming its file.
 run merge vadd3.tf vadd8.tf -o merged.tf
-[[ $RC == 2 ]] && grep -q 'memtrace-fold RAW0 RAW1' err.txt &&
-  ok "merge refuses folded memory traces" || bad "merge of memory traces: exit $RC: $(cat err.txt)"
+run memtrace-fold raw-vadd3 raw-vadd8 -o both.tf
+cmp -s merged.tf both.tf && ok "merge of two runs' traces = memtrace-fold of both logs" ||
+  bad "merge of two runs' traces differs from memtrace-fold of both logs: exit $RC"
+run merge vadd3.tf matmul.tf -o bad.tf
+[[ $RC == 2 ]] && grep -q 'matmul.tf: traced .*matmul.*different programs' err.txt &&
+  ok "merge refuses another program's trace" || bad "merge of vadd and matmul: exit $RC: $(cat err.txt)"
 
 # Not a memory trace, not a trace.
 echo nonsense >bad.tf

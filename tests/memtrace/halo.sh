@@ -33,13 +33,15 @@ for P in 2 8; do
   [[ $RC == 0 ]] || { bad "$P ranks: memtrace-fold exit $RC: $(cat err.txt)"; continue; }
   SIZE[$P]=$(stat -c %s "halo$P.tf")
   # Every log's replay with its contexts as paths, log after log, against
-  # the folded trace's streams with the first log's contexts as paths.
+  # the folded trace's streams with the trace's own table's paths.
   for d in "${dirs[@]}"; do
     run "$TF" memreplay "$d" --raw --interleave 0
     python3 "$SRC/tests/memtrace/ctxpaths.py" "$d/contexts.bin" <out.txt
   done >"raw$P.txt"
   run "$TF" memreplay "halo$P.tf" --raw --interleave 0
-  python3 "$SRC/tests/memtrace/ctxpaths.py" "raw$P/0/contexts.bin" "${dirs[@]}" <out.txt >"fold$P.txt"
+  cp out.txt replay.txt
+  run "$TF" convert "halo$P.tf" -o - --text
+  python3 "$SRC/tests/memtrace/ctxpaths.py" --trace out.txt <replay.txt >"fold$P.txt"
   n=$(wc -l <"raw$P.txt")
   if ((n > 1000)) && cmp -s "raw$P.txt" "fold$P.txt"; then
     ok "$P ranks: lossless, $n references in ${SIZE[$P]} bytes"

@@ -4,9 +4,10 @@
  * thread exchanges ghost rows with the neighbours (MPI_THREAD_FUNNELED);
  * the first and last rank have no neighbour on one side and instead write a
  * fixed boundary value into that ghost row, so the edge ranks' streams
- * differ from the interior ones'. Then 2 worker threads each sweep half of
- * the rows (pthread barriers between the phases).
- * usage: mpirun -np P halo ROWS COLS ITERS */
+ * differ from the interior ones'. Then WORKERS threads (2 unless given,
+ * at most 16) each sweep their share of the rows (pthread barriers between
+ * the phases).
+ * usage: mpirun -np P halo ROWS COLS ITERS [WORKERS] */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,9 +15,9 @@
 
 #include "tracefold/memtrace.h"
 
-#define WORKERS 2
+#define MAX_WORKERS 16
 
-static long rows, cols, iters;
+static long rows, cols, iters, workers = 2;
 static double *grid, *next;
 static pthread_barrier_t phase;
 
@@ -42,8 +43,8 @@ typedef struct {
 
 static void* work(void* arg) {
   const Worker* w = arg;
-  const long half = rows / WORKERS;
-  const long r0 = 1 + w->k * half, r1 = w->k == WORKERS - 1 ? rows + 1 : r0 + half;
+  const long half = rows / workers;
+  const long r0 = 1 + w->k * half, r1 = w->k == workers - 1 ? rows + 1 : r0 + half;
   for (long it = 0; it < iters; it++) {
     pthread_barrier_wait(&phase); /* ghost rows are in */
     sweep(grid, next, r0, r1, cols);
@@ -63,8 +64,10 @@ int main(int argc, char** argv) {
   rows = argc > 3 ? atol(argv[1]) : 0;
   cols = argc > 3 ? atol(argv[2]) : 0;
   iters = argc > 3 ? atol(argv[3]) : 0;
-  if (rows < WORKERS || cols < 3 || iters < 1) {
-    if (rank == 0) fprintf(stderr, "usage: halo ROWS(>=2) COLS(>=3) ITERS(>=1)\n");
+  if (argc > 4) workers = atol(argv[4]);
+  if (workers < 1 || workers > MAX_WORKERS || rows < workers || cols < 3 || iters < 1) {
+    if (rank == 0)
+      fprintf(stderr, "usage: halo ROWS(>=WORKERS) COLS(>=3) ITERS(>=1) [WORKERS(1-16)]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   grid = calloc((size_t)((rows + 2) * cols), sizeof(double));
@@ -73,11 +76,11 @@ int main(int argc, char** argv) {
   for (long i = 1; i <= rows; i++) grid[i * cols] = grid[i * cols + cols - 1] = 1.0;
   const int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
   const int down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
-  pthread_barrier_init(&phase, NULL, WORKERS + 1);
-  pthread_t id[WORKERS];
-  Worker w[WORKERS];
+  pthread_barrier_init(&phase, NULL, (unsigned)workers + 1);
+  pthread_t id[MAX_WORKERS];
+  Worker w[MAX_WORKERS];
   TRACEFOLD_MEM_START();
-  for (int k = 0; k < WORKERS; k++) {
+  for (int k = 0; k < workers; k++) {
     w[k].k = k;
     if (pthread_create(&id[k], NULL, work, &w[k]) != 0) MPI_Abort(MPI_COMM_WORLD, 3);
   }
@@ -92,7 +95,7 @@ int main(int argc, char** argv) {
     pthread_barrier_wait(&phase);
     pthread_barrier_wait(&phase);
   }
-  for (int k = 0; k < WORKERS; k++) pthread_join(id[k], NULL);
+  for (int k = 0; k < workers; k++) pthread_join(id[k], NULL);
   TRACEFOLD_MEM_STOP();
   double mine = 0, total = 0;
   for (long i = 1; i <= rows; i++)

@@ -1,0 +1,393 @@
+// Folding of whole logs into one trace, and merging of folded traces: the
+// ids a trace's sites use (contexts, modules) given by content, and stored
+// in the trace (fold.hpp's MemTables) so that a merge can rename another
+// trace's ids the way folding all the logs at once would have.
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "fold.hpp"
+#include "raw_format.h"
+
+namespace tracefold::memtrace {
+
+namespace {
+
+// Every process numbers its contexts in the order it first takes each
+// call path (MPI_Init takes thousands, in an order of its own on every
+// rank) and its modules in the order it first touches their statics, so
+// the same path or file has different ids in different logs. An id space
+// is a raw log or a folded trace. The first keeps its ids, so that a
+// trace of one log expands to that log's very records; a later space's
+// context takes the id its call path already has, else the next free id,
+// given in order of first use: folding logs 0-7 at once and merging the
+// folds of 0-3 and 4-7 then give the same ids. Modules go by file name,
+// all of a space's at its start, in its table's order.
+class IdSpaces {
+ public:
+  using PathOf = std::function<std::string(std::uint32_t)>;
+
+  // Starts the next space. first_contexts: the highest context id of the
+  // space's own first log (the stored MemTables value for a trace).
+  void begin(const std::string& name, PathOf path_of, const std::vector<Module>& modules,
+             std::uint32_t first_contexts) {
+    if (spaces_++ == 0) {
+      base_ = first_contexts;
+      modules_ = modules;
+      if (modules_.empty()) modules_.resize(1);
+      programs_ = programs(modules);
+    } else {
+      if (spaces_ == 2) next_ = std::max(base_, top_) + 1;
+      add_modules(name, modules);
+    }
+    path_of_ = std::move(path_of);
+    to_.clear();
+  }
+
+  void remap(MemRef* refs, std::size_t n) {
+    for (std::size_t i = 0; i < n; i++) {
+      MemRef& m = refs[i];
+      m.context = context(m.context);
+      if (m.kind == AddrKind::Heap)
+        m.region = context(m.region);
+      else if (m.kind == AddrKind::Static && m.region < mod_to_.size() && mod_to_[m.region])
+        m.region = mod_to_[m.region];
+    }
+  }
+
+  MemTables tables(std::vector<std::uint32_t> log_streams) const {
+    MemTables t;
+    t.modules = modules_;
+    t.first_log_contexts = base_;
+    t.log_streams = std::move(log_streams);
+    for (const auto& [id, path] : paths_) t.contexts.emplace(id, path);
+    return t;
+  }
+
+ private:
+  // A module whose file is no shared object: the program (or a plugin
+  // loaded by path, which is the program's too).
+  static bool is_program(const std::string& file) {
+    return file.find(".so", file.find_last_of('/') + 1) == std::string::npos;
+  }
+  static std::vector<std::string> programs(const std::vector<Module>& modules) {
+    std::vector<std::string> out;
+    for (const Module& m : modules)
+      if (m.id != 0 && is_program(m.name)) out.push_back(m.name);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  void add_modules(const std::string& name, const std::vector<Module>& modules) {
+    // Logs that do not touch the program's statics say nothing either way.
+    const auto mine = programs(modules);
+    if (!programs_.empty() && !mine.empty() && mine != programs_)
+      throw std::runtime_error(name + ": traced " + mine[0] + ", the first traced " + programs_[0] +
+                               ": traces of different programs are not merged");
+    if (programs_.empty()) programs_ = mine;
+    mod_to_.assign(modules.size(), 0);
+    for (const Module& m : modules) {
+      if (m.id == 0 || m.id >= modules.size()) continue;
+      auto it = std::find_if(modules_.begin() + 1, modules_.end(),
+                             [&m](const Module& x) { return x.name == m.name; });
+      if (it == modules_.end()) {
+        Module copy = m;
+        copy.id = static_cast<std::uint32_t>(modules_.size());
+        modules_.push_back(copy);
+        mod_to_[m.id] = copy.id;
+        continue;
+      }
+      // One id names one file at one place: sites are instruction
+      // addresses, which mean something else where the file lies elsewhere.
+      if (it->base != m.base)
+        throw std::runtime_error(name + ": module " + m.name + " was loaded at " + hex(m.base) +
+                                 ", at " + hex(it->base) +
+                                 " in the first: traces of different builds or address layouts "
+                                 "are not merged");
+      mod_to_[m.id] = it->id;
+    }
+  }
+
+  static std::string hex(std::uint64_t v) {
+    char buf[24] = "0x";
+    auto r = std::to_chars(buf + 2, buf + sizeof buf, v, 16);
+    return std::string(buf, r.ptr);
+  }
+
+  std::uint32_t context(std::uint32_t c) {
+    if (c == 0) return 0;
+    if (c < to_.size() && to_[c]) return to_[c] - 1;
+    const std::uint32_t id = assign(c);
+    // Ids are dense per space except the overflow id: a vector suffices.
+    if (c < (1u << 26)) {
+      if (c >= to_.size()) to_.resize(std::max<std::size_t>(c + 1, 2 * to_.size()), 0);
+      to_[c] = id + 1;
+    }
+    return id;
+  }
+
+  std::uint32_t assign(std::uint32_t c) {
+    std::string path = path_of_(c);
+    std::uint32_t id;
+    if (spaces_ == 1) {
+      id = c;
+      if (c != TFM_CTX_OVERFLOW) top_ = std::max(top_, c);
+      ids_.try_emplace(path, id);
+    } else {
+      const auto [it, fresh] = ids_.try_emplace(path, next_);
+      if (fresh) next_++;
+      id = it->second;
+    }
+    paths_.try_emplace(id, std::move(path));
+    return id;
+  }
+
+  std::size_t spaces_ = 0;
+  std::uint32_t base_ = 0, top_ = 0, next_ = 1;
+  PathOf path_of_;
+  std::vector<std::uint32_t> to_;  // current space's id -> trace id + 1 (0: not yet)
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::unordered_map<std::uint32_t, std::string> paths_;
+  std::vector<Module> modules_;        // by trace id
+  std::vector<std::uint32_t> mod_to_;  // current space's module id -> trace id
+  std::vector<std::string> programs_;  // see add_modules
+};
+
+std::string path_text(const std::vector<std::uint64_t>& path) {
+  std::string out;
+  char buf[20];
+  for (std::uint64_t a : path) {
+    if (!out.empty()) out += '>';
+    auto r = std::to_chars(buf, buf + sizeof buf, a, 16);
+    out.append(buf, r.ptr);
+  }
+  return out;
+}
+
+std::string unknown_context(std::uint32_t c) {
+  return c == TFM_CTX_OVERFLOW ? "overflow" : "?" + std::to_string(c);
+}
+
+// One id space's streams to fold.
+struct Space {
+  std::string name;
+  std::uint32_t streams = 0;
+  std::function<std::unique_ptr<RefSource>(std::uint32_t)> open;
+  IdSpaces::PathOf path_of;
+  std::vector<Module> modules;
+  std::uint32_t first_contexts = 0;
+  std::vector<std::uint32_t> log_streams;
+};
+
+class RawSource : public RefSource {
+ public:
+  explicit RawSource(const std::filesystem::path& file) : in_(file) {}
+  std::size_t next_batch(MemRef* out, std::size_t n) override { return in_.next_batch(out, n); }
+
+ private:
+  RawStreamReader in_;
+};
+
+// Each space is let go of once its streams are folded: a raw log's context
+// table (170,000 contexts of MPI_Init) need not outlive its streams.
+Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemFoldStats* stats) {
+  std::vector<std::uint32_t> logs;
+  std::uint32_t streams = 0;
+  for (const Space& s : spaces) {
+    streams += s.streams;
+    logs.insert(logs.end(), s.log_streams.begin(), s.log_streams.end());
+  }
+  // Streams per log, when every log has as many (else the origins are
+  // fitted along the stream number alone).
+  std::uint32_t per_log = logs.size() > 1 ? logs[0] : 0;
+  for (std::uint32_t n : logs)
+    if (n != per_log) per_log = 0;
+  IdSpaces ids;
+  SiteTable sites;
+  std::vector<Trace> traces;
+  std::vector<std::vector<SiteOrigin>> origins;
+  std::vector<MemRef> batch(4096);
+  std::uint32_t t = 0;
+  for (Space& space : spaces) {
+    ids.begin(space.name, std::move(space.path_of), space.modules, space.first_contexts);
+    for (std::uint32_t s = 0; s < space.streams; s++, t++) {
+      auto in = space.open(s);
+      ThreadFolder folder(t, sites, options);
+      while (std::size_t got = in->next_batch(batch.data(), batch.size())) {
+        ids.remap(batch.data(), got);
+        folder.append(batch.data(), got);
+      }
+      traces.push_back(folder.finish(streams));
+      origins.push_back(folder.origins());
+      if (stats) {
+        stats->refs += folder.stats().refs;
+        stats->runs += folder.stats().runs;
+        stats->in_runs += folder.stats().in_runs;
+        stats->events += folder.stats().events;
+      }
+    }
+    space = Space{};
+  }
+  Trace out = merge_threads(std::move(traces), origins, per_log);
+  set_mem_tables(out, ids.tables(std::move(logs)));
+  return out;
+}
+
+constexpr std::string_view kModulePrefix = "memmod";
+constexpr std::string_view kContextPrefix = "memctx";
+
+// The number after `prefix` in a table entry's name, when there is one.
+std::optional<std::uint32_t> numbered(const std::string& name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0)
+    return std::nullopt;
+  std::uint32_t v = 0;
+  const char* end = name.data() + name.size();
+  auto r = std::from_chars(name.data() + prefix.size(), end, v);
+  if (r.ec != std::errc() || r.ptr != end) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+void set_mem_tables(Trace& trace, const MemTables& tables) {
+  for (const Module& m : tables.modules) {
+    if (m.id == 0) continue;  // read_modules' placeholder
+    tracefold::Module t;
+    t.name = std::string(kModulePrefix) + std::to_string(m.id);
+    t.path = m.name;
+    t.base = m.base;
+    trace.symtab.modules[t.name] = t;
+  }
+  tracefold::Module head;
+  head.name = std::string(kContextPrefix);
+  head.base = tables.first_log_contexts;
+  for (std::uint32_t n : tables.log_streams)
+    head.path += (head.path.empty() ? "" : ",") + std::to_string(n);
+  trace.symtab.modules[head.name] = head;
+  for (const auto& [id, path] : tables.contexts) {
+    tracefold::Module c;
+    c.name = std::string(kContextPrefix) + std::to_string(id);
+    c.path = path;
+    trace.symtab.modules[c.name] = c;
+  }
+}
+
+std::vector<Module> trace_modules(const Trace& trace) {
+  std::vector<Module> out;
+  for (const auto& [name, t] : trace.symtab.modules) {
+    const auto id = numbered(name, kModulePrefix);
+    if (!id || *id == 0) continue;
+    if (*id >= out.size()) out.resize(*id + 1);
+    out[*id] = Module{*id, t.base, t.path};
+  }
+  return out;
+}
+
+std::optional<MemTables> mem_tables(const Trace& trace) {
+  const tracefold::Module* head = trace.symtab.module(std::string(kContextPrefix));
+  if (!head) return std::nullopt;
+  MemTables t;
+  t.modules = trace_modules(trace);
+  if (head->base > 0xffffffffu) throw std::runtime_error("memctx: a context id over 32 bits");
+  t.first_log_contexts = static_cast<std::uint32_t>(head->base);
+  std::string_view list = head->path;
+  while (!list.empty()) {
+    const std::size_t comma = std::min(list.find(','), list.size());
+    std::uint32_t n = 0;
+    const auto r = std::from_chars(list.data(), list.data() + comma, n);
+    if (r.ec != std::errc() || r.ptr != list.data() + comma)
+      throw std::runtime_error("memctx: bad streams per log '" + head->path + "'");
+    t.log_streams.push_back(n);
+    list.remove_prefix(std::min(comma + 1, list.size()));
+  }
+  for (const auto& [name, m] : trace.symtab.modules)
+    if (const auto id = numbered(name, kContextPrefix)) t.contexts.emplace(*id, m.path);
+  return t;
+}
+
+Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFoldOptions& options,
+                    MemFoldStats* stats) {
+  // Every log's contexts, read as its turn comes (a log of MPI_Init holds
+  // about 170,000) and kept for its path_of.
+  struct Log {
+    std::vector<std::filesystem::path> files;
+    std::vector<Context> contexts;
+  };
+  std::vector<Space> spaces;
+  for (const auto& dir : dirs) {
+    auto log = std::make_shared<Log>();
+    log->files = raw_stream_files(dir);
+    if (log->files.empty()) throw RawFormatError(dir.string() + ": no thread-N.bin files");
+    if (const auto f = dir / "contexts.bin"; std::filesystem::exists(f))
+      log->contexts = read_contexts(f);
+    Space s;
+    s.name = dir.string();
+    s.streams = static_cast<std::uint32_t>(log->files.size());
+    s.log_streams = {s.streams};
+    s.first_contexts =
+        log->contexts.empty() ? 0 : static_cast<std::uint32_t>(log->contexts.size() - 1);
+    if (const auto f = dir / "modules.bin"; std::filesystem::exists(f)) s.modules = read_modules(f);
+    s.open = [log](std::uint32_t i) { return std::make_unique<RawSource>(log->files[i]); };
+    s.path_of = [log](std::uint32_t c) {
+      if (c == TFM_CTX_OVERFLOW || c >= log->contexts.size()) return unknown_context(c);
+      return path_text(call_path(log->contexts, c));
+    };
+    spaces.push_back(std::move(s));
+  }
+  try {
+    return fold_spaces(std::move(spaces), options, stats);
+  } catch (const RawFormatError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw RawFormatError(e.what());
+  }
+}
+
+Trace fold_raw_log(const std::filesystem::path& dir, const MemFoldOptions& options,
+                   MemFoldStats* stats) {
+  return fold_raw_logs({dir}, options, stats);
+}
+
+Trace merge_memory_traces(const std::vector<Trace>& traces, const std::vector<std::string>& names,
+                          const MemFoldOptions& options, MemFoldStats* stats) {
+  if (names.size() != traces.size())
+    throw std::invalid_argument("merge_memory_traces: one name per trace");
+  std::vector<Space> spaces;
+  for (std::size_t i = 0; i < traces.size(); i++) {
+    const Trace& trace = traces[i];
+    if (!is_memory_trace(trace))
+      throw std::runtime_error(names[i] + ": not a memory trace, and memory traces are merged " +
+                               "only with memory traces");
+    auto tables = mem_tables(trace);
+    if (!tables)
+      throw std::runtime_error(names[i] +
+                               ": a memory trace without its context table (folded by an "
+                               "earlier tracefold): fold its raw logs again to merge it");
+    std::uint64_t sum = 0;
+    for (std::uint32_t n : tables->log_streams) sum += n;
+    if (sum != static_cast<std::uint64_t>(trace.world_size))
+      throw std::runtime_error(names[i] + ": its table gives " + std::to_string(sum) +
+                               " streams, the trace has " + std::to_string(trace.world_size));
+    Space s;
+    s.name = names[i];
+    s.streams = static_cast<std::uint32_t>(trace.world_size);
+    s.log_streams = tables->log_streams;
+    s.first_contexts = tables->first_log_contexts;
+    s.modules = tables->modules;
+    const Trace* t = &trace;
+    s.open = [t](std::uint32_t stream) { return std::make_unique<MemStreamReader>(*t, stream); };
+    auto contexts = std::make_shared<std::map<std::uint32_t, std::string>>(tables->contexts);
+    s.path_of = [contexts](std::uint32_t c) {
+      const auto it = contexts->find(c);
+      return it == contexts->end() ? unknown_context(c) : it->second;
+    };
+    spaces.push_back(std::move(s));
+  }
+  return fold_spaces(std::move(spaces), options, stats);
+}
+
+}  // namespace tracefold::memtrace
