@@ -3,12 +3,15 @@
  * an MPI_Isend to the right one on a periodic ring; thread 0 then
  * completes both, with MPI_Waitall on even steps and one MPI_Wait each on
  * odd steps. The threads take turns (a pthread barrier), so each step's
- * requests are completed before the next are made.
- * Usage: thread_requests [steps] */
+ * requests are completed before the next are made. With `third`, a third
+ * thread completes them instead of thread 0, and makes its first MPI call
+ * (an MPI_Barrier on MPI_COMM_SELF) before thread 1 does.
+ * Usage: thread_requests [steps] [third] */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int rank, size, steps;
 static MPI_Request reqs[2];
@@ -16,7 +19,7 @@ static long out, in, sum;
 static pthread_barrier_t turn;
 
 static void* poster(void* arg) {
-  (void)arg;
+  if (arg) pthread_barrier_wait(&turn);  // the completer called MPI first
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
   for (int s = 0; s < steps; ++s) {
     out = rank * 1000 + s;
@@ -24,6 +27,25 @@ static void* poster(void* arg) {
     MPI_Isend(&out, 1, MPI_LONG, right, 7, MPI_COMM_WORLD, &reqs[1]);
     pthread_barrier_wait(&turn);  // posted: thread 0 completes them
     pthread_barrier_wait(&turn);  // completed
+  }
+  return NULL;
+}
+
+static void* completer(void* arg) {
+  if (arg) {
+    MPI_Barrier(MPI_COMM_SELF);
+    pthread_barrier_wait(&turn);
+  }
+  for (int s = 0; s < steps; ++s) {
+    pthread_barrier_wait(&turn);
+    if (s % 2 == 0) {
+      MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+    } else {
+      MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+      MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
+    }
+    sum += in;
+    pthread_barrier_wait(&turn);
   }
   return NULL;
 }
@@ -39,19 +61,15 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
+  const int third = argc > 2 && strcmp(argv[2], "third") == 0;
   pthread_barrier_init(&turn, NULL, 2);
-  pthread_t tid;
-  pthread_create(&tid, NULL, poster, NULL);
-  for (int s = 0; s < steps; ++s) {
-    pthread_barrier_wait(&turn);
-    if (s % 2 == 0) {
-      MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
-    } else {
-      MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
-      MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
-    }
-    sum += in;
-    pthread_barrier_wait(&turn);
+  pthread_t tid, tid2;
+  pthread_create(&tid, NULL, poster, third ? &turn : NULL);
+  if (third) {
+    pthread_create(&tid2, NULL, completer, &turn);
+    pthread_join(tid2, NULL);
+  } else {
+    completer(NULL);
   }
   pthread_join(tid, NULL);
   pthread_barrier_destroy(&turn);

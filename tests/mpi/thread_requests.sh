@@ -35,3 +35,18 @@ for r in 0 1; do
   [[ $(grep -c "^MPI_Wait .*links=\[1\] lthreads=\[1\]" waits.txt) -eq 3 ]] ||
     { cat waits.txt >&2; fail "rank $r: Wait links (the Isend)"; }
 done
+# A third thread completes them and calls MPI before the poster: the
+# threads are renumbered at MPI_Finalize (docs/format.md), and the links'
+# `lthreads` with them, in the trace and in the raw log's reading.
+"$TF" record -o t3.tf --raw-log raw3 -- "$MPIRUN" -np 2 "$APPS/app_thread_requests" 4 third \
+  > /dev/null 2> err3.txt
+"$TF" diff raw3 t3.tf | tee diff3.txt
+grep -qx "same: 2 ranks x 3 threads" diff3.txt || fail "third: expected 2 ranks x 3 threads"
+for r in 0 1; do
+  poster=0
+  for t in 1 2; do "$TF" expand t3.tf -r $r -t $t | grep -q "^MPI_Isend " && poster=$t; done
+  [[ $poster -ne 0 ]] || fail "rank $r: no thread made the requests"
+  "$TF" expand t3.tf -r $r -t $((3 - poster)) | grep "^MPI_Wait" > waits3.txt
+  [[ $(grep -c " lthreads=\[$poster[],]" waits3.txt) -eq 6 ]] ||
+    { cat waits3.txt >&2; fail "rank $r: lthreads do not name thread $poster"; }
+done
