@@ -11,9 +11,14 @@
 #     (callgrind, all threads) with CALLS calls per thread minus with none,
 #     over all calls: the work per call, without waiting (callgrind runs
 #     one thread at a time, so it sees no contention).
-# The ratio THREADS/1 of each is printed; the target is <= 1.5.
+#   futex calls: the futex system calls of the THREADS-thread run (strace
+#     -f -c), traced minus untraced: how often a thread found a lock of
+#     the recorder taken and slept on it, or woke one that did. Unlike the
+#     wall time it does not depend on free cores or the machine's load.
+# The ratio THREADS/1 of the first two is printed; the target is <= 1.5.
 #   BUILD_DIR=build CALLS=20000 THREADS=4 REPEATS=3 scripts/bench-threads.sh
-# Needs valgrind for the instruction counts (skipped without it).
+# Needs valgrind for the instruction counts and strace for the futex
+# calls (each skipped without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -61,4 +66,15 @@ if command -v valgrind >/dev/null; then
   in=$(instructions "$THREADS")
   awk -v a="$i1" -v b="$in" -v t="$THREADS" \
     'BEGIN { printf "instructions per call: 1 thread %d, %d threads %d, ratio %.2f\n", a, t, b, b / a }'
+fi
+futexes() {  # TRACED THREADS -> futex system calls of the whole run, median of REPEATS
+  for ((i = 0; i < REPEATS; ++i)); do
+    seconds "$1" "$CALLS" "$2" strace -f -c -e trace=futex -o "$work/st" >/dev/null
+    awk '$NF == "total" { print $4 }' "$work/st"
+  done | median
+}
+if command -v strace >/dev/null; then
+  f0=$(futexes no "$THREADS")
+  f1=$(futexes yes "$THREADS")
+  echo "futex calls, $THREADS threads: untraced $f0, traced $f1, recorder's $((f1 - f0))"
 fi

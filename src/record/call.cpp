@@ -9,7 +9,6 @@ namespace tracefold::record {
 void Call::comm(MPI_Comm c) {
   comm_ = c;
   if (c == MPI_COMM_NULL) return;
-  hold();
   try {
     ev_.set(kComm, recorder().comm_id(c));
   } catch (const std::exception& ex) {
@@ -62,8 +61,11 @@ void Call::counts(FieldId f, const int* counts) {
 }
 
 void Call::redop(MPI_Op o) {
-  hold();
-  ev_.set(kRedop, recorder().op_id(o));
+  try {
+    ev_.set(kRedop, recorder().op_id(o));
+  } catch (const std::exception& ex) {
+    recorder().fail(ex.what());
+  }
 }
 
 void Call::status(const MPI_Status* st) {
@@ -97,14 +99,14 @@ void Call::indices(int outcount, const int* indices, int index_base) {
 
 void Call::request_out(const MPI_Request* req) {
   if (!req) return;
-  Recorder& r = recorder();
-  hold();
+  ThreadStream& s = recorder().stream();
+  std::lock_guard lock(s.requests_mu);
   // Counted even when the library hands back MPI_REQUEST_NULL: readers
   // (replay, export matching) number every request-making call
   // (OpTable::makes_request), so links must count the same events.
-  ++r.request_events;
+  ++s.request_events;
   if (*req != MPI_REQUEST_NULL)
-    r.requests.push(*req, RequestInfo{r.request_events, wild_source_, wild_tag_});
+    s.requests.push(*req, RequestInfo{s.request_events, wild_source_, wild_tag_});
 }
 
 namespace {
@@ -122,6 +124,43 @@ struct RepeatCounter {
     return seen[reqs[i]]++;
   }
 };
+
+// Requests of `reqs` that `s`'s own table lacks (their links kUndefined)
+// may have been made by another thread of the rank: their links count
+// back in that thread's request events, and `lthreads` names it (kNull
+// for the requests of the calling thread; docs/format.md). Rare, so it
+// takes the lock to read the other threads' streams.
+// Returns the `lthreads` list, empty when no other thread made any of them.
+std::vector<int64_t> foreign_links(ThreadStream& s, int n, const MPI_Request* reqs,
+                                   std::vector<int64_t>& links,
+                                   std::vector<std::pair<bool, bool>>& wild) {
+  Recorder& r = recorder();
+  std::vector<ThreadStream*>& owner = thread_buffers().pending_owner;
+  std::vector<int64_t> threads(static_cast<std::size_t>(n), kNull);
+  bool found = false;
+  std::lock_guard lock(r.mu);
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (links[k] != kUndefined) continue;
+    std::size_t before = 0;  // the handle's repeats before i, as RepeatCounter counts
+    for (int j = 0; j < i; ++j) before += reqs[j] == reqs[i];
+    for (auto& other : r.streams) {
+      if (other.get() == &s) continue;
+      std::lock_guard olock(other->requests_mu);
+      const RequestInfo* info = other->requests.find(reqs[i], before);
+      if (!info) continue;
+      links[k] = static_cast<int64_t>(other->request_events - info->event + 1);
+      threads[k] = other->number;
+      owner[k] = other.get();
+      wild[k] = {info->wild_source, info->wild_tag};
+      found = true;
+      break;
+    }
+  }
+  if (!found) threads.clear();
+  return threads;
+}
+
 }  // namespace
 
 void Call::requests_in(int n, const MPI_Request* reqs) {
@@ -130,25 +169,37 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
   // any other array, so the call reads the same whatever the pointer.
   if (n < 0 || (n > 0 && !reqs)) return;
   Recorder& r = recorder();
-  hold();
-  std::vector<int64_t> links = std::move(thread_buffers().spare_links);
+  ThreadStream& s = r.stream();
+  CallBuffers& buffers = thread_buffers();
+  std::vector<int64_t> links = std::move(buffers.spare_links);
   links.assign(static_cast<std::size_t>(n), 0);
   pending_wild_.assign(static_cast<std::size_t>(n), {false, false});
+  buffers.pending_owner.assign(static_cast<std::size_t>(n), nullptr);
   RepeatCounter repeats;
-  for (int i = 0; i < n; ++i) {
-    auto& link = links[static_cast<std::size_t>(i)];
-    if (reqs[i] == MPI_REQUEST_NULL) {
-      link = kNull;
-      continue;
+  bool foreign = false;  // some request is not in this thread's table
+  {
+    std::lock_guard lock(s.requests_mu);
+    for (int i = 0; i < n; ++i) {
+      auto& link = links[static_cast<std::size_t>(i)];
+      if (reqs[i] == MPI_REQUEST_NULL) {
+        link = kNull;
+        continue;
+      }
+      const RequestInfo* info = s.requests.find(reqs[i], repeats.before(reqs, n, i));
+      if (!info) {
+        link = kUndefined;
+        foreign = true;
+        continue;
+      }
+      link = static_cast<int64_t>(s.request_events - info->event + 1);
+      pending_wild_[static_cast<std::size_t>(i)] = {info->wild_source, info->wild_tag};
+      any_wild_ = any_wild_ || info->wild_source || info->wild_tag;
     }
-    const RequestInfo* info = r.requests.find(reqs[i], repeats.before(reqs, n, i));
-    if (!info) {
-      link = kUndefined;
-      continue;
-    }
-    link = static_cast<int64_t>(r.request_events - info->event + 1);
-    pending_wild_[static_cast<std::size_t>(i)] = {info->wild_source, info->wild_tag};
-    any_wild_ = any_wild_ || info->wild_source || info->wild_tag;
+  }
+  std::vector<int64_t> lthreads;
+  if (foreign) [[unlikely]] {
+    lthreads = foreign_links(s, n, reqs, links, pending_wild_);
+    for (const auto& [source, tag] : pending_wild_) any_wild_ = any_wild_ || source || tag;
   }
   if (n == 1) {
     // A completion of one wildcard receive reports what it matched.
@@ -156,6 +207,10 @@ void Call::requests_in(int n, const MPI_Request* reqs) {
     wild_tag_ = pending_wild_[0].second;
   }
   set_list(kLinks, std::move(links));
+  if (!lthreads.empty()) [[unlikely]] {
+    static const FieldId kLthreads = FieldTable::intern("lthreads", FieldKind::kList);
+    set_list(kLthreads, std::move(lthreads));
+  }
   // Remember the handles: completed ones are forgotten afterwards.
   pending_.assign(reqs, reqs + n);
 }
@@ -243,21 +298,28 @@ void Call::fstatuses(int n, const MPI_Fint* statuses, int outcount, const int* i
 }
 
 void Call::requests_done(int n, const MPI_Request* after) {
-  Recorder& r = recorder();
-  hold();
+  if (pending_.empty()) return;
+  ThreadStream& s = recorder().stream();
+  const std::vector<ThreadStream*>& owner = thread_buffers().pending_owner;
   for (int i = 0; i < n && static_cast<std::size_t>(i) < pending_.size(); ++i) {
     const MPI_Request before = pending_[static_cast<std::size_t>(i)];
     if (before == MPI_REQUEST_NULL || after[i] != MPI_REQUEST_NULL) continue;
-    r.requests.pop_oldest(before);
+    // Made by another thread (foreign_links): forgotten in its table.
+    ThreadStream* o =
+        static_cast<std::size_t>(i) < owner.size() && owner[static_cast<std::size_t>(i)]
+            ? owner[static_cast<std::size_t>(i)]
+            : &s;
+    std::lock_guard lock(o->requests_mu);
+    o->requests.pop_oldest(before);
   }
 }
 
 void Call::requests_started(int n, const MPI_Request* reqs) {
-  Recorder& r = recorder();
-  hold();
-  const uint64_t number = ++r.request_events;
+  ThreadStream& s = recorder().stream();
+  std::lock_guard lock(s.requests_mu);
+  const uint64_t number = ++s.request_events;
   for (int i = 0; i < n; ++i)
-    if (RequestInfo* info = r.requests.oldest(reqs[i])) info->event = number;
+    if (RequestInfo* info = s.requests.oldest(reqs[i])) info->event = number;
 }
 
 }  // namespace tracefold::record

@@ -47,9 +47,26 @@ void Recorder::define_comm(int64_t id, MPI_Comm c) {
     if (rawlog.is_open()) rawlog << format_comm_line(id, g) << "\n";
   }
   comm_ids[c] = id;
+  registry_changed();  // the handle may have named another communicator
 }
 
+namespace {
+TRACEFOLD_STATIC_TLS constinit thread_local HandleCache<int64_t> tl_comm_ids;
+TRACEFOLD_STATIC_TLS constinit thread_local HandleCache<int64_t> tl_op_ids;
+}  // namespace
+
 int64_t Recorder::comm_id(MPI_Comm c) {
+  if (c == MPI_COMM_WORLD) return CommTable::kWorld;
+  const uintptr_t h = HandleCache<int64_t>::bits(c);
+  const uint64_t gen = registry_gen.load(std::memory_order_acquire);
+  if (const int64_t* id = tl_comm_ids.find(h, gen)) return *id;
+  std::lock_guard lock(mu);
+  const int64_t id = registered_comm_id(c);
+  tl_comm_ids.put(h, registry_gen.load(std::memory_order_relaxed), id);
+  return id;
+}
+
+int64_t Recorder::registered_comm_id(MPI_Comm c) {
   if (c == MPI_COMM_WORLD) return CommTable::kWorld;
   auto it = comm_ids.find(c);
   if (it != comm_ids.end()) return it->second;
@@ -64,6 +81,16 @@ int64_t Recorder::comm_id(MPI_Comm c) {
 }
 
 int64_t Recorder::op_id(MPI_Op o) {
+  const uintptr_t h = HandleCache<int64_t>::bits(o);
+  const uint64_t gen = registry_gen.load(std::memory_order_acquire);
+  if (const int64_t* id = tl_op_ids.find(h, gen)) return *id;
+  std::lock_guard lock(mu);
+  const int64_t id = registered_op_id(o);
+  tl_op_ids.put(h, registry_gen.load(std::memory_order_relaxed), id);
+  return id;
+}
+
+int64_t Recorder::registered_op_id(MPI_Op o) {
   auto it = op_ids.find(o);
   if (it != op_ids.end()) return it->second;
   std::size_t n = 0;
@@ -78,22 +105,23 @@ int64_t Recorder::op_id(MPI_Op o) {
 
 // This rank's rank in communicator `id` (kAbsent: the world) and its
 // size, for relative peers. A rank's group in an id never changes once
-// defined, so the answer is cached.
-std::pair<int32_t, int32_t> Recorder::find_position(int64_t id) {
+// defined, so the answer is cached in the stream.
+std::pair<int32_t, int32_t> Recorder::find_position(ThreadStream& s, int64_t id) {
   // Entries never change: the last one found is kept (position_in).
-  auto it = positions.find(id);
-  if (it != positions.end()) {
-    last_position_id = id;
-    last_position = it->second;
+  auto it = s.positions.find(id);
+  if (it != s.positions.end()) {
+    s.last_position_id = id;
+    s.last_position = it->second;
     return it->second;
   }
+  std::lock_guard lock(mu);  // the rank's communicators
   const CommGroup* g = comms.group_of(id, rank);
   if (!g)
     throw std::invalid_argument("communicator " + format_value(id) + " is not defined for rank " +
                                 std::to_string(rank));
   const std::pair<int32_t, int32_t> pos{comms.rank_in(id, rank),
                                         static_cast<int32_t>(g->members.size())};
-  positions.emplace(id, pos);
+  s.positions.emplace(id, pos);
   return pos;
 }
 

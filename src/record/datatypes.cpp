@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "mpi_ids.hpp"
-#include "recorder.hpp"
+#include "recorder_impl.hpp"
 
 namespace tracefold::record {
 
@@ -75,17 +75,37 @@ DatatypeRegistry::Entry DatatypeRegistry::freed(MPI_Datatype t) {
   return e;
 }
 
+namespace {
+// A datatype's id and size as the registry gave them (see HandleCache).
+struct TypeIds {
+  int64_t id = 0;
+  int64_t size = 0;
+};
+TRACEFOLD_STATIC_TLS constinit thread_local HandleCache<TypeIds> tl_type_ids;
+}  // namespace
+
 void Call::datatype(FieldId id_field, FieldId size_field, MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return;
-  hold();
-  const auto& e = datatype_registry().lookup(type);
-  ev_.set(id_field, e.id);
-  ev_.set(size_field, e.size);
+  Recorder& r = recorder();
+  const uintptr_t h = HandleCache<TypeIds>::bits(type);
+  TypeIds ids;
+  if (const TypeIds* known = tl_type_ids.find(h, r.registry_gen.load(std::memory_order_acquire))) {
+    ids = *known;
+  } else {
+    std::lock_guard lock(r.mu);
+    const auto& e = r.types.lookup(type);
+    ids = {e.id, e.size};
+    tl_type_ids.put(h, r.registry_gen.load(std::memory_order_relaxed), ids);
+  }
+  ev_.set(id_field, ids.id);
+  ev_.set(size_field, ids.size);
 }
 
 void Call::type_freed(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return;
   hold();
+  // The handle may come back for another type: the threads' caches refill.
+  recorder().registry_changed();
   const auto e = datatype_registry().freed(type);
   ev_.set(kDtype, e.id);
   ev_.set(kDsize, e.size);
@@ -94,6 +114,7 @@ void Call::type_freed(MPI_Datatype type) {
 void Call::newtype(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return;
   hold();
+  recorder().registry_changed();
   const auto& e = datatype_registry().created(type);
   ev_.set(kNewtype, e.id);
   ev_.set(kNewsize, e.size);
@@ -117,6 +138,7 @@ void Call::contents(MPI_Datatype type, int max_types, const MPI_Datatype* types)
   if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return;
   if (combiner == MPI_COMBINER_NAMED || nd > max_types || !types) return;
   hold();
+  recorder().registry_changed();
   std::vector<int64_t> ids(static_cast<std::size_t>(nd));
   for (int i = 0; i < nd; ++i) {
     datatype_registry().retained(types[i]);

@@ -45,12 +45,12 @@ void Recorder::close_timeline(const ClockSample& end) {
     std::fprintf(stderr, "tracefold: rank %d: timeline: %s\n", rank, timeline.error().c_str());
 }
 
-// The active thread stream's trace (threads.cpp puts a rank's together).
-Trace Recorder::stream_trace() {
-  if (folder) fold_unfolded();
-  if (folder && !disabled) {
+// One thread stream's trace (threads.cpp puts a rank's together).
+Trace Recorder::stream_trace(ThreadStream& s) {
+  if (s.folder) fold_unfolded(s);
+  if (s.folder && !disabled) {
     try {
-      Trace t = folder->finish(size, sites, comms);
+      Trace t = s.folder->finish(size, sites, comms);
       t.symtab.modules = modules;
       t.symtab.prune(t.sites);
       if (no_timing) drop_timing(t);
@@ -259,16 +259,19 @@ void Recorder::finish() {
                  static_cast<unsigned long long>(pc ? pc->learn_attempts : 0));
   }
 #endif
+  uint64_t fast_polls = 0;
+  for (const auto& s : streams) fast_polls += s->fast_polls();
   if (env("TRACEFOLD_POLL_STATS"))
     std::fprintf(stderr,
                  "tracefold: rank %d: poll fast path: %llu repeats, %llu checked, %llu "
                  "mismatches\n",
-                 rank, static_cast<unsigned long long>(fast_polls()),
+                 rank, static_cast<unsigned long long>(fast_polls),
                  static_cast<unsigned long long>(poll_checked),
                  static_cast<unsigned long long>(poll_mismatches));
-  if (env("TRACEFOLD_POLL_STATS") && folder && !disabled) {
-    fold_unfolded();  // as local_trace would first: the counts then cover every event
-    const FoldPathCounts c = folder->path_counts();
+  if (env("TRACEFOLD_POLL_STATS") && !streams.empty() && streams[0]->folder && !disabled) {
+    ThreadStream& s = *streams[0];
+    fold_unfolded(s);  // as local_trace would first: the counts then cover every event
+    const FoldPathCounts c = s.folder->path_counts();
     std::fprintf(stderr,
                  "tracefold: rank %d: folder: %llu general, %llu fast, %llu replayed, %llu "
                  "repeats, %llu walked\n",
@@ -370,7 +373,8 @@ struct sigaction old_actions[65];
 }  // namespace
 
 void Recorder::on_signal(int sig) {
-  if (tl_holding || recorder().fast_busy.load(std::memory_order_relaxed) != 0) {
+  const ThreadStream* own = tl_stream;
+  if (tl_holding || (own && own->fast_busy.load(std::memory_order_relaxed) != 0)) {
     // The signal interrupted this thread half way through changing the
     // recorder's state: folding it now could crash or save nonsense.
     char line[160];

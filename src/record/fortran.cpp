@@ -83,8 +83,9 @@ void start_recording(int64_t t0, const char* name) {
   const int64_t exit_ns = now_ns();
   ev.comm_ns = exit_ns - t0;
   const OpId init_op = ev.op;  // append takes ev's contents
-  if (r.append(ev, stack)) r.timestamp(init_op, t0, exit_ns);
-  r.last_exit_ns = now_ns();
+  ThreadStream& s = r.stream();
+  if (r.append(s, ev, stack)) r.timestamp(init_op, t0, exit_ns);
+  s.last_exit_ns = now_ns();
   if (r.compute_cpu) mark_compute_cpu();
 }
 

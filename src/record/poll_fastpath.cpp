@@ -45,13 +45,13 @@ TRACEFOLD_STATIC_TLS constinit thread_local PollMemo tl_poll;
 
 static_assert(offsetof(PathCache::Entry, site) == 0, "arm_poll finds the entry by its site memo");
 
-void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MPI_Comm comm,
-              int source, int tag, int index, uintptr_t anchor, SiteId* site_memo) {
+void arm_poll(Recorder& r, ThreadStream& s, OpId op, const std::vector<MPI_Request>& requests,
+              MPI_Comm comm, int source, int tag, int index, uintptr_t anchor, SiteId* site_memo) {
   PollMemo& m = tl_poll;
   if (m.expect_repeat) {
     m.expect_repeat = false;
     // A repeat leaves queue_seq as the armed poll saw it.
-    if (r.queue_seq.load(std::memory_order_relaxed) == m.seq) {
+    if (s.queue_seq.load(std::memory_order_relaxed) == m.seq) {
       ++r.poll_checked;
     } else if (r.poll_mismatches++ == 0) {
       std::fprintf(stderr,
@@ -68,7 +68,7 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
   m.entry_frame = 0;
   m.entry_key = 0;
   if (!r.poll_fastpath || key == 0 || !site_memo || *site_memo == PathCache::kSiteUnknown ||
-      r.unfolded_n == 0 || requests.size() > PollMemo::kMaxRequests || frame <= anchor)
+      s.unfolded_n == 0 || requests.size() > PollMemo::kMaxRequests || frame <= anchor)
     return;
   const auto* e = reinterpret_cast<const PathCache::Entry*>(site_memo);
   // The site's first frame must be the wrapper's return address, right
@@ -94,16 +94,16 @@ void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MP
   m.source = source;
   m.tag = tag;
   m.index = index;
-  m.seq = r.queue_seq.load(std::memory_order_relaxed);
+  m.seq = s.queue_seq.load(std::memory_order_relaxed);
   m.frame = frame;
-  m.rec = &r;
-  m.times = &r.unfolded_repeats[r.unfolded_n - 1];
+  m.rec = &s;
+  m.times = &s.unfolded_repeats[s.unfolded_n - 1];
   m.check = r.poll_check;
   m.key = key;
 }
 
 bool poll_count_growing(PollMemo& m, int64_t t1) {
-  Recorder& r = *m.rec;
+  ThreadStream& r = *m.rec;
   const int64_t t0 = m.found_t0;
   m.times->push_back({std::max<int64_t>(0, t0 - r.last_exit_ns), t1 - t0});
   ++r.unfolded_repeat_n;
@@ -114,9 +114,10 @@ bool poll_count_growing(PollMemo& m, int64_t t1) {
 
 void wait_fast_polls(Recorder& r) {
   // No armed poll counts after this (poll_counted compares queue_seq).
-  r.queue_seq.store(r.queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  for (auto& s : r.streams) s->bump_queue_seq();
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  while (r.fast_busy.load() != 0) sched_yield();
+  for (auto& s : r.streams)
+    while (s->fast_busy.load() != 0) sched_yield();
 }
 
 }  // namespace tracefold::record

@@ -29,9 +29,10 @@ struct PollMemo {
   // slow poll's entry.
   uintptr_t frame = 0;
   uintptr_t entry_frame = 0;
-  // Taken when armed, so a repeat needs neither recorder()'s guard nor the
-  // index of the last queued event: both stay valid while queue_seq does.
-  Recorder* rec = nullptr;
+  // The thread's stream, taken when armed, so a repeat needs neither
+  // recorder()'s guard nor the index of the last queued event: both stay
+  // valid while its queue_seq does.
+  ThreadStream* rec = nullptr;
   uint64_t seq = 0;
   RepeatList* times = nullptr;
   // `index`: the armed poll's (Testany's index, else 0).
@@ -165,7 +166,7 @@ template <bool kStatuses>
 // result, so the wrapper keeps few values in callee-saved registers.
 [[gnu::always_inline]] inline bool poll_counted(PollMemo& m) {
   const int64_t t1 = now_ns();
-  Recorder& r = *m.rec;
+  ThreadStream& r = *m.rec;
   // The end of recording (MPI_Finalize, a signal or exit on another
   // thread) and a failure advance queue_seq before waiting for fast_busy
   // (wait_fast_polls): either it sees this thread busy, or this thread
@@ -201,7 +202,7 @@ template <bool kStatuses>
   // As poll_counted would have counted it: the queue unchanged and not full.
   if (m.check && nothing && index == m.index &&
       m.rec->queue_seq.load(std::memory_order_relaxed) == m.seq &&
-      m.rec->unfolded_repeat_n + 1 < Recorder::kRepeatBudget)
+      m.rec->unfolded_repeat_n + 1 < ThreadStream::kRepeatBudget)
     m.expect_repeat = true;
 }
 

@@ -103,15 +103,11 @@ void Recorder::start(int64_t t0) {
     // Without a timeline there would be nothing to number the events by.
     sample_only = env("TRACEFOLD_SAMPLE_ONLY") && env("TRACEFOLD_TIMELINE");
     fold_options = opts;
-    if (!sample_only) folder.emplace(rank, opts);
     if (const char* b = env("TRACEFOLD_FOLD_BATCH"))
       fold_batch = static_cast<std::size_t>(std::max(1, std::atoi(b)));
     // Without a folder each event goes to the event log at once, through
     // the batch path (fold_unfolded): the per-call path stays as it is.
     if (sample_only) fold_batch = 1;
-    unfolded.resize(fold_batch);
-    unfolded_has_lists.resize(fold_batch);
-    unfolded_repeats.resize(fold_batch);
     const char* const polls[] = {"MPI_Test",    "MPI_Testany", "MPI_Testsome",
                                  "MPI_Testall", "MPI_Iprobe",  "MPI_Improbe"};
     for (const char* name : polls) {
@@ -133,10 +129,10 @@ void Recorder::start(int64_t t0) {
           "rank " + std::to_string(rank));
       rawlog << "rank " << rank << " size " << size << "\n";
     }
-    last_exit_ns = t0;
-    // The thread that starts MPI is thread 0; its stream is the active one.
-    tl_stream = 0;
-    streams.push_back(std::make_unique<ThreadStream>());
+    // The thread that starts MPI is thread 0.
+    streams.push_back(make_stream(0));
+    streams[0]->last_exit_ns = t0;
+    tl_stream = streams[0].get();
     stream_omp.push_back(-1);
 #ifdef TRACEFOLD_PATH_CACHE
     // Only where a poll's event is exactly what the slow path would record
@@ -149,7 +145,7 @@ void Recorder::start(int64_t t0) {
                                "'");
     // The check records every call, so the raw log may be on for it.
     poll_check = fast == "check";
-    if (poll_check) fast_repeat_limit = 0;
+    if (poll_check) fast_repeat_limit = streams[0]->fast_repeat_limit = 0;
     poll_fastpath = fast != "off" && fast != "0" && level != MPI_THREAD_MULTIPLE &&
                     path_cache_mode == PathCacheMode::kOn && statistics().enabled.empty() &&
                     (poll_check || !rawlog.is_open()) && !env("TRACEFOLD_TIMELINE");
@@ -165,6 +161,10 @@ void Recorder::start(int64_t t0) {
     if (sample_only) open_event_log(dir);
     start_sampler(*this, dir);
   }
+  // What every thread's calls write to the rank's own files or ask its
+  // statistics goes under the lock; the rest of a call needs none.
+  locked_append = rawlog.is_open() || sampling || timeline.is_open() || sample_only ||
+                  any_statistics || event_log.is_open();
 }
 
 // Caller holds `mu`; only for events the folder took.
@@ -193,8 +193,11 @@ void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
   }
 }
 
-// Caller holds `mu`. Takes `ev`'s contents (swapped for an old slot's, so
-// the caller's buffers stay allocated).
+// Appends to `s`, the calling thread's stream (or, under `mu`, any
+// stream: start, the end of recording); the rank's shared state (call
+// sites, and with `locked_append` the files) is taken under `mu`. Takes
+// `ev`'s contents (swapped for an old slot's, so the caller's buffers stay
+// allocated).
 //
 // The event is only queued here; folding waits for a full batch. With
 // several ranks per core, the other ranks and the application's arrays
@@ -204,8 +207,8 @@ void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
 // The call site is still taken now: the raw log's site lines must come
 // before the first event that uses them.
 // `site_memo`: the call-path cache's memo of this stack's site id, if any.
-bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::size_t list_entries,
-                      bool lists) {
+bool Recorder::append(ThreadStream& s, Event& ev, const StackKey& stack, SiteId* site_memo,
+                      std::size_t list_entries, bool lists) {
   if (!recording()) return false;
   try {
 #ifdef TRACEFOLD_PATH_CACHE
@@ -216,6 +219,7 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
     if (site_memo && *site_memo != PathCache::kSiteUnknown && !checking) {
       ev.site = *site_memo;
     } else {
+      std::lock_guard lock(mu);  // the rank's call sites
       ev.site = site_of(stack);
       if (site_memo) {
 #ifdef TRACEFOLD_PATH_CACHE
@@ -227,13 +231,13 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
     }
     if (rawlog.is_open()) {
       // The raw log is per rank: a thread's events follow `thread T`.
-      if (active_stream != rawlog_thread) [[unlikely]] {
-        rawlog << "thread " << active_stream << "\n";
-        rawlog_thread = active_stream;
+      if (s.number != rawlog_thread) [[unlikely]] {
+        rawlog << "thread " << s.number << "\n";
+        rawlog_thread = s.number;
       }
       rawlog << format_event_line(ev, true) << "\n";
     }
-    if (is_poll(ev.op) && repeat_of_last(ev)) return true;
+    if (is_poll(ev.op) && repeat_of_last(s, ev)) return true;
     if (list_entries == kCountLists) {
       list_entries = 0;
       lists = false;
@@ -242,12 +246,13 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
         lists |= f.list.data() != nullptr;
       }
     }
-    unfolded_list_entries += list_entries;
-    unfolded_has_lists[unfolded_n] = lists;
-    unfolded[unfolded_n++].swap(ev);
-    queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (unfolded_n == unfolded.size() || unfolded_list_entries >= kUnfoldedListBudget)
-      fold_unfolded();
+    s.unfolded_list_entries += list_entries;
+    s.unfolded_has_lists[s.unfolded_n] = lists;
+    s.unfolded[s.unfolded_n++].swap(ev);
+    s.bump_queue_seq();
+    if (s.unfolded_n == s.unfolded.size() ||
+        s.unfolded_list_entries >= ThreadStream::kUnfoldedListBudget)
+      fold_unfolded(s);
     return true;
   } catch (const std::exception& ex) {
     fail(ex.what());
@@ -255,67 +260,68 @@ bool Recorder::append(Event& ev, const StackKey& stack, SiteId* site_memo, std::
   }
 }
 
-// Caller holds `mu`. Whether `ev` is a poll that found nothing and repeats
+// On `s` as append. Whether `ev` is a poll that found nothing and repeats
 // the last queued event exactly (times aside); if so it is counted there.
 // Only polls (append asks is_poll first): elsewhere two identical calls in
 // a row are rare, and the comparison would cost every call something.
-bool Recorder::repeat_of_last(const Event& ev) {
-  if (unfolded_n == 0) return false;
-  const Event& last = unfolded[unfolded_n - 1];
+bool Recorder::repeat_of_last(ThreadStream& s, const Event& ev) {
+  if (s.unfolded_n == 0) return false;
+  const Event& last = s.unfolded[s.unfolded_n - 1];
   if (last.op != ev.op || last.site != ev.site) return false;
   if (!ev.stats.empty() || !last.stats.empty() || last.fields != ev.fields) return false;
   if (ev.get(kFlag) != 0 && ev.get(kOutcount) != 0) return false;
-  if (count_repeat(ev.compute_ns, ev.comm_ns)) fold_unfolded();
+  if (s.count_repeat(ev.compute_ns, ev.comm_ns)) fold_unfolded(s);
   return true;
 }
 
-// Caller holds `mu`. Whatever reads the folder (local_trace: the merge at
+// On `s` as append. Whatever reads the folder (local_trace: the merge at
 // MPI_Finalize, partial traces) folds the queue first, so nothing recorded
 // is left out. From append this runs with tl_holding set, so a signal in
 // the middle of a batch writes no partial trace rather than a damaged one.
-void Recorder::fold_unfolded() {
-  const std::size_t n = unfolded_n;
-  unfolded_n = 0;
-  queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  unfolded_list_entries = 0;
-  repeats_folded += unfolded_repeat_n;
-  unfolded_repeat_n = 0;
+void Recorder::fold_unfolded(ThreadStream& s) {
+  const std::size_t n = s.unfolded_n;
+  s.unfolded_n = 0;
+  s.bump_queue_seq();
+  s.unfolded_list_entries = 0;
+  s.repeats_folded += s.unfolded_repeat_n;
+  s.unfolded_repeat_n = 0;
   struct ClearRepeats {
     std::vector<RepeatList>& repeats;
     std::size_t n;
     ~ClearRepeats() {
       for (std::size_t i = 0; i < n; ++i) repeats[i].clear();
     }
-  } clear_repeats{unfolded_repeats, n};
+  } clear_repeats{s.unfolded_repeats, n};
   if (disabled) return;
   if (sample_only) {
-    for (std::size_t i = 0; i < n; ++i) log_event(unfolded[i]);
+    for (std::size_t i = 0; i < n; ++i) log_event(s.unfolded[i]);
     return;
   }
   try {
     for (std::size_t i = 0; i < n; ++i) {
-      Event& ev = unfolded[i];
+      Event& ev = s.unfolded[i];
       const std::span<FieldValue> peers = leading_peer_fields(ev);
       if (peers.size() == 1 && peers[0].list.empty()) {
         // One scalar peer (point-to-point calls): encode_relative's work
         // inline for a member with the peer in range, else its call.
         int64_t& v = peers[0].scalar;
         if (!is_sentinel(v)) {
-          const auto [me, size_in] = position_in(ev.get(kComm));
+          const auto [me, size_in] = position_in(s, ev.get(kComm));
           if (me >= 0 && me < size_in && v >= 0 && v < size_in)
             v = v >= me ? v - me : v - me + size_in;
           else
             encode_relative(peers, me, size_in);
         }
       } else if (!peers.empty() && has_relative_fields(peers)) {
-        const auto [me, size_in] = position_in(ev.get(kComm));
+        const auto [me, size_in] = position_in(s, ev.get(kComm));
         encode_relative(peers, me, size_in);
       }
-      folder->append(ev);
-      if (!unfolded_repeats[i].empty()) folder->append_repeats(ev, unfolded_repeats[i].span());
+      s.folder->append(ev);
+      if (!s.unfolded_repeats[i].empty())
+        s.folder->append_repeats(ev, s.unfolded_repeats[i].span());
       // A folded slot may wait long for its next event (batches cut short
       // by the list budget): let its lists go now, not then.
-      if (unfolded_has_lists[i])
+      if (s.unfolded_has_lists[i])
         for (FieldValue& f : ev.fields)
           if (f.list.capacity() > 64) std::vector<int64_t>().swap(f.list);
     }
@@ -436,10 +442,6 @@ void Call::hold() {
     Recorder& r = recorder();
     lock_ = std::unique_lock(r.mu);
     tl_holding = true;
-    // One comparison on the single-threaded path: the caller's stream is
-    // the active one but for the first call of each thread's turn.
-    if (tl_stream != r.active_stream) [[unlikely]]
-      r.switch_stream();
   }
 }
 
@@ -458,10 +460,15 @@ Call::~Call() {
   if (r.own_hi == 0) hold();  // capture_stack falls back on the frame table
   SiteId* site_memo = nullptr;
   const StackKey stack = r.capture_stack(&site_memo, extra_frames_);
-  hold();
+  // The rest changes this thread's own stream: no lock, unless the rank's
+  // files or statistics take part.
+  if (r.locked_append) [[unlikely]]
+    hold();
+  ThreadStream& s = r.stream();
+  tl_holding = true;
   const OpId op = ev_.op;
   ev_.comm_ns = exit_ns - enter_ns_;
-  ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - r.last_exit_ns);
+  ev_.compute_ns = std::max<int64_t>(0, enter_ns_ - s.last_exit_ns);
   if (r.any_statistics) {
     for (Statistic* st : statistics().enabled) {
       try {
@@ -471,17 +478,18 @@ Call::~Call() {
       }
     }
   }
-  if (r.append(ev_, stack, site_memo, list_entries_, lists_)) {
-    r.timestamp(op, enter_ns_, exit_ns);
+  if (r.append(s, ev_, stack, site_memo, list_entries_, lists_)) {
+    if (r.locked_append) [[unlikely]]
+      r.timestamp(op, enter_ns_, exit_ns);
     if (poll_nothing_)
-      arm_poll(r, op, pending_, comm_, poll_source_, poll_tag_, poll_index_,
+      arm_poll(r, s, op, pending_, comm_, poll_source_, poll_tag_, poll_index_,
                reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), site_memo);
   }
   // Read after append, so a batch folded there counts as the recorder's
   // time, not as the application's computation before its next call.
-  r.last_exit_ns = now_ns();
+  s.last_exit_ns = now_ns();
   if (r.compute_cpu) mark_compute_cpu();
-  tl_holding = false;  // the state is whole again; lock_ lets go right after
+  tl_holding = false;  // the state is whole again; lock_ (if taken) lets go right after
   tl_in_call = false;
 }
 

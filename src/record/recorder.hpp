@@ -33,9 +33,10 @@ extern const FieldId kDims, kPeriods, kGindex, kGedges, kGsrcs, kGdsts;
 /// Op id of a known MPI function name (cached by the caller's static).
 OpId op(const char* name);
 
-/// The recorder's lock. Recursive: MPI_Finalize's wrapper holds it when
-/// the end of recording takes it again, and so may a signal handler on a
-/// thread that holds it. Every recorded call takes and releases it, so the
+/// The recorder's lock, and each thread stream's request-table lock.
+/// Recursive: MPI_Finalize's wrapper holds it when the end of recording
+/// takes it again, and so may a signal handler on a thread that holds it.
+/// Calls that create or complete requests take their stream's, so the
 /// uncontended case is inline, a compare-and-swap each way (glibc's
 /// recursive mutex cost some 40 instructions per release); a thread that
 /// finds it taken sleeps on the lock word (futex) until woken.
@@ -170,8 +171,10 @@ class Call {
 
  private:
   void begin(OpId op, int64_t enter_ns);
-  // The recorder's lock, taken at most once per call for everything recorded
-  // after it returns and held until the event is folded.
+  // The recorder's lock, for the rank's shared state (new communicators and
+  // datatypes, the raw log, timeline and statistics): taken at most once
+  // per call, by the calls that need it, and held until the event is
+  // queued. A call that needs none records without it.
   void hold();
   // Every list field goes through here: Recorder::append then needs no pass
   // over the fields to learn how many list entries the event holds.

@@ -225,57 +225,143 @@ void mark_compute_cpu();
 /// The calling thread's processor time in ns (statistics.cpp).
 int64_t thread_cpu_ns();
 
-// A thread's own event stream (docs/recording.md "Threads"): what the
-// recorder keeps per thread that calls MPI. The thread whose calls are
-// being recorded has its stream in the Recorder's own fields, so the
-// single-threaded hot path reads them as it always did; the others wait
-// here until their thread takes the lock (Recorder::switch_stream).
-struct ThreadStream {
+// A thread's own event stream (docs/recording.md "Threads"): everything the
+// recorder changes on a call of that thread. Only its thread writes it
+// while recording, reached through tl_stream without a lock; the end of
+// recording (under `mu`, once the threads' calls are over) reads them all.
+// Aligned so that two threads' streams share no cache line.
+struct alignas(64) ThreadStream {
+  int number = 0;  // by the order of the threads' first calls
   std::optional<Folder> folder;
+  // Events recorded but not folded yet (see Recorder::append): slots reused
+  // batch after batch, so their vectors keep their capacity.
   std::vector<Event> unfolded;
   std::size_t unfolded_n = 0;
-  std::vector<uint8_t> unfolded_has_lists;
+  std::vector<uint8_t> unfolded_has_lists;  // per slot: a field's list holds a buffer
+  // List fields grow with the communicator (v-collectives carry one count
+  // per rank): at thousands of ranks a full queue of them would hold tens of
+  // megabytes, so the queue is also folded once its lists reach this many
+  // entries (1 MiB).
+  static constexpr std::size_t kUnfoldedListBudget = std::size_t{1} << 17;
   std::size_t unfolded_list_entries = 0;
+  // Per queue slot: the times of the unsuccessful polls that repeated the
+  // slot's event right after it (Recorder::repeat_of_last). A waiting loop
+  // polls thousands of times; kept as times only, a repeat takes no queue
+  // slot and is folded by Folder::append_repeats in a few steps, not one
+  // fold step each. The queue is folded once it holds kRepeatBudget of them.
   std::vector<RepeatList> unfolded_repeats;
+  static constexpr std::size_t kRepeatBudget = 4096;
   std::size_t unfolded_repeat_n = 0;
+  // Counts one more repeat of the last queued event (both the slow path's
+  // repeat_of_last and the poll fast path); true when the budget is full
+  // and the queue must be folded.
+  bool count_repeat(int64_t compute_ns, int64_t comm_ns) {
+    unfolded_repeats[unfolded_n - 1].push_back({compute_ns, comm_ns});
+    ++slow_repeats;
+    return ++unfolded_repeat_n >= kRepeatBudget;
+  }
+  // Changes whenever the queue changes other than by a repeat (an event
+  // queued, the queue folded) and when recording stops: while it stands,
+  // the last queued event and the request table are as they were (every
+  // call that changes those queues an event). Read by the poll fast path.
+  std::atomic<uint64_t> queue_seq{0};
+  void bump_queue_seq() {
+    queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // Set by the fast path while it adds a repeat; the end of recording
+  // waits for it to clear (wait_fast_polls).
+  std::atomic<int> fast_busy{0};
+  // Recorder::fast_repeat_limit, here for the inline fast path.
+  std::size_t fast_repeat_limit = kRepeatBudget - 1;
+  // Repeats counted by the slow path, and those folded so far: the fast
+  // path's are what the others leave (fast_polls), so it keeps no count.
   uint64_t slow_repeats = 0, repeats_folded = 0;
+  uint64_t fast_polls() const { return repeats_folded + unfolded_repeat_n - slow_repeats; }
+  // This thread's events that created or (re)started requests, numbered
+  // from 1: links count back in these, so polling loops (Test, Iprobe) do
+  // not shift them.
   uint64_t request_events = 0;
+  // Per handle, oldest first: an MPI library may hand out one handle for
+  // several requests that completed at once (Open MPI's empty request).
+  // Another thread may complete a request this one made, so the table is
+  // changed by its thread, and read by others, under `requests_mu` (taken
+  // by others only when their own table lacks a handle).
   RequestTable requests;
+  RecorderLock requests_mu;
   int64_t last_exit_ns = 0;
+  // This rank's position and size per communicator id (Recorder::position_in).
+  std::unordered_map<int64_t, std::pair<int32_t, int32_t>> positions;
+  int64_t last_position_id = kAbsent;
+  std::pair<int32_t, int32_t> last_position{};
 };
 
-// This thread's number among the rank's threads that called MPI, by the
-// order of their first call; -1 before its first.
-TRACEFOLD_STATIC_TLS extern constinit thread_local int tl_stream;
+// The calling thread's stream; null before its first recorded call.
+TRACEFOLD_STATIC_TLS extern constinit thread_local ThreadStream* tl_stream;
+
+// A few handles' registry answers (communicator, datatype, operation ids)
+// kept per thread, so a call reads the shared registries without their
+// lock: an entry holds while the registries' generation
+// (Recorder::registry_gen) is the one it was filled under.
+template <class Value>
+struct HandleCache {
+  static constexpr std::size_t kSlots = 16;
+  struct Slot {
+    uint64_t gen = 0;  // 0: empty (generations start at 1)
+    uintptr_t handle = 0;
+    Value value{};
+  };
+  std::array<Slot, kSlots> slots{};
+  template <class H>
+  static uintptr_t bits(H h) {
+    if constexpr (std::is_pointer_v<H>)
+      return reinterpret_cast<uintptr_t>(h);
+    else
+      return static_cast<uintptr_t>(h);
+  }
+  static std::size_t index(uintptr_t h) { return (h * 0x9E3779B97F4A7C15ull) >> 60; }
+  const Value* find(uintptr_t h, uint64_t gen) const {
+    const Slot& s = slots[index(h)];
+    return s.gen == gen && s.handle == h ? &s.value : nullptr;
+  }
+  void put(uintptr_t h, uint64_t gen, const Value& v) { slots[index(h)] = {gen, h, v}; }
+};
 
 class Recorder {
  public:
   RecorderLock mu;
-  // The thread stream whose state is in the fields below; the parked
-  // streams by thread number (the active one's slot holds a husk).
-  int active_stream = 0;
+  // Every thread's stream, by thread number (threads.cpp); changed and
+  // read under `mu`.
   std::vector<std::unique_ptr<ThreadStream>> streams;
   // Per thread number: omp_get_thread_num() at its first call inside an
   // OpenMP parallel region, else -1.
   std::vector<int> stream_omp;
   FoldOptions fold_options;
-  // Caller holds `mu`: makes the calling thread's stream the active one,
-  // numbering the thread if this is its first call.
-  [[gnu::noinline]] void switch_stream();
-  // Caller holds `mu`: swaps thread `t`'s stream into the fields below.
-  void activate_stream(int t);
-  void swap_stream(ThreadStream& s);
+  // The calling thread's stream, numbered and made at its first call.
+  [[gnu::always_inline]] ThreadStream& stream() {
+    if (ThreadStream* s = tl_stream) [[likely]]
+      return *s;
+    return new_stream();
+  }
+  [[gnu::noinline]] ThreadStream& new_stream();
+  // Thread `t`'s empty stream (caller holds `mu`).
+  std::unique_ptr<ThreadStream> make_stream(int t);
+  // Bumped (under `mu`) whenever a handle's communicator, datatype or
+  // operation id may change: the threads' HandleCaches then refill.
+  std::atomic<uint64_t> registry_gen{1};
+  void registry_changed() { registry_gen.fetch_add(1, std::memory_order_release); }
+  // The calls' appends take `mu` (for the raw log, timeline, samples,
+  // event log or statistics, which are the rank's): set at start.
+  bool locked_append = false;
   bool initialized = false;
-  bool finalized = false;
-  bool disabled = false;
+  // Read by every thread's calls without the lock.
+  std::atomic<bool> finalized{false};
+  std::atomic<bool> disabled{false};
   std::string disabled_reason;  // fail()'s message, for the trace's lossy label
   int rank = 0;
   int size = 1;
   MPI_Comm private_comm = MPI_COMM_NULL;
-  std::optional<Folder> folder;
   SiteTable sites;
   CommTable comms;
-  int64_t last_exit_ns = 0;
   // `record --timeline`: every call's enter/exit time, next to the trace.
   TimelineWriter timeline;
   uint64_t timeline_max = uint64_t{256} << 20;
@@ -317,63 +403,21 @@ class Recorder {
   void open_event_log(const char* dir);
   void log_event(const Event& ev);
   void close_event_log();
-  // Events recorded but not folded yet (see append): slots reused batch
-  // after batch, so their vectors keep their capacity.
-  std::vector<Event> unfolded;
-  std::size_t unfolded_n = 0;
-  std::vector<uint8_t> unfolded_has_lists;  // per slot: a field's list holds a buffer
-  std::size_t fold_batch = 1024;
-  // List fields grow with the communicator (v-collectives carry one count
-  // per rank): at thousands of ranks a full queue of them would hold tens of
-  // megabytes, so the queue is also folded once its lists reach this many
-  // entries (1 MiB).
-  static constexpr std::size_t kUnfoldedListBudget = std::size_t{1} << 17;
-  std::size_t unfolded_list_entries = 0;
-  // Per queue slot: the times of the unsuccessful polls that repeated the
-  // slot's event right after it (see repeat_of_last). A waiting loop polls
-  // thousands of times; kept as times only, a repeat takes no queue slot
-  // and is folded by Folder::append_repeats in a few steps, not one fold
-  // step each. The queue is folded once it holds kRepeatBudget of them.
-  std::vector<RepeatList> unfolded_repeats;
-  static constexpr std::size_t kRepeatBudget = 4096;
-  std::size_t unfolded_repeat_n = 0;
-  // Counts one more repeat of the last queued event (both the slow path's
-  // repeat_of_last and the poll fast path); true when the budget is full
-  // and the queue must be folded.
-  bool count_repeat(int64_t compute_ns, int64_t comm_ns) {
-    unfolded_repeats[unfolded_n - 1].push_back({compute_ns, comm_ns});
-    ++slow_repeats;
-    return ++unfolded_repeat_n >= kRepeatBudget;
-  }
+  std::size_t fold_batch = 1024;  // a stream's queue length
   // The polls whose unsuccessful repeats are counted (repeat_of_last), one
   // bit per op id: tested on every call, so a bit test, not a search.
   std::array<uint64_t, (std::size_t{1} << (8 * sizeof(OpId))) / 64> poll_op_bits{};
   bool is_poll(OpId op) const { return (poll_op_bits[op >> 6] >> (op & 63)) & 1u; }
-  // Changes whenever the queue changes other than by a repeat (an event
-  // queued, the queue folded): while it stands, the last queued event, the
-  // request table and the communicator registry are as they were (every
-  // call that changes those queues an event). Written under `mu`.
-  std::atomic<uint64_t> queue_seq{0};
   // The poll fast path (poll_fastpath.cpp) may be used: set at start.
   bool poll_fastpath = false;
   // TRACEFOLD_POLL_FASTPATH=check: an armed poll that found nothing is
   // recorded by the slow path all the same, which must find it a repeat.
   bool poll_check = false;
   uint64_t poll_checked = 0, poll_mismatches = 0;
-  // Set by the fast path while it adds a repeat without `mu`; the end of
-  // recording waits for it to clear (see write_partial).
-  std::atomic<int> fast_busy{0};
-  // The fast path counts a repeat while unfolded_repeat_n is below this:
-  // kRepeatBudget - 1 (the budget's last repeat is the slow path's, which
-  // folds the queue), 0 in the check mode (no poll counts there).
-  std::size_t fast_repeat_limit = kRepeatBudget - 1;
-  // Repeats counted by the slow path, and those folded so far: the fast
-  // path's are what the others leave (fast_polls), so it keeps no count.
-  uint64_t slow_repeats = 0, repeats_folded = 0;
-  uint64_t fast_polls() const { return repeats_folded + unfolded_repeat_n - slow_repeats; }
-  // Events that created or (re)started requests, numbered from 1: links count
-  // back in these, so polling loops (Test, Iprobe) do not shift them.
-  uint64_t request_events = 0;
+  // Each stream's fast path counts a repeat while its unfolded_repeat_n is
+  // below this: kRepeatBudget - 1 (the budget's last repeat is the slow
+  // path's, which folds the queue), 0 in the check mode (no poll counts).
+  std::size_t fast_repeat_limit = ThreadStream::kRepeatBudget - 1;
   int stack_depth = 6;
   int site_tolerance = 0;  // 0: exact call sites (lossless)
   // TRACEFOLD_STATS named some: every call asks them (set at start).
@@ -384,16 +428,10 @@ class Recorder {
   std::string rawlog_dir;
   RawLogFile rawlog;
   int rawlog_thread = 0;  // the thread the raw log's last event line belongs to
-  // Per handle, oldest first: an MPI library may hand out one handle for
-  // several requests that completed at once (Open MPI's empty request).
-  RequestTable requests;
   std::unordered_map<MPI_Comm, int64_t> comm_ids;
   std::unordered_map<int64_t, uint64_t> creations;
   DatatypeRegistry types;
   std::unordered_map<MPI_Op, int64_t> op_ids;
-  std::unordered_map<int64_t, std::pair<int32_t, int32_t>> positions;  // see position_in
-  int64_t last_position_id = kAbsent;
-  std::pair<int32_t, int32_t> last_position{};
   std::unordered_map<uintptr_t, FrameInfo> frames;
   std::unordered_map<StackKey, SiteId, StackKeyHash> stacks;
   // Path, build-id and base of each module frames name (modules.cpp).
@@ -407,12 +445,13 @@ class Recorder {
 
   // One line on stderr, then this rank stops tracing; the application goes on.
   void fail(const std::string& what) {
+    std::lock_guard lock(mu);
     if (disabled) return;
     disabled = true;
     disabled_reason = what;
     std::replace(disabled_reason.begin(), disabled_reason.end(), '\n', ' ');
     // An armed poll no longer counts (poll_counted compares it).
-    queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    for (auto& s : streams) s->bump_queue_seq();
     std::fprintf(stderr, "tracefold: rank %d: %s; tracing is off for this rank\n", rank,
                  what.c_str());
   }
@@ -532,26 +571,31 @@ class Recorder {
   std::vector<int32_t> world_members(MPI_Comm c);
   std::vector<int32_t> remote_world_members(MPI_Comm c);
   void define_comm(int64_t id, MPI_Comm c);
+  // Without `mu` from a call's hot path: through the thread's HandleCache,
+  // the registry itself (under `mu`) only when that misses.
   int64_t comm_id(MPI_Comm c);
   int64_t op_id(MPI_Op o);
+  // Under `mu`: the registries themselves.
+  int64_t registered_comm_id(MPI_Comm c);
+  int64_t registered_op_id(MPI_Op o);
   // This rank's position in communicator `id` (kAbsent: the world) and the
   // communicator's size. Consecutive events mostly use one communicator, so
-  // the last answer is checked first, inline.
-  std::pair<int32_t, int32_t> position_in(int64_t id) {
+  // the stream's last answer is checked first, inline.
+  std::pair<int32_t, int32_t> position_in(ThreadStream& s, int64_t id) {
     if (id == kAbsent) id = CommTable::kWorld;
-    if (id == last_position_id) return last_position;
-    return find_position(id);
+    if (id == s.last_position_id) return s.last_position;
+    return find_position(s, id);
   }
-  std::pair<int32_t, int32_t> find_position(int64_t id);
+  std::pair<int32_t, int32_t> find_position(ThreadStream& s, int64_t id);
   void start(int64_t t0);
   void timestamp(OpId op, int64_t enter_ns, int64_t exit_ns);
   // `list_entries`: the entries of ev's lists, and `lists`: whether any list
   // field was set, when the caller kept count (Call::set_list); else counted.
   static constexpr std::size_t kCountLists = SIZE_MAX;
-  bool append(Event& ev, const StackKey& stack, SiteId* site_memo = nullptr,
+  bool append(ThreadStream& s, Event& ev, const StackKey& stack, SiteId* site_memo = nullptr,
               std::size_t list_entries = kCountLists, bool lists = true);
-  bool repeat_of_last(const Event& ev);
-  void fold_unfolded();
+  bool repeat_of_last(ThreadStream& s, const Event& ev);
+  void fold_unfolded(ThreadStream& s);
   void read_clock_skew(int64_t t0);
   ClockSample clock_sample();
   void start_timeline(const char* dir, int64_t t0);
@@ -559,7 +603,7 @@ class Recorder {
   // This rank's trace: every thread's stream (threads.cpp), each folded
   // by stream_trace.
   Trace local_trace();
-  Trace stream_trace();
+  Trace stream_trace(ThreadStream& s);
   void write_partial(const char* why);
   // `partial`: the partial trace's status lines, if one was attempted.
   void report_status(const std::string& partial);
@@ -590,6 +634,9 @@ struct HoldingMark {
 struct CallBuffers {
   std::vector<MPI_Request> pending;
   std::vector<std::pair<bool, bool>> pending_wild;
+  // Per pending request: the stream of the other thread that made it
+  // (Call::requests_in), null for the calling thread's own.
+  std::vector<ThreadStream*> pending_owner;
   // Stand-ins for MPI_STATUSES_IGNORE / MPI_F_STATUSES_IGNORE; they only grow.
   std::vector<MPI_Status> statuses;
   std::vector<MPI_Fint> fstatuses;
@@ -606,8 +653,8 @@ CallBuffers& thread_buffers();
 // right after `r.append` queued a poll that found nothing: the next equal
 // poll from the same place may skip the Call. `anchor`/`site_memo` are
 // those of capture_stack.
-void arm_poll(Recorder& r, OpId op, const std::vector<MPI_Request>& requests, MPI_Comm comm,
-              int source, int tag, int index, uintptr_t anchor, SiteId* site_memo);
+void arm_poll(Recorder& r, ThreadStream& s, OpId op, const std::vector<MPI_Request>& requests,
+              MPI_Comm comm, int source, int tag, int index, uintptr_t anchor, SiteId* site_memo);
 // End of recording: waits until no fast path is adding a repeat.
 void wait_fast_polls(Recorder& r);
 

@@ -1,5 +1,5 @@
 // One event stream per thread that calls MPI (docs/recording.md "Threads"):
-// numbering the threads, swapping a thread's stream in when it records, and
+// numbering the threads, making a thread's stream at its first call, and
 // the rank's local trace with every thread's stream in it.
 
 #include <algorithm>
@@ -16,57 +16,41 @@ extern "C" __attribute__((weak)) int omp_get_level(void);
 
 namespace tracefold::record {
 
-TRACEFOLD_STATIC_TLS constinit thread_local int tl_stream = -1;
+TRACEFOLD_STATIC_TLS constinit thread_local ThreadStream* tl_stream = nullptr;
 
-void Recorder::swap_stream(ThreadStream& s) {
-  using std::swap;
-  swap(folder, s.folder);
-  swap(unfolded, s.unfolded);
-  swap(unfolded_n, s.unfolded_n);
-  swap(unfolded_has_lists, s.unfolded_has_lists);
-  swap(unfolded_list_entries, s.unfolded_list_entries);
-  swap(unfolded_repeats, s.unfolded_repeats);
-  swap(unfolded_repeat_n, s.unfolded_repeat_n);
-  swap(slow_repeats, s.slow_repeats);
-  swap(repeats_folded, s.repeats_folded);
-  swap(request_events, s.request_events);
-  swap(requests, s.requests);
-  swap(last_exit_ns, s.last_exit_ns);
+std::unique_ptr<ThreadStream> Recorder::make_stream(int t) {
+  auto s = std::make_unique<ThreadStream>();
+  s->number = t;
+  if (!sample_only) s->folder.emplace(t * size + rank, fold_options);
+  s->unfolded.resize(fold_batch);
+  s->unfolded_has_lists.resize(fold_batch);
+  s->unfolded_repeats.resize(fold_batch);
+  s->fast_repeat_limit = fast_repeat_limit;
+  return s;
 }
 
-void Recorder::activate_stream(int t) {
-  if (t == active_stream) return;
-  // The husk in the new stream's slot goes to the old one's, with its state.
-  swap_stream(*streams[static_cast<std::size_t>(t)]);
-  std::swap(streams[static_cast<std::size_t>(t)], streams[static_cast<std::size_t>(active_stream)]);
-  active_stream = t;
-  // An armed poll belongs to the stream that armed it (poll_counted).
-  queue_seq.store(queue_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
-void Recorder::switch_stream() {
-  if (streams.empty()) return;  // not started: nothing is recorded
-  if (tl_stream < 0) {
-    auto s = std::make_unique<ThreadStream>();
-    const int t = static_cast<int>(streams.size());
-    try {
-      if (!sample_only) s->folder.emplace(t * size + rank, fold_options);
-      s->unfolded.resize(fold_batch);
-      s->unfolded_has_lists.resize(fold_batch);
-      s->unfolded_repeats.resize(fold_batch);
-    } catch (const std::exception& ex) {
-      fail(std::string("a new thread's stream: ") + ex.what());
-      return;
-    }
-    // Its computation before its first call is not known: counted from now.
-    s->last_exit_ns = now_ns();
-    streams.push_back(std::move(s));
-    int omp = -1;
-    if (omp_get_level && omp_get_thread_num && omp_get_level() > 0) omp = omp_get_thread_num();
-    stream_omp.push_back(omp);
-    tl_stream = t;
+// The one place a thread's calls take the lock on the way: its first.
+ThreadStream& Recorder::new_stream() {
+  std::lock_guard lock(mu);
+  if (ThreadStream* s = tl_stream) return *s;  // a signal handler's call made it meanwhile
+  const int t = static_cast<int>(streams.size());
+  std::unique_ptr<ThreadStream> s;
+  try {
+    s = make_stream(t);
+  } catch (const std::exception& ex) {
+    fail(std::string("a new thread's stream: ") + ex.what());
+    // Somewhere to write that nobody reads: recording is off.
+    s = std::make_unique<ThreadStream>();
+    s->number = t;
   }
-  activate_stream(tl_stream);
+  // Its computation before its first call is not known: counted from now.
+  s->last_exit_ns = now_ns();
+  int omp = -1;
+  if (omp_get_level && omp_get_thread_num && omp_get_level() > 0) omp = omp_get_thread_num();
+  stream_omp.push_back(omp);
+  streams.push_back(std::move(s));
+  tl_stream = streams.back().get();
+  return *tl_stream;
 }
 
 namespace {
@@ -126,15 +110,44 @@ std::vector<int> canonical_order(const std::vector<Trace>& parts, const std::vec
   return order;
 }
 
+// `lthreads` (the threads that made the requests a call completed, see
+// Call::requests_in) names threads by their first call: renamed to the
+// trace's numbers, `number[t]` for thread t.
+void renumber_link_threads(Trace& t, const std::vector<int>& number) {
+  const std::optional<FieldId> f = FieldTable::find("lthreads");
+  if (!f) return;
+  for (Node& n : t.nodes)
+    for (auto& [id, el] : n.fields) {
+      if (id != *f) continue;
+      for (auto& en : el.entries()) {
+        // A list field's values are each execution's length, then its elements.
+        const std::vector<int64_t> v = en.values.to_vector();
+        ValueSeq renamed;
+        for (std::size_t i = 0; i < v.size();) {
+          const auto len = static_cast<std::size_t>(std::max<int64_t>(0, v[i]));
+          renamed.push_back(v[i++]);
+          for (std::size_t e = 0; e < len && i < v.size(); ++e, ++i)
+            renamed.push_back(v[i] >= 0 && static_cast<std::size_t>(v[i]) < number.size()
+                                  ? number[static_cast<std::size_t>(v[i])]
+                                  : v[i]);
+        }
+        en.values = std::move(renamed);
+      }
+    }
+}
+
 }  // namespace
 
 Trace Recorder::local_trace() {
-  if (streams.size() <= 1) return stream_trace();
-  std::vector<Trace> parts(streams.size());
-  for (std::size_t t = 0; t < streams.size(); ++t) {
-    activate_stream(static_cast<int>(t));
-    parts[t] = stream_trace();
+  if (streams.size() <= 1) {
+    if (streams.empty()) {
+      ThreadStream none;  // not started: an empty trace
+      return stream_trace(none);
+    }
+    return stream_trace(*streams[0]);
   }
+  std::vector<Trace> parts(streams.size());
+  for (std::size_t t = 0; t < streams.size(); ++t) parts[t] = stream_trace(*streams[t]);
   const std::vector<int> order = canonical_order(parts, stream_omp);
   if (rawlog.is_open()) {
     // The raw log numbered threads by their first call; the trace by `order`.
@@ -142,6 +155,9 @@ Trace Recorder::local_trace() {
     for (int t : order) rawlog << " " << t;
     rawlog << "\n";
   }
+  std::vector<int> number(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k)
+    number[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
   Trace merged;
   bool first = true;
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -149,6 +165,7 @@ Trace Recorder::local_trace() {
     Trace part = std::move(parts[from]);
     // Thread `from` is written as thread k: its location moves by whole worlds.
     if (from != k) relocate(part, static_cast<int32_t>(k) * size + rank);
+    if (!std::is_sorted(order.begin(), order.end())) renumber_link_threads(part, number);
     part.threads = static_cast<int32_t>(streams.size());
     if (stream_omp[from] >= 0)
       part.omp = Elastic::of(ValueSeq::repeated(stream_omp[from], 1),

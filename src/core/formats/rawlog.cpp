@@ -267,6 +267,15 @@ RawLog parse_raw_log(std::string_view text, const std::string& source) {
     }
     if (order.size() != renumber.size()) fail("'thread-order' must name each thread once");
     for (int32_t& t : log.event_threads) t = renumber[static_cast<std::size_t>(t)];
+    // `lthreads` values (threads that made the requests a call completed)
+    // were written with the numbers of the lines above too.
+    if (const std::optional<FieldId> lthreads = FieldTable::find("lthreads"))
+      for (Event& ev : log.events)
+        for (FieldValue& f : ev.fields)
+          if (f.field == *lthreads)
+            for (int64_t& v : f.list)
+              if (v >= 0 && static_cast<std::size_t>(v) < renumber.size())
+                v = renumber[static_cast<std::size_t>(v)];
   }
   return log;
 }
