@@ -79,7 +79,8 @@ struct WaitCallPath {
   std::vector<std::string> stack;
 };
 
-/// One (pattern, call path, rank) cell.
+/// One (pattern, call path, rank) cell; with threads the "rank" is a
+/// location (WaitReport::locations).
 using WaitKey = std::tuple<int32_t, int32_t, int32_t>;
 
 /// Which sends Late Receiver charges, and how much (docs/analyze.md).
@@ -125,6 +126,13 @@ struct WaitInstance {
   WaitPattern pattern = WaitPattern::kTime;  ///< the leaf pattern it is charged to
 };
 
+/// A (rank, thread) location of a trace with threads; `name` is `R.T` for
+/// a rank with more than one thread, else `R`.
+struct WaitLocation {
+  int32_t rank = 0, thread = 0;
+  std::string name;
+};
+
 /// The analysis result. Severities are seconds, *inclusive* along the
 /// pattern tree (Late Sender includes Wrong Order); exclusive() subtracts
 /// the children, as CUBE stores them.
@@ -156,6 +164,19 @@ struct WaitReport {
   /// Receives that ended before their send began (clock condition), found
   /// and repaired by the controlled logical clock before the analysis.
   uint64_t clock_violations = 0;
+  /// With threads: what the "rank" of every cell, critical path entry,
+  /// delay cost and instance is (an index here). Empty: one thread per
+  /// rank, the index is the rank.
+  std::vector<WaitLocation> locations;
+
+  /// Ranks, or locations when there are threads.
+  int32_t location_count() const {
+    return locations.empty() ? world_size : int32_t(locations.size());
+  }
+  /// `R`, or `R.T` for a thread of a rank with several.
+  std::string location_name(int32_t location) const {
+    return locations.empty() ? std::to_string(location) : locations[std::size_t(location)].name;
+  }
 
   /// Sum of `pattern` over call paths and ranks (inclusive).
   double total(WaitPattern pattern) const;
@@ -164,9 +185,17 @@ struct WaitReport {
 };
 
 /// Each rank's events of a recorded timeline, on rank 0's clock; events past
-/// the recorder's size bound are left out (counted in `dropped`).
+/// the recorder's size bound are left out (counted in `dropped`). A trace
+/// with threads gives one entry of `ranks` per (rank, thread) location,
+/// named in `locations`.
 struct WaitInput {
   std::vector<std::vector<TimedEvent>> ranks;
+  /// With threads: the location of each entry of `ranks` (empty: entry r
+  /// is rank r).
+  std::vector<WaitLocation> locations;
+  /// How the times were made, when they are not the recorded ones (the
+  /// report's first note).
+  std::string note;
   uint64_t dropped = 0;
   /// Per rank: 1 when its timeline has the clock offset measured at
   /// MPI_Finalize, 0 when it ends early (the rank died, or the run was
@@ -197,6 +226,10 @@ struct WaitInput {
 
 /// Reads TRACE's timeline directory `dir` (every rank). Throws WaitsError
 /// if it is missing (record with --timeline) or belongs to another run.
+/// A trace with threads gets one entry per location laid out from its mean
+/// times (synthesize_timeline), each thread from time 0, and says so in
+/// `note`: a recorded timeline holds one sequence per rank with its
+/// threads' calls mixed, and does not say which thread made each call.
 /// A timeline cut by its size bound is analysed up to its end, and every
 /// rank up to the time it ends at (WaitInput::cut_ns).
 WaitInput load_wait_input(const Trace& trace, const std::string& dir);

@@ -37,8 +37,8 @@ void run_analyze(const AnalyzeArgs& args) {
   // A size the scalasca rule would ignore is a mistake worth saying.
   if (args.rendezvous_given && args.late_receiver != "protocol")
     throw std::runtime_error("--rendezvous applies to --late-receiver protocol only");
+  // A trace with threads is analysed per (rank, thread) location.
   Trace trace = load_trace(args.trace);
-  one_thread_per_rank(trace, "analyze");
   // Only CUBE's call tree shows whole call paths; text and JSON show labels.
   prepare_sites(trace, args.sites, fs::path(args.output).extension() != ".cubex");
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;

@@ -40,12 +40,13 @@ void write_report_analysis(std::ostream& out, const WaitReport& r) {
     return;
   }
   out << "<table id=\"waits-heatmap\">\n<thead><tr><th>pattern</th><th>total</th>";
-  for (int32_t rank = 0; rank < r.world_size; ++rank) out << "<th>" << rank << "</th>";
+  for (int32_t rank = 0; rank < r.location_count(); ++rank)
+    out << "<th>" << xml_escape(r.location_name(rank)) << "</th>";
   out << "</tr></thead>\n<tbody>\n";
   for (const auto& [p, total] : per_pattern) {
     out << "<tr><td>" << xml_escape(r.patterns[std::size_t(p)].name) << "</td><td class=\"num\">"
         << time_text(total * 1e9) << "</td>";
-    for (int32_t rank = 0; rank < r.world_size; ++rank) {
+    for (int32_t rank = 0; rank < r.location_count(); ++rank) {
       auto it = cell.find({p, rank});
       const double v = it == cell.end() ? 0 : it->second;
       out << "<td class=\"num\" style=\"background:" << heat_colour(peak > 0 ? v / peak : 0)

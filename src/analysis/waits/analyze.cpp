@@ -121,6 +121,26 @@ void Analysis::note_wait(const WaitState& w) {
   waited[std::size_t(w.waiter)][w.wev] += w.ns;
 }
 
+MatchResult match_locations(const Trace& trace, const WaitInput& in) {
+  if (in.locations.empty()) {
+    std::vector<std::vector<Event>> evs(in.ranks.size());
+    for (std::size_t r = 0; r < evs.size(); ++r) {
+      evs[r].reserve(in.ranks[r].size());
+      for (const TimedEvent& te : in.ranks[r]) evs[r].push_back(te.ev);
+    }
+    return match_messages(trace.comms, evs);
+  }
+  // A receive takes its key's sends from every thread of the sending rank
+  // (which thread's send it matched is not in the trace): export's pairing.
+  std::vector<RankTimeline> tl(in.ranks.size());
+  for (std::size_t k = 0; k < tl.size(); ++k) {
+    tl[k].rank = in.locations[k].rank;
+    tl[k].thread = in.locations[k].thread;
+    tl[k].events = in.ranks[k];
+  }
+  return match_messages(trace.comms, tl);
+}
+
 int64_t field_of(const Event& ev, const char* name) {
   return field_by_literal(ev, name);
 }
@@ -416,26 +436,22 @@ namespace {
 // Messages matched by the core (timeline.hpp), handed to each receiver and
 // sender as the parallel analysis's exchange would.
 void point_to_point(Analysis& a) {
-  std::vector<std::vector<Event>> evs(a.in.ranks.size());
-  for (std::size_t r = 0; r < evs.size(); ++r) {
-    evs[r].reserve(a.in.ranks[r].size());
-    for (const TimedEvent& te : a.in.ranks[r]) evs[r].push_back(te.ev);
-  }
-  MatchResult m = match_messages(a.trace.comms, evs);
+  MatchResult m = match_locations(a.trace, a.in);
   a.rep.messages = m.messages.size();
   a.rep.unmatched_sends = m.unmatched_sends;
   a.rep.unmatched_recvs = m.unmatched_recvs;
-  std::vector<std::vector<RecvMatch>> recvs(evs.size());
-  std::vector<std::vector<SendMatch>> sends(evs.size());
+  const std::size_t n = a.in.ranks.size();
+  std::vector<std::vector<RecvMatch>> recvs(n);
+  std::vector<std::vector<SendMatch>> sends(n);
   for (const Message& msg : m.messages) {
-    recvs[std::size_t(msg.receiver)].push_back({msg.recv_event, msg.recv_complete_event, msg.sender,
-                                                msg.send_event,
-                                                a.at(msg.sender, msg.send_event).start_ns});
-    sends[std::size_t(msg.sender)].push_back(
-        {msg.send_event, msg.send_complete_event, msg.receiver, msg.recv_event,
-         a.at(msg.receiver, msg.recv_event).start_ns, msg.bytes});
+    const auto sender = int32_t(msg.sender_stream), receiver = int32_t(msg.receiver_stream);
+    recvs[std::size_t(receiver)].push_back({msg.recv_event, msg.recv_complete_event, sender,
+                                            msg.send_event, a.at(sender, msg.send_event).start_ns});
+    sends[std::size_t(sender)].push_back({msg.send_event, msg.send_complete_event, receiver,
+                                          msg.recv_event, a.at(receiver, msg.recv_event).start_ns,
+                                          msg.bytes});
   }
-  for (std::size_t r = 0; r < evs.size(); ++r) {
+  for (std::size_t r = 0; r < n; ++r) {
     late_senders(a, int32_t(r), std::move(recvs[r]));
     late_receivers(a, int32_t(r), sends[r]);
   }
@@ -455,16 +471,30 @@ void collectives(Analysis& a) {
   };
   std::map<std::tuple<int64_t, int32_t, uint64_t>, Instance> instances;
   std::vector<const std::vector<std::size_t>*> done(a.in.ranks.size());
-  for (int32_t r = 0; r < a.rep.world_size; ++r) {
+  // With threads: one location of each rank may call collectives on a
+  // group, since their order across a rank's threads is not recorded.
+  auto& caller = a.coll_caller;
+  for (int32_t r = 0; r < int32_t(a.in.ranks.size()); ++r) {
     done[std::size_t(r)] = &collective_done(a, r);
     // This rank's k-th collective on a group meets the others' k-th.
     std::map<std::pair<int64_t, int32_t>, uint64_t> seq;
     const auto& evs = a.in.ranks[std::size_t(r)];
     for (std::size_t i = 0; i < evs.size(); ++i) {
       int64_t comm = 0;
-      const CommGroup* g = analysed_collective(a.trace, evs[i].ev, r, comm);
+      const CommGroup* g = analysed_collective(a.trace, evs[i].ev, a.world_rank(r), comm);
       if (!g) continue;
       const std::pair<int64_t, int32_t> gk{comm, g->members.front()};
+      if (!a.in.locations.empty()) {
+        const int32_t first =
+            caller.try_emplace({a.world_rank(r), comm, g->members.front()}, r).first->second;
+        if (first != r)
+          throw WaitsError("locations " + a.in.locations[std::size_t(first)].name + " and " +
+                           a.in.locations[std::size_t(r)].name +
+                           " (rank.thread) both call collectives on communicator " +
+                           std::to_string(comm) +
+                           ": their order across threads is not recorded, so the instances "
+                           "cannot be told apart");
+      }
       Instance& inst = instances[{comm, g->members.front(), seq[gk]++}];
       inst.comm = comm;
       inst.group = g;
@@ -494,7 +524,7 @@ void collectives(Analysis& a) {
       if (s.last_in.rank < 0 || e.start_ns > s.last_in.start)
         s.last_in = {e.start_ns, m.rank, m.ev};
       s.first_out = std::min(s.first_out, e.end_ns);
-      if (m.rank == root)
+      if (a.world_rank(m.rank) == root)
         s.root = {e.start_ns, m.rank, m.ev};
       else if (s.first_nonroot.rank < 0 || e.start_ns < s.first_nonroot.start)
         s.first_nonroot = {e.start_ns, m.rank, m.ev};
@@ -503,7 +533,8 @@ void collectives(Analysis& a) {
         CollectiveShape::kScan) {
       // In communicator order: a rank depends on the ranks below it.
       std::map<int32_t, const Member*> by_rank;
-      for (const Member& m : inst.members) by_rank[a.trace.comms.rank_in(inst.comm, m.rank)] = &m;
+      for (const Member& m : inst.members)
+        by_rank[a.trace.comms.rank_in(inst.comm, a.world_rank(m.rank))] = &m;
       CollPoint below;
       for (const auto& [cr, m] : by_rank) {
         s.latest_below = below;
@@ -523,11 +554,16 @@ WaitReport analyze_waits(const Trace& trace, const WaitInput& input, const WaitO
   WaitReport rep;
   rep.world_size = trace.world_size;
   rep.patterns = wait_patterns();
-  if (static_cast<int32_t>(input.ranks.size()) != trace.world_size)
+  if (input.locations.empty() && static_cast<int32_t>(input.ranks.size()) != trace.world_size)
     throw WaitsError("timeline of " + std::to_string(input.ranks.size()) +
                      " ranks, the trace has " + std::to_string(trace.world_size));
+  if (!input.locations.empty() && input.locations.size() != input.ranks.size())
+    throw WaitsError("events of " + std::to_string(input.ranks.size()) + " locations, " +
+                     std::to_string(input.locations.size()) + " named");
+  rep.locations = input.locations;
+  if (!input.note.empty()) rep.notes.push_back(input.note);
   Analysis a(trace, input, rep, options);
-  for (int32_t r = 0; r < rep.world_size; ++r) basic_times(a, r);
+  for (int32_t r = 0; r < int32_t(input.ranks.size()); ++r) basic_times(a, r);
   report_progress(options.progress, 1, kWaitPasses);
   point_to_point(a);
   report_progress(options.progress, 2, kWaitPasses);

@@ -42,16 +42,14 @@ uint64_t repair_receiver(std::vector<TimedEvent>& mine,
 }  // namespace waits_detail
 
 uint64_t repair_clock_condition(const Trace& trace, WaitInput& in, int passes) {
-  std::vector<std::vector<Event>> evs(in.ranks.size());
-  for (std::size_t r = 0; r < evs.size(); ++r)
-    for (const TimedEvent& te : in.ranks[r]) evs[r].push_back(te.ev);
-  MatchResult m = match_messages(trace.comms, evs);
+  // With threads the entries are locations, each laid out on its own.
+  MatchResult m = waits_detail::match_locations(trace, in);
   std::vector<const Message*> order;
   for (const Message& msg : m.messages)
-    if (msg.sender != msg.receiver) order.push_back(&msg);
+    if (msg.sender_stream != msg.receiver_stream) order.push_back(&msg);
   std::stable_sort(order.begin(), order.end(), [](const Message* x, const Message* y) {
-    return std::tie(x->receiver, x->recv_complete_event) <
-           std::tie(y->receiver, y->recv_complete_event);
+    return std::tie(x->receiver_stream, x->recv_complete_event) <
+           std::tie(y->receiver_stream, y->recv_complete_event);
   });
   uint64_t first = 0;
   std::vector<std::pair<std::size_t, int64_t>> msgs;
@@ -61,14 +59,14 @@ uint64_t repair_clock_condition(const Trace& trace, WaitInput& in, int passes) {
     // does not depend on the order ranks are visited in.
     std::vector<int64_t> sent(order.size());
     for (std::size_t i = 0; i < order.size(); ++i)
-      sent[i] = in.ranks[std::size_t(order[i]->sender)][order[i]->send_event].start_ns;
+      sent[i] = in.ranks[order[i]->sender_stream][order[i]->send_event].start_ns;
     uint64_t found = 0;
     for (std::size_t i = 0; i < order.size();) {
-      const int32_t r = order[i]->receiver;
+      const std::size_t r = order[i]->receiver_stream;
       msgs.clear();
-      for (; i < order.size() && order[i]->receiver == r; ++i)
+      for (; i < order.size() && order[i]->receiver_stream == r; ++i)
         msgs.push_back({order[i]->recv_complete_event, sent[i]});
-      found += waits_detail::repair_receiver(in.ranks[std::size_t(r)], msgs);
+      found += waits_detail::repair_receiver(in.ranks[r], msgs);
     }
     if (pass == 0) first = found;
     if (found == 0) break;

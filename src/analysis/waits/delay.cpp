@@ -18,8 +18,12 @@ constexpr std::size_t kMaxScan = 100000;
 
 bool syncs_with(const Analysis& a, const SyncPoint& p, int32_t other) {
   if (p.partner >= 0) return p.partner == other;
-  const CommGroup* g = a.trace.comms.group_of(p.comm, other);
-  return g && !g->members.empty() && g->members.front() == p.group_first;
+  const CommGroup* g = a.trace.comms.group_of(p.comm, a.world_rank(other));
+  if (!g || g->members.empty() || g->members.front() != p.group_first) return false;
+  if (a.in.locations.empty()) return true;
+  // Of a rank's threads, only the one that calls the group's collectives.
+  auto c = a.coll_caller.find({a.world_rank(other), p.comm, p.group_first});
+  return c != a.coll_caller.end() && c->second == other;
 }
 
 __extension__ typedef __int128 Wide;  // GCC and Clang: exact products of nanoseconds
@@ -145,7 +149,7 @@ void critical_path(Analysis& a) {
   int32_t r = -1;
   int64_t last = 0;
   uint64_t total = 0;
-  for (int32_t q = 0; q < a.rep.world_size; ++q) {
+  for (int32_t q = 0; q < int32_t(a.in.ranks.size()); ++q) {
     const auto& evs = a.in.ranks[std::size_t(q)];
     total += evs.size();
     if (!evs.empty() && (r < 0 || evs.back().start_ns > last)) {

@@ -177,7 +177,38 @@ WaitInput load_wait_input(const Trace& tables, std::vector<std::vector<Event>>&&
       });
 }
 
+namespace {
+
+// A recorded timeline is one sequence per rank with its threads' calls
+// mixed and no thread per record: splitting it by operation would guess
+// wherever two threads make the same call. Each location is laid out from
+// the trace's own per-thread mean times instead, as export does.
+WaitInput thread_layout(const Trace& trace, const std::string& dir) {
+  WaitInput in;
+  std::vector<RankTimeline> tl = synthesize_timeline(trace);
+  std::vector<int32_t> per_rank(std::size_t(trace.world_size), 0);
+  for (const RankTimeline& t : tl) ++per_rank[std::size_t(t.rank)];
+  for (RankTimeline& t : tl) {
+    const bool several = per_rank[std::size_t(t.rank)] > 1;
+    in.locations.push_back(
+        {t.rank, t.thread,
+         std::to_string(t.rank) + (several ? "." + std::to_string(t.thread) : std::string())});
+    in.ranks.push_back(std::move(t.events));
+  }
+  in.end_offset.assign(in.ranks.size(), 1);
+  in.note = "the trace has " + std::to_string(trace.threads) +
+            " threads a rank; each (rank, thread) location's calls are laid out from the "
+            "trace's mean times (computation, then the call), every location from time 0, "
+            "since a recorded timeline holds one sequence per rank with its threads' calls "
+            "mixed: the wait states are those of that layout, not measured ones";
+  if (std::filesystem::is_directory(dir)) in.note += " (" + dir + " not used)";
+  return in;
+}
+
+}  // namespace
+
 WaitInput load_wait_input(const Trace& trace, const std::string& dir) {
+  if (trace.threads > 1) return thread_layout(trace, dir);
   if (!std::filesystem::is_directory(dir))
     throw WaitsError(dir +
                      ": no timeline directory; wait-state analysis needs event times: record "

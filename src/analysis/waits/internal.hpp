@@ -58,6 +58,9 @@ struct Analysis {
   /// Per rank, once computed: collective_completions of its events (see
   /// collective_done).
   std::vector<std::vector<std::size_t>> coll_done;
+  /// With threads: the location that calls the collectives of each (world
+  /// rank, communicator, first member of its group).
+  std::map<std::tuple<int32_t, int64_t, int32_t>, int32_t> coll_caller;
 
   Analysis(const Trace& t, const WaitInput& i, WaitReport& r, const WaitOptions& o);
   int32_t callpath(const Event& ev, bool computation);
@@ -66,7 +69,16 @@ struct Analysis {
   const TimedEvent& at(int32_t rank, std::size_t ev) const {
     return in.ranks[std::size_t(rank)][ev];
   }
+  /// The world rank of a location (the pattern code's "rank" is the index
+  /// of in.ranks: a location when the trace has threads).
+  int32_t world_rank(int32_t location) const {
+    return in.locations.empty() ? location : in.locations[std::size_t(location)].rank;
+  }
 };
+
+/// The point-to-point messages of `in`, matched by the core between its
+/// entries (ranks, or locations: Message::sender_stream/receiver_stream).
+MatchResult match_locations(const Trace& trace, const WaitInput& in);
 
 /// Time per call path of one rank: computation, MPI and their groups.
 void basic_times(Analysis& a, int32_t rank);

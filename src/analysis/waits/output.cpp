@@ -43,8 +43,12 @@ int depth(const WaitReport& r, int32_t p) {
 
 void write_wait_text(std::ostream& out, const WaitReport& r, std::size_t top) {
   const double time_total = r.total(WaitPattern::kTime);
-  out << "wait-state analysis: " << r.world_size << " ranks, run time " << fixed(r.run_seconds)
-      << " s, " << r.events << " events, " << r.messages << " messages, " << r.collectives
+  out << "wait-state analysis: " << r.world_size << " ranks"
+      << (r.locations.empty()
+              ? std::string()
+              : " (" + std::to_string(r.locations.size()) + " locations, named rank.thread)")
+      << ", run time " << fixed(r.run_seconds) << " s, " << r.events << " events, " << r.messages
+      << " messages, " << r.collectives
       << " collective instances; clock condition: " << r.clock_violations
       << " violations repaired\n";
   for (const std::string& n : r.notes) out << "note: " << n << "\n";
@@ -75,7 +79,7 @@ void write_wait_text(std::ostream& out, const WaitReport& r, std::size_t top) {
       out << "  " << fixed(v) << " s  call path " << cp << ": "
           << r.callpaths[std::size_t(cp)].label << "\n";
     for (const auto& [rank, v] : top_of(by_rank, top))
-      out << "  " << fixed(v) << " s  rank " << rank << "\n";
+      out << "  " << fixed(v) << " s  rank " << r.location_name(rank) << "\n";
   }
   double cp_total = 0;
   std::map<int32_t, double> cp_ranks;
@@ -85,23 +89,23 @@ void write_wait_text(std::ostream& out, const WaitReport& r, std::size_t top) {
   }
   out << "\ncritical path: " << fixed(cp_total) << " s\n";
   for (const auto& [rank, v] : top_of(cp_ranks, top))
-    out << "  " << fixed(v) << " s  rank " << rank << "\n";
+    out << "  " << fixed(v) << " s  rank " << r.location_name(rank) << "\n";
   for (const auto& [key, v] : top_of(r.critical_path, top))
-    out << "  " << fixed(v) << " s  rank " << key.second << "  call path " << key.first << ": "
-        << r.callpaths[std::size_t(key.first)].label << "\n";
+    out << "  " << fixed(v) << " s  rank " << r.location_name(key.second) << "  call path "
+        << key.first << ": " << r.callpaths[std::size_t(key.first)].label << "\n";
   double dc_total = 0;
   for (const auto& [key, v] : r.delay_costs) dc_total += v;
   out << "\ndelay costs (who made others wait): " << fixed(dc_total) << " s\n";
   for (const auto& [key, v] : top_of(r.delay_costs, top))
-    out << "  " << fixed(v) << " s  rank " << key.second << "  call path " << key.first << ": "
-        << r.callpaths[std::size_t(key.first)].label << "\n";
+    out << "  " << fixed(v) << " s  rank " << r.location_name(key.second) << "  call path "
+        << key.first << ": " << r.callpaths[std::size_t(key.first)].label << "\n";
   double pc_total = 0;
   for (const auto& [key, v] : r.propagated_costs) pc_total += v;
   out << "\npropagated delay costs (waiting passed on through other ranks' waits): "
       << fixed(pc_total) << " s\n";
   for (const auto& [key, v] : top_of(r.propagated_costs, top))
-    out << "  " << fixed(v) << " s  rank " << key.second << "  call path " << key.first << ": "
-        << r.callpaths[std::size_t(key.first)].label << "\n";
+    out << "  " << fixed(v) << " s  rank " << r.location_name(key.second) << "  call path "
+        << key.first << ": " << r.callpaths[std::size_t(key.first)].label << "\n";
 }
 
 void write_wait_json(std::ostream& out, const WaitReport& r) {
@@ -118,6 +122,24 @@ void write_wait_json(std::ostream& out, const WaitReport& r) {
   j["incomplete_collectives"] = r.incomplete_collectives;
   j["clock_violations"] = r.clock_violations;
   j["notes"] = r.notes;
+  // With threads a cell's "rank" is the world rank and "thread" and
+  // "location" (rank.thread) say which of its threads.
+  auto where = [&](ordered_json& o, int32_t loc) {
+    if (r.locations.empty()) {
+      o["rank"] = loc;
+      return;
+    }
+    const WaitLocation& l = r.locations[std::size_t(loc)];
+    o["rank"] = l.rank;
+    o["thread"] = l.thread;
+    o["location"] = l.name;
+  };
+  if (!r.locations.empty()) {
+    ordered_json locs = ordered_json::array();
+    for (const WaitLocation& l : r.locations)
+      locs.push_back({{"rank", l.rank}, {"thread", l.thread}, {"name", l.name}});
+    j["locations"] = locs;
+  }
   ordered_json pats = ordered_json::array();
   for (std::size_t p = 0; p < r.patterns.size(); ++p)
     pats.push_back({{"id", r.patterns[p].id},
@@ -135,16 +157,23 @@ void write_wait_json(std::ostream& out, const WaitReport& r) {
                    {"parent", c.parent}});
   j["callpaths"] = cps;
   ordered_json sev = ordered_json::array();
-  for (const auto& [key, v] : r.severity)
-    sev.push_back({{"pattern", r.patterns[std::size_t(std::get<0>(key))].id},
-                   {"callpath", std::get<1>(key)},
-                   {"rank", std::get<2>(key)},
-                   {"seconds", v}});
+  for (const auto& [key, v] : r.severity) {
+    ordered_json c = {{"pattern", r.patterns[std::size_t(std::get<0>(key))].id},
+                      {"callpath", std::get<1>(key)}};
+    where(c, std::get<2>(key));
+    c["seconds"] = v;
+    sev.push_back(std::move(c));
+  }
   j["severity"] = sev;
-  auto pairs = [](const std::map<std::pair<int32_t, int32_t>, double>& m) {
+  auto pairs = [&](const std::map<std::pair<int32_t, int32_t>, double>& m) {
     ordered_json a = ordered_json::array();
-    for (const auto& [key, v] : m)
-      if (v > 0) a.push_back({{"callpath", key.first}, {"rank", key.second}, {"seconds", v}});
+    for (const auto& [key, v] : m) {
+      if (v <= 0) continue;
+      ordered_json c = {{"callpath", key.first}};
+      where(c, key.second);
+      c["seconds"] = v;
+      a.push_back(std::move(c));
+    }
     return a;
   };
   j["critical_path"] = pairs(r.critical_path);
@@ -167,6 +196,10 @@ void write_wait_report(const WaitReport& report, const std::string& path, std::s
   if (ext != ".cubex" && ext != ".json" && ext != ".txt")
     throw WaitsError(path + ": unknown report format (use .txt, .json or .cubex)");
   if (ext == ".cubex") {
+    if (!report.locations.empty())
+      throw WaitsError(path +
+                       ": the CUBE form here has one thread per process; this analysis has "
+                       "threads (use .json or .txt)");
     write_cubex(wait_cube(report), path);
     return;
   }

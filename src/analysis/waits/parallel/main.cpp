@@ -39,7 +39,13 @@ int run(const Args& args, int me, int np, double init_wall, double init_cpu) {
     if (!args.output.empty() && ext != ".txt" && ext != ".json" && ext != ".cubex")
       throw WaitsError(args.output + ": unknown report format (use .txt, .json or .cubex)");
     trace = load_trace(args.trace);
-    if (np != trace.world_size)
+    // Its ranks exchange per recorded rank; locations of several threads
+    // would need one stream per thread in every exchange.
+    if (trace.threads > 1)
+      err = args.trace + " has " + std::to_string(trace.threads) +
+            " threads a rank: the parallel analysis takes one thread per rank; run `tracefold "
+            "analyze` without mpirun, which analyses each (rank, thread) location";
+    else if (np != trace.world_size)
       err = "analysis started with " + std::to_string(np) + " ranks, the recording has " +
             std::to_string(trace.world_size) + ": run it with mpirun -np " +
             std::to_string(trace.world_size) + " or without mpirun";

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `tracefold analyze` per (rank, thread) location (tests/apps/thread_late.c,
+# MPI_THREAD_MULTIPLE): thread 1 of rank 1 sends DELAY ms late to thread 1
+# of rank 0, while thread 0 of rank 0 never waits. The Late Sender must be
+# on location 0.1 (within 25 % of the sleep the program measured), none on
+# any other location, its delay cost on 1.1; the report names the
+# locations rank.thread and says its times are laid out from mean times.
+# The parallel analysis refuses the trace, naming why, and extrapolate
+# refuses traces with threads (threads recorded at 2 and 4 ranks).
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
+# A rank waiting in MPI leaves the processor to the one it waits for.
+export OMPI_MCA_mpi_yield_when_idle=1
+needs_yielding_waits 2
+DELAY=400
+
+limited out.txt err.txt "$TF" record --timeline -o t.tf -- \
+  "$MPIRUN" -np 2 "$APPS/app_thread_late" "$DELAY"
+if grep -q "not provided" out.txt; then
+  echo "this MPI does not provide MPI_THREAD_MULTIPLE: not run"
+  exit 77
+fi
+if [[ $LRC -ne 0 ]]; then
+  bad "recording exited $LRC"
+  show_run out.txt err.txt
+  finish
+fi
+SLEPT=$(sed -n 's/^thread_late: rank 1 thread 1 slept \([0-9.]*\) s$/\1/p' out.txt)
+[[ -n $SLEPT ]] || { bad "the program did not print its sleep"; show_run out.txt; finish; }
+
+CHECKS=$((CHECKS + 1))
+if "$TF" analyze t.tf -o report.json 2>a-err.txt && "$TF" analyze t.tf >report.txt 2>>a-err.txt; then
+  if msg=$(python3 - report.json "$SLEPT" <<'PY' 2>&1
+import json, sys
+r = json.load(open(sys.argv[1]))
+slept = float(sys.argv[2])
+names = [l["name"] for l in r.get("locations", [])]
+assert names == ["0.0", "1.0", "0.1", "1.1"], f"locations {names}"
+ls = {}
+for c in r["severity"]:
+    if c["pattern"] in ("late_sender", "wrong_order"):
+        assert c["location"] == f'{c["rank"]}.{c["thread"]}', c
+        if c["pattern"] == "late_sender":
+            ls[c["location"]] = ls.get(c["location"], 0) + c["seconds"]
+got = ls.pop("0.1", 0.0)
+assert abs(got - slept) <= 0.25 * slept, f"Late Sender on 0.1: {got:.3f} s, slept {slept:.3f} s"
+assert not ls, f"Late Sender on other locations: {ls}"
+dc = {}
+for c in r["delay_costs"]:
+    dc[c["location"]] = dc.get(c["location"], 0) + c["seconds"]
+assert max(dc, key=dc.get) == "1.1", f"delay costs {dc}"
+assert any("laid out from the trace's mean times" in n for n in r["notes"]), r["notes"]
+print(f"Late Sender {got:.3f} s on 0.1 (slept {slept:.3f} s), none elsewhere; delay cost on 1.1")
+PY
+  ); then
+    ok "$msg"
+  else
+    bad "$msg"
+  fi
+  grep -q "s  rank 0\.1$" report.txt || { bad "the text report does not name location 0.1"; show_run report.txt; }
+  grep -q "4 locations, named rank.thread" report.txt || bad "the text report's header"
+else
+  bad "tracefold analyze failed"
+  show_run a-err.txt
+fi
+
+CHECKS=$((CHECKS + 1))
+limited p-out.txt p-err.txt "$MPIRUN" -np 2 "$TF" analyze t.tf
+if [[ $LRC -eq 0 ]]; then
+  bad "the parallel analysis took a trace with threads"
+elif grep -q "threads a rank: the parallel analysis takes one thread per rank" p-err.txt p-out.txt; then
+  ok "the parallel analysis refuses, naming the threads"
+else
+  bad "the parallel analysis's refusal"
+  show_run p-out.txt p-err.txt
+fi
+
+CHECKS=$((CHECKS + 1))
+for np in 2 4; do
+  limited "x$np-out.txt" "x$np-err.txt" "$TF" record -o "th$np.tf" -- "$MPIRUN" -np "$np" "$APPS/app_threads" 5
+done
+if "$TF" extrapolate th2.tf th4.tf --ranks 8 -o th8.tf 2>x-err.txt; then
+  bad "extrapolate took traces with threads"
+elif grep -q "one thread per rank" x-err.txt; then
+  ok "extrapolate refuses traces with threads"
+else
+  bad "extrapolate's refusal"
+  show_run x-err.txt
+fi
+finish
