@@ -231,6 +231,10 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
   // live, and takes over.
   std::vector<bool> tentative(evs.size(), false);
   const auto links_id = FieldTable::links();
+  // A request another thread made counts back in that thread's requests,
+  // not in these (`lthreads`, docs/format.md): left uncompleted here rather
+  // than pinned on one of this thread's own.
+  const std::optional<FieldId> lthreads_id = FieldTable::find("lthreads");
   for (std::size_t i = 0; i < evs.size(); ++i) {
     const Event& ev = evs[i];
     if (OpTable::makes_request(ev.op)) {
@@ -240,6 +244,10 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
     if (classify(ev.op) != OpClass::kCompletion) continue;
     const FieldValue* links = ev.find(links_id);
     if (!links) continue;
+    const FieldValue* makers = lthreads_id ? ev.find(*lthreads_id) : nullptr;
+    auto foreign = [&](std::size_t k) {
+      return makers && k < makers->list.size() && !is_sentinel(makers->list[k]);
+    };
     const int64_t flag = field_by_literal(ev, "flag");
     if (flag == 0) continue;  // a Test that found nothing complete
     const int64_t index = field_by_literal(ev, "index");
@@ -254,13 +262,14 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
     wild.assign(links->list.size(), false);
     for (std::size_t k = 0; k < links->list.size(); ++k) {
       const int64_t d = links->list[k];
-      if (is_sentinel(d) || d <= 0 || static_cast<std::size_t>(d) > reqs.size()) continue;
+      if (foreign(k) || is_sentinel(d) || d <= 0 || static_cast<std::size_t>(d) > reqs.size())
+        continue;
       wild[k] = is_wildcard_receive(evs[reqs[reqs.size() - static_cast<std::size_t>(d)]]);
     }
     const std::vector<WildcardMatch> matches = wildcard_matches(ev, wild);
     for (std::size_t k = 0; k < links->list.size(); ++k) {
       if (any && !is_sentinel(index) && static_cast<int64_t>(k) != index) continue;
-      if (matches[k].outcome == WildcardOutcome::kNotCompleted) continue;
+      if (matches[k].outcome == WildcardOutcome::kNotCompleted || foreign(k)) continue;
       const int64_t d = links->list[k];
       if (is_sentinel(d) || d <= 0 || static_cast<std::size_t>(d) > reqs.size()) continue;
       const std::size_t creator = reqs[reqs.size() - static_cast<std::size_t>(d)];

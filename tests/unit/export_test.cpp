@@ -304,5 +304,22 @@ TEST(HeatColour, EndsOfTheScale) {
   EXPECT_EQ(heat_colour(2.0), "#800026");
 }
 
+// A completion's `lthreads` entry names another thread that made the
+// request: its `links` entry counts back in that thread's requests, so it
+// must not complete one of the caller's own.
+TEST(FindCompletions, AnotherThreadsRequestIsNotTheCallersOwn) {
+  const FieldId lthreads = FieldTable::intern("lthreads", FieldKind::kList);
+  Event foreign = with_links(make_event("MPI_Wait", 3), {2});
+  foreign.set_list(lthreads, {1});
+  Event mixed = with_links(make_event("MPI_Waitall", 4), {1, 2});
+  mixed.set_list(lthreads, {kNull, 1});
+  const std::vector<Event> evs = {make_event("MPI_Irecv", 1, {{"peer", 0}, {"tag", 0}}),
+                                  make_event("MPI_Irecv", 2, {{"peer", 0}, {"tag", 1}}), foreign,
+                                  mixed, with_links(make_event("MPI_Wait", 3), {2})};
+  const RequestCompletions c = find_completions(evs);
+  EXPECT_EQ(c.done[0], 4u);  // not by event 2 nor 3, which name thread 1's
+  EXPECT_EQ(c.done[1], 3u);  // the Waitall's own entry
+}
+
 }  // namespace
 }  // namespace tracefold
