@@ -5,8 +5,9 @@
 # on location 0.1 (within 25 % of the sleep the program measured), none on
 # any other location, its delay cost on 1.1; the report names the
 # locations rank.thread and says its times are laid out from mean times.
-# The parallel analysis refuses the trace, naming why, and extrapolate
-# refuses traces with threads (threads recorded at 2 and 4 ranks).
+# The parallel analysis and diagnose refuse the trace, naming why, and
+# extrapolate refuses traces with threads (threads recorded at 2 and 4
+# ranks).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -74,6 +75,16 @@ elif grep -q "threads a rank: the parallel analysis takes one thread per rank" p
 else
   bad "the parallel analysis's refusal"
   show_run p-out.txt p-err.txt
+fi
+
+CHECKS=$((CHECKS + 1))
+if "$TF" diagnose t.tf >d-out.txt 2>d-err.txt; then
+  bad "diagnose took a trace with threads"
+elif grep -q "diagnose takes traces of one thread per rank" d-err.txt; then
+  ok "diagnose refuses traces with threads"
+else
+  bad "diagnose's refusal"
+  show_run d-err.txt
 fi
 
 CHECKS=$((CHECKS + 1))
