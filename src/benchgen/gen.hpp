@@ -163,7 +163,8 @@ struct Gen {
   /// Set for a trace with threads (split_threads): then each thread's
   /// nodes become a function of their own (threads.cpp).
   const ThreadPlan* threads = nullptr;
-  int32_t thread = 0;  // the thread whose nodes are being written
+  int32_t thread = 0;                   // the thread whose nodes are being written
+  std::set<std::size_t> thread_firsts;  // a rank's first node in that thread
   /// What a thread waits for before node `h` (a free of a communicator
   /// other threads use), and what it tells the others after it (the
   /// communicators it made), given the node's C text `written`.

@@ -189,6 +189,8 @@ void Gen::thread_before(std::size_t h) {
 }
 
 void Gen::thread_after(std::size_t h, const std::string& written) {
+  if (thread > 0 && thread + 1 < threads->count() && thread_firsts.count(h))
+    body << line() << "first_call_made();\n";
   // A thread whose requests another completes tells it what it made.
   if (!threads->handoffs[static_cast<std::size_t>(thread)].empty() &&
       (written.find("new_request()") != std::string::npos ||
@@ -231,6 +233,26 @@ std::string Gen::thread_functions() {
           rank_predicate(ranks, Ranklist::range(0, t.world_size), t.world_size);
       body << line() << (pred == "1" ? "" : "if (" + pred + ") ") << "await_comm(comm_ref(" << id
            << "));\n";
+    }
+    // The recorder numbers threads 1.. by what they recorded, call sites
+    // first, and sites by first call: each thread makes its first call
+    // after the thread before it has made its own, so that the benchmark's
+    // threads, each with its own call sites, are numbered as recorded.
+    thread_firsts.clear();
+    for (int32_t r = 0; r < t.world_size; ++r)
+      for (std::size_t h = from; h < to; ++h)
+        if (t.nodes[h].ranks.contains(r)) {
+          thread_firsts.insert(h);
+          break;
+        }
+    if (k > 1) {
+      Ranklist before;  // the ranks where thread k - 1 calls MPI
+      for (std::size_t h = threads->begin[static_cast<std::size_t>(k) - 1]; h < from; ++h)
+        before.unite(t.nodes[h].ranks);
+      const std::string pred =
+          rank_predicate(before, Ranklist::range(0, t.world_size), t.world_size);
+      body << line() << (pred == "1" ? "" : "if (" + pred + ") ") << "await_first_call(" << k - 1
+           << ");\n";
     }
     structure(from, to, k ? "_t" + std::to_string(k) : "");
     bodies[static_cast<std::size_t>(k)] = body.str();
@@ -353,6 +375,13 @@ HELPER void await_comm(MPI_Comm *c) {
   for (int k = 0; shared_comm_vars[k]; ++k)
     if (shared_comm_vars[k] == c)
       while (!atomic_load_explicit(&shared_comm_made[k], memory_order_acquire)) sched_yield();
+}
+static atomic_int first_call[THREADS];
+HELPER void first_call_made(void) {
+  atomic_store_explicit(&first_call[me], 1, memory_order_release);
+}
+HELPER void await_first_call(int t) {
+  while (!atomic_load_explicit(&first_call[t], memory_order_acquire)) sched_yield();
 }
 HELPER void await_thread(int t) {
   while (!atomic_load_explicit(&thread_done[t], memory_order_acquire)) sched_yield();
