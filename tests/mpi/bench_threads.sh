@@ -31,7 +31,7 @@ bench_threads() {
   "$MPICC" -std=c11 -Wall -Wextra -Werror -O1 $name.c -o $name-bench -lpthread 2> $name.cc ||
     { head -n 20 $name.cc >&2; fail "$name: the benchmark does not compile cleanly"; }
   # A benchmark whose threads wait for each other wrongly hangs.
-  timeout 120 "$TF" record -o $name-b.tf -- "$MPIRUN" -np $np ./$name-bench > $name-b.out 2> $name-b.err ||
+  timeout 60 "$TF" record -o $name-b.tf -- "$MPIRUN" -np $np ./$name-bench > $name-b.out 2> $name-b.err ||
     { cat $name-b.out $name-b.err >&2; fail "$name: running the benchmark"; }
   grep -q "^bench: $np ranks, wall time" $name-b.out || fail "$name: no wall time"
   "$TF" diff --ignore-callsites $name.tf $name-b.tf | tee $name.diff
