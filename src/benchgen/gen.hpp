@@ -57,6 +57,10 @@ struct ThreadPlan {
 /// ranks whose nodes are thread 0's, then thread 1's, ...; refuses (with
 /// BenchError) what cannot run on threads of its own (thread_comms()).
 Trace split_threads(const Trace& trace, ThreadPlan& plan);
+/// The program of a trace with threads (after the passes); `label` names
+/// its nodes (node_label of `trace` when null).
+std::string threaded_program(const Trace& trace, const bench::Options& options,
+                             std::function<std::string(std::size_t)> label);
 
 struct Gen {
   Gen(const Trace& trace, const bench::Options& options);

@@ -546,19 +546,9 @@ namespace {
 // (node_label of `trace` when null).
 std::string generate(const Trace& trace, const Options& options,
                      std::function<std::string(std::size_t)> label) {
-  if (!other_thread_node(trace)) {
-    benchgen::Gen g(trace, options);
-    g.label = std::move(label);
-    return g.program();
-  }
-  // One function per recorded thread, written from the streams projected
-  // onto the ranks: messages name the nodes of the trace with threads.
-  benchgen::ThreadPlan plan;
-  const Trace split = benchgen::split_threads(trace, plan);
-  benchgen::Gen g(split, options);
-  if (!label) label = [&trace](std::size_t i) { return node_label(trace, i); };
-  g.label = [&plan, label](std::size_t i) { return label(plan.origin.at(i)); };
-  g.threads = &plan;
+  if (other_thread_node(trace)) return benchgen::threaded_program(trace, options, std::move(label));
+  benchgen::Gen g(trace, options);
+  g.label = std::move(label);
   return g.program();
 }
 

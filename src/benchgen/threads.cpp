@@ -157,6 +157,19 @@ Trace split_threads(const Trace& trace, ThreadPlan& plan) {
   return out;
 }
 
+std::string threaded_program(const Trace& trace, const bench::Options& options,
+                             std::function<std::string(std::size_t)> label) {
+  // One function per recorded thread, written from the streams projected
+  // onto the ranks: messages name the nodes of the trace with threads.
+  ThreadPlan plan;
+  const Trace split = split_threads(trace, plan);
+  Gen g(split, options);
+  if (!label) label = [&trace](std::size_t i) { return node_label(trace, i); };
+  g.label = [&plan, label](std::size_t i) { return label(plan.origin.at(i)); };
+  g.threads = &plan;
+  return g.program();
+}
+
 std::string Gen::thread_init() const {
   return "  int provided;\n"
          "  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);\n"
