@@ -50,10 +50,12 @@ struct Options {
   /// it a lossy trace is refused. Wildcards are then kept as recorded: the
   /// resolution needs the exact order.
   bool lossy_ok = false;
-  /// Generate from a trace that starts with MPI_Init_thread
-  /// (`--single-thread`): the user says only one thread of the program
-  /// called MPI. Without it such a trace is refused (init_thread_node in
-  /// validate.hpp: the benchmark runs one thread).
+  /// Generate from a trace of one stream per rank that starts with
+  /// MPI_Init_thread (`--single-thread`): the user says only one thread of
+  /// the program called MPI. Without it such a trace is refused
+  /// (init_thread_node in validate.hpp: it may come from a recorder that
+  /// did not keep threads apart). A trace with several threads per rank
+  /// needs no option: the benchmark runs one pthread per recorded thread.
   bool single_thread = false;
 };
 
@@ -71,8 +73,10 @@ class BenchError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Throws BenchError naming the node when `trace` starts with
-/// MPI_Init_thread and options.single_thread is not set.
+/// For the outputs with one thread per rank (coNCePTuaL, parametric):
+/// throws BenchError naming the node when `trace` has several threads per
+/// rank, or starts with MPI_Init_thread and options.single_thread is not
+/// set.
 void check_single_thread(const Trace& trace, const Options& options);
 
 /// Throws BenchError when options.clock is kCpu and `trace` holds no
@@ -82,6 +86,8 @@ void check_clock(const Trace& trace, const Options& options);
 /// The C source of the benchmark. Unless options.keep_wildcards, wildcard
 /// receives are resolved first, and collectives reached from different
 /// lines are aligned when needs_alignment() says so (bench_passes.hpp).
+/// A trace with several threads per rank gives one function per recorded
+/// thread, each run by a pthread of its own under MPI_THREAD_MULTIPLE.
 /// Throws BenchError, DeadlockError (no valid assignment of wildcard
 /// sources: the message names the blocked ranks, nodes and operations) or
 /// PassError. `summary`, when given, receives what the passes did.

@@ -36,18 +36,23 @@ std::string invalid_site(const CallSite& site);
 std::optional<std::size_t> init_thread_node(const Trace& trace);
 /// What both refusals say after naming the node.
 inline constexpr std::string_view kInitThreadRefusal =
-    "the program initialized MPI with MPI_Init_thread, and the trace does not say which "
-    "thread made each call; calls that threads made concurrently (MPI_THREAD_MULTIPLE) "
-    "cannot be ordered on one thread and would deadlock. If only one thread called MPI "
-    "(MPI_THREAD_FUNNELED, or SERIALIZED by one thread), use --single-thread";
+    "the program initialized MPI with MPI_Init_thread, and the trace holds one stream per "
+    "rank: the recorder keeps each thread's calls in a stream of its own, so either one "
+    "thread called MPI or the trace was written before threads were recorded, when all "
+    "threads' calls went into one stream without saying which thread made each; calls that "
+    "threads made concurrently (MPI_THREAD_MULTIPLE) cannot be ordered on one thread and "
+    "would deadlock. If only one thread called MPI (MPI_THREAD_FUNNELED, or SERIALIZED by "
+    "one thread), use --single-thread";
 /// The first node that a thread other than thread 0 of its rank has (a
 /// location past the world, Trace::threads), if any.
 std::optional<std::size_t> other_thread_node(const Trace& trace);
-/// What bench says of a trace with more than one thread per rank
-/// (Trace::threads), after the count; --single-thread does not lift it.
-/// (Replay runs a thread per stream.)
+/// What `bench --lang conceptual` and `bench --parametric` say of a trace
+/// with more than one thread per rank (Trace::threads), after the count;
+/// --single-thread does not lift it. (Replay and `bench`'s C output run a
+/// thread per stream.)
 inline constexpr std::string_view kThreadsRefusal =
-    "threads per rank called MPI, each with its own event stream in the trace; bench "
-    "writes one thread per rank and cannot make a benchmark of such a trace yet";
+    "threads per rank called MPI, each with its own event stream in the trace; coNCePTuaL "
+    "and parametric benchmarks have one thread per rank (the C benchmark of one trace runs "
+    "one thread per stream)";
 
 }  // namespace tracefold

@@ -169,6 +169,17 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     if (lk.empty()) {
       emit("MPI_Request r[1] = {MPI_REQUEST_NULL};");
       emit("const int nr = 1;");
+    } else if (const std::string lt = threads ? list(i, list_field("lthreads"), U) : "";
+               !lt.empty()) {
+      // Some of the requests another thread made (threads.cpp).
+      emit("const int *lk = " + lk + ", nr = list_len(lk); const int *lt = " + lt +
+           "; MPI_Request r[" + std::to_string(width) +
+           "]; long base[THREADS]; take_foreign(lk, lt, nr, r, base);");
+      emit(use + " give_foreign(lk, lt, nr, r, base);");
+      if (!after.empty()) emit(after);
+      --depth;
+      emit("}");
+      return;
     } else {
       // Three statements on a line: an irregular trace's benchmark has one
       // such block per completion node.
@@ -187,6 +198,8 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
     case OpFamily::kInit:
       return;  // main's first call (MPI_Init or MPI_Init_thread, as recorded)
     case OpFamily::kFinalize:
+      // The other threads' calls all come before MPI_Finalize.
+      if (threads) emit("join_threads();");
       emit("report_times();");
       emit(op + "();");
       return;

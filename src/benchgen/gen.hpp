@@ -31,6 +31,37 @@ inline constexpr int64_t kCodeAny = -2000000001, kCodeNull = -2000000002, kCodeU
 /// operations from these ids up (src/common/mpi_ids.hpp, docs/recording.md).
 inline constexpr int64_t kFirstDerivedType = 1000, kFirstUserOp = 100;
 
+/// How a trace with threads is written (threads.cpp): its streams as one
+/// node list over the ranks, thread by thread, and what the threads wait
+/// for. Thread 0 runs in main, each other thread in a pthread of its own.
+struct ThreadPlan {
+  /// Thread T's nodes are [begin[T], begin[T + 1]) of the node list.
+  std::vector<std::size_t> begin;
+  /// The node of the trace with threads that each node came from.
+  std::vector<std::size_t> origin;
+  /// Per thread: the communicators another thread makes, each with the
+  /// ranks on which this thread uses it.
+  std::vector<std::map<int64_t, Ranklist>> awaits;
+  /// Per communicator: the threads that use it on some rank.
+  std::map<int64_t, std::set<int32_t>> users;
+  /// Requests one thread makes and another completes (`lthreads`): per
+  /// making thread, per rank, the request numbers after which it waits
+  /// until the completing thread has taken them, as the program's threads
+  /// took turns (the trace holds no order across threads; this one keeps
+  /// every completion's `links` as recorded).
+  std::vector<std::map<int32_t, std::vector<int64_t>>> handoffs;
+  int32_t count() const { return static_cast<int32_t>(begin.size()) - 1; }
+};
+
+/// The streams of a trace with threads as one trace of `world_size`
+/// ranks whose nodes are thread 0's, then thread 1's, ...; refuses (with
+/// BenchError) what cannot run on threads of its own (thread_comms()).
+Trace split_threads(const Trace& trace, ThreadPlan& plan);
+/// The program of a trace with threads (after the passes); `label` names
+/// its nodes (node_label of `trace` when null).
+std::string threaded_program(const Trace& trace, const bench::Options& options,
+                             std::function<std::string(std::size_t)> label);
+
 struct Gen {
   Gen(const Trace& trace, const bench::Options& options);
 
@@ -127,8 +158,32 @@ struct Gen {
 
   /// Node `h` as a statement, for the ranks of `U` (structure.cpp).
   void leaf(std::size_t h, const Ranklist& U);
-  void structure();  // the whole of main's body
+  /// Nodes [from, to) as statements of `body` (all of main's for a trace
+  /// without threads). `suffix` names the shared rank groups' functions
+  /// (run_node, loop_trips, walk) of one thread apart from another's.
+  void structure(std::size_t from, std::size_t to, const std::string& suffix);
   std::string program();
+
+  /// Set for a trace with threads (split_threads): then each thread's
+  /// nodes become a function of their own (threads.cpp).
+  const ThreadPlan* threads = nullptr;
+  int32_t thread = 0;                   // the thread whose nodes are being written
+  std::set<std::size_t> thread_firsts;  // a rank's first node in that thread
+  /// What a thread waits for before node `h` (a free of a communicator
+  /// other threads use), and what it tells the others after it (the
+  /// communicators it made), given the node's C text `written`.
+  void thread_before(std::size_t h);
+  void thread_after(std::size_t h, const std::string& written);
+  /// The threads' bodies: thread 0's is left in `body` (main's), the
+  /// others are returned as pthread functions.
+  std::string thread_functions();
+  /// The helpers the threads share (after the communicators' table).
+  std::string thread_helpers() const;
+  /// Thread `k`'s hand-off points (ThreadPlan::handoffs), set at its start.
+  void hand_off_table(int32_t k);
+  /// Main's start for a trace with threads: MPI_THREAD_MULTIPLE or a
+  /// clear refusal.
+  std::string thread_init() const;
 };
 
 /// The id of a scalar (list) field by name, made if no trace has it yet.
@@ -144,6 +199,11 @@ std::string prelude();
 /// `derived`, other ids go to the derived types and user operations the
 /// program makes (Gen::types_prelude).
 std::string named_tables(bool derived = true);
+
+/// A program of a trace with threads: its helpers' state that a call
+/// changes (the request ring, output arguments, the last call made) is
+/// made per thread (`_Thread_local`), tables and communicators stay shared.
+std::string thread_local_state(std::string c);
 
 /// `c` without the file-scope `static`/`HELPER` definitions nothing else
 /// in it refers to (prune.cpp), nor the comment lines just before them.

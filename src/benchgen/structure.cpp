@@ -28,9 +28,10 @@ using LoopSpan = std::tuple<std::size_t, std::size_t, std::size_t>;
 // The walker of a rank group's table: a number >= 0 runs that node; -1,
 // loop, phase, length opens a loop of loop_trips(loop) iterations over the
 // next `length` entries (timed as `phase` when >= 0); -2 closes it.
-std::string walk_c(int deepest) {
+std::string walk_c(int deepest, const std::string& suffix) {
   const std::string d = std::to_string(std::max(deepest, 1));
-  return "static void walk(const int *w, long n) {\n"
+  return "static void walk" + suffix +
+         "(const int *w, long n) {\n"
          "  long from[" +
          d + "] = {0}, left[" + d +
          "] = {0};\n"
@@ -39,10 +40,14 @@ std::string walk_c(int deepest) {
          "] = {0}, top = -1;\n"
          "  for (long pc = 0; pc < n;) {\n"
          "    if (w[pc] >= 0) {\n"
-         "      run_node(w[pc++]);\n"
+         "      run_node" +
+         suffix +
+         "(w[pc++]);\n"
          "    } else if (w[pc] == -1) {\n"
          "      if (w[pc + 2] >= 0) phase_start = now();\n"
-         "      const long trips = loop_trips(w[pc + 1]);\n"
+         "      const long trips = loop_trips" +
+         suffix +
+         "(w[pc + 1]);\n"
          "      if (trips > 0) {\n"
          "        ++top;\n"
          "        from[top] = pc + 4;\n"
@@ -262,10 +267,12 @@ void Gen::leaf(std::size_t h, const Ranklist& U) {
   names.insert(counter);
   const std::string spin = compute(h);
   if (!spin.empty()) body << line() << spin << "\n";
+  if (threads) thread_before(h);
   const std::size_t from = body.str().size();
   pending_buffers.clear();
   call(h, U, counter);
   const std::string written = body.str().substr(from);
+  if (threads) thread_after(h, written);
   for (const auto& [buf, bytes] : pending_buffers) {
     if (!names_in(written, buf)) continue;
     if (buf == "send_buf" || buf == "recv_buf") {
@@ -290,8 +297,8 @@ void Gen::leaf(std::size_t h, const Ranklist& U) {
   }
 }
 
-void Gen::structure() {
-  const std::size_t nn = t.nodes.size();
+void Gen::structure(std::size_t from, std::size_t to, const std::string& suffix) {
+  const std::size_t nn = to;
   const int32_t world = t.world_size;
   const bench::ComputeMode by =
       opt.compute == bench::ComputeMode::kSample ? bench::ComputeMode::kTrimmed : opt.compute;
@@ -299,7 +306,7 @@ void Gen::structure() {
     if (!compute_by_pred(n, by, opt.clock).cases.empty()) by_pred = true;
   // Each rank's nodes, and each node's position in them.
   std::vector<std::vector<std::size_t>> sub(static_cast<std::size_t>(world));
-  for (std::size_t i = 0; i < nn; ++i) {
+  for (std::size_t i = from; i < nn; ++i) {
     t.nodes[i].ranks.for_each([&](int32_t r) {
       if (r < world) sub[static_cast<std::size_t>(r)].push_back(i);
     });
@@ -437,7 +444,7 @@ void Gen::structure() {
         p = end_of(p, 0) + 1;
       }
     };
-    if (nn) range(0, nn - 1);
+    if (nn > from) range(from, nn - 1);
     if (shared) {
       const std::string name = fresh("walk" + std::to_string(c));
       decls << "static const int " << name << "[" << std::max<std::size_t>(walk.size(), 1)
@@ -445,7 +452,7 @@ void Gen::structure() {
       for (std::size_t k = 0; k < walk.size(); ++k)
         decls << (k ? (k % 20 ? ", " : ",\n    ") : "") << walk[k];
       decls << "};\n";
-      body << line() << "walk(" << name << ", " << walk.size() << ");\n";
+      body << line() << "walk" << suffix << "(" << name << ", " << walk.size() << ");\n";
       --depth;
     }
   }
@@ -458,7 +465,7 @@ void Gen::structure() {
   // Each case is written into an empty body (leaf() reads back what it
   // wrote: with the cases before it still there, that was quadratic).
   std::ostringstream cases_out;
-  for (std::size_t h = 0; h < nn; ++h) {
+  for (std::size_t h = from; h < nn; ++h) {
     if (walkers[h].empty()) continue;
     // Braces only around a case that declares something at its own level
     // (two cases may declare the same name): they were 20 bytes of every
@@ -484,12 +491,13 @@ void Gen::structure() {
   body << saved;
   depth = was;
   funcs << "\n/* Each call of the trace, by node number (shared by the rank groups). */\n"
-        << "static void run_node(int node) {\n  switch (node) {\n"
+        << "static void run_node" << suffix << "(int node) {\n  switch (node) {\n"
         << cases << "    default:\n      break;\n  }\n}\n"
-        << "/* Trip count of a loop at this entry. */\nstatic long loop_trips(int loop) {\n"
+        << "/* Trip count of a loop at this entry. */\nstatic long loop_trips" << suffix
+        << "(int loop) {\n"
         << "  switch (loop) {\n"
         << trips_cases.str() << "    default:\n      return 0;\n  }\n}\n"
-        << walk_c(deepest);
+        << walk_c(deepest, suffix);
 }
 
 }  // namespace tracefold::benchgen

@@ -123,8 +123,10 @@ void add_bench_command(CLI::App& app) {
                 "Generate from a lossy trace: each value histogram is drawn in an order fixed by "
                 "--seed");
   cmd->add_flag("--single-thread", a->single_thread,
-                "Generate from a trace that starts with MPI_Init_thread: only one thread of the "
-                "program called MPI");
+                "Generate from a trace of one stream per rank that starts with MPI_Init_thread "
+                "(written before threads were recorded): only one thread of the program called "
+                "MPI. A trace with several threads per rank needs no option: the benchmark runs "
+                "a thread per recorded thread");
   add_site_options(cmd, a->sites);
   cmd->callback([a] {
     guarded([&] {

@@ -10,26 +10,13 @@
 #include "tracefold/expand.hpp"
 #include "tracefold/op_class.hpp"
 #include "tracefold/replay.hpp"
+#include "tracefold/thread_comms.hpp"
 #include "tracefold/trace_query.hpp"
 #include "tracefold/validate.hpp"
 
 namespace tracefold {
 
-namespace replay_detail {
-
-// MPI_Comm_create_group is left out (only the new group's members call
-// it), and so is MPI_Intercomm_merge (its communicator spans two groups).
-bool collective_over_comm(OpId op) {
-  const OpTraits& t = op_traits(op);
-  return t.shape != CollectiveShape::kNone && t.family != OpFamily::kCommCreateGroup &&
-         t.family != OpFamily::kIntercommMerge;
-}
-
-}  // namespace replay_detail
-
 namespace {
-
-using replay_detail::collective_over_comm;
 
 struct Call {
   OpId op;

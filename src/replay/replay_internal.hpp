@@ -24,8 +24,4 @@ struct OpInfo {
 /// Indexed by OpId.
 std::vector<OpInfo> op_table();
 
-/// Calls every member of the communicator makes, in the same order: the
-/// collectives and the communicator constructors.
-bool collective_over_comm(OpId op);
-
 }  // namespace tracefold::replay_detail

@@ -3,47 +3,17 @@
 #include <chrono>
 #include <thread>
 
-#include "replay_internal.hpp"
-#include "tracefold/event.hpp"
-#include "tracefold/expand.hpp"
-#include "tracefold/trace_query.hpp"
+#include "tracefold/thread_comms.hpp"
 
 namespace tracefold::replay_detail {
 
 SharedComms::SharedComms(const Trace& trace, int32_t rank) {
-  const auto threads = static_cast<std::size_t>(std::max(trace.threads, 1));
-  last_use_.resize(threads);
-  for (std::size_t t = 0; t < threads; ++t)
+  ThreadComms walked = thread_comms(trace, rank, "the replay");
+  error_ = std::move(walked.error);
+  creators_ = std::move(walked.creators);
+  last_use_ = std::move(walked.last_use);
+  for (std::size_t t = 0; t < last_use_.size(); ++t)
     progress_.push_back(std::make_unique<std::atomic<uint64_t>>(0));
-  const FieldId comm = FieldTable::comm();
-  const FieldId pcomm = FieldTable::intern("pcomm", FieldKind::kScalar);
-  const FieldId newcomm = FieldTable::intern("newcomm", FieldKind::kScalar);
-  // Per communicator, the first thread that makes a collective call on it
-  // and the node of that call.
-  std::unordered_map<int64_t, std::pair<int32_t, std::size_t>> collective_by;
-  for (std::size_t t = 0; t < threads; ++t) {
-    RankIterator it(trace, static_cast<int32_t>(t) * trace.world_size + rank);
-    auto& last = last_use_[t];
-    Event ev;
-    for (uint64_t i = 0; it.next(ev); ++i) {
-      for (const FieldId f : {comm, pcomm})
-        if (const int64_t id = ev.get(f); id != kAbsent && id != kNull) last[id] = i;
-      if (const int64_t id = ev.get(newcomm); id != kAbsent && id != kNull)
-        creators_.emplace(id, static_cast<int32_t>(t));
-      if (!collective_over_comm(ev.op) || !error_.empty()) continue;
-      int64_t id = ev.get(comm);
-      if (id == kAbsent) id = CommTable::kWorld;
-      const auto node = static_cast<std::size_t>(it.current_node() - trace.nodes.data());
-      const auto [first, fresh] = collective_by.try_emplace(id, static_cast<int32_t>(t), node);
-      if (fresh || first->second.first == static_cast<int32_t>(t)) continue;
-      error_ = "rank " + std::to_string(rank) + ": threads " + std::to_string(first->second.first) +
-               " and " + std::to_string(t) + " both make collective calls on communicator " +
-               std::to_string(id) + " (" + node_label(trace, first->second.second) + ", " +
-               node_label(trace, node) +
-               "); the trace does not record their order across threads, so the replay "
-               "cannot make them in the program's order";
-    }
-  }
 }
 
 std::optional<int32_t> SharedComms::creator(int64_t id) const {

@@ -3,8 +3,9 @@
 # thread that calls MPI has its own stream in the trace (docs/format.md "The
 # thread dimension"): the trace is lossless per thread (the raw log's
 # events of each thread, in order), two recordings give the same trace,
-# the program's output does not change, and bench refuses it with a
-# message naming the threads (its replay: replay_threads.sh).
+# the program's output does not change, and coNCePTuaL output refuses it
+# with a message naming the threads (its replay: replay_threads.sh, its C
+# benchmark: bench_threads.sh).
 set -euo pipefail
 TF=$1; APPS=$3
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -41,6 +42,9 @@ grep -q "thread 1 ranks" print.txt || fail "print does not name thread 1"
 # Recorded again: the same trace, whichever worker called MPI first.
 "$TF" record -o t2.tf -- "$MPIRUN" -np 2 "$APPS/app_threads" 200 > /dev/null 2>&1
 "$TF" diff t.tf t2.tf
-# Bench takes one thread per rank: refused with a reason.
-if "$TF" bench t.tf -o b.c 2> bench.txt; then fail "bench took a trace with threads"; fi
+# coNCePTuaL has one thread per rank: refused with a reason (the C
+# benchmark runs a thread per stream: bench_threads.sh).
+if "$TF" bench --lang conceptual t.tf -o b.ncptl 2> bench.txt; then
+  fail "bench --lang conceptual took a trace with threads"
+fi
 grep -q "3 threads per rank called MPI" bench.txt || { cat bench.txt >&2; fail "bench's refusal"; }
