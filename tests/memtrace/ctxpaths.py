@@ -19,10 +19,20 @@ def read(path):
 
 paths = {0: "root"}
 if sys.argv[1] == "--trace":
-    for line in open(sys.argv[2]):
-        f = line.split()
+    lines = [line.split() for line in open(sys.argv[2])]
+    # A call site in a module is ID+OFFSET there: back to the address the
+    # recorded run had, from the module's base (memmod<ID>).
+    bases = {f[1][6:]: int(f[2][len("base="):], 16) for f in lines
+             if len(f) == 5 and f[0] == "module" and f[1].startswith("memmod")}
+
+    def site(frame):
+        mod, plus, off = frame.partition("+")
+        return f"{bases[mod] + int(off, 16):x}" if plus else frame
+
+    for f in lines:
         if len(f) == 5 and f[0] == "module" and f[1][6:].isdigit() and f[1].startswith("memctx"):
             path = f[4][len("path="):]
+            path = ">".join(site(x) for x in path.split(">")) if path[0] not in "?o" else path
             paths[int(f[1][6:])] = "root>" + path if path[0] not in "?o" else path
 else:
     for cid, par, call in read(sys.argv[1]):
