@@ -7,7 +7,10 @@ process numbers its contexts in its own order.
 
 usage: ctxpaths.py CONTEXTS.BIN       ids of that log
        ctxpaths.py --trace TRACE.TXT  ids of a folded trace: the call paths its
-                                      text form keeps (module memctx<ID>)"""
+                                      text form keeps (module memctx<ID>), call
+                                      sites as addresses of the recorded run
+       ctxpaths.py --trace TRACE.TXT --relative
+                                      call sites in a module as FILE+OFFSET"""
 import struct
 import sys
 
@@ -22,12 +25,17 @@ if sys.argv[1] == "--trace":
     lines = [line.split() for line in open(sys.argv[2])]
     # A call site in a module is ID+OFFSET there: back to the address the
     # recorded run had, from the module's base (memmod<ID>).
-    bases = {f[1][6:]: int(f[2][len("base="):], 16) for f in lines
-             if len(f) == 5 and f[0] == "module" and f[1].startswith("memmod")}
+    mods = {f[1][6:]: f for f in lines
+            if len(f) == 5 and f[0] == "module" and f[1].startswith("memmod")}
+    relative = sys.argv[3:] == ["--relative"]
 
     def site(frame):
         mod, plus, off = frame.partition("+")
-        return f"{bases[mod] + int(off, 16):x}" if plus else frame
+        if not plus:
+            return frame
+        if relative:
+            return mods[mod][4][len("path="):] + "+" + off
+        return f"{int(mods[mod][2][len('base='):], 16) + int(off, 16):x}"
 
     for f in lines:
         if len(f) == 5 and f[0] == "module" and f[1][6:].isdigit() and f[1].startswith("memctx"):
