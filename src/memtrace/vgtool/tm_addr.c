@@ -375,7 +375,8 @@ static void add_code_modules(void) {
     NSegment const* s = VG_(am_find_nsegment)(starts[i]);
     if (s == NULL || s->kind != SkFileC || !s->hasX) continue;
     Addr base;
-    Module* m = &modules[module_of(s, &base) - 1];
+    UInt id = module_of(s, &base); /* may move `modules`: index it after */
+    Module* m = &modules[id - 1];
     if (m->text_lo == m->text_hi || s->start < m->text_lo) m->text_lo = s->start;
     if (s->end + 1 > m->text_hi) m->text_hi = s->end + 1; /* end is inclusive */
   }
