@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "fold.hpp"
+#include "fold_codec.hpp"
 #include "raw_format.h"
 
 namespace tracefold::memtrace {
@@ -48,7 +49,7 @@ class IdSpaces {
       programs_ = programs(modules);
       mod_to_.resize(modules_.size());
       for (std::uint32_t i = 0; i < mod_to_.size(); i++) mod_to_[i] = modules_[i].id;
-      used_.assign(modules_.size(), false);
+      used_.assign(modules_.size(), 0);
       code_.clear();
       for (const Module& m : modules_)
         if (m.id != 0 && m.has_text()) code_.push_back({m.text_lo, m.text_hi, 0, m.id});
@@ -62,17 +63,34 @@ class IdSpaces {
   }
 
   void remap(MemRef* refs, std::size_t n) {
+    const bool moved = !shifts_.empty();
+    // Consecutive references mostly share their context: the last one's id
+    // is kept at hand (in locals, which stores to refs cannot alias).
+    std::uint32_t from = 0, to = 0;
     for (std::size_t i = 0; i < n; i++) {
       MemRef& m = refs[i];
-      if (!shifts_.empty()) shift(m);
-      mark_code(m.iaddr);
-      m.context = context(m.context);
-      if (m.kind == AddrKind::Heap) {
-        m.region = context(m.region);
-      } else if (m.kind == AddrKind::Static && m.region < mod_to_.size() && mod_to_[m.region]) {
-        m.region = mod_to_[m.region];
-        used_[m.region] = true;
+      if (moved) shift(m);
+      if (m.context != from) {
+        from = m.context;
+        to = context(from);
       }
+      m.context = to;
+      if (m.kind == AddrKind::Heap)
+        m.region = context(m.region);
+      else if (m.kind == AddrKind::Static && m.region < mod_to_.size() && mod_to_[m.region])
+        m.region = mod_to_[m.region];
+    }
+  }
+
+  // Keeps in the trace's table the modules its sites name: a static's
+  // module, the module whose code holds the instruction (once per site, not
+  // per reference).
+  void mark_sites(const SiteTable& sites) {
+    for (SiteId id = 0; id < sites.size(); id++) {
+      const auto k = fold_detail::decode_site(sites.at(id));
+      if (!k) continue;
+      if (k->kind == AddrKind::Static && k->region < used_.size()) used_[k->region] = 1;
+      if (const Code* c = find_code(code_, k->iaddr)) used_[c->id] = 1;
     }
   }
 
@@ -120,7 +138,7 @@ class IdSpaces {
         Module copy = m;
         copy.id = static_cast<std::uint32_t>(modules_.size());
         modules_.push_back(copy);
-        used_.push_back(false);
+        used_.push_back(0);
         mod_to_[m.id] = copy.id;
         if (copy.has_text()) {
           code_.push_back({copy.text_lo, copy.text_hi, 0, copy.id});
@@ -167,17 +185,6 @@ class IdSpaces {
     if (m.kind == AddrKind::Static && m.region < mod_shift_.size()) m.daddr += mod_shift_[m.region];
   }
 
-  // Keeps the module of an instruction in the trace's table (one range
-  // cached: a stream stays in one module for long).
-  void mark_code(std::uint64_t a) {
-    if (a >= last_lo_ && a < last_hi_) return;
-    if (const Code* c = find_code(code_, a)) {
-      used_[c->id] = true;
-      last_lo_ = c->lo;
-      last_hi_ = c->hi;
-    }
-  }
-
   // A call path with module frames in this space's ids (`ID+OFFSET`, hex
   // offset from the module's base) in the trace's, its modules kept.
   std::string rename_frames(const std::string& path) {
@@ -193,7 +200,7 @@ class IdSpaces {
           std::from_chars(f.data(), f.data() + plus, id).ptr == f.data() + plus &&
           id < mod_to_.size() && mod_to_[id] != 0) {
         const std::uint32_t to = mod_to_[id];
-        used_[to] = true;
+        used_[to] = 1;
         out += std::to_string(to);
         out += f.substr(plus);
       } else {
@@ -251,9 +258,8 @@ class IdSpaces {
   std::vector<std::uint64_t> mod_shift_;  // current space's module id -> shift of its statics
   std::vector<Code> shifts_;              // current space's moved code, by lo
   std::vector<Code> code_;                // the trace's modules' code, by lo
-  std::vector<bool> used_;                // by trace id: named by the trace
-  std::uint64_t last_lo_ = 0, last_hi_ = 0;
-  std::vector<std::string> programs_;  // see add_modules
+  std::vector<char> used_;                // by trace id: named by the trace
+  std::vector<std::string> programs_;     // see add_modules
 };
 
 // A log's code by address: which module a call site lies in.
@@ -358,6 +364,7 @@ Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemF
     }
     space = Space{};
   }
+  ids.mark_sites(sites);
   Trace out = merge_threads(std::move(traces), origins, per_log);
   set_mem_tables(out, ids.tables(std::move(logs)));
   return out;
