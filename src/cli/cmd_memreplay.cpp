@@ -3,8 +3,10 @@
 // cache simulator of cache_sim.hpp (--cache) with hit and miss counts per
 // level, per thread and per access site.
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <memory>
 #include <optional>
@@ -36,21 +38,52 @@ struct ReplayArgs {
 };
 
 // --raw: one reference a line, fields as docs/memtrace.md lists them.
+// Written with fixed-base writers: std::to_chars with a base given at run
+// time dispatches on it for every number, and the formatting is most of
+// this command's cost.
+// Two hex digits a byte, from the low end.
+struct HexPairs {
+  char d[512];
+  constexpr HexPairs() : d() {
+    for (int i = 0; i < 256; i++) {
+      d[2 * i] = "0123456789abcdef"[i >> 4];
+      d[2 * i + 1] = "0123456789abcdef"[i & 15];
+    }
+  }
+};
+constexpr HexPairs kHexPairs;
+
+char* put_hex(char* p, std::uint64_t v) {
+  const int n = v == 0 ? 1 : (std::bit_width(v) + 3) / 4;
+  int i = n;
+  for (; i >= 2; i -= 2, v >>= 8) std::memcpy(p + i - 2, kHexPairs.d + 2 * (v & 0xff), 2);
+  if (i == 1) p[0] = "0123456789abcdef"[v & 15];
+  return p + n;
+}
+
+template <class T>
+char* put_dec(char* p, T v) {
+  if (v >= 0 && v < 10) {  // most indices, ordinals and owners
+    *p = static_cast<char>('0' + v);
+    return p + 1;
+  }
+  return std::to_chars(p, p + 24, v).ptr;
+}
+
 void print_raw(mt::InterleavedReader& in) {
   std::vector<char> buf(1 << 16);
-  std::size_t n = 0;
+  char* const end = buf.data() + buf.size();
+  char* p = buf.data();
   auto flush = [&] {
-    std::fwrite(buf.data(), 1, n, stdout);
-    n = 0;
+    std::fwrite(buf.data(), 1, static_cast<std::size_t>(p - buf.data()), stdout);
+    p = buf.data();
   };
   auto put = [&](std::string_view s) {
-    std::copy(s.begin(), s.end(), buf.data() + n);
-    n += s.size();
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
   };
-  auto num = [&](auto v, int base = 10) {
-    n = static_cast<std::size_t>(
-        std::to_chars(buf.data() + n, buf.data() + buf.size(), v, base).ptr - buf.data());
-  };
+  std::string_view kinds[4];
+  for (unsigned k = 0; k < 4; k++) kinds[k] = mt::addr_kind_name(static_cast<mt::AddrKind>(k));
   std::fputs(
       "# tracefold memreplay raw 1: thread iaddr index size L|S daddr context kind region "
       "ordinal owner offset\n",
@@ -60,29 +93,29 @@ void print_raw(mt::InterleavedReader& in) {
   while (std::size_t got = in.next_batch(t, batch.data(), batch.size())) {
     for (std::size_t i = 0; i < got; i++) {
       const mt::MemRef& m = batch[i];
-      if (buf.size() - n < 256) flush();  // a line is under 160 bytes
-      num(t);
-      put(" ");
-      num(m.iaddr, 16);
-      put(" ");
-      num(unsigned{m.index});
-      put(" ");
-      num(unsigned{m.size});
+      if (end - p < 256) flush();  // a line is under 160 bytes
+      p = put_dec(p, t);
+      *p++ = ' ';
+      p = put_hex(p, m.iaddr);
+      *p++ = ' ';
+      p = put_dec(p, unsigned{m.index});
+      *p++ = ' ';
+      p = put_dec(p, unsigned{m.size});
       put(m.store ? " S " : " L ");
-      num(m.daddr, 16);
-      put(" ");
-      num(m.context);
-      put(" ");
-      put(mt::addr_kind_name(m.kind));
-      put(" ");
-      num(m.region);
-      put(" ");
-      num(m.ordinal);
-      put(" ");
-      num(m.owner);
-      put(" ");
-      num(m.offset);
-      put("\n");
+      p = put_hex(p, m.daddr);
+      *p++ = ' ';
+      p = put_dec(p, m.context);
+      *p++ = ' ';
+      put(kinds[static_cast<unsigned>(m.kind) & 3]);
+      *p++ = ' ';
+      p = put_dec(p, m.region);
+      *p++ = ' ';
+      p = put_dec(p, m.ordinal);
+      *p++ = ' ';
+      p = put_dec(p, m.owner);
+      *p++ = ' ';
+      p = put_dec(p, m.offset);
+      *p++ = '\n';
     }
   }
   flush();

@@ -110,8 +110,10 @@ Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs,
 // and its sites named without the raw logs (docs/memtrace.md "Merging"):
 // the ids its sites use, by content.
 struct MemTables {
-  // By module id (entry 0 unused): the file whose statics a static
-  // reference's region names, and its load base in the recorded run.
+  // By module id (entry 0 unused; ids the trace does not name left empty):
+  // the file whose statics a static reference's region names, or whose
+  // code holds a site's instruction or a call path's call site, its load
+  // base in the recorded run and the extent of its code.
   std::vector<Module> modules;
   // By context id used in the trace (a site's context, a heap block's
   // allocation context): its call path, the call instructions' addresses
@@ -122,6 +124,10 @@ struct MemTables {
   // own, and contexts new to the trace after the first log are numbered
   // from the next one in order of first use.
   std::uint32_t first_log_contexts = 0;
+  // The first log's module count: modules new to the trace after the first
+  // log are numbered from the next one. Only the modules the trace names
+  // are kept in `modules` (a log lists every file with code).
+  std::uint32_t first_log_modules = 0;
   // Streams (threads) of each log folded into the trace, in stream order.
   std::vector<std::uint32_t> log_streams;
 };

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "fold.hpp"
+#include "fold_codec.hpp"
 #include "raw_format.h"
 
 namespace tracefold::memtrace {
@@ -31,15 +32,28 @@ class IdSpaces {
  public:
   using PathOf = std::function<std::string(std::uint32_t)>;
 
-  // Starts the next space. first_contexts: the highest context id of the
-  // space's own first log (the stored MemTables value for a trace).
+  // Starts the next space. first_contexts, first_modules: the highest
+  // context and module ids of the space's own first log (the stored
+  // MemTables values for a trace, which keeps only the modules it names).
   void begin(const std::string& name, PathOf path_of, const std::vector<Module>& modules,
-             std::uint32_t first_contexts) {
+             std::uint32_t first_contexts, std::uint32_t first_modules) {
+    shifts_.clear();
+    mod_shift_.clear();
     if (spaces_++ == 0) {
       base_ = first_contexts;
       modules_ = modules;
-      if (modules_.empty()) modules_.resize(1);
+      first_modules_ = std::max<std::uint32_t>(
+          first_modules, modules.empty() ? 0 : static_cast<std::uint32_t>(modules.size() - 1));
+      // Modules new to the trace are numbered after the first log's own.
+      modules_.resize(std::size_t{first_modules_} + 1);
       programs_ = programs(modules);
+      mod_to_.resize(modules_.size());
+      for (std::uint32_t i = 0; i < mod_to_.size(); i++) mod_to_[i] = modules_[i].id;
+      used_.assign(modules_.size(), 0);
+      code_.clear();
+      for (const Module& m : modules_)
+        if (m.id != 0 && m.has_text()) code_.push_back({m.text_lo, m.text_hi, 0, m.id});
+      std::sort(code_.begin(), code_.end());
     } else {
       if (spaces_ == 2) next_ = std::max(base_, top_) + 1;
       add_modules(name, modules);
@@ -49,9 +63,18 @@ class IdSpaces {
   }
 
   void remap(MemRef* refs, std::size_t n) {
+    const bool moved = !shifts_.empty();
+    // Consecutive references mostly share their context: the last one's id
+    // is kept at hand (in locals, which stores to refs cannot alias).
+    std::uint32_t from = 0, to = 0;
     for (std::size_t i = 0; i < n; i++) {
       MemRef& m = refs[i];
-      m.context = context(m.context);
+      if (moved) shift(m);
+      if (m.context != from) {
+        from = m.context;
+        to = context(from);
+      }
+      m.context = to;
       if (m.kind == AddrKind::Heap)
         m.region = context(m.region);
       else if (m.kind == AddrKind::Static && m.region < mod_to_.size() && mod_to_[m.region])
@@ -59,10 +82,26 @@ class IdSpaces {
     }
   }
 
+  // Keeps in the trace's table the modules its sites name: a static's
+  // module, the module whose code holds the instruction (once per site, not
+  // per reference).
+  void mark_sites(const SiteTable& sites) {
+    for (SiteId id = 0; id < sites.size(); id++) {
+      const auto k = fold_detail::decode_site(sites.at(id));
+      if (!k) continue;
+      if (k->kind == AddrKind::Static && k->region < used_.size()) used_[k->region] = 1;
+      if (const Code* c = find_code(code_, k->iaddr)) used_[c->id] = 1;
+    }
+  }
+
   MemTables tables(std::vector<std::uint32_t> log_streams) const {
     MemTables t;
+    // Only the modules the trace names: a log lists every file with code.
     t.modules = modules_;
+    for (Module& m : t.modules)
+      if (m.id >= used_.size() || !used_[m.id]) m = Module{};
     t.first_log_contexts = base_;
+    t.first_log_modules = first_modules_;
     t.log_streams = std::move(log_streams);
     for (const auto& [id, path] : paths_) t.contexts.emplace(id, path);
     return t;
@@ -90,26 +129,88 @@ class IdSpaces {
                                ": traces of different programs are not merged");
     if (programs_.empty()) programs_ = mine;
     mod_to_.assign(modules.size(), 0);
+    mod_shift_.assign(modules.size(), 0);
     for (const Module& m : modules) {
       if (m.id == 0 || m.id >= modules.size()) continue;
       auto it = std::find_if(modules_.begin() + 1, modules_.end(),
-                             [&m](const Module& x) { return x.name == m.name; });
+                             [&m](const Module& x) { return x.id != 0 && x.name == m.name; });
       if (it == modules_.end()) {
         Module copy = m;
         copy.id = static_cast<std::uint32_t>(modules_.size());
         modules_.push_back(copy);
+        used_.push_back(0);
         mod_to_[m.id] = copy.id;
+        if (copy.has_text()) {
+          code_.push_back({copy.text_lo, copy.text_hi, 0, copy.id});
+          std::sort(code_.begin(), code_.end());
+        }
         continue;
       }
-      // One id names one file at one place: sites are instruction
-      // addresses, which mean something else where the file lies elsewhere.
-      if (it->base != m.base)
+      mod_to_[m.id] = it->id;
+      if (it->base == m.base) continue;
+      // The file lies elsewhere in this space: its code addresses move to
+      // where the trace has it, which needs the extent of its code.
+      if (!(m.has_text() && it->has_text()) || m.text_hi - m.text_lo != it->text_hi - it->text_lo)
         throw std::runtime_error(name + ": module " + m.name + " was loaded at " + hex(m.base) +
                                  ", at " + hex(it->base) +
-                                 " in the first: traces of different builds or address layouts "
-                                 "are not merged");
-      mod_to_[m.id] = it->id;
+                                 " in the first, and the extent of its code is not known in "
+                                 "both: traces of different builds or of logs without code "
+                                 "extents are not merged");
+      const std::uint64_t d = it->base - m.base;
+      mod_shift_[m.id] = d;
+      shifts_.push_back({m.text_lo, m.text_hi, d, it->id});
     }
+    std::sort(shifts_.begin(), shifts_.end());
+  }
+
+  // A code range: [lo, hi) of module `id`, `shift` added to move it.
+  struct Code {
+    std::uint64_t lo, hi, shift;
+    std::uint32_t id;
+    bool operator<(const Code& o) const { return lo < o.lo; }
+  };
+  static const Code* find_code(const std::vector<Code>& v, std::uint64_t a) {
+    auto it = std::upper_bound(v.begin(), v.end(), a,
+                               [](std::uint64_t x, const Code& c) { return x < c.lo; });
+    if (it == v.begin()) return nullptr;
+    --it;
+    return a < it->hi ? &*it : nullptr;
+  }
+
+  // Moves a reference of a module loaded elsewhere to the trace's layout:
+  // its instruction, and a static's data address (the normalised address
+  // stays as it is).
+  void shift(MemRef& m) {
+    if (const Code* c = find_code(shifts_, m.iaddr)) m.iaddr += c->shift;
+    if (m.kind == AddrKind::Static && m.region < mod_shift_.size()) m.daddr += mod_shift_[m.region];
+  }
+
+  // A call path with module frames in this space's ids (`ID+OFFSET`, hex
+  // offset from the module's base) in the trace's, its modules kept.
+  std::string rename_frames(const std::string& path) {
+    if (path.find('+') == std::string::npos) return path;
+    std::string out;
+    std::string_view rest = path;
+    while (true) {
+      const std::size_t gt = std::min(rest.find('>'), rest.size());
+      std::string_view f = rest.substr(0, gt);
+      const std::size_t plus = f.find('+');
+      std::uint32_t id = 0;
+      if (plus != std::string_view::npos &&
+          std::from_chars(f.data(), f.data() + plus, id).ptr == f.data() + plus &&
+          id < mod_to_.size() && mod_to_[id] != 0) {
+        const std::uint32_t to = mod_to_[id];
+        used_[to] = 1;
+        out += std::to_string(to);
+        out += f.substr(plus);
+      } else {
+        out += f;
+      }
+      if (gt == rest.size()) break;
+      out += '>';
+      rest.remove_prefix(gt + 1);
+    }
+    return out;
   }
 
   static std::string hex(std::uint64_t v) {
@@ -131,7 +232,7 @@ class IdSpaces {
   }
 
   std::uint32_t assign(std::uint32_t c) {
-    std::string path = path_of_(c);
+    std::string path = rename_frames(path_of_(c));
     std::uint32_t id;
     if (spaces_ == 1) {
       id = c;
@@ -147,21 +248,51 @@ class IdSpaces {
   }
 
   std::size_t spaces_ = 0;
-  std::uint32_t base_ = 0, top_ = 0, next_ = 1;
+  std::uint32_t base_ = 0, top_ = 0, next_ = 1, first_modules_ = 0;
   PathOf path_of_;
   std::vector<std::uint32_t> to_;  // current space's id -> trace id + 1 (0: not yet)
   std::unordered_map<std::string, std::uint32_t> ids_;
   std::unordered_map<std::uint32_t, std::string> paths_;
-  std::vector<Module> modules_;        // by trace id
-  std::vector<std::uint32_t> mod_to_;  // current space's module id -> trace id
-  std::vector<std::string> programs_;  // see add_modules
+  std::vector<Module> modules_;           // by trace id
+  std::vector<std::uint32_t> mod_to_;     // current space's module id -> trace id
+  std::vector<std::uint64_t> mod_shift_;  // current space's module id -> shift of its statics
+  std::vector<Code> shifts_;              // current space's moved code, by lo
+  std::vector<Code> code_;                // the trace's modules' code, by lo
+  std::vector<char> used_;                // by trace id: named by the trace
+  std::vector<std::string> programs_;     // see add_modules
 };
 
-std::string path_text(const std::vector<std::uint64_t>& path) {
+// A log's code by address: which module a call site lies in.
+struct CodeIndex {
+  std::vector<const Module*> by_lo;
+  explicit CodeIndex(const std::vector<Module>& modules) {
+    for (const Module& m : modules)
+      if (m.id != 0 && m.has_text()) by_lo.push_back(&m);
+    std::sort(by_lo.begin(), by_lo.end(),
+              [](const Module* a, const Module* b) { return a->text_lo < b->text_lo; });
+  }
+  const Module* find(std::uint64_t a) const {
+    auto it = std::upper_bound(by_lo.begin(), by_lo.end(), a,
+                               [](std::uint64_t x, const Module* m) { return x < m->text_lo; });
+    if (it == by_lo.begin()) return nullptr;
+    --it;
+    return a < (*it)->text_hi ? *it : nullptr;
+  }
+};
+
+// A call path as text: a call site in a module as `ID+OFFSET` (the
+// module's id, the hex offset from its base: the same wherever the file
+// was loaded), one outside every module as its hex address.
+std::string path_text(const std::vector<std::uint64_t>& path, const CodeIndex& code) {
   std::string out;
   char buf[20];
   for (std::uint64_t a : path) {
     if (!out.empty()) out += '>';
+    if (const Module* m = code.find(a)) {
+      out += std::to_string(m->id);
+      out += '+';
+      a -= m->base;
+    }
     auto r = std::to_chars(buf, buf + sizeof buf, a, 16);
     out.append(buf, r.ptr);
   }
@@ -179,7 +310,7 @@ struct Space {
   std::function<std::unique_ptr<RefSource>(std::uint32_t)> open;
   IdSpaces::PathOf path_of;
   std::vector<Module> modules;
-  std::uint32_t first_contexts = 0;
+  std::uint32_t first_contexts = 0, first_modules = 0;
   std::vector<std::uint32_t> log_streams;
 };
 
@@ -213,7 +344,8 @@ Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemF
   std::vector<MemRef> batch(4096);
   std::uint32_t t = 0;
   for (Space& space : spaces) {
-    ids.begin(space.name, std::move(space.path_of), space.modules, space.first_contexts);
+    ids.begin(space.name, std::move(space.path_of), space.modules, space.first_contexts,
+              space.first_modules);
     for (std::uint32_t s = 0; s < space.streams; s++, t++) {
       auto in = space.open(s);
       ThreadFolder folder(t, sites, options);
@@ -232,6 +364,7 @@ Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemF
     }
     space = Space{};
   }
+  ids.mark_sites(sites);
   Trace out = merge_threads(std::move(traces), origins, per_log);
   set_mem_tables(out, ids.tables(std::move(logs)));
   return out;
@@ -239,6 +372,8 @@ Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemF
 
 constexpr std::string_view kModulePrefix = "memmod";
 constexpr std::string_view kContextPrefix = "memctx";
+// In memctx's build-id field: the first log's module count.
+constexpr std::string_view kModulesField = "modules=";
 
 // The number after `prefix` in a table entry's name, when there is one.
 std::optional<std::uint32_t> numbered(const std::string& name, std::string_view prefix) {
@@ -251,6 +386,31 @@ std::optional<std::uint32_t> numbered(const std::string& name, std::string_view 
   return v;
 }
 
+// A module's code extent, kept in its table entry's build-id field as
+// `text+LO-HI`, hex offsets from its base (nothing else of a memory trace
+// uses that field).
+std::string text_extent(const Module& m) {
+  char buf[64] = "text+";
+  char* p = std::to_chars(buf + 5, buf + 40, m.text_lo - m.base, 16).ptr;
+  *p++ = '-';
+  p = std::to_chars(p, buf + sizeof buf, m.text_hi - m.base, 16).ptr;
+  return std::string(buf, p);
+}
+
+void parse_text_extent(std::string_view s, Module& m) {
+  if (s.substr(0, 5) != "text+") return;
+  s.remove_prefix(5);
+  const std::size_t dash = s.find('-');
+  std::uint64_t lo = 0, hi = 0;
+  if (dash == std::string_view::npos ||
+      std::from_chars(s.data(), s.data() + dash, lo, 16).ptr != s.data() + dash ||
+      std::from_chars(s.data() + dash + 1, s.data() + s.size(), hi, 16).ptr != s.data() + s.size())
+    throw std::runtime_error("memmod" + std::to_string(m.id) + ": bad code extent '" +
+                             std::string(s) + "'");
+  m.text_lo = m.base + lo;
+  m.text_hi = m.base + hi;
+}
+
 }  // namespace
 
 void set_mem_tables(Trace& trace, const MemTables& tables) {
@@ -260,11 +420,14 @@ void set_mem_tables(Trace& trace, const MemTables& tables) {
     t.name = std::string(kModulePrefix) + std::to_string(m.id);
     t.path = m.name;
     t.base = m.base;
+    if (m.has_text()) t.build_id = text_extent(m);
     trace.symtab.modules[t.name] = t;
   }
   tracefold::Module head;
   head.name = std::string(kContextPrefix);
   head.base = tables.first_log_contexts;
+  if (tables.first_log_modules > 0)
+    head.build_id = std::string(kModulesField) + std::to_string(tables.first_log_modules);
   for (std::uint32_t n : tables.log_streams)
     head.path += (head.path.empty() ? "" : ",") + std::to_string(n);
   trace.symtab.modules[head.name] = head;
@@ -283,6 +446,7 @@ std::vector<Module> trace_modules(const Trace& trace) {
     if (!id || *id == 0) continue;
     if (*id >= out.size()) out.resize(*id + 1);
     out[*id] = Module{*id, t.base, t.path};
+    parse_text_extent(t.build_id, out[*id]);
   }
   return out;
 }
@@ -294,6 +458,12 @@ std::optional<MemTables> mem_tables(const Trace& trace) {
   t.modules = trace_modules(trace);
   if (head->base > 0xffffffffu) throw std::runtime_error("memctx: a context id over 32 bits");
   t.first_log_contexts = static_cast<std::uint32_t>(head->base);
+  if (std::string_view id = head->build_id; id.substr(0, kModulesField.size()) == kModulesField) {
+    id.remove_prefix(kModulesField.size());
+    if (std::from_chars(id.data(), id.data() + id.size(), t.first_log_modules).ptr !=
+        id.data() + id.size())
+      throw std::runtime_error("memctx: bad module count '" + head->build_id + "'");
+  }
   std::string_view list = head->path;
   while (!list.empty()) {
     const std::size_t comma = std::min(list.find(','), list.size());
@@ -316,6 +486,8 @@ Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFol
   struct Log {
     std::vector<std::filesystem::path> files;
     std::vector<Context> contexts;
+    std::vector<Module> modules;
+    std::unique_ptr<CodeIndex> code;
   };
   std::vector<Space> spaces;
   for (const auto& dir : dirs) {
@@ -330,11 +502,14 @@ Trace fold_raw_logs(const std::vector<std::filesystem::path>& dirs, const MemFol
     s.log_streams = {s.streams};
     s.first_contexts =
         log->contexts.empty() ? 0 : static_cast<std::uint32_t>(log->contexts.size() - 1);
-    if (const auto f = dir / "modules.bin"; std::filesystem::exists(f)) s.modules = read_modules(f);
+    if (const auto f = dir / "modules.bin"; std::filesystem::exists(f))
+      log->modules = read_modules(f);
+    log->code = std::make_unique<CodeIndex>(log->modules);
+    s.modules = log->modules;
     s.open = [log](std::uint32_t i) { return std::make_unique<RawSource>(log->files[i]); };
     s.path_of = [log](std::uint32_t c) {
       if (c == TFM_CTX_OVERFLOW || c >= log->contexts.size()) return unknown_context(c);
-      return path_text(call_path(log->contexts, c));
+      return path_text(call_path(log->contexts, c), *log->code);
     };
     spaces.push_back(std::move(s));
   }
@@ -377,6 +552,7 @@ Trace merge_memory_traces(const std::vector<Trace>& traces, const std::vector<st
     s.streams = static_cast<std::uint32_t>(trace.world_size);
     s.log_streams = tables->log_streams;
     s.first_contexts = tables->first_log_contexts;
+    s.first_modules = tables->first_log_modules;
     s.modules = tables->modules;
     const Trace* t = &trace;
     s.open = [t](std::uint32_t stream) { return std::make_unique<MemStreamReader>(*t, stream); };

@@ -79,17 +79,23 @@ typedef struct {
   int64_t offset; /* within the region */
 } TfmRawRecord;
 
-/* DIR/modules.bin, written at exit: the modules that static addresses name.
- * Header as contexts.bin's (record_size = sizeof(TfmModRecord), the fixed
- * part), then per module a TfmModRecord followed by name_len bytes of its
- * file name (no NUL). Ids run 1..count in order of first access. */
+/* DIR/modules.bin, written at exit: the modules that static addresses and
+ * code addresses (instructions, call sites) name. Header as contexts.bin's
+ * (record_size = sizeof(TfmModRecord), the fixed part), then per module a
+ * TfmModRecord followed by name_len bytes of its file name (no NUL). Ids
+ * run 1..count: first the modules whose statics were accessed, in order of
+ * first access, then every other file with code mapped at exit. The text
+ * extent lets a reader turn a code address into the module and an offset
+ * from its base, which is the same in every run wherever the file loaded. */
 #define TFM_MOD_MAGIC "TFMMOD\0\0"
-#define TFM_MOD_VERSION 1u
+#define TFM_MOD_VERSION 2u /* 1: 16-byte records without the text extent */
 
 typedef struct {
   uint32_t id;
   uint32_t name_len;
-  uint64_t base; /* load base in this run (start of the file-offset-0 mapping) */
+  uint64_t base;    /* load base in this run (start of the file-offset-0 mapping) */
+  uint64_t text_lo; /* its executable mappings: [text_lo, text_hi); both 0 if none */
+  uint64_t text_hi;
 } TfmModRecord;
 
 /* DIR/contexts.bin, written at exit: the call-path contexts of every thread,
@@ -129,7 +135,7 @@ TFM_STATIC_ASSERT(offsetof(TfmRawRecord, index) == 22, "raw record layout");
 TFM_STATIC_ASSERT(offsetof(TfmRawRecord, flags) == 23, "raw record layout");
 TFM_STATIC_ASSERT(offsetof(TfmRawRecord, region) == 24, "raw record layout");
 TFM_STATIC_ASSERT(offsetof(TfmRawRecord, offset) == 40, "raw record layout");
-TFM_STATIC_ASSERT(sizeof(TfmModRecord) == 16, "module record layout");
+TFM_STATIC_ASSERT(sizeof(TfmModRecord) == 32, "module record layout");
 TFM_STATIC_ASSERT(sizeof(TfmCtxHeader) == 24, "context header layout");
 TFM_STATIC_ASSERT(sizeof(TfmCtxRecord) == 16, "context record layout");
 TFM_STATIC_ASSERT(offsetof(TfmCtxRecord, call_site) == 8, "context record layout");

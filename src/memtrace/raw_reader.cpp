@@ -57,8 +57,11 @@ struct TableHeader {
   std::uint32_t version, record_size, count, reserved;
 };
 
+// A table of an older version (old_version, with its own record size) is
+// accepted too when old_version is not 0.
 TableHeader read_table_header(std::FILE* f, const std::filesystem::path& file, const char* magic,
-                              std::uint32_t version, std::uint32_t record_size) {
+                              std::uint32_t version, std::uint32_t record_size,
+                              std::uint32_t old_version = 0, std::uint32_t old_record_size = 0) {
   unsigned char h[sizeof(TfmCtxHeader)];
   if (std::fread(h, 1, sizeof h, f) != sizeof h)
     fail(file, "shorter than its " + std::to_string(sizeof h) + "-byte header");
@@ -66,6 +69,10 @@ TableHeader read_table_header(std::FILE* f, const std::filesystem::path& file, c
   TableHeader t{static_cast<std::uint32_t>(le(h + 8, 4)), static_cast<std::uint32_t>(le(h + 12, 4)),
                 static_cast<std::uint32_t>(le(h + 16, 4)),
                 static_cast<std::uint32_t>(le(h + 20, 4))};
+  if (old_version != 0 && t.version == old_version) {
+    version = old_version;
+    record_size = old_record_size;
+  }
   if (t.version != version)
     fail(file,
          "version " + std::to_string(t.version) + ", this reader knows " + std::to_string(version));
@@ -292,10 +299,14 @@ std::vector<std::uint64_t> call_path(const std::vector<Context>& contexts, std::
 std::vector<Module> read_modules(const std::filesystem::path& file) {
   auto f = open_or_fail(file);
   std::uint64_t size = size_of_file(file);
-  auto h = read_table_header(f.get(), file, TFM_MOD_MAGIC, TFM_MOD_VERSION, sizeof(TfmModRecord));
+  // Version 1 records end before the text extent.
+  constexpr std::uint32_t kV1Record = 16;
+  auto h = read_table_header(f.get(), file, TFM_MOD_MAGIC, TFM_MOD_VERSION, sizeof(TfmModRecord), 1,
+                             kV1Record);
+  const std::uint32_t rsize = h.record_size;
   // Names vary in length, but each module takes at least its record: a
   // count the file cannot hold is refused before anything is sized by it.
-  const std::uint64_t least = sizeof(TfmCtxHeader) + std::uint64_t{h.count} * sizeof(TfmModRecord);
+  const std::uint64_t least = sizeof(TfmCtxHeader) + std::uint64_t{h.count} * rsize;
   if (size < least)
     fail(file, "header says " + std::to_string(h.count) + " modules (at least " +
                    std::to_string(least) + " bytes), the file has " + std::to_string(size) +
@@ -303,24 +314,26 @@ std::vector<Module> read_modules(const std::filesystem::path& file) {
   std::vector<Module> out(std::size_t{h.count} + 1);
   std::uint64_t at = sizeof(TfmCtxHeader);
   for (std::uint32_t i = 1; i <= h.count; i++) {
-    unsigned char r[sizeof(TfmModRecord)];
-    if (std::fread(r, 1, sizeof r, f.get()) != sizeof r)
+    unsigned char r[sizeof(TfmModRecord)] = {};
+    if (std::fread(r, 1, rsize, f.get()) != rsize)
       fail(file, "truncated module record at offset " + std::to_string(at) + " (module " +
                      std::to_string(i) + " of " + std::to_string(h.count) + ")");
     Module m;
     m.id = static_cast<std::uint32_t>(le(r, 4));
     auto len = static_cast<std::uint32_t>(le(r + 4, 4));
     m.base = le(r + 8, 8);
+    m.text_lo = le(r + 16, 8);
+    m.text_hi = le(r + 24, 8);
     if (m.id != i)
       fail(file, "module record at offset " + std::to_string(at) + " has id " +
                      std::to_string(m.id) + ", expected " + std::to_string(i));
-    if (len > size - at - sizeof r)
+    if (len > size - at - rsize)
       fail(file, "module " + std::to_string(i) + " (offset " + std::to_string(at) + ") has a " +
                      std::to_string(len) + "-byte name past the end of the file");
     m.name.resize(len);
     if (len > 0 && std::fread(m.name.data(), 1, len, f.get()) != len)
-      fail(file, "truncated module name at offset " + std::to_string(at + sizeof r));
-    at += sizeof r + len;
+      fail(file, "truncated module name at offset " + std::to_string(at + rsize));
+    at += rsize + len;
     out[i] = std::move(m);
   }
   if (at != size)

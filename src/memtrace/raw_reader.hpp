@@ -112,6 +112,10 @@ struct Module {
   std::uint32_t id = 0;
   std::uint64_t base = 0;
   std::string name;
+  // Its executable mappings, [text_lo, text_hi); both 0 when it has none or
+  // the log predates them (modules.bin version 1).
+  std::uint64_t text_lo = 0, text_hi = 0;
+  bool has_text() const { return text_lo < text_hi; }
 };
 
 // modules.bin, indexed by id: result[0] is an unnamed placeholder.

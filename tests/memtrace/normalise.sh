@@ -31,10 +31,11 @@ for exe in vadd_slices vadd_slices_pie; do
 import os, struct, subprocess, sys
 d = open(sys.argv[1], "rb").read()
 at, base, ident = 24, None, None
+rsize = struct.unpack_from("<I", d, 12)[0]
 for _ in range(struct.unpack_from("<I", d, 16)[0]):
     mid, n, b = struct.unpack_from("<IIQ", d, at)
-    name = d[at + 16:at + 16 + n].decode()
-    at += 16 + n
+    name = d[at + rsize:at + rsize + n].decode()
+    at += rsize + n
     if os.path.samefile(name, sys.argv[2]):
         base, ident = b, mid
 lo = min(int(l.split()[2], 16) for l in subprocess.run(["readelf", "-lW", sys.argv[2]],

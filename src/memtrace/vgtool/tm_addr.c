@@ -139,6 +139,7 @@ static SizeT tm_usable_size(ThreadId tid, void* p) {
 typedef struct {
   ULong dev, ino;
   Addr base;
+  Addr text_lo, text_hi; /* its executable mappings, filled at exit */
   HChar* name;
 } Module;
 
@@ -237,6 +238,7 @@ static UInt module_of(NSegment const* seg, Addr* base) {
   m->dev = seg->dev;
   m->ino = seg->ino;
   m->base = module_base(seg);
+  m->text_lo = m->text_hi = 0;
   const HChar* name = VG_(am_get_filename)(seg);
   m->name = VG_(strdup)("tm.modname", name != NULL ? name : "");
   *base = m->base;
@@ -357,7 +359,32 @@ void tm_addr_init(void) {
   VG_(track_die_mem_munmap)(on_munmap);
 }
 
+/* Every client file mapping at exit: each file with code becomes a module
+ * (after those whose statics were accessed, which keep their ids), and each
+ * module's executable mappings give its text extent, so that a reader can
+ * name any instruction or call site as a module and an offset. */
+static void add_code_modules(void) {
+  Addr one;
+  Int n = VG_(am_get_segment_starts)(SkFileC, &one, 1);
+  if (n == 0) return;
+  Int want = n < 0 ? -n : n;
+  Addr* starts = VG_(malloc)("tm.starts", (SizeT)want * sizeof(Addr));
+  Int got = n < 0 ? VG_(am_get_segment_starts)(SkFileC, starts, want) : 1;
+  if (n > 0) starts[0] = one;
+  for (Int i = 0; i < got; i++) {
+    NSegment const* s = VG_(am_find_nsegment)(starts[i]);
+    if (s == NULL || s->kind != SkFileC || !s->hasX) continue;
+    Addr base;
+    UInt id = module_of(s, &base); /* may move `modules`: index it after */
+    Module* m = &modules[id - 1];
+    if (m->text_lo == m->text_hi || s->start < m->text_lo) m->text_lo = s->start;
+    if (s->end + 1 > m->text_hi) m->text_hi = s->end + 1; /* end is inclusive */
+  }
+  VG_(free)(starts);
+}
+
 void tm_modules_write(const HChar* dir) {
+  add_code_modules();
   HChar path[4096];
   Bool good;
   Int fd = tm_table_create(dir, "modules.bin", "modules", TFM_MOD_MAGIC, TFM_MOD_VERSION,
@@ -368,6 +395,8 @@ void tm_modules_write(const HChar* dir) {
     m.id = i + 1;
     m.name_len = (uint32_t)VG_(strlen)(modules[i].name);
     m.base = modules[i].base;
+    m.text_lo = modules[i].text_lo;
+    m.text_hi = modules[i].text_hi;
     good = VG_(write)(fd, &m, sizeof m) == (Int)sizeof m &&
            VG_(write)(fd, modules[i].name, (Int)m.name_len) == (Int)m.name_len;
   }

@@ -26,6 +26,7 @@ using Path = std::vector<std::uint64_t>;
 struct Log {
   std::vector<Path> contexts;  // by id - 1, every prefix listed before
   std::vector<std::pair<std::uint64_t, std::string>> modules;  // by id - 1
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> text;   // by id - 1; none if empty
   std::vector<Stream> threads;
 
   std::uint32_t ctx(const Path& p) {
@@ -96,8 +97,10 @@ void write_log(const fs::path& dir, const Log& log) {
   table(mod, TFM_MOD_MAGIC, TFM_MOD_VERSION, sizeof(TfmModRecord), log.modules.size());
   for (std::size_t i = 0; i < log.modules.size(); i++) {
     const auto& [base, name] = log.modules[i];
+    const auto [lo, hi] =
+        i < log.text.size() ? log.text[i] : std::pair<std::uint64_t, std::uint64_t>{};
     put(mod, TfmModRecord{static_cast<std::uint32_t>(i + 1),
-                          static_cast<std::uint32_t>(name.size()), base});
+                          static_cast<std::uint32_t>(name.size()), base, lo, hi});
     mod.write(name.data(), static_cast<std::streamsize>(name.size()));
   }
 }
@@ -266,6 +269,50 @@ TEST_F(MemMerge, HalvesGiveTheFoldOfAllLogs) {
   EXPECT_TRUE(tracefold::encode_compact(mt::merge_memory_traces({half, half}, {"x", "y"})) ==
               tracefold::encode_compact(mt::fold_raw_logs({dirs[1], dirs[2], dirs[1], dirs[2]})))
       << "a run merged with itself";
+}
+
+// A run whose library loaded `shift` bytes higher: its call sites, its
+// instructions and its statics there all move, nothing else.
+Log moved_log(std::uint64_t shift) {
+  Log log;
+  const std::uint64_t lib = 0x7f0000000000 + shift;
+  log.modules = {{0x400000, "/bin/pie"}, {lib, "/lib/libc.so.6"}};
+  log.text = {{0x401000, 0x402000}, {lib + 0x1000, lib + 0x9000}};
+  // main is called from the library's start code; main calls sweep.
+  const Path in_main{lib + 0x1234}, in_sweep{lib + 0x1234, 0x401050};
+  const auto ref = [&](std::uint64_t iaddr, const Path& ctx, std::uint32_t mod, std::uint64_t base,
+                       std::int64_t off) {
+    mt::MemRef m;
+    m.iaddr = iaddr;
+    m.size = 8;
+    m.context = log.ctx(ctx);
+    m.kind = mt::AddrKind::Static;
+    m.region = mod;
+    m.offset = off;
+    m.daddr = base + static_cast<std::uint64_t>(off);
+    return m;
+  };
+  Stream s;
+  for (int i = 0; i < 32; i++) s.push_back(ref(0x401110, in_sweep, 1, 0x400000, 0x3000 + 8 * i));
+  for (int i = 0; i < 4; i++) s.push_back(ref(lib + 0x2000, in_main, 2, lib, 0xa000 + 16 * i));
+  log.threads = {s};
+  return log;
+}
+
+TEST_F(MemMerge, ModulesLoadedElsewhereMatchByFileAndOffset) {
+  const fs::path a = log(0, moved_log(0)), b = log(1, moved_log(0x200000));
+  const tracefold::Trace ta = reread(mt::fold_raw_logs({a})), tb = reread(mt::fold_raw_logs({b}));
+  // Call paths name module and offset: the two runs' tables agree.
+  EXPECT_EQ(mt::mem_tables(ta)->contexts, mt::mem_tables(tb)->contexts);
+  EXPECT_EQ(mt::mem_tables(ta)->contexts.at(2), "2+1234>1+1050");
+  const tracefold::Trace merged = mt::merge_memory_traces({ta, tb}, {"a.tf", "b.tf"});
+  EXPECT_TRUE(tracefold::encode_compact(merged) ==
+              tracefold::encode_compact(mt::fold_raw_logs({a, b})));
+  // The second run's stream, moved to the first's layout, is the first's.
+  const Stream first = expand(merged, 0), second = expand(merged, 1);
+  ASSERT_EQ(first.size(), 36u);
+  EXPECT_TRUE(first == second);
+  EXPECT_TRUE(first == moved_log(0).threads[0]);
 }
 
 TEST_F(MemMerge, RefusesOtherProgramsAndLayoutsNamingTheFile) {
