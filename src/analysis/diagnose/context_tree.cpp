@@ -204,15 +204,22 @@ std::string Context::iterations_of(const std::vector<std::pair<std::size_t, doub
   }
   if (by_loop.empty()) return "";
   // The loop holding most of the loss, and its iterations that hold a good
-  // part of it: a quarter of the worst one's, above the noise.
+  // part of it: at least half the typical loss of the iterations above the
+  // mean (their median: one iteration a loaded machine delayed does not
+  // raise the bar), and above the noise.
   int32_t loop = by_loop.begin()->first;
   for (const auto& [l, sum] : loss)
     if (sum > loss[loop]) loop = l;
   const std::vector<Hit>& hits = by_loop[loop];
-  double top = 0;
-  for (const Hit& h : hits) top = std::max(top, h.seconds);
-  if (top <= 0) return "";
-  const double bar = std::max(0.25 * top, noise_s);
+  double mean = 0;
+  for (const Hit& h : hits) mean += h.seconds;
+  mean /= double(hits.size());
+  std::vector<double> high;
+  for (const Hit& h : hits)
+    if (h.seconds >= mean) high.push_back(h.seconds);
+  if (high.empty() || mean <= 0) return "";
+  std::nth_element(high.begin(), high.begin() + std::ptrdiff_t(high.size() / 2), high.end());
+  const double bar = std::max(0.5 * high[high.size() / 2], noise_s);
   std::vector<int64_t> its;
   std::set<uint32_t> hit_entries;
   for (const Hit& h : hits)
