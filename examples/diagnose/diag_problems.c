@@ -43,6 +43,8 @@
  *               an earlier one's parameters, so a `--sample-only` event log
  *               grows by every call and meets its size bound before the
  *               timeline does (tests/mpi/diagnose_cut.sh)
+ *   bursts      imbalance in steps 3-7 only (of 10; counted from 1): in the
+ *               others every rank works one unit (designed as for imbalance)
  *   aborted     imbalance, then rank 0 calls MPI_Abort instead of
  *               MPI_Finalize (no rank's timeline gets its end offset)
  *   io          every rank works a unit, then writes 4 MiB at its own offset
@@ -156,7 +158,8 @@ int main(int argc, char** argv) {
   int in = rank + 1, out = 0;
   const char* name = mode;
   const int aborted = !strcmp(mode, "aborted"), varied = !strcmp(mode, "varied");
-  if (aborted || varied) mode = "imbalance";
+  const int bursts = !strcmp(mode, "bursts");
+  if (aborted || varied || bursts) mode = "imbalance";
   print_steps = varied;
   int* ins = calloc((size_t)steps + 1, sizeof(int));
   int* outs = calloc((size_t)steps + 1, sizeof(int));
@@ -166,7 +169,7 @@ int main(int argc, char** argv) {
       if (!strcmp(mode, "balanced")) {
         work_a(unit);
       } else {
-        per[s] = work_a((rank + 1) * unit);
+        per[s] = work_a((bursts && (s < 2 || s > 6) ? 1 : rank + 1) * unit);
         if (!strcmp(mode, "partial")) per[s] += work_b((size - rank) * unit / 2);
       }
       const double t0 = now();

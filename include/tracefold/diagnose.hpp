@@ -154,6 +154,10 @@ struct CodePlace {
   /// What the picture matches it by: a samples' calling context
   /// (`main > work_a`), a computation's or a call's label.
   std::string key;
+  /// The loop iterations it occurs in, from the temporal context trees'
+  /// iteration layer: `in iterations 3-7 of 10 of the loop at ...`, or ""
+  /// when it is not inside a loop or occurs in every iteration alike.
+  std::string where;
 };
 
 struct Diagnosis {
@@ -252,6 +256,28 @@ struct PhaseSummary {
   double could_save = 0;
 };
 
+/// One node of a rank's temporal context tree (seed 002, Section 3):
+/// time-adjacent samples with a common prefix of (loop, iteration, calling
+/// context) share the nodes of that prefix, so a node is one stretch of
+/// time. Loops and iterations come from the trace's loop folding and the
+/// rank's MPI events, not from a control-flow graph.
+struct ContextTreeNode {
+  /// `loop at MPI_Allreduce at main (x.c:40)`, `iteration 3`, a function
+  /// (its name and those inlined into it), or an MPI call (`MPI_Recv`).
+  std::string label;
+  int32_t parent = -1;               ///< index of its parent in the tree's nodes, -1: a root
+  int64_t start_ns = 0, end_ns = 0;  ///< from the run's start
+  uint64_t samples = 0;              ///< its samples (its children's included)
+};
+
+/// A rank's temporal context tree, bounded: its first nodes in preorder
+/// (time order), the rest counted.
+struct ContextTree {
+  int32_t rank = 0;
+  std::vector<ContextTreeNode> nodes;
+  uint64_t left_out = 0;  ///< nodes past the bound
+};
+
 struct DiagnoseReport {
   int32_t world_size = 0;
   double run_seconds = 0;
@@ -268,6 +294,9 @@ struct DiagnoseReport {
   std::vector<DerivedLabel> derived;
   std::vector<std::string> notes;
   DiagnosePicture picture;
+  /// The temporal context trees of the first ranks (with samples only;
+  /// the JSON report shows them).
+  std::vector<ContextTree> trees;
 };
 
 /// A rank's samples placed on the timeline's clock: `time_ns` of every

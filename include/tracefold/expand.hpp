@@ -31,6 +31,19 @@ class RankIterator {
   /// The node the last returned event came from.
   const Node* current_node() const { return last_node_; }
 
+  /// One loop the last returned event is in: the loop level `level` of
+  /// trace node `node` (an index into Trace::nodes), with `remaining`
+  /// iterations of the current entry still to run, this one included. A
+  /// loop entered with k iterations is in its (k - remaining + 1)-th; a
+  /// walker that needs k records `remaining` where the loop appears.
+  struct LoopPosition {
+    std::size_t node = 0, level = 0;
+    int64_t remaining = 0;
+  };
+  /// The loops the last returned event is in, outermost first (what the
+  /// diagnosis's temporal context trees take their iterations from).
+  void loops(std::vector<LoopPosition>& out) const;
+
  private:
   struct FieldState {
     FieldId field;

@@ -3,12 +3,14 @@
 (examples/diagnose/diag_problems.c, tests/mpi/diagnose_*.sh).
 
   diagnose_check.py JSON DESIGNED KIND [--symptom S] [--cause S]... [--cause-rank R]...
-                    [--detail S] [--tolerance T] [--cause-time]
+                    [--detail S] [--tolerance T] [--cause-time] [--where S]
       the most severe diagnosis of KIND (at symptom S if given) has a severity within T (default
       10 %) of DESIGNED seconds, its symptom label contains S, its i-th
       cause names the i-th --cause S (in its label or call stack) and the
       i-th --cause-rank R, its detail contains S; with --cause-time, its
-      first cause's time is within T of DESIGNED too (the samples' time)
+      first cause's time is within T of DESIGNED too (the samples' time);
+      with --where S, its symptom's and first cause's loop iterations
+      (`where`) contain S
   diagnose_check.py JSON - none        no diagnosis at all
   diagnose_check.py JSON J none        no diagnosis more severe than J seconds (the
       imbalance a balanced program measured its scheduling made) plus the tolerance
@@ -57,6 +59,7 @@ def main():
     ap.add_argument("--cause-rank", type=int, action="append", default=[])
     ap.add_argument("--cause-time", action="store_true")
     ap.add_argument("--detail")
+    ap.add_argument("--where")
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--derived", action="append", default=[],
                     help="FUNCTION=LABEL: the report gives FUNCTION that derived label")
@@ -131,6 +134,10 @@ def main():
             problems.append(f"cause #{i + 1} '{c['label']}' does not name {a.cause[i]}")
         if i < len(a.cause_rank) and c.get("rank") != a.cause_rank[i]:
             problems.append(f"cause #{i + 1} '{c['label']}' is on rank {c.get('rank')}, not {a.cause_rank[i]}")
+    if a.where:
+        for what, place in [("symptom", d["symptom"])] + [("cause", c) for c in causes[:1]]:
+            if a.where not in place.get("where", ""):
+                problems.append(f"{what} is '{place.get('where', '')}', not {a.where}")
     if a.detail and a.detail not in d["detail"]:
         problems.append(f"detail '{d['detail']}' does not say '{a.detail}'")
     if problems:

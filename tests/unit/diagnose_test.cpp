@@ -557,6 +557,73 @@ TEST(Diagnose, FramesNamedOnePerAnalysisRankGiveTheSerialNames) {
             (std::vector<std::string>{"", "app+0x10", "", "solver.so+0x30", "app+0x30"}));
 }
 
+// A temporal context tree from hand-made samples: adjacent samples share
+// the nodes of their common (loop, iteration, function) prefix; a sample
+// whose LCA marker lies above a frame starts a new call of it; the
+// recorder's loop gives the iterations, one without samples included.
+TEST(Diagnose, TemporalContextTreeMergesAdjacentSamplesByIteration) {
+  RankSamples rs;
+  rs.period_ns = kMs;
+  rs.modules = {Module{"app", "/nonexistent/app", "", 0}};
+  rs.contexts = {{0, 0, 0}, {0, 0, 0x10}, {1, 0, 0x20}, {1, 0, 0x30}};
+  const std::vector<std::string> names{"", "main", "work", "other"};
+  auto sample = [&](int64_t t, uint32_t ctx, uint16_t lca, uint64_t ev, bool in_mpi = false) {
+    Sample s;
+    s.time_ns = t, s.context = ctx, s.lca_depth = lca, s.mpi_event = ev, s.in_mpi = in_mpi;
+    rs.samples.push_back(s);
+  };
+  const OpId allreduce = *OpTable::find("MPI_Allreduce");
+  std::vector<diagnose_detail::EventSpan> evs(5);
+  evs[0] = {-kMs, -kMs, 0, 0, *OpTable::find("MPI_Init"), 0};
+  for (int i = 1; i <= 3; ++i) {
+    const int64_t at = (i - 1) * 10 * kMs;
+    evs[std::size_t(i)] = {at, at + (i == 3 ? kMs / 2 : 8 * kMs), at + 10 * kMs, 0, allreduce, 1};
+    evs[std::size_t(i)].loop = 0, evs[std::size_t(i)].entry = 1, evs[std::size_t(i)].iteration = i;
+  }
+  evs[4] = {30 * kMs, 30 * kMs, 31 * kMs, 0, *OpTable::find("MPI_Finalize"), 2};
+  sample(1 * kMs, 2, 0, 1);         // iteration 1: main > work
+  sample(2 * kMs, 2, 2, 1);         // the same call of work
+  sample(3 * kMs, 3, 1, 1);         // main goes on, other is new
+  sample(11 * kMs, 2, 0, 2);        // iteration 2
+  sample(12 * kMs, 2, 1, 2);        // work left and called again
+  sample(21 * kMs, 0, 0, 3, true);  // iteration 3, inside the Allreduce
+  diagnose_detail::DigestParams p;
+  p.run_start = 0, p.run_end = 30 * kMs, p.period_ns = kMs;
+  p.bin_ns = diagnose_detail::picture_bin_ns(p.run_end);
+  const diagnose_detail::RankDigest d = diagnose_detail::digest_rank(rs, names, evs, p);
+  std::ostringstream got;
+  for (const diagnose_detail::TreeNode& n : d.tree) {
+    got << int32_t(n.parent == UINT32_MAX ? -1 : int32_t(n.parent)) << " ";
+    switch (n.kind) {
+      case diagnose_detail::TreeNode::kLoop:
+        got << "loop" << n.what;
+        break;
+      case diagnose_detail::TreeNode::kIteration:
+        got << "iteration" << n.what;
+        break;
+      case diagnose_detail::TreeNode::kFrame:
+        got << d.frames.at(std::size_t(n.what));
+        break;
+      default:
+        got << OpTable::name(OpId(n.what));
+    }
+    got << " " << n.start_ns / kMs << "-" << n.end_ns / kMs << " ms " << n.samples << "\n";
+  }
+  EXPECT_EQ(got.str(),
+            "-1 loop0 0-30 ms 6\n"
+            "0 iteration1 0-10 ms 3\n"
+            "1 main 1-4 ms 3\n"
+            "2 work 1-3 ms 2\n"
+            "2 other 3-4 ms 1\n"
+            "0 iteration2 10-20 ms 2\n"
+            "5 main 11-13 ms 2\n"
+            "6 work 11-12 ms 1\n"
+            "6 work 12-13 ms 1\n"
+            "0 iteration3 20-30 ms 1\n"
+            "9 MPI_Allreduce 21-22 ms 1\n");
+  EXPECT_EQ(d.tree_left_out, 0u);
+}
+
 TEST(Diagnose, ReportsReadAsTextAndJson) {
   DiagRun t(2);
   t.init();

@@ -162,6 +162,7 @@ DiagnoseReport diagnose_digests(const Trace& trace, const DiagnoseInput& input, 
   c.bytes = std::move(facts.bytes);
   c.run_start = facts.run_start;
   c.run_end = facts.run_end;
+  c.loops = std::move(facts.loops);
   for (const std::string& n : c.waits.notes) rep.notes.push_back(n);
   rep.run_seconds = c.seconds(c.run_end - c.run_start);
   note_cut_samples(c);
@@ -179,6 +180,7 @@ DiagnoseReport diagnose_digests(const Trace& trace, const DiagnoseInput& input, 
   summarise(rep);
   derive_labels(c);
   draw_picture(c);
+  name_trees(c);
   return rep;
 }
 

@@ -23,9 +23,11 @@ int64_t sample_periods(const RankSamples& rs, const Sample& s) {
 }
 
 // Each context's user-code path (function names outermost first, system
-// frames left out: their names are "").
+// frames left out: their names are ""), and (`depths`) each of its frames'
+// depth in the whole context (outermost 1), which LCA markers count in.
 std::vector<std::vector<std::string>> context_paths(const RankSamples& rs,
-                                                    const std::vector<std::string>& names) {
+                                                    const std::vector<std::string>& names,
+                                                    std::vector<std::vector<uint16_t>>* depths) {
   auto name = [&](uint32_t ctx) -> std::string {
     if (!names.empty()) return ctx < names.size() ? names[ctx] : "";
     const SampleContext& sc = rs.contexts[ctx];
@@ -35,16 +37,22 @@ std::vector<std::vector<std::string>> context_paths(const RankSamples& rs,
     return o.str();
   };
   std::vector<std::vector<std::string>> paths(rs.contexts.size());
+  if (depths) depths->assign(rs.contexts.size(), {});
+  std::vector<uint16_t> up;  // distance from ctx of each named frame
   for (uint32_t ctx = 1; ctx < rs.contexts.size(); ++ctx) {
     std::vector<std::string>& path = paths[ctx];
+    up.clear();
     // A tree read from a file is checked to have parents before children;
     // the bound guards against a cycle all the same.
-    for (uint32_t at = ctx, n = 0; at != 0 && at < rs.contexts.size() && n < 4096;
+    uint32_t n = 0;
+    for (uint32_t at = ctx; at != 0 && at < rs.contexts.size() && n < 4096;
          at = rs.contexts[at].parent, ++n) {
       std::string nm = name(at);
-      if (!nm.empty()) path.push_back(std::move(nm));
+      if (!nm.empty()) path.push_back(std::move(nm)), up.push_back(uint16_t(n));
     }
     std::reverse(path.begin(), path.end());
+    if (depths)
+      for (auto u = up.rbegin(); u != up.rend(); ++u) (*depths)[ctx].push_back(uint16_t(n - *u));
   }
   return paths;
 }
@@ -116,15 +124,23 @@ EventFacts event_facts(const Trace& trace, const WaitInput& events) {
     if (w.event < row.size()) row[w.event] += std::llround(w.seconds * 1e9);
   }
   std::tie(f.run_start, f.run_end) = run_bounds(events);
+  f.loops = loop_facts(trace, events);
   return f;
 }
 
 std::vector<EventSpan> event_spans(const WaitInput& events, const EventFacts& f, int32_t rank) {
   const auto& evs = events.ranks[std::size_t(rank)];
   std::vector<EventSpan> out(evs.size());
-  for (std::size_t k = 0; k < evs.size(); ++k)
+  const auto* loops =
+      std::size_t(rank) < f.loops.at.size() ? &f.loops.at[std::size_t(rank)] : nullptr;
+  for (std::size_t k = 0; k < evs.size(); ++k) {
     out[k] = {evs[k].compute_start_ns,        evs[k].start_ns, evs[k].end_ns,
               f.waited[std::size_t(rank)][k], evs[k].ev.op,    evs[k].ev.site};
+    if (loops && k < loops->size()) {
+      const LoopAt& a = (*loops)[k];
+      out[k].loop = a.loop, out[k].entry = a.entry, out[k].iteration = a.iteration;
+    }
+  }
   return out;
 }
 
@@ -158,7 +174,8 @@ RankDigest digest_rank(const RankSamples& rs, const std::vector<std::string>& na
   find_end(rs, evs, p, d);
 
   // Each context's place key, as an index into d.keys (equal keys share one).
-  const std::vector<std::vector<std::string>> paths = context_paths(rs, names);
+  std::vector<std::vector<uint16_t>> depths;
+  const std::vector<std::vector<std::string>> paths = context_paths(rs, names, &depths);
   std::vector<uint32_t> key_of(rs.contexts.size(), 0);
   {
     std::map<std::string, uint32_t> index{{"", 0}};
@@ -195,6 +212,16 @@ RankDigest digest_rank(const RankSamples& rs, const std::vector<std::string>& na
     }
   }
   d.gap_at[evs.size()] = uint32_t(d.gaps.size());
+
+  {
+    std::vector<uint32_t> main;
+    for (uint32_t i = 0; i < rs.samples.size(); ++i)
+      if (rs.samples[i].thread == 0) main.push_back(i);
+    std::stable_sort(main.begin(), main.end(), [&](uint32_t a, uint32_t b) {
+      return rs.samples[a].time_ns < rs.samples[b].time_ns;
+    });
+    build_tree(rs, main, paths, depths, evs, p, d);
+  }
 
   // Derived labels: computation per path, MPI calls per (site, label).
   std::map<std::vector<std::string>, int64_t> per_path;

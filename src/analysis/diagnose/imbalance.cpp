@@ -31,6 +31,7 @@ void diagnose_imbalance(Context& c) {
     const Phase& ph = c.rep.phases[p];
     if (c.frequent.count(c.phase_key[p])) continue;
     int64_t symptom = 0;
+    std::vector<std::pair<std::size_t, double>> per_instance;
     std::size_t serial = 0;
     Imbalances imb;
     Places whole;  // the phase's computation over all its instances
@@ -48,7 +49,8 @@ void diagnose_imbalance(Context& c) {
       for (int64_t v : in) sum += v;
       const auto mn = std::min_element(in.begin(), in.end());
       symptom += sum / P - *mn;
-      accumulate_imbalance(c, places, all, imb);
+      per_instance.emplace_back(i, c.seconds(sum / P - *mn));
+      accumulate_imbalance(c, places, all, imb, i);
       for (const auto& [key, pl] : places) {
         auto [it, fresh] = whole.try_emplace(key, pl);
         if (!fresh)
@@ -81,7 +83,13 @@ void diagnose_imbalance(Context& c) {
     d.symptom.stack = c.call_stack(first.ev);
     d.symptom.seconds = sym_s;
     const double floor = std::max(c.opt.cause_share * sym_s, noise_floor(c));
-    if (d.kind != DiagnosisKind::kMpmdImbalance) d.causes = imbalance_causes(c, imb, floor);
+    d.symptom.where = c.iterations_of(per_instance, 0);
+    if (d.kind != DiagnosisKind::kMpmdImbalance) {
+      d.causes = imbalance_causes(c, imb, floor);
+      for (CodePlace& cp : d.causes)
+        if (auto m = imb.find(cp.key); m != imb.end())
+          cp.where = c.iterations_of(m->second.by_instance, noise_floor(c));
+    }
     double explained = 0;
     for (const CodePlace& cp : d.causes) explained += cp.seconds;
     std::ostringstream o;

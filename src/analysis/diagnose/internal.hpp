@@ -39,7 +39,52 @@ struct EventSpan {
   int64_t waited_ns = 0;  ///< waiting found by the waits module
   OpId op = 0;
   SiteId site = 0;
+  /// Its innermost loop (an index into LoopFacts::loops, -1: none), which
+  /// entry of that loop on its rank and which iteration of the entry
+  /// (both from 1).
+  int32_t loop = -1;
+  uint32_t entry = 0;
+  int64_t iteration = 0;
 };
+
+/// Where one event is in the trace's loops: its innermost loop and
+/// iteration (EventSpan::loop, entry, iteration).
+struct LoopAt {
+  int32_t loop = -1;
+  uint32_t entry = 0;
+  int64_t iteration = 0;
+  /// Iterations of that entry.
+  int64_t of = 0;
+};
+/// A loop of the folded trace: level `level` of trace node `node`.
+struct LoopInfo {
+  std::size_t node = 0, level = 0;
+  int32_t parent = -1;  ///< the loop it is in (-1: none)
+};
+/// The loops of the trace every rank's events are in.
+struct LoopFacts {
+  std::vector<LoopInfo> loops;
+  std::vector<std::vector<LoopAt>> at;  ///< per rank and event
+};
+/// Walks each rank's expansion of `trace` along its timed `events`
+/// (core's RankIterator) for the loops each event is in. A trace without
+/// nodes (a --sample-only run) gives no loops.
+LoopFacts loop_facts(const Trace& trace, const WaitInput& events);
+
+/// One node of a rank's temporal context tree as its digest holds it
+/// (ContextTreeNode before naming).
+struct TreeNode {
+  enum Kind : uint8_t { kLoop, kIteration, kFrame, kCall };
+  uint32_t parent = UINT32_MAX;  ///< UINT32_MAX: a root
+  uint8_t kind = kFrame;
+  /// kLoop: loop index; kIteration: the iteration; kFrame: index into
+  /// RankDigest::frames; kCall: the OpId.
+  int64_t what = 0;
+  int64_t start_ns = 0, end_ns = 0;  ///< on the analysis clock
+  uint64_t samples = 0;
+};
+/// Nodes a digest keeps of its rank's tree (preorder, the rest counted).
+constexpr std::size_t kTreeNodes = 200;
 
 /// What every rank's digest is made against: the run's bounds, its
 /// sampling period and the picture's time bins.
@@ -84,7 +129,23 @@ struct RankDigest {
   std::vector<InCall> in_calls;
   /// For the picture: the (key, time bin) pairs its computation samples cover.
   std::vector<std::pair<uint32_t, uint32_t>> bins;
+  /// Its temporal context tree (context_tree.cpp), at most kTreeNodes
+  /// nodes in preorder; the names of its frame nodes; nodes left out.
+  std::vector<TreeNode> tree;
+  std::vector<std::string> frames;
+  uint64_t tree_left_out = 0;
 };
+
+/// The temporal context tree of a rank's main-thread samples
+/// `in_time_order` (indexes into rs.samples) and its events, into `d`
+/// (context_tree.cpp).
+/// `paths`: each context's user-code path (outermost first); `depths`:
+/// those frames' depths in their whole context, which a sample's LCA
+/// marker (Sample::lca_depth) is counted in.
+void build_tree(const RankSamples& rs, const std::vector<uint32_t>& in_time_order,
+                const std::vector<std::vector<std::string>>& paths,
+                const std::vector<std::vector<uint16_t>>& depths,
+                const std::vector<EventSpan>& events, const DigestParams& p, RankDigest& d);
 
 /// The picture's time bins over a run of `run_ns`.
 constexpr int32_t kPictureBins = 400;
@@ -110,6 +171,7 @@ struct EventFacts {
   /// Per rank and event: bytes the call moves (a completion: its requests').
   std::vector<std::vector<uint64_t>> bytes;
   int64_t run_start = 0, run_end = 0;
+  LoopFacts loops;
 };
 EventFacts event_facts(const Trace& trace, const WaitInput& events);
 /// `rank`'s events as digest_rank needs them.
@@ -147,6 +209,15 @@ struct Context {
   /// Call paths diagnosed as frequent communication: the waiting in them
   /// is counted there, not as the imbalance of the phases they close.
   std::set<std::pair<OpId, SiteId>> frequent;
+  /// The loops every event is in (LoopFacts).
+  LoopFacts loops;
+  /// Where the given global synchronisation instances (indexes into syncs)
+  /// with their shares of a loss lie in the loops (CodePlace::where): the
+  /// iterations that hold the loss when not all of them do.
+  std::string iterations_of(const std::vector<std::pair<std::size_t, double>>& instances,
+                            double noise_s) const;
+  /// `the loop at MPI_Allreduce at main (x.c:40)`.
+  std::string loop_label(int32_t loop) const;
 
   Context(const Trace& t, const DiagnoseInput& i, const DiagnoseOptions& o, DiagnoseReport& r)
       : trace(t), in(i), opt(o), rep(r) {}
@@ -319,11 +390,15 @@ struct Imbalance {
   std::vector<std::string> stack;
   double seconds = 0;           ///< sum of max - avg over the instances
   std::vector<double> by_rank;  ///< of it, what each rank was the maximum for
+  /// Per phase instance it was imbalanced in (an index into
+  /// Context::syncs): max - avg there.
+  std::vector<std::pair<std::size_t, double>> by_instance;
 };
 using Imbalances = std::map<std::string, Imbalance>;
 /// Adds each place's max - avg over `ranks` in one phase instance.
+/// `instance`: the synchronisation instance closing it (Imbalance::by_instance).
 void accumulate_imbalance(const Context& c, const Places& places, const std::vector<int32_t>& ranks,
-                          Imbalances& out);
+                          Imbalances& out, std::size_t instance = SIZE_MAX);
 /// The places to name as causes: the most specific ones whose imbalance is
 /// at least `floor_s`, most imbalanced first (rank: the one most often
 /// the slowest).
@@ -343,6 +418,9 @@ void diagnose_communication(Context& c);
 /// User functions whose samples are mostly one kind of communication
 /// (derived.cpp).
 void derive_labels(Context& c);
+
+/// The report's temporal context trees, named (context_tree.cpp).
+void name_trees(Context& c);
 
 /// The report's ranks x time picture, after the diagnoses (picture.cpp).
 void draw_picture(Context& c);

@@ -28,6 +28,7 @@ std::string pct(double p) {
 nlohmann::json place_json(const CodePlace& p) {
   nlohmann::json j{{"label", p.label}, {"stack", p.stack}, {"seconds", p.seconds}};
   if (p.rank >= 0) j["rank"] = p.rank;
+  if (!p.where.empty()) j["where"] = p.where;
   return j;
 }
 
@@ -80,10 +81,15 @@ void write_diagnose_text(std::ostream& out, const DiagnoseReport& rep) {
                                                         : " (most on rank ")
             << d.symptom.rank << ")";
       out << "\n";
+      if (!d.symptom.where.empty()) out << "            " << d.symptom.where << "\n";
       for (const CodePlace& c : d.causes) {
         out << "   cause:   " << c.label;
         if (c.rank >= 0 && d.kind != DiagnosisKind::kWaitForPartner) out << " on rank " << c.rank;
         out << ": " << secs(c.seconds) << "\n";
+        // JSON has every cause's; the text names a cause's iterations only
+        // where they are not the symptom's.
+        if (!c.where.empty() && c.where != d.symptom.where)
+          out << "            " << c.where << "\n";
       }
       out << "   detail:  " << d.detail << "\n";
       out << "   remedy:  " << diagnosis_remedy(d.kind) << "\n";
@@ -188,6 +194,20 @@ void write_diagnose_json(std::ostream& out, const DiagnoseReport& rep) {
                                    {"samples", d.samples},
                                    {"ranks", d.ranks}});
   j["notes"] = rep.notes;
+  // The temporal context trees, bounded (ContextTree): nodes in preorder,
+  // each naming its parent's index.
+  j["context_trees"] = nlohmann::json::array();
+  for (const ContextTree& t : rep.trees) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const ContextTreeNode& n : t.nodes)
+      nodes.push_back({{"label", n.label},
+                       {"parent", n.parent},
+                       {"start_ns", n.start_ns},
+                       {"end_ns", n.end_ns},
+                       {"samples", n.samples}});
+    j["context_trees"].push_back(
+        {{"rank", t.rank}, {"nodes", std::move(nodes)}, {"left_out", t.left_out}});
+  }
   out << j.dump(1) << "\n";
 }
 

@@ -92,7 +92,7 @@ void add_gaps(const Context& c, int32_t rank, std::size_t first, std::size_t las
 }
 
 void accumulate_imbalance(const Context& c, const Places& places, const std::vector<int32_t>& ranks,
-                          Imbalances& out) {
+                          Imbalances& out, std::size_t instance) {
   if (ranks.empty()) return;
   for (const auto& [key, p] : places) {
     double sum = 0, mx = -1;
@@ -112,6 +112,7 @@ void accumulate_imbalance(const Context& c, const Places& places, const std::vec
     }
     m.seconds += imb;
     m.by_rank[std::size_t(at)] += imb;
+    if (instance != SIZE_MAX) m.by_instance.emplace_back(instance, imb);
   }
 }
 

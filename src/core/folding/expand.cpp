@@ -154,6 +154,13 @@ bool RankIterator::next(Event& out) {
   }
 }
 
+void RankIterator::loops(std::vector<LoopPosition>& out) const {
+  out.clear();
+  for (const Frame& f : stack_)
+    out.push_back({static_cast<std::size_t>(nodes_[f.head].node - trace_.nodes.data()), f.level,
+                   f.remaining});
+}
+
 std::vector<Event> expand_rank(const Trace& trace, int32_t rank) {
   std::vector<Event> out;
   RankIterator it(trace, rank);

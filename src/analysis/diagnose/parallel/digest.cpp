@@ -122,6 +122,10 @@ std::string encode(const ShareDigest& d) {
     w.put_all(g.in_calls);
     w.put(uint64_t(g.bins.size()));
     for (const auto& [k, b] : g.bins) w.put(k), w.put(b);
+    w.put_all(g.tree);
+    w.put(uint64_t(g.frames.size()));
+    for (const std::string& f : g.frames) w.put(f);
+    w.put(g.tree_left_out);
   }
   return std::move(w.out);
 }
@@ -153,6 +157,10 @@ ShareDigest decode(const std::string& bytes) {
     rd.get_all(g.in_calls);
     g.bins.resize(rd.get<uint64_t>());
     for (auto& [k, b] : g.bins) k = rd.get<uint32_t>(), b = rd.get<uint32_t>();
+    rd.get_all(g.tree);
+    g.frames.resize(rd.get<uint64_t>());
+    for (std::string& f : g.frames) f = rd.str();
+    g.tree_left_out = rd.get<uint64_t>();
   }
   if (!rd.done()) throw DiagnoseError("tracefold-diagnose: a rank's digest has trailing bytes");
   return d;
