@@ -98,7 +98,9 @@ same_block_samples() {
   local d
   d=$(join -t: <(samples_per_block "$2" | sort -t: -k1,1) <(samples_per_block "$3" | sort -t: -k1,1) |
     awk -F: '$2 != $3')
-  if [[ -z $d ]]; then
+  if [[ -z $(samples_per_block "$3") ]]; then
+    bad "$1: no time blocks in $3"
+  elif [[ -z $d ]]; then
     ok "$1: every time block's samples are the real run's"
   else
     bad "$1: time samples per block (node ops: extrapolated: real): $(echo "$d" | tr '\n' ' ')"
