@@ -1,6 +1,7 @@
 // Relative endpoints per rank, the input of topology detection.
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <set>
 
 #include "internal.hpp"
@@ -102,6 +103,84 @@ std::string call_counts(const Trace& trace, std::size_t n, int64_t who, int64_t 
   }
 }
 
+// Ordinal text: 2nd, 4th...
+std::string nth(int64_t s) {
+  const char* suffix = s % 10 == 1 && s % 100 != 11   ? "st"
+                       : s % 10 == 2 && s % 100 != 12 ? "nd"
+                       : s % 10 == 3 && s % 100 != 13 ? "rd"
+                                                      : "th";
+  return std::to_string(s) + suffix;
+}
+
+// The level behind `who`'s extra calls at node `n`, when the ranks that
+// make as many calls there as `who` are exactly those whose coordinate
+// along every dimension of `topo` is a multiple of a stride (a multigrid
+// level on which every s-th rank takes part and the others idle): names
+// the strides, the ranks, and what would extrapolate it. Empty otherwise.
+std::string level_text(const Trace& trace, const Topology& topo, std::size_t n, int64_t who) {
+  const int64_t p = trace.world_size;
+  if (p > 4096 || topo.ranks() != p) return "";  // a refusal stays quick
+  std::vector<std::size_t> calls(static_cast<std::size_t>(p), 0);
+  try {
+    for (int32_t r = 0; r < p; ++r) {
+      RankIterator it(trace, r);
+      for (Event ev; it.next(ev);)
+        if (it.current_node() == &trace.nodes[n]) ++calls[static_cast<std::size_t>(r)];
+    }
+  } catch (const std::exception&) {
+    return "";
+  }
+  const auto coords = [&](int64_t r) {
+    std::vector<int64_t> c;
+    for (int64_t s : topo.sizes) {
+      c.push_back(r % s);
+      r /= s;
+    }
+    return c;
+  };
+  std::vector<int64_t> stride = topo.sizes;  // gcd of the active coordinates and the side
+  std::vector<int64_t> active;
+  bool own_sites = true;  // only the level's ranks reach the node
+  for (int64_t r = 0; r < p; ++r) {
+    if (calls[static_cast<std::size_t>(r)] != calls[static_cast<std::size_t>(who)]) continue;
+    active.push_back(r);
+    const auto c = coords(r);
+    for (std::size_t d = 0; d < c.size(); ++d) stride[d] = std::gcd(stride[d], c[d]);
+  }
+  if (std::all_of(stride.begin(), stride.end(), [](int64_t s) { return s == 1; })) return "";
+  for (int64_t r = 0; r < p; ++r) {
+    const auto c = coords(r);
+    bool on = true;
+    for (std::size_t d = 0; d < c.size(); ++d) on = on && c[d] % stride[d] == 0;
+    if (on != std::binary_search(active.begin(), active.end(), r)) return "";
+    own_sites = own_sites && (on || calls[static_cast<std::size_t>(r)] == 0);
+  }
+  static const char* const kDim[] = {"x", "y", "z"};
+  std::string along, mult;
+  for (std::size_t d = 0; d < stride.size(); ++d) {
+    mult += (mult.empty() ? "" : ", ") + std::string(d < 3 ? kDim[d] : "?") + " " +
+            std::to_string(stride[d]);
+    if (stride[d] == 1) continue;
+    along += (along.empty() ? "" : " and ") +
+             (stride[d] == topo.sizes[d] ? "only the first" : "every " + nth(stride[d])) +
+             " rank along " + (d < 3 ? kDim[d] : "?");
+  }
+  return ". The ranks making rank " + std::to_string(who) + "'s " +
+         std::to_string(calls[static_cast<std::size_t>(who)]) + " calls there are " + along +
+         " (coordinates multiples of " + mult + ": ranks " +
+         (active.size() <= 16 ? list_text(active)
+                              : list_text({active.begin(), active.begin() + 16}) + " ...") +
+         ", " + std::to_string(active.size()) + " of " + std::to_string(p) +
+         "), a coarse level on which the others idle: the row-major stencil gives every rank of "
+         "a part the same calls and has no model of a level's ranks chosen by a stride. To "
+         "extrapolate it, record with enough points a rank that every rank keeps one on every "
+         "level, " +
+         (own_sites ? "drop the level's calls, which have call sites of their own, with --lcs "
+                      "(lossy)"
+                    : "give the level's exchanges call sites of their own and drop them with "
+                      "--lcs (lossy)");
+}
+
 // Ranks `a` and `b` differ by `offset` along each dimension of `topo`.
 std::vector<int64_t> offset_vector(const Topology& topo, int64_t a, int64_t b) {
   std::vector<int64_t> v;
@@ -200,7 +279,7 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
     const int64_t who = only_b.empty() ? a : r;
     const int64_t extra = only_b.empty() ? only_a.front() : only_b.front();
     const int64_t other = who == a ? r : a;
-    std::string node;
+    std::string node, level;
     for (std::size_t n = 0; n < trace.nodes.size() && node.empty(); ++n) {
       const Elastic* e = trace.nodes[n].field(FieldTable::peer());
       if (!e) continue;
@@ -211,6 +290,7 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
             if (!is_sentinel(v) && ((v % p) + p) % p == extra && node.empty())
               node = "node " + std::to_string(n) + " (" + describe_node(trace, trace.nodes[n]) +
                      ")" + call_counts(trace, n, who, other);
+        level = level_text(trace, topo, n, who);
       }
     }
     return "; on the " + topo.to_string() + " grid " + grid.rule + ", ranks " + std::to_string(a) +
@@ -221,12 +301,15 @@ std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int
            (node.empty() ? std::string()
                          : "; rank " + std::to_string(who) + " meets " + std::to_string(extra) +
                                " at " + node) +
-           ". Ranks of one part with different partners (ranks that idle on a multigrid's "
-           "coarse levels while others reach partners farther apart, a transpose partner that "
-           "differs from rank to rank) follow no row-major stencil: record a configuration in "
-           "which every rank of a part talks to the same partners, keep the common part with "
-           "--snippet or --lcs where the extra calls have call sites of their own, or write a "
-           "plugin (docs/extrapolate.md, Plugins)";
+           (!level.empty()
+                ? level + ", or write a plugin (docs/extrapolate.md, Plugins)"
+                : ". Ranks of one part with different partners (ranks that idle on a "
+                  "multigrid's coarse levels while others reach partners farther apart, a "
+                  "transpose partner that differs from rank to rank) follow no row-major "
+                  "stencil: record a configuration in which every rank of a part talks to the "
+                  "same partners, keep the common part with --snippet or --lcs where the extra "
+                  "calls have call sites of their own, or write a plugin (docs/extrapolate.md, "
+                  "Plugins)");
   }
   return "";
 }

@@ -71,10 +71,12 @@ int64_t clamp_ns(double v) {
 }  // namespace
 
 Histogram extrapolate_histogram(const std::vector<HistogramObservation>& all,
-                                const Topology& target, int32_t rank_hint, std::string* explain) {
+                                const Topology& target, int32_t rank_hint, std::string* explain,
+                                bool* exact_count) {
   std::vector<HistogramObservation> obs;
   for (const auto& o : all)
     if (o.histogram && !o.histogram->empty()) obs.push_back(o);
+  if (exact_count) *exact_count = false;
   if (obs.empty()) return {};
   const double n_target = static_cast<double>(target.ranks());
 
@@ -92,6 +94,7 @@ Histogram extrapolate_histogram(const std::vector<HistogramObservation>& all,
   if (cf.status == ValueFit::Status::kOk && cf.value > 0) {
     total = static_cast<uint64_t>(cf.value);
     count_text = "n=" + cf.formula;
+    if (exact_count) *exact_count = true;
   } else {
     std::vector<ModelChoice> one = {choose_time_model(count_points)};
     settle_undecided(one);

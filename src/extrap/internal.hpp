@@ -105,27 +105,44 @@ struct HistogramObservation {
 /// Extrapolates a time histogram: the number of samples exactly when the
 /// sizes determine it (curve models otherwise), every bin's share, mean,
 /// min and max by the curve models. `rank_hint` is recorded as the rank
-/// of the minimum and maximum. `explain` gets a one-line summary.
+/// of the minimum and maximum. `explain` gets a one-line summary;
+/// `exact_count`, when given, whether the sample count came from a law of
+/// the sizes rather than a curve through the observed counts.
 Histogram extrapolate_histogram(const std::vector<HistogramObservation>& obs,
-                                const Topology& target, int32_t rank_hint, std::string* explain);
+                                const Topology& target, int32_t rank_hint, std::string* explain,
+                                bool* exact_count = nullptr);
 
 // ---------------------------------------------------------------- timings.cpp
 
 /// The timing blocks of one aligned node: `nodes[k]` in input k, whose
-/// sizes are `sizes[k]`. Call sites are interned in `out`.
+/// sizes are `sizes[k]`. Call sites are interned in `out`. `exact[i]`
+/// tells whether block i's sample count is a law of the sizes fitted to
+/// every input (a block some inputs lack, or whose counts no law fits,
+/// has a count read off a curve, which can be far off: see share_calls).
 std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
                                         const std::vector<const Node*>& nodes,
                                         const std::vector<std::vector<int64_t>>& sizes,
                                         const Topology& target, int32_t rank_hint, Trace& out,
-                                        std::vector<std::string>& explanation);
+                                        std::vector<std::string>& explanation,
+                                        std::vector<bool>& exact);
+/// The samples each block gets when a node makes `calls` calls in all:
+/// blocks whose count is `exact` keep theirs and the others share what is
+/// left in proportion to their fitted counts. A block absent from the
+/// smallest input has its count extrapolated backwards from two points
+/// (adi_mp 4, 16, 25 -> 9 ranks: 2 samples where the run makes 450), while
+/// its node's calls and the other blocks' counts are exact. When the exact
+/// blocks alone exceed `calls`, or all or none are exact, every block's
+/// share is in proportion to its fitted count.
+std::vector<uint64_t> share_calls(const std::vector<uint64_t>& fitted,
+                                  const std::vector<bool>& exact, uint64_t calls);
 /// Gives the blocks of `timings` as many samples in all as the node has
-/// `calls` at the target, in proportion to their fitted counts, each bin
-/// keeping its mean: the counts are fitted block by block and can miss the
-/// calls the events say (adi_mp 4, 16, 25 -> 9 ranks: 3,200 samples for
-/// 3,600 calls). Only where every input's blocks (of `nodes`) hold one
-/// sample per call.
-void match_calls(std::vector<Timing>& timings, const std::vector<const Node*>& nodes,
-                 int64_t calls);
+/// `calls` at the target (shared by share_calls), each bin keeping its
+/// mean: the counts are fitted block by block and can miss the calls the
+/// events say (adi_mp 4, 16, 25 -> 9 ranks: 3,200 samples for 3,600
+/// calls). Only where every input's blocks (of `nodes`) hold one sample
+/// per call.
+void match_calls(std::vector<Timing>& timings, const std::vector<bool>& exact,
+                 const std::vector<const Node*>& nodes, int64_t calls);
 
 // --------------------------------------------------------------- comms.cpp
 

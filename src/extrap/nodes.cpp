@@ -246,9 +246,10 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
     }
     std::vector<std::vector<int64_t>> sizes;
     for (const auto& g : grids) sizes.push_back(g.topo.sizes);
-    node.timings =
-        extrapolate_timings(in, w.nodes, sizes, target, node.ranks.first(), out, res.explanation);
-    match_calls(node.timings, w.nodes, executions(node.count));
+    std::vector<bool> exact;
+    node.timings = extrapolate_timings(in, w.nodes, sizes, target, node.ranks.first(), out,
+                                       res.explanation, exact);
+    match_calls(node.timings, exact, w.nodes, executions(node.count));
     out.nodes.push_back(std::move(node));
   }
   report_progress(progress, order[0].size(), order[0].size());

@@ -594,9 +594,10 @@ void extrapolate_with_plugin(const std::vector<ExtrapInput>& in, const ExtrapPlu
           FieldTable::role(fid) == FieldRole::kPeer, false);
       if (!e.empty()) node.fields.emplace_back(fid, std::move(e));
     }
-    node.timings =
-        extrapolate_timings(in, nodes, sizes, res.target, node.ranks.first(), out, res.explanation);
-    match_calls(node.timings, nodes, executions(node.count));
+    std::vector<bool> exact;
+    node.timings = extrapolate_timings(in, nodes, sizes, res.target, node.ranks.first(), out,
+                                       res.explanation, exact);
+    match_calls(node.timings, exact, nodes, executions(node.count));
     out.nodes.push_back(std::move(node));
   }
   report_progress(opts.progress, order[0].size(), order[0].size());

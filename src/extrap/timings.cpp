@@ -101,8 +101,27 @@ uint64_t samples(const std::vector<Timing>& blocks) {
 
 namespace detail {
 
-void match_calls(std::vector<Timing>& timings, const std::vector<const Node*>& nodes,
-                 int64_t calls) {
+std::vector<uint64_t> share_calls(const std::vector<uint64_t>& fitted,
+                                  const std::vector<bool>& exact, uint64_t calls) {
+  uint64_t kept = 0;
+  std::vector<uint64_t> rest_weights;
+  for (std::size_t i = 0; i < fitted.size(); ++i)
+    if (exact[i])
+      kept += fitted[i];
+    else
+      rest_weights.push_back(fitted[i]);
+  const bool mixed = !rest_weights.empty() && rest_weights.size() < fitted.size();
+  uint64_t rest_sum = 0;
+  for (uint64_t w : rest_weights) rest_sum += w;
+  if (!mixed || kept >= calls || rest_sum == 0) return apportion(fitted, calls);
+  const std::vector<uint64_t> rest = apportion(rest_weights, calls - kept);
+  std::vector<uint64_t> out(fitted.size());
+  for (std::size_t i = 0, j = 0; i < fitted.size(); ++i) out[i] = exact[i] ? fitted[i] : rest[j++];
+  return out;
+}
+
+void match_calls(std::vector<Timing>& timings, const std::vector<bool>& exact,
+                 const std::vector<const Node*>& nodes, int64_t calls) {
   // Only where every input times each call once: a recording that kept
   // fewer samples than calls keeps its own proportion.
   if (calls <= 0 || timings.empty()) return;
@@ -112,7 +131,7 @@ void match_calls(std::vector<Timing>& timings, const std::vector<const Node*>& n
   for (const Timing& t : timings) have.push_back(samples(t));
   const uint64_t total = std::accumulate(have.begin(), have.end(), uint64_t{0});
   if (total == 0 || total == static_cast<uint64_t>(calls)) return;
-  const std::vector<uint64_t> want = apportion(have, static_cast<uint64_t>(calls));
+  const std::vector<uint64_t> want = share_calls(have, exact, static_cast<uint64_t>(calls));
   for (std::size_t i = 0; i < timings.size(); ++i) {
     Timing& t = timings[i];
     auto fit = [&](Histogram& h) {
@@ -139,8 +158,10 @@ std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
                                         const std::vector<const Node*>& nodes,
                                         const std::vector<std::vector<int64_t>>& sizes,
                                         const Topology& target, int32_t rank_hint, Trace& out,
-                                        std::vector<std::string>& explanation) {
+                                        std::vector<std::string>& explanation,
+                                        std::vector<bool>& exact) {
   std::vector<Timing> timings;
+  exact.clear();
   // Per predecessor call (matched by operation and call-site frames).
   std::map<std::pair<OpId, CallSite>, std::vector<const Timing*>> preds;
   for (std::size_t k = 0; k < in.size(); ++k)
@@ -196,12 +217,20 @@ std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
     tm.pred = start   ? kStartKey
               : other ? kOtherKey
                       : EventKey{key.first, out.sites.intern(key.second)};
+    // The count of a block every input has, fitted by a law of the sizes.
+    bool exact_count = std::all_of(per.begin(), per.end(), [](const Timing* p) { return p; });
+    bool counted = false;  // the first histogram fitted gives the block's count
     auto fit = [&](const char* what, const std::function<const Histogram*(const Timing&)>& get) {
       std::vector<HistogramObservation> obs;
       for (std::size_t k = 0; k < in.size(); ++k)
         if (per[k]) obs.push_back({in[k].trace.world_size, sizes[k], get(*per[k])});
       std::string text;
-      Histogram h = extrapolate_histogram(obs, target, rank_hint, &text);
+      bool law = false;
+      Histogram h = extrapolate_histogram(obs, target, rank_hint, &text, &law);
+      if (!h.empty() && !counted) {
+        exact_count = exact_count && law;
+        counted = true;
+      }
       if (!h.empty())
         explanation.push_back(
             std::string("    time pred=") +
@@ -227,8 +256,10 @@ std::vector<Timing> extrapolate_timings(const std::vector<ExtrapInput>& in,
       });
       if (!h.empty()) tm.stats.emplace_back(name, std::move(h));
     }
-    if (!tm.compute.empty() || !tm.comm.empty() || !tm.stats.empty())
+    if (!tm.compute.empty() || !tm.comm.empty() || !tm.stats.empty()) {
       timings.push_back(std::move(tm));
+      exact.push_back(exact_count);
+    }
   }
   return timings;
 }

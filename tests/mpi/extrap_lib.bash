@@ -75,3 +75,34 @@ same_samples() {
     bad "$1: time samples per node (< extrapolated, > real): $(echo "$d" | tr '\n' ' ')"
   fi
 }
+
+# samples_per_block TRACE: "node N OPS: S1 S2 ..." lines, OPS the
+# operations its time blocks follow (pred=other and start included), S the
+# computation samples of each, in the same order.
+samples_per_block() {
+  "$TF" convert --text "$1" -o - 2> /dev/null |
+    awk '$1 == "node" { n = $2 }
+         $1 == "time" { p = $2; sub(/\/.*/, "", p) }
+         $1 == "compute" { for (i = 2; i <= NF; ++i) if ($i ~ /^n=/) print n, p, substr($i, 3) }' |
+    sort -k1,1n -k2,2 -k3,3n |
+    awk '$1 != n { if (n != "") print "node " n " " ops ": " s; n = $1; ops = ""; s = "" }
+         { ops = ops (ops == "" ? "" : ",") $2; s = s (s == "" ? "" : " ") $3 }
+         END { if (n != "") print "node " n " " ops ": " s }'
+}
+
+# same_block_samples WHAT OUT REAL: where a node of OUT has time blocks
+# after the same operations as REAL's, each holds as many samples (a node
+# whose blocks the inputs fold differently, into pred=other, is skipped).
+same_block_samples() {
+  CHECKS=$((CHECKS + 1))
+  local d
+  d=$(join -t: <(samples_per_block "$2" | sort -t: -k1,1) <(samples_per_block "$3" | sort -t: -k1,1) |
+    awk -F: '$2 != $3')
+  if [[ -z $(samples_per_block "$3") ]]; then
+    bad "$1: no time blocks in $3"
+  elif [[ -z $d ]]; then
+    ok "$1: every time block's samples are the real run's"
+  else
+    bad "$1: time samples per block (node ops: extrapolated: real): $(echo "$d" | tr '\n' ' ')"
+  fi
+}

@@ -191,3 +191,22 @@ TEST(ExtrapTiming, ANoisyConstantStaysConstant) {
   const ModelFit f = chosen(pts);
   EXPECT_EQ(f.model, TimeModel::kConstant) << time_model_name(f.model) << " " << f.formula();
 }
+
+// adi_mp 4, 16, 25 -> 9 ranks: a line-solve stage node makes 900 calls,
+// 450 after the previous sweep's exchange (a law of the sizes, seen in all
+// inputs) and 450 after its own previous stage, a block the 2-stage sweeps
+// of 4 ranks lack, whose count a curve through 16 and 25 puts at 2. The
+// calls the exact block leaves are the other's.
+TEST(ExtrapTiming, ABlockAbsentFromAnInputGetsTheCallsTheExactOnesLeave) {
+  using tracefold::extrap::detail::share_calls;
+  EXPECT_EQ(share_calls({450, 2}, {true, false}, 900), (std::vector<uint64_t>{450, 450}));
+  EXPECT_EQ(share_calls({2, 300, 150}, {false, true, true}, 900),
+            (std::vector<uint64_t>{450, 300, 150}));
+  // Two guessed blocks share the rest as they were fitted.
+  EXPECT_EQ(share_calls({100, 1, 3}, {true, false, false}, 500),
+            (std::vector<uint64_t>{100, 100, 300}));
+  // No exact block, or exact blocks that alone exceed the calls: every
+  // block in proportion to its count.
+  EXPECT_EQ(share_calls({450, 2}, {false, false}, 904), (std::vector<uint64_t>{900, 4}));
+  EXPECT_EQ(share_calls({600, 10}, {true, false}, 500), (std::vector<uint64_t>{492, 8}));
+}
