@@ -64,14 +64,16 @@ TEST(FolderLcs, GrowingSideAgreesWithTheTable) {
   int checked = 0;
   for (int round = 0; round < 40; ++round) {
     const uint64_t alphabet = round % 3 == 0 ? 3 : 12;
-    if (round % 4 == 0) {
+    if (round % 8 == 0) {
       a.resize(1 + rng() % 150);
       for (auto& x : a) x = key(alphabet);
     }
-    if (round % 2 == 0) {
+    if (round % 4 == 0) {
       b.clear();
-    } else if (!b.empty()) {
+    } else if (round % 4 == 1) {
       b[rng() % b.size()] = key(alphabet);  // an earlier call differs: start over
+    } else if (round % 4 == 2) {
+      a[rng() % a.size()] ^= 1;  // another loop of as many calls, b as it was
     }
     for (int step = 0; step < 70; ++step) {
       b.push_back(key(alphabet));
