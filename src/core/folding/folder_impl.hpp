@@ -221,6 +221,9 @@ struct Folder::Impl {
 
   // Forgets the index entries of top[from..]; call before changing those items.
   void unindex_from(std::size_t from);
+  // top[k], a loop and now the last item, took a fold with only top[k + 1..]
+  // unindexed before it; its last call was last_before.
+  void reindex_kept(std::size_t k, uint64_t last_before);
 
   // top[from..] (already unindexed) is replaced by `item`.
   void replace_tail(std::size_t from, Item&& item);

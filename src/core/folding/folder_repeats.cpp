@@ -18,6 +18,19 @@ void Folder::Impl::index_push(std::size_t pos) {
   flat_items_ = std::min(flat_items_, pos);
 }
 
+void Folder::Impl::reindex_kept(std::size_t k, uint64_t last_before) {
+  // What unindex_from(k) and index_push(k) would do, without looking k up
+  // twice when its last call stayed (the common case). k is the last entry
+  // of its list: unindex_from(k + 1) removed the positions after it.
+  if (top[k].last != last_before) {
+    by_last[last_before].pop_back();
+    by_last[top[k].last].push_back(k);
+  }
+  prefix_hash_.resize(k + 1);
+  prefix_hash_.push_back(prefix_hash_[k] * kHashBase + compat_hash(top[k]));
+  flat_items_ = std::min(flat_items_, k);
+}
+
 void Folder::Impl::flatten_upto(std::size_t to) {
   if (to <= flat_items_) return;
   flat_start_.resize(flat_items_ + 1);
@@ -297,7 +310,8 @@ bool Folder::Impl::try_fold() {
                  std::make_move_iterator(top.end()));
       if (recording_ && k + 1 < session_n0_) log_.spoil();
       log_.add(FoldOp::kSetBack, target.tag);
-      unindex_from(k);
+      const uint64_t last_before = top[k].last;
+      unindex_from(k + 1);
       target.reps.set_back(target.reps.back() + 1);
       merger.reshaped = false;
       target.body = merger.merge_seq(std::move(target.body), std::move(seg));
@@ -306,7 +320,7 @@ bool Folder::Impl::try_fold() {
       const std::size_t flat_before = flat_items_;
       // top[k] stays where it is; the segment merged into it goes.
       top.resize(k + 1);
-      index_push(k);
+      reindex_kept(k, last_before);
       // An iteration that took the loop's shape (every call and inner loop
       // paired with one of the body's) left top[k]'s calls as they were:
       // flattening them again at the next test was most of what an
