@@ -52,5 +52,38 @@ TEST(FolderLcs, CarriesRunAcrossWords) {
   EXPECT_EQ(folding::lcs_length(a, c, scratch), 0u);
 }
 
+TEST(FolderLcs, GrowingSideAgreesWithTheTable) {
+  // The re-test's use: one side stays, the other grows a call at a time,
+  // and now and then either changes (a fold in the stretch, another loop).
+  std::mt19937_64 rng(11);
+  folding::GrowingLcs growing;
+  const auto key = [&](uint64_t alphabet) {
+    return 0x9e3779b97f4a7c15ull * (rng() % alphabet + 1);
+  };
+  std::vector<uint64_t> a, b;
+  int checked = 0;
+  for (int round = 0; round < 40; ++round) {
+    const uint64_t alphabet = round % 3 == 0 ? 3 : 12;
+    if (round % 8 == 0) {
+      a.resize(1 + rng() % 150);
+      for (auto& x : a) x = key(alphabet);
+    }
+    if (round % 4 == 0) {
+      b.clear();
+    } else if (round % 4 == 1) {
+      b[rng() % b.size()] = key(alphabet);  // an earlier call differs: start over
+    } else if (round % 4 == 2) {
+      a[rng() % a.size()] ^= 1;  // another loop of as many calls, b as it was
+    }
+    for (int step = 0; step < 70; ++step) {
+      b.push_back(key(alphabet));
+      ASSERT_EQ(growing.length(a, b), table_lcs(a, b))
+          << "round " << round << " step " << step << " |a|=" << a.size() << " |b|=" << b.size();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 40 * 70);
+}
+
 }  // namespace
 }  // namespace tracefold

@@ -10,9 +10,8 @@ namespace tracefold {
 using namespace folding;
 
 bool Folder::Impl::ends_earlier(uint64_t last, std::size_t exclude_from) const {
-  auto found = by_last.find(last);
-  if (found == by_last.end()) return false;
-  return !found->second.empty() && found->second.front() < exclude_from;
+  const std::vector<std::size_t>* found = by_last.find(last);
+  return found && !found->empty() && found->front() < exclude_from;
 }
 
 void Folder::Impl::arm() {

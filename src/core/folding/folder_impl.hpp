@@ -20,6 +20,8 @@ namespace folding {
 
 /// Scratch of lcs_length, kept between calls so that none allocates.
 struct LcsScratch {
+  std::size_t m = 0;  // the symbols of the side the masks were built over
+  int bits = 4;       // log2 of slots.size()
   struct Slot {
     uint64_t key = 0;
     uint32_t mask = 0;   // index of the symbol's bit set in masks
@@ -34,6 +36,53 @@ struct LcsScratch {
   std::vector<uint64_t> row;    // the bit-parallel row over b
 };
 
+/// Positions of items by a 64-bit key (the folder's items by last call): an
+/// open-addressing table of keys with one position list per key. Keys are
+/// never removed (a list may become empty), as the folder asks about few
+/// distinct calls; std::unordered_map's node per key and division per
+/// lookup were a tenth of the general path's bookkeeping on irregular codes.
+class KeyIndex {
+ public:
+  /// The list of `key`, made empty if missing. Valid until the next call.
+  std::vector<std::size_t>& operator[](uint64_t key) {
+    if (2 * (lists_.size() + 1) > slots_.size()) grow();
+    Slot& s = slots_[probe(key)];
+    if (s.list == kNone) {
+      s.key = key;
+      s.list = static_cast<uint32_t>(lists_.size());
+      lists_.emplace_back();
+    }
+    return lists_[s.list];
+  }
+  /// The list of `key`, or null if it never had one.
+  const std::vector<std::size_t>* find(uint64_t key) const {
+    if (slots_.empty()) return nullptr;
+    const Slot& s = slots_[probe(key)];
+    return s.list == kNone ? nullptr : &lists_[s.list];
+  }
+
+ private:
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t list = kNone;
+  };
+  std::size_t probe(uint64_t key) const {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    while (slots_[i].list != kNone && slots_[i].key != key) i = (i + 1) & mask;
+    return i;
+  }
+  void grow() {
+    std::vector<Slot> old(std::max<std::size_t>(16, 2 * slots_.size()));
+    old.swap(slots_);
+    for (const Slot& s : old)
+      if (s.list != kNone) slots_[probe(s.key)] = s;
+  }
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  std::vector<std::vector<std::size_t>> lists_;
+};
+
 /// Length of a longest common subsequence of `a` and `b`, computed a word
 /// of `b` at a time (the bit-vector recurrence of Allison and Dix, in
 /// Hyyro's form): O(|a| * |b| / 64) word operations instead of the
@@ -41,6 +90,22 @@ struct LcsScratch {
 /// exchange's long, irregular iterations was most of the general path.
 std::size_t lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
                        LcsScratch& scratch);
+
+/// lcs_length of a side that stays (`a`) and one that grows (`b`), asked
+/// again as `b` grows: the folder re-tests whether the calls after a loop
+/// are its next iteration at every call that ends like the loop, and each
+/// test used to start over. The row over `a` after `b`'s calls so far is
+/// kept; a later call whose `a` is the same and whose `b` starts with the
+/// calls already fed only feeds the rest. Anything else starts over. The
+/// length is lcs_length's (the LCS does not depend on which side is which).
+class GrowingLcs {
+ public:
+  std::size_t length(std::span<const uint64_t> a, std::span<const uint64_t> b);
+
+ private:
+  std::vector<uint64_t> a_, fed_;  // the sides the row stands for
+  LcsScratch s_;
+};
 
 /// Appends the calls of `it` (one pass through every loop body) to `keys`,
 /// stopping once it holds `limit`. With `chain`, pushes to `chain_at`, for
@@ -81,7 +146,7 @@ struct Folder::Impl {
   Merger merger;
   // Positions in `top` by last key, and positions of loops: lets the search
   // skip items that cannot match instead of scanning the whole window.
-  std::unordered_map<uint64_t, std::vector<std::size_t>> by_last;
+  folding::KeyIndex by_last;
   std::vector<std::size_t> loops;
   std::vector<Item*> chain_scratch;
 
@@ -156,9 +221,12 @@ struct Folder::Impl {
 
   // Forgets the index entries of top[from..]; call before changing those items.
   void unindex_from(std::size_t from);
+  // top[k], a loop and now the last item, took a fold with only top[k + 1..]
+  // unindexed before it; its last call was last_before.
+  void reindex_kept(std::size_t k, uint64_t last_before);
 
   // top[from..] (already unindexed) is replaced by `item`.
-  void replace_tail(std::size_t from, Item item);
+  void replace_tail(std::size_t from, Item&& item);
 
   // The values of one field on one execution, as the general path stores them.
   static ValueSeq field_values(const FieldValue& fv);
@@ -521,13 +589,16 @@ struct Folder::Impl {
   // make the same set of calls (elastic_iterations). Comparing calls, not
   // items, keeps a half-finished iteration from looking like a whole loop
   // just because its ends match.
-  // `ca` and `cb` are the calls of `a` and `b`.
-  bool alike(std::span<const Item> a, std::span<const Item> b, Calls ca, Calls cb);
+  // `ca` and `cb` are the calls of `a` and `b`; with `growing`, `b` is the
+  // stretch after a loop re-tested as it grows (retest_lcs_).
+  bool alike(std::span<const Item> a, std::span<const Item> b, Calls ca, Calls cb,
+             bool growing = false);
 
   static bool flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out);
   std::vector<uint64_t> chain_keys_;     // chain_calls when they must be flattened
   std::vector<uint64_t> set_a_, set_b_;  // same_call_sets' sorted sides
   folding::LcsScratch lcs_;
+  folding::GrowingLcs retest_lcs_;  // accept_iteration's
 
   bool try_fold();
   std::vector<std::size_t> cands_;

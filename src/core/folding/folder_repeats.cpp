@@ -18,6 +18,19 @@ void Folder::Impl::index_push(std::size_t pos) {
   flat_items_ = std::min(flat_items_, pos);
 }
 
+void Folder::Impl::reindex_kept(std::size_t k, uint64_t last_before) {
+  // What unindex_from(k) and index_push(k) would do, without looking k up
+  // twice when its last call stayed (the common case). k is the last entry
+  // of its list: unindex_from(k + 1) removed the positions after it.
+  if (top[k].last != last_before) {
+    by_last[last_before].pop_back();
+    by_last[top[k].last].push_back(k);
+  }
+  prefix_hash_.resize(k + 1);
+  prefix_hash_.push_back(prefix_hash_[k] * kHashBase + compat_hash(top[k]));
+  flat_items_ = std::min(flat_items_, k);
+}
+
 void Folder::Impl::flatten_upto(std::size_t to) {
   if (to <= flat_items_) return;
   flat_start_.resize(flat_items_ + 1);
@@ -117,13 +130,14 @@ void Folder::Impl::unindex_from(std::size_t from) {
   while (!loops.empty() && loops.back() >= from) loops.pop_back();
 }
 
-void Folder::Impl::replace_tail(std::size_t from, Item item) {
+void Folder::Impl::replace_tail(std::size_t from, Item&& item) {
   top.resize(from);
   top.push_back(std::move(item));
   index_push(top.size() - 1);
 }
 
-bool Folder::Impl::alike(std::span<const Item> a, std::span<const Item> b, Calls ca, Calls cb) {
+bool Folder::Impl::alike(std::span<const Item> a, std::span<const Item> b, Calls ca, Calls cb,
+                         bool growing) {
   const std::size_t n = ca.keys.size(), m = cb.keys.size();
   if (n > kMaxFlatKeys || m > kMaxFlatKeys) {
     // Too many calls to compare: the items' alignment decides.
@@ -144,45 +158,56 @@ bool Folder::Impl::alike(std::span<const Item> a, std::span<const Item> b, Calls
   // here).
   if (share(std::min(n, m)) < options.min_similarity) return same_call_sets(ca, cb) && fits;
   if (!fits) return false;
-  return share(lcs_length(ca.keys, cb.keys, lcs_)) >= options.min_similarity ||
-         same_call_sets(ca, cb);
+  const std::size_t pairs =
+      growing ? retest_lcs_.length(ca.keys, cb.keys) : lcs_length(ca.keys, cb.keys, lcs_);
+  return share(pairs) >= options.min_similarity || same_call_sets(ca, cb);
 }
 
-std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
-                                LcsScratch& s) {
+namespace {
+
+using LcsSlot = LcsScratch::Slot;
+
+LcsSlot& lcs_slot(LcsScratch& s, uint64_t key) {
+  const std::size_t cap = s.slots.size();
+  std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - s.bits));
+  while (s.slots[i].stamp == s.stamp && s.slots[i].key != key) i = (i + 1) & (cap - 1);
+  return s.slots[i];
+}
+
+// The masks of b's symbols (an open-addressing table, a power of two at
+// least twice their number, each symbol with the bit set of its positions
+// in b) and the row before any symbol of the other side. b is not empty.
+void lcs_prepare(std::span<const uint64_t> b, LcsScratch& s) {
   const std::size_t m = b.size(), words = (m + 63) / 64;
-  if (a.empty() || m == 0) return 0;
-  // b's symbols in an open-addressing table (a power of two at least twice
-  // their number), each with the bit set of its positions in b.
-  using Slot = LcsScratch::Slot;
+  s.m = m;
   int bits = 4;
   while ((std::size_t{1} << bits) < std::max(2 * m, s.slots.size())) ++bits;
+  s.bits = bits;
   const std::size_t cap = std::size_t{1} << bits;
   if (s.slots.size() != cap || ++s.stamp == 0) {
-    s.slots.assign(cap, Slot{});
+    s.slots.assign(cap, LcsSlot{});
     s.stamp = 1;
   }
-  const uint32_t stamp = s.stamp;
   s.masks.clear();
-  const auto slot_of = [&](uint64_t key) -> Slot& {
-    std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-    while (s.slots[i].stamp == stamp && s.slots[i].key != key) i = (i + 1) & (cap - 1);
-    return s.slots[i];
-  };
   for (std::size_t j = 0; j < m; ++j) {
-    Slot& sl = slot_of(b[j]);
-    if (sl.stamp != stamp) {
-      sl = Slot{b[j], static_cast<uint32_t>(s.masks.size() / words), stamp};
+    LcsSlot& sl = lcs_slot(s, b[j]);
+    if (sl.stamp != s.stamp) {
+      sl = LcsSlot{b[j], static_cast<uint32_t>(s.masks.size() / words), s.stamp};
       s.masks.resize(s.masks.size() + words, 0);
     }
     s.masks[sl.mask * words + j / 64] |= uint64_t{1} << (j % 64);
   }
-  // Bit j of the row is 0 where the LCS of a's prefix and b[0..j] grows at
-  // j: the zeros counted at the end are the LCS's length.
+  // Bit j of the row is 0 where the LCS of the fed prefix and b[0..j]
+  // grows at j: the zeros counted at the end are the LCS's length.
   s.row.assign(words, ~uint64_t{0});
+}
+
+// The other side's symbols `a`, one row step each.
+void lcs_feed(std::span<const uint64_t> a, LcsScratch& s) {
+  const std::size_t words = (s.m + 63) / 64;
   for (const uint64_t x : a) {
-    const Slot& sl = slot_of(x);
-    if (sl.stamp != stamp) continue;  // no match in b: the row stays
+    const LcsSlot& sl = lcs_slot(s, x);
+    if (sl.stamp != s.stamp) continue;  // no match in b: the row stays
     const uint64_t* match = s.masks.data() + static_cast<std::size_t>(sl.mask) * words;
     uint64_t carry = 0;
     for (std::size_t w = 0; w < words; ++w) {
@@ -192,6 +217,10 @@ std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uin
       s.row[w] = sum | (v & ~match[w]);
     }
   }
+}
+
+std::size_t lcs_result(const LcsScratch& s) {
+  const std::size_t m = s.m, words = (m + 63) / 64;
   std::size_t ones = 0;
   for (std::size_t w = 0; w < words; ++w) {
     uint64_t v = s.row[w];
@@ -199,6 +228,32 @@ std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uin
     ones += static_cast<std::size_t>(__builtin_popcountll(v));
   }
   return m - ones;
+}
+
+}  // namespace
+
+std::size_t folding::lcs_length(std::span<const uint64_t> a, std::span<const uint64_t> b,
+                                LcsScratch& s) {
+  if (a.empty() || b.empty()) return 0;
+  lcs_prepare(b, s);
+  lcs_feed(a, s);
+  return lcs_result(s);
+}
+
+std::size_t GrowingLcs::length(std::span<const uint64_t> a, std::span<const uint64_t> b) {
+  if (a.empty() || b.empty()) return 0;
+  const bool same_a = a.size() == a_.size() && std::equal(a.begin(), a.end(), a_.begin());
+  const bool extends =
+      same_a && fed_.size() <= b.size() && std::equal(fed_.begin(), fed_.end(), b.begin());
+  if (!extends) {
+    a_.assign(a.begin(), a.end());
+    fed_.clear();
+    lcs_prepare(a, s_);  // masks over the side that stays
+  }
+  const std::span<const uint64_t> fresh = b.subspan(fed_.size());
+  lcs_feed(fresh, s_);
+  fed_.insert(fed_.end(), fresh.begin(), fresh.end());
+  return lcs_result(s_);
 }
 
 bool Folder::Impl::flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out) {
@@ -221,12 +276,12 @@ bool Folder::Impl::try_fold() {
   // a loop whose iteration (or trailing inner iteration) the tail
   // completes, or the end of a first iteration the tail repeats.
   const uint64_t last_key = top[n - 1].last;
-  auto found = by_last.find(last_key);
-  if (found == by_last.end() || found->second.front() >= n - 1) return false;
+  const std::vector<std::size_t>* found = by_last.find(last_key);
+  if (!found || found->empty() || found->front() >= n - 1) return false;
   // The candidates, latest first; `found` may be invalidated by a fold.
   cands_.clear();
-  for (std::size_t ci = found->second.size(); ci-- > 0 && cands_.size() < kMaxCandidates;)
-    if (found->second[ci] < n - 1) cands_.push_back(found->second[ci]);
+  for (std::size_t ci = found->size(); ci-- > 0 && cands_.size() < kMaxCandidates;)
+    if ((*found)[ci] < n - 1) cands_.push_back((*found)[ci]);
 
   // (a) The tail after a loop is its next iteration, or the next iteration
   // of an inner loop that ends that loop's last iteration (a trailing one).
@@ -255,15 +310,17 @@ bool Folder::Impl::try_fold() {
                  std::make_move_iterator(top.end()));
       if (recording_ && k + 1 < session_n0_) log_.spoil();
       log_.add(FoldOp::kSetBack, target.tag);
-      unindex_from(k);
+      const uint64_t last_before = top[k].last;
+      unindex_from(k + 1);
       target.reps.set_back(target.reps.back() + 1);
       merger.reshaped = false;
       target.body = merger.merge_seq(std::move(target.body), std::move(seg));
       seg.clear();
       for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
       const std::size_t flat_before = flat_items_;
-      Item keep = std::move(top[k]);
-      replace_tail(k, std::move(keep));
+      // top[k] stays where it is; the segment merged into it goes.
+      top.resize(k + 1);
+      reindex_kept(k, last_before);
       // An iteration that took the loop's shape (every call and inner loop
       // paired with one of the body's) left top[k]'s calls as they were:
       // flattening them again at the next test was most of what an
@@ -296,8 +353,8 @@ bool Folder::Impl::try_fold() {
       inner.refresh_keys();
       target.body.push_back(std::move(inner));
       for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
-      Item keep = std::move(top[k]);
-      replace_tail(k, std::move(keep));
+      top.resize(k + 1);
+      index_push(k);
       return true;
     }
   }
@@ -346,7 +403,7 @@ bool Folder::Impl::accept_iteration(std::size_t k, std::size_t c, const Item& ta
     if (direct) return true;
   }
   flatten_upto(top.size());  // as in try_fold: no span may move under the other
-  return alike(body, seg, chain_calls(k, c, target), calls_of(k + 1, top.size()));
+  return alike(body, seg, chain_calls(k, c, target), calls_of(k + 1, top.size()), true);
 }
 
 bool Folder::Impl::same_call_sets(Calls& ca, Calls& cb) {
