@@ -1,6 +1,7 @@
 // Expansion: walking a folded trace as one rank.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -31,6 +32,25 @@ class RankIterator {
   /// The node the last returned event came from.
   const Node* current_node() const { return last_node_; }
 
+  /// One folded loop the last returned event lies in. Analyses that count
+  /// a loop's iterations (patterns) read them here instead of guessing
+  /// them from repeats in the expanded events.
+  struct Loop {
+    std::size_t head;   ///< index in trace.nodes of the node the loop starts at
+    std::size_t level;  ///< which of the head's LoopLevels (0: the outermost starting there)
+    int64_t iteration;  ///< 0 .. trips - 1
+    int64_t trips;      ///< of this entry of the loop (its iters value)
+    uint64_t entry;     ///< this rank's loop entries counted from 0, all loops together
+  };
+  /// How many loops the last returned event lies in.
+  std::size_t loop_depth() const { return stack_.size(); }
+  /// The loop at `depth` (0: outermost; < loop_depth()).
+  Loop loop(std::size_t depth) const {
+    const Frame& f = stack_[depth];
+    return {static_cast<std::size_t>(nodes_[f.head].node - trace_.nodes.data()), f.level,
+            f.trips - f.remaining, f.trips, f.entry};
+  }
+
  private:
   struct FieldState {
     FieldId field;
@@ -60,6 +80,8 @@ class RankIterator {
     std::size_t level;
     int64_t remaining;
     std::size_t end;
+    int64_t trips;  // for loop(): set once per entry, so the walk costs no more
+    uint64_t entry;
   };
   [[noreturn]] void fail(const std::string& what) const;
 
@@ -72,6 +94,7 @@ class RankIterator {
   EventKey prev_ = kStartKey;
   const Node* last_node_ = nullptr;
   std::vector<CommPosition> positions_;
+  uint64_t entries_ = 0;
 };
 
 /// All events of one rank (convenience for tests and small traces).

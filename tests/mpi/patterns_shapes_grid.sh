@@ -8,7 +8,8 @@
 # direction those of the programs' messages (24 doubles in stencil2d, 10x10
 # in stencil3d). The JSON form carries the same shape. nbr_halo makes the
 # halo with neighbourhood collectives on a Cartesian, graph and
-# distributed-graph communicator: named the same from the recorded topology.
+# distributed-graph communicator, and on the sub-grid MPI_Cart_sub keeps of a
+# 3-D grid one rank deep: named the same from the recorded topology.
 source "$2/tests/apps/patterns_lib.bash"
 
 shapes stencil2d_nonperiodic 6 3
@@ -52,7 +53,7 @@ grep -q '^      grid 2x2x2; periodic none; neighbours 27-point; bytes -x 288\.\.
 grep -q ', -x-y 48, ' halo26-8.txt || fail "halo26: an edge neighbour's bytes"
 # A halo of neighbourhood collectives (nbr_halo): the topology the trace
 # recorded at its creation gives the edges, whichever of the three kinds.
-for pair in cart:cartesian graph:graph 'dist:distributed graph'; do
+for pair in cart:cartesian graph:graph 'dist:distributed graph' sub:cartesian; do
   kind=${pair%%:*}
   shapes nbr_halo 6 2 "$kind"
   mv nbr_halo-6.txt "nbr_halo-6-$kind.txt"

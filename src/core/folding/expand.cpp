@@ -70,7 +70,7 @@ bool RankIterator::next(Event& out) {
         level_ = 0;
         continue;
       }
-      stack_.push_back(Frame{pos_, level_, k, pos_ + static_cast<std::size_t>(m)});
+      stack_.push_back(Frame{pos_, level_, k, pos_ + static_cast<std::size_t>(m), k, entries_++});
       ++level_;
       continue;
     }
