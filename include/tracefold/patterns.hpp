@@ -98,7 +98,7 @@ struct LoopPlaces {
   };
   struct Place {
     uint32_t entry = kNone;  ///< innermost loop entry (kNone: in no loop)
-    int64_t iteration = 0;
+    uint32_t iteration = 0;  ///< 32 bits: one Place per event of a class is kept
   };
   std::vector<Entry> entries;  ///< by RankIterator::Loop::entry
   std::vector<Place> events;

@@ -57,7 +57,7 @@ TEST(PatternsLoops, IteratorReportsNestedLoopsAndTheirTrips) {
   // itself in iteration 0 of the step loop.
   const LoopPlaces::Place first = p.events[0];
   ASSERT_NE(first.entry, LoopPlaces::kNone);
-  EXPECT_EQ(first.iteration, 0);
+  EXPECT_EQ(first.iteration, 0u);
   const LoopPlaces::Entry& inner = p.entries[first.entry];
   EXPECT_EQ(inner.trips, 2);
   ASSERT_NE(inner.parent, LoopPlaces::kNone);
@@ -67,7 +67,7 @@ TEST(PatternsLoops, IteratorReportsNestedLoopsAndTheirTrips) {
   // trips, in iteration 2 of the same step loop.
   const LoopPlaces::Place last = p.events[p.events.size() - 2];
   ASSERT_NE(last.entry, LoopPlaces::kNone);
-  EXPECT_EQ(last.iteration, 3);
+  EXPECT_EQ(last.iteration, 3u);
   EXPECT_EQ(p.entries[last.entry].trips, 4);
   EXPECT_EQ(p.entries[last.entry].parent, inner.parent);
   EXPECT_EQ(p.entries[last.entry].parent_iteration, 2);
@@ -85,8 +85,9 @@ LoopPlaces hand_made() {
   for (int k = 0; k < 3; ++k) {
     p.entries.push_back({11, 0, trips[k], 0, k});
     for (int i = 0; i < trips[k]; ++i)
-      for (int e = 0; e < 2; ++e) p.events.push_back({static_cast<uint32_t>(k + 1), i});
-    p.events.push_back({0, k});
+      for (int e = 0; e < 2; ++e)
+        p.events.push_back({static_cast<uint32_t>(k + 1), static_cast<uint32_t>(i)});
+    p.events.push_back({0, static_cast<uint32_t>(k)});
   }
   return p;
 }

@@ -20,7 +20,7 @@ void LoopPlaces::note(const RankIterator& it) {
     const RankIterator::Loop l = it.loop(d);
     if (d + 1 == depth) {
       place.entry = static_cast<uint32_t>(l.entry);
-      place.iteration = l.iteration;
+      place.iteration = static_cast<uint32_t>(l.iteration);
     }
     if (l.entry < entries.size() && entries[l.entry].trips > 0) break;
     if (l.entry >= entries.size()) entries.resize(l.entry + 1);
@@ -43,7 +43,7 @@ namespace {
 std::vector<std::pair<uint32_t, int64_t>> chain(const LoopPlaces& places, std::size_t event) {
   std::vector<std::pair<uint32_t, int64_t>> out;
   uint32_t e = places.events[event].entry;
-  int64_t it = places.events[event].iteration;
+  int64_t it = places.events[event].iteration;  // widened: parents' are int64_t
   while (e != LoopPlaces::kNone) {
     out.emplace_back(e, it);
     it = places.entries[e].parent_iteration;

@@ -633,7 +633,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
                              options.context == ContextMode::kNone, result);
   }
   name_collectives(result, world);
-  const std::vector<std::string> topologies = hoods.add_edges(
+  const auto topologies = hoods.add_edges(
       result, trace.comms, world,
       [&](int32_t r) { return classes[class_of[static_cast<std::size_t>(r)]].ranks.front(); });
   std::vector<GlobalPattern> phases;
