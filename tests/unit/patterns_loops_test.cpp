@@ -78,11 +78,10 @@ TEST(PatternsLoops, IteratorReportsNestedLoopsAndTheirTrips) {
 // Loops built by hand: entry 0 is an outer loop of 3 trips; entries 1-3
 // an inner loop in its iterations 0-2 with 2, 3 and 4 trips. Each inner
 // iteration is two events, each outer one ends with one event of its own.
-LoopPlaces hand_made() {
+LoopPlaces hand_made(const std::vector<int>& trips = {2, 3, 4}) {
   LoopPlaces p;
-  p.entries.push_back({10, 0, 3, LoopPlaces::kNone, 0});
-  const int trips[] = {2, 3, 4};
-  for (int k = 0; k < 3; ++k) {
+  p.entries.push_back({10, 0, static_cast<int64_t>(trips.size()), LoopPlaces::kNone, 0});
+  for (int k = 0; k < static_cast<int>(trips.size()); ++k) {
     p.entries.push_back({11, 0, trips[k], 0, k});
     for (int i = 0; i < trips[k]; ++i)
       for (int e = 0; e < 2; ++e)
@@ -139,6 +138,28 @@ TEST(PatternsLoops, AStepSpanningTheInnerLoopCountsOuterIterations) {
   loose.symbols = {3, 9};
   loose.positions = {4, 20};
   EXPECT_FALSE(loop_of(loose, out));
+}
+
+TEST(PatternsLoops, AWholeInnerEntryIsOneIterationOfTheLoopAroundIt) {
+  // Inner entries of 2 trips each, a repeat of both: each occurrence runs
+  // the inner loop through, once per step of the outer one (a pipeline's
+  // blocks of one step).
+  const LoopPlaces p = hand_made({2, 2, 2, 2});
+  ProcessPattern blocks;
+  blocks.symbols = {1, 2, 1, 2};
+  blocks.positions = {0, 5, 10, 15};
+  const auto l = loop_of(blocks, p);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->iterations, 4u);
+  EXPECT_EQ(l->trips, (Trips{{4, 1}}));
+  // Half an entry stays in the inner loop.
+  ProcessPattern half;
+  half.symbols = {1, 2};
+  half.positions = {0, 5, 10, 15};
+  const auto h = loop_of(half, p);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->iterations, 4u);
+  EXPECT_EQ(h->trips, (Trips{{2, 4}}));
 }
 
 TEST(PatternsLoops, PatternsOfAFoldedTraceReadTheirLoops) {

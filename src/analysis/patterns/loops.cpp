@@ -70,14 +70,23 @@ std::optional<ProcessPattern::Loop> loop_of(const ProcessPattern& p, const LoopP
                          [&](const auto& f) { return f.first == l.first; });
     });
     if (common == last.end()) return std::nullopt;
-    const uint32_t entry = common->first;
-    const int64_t from = std::find_if(first.begin(), first.end(), [&](const auto& f) {
-                           return f.first == entry;
-                         })->second;
+    uint32_t entry = common->first;
+    int64_t from = std::find_if(first.begin(), first.end(), [&](const auto& f) {
+                     return f.first == entry;
+                   })->second;
+    int64_t to = common->second;
+    // An occurrence that runs a whole entry of its loop (a pipeline's
+    // blocks, a coarse solve's sweeps) is one iteration of the loop around
+    // it: that is the loop it repeats with.
+    while (from == 0 && to == places.entries[entry].trips - 1 &&
+           places.entries[entry].parent != LoopPlaces::kNone) {
+      from = to = places.entries[entry].parent_iteration;
+      entry = places.entries[entry].parent;
+    }
     const LoopPlaces::Entry& e = places.entries[entry];
     if (loop && *loop != std::pair{e.head, e.level}) return std::nullopt;
     loop = std::pair{e.head, e.level};
-    covered[entry].emplace_back(from, common->second);
+    covered[entry].emplace_back(from, to);
   }
   ProcessPattern::Loop out;
   for (auto& [entry, spans] : covered) {
