@@ -633,9 +633,9 @@ Result find_process_patterns(const Trace& trace, const Options& options,
                              options.context == ContextMode::kNone, result);
   }
   name_collectives(result, world);
-  const auto topologies = hoods.add_edges(
-      result, trace.comms, world,
-      [&](int32_t r) { return classes[class_of[static_cast<std::size_t>(r)]].ranks.front(); });
+  const auto topologies = hoods.add_edges(result, trace.comms, world, [&](int32_t r) {
+    return classes[class_of[static_cast<std::size_t>(r)]].ranks.front();
+  });
   std::vector<GlobalPattern> phases;
   for (std::size_t i = 0; i < result.global.size(); ++i) {
     std::vector<int64_t> on;
