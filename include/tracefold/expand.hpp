@@ -1,6 +1,7 @@
 // Expansion: walking a folded trace as one rank.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -31,18 +32,25 @@ class RankIterator {
   /// The node the last returned event came from.
   const Node* current_node() const { return last_node_; }
 
-  /// One loop the last returned event is in: the loop level `level` of
-  /// trace node `node` (an index into Trace::nodes), with `remaining`
-  /// iterations of the current entry still to run, this one included. A
-  /// loop entered with k iterations is in its (k - remaining + 1)-th; a
-  /// walker that needs k records `remaining` where the loop appears.
-  struct LoopPosition {
-    std::size_t node = 0, level = 0;
-    int64_t remaining = 0;
+  /// One folded loop the last returned event lies in. Analyses that count
+  /// a loop's iterations (patterns, the diagnosis's temporal context
+  /// trees) read them here instead of guessing them from repeats in the
+  /// expanded events.
+  struct Loop {
+    std::size_t head;   ///< index in trace.nodes of the node the loop starts at
+    std::size_t level;  ///< which of the head's LoopLevels (0: the outermost starting there)
+    int64_t iteration;  ///< 0 .. trips - 1
+    int64_t trips;      ///< of this entry of the loop (its iters value)
+    uint64_t entry;     ///< this rank's loop entries counted from 0, all loops together
   };
-  /// The loops the last returned event is in, outermost first (what the
-  /// diagnosis's temporal context trees take their iterations from).
-  void loops(std::vector<LoopPosition>& out) const;
+  /// How many loops the last returned event lies in.
+  std::size_t loop_depth() const { return stack_.size(); }
+  /// The loop at `depth` (0: outermost; < loop_depth()).
+  Loop loop(std::size_t depth) const {
+    const Frame& f = stack_[depth];
+    return {static_cast<std::size_t>(nodes_[f.head].node - trace_.nodes.data()), f.level,
+            f.trips - f.remaining, f.trips, f.entry};
+  }
 
  private:
   struct FieldState {
@@ -73,6 +81,8 @@ class RankIterator {
     std::size_t level;
     int64_t remaining;
     std::size_t end;
+    int64_t trips;  // for loop(): set once per entry, so the walk costs no more
+    uint64_t entry;
   };
   [[noreturn]] void fail(const std::string& what) const;
 
@@ -85,6 +95,7 @@ class RankIterator {
   EventKey prev_ = kStartKey;
   const Node* last_node_ = nullptr;
   std::vector<CommPosition> positions_;
+  uint64_t entries_ = 0;
 };
 
 /// All events of one rank (convenience for tests and small traces).

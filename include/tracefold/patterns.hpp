@@ -17,6 +17,10 @@
 #include "tracefold/ranklist.hpp"
 #include "tracefold/trace.hpp"
 
+namespace tracefold {
+class RankIterator;
+}
+
 namespace tracefold::patterns {
 
 /// One event as the detection sees it: an index into a table of distinct
@@ -53,6 +57,18 @@ struct ProcessPattern {
   /// Start positions (indices into the rank's events) of the occurrences
   /// not inside an occurrence of a longer reported pattern, ascending.
   std::vector<std::size_t> positions;
+  /// The folded loop its occurrences run in, where the trace holds one
+  /// (loop_of()): the seed counted repeats and lost the trip counts.
+  struct Loop {
+    /// Iterations of the loop that the occurrences cover, each once.
+    std::size_t iterations = 0;
+    /// Trip counts of the loop's entries that the occurrences reach, in
+    /// order, as (trip count, entries in a row with it): one pair for a
+    /// loop entered once or always run alike, more where they vary.
+    std::vector<std::pair<int64_t, std::size_t>> trips;
+    bool operator==(const Loop&) const = default;
+  };
+  std::optional<Loop> loop;
 };
 
 /// The per-process patterns of one rank's `events`, where `context[i]` is
@@ -68,7 +84,39 @@ struct ProcessPattern {
 std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
                                              std::span<const uint32_t> context);
 
-/// How many iterations of a loop the occurrences of `p` are. Occurrences
+/// Where a rank's events lie in the folded trace's loops, noted event by
+/// event during a walk (RankIterator::loop()): per event its innermost
+/// loop entry and iteration, per entry its trip count and the entry and
+/// iteration around it.
+struct LoopPlaces {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Entry {
+    std::size_t head = 0, level = 0;  ///< which loop (RankIterator::Loop)
+    int64_t trips = 0;
+    uint32_t parent = kNone;  ///< the entry of the loop around it
+    int64_t parent_iteration = 0;
+  };
+  struct Place {
+    uint32_t entry = kNone;  ///< innermost loop entry (kNone: in no loop)
+    uint32_t iteration = 0;  ///< 32 bits: one Place per event of a class is kept
+  };
+  std::vector<Entry> entries;  ///< by RankIterator::Loop::entry
+  std::vector<Place> events;
+  /// Appends the place of the event `it` returned last.
+  void note(const RankIterator& it);
+};
+
+/// The loop the occurrences of `p` run in (`places` holding its rank's
+/// events): for each occurrence, the innermost loop entry around both its
+/// first and its last event and the iterations between; nullopt unless
+/// every occurrence has one and all are entries of the same loop.
+std::optional<ProcessPattern::Loop> loop_of(const ProcessPattern& p, const LoopPlaces& places);
+
+/// `trips` as text: `10`, `10 x3` (three entries of 10), `2, 3, 4`.
+std::string trips_text(const std::vector<std::pair<int64_t, std::size_t>>& trips);
+
+/// How many iterations of a loop the occurrences of `p` are: p.loop's
+/// where the folded trace holds it, else counted from the occurrences. Occurrences
 /// that overlap are one loop whose body is their distance d (w at p and at
 /// p + d, d < |w|, makes the span periodic with period d): three steps of
 /// a loop make a two-step repeat that occurs twice, overlapping, and are

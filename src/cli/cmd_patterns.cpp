@@ -243,10 +243,17 @@ void write_result_json(std::ostream& os, const patterns::Result& r, const std::s
     for (const auto& e : g.patterns) {
       nlohmann::json symbols = nlohmann::json::array();
       for (patterns::Symbol s : e.pattern.symbols) symbols.push_back(r.alphabet.describe(s, peers));
-      pats.push_back({{"context", e.context},
-                      {"positions", e.pattern.positions},
-                      {"iterations", patterns::iterations(e.pattern)},
-                      {"symbols", symbols}});
+      nlohmann::json pat = {{"context", e.context},
+                            {"positions", e.pattern.positions},
+                            {"iterations", patterns::iterations(e.pattern)},
+                            {"symbols", symbols}};
+      if (e.pattern.loop) {
+        nlohmann::json trips = nlohmann::json::array();
+        for (const auto& [v, n] : e.pattern.loop->trips)
+          trips.push_back({{"trips", v}, {"entries", n}});
+        pat["loop_trips"] = trips;
+      }
+      pats.push_back(std::move(pat));
     }
     js.item();
     js.value({{"ranks", human_ranks(g.ranks)}, {"events", g.events}, {"patterns", pats}});
@@ -372,8 +379,11 @@ void add_patterns_command(CLI::App& app) {
           for (std::size_t p : e.pattern.positions) std::cout << " " << p;
           std::cout << ")";
           // Occurrences that overlap are one loop: its iterations differ.
-          if (const std::size_t n = patterns::iterations(e.pattern);
-              n != e.pattern.positions.size())
+          if (const auto& loop = e.pattern.loop)
+            std::cout << ", " << loop->iterations << " loop iterations (trips "
+                      << patterns::trips_text(loop->trips) << ")";
+          else if (const std::size_t n = patterns::iterations(e.pattern);
+                   n != e.pattern.positions.size())
             std::cout << ", " << n << " iterations";
           std::cout << "\n   ";
           for (patterns::Symbol s : e.pattern.symbols)

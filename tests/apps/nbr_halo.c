@@ -7,8 +7,10 @@
  * residual with MPI_Allreduce. No point-to-point call: the neighbours are
  * the topology's. With `graph` or `dist` the same neighbours are given as
  * MPI_Graph_create's whole graph or as each rank's own lists to
- * MPI_Dist_graph_create_adjacent instead.
- * usage: app_nbr_halo STEPS [cart|graph|dist] */
+ * MPI_Dist_graph_create_adjacent instead; with `sub` the grid is the
+ * sub-grid MPI_Cart_sub keeps of a 3-D grid one rank deep (the same ranks
+ * and neighbours).
+ * usage: app_nbr_halo STEPS [cart|graph|dist|sub] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,13 @@ int main(int argc, char** argv) {
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #pragma GCC diagnostic pop
 #endif
+  } else if (strcmp(kind, "sub") == 0) {
+    const int dims3[3] = {dims[0], dims[1], 1}, periods3[3] = {periods[0], 0, 0};
+    const int keep[3] = {1, 1, 0};
+    MPI_Comm grid;
+    MPI_Cart_create(MPI_COMM_WORLD, 3, dims3, periods3, 0, &grid);
+    MPI_Cart_sub(grid, keep, &cart);
+    MPI_Comm_free(&grid);
   } else {
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
   }

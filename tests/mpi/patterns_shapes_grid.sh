@@ -8,7 +8,9 @@
 # direction those of the programs' messages (24 doubles in stencil2d, 10x10
 # in stencil3d). The JSON form carries the same shape. nbr_halo makes the
 # halo with neighbourhood collectives on a Cartesian, graph and
-# distributed-graph communicator: named the same from the recorded topology.
+# distributed-graph communicator, and on the sub-grid MPI_Cart_sub keeps of a
+# 3-D grid one rank deep: named the same from the recorded topology;
+# topo_nbr's three communicators in one loop give a pattern each.
 source "$2/tests/apps/patterns_lib.bash"
 
 shapes stencil2d_nonperiodic 6 3
@@ -52,13 +54,25 @@ grep -q '^      grid 2x2x2; periodic none; neighbours 27-point; bytes -x 288\.\.
 grep -q ', -x-y 48, ' halo26-8.txt || fail "halo26: an edge neighbour's bytes"
 # A halo of neighbourhood collectives (nbr_halo): the topology the trace
 # recorded at its creation gives the edges, whichever of the three kinds.
-for pair in cart:cartesian graph:graph 'dist:distributed graph'; do
+for pair in cart:cartesian graph:graph 'dist:distributed graph' sub:cartesian; do
   kind=${pair%%:*}
   shapes nbr_halo 6 2 "$kind"
   mv nbr_halo-6.txt "nbr_halo-6-$kind.txt"
   expect "nbr_halo-6-$kind.txt" '    shape: 2-D halo, quality 100% (18 of 18 edges)'
   expect "nbr_halo-6-$kind.txt" \
     "      grid 3x2; periodic y; neighbours 5-point; bytes -x 64, +x 64, -y 64, +y 64; topology ${pair#*:}"
+done
+
+# topo_nbr makes its neighbourhood collectives on three communicators in one
+# loop (a 3x2 grid periodic along the 3, and a ring as a graph and as a
+# distributed graph): one pattern per communicator, each with its shape.
+shapes topo_nbr 6 2
+[[ $(grep -c '^  G[0-9]*:' topo_nbr-6.txt) -eq 3 ]] || fail "topo_nbr: one pattern per communicator"
+grep -A3 '^  G' topo_nbr-6.txt | grep -q '^    shape: 2-D halo, quality 100% (18 of 18 edges)$' ||
+  fail "topo_nbr: the grid's halo"
+for kind in graph 'distributed graph'; do
+  grep -qx "      grid 6; periodic x; neighbours 3-point; bytes -x 2, +x 2; topology $kind" topo_nbr-6.txt ||
+    fail "topo_nbr: the ring on the $kind"
 done
 
 grep -q 'unclassified\|partial' ./*.txt && fail "a shape came out unclassified or partial"

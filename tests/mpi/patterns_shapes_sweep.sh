@@ -34,9 +34,10 @@ for steps in 3 4; do
   shapes ssor_wave 4 "$steps"
   mv ssor_wave-4.txt "ssor_wave-4-$steps.txt"
   expect "ssor_wave-4-$steps.txt" '      grid 2x2; sweeps 2 per iteration; blocks 4 per sweep; directions 2; order +x+y from 0, -x-y from 3'
-  # The listing shows the loop's iterations where the repeat's
-  # occurrences overlap.
-  grep -Eq "^  #1 in main: .* 2 times \(at event [0-9 ]+\), $steps iterations$" "ssor_wave-4-$steps.txt" ||
+  # The listing shows the loop's iterations, as the folded trace holds
+  # them, beside the repeat's overlapping occurrences.
+  grep -Eq "^  #1 in main: .* 2 times \(at event [0-9 ]+\), $steps loop iterations \(trips $steps\)$" \
+    "ssor_wave-4-$steps.txt" ||
     fail "ssor_wave at $steps steps: no '$steps iterations' in the listing"
 done
 grep -q 'halo' sweep3d-*.txt && fail "a wavefront was named a halo"

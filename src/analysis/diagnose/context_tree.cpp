@@ -28,7 +28,12 @@ LoopFacts loop_facts(const Trace& trace, const WaitInput& events) {
   f.at.resize(events.ranks.size());
   if (trace.nodes.empty()) return f;
   std::map<std::pair<std::size_t, std::size_t>, int32_t> index;
-  std::vector<RankIterator::LoopPosition> pos, prev;
+  // Where an event lies in one loop: remaining counts this iteration too.
+  struct LoopPosition {
+    std::size_t node = 0, level = 0;
+    int64_t remaining = 0;
+  };
+  std::vector<LoopPosition> pos, prev;
   for (std::size_t r = 0; r < events.ranks.size(); ++r) {
     auto& at = f.at[r];
     at.resize(events.ranks[r].size());
@@ -41,7 +46,11 @@ LoopFacts loop_facts(const Trace& trace, const WaitInput& events) {
     Event ev;
     prev.clear();
     for (std::size_t k = 0; k < at.size() && it.next(ev); ++k) {
-      it.loops(pos);
+      pos.clear();
+      for (std::size_t d = 0; d < it.loop_depth(); ++d) {
+        const RankIterator::Loop l = it.loop(d);
+        pos.push_back({l.head, l.level, l.trips - l.iteration});
+      }
       // The depths that go on with the previous event's entry: a loop
       // moved on to its next iteration enters the loops inside it anew.
       std::size_t same = 0;

@@ -97,6 +97,9 @@ struct ClassEvents {
   /// work on relative ones and name them per rank at the end).
   std::vector<Symbol> absolute_symbols;
   std::vector<uint32_t> contexts;
+  /// Per event (the walked rank's; alike ranks run the same loops), the
+  /// folded loops it lies in.
+  LoopPlaces loops;
   std::vector<int32_t> pattern_of;  ///< per event, as RankEvents::pattern_of
   std::size_t group = 0;            ///< its ranks' entry of Result::groups
 };

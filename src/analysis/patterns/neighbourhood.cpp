@@ -48,6 +48,10 @@ void Neighbourhoods::note(const Event& ev, int32_t rank, const CommTable& comms)
   static const FieldId dsize_f = FieldTable::intern("dsize", FieldKind::kScalar);
   static const FieldId counts_f = FieldTable::intern("counts", FieldKind::kList);
   const OpFamily family = op_traits(ev.op).family;
+  if (family == OpFamily::kCartSub) {
+    note_cart_sub(ev.get(FieldTable::comm()), ev.get(newcomm_f), rank, comms);
+    return;
+  }
   if (family == OpFamily::kCartCreate || family == OpFamily::kGraphCreate) {
     const int64_t id = ev.get(newcomm_f);
     if (id == kAbsent || is_sentinel(id)) return;  // MPI_COMM_NULL: not in the grid
@@ -92,6 +96,48 @@ void Neighbourhoods::note(const Event& ev, int32_t rank, const CommTable& comms)
       c = counts && i < counts->size() ? (*counts)[i] : 0;
     if (sized && !is_sentinel(c) && c > 0) use.bytes[i] += static_cast<uint64_t>(c * dsize);
   }
+}
+
+void Neighbourhoods::note_cart_sub(int64_t parent, int64_t id, int32_t rank,
+                                   const CommTable& comms) {
+  if (id == kAbsent || is_sentinel(id) || topologies_.count(id)) return;
+  const auto p = topologies_.find(parent);
+  if (p == topologies_.end() || p->second.kind != Topology::Kind::kCartesian) return;
+  const Topology& grid = p->second;
+  const CommGroup* sub = comms.group_of(id, rank);
+  if (!sub || sub->members.empty()) return;
+  // The recorder keeps no remain_dims (docs/recording.md); the sub-grid's
+  // members tell them: a kept dimension is one their coordinates in the
+  // parent grid differ along. A kept dimension of extent 1 is not seen,
+  // and it has no neighbours other than the rank itself or none.
+  auto coords = [&](int32_t world_rank) {
+    std::vector<int64_t> c(grid.dims.size(), 0);
+    int64_t rest = comms.rank_in(parent, world_rank);
+    for (std::size_t d = grid.dims.size(); d-- > 0;) {
+      if (grid.dims[d] <= 0) return std::vector<int64_t>{};
+      c[d] = rest % grid.dims[d];
+      rest /= grid.dims[d];
+    }
+    return c;
+  };
+  const std::vector<int64_t> first = coords(sub->members[0]);
+  if (first.empty() || comms.rank_in(parent, sub->members[0]) < 0) return;
+  std::vector<bool> kept(grid.dims.size(), false);
+  for (std::size_t i = 1; i < sub->members.size(); ++i) {
+    if (comms.rank_in(parent, sub->members[i]) < 0) return;
+    const std::vector<int64_t> c = coords(sub->members[i]);
+    for (std::size_t d = 0; d < c.size(); ++d) kept[d] = kept[d] || c[d] != first[d];
+  }
+  Topology t;
+  for (std::size_t d = 0; d < grid.dims.size(); ++d)
+    if (kept[d]) {
+      t.dims.push_back(grid.dims[d]);
+      t.periods.push_back(grid.periods[d]);
+    }
+  int64_t cells = 1;
+  for (int64_t n : t.dims) cells *= n;
+  if (cells != static_cast<int64_t>(sub->members.size())) return;  // not a sub-grid
+  topologies_.emplace(id, std::move(t));
 }
 
 std::vector<int64_t> Neighbourhoods::destinations(const Topology& t, int32_t walked, int64_t me,
@@ -142,10 +188,10 @@ std::vector<int64_t> Neighbourhoods::destinations(const Topology& t, int32_t wal
   return out;
 }
 
-std::vector<std::string> Neighbourhoods::add_edges(
+std::vector<std::vector<std::pair<int64_t, std::string>>> Neighbourhoods::add_edges(
     Result& result, const CommTable& comms, std::size_t world,
     const std::function<int32_t(int32_t)>& walked_as) const {
-  std::vector<std::string> kinds(result.global.size());
+  std::vector<std::vector<std::pair<int64_t, std::string>>> kinds(result.global.size());
   if (uses_.empty()) return kinds;
   std::vector<std::size_t> group_of(world, 0);
   for (std::size_t g = 0; g < result.groups.size(); ++g)
@@ -163,52 +209,87 @@ std::vector<std::string> Neighbourhoods::add_edges(
         if (const SymbolKey& k = result.alphabet.at(s); neighbourhood(k.family))
           used.insert(k.comm);
     }
-    // Calls on two topologies in one pattern: whose edges are whose is not
-    // known from the pattern alone; leave it to its collectives.
-    if (used.size() != 1) continue;
-    const int64_t comm = *used.begin();
-    const auto topology = topologies_.find(comm);
-    if (topology == topologies_.end()) continue;
-    std::map<std::pair<int32_t, int32_t>, Channel> sent;
-    for (int32_t r : ranks) {
-      const std::optional<Place> at = place_in(comms, comm, r);
-      const CommGroup* group = comms.group_of(comm, r);
-      const int32_t walked = walked_as(r);
-      const auto use = uses_.find({walked, comm});
-      if (!at || !group || use == uses_.end()) continue;
-      const std::vector<int64_t> to = destinations(topology->second, walked, at->me, at->size);
-      for (std::size_t i = 0; i < to.size(); ++i) {
-        if (to[i] < 0 || to[i] >= at->size) continue;  // MPI_PROC_NULL
-        const int32_t peer = group->members[static_cast<std::size_t>(to[i])];
-        if (peer == r) continue;  // a periodic axis of 1 or 2: the rank itself
-        Channel& c =
-            sent.try_emplace({r, peer}, Channel{r, peer, comm, kAbsent, 0, 0, 0}).first->second;
-        c.messages += use->second.calls;
-        c.bytes += i < use->second.bytes.size() ? use->second.bytes[i] : 0;
+    // Each communicator's calls go along its own topology: the channels
+    // carry the communicator, so calls on several keep their edges apart
+    // (by_topology() splits them).
+    bool added = false;
+    for (const int64_t comm : used) {
+      const auto topology = topologies_.find(comm);
+      if (topology == topologies_.end()) continue;
+      std::map<std::pair<int32_t, int32_t>, Channel> sent;
+      for (int32_t r : ranks) {
+        const std::optional<Place> at = place_in(comms, comm, r);
+        const CommGroup* group = comms.group_of(comm, r);
+        const int32_t walked = walked_as(r);
+        const auto use = uses_.find({walked, comm});
+        if (!at || !group || use == uses_.end()) continue;
+        const std::vector<int64_t> to = destinations(topology->second, walked, at->me, at->size);
+        for (std::size_t i = 0; i < to.size(); ++i) {
+          if (to[i] < 0 || to[i] >= at->size) continue;  // MPI_PROC_NULL
+          const int32_t peer = group->members[static_cast<std::size_t>(to[i])];
+          if (peer == r) continue;  // a periodic axis of 1 or 2: the rank itself
+          Channel& c =
+              sent.try_emplace({r, peer}, Channel{r, peer, comm, kAbsent, 0, 0, 0}).first->second;
+          c.messages += use->second.calls;
+          c.bytes += i < use->second.bytes.size() ? use->second.bytes[i] : 0;
+        }
+      }
+      if (sent.empty()) continue;
+      added = true;
+      for (const auto& [edge, c] : sent) {
+        gp.edges.push_back(edge);
+        gp.channels.push_back(c);
+        gp.messages += c.messages;
+      }
+      switch (topology->second.kind) {
+        case Topology::Kind::kCartesian:
+          kinds[gi].emplace_back(comm, "cartesian");
+          break;
+        case Topology::Kind::kGraph:
+          kinds[gi].emplace_back(comm, "graph");
+          break;
+        case Topology::Kind::kDistGraph:
+          kinds[gi].emplace_back(comm, "distributed graph");
+          break;
       }
     }
-    if (sent.empty()) continue;
-    for (const auto& [edge, c] : sent) {
-      gp.edges.push_back(edge);
-      gp.channels.push_back(c);
-      gp.messages += c.messages;
-    }
+    if (!added) continue;
     std::sort(gp.edges.begin(), gp.edges.end());
     gp.edges.erase(std::unique(gp.edges.begin(), gp.edges.end()), gp.edges.end());
     std::sort(gp.channels.begin(), gp.channels.end());
-    switch (topology->second.kind) {
-      case Topology::Kind::kCartesian:
-        kinds[gi] = "cartesian";
-        break;
-      case Topology::Kind::kGraph:
-        kinds[gi] = "graph";
-        break;
-      case Topology::Kind::kDistGraph:
-        kinds[gi] = "distributed graph";
-        break;
-    }
   }
   return kinds;
+}
+
+std::vector<GlobalPattern> Neighbourhoods::by_topology(GlobalPattern g,
+                                                       const std::vector<int64_t>& comms) {
+  std::vector<GlobalPattern> out;
+  auto mine = [&](int64_t comm) {
+    return std::find(comms.begin(), comms.end(), comm) != comms.end();
+  };
+  const bool only_topologies =
+      g.channel_classes.empty() && std::all_of(g.channels.begin(), g.channels.end(),
+                                               [&](const Channel& c) { return mine(c.comm); });
+  if (comms.size() < 2 || !only_topologies) {
+    out.push_back(std::move(g));
+    return out;
+  }
+  for (const int64_t comm : comms) {
+    GlobalPattern part;
+    part.patterns = g.patterns;
+    part.collectives = g.collectives;
+    part.loose_events = g.loose_events;
+    for (const Channel& c : g.channels)
+      if (c.comm == comm) {
+        part.channels.push_back(c);
+        part.edges.emplace_back(c.from, c.to);
+        part.messages += c.messages;
+      }
+    std::sort(part.edges.begin(), part.edges.end());
+    part.edges.erase(std::unique(part.edges.begin(), part.edges.end()), part.edges.end());
+    out.push_back(std::move(part));
+  }
+  return out;
 }
 
 }  // namespace tracefold::patterns::detail

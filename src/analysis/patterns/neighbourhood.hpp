@@ -24,15 +24,24 @@ class Neighbourhoods {
   void note(const Event& ev, int32_t rank, const CommTable& comms);
 
   /// Gives each global pattern of `result` whose per-process patterns make
-  /// neighbourhood collectives on one communicator with a recorded
-  /// topology the edges and channels of those calls: each member sends to
-  /// its topology's destinations (MPI_PROC_NULL left out), as many
-  /// messages as it made calls. `walked_as(r)`: the rank walked for world
-  /// rank r (the first of its class). Returns per global pattern the kind
-  /// of topology that gave it edges (`cartesian`, `graph`, `distributed
-  /// graph`; "" for none), for the shape's `topology` parameter.
-  std::vector<std::string> add_edges(Result& result, const CommTable& comms, std::size_t world,
-                                     const std::function<int32_t(int32_t)>& walked_as) const;
+  /// neighbourhood collectives on communicators with a recorded topology
+  /// the edges and channels of those calls: each member sends to its
+  /// topology's destinations (MPI_PROC_NULL left out), as many messages as
+  /// it made calls, on that communicator. `walked_as(r)`: the rank walked
+  /// for world rank r (the first of its class). Returns per global pattern
+  /// the communicators that gave it edges, in ascending order, with their
+  /// kind of topology (`cartesian`, `graph`, `distributed graph`) for the
+  /// shape's `topology` parameter.
+  std::vector<std::vector<std::pair<int64_t, std::string>>> add_edges(
+      Result& result, const CommTable& comms, std::size_t world,
+      const std::function<int32_t(int32_t)>& walked_as) const;
+
+  /// `g` as one pattern per communicator of `comms` when its messages are
+  /// all neighbourhood collectives on two or more of them (a loop that
+  /// makes its halo on a grid and its ring on a graph): each part has that
+  /// communicator's channels and shares g's per-process patterns, so each
+  /// topology's edges get a shape of their own. Otherwise `{g}`.
+  static std::vector<GlobalPattern> by_topology(GlobalPattern g, const std::vector<int64_t>& comms);
 
  private:
   struct Topology {
@@ -47,6 +56,8 @@ class Neighbourhoods {
   // order (Cartesian: -1 then +1 per dimension; -1: MPI_PROC_NULL).
   static std::vector<int64_t> destinations(const Topology& t, int32_t walked, int64_t me,
                                            int64_t size);
+  // MPI_Cart_sub of a grid noted before: the sub-grid of the dimensions kept.
+  void note_cart_sub(int64_t parent, int64_t id, int32_t rank, const CommTable& comms);
   struct Use {
     std::size_t calls = 0;
     std::vector<uint64_t> bytes;  // per destination, over all calls

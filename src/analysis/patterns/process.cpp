@@ -73,6 +73,7 @@ std::vector<ProcessPattern> process_patterns(std::span<const Symbol> events,
 }
 
 std::size_t iterations(const ProcessPattern& p) {
+  if (p.loop) return p.loop->iterations;
   const std::vector<std::size_t>& at = p.positions;
   const std::size_t len = p.symbols.size();
   std::size_t n = 0;

@@ -412,11 +412,16 @@ Result find_process_patterns(const Trace& trace, const Options& options,
     // core's request matching reads it there, so the receive's symbol and
     // message name the source as a blocking wildcard's do.
     std::vector<Event> evs;
+    LoopPlaces places;
     {
       RankIterator it(trace, rank);
       Event ev;
-      while (it.next(ev)) evs.push_back(ev);
+      while (it.next(ev)) {
+        evs.push_back(ev);
+        places.note(it);
+      }
     }
+    c.loops.entries = std::move(places.entries);
     const RequestCompletions completed = find_completions(evs);
     // Wildcard receives posted one after another from one call site, with
     // one tag and communicator, take their messages in whatever order they
@@ -447,6 +452,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       permute(c.symbols);
       permute(c.absolute_symbols);
       permute(c.contexts);
+      permute(c.loops.events);
     };
     for (std::size_t i = 0; i < evs.size(); ++i) {
       const Event& ev = evs[i];
@@ -462,6 +468,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       c.symbols.push_back(walked.intern(relative(abs, rank, trace.comms)));
       if (absolute) c.absolute_symbols.push_back(walked.intern(abs));
       c.contexts.push_back(context_id(ev.site));
+      c.loops.events.push_back(places.events[i]);
       Message m;
       m.comm = abs.comm;
       m.tag = abs.tag;
@@ -523,6 +530,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
           one.symbols = c.symbols;
           one.absolute_symbols = c.absolute_symbols;
           one.contexts = c.contexts;
+          one.loops = c.loops;
         } else {
           walk(r, one);
         }
@@ -570,6 +578,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       RankPatterns g;
       g.events = c.symbols.size();
       for (ProcessPattern& p : process_patterns(c.symbols, c.contexts)) {
+        p.loop = loop_of(p, c.loops);
         const std::size_t first = p.positions.front();
         std::string ctx = options.context == ContextMode::kNone ? std::string("(whole rank)")
                                                                 : context_names[c.contexts[first]];
@@ -578,6 +587,7 @@ Result find_process_patterns(const Trace& trace, const Options& options,
       result.groups.push_back(std::move(g));
       group_ranks.emplace_back();
     }
+    c.loops = {};  // read by loop_of() above only
     auto& gr = group_ranks[c.group];
     gr.insert(gr.end(), c.ranks.begin(), c.ranks.end());
     const RankPatterns& g = result.groups[c.group];
@@ -623,16 +633,27 @@ Result find_process_patterns(const Trace& trace, const Options& options,
                              options.context == ContextMode::kNone, result);
   }
   name_collectives(result, world);
-  const std::vector<std::string> topologies = hoods.add_edges(
-      result, trace.comms, world,
-      [&](int32_t r) { return classes[class_of[static_cast<std::size_t>(r)]].ranks.front(); });
+  const auto topologies = hoods.add_edges(result, trace.comms, world, [&](int32_t r) {
+    return classes[class_of[static_cast<std::size_t>(r)]].ranks.front();
+  });
   std::vector<GlobalPattern> phases;
   for (std::size_t i = 0; i < result.global.size(); ++i) {
-    GlobalPattern& gp = result.global[i];
-    gp.shape = classify(gp, trace.world_size);
-    if (!topologies[i].empty()) gp.shape.params.emplace_back("topology", topologies[i]);
-    for (GlobalPattern& part : split_phases(std::move(gp), trace.world_size))
-      phases.push_back(std::move(part));
+    std::vector<int64_t> on;
+    for (const auto& [comm, kind] : topologies[i]) on.push_back(comm);
+    std::vector<GlobalPattern> parts =
+        detail::Neighbourhoods::by_topology(std::move(result.global[i]), on);
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      GlobalPattern& gp = parts[k];
+      gp.shape = classify(gp, trace.world_size);
+      // One part per communicator, or one pattern of them all.
+      std::string kind;
+      for (std::size_t t = 0; t < topologies[i].size(); ++t)
+        if (parts.size() == 1 || t == k)
+          kind += (kind.empty() ? "" : ", ") + topologies[i][t].second;
+      if (!kind.empty()) gp.shape.params.emplace_back("topology", kind);
+      for (GlobalPattern& part : split_phases(std::move(gp), trace.world_size))
+        phases.push_back(std::move(part));
+    }
   }
   result.global = std::move(phases);
   find_compositions(result);

@@ -70,7 +70,7 @@ bool RankIterator::next(Event& out) {
         level_ = 0;
         continue;
       }
-      stack_.push_back(Frame{pos_, level_, k, pos_ + static_cast<std::size_t>(m)});
+      stack_.push_back(Frame{pos_, level_, k, pos_ + static_cast<std::size_t>(m), k, entries_++});
       ++level_;
       continue;
     }
@@ -152,13 +152,6 @@ bool RankIterator::next(Event& out) {
     last_node_ = &node;
     return true;
   }
-}
-
-void RankIterator::loops(std::vector<LoopPosition>& out) const {
-  out.clear();
-  for (const Frame& f : stack_)
-    out.push_back({static_cast<std::size_t>(nodes_[f.head].node - trace_.nodes.data()), f.level,
-                   f.remaining});
 }
 
 std::vector<Event> expand_rank(const Trace& trace, int32_t rank) {
