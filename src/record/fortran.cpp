@@ -76,6 +76,7 @@ void start_recording(int64_t t0, const char* name, int required = -1, int provid
   const bool was = r.initialized;
   r.start(t0);
   if (was || !r.initialized) return;
+  r.thread_order = required >= 0 && level_number(provided) >= 2;
   std::lock_guard lock(r.mu);
   HoldingMark holding;
   const bool recording = r.recording();

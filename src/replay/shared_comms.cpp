@@ -30,6 +30,7 @@ SharedComms::SharedComms(const Trace& trace, int32_t rank) {
         if (const int64_t id = ev.get(f); id != kAbsent && id != kNull) last[id] = i;
       if (const int64_t id = ev.get(newcomm); id != kAbsent && id != kNull)
         creators_.emplace(id, static_cast<int32_t>(t));
+      ordered_ = ordered_ || ev.get(others_field()) > 0 || ev.get(rothers_field()) > 0;
       if (!collective_over_comm(ev.op) || !error_.empty()) continue;
       int64_t id = ev.get(comm);
       if (id == kAbsent) id = CommTable::kWorld;
@@ -86,6 +87,23 @@ void SharedComms::await_other_users(int64_t id, int32_t thread) const {
 void SharedComms::erase(int64_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
   made_.erase(id);
+}
+
+}  // namespace tracefold::replay_detail
+
+namespace tracefold::replay_detail {
+
+void SharedComms::await_turn(const OrderKey& key, uint64_t turn) {
+  std::unique_lock lock(order_mutex_);
+  order_cv_.wait(lock, [&] { return order_made_[key] >= turn; });
+}
+
+void SharedComms::took_turn(const OrderKey& key) {
+  {
+    std::lock_guard lock(order_mutex_);
+    ++order_made_[key];
+  }
+  order_cv_.notify_all();
 }
 
 }  // namespace tracefold::replay_detail

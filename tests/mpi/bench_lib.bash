@@ -109,13 +109,15 @@ BENCH_OTHERS=(
 # thread per rank, so it refuses it; omp_halo the same with
 # OpenMP threads. call_paths calls MPI from a second thread while the first
 # waits for it (serialised, but two streams per rank all the same);
-# thread_requests completes one thread's requests on another.
+# thread_requests completes one thread's requests on another; thread_tags
+# has two threads send with one tag.
 BENCH_REFUSED=(
   "topo_nbr 4 3 --drop-field gedges"
   "threads 2 5"
   "omp_halo 2 5"
   "call_paths 4 5"
   "thread_requests 2 5"
+  "thread_tags 2 5"
 )
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
 # anything (they test the recorder's failure paths).
