@@ -89,10 +89,6 @@ void SharedComms::erase(int64_t id) {
   made_.erase(id);
 }
 
-}  // namespace tracefold::replay_detail
-
-namespace tracefold::replay_detail {
-
 void SharedComms::await_turn(const OrderKey& key, uint64_t turn) {
   std::unique_lock lock(order_mutex_);
   order_cv_.wait(lock, [&] { return order_made_[key] >= turn; });
