@@ -30,6 +30,10 @@ struct ThreadComms {
   /// Per thread: communicator id -> index of the thread's last event that
   /// names it (as `comm` or `pcomm`).
   std::vector<std::unordered_map<int64_t, uint64_t>> last_use;
+  /// Whether any call notes its order among the threads sharing its
+  /// (communicator, peer, tag) (`others`/`rothers`, thread_order.hpp): a
+  /// run of the streams must then make those calls in the noted order.
+  bool ordered = false;
   /// Empty, or why the streams cannot run on threads of their own: two
   /// threads of the rank make collective calls on one communicator, in an
   /// order across threads the trace does not record.

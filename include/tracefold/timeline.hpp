@@ -156,10 +156,11 @@ struct MatchResult {
 MatchResult match_messages(const CommTable& comms, const std::vector<std::vector<Event>>& ranks);
 /// The same on a timeline, one entry per stream: with threads, several
 /// streams belong to one rank, and a receive takes the sends its rank's
-/// peer made from any of its threads, in stream order and then program
-/// order. Which thread's send a receive matched is not recorded, so where
-/// threads of one rank send with the same communicator, peer and tag, the
-/// pairing across those threads is a guess.
+/// peer made from any of its threads. Where threads of one rank share a
+/// (communicator, peer, tag), the sends and the receives are taken in the
+/// rank-wide order the recorder noted under MPI_THREAD_MULTIPLE (fields
+/// `others`/`rothers`, docs/format.md "Message order across threads");
+/// without those, thread by thread in turn.
 MatchResult match_messages(const CommTable& comms, const std::vector<RankTimeline>& timeline);
 
 /// World rank of `peer` (a rank in communicator `comm`) as seen by

@@ -33,7 +33,27 @@ std::string invalid_site(const CallSite& site);
 /// interleave them differently), so replay and benchmark generation refuse
 /// such a trace unless the user says that only one thread called MPI
 /// (`--single-thread`).
+/// A trace whose MPI_Init_thread node records the thread level
+/// (recorded_thread_level) comes from a recorder that gives every thread
+/// its own stream, so it is not such a trace: this returns the node only
+/// when it records no level.
 std::optional<std::size_t> init_thread_node(const Trace& trace);
+/// The thread levels of MPI_Init_thread as the recorder stores them, on
+/// that call's node (fields `required` and `provided`, docs/format.md "The
+/// thread level"): MPI's own constants differ between libraries, so the
+/// trace numbers them 0 SINGLE, 1 FUNNELED, 2 SERIALIZED, 3 MULTIPLE.
+struct ThreadLevel {
+  int required = 0;  ///< what the program asked for
+  int provided = 0;  ///< what the MPI library gave it
+};
+/// The levels of the lowest rank that has them, if the trace's
+/// MPI_Init_thread node records them (nullopt for MPI_Init and for traces
+/// of recorders that did not).
+std::optional<ThreadLevel> recorded_thread_level(const Trace& trace);
+/// `MPI_THREAD_SINGLE` ... `MPI_THREAD_MULTIPLE` for 0 to 3, else the number.
+std::string thread_level_name(int level);
+/// `required MPI_THREAD_X, provided MPI_THREAD_Y` (print and stats).
+std::string describe_thread_level(const ThreadLevel& level);
 /// What both refusals say after naming the node.
 inline constexpr std::string_view kInitThreadRefusal =
     "the program initialized MPI with MPI_Init_thread, and the trace holds one stream per "

@@ -29,6 +29,7 @@
 #include "tracefold/merge.hpp"
 #include "tracefold/rawlog.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/validate.hpp"
 #include "tracefold/waits.hpp"
 
 namespace fs = std::filesystem;
@@ -246,6 +247,10 @@ int cmd_stats(const std::string& path, bool json, const SiteOptions& sites) {
     j["trace"] = path;
     j["ranks"] = t.world_size;
     j["threads"] = t.threads;
+    if (const auto level = recorded_thread_level(t)) {
+      j["thread_required"] = thread_level_name(level->required);
+      j["thread_provided"] = thread_level_name(level->provided);
+    }
     j["lossy"] = !t.lossy.empty();
     j["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
@@ -273,6 +278,8 @@ int cmd_stats(const std::string& path, bool json, const SiteOptions& sites) {
   std::cout << "trace " << path << ": " << t.world_size << " ranks"
             << (t.threads > 1 ? " x " + std::to_string(t.threads) + " threads" : "")
             << (t.lossy.empty() ? "" : " (LOSSY: " + t.lossy + ")") << "\n";
+  if (const auto level = recorded_thread_level(t))
+    std::cout << "thread level: " << describe_thread_level(*level) << "\n";
   // With threads, min@ and max@ name a location as RANK.THREAD.
   const auto where = [&](int32_t l) {
     return t.threads > 1 ? std::to_string(t.rank_of(l)) + "." + std::to_string(t.thread_of(l))

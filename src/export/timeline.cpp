@@ -291,16 +291,37 @@ RequestCompletions find_completions(const std::vector<Event>& evs) {
 namespace {
 
 // match_messages over streams, `rank_of[k]` the world rank of stream k.
+// The sends of one key, and its receives, are taken in their rank-wide
+// order: a stream's own order, with the threads' calls interleaved as the
+// recorder's `others` / `rothers` say (docs/format.md "Message order across
+// threads"). Without them (one thread per rank, or threads with keys of
+// their own) that is each stream's order, as MPI's non-overtaking rule has it.
 MatchResult match_streams(const CommTable& comms, const std::vector<std::vector<Event>>& ranks,
                           const std::vector<int32_t>& rank_of) {
   constexpr std::size_t npos = std::size_t(-1);
   MatchResult res;
   using Key = std::tuple<int64_t, int32_t, int32_t, int64_t>;  // comm, sender, receiver, tag
   struct SendRef {
+    uint64_t order;
     std::size_t stream, event, complete;
     uint64_t bytes;
   };
-  std::map<Key, std::deque<SendRef>> queues;
+  struct RecvRef {
+    Key key;
+    uint64_t order;
+    std::size_t stream, event;
+  };
+  // Per stream and key: calls so far, and the other threads' calls before
+  // them; their sum is the next call's place in the rank-wide order.
+  std::map<std::tuple<std::size_t, bool, Key>, uint64_t> seen;
+  const auto place = [&](std::size_t stream, bool recv, const Key& key, const Event& ev,
+                         const char* others_field) {
+    const int64_t others = field_by_literal(ev, others_field);
+    uint64_t& n = seen[{stream, recv, key}];
+    if (!is_sentinel(others) && others > 0) n += static_cast<uint64_t>(others);
+    return n++;
+  };
+  std::map<Key, std::vector<SendRef>> queues;
   std::vector<RequestCompletions> completions;
   completions.reserve(ranks.size());
   for (const auto& evs : ranks) completions.push_back(find_completions(evs));
@@ -316,10 +337,16 @@ MatchResult match_streams(const CommTable& comms, const std::vector<std::vector<
       if (dest < 0) continue;
       std::size_t complete = i;
       if (c == OpClass::kIsend && completions[r].done[i] != npos) complete = completions[r].done[i];
-      queues[Key{comm, me, dest, field_by_literal(ev, "tag")}].push_back(
-          SendRef{r, i, complete, send_bytes(ev)});
+      const Key key{comm, me, dest, field_by_literal(ev, "tag")};
+      queues[key].push_back(
+          SendRef{place(r, false, key, ev, "others"), r, i, complete, send_bytes(ev)});
     }
   }
+  for (auto& [key, q] : queues)
+    std::stable_sort(q.begin(), q.end(), [](const SendRef& a, const SendRef& b) {
+      return std::tie(a.order, a.stream) < std::tie(b.order, b.stream);
+    });
+  std::vector<RecvRef> recvs;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const int32_t me = rank_of[r];
     for (std::size_t i = 0; i < ranks[r].size(); ++i) {
@@ -342,31 +369,46 @@ MatchResult match_streams(const CommTable& comms, const std::vector<std::vector<
         ++res.unmatched_recvs;
         continue;
       }
-      auto q = queues.find(Key{comm, from, me, tag});
-      if (q == queues.end() || q->second.empty()) {
-        ++res.unmatched_recvs;
-        continue;
-      }
-      const SendRef s = q->second.front();
-      q->second.pop_front();
-      Message m;
-      m.sender = from;
-      m.receiver = me;
-      m.sender_stream = s.stream;
-      m.receiver_stream = r;
-      m.comm = comm;
-      m.tag = tag;
-      m.bytes = s.bytes;
-      m.send_event = s.event;
-      m.send_complete_event = s.complete;
-      m.recv_event = i;
-      m.recv_complete_event = i;
-      if (c == OpClass::kIrecv && completions[r].done[i] != npos)
-        m.recv_complete_event = completions[r].done[i];
-      res.messages.push_back(m);
+      const Key key{comm, from, me, tag};
+      recvs.push_back(RecvRef{
+          key, place(r, true, key, ev, c == OpClass::kSendrecv ? "rothers" : "others"), r, i});
     }
   }
-  for (const auto& [key, q] : queues) res.unmatched_sends += q.size();
+  std::stable_sort(recvs.begin(), recvs.end(), [](const RecvRef& a, const RecvRef& b) {
+    return std::tie(a.key, a.order, a.stream) < std::tie(b.key, b.order, b.stream);
+  });
+  std::map<Key, std::size_t> taken;  // per key, the sends matched so far
+  for (const RecvRef& rv : recvs) {
+    const auto q = queues.find(rv.key);
+    std::size_t& next = taken[rv.key];
+    if (q == queues.end() || next >= q->second.size()) {
+      ++res.unmatched_recvs;
+      continue;
+    }
+    const SendRef s = q->second[next++];
+    const std::size_t r = rv.stream, i = rv.event;
+    const OpClass c = classify(ranks[r][i].op);
+    Message m;
+    m.sender = std::get<1>(rv.key);
+    m.receiver = std::get<2>(rv.key);
+    m.sender_stream = s.stream;
+    m.receiver_stream = r;
+    m.comm = std::get<0>(rv.key);
+    m.tag = std::get<3>(rv.key);
+    m.bytes = s.bytes;
+    m.send_event = s.event;
+    m.send_complete_event = s.complete;
+    m.recv_event = i;
+    m.recv_complete_event = i;
+    if (c == OpClass::kIrecv && completions[r].done[i] != npos)
+      m.recv_complete_event = completions[r].done[i];
+    res.messages.push_back(m);
+  }
+  for (const auto& [key, q] : queues) res.unmatched_sends += q.size() - taken[key];
+  // In the receivers' order, stream by stream, as the callers take them.
+  std::sort(res.messages.begin(), res.messages.end(), [](const Message& a, const Message& b) {
+    return std::tie(a.receiver_stream, a.recv_event) < std::tie(b.receiver_stream, b.recv_event);
+  });
   return res;
 }
 

@@ -59,12 +59,24 @@ FortranEntry f08_entry(const char* name, FortranEntry fallback) {
 namespace tracefold::record {
 namespace {
 
-void start_recording(int64_t t0, const char* name) {
+// MPI's level constants differ between libraries; the trace stores 0
+// (SINGLE) to 3 (MULTIPLE), as replay asks for them again elsewhere.
+int64_t level_number(int level) {
+  if (level == MPI_THREAD_SINGLE) return 0;
+  if (level == MPI_THREAD_FUNNELED) return 1;
+  if (level == MPI_THREAD_SERIALIZED) return 2;
+  if (level == MPI_THREAD_MULTIPLE) return 3;
+  return level;
+}
+
+// `required` < 0: MPI_Init, which has no thread level to record.
+void start_recording(int64_t t0, const char* name, int required = -1, int provided = -1) {
   if (foreign_mpi()) return;  // the recorder never starts: every wrapper passes through
   Recorder& r = recorder();
   const bool was = r.initialized;
   r.start(t0);
   if (was || !r.initialized) return;
+  r.thread_order = required >= 0 && level_number(provided) >= 2;
   std::lock_guard lock(r.mu);
   HoldingMark holding;
   const bool recording = r.recording();
@@ -79,6 +91,12 @@ void start_recording(int64_t t0, const char* name) {
   if (!recording) return;
   Event ev;
   ev.op = op(name);
+  if (required >= 0) {
+    // Replay initializes MPI at this level again, and a trace with these
+    // fields is known to give each thread that called MPI its own stream.
+    ev.set(FieldTable::intern("required", FieldKind::kScalar), level_number(required));
+    ev.set(FieldTable::intern("provided", FieldKind::kScalar), level_number(provided));
+  }
   ev.compute_ns = 0;
   const int64_t exit_ns = now_ns();
   ev.comm_ns = exit_ns - t0;
@@ -124,7 +142,7 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
   if (R::tl_in_call) return PMPI_Init_thread(argc, argv, required, provided);
   const int64_t t0 = R::now_ns();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread");
+  if (rc == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread", required, *provided);
   return rc;
 }
 
@@ -200,7 +218,9 @@ void f_init_thread(InitThreadEntry fwd, MPI_Fint* required, MPI_Fint* provided, 
   R::tl_in_call = true;
   fwd(required, provided, ierr);
   R::tl_in_call = false;
-  if (*ierr == MPI_SUCCESS) R::start_recording(t0, "MPI_Init_thread");
+  if (*ierr == MPI_SUCCESS)
+    R::start_recording(t0, "MPI_Init_thread", static_cast<int>(*required),
+                       static_cast<int>(*provided));
 }
 void f_finalize(FinalizeEntry fwd, MPI_Fint* ierr) {
   R::record_finalize();

@@ -478,6 +478,8 @@ Call::~Call() {
       }
     }
   }
+  if (r.thread_order) [[unlikely]]
+    note_thread_order(r, s, ev_);
   if (r.append(s, ev_, stack, site_memo, list_entries_, lists_)) {
     if (r.locked_append) [[unlikely]]
       r.timestamp(op, enter_ns_, exit_ns);

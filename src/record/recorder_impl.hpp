@@ -97,6 +97,12 @@ class Recorder {
   // The calls' appends take `mu` (for the raw log, timeline, samples,
   // event log or statistics, which are the rank's): set at start.
   bool locked_append = false;
+  // MPI_THREAD_SERIALIZED or MULTIPLE was provided: point-to-point calls
+  // note how many calls of other threads on their key came since the
+  // thread's last one (note_thread_order), under order_mu.
+  bool thread_order = false;
+  std::mutex order_mu;
+  std::map<OrderKey, uint64_t> order_counts;
   bool initialized = false;
   // Read by every thread's calls without the lock.
   std::atomic<bool> finalized{false};
@@ -402,6 +408,10 @@ void arm_poll(Recorder& r, ThreadStream& s, OpId op, const std::vector<MPI_Reque
               MPI_Comm comm, int source, int tag, int index, uintptr_t anchor, SiteId* site_memo);
 // End of recording: waits until no fast path is adding a repeat.
 void wait_fast_polls(Recorder& r);
+// Fields `others` (send or receive) and `rothers` (a Sendrecv's receive) of
+// a point-to-point call under MPI_THREAD_SERIALIZED or MULTIPLE (docs/format.md "Message
+// order across threads"); only where other threads came in between.
+void note_thread_order(Recorder& r, ThreadStream& s, Event& ev);
 
 // INTEGERs per Fortran status: what the configure probe read from the
 // Fortran binding, else MPI-4's C name for it, else the C struct's ints

@@ -3,9 +3,11 @@
 // (internal to libtracefold).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -17,6 +19,7 @@
 #include "path_cache.hpp"
 #include "recorder.hpp"
 #include "tracefold/folder.hpp"
+#include "tracefold/thread_order.hpp"
 
 #pragma GCC visibility push(hidden)
 
@@ -82,6 +85,9 @@ class RepeatList {
 // Aligned so that two threads' streams share no cache line.
 struct alignas(64) ThreadStream {
   int number = 0;  // by the order of the threads' first calls
+  // Per key, the rank's count of calls on it right after this thread's
+  // last one (Recorder::thread_order).
+  std::map<OrderKey, uint64_t> order_seen;
   std::optional<Folder> folder;
   // Events recorded but not folded yet (see Recorder::append): slots reused
   // batch after batch, so their vectors keep their capacity.

@@ -47,6 +47,27 @@ void Engine::prescan_wildcards() {
   }
 }
 
+void Engine::ordered_issue(const Event& ev, const OpInfo& info) {
+  const OrderKeys keys = order_keys(ev);
+  // A call's place among the rank's calls on its key: the thread's own
+  // calls on it so far plus the other threads' calls the recorder saw
+  // between them. A blocking call lets the next one go when it returns, as
+  // the recorder counted it then.
+  const auto place = [&](const std::optional<OrderKey>& key, FieldId others) -> uint64_t {
+    if (!key) return 0;
+    uint64_t& next = order_next_[*key];
+    if (const int64_t n = ev.get(others); n > 0) next += static_cast<uint64_t>(n);
+    return next++;
+  };
+  const uint64_t send_turn = place(keys.send, others_field());
+  const uint64_t recv_turn = place(keys.recv, keys.recv_field());
+  if (keys.send) shared_->await_turn(*keys.send, send_turn);
+  if (keys.recv) shared_->await_turn(*keys.recv, recv_turn);
+  issue(ev, info);
+  if (keys.send) shared_->took_turn(*keys.send);
+  if (keys.recv) shared_->took_turn(*keys.recv);
+}
+
 void Engine::run() {
   RankIterator it(trace_, location_);
   Event ev;
@@ -79,6 +100,8 @@ void Engine::run() {
       post_due();
       issue_probabilistic(ev, info);
       est_ns_ += static_cast<double>(std::max<int64_t>(ev.comm_ns, 0));
+    } else if (shared_ && shared_->ordered()) [[unlikely]] {
+      ordered_issue(ev, info);
     } else {
       issue(ev, info);
     }

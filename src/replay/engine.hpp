@@ -338,6 +338,9 @@ class Engine {
   // ------------------------------------------------------------ issuing
 
   void issue(const Event& ev, const OpInfo& info);
+  // issue() in the rank-wide order of point-to-point calls across threads
+  // the trace notes (SharedComms::ordered).
+  void ordered_issue(const Event& ev, const OpInfo& info);
 
   void point_send(const Event& ev, const OpInfo& info);
 
@@ -388,6 +391,8 @@ class Engine {
   int32_t thread_;
   int32_t location_;
   SharedComms* shared_;
+  // Per key: this thread's next place in the rank's calls on it.
+  std::map<OrderKey, uint64_t> order_next_;
   std::vector<OpInfo> table_;
   Fields f_{};
   std::mt19937_64 rng_;

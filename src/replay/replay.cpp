@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "engine.hpp"
 #include "tracefold/trace_query.hpp"
+#include "tracefold/validate.hpp"
 
 namespace tracefold {
 
@@ -89,14 +91,20 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
     }
   }
   // Several threads per rank called MPI, each with its stream: one replay
-  // thread each. The trace does not record the level the program asked
-  // for, but threads that called MPI at the same time need MULTIPLE.
+  // thread each. The level the program asked for is asked for again when
+  // the trace records it; without it (older traces), threads that called
+  // MPI at the same time need MULTIPLE. Replay's threads do not take turns,
+  // so they need MULTIPLE under a recorded FUNNELED or SERIALIZED too.
   const int threads = load_error.empty() ? std::max(trace.threads, 1) : 1;
+  const std::optional<ThreadLevel> recorded =
+      load_error.empty() ? recorded_thread_level(trace) : std::nullopt;
+  int level = threads > 1 ? 3 : 0;
+  if (recorded) level = std::max(level, std::clamp(recorded->required, 0, 3));
+  static constexpr int kMpiLevels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
+                                       MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
   int provided = MPI_THREAD_SINGLE;
-  if (threads > 1)
-    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-  else if (init_thread)
-    MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+  if (threads > 1 || init_thread)
+    MPI_Init_thread(argc, argv, kMpiLevels[level], &provided);
   else
     MPI_Init(argc, argv);
   int rank = 0, size = 0;
@@ -160,11 +168,16 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   } catch (const std::exception& ex) {
     fail_job(ex.what());
   }
-  if (threads > 1 && rank == 0)
+  if (threads > 1 && rank == 0 && !recorded)
     std::fprintf(stderr,
                  "tracefold replay: %d threads per rank; the trace does not record the thread "
                  "level its program asked for, so they are replayed under MPI_THREAD_MULTIPLE\n",
                  threads);
+  else if (threads > 1 && rank == 0 && recorded->required < 3)
+    std::fprintf(stderr,
+                 "tracefold replay: %d threads per rank under %s; replay's threads do not take "
+                 "turns, so they are replayed under MPI_THREAD_MULTIPLE\n",
+                 threads, thread_level_name(recorded->required).c_str());
   const auto replay_stream = [&](Engine& engine) {
     if (probabilistic)
       engine.enable_probabilistic();

@@ -14,6 +14,7 @@ SharedComms::SharedComms(const Trace& trace, int32_t rank) {
   last_use_ = std::move(walked.last_use);
   for (std::size_t t = 0; t < last_use_.size(); ++t)
     progress_.push_back(std::make_unique<std::atomic<uint64_t>>(0));
+  ordered_ = walked.ordered;
 }
 
 std::optional<int32_t> SharedComms::creator(int64_t id) const {
@@ -56,6 +57,19 @@ void SharedComms::await_other_users(int64_t id, int32_t thread) const {
 void SharedComms::erase(int64_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
   made_.erase(id);
+}
+
+void SharedComms::await_turn(const OrderKey& key, uint64_t turn) {
+  std::unique_lock lock(order_mutex_);
+  order_cv_.wait(lock, [&] { return order_made_[key] >= turn; });
+}
+
+void SharedComms::took_turn(const OrderKey& key) {
+  {
+    std::lock_guard lock(order_mutex_);
+    ++order_made_[key];
+  }
+  order_cv_.notify_all();
 }
 
 }  // namespace tracefold::replay_detail

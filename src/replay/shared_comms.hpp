@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tracefold/thread_order.hpp"
 #include "tracefold/trace.hpp"
 
 namespace tracefold::replay_detail {
@@ -46,6 +48,16 @@ class SharedComms {
   void await_other_users(int64_t id, int32_t thread) const;
   void erase(int64_t id);
 
+  /// Whether the trace notes the order of point-to-point calls across the
+  /// threads of a rank (some call has `others` or `rothers`, docs/format.md
+  /// "Message order across threads"): the threads then make their calls on
+  /// each key in that order (Engine::ordered_issue).
+  bool ordered() const { return ordered_; }
+  /// Waits until the rank's first `turn` calls on `key` are made.
+  void await_turn(const OrderKey& key, uint64_t turn);
+  /// One more call on `key` is made.
+  void took_turn(const OrderKey& key);
+
   /// Thread `thread` has finished its first `events` events.
   void progress(int32_t thread, uint64_t events) {
     progress_[static_cast<std::size_t>(thread)]->store(events, std::memory_order_release);
@@ -66,6 +78,10 @@ class SharedComms {
   std::mutex mutex_;
   std::condition_variable made_cv_;
   std::unordered_map<int64_t, Made> made_;
+  bool ordered_ = false;
+  std::mutex order_mutex_;
+  std::condition_variable order_cv_;
+  std::map<OrderKey, uint64_t> order_made_;  // per key, the calls made
 };
 
 }  // namespace tracefold::replay_detail

@@ -60,7 +60,8 @@ if [[ $LRC -ne 2 ]] || [[ $(grep -c "rank 0 makes 2 collective calls, rank 2 onl
   bad "missing Barrier on ranks 2 and 3: exit $LRC, expected 2 and one message naming rank 2"; show_run out3b err3b
 fi
 
-# 4. MPI_Init_thread: refused, unless --single-thread says one thread called MPI.
+# 4. MPI_Init_thread without a recorded thread level: refused, unless
+# --single-thread says one thread called MPI.
 trace MPI_Init_thread 1 "$(printf "node 1 MPI_Barrier site=0 ranks=*\n  loop 0 members 1 @ *\n  loop 0 iters 3 @ *\n  count 1*3 @ *\n  field comm 0*3 @ *\n")
 " >thread.trace
 CHECKS=$((CHECKS + 1))
@@ -72,6 +73,16 @@ CHECKS=$((CHECKS + 1))
 limited out5 err5 "$MPIRUN" -np 2 "$TF" replay --single-thread thread.trace
 if [[ $LRC -ne 0 ]] || ! grep -q "^replay: 2 ranks, .* 6 MPI calls" out5; then
   bad "--single-thread: exit $LRC, expected a replay of 6 Barrier calls"; show_run out5 err5
+fi
+# 4b. The same trace with the thread level its recorder stores on
+# MPI_Init_thread (FUNNELED): a recorder that gives each thread its own
+# stream, so one stream is one thread; replayed without --single-thread.
+sed '0,/^  count 1 @ \*$/s//  count 1 @ *\n  field provided 1 @ *\n  field required 1 @ */' thread.trace >level.trace
+CHECKS=$((CHECKS + 1))
+limited out5b err5b "$MPIRUN" -np 2 "$TF" replay level.trace
+if [[ $LRC -ne 0 ]] || ! grep -q "^replay: 2 ranks, .* 6 MPI calls" out5b; then
+  bad "MPI_Init_thread trace with its level: exit $LRC, expected a replay of 6 Barrier calls"
+  show_run out5b err5b
 fi
 
 # 5. A real MPI_THREAD_MULTIPLE program (tests/apps/threads.c): its trace has

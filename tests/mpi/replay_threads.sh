@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Replay of traces with threads (docs/replay.md "Threads"): each thread's
-# stream is replayed by a thread of its own, under MPI_THREAD_MULTIPLE.
+# stream is replayed by a thread of its own, at the recorded thread level
+# (MPI_THREAD_MULTIPLE for a trace without one).
 # Recording the replay gives the same calls per location (thread t of rank
 # r) as the program: the threads program (two pthreads per rank, each on its
 # own communicator, which the main thread makes and frees) and omp_halo
@@ -27,7 +28,9 @@ fixed_point() {
     { cat $name-r.out $name-r.err >&2; fail "$name: replaying"; }
   grep -Eq "^replay: $np ranks x $nt threads, wall [0-9.]+ s, [0-9]+ MPI calls" $name-r.out ||
     { cat $name-r.out >&2; fail "$name: no summary line"; }
-  grep -q "replayed under MPI_THREAD_MULTIPLE" $name-r.err || fail "$name: the thread level is not said"
+  # The level is recorded (MULTIPLE): asked for again, without a note; the
+  # diff below compares the replay's recorded level with the program's.
+  grep -q "replayed under MPI_THREAD_MULTIPLE" $name-r.err && fail "$name: a note on a recorded level"
   # Call sites are the replayer's; poll outcomes and wildcard matches
   # follow timing, which threads change.
   "$TF" diff --ignore-callsites --ignore-polls --ignore-matched $name.tf $name-r.tf |
@@ -36,6 +39,13 @@ fixed_point() {
 }
 
 fixed_point threads 2 3 100
+# The trace of an older recorder, without the level: replayed under
+# MPI_THREAD_MULTIPLE, and rank 0 says so.
+"$TF" convert threads.tf --text -o - | grep -v "^  field \(provided\|required\) " > old.trace
+"$TF" print old.trace | grep -q "thread level" && fail "the older trace still has its level"
+"$MPIRUN" -np 2 "$TF" replay old.trace > old.out 2> old.err || { cat old.err >&2; fail "old trace"; }
+grep -q "does not record the thread level its program asked for, so they are replayed under MPI_THREAD_MULTIPLE" old.err ||
+  { cat old.err >&2; fail "old trace: the thread level is not said"; }
 if [[ -x $APPS/app_omp_halo ]]; then
   fixed_point omp_halo 2 3 20 3
 else

@@ -3,9 +3,9 @@
 # thread that calls MPI has its own stream in the trace (docs/format.md "The
 # thread dimension"): the trace is lossless per thread (the raw log's
 # events of each thread, in order), two recordings give the same trace,
-# the program's output does not change, and coNCePTuaL output refuses it
-# with a message naming the threads (its replay: replay_threads.sh, its C
-# benchmark: bench_threads.sh).
+# the program's output does not change, the thread level is recorded, and
+# coNCePTuaL output refuses it with a message naming the threads (its
+# replay: replay_threads.sh, its C benchmark: bench_threads.sh).
 set -euo pipefail
 TF=$1; APPS=$3
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -38,7 +38,12 @@ done
 "$TF" print t.tf > print.txt
 grep -q "3 threads per rank" print.txt || fail "print does not show the threads"
 grep -q "thread 1 ranks" print.txt || fail "print does not name thread 1"
-"$TF" stats t.tf | head -1 | grep -q "2 ranks x 3 threads" || fail "stats does not show the threads"
+"$TF" stats t.tf > stats.txt
+head -1 stats.txt | grep -q "2 ranks x 3 threads" || fail "stats does not show the threads"
+# The thread level asked for and given, as the program itself saw them.
+level="thread level: required MPI_THREAD_MULTIPLE, provided MPI_THREAD_MULTIPLE"
+grep -qx "$level" print.txt || fail "print does not show '$level'"
+grep -qx "$level" stats.txt || fail "stats does not show '$level'"
 # Recorded again: the same trace, whichever worker called MPI first.
 "$TF" record -o t2.tf -- "$MPIRUN" -np 2 "$APPS/app_threads" 200 > /dev/null 2>&1
 "$TF" diff t.tf t2.tf

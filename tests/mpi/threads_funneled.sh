@@ -37,3 +37,11 @@ for np in 2 4; do
   done
 done
 ((max * 100 <= min * 105)) || fail "trace size varies over ranks and threads: $min to $max bytes"
+# The level is recorded, and replay asks for it again: no --single-thread,
+# and the replay's own trace records FUNNELED too (the diff compares it).
+level="thread level: required MPI_THREAD_FUNNELED, provided MPI_THREAD_FUNNELED"
+"$TF" print np2-nt2.tf | grep -qx "$level" || fail "print does not show '$level'"
+"$TF" record -o replay.tf -- "$MPIRUN" -np 2 "$TF" replay np2-nt2.tf > replay.out 2> replay.err ||
+  { cat replay.out replay.err >&2; fail "replaying the FUNNELED trace"; }
+"$TF" diff --ignore-callsites np2-nt2.tf replay.tf | tee replay.diff
+grep -qx "same: 2 ranks" replay.diff || fail "the replay differs from the program"

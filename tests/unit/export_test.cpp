@@ -188,6 +188,34 @@ TEST(MatchMessages, SendrecvIsASendAndAReceive) {
   EXPECT_EQ(m.unmatched_sends + m.unmatched_recvs, 0u);
 }
 
+TEST(MatchMessages, ThreadsSharingATagFollowTheNotedOrder) {
+  // Rank 0's thread 1 sends first, then its thread 0 (others=1); rank 1's
+  // thread 0 receives first, then its thread 1 (others=1): crossed.
+  const auto timeline = [](int32_t rank, int32_t thread, std::vector<Event> evs) {
+    RankTimeline t;
+    t.rank = rank;
+    t.thread = thread;
+    for (Event& e : evs) t.events.push_back(TimedEvent{std::move(e)});
+    return t;
+  };
+  const std::vector<RankTimeline> streams = {
+      timeline(0, 0,
+               {make_event("MPI_Send", 0,
+                           {{"peer", 1}, {"tag", 7}, {"count", 4}, {"dsize", 4}, {"others", 1}})}),
+      timeline(1, 0, {make_event("MPI_Recv", 1, {{"peer", 0}, {"tag", 7}})}),
+      timeline(0, 1,
+               {make_event("MPI_Send", 0, {{"peer", 1}, {"tag", 7}, {"count", 8}, {"dsize", 4}})}),
+      timeline(1, 1, {make_event("MPI_Recv", 1, {{"peer", 0}, {"tag", 7}, {"others", 1}})})};
+  const MatchResult m = match_messages(world(2), streams);
+  ASSERT_EQ(m.messages.size(), 2u);
+  EXPECT_EQ(m.messages[0].receiver_stream, 1u);
+  EXPECT_EQ(m.messages[0].sender_stream, 2u);  // thread 1's 8 ints
+  EXPECT_EQ(m.messages[0].bytes, 32u);
+  EXPECT_EQ(m.messages[1].receiver_stream, 3u);
+  EXPECT_EQ(m.messages[1].sender_stream, 0u);
+  EXPECT_EQ(m.messages[1].bytes, 16u);
+}
+
 const char* const kLog0 =
     "rank 0 size 3\nsite 1 a+0x10\nsite 2 a+0x20\nsite 3 a+0x30\n"
     "MPI_Send site=1 peer=1 tag=0 count=10 dsize=4 compute_ns=100 comm_ns=50\n"

@@ -5,6 +5,7 @@
 
 #include "tracefold/expand.hpp"
 #include "tracefold/ranklist_sweep.hpp"
+#include "tracefold/validate.hpp"
 
 namespace tracefold {
 
@@ -216,6 +217,8 @@ std::string render_trace(const Trace& trace, bool call_paths) {
     out += "locations: thread t of rank r is t*" + std::to_string(trace.world_size) + "+r\n";
   if (!trace.omp.empty())
     out += "OpenMP thread numbers by location: " + trace.omp.to_string() + "\n";
+  if (const auto level = recorded_thread_level(trace))
+    out += "thread level: " + describe_thread_level(*level) + "\n";
   // Indentation follows the loops as the node's lowest rank sees them, so
   // only the ranks that are some node's lowest are followed through the
   // nodes (not every rank: a trace may stand for a million).

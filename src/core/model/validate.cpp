@@ -87,10 +87,55 @@ std::string invalid_site(const CallSite& site) {
   return {};
 }
 
-std::optional<std::size_t> init_thread_node(const Trace& trace) {
+namespace {
+
+std::optional<std::size_t> any_init_thread_node(const Trace& trace) {
   for (std::size_t i = 0; i < trace.nodes.size(); ++i)
     if (OpTable::name(trace.nodes[i].key.op) == "MPI_Init_thread") return i;
   return std::nullopt;
+}
+
+// The value of `name` on `node` for its lowest rank that has one.
+std::optional<int64_t> lowest_value(const Node& node, const char* name) {
+  const auto id = FieldTable::find(name);
+  const Elastic* values = id ? node.field(*id) : nullptr;
+  if (!values || values->empty()) return std::nullopt;
+  const ElasticEntry* lowest = nullptr;
+  for (const ElasticEntry& e : values->entries())
+    if (!e.ranks.empty() && e.values.size() > 0 &&
+        (!lowest || e.ranks.first() < lowest->ranks.first()))
+      lowest = &e;
+  if (!lowest) return std::nullopt;
+  return lowest->values.to_vector().front();
+}
+
+}  // namespace
+
+std::optional<std::size_t> init_thread_node(const Trace& trace) {
+  const auto node = any_init_thread_node(trace);
+  if (node && recorded_thread_level(trace)) return std::nullopt;
+  return node;
+}
+
+std::optional<ThreadLevel> recorded_thread_level(const Trace& trace) {
+  const auto node = any_init_thread_node(trace);
+  if (!node) return std::nullopt;
+  const auto required = lowest_value(trace.nodes[*node], "required");
+  const auto provided = lowest_value(trace.nodes[*node], "provided");
+  if (!required || !provided) return std::nullopt;
+  return ThreadLevel{static_cast<int>(*required), static_cast<int>(*provided)};
+}
+
+std::string thread_level_name(int level) {
+  static constexpr const char* kNames[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                           "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+  if (level >= 0 && level < 4) return kNames[level];
+  return std::to_string(level);
+}
+
+std::string describe_thread_level(const ThreadLevel& level) {
+  return "required " + thread_level_name(level.required) + ", provided " +
+         thread_level_name(level.provided);
 }
 
 std::optional<std::size_t> other_thread_node(const Trace& trace) {

@@ -1,0 +1,89 @@
+/* MPI_THREAD_MULTIPLE: two threads of rank 0 send to rank 1 with the SAME
+ * tag and communicator, and two threads of rank 1 receive them, so which
+ * receiving thread gets which thread's message follows only from the order
+ * of the calls across threads. The program orders them (a turn per rank):
+ * on rank 0 the second thread sends first (8 ints), then the main thread
+ * (4 ints); on rank 1 the main thread receives first (8 ints, from
+ * MPI_ANY_SOURCE), then the second thread (4 ints, from rank 0). So the
+ * main thread of rank 1 gets the second thread's message and the reverse:
+ * a replay that pairs them otherwise truncates. Each message carries its
+ * sender thread, and rank 1 prints what each of its threads received.
+ * Usage: thread_tags [rounds] */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { kTag = 7, kMaxRounds = 64 };
+static int rank, rounds;
+static int turn;  // calls of this rank so far, in the order the program wants
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int got[2][kMaxRounds];  // rank 1: per thread and round, the sender thread
+
+static void wait_turn(int t) {
+  pthread_mutex_lock(&mu);
+  while (turn != t) pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+}
+static void next_turn(void) {
+  pthread_mutex_lock(&mu);
+  ++turn;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+}
+
+// Thread `t` (0 main, 1 the second thread): its call of round `i` is the
+// rank's call 2i + (t on rank 1, 1 - t on rank 0).
+static void run(int t) {
+  int buf[8] = {0};
+  for (int i = 0; i < rounds; ++i) {
+    wait_turn(2 * i + (rank == 0 ? 1 - t : t));
+    if (rank == 0) {
+      buf[0] = t;
+      MPI_Send(buf, t == 1 ? 8 : 4, MPI_INT, 1, kTag, MPI_COMM_WORLD);
+    } else {
+      // With a status: the recorder takes a wildcard's source from it.
+      MPI_Status st;
+      MPI_Recv(buf, t == 0 ? 8 : 4, MPI_INT, t == 0 ? MPI_ANY_SOURCE : 0, kTag, MPI_COMM_WORLD,
+               &st);
+      got[t][i] = buf[0];
+    }
+    next_turn();
+  }
+}
+
+static void* second(void* arg) {
+  (void)arg;
+  run(1);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  int provided = 0, size = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rounds = argc > 1 ? atoi(argv[1]) : 10;
+  if (rounds < 1 || rounds > kMaxRounds) rounds = 10;
+  if (provided < MPI_THREAD_MULTIPLE) {
+    if (rank == 0) printf("thread_tags: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+    MPI_Finalize();
+    return 0;
+  }
+  if (rank < 2) {
+    pthread_t th;
+    pthread_create(&th, NULL, second, NULL);
+    run(0);
+    pthread_join(th, NULL);
+  }
+  if (rank == 1)
+    for (int t = 0; t < 2; ++t) {
+      printf("thread_tags: receiver thread %d got sender threads", t);
+      for (int i = 0; i < rounds; ++i) printf(" %d", got[t][i]);
+      printf("\n");
+    }
+  MPI_Finalize();
+  (void)size;
+  return 0;
+}
