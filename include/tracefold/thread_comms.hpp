@@ -34,6 +34,8 @@ struct ThreadComms {
   /// (communicator, peer, tag) (`others`/`rothers`, thread_order.hpp): a
   /// run of the streams must then make those calls in the noted order.
   bool ordered = false;
+  /// If `ordered`: the first node (index in Trace::nodes) whose call notes it.
+  std::size_t ordered_node = 0;
   /// Empty, or why the streams cannot run on threads of their own: two
   /// threads of the rank make collective calls on one communicator, in an
   /// order across threads the trace does not record.

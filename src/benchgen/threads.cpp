@@ -110,6 +110,15 @@ Trace split_threads(const Trace& trace, ThreadPlan& plan) {
   for (int32_t r = 0; r < p; ++r) {
     const ThreadComms c = thread_comms(trace, r, "the benchmark");
     if (!c.error.empty()) throw bench::BenchError(c.error);
+    // The generated threads run their calls freely; replay keeps this order.
+    if (c.ordered)
+      throw bench::BenchError(
+          "rank " + std::to_string(r) +
+          ": threads send or receive on one (communicator, peer, "
+          "tag) in an order across threads the trace notes (" +
+          node_label(trace, c.ordered_node) +
+          "); the benchmark's threads would pair those messages by chance, so it refuses the "
+          "trace (tracefold replay keeps the order)");
     for (const auto& [id, t] : c.creators) {
       const auto [it, fresh] = creator.emplace(id, t);
       if (!fresh && it->second != t)

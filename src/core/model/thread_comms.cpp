@@ -34,7 +34,10 @@ ThreadComms thread_comms(const Trace& trace, int32_t rank, const std::string& wh
         if (const int64_t id = ev.get(f); id != kAbsent && id != kNull) last[id] = i;
       if (const int64_t id = ev.get(newcomm); id != kAbsent && id != kNull)
         out.creators.emplace(id, static_cast<int32_t>(t));
-      out.ordered = out.ordered || ev.get(others_field()) > 0 || ev.get(rothers_field()) > 0;
+      if (!out.ordered && (ev.get(others_field()) > 0 || ev.get(rothers_field()) > 0)) {
+        out.ordered = true;
+        out.ordered_node = static_cast<std::size_t>(it.current_node() - trace.nodes.data());
+      }
       if (!collective_over_comm(ev.op) || !out.error.empty()) continue;
       int64_t id = ev.get(comm);
       if (id == kAbsent) id = CommTable::kWorld;
