@@ -459,8 +459,9 @@ void Gen::call(std::size_t i, const Ranklist& universe, const std::string& count
         return;
       }
       fail(i,
-           "MPI_Dist_graph_create's edges are not recorded (each rank passes a part of the "
-           "graph), so the graph and its neighbourhood collectives cannot be made again");
+           "the trace holds the neighbours MPI_Dist_graph_create gave each rank, not the edges "
+           "each passed (MPI orders the neighbours by them), so the graph and its neighbourhood "
+           "collectives cannot be made again as recorded");
     }
     case OpFamily::kCartSub: {
       // remain_dims is not recorded: the program tries the masks and keeps

@@ -201,6 +201,11 @@ def record_code(fn, pre, fortran=False):
         if role in r:
             n, arr = r[role].split(",")
             out.append("c.relative_list(R::%s, %s, %s, %s);" % (field, r["comm"], n, arr))
+    if "distgraph" in r:
+        # MPI_Dist_graph_create: each rank passes some edges of the graph,
+        # so its own neighbours are asked of the new communicator.
+        out.append("%sc.dist_graph_neighbours(%s, *%s);"
+                   % ("" if fortran else "if (rc == MPI_SUCCESS) ", r["comm"], r["distgraph"]))
     if "types" in r:
         n, arr = r["types"].split(",")
         out.append("c.datatypes(%s, %s);" % (n, arr))

@@ -108,6 +108,10 @@ class Call {
   void relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks);
   /// A neighbourhood v/w-collective's per-neighbour counts: as many as the
   /// call's communicator has sources (`sources`) or destinations.
+  /// The sources and destinations MPI gives `graph`'s caller (what
+  /// MPI_Dist_graph_create's caller does not pass itself), as
+  /// relative_list of `comm` records them.
+  void dist_graph_neighbours(MPI_Comm comm, MPI_Comm graph);
   void neighbour_counts(FieldId f, const int* counts, bool sources);
   /// Before MPI_Type_free: the type's id and size (the handle may come back
   /// for another type, so it is forgotten with its last reference).

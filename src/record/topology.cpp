@@ -1,7 +1,11 @@
 // Process topologies: what MPI_Cart_create, MPI_Graph_create and
-// MPI_Dist_graph_create_adjacent were given, so replay and benchmark
+// MPI_Dist_graph_create_adjacent were given (and the neighbours
+// MPI_Dist_graph_create made), so replay and benchmark
 // generation build the same topology and its neighbourhood collectives have
 // the same partners, and extrapolation can cross-check a detected grid.
+
+#include <algorithm>
+#include <vector>
 
 #include "recorder.hpp"
 
@@ -37,6 +41,24 @@ void Call::relative_list(FieldId f, MPI_Comm comm, int n, const int* ranks) {
     v[static_cast<std::size_t>(i)] = r >= 0 && r < size ? (r - me + size) % size : r;
   }
   set_list(f, std::move(v));
+}
+
+void Call::dist_graph_neighbours(MPI_Comm comm, MPI_Comm graph) {
+  if (!active_ || graph == MPI_COMM_NULL) return;
+  int in = 0, out = 0, weighted = 0;
+  if (PMPI_Dist_graph_neighbors_count(graph, &in, &out, &weighted) != MPI_SUCCESS) return;
+  // Weights are not kept (as for the adjacent form); MPI still wants room
+  // for them when the graph has some.
+  std::vector<int> srcs(static_cast<std::size_t>(std::max(in, 1))),
+      dsts(static_cast<std::size_t>(std::max(out, 1))),
+      sw(static_cast<std::size_t>(std::max(in, 1))), dw(static_cast<std::size_t>(std::max(out, 1)));
+  if (PMPI_Dist_graph_neighbors(graph, in, srcs.data(), weighted ? sw.data() : MPI_UNWEIGHTED, out,
+                                dsts.data(), weighted ? dw.data() : MPI_UNWEIGHTED) != MPI_SUCCESS)
+    return;
+  // The neighbours are ranks of `graph`, which are those of `comm` unless
+  // MPI reordered them (Open MPI and MPICH do not for distributed graphs).
+  relative_list(kGsrcs, comm, in, srcs.data());
+  relative_list(kGdsts, comm, out, dsts.data());
 }
 
 void Call::neighbour_counts(FieldId f, const int* counts, bool sources) {

@@ -130,16 +130,21 @@ void preflight_check(const Trace& trace, const ReplayOptions& options) {
     if (const std::string missing = missing_required_field(trace.nodes[i]); !missing.empty())
       throw ReplayError(node_label(trace, i) + ": " + missing);
     // Graph topologies are made again from their recorded edges, which
-    // traces of older recorders lack (and MPI_Dist_graph_create's are never
-    // recorded: each rank passes a part of the graph).
+    // traces of older recorders lack. MPI_Dist_graph_create's trace holds
+    // the neighbours MPI gave each rank, not the edges each passed, and the
+    // order MPI gives them in follows those edges.
     if (op_traits(trace.nodes[i].key.op).family == OpFamily::kGraphCreate) {
       const std::string& name = OpTable::name(trace.nodes[i].key.op);
       const auto has = [&](const char* f) {
         const auto id = FieldTable::find(f);
         return id && trace.nodes[i].field(*id) != nullptr;
       };
-      if (name == "MPI_Dist_graph_create" ||
-          (name == "MPI_Graph_create" && !(has("gindex") && has("gedges"))) ||
+      if (name == "MPI_Dist_graph_create")
+        throw ReplayError(node_label(trace, i) +
+                          ": the trace holds the neighbours MPI gave each rank, not the edges each "
+                          "passed, so replay cannot make this graph again with its neighbours in "
+                          "the same order");
+      if ((name == "MPI_Graph_create" && !(has("gindex") && has("gedges"))) ||
           (name == "MPI_Dist_graph_create_adjacent" && !(has("gsrcs") && has("gdsts"))))
         throw ReplayError(node_label(trace, i) +
                           ": the trace does not hold this graph's edges, so replay cannot make "

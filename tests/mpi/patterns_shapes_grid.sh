@@ -53,15 +53,26 @@ grep -q '^      grid 2x2x2; periodic none; neighbours 27-point; bytes -x 288\.\.
   halo26-8.txt || fail "halo26: grid, 27-point neighbours or face bytes"
 grep -q ', -x-y 48, ' halo26-8.txt || fail "halo26: an edge neighbour's bytes"
 # A halo of neighbourhood collectives (nbr_halo): the topology the trace
-# recorded at its creation gives the edges, whichever of the three kinds.
-for pair in cart:cartesian graph:graph 'dist:distributed graph' sub:cartesian; do
+# recorded at its creation gives the edges, whichever of the kinds (distgen:
+# MPI_Dist_graph_create, whose neighbours the recorder asks MPI for).
+for pair in cart:cartesian graph:graph 'dist:distributed graph' 'distgen:distributed graph' sub:cartesian; do
   kind=${pair%%:*}
   shapes nbr_halo 6 2 "$kind"
   mv nbr_halo-6.txt "nbr_halo-6-$kind.txt"
   expect "nbr_halo-6-$kind.txt" '    shape: 2-D halo, quality 100% (18 of 18 edges)'
   expect "nbr_halo-6-$kind.txt" \
     "      grid 3x2; periodic y; neighbours 5-point; bytes -x 64, +x 64, -y 64, +y 64; topology ${pair#*:}"
+  if [[ $kind == distgen ]]; then cp nbr_halo-6.tf distgen.tf; fi
 done
+# Replay and bench refuse MPI_Dist_graph_create by name: the trace holds the
+# neighbours, not the edges each rank passed, which decide their order.
+"$TF" bench distgen.tf -o distgen.c 2> distgen-bench.err && fail "bench took MPI_Dist_graph_create"
+grep -q 'node #[0-9]* (MPI_Dist_graph_create at .*not the edges' distgen-bench.err ||
+  { cat distgen-bench.err >&2; fail "bench's refusal of MPI_Dist_graph_create"; }
+[[ -e distgen.c ]] && fail "a refused bench left distgen.c"
+"$MPIRUN" -np 6 "$TF" replay distgen.tf > distgen-replay.out 2>&1 && fail "replay took MPI_Dist_graph_create"
+grep -q 'node #[0-9]* (MPI_Dist_graph_create at .*not the edges' distgen-replay.out ||
+  { cat distgen-replay.out >&2; fail "replay's refusal of MPI_Dist_graph_create"; }
 
 # topo_nbr makes its neighbourhood collectives on three communicators in one
 # loop (a 3x2 grid periodic along the 3, and a ring as a graph and as a

@@ -70,7 +70,7 @@ void Neighbourhoods::note(const Event& ev, int32_t rank, const CommTable& comms)
       known.destinations[rank] = *dsts;
       return;
     } else {
-      return;  // MPI_Dist_graph_create: no edges recorded
+      return;  // a recorder older than the edges
     }
     topologies_.try_emplace(id, std::move(t));
     return;
