@@ -122,39 +122,26 @@ std::string level_text(const Trace& trace, const Topology& topo, std::size_t n, 
   if (p > 4096 || topo.ranks() != p) return "";  // a refusal stays quick
   std::vector<std::size_t> calls(static_cast<std::size_t>(p), 0);
   try {
-    for (int32_t r = 0; r < p; ++r) {
-      RankIterator it(trace, r);
-      for (Event ev; it.next(ev);)
-        if (it.current_node() == &trace.nodes[n]) ++calls[static_cast<std::size_t>(r)];
-    }
+    const auto all = calls_per_node(trace);
+    for (int64_t r = 0; r < p; ++r)
+      calls[static_cast<std::size_t>(r)] = all[static_cast<std::size_t>(r)][n];
   } catch (const std::exception&) {
     return "";
   }
-  const auto coords = [&](int64_t r) {
-    std::vector<int64_t> c;
-    for (int64_t s : topo.sizes) {
-      c.push_back(r % s);
-      r /= s;
-    }
-    return c;
-  };
-  std::vector<int64_t> stride = topo.sizes;  // gcd of the active coordinates and the side
+  std::vector<bool> busy;
   std::vector<int64_t> active;
+  for (int64_t r = 0; r < p; ++r) {
+    busy.push_back(calls[static_cast<std::size_t>(r)] == calls[static_cast<std::size_t>(who)]);
+    if (busy.back()) active.push_back(r);
+  }
+  const auto found = stride_of(topo, busy);
+  if (!found || std::all_of(found->begin(), found->end(), [](int64_t s) { return s == 1; }))
+    return "";
+  const std::vector<int64_t>& stride = *found;
   bool own_sites = true;  // only the level's ranks reach the node
-  for (int64_t r = 0; r < p; ++r) {
-    if (calls[static_cast<std::size_t>(r)] != calls[static_cast<std::size_t>(who)]) continue;
-    active.push_back(r);
-    const auto c = coords(r);
-    for (std::size_t d = 0; d < c.size(); ++d) stride[d] = std::gcd(stride[d], c[d]);
-  }
-  if (std::all_of(stride.begin(), stride.end(), [](int64_t s) { return s == 1; })) return "";
-  for (int64_t r = 0; r < p; ++r) {
-    const auto c = coords(r);
-    bool on = true;
-    for (std::size_t d = 0; d < c.size(); ++d) on = on && c[d] % stride[d] == 0;
-    if (on != std::binary_search(active.begin(), active.end(), r)) return "";
-    own_sites = own_sites && (on || calls[static_cast<std::size_t>(r)] == 0);
-  }
+  for (int64_t r = 0; r < p; ++r)
+    own_sites =
+        own_sites && (busy[static_cast<std::size_t>(r)] || calls[static_cast<std::size_t>(r)] == 0);
   static const char* const kDim[] = {"x", "y", "z"};
   std::string along, mult;
   for (std::size_t d = 0; d < stride.size(); ++d) {

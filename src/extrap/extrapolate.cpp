@@ -227,7 +227,9 @@ ExtrapResult extrapolate_row_major(const std::vector<ExtrapInput>& in, const Ext
     try {
       dets.push_back(detect_topology(endpoints.back()));
     } catch (const std::runtime_error& e) {
-      throw ExtrapError(x.name + ": " + e.what() + no_grid_detail(x.trace, endpoints.back()));
+      std::string why;  // a multigrid's idle coarse levels (level_classes.cpp)
+      if (auto levels = extrapolate_levels(in, opts, why)) return std::move(*levels);
+      throw ExtrapError(x.name + ": " + e.what() + no_grid_detail(x.trace, endpoints.back()) + why);
     }
     // Peers that are alike on every rank (collectives only) fit any grid;
     // a communicator whose groups are rows says which one.

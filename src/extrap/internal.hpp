@@ -48,6 +48,64 @@ PlausibleGrid plausible_grid(const std::vector<std::vector<int64_t>>& endpoints)
 /// when every part of that grid holds one pattern.
 std::string no_grid_detail(const Trace& trace, const std::vector<std::vector<int64_t>>& endpoints);
 
+// ---------------------------------------------------------------- levels.cpp
+
+/// How often every rank reaches every node: calls[rank][node]. Throws
+/// what RankIterator throws on a trace that does not expand.
+std::vector<std::vector<uint32_t>> calls_per_node(const Trace& trace);
+
+/// The stride per dimension of `topo` (fastest first) when the ranks
+/// marked in `busy` are exactly those whose coordinate along every
+/// dimension is a multiple of it (rank 0 among them); nullopt otherwise.
+/// A dimension with one busy coordinate has the stride of its side.
+std::optional<std::vector<int64_t>> stride_of(const Topology& topo, const std::vector<bool>& busy);
+
+/// A multigrid's coarse level on which only some ranks take part.
+struct BusyLevel {
+  /// Busy ranks: coordinates multiples of stride[d] (fastest first).
+  std::vector<int64_t> stride;
+  /// Per dimension: a single busy coordinate, so the stride is only
+  /// known to be at least the side.
+  std::vector<bool> lone;
+  int64_t ranks = 0;   ///< busy ranks
+  uint64_t calls = 0;  ///< the calls a busy rank makes beyond the next finer level's
+};
+/// The coarse levels of `trace` on `topo`, finest first, when its ranks
+/// differ only in how many calls they make and the ranks making at least
+/// each level's count form a strided set inside the previous one;
+/// nullopt otherwise (and above 4,096 ranks: it expands every rank).
+std::optional<std::vector<BusyLevel>> busy_levels(const Trace& trace, const Topology& topo);
+
+/// One input's stride along a dimension of side `size`; `lone`: a single
+/// busy coordinate (the stride is `size` or more).
+struct StrideObservation {
+  int64_t size = 0;
+  int64_t stride = 0;
+  bool lone = false;
+};
+/// The stride at side `target` by the law the observations follow (a fixed
+/// stride, or a fixed number of busy coordinates: S / c), with the law in
+/// words; no stride when the observations allow two laws that part at
+/// `target`, or none (`law` then says why and which input would decide).
+struct StrideFit {
+  std::optional<int64_t> stride;
+  std::string law;
+};
+StrideFit fit_stride(const std::vector<StrideObservation>& obs, int64_t target);
+
+// ---------------------------------------------------------- level_classes.cpp
+
+/// The per-level rank-predicate model (docs/extrapolate.md, "Multigrid"),
+/// for inputs whose topology no grid explains: when the largest input's
+/// ranks differ only in the coarse levels they are busy on (busy_levels),
+/// the target's trace, one class of ranks per number of busy levels, each
+/// class's trace read off one of its ranks and its partners as offsets on
+/// the periodic grid. nullopt when the largest input shows no such levels
+/// (`why` empty) or the model does not explain the inputs (`why` says why,
+/// to follow the stencil path's refusal).
+std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& in,
+                                               const ExtrapOptions& opts, std::string& why);
+
 // ---------------------------------------------------------------- cells.cpp
 
 /// Extrapolates one cell's value sequence to `target` sizes, number by
@@ -91,6 +149,11 @@ Elastic extrapolate_elastic(const std::vector<GridInput>& grids,
 /// (timing blocks stay whole). Throws ExtrapError naming `name` when a rank
 /// of the cell has other calls or values.
 Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const std::string& name);
+/// `rank`'s sub-list of `trace` (its own fold, which a merge keeps), its
+/// values given to the ranks `as`.
+std::vector<Node> rank_nodes(const Trace& trace, int32_t rank, const Ranklist& as);
+/// `h` with f times its samples, each bin keeping its mean.
+Histogram scaled(const Histogram& h, double f);
 /// The calls all ranks make at a node with execution counts `count`.
 int64_t executions(const Elastic& count);
 

@@ -21,8 +21,6 @@
 
 namespace tracefold::extrap::detail {
 
-namespace {
-
 // `rank`'s sub-list of `trace`, its values given to `as`.
 std::vector<Node> rank_nodes(const Trace& trace, int32_t rank, const Ranklist& as) {
   std::vector<Node> out;
@@ -54,9 +52,8 @@ std::vector<Node> rank_nodes(const Trace& trace, int32_t rank, const Ranklist& a
   return out;
 }
 
-// `h` with f times its samples, each bin keeping its mean: a node's
-// histograms pool its ranks, and a cell's share of them is not recorded
-// apart, so the cell gets its share of the executions.
+// A node's histograms pool its ranks, and a cell's share of them is not
+// recorded apart, so the cell gets its share of the executions.
 Histogram scaled(const Histogram& h, double f) {
   if (h.empty()) return h;
   Histogram::Parts p = h.parts();
@@ -77,6 +74,8 @@ Histogram scaled(const Histogram& h, double f) {
   p.bins = std::move(bins);
   return Histogram::from_parts(std::move(p));
 }
+
+namespace {
 
 bool same_elastic(const Elastic& a, const Elastic& b) {
   if (a.entries().size() != b.entries().size()) return false;

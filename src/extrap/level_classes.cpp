@@ -1,0 +1,437 @@
+// Extrapolation of a multigrid whose coarse levels leave ranks idle: the
+// per-level rank-predicate model (docs/extrapolate.md, "Multigrid").
+//
+// On a periodic grid the ranks busy on a coarse level are those whose
+// coordinates are multiples of the level's strides (levels.cpp), and they
+// exchange with the busy ranks a stride away. Written as coordinate
+// offsets with the wrap-around taken out, every rank's partners are then
+// the same as those of any other rank busy on the same levels: ranks fall
+// into classes by the number of levels they are busy on (their depth), and
+// a class has one trace. Each class's trace is read off one rank of it in
+// every input, its numbers extrapolated like those of any one part of the
+// grid (nodes.cpp, the peers taken out), its offsets fitted as fixed or
+// proportional to the side, and the target's ranks of the class, chosen by
+// the fitted stride laws, get it back with their own partners.
+#include <algorithm>
+#include <map>
+
+#include "internal.hpp"
+#include "tracefold/expand.hpp"
+#include "tracefold/merge.hpp"
+
+namespace tracefold::extrap::detail {
+
+namespace {
+
+std::vector<int64_t> coords(const Topology& t, int64_t r) {
+  std::vector<int64_t> c;
+  for (int64_t s : t.sizes) {
+    c.push_back(r % s);
+    r /= s;
+  }
+  return c;
+}
+
+int64_t rank_at(const Topology& t, const std::vector<int64_t>& c) {
+  int64_t r = 0, w = 1;
+  for (std::size_t d = 0; d < c.size(); ++d) {
+    r += (((c[d] % t.sizes[d]) + t.sizes[d]) % t.sizes[d]) * w;
+    w *= t.sizes[d];
+  }
+  return r;
+}
+
+// An offset along a side of `s` coordinates, in (-s/2, s/2]: the one
+// representative of a step on a ring (a step of s/2 either way is the same).
+int64_t wrap(int64_t v, int64_t s) {
+  v = ((v % s) + s) % s;
+  return 2 * v > s ? v - s : v;
+}
+
+int depth_of(const Topology& t, const std::vector<BusyLevel>& levels, int64_t r) {
+  const auto c = coords(t, r);
+  int depth = 0;
+  for (const BusyLevel& l : levels) {
+    for (std::size_t d = 0; d < c.size(); ++d)
+      if (c[d] % l.stride[d] != 0) return depth;
+    ++depth;
+  }
+  return depth;
+}
+
+// One input read through its levels.
+struct LevelInput {
+  const ExtrapInput* in = nullptr;
+  Topology topo;
+  std::vector<BusyLevel> levels;
+  std::vector<int32_t> rep;  // per depth: the class's lowest rank
+};
+
+// The offsets of peer `q` from `r`, packed into one number for comparing
+// ranks' calls (sentinels stay themselves).
+int64_t packed_offset(const Topology& t, int64_t r, int64_t q) {
+  const auto a = coords(t, r), b = coords(t, q);
+  int64_t code = 0, w = 1;
+  for (std::size_t d = 0; d < a.size(); ++d) {
+    code += (wrap(b[d] - a[d], t.sizes[d]) + t.sizes[d]) * w;
+    w *= 2 * t.sizes[d] + 1;
+  }
+  return code;
+}
+
+// Rank r's calls with peers as offsets, flattened: the class check.
+std::vector<int64_t> signature(const Trace& trace, const Topology& t, int32_t r) {
+  std::vector<int64_t> out;
+  RankIterator it(trace, r);
+  for (Event ev; it.next(ev);) {
+    out.push_back(it.current_node() - trace.nodes.data());
+    for (const FieldValue& fv : ev.fields) {
+      const bool peer = FieldTable::role(fv.field) == FieldRole::kPeer;
+      out.push_back(fv.field);
+      auto put = [&](int64_t v) {
+        out.push_back(peer && v != kAbsent && !is_sentinel(v) ? packed_offset(t, r, v) : v);
+      };
+      put(fv.scalar);
+      for (int64_t v : fv.list) put(v);
+    }
+  }
+  return out;
+}
+
+// Every peer field of `trace` is on the world (or a copy of it in world
+// order): the offsets are read on the world's grid.
+bool world_peers(const Trace& trace) {
+  for (const Node& n : trace.nodes)
+    if (const Elastic* comm = n.field(FieldTable::comm()))
+      for (const auto& e : comm->entries())
+        for (int64_t v : e.values.to_vector())
+          if (!world_like_comm(trace, v)) return false;
+  return true;
+}
+
+LevelInput read_levels(const ExtrapInput& x, int dims_wanted) {
+  LevelInput li;
+  li.in = &x;
+  const int64_t p = x.trace.world_size;
+  if (p > 4096) throw ExtrapError(x.name + ": more than 4,096 ranks to read levels from");
+  if (!world_peers(x.trace))
+    throw ExtrapError(x.name + ": peers on communicators other than the world");
+  const int dims =
+      dims_wanted > 0 ? dims_wanted : plausible_grid(relative_endpoints(x.trace, true)).topo.dims();
+  li.topo = Topology{dims_create(p, dims), {}};
+  auto levels = busy_levels(x.trace, li.topo);
+  if (!levels)
+    throw ExtrapError(x.name + ": on the " + li.topo.to_string() +
+                      " grid MPI_Dims_create makes, the ranks that make more calls than others "
+                      "are no set of coordinates multiples of a stride per dimension");
+  li.levels = std::move(*levels);
+  for (const BusyLevel& l : li.levels)
+    for (std::size_t d = 0; d < l.lone.size(); ++d)
+      if (l.lone[d] && li.topo.sizes[d] > 1)
+        throw ExtrapError(x.name + ": a coarse level has one busy rank along " +
+                          std::string(1, "xyz"[d < 3 ? d : 0]) + " (" + li.topo.to_string() +
+                          "), so its exchanges along it are missing there: record counts whose "
+                          "grids keep at least two busy ranks along every dimension on every "
+                          "level");
+  li.rep.assign(li.levels.size() + 1, -1);
+  std::vector<std::vector<int64_t>> sig(li.rep.size());
+  for (int32_t r = 0; r < p; ++r) {
+    const auto k = static_cast<std::size_t>(depth_of(li.topo, li.levels, r));
+    std::vector<int64_t> mine = signature(x.trace, li.topo, r);
+    if (li.rep[k] < 0) {
+      li.rep[k] = r;
+      sig[k] = std::move(mine);
+    } else if (mine != sig[k]) {
+      throw ExtrapError(x.name + ": ranks " + std::to_string(li.rep[k]) + " and " +
+                        std::to_string(r) + " are busy on the same " + std::to_string(k) +
+                        " coarse level(s) but their calls differ beyond their partners' "
+                        "offsets (a grid that is not periodic, or values that follow the "
+                        "position)");
+    }
+  }
+  return li;
+}
+
+// The class of depth `k` of input `li` as a one-rank trace, its peers
+// taken out into `peers[node]` (field, offsets per call; sentinels kept in
+// a separate flag vector).
+struct PeerOffsets {
+  FieldId field;
+  std::vector<std::vector<int64_t>> offsets;  // per call: per dimension
+  std::vector<int64_t> sentinel;              // per call: the sentinel, or 0
+};
+ExtrapInput class_trace(const LevelInput& li, std::size_t k,
+                        std::vector<std::vector<PeerOffsets>>& peers) {
+  const Trace& t = li.in->trace;
+  const int32_t rep = li.rep[k];
+  ExtrapInput out{li.in->name, {}};
+  out.trace.world_size = 1;
+  out.trace.sites = t.sites;
+  out.trace.symtab = t.symtab;
+  out.trace.comms.define_world(1);
+  out.trace.lossy = t.lossy;
+  out.trace.nodes = rank_nodes(t, rep, Ranklist::single(0));
+  std::size_t j = 0;
+  for (const Node& n : t.nodes) {
+    if (!n.ranks.contains(rep)) continue;
+    Node& mine = out.trace.nodes[j++];
+    const int64_t total = executions(n.count);
+    const double f =
+        total > 0 ? static_cast<double>(executions(mine.count)) / static_cast<double>(total) : 0.0;
+    for (Timing& tm : mine.timings) {
+      tm.compute = scaled(tm.compute, f);
+      tm.comm = scaled(tm.comm, f);
+      for (auto& [name, h] : tm.stats) h = scaled(h, f);
+    }
+    std::vector<PeerOffsets> mine_peers;
+    for (const auto& [field, e] : mine.fields) {
+      if (FieldTable::role(field) != FieldRole::kPeer) continue;
+      PeerOffsets po{field, {}, {}};
+      for (int64_t v : e.entries()[0].values.to_vector()) {
+        if (is_sentinel(v)) {
+          po.offsets.emplace_back(li.topo.sizes.size(), 0);
+          po.sentinel.push_back(v);
+          continue;
+        }
+        const int64_t q = (rep + v) % t.world_size;
+        const auto a = coords(li.topo, rep), b = coords(li.topo, q);
+        std::vector<int64_t> off;
+        for (std::size_t d = 0; d < a.size(); ++d)
+          off.push_back(wrap(b[d] - a[d], li.topo.sizes[d]));
+        po.offsets.push_back(std::move(off));
+        po.sentinel.push_back(0);
+      }
+      mine_peers.push_back(std::move(po));
+    }
+    std::erase_if(mine.fields,
+                  [](const auto& fe) { return FieldTable::role(fe.first) == FieldRole::kPeer; });
+    peers.push_back(std::move(mine_peers));
+  }
+  return out;
+}
+
+// The offset at the target's side `target` of one call's offsets along one
+// dimension (`v[k]` at side `side[k]` in input k): fixed, or the same share
+// of the side; nullopt when neither explains them. A step of half the side
+// reads either way, so values are compared on each input's ring.
+std::optional<int64_t> fit_offset(const std::vector<int64_t>& v, const std::vector<int64_t>& side,
+                                  std::size_t largest, int64_t target) {
+  const int64_t b = v[largest];
+  bool fixed = true, share = true;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    fixed = fixed && wrap(v[k] - b, side[k]) == 0;
+    // b / side[largest] of side[k]
+    share = share && (b * side[k]) % side[largest] == 0 &&
+            wrap(v[k] - b * side[k] / side[largest], side[k]) == 0;
+  }
+  if (fixed) return b;
+  if (share && (b * target) % side[largest] == 0) return b * target / side[largest];
+  return std::nullopt;
+}
+
+Elastic with_ranks(const Elastic& e, const Ranklist& ranks) {
+  Elastic out;
+  for (const auto& entry : e.entries()) out.entries().push_back({entry.values, ranks});
+  return out;
+}
+
+}  // namespace
+
+std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& in,
+                                               const ExtrapOptions& opts, std::string& why) {
+  // Only traces with busy levels are this model's: without them the
+  // stencil path's refusal stands alone.
+  std::size_t largest = 0;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (in[k].trace.world_size > in[largest].trace.world_size) largest = k;
+  if (in[largest].trace.world_size > 4096) return std::nullopt;
+  const Topology big{plausible_grid(relative_endpoints(in[largest].trace, true)).topo.sizes, {}};
+  if (!busy_levels(in[largest].trace,
+                   Topology{dims_create(in[largest].trace.world_size, big.dims()), {}}))
+    return std::nullopt;
+  try {
+    ExtrapResult res;
+    std::vector<LevelInput> li;
+    for (const auto& x : in) li.push_back(read_levels(x, big.dims()));
+    const int dims = big.dims();
+    const std::size_t depth = li[largest].levels.size();
+    for (const auto& l : li)
+      if (l.levels.size() != depth)
+        throw ExtrapError(l.in->name + " has " + std::to_string(l.levels.size()) +
+                          " coarse level(s) with idle ranks, " + in[largest].name + " has " +
+                          std::to_string(depth) +
+                          ": record counts at which the same levels leave ranks idle");
+    res.target = Topology{dims_create(opts.ranks, dims), {}};
+    res.target_rule = "MPI_Dims_create";
+    const Topology& target = res.target;
+    // The stride laws of every level.
+    std::vector<BusyLevel> tlevels;
+    for (std::size_t l = 0; l < depth; ++l) {
+      BusyLevel tl;
+      std::string laws;
+      for (int d = 0; d < dims; ++d) {
+        std::vector<StrideObservation> obs;
+        for (const auto& x : li)
+          obs.push_back({x.topo.sizes[static_cast<std::size_t>(d)],
+                         x.levels[l].stride[static_cast<std::size_t>(d)],
+                         static_cast<bool>(x.levels[l].lone[static_cast<std::size_t>(d)])});
+        const StrideFit f = fit_stride(obs, target.sizes[static_cast<std::size_t>(d)]);
+        const std::string dim(1, "xyz"[d]);
+        if (!f.stride)
+          throw ExtrapError("coarse level " + std::to_string(l + 1) + ", stride along " + dim +
+                            ": " + f.law);
+        laws += (laws.empty() ? "" : ", ") + dim + " " + f.law + " -> " + std::to_string(*f.stride);
+        tl.stride.push_back(*f.stride);
+      }
+      res.explanation.push_back("coarse level " + std::to_string(l + 1) +
+                                ": busy ranks at coordinates multiples of " + laws);
+      tlevels.push_back(std::move(tl));
+    }
+    // The target's classes.
+    std::vector<std::vector<int32_t>> members(depth + 1);
+    for (int64_t r = 0; r < opts.ranks; ++r)
+      members[static_cast<std::size_t>(depth_of(target, tlevels, r))].push_back(
+          static_cast<int32_t>(r));
+    Trace acc;
+    bool first = true;
+    for (std::size_t k = 0; k <= depth; ++k) {
+      if (members[k].empty()) continue;
+      const std::string where = "ranks busy on " + std::to_string(k) + " coarse level(s)";
+      std::vector<ExtrapInput> cin;
+      std::vector<std::vector<std::vector<PeerOffsets>>> peers(li.size());
+      for (std::size_t x = 0; x < li.size(); ++x) {
+        if (li[x].rep[k] < 0) throw ExtrapError(where + ": none in " + li[x].in->name);
+        cin.push_back(class_trace(li[x], k, peers[x]));
+      }
+      std::vector<GridInput> cg;
+      for (std::size_t x = 0; x < cin.size(); ++x) {
+        GridInput g;
+        g.input = &cin[x];
+        g.topo = li[x].topo;
+        g.cell_of_rank = {0};
+        // The class's one rank stands for every part: its values are no
+        // part's, so the target's first part gets them and passes them on.
+        g.cell_rep.assign(static_cast<std::size_t>(cell_count(target)), 0);
+        g.cell_last = g.cell_rep;
+        cg.push_back(std::move(g));
+      }
+      std::vector<std::vector<std::size_t>> order;
+      Trace part;
+      part.world_size = static_cast<int32_t>(opts.ranks);
+      part.comms.define_world(part.world_size);
+      res.explanation.push_back(where + " (" + std::to_string(members[k].size()) + " of " +
+                                std::to_string(opts.ranks) + "):");
+      try {
+        order = align_nodes(cin);
+        extrapolate_nodes(cin, cg, order, target, {}, part, res, {}, opts.model_counts);
+      } catch (const ExtrapError& e) {
+        throw ExtrapError(where + ": " + e.what());
+      }
+      if (part.nodes.size() != order[0].size())
+        throw ExtrapError(where + ": some call has no rank at the target");
+      const Ranklist ranks = Ranklist::from_ranks(members[k]);
+      const double share = static_cast<double>(members[k].size());
+      for (std::size_t i = 0; i < part.nodes.size(); ++i) {
+        Node& n = part.nodes[i];
+        const int64_t calls = executions(n.count);
+        n.count = with_ranks(n.count, ranks);
+        n.ranks = ranks;
+        for (LoopLevel& l : n.loops) {
+          l.members = with_ranks(l.members, ranks);
+          l.iters = with_ranks(l.iters, ranks);
+        }
+        for (auto& [f, e] : n.fields) e = with_ranks(e, ranks);
+        for (Timing& tm : n.timings) {
+          tm.compute = scaled(tm.compute, share);
+          tm.comm = scaled(tm.comm, share);
+          for (auto& [name, h] : tm.stats) h = scaled(h, share);
+        }
+        // The peers: each call's offset fitted over the inputs.
+        const std::size_t fields = peers[0][order[0][i]].size();
+        for (std::size_t fi = 0; fi < fields; ++fi) {
+          const FieldId field = peers[0][order[0][i]][fi].field;
+          std::vector<const PeerOffsets*> obs;
+          for (std::size_t x = 0; x < li.size(); ++x) {
+            const auto& pn = peers[x][order[x][i]];
+            if (pn.size() != fields || pn[fi].field != field ||
+                pn[fi].offsets.size() != static_cast<std::size_t>(calls))
+              throw ExtrapError(where + ", node " + std::to_string(order[0][i]) + " (" +
+                                describe_node(in[0].trace, in[0].trace.nodes[order[0][i]]) +
+                                "): its calls or peer fields differ in number between the "
+                                "inputs");
+            obs.push_back(&pn[fi]);
+          }
+          std::vector<std::vector<int64_t>> toff;  // per call: offsets at the target
+          std::vector<int64_t> tsent;
+          for (std::size_t c = 0; c < static_cast<std::size_t>(calls); ++c) {
+            tsent.push_back(obs[largest]->sentinel[c]);
+            std::vector<int64_t> off;
+            for (int d = 0; d < dims; ++d) {
+              std::vector<int64_t> v, side;
+              for (std::size_t x = 0; x < li.size(); ++x) {
+                v.push_back(obs[x]->offsets[c][static_cast<std::size_t>(d)]);
+                side.push_back(li[x].topo.sizes[static_cast<std::size_t>(d)]);
+              }
+              const auto o =
+                  fit_offset(v, side, largest, target.sizes[static_cast<std::size_t>(d)]);
+              if (!o)
+                throw ExtrapError(where + ", node " + std::to_string(order[0][i]) + " (" +
+                                  describe_node(in[0].trace, in[0].trace.nodes[order[0][i]]) +
+                                  "), field " + FieldTable::name(field) + ", call " +
+                                  std::to_string(c + 1) + ": partner offsets along " +
+                                  std::string(1, "xyz"[d]) +
+                                  " neither fixed nor a fixed share of the side");
+              off.push_back(*o);
+            }
+            toff.push_back(std::move(off));
+          }
+          // Each target rank's relative partners; ranks with equal ones share an entry.
+          std::map<std::vector<int64_t>, std::vector<int32_t>> groups;
+          for (int32_t r : members[k]) {
+            const auto c = coords(target, r);
+            std::vector<int64_t> rel;
+            for (std::size_t call = 0; call < toff.size(); ++call) {
+              if (tsent[call] != 0) {
+                rel.push_back(tsent[call]);
+                continue;
+              }
+              auto q = c;
+              for (std::size_t d = 0; d < q.size(); ++d) q[d] += toff[call][d];
+              rel.push_back(((rank_at(target, q) - r) % opts.ranks + opts.ranks) % opts.ranks);
+            }
+            groups[rel].push_back(r);
+          }
+          Elastic e;
+          for (auto& [rel, rs] : groups) {
+            ValueSeq seq;
+            for (int64_t v : rel) seq.push_back(v);
+            e.entries().push_back({std::move(seq), Ranklist::from_ranks(rs)});
+          }
+          e.sort_entries();
+          n.fields.emplace_back(field, std::move(e));
+        }
+        std::sort(n.fields.begin(), n.fields.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+      }
+      canonicalize_sites(part);
+      if (first) {
+        acc = std::move(part);
+        first = false;
+      } else {
+        acc = merge_traces(acc, part);
+      }
+    }
+    res.trace = std::move(acc);
+    res.trace.world_size = static_cast<int32_t>(opts.ranks);
+    res.explanation.insert(res.explanation.begin(),
+                           "coarse levels leave ranks idle: extrapolated by the per-level "
+                           "rank-predicate model, one class of ranks per number of busy levels");
+    canonicalize_sites(res.trace);
+    return res;
+  } catch (const ExtrapError& e) {
+    why = "; the per-level model does not explain it either: " + std::string(e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace tracefold::extrap::detail

@@ -1,0 +1,98 @@
+// The ranks a multigrid's coarse level keeps busy (src/extrap/levels.cpp):
+// read from a synthetic 2-D V-cycle folded like a recorded one, and the
+// stride laws fitted across rank counts.
+#include <gtest/gtest.h>
+
+#include "../../src/extrap/internal.hpp"  // busy_levels, fit_stride
+#include "test_util.hpp"
+
+using namespace tracefold;
+using namespace tracefold::extrap;
+using namespace tracefold::extrap::detail;
+
+namespace {
+
+// A periodic sx x sy grid (x fastest): every rank exchanges with its +-1
+// neighbours, then the ranks at even coordinates (stride 2) with the ones
+// 2 apart along each dimension that has more than one of them.
+Trace vcycle(int32_t sx, int32_t sy) {
+  std::vector<std::vector<Event>> ranks;
+  const auto at = [&](int32_t x, int32_t y) { return ((y + sy) % sy) * sx + (x + sx) % sx; };
+  for (int32_t r = 0; r < sx * sy; ++r) {
+    const int32_t x = r % sx, y = r / sx;
+    std::vector<Event> evs;
+    auto send = [&](SiteId site, int32_t peer) {
+      Event e;
+      e.op = *OpTable::find("MPI_Send");
+      e.site = site;
+      e.set(FieldTable::peer(), peer);
+      evs.push_back(e);
+    };
+    for (int cycle = 0; cycle < 2; ++cycle) {
+      send(0, at(x + 1, y));
+      send(1, at(x, y + 1));
+      if (x % 2 == 0 && y % 2 == 0) {
+        if (sx > 2) send(2, at(x + 2, y));
+        if (sy > 2) send(3, at(x, y + 2));
+      }
+    }
+    ranks.push_back(std::move(evs));
+  }
+  CommTable c;
+  c.define_world(sx * sy);
+  return tracefold::testing::fold_ranks(ranks, c, 4);
+}
+
+}  // namespace
+
+TEST(ExtrapLevels, BusyRanksOfACoarseLevelAreAStridedSet) {
+  const auto levels = busy_levels(vcycle(4, 8), Topology{{4, 8}, {}});
+  ASSERT_TRUE(levels.has_value());
+  ASSERT_EQ(levels->size(), 1u);
+  EXPECT_EQ((*levels)[0].stride, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ((*levels)[0].lone, (std::vector<bool>{false, false}));
+  EXPECT_EQ((*levels)[0].ranks, 8);
+  EXPECT_EQ((*levels)[0].calls, 4u);  // 2 sites x 2 cycles
+}
+
+TEST(ExtrapLevels, ALoneBusyCoordinateIsMarked) {
+  // 2 columns: one busy column, which exchanges only along y.
+  const auto levels = busy_levels(vcycle(2, 4), Topology{{2, 4}, {}});
+  ASSERT_TRUE(levels.has_value());
+  EXPECT_EQ((*levels)[0].stride, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ((*levels)[0].lone, (std::vector<bool>{true, false}));
+}
+
+TEST(ExtrapLevels, RanksThatAreNoStridedSetAreNoLevel) {
+  // Busy ranks 0 and 3 of 4 in a row: no stride picks them.
+  EXPECT_FALSE(stride_of(Topology{{4}, {}}, {true, false, false, true}).has_value());
+  EXPECT_EQ(stride_of(Topology{{4}, {}}, {true, false, true, false}),
+            (std::optional<std::vector<int64_t>>{{2}}));
+  // A grid whose ranks all make the same calls has no level.
+  EXPECT_FALSE(busy_levels(vcycle(1, 1), Topology{{1}, {}}).has_value());
+}
+
+TEST(ExtrapLevels, StrideLaws) {
+  // Weak scaling: every 2nd rank whatever the side; a side of 2 shows a
+  // lone busy rank, which a fixed stride of 2 explains too.
+  StrideFit f = fit_stride({{2, 2, true}, {4, 2, false}, {8, 2, false}}, 16);
+  EXPECT_EQ(f.stride, std::optional<int64_t>{2});
+  EXPECT_EQ(f.law, "every 2 (fixed stride)");
+  // Strong scaling: 2 busy ranks whatever the side.
+  f = fit_stride({{4, 2, false}, {8, 4, false}}, 32);
+  EXPECT_EQ(f.stride, std::optional<int64_t>{16});
+  EXPECT_EQ(f.law, "S/2 (2 busy, fixed)");
+  // Every input of one side: the laws part at another side.
+  f = fit_stride({{4, 2, false}, {4, 2, false}}, 8);
+  EXPECT_FALSE(f.stride.has_value());
+  EXPECT_NE(f.law.find("give an input with another side"), std::string::npos);
+  // ... but agree at that side.
+  EXPECT_EQ(fit_stride({{4, 2, false}, {4, 2, false}}, 4).stride, std::optional<int64_t>{2});
+  // Only lone busy ranks: known up to the largest side seen.
+  EXPECT_EQ(fit_stride({{2, 2, true}, {2, 2, true}}, 2).stride, std::optional<int64_t>{2});
+  f = fit_stride({{2, 2, true}, {2, 2, true}}, 4);
+  EXPECT_FALSE(f.stride.has_value());
+  EXPECT_NE(f.law.find("more than 2 ranks along it"), std::string::npos);
+  // Neither law: 2 of 4, then 4 of 16.
+  EXPECT_FALSE(fit_stride({{4, 2, false}, {16, 4, false}}, 32).stride.has_value());
+}
