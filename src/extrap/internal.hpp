@@ -72,8 +72,9 @@ struct BusyLevel {
 };
 /// The coarse levels of `trace` on `topo`, finest first, when its ranks
 /// differ only in how many calls they make and the ranks making at least
-/// each level's count form a strided set inside the previous one;
-/// nullopt otherwise (and above 4,096 ranks: it expands every rank).
+/// each level's count form a strided set inside the previous one (none
+/// when every rank makes as many calls); nullopt otherwise (and above
+/// 4,096 ranks: it expands every rank).
 std::optional<std::vector<BusyLevel>> busy_levels(const Trace& trace, const Topology& topo);
 
 /// One input's stride along a dimension of side `size`; `lone`: a single

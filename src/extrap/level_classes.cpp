@@ -186,6 +186,9 @@ ExtrapInput class_trace(const LevelInput& li, std::size_t k,
     std::vector<PeerOffsets> mine_peers;
     for (const auto& [field, e] : mine.fields) {
       if (FieldTable::role(field) != FieldRole::kPeer) continue;
+      if (FieldTable::kind(field) == FieldKind::kList)
+        throw ExtrapError(li.in->name + ": lists of peers (field " + FieldTable::name(field) +
+                          ") are not read as offsets");
       PeerOffsets po{field, {}, {}};
       for (int64_t v : e.entries()[0].values.to_vector()) {
         if (is_sentinel(v)) {
@@ -246,9 +249,9 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
     if (in[k].trace.world_size > in[largest].trace.world_size) largest = k;
   if (in[largest].trace.world_size > 4096) return std::nullopt;
   const Topology big{plausible_grid(relative_endpoints(in[largest].trace, true)).topo.sizes, {}};
-  if (!busy_levels(in[largest].trace,
-                   Topology{dims_create(in[largest].trace.world_size, big.dims()), {}}))
-    return std::nullopt;
+  const auto seen = busy_levels(
+      in[largest].trace, Topology{dims_create(in[largest].trace.world_size, big.dims()), {}});
+  if (!seen || seen->empty()) return std::nullopt;
   try {
     ExtrapResult res;
     std::vector<LevelInput> li;

@@ -94,7 +94,6 @@ std::optional<std::vector<BusyLevel>> busy_levels(const Trace& trace, const Topo
     l.calls = levels[k] - levels[k - 1];
     out.push_back(std::move(l));
   }
-  if (out.empty()) return std::nullopt;
   return out;
 }
 
