@@ -324,12 +324,19 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
       part.comms.define_world(part.world_size);
       res.explanation.push_back(where + " (" + std::to_string(members[k].size()) + " of " +
                                 std::to_string(opts.ranks) + "):");
+      const std::size_t said = res.explanation.size();
       try {
         order = align_nodes(cin);
         extrapolate_nodes(cin, cg, order, target, {}, part, res, {}, opts.model_counts);
       } catch (const ExtrapError& e) {
         throw ExtrapError(where + ": " + e.what());
       }
+      // The laws were fitted on the part the class's rank stands in; they
+      // hold for every rank of the class.
+      const std::string part_name = " @ " + cell_name(target, 0);
+      for (std::size_t i = said; i < res.explanation.size(); ++i)
+        for (std::size_t at; (at = res.explanation[i].find(part_name)) != std::string::npos;)
+          res.explanation[i].replace(at, part_name.size(), " @ the class");
       if (part.nodes.size() != order[0].size())
         throw ExtrapError(where + ": some call has no rank at the target");
       const Ranklist ranks = Ranklist::from_ranks(members[k]);
