@@ -7,12 +7,14 @@
 # same call sites as the finer levels. 16 (4x4), 32 (8x4) and 64 (8x8)
 # ranks keep at least two busy ranks along each dimension there, so every
 # input shows the level's exchanges in both directions.
-#  - 16, 32, 64 -> 128 must `tracefold diff` same as the real 128-rank run;
+#  - 16, 32, 64 -> 128 must `tracefold diff` same as the real 128-rank run,
+#    and replay under mpirun;
 #  - the same inputs extrapolate to 1,024 and 16,384 ranks in seconds, the
 #    level keeping a quarter of the ranks;
 #  - with 8 ranks among the inputs (a single busy rank along x there) the
 #    model says why it does not apply, after the stencil path's refusal.
 TF=$1; SRC=$2; APPS=$3
+RUN_TIMEOUT=${RUN_TIMEOUT:-240}  # 128-rank runs on two shared cores
 source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=2
 source "$SRC/tests/mpi/extrap_lib.bash"
@@ -20,6 +22,20 @@ source "$SRC/tests/mpi/extrap_lib.bash"
 for n in 8 16 32 64 128; do rec mgl "$n" mg3d 0 0 2 3 2; done
 same_as_real "mg3d, idle coarse level: 16,32,64 -> 128" x-mgl-128.tf mgl-128.tf \
   mgl-16.tf mgl-32.tf mgl-64.tf
+# The extrapolated 128-rank trace replays under mpirun, and recording the
+# replay gives the same calls back.
+CHECKS=$((CHECKS + 1))
+limited replay.out replay.err "$TF" record -o replayed.tf -- \
+  "${TRACEFOLD_MPIRUN:-mpirun}" -np 128 "$TF" replay x-mgl-128.tf
+if [[ $LRC -ne 0 ]]; then
+  bad "replay of the extrapolated 128-rank trace: exit $LRC"
+  show_run replay.out replay.err
+elif d=$("$TF" diff --ignore-callsites replayed.tf x-mgl-128.tf 2>&1); then
+  ok "mg3d: replay of the extrapolated 128-rank trace, re-recorded: $d"
+else
+  bad "mg3d: replay of the extrapolated trace differs from it: $d"
+fi
+
 CHECKS=$((CHECKS + 1))
 if grep -q "coarse level 1: busy ranks at coordinates multiples of x every 2 (fixed stride) -> 2, y every 2 (fixed stride) -> 2" \
   <("$TF" extrapolate mgl-16.tf mgl-32.tf mgl-64.tf --ranks 128 -o e-128.tf --explain 2>&1); then
