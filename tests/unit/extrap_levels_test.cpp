@@ -5,6 +5,8 @@
 
 #include "../../src/extrap/internal.hpp"  // busy_levels, fit_stride
 #include "test_util.hpp"
+#include "trace_compare.hpp"
+#include "tracefold/extrap/extrapolate.hpp"
 
 using namespace tracefold;
 using namespace tracefold::extrap;
@@ -43,7 +45,89 @@ Trace vcycle(int32_t sx, int32_t sy) {
   return tracefold::testing::fold_ranks(ranks, c, 4);
 }
 
+// A weak-scaling V-cycle of `levels` levels on a periodic sx x sy grid:
+// level l sits on the ranks at coordinates multiples of 2^l, which send
+// to the ones 2^l away along each dimension that has two or more of them,
+// every level at the same four call sites, with messages of 64 >> l
+// values; a fifth call ends each cycle.
+Trace nested(int32_t sx, int32_t sy, int levels) {
+  std::vector<std::vector<Event>> ranks;
+  const auto at = [&](int32_t x, int32_t y) {
+    return ((y % sy + sy) % sy) * sx + (x % sx + sx) % sx;
+  };
+  for (int32_t r = 0; r < sx * sy; ++r) {
+    const int32_t x = r % sx, y = r / sx;
+    std::vector<Event> evs;
+    auto send = [&](SiteId site, int32_t peer, int64_t count) {
+      Event e;
+      e.op = *OpTable::find("MPI_Send");
+      e.site = site;
+      e.set(FieldTable::peer(), peer);
+      e.set(FieldTable::intern("count", FieldKind::kScalar), count);
+      evs.push_back(e);
+    };
+    for (int cycle = 0; cycle < 2; ++cycle) {
+      for (int l = 0; l < levels; ++l) {
+        const int32_t s = 1 << l;
+        if (x % s != 0 || y % s != 0) break;
+        if (sx / s > 1) {
+          send(0, at(x + s, y), 64 >> l);
+          send(1, at(x - s, y), 64 >> l);
+        }
+        if (sy / s > 1) {
+          send(2, at(x, y + s), 64 >> l);
+          send(3, at(x, y - s), 64 >> l);
+        }
+      }
+      Event e;
+      e.op = *OpTable::find("MPI_Barrier");
+      e.site = 4;
+      evs.push_back(e);
+    }
+    ranks.push_back(std::move(evs));
+  }
+  CommTable c;
+  c.define_world(sx * sy);
+  return tracefold::testing::fold_ranks(ranks, c, 5);
+}
+
 }  // namespace
+
+// Two idle levels (strides 2 and 4), each with two busy ranks or more
+// along both sides from 8x8 on: 64, 128 and 256 ranks to 512 (16 columns
+// of 32 rows), rank by rank the program at 512 ranks.
+TEST(ExtrapLevels, NestedIdleLevelsExtrapolateRankByRank) {
+  std::vector<ExtrapInput> in;
+  for (auto [sx, sy] : {std::pair{8, 8}, {8, 16}, {16, 16}})
+    in.push_back({"v" + std::to_string(sx * sy) + ".tf", nested(sx, sy, 3)});
+  ExtrapOptions o;
+  o.ranks = 512;
+  o.try_plugins = false;
+  const ExtrapResult res = extrapolate(in, o);
+  EXPECT_EQ(res.target.sizes, (std::vector<int64_t>{16, 32}));
+  tracefold::testing::expect_same_ranks(res.trace, nested(16, 32, 3));
+}
+
+// The coarsest level (stride 4) has one busy rank along x at 32 ranks
+// (8 rows of 4; at 16 it is not seen at all, exchanging nothing): the model
+// says which input and why, after the stencil path's refusal.
+TEST(ExtrapLevels, ALoneBusyRankInAnInputIsRefusedByName) {
+  std::vector<ExtrapInput> in;
+  for (auto [sx, sy] : {std::pair{4, 4}, {4, 8}, {8, 8}})
+    in.push_back({"v" + std::to_string(sx * sy) + ".tf", nested(sx, sy, 3)});
+  ExtrapOptions o;
+  o.ranks = 128;
+  o.try_plugins = false;
+  try {
+    extrapolate(in, o);
+    FAIL() << "extrapolated";
+  } catch (const ExtrapError& e) {
+    EXPECT_NE(std::string(e.what()).find("the per-level model does not explain it either: v32.tf: "
+                                         "a coarse level has one busy rank along x (8x4)"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(ExtrapLevels, BusyRanksOfACoarseLevelAreAStridedSet) {
   const auto levels = busy_levels(vcycle(4, 8), Topology{{4, 8}, {}});
