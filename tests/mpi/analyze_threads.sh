@@ -5,9 +5,8 @@
 # on location 0.1 (within 25 % of the sleep the program measured), none on
 # any other location, its delay cost on 1.1; the report names the
 # locations rank.thread and says its times are laid out from mean times.
-# The parallel analysis and diagnose refuse the trace, naming why, and
-# extrapolate refuses traces with threads (threads recorded at 2 and 4
-# ranks).
+# The parallel analysis and diagnose refuse the trace, naming why
+# (extrapolation of traces with threads is tests/mpi/extrap_threads.sh's).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
