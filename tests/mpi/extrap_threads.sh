@@ -4,7 +4,9 @@
 # each sending its slab to the same thread of the next rank of a ring,
 # tag = its thread number) recorded at 3, 4 and 5 ranks and extrapolated to
 # 6 must `tracefold diff` same as a real 6-rank run, thread by thread, with
-# each thread's OpenMP number in the `omp` table; inputs with different
+# each thread's OpenMP number in the `omp` table; so must `threads`
+# (pthreads, each on a communicator the main thread duplicated, talking to
+# the same thread of rank ^ 1) at 4, 6, 8 -> 10. Inputs with different
 # thread counts are refused.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -35,6 +37,19 @@ if [[ -n $(omp_line h-6.tf) && $(omp_line x-6.tf) == "$(omp_line h-6.tf)" ]]; th
   ok "omp_halo 3,4,5 -> 6: omp table $(omp_line x-6.tf)"
 else
   bad "omp_halo 3,4,5 -> 6: omp table '$(omp_line x-6.tf)' against the real run's '$(omp_line h-6.tf)'"
+fi
+
+for n in 4 6 8 10; do rec t "$n" threads; done
+CHECKS=$((CHECKS + 1))
+if ! "$TF" extrapolate t-4.tf t-6.tf t-8.tf --ranks 10 -o x-10.tf > x10.log 2>&1; then
+  bad "threads 4,6,8 -> 10: extrapolate failed: $(cat x10.log)"
+else
+  d=$("$TF" diff x-10.tf t-10.tf 2>&1) || true
+  if [[ $d == "same: 10 ranks x 3 threads" ]]; then
+    ok "threads 4,6,8 -> 10: $d"
+  else
+    bad "threads 4,6,8 -> 10: extrapolated trace differs from the real run: $d"
+  fi
 fi
 
 rec h2 4 omp_halo 2
