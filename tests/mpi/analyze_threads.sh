@@ -86,16 +86,4 @@ else
   show_run d-err.txt
 fi
 
-CHECKS=$((CHECKS + 1))
-for np in 2 4; do
-  limited "x$np-out.txt" "x$np-err.txt" "$TF" record -o "th$np.tf" -- "$MPIRUN" -np "$np" "$APPS/app_threads" 5
-done
-if "$TF" extrapolate th2.tf th4.tf --ranks 8 -o th8.tf 2>x-err.txt; then
-  bad "extrapolate took traces with threads"
-elif grep -q "one thread per rank" x-err.txt; then
-  ok "extrapolate refuses traces with threads"
-else
-  bad "extrapolate's refusal"
-  show_run x-err.txt
-fi
 finish
