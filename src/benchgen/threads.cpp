@@ -10,34 +10,12 @@
 #include "tracefold/event.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/thread_comms.hpp"
+#include "tracefold/thread_streams.hpp"
 #include "tracefold/trace_query.hpp"
 
 namespace tracefold::benchgen {
 
 namespace {
-
-// The locations [lo, lo + p) of `r`, as ranks 0 .. p - 1.
-Ranklist project(const Ranklist& r, int32_t lo, int32_t p) {
-  std::vector<std::pair<int32_t, int32_t>> kept;
-  r.for_each_interval([&](int32_t a, int32_t b) {
-    a = std::max(a, lo);
-    b = std::min(b, lo + p - 1);
-    if (a <= b) kept.emplace_back(a - lo, b - lo);
-  });
-  Ranklist out;
-  for (const auto& [a, b] : kept)
-    for (int32_t x = a; x <= b; ++x) out.insert(x);
-  return out;
-}
-
-Elastic project(const Elastic& e, int32_t lo, int32_t p) {
-  Elastic out;
-  for (const ElasticEntry& en : e.entries()) {
-    Ranklist ranks = project(en.ranks, lo, p);
-    if (!ranks.empty()) out.entries().push_back({en.values, std::move(ranks)});
-  }
-  return out;
-}
 
 // Every value of `e` for any rank.
 template <class F>
@@ -145,22 +123,8 @@ Trace split_threads(const Trace& trace, ThreadPlan& plan) {
   plan.origin.clear();
   for (int32_t t = 0; t < threads; ++t) {
     plan.begin.push_back(out.nodes.size());
-    const int32_t lo = t * p;
-    for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
-      const Node& n = trace.nodes[i];
-      Ranklist ranks = project(n.ranks, lo, p);
-      if (ranks.empty()) continue;
-      Node m;
-      m.key = n.key;
-      m.ranks = std::move(ranks);
-      for (const LoopLevel& l : n.loops)
-        m.loops.push_back({project(l.members, lo, p), project(l.iters, lo, p)});
-      m.count = project(n.count, lo, p);
-      for (const auto& [f, e] : n.fields) m.fields.emplace_back(f, project(e, lo, p));
-      m.timings = n.timings;
-      out.nodes.push_back(std::move(m));
-      plan.origin.push_back(i);
-    }
+    Trace stream = thread_stream(trace, t, &plan.origin);
+    for (Node& n : stream.nodes) out.nodes.push_back(std::move(n));
   }
   plan.begin.push_back(out.nodes.size());
   return out;

@@ -78,8 +78,7 @@ void run_extrapolate(const ExtrapolateArgs& a) {
     opts.snippet = extrap::parse_snippet(text.str(), a.snippet);
   }
   std::vector<extrap::ExtrapInput> inputs;
-  for (const auto& path : a.inputs)
-    inputs.push_back({path, Trace(one_thread_per_rank(load_trace(path), "extrapolate"))});
+  for (const auto& path : a.inputs) inputs.push_back({path, load_trace(path)});
   Progress progress("extrapolating to " + std::to_string(a.ranks) + " ranks: node", 0);
   opts.progress = progress.fn();
   extrap::ExtrapResult r;

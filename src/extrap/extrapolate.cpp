@@ -97,7 +97,10 @@ ExtrapResult extrapolate_calls(const std::vector<ExtrapInput>& in, const ExtrapO
 ExtrapResult extrapolate(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts) {
   // Checked first: a disagreement here is found before any work is done.
   SymbolTables symbols = common_symbols(in);
-  ExtrapResult res = extrapolate_calls(in, opts);
+  const bool threads =
+      std::any_of(in.begin(), in.end(), [](const ExtrapInput& x) { return x.trace.threads > 1; });
+  ExtrapResult res =
+      threads ? extrapolate_threads(in, opts, extrapolate_calls) : extrapolate_calls(in, opts);
   res.trace.symtab = std::move(symbols);
   res.trace.symtab.prune(res.trace.sites);
   return res;

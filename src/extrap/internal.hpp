@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -366,5 +367,19 @@ void extrapolate_nodes(const std::vector<ExtrapInput>& in, const std::vector<Gri
                        const std::vector<std::vector<std::size_t>>& order, const Topology& target,
                        const CommShapes& shapes, Trace& out, ExtrapResult& res,
                        const ProgressFn& progress, bool model_counts);
+
+// ------------------------------------------------------------ threads.cpp
+
+/// Extrapolates one trace of one thread per rank (extrapolate() without
+/// the symbol tables).
+using ThreadClassFn =
+    std::function<ExtrapResult(const std::vector<ExtrapInput>&, const ExtrapOptions&)>;
+
+/// Inputs with threads (Trace::threads > 1, the same in every input): each
+/// thread class projected onto the ranks (thread_stream) and extrapolated
+/// by `one_class`, the results put back as the target's threads. The
+/// OpenMP numbers must be one per thread class. Throws ExtrapError.
+ExtrapResult extrapolate_threads(const std::vector<ExtrapInput>& in, const ExtrapOptions& opts,
+                                 const ThreadClassFn& one_class);
 
 }  // namespace tracefold::extrap::detail

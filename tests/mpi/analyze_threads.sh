@@ -5,9 +5,8 @@
 # on location 0.1 (within 25 % of the sleep the program measured), none on
 # any other location, its delay cost on 1.1; the report names the
 # locations rank.thread and says its times are laid out from mean times.
-# The parallel analysis and diagnose refuse the trace, naming why, and
-# extrapolate refuses traces with threads (threads recorded at 2 and 4
-# ranks).
+# The parallel analysis and diagnose refuse the trace, naming why
+# (extrapolation of traces with threads is tests/mpi/extrap_threads.sh's).
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
@@ -87,16 +86,4 @@ else
   show_run d-err.txt
 fi
 
-CHECKS=$((CHECKS + 1))
-for np in 2 4; do
-  limited "x$np-out.txt" "x$np-err.txt" "$TF" record -o "th$np.tf" -- "$MPIRUN" -np "$np" "$APPS/app_threads" 5
-done
-if "$TF" extrapolate th2.tf th4.tf --ranks 8 -o th8.tf 2>x-err.txt; then
-  bad "extrapolate took traces with threads"
-elif grep -q "one thread per rank" x-err.txt; then
-  ok "extrapolate refuses traces with threads"
-else
-  bad "extrapolate's refusal"
-  show_run x-err.txt
-fi
 finish
