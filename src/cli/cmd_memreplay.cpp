@@ -47,12 +47,13 @@ void print_raw(mt::InterleavedReader& in) {
     p = buf.data();
   };
   std::fputs(mt::kRefTextHeader, stdout);
+  auto lines = std::make_unique<mt::RefTextWriter>();
   std::uint32_t t = 0;
   std::vector<mt::MemRef> batch(kBatch);
   while (std::size_t got = in.next_batch(t, batch.data(), batch.size())) {
     for (std::size_t i = 0; i < got; i++) {
       if (static_cast<std::size_t>(end - p) < mt::kRefTextMax) flush();
-      p = mt::format_ref_line(p, t, batch[i]);
+      p = lines->line(p, t, batch[i]);
     }
   }
   flush();

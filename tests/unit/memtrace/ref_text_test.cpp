@@ -25,11 +25,16 @@ std::string by_printf(std::uint32_t t, const MemRef& m) {
   return line;
 }
 
+// Both formatters: the line, once they agree.
 std::string by_hand(std::uint32_t t, const MemRef& m) {
-  std::vector<char> buf(kRefTextMax);
+  static RefTextWriter writer;  // its tables kept from line to line
+  std::vector<char> buf(kRefTextMax), buf2(kRefTextMax);
   char* end = format_ref_line(buf.data(), t, m);
   EXPECT_LE(static_cast<std::size_t>(end - buf.data()) + 16, kRefTextMax);
-  return std::string(buf.data(), end);
+  char* end2 = writer.line(buf2.data(), t, m);
+  std::string line(buf.data(), end);
+  EXPECT_EQ(std::string(buf2.data(), end2), line);
+  return line;
 }
 
 // 0, 1, 2^k - 1, 2^k, 10^k - 1, 10^k and their neighbours, all widths.
@@ -61,7 +66,8 @@ TEST(RefText, EdgeValuesAsPrintfWritesThem) {
     m.index = static_cast<std::uint8_t>(x);
     m.store = x & 1;
     m.kind = static_cast<AddrKind>(x & 3);
-    ASSERT_EQ(by_hand(static_cast<std::uint32_t>(x), m), by_printf(static_cast<std::uint32_t>(x), m))
+    ASSERT_EQ(by_hand(static_cast<std::uint32_t>(x), m),
+              by_printf(static_cast<std::uint32_t>(x), m))
         << x;
     m.offset = -m.offset;
     ASSERT_EQ(by_hand(3, m), by_printf(3, m)) << x;
@@ -87,6 +93,32 @@ TEST(RefText, RandomValuesAsPrintfWritesThem) {
     m.kind = static_cast<AddrKind>(rng() & 3);
     const auto t = static_cast<std::uint32_t>(any());
     ASSERT_EQ(by_hand(t, m), by_printf(t, m));
+  }
+}
+
+// Lines whose parts repeat, as a loop's do, with the tables' slots
+// reused by other keys in between.
+TEST(RefText, RepeatedPartsAsPrintfWritesThem) {
+  std::mt19937_64 rng(66);
+  std::vector<MemRef> sites(3000);
+  for (MemRef& m : sites) {
+    m.iaddr = 0x401000 + rng() % 4096;
+    m.index = static_cast<std::uint8_t>(rng() % 3);
+    m.size = static_cast<std::uint16_t>(1 << rng() % 4);
+    m.store = rng() & 1;
+    m.context = static_cast<std::uint32_t>(rng() % 50);
+    m.kind = static_cast<AddrKind>(rng() & 3);
+    m.region = static_cast<std::uint32_t>(rng() % 20);
+    m.ordinal = static_cast<std::uint32_t>(rng() % 12);
+    m.owner = static_cast<std::uint32_t>(rng() % 3);
+  }
+  for (int i = 0; i < 300000; i++) {
+    MemRef m = sites[rng() % (i % 7 == 0 ? sites.size() : 5)];
+    if (rng() % 5 == 0) m = sites[(rng() % 4) * 100];
+    m.daddr = rng() >> 20;
+    m.offset = static_cast<std::int64_t>(rng() % 100000) - 5000;
+    const auto t = static_cast<std::uint32_t>(rng() % 4);
+    ASSERT_EQ(by_hand(t, m), by_printf(t, m)) << i;
   }
 }
 
