@@ -5,11 +5,13 @@
 # program under cachegrind's cache simulation for scale. References per
 # second are over CPU time (user + sys) and over wall time; the machine's
 # load is printed at the start and the end.
-#   scripts/bench-memreplay.sh BUILD_DIR [N]
+#   scripts/bench-memreplay.sh BUILD_DIR [N [OTHER_TRACEFOLD]]
 # records BUILD_DIR/tests/memtrace/kernels/vadd N (default 3000000: 3N
-# references between START and STOP) with `tracefold memtrace`.
+# references between START and STOP) with `tracefold memtrace`. With
+# OTHER_TRACEFOLD (another build's binary), its `memreplay --raw` runs on
+# the same log right after this build's, and both outputs are compared.
 set -uo pipefail
-B=$(realpath "$1"); N=${2:-3000000}
+B=$(realpath "$1"); N=${2:-3000000}; OTHER=${3:+$(realpath "$3")}
 TF=$B/src/cli/tracefold
 K=$B/tests/memtrace/kernels
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
@@ -32,6 +34,11 @@ row() {
 }
 row "cat raw/thread-0.bin" cat raw/thread-0.bin
 row "memreplay --raw" "$TF" memreplay raw --raw
+if [[ -n $OTHER ]]; then
+  row "memreplay --raw ($OTHER)" "$OTHER" memreplay raw --raw
+  cmp -s <("$TF" memreplay raw --raw) <("$OTHER" memreplay raw --raw) &&
+    same="both --raw outputs identical" || same="the two --raw outputs DIFFER"
+fi
 row "memreplay --cache L1=32K:8:64" "$TF" memreplay raw --cache L1=32K:8:64
 row "memreplay --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64" \
   "$TF" memreplay raw --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64
@@ -44,4 +51,5 @@ ROW_REFS=$(awk '/^events:/ { for (i = 2; i <= NF; i++) c[$i] = i }
   /^summary:/ { print $c["Dr"] + $c["Dw"] }' cg.out) \
   row "cachegrind --cache-sim=yes (the whole program, its Dr + Dw)" \
   valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null "$K/vadd" "$N"
+[[ -n $OTHER ]] && echo "$same"
 echo "end $(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg)"

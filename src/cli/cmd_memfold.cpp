@@ -21,12 +21,14 @@ struct FoldArgs {
   std::string output = "memtrace.tf";
   bool text = false;
   std::uint32_t max_body = 64;
+  bool canonical = false;
   bool quiet = false;
 };
 
 void run_memfold(const FoldArgs& a) {
   mt::MemFoldOptions options;
   options.max_body = a.max_body;
+  options.canonical = a.canonical;
   mt::MemFoldStats stats;
   const auto t0 = std::chrono::steady_clock::now();
   const Trace trace = mt::fold_raw_logs(
@@ -75,6 +77,9 @@ void add_memfold_command(CLI::App& app) {
   cmd->add_flag("--text", a->text, "Write the text form instead of the compact one");
   cmd->add_option("--max-body", a->max_body,
                   "Longest run body, in references per iteration, looked for (default 64)");
+  cmd->add_flag("--canonical", a->canonical,
+                "Reproducible trace: contexts numbered by first use and data addresses made from "
+                "the normalised ones, not the run's (docs/memtrace.md)");
   cmd->add_flag("-q,--quiet", a->quiet, "Print nothing");
   cmd->callback([a] {
     guarded([&] { run_memfold(*a); });

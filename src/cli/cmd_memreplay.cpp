@@ -3,8 +3,6 @@
 // cache simulator of cache_sim.hpp (--cache) with hit and miss counts per
 // level, per thread and per access site.
 #include <algorithm>
-#include <bit>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -17,6 +15,7 @@
 #include "fold.hpp"
 #include "interleave.hpp"
 #include "memtrace_sites.hpp"
+#include "ref_text.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold::cli {
@@ -37,85 +36,24 @@ struct ReplayArgs {
   bool raw_sites = false;
 };
 
-// --raw: one reference a line, fields as docs/memtrace.md lists them.
-// Written with fixed-base writers: std::to_chars with a base given at run
-// time dispatches on it for every number, and the formatting is most of
-// this command's cost.
-// Two hex digits a byte, from the low end.
-struct HexPairs {
-  char d[512];
-  constexpr HexPairs() : d() {
-    for (int i = 0; i < 256; i++) {
-      d[2 * i] = "0123456789abcdef"[i >> 4];
-      d[2 * i + 1] = "0123456789abcdef"[i & 15];
-    }
-  }
-};
-constexpr HexPairs kHexPairs;
-
-char* put_hex(char* p, std::uint64_t v) {
-  const int n = v == 0 ? 1 : (std::bit_width(v) + 3) / 4;
-  int i = n;
-  for (; i >= 2; i -= 2, v >>= 8) std::memcpy(p + i - 2, kHexPairs.d + 2 * (v & 0xff), 2);
-  if (i == 1) p[0] = "0123456789abcdef"[v & 15];
-  return p + n;
-}
-
-template <class T>
-char* put_dec(char* p, T v) {
-  if (v >= 0 && v < 10) {  // most indices, ordinals and owners
-    *p = static_cast<char>('0' + v);
-    return p + 1;
-  }
-  return std::to_chars(p, p + 24, v).ptr;
-}
-
+// --raw: one reference a line (ref_text.hpp), into a large buffer written
+// out whole.
 void print_raw(mt::InterleavedReader& in) {
-  std::vector<char> buf(1 << 16);
+  std::vector<char> buf(1 << 18);
   char* const end = buf.data() + buf.size();
   char* p = buf.data();
   auto flush = [&] {
     std::fwrite(buf.data(), 1, static_cast<std::size_t>(p - buf.data()), stdout);
     p = buf.data();
   };
-  auto put = [&](std::string_view s) {
-    std::memcpy(p, s.data(), s.size());
-    p += s.size();
-  };
-  std::string_view kinds[4];
-  for (unsigned k = 0; k < 4; k++) kinds[k] = mt::addr_kind_name(static_cast<mt::AddrKind>(k));
-  std::fputs(
-      "# tracefold memreplay raw 1: thread iaddr index size L|S daddr context kind region "
-      "ordinal owner offset\n",
-      stdout);
+  std::fputs(mt::kRefTextHeader, stdout);
+  auto lines = std::make_unique<mt::RefTextWriter>();
   std::uint32_t t = 0;
   std::vector<mt::MemRef> batch(kBatch);
   while (std::size_t got = in.next_batch(t, batch.data(), batch.size())) {
     for (std::size_t i = 0; i < got; i++) {
-      const mt::MemRef& m = batch[i];
-      if (end - p < 256) flush();  // a line is under 160 bytes
-      p = put_dec(p, t);
-      *p++ = ' ';
-      p = put_hex(p, m.iaddr);
-      *p++ = ' ';
-      p = put_dec(p, unsigned{m.index});
-      *p++ = ' ';
-      p = put_dec(p, unsigned{m.size});
-      put(m.store ? " S " : " L ");
-      p = put_hex(p, m.daddr);
-      *p++ = ' ';
-      p = put_dec(p, m.context);
-      *p++ = ' ';
-      put(kinds[static_cast<unsigned>(m.kind) & 3]);
-      *p++ = ' ';
-      p = put_dec(p, m.region);
-      *p++ = ' ';
-      p = put_dec(p, m.ordinal);
-      *p++ = ' ';
-      p = put_dec(p, m.owner);
-      *p++ = ' ';
-      p = put_dec(p, m.offset);
-      *p++ = '\n';
+      if (static_cast<std::size_t>(end - p) < mt::kRefTextMax) flush();
+      p = lines->line(p, t, batch[i]);
     }
   }
   flush();

@@ -39,8 +39,28 @@ namespace tracefold::memtrace {
 struct MemFoldOptions {
   // Longest run body (references per iteration) the first level looks for.
   std::uint32_t max_body = 64;
+  // Canonical addresses (docs/memtrace.md "Reproducible traces"): contexts
+  // numbered by first use in stream order, and every static, stack and heap
+  // data address replaced by one computed from its normalised address, so
+  // that two runs of a deterministic program fold to the same bytes even
+  // where the environment, the libraries' bases or the thread schedule
+  // moved things. The raw data addresses of the run are then not kept.
+  bool canonical = false;
   FoldOptions folder;
 };
+
+// The data address a canonical fold gives a reference of kind static or
+// stack (heap addresses also need the log's first heap block: fold_logs).
+// Each static module and each thread's stack gets a region of its own,
+// far apart, the offset within it kept.
+inline constexpr std::uint64_t kCanonicalStackTop = 0x7ff000000000ULL;
+inline constexpr std::uint64_t kCanonicalHeapBase = 0x200000000000ULL;
+inline std::uint64_t canonical_static(std::uint32_t module, std::int64_t offset) {
+  return (std::uint64_t{module} << 36) + static_cast<std::uint64_t>(offset);
+}
+inline std::uint64_t canonical_stack(std::uint32_t owner, std::int64_t offset) {
+  return kCanonicalStackTop - (std::uint64_t{owner} << 32) + static_cast<std::uint64_t>(offset);
+}
 
 struct MemFoldStats {
   std::uint64_t refs = 0;     // references read

@@ -32,6 +32,10 @@ class IdSpaces {
  public:
   using PathOf = std::function<std::string(std::uint32_t)>;
 
+  // renumber: the first space's contexts too take ids in order of first
+  // use (a canonical fold), rather than keeping the process's own.
+  explicit IdSpaces(bool renumber = false) : renumber_(renumber) {}
+
   // Starts the next space. first_contexts, first_modules: the highest
   // context and module ids of the space's own first log (the stored
   // MemTables values for a trace, which keeps only the modules it names).
@@ -39,8 +43,9 @@ class IdSpaces {
              std::uint32_t first_contexts, std::uint32_t first_modules) {
     shifts_.clear();
     mod_shift_.clear();
+    if (spaces_ == 1 && renumber_) base_ = next_ - 1;  // the first space's count
     if (spaces_++ == 0) {
-      base_ = first_contexts;
+      base_ = renumber_ ? 0 : first_contexts;
       modules_ = modules;
       first_modules_ = std::max<std::uint32_t>(
           first_modules, modules.empty() ? 0 : static_cast<std::uint32_t>(modules.size() - 1));
@@ -55,7 +60,7 @@ class IdSpaces {
         if (m.id != 0 && m.has_text()) code_.push_back({m.text_lo, m.text_hi, 0, m.id});
       std::sort(code_.begin(), code_.end());
     } else {
-      if (spaces_ == 2) next_ = std::max(base_, top_) + 1;
+      if (spaces_ == 2 && !renumber_) next_ = std::max(base_, top_) + 1;
       add_modules(name, modules);
     }
     path_of_ = std::move(path_of);
@@ -96,11 +101,12 @@ class IdSpaces {
 
   MemTables tables(std::vector<std::uint32_t> log_streams) const {
     MemTables t;
+    const std::uint32_t base = renumber_ && spaces_ == 1 ? next_ - 1 : base_;
     // Only the modules the trace names: a log lists every file with code.
     t.modules = modules_;
     for (Module& m : t.modules)
       if (m.id >= used_.size() || !used_[m.id]) m = Module{};
-    t.first_log_contexts = base_;
+    t.first_log_contexts = base;
     t.first_log_modules = first_modules_;
     t.log_streams = std::move(log_streams);
     for (const auto& [id, path] : paths_) t.contexts.emplace(id, path);
@@ -234,7 +240,7 @@ class IdSpaces {
   std::uint32_t assign(std::uint32_t c) {
     std::string path = rename_frames(path_of_(c));
     std::uint32_t id;
-    if (spaces_ == 1) {
+    if (spaces_ == 1 && !renumber_) {
       id = c;
       if (c != TFM_CTX_OVERFLOW) top_ = std::max(top_, c);
       ids_.try_emplace(path, id);
@@ -247,6 +253,7 @@ class IdSpaces {
     return id;
   }
 
+  bool renumber_ = false;
   std::size_t spaces_ = 0;
   std::uint32_t base_ = 0, top_ = 0, next_ = 1, first_modules_ = 0;
   PathOf path_of_;
@@ -323,6 +330,43 @@ class RawSource : public RefSource {
   RawStreamReader in_;
 };
 
+// The data addresses of a canonical fold (MemFoldOptions::canonical), one
+// space at a time. Heap blocks keep their places relative to the space's
+// first heap block, moved to kCanonicalHeapBase with their offsets within
+// a page: the allocator lays blocks out alike in two runs, but where its
+// arena starts moves with whatever was mapped before it.
+class CanonicalAddresses {
+ public:
+  void begin_space() { heap_known_ = false; }
+  void apply(MemRef* refs, std::size_t n) {
+    for (std::size_t i = 0; i < n; i++) {
+      MemRef& m = refs[i];
+      switch (m.kind) {
+        case AddrKind::Static:
+          m.daddr = canonical_static(m.region, m.offset);
+          break;
+        case AddrKind::Stack:
+          m.daddr = canonical_stack(m.owner, m.offset);
+          break;
+        case AddrKind::Heap:
+          if (!heap_known_) {
+            heap_known_ = true;
+            heap_origin_ =
+                static_cast<std::uint64_t>(fold_detail::dbase_of(m)) & ~std::uint64_t{4095};
+          }
+          m.daddr = m.daddr - heap_origin_ + kCanonicalHeapBase;
+          break;
+        case AddrKind::Other:
+          break;
+      }
+    }
+  }
+
+ private:
+  bool heap_known_ = false;
+  std::uint64_t heap_origin_ = 0;
+};
+
 // Each space is let go of once its streams are folded: a raw log's context
 // table (170,000 contexts of MPI_Init) need not outlive its streams.
 Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemFoldStats* stats) {
@@ -337,7 +381,8 @@ Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemF
   std::uint32_t per_log = logs.size() > 1 ? logs[0] : 0;
   for (std::uint32_t n : logs)
     if (n != per_log) per_log = 0;
-  IdSpaces ids;
+  IdSpaces ids(options.canonical);
+  CanonicalAddresses canonical;
   SiteTable sites;
   std::vector<Trace> traces;
   std::vector<std::vector<SiteOrigin>> origins;
@@ -346,11 +391,13 @@ Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemF
   for (Space& space : spaces) {
     ids.begin(space.name, std::move(space.path_of), space.modules, space.first_contexts,
               space.first_modules);
+    canonical.begin_space();
     for (std::uint32_t s = 0; s < space.streams; s++, t++) {
       auto in = space.open(s);
       ThreadFolder folder(t, sites, options);
       while (std::size_t got = in->next_batch(batch.data(), batch.size())) {
         ids.remap(batch.data(), got);
+        if (options.canonical) canonical.apply(batch.data(), got);
         folder.append(batch.data(), got);
       }
       traces.push_back(folder.finish(streams));

@@ -344,3 +344,60 @@ TEST_F(MemMerge, RefusesOtherProgramsAndLayoutsNamingTheFile) {
 }
 
 }  // namespace
+
+// Two runs of one program that number their contexts differently (the
+// second took five other paths first) and put the heap and the main stack
+// elsewhere: their canonical folds are the same bytes, their plain folds
+// are not, and a canonical trace keeps every reference's path and offset.
+Log moved_run(int junk, std::uint64_t heap, std::uint64_t stack) {
+  Log log;
+  for (int k = 0; k < junk; k++) log.ctx({0x500000 + 16u * static_cast<std::uint64_t>(k)});
+  log.modules = {{0x400000, "/bin/app"}};
+  const auto ref = [&](std::uint64_t iaddr, const Path& ctx, mt::AddrKind kind,
+                       std::uint32_t region, std::uint64_t base, std::int64_t off) {
+    mt::MemRef m;
+    m.iaddr = iaddr;
+    m.size = 8;
+    m.context = log.ctx(ctx);
+    m.kind = kind;
+    m.region = region;
+    m.offset = off;
+    m.daddr = base + static_cast<std::uint64_t>(off);
+    return m;
+  };
+  Stream s;
+  for (int i = 0; i < 16; i++)
+    s.push_back(ref(0x401110, kSweepA, mt::AddrKind::Heap, log.ctx(kAlloc), heap, 8 * i));
+  for (int i = 0; i < 4; i++)
+    s.push_back(ref(0x401020, kMain, mt::AddrKind::Stack, 0, stack, -16 - 8 * i));
+  s.push_back(ref(0x401210, kSweepB, mt::AddrKind::Static, 1, 0x400000, 0x3000));
+  log.threads = {s};
+  return log;
+}
+
+TEST_F(MemMerge, CanonicalFoldsOfTwoRunsAreTheSameBytes) {
+  const Log a = moved_run(0, 0x5200000, 0x1fff000400), b = moved_run(5, 0x5310000, 0x1fff000130);
+  const fs::path da = log(0, a), db = log(1, b);
+  mt::MemFoldOptions canonical;
+  canonical.canonical = true;
+  EXPECT_FALSE(tracefold::encode_compact(mt::fold_raw_logs({da})) ==
+               tracefold::encode_compact(mt::fold_raw_logs({db})))
+      << "the plain folds keep the runs' addresses and ids";
+  const tracefold::Trace ta = mt::fold_raw_logs({da}, canonical);
+  EXPECT_TRUE(tracefold::encode_compact(ta) ==
+              tracefold::encode_compact(mt::fold_raw_logs({db}, canonical)))
+      << "canonical folds differ";
+  const auto tables = mt::mem_tables(ta);
+  ASSERT_TRUE(tables);
+  const Stream got = expand(ta, 0);
+  ASSERT_EQ(got.size(), b.threads[0].size());
+  for (std::size_t i = 0; i < got.size(); i++) {
+    const mt::MemRef& want = b.threads[0][i];
+    EXPECT_EQ(tables->contexts.at(got[i].context), hex_path(b.contexts[want.context - 1])) << i;
+    EXPECT_EQ(got[i].offset, want.offset) << i;
+    if (want.kind == mt::AddrKind::Stack) {
+      EXPECT_EQ(got[i].daddr, mt::canonical_stack(0, want.offset)) << i;
+    }
+  }
+  EXPECT_EQ(got[0].context, 1u) << "contexts numbered by first use";
+}
