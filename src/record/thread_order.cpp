@@ -17,8 +17,8 @@
 
 #include <thread>
 
-#include "tracefold/thread_order.hpp"
 #include "recorder_impl.hpp"
+#include "tracefold/thread_order.hpp"
 
 namespace tracefold::record {
 namespace {
