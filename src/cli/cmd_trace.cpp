@@ -15,6 +15,7 @@
 #include "tracefold/expand.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/merge.hpp"
+#include "tracefold/rawlog.hpp"
 #include "tracefold/trace_io.hpp"
 #include "tracefold/validate.hpp"
 
