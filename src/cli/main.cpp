@@ -2,36 +2,19 @@
 // libraries; exit codes: 0 success, 1 "different" (diff only), 2 errors.
 #include <CLI/CLI.hpp>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cctype>
-#include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli.hpp"
 #include "cmd_diff.hpp"
 #include "cmd_trace.hpp"
-#include "fold.hpp"
-#include "progress.hpp"
 #include "record_samples.hpp"
-#include "tracefold/analysis_basic.hpp"
-#include "tracefold/event_log.hpp"
-#include "tracefold/expand.hpp"
-#include "tracefold/export.hpp"
-#include "tracefold/merge.hpp"
-#include "tracefold/rawlog.hpp"
-#include "tracefold/trace_io.hpp"
-#include "tracefold/validate.hpp"
-#include "tracefold/waits.hpp"
 
 namespace fs = std::filesystem;
 using namespace tracefold;
