@@ -99,8 +99,15 @@ class Recorder {
   bool locked_append = false;
   // MPI_THREAD_SERIALIZED or MULTIPLE was provided: point-to-point calls
   // note how many calls of other threads on their key came since the
-  // thread's last one (note_thread_order), under order_mu.
+  // thread's last one (note_thread_order).
   bool thread_order = false;
+  // Set by the first call of a second thread (share_thread_order). Until
+  // then the only thread's counts are the rank's, kept in its own
+  // order_seen without order_mu; a program that asks for MULTIPLE but calls
+  // MPI from one thread never takes the lock. order_solo_busy: that
+  // thread is counting so (the hand-over waits it out).
+  std::atomic<bool> order_shared{false};
+  std::atomic<bool> order_solo_busy{false};
   std::mutex order_mu;
   std::map<OrderKey, uint64_t> order_counts;
   bool initialized = false;
@@ -412,6 +419,9 @@ void wait_fast_polls(Recorder& r);
 // a point-to-point call under MPI_THREAD_SERIALIZED or MULTIPLE (docs/format.md "Message
 // order across threads"); only where other threads came in between.
 void note_thread_order(Recorder& r, ThreadStream& s, Event& ev);
+// The first call of a second thread: the first thread's counts become the
+// rank's (caller holds `mu`).
+void share_thread_order(Recorder& r, ThreadStream& first);
 
 // INTEGERs per Fortran status: what the configure probe read from the
 // Fortran binding, else MPI-4's C name for it, else the C struct's ints

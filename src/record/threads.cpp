@@ -48,6 +48,7 @@ ThreadStream& Recorder::new_stream() {
   int omp = -1;
   if (omp_get_level && omp_get_thread_num && omp_get_level() > 0) omp = omp_get_thread_num();
   stream_omp.push_back(omp);
+  if (t == 1 && thread_order) share_thread_order(*this, *streams[0]);
   streams.push_back(std::move(s));
   tl_stream = streams.back().get();
   return *tl_stream;

@@ -8,18 +8,22 @@
  * main thread of rank 1 gets the second thread's message and the reverse:
  * a replay that pairs them otherwise truncates. Each message carries its
  * sender thread, and rank 1 prints what each of its threads received.
- * Usage: thread_tags [rounds] */
+ * With `early` > 0, the main threads first exchange that many messages on
+ * the same tag before the second thread starts (it calls MPI late): rank
+ * 0's second thread's first send then comes after them.
+ * Usage: thread_tags [rounds] [early] */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 enum { kTag = 7, kMaxRounds = 64 };
-static int rank, rounds;
+static int rank, rounds, early;
 static int turn;  // calls of this rank so far, in the order the program wants
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int got[2][kMaxRounds];  // rank 1: per thread and round, the sender thread
+// Rank 1: per thread, the sender thread of each message it received.
+static int got[2][2 * kMaxRounds], ngot[2];
 
 static void wait_turn(int t) {
   pthread_mutex_lock(&mu);
@@ -47,7 +51,7 @@ static void run(int t) {
       MPI_Status st;
       MPI_Recv(buf, t == 0 ? 8 : 4, MPI_INT, t == 0 ? MPI_ANY_SOURCE : 0, kTag, MPI_COMM_WORLD,
                &st);
-      got[t][i] = buf[0];
+      got[t][ngot[t]++] = buf[0];
     }
     next_turn();
   }
@@ -66,12 +70,22 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   rounds = argc > 1 ? atoi(argv[1]) : 10;
   if (rounds < 1 || rounds > kMaxRounds) rounds = 10;
+  early = argc > 2 ? atoi(argv[2]) : 0;
+  if (early < 0 || early > kMaxRounds) early = 0;
   if (provided < MPI_THREAD_MULTIPLE) {
     if (rank == 0) printf("thread_tags: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
     MPI_Finalize();
     return 0;
   }
   if (rank < 2) {
+    for (int i = 0; i < early; ++i) {
+      int buf[4] = {0};
+      if (rank == 0)
+        MPI_Send(buf, 4, MPI_INT, 1, kTag, MPI_COMM_WORLD);
+      else
+        MPI_Recv(buf, 4, MPI_INT, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (rank == 1) got[0][ngot[0]++] = buf[0];
+    }
     pthread_t th;
     pthread_create(&th, NULL, second, NULL);
     run(0);
@@ -80,7 +94,7 @@ int main(int argc, char** argv) {
   if (rank == 1)
     for (int t = 0; t < 2; ++t) {
       printf("thread_tags: receiver thread %d got sender threads", t);
-      for (int i = 0; i < rounds; ++i) printf(" %d", got[t][i]);
+      for (int i = 0; i < ngot[t]; ++i) printf(" %d", got[t][i]);
       printf("\n");
     }
   MPI_Finalize();

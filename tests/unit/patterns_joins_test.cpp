@@ -1,5 +1,5 @@
 // What joins per-process patterns into one global pattern besides matched
-// messages (src/analysis/patterns/assemble_classes.cpp, symbols.cpp): the
+// messages (src/analysis/patterns/assemble_classes.cpp, find.cpp): the
 // same collective call of every member of a communicator, and, within one
 // rank and context, repeats that make the same message.
 #include <gtest/gtest.h>

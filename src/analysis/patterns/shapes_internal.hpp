@@ -1,5 +1,6 @@
-// Shared by the shape fitters (shapes.cpp, shapes_grid.cpp): edge sets and
-// their comparison with a shape's expected edges.
+// Shared by the shape fitters (shapes.cpp, shapes_fits.cpp, shapes_grid.cpp,
+// shapes_multilevel.cpp): edge sets, their comparison with a shape's
+// expected edges, and the fits classify_edges tries.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,31 @@ bool better(const std::optional<Shape>& a, const std::optional<Shape>& b);
 inline bool perfect(const std::optional<Shape>& s) {
   return s && s->quality >= 1.0;
 }
+
+/// Per rank below `p`, how many edges leave it.
+std::vector<std::size_t> out_degrees(const EdgeSet& edges, int32_t p);
+
+/// The shape of `g`'s edges among ranks below `p`: the best acceptable fit
+/// in order of preference, else irregular or unclassified. `levels`: the
+/// multilevel fit may name it (not while fitting one level of it).
+Shape classify_edges(const GlobalPattern& g, int32_t p, bool levels);
+
+/// The fits on plain edge sets (shapes_fits.cpp), each nullopt when it
+/// does not apply: a ring or shift by the most common distance; that shift
+/// as a pipeline (blocking receives before the sends on) or that ring as a
+/// ring collective (2 (p - 1) messages a rank and occurrence); a butterfly;
+/// binomial, binary or linear trees; master-worker; pairwise partners
+/// (a transpose among them); all-to-all and incast on the ranks the edges
+/// touch.
+std::optional<Shape> fit_ring(const EdgeSet& edges, int32_t p);
+std::optional<Shape> as_pipeline(const GlobalPattern& g, const Shape& shift);
+std::optional<Shape> as_ring_collective(const GlobalPattern& g, const Shape& ring, int32_t p);
+std::optional<Shape> fit_butterfly(const EdgeSet& edges, int32_t p);
+std::optional<Shape> fit_tree(const EdgeSet& edges, int32_t p);
+std::optional<Shape> fit_master_worker(const GlobalPattern& g, const EdgeSet& edges, int32_t p);
+std::optional<Shape> fit_pairwise(const EdgeSet& edges, int32_t p);
+std::optional<Shape> fit_alltoall(const EdgeSet& edges, int32_t p);
+std::optional<Shape> fit_incast(const EdgeSet& edges, int32_t p);
 
 /// The best halo exchange on a 1-, 2- or 3-D grid of `ranks` ranks (grids
 /// from the extrapolation's topology detection and MPI_Dims_create's

@@ -1,0 +1,290 @@
+// A generated program as a whole (Gen::program): the prelude, the request
+// ring, the communicators, phases and tables, the functions and main's
+// frame, around the statements the other files write.
+#include <algorithm>
+#include <set>
+
+#include "gen.hpp"
+#include "tracefold/trace_query.hpp"
+
+namespace tracefold::benchgen {
+
+namespace {
+
+std::string requests_c(int ring, int width) {
+  return "\n/* Requests: one ring row per call that makes or starts requests; a\n"
+         "   completion names them by how many such calls back they were made. */\n"
+         "#define RING " +
+         std::to_string(ring) + "\n#define WIDTH " + std::to_string(width) +
+         "\nstatic MPI_Request ring[RING][WIDTH];\nstatic long nreq;\nHELPER int indices[WIDTH > "
+         "64 ? WIDTH : 64];\n"
+         R"(HELPER MPI_Request *new_request(void) {
+  MPI_Request *row = ring[++nreq % RING];
+  for (int k = 0; k < WIDTH; ++k) row[k] = MPI_REQUEST_NULL;
+  return row;
+}
+HELPER void push_requests(const MPI_Request *r, int n) {
+  MPI_Request *row = new_request();
+  for (int k = 0; k < n && k < WIDTH; ++k) row[k] = r[k];
+}
+/* The slot of the j-th link: a call that made several requests is named
+   once per request, and the k-th naming in one call is its k-th request
+   still held (calls that free requests one by one name the same row). */
+HELPER MPI_Request *slot(const int *lk, int j) {
+  long d = lk[j];
+  if (d <= 0 || d > nreq) return NULL;
+  int k = 0;
+  for (int e = 0; e < j; ++e) k += lk[e] == d;
+  MPI_Request *row = ring[(nreq - d + 1) % RING];
+  for (int e = 0; e < WIDTH; ++e)
+    if (row[e] != MPI_REQUEST_NULL && k-- == 0) return &row[e];
+  return NULL;
+}
+HELPER void take_requests(const int *lk, int n, MPI_Request *r) {
+  for (int j = 0; j < n; ++j) {
+    MPI_Request *s = slot(lk, j);
+    r[j] = s ? *s : MPI_REQUEST_NULL;
+  }
+}
+HELPER void give_requests(const int *lk, int n, const MPI_Request *r) {
+  for (int j = 0; j < n; ++j) {
+    MPI_Request *s = slot(lk, j);
+    if (s) *s = r[j];
+  }
+}
+)";
+}
+
+// The prelude, without its wildcard branches when the program never uses
+// a wildcard (the usual case once wildcards are resolved): such a program
+// does not mention MPI_ANY_SOURCE or MPI_ANY_TAG anywhere.
+std::string helpers_for(const std::string& program_text) {
+  std::string p = prelude();
+  if (program_text.find("TF_ANY") != std::string::npos ||
+      program_text.find("MPI_ANY_") != std::string::npos)
+    return p;
+  auto cut = [&](const std::string& from, const std::string& to) {
+    const auto at = p.find(from);
+    if (at != std::string::npos) p.replace(at, from.size(), to);
+  };
+  cut("  if (v == TF_ANY) return MPI_ANY_SOURCE;\n", "");
+  cut("  return v == TF_ANY ? MPI_ANY_TAG : (int)v;", "  return (int)v;");
+  cut("  if (offset == TF_ANY) return MPI_ANY_SOURCE;\n", "");
+  return p;
+}
+
+}  // namespace
+
+std::string Gen::program() {
+  // Request ring: deep enough for the farthest link, wide enough for the
+  // largest Startall.
+  int64_t far = 1, wide = 1;
+  for (const Node& n : t.nodes) {
+    if (const Elastic* e = n.field(links))
+      for (const ElasticEntry& en : e->entries())
+        for (auto c = en.values.cursor(); !c.done();) {
+          const int64_t len = c.next();
+          for (int64_t k = 0; k < len && !c.done(); ++k) far = std::max(far, c.next());
+          wide = std::max(wide, len);
+        }
+  }
+  request_ring = 1;
+  while (request_ring <= far) request_ring *= 2;
+  request_width = static_cast<int>(std::min<int64_t>(wide, 4096));
+  // Communicators by the id of the call that made them.
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    const Elastic* e = t.nodes[i].field(newcomm);
+    if (!e) continue;
+    for (const ElasticEntry& en : e->entries())
+      for (auto c = en.values.cursor(); !c.done();) {
+        const int64_t id = c.next();
+        if (is_sentinel(id) || comm_names.count(id)) continue;
+        std::string what = OpTable::name(t.nodes[i].key.op).substr(4);
+        for (char& ch : what) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        comm_names[id] = fresh(what + "_comm" + std::to_string(id));
+      }
+  }
+  // Communicators the program did not make (the recorder names them by
+  // their members): those that are the same predefined one on every rank
+  // that has them, as replay names them.
+  for (const auto& [id, groups] : t.comms.all()) {
+    if (id == CommTable::kWorld || comm_names.count(id)) continue;
+    std::set<PredefinedComm> seen;
+    for (const CommGroup& g : groups)
+      for (int32_t r : g.members) seen.insert(predefined_comm(t, id, r));
+    if (seen.size() != 1 || *seen.begin() == PredefinedComm::kNone) continue;
+    predefined_comms[id] =
+        *seen.begin() == PredefinedComm::kSelf ? "MPI_COMM_SELF" : "MPI_COMM_WORLD";
+  }
+  std::string thread_fns;
+  if (threads)
+    thread_fns = thread_functions();
+  else
+    structure(0, t.nodes.size(), "");
+  std::ostringstream out;
+  if (threads)
+    out << "/* Generated by tracefold bench from a trace of " << t.world_size << " ranks x "
+        << threads->count()
+        << " threads: the traced program's MPI calls, each thread's\n"
+           "   by a thread of its own, with its computation replaced by calibrated spinning.\n"
+           "   Build: mpicc -std=c11 -O2 -pthread bench.c -o bench */\n";
+  else
+    out << "/* Generated by tracefold bench from a trace of " << t.world_size
+        << " ranks: the traced program's MPI calls, with its computation replaced\n"
+           "   by calibrated spinning. Build: mpicc -std=c11 -O2 bench.c -o bench */\n";
+  out << helpers_for(decls.str() + body.str()) << named_tables()
+      << requests_c(request_ring, request_width);
+  out << "\n/* Communicators, named by the call that made them. */\n";
+  for (const auto& [id, name] : comm_names)
+    out << "static MPI_Comm " << name << " = MPI_COMM_NULL;\n";
+  out << "HELPER MPI_Comm *comm_ref(long id) {\n  switch (id) {\n";
+  for (const auto& [id, name] : comm_names)
+    out << "    case " << id << ": return &" << name << ";\n";
+  out << "    default: return &scratch_comm;\n  }\n}\n";
+  out << "HELPER MPI_Comm comm_of(long id) {\n  switch (id) {\n    case 0: return MPI_COMM_WORLD;\n"
+         "    case TF_NULL: return MPI_COMM_NULL;\n";
+  for (const auto& [id, name] : predefined_comms)
+    out << "    case " << id << ": return " << name << ";\n";
+  out << "    default: return *comm_ref(id);\n  }\n}\n";
+  if (threads) out << thread_helpers();
+  out << R"(/* The recorded grid; traces without it: MPI_Dims_create's shape, periodic. */
+HELPER void cart_create(MPI_Comm parent, int ndims, const int *rec_dims,
+                        const int *rec_periods, MPI_Comm *made) {
+  int dims[16] = {0}, periods[16];
+  for (int k = 0; k < 16; ++k) periods[k] = 1;
+  if (rec_dims)
+    for (int k = 0; k < ndims && k < 16; ++k) dims[k] = rec_dims[k];
+  else
+    PMPI_Dims_create(size_of(parent), ndims, dims);
+  if (rec_periods)
+    for (int k = 0; k < ndims && k < 16; ++k) periods[k] = rec_periods[k];
+  MPI_Cart_create(parent, ndims, dims, periods, 0, made);
+}
+/* Neighbours recorded as offsets from this rank in the parent. GCC 11+
+   reads Open MPI's MPI_UNWEIGHTED (a small constant pointer) as an empty
+   array and warns that MPI would read past it: it never reads it. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+HELPER void dist_graph_create(MPI_Comm parent, const int *srcs, const int *dsts,
+                              MPI_Comm *made) {
+  int me = 0, n = size_of(parent), ns = list_len(srcs), nd = list_len(dsts);
+  PMPI_Comm_rank(parent, &me);
+  int *s = malloc(sizeof(int) * (size_t)(ns + 1)), *d = malloc(sizeof(int) * (size_t)(nd + 1));
+  for (int k = 0; k < ns; ++k) s[k] = srcs[k] < 0 ? srcs[k] : (me + srcs[k]) % n;
+  for (int k = 0; k < nd; ++k) d[k] = dsts[k] < 0 ? dsts[k] : (me + dsts[k]) % n;
+  MPI_Dist_graph_create_adjacent(parent, ns, s, MPI_UNWEIGHTED, nd, d, MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, made);
+  free(s);
+  free(d);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic pop
+#endif
+)";
+  out << R"(/* The world ranks of my group in a table of groups: count, then per
+   group its size and members in rank order. */
+HELPER const int *my_group(const int *groups, int *n) {
+  const int *p = groups + 1;
+  for (int g = 0; g < groups[0]; ++g, p += 1 + p[0])
+    for (int k = 0; k < p[0]; ++k)
+      if (p[1 + k] == rank) {
+        *n = p[0];
+        return p + 1;
+      }
+  *n = 0;
+  return p;
+}
+/* MPI_Cart_sub with the remain_dims (not recorded) that make the
+   recorded groups; every rank must agree, so the match is reduced. */
+HELPER void cart_sub(MPI_Comm cart, const int *groups, MPI_Comm *made) {
+  int ndims = 0, n = 0;
+  PMPI_Cartdim_get(cart, &ndims);
+  const int *want = my_group(groups, &n);
+  MPI_Group world_group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  for (int mask = 0; mask < (1 << ndims); ++mask) {
+    int remain[16], ok = 1, all = 0;
+    for (int d = 0; d < ndims; ++d) remain[d] = (mask >> (ndims - 1 - d)) & 1;
+    MPI_Comm trial;
+    PMPI_Cart_sub(cart, remain, &trial);
+    /* MPICH gives MPI_COMM_NULL when no dimension remains. */
+    if (trial == MPI_COMM_NULL || size_of(trial) != n) ok = 0;
+    if (trial != MPI_COMM_NULL) {
+      MPI_Group g;
+      PMPI_Comm_group(trial, &g);
+      for (int k = 0; ok && k < n; ++k) {
+        int w = -1;
+        PMPI_Group_translate_ranks(g, 1, &k, world_group, &w);
+        ok = w == want[k];
+      }
+      PMPI_Group_free(&g);
+      PMPI_Comm_free(&trial);
+    }
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, cart);
+    if (all) {
+      PMPI_Group_free(&world_group);
+      MPI_Cart_sub(cart, remain, made);
+      return;
+    }
+  }
+  fprintf(stderr, "bench: rank %d: no MPI_Cart_sub makes the recorded groups\n", rank);
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+)";
+  out << types_prelude();
+  out << "\n/* Phases (the top-level loops) and their times. */\n#define PHASES "
+      << phases.size() + 1 << "\nstatic const char *const phase_names[PHASES] = {";
+  for (const auto& p : phases) out << "\"" << p << "\", ";
+  out << "\"\"};\nstatic double phase_time[PHASES], phase_start, start_time;\n";
+  out << R"(static void report_times(void) {
+  double mine[PHASES + 1], most[PHASES + 1];
+  for (int k = 0; k + 1 < PHASES; ++k) mine[k] = phase_time[k];
+  mine[PHASES] = now() - start_time;
+  PMPI_Reduce(mine, most, PHASES + 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank != 0) return;
+  printf("bench: %d ranks, wall time %.6f s\n", size, most[PHASES]);
+  for (int k = 0; k + 1 < PHASES; ++k) printf("bench: phase %d (%s) %.6f s\n", k, phase_names[k], most[k]);
+  fflush(stdout);
+}
+)";
+  if (by_pred) {
+    out << "\n/* The call each rank made last (compute times depend on it). */\nenum after_call { ";
+    after_name(kStartKey);
+    for (const auto& [k, name] : after_names) out << name << ", ";
+    out << "};\nstatic enum after_call after = AFTER_START;\n";
+  }
+  out << "\n/* Tables of values that vary between calls, counters that index them. */\n"
+      << decls.str();
+  std::string shared_setup;
+  for (const auto& [buf, bytes] : shared_buffers) {
+    out << "static char *" << buf << "; /* " << bytes << " bytes, for every blocking call */\n";
+    shared_setup += "  " + buf + " = alloc_buffer(" + std::to_string(bytes) + ");\n";
+  }
+  out << funcs.str() << thread_fns;
+  // A program that asked for threads gets MPI_Init_thread too (with one
+  // thread per rank the benchmark makes every call from that thread).
+  const bool thread = !t.nodes.empty() && OpTable::name(t.nodes[0].key.op) == "MPI_Init_thread";
+  out << "\nint main(int argc, char **argv) {\n"
+      << (threads  ? thread_init()
+          : thread ? "  int provided;\n  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, "
+                     "&provided);\n"
+                   : "  MPI_Init(&argc, &argv);\n");
+  out << "  statuses_ignore = MPI_STATUSES_IGNORE;\n";
+  out << "  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  PMPI_Comm_size(MPI_COMM_WORLD, &size);\n";
+  out << "  if (size != " << t.world_size
+      << ") {\n    if (rank == 0) fprintf(stderr, \"bench: generated for " << t.world_size
+      << " ranks, run with %d\\n\", size);\n    MPI_Finalize();\n    return 1;\n  }\n";
+  out << "  srand48(" << opt.seed << " + (long)rank);\n  calibrate();\n"
+      << shared_setup << setup.str();
+  // Ranks leave MPI_Init up to tenths of a second apart under mpirun; the
+  // clock starts together (through PMPI: no call of the trace) so that
+  // skew is not timed as the first exchange's wait.
+  out << "  PMPI_Barrier(MPI_COMM_WORLD);\n  start_time = now();\n"
+      << (threads ? "  start_threads();\n" : "") << "\n"
+      << body.str() << "  return 0;\n}\n";
+  return drop_unused(threads ? thread_local_state(out.str()) : out.str());
+}
+
+}  // namespace tracefold::benchgen
