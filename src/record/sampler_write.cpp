@@ -50,7 +50,8 @@ void note_period(Sampler& s, ThreadState& st, int64_t time_ns, int64_t period_ns
   st.written_period_ns = period_ns;
 }
 
-void write_one(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
+// A frame-ring slot: its copies (ticks missed off the core) and its sample.
+void write_frames(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
   uint32_t ctx = 0;
   for (int i = raw.n - 1; i >= 0; --i) {
     // Callers' addresses are return addresses: step back into the call.
@@ -62,15 +63,33 @@ void write_one(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
       it = s.contexts.emplace(key, s.writer.add_context(ctx, module, offset)).first;
     ctx = it->second;
   }
-  note_period(s, st, raw.time_ns, raw.period_ns);
+  note_period(s, st, r.skewed(raw.first_ns), raw.period_ns);
   Sample out;
-  out.time_ns = raw.time_ns;
   out.context = ctx;
   out.thread = st.thread;
   out.mpi_event = raw.mpi_event;
-  out.lca_depth = raw.lca;
-  out.in_mpi = raw.in_mpi != 0;
-  s.writer.add_sample(out);
+  for (uint32_t k = 0; k <= raw.copies; ++k) {
+    out.time_ns =
+        r.skewed(k < raw.copies ? raw.first_ns + int64_t{k} * raw.period_ns : raw.time_ns);
+    // The first one is compared with the previous sample; nothing moved
+    // between the others.
+    out.lca_depth = k == 0 ? raw.lca : raw.copy_lca;
+    s.writer.add_sample(out);
+  }
+}
+
+// An MPI-ring slot: samples inside the call, but for copies that fell due
+// before the call was entered.
+void write_in_mpi(Recorder& r, Sampler& s, ThreadState& st, const MpiSample& m) {
+  note_period(s, st, r.skewed(m.first_ns), m.period_ns);
+  Sample x;
+  x.thread = st.thread;
+  x.mpi_event = m.mpi_event;
+  for (uint32_t k = 0; k <= m.copies; ++k) {
+    x.time_ns = r.skewed(k < m.copies ? m.first_ns + int64_t{k} * m.period_ns : m.time_ns);
+    x.in_mpi = k >= m.outside;
+    s.writer.add_sample(x);
+  }
 }
 
 // -1 when nothing was measured.
@@ -113,22 +132,16 @@ void drain_samples(Recorder& r) {
     while (t < h || mt < mh) {
       const RawSample* raw = t < h ? &st->ring[t & (kRingSlots - 1)] : nullptr;
       const MpiSample* in_mpi = mt < mh ? &st->mpi_ring[mt & (kMpiSlots - 1)] : nullptr;
-      if (raw && in_mpi && in_mpi->time_ns < raw->time_ns) raw = nullptr;
+      if (raw && in_mpi && in_mpi->first_ns < raw->first_ns) raw = nullptr;
       if (s.writer.is_open()) {
         try {
-          if (raw) {
-            write_one(r, s, *st, *raw);
-          } else {
-            Sample x;
-            x.time_ns = in_mpi->time_ns;
-            x.thread = st->thread;
-            x.mpi_event = in_mpi->mpi_event;
-            x.in_mpi = true;
-            note_period(s, *st, x.time_ns, in_mpi->period_ns);
-            s.writer.add_sample(x);
-          }
+          if (raw)
+            write_frames(r, s, *st, *raw);
+          else
+            write_in_mpi(r, s, *st, *in_mpi);
         } catch (const std::exception&) {
-          s.writer.add_dropped(1);  // out of memory in the tables: the program goes on
+          // Out of memory in the tables: the program goes on.
+          s.writer.add_dropped(1 + (raw ? raw->copies : in_mpi->copies));
         }
       }
       (raw ? t : mt)++;
