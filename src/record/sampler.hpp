@@ -55,12 +55,17 @@ extern uint64_t g_samples_consumed;  // under the recorder's lock
   m.entered_call = m.calls;
 }
 
-/// From Recorder::timestamp: this thread's current call is event `index`.
+/// Caller holds the recorder's lock: event `index` is timestamped now.
+void sampler_note_timed_at(uint64_t index);
+
+/// From Recorder::timestamp (under the recorder's lock, only while
+/// sampling): this thread's current call is event `index`.
 [[gnu::always_inline]] inline void sampler_note_timed(uint64_t index) {
   SamplerThreadMarks& m = tl_sampler_marks;
   m.timed_event = index;
   std::atomic_signal_fence(std::memory_order_release);
   m.timed_call = m.calls;
+  sampler_note_timed_at(index);
 }
 
 /// Starts sampling if TRACEFOLD_SAMPLE asks for it (end of Recorder::start,

@@ -124,6 +124,11 @@ struct ThreadState {
   MpiSample mpi_ring[kMpiSlots];
 };
 
+// When the last events were timestamped (sampler_note_timed_at): a copy
+// for a tick that fell due before some of them names the event that was
+// next at its due time, not the one read when its thread ran again.
+constexpr uint64_t kTimedHistory = 4096;
+
 struct CtxKey {
   uint32_t parent, module;
   uint64_t offset;
@@ -162,6 +167,8 @@ struct Sampler {
   std::unordered_map<std::string, uint32_t> module_ids;
   std::unordered_map<CtxKey, uint32_t, CtxHash> contexts;
   bool warned_budget = false;
+  std::array<int64_t, kTimedHistory> timed_at{};  // by event index, mod kTimedHistory
+  uint64_t timed = 0;                             // events noted
 };
 
 inline Sampler& sampler() {

@@ -50,6 +50,16 @@ void note_period(Sampler& s, ThreadState& st, int64_t time_ns, int64_t period_ns
   st.written_period_ns = period_ns;
 }
 
+// The event that was next to be timestamped at `t` (raw clock), for a
+// sample whose handler read `read` later: back over the events noted
+// since `t`, as far as the history goes.
+uint64_t event_at(const Sampler& s, uint64_t read, int64_t t) {
+  const uint64_t oldest = s.timed > kTimedHistory ? s.timed - kTimedHistory : 0;
+  uint64_t e = std::min(read, s.timed);
+  while (e > oldest && s.timed_at[(e - 1) % kTimedHistory] > t) --e;
+  return e;
+}
+
 // A frame-ring slot: its copies (ticks missed off the core) and its sample.
 void write_frames(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
   uint32_t ctx = 0;
@@ -67,10 +77,11 @@ void write_frames(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw
   Sample out;
   out.context = ctx;
   out.thread = st.thread;
-  out.mpi_event = raw.mpi_event;
   for (uint32_t k = 0; k <= raw.copies; ++k) {
-    out.time_ns =
-        r.skewed(k < raw.copies ? raw.first_ns + int64_t{k} * raw.period_ns : raw.time_ns);
+    const int64_t t = k < raw.copies ? raw.first_ns + int64_t{k} * raw.period_ns : raw.time_ns;
+    out.time_ns = r.skewed(t);
+    // Other threads' calls may have ended while this one was off its core.
+    out.mpi_event = k < raw.copies ? event_at(s, raw.mpi_event, t) : raw.mpi_event;
     // The first one is compared with the previous sample; nothing moved
     // between the others.
     out.lca_depth = k == 0 ? raw.lca : raw.copy_lca;
@@ -84,10 +95,11 @@ void write_in_mpi(Recorder& r, Sampler& s, ThreadState& st, const MpiSample& m) 
   note_period(s, st, r.skewed(m.first_ns), m.period_ns);
   Sample x;
   x.thread = st.thread;
-  x.mpi_event = m.mpi_event;
   for (uint32_t k = 0; k <= m.copies; ++k) {
-    x.time_ns = r.skewed(k < m.copies ? m.first_ns + int64_t{k} * m.period_ns : m.time_ns);
+    const int64_t t = k < m.copies ? m.first_ns + int64_t{k} * m.period_ns : m.time_ns;
+    x.time_ns = r.skewed(t);
     x.in_mpi = k >= m.outside;
+    x.mpi_event = x.in_mpi ? m.mpi_event : event_at(s, m.mpi_event, t);
     s.writer.add_sample(x);
   }
 }
@@ -110,6 +122,12 @@ int64_t percentile(const std::array<uint64_t, kCostBuckets + 1>& h, double q) {
 }  // namespace sampling
 
 using namespace sampling;
+
+void sampler_note_timed_at(uint64_t index) {
+  Sampler& s = sampler();
+  s.timed_at[index % kTimedHistory] = now_ns();
+  s.timed = index + 1;
+}
 
 void drain_samples(Recorder& r) {
   Sampler& s = sampler();
