@@ -122,8 +122,8 @@ else
       fi
     done
   done
-  grep -q "lowered their rate during the run, to up to one sample every 2ms" err7.txt ||
-    bad "record did not warn that the rate was lowered: $(grep -i warning err7.txt)"
+  grep -q "lowered their rate during the run, to up to one sample every 2ms (" err7.txt ||
+    bad "record did not warn that the rate was lowered, and only that: $(grep -i warning err7.txt)"
 fi
 
 # The handler looks expensive for each thread's first 64 ticks only
@@ -153,6 +153,8 @@ else
       fi
     done
   done
+  grep -q "lowered their rate during the run, to up to one sample every 2ms, and raised it back" err8.txt ||
+    bad "record did not say the rate was raised back: $(grep -i warning err8.txt)"
 fi
 
 # A process off its cores for 0.4 s (rank 0 stops itself after its first
