@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 
 #include "tracefold/samples.hpp"
@@ -64,6 +65,7 @@ bool summarize_samples(const std::filesystem::path& dir, int64_t period_ns, int 
   int ranks = 0, cut = 0;
   std::string slowed;  // ranks whose sampler lowered its rate
   int64_t slowest = 0;
+  bool raised_back = true;  // every thread that slowed down ends at the period asked for
   bool unreadable = false;
   std::string missing;
   const int last = world_size > 0 ? world_size : 1 << 22;
@@ -88,7 +90,12 @@ bool summarize_samples(const std::filesystem::path& dir, int64_t period_ns, int 
       }
       if (!s.periods.empty() && slowed.size() < 200)
         slowed += (slowed.empty() ? "" : " ") + std::to_string(rank);
-      for (const SamplePeriod& p : s.periods) slowest = std::max(slowest, p.period_ns);
+      std::map<uint32_t, int64_t> last;  // per thread
+      for (const SamplePeriod& p : s.periods) {
+        slowest = std::max(slowest, p.period_ns);
+        last[p.thread] = p.period_ns;
+      }
+      for (const auto& [thread, p] : last) raised_back = raised_back && p == s.period_ns;
       median = std::max(median, s.handler_median_ns);
       p99 = std::max(p99, s.handler_p99_ns);
     } catch (const std::exception& ex) {
@@ -115,6 +122,7 @@ bool summarize_samples(const std::filesystem::path& dir, int64_t period_ns, int 
                  "rank(s) "
               << slowed << ": they lowered their rate during the run, to up to one sample every "
               << format_period(slowest)
+              << (raised_back ? ", and raised it back once the handler was cheap again" : "")
               << " (recorded in the samples files; `tracefold diagnose` weighs each sample by "
                  "its period)\n";
   if (cut > 0)

@@ -383,6 +383,7 @@ CallBuffers& thread_buffers() {
   if (r.any_statistics)
     for (Statistic* st : statistics().enabled) st->start();
   enter_ns_ = enter_ns != 0 ? enter_ns : now_ns();
+  sampler_note_enter(enter_ns_);
   auto& spare = thread_buffers().spare_links;
   for (FieldValue& f : ev_.fields)
     if (f.field == kLinks && f.list.capacity() > spare.capacity()) spare.swap(f.list);

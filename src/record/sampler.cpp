@@ -47,16 +47,9 @@ int64_t clock_ns(clockid_t c) {
 
 // The next tick stays on the period's grid even when that is already past
 // (the handler was preempted): the timer then fires at once, and that
-// tick stores the ones missed as copies (on_tick). Only beyond what one
-// tick may copy are ticks skipped, counted as dropped.
-void arm(ThreadState& st, int64_t now) {
-  const int64_t period = st.period_ns;
-  st.next_ns += period;
-  if (const int64_t behind = now - st.next_ns; behind > kMaxCopies * period) {
-    const int64_t skipped = behind / period;
-    st.dropped.fetch_add(static_cast<uint64_t>(skipped), std::memory_order_relaxed);
-    st.next_ns += skipped * period;
-  }
+// tick stands for the ones missed (on_tick), however many.
+void arm(ThreadState& st) {
+  st.next_ns += st.period_ns;
   itimerspec its{};
   its.it_value.tv_sec = st.next_ns / 1000000000LL;
   its.it_value.tv_nsec = st.next_ns % 1000000000LL;
@@ -86,49 +79,57 @@ uint16_t lca_of(const ThreadState& st, const uintptr_t* ip, const uintptr_t* sp,
 }
 
 // `missed`: ticks that fell due while this thread did not run (see on_tick),
-// stored as copies of this sample at their own times, `due` onwards.
-void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t missed) {
+// from `due` on; the slot notes how many, and the drain writes them as
+// copies of this sample at their own times (sampler_write.cpp). Times are
+// kept unskewed until then. A full ring drops the tick and its copies.
+void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t missed) {
   Recorder& r = recorder();
   const int64_t period = st.period_ns;
   if (tl_in_call) {
     // Inside a wrapped call the recorder knows the call and its site: no walk.
     const uint64_t h = st.mpi_head.load(std::memory_order_relaxed);
-    if (kMpiSlots - (h - st.mpi_tail.load(std::memory_order_acquire)) < 1 + missed) {
-      st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);
+    if (h - st.mpi_tail.load(std::memory_order_acquire) >= kMpiSlots) {
+      st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
       return;
     }
     const SamplerThreadMarks& marks = tl_sampler_marks;
     const uint64_t event = marks.timed_call == marks.calls
                                ? marks.timed_event
                                : r.events_timed.load(std::memory_order_relaxed);
-    for (uint64_t k = 0; k <= missed; ++k) {
-      MpiSample& m = st.mpi_ring[(h + k) & (kMpiSlots - 1)];
-      m.time_ns = r.skewed(k < missed ? due + static_cast<int64_t>(k) * period : t0);
-      m.mpi_event = event;
-      m.period_ns = period;
-    }
-    st.mpi_head.store(h + 1 + missed, std::memory_order_release);
-    g_samples_produced.fetch_add(1 + missed, std::memory_order_relaxed);
+    // The thread was off its core in the wrapper: ticks that fell due
+    // before the call's enter time (or all of them, while that time is
+    // still to be read) lie outside the call the timeline records.
+    const uint32_t outside =
+        copies_outside(missed, due, period, marks.entered_call == marks.calls, marks.enter_ns);
+    MpiSample& m = st.mpi_ring[h & (kMpiSlots - 1)];
+    m.time_ns = t0;
+    m.first_ns = missed > 0 ? due : t0;
+    m.mpi_event = event;
+    m.period_ns = period;
+    m.copies = missed;
+    m.outside = outside;
+    st.mpi_head.store(h + 1, std::memory_order_release);
+    g_samples_produced.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   const uint64_t h = st.head.load(std::memory_order_relaxed);
-  const uint64_t room = kRingSlots - (h - st.tail.load(std::memory_order_acquire));
-  if (room < 1 + missed || tl_loader_depth > 0) {
-    st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);
+  if (h - st.tail.load(std::memory_order_acquire) >= kRingSlots || tl_loader_depth > 0) {
+    st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
     return;
   }
   RawSample& s = st.ring[h & (kRingSlots - 1)];
-  s.time_ns = r.skewed(t0);
+  s.time_ns = t0;
+  s.first_ns = missed > 0 ? due : t0;
   s.mpi_event = r.events_timed.load(std::memory_order_relaxed);
   s.period_ns = period;
-  s.lca = 0;
+  s.copies = missed;
+  s.lca = s.copy_lca = 0;
   s.n = 0;
-  s.in_mpi = 0;
   {
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) <
         0) {
-      st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);
+      st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
       return;
     }
     uintptr_t sp[kMaxFrames];
@@ -148,11 +149,15 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
       if (unw_step(&cursor) <= 0) break;
     }
     if (n == 0) {
-      st.dropped.fetch_add(1 + missed, std::memory_order_relaxed);
+      st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
       return;
     }
     SamplerThreadMarks& marks = tl_sampler_marks;
-    if (!truncated) s.lca = lca_of(st, s.ip, sp, n, marks.calls != st.prev_calls, marks.low_mpi_sp);
+    if (!truncated) {
+      s.lca = lca_of(st, s.ip, sp, n, marks.calls != st.prev_calls, marks.low_mpi_sp);
+      // Between copies nothing moved: the whole path but the leaf.
+      s.copy_lca = static_cast<uint16_t>(n - 1);
+    }
     s.n = static_cast<uint16_t>(n);
     std::memcpy(st.prev_ip, s.ip, sizeof(uintptr_t) * static_cast<std::size_t>(n));
     std::memcpy(st.prev_sp, sp, sizeof(uintptr_t) * static_cast<std::size_t>(n));
@@ -160,23 +165,8 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint64_t mis
     st.prev_calls = marks.calls;
     marks.low_mpi_sp = UINTPTR_MAX;
   }
-  if (missed > 0) {
-    // The copies come first (earlier times); the frames are unchanged, so
-    // each copy's marker is the whole path but the leaf.
-    RawSample& last = st.ring[(h + missed) & (kRingSlots - 1)];
-    std::memcpy(&last, &s, offsetof(RawSample, ip) + sizeof(uintptr_t) * s.n);
-    const uint16_t whole = s.n > 0 && st.prev_n > 0 ? static_cast<uint16_t>(s.n - 1) : 0;
-    for (uint64_t k = 1; k < missed; ++k) {
-      RawSample& copy = st.ring[(h + k) & (kRingSlots - 1)];
-      std::memcpy(&copy, &s, offsetof(RawSample, ip) + sizeof(uintptr_t) * s.n);
-      copy.time_ns = r.skewed(due + static_cast<int64_t>(k) * period);
-      copy.lca = whole;
-    }
-    s.time_ns = r.skewed(due);
-    last.lca = whole;
-  }
-  st.head.store(h + 1 + missed, std::memory_order_release);
-  g_samples_produced.fetch_add(1 + missed, std::memory_order_relaxed);
+  st.head.store(h + 1, std::memory_order_release);
+  g_samples_produced.fetch_add(1, std::memory_order_relaxed);
 }
 
 void on_tick(int, siginfo_t* info, void* ucontext) {
@@ -186,39 +176,29 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
   const int saved_errno = errno;
   const int64_t t0 = clock_ns(CLOCK_MONOTONIC);
   // A tick that found the thread off its core (more threads than cores)
-  // arrives when it runs again, possibly periods late. The thread did not
-  // move meanwhile, so the ticks it missed are stored as copies of this
-  // sample at their due times: wall-clock counts stay per period. (A
-  // thread that had blocked the signal did move: docs/sampling.md.)
+  // arrives when it runs again, possibly many periods late. The thread did
+  // not move meanwhile, so this sample stands for the ticks it missed too,
+  // at their due times: wall-clock counts stay one per period. (A thread
+  // that had blocked the signal did move: docs/sampling.md.)
   const int64_t due = st->next_ns;
-  uint64_t missed = 0;
+  uint32_t missed = 0;
   if (st->clock == CLOCK_MONOTONIC && t0 - due >= st->period_ns)
-    missed = static_cast<uint64_t>(std::min<int64_t>((t0 - due) / st->period_ns, kMaxCopies));
-  // Too expensive for its period (the median tick of the last window cost
-  // more than 5 % of it): from this sample on the thread samples at twice
-  // the period, and each sample says so. Not on a late tick, whose copies
-  // stand for ticks that fell due at the old period.
-  if (st->window_ticks >= kCostWindow) {
-    if (missed == 0 && 2 * st->window_over > st->window_ticks &&
-        st->period_ns < kMaxSlowdown * sampler().period_ns)
-      st->period_ns *= 2;
-    st->window_ticks = st->window_over = 0;
-  }
+    missed = static_cast<uint32_t>(std::min<int64_t>((t0 - due) / st->period_ns, UINT32_MAX));
+  // The rate under the handler's cost (sampler_rate.hpp), from this sample
+  // on; a window that ends on a late tick waits for an on-time one, since
+  // a late tick's copies stand for ticks that fell due at the old period.
+  if (missed == 0) st->period_ns = next_period(st->rate, st->period_ns, sampler().period_ns);
   const int64_t period = st->period_ns;
   take(*st, ucontext, t0, due, missed);
   st->next_ns = due + static_cast<int64_t>(missed) * period;
-  const int64_t t1 = clock_ns(CLOCK_MONOTONIC);
-  if (st->timer_live.load(std::memory_order_relaxed))
-    arm(*st, st->clock == CLOCK_MONOTONIC ? t1 : clock_ns(st->clock));
-  const int64_t cost = clock_ns(CLOCK_MONOTONIC) - t0 + sampler().extra_cost_ns;
+  if (st->timer_live.load(std::memory_order_relaxed)) arm(*st);
+  Sampler& s = sampler();
+  int64_t cost = clock_ns(CLOCK_MONOTONIC) - t0;
+  if (s.extra_cost_ticks < 0 || st->ticks < s.extra_cost_ticks) cost += s.extra_cost_ns;
+  ++st->ticks;
   st->cost[cost_bucket(cost)].fetch_add(1, std::memory_order_relaxed);
-  // Only ticks that came on time: a late one's cost holds its copies and
-  // whatever kept the thread off its core, which a longer period would not
-  // save.
-  if (missed == 0) {
-    ++st->window_ticks;
-    if (cost * kCostShareInverse > period) ++st->window_over;
-  }
+  // A full window stops counting until it is decided.
+  if (st->rate.ticks < kCostWindow) note_tick_cost(st->rate, cost, period);
   errno = saved_errno;
 }
 
@@ -267,7 +247,7 @@ void begin_thread(bool main_thread) {
   if (!main_thread) pthread_setspecific(s.key, st);
   st->timer_live.store(true);
   st->next_ns = clock_ns(st->clock);
-  arm(*st, st->next_ns);
+  arm(*st);
 }
 
 struct StartArgs {
@@ -298,7 +278,11 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
     return;
   }
   s.period_ns = period;
-  if (const char* x = env("TRACEFOLD_TEST_SAMPLE_COST_NS")) s.extra_cost_ns = std::atoll(x);
+  // NS, or NS,TICKS: only each thread's first TICKS ticks.
+  if (const char* x = env("TRACEFOLD_TEST_SAMPLE_COST_NS")) {
+    s.extra_cost_ns = std::atoll(x);
+    if (const char* comma = std::strchr(x, ',')) s.extra_cost_ticks = std::atoll(comma + 1);
+  }
   const char* c = env("TRACEFOLD_SAMPLE_CLOCK");
   s.clock = c && std::strcmp(c, "cpu") == 0 ? SampleClock::kCpu : SampleClock::kWall;
   // A realtime signal, not SIGPROF: profilers and gprof-built programs own

@@ -21,12 +21,16 @@ class Recorder;
 // address one was entered at since this thread's last sample. And, once
 // the recorder gave the current call its place in the rank's event
 // sequence (timestamp, before the call's own end), which place: a sample
-// in the rest of the call names that event, not the next.
+// in the rest of the call names that event, not the next. And when the
+// current call was entered (its timeline enter time, unskewed), once that
+// is read: copies for ticks that fell due before it are not in the call.
 struct SamplerThreadMarks {
   uint64_t calls = 0;
   uintptr_t low_mpi_sp = UINTPTR_MAX;
   uint64_t timed_call = 0;
   uint64_t timed_event = 0;
+  uint64_t entered_call = 0;
+  int64_t enter_ns = 0;
 };
 [[gnu::tls_model(
     "initial-exec")]] extern constinit thread_local SamplerThreadMarks tl_sampler_marks;
@@ -43,12 +47,25 @@ extern uint64_t g_samples_consumed;  // under the recorder's lock
   if (sp < m.low_mpi_sp) m.low_mpi_sp = sp;
 }
 
-/// From Recorder::timestamp: this thread's current call is event `index`.
+/// From Call::begin, once the call's enter time is read.
+[[gnu::always_inline]] inline void sampler_note_enter(int64_t enter_ns) {
+  SamplerThreadMarks& m = tl_sampler_marks;
+  m.enter_ns = enter_ns;
+  std::atomic_signal_fence(std::memory_order_release);
+  m.entered_call = m.calls;
+}
+
+/// Caller holds the recorder's lock: event `index` is timestamped now.
+void sampler_note_timed_at(uint64_t index);
+
+/// From Recorder::timestamp (under the recorder's lock, only while
+/// sampling): this thread's current call is event `index`.
 [[gnu::always_inline]] inline void sampler_note_timed(uint64_t index) {
   SamplerThreadMarks& m = tl_sampler_marks;
   m.timed_event = index;
   std::atomic_signal_fence(std::memory_order_release);
   m.timed_call = m.calls;
+  sampler_note_timed_at(index);
 }
 
 /// Starts sampling if TRACEFOLD_SAMPLE asks for it (end of Recorder::start,

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sampler_rate.hpp"
 #include "tracefold/samples.hpp"
 
 #pragma GCC visibility push(hidden)
@@ -28,11 +30,11 @@ constexpr int kMaxFrames = 48;
 // touched only as samples fill them.
 constexpr uint64_t kRingSlots = 4096;
 // Samples inside MPI calls need no frames: a ring of their own, long
-// enough for a wait of 16 s at 1 kHz without a drain (no call completes
-// during a wait, and drains happen in the MPI wrappers).
-constexpr uint64_t kMpiSlots = 16384;
-// Ticks one late tick stores as copies of its sample (see on_tick).
-constexpr int64_t kMaxCopies = 256;
+// enough for a wait of 65 s at 1 kHz without a drain (no call completes
+// during a wait, and drains happen in the MPI wrappers; a rank whose
+// partner died waits until the launcher, slow on a loaded machine, kills
+// it). 40 bytes a slot, touched only as the wait goes on.
+constexpr uint64_t kMpiSlots = 65536;
 // The handler's cost: 64 ns buckets up to 65.5 us, 4 us buckets up to
 // 4.26 ms (a handler preempted half way, on a loaded machine), then one
 // overflow bucket.
@@ -53,27 +55,43 @@ inline int64_t cost_of_bucket(int b) {
 // stack pointer (see lca_of).
 constexpr uintptr_t kWrapperSlack = 1024;
 
-// The handler doubles a thread's period when most of its last kCostWindow
-// on-time ticks cost more than kCostShare of the period, up to kMaxSlowdown times
-// the period asked for (docs/sampling.md).
-constexpr uint32_t kCostWindow = 64;
-constexpr int64_t kCostShareInverse = 20;  // 5 %
-constexpr int64_t kMaxSlowdown = 64;
+// Of `missed` ticks that fell due at due, due + period, ... while the
+// thread was off its core inside an MPI wrapper: how many fell due before
+// the call's enter time, so outside the call on the timeline. All of them
+// while the wrapper has yet to read that time (`enter_known` false).
+inline uint32_t copies_outside(uint32_t missed, int64_t due, int64_t period, bool enter_known,
+                               int64_t enter_ns) {
+  if (missed == 0 || !enter_known) return missed;
+  if (due >= enter_ns) return 0;
+  return static_cast<uint32_t>(std::min<int64_t>(missed, (enter_ns - due + period - 1) / period));
+}
 
+// A ring slot is one tick: its sample, preceded by `copies` copies for the
+// ticks its thread missed off its core, at first_ns, first_ns + period, ...
+// (on_tick). The copies are written out when the ring is drained, so a
+// thread away for seconds costs its handler one slot, not one per tick.
 struct RawSample {
   int64_t time_ns;
+  int64_t first_ns;  // the first copy's time (time_ns without copies)
   uint64_t mpi_event;
   int64_t period_ns;  // the thread's period when it was taken
+  uint32_t copies;
   uint16_t n;         // frames in ip, innermost first
-  uint16_t lca;       // depth of the deepest unchanged frame
-  uint8_t in_mpi;
+  uint16_t lca;       // depth of the deepest unchanged frame (of the first copy)
+  uint16_t copy_lca;  // of the later copies and the sample: nothing moved
   uintptr_t ip[kMaxFrames];
 };
 
 struct MpiSample {
   int64_t time_ns;
+  int64_t first_ns;
   uint64_t mpi_event;
   int64_t period_ns;
+  uint32_t copies;
+  // Of the copies, the first `outside` fell due before the call's enter
+  // time: the thread was in the wrapper, not yet in the call the timeline
+  // records, and they are written as samples outside MPI (no frames).
+  uint32_t outside;
 };
 
 // One thread's sampling state, in its own anonymous mapping: pages of the
@@ -89,10 +107,11 @@ struct ThreadState {
   clockid_t clock = CLOCK_MONOTONIC;
   uint32_t thread = 0;
   int64_t next_ns = 0;  // the timer's next expiry (absolute, on `clock`)
-  // Handler only: this thread's period, and the ticks of the current cost
-  // window and how many of them cost more than their share.
+  // Handler only: this thread's period, and its handler's costs since the
+  // period was last decided (sampler_rate.hpp).
   int64_t period_ns = 0;
-  uint32_t window_ticks = 0, window_over = 0;
+  RateWindow rate;
+  int64_t ticks = 0;
   // drain_samples only: the period the file last said this thread has.
   int64_t written_period_ns = 0;
   // The previous unwound sample, for the LCA marker.
@@ -104,6 +123,11 @@ struct ThreadState {
   RawSample ring[kRingSlots];
   MpiSample mpi_ring[kMpiSlots];
 };
+
+// When the last events were timestamped (sampler_note_timed_at): a copy
+// for a tick that fell due before some of them names the event that was
+// next at its due time, not the one read when its thread ran again.
+constexpr uint64_t kTimedHistory = 4096;
 
 struct CtxKey {
   uint32_t parent, module;
@@ -122,9 +146,11 @@ struct Sampler {
   int signal = 0;
   int64_t period_ns = 0;
   SampleClock clock = SampleClock::kWall;
-  // Test hook (TRACEFOLD_TEST_SAMPLE_COST_NS): added to every tick's
-  // measured cost, so that a test can make the handler look expensive.
+  // Test hook (TRACEFOLD_TEST_SAMPLE_COST_NS=NS[,TICKS]): added to every
+  // tick's measured cost (or to each thread's first TICKS ticks'), so that
+  // a test can make the handler look expensive, for a while.
   int64_t extra_cost_ns = 0;
+  int64_t extra_cost_ticks = -1;
   pthread_key_t key{};
   // The threads' states. Never taken in the handler.
   std::mutex threads_mu;
@@ -141,6 +167,8 @@ struct Sampler {
   std::unordered_map<std::string, uint32_t> module_ids;
   std::unordered_map<CtxKey, uint32_t, CtxHash> contexts;
   bool warned_budget = false;
+  std::array<int64_t, kTimedHistory> timed_at{};  // by event index, mod kTimedHistory
+  uint64_t timed = 0;                             // events noted
 };
 
 inline Sampler& sampler() {

@@ -50,7 +50,18 @@ void note_period(Sampler& s, ThreadState& st, int64_t time_ns, int64_t period_ns
   st.written_period_ns = period_ns;
 }
 
-void write_one(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
+// The event that was next to be timestamped at `t` (raw clock), for a
+// sample whose handler read `read` later: back over the events noted
+// since `t`, as far as the history goes.
+uint64_t event_at(const Sampler& s, uint64_t read, int64_t t) {
+  const uint64_t oldest = s.timed > kTimedHistory ? s.timed - kTimedHistory : 0;
+  uint64_t e = std::min(read, s.timed);
+  while (e > oldest && s.timed_at[(e - 1) % kTimedHistory] > t) --e;
+  return e;
+}
+
+// A frame-ring slot: its copies (ticks missed off the core) and its sample.
+void write_frames(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
   uint32_t ctx = 0;
   for (int i = raw.n - 1; i >= 0; --i) {
     // Callers' addresses are return addresses: step back into the call.
@@ -62,15 +73,35 @@ void write_one(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw) {
       it = s.contexts.emplace(key, s.writer.add_context(ctx, module, offset)).first;
     ctx = it->second;
   }
-  note_period(s, st, raw.time_ns, raw.period_ns);
+  note_period(s, st, r.skewed(raw.first_ns), raw.period_ns);
   Sample out;
-  out.time_ns = raw.time_ns;
   out.context = ctx;
   out.thread = st.thread;
-  out.mpi_event = raw.mpi_event;
-  out.lca_depth = raw.lca;
-  out.in_mpi = raw.in_mpi != 0;
-  s.writer.add_sample(out);
+  for (uint32_t k = 0; k <= raw.copies; ++k) {
+    const int64_t t = k < raw.copies ? raw.first_ns + int64_t{k} * raw.period_ns : raw.time_ns;
+    out.time_ns = r.skewed(t);
+    // Other threads' calls may have ended while this one was off its core.
+    out.mpi_event = k < raw.copies ? event_at(s, raw.mpi_event, t) : raw.mpi_event;
+    // The first one is compared with the previous sample; nothing moved
+    // between the others.
+    out.lca_depth = k == 0 ? raw.lca : raw.copy_lca;
+    s.writer.add_sample(out);
+  }
+}
+
+// An MPI-ring slot: samples inside the call, but for copies that fell due
+// before the call was entered.
+void write_in_mpi(Recorder& r, Sampler& s, ThreadState& st, const MpiSample& m) {
+  note_period(s, st, r.skewed(m.first_ns), m.period_ns);
+  Sample x;
+  x.thread = st.thread;
+  for (uint32_t k = 0; k <= m.copies; ++k) {
+    const int64_t t = k < m.copies ? m.first_ns + int64_t{k} * m.period_ns : m.time_ns;
+    x.time_ns = r.skewed(t);
+    x.in_mpi = k >= m.outside;
+    x.mpi_event = x.in_mpi ? m.mpi_event : event_at(s, m.mpi_event, t);
+    s.writer.add_sample(x);
+  }
 }
 
 // -1 when nothing was measured.
@@ -91,6 +122,12 @@ int64_t percentile(const std::array<uint64_t, kCostBuckets + 1>& h, double q) {
 }  // namespace sampling
 
 using namespace sampling;
+
+void sampler_note_timed_at(uint64_t index) {
+  Sampler& s = sampler();
+  s.timed_at[index % kTimedHistory] = now_ns();
+  s.timed = index + 1;
+}
 
 void drain_samples(Recorder& r) {
   Sampler& s = sampler();
@@ -113,22 +150,16 @@ void drain_samples(Recorder& r) {
     while (t < h || mt < mh) {
       const RawSample* raw = t < h ? &st->ring[t & (kRingSlots - 1)] : nullptr;
       const MpiSample* in_mpi = mt < mh ? &st->mpi_ring[mt & (kMpiSlots - 1)] : nullptr;
-      if (raw && in_mpi && in_mpi->time_ns < raw->time_ns) raw = nullptr;
+      if (raw && in_mpi && in_mpi->first_ns < raw->first_ns) raw = nullptr;
       if (s.writer.is_open()) {
         try {
-          if (raw) {
-            write_one(r, s, *st, *raw);
-          } else {
-            Sample x;
-            x.time_ns = in_mpi->time_ns;
-            x.thread = st->thread;
-            x.mpi_event = in_mpi->mpi_event;
-            x.in_mpi = true;
-            note_period(s, *st, x.time_ns, in_mpi->period_ns);
-            s.writer.add_sample(x);
-          }
+          if (raw)
+            write_frames(r, s, *st, *raw);
+          else
+            write_in_mpi(r, s, *st, *in_mpi);
         } catch (const std::exception&) {
-          s.writer.add_dropped(1);  // out of memory in the tables: the program goes on
+          // Out of memory in the tables: the program goes on.
+          s.writer.add_dropped(1 + (raw ? raw->copies : in_mpi->copies));
         }
       }
       (raw ? t : mt)++;

@@ -102,18 +102,17 @@ int main(int argc, char** argv) {
             if (e < t.records.size()) ++ops[OpTable::name(t.records[e].op)];
           } else {
             // Another thread's sample may fall while the MPI thread is
-            // inside event e, which is then still the next to be recorded;
-            // and the copies for ticks it missed off its core carry the
-            // index read when it ran again (docs/sampling.md). Samples in
-            // the rest of MPI_Init after the sampler started are not
-            // flagged in_mpi and name event 0.
+            // inside event e, which is then still the next to be recorded
+            // (copies for ticks a thread missed off its core name the
+            // event that was next at their due time, docs/sampling.md).
+            // Samples in the rest of MPI_Init after the sampler started
+            // are not flagged in_mpi and name event 0.
             const int64_t end = e >= t.records.size() ? 0
                                 : x.thread == 0       ? t.records[e].enter_ns
                                                       : t.records[e].exit_ns;
-            const int64_t late = x.thread == 0 ? slack : 10 * slack;
             fits =
                 e == 0 || ((e >= t.records.size() || x.time_ns <= end + slack) &&
-                           (e > t.records.size() || t.records[e - 1].exit_ns - late <= x.time_ns));
+                           (e > t.records.size() || t.records[e - 1].exit_ns - slack <= x.time_ns));
           }
           (fits ? agree : off)++;
           if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE")) {
