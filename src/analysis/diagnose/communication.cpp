@@ -29,10 +29,10 @@ std::string micros(double s) {
   return o.str();
 }
 
-// Each call of a call path as a share of its diagnosis: its time, with or
-// without the waiting in it.
-std::vector<Context::LossAt> call_losses(const Context& c, std::pair<OpId, SiteId> key,
-                                         bool with_waiting) {
+// What places a call path's diagnosis in the loops: each call's share of
+// what the diagnosis is about.
+enum class Measure { kCalls, kBytes, kTime };
+std::vector<Context::LossAt> call_losses(const Context& c, std::pair<OpId, SiteId> key, Measure m) {
   std::vector<Context::LossAt> out;
   for (int32_t r = 0; r < c.size; ++r) {
     const auto& evs = c.events(r);
@@ -40,8 +40,10 @@ std::vector<Context::LossAt> call_losses(const Context& c, std::pair<OpId, SiteI
       const TimedEvent& te = evs[k];
       if (te.ev.op != key.first || te.ev.site != key.second) continue;
       const int64_t len = te.end_ns - te.start_ns;
-      const int64_t ns = with_waiting ? len : len - std::min(len, c.waited[std::size_t(r)][k]);
-      out.push_back({r, k, c.seconds(ns)});
+      double v = c.seconds(len - std::min(len, c.waited[std::size_t(r)][k]));
+      if (m == Measure::kCalls) v = 1;
+      if (m == Measure::kBytes) v = double(c.bytes[std::size_t(r)][k]);
+      out.push_back({r, k, v});
     }
   }
   return out;
@@ -102,11 +104,16 @@ void calls(Context& c) {
         << " each, of which " << micros(c.seconds(a.waited) / double(a.count)) << " waiting";
     }
     d.symptom.seconds = d.seconds;
-    // The iterations its time falls in: all of it for frequent
-    // communication (its severity), the rest without waiting otherwise.
-    const bool all = d.kind == DiagnosisKind::kFrequentCommunication;
-    d.symptom.where = c.iterations_where(call_losses(c, key, all), 0);
-    if (all) d.causes.back().where = d.symptom.where;
+    // The iterations it is in: frequent communication where the calls are
+    // made (its time is mostly the few calls a loaded machine stalled), a
+    // large transfer where the bytes go, long communication where its time
+    // without waiting is.
+    const bool frequent = d.kind == DiagnosisKind::kFrequentCommunication;
+    const Measure m = frequent                                      ? Measure::kCalls
+                      : d.kind == DiagnosisKind::kLongCommunication ? Measure::kTime
+                                                                    : Measure::kBytes;
+    d.symptom.where = c.iterations_where(call_losses(c, key, m), 0);
+    if (frequent) d.causes.back().where = d.symptom.where;
     d.detail = o.str();
     c.rep.diagnoses.push_back(std::move(d));
   }

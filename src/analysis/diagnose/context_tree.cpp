@@ -200,6 +200,12 @@ std::string Context::iterations_of(const std::vector<std::pair<std::size_t, doub
   return iterations_where(losses, noise_s);
 }
 
+namespace {
+// How small the typical loss of the iterations below the bar must be, against
+// that of those above it, for the loss to be placed in the latter.
+constexpr double kSpreadShare = 0.25;
+}  // namespace
+
 std::string Context::iterations_where(const std::vector<LossAt>& losses, double noise_s) const {
   struct Hit {
     uint32_t entry;
@@ -243,10 +249,22 @@ std::string Context::iterations_where(const std::vector<LossAt>& losses, double 
   if (high.empty() || mean <= 0) return "";
   std::nth_element(high.begin(), high.begin() + std::ptrdiff_t(high.size() / 2), high.end());
   const double bar = std::max(0.5 * high[high.size() / 2], noise_s);
+  // A loss in every iteration that only a loaded machine's jitter makes
+  // uneven (the time of frequent or large calls) is in all of them: the
+  // iterations below the bar hold a typical loss of the order of those
+  // above it, where a loss of some iterations leaves the others near 0.
+  std::vector<double> above, below;
+  for (const Hit& h : hits) (h.seconds >= bar ? above : below).push_back(h.seconds);
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const bool spread =
+      !below.empty() && !above.empty() && median(below) >= kSpreadShare * median(above);
   std::vector<int64_t> its;
   std::set<uint32_t> hit_entries;
   for (const Hit& h : hits)
-    if (h.seconds >= bar) its.push_back(h.iteration), hit_entries.insert(h.entry);
+    if (spread || h.seconds >= bar) its.push_back(h.iteration), hit_entries.insert(h.entry);
   std::sort(its.begin(), its.end());
   its.erase(std::unique(its.begin(), its.end()), its.end());
   if (its.empty()) return "";
