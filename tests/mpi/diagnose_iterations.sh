@@ -51,7 +51,7 @@ fi
 if UNIT_MS=50 designed late_bursts 2; then
   expect wait_for_partner --symptom MPI_Recv --cause "rank 0" --cause-rank 0
   CHECKS=$((CHECKS + 1))
-  if msg=$(python3 - "$JSON" <<'PY'
+  if msg=$(python3 - "$JSON" 2>&1 <<'PY'
 import json, re, sys
 d = [d for d in json.load(open(sys.argv[1]))["diagnoses"] if d["kind"] == "wait_for_partner"][0]
 for what, place, call in [("symptom", d["symptom"], "MPI_Recv"), ("late send", d["causes"][0], "MPI_Send")]:
