@@ -43,8 +43,8 @@
  *               an earlier one's parameters, so a `--sample-only` event log
  *               grows by every call and meets its size bound before the
  *               timeline does (tests/mpi/diagnose_cut.sh)
- *   bursts      imbalance in steps 3-7 only (of 10; counted from 1): in the
- *               others every rank works one unit (designed as for imbalance)
+ *   bursts      imbalance in steps 3-7 only (of 10; from 1), one unit on every
+ *               rank in the others (late_bursts: late, rank 0 working in 3-7 only)
  *   aborted     imbalance, then rank 0 calls MPI_Abort instead of
  *               MPI_Finalize (no rank's timeline gets its end offset)
  *   io          every rank works a unit, then writes 4 MiB at its own offset
@@ -158,8 +158,8 @@ int main(int argc, char** argv) {
   int in = rank + 1, out = 0;
   const char* name = mode;
   const int aborted = !strcmp(mode, "aborted"), varied = !strcmp(mode, "varied");
-  const int bursts = !strcmp(mode, "bursts");
-  if (aborted || varied || bursts) mode = "imbalance";
+  const int lateb = !strcmp(mode, "late_bursts"), bursts = lateb || !strcmp(mode, "bursts");
+  if (aborted || varied || bursts) mode = lateb ? "late" : "imbalance";
   print_steps = varied;
   int* ins = calloc((size_t)steps + 1, sizeof(int));
   int* outs = calloc((size_t)steps + 1, sizeof(int));
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
         if (large)
           nap(unit / 4);
         else
-          work_a(unit);
+          work_a(bursts && (s < 2 || s > 6) ? 0 : unit);
         buf[0] = s;
         per[s] = now();
         for (int to = 1; to < size; ++to) MPI_Send(buf, n, MPI_DOUBLE, to, 7, MPI_COMM_WORLD);

@@ -155,8 +155,10 @@ struct CodePlace {
   /// (`main > work_a`), a computation's or a call's label.
   std::string key;
   /// The loop iterations it occurs in, from the temporal context trees'
-  /// iteration layer: `in iterations 3-7 of 10 of the loop at ...`, or ""
-  /// when it is not inside a loop or occurs in every iteration alike.
+  /// iteration layer: `in iterations 3-7 of 10 of the loop starting at
+  /// ...`, `in all 10 iterations of ...`, or "" when it is in no loop the
+  /// recorder folded. Every kind of diagnosis places its symptom (and
+  /// imbalance, frequent communication and wait for partner their causes).
   std::string where;
 };
 

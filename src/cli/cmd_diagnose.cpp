@@ -26,9 +26,8 @@ void run_diagnose(const DiagnoseArgs& args) {
   const std::string dir = args.timeline.empty() ? default_timeline_dir(args.trace) : args.timeline;
   UnfoldedRun unfolded;
   Trace trace = load_diagnose_recording(args.trace, dir, unfolded);
-  // Its findings are per rank, on the recorded timeline, which does not
-  // say which thread made each call (`analyze` works per location).
-  one_thread_per_rank(trace, "diagnose");
+  // (A trace with threads is refused by load_diagnose_recording, for the
+  // parallel diagnosis too.)
   prepare_sites(trace, args.sites, true);
   std::vector<std::string> notes;
   const DiagnoseInput input =

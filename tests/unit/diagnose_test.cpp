@@ -624,6 +624,43 @@ TEST(Diagnose, TemporalContextTreeMergesAdjacentSamplesByIteration) {
   EXPECT_EQ(d.tree_left_out, 0u);
 }
 
+// Any diagnosis's losses at ranks' events are placed in the iterations of
+// their loop that hold them: shares at several ranks' events of one
+// iteration add up; a loss of some iterations names them, one every
+// iteration carries (uneven only by jitter) is in all of them.
+TEST(Diagnose, LossesAtAnyRanksEventsArePlacedInTheirIterations) {
+  DiagRun t(2);
+  Node loop;
+  loop.key = testing::make_event("MPI_Recv", 3).key();
+  t.trace.nodes.push_back(loop);
+  DiagnoseOptions o;
+  DiagnoseReport rep;
+  diagnose_detail::Context c(t.trace, t.in, o, rep);
+  c.loops.loops.push_back({0, 0, -1});
+  c.loops.at.assign(2, {});
+  for (auto& at : c.loops.at)
+    for (int64_t i = 1; i <= 10; ++i) at.push_back({0, 1, i, 10});
+  // Iterations 3-7 lose 40 ms, half on each rank; the others 0.2 ms.
+  std::vector<diagnose_detail::Context::LossAt> bursts;
+  for (int32_t r = 0; r < 2; ++r)
+    for (std::size_t k = 0; k < 10; ++k)
+      bursts.push_back({r, k, k >= 2 && k <= 6 ? 0.020 : 0.0001});
+  const std::string label = c.loop_label(0);
+  EXPECT_EQ(c.iterations_where(bursts, 0), "in iterations 3\u20137 of 10 of " + label);
+  // On rank 1 only, with one iteration far above the others: that one.
+  std::vector<diagnose_detail::Context::LossAt> one(bursts.begin() + 10, bursts.end());
+  one[8].seconds = 0.5;
+  EXPECT_EQ(c.iterations_where(one, 0), "in iteration 9 of 10 of " + label);
+  // Every iteration 1 ms or so, two 3 ms: the loss is in all of them.
+  std::vector<diagnose_detail::Context::LossAt> jitter;
+  for (std::size_t k = 0; k < 10; ++k)
+    jitter.push_back({0, k, k == 4 || k == 8 ? 0.003 : 0.001 + 0.0001 * double(k % 3)});
+  EXPECT_EQ(c.iterations_where(jitter, 0), "in all 10 iterations of " + label);
+  // Events outside any loop place nothing.
+  c.loops.at[0][0].loop = -1;
+  EXPECT_EQ(c.iterations_where({{0, 0, 1.0}}, 0), "");
+}
+
 TEST(Diagnose, ReportsReadAsTextAndJson) {
   DiagRun t(2);
   t.init();

@@ -29,6 +29,26 @@ std::string micros(double s) {
   return o.str();
 }
 
+// What places a call path's diagnosis in the loops: each call's share of
+// what the diagnosis is about.
+enum class Measure { kCalls, kBytes, kTime };
+std::vector<Context::LossAt> call_losses(const Context& c, std::pair<OpId, SiteId> key, Measure m) {
+  std::vector<Context::LossAt> out;
+  for (int32_t r = 0; r < c.size; ++r) {
+    const auto& evs = c.events(r);
+    for (std::size_t k = 0; k < evs.size(); ++k) {
+      const TimedEvent& te = evs[k];
+      if (te.ev.op != key.first || te.ev.site != key.second) continue;
+      const int64_t len = te.end_ns - te.start_ns;
+      double v = c.seconds(len - std::min(len, c.waited[std::size_t(r)][k]));
+      if (m == Measure::kCalls) v = 1;
+      if (m == Measure::kBytes) v = double(c.bytes[std::size_t(r)][k]);
+      out.push_back({r, k, v});
+    }
+  }
+  return out;
+}
+
 void calls(Context& c) {
   std::map<std::pair<OpId, SiteId>, CallAgg> aggs;
   for (int32_t r = 0; r < c.size; ++r) {
@@ -84,6 +104,16 @@ void calls(Context& c) {
         << " each, of which " << micros(c.seconds(a.waited) / double(a.count)) << " waiting";
     }
     d.symptom.seconds = d.seconds;
+    // The iterations it is in: frequent communication where the calls are
+    // made (its time is mostly the few calls a loaded machine stalled), a
+    // large transfer where the bytes go, long communication where its time
+    // without waiting is.
+    const bool frequent = d.kind == DiagnosisKind::kFrequentCommunication;
+    const Measure m = frequent                                      ? Measure::kCalls
+                      : d.kind == DiagnosisKind::kLongCommunication ? Measure::kTime
+                                                                    : Measure::kBytes;
+    d.symptom.where = c.iterations_where(call_losses(c, key, m), 0);
+    if (frequent) d.causes.back().where = d.symptom.where;
     d.detail = o.str();
     c.rep.diagnoses.push_back(std::move(d));
   }
@@ -97,6 +127,8 @@ void partners(Context& c) {
     const Event *wev = nullptr, *lev = nullptr;
     Places places;
     std::map<int32_t, int64_t> late_work;
+    /// The waiting, at the waiters' calls and at the late partners'.
+    std::vector<Context::LossAt> waiting, lateness;
   };
   std::map<std::tuple<OpId, SiteId, OpId, SiteId>, Agg> aggs;
   for (const WaitInstance& w : c.waits.instances) {
@@ -110,6 +142,8 @@ void partners(Context& c) {
     a.late[w.late] += ns;
     a.waiter[w.waiter] += ns;
     a.wev = &we.ev, a.lev = &le.ev;
+    a.waiting.push_back({w.waiter, std::size_t(w.event), w.seconds});
+    a.lateness.push_back({w.late, std::size_t(w.late_event), w.seconds});
     // What the late partner did instead: its computation before the call.
     const int64_t from = std::max(le.compute_start_ns, c.run_start);
     a.late_work[w.late] += std::max<int64_t>(le.start_ns - from, 0);
@@ -125,12 +159,14 @@ void partners(Context& c) {
     };
     const int32_t late = top(a.late), waiter = top(a.waiter);
     d.symptom.rank = waiter;
+    d.symptom.where = c.iterations_where(a.waiting, 0);
     CodePlace partner;
     partner.label = "rank " + std::to_string(late) + " late in " + c.call_label(*a.lev);
     partner.stack = c.call_stack(*a.lev);
     partner.seconds = c.seconds(a.late[late]);
     partner.rank = late;
     partner.key = c.call_label(*a.lev);
+    partner.where = c.iterations_where(a.lateness, 0);
     d.causes.push_back(std::move(partner));
     for (CodePlace& cp : dominant_places(c, a.places, late, a.late_work[late])) {
       if (d.causes.size() >= c.opt.top) break;

@@ -192,24 +192,44 @@ std::string Context::loop_label(int32_t loop) const {
 
 std::string Context::iterations_of(const std::vector<std::pair<std::size_t, double>>& instances,
                                    double noise_s) const {
-  if (loops.at.empty() || loops.at[0].empty()) return "";
   // Rank 0's closing call places the instance: every rank's is the same
   // iteration of a loop they all make.
+  std::vector<LossAt> losses;
+  for (const auto& [i, v] : instances)
+    if (i < syncs.size()) losses.push_back({0, syncs[i].ev[0], v});
+  return iterations_where(losses, noise_s);
+}
+
+namespace {
+// How small the typical loss of the iterations below the bar must be, against
+// that of those above it, for the loss to be placed in the latter.
+constexpr double kSpreadShare = 0.25;
+}  // namespace
+
+std::string Context::iterations_where(const std::vector<LossAt>& losses, double noise_s) const {
   struct Hit {
     uint32_t entry;
     int64_t iteration;
     double seconds;
   };
+  // Per loop, its iterations in the order first met, each with the loss of
+  // every rank and event in it.
   std::map<int32_t, std::vector<Hit>> by_loop;
+  std::map<std::tuple<int32_t, uint32_t, int64_t>, std::size_t> hit_of;
   std::map<int32_t, double> loss;
-  for (const auto& [i, v] : instances) {
-    if (i >= syncs.size()) continue;
-    const std::size_t ev = syncs[i].ev[0];
-    if (ev >= loops.at[0].size()) continue;
-    const LoopAt& a = loops.at[0][ev];
+  std::set<int32_t> ranks;
+  for (const LossAt& l : losses) {
+    if (std::size_t(l.rank) >= loops.at.size()) continue;
+    const auto& at = loops.at[std::size_t(l.rank)];
+    if (l.event >= at.size()) continue;
+    const LoopAt& a = at[l.event];
     if (a.loop < 0) continue;
-    by_loop[a.loop].push_back({a.entry, a.iteration, v});
-    loss[a.loop] += v;
+    std::vector<Hit>& hits = by_loop[a.loop];
+    auto [h, fresh] = hit_of.try_emplace({a.loop, a.entry, a.iteration}, hits.size());
+    if (fresh) hits.push_back({a.entry, a.iteration, 0});
+    hits[h->second].seconds += l.seconds;
+    loss[a.loop] += l.seconds;
+    ranks.insert(l.rank);
   }
   if (by_loop.empty()) return "";
   // The loop holding most of the loss, and its iterations that hold a good
@@ -229,18 +249,31 @@ std::string Context::iterations_of(const std::vector<std::pair<std::size_t, doub
   if (high.empty() || mean <= 0) return "";
   std::nth_element(high.begin(), high.begin() + std::ptrdiff_t(high.size() / 2), high.end());
   const double bar = std::max(0.5 * high[high.size() / 2], noise_s);
+  // A loss in every iteration that only a loaded machine's jitter makes
+  // uneven (the time of frequent or large calls) is in all of them: the
+  // iterations below the bar hold a typical loss of the order of those
+  // above it, where a loss of some iterations leaves the others near 0.
+  std::vector<double> above, below;
+  for (const Hit& h : hits) (h.seconds >= bar ? above : below).push_back(h.seconds);
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const bool spread =
+      !below.empty() && !above.empty() && median(below) >= kSpreadShare * median(above);
   std::vector<int64_t> its;
   std::set<uint32_t> hit_entries;
   for (const Hit& h : hits)
-    if (h.seconds >= bar) its.push_back(h.iteration), hit_entries.insert(h.entry);
+    if (spread || h.seconds >= bar) its.push_back(h.iteration), hit_entries.insert(h.entry);
   std::sort(its.begin(), its.end());
   its.erase(std::unique(its.begin(), its.end()), its.end());
   if (its.empty()) return "";
-  // Iterations of an entry and entries of the loop, on rank 0.
+  // Iterations of an entry and entries of the loop, on the ranks of the loss.
   int64_t of = 0;
   std::set<uint32_t> entries;
-  for (const LoopAt& a : loops.at[0])
-    if (a.loop == loop) of = std::max(of, a.of), entries.insert(a.entry);
+  for (const int32_t r : ranks)
+    for (const LoopAt& a : loops.at[std::size_t(r)])
+      if (a.loop == loop) of = std::max(of, a.of), entries.insert(a.entry);
   std::ostringstream o;
   if (int64_t(its.size()) == of) {
     o << "in all " << of << " iterations of " << loop_label(loop);

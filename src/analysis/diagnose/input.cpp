@@ -234,6 +234,16 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
   return in;
 }
 
+namespace {
+// Its findings are per rank, on the recorded timeline, which does not say
+// which thread made each call.
+std::string one_thread_message(const std::string& what) {
+  return "diagnose takes traces of one thread per rank calling MPI; " + what +
+         " (the timeline does not say which thread made each call; tracefold analyze finds "
+         "wait states per (rank, thread) location)";
+}
+}  // namespace
+
 RankSampleDigest read_rank_samples(const Trace& trace, const std::string& dir, int32_t r) {
   RankSampleDigest out;
   const std::string path = samples_path(dir, r);
@@ -248,6 +258,13 @@ RankSampleDigest read_rank_samples(const Trace& trace, const std::string& dir, i
     throw DiagnoseError(path + ": samples of rank " + std::to_string(rs.rank) + " of " +
                         std::to_string(rs.world_size) + " ranks, the trace has " +
                         std::to_string(trace.world_size) + " ranks");
+  // A --sample-only run keeps no thread of its calls: its samples tell
+  // whether another thread made any.
+  for (const Sample& s : rs.samples)
+    if (s.thread != 0 && s.in_mpi)
+      throw DiagnoseError(one_thread_message("in this one, thread " + std::to_string(s.thread) +
+                                             " of rank " + std::to_string(r) +
+                                             " was sampled inside an MPI call (" + path + ")"));
   out.present = true;
   // Onto rank 0's clock, as the events are.
   RankTimelineFile tl;
@@ -351,8 +368,13 @@ namespace tracefold {
 Trace load_diagnose_recording(const std::string& trace_path, const std::string& dir,
                               UnfoldedRun& unfolded, bool tables_only) {
   std::error_code ec;
-  if (std::filesystem::exists(trace_path, ec) || !is_unfolded_run(dir))
-    return load_trace(trace_path);
+  if (std::filesystem::exists(trace_path, ec) || !is_unfolded_run(dir)) {
+    Trace t = load_trace(trace_path);
+    if (t.threads > 1)
+      throw DiagnoseError(diagnose_detail::one_thread_message(
+          "this one has " + std::to_string(t.threads) + " threads per rank calling MPI"));
+    return t;
+  }
   try {
     if (tables_only) {
       Trace t;

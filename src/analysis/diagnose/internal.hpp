@@ -216,6 +216,16 @@ struct Context {
   /// iterations that hold the loss when not all of them do.
   std::string iterations_of(const std::vector<std::pair<std::size_t, double>>& instances,
                             double noise_s) const;
+  /// A share of a loss at one rank's event.
+  struct LossAt {
+    int32_t rank = 0;
+    std::size_t event = 0;
+    double seconds = 0;
+  };
+  /// The same for losses at any ranks' events (a call path's time, the
+  /// waiting of wait states): the shares of one iteration of a loop add up
+  /// over the ranks and events in it.
+  std::string iterations_where(const std::vector<LossAt>& losses, double noise_s) const;
   /// `the loop at MPI_Allreduce at main (x.c:40)`.
   std::string loop_label(int32_t loop) const;
 
