@@ -84,8 +84,9 @@ std::size_t timing_record(Item& b, EventKey pred);
 // Adds one raw timing sample to b (settled).
 void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank);
 
-// Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
-void merge_item_timings(Item& b, const Item& s, int32_t rank);
+// Moves the timing of `s` into `b` (b keeps histograms; s may still be raw;
+// s's records are left empty or moved from).
+void merge_item_timings(Item& b, Item& s, int32_t rank);
 
 // What seq.append(values) gives, where `values` is a list field's one
 // execution as the general path stores it (its length, then its elements),
@@ -116,7 +117,7 @@ inline void append_list_values(ValueSeq& seq, const std::vector<int64_t>& list) 
 }
 
 // merge_pair of two events with the same field ids: b's history, then s's.
-void merge_same_fields(Item& b, const Item& s, int32_t rank);
+void merge_same_fields(Item& b, Item& s, int32_t rank);
 
 constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
 

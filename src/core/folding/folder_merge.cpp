@@ -62,16 +62,33 @@ void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32
   if (comm >= 0) t.comm.add(comm, rank);
 }
 
-void merge_item_timings(Item& b, const Item& s, int32_t rank) {
+void merge_item_timings(Item& b, Item& s, int32_t rank) {
   settle_timing(b, rank);
-  if (!s.raw_timing) {
-    merge_timings(b.timings, s.timings);
+  if (s.raw_timing) {
+    add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank);
     return;
   }
-  add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank);
+  // s is merged away: a record b lacks moves over whole, not copied with
+  // its histograms' buffers and then freed with s. merge_timings merges
+  // the records both have (and would insert the others where these go).
+  std::vector<Timing>& into = b.timings;
+  std::vector<Timing>& from = s.timings;
+  std::size_t shared = 0;
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    const auto it = std::lower_bound(into.begin(), into.end(), from[k].pred,
+                                     [](const Timing& x, EventKey p) { return x.pred < p; });
+    if (it == into.end() || !(it->pred == from[k].pred)) {
+      into.insert(it, std::move(from[k]));
+    } else {
+      if (shared != k) from[shared] = std::move(from[k]);
+      ++shared;
+    }
+  }
+  from.resize(shared);
+  if (shared > 0) merge_timings(into, from);
 }
 
-void merge_same_fields(Item& b, const Item& s, int32_t rank) {
+void merge_same_fields(Item& b, Item& s, int32_t rank) {
   for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
   b.reps.append(s.reps);
   merge_item_timings(b, s, rank);
