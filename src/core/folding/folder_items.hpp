@@ -76,17 +76,21 @@ ValueSeq absent_values(uint64_t executions);
 Timing timing_of_raw(const Item& it, int32_t rank);
 
 // b's timing as histograms (a fresh event keeps its one sample raw).
-void settle_timing(Item& b, int32_t rank);
+void settle_timing(Item& b, int32_t rank, std::vector<Timing>* spares = nullptr);
 
 // The index of b's timing record after `pred` (settled), made if missing.
-std::size_t timing_record(Item& b, EventKey pred);
+// A record made is taken from `spares` when there is one (its histograms'
+// buffers kept from a record merged away).
+std::size_t timing_record(Item& b, EventKey pred, std::vector<Timing>* spares = nullptr);
 
 // Adds one raw timing sample to b (settled).
-void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank);
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank,
+                    std::vector<Timing>* spares = nullptr);
 
 // Moves the timing of `s` into `b` (b keeps histograms; s may still be raw;
 // s's records are left empty or moved from).
-void merge_item_timings(Item& b, Item& s, int32_t rank);
+// s's records merged into b's go to `spares` (emptied, buffers kept).
+void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares = nullptr);
 
 // What seq.append(values) gives, where `values` is a list field's one
 // execution as the general path stores it (its length, then its elements),
@@ -117,7 +121,7 @@ inline void append_list_values(ValueSeq& seq, const std::vector<int64_t>& list) 
 }
 
 // merge_pair of two events with the same field ids: b's history, then s's.
-void merge_same_fields(Item& b, Item& s, int32_t rank);
+void merge_same_fields(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares = nullptr);
 
 constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
 
@@ -212,6 +216,9 @@ class Merger {
   std::size_t max_cells_;
   int32_t rank_;
   std::vector<FieldSeqs> spare_fields_;
+  // Timing records of events merged away, emptied: a record made for a
+  // new predecessor takes one and its histograms allocate nothing.
+  std::vector<Timing> spare_timings_;
   // merge_seq's plans by depth (it recurses through loops' bodies), kept
   // so that an alignment allocates nothing once they are warm; a deque, so
   // a deeper one added keeps the shallower ones in place.
