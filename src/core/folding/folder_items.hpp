@@ -76,20 +76,18 @@ ValueSeq absent_values(uint64_t executions);
 Timing timing_of_raw(const Item& it, int32_t rank);
 
 // b's timing as histograms (a fresh event keeps its one sample raw).
-void settle_timing(Item& b, int32_t rank, std::vector<Timing>* spares = nullptr);
+void settle_timing(Item& b, int32_t rank);
 
 // The index of b's timing record after `pred` (settled), made if missing.
-// A record made is taken from `spares` when there is one (its histograms'
-// buffers kept from a record merged away).
-std::size_t timing_record(Item& b, EventKey pred, std::vector<Timing>* spares = nullptr);
+std::size_t timing_record(Item& b, EventKey pred);
 
 // Adds one raw timing sample to b (settled).
-void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank,
-                    std::vector<Timing>* spares = nullptr);
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank);
 
 // Moves the timing of `s` into `b` (b keeps histograms; s may still be raw;
 // s's records are left empty or moved from).
-// s's records merged into b's go to `spares` (emptied, buffers kept).
+// s's records merged into b's go to `spares` (emptied, buffers kept), and
+// records b makes are taken from them.
 void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares = nullptr);
 
 // What seq.append(values) gives, where `values` is a list field's one

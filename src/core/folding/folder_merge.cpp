@@ -19,16 +19,14 @@ Timing timing_of_raw(const Item& it, int32_t rank) {
   return t;
 }
 
-void settle_timing(Item& b, int32_t rank, std::vector<Timing>* spares) {
-  if (!b.raw_timing) return;
-  b.raw_timing = false;
-  // Merging the sample's one-value histograms gives what adding the sample
-  // gives (histograms do not depend on the order of adds and merges), and
-  // needs no Timing made and copied first.
-  add_raw_timing(b, b.raw_pred, b.raw_compute, b.raw_comm, rank, spares);
-}
+namespace {
 
-std::size_t timing_record(Item& b, EventKey pred, std::vector<Timing>* spares) {
+// timing_record, with the record it makes taken from `spares` when kPooled
+// and there is one (histogram buffers kept from a record merged away). The
+// walk and replay paths make records without spares: their instance has no
+// pool to look at.
+template <bool kPooled>
+std::size_t find_record(Item& b, EventKey pred, std::vector<Timing>* spares) {
   // Mostly the record of the event's last sample (a poll after a poll): the
   // hint is checked, so any change to the records since only costs a search.
   // Keys compare as their packed form ((op, site) order), one integer
@@ -48,32 +46,68 @@ std::size_t timing_record(Item& b, EventKey pred, std::vector<Timing>* spares) {
         t.begin());
   }
   if (i == t.size() || t[i].pred.packed() != want) {
-    if (spares && !spares->empty()) {
-      t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(spares->back()));
-      spares->pop_back();
-      t[i].pred = pred;
-    } else {
-      Timing fresh;
-      fresh.pred = pred;
-      t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(fresh));
+    if constexpr (kPooled) {
+      if (!spares->empty()) {
+        t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(spares->back()));
+        spares->pop_back();
+        t[i].pred = pred;
+        b.timing_hint = static_cast<uint32_t>(i);
+        return i;
+      }
     }
+    Timing fresh;
+    fresh.pred = pred;
+    t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(fresh));
   }
   b.timing_hint = static_cast<uint32_t>(i);
   return i;
 }
 
-void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank,
-                    std::vector<Timing>* spares) {
-  Timing& t = b.timings[timing_record(b, pred, spares)];
+template <bool kPooled>
+void add_sample(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank,
+                std::vector<Timing>* spares) {
+  Timing& t = b.timings[find_record<kPooled>(b, pred, spares)];
   if (compute >= 0) t.compute.add(compute, rank);
   if (comm >= 0) t.comm.add(comm, rank);
 }
 
+template <bool kPooled>
+void settle(Item& b, int32_t rank, std::vector<Timing>* spares) {
+  if (!b.raw_timing) return;
+  b.raw_timing = false;
+  // Merging the sample's one-value histograms gives what adding the sample
+  // gives (histograms do not depend on the order of adds and merges), and
+  // needs no Timing made and copied first.
+  add_sample<kPooled>(b, b.raw_pred, b.raw_compute, b.raw_comm, rank, spares);
+}
+
+}  // namespace
+
+void settle_timing(Item& b, int32_t rank) {
+  settle<false>(b, rank, nullptr);
+}
+
+std::size_t timing_record(Item& b, EventKey pred) {
+  return find_record<false>(b, pred, nullptr);
+}
+
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+  add_sample<false>(b, pred, compute, comm, rank, nullptr);
+}
+
 void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares) {
-  settle_timing(b, rank, spares);
-  if (s.raw_timing) {
-    add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, spares);
-    return;
+  if (!spares) {
+    settle<false>(b, rank, nullptr);
+    if (s.raw_timing) {
+      add_sample<false>(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, nullptr);
+      return;
+    }
+  } else {
+    settle<true>(b, rank, spares);
+    if (s.raw_timing) {
+      add_sample<true>(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, spares);
+      return;
+    }
   }
   // s is merged away: a record b lacks moves over whole, not copied with
   // its histograms' buffers and then freed with s. merge_timings merges
