@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+
+#include "random_program.hpp"
 #include "test_util.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/trace_io.hpp"
@@ -224,6 +228,54 @@ std::vector<Event> stencil3d_program(int steps) {
 // formed the loop spoils its session (it changes items before it); that must
 // not hold learning up by a further iteration. All else (events before the
 // loop formed, one session) goes the general way.
+// The general path merges an event's timing sample into its item at every
+// level a fold passes it through, and reuses the emptied records of items
+// merged away: every sample must still land exactly once in the histograms
+// of its call and predecessor.
+TEST(Folder, GeneralPathKeepsEveryTimingSampleOnce) {
+  FoldOptions o;
+  o.fast_path = false;
+  o.elastic_iterations = false;
+  Folder f(0, o);
+  using Key = std::pair<uint64_t, uint64_t>;  // call, predecessor
+  std::map<Key, std::pair<Histogram, Histogram>> want;
+  uint64_t pred = kStartKey.packed();
+  testing::Rng rng(29);
+  auto add = [&](Event e) {
+    e.compute_ns = static_cast<int64_t>(rng.below(5000));
+    e.comm_ns = static_cast<int64_t>(rng.below(300));
+    auto& w = want[{e.key().packed(), pred}];
+    w.first.add(e.compute_ns, 0);
+    w.second.add(e.comm_ns, 0);
+    pred = e.key().packed();
+    f.append(e);
+  };
+  for (int it = 0; it < 80; ++it) {
+    add(make_event("MPI_Barrier", 0));
+    for (uint64_t k = 1 + rng.below(4); k-- > 0;) add(make_event("MPI_Iprobe", 1));
+    add(make_event("MPI_Recv", 2, {{"peer", static_cast<int64_t>(rng.below(3))}}));
+    for (uint64_t k = rng.below(3); k-- > 0;) add(make_event("MPI_Test", 3));
+    add(make_event("MPI_Allreduce", 4));
+  }
+  CommTable comms;
+  comms.define_world(1);
+  const Trace t = f.finish(1, make_sites(5), comms);
+  std::map<Key, std::pair<Histogram, Histogram>> got;
+  for (const Node& n : t.nodes) {
+    for (const Timing& tm : n.timings) {
+      auto& g = got[{n.key.packed(), tm.pred.packed()}];
+      g.first.merge(tm.compute);
+      g.second.merge(tm.comm);
+    }
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [key, w] : want) {
+    EXPECT_EQ(got[key].first, w.first)
+        << got[key].first.to_string() << " vs " << w.first.to_string();
+    EXPECT_EQ(got[key].second, w.second);
+  }
+}
+
 TEST(Folder, ReplayLearnsTheTimeStepFromOneIteration) {
   const auto in = stencil3d_program(300);
   Folder f(0), g = general_folder();

@@ -223,6 +223,27 @@ TEST(Histogram, MergeEqualsAddingEverything) {
   }
 }
 
+// Merges whose bins the histogram already has are done in place; they must
+// give what adding the values gives, also when the other side's narrower
+// bins fall in one wide bin, and fall back when a bin is missing.
+TEST(Histogram, MergeIntoExistingBinsEqualsAddingEverything) {
+  const std::vector<std::vector<int64_t>> into_values = {
+      {100, 130}, {1, 40, 1000, 70000}, {5, 6, 7}, {3000}};
+  const std::vector<std::vector<int64_t>> other_values = {
+      {110, 101}, {2, 65000, 900}, {4, 7}, {2900, 3100}, {120}, {1, 80000}};
+  for (const auto& iv : into_values) {
+    for (const auto& ov : other_values) {
+      Histogram into, other, all;
+      for (int64_t v : iv) into.add(v, 2);
+      for (std::size_t k = 0; k < ov.size(); ++k) other.add(ov[k], static_cast<int32_t>(k));
+      for (int64_t v : iv) all.add(v, 2);
+      for (std::size_t k = 0; k < ov.size(); ++k) all.add(ov[k], static_cast<int32_t>(k));
+      into.merge(other);
+      EXPECT_EQ(into, all) << into.to_string() << "\n" << all.to_string();
+    }
+  }
+}
+
 TEST(Histogram, ParseRejectsMalformedText) {
   const char* bad[] = {
       "",

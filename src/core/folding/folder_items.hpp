@@ -84,8 +84,11 @@ std::size_t timing_record(Item& b, EventKey pred);
 // Adds one raw timing sample to b (settled).
 void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank);
 
-// Moves the timing of `s` into `b` (b keeps histograms; s may still be raw).
-void merge_item_timings(Item& b, const Item& s, int32_t rank);
+// Moves the timing of `s` into `b` (b keeps histograms; s may still be raw;
+// s's records are left empty or moved from).
+// s's records merged into b's go to `spares` (emptied, buffers kept), and
+// records b makes are taken from them.
+void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares = nullptr);
 
 // What seq.append(values) gives, where `values` is a list field's one
 // execution as the general path stores it (its length, then its elements),
@@ -116,7 +119,7 @@ inline void append_list_values(ValueSeq& seq, const std::vector<int64_t>& list) 
 }
 
 // merge_pair of two events with the same field ids: b's history, then s's.
-void merge_same_fields(Item& b, const Item& s, int32_t rank);
+void merge_same_fields(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares = nullptr);
 
 constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
 
@@ -211,6 +214,9 @@ class Merger {
   std::size_t max_cells_;
   int32_t rank_;
   std::vector<FieldSeqs> spare_fields_;
+  // Timing records of events merged away, emptied: a record made for a
+  // new predecessor takes one and its histograms allocate nothing.
+  std::vector<Timing> spare_timings_;
   // merge_seq's plans by depth (it recurses through loops' bodies), kept
   // so that an alignment allocates nothing once they are warm; a deque, so
   // a deeper one added keeps the shallower ones in place.

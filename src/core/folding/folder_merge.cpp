@@ -19,16 +19,14 @@ Timing timing_of_raw(const Item& it, int32_t rank) {
   return t;
 }
 
-void settle_timing(Item& b, int32_t rank) {
-  if (!b.raw_timing) return;
-  b.raw_timing = false;
-  // Merging the sample's one-value histograms gives what adding the sample
-  // gives (histograms do not depend on the order of adds and merges), and
-  // needs no Timing made and copied first.
-  add_raw_timing(b, b.raw_pred, b.raw_compute, b.raw_comm, rank);
-}
+namespace {
 
-std::size_t timing_record(Item& b, EventKey pred) {
+// timing_record, with the record it makes taken from `spares` when kPooled
+// and there is one (histogram buffers kept from a record merged away). The
+// walk and replay paths make records without spares: their instance has no
+// pool to look at.
+template <bool kPooled>
+std::size_t find_record(Item& b, EventKey pred, std::vector<Timing>* spares) {
   // Mostly the record of the event's last sample (a poll after a poll): the
   // hint is checked, so any change to the records since only costs a search.
   // Keys compare as their packed form ((op, site) order), one integer
@@ -48,6 +46,15 @@ std::size_t timing_record(Item& b, EventKey pred) {
         t.begin());
   }
   if (i == t.size() || t[i].pred.packed() != want) {
+    if constexpr (kPooled) {
+      if (!spares->empty()) {
+        t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(spares->back()));
+        spares->pop_back();
+        t[i].pred = pred;
+        b.timing_hint = static_cast<uint32_t>(i);
+        return i;
+      }
+    }
     Timing fresh;
     fresh.pred = pred;
     t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(fresh));
@@ -56,25 +63,89 @@ std::size_t timing_record(Item& b, EventKey pred) {
   return i;
 }
 
-void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
-  Timing& t = b.timings[timing_record(b, pred)];
+template <bool kPooled>
+void add_sample(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank,
+                std::vector<Timing>* spares) {
+  Timing& t = b.timings[find_record<kPooled>(b, pred, spares)];
   if (compute >= 0) t.compute.add(compute, rank);
   if (comm >= 0) t.comm.add(comm, rank);
 }
 
-void merge_item_timings(Item& b, const Item& s, int32_t rank) {
-  settle_timing(b, rank);
-  if (!s.raw_timing) {
-    merge_timings(b.timings, s.timings);
-    return;
-  }
-  add_raw_timing(b, s.raw_pred, s.raw_compute, s.raw_comm, rank);
+template <bool kPooled>
+void settle(Item& b, int32_t rank, std::vector<Timing>* spares) {
+  if (!b.raw_timing) return;
+  b.raw_timing = false;
+  // Merging the sample's one-value histograms gives what adding the sample
+  // gives (histograms do not depend on the order of adds and merges), and
+  // needs no Timing made and copied first.
+  add_sample<kPooled>(b, b.raw_pred, b.raw_compute, b.raw_comm, rank, spares);
 }
 
-void merge_same_fields(Item& b, const Item& s, int32_t rank) {
+}  // namespace
+
+void settle_timing(Item& b, int32_t rank) {
+  settle<false>(b, rank, nullptr);
+}
+
+std::size_t timing_record(Item& b, EventKey pred) {
+  return find_record<false>(b, pred, nullptr);
+}
+
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+  add_sample<false>(b, pred, compute, comm, rank, nullptr);
+}
+
+void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares) {
+  if (!spares) {
+    settle<false>(b, rank, nullptr);
+    if (s.raw_timing) {
+      add_sample<false>(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, nullptr);
+      return;
+    }
+  } else {
+    settle<true>(b, rank, spares);
+    if (s.raw_timing) {
+      add_sample<true>(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, spares);
+      return;
+    }
+  }
+  // s is merged away: a record b lacks moves over whole, not copied with
+  // its histograms' buffers and then freed with s. merge_timings merges
+  // the records both have (and would insert the others where these go).
+  std::vector<Timing>& into = b.timings;
+  std::vector<Timing>& from = s.timings;
+  std::size_t shared = 0;
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    const auto it = std::lower_bound(into.begin(), into.end(), from[k].pred,
+                                     [](const Timing& x, EventKey p) { return x.pred < p; });
+    if (it == into.end() || !(it->pred == from[k].pred)) {
+      into.insert(it, std::move(from[k]));
+    } else {
+      if (shared != k) from[shared] = std::move(from[k]);
+      ++shared;
+    }
+  }
+  from.resize(shared);
+  if (shared == 0) return;
+  merge_timings(into, from);
+  if (!spares) return;
+  // Copy-assigning an empty histogram empties one and keeps its buffer.
+  static const Histogram kEmpty;
+  constexpr std::size_t kMaxSpare = 64;
+  for (Timing& t : from) {
+    if (spares->size() >= kMaxSpare) break;
+    if (!t.stats.empty()) continue;
+    t.compute = kEmpty;
+    t.comm = kEmpty;
+    spares->push_back(std::move(t));
+  }
+  from.clear();
+}
+
+void merge_same_fields(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares) {
   for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
   b.reps.append(s.reps);
-  merge_item_timings(b, s, rank);
+  merge_item_timings(b, s, rank, spares);
 }
 
 void Merger::merge_pair(Item& b, Item&& s) {
@@ -84,7 +155,7 @@ void Merger::merge_pair(Item& b, Item&& s) {
       same_fields = b.fields[i].first == s.fields[i].first;
     if (same_fields) {
       log->add(FoldOp::kMergeEvent, b.tag, s.tag);
-      merge_same_fields(b, s, rank_);
+      merge_same_fields(b, s, rank_, &spare_timings_);
       give_fields(std::move(s.fields));
       return;
     }
@@ -111,7 +182,7 @@ void Merger::merge_pair(Item& b, Item&& s) {
       }
     }
     b.fields = std::move(merged);
-    merge_item_timings(b, s, rank_);
+    merge_item_timings(b, s, rank_, &spare_timings_);
     return;
   }
   log->add(FoldOp::kMergeLoop, b.tag, s.tag);

@@ -83,6 +83,17 @@ void Histogram::widen_until_fits() {
 // narrowing (add_to_existing_bin refused).
 void Histogram::add_new_bin(int64_t value, int32_t rank) {
   const auto idx = static_cast<uint8_t>(bin_of(value) >> span_log_ << span_log_);
+  if (count_ == 0 && bins_.empty()) {
+    // A fresh histogram's first value (the folder makes one per new timing
+    // record): one bin, nothing to search, widen or compare.
+    if (bins_.capacity() == 0) bins_.reserve(kMaxBins + 1);
+    bins_.push_back(Bin{idx, 1, value, value, value});
+    min_ = max_ = value;
+    min_rank_ = max_rank_ = rank;
+    count_ = 1;
+    sum_ = value;
+    return;
+  }
   absorb(Bin{idx, 1, value, value, value});
   widen_until_fits();
   if (count_ == 0 || value < min_ || (value == min_ && rank < min_rank_)) {
@@ -97,6 +108,37 @@ void Histogram::add_new_bin(int64_t value, int32_t rank) {
   sum_ += value;
 }
 
+namespace {
+// merge()'s common case, done in place: every bin of the other histogram
+// falls in a bin this one has at its span (the timing records a folder
+// merges mostly hold a call's alike times). The result is what absorbing
+// them gives: no bin is added, so none widens. False, having changed
+// nothing, when a bin is missing or the spans or bin counts say otherwise.
+bool merge_into_existing_bins(std::vector<Histogram::Bin>& bins, uint8_t span_log,
+                              const std::vector<Histogram::Bin>& other, uint8_t other_span_log) {
+  if (other_span_log > span_log || bins.size() > static_cast<std::size_t>(Histogram::kMaxBins) ||
+      other.size() > static_cast<std::size_t>(Histogram::kMaxBins))
+    return false;
+  std::size_t at[Histogram::kMaxBins];
+  for (std::size_t k = 0; k < other.size(); ++k) {
+    const auto idx = static_cast<uint8_t>(other[k].index >> span_log << span_log);
+    std::size_t j = 0;
+    while (j < bins.size() && bins[j].index != idx) ++j;
+    if (j == bins.size()) return false;
+    at[k] = j;
+  }
+  for (std::size_t k = 0; k < other.size(); ++k) {
+    Histogram::Bin& b = bins[at[k]];
+    const Histogram::Bin& ob = other[k];
+    b.count += ob.count;
+    b.min = std::min(b.min, ob.min);
+    b.max = std::max(b.max, ob.max);
+    b.sum += ob.sum;
+  }
+  return true;
+}
+}  // namespace
+
 void Histogram::merge(const Histogram& other) {
   if (other.count_ == 0) return;
   if (count_ == 0) {
@@ -104,14 +146,16 @@ void Histogram::merge(const Histogram& other) {
     widen_until_fits();
     return;
   }
-  // Both sides are at the smallest span that fits their own values; the union
-  // needs at least the larger of the two, and maybe more.
-  widen_to(other.span_log_);
-  for (Bin ob : other.bins_) {
-    ob.index = static_cast<uint8_t>(ob.index >> span_log_ << span_log_);
-    absorb(ob);
+  if (!merge_into_existing_bins(bins_, span_log_, other.bins_, other.span_log_)) {
+    // Both sides are at the smallest span that fits their own values; the
+    // union needs at least the larger of the two, and maybe more.
+    widen_to(other.span_log_);
+    for (Bin ob : other.bins_) {
+      ob.index = static_cast<uint8_t>(ob.index >> span_log_ << span_log_);
+      absorb(ob);
+    }
+    widen_until_fits();
   }
-  widen_until_fits();
   if (other.min_ < min_ || (other.min_ == min_ && other.min_rank_ < min_rank_)) {
     min_ = other.min_;
     min_rank_ = other.min_rank_;
