@@ -148,8 +148,9 @@ void Recorder::order_threads() {
 
 std::vector<int32_t> Recorder::timeline_threads() {
   // Two threads keep their first-call order (canonical_order): the
-  // streams need not be folded here for that.
-  if (streams.size() <= 2) return {};
+  // streams need not be folded here for that. A --sample-only run writes
+  // no trace to number them by.
+  if (streams.size() <= 2 || sample_only) return {};
   order_threads();
   if (std::is_sorted(written_order.begin(), written_order.end())) return {};
   std::vector<int32_t> number(written_order.size());

@@ -138,7 +138,8 @@ namespace {
 
 using waits_detail::RankEnd;
 
-// Every rank's timed events, rank r's from load(r, dropped, ended, end).
+// Every entry's timed events (the ranks', or with threads the
+// locations'), entry r's from load(r, dropped, ended, end), into `in`.
 // Then, if some rank's timeline or event log ended before its calls did,
 // every rank is cut where the earliest such end is: a call that ended
 // later may have waited for a call nothing is known of (a receive for its
@@ -248,6 +249,8 @@ WaitInput thread_input(const Trace& trace, const std::string& dir) {
     in.locations.push_back({trace.rank_of(loc), trace.thread_of(loc), ""});
   }
   name_locations(in, trace.world_size);
+  std::vector<std::string> names;
+  for (const WaitLocation& l : in.locations) names.push_back("location " + l.name);
   return load_each_rank(
       int32_t(locs.size()),
       [&](int32_t e, uint64_t& dropped, bool* ended, RankEnd& end) {
@@ -256,10 +259,9 @@ WaitInput thread_input(const Trace& trace, const std::string& dir) {
         *ended = f.end_measured();
         RankIterator it(trace, loc);
         waits_detail::Untimed past;
-        auto evs =
-            waits_detail::time_events(f, f.thread_records(trace.thread_of(loc)),
-                                      "location " + in.locations[std::size_t(e)].name, dropped,
-                                      nullptr, &past, [&](Event& ev) { return it.next(ev); });
+        auto evs = waits_detail::time_events(f, f.thread_records(trace.thread_of(loc)),
+                                             names[std::size_t(e)], dropped, nullptr, &past,
+                                             [&](Event& ev) { return it.next(ev); });
         end.untimed = past.events;
         end.untimed_from_ns = past.from_ns;
         return evs;
