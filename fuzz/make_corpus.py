@@ -46,6 +46,19 @@ def timeline(base=1000, records=((4, 10, 5), (60, 3, 7)), trailer=True, raw_size
     return head + block + tail
 
 
+def timeline3(records=((4, 0, 10, 5), (60, 2, 3, 7), (61, 1, -2, 2)), numbers=(0, 2, 1),
+              base=1000, start=(-50, 100, 7), end=(-40, 900000, 9), world=2, rank=0):
+    """Version 3: a thread per record, the trace's thread numbers in the trailer."""
+    head = b"TFTL" + bytes([3]) + struct.pack("<iiqqqq", rank, world, base, *start)
+    raw = b"".join(varint(op) + varint(thread) + varint(zigzag(gap)) + varint(zigzag(dur))
+                   for op, thread, gap, dur in records)
+    packed = zstd(raw)
+    block = struct.pack("<III", len(packed), len(raw), len(records)) + packed
+    tail = struct.pack("<Iqqqqq", 0xFFFFFFFF, *end, len(records), 0)
+    tail += struct.pack("<I", len(numbers)) + b"".join(struct.pack("<i", n) for n in numbers)
+    return head + block + tail
+
+
 # Timelines: valid, no trailer, a block claiming 4 GiB, a base time near
 # INT64_MAX (delta sum overflow), clock offsets that overflow to_global.
 put("timeline", "valid", timeline(start=(-50, 100), end=(-40, 900000)))
@@ -54,6 +67,7 @@ put("timeline", "block-4gib", timeline(raw_size=0xFFFFFFFF, trailer=False))
 put("timeline", "base-overflow", timeline(base=2**63 - 8))
 put("timeline", "to-global-overflow", timeline(start=(2**62, 0), end=(-2**62, 1)))
 put("timeline", "world-huge", timeline(world=2**31 - 1))
+put("timeline", "valid-threads", timeline3())
 
 # Raw logs: the size that allocated 7.8 GB.
 put("rawlog", "size-2e9", "rank 0 size 2000000000\nsite 0 app+0x10\nMPI_Init site=0\n")

@@ -75,13 +75,18 @@ TraceTimeline synthesized_timeline(const Trace& trace);
 /// Reads `dir/rank-R.tft` for every rank and lays the trace's events out at
 /// their recorded times, on rank 0's clock (each rank's clock corrected
 /// linearly between its two offset samples, summed up in `clock`),
-/// starting at 0. Throws
-/// std::runtime_error naming the file, rank and event if the timeline does
-/// not belong to the trace (other rank count, other operations).
+/// starting at 0. A trace with threads gets one timeline per location, in
+/// synthesize_timeline's order, each thread's calls at the times of the
+/// records that name it. Throws std::runtime_error naming the file, rank
+/// and event if the timeline does not belong to the trace (other rank
+/// count, other operations), or if the trace has threads and a file does
+/// not name the thread of each call (recorded before timeline version 3).
 TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir);
 
 /// `dir` if given, else TRACE_PATH.timeline/ when it exists (what `record
-/// --timeline` writes), else the synthesized timeline.
+/// --timeline` writes), else the synthesized timeline. A timeline beside a
+/// trace with threads that does not name each call's thread is left out
+/// for the synthesized one, and `note` says why.
 TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path,
                            const std::string& dir);
 

@@ -104,11 +104,11 @@ TraceTimeline synthesized_timeline(const Trace& trace) {
   return t;
 }
 
-TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir) {
-  TraceTimeline out;
-  out.recorded = true;
+namespace {
+
+// Every rank's timeline file in `dir`, checked against the trace.
+std::vector<RankTimelineFile> read_rank_files(const Trace& trace, const std::string& dir) {
   std::vector<RankTimelineFile> files;
-  int64_t origin = std::numeric_limits<int64_t>::max();
   for (int32_t r = 0; r < trace.world_size; ++r) {
     const std::string path =
         (std::filesystem::path(dir) / ("rank-" + std::to_string(r) + ".tft")).string();
@@ -118,75 +118,113 @@ TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir)
       throw std::runtime_error(path + ": timeline of rank " + std::to_string(f.rank) + " of " +
                                std::to_string(f.world_size) + ", the trace has " +
                                std::to_string(trace.world_size) + " ranks");
+  }
+  return files;
+}
+
+// Why files recorded without the thread of each call cannot time a trace
+// with threads, or "" when they can.
+std::string threadless(const Trace& trace, const std::vector<RankTimelineFile>& files) {
+  if (trace.threads <= 1) return "";
+  for (const RankTimelineFile& f : files)
+    if (!f.has_threads())
+      return f.source + " (timeline version " + std::to_string(f.version) +
+             ") does not say which thread made each call";
+  return "";
+}
+
+// Location `loc`'s events at the times of its records.
+RankTimeline lay_out_location(const Trace& trace, const RankTimelineFile& f, int32_t loc,
+                              int64_t origin, uint64_t& dropped) {
+  RankTimeline tl;
+  tl.rank = trace.rank_of(loc);
+  tl.thread = trace.thread_of(loc);
+  const std::vector<TimelineRecord> threads_records =
+      trace.threads > 1 ? f.thread_records(tl.thread) : std::vector<TimelineRecord>{};
+  const std::vector<TimelineRecord>& records = trace.threads > 1 ? threads_records : f.records;
+  const std::string who = trace.threads > 1 ? "thread " + std::to_string(tl.thread) + " of rank " +
+                                                  std::to_string(tl.rank)
+                                            : "rank " + std::to_string(tl.rank);
+  RankIterator it(trace, loc);
+  TimedEvent te;
+  std::size_t k = 0;
+  int64_t t = 0;
+  while (it.next(te.ev)) {
+    if (k < records.size()) {
+      const TimelineRecord& rec = records[k];
+      if (rec.op != te.ev.op)
+        throw std::runtime_error(f.source + ": event " + std::to_string(k) + " of " + who + " is " +
+                                 OpTable::name(rec.op) + ", the trace has " +
+                                 OpTable::name(te.ev.op) + " (not this trace's timeline?)");
+      te.start_ns = f.to_global(rec.enter_ns) - origin;
+      te.end_ns = std::max(te.start_ns + 1, f.to_global(rec.exit_ns) - origin);
+      te.compute_start_ns = k == 0 ? te.start_ns : std::min(t, te.start_ns);
+      te.timed = true;
+    } else {
+      // Past the recorder's budget: mean times, as in a synthesized timeline.
+      ++dropped;
+      te.compute_start_ns = t;
+      te.start_ns = t + std::max<int64_t>(te.ev.compute_ns, 0);
+      te.end_ns =
+          te.start_ns + (te.ev.comm_ns >= 0 ? std::max<int64_t>(te.ev.comm_ns, 1) : kNominalCallNs);
+      te.timed = te.ev.comm_ns >= 0;
+    }
+    tl.compute_ns += te.start_ns - te.compute_start_ns;
+    if (te.timed) tl.comm_ns += te.end_ns - te.start_ns;
+    t = te.end_ns;
+    tl.events.push_back(te);
+    ++k;
+  }
+  if (k < records.size())
+    throw std::runtime_error(f.source + ": " + std::to_string(records.size()) +
+                             " events, the trace has " + std::to_string(k) + " for " + who);
+  tl.end_ns = t;
+  return tl;
+}
+
+TraceTimeline lay_out_recorded(const Trace& trace, const std::vector<RankTimelineFile>& files) {
+  TraceTimeline out;
+  out.recorded = true;
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const RankTimelineFile& f : files) {
     out.clock.add(f.clock());
     if (!f.records.empty()) origin = std::min(origin, f.to_global(f.records.front().enter_ns));
   }
   if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
-  for (int32_t r = 0; r < trace.world_size; ++r) {
-    const RankTimelineFile& f = files[std::size_t(r)];
-    RankTimeline tl;
-    tl.rank = r;
-    RankIterator it(trace, r);
-    TimedEvent te;
-    std::size_t k = 0;
-    int64_t t = 0;
-    while (it.next(te.ev)) {
-      if (k < f.records.size()) {
-        const TimelineRecord& rec = f.records[k];
-        if (rec.op != te.ev.op)
-          throw std::runtime_error(dir + "/rank-" + std::to_string(r) + ".tft: event " +
-                                   std::to_string(k) + " is " + OpTable::name(rec.op) +
-                                   ", the trace has " + OpTable::name(te.ev.op) +
-                                   " (not this trace's timeline?)");
-        te.start_ns = f.to_global(rec.enter_ns) - origin;
-        te.end_ns = std::max(te.start_ns + 1, f.to_global(rec.exit_ns) - origin);
-        te.compute_start_ns = k == 0 ? te.start_ns : std::min(t, te.start_ns);
-        te.timed = true;
-      } else {
-        // Past the recorder's budget: mean times, as in a synthesized timeline.
-        ++out.dropped;
-        te.compute_start_ns = t;
-        te.start_ns = t + std::max<int64_t>(te.ev.compute_ns, 0);
-        te.end_ns = te.start_ns +
-                    (te.ev.comm_ns >= 0 ? std::max<int64_t>(te.ev.comm_ns, 1) : kNominalCallNs);
-        te.timed = te.ev.comm_ns >= 0;
-      }
-      tl.compute_ns += te.start_ns - te.compute_start_ns;
-      if (te.timed) tl.comm_ns += te.end_ns - te.start_ns;
-      t = te.end_ns;
-      tl.events.push_back(te);
-      ++k;
-    }
-    if (k < f.records.size())
-      throw std::runtime_error(
-          dir + "/rank-" + std::to_string(r) + ".tft: " + std::to_string(f.records.size()) +
-          " events, the trace has " + std::to_string(k) + " for rank " + std::to_string(r));
-    tl.end_ns = t;
-    out.ranks.push_back(std::move(tl));
+  // Location order, as synthesize_timeline: the ranks' first threads, then
+  // the later threads that called MPI.
+  for (int32_t loc = 0; loc < trace.locations(); ++loc) {
+    RankTimeline tl =
+        lay_out_location(trace, files[std::size_t(trace.rank_of(loc))], loc, origin, out.dropped);
+    if (tl.thread == 0 || !tl.events.empty()) out.ranks.push_back(std::move(tl));
   }
   return out;
 }
 
+}  // namespace
+
+TraceTimeline load_recorded_timeline(const Trace& trace, const std::string& dir) {
+  const std::vector<RankTimelineFile> files = read_rank_files(trace, dir);
+  if (const std::string why = threadless(trace, files); !why.empty())
+    throw std::runtime_error(why + ", and the trace has " + std::to_string(trace.threads) +
+                             " threads a rank (without --timeline each thread is laid out from "
+                             "mean times)");
+  return lay_out_recorded(trace, files);
+}
+
 TraceTimeline timeline_for(const Trace& trace, const std::string& trace_path,
                            const std::string& dir) {
-  // A recorded timeline is one sequence per rank, its threads' calls mixed:
-  // it cannot be laid out per thread.
-  const char* mixed = "the recorded timeline holds one sequence per rank, not per thread";
-  if (!dir.empty()) {
-    if (trace.threads > 1)
-      throw std::runtime_error(dir + ": " + trace_path + " has " + std::to_string(trace.threads) +
-                               " threads a rank and " + mixed +
-                               " (without --timeline each thread is laid out from mean times)");
-    return load_recorded_timeline(trace, dir);
-  }
+  if (!dir.empty()) return load_recorded_timeline(trace, dir);
   const std::string beside = trace_path + ".timeline";
-  if (std::filesystem::is_directory(beside)) {
-    if (trace.threads <= 1) return load_recorded_timeline(trace, beside);
+  if (!std::filesystem::is_directory(beside)) return synthesized_timeline(trace);
+  const std::vector<RankTimelineFile> files = read_rank_files(trace, beside);
+  if (const std::string why = threadless(trace, files); !why.empty()) {
+    // A timeline of an older recorder mixes the threads' calls of a rank.
     TraceTimeline t = synthesized_timeline(trace);
-    t.note = std::string(mixed) + ": " + beside + " not used";
+    t.note = why + ": " + beside + " not used";
     return t;
   }
-  return synthesized_timeline(trace);
+  return lay_out_recorded(trace, files);
 }
 
 int32_t world_peer(const CommTable& comms, int64_t comm, int32_t world_rank, int64_t peer) {

@@ -40,7 +40,7 @@ void Recorder::start_timeline(const char* dir, int64_t t0) {
 
 void Recorder::close_timeline(const ClockSample& end) {
   if (!timeline.is_open()) return;
-  timeline.close(end.offset_ns, end.local_ns, end.round_trip_ns);
+  timeline.close(end.offset_ns, end.local_ns, end.round_trip_ns, timeline_threads());
   if (!timeline.error().empty())
     std::fprintf(stderr, "tracefold: rank %d: timeline: %s\n", rank, timeline.error().c_str());
 }

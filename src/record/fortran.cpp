@@ -102,7 +102,7 @@ void start_recording(int64_t t0, const char* name, int required = -1, int provid
   ev.comm_ns = exit_ns - t0;
   const OpId init_op = ev.op;  // append takes ev's contents
   ThreadStream& s = r.stream();
-  if (r.append(s, ev, stack)) r.timestamp(init_op, t0, exit_ns);
+  if (r.append(s, ev, stack)) r.timestamp(init_op, t0, exit_ns, s.number);
   s.last_exit_ns = now_ns();
   if (r.compute_cpu) mark_compute_cpu();
 }

@@ -168,7 +168,7 @@ void Recorder::start(int64_t t0) {
 }
 
 // Caller holds `mu`; only for events the folder took.
-void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
+void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns, int thread) {
   // A recording without samples skips their bookkeeping on every call.
   if (sampling) {
     const uint64_t index = events_timed.load(std::memory_order_relaxed);
@@ -177,7 +177,7 @@ void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns) {
     maybe_drain_samples(*this);
   }
   if (!timeline.is_open()) return;
-  timeline.add(op, skewed(enter_ns), skewed(exit_ns));
+  timeline.add(op, skewed(enter_ns), skewed(exit_ns), thread);
   if (timeline.over_budget() && !timeline_warned) {
     timeline_warned = true;
     std::fprintf(stderr,
@@ -483,7 +483,7 @@ Call::~Call() {
     note_thread_order(r, s, ev_);
   if (r.append(s, ev_, stack, site_memo, list_entries_, lists_)) {
     if (r.locked_append) [[unlikely]]
-      r.timestamp(op, enter_ns_, exit_ns);
+      r.timestamp(op, enter_ns_, exit_ns, s.number);
     if (poll_nothing_)
       arm_poll(r, s, op, pending_, comm_, poll_source_, poll_tag_, poll_index_,
                reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), site_memo);

@@ -346,7 +346,9 @@ class Recorder {
   }
   std::pair<int32_t, int32_t> find_position(ThreadStream& s, int64_t id);
   void start(int64_t t0);
-  void timestamp(OpId op, int64_t enter_ns, int64_t exit_ns);
+  // `thread`: the caller's stream number (first-call order); the timeline's
+  // trailer maps it to the trace's (timeline_threads).
+  void timestamp(OpId op, int64_t enter_ns, int64_t exit_ns, int thread);
   // `list_entries`: the entries of ev's lists, and `lists`: whether any list
   // field was set, when the caller kept count (Call::set_list); else counted.
   static constexpr std::size_t kCountLists = SIZE_MAX;
@@ -361,6 +363,16 @@ class Recorder {
   // This rank's trace: every thread's stream (threads.cpp), each folded
   // by stream_trace.
   Trace local_trace();
+  // Each thread's trace and the order local_trace writes them in, made
+  // once: the timeline's trailer names that order before local_trace runs
+  // (threads.cpp).
+  void order_threads();
+  std::vector<Trace> ordered_parts;
+  std::vector<int> written_order;
+  bool threads_ordered = false;
+  // Per stream number, the trace's number of that thread; empty when they
+  // are the same.
+  std::vector<int32_t> timeline_threads();
   Trace stream_trace(ThreadStream& s);
   void write_partial(const char* why);
   // `partial`: the partial trace's status lines, if one was attempted.

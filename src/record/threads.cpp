@@ -139,6 +139,27 @@ void renumber_link_threads(Trace& t, const std::vector<int>& number) {
 
 }  // namespace
 
+void Recorder::order_threads() {
+  if (threads_ordered) return;
+  threads_ordered = true;
+  ordered_parts.assign(streams.size(), Trace{});
+  for (std::size_t t = 0; t < streams.size(); ++t) ordered_parts[t] = stream_trace(*streams[t]);
+  written_order = canonical_order(ordered_parts, stream_omp);
+}
+
+std::vector<int32_t> Recorder::timeline_threads() {
+  // Two threads keep their first-call order (canonical_order): the
+  // streams need not be folded here for that. A --sample-only run writes
+  // no trace to number them by.
+  if (streams.size() <= 2 || sample_only) return {};
+  order_threads();
+  if (std::is_sorted(written_order.begin(), written_order.end())) return {};
+  std::vector<int32_t> number(written_order.size());
+  for (std::size_t k = 0; k < written_order.size(); ++k)
+    number[static_cast<std::size_t>(written_order[k])] = static_cast<int32_t>(k);
+  return number;
+}
+
 Trace Recorder::local_trace() {
   if (streams.size() <= 1) {
     if (streams.empty()) {
@@ -147,9 +168,10 @@ Trace Recorder::local_trace() {
     }
     return stream_trace(*streams[0]);
   }
-  std::vector<Trace> parts(streams.size());
-  for (std::size_t t = 0; t < streams.size(); ++t) parts[t] = stream_trace(*streams[t]);
-  const std::vector<int> order = canonical_order(parts, stream_omp);
+  order_threads();
+  std::vector<Trace> parts = std::move(ordered_parts);
+  const std::vector<int> order = std::move(written_order);
+  threads_ordered = false;
   if (rawlog.is_open()) {
     // The raw log numbered threads by their first call; the trace by `order`.
     rawlog << "thread-order";

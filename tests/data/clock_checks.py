@@ -30,9 +30,14 @@ import sys
 def samples(path):
     """base, (start offset, local, round trip), (end offset, local, round trip)"""
     d = open(path, "rb").read()
-    assert d[:4] == b"TFTL" and d[4] == 2, "%s: not a version 2 timeline" % path
+    assert d[:4] == b"TFTL" and d[4] == 3, "%s: not a version 3 timeline" % path
     base, so, sl, sr = struct.unpack_from("<qqqq", d, 13)
-    mark, eo, el, er = struct.unpack_from("<Iqqq", d, len(d) - 44)
+    # The trailer ends with n thread numbers after its count n.
+    for n in range(0, 1 << 15):
+        at = len(d) - 48 - 4 * n
+        if at < 45 or struct.unpack_from("<I", d, at + 44)[0] == n:
+            break
+    mark, eo, el, er = struct.unpack_from("<Iqqq", d, at)
     assert mark == 0xFFFFFFFF, "%s: no trailer" % path
     return base, (so, sl, sr), (eo, el, er)
 

@@ -3,8 +3,11 @@
 # MPI_THREAD_MULTIPLE): thread 1 of rank 1 sends DELAY ms late to thread 1
 # of rank 0, while thread 0 of rank 0 never waits. The Late Sender must be
 # on location 0.1 (within 25 % of the sleep the program measured), none on
-# any other location, its delay cost on 1.1; the report names the
-# locations rank.thread and says its times are laid out from mean times.
+# any other location above 5 % of the sleep (measured times show the
+# workers' opening MPI_Sendrecv waiting a little for the other rank's
+# worker to start), its delay cost on 1.1; the report names the
+# locations rank.thread, and its times are each thread's recorded ones
+# (no note of times laid out from means).
 # The parallel analysis and diagnose refuse the trace, naming why
 # (extrapolation of traces with threads is tests/mpi/extrap_threads.sh's).
 TF=$1; SRC=$2; APPS=$3
@@ -45,13 +48,16 @@ for c in r["severity"]:
             ls[c["location"]] = ls.get(c["location"], 0) + c["seconds"]
 got = ls.pop("0.1", 0.0)
 assert abs(got - slept) <= 0.25 * slept, f"Late Sender on 0.1: {got:.3f} s, slept {slept:.3f} s"
-assert not ls, f"Late Sender on other locations: {ls}"
+# Measured times also show the workers' opening MPI_Sendrecv waiting a
+# few ms for the other rank's worker to start: far below the sleep.
+big = {k: v for k, v in ls.items() if v > 0.05 * slept}
+assert not big, f"Late Sender on other locations: {big}"
 dc = {}
 for c in r["delay_costs"]:
     dc[c["location"]] = dc.get(c["location"], 0) + c["seconds"]
 assert max(dc, key=dc.get) == "1.1", f"delay costs {dc}"
-assert any("laid out from the trace's mean times" in n for n in r["notes"]), r["notes"]
-print(f"Late Sender {got:.3f} s on 0.1 (slept {slept:.3f} s), none elsewhere; delay cost on 1.1")
+assert not any("laid out from" in n for n in r["notes"]), r["notes"]
+print(f"Late Sender {got:.3f} s on 0.1 (slept {slept:.3f} s), none elsewhere above 5 % of it; delay cost on 1.1")
 PY
   ); then
     ok "$msg"

@@ -123,7 +123,7 @@ TEST(ClockSync, TimelineFilesKeepBothSamplesWithTheirRoundTrips) {
   w.close(-300, 2001200, 500);
   const RankTimelineFile f = read_timeline_file(p.string());
   fs::remove(p);
-  EXPECT_EQ(f.version, 2);
+  EXPECT_EQ(f.version, 3);
   EXPECT_EQ(f.start_round_trip_ns, 300);
   EXPECT_EQ(f.end_round_trip_ns, 500);
   const ClockMap m = f.clock();
@@ -134,25 +134,18 @@ TEST(ClockSync, TimelineFilesKeepBothSamplesWithTheirRoundTrips) {
 }
 
 TEST(ClockSync, VersionOneTimelinesAreStillRead) {
-  // A version 2 file rewritten in the version 1 layout (docs/format.md): no
-  // round trip after the start sample (header byte 37) nor after the end
-  // sample (trailer byte 20), version byte 1.
-  const fs::path p =
-      fs::temp_directory_path() / ("tracefold-clock1-" + std::to_string(::getpid()) + ".tft");
-  {
-    TimelineWriter w;
-    w.open(p.string(), 0, 2, 1000, 0);
-    w.set_start_offset(-50, 100, 7);
-    w.add(4, 1010, 1015);
-    w.add(60, 1018, 1025);
-    w.close(-40, 900000, 9);
-  }
+  // A version 2 file (tests/data/timeline-v2.tft, written by that writer:
+  // rank 0 of 2, base 1000, start sample -50 at 100 round trip 7, calls 4 at
+  // 1010-1015 and 60 at 1018-1025, end sample -40 at 900000 round trip 9)
+  // rewritten in the version 1 layout (docs/format.md): no round trip after
+  // the start sample (header byte 37) nor after the end sample (trailer
+  // byte 20), version byte 1.
   std::vector<uint8_t> v2;
   {
-    std::ifstream in(p, std::ios::binary);
+    std::ifstream in(fs::path(TRACEFOLD_SOURCE_DIR) / "tests" / "data" / "timeline-v2.tft",
+                     std::ios::binary);
     v2.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  fs::remove(p);
   ASSERT_EQ(v2[4], 2);
   std::vector<uint8_t> v1(v2.begin(), v2.begin() + 37);
   v1[4] = 1;
@@ -177,12 +170,12 @@ TEST(ClockSync, VersionOneTimelinesAreStillRead) {
   EXPECT_EQ(g.start_round_trip_ns, 7);
   EXPECT_EQ(g.end_round_trip_ns, 9);
   // A version this reader does not know is refused by number.
-  v2[4] = 3;
+  v2[4] = 4;
   try {
     parse_timeline(v2, "future.tft");
-    FAIL() << "version 3 accepted";
+    FAIL() << "version 4 accepted";
   } catch (const TimelineError& ex) {
-    EXPECT_NE(std::string(ex.what()).find("version 3"), std::string::npos) << ex.what();
+    EXPECT_NE(std::string(ex.what()).find("version 4"), std::string::npos) << ex.what();
   }
 }
 

@@ -111,3 +111,52 @@ TEST(TimelineIo, BadFilesGiveErrorsNamingThem) {
   }
   EXPECT_THROW(read_timeline_file(temp_file("missing.tft").string()), TimelineError);
 }
+
+TEST(TimelineIo, RecordsNameTheirThreadInTheTracesNumbering) {
+  // Streams numbered by first call (0, 1, 2) that the trace writes as
+  // threads 0, 2, 1: the reader gives the trace's numbers.
+  const fs::path p = temp_file("threads.tft");
+  TimelineWriter w;
+  w.open(p.string(), 1, 2, 1000, 0);
+  w.add(4, 1010, 1015, 0);
+  w.add(5, 1012, 1400, 1);
+  w.add(6, 1013, 1020, 2);
+  w.add(7, 1401, 1405, 1);
+  w.close(0, 2000, -1, {0, 2, 1});
+  const RankTimelineFile f = read_timeline_file(p.string());
+  EXPECT_EQ(f.version, 3);
+  EXPECT_TRUE(f.has_threads());
+  ASSERT_EQ(f.records.size(), 4u);
+  EXPECT_EQ(f.records[1].thread, 2);
+  EXPECT_EQ(f.records[2].thread, 1);
+  const std::vector<TimelineRecord> two = f.thread_records(2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].op, 5);
+  EXPECT_EQ(two[0].enter_ns, 1012);
+  EXPECT_EQ(two[0].exit_ns, 1400);
+  EXPECT_EQ(two[1].op, 7);
+  EXPECT_EQ(two[1].enter_ns, 1401);
+  ASSERT_EQ(f.thread_records(1).size(), 1u);
+  EXPECT_EQ(f.thread_records(1)[0].exit_ns, 1020);
+}
+
+TEST(TimelineIo, VersionTwoFilesStillReadAsOneThread) {
+  // Written by the version 2 writer (see ClockSync.VersionOneTimelinesAreStillRead
+  // for its contents): no thread per record.
+  const RankTimelineFile f = read_timeline_file(
+      (fs::path(TRACEFOLD_SOURCE_DIR) / "tests" / "data" / "timeline-v2.tft").string());
+  EXPECT_EQ(f.version, 2);
+  EXPECT_FALSE(f.has_threads());
+  ASSERT_TRUE(f.has_trailer);
+  EXPECT_EQ(f.start_round_trip_ns, 7);
+  EXPECT_EQ(f.end_round_trip_ns, 9);
+  ASSERT_EQ(f.records.size(), 2u);
+  EXPECT_EQ(f.records[0].op, 4);
+  EXPECT_EQ(f.records[0].enter_ns, 1010);
+  EXPECT_EQ(f.records[0].exit_ns, 1015);
+  EXPECT_EQ(f.records[1].op, 60);
+  EXPECT_EQ(f.records[1].enter_ns, 1018);
+  EXPECT_EQ(f.records[1].exit_ns, 1025);
+  EXPECT_EQ(f.thread_records(0).size(), 2u);
+  EXPECT_TRUE(f.thread_records(1).empty());
+}

@@ -371,22 +371,31 @@ namespace {
 // What a timeline cut by its size bound leaves out, and up to where every
 // rank is analysed when that is where the analysis ends.
 std::string untimed_note(const WaitInput& in, int64_t run_start) {
+  // Entries are ranks, or with threads locations: named by their ranks
+  // (and the one the cut is at by its location's name).
+  const auto ranks_of = [&](const std::vector<uint64_t>& per_entry) {
+    std::vector<int32_t> rs;
+    for (std::size_t e = 0; e < per_entry.size(); ++e)
+      if (per_entry[e]) rs.push_back(in.locations.empty() ? int32_t(e) : in.locations[e].rank);
+    std::sort(rs.begin(), rs.end());
+    rs.erase(std::unique(rs.begin(), rs.end()), rs.end());
+    return rs;
+  };
   std::ostringstream o;
   o << "the timeline reached its size bound: " << in.dropped
     << " later events have no times and were not analysed";
-  std::vector<int32_t> cut;
-  for (std::size_t r = 0; r < in.untimed.size(); ++r)
-    if (in.untimed[r]) cut.push_back(int32_t(r));
+  const std::vector<int32_t> cut = ranks_of(in.untimed);
   if (!cut.empty())
     o << " (" << (cut.size() == 1 ? "rank " : "ranks ") << human_ranks(cut)
       << "; record with a larger --timeline-max)";
   if (in.cut_rank < 0 || !in.cut_by_timeline) return o.str();
   uint64_t after = 0;
-  std::vector<int32_t> of;
-  for (std::size_t r = 0; r < in.after_cut.size(); ++r)
-    if (in.after_cut[r]) after += in.after_cut[r], of.push_back(int32_t(r));
+  for (uint64_t n : in.after_cut) after += n;
+  const std::vector<int32_t> of = ranks_of(in.after_cut);
+  const std::string at = in.locations.empty() ? std::to_string(in.cut_rank)
+                                              : in.locations[std::size_t(in.cut_rank)].name;
   o << "; every rank is analysed up to " << std::fixed << std::setprecision(3)
-    << double(in.cut_ns - run_start) * 1e-9 << " s into the run, where rank " << in.cut_rank
+    << double(in.cut_ns - run_start) * 1e-9 << " s into the run, where rank " << at
     << "'s timeline ends (a later call may have waited for one of its untimed calls): " << after
     << " later timed calls left out";
   if (!of.empty()) o << " (of " << (of.size() == 1 ? "rank " : "ranks ") << human_ranks(of) << ")";

@@ -9,9 +9,11 @@ using block_file::put;
 namespace {
 
 constexpr char kMagic[4] = {'T', 'F', 'T', 'L'};
-constexpr uint8_t kVersion = 2;
-// End offset, end local time, end round trip, recorded, dropped.
-constexpr uint64_t kTrailerBytes = 5 * 8;
+// 3: each record names its thread. 2: round trips of the clock samples.
+constexpr uint8_t kVersion = 3;
+// End offset, end local time, end round trip, recorded, dropped, the
+// count of thread numbers (the numbers themselves follow when there are).
+constexpr uint64_t kTrailerBytes = 5 * 8 + 4;
 // Where set_start_offset patches the header: after magic, version, rank,
 // world size and base time.
 constexpr long kStartClockAt = 4 + 1 + 4 + 4 + 8;
@@ -50,13 +52,16 @@ void TimelineWriter::set_start_offset(int64_t offset_ns, int64_t local_ns, int64
   out.patch(kStartClockAt, sample);
 }
 
-void TimelineWriter::add(OpId op, int64_t enter_ns, int64_t exit_ns) {
+void TimelineWriter::add(OpId op, int64_t enter_ns, int64_t exit_ns, int32_t thread) {
   block_file::Writer out(*this);
   if (!out.accepting()) {
     ++dropped_;
     return;
   }
   out.put_varint(op);
+  // One byte for a process's first 128 threads, and single-threaded runs'
+  // constant 0 all but vanishes in the block's compression.
+  out.put_varint(static_cast<uint32_t>(thread));
   out.put_varint(block_file::zigzag(enter_ns - last_exit_));
   out.put_varint(block_file::zigzag(exit_ns - enter_ns));
   last_exit_ = exit_ns;
@@ -73,7 +78,8 @@ void TimelineWriter::flush() {
   }
 }
 
-void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns, int64_t round_trip_ns) {
+void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns, int64_t round_trip_ns,
+                           const std::vector<int32_t>& thread_numbers) {
   if (!is_open()) return;
   flush();
   std::vector<uint8_t> trailer;
@@ -82,6 +88,10 @@ void TimelineWriter::close(int64_t end_offset_ns, int64_t end_local_ns, int64_t 
   put<int64_t>(trailer, round_trip_ns);
   put<uint64_t>(trailer, recorded_);
   put<uint64_t>(trailer, dropped_);
+  // Past the reserved trailer bytes by 4 a thread, only when threads were
+  // renumbered (three or more).
+  put<uint32_t>(trailer, static_cast<uint32_t>(thread_numbers.size()));
+  for (int32_t t : thread_numbers) put<int32_t>(trailer, t);
   block_file::Writer(*this).close(trailer);
 }
 
@@ -111,6 +121,38 @@ int64_t RankTimelineFile::to_global(int64_t local_ns) const {
   return *t;
 }
 
+std::vector<TimelineRecord> RankTimelineFile::thread_records(int32_t thread) const {
+  std::vector<TimelineRecord> out;
+  for (const TimelineRecord& r : records)
+    if (r.thread == thread) out.push_back(r);
+  return out;
+}
+
+namespace {
+
+// The trailer's thread numbers: records name threads by their first call,
+// the trace by the order it writes them in (threads.cpp, canonical_order).
+void renumber_threads(block_file::Reader& in, RankTimelineFile& f) {
+  uint32_t n = 0;
+  in.get(n, "trailer");
+  if (n == 0) return;
+  if (n > uint32_t(kMaxTimelineThread) + 1)
+    in.fail("trailer names " + std::to_string(n) + " threads");
+  std::vector<int32_t> number(n);
+  for (int32_t& t : number) {
+    in.get(t, "trailer");
+    if (t < 0 || uint32_t(t) >= n) in.fail("trailer maps a thread to " + std::to_string(t));
+  }
+  for (TimelineRecord& r : f.records) {
+    if (uint32_t(r.thread) >= n)
+      in.fail("a record's thread " + std::to_string(r.thread) + " is not among the trailer's " +
+              std::to_string(n));
+    r.thread = number[std::size_t(r.thread)];
+  }
+}
+
+}  // namespace
+
 RankTimelineFile read_timeline_file(const std::string& path) {
   return parse_timeline(block_file::read(path, kBlocks), path);
 }
@@ -120,8 +162,8 @@ RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string
   RankTimelineFile f;
   f.source = path;
   f.version = in.header(kMagic, "not a tracefold timeline file");
-  if (f.version != 1 && f.version != kVersion)
-    in.fail("timeline version " + std::to_string(f.version) + " (this tracefold reads 1 and 2)");
+  if (f.version < 1 || f.version > kVersion)
+    in.fail("timeline version " + std::to_string(f.version) + " (this tracefold reads 1 to 3)");
   int64_t base = 0;
   in.rank_and_world(f.rank, f.world_size);
   in.get(base, "header");
@@ -143,6 +185,7 @@ RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string
       if (recorded != f.records.size())
         in.fail("trailer says " + std::to_string(recorded) + " events, blocks hold " +
                 std::to_string(f.records.size()));
+      if (f.has_threads()) renumber_threads(in, f);
       break;
     }
     const uint32_t events = in.block_records();
@@ -154,6 +197,12 @@ RankTimelineFile parse_timeline(std::span<const uint8_t> data, const std::string
         in.fail_block("record " + std::to_string(e) + " has operation " + std::to_string(op) +
                       ", not one of the " + std::to_string(OpTable::size()) + " known");
       r.op = static_cast<OpId>(op);
+      if (f.has_threads()) {
+        const uint64_t thread = in.varint();
+        if (thread > uint64_t(kMaxTimelineThread))
+          in.fail_block("record " + std::to_string(e) + " has thread " + std::to_string(thread));
+        r.thread = static_cast<int32_t>(thread);
+      }
       r.enter_ns = checked_add(last_exit, block_file::unzigzag(in.varint()), path, "an enter time");
       r.exit_ns = checked_add(r.enter_ns, block_file::unzigzag(in.varint()), path, "an exit time");
       last_exit = r.exit_ns;
