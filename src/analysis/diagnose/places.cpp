@@ -139,7 +139,7 @@ std::vector<CodePlace> imbalance_causes(const Context& c, const Imbalances& imb,
     if (out.size() >= c.opt.top) break;
     const Imbalance& m = imb.at(key);
     const auto slowest = std::max_element(m.by_rank.begin(), m.by_rank.end());
-    out.push_back({m.label, m.stack, m.seconds, int32_t(slowest - m.by_rank.begin()), key});
+    out.push_back({m.label, m.stack, m.seconds, int32_t(slowest - m.by_rank.begin()), key, {}});
   }
   return out;
 }
@@ -168,7 +168,7 @@ std::vector<CodePlace> dominant_places(const Context& c, const Places& places, i
     if (out.size() >= c.opt.top) break;
     if (double(ns) < c.opt.cause_share * double(total_ns) || related(key)) continue;
     const PlaceTimes& p = places.at(key);
-    out.push_back({p.label, p.stack, c.seconds(ns), rank, key});
+    out.push_back({p.label, p.stack, c.seconds(ns), rank, key, {}});
     chosen.push_back(key);
   }
   return out;
