@@ -25,15 +25,6 @@ namespace {
 
 const char* const kAxis[] = {"x", "y", "z"};
 
-std::vector<int64_t> coords_of(const Topology& t, int64_t rank) {
-  std::vector<int64_t> c;
-  for (int64_t s : t.sizes) {
-    c.push_back(rank % s);
-    rank /= s;
-  }
-  return c;
-}
-
 // A list field's values, one list per execution (the length comes first).
 std::vector<std::vector<int64_t>> lists_of(const ValueSeq& seq) {
   const std::vector<int64_t> v = seq.to_vector();
@@ -127,7 +118,7 @@ CommShapes comm_shapes(const GridInput& g) {
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto& m = groups[gi].members;
       covered += m.size();
-      const auto first = coords_of(g.topo, m.at(0));
+      const auto first = g.topo.coords(m.at(0));
       std::vector<bool> k(keep.size(), false);
       int64_t full = 1;
       for (std::size_t i = 1; i < m.size(); ++i) {
@@ -135,7 +126,7 @@ CommShapes comm_shapes(const GridInput& g) {
           throw ExtrapError(what + ": its members are not in rank order (" +
                             std::to_string(m[i - 1]) + " before " + std::to_string(m[i]) +
                             "): reordered communicators are not extrapolated");
-        const auto c = coords_of(g.topo, m[i]);
+        const auto c = g.topo.coords(m[i]);
         for (std::size_t d = 0; d < c.size(); ++d) k[d] = k[d] || c[d] != first[d];
       }
       for (std::size_t d = 0; d < k.size(); ++d)
@@ -218,7 +209,7 @@ void define_target_comms(const CommShapes& shapes, const Topology& target, CommT
     // Group index: the coordinates outside `keep`, row-major.
     std::map<int64_t, MemberList> groups;
     for (int64_t r = 0; r < n; ++r) {
-      const auto c = coords_of(target, r);
+      const auto c = target.coords(r);
       int64_t key = 0, stride = 1;
       for (std::size_t d = 0; d < c.size(); ++d) {
         if (keep[d]) continue;
@@ -268,7 +259,7 @@ Elastic extrapolate_by_coordinates(const std::vector<GridInput>& grids,
         stride *= g.topo.sizes[d];
       }
       for (int32_t r = 0; r < p; ++r) {
-        const auto x = coords_of(g.topo, r);
+        const auto x = g.topo.coords(r);
         int64_t want = c[0];
         for (std::size_t d = 0; d < dims; ++d) want += c[d + 1] * x[d];
         const int64_t got = v[static_cast<std::size_t>(r)][i];

@@ -23,15 +23,6 @@ namespace tracefold::extrap::detail {
 
 namespace {
 
-std::vector<int64_t> coords(const Topology& t, int64_t r) {
-  std::vector<int64_t> c;
-  for (int64_t s : t.sizes) {
-    c.push_back(r % s);
-    r /= s;
-  }
-  return c;
-}
-
 int64_t rank_at(const Topology& t, const std::vector<int64_t>& c) {
   int64_t r = 0, w = 1;
   for (std::size_t d = 0; d < c.size(); ++d) {
@@ -49,7 +40,7 @@ int64_t wrap(int64_t v, int64_t s) {
 }
 
 int depth_of(const Topology& t, const std::vector<BusyLevel>& levels, int64_t r) {
-  const auto c = coords(t, r);
+  const auto c = t.coords(r);
   int depth = 0;
   for (const BusyLevel& l : levels) {
     for (std::size_t d = 0; d < c.size(); ++d)
@@ -70,7 +61,7 @@ struct LevelInput {
 // The offsets of peer `q` from `r`, packed into one number for comparing
 // ranks' calls (sentinels stay themselves).
 int64_t packed_offset(const Topology& t, int64_t r, int64_t q) {
-  const auto a = coords(t, r), b = coords(t, q);
+  const auto a = t.coords(r), b = t.coords(q);
   int64_t code = 0, w = 1;
   for (std::size_t d = 0; d < a.size(); ++d) {
     code += (wrap(b[d] - a[d], t.sizes[d]) + t.sizes[d]) * w;
@@ -197,7 +188,7 @@ ExtrapInput class_trace(const LevelInput& li, std::size_t k,
           continue;
         }
         const int64_t q = (rep + v) % t.world_size;
-        const auto a = coords(li.topo, rep), b = coords(li.topo, q);
+        const auto a = li.topo.coords(rep), b = li.topo.coords(q);
         std::vector<int64_t> off;
         for (std::size_t d = 0; d < a.size(); ++d)
           off.push_back(wrap(b[d] - a[d], li.topo.sizes[d]));
@@ -398,7 +389,7 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
           // Each target rank's relative partners; ranks with equal ones share an entry.
           std::map<std::vector<int64_t>, std::vector<int32_t>> groups;
           for (int32_t r : members[k]) {
-            const auto c = coords(target, r);
+            const auto c = target.coords(r);
             std::vector<int64_t> rel;
             for (std::size_t call = 0; call < toff.size(); ++call) {
               if (tsent[call] != 0) {

@@ -18,19 +18,6 @@
 
 namespace tracefold::extrap::detail {
 
-namespace {
-
-std::vector<int64_t> coords_of(const Topology& topo, int64_t r) {
-  std::vector<int64_t> c;
-  for (int64_t s : topo.sizes) {
-    c.push_back(r % s);
-    r /= s;
-  }
-  return c;
-}
-
-}  // namespace
-
 std::vector<std::vector<uint32_t>> calls_per_node(const Trace& trace) {
   std::vector<std::vector<uint32_t>> calls(static_cast<std::size_t>(trace.world_size),
                                            std::vector<uint32_t>(trace.nodes.size(), 0));
@@ -49,11 +36,11 @@ std::optional<std::vector<int64_t>> stride_of(const Topology& topo, const std::v
   std::vector<int64_t> stride = topo.sizes;  // gcd of the busy coordinates and the side
   for (int64_t r = 0; r < p; ++r) {
     if (!busy[static_cast<std::size_t>(r)]) continue;
-    const auto c = coords_of(topo, r);
+    const auto c = topo.coords(r);
     for (std::size_t d = 0; d < c.size(); ++d) stride[d] = std::gcd(stride[d], c[d]);
   }
   for (int64_t r = 0; r < p; ++r) {
-    const auto c = coords_of(topo, r);
+    const auto c = topo.coords(r);
     bool on = true;
     for (std::size_t d = 0; d < c.size(); ++d) on = on && c[d] % stride[d] == 0;
     if (on != busy[static_cast<std::size_t>(r)]) return std::nullopt;

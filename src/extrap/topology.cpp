@@ -14,6 +14,15 @@ int64_t Topology::ranks() const {
   return p;
 }
 
+std::vector<int64_t> Topology::coords(int64_t rank) const {
+  std::vector<int64_t> c;
+  for (int64_t s : sizes) {
+    c.push_back(rank % s);
+    rank /= s;
+  }
+  return c;
+}
+
 std::string Topology::to_string() const {
   std::string s;
   for (auto it = sizes.rbegin(); it != sizes.rend(); ++it) {

@@ -39,6 +39,8 @@ struct Topology {
   int dims() const { return static_cast<int>(sizes.size()); }
   /// Product of the sizes.
   int64_t ranks() const;
+  /// A rank's coordinates, fastest-varying first (row-major rank order).
+  std::vector<int64_t> coords(int64_t rank) const;
   /// MPI order, slowest dimension first, as MPI_Dims_create and
   /// MPI_Cart_create take them: sizes {6, 4} print `4x6`.
   std::string to_string() const;
