@@ -154,8 +154,9 @@ Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const s
 /// `rank`'s sub-list of `trace` (its own fold, which a merge keeps), its
 /// values given to the ranks `as`.
 std::vector<Node> rank_nodes(const Trace& trace, int32_t rank, const Ranklist& as);
-/// `h` with f times its samples, each bin keeping its mean.
-Histogram scaled(const Histogram& h, double f);
+/// Every timing histogram of `node` with f times its samples, each bin
+/// keeping its mean (a rank's share of a block several ranks recorded).
+void scale_timings(Node& node, double f);
 /// The calls all ranks make at a node with execution counts `count`.
 int64_t executions(const Elastic& count);
 

@@ -169,11 +169,7 @@ ExtrapInput class_trace(const LevelInput& li, std::size_t k,
     const int64_t total = executions(n.count);
     const double f =
         total > 0 ? static_cast<double>(executions(mine.count)) / static_cast<double>(total) : 0.0;
-    for (Timing& tm : mine.timings) {
-      tm.compute = scaled(tm.compute, f);
-      tm.comm = scaled(tm.comm, f);
-      for (auto& [name, h] : tm.stats) h = scaled(h, f);
-    }
+    scale_timings(mine, f);
     std::vector<PeerOffsets> mine_peers;
     for (const auto& [field, e] : mine.fields) {
       if (FieldTable::role(field) != FieldRole::kPeer) continue;
@@ -342,11 +338,7 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
           l.iters = with_ranks(l.iters, ranks);
         }
         for (auto& [f, e] : n.fields) e = with_ranks(e, ranks);
-        for (Timing& tm : n.timings) {
-          tm.compute = scaled(tm.compute, share);
-          tm.comm = scaled(tm.comm, share);
-          for (auto& [name, h] : tm.stats) h = scaled(h, share);
-        }
+        scale_timings(n, share);
         // The peers: each call's offset fitted over the inputs.
         const std::size_t fields = peers[0][order[0][i]].size();
         for (std::size_t fi = 0; fi < fields; ++fi) {

@@ -52,6 +52,8 @@ std::vector<Node> rank_nodes(const Trace& trace, int32_t rank, const Ranklist& a
   return out;
 }
 
+namespace {
+
 // A node's histograms pool its ranks, and a cell's share of them is not
 // recorded apart, so the cell gets its share of the executions.
 Histogram scaled(const Histogram& h, double f) {
@@ -73,6 +75,16 @@ Histogram scaled(const Histogram& h, double f) {
   if (bins.empty()) return Histogram{};
   p.bins = std::move(bins);
   return Histogram::from_parts(std::move(p));
+}
+
+}  // namespace
+
+void scale_timings(Node& node, double f) {
+  for (Timing& t : node.timings) {
+    t.compute = scaled(t.compute, f);
+    t.comm = scaled(t.comm, f);
+    for (auto& [name, h] : t.stats) h = scaled(h, f);
+  }
 }
 
 namespace {
@@ -127,11 +139,7 @@ Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const s
     const int64_t total = executions(n.count);
     const double f =
         total > 0 ? static_cast<double>(executions(mine.count)) / static_cast<double>(total) : 0.0;
-    for (Timing& t : mine.timings) {
-      t.compute = scaled(t.compute, f);
-      t.comm = scaled(t.comm, f);
-      for (auto& [name, h] : t.stats) h = scaled(h, f);
-    }
+    scale_timings(mine, f);
   }
   for (int32_t r : members) {
     if (r == rep) continue;
