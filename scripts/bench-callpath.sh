@@ -18,29 +18,18 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 BUILD_DIR="${BUILD_DIR:-build}"
 STEPS="${STEPS:-300}"
 EDGE="${EDGE:-8}"
-if ! command -v valgrind >/dev/null; then
-  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends valgrind
-fi
+source scripts/lib/callgrind.bash
+callgrind_need
 [[ -x $BUILD_DIR/src/cli/tracefold ]] || { echo "bench-callpath: build first ($BUILD_DIR)" >&2; exit 2; }
 TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
 APP=$(realpath "$BUILD_DIR/tests/apps/app_stencil3d")
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cat >"$work/rank0.sh" <<'SH'
-#!/bin/bash
-# Only rank 0 runs under callgrind; the other rank runs as is.
-if [[ ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}} == 0 ]]; then
-  exec valgrind -q --tool=callgrind --callgrind-out-file="$CG_OUT" \
-    '--toggle-collect=tracefold::record::Call::~Call()' "$@"
-fi
-exec "$@"
-SH
-chmod +x "$work/rank0.sh"
+callgrind_rank0 "$work/rank0.sh"
 printf '%-10s %8s %14s %12s\n' cache calls instructions "per call"
 for mode in ${MODES:-off on}; do
   (cd "$work" && CG_OUT="$work/cg.$mode" TRACEFOLD_PATH_CACHE=$mode "$TF" record -o "$work/$mode.tf" -- \
     mpirun -np 2 "$work/rank0.sh" "$APP" "$STEPS" 0 "$EDGE" >/dev/null 2>"$work/err.$mode")
-  total=$(callgrind_annotate "$work/cg.$mode" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')
+  total=$(callgrind_total "$work/cg.$mode")
   calls=$("$TF" expand "$work/$mode.tf" -r 0 | grep -c -E '^MPI_' || true)
   awk -v m="$mode" -v c="$calls" -v t="$total" 'BEGIN{printf "%-10s %8d %14d %12.0f\n", m, c, t, t / c}'
   if [[ -n ${KEEP_DIR:-} ]]; then mkdir -p "$KEEP_DIR" && cp "$work/cg.$mode" "$KEEP_DIR/"; fi
