@@ -2,6 +2,7 @@
 
 #include <array>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 
 #include "tracefold/op_class.hpp"
@@ -15,24 +16,28 @@ namespace {
 enum Slot : uint8_t { kPeer, kSrc, kRpeer, kTag, kMtag, kRtag, kComm, kSlots, kNone = kSlots };
 
 struct KeyFields {
-  // Built-in fields by id (all but rtag are built-in); rtag is registered
-  // like any other field, so its id comes after every built-in one.
+  // Built-in fields by id, all but rtag today; rtag is registered like any
+  // other field, so its id comes after every built-in one and the walk
+  // stops at it. Should it become built-in, it goes in the table instead.
   std::array<uint8_t, FieldTable::kBuiltinFields> slot;
-  FieldId rtag;
+  FieldId rtag = std::numeric_limits<FieldId>::max();
   KeyFields() {
     slot.fill(kNone);
-    const auto builtin = [&](FieldId id, Slot s) {
-      if (id >= FieldTable::kBuiltinFields)
-        throw std::logic_error("order_keys: not a built-in field");
-      slot[id] = s;
+    const auto add = [&](FieldId id, Slot s) {
+      if (id < FieldTable::kBuiltinFields)
+        slot[id] = s;
+      else if (s == kRtag)
+        rtag = id;
+      else
+        throw std::logic_error("order_keys: " + FieldTable::name(id) + " is not built-in");
     };
-    builtin(FieldTable::peer(), kPeer);
-    builtin(FieldTable::src(), kSrc);
-    builtin(FieldTable::intern("rpeer", FieldKind::kScalar), kRpeer);
-    builtin(FieldTable::intern("tag", FieldKind::kScalar), kTag);
-    builtin(FieldTable::intern("mtag", FieldKind::kScalar), kMtag);
-    builtin(FieldTable::comm(), kComm);
-    rtag = FieldTable::intern("rtag", FieldKind::kScalar);
+    add(FieldTable::peer(), kPeer);
+    add(FieldTable::src(), kSrc);
+    add(FieldTable::intern("rpeer", FieldKind::kScalar), kRpeer);
+    add(FieldTable::intern("tag", FieldKind::kScalar), kTag);
+    add(FieldTable::intern("mtag", FieldKind::kScalar), kMtag);
+    add(FieldTable::comm(), kComm);
+    add(FieldTable::intern("rtag", FieldKind::kScalar), kRtag);
   }
 };
 
