@@ -122,10 +122,12 @@ LevelInput read_levels(const ExtrapInput& x, int dims_wanted) {
   // show the level's exchanges along d.
   std::vector<int64_t> need(li.topo.sizes.size(), 1);
   std::string lone;
+  bool several = false;
   for (const BusyLevel& l : li.levels)
     for (std::size_t d = 0; d < l.lone.size(); ++d)
       if (l.lone[d] && li.topo.sizes[d] > 1 && need[d] == 1) {
         need[d] = 2 * li.topo.sizes[d];
+        several = !lone.empty();
         lone += std::string(lone.empty() ? "" : " and ") + "xyz"[d < 3 ? d : 0];
       }
   if (!lone.empty()) {
@@ -136,10 +138,10 @@ LevelInput read_levels(const ExtrapInput& x, int dims_wanted) {
                     " along " + "xyz"[d < 3 ? d : 0];
     const std::string smallest = smallest_grid_with(need, (p & (p - 1)) == 0);
     throw ExtrapError(x.name + ": a coarse level has one busy rank along " + lone + " (" +
-                      li.topo.to_string() +
-                      "), so its exchanges along it are missing there: record counts whose "
-                      "grids keep at least two busy ranks along every dimension on every "
-                      "level (at least " +
+                      li.topo.to_string() + "), so its exchanges along " +
+                      (several ? "them" : "it") +
+                      " are missing there: record counts whose grids keep at least two busy ranks "
+                      "along every dimension on every level (at least " +
                       at_least +
                       (smallest.empty() ? std::string()
                                         : "; the smallest count with such a grid is " + smallest) +

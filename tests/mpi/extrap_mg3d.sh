@@ -21,7 +21,7 @@ for n in 8 16 32; do rec mgw "$n" mg3d 0 0 2 3; done
 for n in 8 16 32; do rec mgs "$n" mg3d 0 1 4 2; done
 
 fails_with "mg3d 3-D weak: one busy rank along x and y at 16" \
-  "the per-level model does not explain it either: mgw-16.tf: a coarse level has one busy rank along x and y \(4x2x2\), .*\(at least 4 along x, 4 along y; the smallest count with such a grid is 64 ranks \(4x4x4\)\)" \
+  "the per-level model does not explain it either: mgw-16.tf: a coarse level has one busy rank along x and y \(4x2x2\), so its exchanges along them are missing there: .*\(at least 4 along x, 4 along y; the smallest count with such a grid is 64 ranks \(4x4x4\)\)" \
   mgw-8.tf mgw-16.tf mgw-32.tf --ranks 64 --no-plugins -o mgw-x64.tf
 fails_with "mg3d 3-D strong: x's stride law is in no input" \
   "coarse level 1, stride along x: stride 1 \(2 busy\) in every input, all of one side: .*part at 4; give an input with another side along it \(the smallest count with more ranks along x than every input is 64 ranks \(4x4x4\)\)" \
