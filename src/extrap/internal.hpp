@@ -95,6 +95,14 @@ struct StrideFit {
 };
 StrideFit fit_stride(const std::vector<StrideObservation>& obs, int64_t target);
 
+/// The smallest rank count whose MPI_Dims_create grid of need.size()
+/// dimensions has at least need[d] ranks along every dimension d (fastest
+/// first), with its grid: "64 ranks (4x4x4)"; empty when no count up to
+/// 2^24 has. Refusals name it as the input that would decide;
+/// `powers_of_two`: only such counts (the inputs' counts were, as for a
+/// code that runs on nothing else).
+std::string smallest_grid_with(const std::vector<int64_t>& need, bool powers_of_two);
+
 // ---------------------------------------------------------- level_classes.cpp
 
 /// The per-level rank-predicate model (docs/extrapolate.md, "Multigrid"),

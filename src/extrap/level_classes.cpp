@@ -13,6 +13,7 @@
 // proportional to the side, and the target's ranks of the class, chosen by
 // the fitted stride laws, get it back with their own partners.
 #include <algorithm>
+#include <bit>
 #include <map>
 
 #include "internal.hpp"
@@ -116,14 +117,36 @@ LevelInput read_levels(const ExtrapInput& x, int dims_wanted) {
                       " grid MPI_Dims_create makes, the ranks that make more calls than others "
                       "are no set of coordinates multiples of a stride per dimension");
   li.levels = std::move(*levels);
+  // A lone busy rank along d says only that the stride is at least the
+  // side, so an input with twice the side there is the least that could
+  // show the level's exchanges along d.
+  std::vector<int64_t> need(li.topo.sizes.size(), 1);
+  std::string lone;
+  bool several = false;
   for (const BusyLevel& l : li.levels)
     for (std::size_t d = 0; d < l.lone.size(); ++d)
-      if (l.lone[d] && li.topo.sizes[d] > 1)
-        throw ExtrapError(x.name + ": a coarse level has one busy rank along " +
-                          std::string(1, "xyz"[d < 3 ? d : 0]) + " (" + li.topo.to_string() +
-                          "), so its exchanges along it are missing there: record counts whose "
-                          "grids keep at least two busy ranks along every dimension on every "
-                          "level");
+      if (l.lone[d] && li.topo.sizes[d] > 1 && need[d] == 1) {
+        need[d] = 2 * li.topo.sizes[d];
+        several = !lone.empty();
+        lone += std::string(lone.empty() ? "" : " and ") + "xyz"[d < 3 ? d : 0];
+      }
+  if (!lone.empty()) {
+    std::string at_least;
+    for (std::size_t d = 0; d < need.size(); ++d)
+      if (need[d] > 1)
+        at_least += std::string(at_least.empty() ? "" : ", ") + std::to_string(need[d]) +
+                    " along " + "xyz"[d < 3 ? d : 0];
+    const std::string smallest = smallest_grid_with(need, (p & (p - 1)) == 0);
+    throw ExtrapError(x.name + ": a coarse level has one busy rank along " + lone + " (" +
+                      li.topo.to_string() + "), so its exchanges along " +
+                      (several ? "them" : "it") +
+                      " are missing there: record counts whose grids keep at least two busy ranks "
+                      "along every dimension on every level (at least " +
+                      at_least +
+                      (smallest.empty() ? std::string()
+                                        : "; the smallest count with such a grid is " + smallest) +
+                      ")");
+  }
   li.rep.assign(li.levels.size() + 1, -1);
   std::vector<std::vector<int64_t>> sig(li.rep.size());
   for (int32_t r = 0; r < p; ++r) {
@@ -244,13 +267,19 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
     std::vector<LevelInput> li;
     for (const auto& x : in) li.push_back(read_levels(x, big.dims()));
     const int dims = big.dims();
+    bool pow2 = true;
+    for (const auto& x : in)
+      pow2 = pow2 && std::has_single_bit(static_cast<uint32_t>(x.trace.world_size));
     const std::size_t depth = li[largest].levels.size();
     for (const auto& l : li)
       if (l.levels.size() != depth)
-        throw ExtrapError(l.in->name + " has " + std::to_string(l.levels.size()) +
-                          " coarse level(s) with idle ranks, " + in[largest].name + " has " +
-                          std::to_string(depth) +
-                          ": record counts at which the same levels leave ranks idle");
+        throw ExtrapError(
+            l.in->name + " has " + std::to_string(l.levels.size()) +
+            " coarse level(s) with idle ranks, " + in[largest].name + " has " +
+            std::to_string(depth) +
+            ": record counts at which the same levels leave ranks idle (a level whose points are "
+            "fixed, under strong scaling, idles ranks only once a side outgrows "
+            "them, so smaller counts show fewer such levels)");
     res.target = Topology{dims_create(opts.ranks, dims), {}};
     res.target_rule = "MPI_Dims_create";
     const Topology& target = res.target;
@@ -267,9 +296,19 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
                          static_cast<bool>(x.levels[l].lone[static_cast<std::size_t>(d)])});
         const StrideFit f = fit_stride(obs, target.sizes[static_cast<std::size_t>(d)]);
         const std::string dim(1, "xyz"[d]);
-        if (!f.stride)
-          throw ExtrapError("coarse level " + std::to_string(l + 1) + ", stride along " + dim +
-                            ": " + f.law);
+        if (!f.stride) {
+          // A side no input has is what tells the laws apart.
+          std::vector<int64_t> need(static_cast<std::size_t>(dims), 1);
+          for (const auto& o : obs)
+            need[static_cast<std::size_t>(d)] =
+                std::max(need[static_cast<std::size_t>(d)], o.size + 1);
+          const std::string smallest = smallest_grid_with(need, pow2);
+          throw ExtrapError(
+              "coarse level " + std::to_string(l + 1) + ", stride along " + dim + ": " + f.law +
+              (smallest.empty() ? std::string()
+                                : " (the smallest count with more ranks along " + dim +
+                                      " than every input is " + smallest + ")"));
+        }
         laws += (laws.empty() ? "" : ", ") + dim + " " + f.law + " -> " + std::to_string(*f.stride);
         tl.stride.push_back(*f.stride);
       }

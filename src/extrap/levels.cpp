@@ -11,6 +11,7 @@
 // along a dimension bounds s_d from below only (S_d, or more): such an
 // input cannot tell a fixed stride from a fixed point count.
 #include <algorithm>
+#include <bit>
 #include <numeric>
 
 #include "internal.hpp"
@@ -144,6 +145,21 @@ StrideFit fit_stride(const std::vector<StrideObservation>& obs, int64_t target) 
     f.stride.reset();
   }
   return f;
+}
+
+std::string smallest_grid_with(const std::vector<int64_t>& need, bool powers_of_two) {
+  int64_t n = 1;
+  for (int64_t v : need) n *= std::max<int64_t>(v, 1);
+  if (powers_of_two) n = std::bit_ceil(static_cast<uint64_t>(n));
+  // MPI_Dims_create balances the sides, so a count a little above the
+  // product of the needs has them; the search stays short.
+  for (; n <= (int64_t{1} << 24); n = powers_of_two ? 2 * n : n + 1) {
+    const auto sizes = dims_create(n, static_cast<int>(need.size()));
+    bool ok = true;
+    for (std::size_t d = 0; d < need.size(); ++d) ok = ok && sizes[d] >= need[d];
+    if (ok) return std::to_string(n) + " ranks (" + Topology{sizes, {}}.to_string() + ")";
+  }
+  return {};
 }
 
 }  // namespace tracefold::extrap::detail

@@ -126,6 +126,12 @@ TEST(ExtrapLevels, ALoneBusyRankInAnInputIsRefusedByName) {
                                          "a coarse level has one busy rank along x (8x4)"),
               std::string::npos)
         << e.what();
+    // The stride along x is 4 or more, so 8 along x is the least that
+    // could show two busy ranks.
+    EXPECT_NE(std::string(e.what()).find(
+                  "(at least 8 along x; the smallest count with such a grid is 64 ranks (8x8))"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -181,4 +187,15 @@ TEST(ExtrapLevels, StrideLaws) {
   EXPECT_NE(f.law.find("more than 2 ranks along it"), std::string::npos);
   // Neither law: 2 of 4, then 4 of 16.
   EXPECT_FALSE(fit_stride({{4, 2, false}, {16, 4, false}}, 32).stride.has_value());
+}
+
+// The count a refusal names: MPI_Dims_create's grid with the sides asked
+// for, among powers of two when the inputs were.
+TEST(ExtrapLevels, SmallestGridWithTheSidesAskedFor) {
+  EXPECT_EQ(smallest_grid_with({4, 4, 4}, true), "64 ranks (4x4x4)");
+  // 32 is 2 along x (4x4x2); 48 is 3 (4x4x3).
+  EXPECT_EQ(smallest_grid_with({4, 1, 1}, true), "64 ranks (4x4x4)");
+  EXPECT_EQ(smallest_grid_with({3, 1, 1}, false), "27 ranks (3x3x3)");
+  EXPECT_EQ(smallest_grid_with({3, 1, 1}, true), "64 ranks (4x4x4)");
+  EXPECT_EQ(smallest_grid_with({4, 1}, true), "16 ranks (4x4)");
 }
