@@ -58,13 +58,18 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
     const bool ha = a(ea), hb = b(eb);
     if (!ha && !hb) return std::nullopt;
     if (ha != hb)
-      return Difference{rank, pos, "length", ha ? OpTable::name(ea.op) : "(end)",
-                        hb ? OpTable::name(eb.op) : "(end)"};
+      return Difference{rank,
+                        pos,
+                        "length",
+                        ha ? OpTable::name(ea.op) : "(end)",
+                        hb ? OpTable::name(eb.op) : "(end)",
+                        {}};
     if (ea.op != eb.op)
-      return Difference{rank, pos, "op", OpTable::name(ea.op), OpTable::name(eb.op)};
+      return Difference{rank, pos, "op", OpTable::name(ea.op), OpTable::name(eb.op), {}};
     if (!options.ignore_callsites && sa.at(ea.site) != sb.at(eb.site))
-      return Difference{rank, pos, "site", SiteTable::format(sa.at(ea.site)),
-                        SiteTable::format(sb.at(eb.site))};
+      return Difference{
+          rank, pos, "site", SiteTable::format(sa.at(ea.site)), SiteTable::format(sb.at(eb.site)),
+          {}};
     if (options.ignore_polls && is_poll(ea.op)) continue;
     std::vector<FieldId> ids;
     for (const auto& f : ea.fields) ids.push_back(f.field);
@@ -81,18 +86,18 @@ std::optional<Difference> diff_events(int32_t rank, const EventSource& a, const 
       const FieldValue* fa = ea.find(id);
       const FieldValue* fb = eb.find(id);
       if (!fa || !fb || !(*fa == *fb))
-        return Difference{rank, pos, FieldTable::name(id), field_text(fa), field_text(fb)};
+        return Difference{rank, pos, FieldTable::name(id), field_text(fa), field_text(fb), {}};
     }
   }
 }
 
 std::optional<Difference> diff_traces(const Trace& a, const Trace& b, const DiffOptions& options) {
   if (a.world_size != b.world_size)
-    return Difference{-1, 0, "world size", std::to_string(a.world_size),
-                      std::to_string(b.world_size)};
+    return Difference{
+        -1, 0, "world size", std::to_string(a.world_size), std::to_string(b.world_size), {}};
   if (a.threads != b.threads)
-    return Difference{-1, 0, "threads per rank", std::to_string(a.threads),
-                      std::to_string(b.threads)};
+    return Difference{
+        -1, 0, "threads per rank", std::to_string(a.threads), std::to_string(b.threads), {}};
   // Location by location: with one thread per rank, rank by rank.
   for (int32_t r = 0; r < a.locations(); ++r) {
     RankIterator ia(a, r), ib(b, r);
