@@ -143,8 +143,21 @@ void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spa
 }
 
 void merge_same_fields(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares) {
-  for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
-  b.reps.append(s.reps);
+  // A one-value sequence appended is that value pushed (ValueSeq::append ->
+  // append_repeated(v, 1), as the fast path's merge_event relies on too):
+  // an event's scalar fields when it is merged after one traversal, as most
+  // merges are. push_back keeps the one-value case inline.
+  for (std::size_t i = 0; i < b.fields.size(); ++i) {
+    const ValueSeq& from = s.fields[i].second;
+    if (from.size() == 1 && !from.is_histogram())
+      b.fields[i].second.push_back(from.back());
+    else
+      b.fields[i].second.append(from);
+  }
+  if (s.reps.size() == 1 && !s.reps.is_histogram())
+    b.reps.push_back(s.reps.back());
+  else
+    b.reps.append(s.reps);
   merge_item_timings(b, s, rank, spares);
 }
 
