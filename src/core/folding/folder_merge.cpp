@@ -46,6 +46,10 @@ std::size_t find_record(Item& b, EventKey pred, std::vector<Timing>* spares) {
         t.begin());
   }
   if (i == t.size() || t[i].pred.packed() != want) {
+    // A call merged through the general path mostly gains a record per
+    // predecessor it meets (a poll after a send, after a poll, after a
+    // receive): growing one at a time moved every record at each step.
+    if (t.capacity() == 0) t.reserve(4);
     if constexpr (kPooled) {
       if (!spares->empty()) {
         t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(spares->back()));
