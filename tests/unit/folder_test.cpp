@@ -276,6 +276,31 @@ TEST(Folder, GeneralPathKeepsEveryTimingSampleOnce) {
   }
 }
 
+// The general path merges an iteration whose items pair one to one with
+// the loop's (and the second stretch of a new loop with the first) where
+// they stand: the values of every iteration must still come back in order.
+TEST(Folder, GeneralPathMergesPairedIterationsInPlace) {
+  FoldOptions o;
+  o.fast_path = false;
+  o.elastic_iterations = false;
+  Folder f(0, o);
+  std::vector<Event> in;
+  in.push_back(make_event("MPI_Init", 0));
+  for (int64_t it = 0; it < 60; ++it) {
+    for (int64_t j = 0; j < 3; ++j)
+      in.push_back(make_event("MPI_Isend", 1, {{"tag", (it + j) % 5}, {"count", it * j}}));
+    in.push_back(make_event("MPI_Waitall", 2));
+    in.push_back(make_event("MPI_Allreduce", 3, {{"count", it % 3}}));
+  }
+  in.push_back(make_event("MPI_Finalize", 4));
+  for (const Event& e : in) f.append(e);
+  EXPECT_EQ(f.path_counts().general, in.size());
+  EXPECT_EQ(f.top_level_size(), 3u) << f.structure();
+  const auto out = expand_single(f, 5);
+  ASSERT_EQ(out.size(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) ASSERT_TRUE(out[i].same_call(in[i])) << i;
+}
+
 TEST(Folder, ReplayLearnsTheTimeStepFromOneIteration) {
   const auto in = stencil3d_program(300);
   Folder f(0), g = general_folder();

@@ -38,6 +38,11 @@ ValueSeq Folder::Impl::field_values(const FieldValue& fv) {
 
 Item Folder::Impl::make_item(const Event& ev, uint64_t pred) {
   Item it;
+  fill_item(it, ev, pred);
+  return it;
+}
+
+void Folder::Impl::fill_item(Item& it, const Event& ev, uint64_t pred) {
   it.key = ev.key().packed();
   it.first = it.last = it.key;
   it.reps.push_back(1);  // ValueSeq::repeated(1, 1), made in place
@@ -65,7 +70,6 @@ Item Folder::Impl::make_item(const Event& ev, uint64_t pred) {
     it.raw_compute = ev.compute_ns;
     it.raw_comm = ev.comm_ns;
   }
-  return it;
 }
 
 void Folder::Impl::append(const Event& ev) {
@@ -93,7 +97,10 @@ void Folder::Impl::append(const Event& ev) {
 
 void Folder::Impl::general_append(const Event& ev) {
   if (recording_) record_event(ev);
-  Item it = make_item(ev, prev_key);
+  // Made where it stays: an Item moved into top and then destroyed cost
+  // about as much as filling its fields.
+  Item& it = top.emplace_back();
+  fill_item(it, ev, prev_key);
   if (recording_) {
     it.tag = next_slot_++;
     log_.add(FoldOp::kNewEvent, it.tag, static_cast<int32_t>(rec_.keys.size() - 1));
@@ -101,7 +108,6 @@ void Folder::Impl::general_append(const Event& ev) {
   prev_key = it.key;
   ++events;
   ++paths.general;
-  top.push_back(std::move(it));
   index_push(top.size() - 1);
   while (try_fold()) {
   }

@@ -199,7 +199,7 @@ void Folder::Impl::materialize() {
   }
   armed_ = false;
   for (std::size_t i = 0; i < pending_count_; ++i) {
-    top.push_back(make_item(pending_[i].ev, pending_[i].pred));
+    fill_item(top.emplace_back(), pending_[i].ev, pending_[i].pred);
     index_push(top.size() - 1);
   }
   // Kept aside by the fast path, they end up made as the general path makes them.

@@ -232,6 +232,8 @@ struct Folder::Impl {
   static ValueSeq field_values(const FieldValue& fv);
 
   Item make_item(const Event& ev, uint64_t pred);
+  // make_item's values in `it`, a default-constructed item.
+  void fill_item(Item& it, const Event& ev, uint64_t pred);
 
   void append(const Event& ev);
 

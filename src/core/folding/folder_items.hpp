@@ -177,6 +177,14 @@ class Merger {
 
   // Merges body histories: the result replays B's traversals, then S's.
   Items merge_seq(Items&& B, Items&& S);
+  // merge_seq when the two pair item by item (directly_compatible, same
+  // length, neither empty): S's items are merged into B's where they are,
+  // left moved from. The folder merges an iteration straight from its top
+  // level this way; moving it into a sequence of its own first cost a move
+  // and a destruction of every item.
+  void merge_direct(std::span<Item> B, std::span<Item> S) {
+    for (std::size_t i = 0; i < B.size(); ++i) merge_pair(B[i], std::move(S[i]));
+  }
 
   // Longest-common-subsequence alignment of B and S. A loop in one sequence
   // may align with a run of the other whose first and last calls match the

@@ -46,6 +46,10 @@ std::size_t find_record(Item& b, EventKey pred, std::vector<Timing>* spares) {
         t.begin());
   }
   if (i == t.size() || t[i].pred.packed() != want) {
+    // A call merged through the general path mostly gains a record per
+    // predecessor it meets (a poll after a send, after a poll, after a
+    // receive): growing one at a time moved every record at each step.
+    if (t.capacity() == 0) t.reserve(4);
     if constexpr (kPooled) {
       if (!spares->empty()) {
         t.insert(t.begin() + static_cast<std::ptrdiff_t>(i), std::move(spares->back()));
@@ -143,8 +147,21 @@ void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spa
 }
 
 void merge_same_fields(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares) {
-  for (std::size_t i = 0; i < b.fields.size(); ++i) b.fields[i].second.append(s.fields[i].second);
-  b.reps.append(s.reps);
+  // A one-value sequence appended is that value pushed (ValueSeq::append ->
+  // append_repeated(v, 1), as the fast path's merge_event relies on too):
+  // an event's scalar fields when it is merged after one traversal, as most
+  // merges are. push_back keeps the one-value case inline.
+  for (std::size_t i = 0; i < b.fields.size(); ++i) {
+    const ValueSeq& from = s.fields[i].second;
+    if (from.size() == 1 && !from.is_histogram())
+      b.fields[i].second.push_back(from.back());
+    else
+      b.fields[i].second.append(from);
+  }
+  if (s.reps.size() == 1 && !s.reps.is_histogram())
+    b.reps.push_back(s.reps.back());
+  else
+    b.reps.append(s.reps);
   merge_item_timings(b, s, rank, spares);
 }
 

@@ -305,17 +305,21 @@ bool Folder::Impl::try_fold() {
                  !same_calls(target.body.data(), &top[k + 1], seg_len)) {
         continue;
       }
-      Items& seg = seg_scratch_;
-      seg.assign(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
-                 std::make_move_iterator(top.end()));
       if (recording_ && k + 1 < session_n0_) log_.spoil();
       log_.add(FoldOp::kSetBack, target.tag);
       const uint64_t last_before = top[k].last;
       unindex_from(k + 1);
       target.reps.set_back(target.reps.back() + 1);
       merger.reshaped = false;
-      target.body = merger.merge_seq(std::move(target.body), std::move(seg));
-      seg.clear();
+      if (seg_len == target.body.size() && same_calls(target.body.data(), &top[k + 1], seg_len)) {
+        merger.merge_direct(target.body, std::span<Item>(top).subspan(k + 1));
+      } else {
+        Items& seg = seg_scratch_;
+        seg.assign(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(k + 1)),
+                   std::make_move_iterator(top.end()));
+        target.body = merger.merge_seq(std::move(target.body), std::move(seg));
+        seg.clear();
+      }
       for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
       const std::size_t flat_before = flat_items_;
       // top[k] stays where it is; the segment merged into it goes.
@@ -433,9 +437,6 @@ void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
   unindex_from(j);
   Items first(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),
               std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)));
-  Items& second = seg_scratch_;
-  second.assign(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)),
-                std::make_move_iterator(top.end()));
   Item loop;
   loop.loop = true;
   loop.reps = ValueSeq::repeated(2, 1);
@@ -443,8 +444,16 @@ void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
     loop.tag = next_slot_++;
     log_.add(FoldOp::kNewLoop, loop.tag);
   }
-  loop.body = merger.merge_seq(std::move(first), std::move(second));
-  second.clear();  // merged away; its buffer stays for the next fold
+  const std::span<Item> rest = std::span<Item>(top).subspan(m + 1);
+  if (first.size() == rest.size() && same_calls(first.data(), rest.data(), rest.size())) {
+    merger.merge_direct(first, rest);
+    loop.body = std::move(first);
+  } else {
+    Items& second = seg_scratch_;
+    second.assign(std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+    loop.body = merger.merge_seq(std::move(first), std::move(second));
+    second.clear();  // merged away; its buffer stays for the next fold
+  }
   loop.refresh_keys();
   replace_tail(j, std::move(loop));
 }
