@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -318,6 +319,10 @@ struct DiagnoseInput {
   /// residual of their exit gaps); phases accept a synchronisation within
   /// DiagnoseOptions::tolerance_ns plus this. 0 when every clock was measured.
   int64_t clock_uncertainty_ns = 0;
+  /// The messages of `events`, matched once on loading (match_wait_input)
+  /// for the clock repair and the wait analysis alike, so that neither
+  /// copies every event to match them. Unset: the analysis matches them.
+  std::optional<MatchResult> matched;
 };
 
 /// Reads TRACE's timeline directory `dir` and the samples in it, putting

@@ -108,6 +108,10 @@ struct WaitOptions {
   /// Keep every wait state in WaitReport::instances (for analyses that
   /// need to know who waited for whom, such as `diagnose`).
   bool keep_instances = false;
+  /// The messages of the input, matched already (match_wait_input on the
+  /// same events); null: the analysis matches them itself, on a copy of
+  /// every event.
+  const MatchResult* matched = nullptr;
   /// Told after each of the analysis's passes (basic times, point-to-point,
   /// collectives, critical path): done of kWaitPasses.
   ProgressFn progress;
@@ -243,6 +247,13 @@ WaitInput load_wait_input(const Trace& tables, std::vector<std::vector<Event>>&&
 /// The timeline directory `record --timeline` wrote beside `trace_path`.
 std::string default_timeline_dir(const std::string& trace_path);
 
+/// The point-to-point messages of `input`, matched by the core
+/// (match_messages) as analyze_waits and repair_clock_condition match them,
+/// without a copy of the events: the matcher borrows each rank's calls and
+/// gives them back. Matching reads the calls, not their times, so the
+/// result still holds after the times are moved (clock alignment, repair).
+MatchResult match_wait_input(const Trace& trace, WaitInput& input);
+
 /// The analysis of recorded events (serial replay).
 WaitReport analyze_waits(const Trace& trace, const WaitInput& input,
                          const WaitOptions& options = {});
@@ -275,6 +286,8 @@ Cube4Profile wait_cube(const WaitReport& report, std::vector<int32_t>* leaves = 
 /// everything after it on that rank moves along by the same amount (local
 /// intervals kept), repeated until no violation is left (at most `passes`
 /// times). Returns the number of violations found in the first pass.
-uint64_t repair_clock_condition(const Trace& trace, WaitInput& input, int passes = 20);
+/// `matched`: the messages of `input` (match_wait_input), or null.
+uint64_t repair_clock_condition(const Trace& trace, WaitInput& input, int passes = 20,
+                                const MatchResult* matched = nullptr);
 
 }  // namespace tracefold

@@ -4,7 +4,7 @@
 # reports of the serial `tracefold diagnose`, for K = 1 (which is the serial
 # command), 2, 3 (shares of unequal size) and 4 analysis ranks, on runs of
 # examples/diagnose/diag_problems.c with and without samples (imbalance,
-# MPMD, wait for partner); more analysis ranks than recorded ones are
+# MPMD, wait for partner) and of a 4-rank halo exchange; more analysis ranks than recorded ones are
 # refused with both numbers.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -49,6 +49,26 @@ same_reports() {
 designed imbalance 4 --sample 1ms && same_reports imbalance 1 2 3 4
 designed mpmd 4 --sample 1ms && same_reports mpmd 2 4
 TAG=calls designed imbalance 4 && same_reports calls 2 4
+# A halo exchange of 4 recorded ranks without samples: thousands of
+# matched messages (the clock repair and the wait states share one match
+# made on rank 0's events).
+mkdir -p "$WORK/stencil"
+CHECKS=$((CHECKS + 1))
+limited "$WORK/stencil/out.txt" "$WORK/stencil/err.txt" "$TF" record --timeline \
+  -o "$WORK/stencil/t.tf" -- "$MPIRUN" -np 4 "$APPS/app_stencil2d_nonperiodic" 300
+if [[ $LRC -ne 0 ]]; then
+  bad "stencil: recording exited $LRC"
+  show_run "$WORK/stencil/out.txt" "$WORK/stencil/err.txt"
+elif ! "$TF" diagnose "$WORK/stencil/t.tf" -o "$WORK/stencil/report.json" \
+  2>"$WORK/stencil/diag-err.txt" ||
+  ! "$TF" diagnose "$WORK/stencil/t.tf" >"$WORK/stencil/report.txt" \
+    2>>"$WORK/stencil/diag-err.txt"; then
+  bad "stencil: tracefold diagnose failed"
+  show_run "$WORK/stencil/diag-err.txt"
+else
+  ok "stencil: recorded and diagnosed"
+  JSON="$WORK/stencil/report.json" TEXT="$WORK/stencil/report.txt" same_reports stencil 2 3
+fi
 # Wait for partner on 3 recorded ranks: 2 analysis ranks digest shares of
 # 2 and 1, 3 one each.
 if designed late 3 --sample 1ms; then

@@ -504,6 +504,36 @@ TEST(WaitsAnalysis, ControlledLogicalClockRepairsAReceiveBeforeItsSend) {
   EXPECT_EQ(repair_clock_condition(t.trace, t.in), 0u);  // nothing left
 }
 
+// The match is made once without copying the events: it lends them to the
+// matcher, gives them back intact, and the analysis takes it instead of
+// matching again.
+TEST(WaitsAnalysis, MatchedOnceOnTheEventsThemselves) {
+  Timelines t(2);
+  t.add(0, "MPI_Send", 0, 100, 110, {{"peer", 1}, {"tag", 1}, {"comm", 0}});
+  t.add(0, "MPI_Send", 0, 1000, 1010, {{"peer", 1}, {"tag", 2}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 1, 0, 1020, {{"peer", 0}, {"tag", 2}, {"comm", 0}});
+  t.add(1, "MPI_Recv", 2, 1020, 1030, {{"peer", 0}, {"tag", 1}, {"comm", 0}});
+  const WaitInput before = t.in;
+  const MatchResult m = match_wait_input(t.trace, t.in);
+  ASSERT_EQ(m.messages.size(), 2u);
+  for (std::size_t r = 0; r < 2; ++r)
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(t.in.ranks[r][k].ev.op, before.ranks[r][k].ev.op);
+      EXPECT_EQ(t.in.ranks[r][k].ev.fields, before.ranks[r][k].ev.fields);
+    }
+  EXPECT_EQ(m.messages[0].recv_event, 0u);
+  EXPECT_EQ(m.messages[0].send_event, 1u);  // tag 2
+  WaitOptions wo;
+  wo.matched = &m;
+  const WaitReport own = t.run(), given = analyze_waits(t.trace, t.in, wo);
+  EXPECT_EQ(given.messages, own.messages);
+  EXPECT_EQ(given.severity, own.severity);
+  // The analysis reads the match it is given, not its own.
+  const MatchResult none;
+  wo.matched = &none;
+  EXPECT_EQ(analyze_waits(t.trace, t.in, wo).messages, 0u);
+}
+
 TEST(WaitsAnalysis, CubeProfileHoldsExclusiveValues) {
   Timelines t(2);
   t.add(0, "MPI_Send", 0, 100, 110, {{"peer", 1}, {"tag", 1}, {"comm", 0}});

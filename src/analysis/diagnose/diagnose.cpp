@@ -196,7 +196,7 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
   if (!input.samples.empty() && static_cast<int32_t>(input.samples.size()) != trace.world_size)
     throw DiagnoseError("samples of " + std::to_string(input.samples.size()) +
                         " ranks, the trace has " + std::to_string(trace.world_size));
-  EventFacts facts = event_facts(trace, input.events);
+  EventFacts facts = event_facts(trace, input.events, input.matched ? &*input.matched : nullptr);
   std::vector<RankDigest> digests;
   if (!input.samples.empty()) {
     std::vector<int64_t> periods;

@@ -94,10 +94,11 @@ int64_t run_period(const std::vector<int64_t>& periods) {
   return out;
 }
 
-EventFacts event_facts(const Trace& trace, const WaitInput& events) {
+EventFacts event_facts(const Trace& trace, const WaitInput& events, const MatchResult* matched) {
   EventFacts f;
   WaitOptions wo;
   wo.keep_instances = true;
+  wo.matched = matched;
   f.waits = analyze_waits(trace, events, wo);
   // Bytes per event: a completion gets its requests' bytes too, which is
   // where a nonblocking transfer ends.

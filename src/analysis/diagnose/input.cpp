@@ -183,6 +183,7 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
   }
   // Ranks whose timelines end early: their drift from the exits of global
   // synchronisations, before the clock condition is repaired.
+  in.matched = match_wait_input(trace, in.events);
   std::vector<int32_t> ended_early, unfitted;
   for (std::size_t r = 0; r < in.events.end_offset.size(); ++r)
     if (!in.events.end_offset[r]) ended_early.push_back(int32_t(r));
@@ -226,7 +227,7 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
     notes.push_back("synchronisations are told with a clock tolerance of " +
                     std::to_string(in.clock_uncertainty_ns / 1000) +
                     " us more: what the estimated clocks may still be off (residual and offset)");
-  in.clock_violations = repair_clock_condition(trace, in.events);
+  in.clock_violations = repair_clock_condition(trace, in.events, 20, &*in.matched);
   if (const uint64_t v = in.clock_violations)
     notes.push_back(std::to_string(v) +
                     " receives ended before their send began (clock condition); they were "

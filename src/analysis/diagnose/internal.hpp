@@ -173,7 +173,9 @@ struct EventFacts {
   int64_t run_start = 0, run_end = 0;
   LoopFacts loops;
 };
-EventFacts event_facts(const Trace& trace, const WaitInput& events);
+/// `matched`: the messages of `events` (DiagnoseInput::matched), or null.
+EventFacts event_facts(const Trace& trace, const WaitInput& events,
+                       const MatchResult* matched = nullptr);
 /// `rank`'s events as digest_rank needs them.
 std::vector<EventSpan> event_spans(const WaitInput& events, const EventFacts& f, int32_t rank);
 /// The digests' parameters for a run sampled at `period_ns` (run_period;

@@ -103,17 +103,22 @@ std::string scatter(MPI_Comm comm, std::vector<std::string>&& pieces) {
   int me = 0, np = 0;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &np);
+  if (me == 0 && pieces.size() != std::size_t(np))
+    throw std::runtime_error("scatter: one piece per rank");
+  return scatter(comm, [&](int q) { return std::move(pieces[std::size_t(q)]); });
+}
+
+std::string scatter(MPI_Comm comm, const std::function<std::string(int)>& piece) {
+  int me = 0, np = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
   std::string mine;
   if (me != 0) {
     append_received(comm, 0, mine);
     return mine;
   }
-  if (pieces.size() != std::size_t(np)) throw std::runtime_error("scatter: one piece per rank");
-  for (int q = 1; q < np; ++q) {
-    send_bytes(comm, q, pieces[std::size_t(q)]);
-    pieces[std::size_t(q)] = {};
-  }
-  return std::move(pieces[0]);
+  for (int q = 1; q < np; ++q) send_bytes(comm, q, piece(q));
+  return piece(0);
 }
 
 std::vector<std::string> split_gathered(const std::string& all) {

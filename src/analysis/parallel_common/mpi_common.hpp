@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,10 @@ std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine);
 /// rank q, which gets it back; the other ranks' `pieces` are not read.
 /// Point to point from rank 0, each piece in parts of at most 1 GiB.
 std::string scatter(MPI_Comm comm, std::vector<std::string>&& pieces);
+/// The same with rank 0's pieces made one at a time by `piece(q)` (called
+/// on rank 0 only, for q = 1, ..., np - 1, then 0), each freed once sent:
+/// rank 0 never holds more than one other rank's piece.
+std::string scatter(MPI_Comm comm, const std::function<std::string(int)>& piece);
 
 /// tree_gather's result, one string per rank.
 std::vector<std::string> split_gathered(const std::string& all);

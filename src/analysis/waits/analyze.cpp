@@ -121,6 +121,30 @@ void Analysis::note_wait(const WaitState& w) {
   waited[std::size_t(w.waiter)][w.wev] += w.ns;
 }
 
+}  // namespace waits_detail
+
+MatchResult match_wait_input(const Trace& trace, WaitInput& in) {
+  if (!in.locations.empty()) return waits_detail::match_locations(trace, in);
+  // A long run's events are most of the analysis's memory, and their
+  // fields most of that: lent, not copied, and given back however the
+  // matching ends.
+  struct Lent {
+    WaitInput& in;
+    std::vector<std::vector<Event>> evs;
+    ~Lent() {
+      for (std::size_t r = 0; r < evs.size(); ++r)
+        for (std::size_t k = 0; k < evs[r].size(); ++k) in.ranks[r][k].ev = std::move(evs[r][k]);
+    }
+  } lent{in, std::vector<std::vector<Event>>(in.ranks.size())};
+  for (std::size_t r = 0; r < in.ranks.size(); ++r) {
+    lent.evs[r].reserve(in.ranks[r].size());
+    for (TimedEvent& te : in.ranks[r]) lent.evs[r].push_back(std::move(te.ev));
+  }
+  return match_messages(trace.comms, lent.evs);
+}
+
+namespace waits_detail {
+
 MatchResult match_locations(const Trace& trace, const WaitInput& in) {
   if (in.locations.empty()) {
     std::vector<std::vector<Event>> evs(in.ranks.size());
@@ -445,7 +469,9 @@ namespace {
 // Messages matched by the core (timeline.hpp), handed to each receiver and
 // sender as the parallel analysis's exchange would.
 void point_to_point(Analysis& a) {
-  MatchResult m = match_locations(a.trace, a.in);
+  MatchResult own;
+  if (!a.opt.matched) own = match_locations(a.trace, a.in);
+  const MatchResult& m = a.opt.matched ? *a.opt.matched : own;
   a.rep.messages = m.messages.size();
   a.rep.unmatched_sends = m.unmatched_sends;
   a.rep.unmatched_recvs = m.unmatched_recvs;

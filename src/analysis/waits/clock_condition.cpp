@@ -41,9 +41,12 @@ uint64_t repair_receiver(std::vector<TimedEvent>& mine,
 
 }  // namespace waits_detail
 
-uint64_t repair_clock_condition(const Trace& trace, WaitInput& in, int passes) {
+uint64_t repair_clock_condition(const Trace& trace, WaitInput& in, int passes,
+                                const MatchResult* matched) {
   // With threads the entries are locations, each laid out on its own.
-  MatchResult m = waits_detail::match_locations(trace, in);
+  MatchResult own;
+  if (!matched) own = match_wait_input(trace, in);
+  const MatchResult& m = matched ? *matched : own;
   std::vector<const Message*> order;
   for (const Message& msg : m.messages)
     if (msg.sender_stream != msg.receiver_stream) order.push_back(&msg);

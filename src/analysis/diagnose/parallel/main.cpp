@@ -7,8 +7,10 @@
 // ranks sample the same frames), then every rank gets every name. Rank 0
 // reads the timelines meanwhile and finds what needs every rank's events
 // (clock alignment, the wait states: the waits module's own parallel
-// analysis needs one analysis rank per recorded rank), and sends each rank
-// its share's events with their waiting. Each rank digests its share's
+// analysis needs one analysis rank per recorded rank), matching the
+// messages once on the events themselves for the clock repair and the wait
+// states (no copy of every event), and sends each rank its share's events
+// with their waiting, one share at a time. Each rank digests its share's
 // samples against them (digest_rank, as the serial diagnosis does), and the
 // digests travel to rank 0 along a binary tree (mpi_common.hpp): no rank
 // holds the samples of more than its share. Rank 0 diagnoses from the
@@ -238,29 +240,32 @@ void run(const Args& args, int me, int np) {
   // their waiting, the drifts to correct its samples by and the digests'
   // parameters.
   EventFacts facts;
-  std::vector<std::string> pieces;
+  DigestParams params;
   if (me == 0) {
     try {
-      facts = event_facts(trace, in.events);
-      const DigestParams params = digest_params(facts, period);
-      for (int q = 0; q < np; ++q) {
-        diagnose_parallel::ShareEvents se;
-        se.params = params;
-        se.drifts = drifts;
-        const auto [first, last] = mpi_common::rank_share(trace.world_size, q, np);
-        for (int32_t r = first; r < last; ++r) se.ranks.push_back(event_spans(in.events, facts, r));
-        pieces.push_back(diagnose_parallel::encode(se));
-      }
+      facts = event_facts(trace, in.events, in.matched ? &*in.matched : nullptr);
+      in.matched.reset();  // the facts hold what the diagnosis needs of it
+      params = digest_params(facts, period);
     } catch (const std::exception& e) {
       err = e.what();
     }
   }
   steps.mark("wait states");
   agree(err);
+  // Each share's events are made as they are sent (a share's are an N/K
+  // part of every event's spans, held at rank 0's busiest moment).
+  auto share_events = [&](int q) {
+    diagnose_parallel::ShareEvents se;
+    se.params = params;
+    se.drifts = drifts;
+    const auto [first, last] = mpi_common::rank_share(trace.world_size, q, np);
+    for (int32_t r = first; r < last; ++r) se.ranks.push_back(event_spans(in.events, facts, r));
+    return diagnose_parallel::encode(se);
+  };
   diagnose_parallel::ShareDigest out;
   try {
     const diagnose_parallel::ShareEvents se =
-        diagnose_parallel::decode_events(mpi_common::scatter(MPI_COMM_WORLD, std::move(pieces)));
+        diagnose_parallel::decode_events(mpi_common::scatter(MPI_COMM_WORLD, share_events));
     if (se.ranks.size() != share.size())
       throw DiagnoseError("tracefold-diagnose: events of " + std::to_string(se.ranks.size()) +
                           " ranks for a share of " + std::to_string(share.size()));
