@@ -35,7 +35,19 @@ struct ThreadFolder::Impl {
   MemFoldStats stats;
   const Fields& f = fields();
   std::unordered_map<SiteKey, SiteId, SiteKeyHash> site_ids;
-  SiteId run_site_id;
+  // Compound run sites by body (its sites in order).
+  struct BodyHash {
+    std::size_t operator()(const std::vector<SiteId>& v) const {
+      std::uint64_t h = v.size();
+      for (SiteId s : v) h = (h ^ s) * 0x9e3779b97f4a7c15ULL;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<std::vector<SiteId>, SiteId, BodyHash> compound_ids;
+  std::vector<std::int64_t> slots;  // a compound run's field values, by slot
+  // close_run's unfinished iterations, one buffer per depth of recursion.
+  std::vector<std::vector<MemRef>> partials;
+  std::size_t depth = 0;
 
   // First level. Pending references (not yet in a run nor emitted), the
   // first at absolute position pend_base; last[site]: 1 + the absolute
@@ -64,7 +76,6 @@ struct ThreadFolder::Impl {
 
   Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
       : thread(t), sites(s), options(o), folder(static_cast<std::int32_t>(t), o.folder) {
-    run_site_id = sites.intern(run_site());
     if (options.max_body == 0) options.max_body = 1;
   }
 
@@ -77,7 +88,10 @@ struct ThreadFolder::Impl {
     return id;
   }
 
-  void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
+  // A reference's five numbers as the event fields hold them (off, stride,
+  // ord, own, dbase: differences from the site's previous values), the
+  // site's previous values moved on.
+  void step(const MemRef& m, SiteId s, std::int64_t stride_value, std::int64_t* out) {
     const SiteOrigin::Values v = {m.offset, dbase_of(m), std::int64_t{m.owner}};
     if (s >= seen.size()) {
       seen.resize(s + 1, 0);
@@ -89,35 +103,61 @@ struct ThreadFolder::Impl {
       origins[s] = {s, v};
       prev[s] = v;
     }
+    out[0] = wrap_sub(v[0], prev[s][0]);
+    out[1] = stride_value;
+    out[2] = std::int64_t{m.ordinal};
+    out[3] = wrap_sub(v[2], prev[s][2]);
+    out[4] = wrap_sub(v[1], prev[s][1]);
+    prev[s] = v;
+  }
+
+  void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
+    std::int64_t v[RunLayout::kPerPosition];
+    step(m, s, stride_value, v);
     ev.op = mem_op();
     ev.site = s;
     ev.fields.clear();
-    ev.fields.push_back({f.off, wrap_sub(v[0], prev[s][0]), {}});
-    ev.fields.push_back({f.stride, stride_value, {}});
-    ev.fields.push_back({f.ord, std::int64_t{m.ordinal}, {}});
-    ev.fields.push_back({f.own, wrap_sub(v[2], prev[s][2]), {}});
-    ev.fields.push_back({f.dbase, wrap_sub(v[1], prev[s][1]), {}});
+    ev.fields.push_back({f.off, v[0], {}});
+    ev.fields.push_back({f.stride, v[1], {}});
+    ev.fields.push_back({f.ord, v[2], {}});
+    ev.fields.push_back({f.own, v[3], {}});
+    ev.fields.push_back({f.dbase, v[4], {}});
     f.sort(ev.fields);
-    prev[s] = v;
     folder.append(ev);
     stats.events++;
   }
 
   void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
 
+  // The site naming a run body (its sites in order), interned once.
+  SiteId body_site_id() {
+    auto it = compound_ids.find(body_site);
+    if (it != compound_ids.end()) return it->second;
+    std::vector<const CallSite*> members;
+    for (SiteId s : body_site) members.push_back(&sites.at(s));
+    const SiteId id = sites.intern(compound_site(members));
+    compound_ids.emplace(body_site, id);
+    return id;
+  }
+
   void emit_run() {
-    ev.op = run_op();
-    ev.site = run_site_id;
-    ev.fields.clear();
-    ev.fields.push_back({f.width, static_cast<std::int64_t>(body.size()), {}});
-    ev.fields.push_back({f.trips, static_cast<std::int64_t>(trips) - prev_trips, {}});
-    f.sort(ev.fields);
+    const RunLayout& l = run_layout(body.size());
+    slots.resize(l.ids.size());
+    slots[0] = static_cast<std::int64_t>(trips) - prev_trips;
     prev_trips = static_cast<std::int64_t>(trips);
+    for (std::size_t i = 0; i < body.size(); i++)
+      step(body[i], body_site[i], stride[i], &slots[1 + RunLayout::kPerPosition * i]);
+    ev.op = run_op();
+    ev.site = body_site_id();
+    ev.fields.resize(l.order.size());
+    for (std::size_t j = 0; j < l.order.size(); j++) {
+      ev.fields[j].field = l.order[j].first;
+      ev.fields[j].scalar = slots[l.order[j].second];
+    }
     folder.append(ev);
     stats.events++;
     stats.runs++;
     stats.in_runs += trips * body.size();
-    for (std::size_t i = 0; i < body.size(); i++) emit_mem(body[i], body_site[i], stride[i]);
   }
 
   void close_run() {
@@ -126,12 +166,21 @@ struct ThreadFolder::Impl {
     // The unfinished iteration's references start over, in order: should
     // they start a run of their own, the rest of them (and then the
     // reference that ended this run) must go to that run first.
-    std::vector<MemRef> partial(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
-    for (std::size_t i = 0; i < partial.size(); i++) {
-      partial[i].offset += stride[i] * static_cast<std::int64_t>(trips);
-      partial[i].daddr += static_cast<std::uint64_t>(stride[i]) * trips;
+    // Copied out of body (another run reuses it) into a buffer of this
+    // depth: appending them may close runs again, recursively.
+    if (pos == 0) return;
+    const std::size_t d = depth++;
+    if (partials.size() <= d) partials.emplace_back();
+    partials[d].assign(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
+    for (std::size_t i = 0; i < partials[d].size(); i++) {
+      partials[d][i].offset += stride[i] * static_cast<std::int64_t>(trips);
+      partials[d][i].daddr += static_cast<std::uint64_t>(stride[i]) * trips;
     }
-    for (const MemRef& m : partial) append(m);
+    for (std::size_t i = 0; i < partials[d].size(); i++) {
+      const MemRef m = partials[d][i];
+      append(m);
+    }
+    depth--;
   }
 
   void flush_pending(std::size_t n) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -115,6 +117,68 @@ inline CallSite run_site() {
   CallSite s;
   s.frames.push_back({"memrun", 0});
   return s;
+}
+
+// A run as one `memrun` event (a compound event): its site names the body,
+// frames `memrun+0xWIDTH` then each body reference's site frames in order,
+// and its fields are the trip count and five per body position (off,
+// stride, ord, own, dbase; position 0 under those names, position i under
+// `off<i>`...). One event a run instead of one per body reference: core's
+// folder costs about the same per event whatever its fields. Traces folded
+// before compound runs have `memrun+0x0` followed by one mem event per body
+// reference; expansion still reads them.
+inline CallSite compound_site(const std::vector<const CallSite*>& members) {
+  CallSite s;
+  s.frames.reserve(1 + 3 * members.size());
+  s.frames.push_back({"memrun", members.size()});
+  for (const CallSite* m : members) s.frames.insert(s.frames.end(), m->frames.begin(), m->frames.end());
+  return s;
+}
+// The body's member sites (as CallSites of three frames), or nullopt if `s`
+// is not a compound run's site.
+inline std::optional<std::vector<CallSite>> compound_members(const CallSite& s) {
+  if (s.frames.size() < 4 || s.frames[0].module != "memrun" ||
+      s.frames[0].offset != (s.frames.size() - 1) / 3 || (s.frames.size() - 1) % 3 != 0)
+    return std::nullopt;
+  std::vector<CallSite> out((s.frames.size() - 1) / 3);
+  for (std::size_t i = 0; i < out.size(); i++)
+    out[i].frames.assign(s.frames.begin() + static_cast<std::ptrdiff_t>(1 + 3 * i),
+                         s.frames.begin() + static_cast<std::ptrdiff_t>(4 + 3 * i));
+  return out;
+}
+
+// The fields of a compound run event of `width` body positions. Slot 0 is
+// the trip count, slots 1 + 5i ... 5 + 5i position i's off, stride, ord,
+// own and dbase. Made once per width and kept for the process.
+struct RunLayout {
+  static constexpr std::size_t kPerPosition = 5;
+  std::vector<FieldId> ids;                               // by slot
+  std::vector<std::pair<FieldId, std::uint32_t>> order;  // (id, slot) by id: an event's order
+};
+inline const RunLayout& run_layout(std::size_t width) {
+  static std::mutex lock;
+  static std::deque<RunLayout> made;  // made[w - 1]; a deque keeps references valid
+  const std::lock_guard<std::mutex> hold(lock);
+  while (made.size() < width) {
+    const std::size_t w = made.size() + 1;
+    RunLayout l;
+    const Fields& f = fields();
+    l.ids.push_back(f.trips);
+    for (std::size_t i = 0; i < w; i++) {
+      if (i == 0) {
+        l.ids.insert(l.ids.end(), {f.off, f.stride, f.ord, f.own, f.dbase});
+        continue;
+      }
+      const std::string n = std::to_string(i);
+      for (const char* name : {"off", "stride", "ord", "own", "dbase"})
+        l.ids.push_back(FieldTable::intern(name + n, FieldKind::kScalar));
+    }
+    for (std::size_t s = 0; s < l.ids.size(); s++)
+      l.order.emplace_back(l.ids[s], static_cast<std::uint32_t>(s));
+    std::sort(l.order.begin(), l.order.end());
+    made.push_back(std::move(l));
+  }
+  return made[width - 1];
 }
 
 // The site of a stream's own memorg node in a trace of several logs: the
