@@ -16,6 +16,9 @@ using namespace fold_detail;
 
 namespace {
 
+// The most iterations a run with free positions takes (fold_codec.hpp).
+constexpr std::uint64_t kMaxFreeTrips = 4096;
+
 // Inlined: asked of every reference a run continues.
 [[gnu::always_inline]] inline bool same_but_offset(const MemRef& a, const MemRef& b) {
   return a.iaddr == b.iaddr && a.index == b.index && a.size == b.size && a.store == b.store &&
@@ -44,6 +47,7 @@ struct ThreadFolder::Impl {
     }
   };
   std::unordered_map<std::vector<SiteId>, SiteId, BodyHash> compound_ids;
+  std::vector<SiteId> body_key;     // body sites, then the mask's two halves
   std::vector<std::int64_t> slots;  // a compound run's field values, by slot
   // close_run's unfinished iterations, one buffer per depth of recursion.
   std::vector<std::vector<MemRef>> partials;
@@ -64,6 +68,17 @@ struct ThreadFolder::Impl {
   std::vector<std::int64_t> stride;
   std::uint64_t trips = 0;
   std::size_t pos = 0;
+  // Free positions (fold_codec.hpp RunLayout): is_free[i], and for a free
+  // position the offsets of iterations 0 to trips (the last one unfinished
+  // when pos > i).
+  std::vector<char> is_free;
+  std::vector<std::vector<std::int64_t>> free_off;
+  bool any_free = false;
+  std::vector<std::int64_t> free_list;  // the freeoff field being made
+  // By SiteId: whether the site has been free in a run. Such a site is
+  // free in its later runs of a few iterations too, strided or not, so
+  // that its offsets go to one field whatever the run's length.
+  std::vector<char> free_site;
 
   // Second level: per site the previous offset, data-address base and owner
   // (the first ones are the site's origin, kept apart: see merge_threads),
@@ -129,30 +144,59 @@ struct ThreadFolder::Impl {
 
   void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
 
-  // The site naming a run body (its sites in order), interned once.
-  SiteId body_site_id() {
-    auto it = compound_ids.find(body_site);
+  // The site naming a run body (its sites in order) and its free
+  // positions, interned once.
+  SiteId body_site_id(std::uint64_t mask) {
+    body_key.assign(body_site.begin(), body_site.end());
+    body_key.push_back(static_cast<SiteId>(mask));
+    body_key.push_back(static_cast<SiteId>(mask >> 32));
+    auto it = compound_ids.find(body_key);
     if (it != compound_ids.end()) return it->second;
     std::vector<const CallSite*> members;
     for (SiteId s : body_site) members.push_back(&sites.at(s));
-    const SiteId id = sites.intern(compound_site(members));
-    compound_ids.emplace(body_site, id);
+    const SiteId id = sites.intern(compound_site(members, mask));
+    compound_ids.emplace(body_key, id);
     return id;
   }
 
   void emit_run() {
-    const RunLayout& l = run_layout(body.size());
-    slots.resize(l.ids.size());
+    slots.resize(1 + RunLayout::kPerPosition * body.size());
     slots[0] = static_cast<std::int64_t>(trips) - prev_trips;
     prev_trips = static_cast<std::int64_t>(trips);
-    for (std::size_t i = 0; i < body.size(); i++)
-      step(body[i], body_site[i], stride[i], &slots[1 + RunLayout::kPerPosition * i]);
+    std::uint64_t mask = 0;
+    free_list.clear();
+    for (std::size_t i = 0; i < body.size(); i++) {
+      const SiteId s = body_site[i];
+      const bool was =
+          s < free_site.size() && free_site[s] && i < RunLayout::kMaxFree && trips <= kMaxFreeTrips;
+      if (any_free && is_free[i]) {
+        if (s >= free_site.size()) free_site.resize(s + 1, 0);
+        free_site[s] = 1;
+        for (std::uint64_t j = 1; j < trips; j++)
+          free_list.push_back(wrap_sub(free_off[i][j], free_off[i][j - 1]));
+      } else if (was) {
+        free_list.insert(free_list.end(), trips - 1, stride[i]);
+      } else {
+        step(body[i], s, stride[i], &slots[1 + RunLayout::kPerPosition * i]);
+        continue;
+      }
+      mask |= std::uint64_t{1} << i;
+      step(body[i], s, 0, &slots[1 + RunLayout::kPerPosition * i]);
+    }
+    const RunLayout& l = run_layout(body.size(), mask != 0);
     ev.op = run_op();
-    ev.site = body_site_id();
+    ev.site = body_site_id(mask);
     ev.fields.resize(l.order.size());
     for (std::size_t j = 0; j < l.order.size(); j++) {
-      ev.fields[j].field = l.order[j].first;
-      ev.fields[j].scalar = slots[l.order[j].second];
+      FieldValue& fv = ev.fields[j];
+      fv.field = l.order[j].first;
+      if (l.order[j].second == RunLayout::kListSlot) {
+        fv.scalar = kAbsent;
+        fv.list = free_list;
+      } else {
+        fv.scalar = slots[l.order[j].second];
+        fv.list.clear();
+      }
     }
     folder.append(ev);
     stats.events++;
@@ -173,8 +217,11 @@ struct ThreadFolder::Impl {
     if (partials.size() <= d) partials.emplace_back();
     partials[d].assign(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
     for (std::size_t i = 0; i < partials[d].size(); i++) {
-      partials[d][i].offset += stride[i] * static_cast<std::int64_t>(trips);
-      partials[d][i].daddr += static_cast<std::uint64_t>(stride[i]) * trips;
+      const std::int64_t to = is_free[i]
+                                  ? free_off[i][trips]
+                                  : body[i].offset + stride[i] * static_cast<std::int64_t>(trips);
+      partials[d][i].daddr += static_cast<std::uint64_t>(to - body[i].offset);
+      partials[d][i].offset = to;
     }
     for (std::size_t i = 0; i < partials[d].size(); i++) {
       const MemRef m = partials[d][i];
@@ -225,6 +272,8 @@ struct ThreadFolder::Impl {
           in_run = true;
           trips = 2;
           pos = 0;
+          is_free.assign(p, 0);
+          any_free = false;
           return;
         }
       }
@@ -233,11 +282,36 @@ struct ThreadFolder::Impl {
     if (pend.size() >= 4 * std::size_t{options.max_body}) flush_pending(pend.size() / 2);
   }
 
+  // Whether the current run takes m as its next reference.
+  bool takes(const MemRef& m) {
+    const MemRef& b = body[pos];
+    if (!same_but_offset(m, b)) return false;
+    if (is_free[pos]) {
+      // A bound on the list a free run holds (and hands the folder).
+      if (trips >= kMaxFreeTrips) return false;
+      free_off[pos].push_back(m.offset);
+      return true;
+    }
+    if (m.offset == b.offset + stride[pos] * static_cast<std::int64_t>(trips)) return true;
+    // Only in the third iteration, the first that can break a stride, and
+    // behind a position that kept a stride of its own: otherwise the
+    // reference ends the run (a new row of a nested loop breaks its first
+    // position's stride, or every position's).
+    if (trips != 2 || pos >= RunLayout::kMaxFree) return false;
+    bool led = false;
+    for (std::size_t q = 0; q < pos && !led; q++) led = !is_free[q] && stride[q] != 0;
+    if (!led) return false;
+    if (free_off.size() < body.size()) free_off.resize(body.size());
+    free_off[pos].assign({b.offset, b.offset + stride[pos], m.offset});
+    stride[pos] = 0;
+    is_free[pos] = 1;
+    any_free = true;
+    return true;
+  }
+
   void append(const MemRef& m) {
     while (in_run) {
-      const MemRef& b = body[pos];
-      if (same_but_offset(m, b) &&
-          m.offset == b.offset + stride[pos] * static_cast<std::int64_t>(trips)) {
+      if (takes(m)) {
         if (++pos == body.size()) {
           pos = 0;
           trips++;
@@ -254,7 +328,7 @@ struct ThreadFolder::Impl {
   void append(const MemRef* refs, std::size_t n) {
     std::size_t i = 0;
     while (i < n) {
-      if (in_run) {
+      if (in_run && !any_free) {
         const MemRef* b = body.data();
         const std::int64_t* st = stride.data();
         const std::size_t width = body.size();

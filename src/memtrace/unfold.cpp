@@ -39,9 +39,14 @@ struct MemStreamReader::Impl {
   std::vector<std::int64_t> stride;
   std::uint64_t trips = 0, iter = 0;
   std::size_t pos = 0;
+  // A compound run's free positions: their offsets, iteration by iteration
+  // (empty for the others).
+  std::vector<std::vector<std::int64_t>> free_off;
+  bool has_free = false;
 
   // By SiteId: a compound run's body sites (empty for other sites).
   std::vector<std::vector<SiteId>> compound;
+  std::vector<std::uint64_t> compound_mask;        // by SiteId: its free positions
   std::vector<std::vector<std::int32_t>> slot_of;  // slots_of by width - 1
   std::vector<std::int64_t> slots;
   std::set<SiteId> broken;  // compound sites whose body sites the table lacks
@@ -55,10 +60,12 @@ struct MemStreamReader::Impl {
       stream_sites.push_back(is_stream_site(s));
     }
     compound.resize(keys.size());
+    compound_mask.resize(keys.size());
     for (SiteId id = 0; id < keys.size(); id++) {
-      const auto members = compound_members(trace.sites.at(id));
-      if (!members) continue;
-      for (const CallSite& m : *members) {
+      const auto c = compound_members(trace.sites.at(id));
+      if (!c) continue;
+      compound_mask[id] = c->mask;
+      for (const CallSite& m : c->members) {
         const auto found = ids.find(m);
         // A body site the table lacks cannot have had an origin either.
         if (found == ids.end() || !keys[found->second]) {
@@ -118,7 +125,7 @@ struct MemStreamReader::Impl {
     if (slot_of.size() < width) slot_of.resize(width);
     std::vector<std::int32_t>& so = slot_of[width - 1];
     if (so.empty()) {
-      const RunLayout& l = run_layout(width);
+      const RunLayout& l = run_layout(width, false);
       for (std::size_t x = 0; x < l.ids.size(); x++) {
         if (l.ids[x] >= so.size()) so.resize(l.ids[x] + 1, -1);
         so[l.ids[x]] = static_cast<std::int32_t>(x);
@@ -128,24 +135,42 @@ struct MemStreamReader::Impl {
   }
 
   // The compound run event just read: its body and strides in place.
-  void start_compound(const std::vector<SiteId>& members) {
+  void start_compound(const std::vector<SiteId>& members, std::uint64_t mask) {
     const std::vector<std::int32_t>& so = slots_of(members.size());
-    slots.assign(RunLayout::kPerPosition * members.size() + 1, kAbsent);
+    const RunLayout& l = run_layout(members.size(), mask != 0);
+    slots.assign(l.ids.size(), kAbsent);
+    const std::vector<std::int64_t>* list = nullptr;
     for (const FieldValue& fv : ev.fields)
-      if (fv.field < so.size() && so[fv.field] >= 0) slots[so[fv.field]] = fv.scalar;
+      if (mask && fv.field == l.list)
+        list = &fv.list;
+      else if (fv.field < so.size() && so[fv.field] >= 0)
+        slots[so[fv.field]] = fv.scalar;
     for (std::size_t x = 0; x < slots.size(); x++)
-      if (slots[x] == kAbsent)
-        fail("a run lacks field " + FieldTable::name(run_layout(members.size()).ids[x]));
+      if (slots[x] == kAbsent) fail("a run lacks field " + FieldTable::name(l.ids[x]));
+    static const std::vector<std::int64_t> none;
+    if (mask && !list) fail("a run lacks field " + FieldTable::name(l.list));
+    if (!list) list = &none;
     const std::int64_t t = prev_trips + slots[0];
     if (t < 2) fail("a run of " + std::to_string(t) + " trips");
     prev_trips = t;
     body.resize(members.size());
     stride.resize(body.size());
+    free_off.resize(body.size());
+    has_free = mask != 0;
+    std::size_t at = 0;  // in the list
     for (std::size_t i = 0; i < body.size(); i++) {
       const std::int64_t* v = &slots[1 + RunLayout::kPerPosition * i];
       decode_values(body[i], members[i], v);
       stride[i] = v[1];
+      free_off[i].clear();
+      if (i >= 64 || !((mask >> i) & 1)) continue;
+      if (list->size() - at < static_cast<std::uint64_t>(t - 1))
+        fail("a run's list of free offsets ends early");
+      free_off[i].push_back(body[i].offset);
+      for (std::int64_t j = 1; j < t; j++)
+        free_off[i].push_back(wrap_add(free_off[i].back(), (*list)[at++]));
     }
+    if (at != list->size()) fail("a run's list of free offsets is too long");
     trips = static_cast<std::uint64_t>(t);
     iter = 0;
     pos = 0;
@@ -157,7 +182,9 @@ struct MemStreamReader::Impl {
       if (iter < trips) {
         MemRef& m = out[got++];
         m = body[pos];
-        const std::int64_t d = stride[pos] * static_cast<std::int64_t>(iter);
+        const std::int64_t d = has_free && !free_off[pos].empty()
+                                   ? wrap_sub(free_off[pos][iter], body[pos].offset)
+                                   : stride[pos] * static_cast<std::int64_t>(iter);
         m.offset += d;
         m.daddr += static_cast<std::uint64_t>(d);
         if (++pos == body.size()) {
@@ -203,7 +230,7 @@ struct MemStreamReader::Impl {
       }
       if (ev.op == run_op()) {
         if (ev.site < compound.size() && !compound[ev.site].empty()) {
-          start_compound(compound[ev.site]);
+          start_compound(compound[ev.site], compound_mask[ev.site]);
           continue;
         }
         if (broken.count(ev.site)) fail("a run whose body sites the site table lacks");
@@ -212,6 +239,7 @@ struct MemStreamReader::Impl {
         if (width <= 0 || t < 2)
           fail("a run of width " + std::to_string(width) + ", " + std::to_string(t) + " trips");
         prev_trips = t;
+        has_free = false;
         body.resize(static_cast<std::size_t>(width));
         stride.resize(body.size());
         for (std::size_t i = 0; i < body.size(); i++) {

@@ -112,6 +112,54 @@ TEST(MemRuns, InterleavedBodyIsOneRun) {
   EXPECT_EQ(f.stats.events, 1u);
 }
 
+// An index that never moves by the same amount twice in a row (its
+// differences modulo 1009 grow by a constant), as data-driven ones rarely do.
+std::int64_t col(std::int64_t k) {
+  return (k * k * 7919 + 31 * k) % 1009;
+}
+
+// y += a[k] * x[col[k]] over `n` k from `first`: the load of x follows data.
+void gather(Stream& s, int first, int n) {
+  for (int k = first; k < first + n; k++) {
+    s.push_back(at(0x402000, 8 * k));
+    s.push_back(at(0x402004, 0x10000 + 8 * col(k)));
+  }
+}
+
+TEST(MemRuns, IrregularPositionRidesAlong) {
+  // The strided load ahead of it keeps the run: one event for all nine
+  // iterations, x's offsets in it.
+  Stream s;
+  gather(s, 0, 9);
+  strided(s, 0x402008, 0x20000, 8, 1);
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 1u);
+  EXPECT_EQ(f.stats.in_runs, 18u);
+  EXPECT_EQ(f.stats.events, 2u);
+}
+
+TEST(MemRuns, IrregularPositionFirstEndsTheRun) {
+  // Nothing strided ahead of it: the third iteration ends each run, as a
+  // new row of a nested loop does.
+  Stream s;
+  for (int k = 0; k < 9; k++) {
+    s.push_back(at(0x402004, 0x10000 + 8 * col(k)));
+    s.push_back(at(0x402000, 8 * k));
+  }
+  const Folded f = fold(s);
+  EXPECT_GE(f.stats.runs, 3u);
+  EXPECT_LE(f.stats.in_runs, 18u);
+}
+
+TEST(MemRuns, IrregularRunsAreBounded) {
+  // A run holding a list of offsets ends at 4,096 iterations.
+  Stream s;
+  gather(s, 0, 5000);
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 2u);
+  EXPECT_EQ(f.stats.in_runs, 10000u);
+}
+
 TEST(MemRuns, BufferEndsChangeNothing) {
   // Runs of bodies of one and of three sites, ending mid-iteration, with
   // single references between: every way of cutting the stream into
@@ -125,6 +173,7 @@ TEST(MemRuns, BufferEndsChangeNothing) {
       if (i != 4) s.push_back(at(0x401018, 0x3000 + 8 * i));
     }
     strided(s, 0x401020, 0x4000 + rep, 0, 1);
+    gather(s, 10 * rep, 4 + rep);
   }
   const Folded whole = fold(s);
   EXPECT_GE(whole.stats.runs, 6u);
