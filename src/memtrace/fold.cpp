@@ -16,6 +16,9 @@ using namespace fold_detail;
 
 namespace {
 
+// The most iterations a run with free positions takes (fold_codec.hpp).
+constexpr std::uint64_t kMaxFreeTrips = 4096;
+
 // Inlined: asked of every reference a run continues.
 [[gnu::always_inline]] inline bool same_but_offset(const MemRef& a, const MemRef& b) {
   return a.iaddr == b.iaddr && a.index == b.index && a.size == b.size && a.store == b.store &&
@@ -35,7 +38,20 @@ struct ThreadFolder::Impl {
   MemFoldStats stats;
   const Fields& f = fields();
   std::unordered_map<SiteKey, SiteId, SiteKeyHash> site_ids;
-  SiteId run_site_id;
+  // Compound run sites by body (its sites in order).
+  struct BodyHash {
+    std::size_t operator()(const std::vector<SiteId>& v) const {
+      std::uint64_t h = v.size();
+      for (SiteId s : v) h = (h ^ s) * 0x9e3779b97f4a7c15ULL;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<std::vector<SiteId>, SiteId, BodyHash> compound_ids;
+  std::vector<SiteId> body_key;     // body sites, then the mask's two halves
+  std::vector<std::int64_t> slots;  // a compound run's field values, by slot
+  // close_run's unfinished iterations, one buffer per depth of recursion.
+  std::vector<std::vector<MemRef>> partials;
+  std::size_t depth = 0;
 
   // First level. Pending references (not yet in a run nor emitted), the
   // first at absolute position pend_base; last[site]: 1 + the absolute
@@ -52,6 +68,17 @@ struct ThreadFolder::Impl {
   std::vector<std::int64_t> stride;
   std::uint64_t trips = 0;
   std::size_t pos = 0;
+  // Free positions (fold_codec.hpp RunLayout): is_free[i], and for a free
+  // position the offsets of iterations 0 to trips (the last one unfinished
+  // when pos > i).
+  std::vector<char> is_free;
+  std::vector<std::vector<std::int64_t>> free_off;
+  bool any_free = false;
+  std::vector<std::int64_t> free_list;  // the freeoff field being made
+  // By SiteId: whether the site has been free in a run. Such a site is
+  // free in its later runs of a few iterations too, strided or not, so
+  // that its offsets go to one field whatever the run's length.
+  std::vector<char> free_site;
 
   // Second level: per site the previous offset, data-address base and owner
   // (the first ones are the site's origin, kept apart: see merge_threads),
@@ -64,7 +91,6 @@ struct ThreadFolder::Impl {
 
   Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
       : thread(t), sites(s), options(o), folder(static_cast<std::int32_t>(t), o.folder) {
-    run_site_id = sites.intern(run_site());
     if (options.max_body == 0) options.max_body = 1;
   }
 
@@ -77,7 +103,10 @@ struct ThreadFolder::Impl {
     return id;
   }
 
-  void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
+  // A reference's five numbers as the event fields hold them (off, stride,
+  // ord, own, dbase: differences from the site's previous values), the
+  // site's previous values moved on.
+  void step(const MemRef& m, SiteId s, std::int64_t stride_value, std::int64_t* out) {
     const SiteOrigin::Values v = {m.offset, dbase_of(m), std::int64_t{m.owner}};
     if (s >= seen.size()) {
       seen.resize(s + 1, 0);
@@ -89,35 +118,90 @@ struct ThreadFolder::Impl {
       origins[s] = {s, v};
       prev[s] = v;
     }
+    out[0] = wrap_sub(v[0], prev[s][0]);
+    out[1] = stride_value;
+    out[2] = std::int64_t{m.ordinal};
+    out[3] = wrap_sub(v[2], prev[s][2]);
+    out[4] = wrap_sub(v[1], prev[s][1]);
+    prev[s] = v;
+  }
+
+  void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
+    std::int64_t v[RunLayout::kPerPosition];
+    step(m, s, stride_value, v);
     ev.op = mem_op();
     ev.site = s;
     ev.fields.clear();
-    ev.fields.push_back({f.off, wrap_sub(v[0], prev[s][0]), {}});
-    ev.fields.push_back({f.stride, stride_value, {}});
-    ev.fields.push_back({f.ord, std::int64_t{m.ordinal}, {}});
-    ev.fields.push_back({f.own, wrap_sub(v[2], prev[s][2]), {}});
-    ev.fields.push_back({f.dbase, wrap_sub(v[1], prev[s][1]), {}});
+    ev.fields.push_back({f.off, v[0], {}});
+    ev.fields.push_back({f.stride, v[1], {}});
+    ev.fields.push_back({f.ord, v[2], {}});
+    ev.fields.push_back({f.own, v[3], {}});
+    ev.fields.push_back({f.dbase, v[4], {}});
     f.sort(ev.fields);
-    prev[s] = v;
     folder.append(ev);
     stats.events++;
   }
 
   void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
 
+  // The site naming a run body (its sites in order) and its free
+  // positions, interned once.
+  SiteId body_site_id(std::uint64_t mask) {
+    body_key.assign(body_site.begin(), body_site.end());
+    body_key.push_back(static_cast<SiteId>(mask));
+    body_key.push_back(static_cast<SiteId>(mask >> 32));
+    auto it = compound_ids.find(body_key);
+    if (it != compound_ids.end()) return it->second;
+    std::vector<const CallSite*> members;
+    for (SiteId s : body_site) members.push_back(&sites.at(s));
+    const SiteId id = sites.intern(compound_site(members, mask));
+    compound_ids.emplace(body_key, id);
+    return id;
+  }
+
   void emit_run() {
-    ev.op = run_op();
-    ev.site = run_site_id;
-    ev.fields.clear();
-    ev.fields.push_back({f.width, static_cast<std::int64_t>(body.size()), {}});
-    ev.fields.push_back({f.trips, static_cast<std::int64_t>(trips) - prev_trips, {}});
-    f.sort(ev.fields);
+    slots.resize(1 + RunLayout::kPerPosition * body.size());
+    slots[0] = static_cast<std::int64_t>(trips) - prev_trips;
     prev_trips = static_cast<std::int64_t>(trips);
+    std::uint64_t mask = 0;
+    free_list.clear();
+    for (std::size_t i = 0; i < body.size(); i++) {
+      const SiteId s = body_site[i];
+      const bool was =
+          s < free_site.size() && free_site[s] && i < RunLayout::kMaxFree && trips <= kMaxFreeTrips;
+      if (any_free && is_free[i]) {
+        if (s >= free_site.size()) free_site.resize(s + 1, 0);
+        free_site[s] = 1;
+        for (std::uint64_t j = 1; j < trips; j++)
+          free_list.push_back(wrap_sub(free_off[i][j], free_off[i][j - 1]));
+      } else if (was) {
+        free_list.insert(free_list.end(), trips - 1, stride[i]);
+      } else {
+        step(body[i], s, stride[i], &slots[1 + RunLayout::kPerPosition * i]);
+        continue;
+      }
+      mask |= std::uint64_t{1} << i;
+      step(body[i], s, 0, &slots[1 + RunLayout::kPerPosition * i]);
+    }
+    const RunLayout& l = run_layout(body.size(), mask != 0);
+    ev.op = run_op();
+    ev.site = body_site_id(mask);
+    ev.fields.resize(l.order.size());
+    for (std::size_t j = 0; j < l.order.size(); j++) {
+      FieldValue& fv = ev.fields[j];
+      fv.field = l.order[j].first;
+      if (l.order[j].second == RunLayout::kListSlot) {
+        fv.scalar = kAbsent;
+        fv.list = free_list;
+      } else {
+        fv.scalar = slots[l.order[j].second];
+        fv.list.clear();
+      }
+    }
     folder.append(ev);
     stats.events++;
     stats.runs++;
     stats.in_runs += trips * body.size();
-    for (std::size_t i = 0; i < body.size(); i++) emit_mem(body[i], body_site[i], stride[i]);
   }
 
   void close_run() {
@@ -126,12 +210,24 @@ struct ThreadFolder::Impl {
     // The unfinished iteration's references start over, in order: should
     // they start a run of their own, the rest of them (and then the
     // reference that ended this run) must go to that run first.
-    std::vector<MemRef> partial(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
-    for (std::size_t i = 0; i < partial.size(); i++) {
-      partial[i].offset += stride[i] * static_cast<std::int64_t>(trips);
-      partial[i].daddr += static_cast<std::uint64_t>(stride[i]) * trips;
+    // Copied out of body (another run reuses it) into a buffer of this
+    // depth: appending them may close runs again, recursively.
+    if (pos == 0) return;
+    const std::size_t d = depth++;
+    if (partials.size() <= d) partials.emplace_back();
+    partials[d].assign(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
+    for (std::size_t i = 0; i < partials[d].size(); i++) {
+      const std::int64_t to = is_free[i]
+                                  ? free_off[i][trips]
+                                  : body[i].offset + stride[i] * static_cast<std::int64_t>(trips);
+      partials[d][i].daddr += static_cast<std::uint64_t>(to - body[i].offset);
+      partials[d][i].offset = to;
     }
-    for (const MemRef& m : partial) append(m);
+    for (std::size_t i = 0; i < partials[d].size(); i++) {
+      const MemRef m = partials[d][i];
+      append(m);
+    }
+    depth--;
   }
 
   void flush_pending(std::size_t n) {
@@ -176,6 +272,8 @@ struct ThreadFolder::Impl {
           in_run = true;
           trips = 2;
           pos = 0;
+          is_free.assign(p, 0);
+          any_free = false;
           return;
         }
       }
@@ -184,11 +282,36 @@ struct ThreadFolder::Impl {
     if (pend.size() >= 4 * std::size_t{options.max_body}) flush_pending(pend.size() / 2);
   }
 
+  // Whether the current run takes m as its next reference.
+  bool takes(const MemRef& m) {
+    const MemRef& b = body[pos];
+    if (!same_but_offset(m, b)) return false;
+    if (is_free[pos]) {
+      // A bound on the list a free run holds (and hands the folder).
+      if (trips >= kMaxFreeTrips) return false;
+      free_off[pos].push_back(m.offset);
+      return true;
+    }
+    if (m.offset == b.offset + stride[pos] * static_cast<std::int64_t>(trips)) return true;
+    // Only in the third iteration, the first that can break a stride, and
+    // behind a position that kept a stride of its own: otherwise the
+    // reference ends the run (a new row of a nested loop breaks its first
+    // position's stride, or every position's).
+    if (trips != 2 || pos >= RunLayout::kMaxFree) return false;
+    bool led = false;
+    for (std::size_t q = 0; q < pos && !led; q++) led = !is_free[q] && stride[q] != 0;
+    if (!led) return false;
+    if (free_off.size() < body.size()) free_off.resize(body.size());
+    free_off[pos].assign({b.offset, b.offset + stride[pos], m.offset});
+    stride[pos] = 0;
+    is_free[pos] = 1;
+    any_free = true;
+    return true;
+  }
+
   void append(const MemRef& m) {
     while (in_run) {
-      const MemRef& b = body[pos];
-      if (same_but_offset(m, b) &&
-          m.offset == b.offset + stride[pos] * static_cast<std::int64_t>(trips)) {
+      if (takes(m)) {
         if (++pos == body.size()) {
           pos = 0;
           trips++;
@@ -205,7 +328,7 @@ struct ThreadFolder::Impl {
   void append(const MemRef* refs, std::size_t n) {
     std::size_t i = 0;
     while (i < n) {
-      if (in_run) {
+      if (in_run && !any_free) {
         const MemRef* b = body.data();
         const std::int64_t* st = stride.data();
         const std::size_t width = body.size();

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -115,6 +117,97 @@ inline CallSite run_site() {
   CallSite s;
   s.frames.push_back({"memrun", 0});
   return s;
+}
+
+// A run as one `memrun` event (a compound event): its site names the body,
+// frames `memrun+0xWIDTH` then each body reference's site frames in order
+// and, when the run has free positions, `free+0xMASK`; its fields are the
+// trip count and five per body position (off, stride, ord, own, dbase;
+// position 0 under those names, position i under `off<i>`...). One event a
+// run instead of one per body reference: core's folder costs about the
+// same per event. A `memrun+0x0` site is the other form, a run whose
+// `width` body references follow as mem events; expansion reads it too.
+//
+// Free positions: a body position whose offset follows no stride (the
+// x[col[k]] of a sparse product) while an earlier position of the body
+// advances by its own. Bit i of MASK is set for a free position i (its
+// `stride` is then 0), and the list field `freeoff` holds, free position
+// after free position, the differences of its offset from one iteration to
+// the next (trips - 1 of them each). A run without free positions has no
+// `free` frame and no `freeoff` field.
+inline CallSite compound_site(const std::vector<const CallSite*>& members, std::uint64_t mask) {
+  CallSite s;
+  s.frames.reserve(2 + 3 * members.size());
+  s.frames.push_back({"memrun", members.size()});
+  for (const CallSite* m : members)
+    s.frames.insert(s.frames.end(), m->frames.begin(), m->frames.end());
+  if (mask) s.frames.push_back({"free", mask});
+  return s;
+}
+struct CompoundSite {
+  std::vector<CallSite> members;  // of three frames each
+  std::uint64_t mask = 0;         // free positions
+};
+// nullopt if `s` is not a compound run's site.
+inline std::optional<CompoundSite> compound_members(const CallSite& s) {
+  if (s.frames.size() < 4 || s.frames[0].module != "memrun") return std::nullopt;
+  CompoundSite c;
+  std::size_t n = s.frames.size() - 1;
+  if (n % 3 == 1 && s.frames.back().module == "free") {
+    c.mask = s.frames.back().offset;
+    n--;
+  }
+  if (n % 3 != 0 || s.frames[0].offset != n / 3 || c.mask >> std::min<std::size_t>(n / 3, 63))
+    return std::nullopt;
+  c.members.resize(n / 3);
+  for (std::size_t i = 0; i < c.members.size(); i++)
+    c.members[i].frames.assign(s.frames.begin() + static_cast<std::ptrdiff_t>(1 + 3 * i),
+                               s.frames.begin() + static_cast<std::ptrdiff_t>(4 + 3 * i));
+  return c;
+}
+
+// The fields of a compound run event of `width` body positions. Slot 0 is
+// the trip count, slots 1 + 5i ... 5 + 5i position i's off, stride, ord,
+// own and dbase; with free positions also the list `freeoff`, without a
+// slot (kListSlot in `order`). Made once per form and kept for the process.
+struct RunLayout {
+  static constexpr std::size_t kPerPosition = 5;
+  static constexpr std::uint32_t kListSlot = 0xffffffffu;
+  // Positions from this one on are never free (the mask is one word).
+  static constexpr std::size_t kMaxFree = 63;
+  std::vector<FieldId> ids;                              // by slot
+  std::vector<std::pair<FieldId, std::uint32_t>> order;  // (id, slot) by id: an event's order
+  FieldId list = 0;                                      // freeoff, with free positions
+};
+inline const RunLayout& run_layout(std::size_t width, bool free) {
+  static std::mutex lock;
+  static std::deque<RunLayout> made;  // made[2 * (w - 1) + free]; references stay valid
+  const std::lock_guard<std::mutex> hold(lock);
+  while (made.size() < 2 * width) {
+    const std::size_t w = made.size() / 2 + 1;
+    const bool with_list = made.size() % 2 == 1;
+    RunLayout l;
+    const Fields& f = fields();
+    l.ids.push_back(f.trips);
+    for (std::size_t i = 0; i < w; i++) {
+      if (i == 0) {
+        l.ids.insert(l.ids.end(), {f.off, f.stride, f.ord, f.own, f.dbase});
+        continue;
+      }
+      const std::string n = std::to_string(i);
+      for (const char* name : {"off", "stride", "ord", "own", "dbase"})
+        l.ids.push_back(FieldTable::intern(name + n, FieldKind::kScalar));
+    }
+    for (std::size_t s = 0; s < l.ids.size(); s++)
+      l.order.emplace_back(l.ids[s], static_cast<std::uint32_t>(s));
+    if (with_list) {
+      l.list = FieldTable::intern("freeoff", FieldKind::kList);
+      l.order.emplace_back(l.list, RunLayout::kListSlot);
+    }
+    std::sort(l.order.begin(), l.order.end());
+    made.push_back(std::move(l));
+  }
+  return made[2 * (width - 1) + (free ? 1 : 0)];
 }
 
 // The site of a stream's own memorg node in a trace of several logs: the

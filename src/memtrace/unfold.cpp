@@ -1,5 +1,7 @@
 // Expansion of a folded memory trace back into each stream's references
 // (fold.hpp's MemStreamReader).
+#include <map>
+#include <set>
 #include <string>
 
 #include "fold.hpp"
@@ -37,12 +39,42 @@ struct MemStreamReader::Impl {
   std::vector<std::int64_t> stride;
   std::uint64_t trips = 0, iter = 0;
   std::size_t pos = 0;
+  // A compound run's free positions: their offsets, iteration by iteration
+  // (empty for the others).
+  std::vector<std::vector<std::int64_t>> free_off;
+  bool has_free = false;
+
+  // By SiteId: a compound run's body sites (empty for other sites).
+  std::vector<std::vector<SiteId>> compound;
+  std::vector<std::uint64_t> compound_mask;        // by SiteId: its free positions
+  std::vector<std::vector<std::int32_t>> slot_of;  // slots_of by width - 1
+  std::vector<std::int64_t> slots;
+  std::set<SiteId> broken;  // compound sites whose body sites the table lacks
 
   Impl(const Trace& trace, std::uint32_t t) : it(trace, static_cast<std::int32_t>(t)), thread(t) {
     keys.reserve(trace.sites.size());
+    std::map<CallSite, SiteId> ids;
     for (const CallSite& s : trace.sites.all()) {
+      ids.emplace(s, static_cast<SiteId>(keys.size()));
       keys.push_back(decode_site(s));
       stream_sites.push_back(is_stream_site(s));
+    }
+    compound.resize(keys.size());
+    compound_mask.resize(keys.size());
+    for (SiteId id = 0; id < keys.size(); id++) {
+      const auto c = compound_members(trace.sites.at(id));
+      if (!c) continue;
+      compound_mask[id] = c->mask;
+      for (const CallSite& m : c->members) {
+        const auto found = ids.find(m);
+        // A body site the table lacks cannot have had an origin either.
+        if (found == ids.end() || !keys[found->second]) {
+          compound[id].clear();
+          broken.insert(id);
+          break;
+        }
+        compound[id].push_back(found->second);
+      }
     }
   }
 
@@ -56,13 +88,13 @@ struct MemStreamReader::Impl {
     return v;
   }
 
-  // The event just read, a mem event, as a reference (its stride in *st).
-  void decode(MemRef& m, std::int64_t* st) {
-    if (ev.op != mem_op() || ev.site >= keys.size() || !keys[ev.site])
-      fail("expected a mem event with an access site");
-    const SiteKey& k = *keys[ev.site];
-    if (ev.site >= seen.size() || !seen[ev.site]) fail("a reference before its site's origin");
-    SiteOrigin::Values& p = prev[ev.site];
+  // A reference of `site` from its five event numbers (off, stride, ord,
+  // own, dbase), the site's previous values moved on.
+  void decode_values(MemRef& m, SiteId site, const std::int64_t* v) {
+    if (site >= keys.size() || !keys[site]) fail("a reference without an access site");
+    const SiteKey& k = *keys[site];
+    if (site >= seen.size() || !seen[site]) fail("a reference before its site's origin");
+    SiteOrigin::Values& p = prev[site];
     m.iaddr = k.iaddr;
     m.index = k.index;
     m.size = k.size;
@@ -70,14 +102,78 @@ struct MemStreamReader::Impl {
     m.kind = k.kind;
     m.region = k.region;
     m.context = k.context;
-    p[0] = wrap_add(p[0], field(f.off));
-    p[1] = wrap_add(p[1], field(f.dbase));
-    p[2] = wrap_add(p[2], field(f.own));
+    p[0] = wrap_add(p[0], v[0]);
+    p[1] = wrap_add(p[1], v[4]);
+    p[2] = wrap_add(p[2], v[3]);
     m.offset = p[0];
     m.daddr = static_cast<std::uint64_t>(wrap_add(p[1], p[0]));
     m.owner = static_cast<std::uint32_t>(p[2]);
-    m.ordinal = static_cast<std::uint32_t>(field(f.ord));
-    if (st) *st = field(f.stride);
+    m.ordinal = static_cast<std::uint32_t>(v[2]);
+  }
+
+  // The event just read, a mem event, as a reference (its stride in *st).
+  void decode(MemRef& m, std::int64_t* st) {
+    if (ev.op != mem_op()) fail("expected a mem event with an access site");
+    const std::int64_t v[RunLayout::kPerPosition] = {field(f.off), st ? field(f.stride) : 0,
+                                                     field(f.ord), field(f.own), field(f.dbase)};
+    decode_values(m, ev.site, v);
+    if (st) *st = v[1];
+  }
+
+  // The slot of each field of a compound run of `width` positions (-1: none).
+  const std::vector<std::int32_t>& slots_of(std::size_t width) {
+    if (slot_of.size() < width) slot_of.resize(width);
+    std::vector<std::int32_t>& so = slot_of[width - 1];
+    if (so.empty()) {
+      const RunLayout& l = run_layout(width, false);
+      for (std::size_t x = 0; x < l.ids.size(); x++) {
+        if (l.ids[x] >= so.size()) so.resize(l.ids[x] + 1, -1);
+        so[l.ids[x]] = static_cast<std::int32_t>(x);
+      }
+    }
+    return so;
+  }
+
+  // The compound run event just read: its body and strides in place.
+  void start_compound(const std::vector<SiteId>& members, std::uint64_t mask) {
+    const std::vector<std::int32_t>& so = slots_of(members.size());
+    const RunLayout& l = run_layout(members.size(), mask != 0);
+    slots.assign(l.ids.size(), kAbsent);
+    const std::vector<std::int64_t>* list = nullptr;
+    for (const FieldValue& fv : ev.fields)
+      if (mask && fv.field == l.list)
+        list = &fv.list;
+      else if (fv.field < so.size() && so[fv.field] >= 0)
+        slots[so[fv.field]] = fv.scalar;
+    for (std::size_t x = 0; x < slots.size(); x++)
+      if (slots[x] == kAbsent) fail("a run lacks field " + FieldTable::name(l.ids[x]));
+    static const std::vector<std::int64_t> none;
+    if (mask && !list) fail("a run lacks field " + FieldTable::name(l.list));
+    if (!list) list = &none;
+    const std::int64_t t = prev_trips + slots[0];
+    if (t < 2) fail("a run of " + std::to_string(t) + " trips");
+    prev_trips = t;
+    body.resize(members.size());
+    stride.resize(body.size());
+    free_off.resize(body.size());
+    has_free = mask != 0;
+    std::size_t at = 0;  // in the list
+    for (std::size_t i = 0; i < body.size(); i++) {
+      const std::int64_t* v = &slots[1 + RunLayout::kPerPosition * i];
+      decode_values(body[i], members[i], v);
+      stride[i] = v[1];
+      free_off[i].clear();
+      if (i >= 64 || !((mask >> i) & 1)) continue;
+      if (list->size() - at < static_cast<std::uint64_t>(t - 1))
+        fail("a run's list of free offsets ends early");
+      free_off[i].push_back(body[i].offset);
+      for (std::int64_t j = 1; j < t; j++)
+        free_off[i].push_back(wrap_add(free_off[i].back(), (*list)[at++]));
+    }
+    if (at != list->size()) fail("a run's list of free offsets is too long");
+    trips = static_cast<std::uint64_t>(t);
+    iter = 0;
+    pos = 0;
   }
 
   std::size_t next_batch(MemRef* out, std::size_t n) {
@@ -86,7 +182,9 @@ struct MemStreamReader::Impl {
       if (iter < trips) {
         MemRef& m = out[got++];
         m = body[pos];
-        const std::int64_t d = stride[pos] * static_cast<std::int64_t>(iter);
+        const std::int64_t d = has_free && !free_off[pos].empty()
+                                   ? wrap_sub(free_off[pos][iter], body[pos].offset)
+                                   : stride[pos] * static_cast<std::int64_t>(iter);
         m.offset += d;
         m.daddr += static_cast<std::uint64_t>(d);
         if (++pos == body.size()) {
@@ -131,11 +229,17 @@ struct MemStreamReader::Impl {
         continue;
       }
       if (ev.op == run_op()) {
+        if (ev.site < compound.size() && !compound[ev.site].empty()) {
+          start_compound(compound[ev.site], compound_mask[ev.site]);
+          continue;
+        }
+        if (broken.count(ev.site)) fail("a run whose body sites the site table lacks");
         const std::int64_t width = field(f.width);
         const std::int64_t t = prev_trips + field(f.trips);
         if (width <= 0 || t < 2)
           fail("a run of width " + std::to_string(width) + ", " + std::to_string(t) + " trips");
         prev_trips = t;
+        has_free = false;
         body.resize(static_cast<std::size_t>(width));
         stride.resize(body.size());
         for (std::size_t i = 0; i < body.size(); i++) {

@@ -1,0 +1,192 @@
+// The first level of memory-trace folding (fold.hpp): where a run of
+// strided references starts and ends, that each run reaches core's folder
+// as one compound event, and that where the caller's buffers end changes
+// nothing.
+#include <gtest/gtest.h>
+
+#include "fold.hpp"
+#include "tracefold/trace_io.hpp"
+
+namespace mt = tracefold::memtrace;
+
+namespace {
+
+using Stream = std::vector<mt::MemRef>;
+
+mt::MemRef at(std::uint64_t iaddr, std::int64_t offset) {
+  mt::MemRef m;
+  m.iaddr = iaddr;
+  m.size = 8;
+  m.kind = mt::AddrKind::Static;
+  m.region = 1;
+  m.offset = offset;
+  m.daddr = 0x600000 + static_cast<std::uint64_t>(offset);
+  return m;
+}
+
+// `n` references of one site from `first`, `stride` apart.
+void strided(Stream& s, std::uint64_t iaddr, std::int64_t first, std::int64_t stride, int n) {
+  for (int i = 0; i < n; i++) s.push_back(at(iaddr, first + stride * i));
+}
+
+struct Folded {
+  mt::MemFoldStats stats;
+  std::string bytes;  // the compact form
+};
+
+// Folds `s` handed over `chunk` references at a time (0: all at once) and
+// checks that the trace expands to `s` exactly.
+Folded fold(const Stream& s, std::size_t chunk = 0) {
+  tracefold::SiteTable sites;
+  mt::ThreadFolder f(0, sites);
+  if (chunk == 0) chunk = s.size() + 1;
+  for (std::size_t i = 0; i < s.size(); i += chunk)
+    f.append(s.data() + i, std::min(chunk, s.size() - i));
+  std::vector<tracefold::Trace> traces;
+  traces.push_back(f.finish(1));
+  const tracefold::Trace folded = mt::merge_threads(std::move(traces), {f.origins()});
+  const std::string bytes = tracefold::encode_compact(folded);
+  // Expanded from the compact form: the free offsets' lists go through it.
+  const tracefold::Trace trace = tracefold::decode_compact(bytes);
+  mt::MemStreamReader r(trace, 0);
+  Stream back;
+  mt::MemRef buf[5];
+  while (std::size_t n = r.next_batch(buf, 5)) back.insert(back.end(), buf, buf + n);
+  EXPECT_EQ(back.size(), s.size());
+  for (std::size_t i = 0; i < std::min(back.size(), s.size()); i++)
+    if (!(back[i] == s[i])) {
+      ADD_FAILURE() << "reference " << i << " differs";
+      break;
+    }
+  return {f.stats(), bytes};
+}
+
+TEST(MemRuns, StrideChangeEndsTheRun) {
+  Stream s;
+  strided(s, 0x401000, 0, 8, 10);
+  strided(s, 0x401000, 88, 16, 10);  // 80 would have continued the first
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 2u);
+  EXPECT_EQ(f.stats.in_runs, 20u);
+  EXPECT_EQ(f.stats.events, 2u);  // one compound event a run
+}
+
+TEST(MemRuns, SiteChangeEndsTheRun) {
+  // The offsets go on by the same stride, the instruction is another.
+  Stream s;
+  strided(s, 0x401000, 0, 8, 10);
+  strided(s, 0x401004, 80, 8, 10);
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 2u);
+  EXPECT_EQ(f.stats.in_runs, 20u);
+  EXPECT_EQ(f.stats.events, 2u);
+}
+
+TEST(MemRuns, OneReferenceIsNoRunTwoAre) {
+  Stream one;
+  strided(one, 0x401000, 0, 8, 1);
+  EXPECT_EQ(fold(one).stats.runs, 0u);
+  EXPECT_EQ(fold(one).stats.events, 1u);
+  Stream two;
+  strided(two, 0x401000, 0, 8, 2);
+  EXPECT_EQ(fold(two).stats.runs, 1u);
+  // A lone reference between two runs of one site stays single.
+  Stream s;
+  strided(s, 0x401000, 0, 8, 10);
+  strided(s, 0x401008, 0x1000, 8, 1);
+  strided(s, 0x401000, 80, 8, 10);
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 2u);
+  EXPECT_EQ(f.stats.in_runs, 20u);
+  EXPECT_EQ(f.stats.events, 3u);
+}
+
+TEST(MemRuns, InterleavedBodyIsOneRun) {
+  // c[i] = a[i] + b[i]: three sites, each its own stride, one event.
+  Stream s;
+  for (int i = 0; i < 100; i++) {
+    s.push_back(at(0x401000, 8 * i));
+    s.push_back(at(0x401004, 0x10000 + 4 * i));
+    s.push_back(at(0x401008, 0x20000 - 8 * i));
+  }
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 1u);
+  EXPECT_EQ(f.stats.in_runs, 300u);
+  EXPECT_EQ(f.stats.events, 1u);
+}
+
+// An index that never moves by the same amount twice in a row (its
+// differences modulo 1009 grow by a constant), as data-driven ones rarely do.
+std::int64_t col(std::int64_t k) {
+  return (k * k * 7919 + 31 * k) % 1009;
+}
+
+// y += a[k] * x[col[k]] over `n` k from `first`: the load of x follows data.
+void gather(Stream& s, int first, int n) {
+  for (int k = first; k < first + n; k++) {
+    s.push_back(at(0x402000, 8 * k));
+    s.push_back(at(0x402004, 0x10000 + 8 * col(k)));
+  }
+}
+
+TEST(MemRuns, IrregularPositionRidesAlong) {
+  // The strided load ahead of it keeps the run: one event for all nine
+  // iterations, x's offsets in it.
+  Stream s;
+  gather(s, 0, 9);
+  strided(s, 0x402008, 0x20000, 8, 1);
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 1u);
+  EXPECT_EQ(f.stats.in_runs, 18u);
+  EXPECT_EQ(f.stats.events, 2u);
+}
+
+TEST(MemRuns, IrregularPositionFirstEndsTheRun) {
+  // Nothing strided ahead of it: the third iteration ends each run, as a
+  // new row of a nested loop does.
+  Stream s;
+  for (int k = 0; k < 9; k++) {
+    s.push_back(at(0x402004, 0x10000 + 8 * col(k)));
+    s.push_back(at(0x402000, 8 * k));
+  }
+  const Folded f = fold(s);
+  EXPECT_GE(f.stats.runs, 3u);
+  EXPECT_LE(f.stats.in_runs, 18u);
+}
+
+TEST(MemRuns, IrregularRunsAreBounded) {
+  // A run holding a list of offsets ends at 4,096 iterations.
+  Stream s;
+  gather(s, 0, 5000);
+  const Folded f = fold(s);
+  EXPECT_EQ(f.stats.runs, 2u);
+  EXPECT_EQ(f.stats.in_runs, 10000u);
+}
+
+TEST(MemRuns, BufferEndsChangeNothing) {
+  // Runs of bodies of one and of three sites, ending mid-iteration, with
+  // single references between: every way of cutting the stream into
+  // buffers (a run split at every place) folds to the same bytes.
+  Stream s;
+  for (int rep = 0; rep < 3; rep++) {
+    strided(s, 0x401000, 64 * rep, 8, 7);
+    for (int i = 0; i < 5; i++) {
+      s.push_back(at(0x401010, 0x1000 + 8 * i));
+      s.push_back(at(0x401014, 0x2000 + 16 * i));
+      if (i != 4) s.push_back(at(0x401018, 0x3000 + 8 * i));
+    }
+    strided(s, 0x401020, 0x4000 + rep, 0, 1);
+    gather(s, 10 * rep, 4 + rep);
+  }
+  const Folded whole = fold(s);
+  EXPECT_GE(whole.stats.runs, 6u);
+  for (std::size_t chunk : {1, 2, 3, 4, 7, 11}) {
+    const Folded cut = fold(s, chunk);
+    EXPECT_EQ(cut.stats.runs, whole.stats.runs) << "buffers of " << chunk;
+    EXPECT_EQ(cut.stats.in_runs, whole.stats.in_runs) << "buffers of " << chunk;
+    EXPECT_EQ(cut.stats.events, whole.stats.events) << "buffers of " << chunk;
+    EXPECT_EQ(cut.bytes, whole.bytes) << "buffers of " << chunk;
+  }
+}
+
+}  // namespace
