@@ -16,7 +16,7 @@
 # call-site table and analysis, and leaves the diagnosis out.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
-DELAY=150
+DELAY=200
 record_timed_threads 2 thread_first_calls "$DELAY"
 sed -n 's/^thread_first_calls: rank 1 worker \([0-9]\) slept \([0-9.]*\) s$/\1 \2/p' out.txt >slept.txt
 [[ $(wc -l <slept.txt) -eq 3 ]] || { bad "the program did not print its sleeps"; show_run out.txt; finish; }
