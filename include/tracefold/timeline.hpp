@@ -30,6 +30,9 @@ struct TimedEvent {
   int64_t start_ns = 0;          ///< start of the call (= compute_start_ns + gap)
   int64_t end_ns = 0;            ///< end of the call
   bool timed = false;            ///< the time in the call was recorded (else nominal)
+  /// The times are the call's own, from a recorded timeline; else laid out
+  /// from means (a synthesized timeline, or events past the recorder's budget).
+  bool measured = false;
 };
 
 /// One rank's events on the timeline, back to back from time 0; with
@@ -175,7 +178,8 @@ int32_t world_peer(const CommTable& comms, int64_t comm, int32_t world_rank, int
 // --------------------------------------------------------------- profiles
 
 /// Rank-to-rank point-to-point traffic: messages and bytes counted at the
-/// sender, by absolute (world) ranks. Counts Send/Bsend/Ssend/Rsend, their
+/// sender, by absolute (world) ranks; with threads, every thread's sends at
+/// its rank. Counts Send/Bsend/Ssend/Rsend, their
 /// nonblocking forms and the send half of Sendrecv(_replace); sends to
 /// MPI_PROC_NULL, persistent sends and collectives are not included.
 struct CommMatrix {

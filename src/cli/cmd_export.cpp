@@ -26,7 +26,6 @@
 namespace fs = std::filesystem;
 using namespace tracefold;
 using tracefold::cli::guarded;
-using tracefold::cli::one_thread_per_rank;
 using tracefold::cli::Progress;
 
 namespace {
@@ -104,8 +103,9 @@ void run_export(const ExportArgs& a) {
 void run_stats_files(const std::string& path, const StatsFiles& o) {
   if (o.matrix_csv.empty() && o.matrix_svg.empty() && o.matrix_png.empty() && o.ranks_svg.empty())
     return;
+  // With threads, the matrix counts every thread's sends at its rank and
+  // the chart has a bar per (rank, thread).
   const Trace t = load_trace(path);
-  one_thread_per_rank(t, "export");
   if (!o.matrix_csv.empty() || !o.matrix_svg.empty() || !o.matrix_png.empty()) {
     const CommMatrix m = comm_matrix(t);
     if (!o.matrix_csv.empty()) {
@@ -169,7 +169,6 @@ void add_export_commands(CLI::App& app) {
   report->callback([rep] {
     guarded([&] {
       Trace t = load_trace(rep->trace);
-      one_thread_per_rank(t, "report");
       tracefold::cli::prepare_sites(t, rep->sites);
       std::ofstream f = open_out(rep->output);
       const TraceTimeline tl = timeline_for(t, rep->trace, rep->timeline);
@@ -177,7 +176,16 @@ void add_export_commands(CLI::App& app) {
       // ... and the diagnosis's findings.
       std::optional<WaitReport> waits;
       std::optional<DiagnoseReport> diagnosis;
-      if (tl.recorded) {
+      if (tl.recorded && t.threads > 1) {
+        // Wait states per (rank, thread) location, as `analyze` finds them;
+        // diagnose takes one thread per rank.
+        const std::string dir =
+            rep->timeline.empty() ? default_timeline_dir(rep->trace) : rep->timeline;
+        WaitInput input = load_wait_input(t, dir);
+        const uint64_t violations = repair_clock_condition(t, input);
+        waits = analyze_waits(t, input);
+        note_clock_repair(*waits, violations);
+      } else if (tl.recorded) {
         const std::string dir =
             rep->timeline.empty() ? default_timeline_dir(rep->trace) : rep->timeline;
         std::vector<std::string> notes;

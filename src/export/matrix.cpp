@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "export_util.hpp"
 #include "tracefold/export.hpp"
@@ -186,6 +187,16 @@ void write_matrix_png(const std::filesystem::path& path, const CommMatrix& m, in
 
 void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timeline,
                      const std::string& title) {
+  // With threads, one bar per (rank, thread) location, a rank's threads
+  // side by side; the timeline lists every rank's first thread first.
+  const bool threads = std::any_of(timeline.begin(), timeline.end(),
+                                   [](const RankTimeline& tl) { return tl.thread != 0; });
+  std::vector<const RankTimeline*> bars;
+  for (const RankTimeline& tl : timeline) bars.push_back(&tl);
+  if (threads)
+    std::stable_sort(bars.begin(), bars.end(), [](const RankTimeline* a, const RankTimeline* b) {
+      return std::tie(a->rank, a->thread) < std::tie(b->rank, b->thread);
+    });
   const int n = std::max<int>(1, static_cast<int>(timeline.size()));
   const int bar = std::clamp(640 / n, 2, 40), gap = bar >= 6 ? bar / 5 : 0;
   const int left = 80, top = 48, plot_h = 240, plot_w = n * bar;
@@ -211,23 +222,36 @@ void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timelin
   out << "<text transform=\"translate(14," << top + plot_h / 2
       << ") rotate(-90)\" text-anchor=\"middle\">time (sum of means)</text>\n";
   out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 36
-      << "\" text-anchor=\"middle\">rank</text>\n";
+      << "\" text-anchor=\"middle\">" << (threads ? "rank.thread" : "rank") << "</text>\n";
   const int step = label_step(n);
-  for (const auto& tl : timeline) {
-    const int x = left + tl.rank * bar;
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const RankTimeline& tl = *bars[i];
+    // Without threads a rank's bar stays at its rank, as it always was.
+    const int slot = threads ? static_cast<int>(i) : tl.rank;
+    const int x = left + slot * bar;
     const double hc = tl.compute_ns * k, hm = tl.comm_ns * k;
     const double base = top + plot_h;
-    out << "<rect class=\"bar-compute\" data-rank=\"" << tl.rank << "\" data-ns=\"" << tl.compute_ns
-        << "\" x=\"" << x + gap / 2 << "\" y=\"" << base - hc << "\" width=\"" << bar - gap
-        << "\" height=\"" << hc << "\" fill=\"#4e79a7\"><title>rank " << tl.rank << ": computation "
+    // The names export gives its locations: `rank R thread T`.
+    const std::string who = "rank " + std::to_string(tl.rank) +
+                            (threads ? " thread " + std::to_string(tl.thread) : std::string());
+    const std::string attrs =
+        "data-rank=\"" + std::to_string(tl.rank) + "\"" +
+        (threads ? " data-thread=\"" + std::to_string(tl.thread) + "\" data-calls=\"" +
+                       std::to_string(tl.events.size()) + "\""
+                 : std::string());
+    out << "<rect class=\"bar-compute\" " << attrs << " data-ns=\"" << tl.compute_ns << "\" x=\""
+        << x + gap / 2 << "\" y=\"" << base - hc << "\" width=\"" << bar - gap << "\" height=\""
+        << hc << "\" fill=\"#4e79a7\"><title>" << who << ": computation "
         << xml_escape(time_text(double(tl.compute_ns))) << "</title></rect>\n";
-    out << "<rect class=\"bar-comm\" data-rank=\"" << tl.rank << "\" data-ns=\"" << tl.comm_ns
-        << "\" x=\"" << x + gap / 2 << "\" y=\"" << base - hc - hm << "\" width=\"" << bar - gap
-        << "\" height=\"" << hm << "\" fill=\"#e15759\"><title>rank " << tl.rank
-        << ": in MPI calls " << xml_escape(time_text(double(tl.comm_ns))) << "</title></rect>\n";
-    if (tl.rank % step == 0)
+    out << "<rect class=\"bar-comm\" " << attrs << " data-ns=\"" << tl.comm_ns << "\" x=\""
+        << x + gap / 2 << "\" y=\"" << base - hc - hm << "\" width=\"" << bar - gap
+        << "\" height=\"" << hm << "\" fill=\"#e15759\"><title>" << who << ": in MPI calls "
+        << xml_escape(time_text(double(tl.comm_ns)))
+        << (threads ? ", " + std::to_string(tl.events.size()) + " calls" : std::string())
+        << "</title></rect>\n";
+    if (slot % step == 0)
       out << "<text x=\"" << x + bar / 2.0 << "\" y=\"" << base + 14 << "\" text-anchor=\"middle\">"
-          << tl.rank << "</text>\n";
+          << tl.rank << (threads ? "." + std::to_string(tl.thread) : std::string()) << "</text>\n";
   }
   out << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"" << top << "\" y2=\""
       << top + plot_h << "\" stroke=\"#333333\"/>\n<line x1=\"" << left << "\" x2=\""

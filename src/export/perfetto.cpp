@@ -121,7 +121,10 @@ ExportSummary write_perfetto(std::ostream& out, const Trace& trace, const std::s
           << ",\"args\":{\"op\":" << json_string(OpTable::name(ev.op)) << ",\"site\":" << ev.site
           << ",\"frames\":" << json_string(SiteTable::format(trace.sites.at(ev.site)))
           << site_args(trace, ev.site) << ",\"bytes\":" << event_bytes(ev) << ",\"time\":\""
-          << (te.timed ? "recorded mean" : "not recorded") << "\"";
+          << (te.measured ? "measured"
+              : te.timed  ? "recorded mean"
+                          : "not recorded")
+          << "\"";
       for (const FieldValue& f : ev.fields) {
         out << "," << json_string(FieldTable::name(f.field)) << ":";
         if (FieldTable::kind(f.field) == FieldKind::kList) {

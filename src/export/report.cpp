@@ -75,6 +75,22 @@ void more_button(std::ostream& out, const std::string& table, std::size_t hidden
       << "\" data-less=\"Show fewer\">" << label << "</button>\n";
 }
 
+// With threads, the locations of a call-site row as people read them:
+// `thread 0: 0–3; thread 1: 0,2`.
+std::string human_locations(const Trace& trace, const Ranklist& locations) {
+  std::vector<std::vector<int32_t>> per_thread(static_cast<std::size_t>(trace.threads));
+  locations.for_each([&](int32_t l) {
+    if (trace.thread_of(l) < trace.threads)
+      per_thread[static_cast<std::size_t>(trace.thread_of(l))].push_back(trace.rank_of(l));
+  });
+  std::string out;
+  for (std::size_t t = 0; t < per_thread.size(); ++t)
+    if (!per_thread[t].empty())
+      out += (out.empty() ? "thread " : "; thread ") + std::to_string(t) + ": " +
+             human_ranks(per_thread[t]);
+  return out;
+}
+
 std::string share_cell(double share) {
   std::ostringstream sh;
   sh << std::fixed << std::setprecision(1) << share << "%";
@@ -101,6 +117,13 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.time.sum() > b.time.sum(); });
   const auto& timeline = recorded_or_not.ranks;
+  const bool threads = trace.threads > 1;
+  // A histogram's min and max name a location, `R.T` with threads (as
+  // `tracefold stats` and `analyze` write it).
+  const auto where = [&](int32_t l) {
+    return threads ? std::to_string(trace.rank_of(l)) + "." + std::to_string(trace.thread_of(l))
+                   : std::to_string(l);
+  };
   const char* kind = recorded_or_not.recorded ? "recorded" : "synthesized";
   const MatchResult match = match_messages(trace.comms, timeline);
   const CommMatrix matrix = comm_matrix(trace);
@@ -134,6 +157,15 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
               : " &mdash; times are means recorded per call site and call path; the per-rank chart "
                 "and "
                 "the totals come from a timeline synthesized from those means.</p>\n");
+  if (threads) {
+    out << "<p class=\"note\">Several threads of a rank called MPI: the per-rank chart has one bar "
+           "per (rank, thread) location, <code>rank.thread</code>, and the call-site table names "
+           "locations; messages and pairs are by rank.";
+    if (analysis)
+      out << " The findings of <code>tracefold diagnose</code> are left out: it takes traces of "
+             "one thread per rank.";
+    out << "</p>\n";
+  }
 
   out << "<h2>Summary</h2>\n<table id=\"summary\">\n";
   auto row = [&](const std::string& k, const std::string& v) {
@@ -141,6 +173,10 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   };
   row("trace", label);
   row("ranks", std::to_string(trace.world_size));
+  if (threads)
+    row("threads calling MPI", std::to_string(timeline.size()) +
+                                   " (rank, thread) locations, up to " +
+                                   std::to_string(trace.threads) + " a rank");
   row("nodes / call sites",
       std::to_string(trace.nodes.size()) + " / " + std::to_string(trace.sites.size()));
   row("lossless", trace.lossy.empty() ? "yes" : "no (" + trace.lossy + ")");
@@ -184,22 +220,28 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
   out << "<h2>Communication</h2>\n<div class=\"charts\">\n<div id=\"matrix\">\n";
   write_matrix_svg(out, matrix, "Point-to-point bytes, sender \u2192 receiver");
   out << "</div>\n<div id=\"ranks\">\n";
-  write_ranks_svg(out, timeline, "Time per rank: computation vs MPI");
+  write_ranks_svg(out, timeline,
+                  threads ? "Time per (rank, thread): computation vs MPI"
+                          : "Time per rank: computation vs MPI");
   out << "</div>\n</div>\n";
 
   out << "<h2>Call sites</h2>\n<p class=\"note\">The busiest " << std::min(kShownRows, rows.size())
       << " of " << rows.size()
       << " call sites by total time.</p>\n<table id=\"callsites\" "
          "class=\"sortable\">\n<thead><tr><th>operation</th>"
-         "<th>call site</th><th>ranks</th><th>calls</th><th>bytes</th><th>total "
+         "<th>call site</th><th>"
+      << (threads ? "locations" : "ranks")
+      << "</th><th>calls</th><th>bytes</th><th>total "
          "time</th><th>mean</th>"
-         "<th>min@rank</th><th>max@rank</th><th>share</th></tr></thead>\n<tbody>\n";
+      << (threads ? "<th>min@rank.thread</th><th>max@rank.thread</th>"
+                  : "<th>min@rank</th><th>max@rank</th>")
+      << "<th>share</th></tr></thead>\n<tbody>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     const double share = time_in_calls ? 100.0 * double(r.time.sum()) / double(time_in_calls) : 0.0;
     out << (i < kShownRows ? "<tr>" : "<tr class=\"more\">") << "<td>" << xml_escape(r.op)
         << "</td><td class=\"site\">" << xml_escape(r.site) << "</td><td>"
-        << xml_escape(human_ranks(r.ranks)) << "</td>"
+        << xml_escape(threads ? human_locations(trace, r.ranks) : human_ranks(r.ranks)) << "</td>"
         << num_cell(double(r.calls), std::to_string(r.calls))
         << num_cell(double(r.bytes), std::to_string(r.bytes))
         << num_cell(double(r.time.sum()), r.time.empty() ? "-" : time_text(double(r.time.sum())));
@@ -208,9 +250,9 @@ void write_report_html(std::ostream& out, const Trace& trace, const std::string&
     } else {
       out << num_cell(r.time.mean(), time_text(r.time.mean()))
           << num_cell(double(r.time.min()),
-                      time_text(double(r.time.min())) + "@" + std::to_string(r.time.min_rank()))
+                      time_text(double(r.time.min())) + "@" + where(r.time.min_rank()))
           << num_cell(double(r.time.max()),
-                      time_text(double(r.time.max())) + "@" + std::to_string(r.time.max_rank()));
+                      time_text(double(r.time.max())) + "@" + where(r.time.max_rank()));
     }
     out << share_cell(share) << "</tr>\n";
   }

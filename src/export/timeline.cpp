@@ -160,6 +160,7 @@ RankTimeline lay_out_location(const Trace& trace, const RankTimelineFile& f, int
       te.end_ns = std::max(te.start_ns + 1, f.to_global(rec.exit_ns) - origin);
       te.compute_start_ns = k == 0 ? te.start_ns : std::min(t, te.start_ns);
       te.timed = true;
+      te.measured = true;
     } else {
       // Past the recorder's budget: mean times, as in a synthesized timeline.
       ++dropped;
@@ -475,8 +476,10 @@ CommMatrix comm_matrix(const Trace& trace) {
   const std::size_t n = static_cast<std::size_t>(m.size);
   m.messages.assign(n * n, 0);
   m.bytes.assign(n * n, 0);
-  for (int32_t r = 0; r < trace.world_size; ++r) {
-    RankIterator it(trace, r);
+  // Every thread's sends count at its rank.
+  for (int32_t loc = 0; loc < trace.locations(); ++loc) {
+    const int32_t r = trace.rank_of(loc);
+    RankIterator it(trace, loc);
     Event ev;
     while (it.next(ev)) {
       if (!is_send(classify(ev.op))) continue;

@@ -208,3 +208,39 @@ finish() {
   fi
   echo "all checks passed"
 }
+
+# record_timed_threads NP APP ARGS... : for the tests that check the times
+# each thread recorded: `tracefold record --timeline -o t.tf` of
+# `mpirun -np NP app_APP ARGS` in $WORK (out.txt, err.txt), with waiting
+# ranks yielding (needs_yielding_waits). Exits 77 (not run) when the MPI
+# does not provide MPI_THREAD_MULTIPLE (the program prints "not
+# provided"), and fails the test when the recording does.
+record_timed_threads() {
+  local np=$1 app=$2
+  shift 2
+  export OMPI_MCA_mpi_yield_when_idle=1
+  needs_yielding_waits "$np"
+  limited out.txt err.txt "$TF" record --timeline -o t.tf -- \
+    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$APPS/app_$app" "$@"
+  if grep -q "not provided" out.txt; then
+    echo "this MPI does not provide MPI_THREAD_MULTIPLE: not run"
+    exit 77
+  fi
+  if [[ $LRC -ne 0 ]]; then
+    bad "recording exited $LRC"
+    show_run out.txt err.txt
+    finish
+  fi
+}
+
+# record_thread_late DELAY: record_timed_threads of tests/apps/thread_late.c
+# at 2 ranks -> $SLEPT, the sleep (s) rank 1's worker measured.
+record_thread_late() {
+  record_timed_threads 2 thread_late "$1"
+  SLEPT=$(sed -n 's/^thread_late: rank 1 thread 1 slept \([0-9.]*\) s$/\1/p' out.txt)
+  [[ -n $SLEPT ]] || {
+    bad "the program did not print its sleep"
+    show_run out.txt
+    finish
+  }
+}

@@ -13,24 +13,7 @@
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
-# A rank waiting in MPI leaves the processor to the one it waits for.
-export OMPI_MCA_mpi_yield_when_idle=1
-needs_yielding_waits 2
-DELAY=400
-
-limited out.txt err.txt "$TF" record --timeline -o t.tf -- \
-  "$MPIRUN" -np 2 "$APPS/app_thread_late" "$DELAY"
-if grep -q "not provided" out.txt; then
-  echo "this MPI does not provide MPI_THREAD_MULTIPLE: not run"
-  exit 77
-fi
-if [[ $LRC -ne 0 ]]; then
-  bad "recording exited $LRC"
-  show_run out.txt err.txt
-  finish
-fi
-SLEPT=$(sed -n 's/^thread_late: rank 1 thread 1 slept \([0-9.]*\) s$/\1/p' out.txt)
-[[ -n $SLEPT ]] || { bad "the program did not print its sleep"; show_run out.txt; finish; }
+record_thread_late 400
 
 CHECKS=$((CHECKS + 1))
 if "$TF" analyze t.tf -o report.json 2>a-err.txt && "$TF" analyze t.tf >report.txt 2>>a-err.txt; then

@@ -116,9 +116,10 @@ BENCH_REFUSED=(
 # Programs with several threads calling MPI: bench_threads.sh runs them.
 BENCH_THREADS="threads thread_requests omp_halo"
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
-# anything (they test the recorder's failure paths); thread_late is the
-# designed late sender of analyze_threads.sh, a timing program.
-BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak thread_late"
+# anything (they test the recorder's failure paths); thread_late and
+# thread_first_calls are the designed late senders of analyze_threads.sh
+# and thread_locations.sh, timing programs.
+BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak thread_late thread_first_calls"
 
 # Fails for an app of the project that no list names.
 bench_check_lists() {

@@ -154,8 +154,8 @@ MatchResult match_locations(const Trace& trace, const WaitInput& in) {
     }
     return match_messages(trace.comms, evs);
   }
-  // A receive takes its key's sends from every thread of the sending rank
-  // (which thread's send it matched is not in the trace): export's pairing.
+  // A receive takes its key's sends from every thread of the sending rank,
+  // in the rank-wide order the recorder noted: export's pairing.
   std::vector<RankTimeline> tl(in.ranks.size());
   for (std::size_t k = 0; k < tl.size(); ++k) {
     tl[k].rank = in.locations[k].rank;
