@@ -118,7 +118,7 @@ BENCH_THREADS="threads thread_requests omp_halo"
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
 # anything (they test the recorder's failure paths); thread_late is the
 # designed late sender of analyze_threads.sh, a timing program.
-BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_soak thread_late"
+BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_threads sample_soak thread_late"
 
 # Fails for an app of the project that no list names.
 bench_check_lists() {
