@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
           const auto j = std::lower_bound(c.begin(), c.end(), x.mpi_event);
           bool fits = false;
           if (j == c.end()) {
-            fits = c.empty() || t.records[c.back()].exit_ns - slack <= x.time_ns;
+            fits = !c.empty() && t.records[c.back()].exit_ns - slack <= x.time_ns;
           } else {
             fits = t.records[*j].enter_ns - slack <= x.time_ns &&
                    (j + 1 == c.end() || x.time_ns <= t.records[*(j + 1)].enter_ns + slack);
