@@ -155,7 +155,7 @@ else
     ! grep -q "^rank 0 timeline agree [0-9]* off 0$" check9.txt; then
     bad "stopped process: samples dropped or off the timeline"; grep "^rank 0" check9.txt >&2; fine=0
   fi
-  [[ $fine -eq 1 ]] && ok "stopped process: $(grep '^rank 0 trailer' check9.txt | cut -d' ' -f3-8), main $main s"
+  [[ $fine -eq 1 ]] && ok "stopped process: $(grep '^rank 0 trailer' check9.txt | cut -d' ' -f3-8)"
 fi
 
 # A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in
