@@ -18,10 +18,13 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "tracefold/samples.hpp"
 #include "tracefold/symbolize.hpp"
+#include "tracefold/thread_events.hpp"
 #include "tracefold/timeline_io.hpp"
 
 using namespace tracefold;
@@ -133,18 +136,13 @@ int main(int argc, char** argv) {
           }
         }
         std::printf("rank %d timeline agree %zu off %zu\n", rank, agree, off);
-        // Samples inside MPI against the calls of the thread they name. A
-        // sample names the call's record once the recorder timestamped it,
-        // before that the rank's next record: either way the thread's first
-        // record from there on is the call it was in, and the sample lies
-        // between that call's enter and the thread's next call (the
-        // recorder's work after the exit time counts as inside). With no
-        // such record (MPI_Finalize, a call that never ended), after the
-        // thread's last call.
+        // Samples inside MPI against the calls of the thread they name: the
+        // call ThreadEvents::thread_event finds, between its enter and the
+        // thread's next call (the recorder's work after the exit time
+        // counts as inside). With no such call (MPI_Finalize, a call that
+        // never ended), after the thread's last call.
         std::map<uint32_t, std::pair<std::size_t, std::size_t>> own;  // in_mpi, in own calls
-        std::map<uint32_t, std::vector<std::size_t>> calls;           // record indices
-        for (std::size_t i = 0; i < t.records.size(); ++i)
-          calls[static_cast<uint32_t>(t.records[i].thread)].push_back(i);
+        const ThreadEvents threads(t.records);
         if (std::getenv("SAMPLES_CHECK_VERBOSE"))
           for (std::size_t i = 0; i < t.records.size(); ++i)
             std::printf("record %zu thread %d %s %lld..%lld\n", i, t.records[i].thread,
@@ -155,14 +153,14 @@ int main(int argc, char** argv) {
           if (!x.in_mpi) continue;
           auto& [n, inside] = own[x.thread];
           ++n;
-          const std::vector<std::size_t>& c = calls[x.thread];
-          const auto j = std::lower_bound(c.begin(), c.end(), x.mpi_event);
+          const std::span<const uint64_t> c = threads.calls(x.thread);
+          const std::optional<std::size_t> k = threads.thread_event(x.thread, x.mpi_event);
           bool fits = false;
-          if (j == c.end()) {
+          if (!k) {
             fits = !c.empty() && t.records[c.back()].exit_ns - slack <= x.time_ns;
           } else {
-            fits = t.records[*j].enter_ns - slack <= x.time_ns &&
-                   (j + 1 == c.end() || x.time_ns <= t.records[*(j + 1)].enter_ns + slack);
+            fits = t.records[c[*k]].enter_ns - slack <= x.time_ns &&
+                   (*k + 1 == c.size() || x.time_ns <= t.records[c[*k + 1]].enter_ns + slack);
           }
           inside += fits;
           if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE"))
@@ -172,7 +170,7 @@ int main(int argc, char** argv) {
         }
         for (const auto& [thread, n] : per_thread)
           std::printf("rank %d thread %u location %d calls %zu in_mpi %zu in_own_calls %zu\n", rank,
-                      thread, s.location(thread), calls[thread].size(), own[thread].first,
+                      thread, s.location(thread), threads.calls(thread).size(), own[thread].first,
                       own[thread].second);
         for (const auto& [op, n] : ops) std::printf("rank %d in %s %zu\n", rank, op.c_str(), n);
       }
