@@ -59,6 +59,29 @@ def timeline3(records=((4, 0, 10, 5), (60, 2, 3, 7), (61, 1, -2, 2)), numbers=(0
     return head + block + tail
 
 
+def samples3(records=((0, 0, 1000, 0, 0), (0, 1, 1000, 1, 1), (1, 1, 1, None, None),
+                      (0, 2, 1000, 2, 0), (1, 2, 2, None, None), (0, 3, 1000, 2, 0)),
+             numbers=(0, 2, 1), rank=0, world=2, period=1000000):
+    """Version 3 samples without frames: (0, thread, dt, event delta, in MPI) samples and
+    (1, sampler thread, stream) thread records; the trace's thread numbers in the trailer."""
+    head = b"TFSM" + bytes([3]) + struct.pack("<iiqB", rank, world, period, 0)
+    raw, taken = b"", 0
+    for kind, a, b, c, d in records:
+        if kind == 0:
+            raw += varint(2) + varint(zigzag(b)) + varint(0) + varint(a) + varint(zigzag(c))
+            raw += varint(0) + bytes([d])
+            taken += 1
+        else:
+            raw += varint(4) + varint(a) + varint(b)
+    # The reader wants the frame to say its size: zstd says it for stdin only when told.
+    packed = subprocess.run(["zstd", "-q", "-c", "-3", "--stream-size=%d" % len(raw)], input=raw,
+                            capture_output=True, check=True).stdout
+    block = struct.pack("<III", len(packed), len(raw), len(records)) + packed
+    tail = struct.pack("<IQQqq", 0xFFFFFFFF, taken, 0, 1500, 9000)
+    tail += struct.pack("<I", len(numbers)) + b"".join(struct.pack("<i", n) for n in numbers)
+    return head + block + tail
+
+
 # Timelines: valid, no trailer, a block claiming 4 GiB, a base time near
 # INT64_MAX (delta sum overflow), clock offsets that overflow to_global.
 put("timeline", "valid", timeline(start=(-50, 100), end=(-40, 900000)))
@@ -68,6 +91,7 @@ put("timeline", "base-overflow", timeline(base=2**63 - 8))
 put("timeline", "to-global-overflow", timeline(start=(2**62, 0), end=(-2**62, 1)))
 put("timeline", "world-huge", timeline(world=2**31 - 1))
 put("timeline", "valid-threads", timeline3())
+put("samples", "valid-threads", samples3())
 
 # Raw logs: the size that allocated 7.8 GB.
 put("rawlog", "size-2e9", "rank 0 size 2000000000\nsite 0 app+0x10\nMPI_Init site=0\n")

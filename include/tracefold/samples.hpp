@@ -10,7 +10,7 @@
 // bytes per sample however deep the stacks are.
 //
 // File TRACE.timeline/samples-R.tfs (little-endian, docs/format.md):
-//   header  "TFSM" u8 version (2; 1 is read too), i32 rank, i32 world size,
+//   header  "TFSM" u8 version (3; 1 and 2 are read too), i32 rank, i32 world size,
 //           i64 period ns (the period asked for),
 //           u8 clock (0 wall, 1 processor time)
 //   blocks  u32 stored size, u32 raw size, u32 records, zstd-compressed
@@ -25,11 +25,22 @@
 //                        time, zigzag), varint period ns: that thread's
 //                        samples from this time on are this period apart
 //                        (the sampler lowered its rate: its handler cost
-//                        more than 5 % of the period). Version 2 only.
+//                        more than 5 % of the period). Versions 2 on.
+//             4 thread:  varint sampler thread, varint stream: the
+//                        sampler's thread (the number in sample and period
+//                        records) is the thread whose calls the timeline's
+//                        records name by this number (by first MPI call).
+//                        Once per thread that called MPI; version 3.
 //   trailer u32 0xFFFFFFFF, u64 samples taken, u64 samples dropped,
-//           i64 handler cost median ns, i64 handler cost 99th percentile ns
+//           i64 handler cost median ns, i64 handler cost 99th percentile ns,
+//           (version 3) u32 n, n x i32: the trace's number of each stream
+//           (as the timeline's trailer has them), n the threads that
+//           called MPI
 // A module or context record comes before the first sample that uses it,
-// so a file cut short (a run that died) is read up to its last block.
+// so a file cut short (a run that died) is read up to its last block. A
+// thread record may come after samples of its thread (the sampler learns a
+// thread's stream at its first MPI call): the reader names threads once
+// the whole file is read.
 #pragma once
 
 #include <cstdint>
@@ -65,7 +76,13 @@ struct SampleContext {
 struct Sample {
   int64_t time_ns = 0;   ///< on the rank's timeline clock (before correction to rank 0's)
   uint32_t context = 0;  ///< innermost frame's context node; 0 when the stack is unknown
-  uint32_t thread = 0;   ///< 0: the thread that called MPI_Init; others by first sample
+  /// The trace's number of the thread (its location is thread * world size
+  /// + rank, as in the timeline's records) when the thread called MPI,
+  /// i.e. below RankSamples::trace_threads; threads that never did are
+  /// numbered from trace_threads on, in the order their sampling began.
+  /// 0 is always the thread that called MPI_Init. Files before version 3:
+  /// the sampler's numbers (RankSamples::threads_named).
+  uint32_t thread = 0;
   /// Index of the rank's MPI event the sample fell into (in_mpi), else of
   /// the next event the rank will record: the same numbering as the
   /// timeline's records and the folded trace's expansion.
@@ -100,6 +117,13 @@ struct RankSamples {
   uint64_t dropped = 0;  ///< samples lost (buffer full, loader busy, unwind failed, size bound)
   int64_t handler_median_ns = -1, handler_p99_ns = -1;  ///< -1: not measured
   std::string source;                                   ///< the file, for error messages
+  /// The rank's threads that called MPI (its threads in the trace and the
+  /// timeline); without a trailer, those the file names. At least 1.
+  uint32_t trace_threads = 1;
+  /// False for files before version 3: thread numbers are then the
+  /// sampler's (0 the MPI_Init thread, the others by when their sampling
+  /// began), which need not be the trace's.
+  bool threads_named = true;
 
   /// Frames of `context`, outermost first (empty for 0).
   std::vector<uint32_t> path(uint32_t context) const;
@@ -108,6 +132,10 @@ struct RankSamples {
   /// The period `thread` sampled at, at `time_ns`: the time one of its
   /// samples then stands for.
   int64_t period_at(uint32_t thread, int64_t time_ns) const;
+  /// The trace's location (thread * world size + rank) of `thread`'s
+  /// samples; -1 for a thread that never called MPI, or one not known to
+  /// have (files before version 3: every thread but 0).
+  int32_t location(uint32_t thread) const;
 };
 
 /// Reads one file; throws SamplesError naming the file and what is wrong.
@@ -138,12 +166,20 @@ class SamplesWriter : public BlockFileWriter {
   /// `thread`'s samples from `time_ns` on are `period_ns` apart. Comes
   /// before the first sample at that period.
   void add_period(uint32_t thread, int64_t time_ns, int64_t period_ns);
+  /// Sampler thread `thread` is the one whose stream is `stream` (the
+  /// timeline records' numbering, by first MPI call). Once per thread,
+  /// anywhere in the file.
+  void add_thread(uint32_t thread, uint32_t stream);
   /// Samples lost before they reached the writer (they count as taken too).
   void add_dropped(uint64_t n) { dropped_ += n; }
   /// Writes the current block (e.g. before the process may die).
   void flush();
-  /// Writes the last block and the trailer, closes the file. -1: not measured.
-  void close(int64_t handler_median_ns, int64_t handler_p99_ns);
+  /// Writes the last block and the trailer, closes the file. -1: not
+  /// measured. `trace_threads[s]`: the trace's number of stream `s`, one
+  /// per thread that called MPI (the identity when the trace keeps the
+  /// first-call order).
+  void close(int64_t handler_median_ns, int64_t handler_p99_ns,
+             const std::vector<int32_t>& trace_threads = {0});
 
   uint32_t modules() const { return modules_; }
   uint32_t contexts() const { return contexts_; }

@@ -243,6 +243,9 @@ void begin_thread(bool main_thread) {
     st->thread = s.next_thread++;
     s.threads.push_back(st);
   }
+  // The MPI_Init thread has its stream already; other threads get theirs
+  // at their first call (sampler_note_stream).
+  if (const ThreadStream* ts = tl_stream) st->stream.store(ts->number, std::memory_order_release);
   tl_state = st;
   if (!main_thread) pthread_setspecific(s.key, st);
   st->timer_live.store(true);
@@ -266,6 +269,10 @@ void* sampled_start(void* p) {
 }  // namespace sampling
 
 using namespace sampling;
+
+void sampler_note_stream(int number) {
+  if (ThreadState* st = tl_state) st->stream.store(number, std::memory_order_release);
+}
 
 void start_sampler(Recorder& r, const char* timeline_dir) {
   const char* p = env("TRACEFOLD_SAMPLE");

@@ -68,6 +68,10 @@ void sampler_note_timed_at(uint64_t index);
   sampler_note_timed_at(index);
 }
 
+/// From Recorder::new_stream, on the thread whose stream `number` it made:
+/// the samples file says which stream the thread's samples belong to.
+void sampler_note_stream(int number);
+
 /// Starts sampling if TRACEFOLD_SAMPLE asks for it (end of Recorder::start,
 /// after the timeline was opened: the samples go to its directory).
 void start_sampler(Recorder& r, const char* timeline_dir);

@@ -105,7 +105,12 @@ struct ThreadState {
   std::atomic<bool> exited{false};
   timer_t timer{};
   clockid_t clock = CLOCK_MONOTONIC;
-  uint32_t thread = 0;
+  uint32_t thread = 0;  // the sampler's number, in the order threads began sampling
+  // The thread's stream number (first MPI call), -1 before it has one:
+  // written by the thread itself (sampler_note_stream, begin_thread), read
+  // by drain_samples, which writes the file's thread record once.
+  std::atomic<int32_t> stream{-1};
+  bool stream_written = false;
   int64_t next_ns = 0;  // the timer's next expiry (absolute, on `clock`)
   // Handler only: this thread's period, and its handler's costs since the
   // period was last decided (sampler_rate.hpp).

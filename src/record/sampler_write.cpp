@@ -104,6 +104,15 @@ void write_in_mpi(Recorder& r, Sampler& s, ThreadState& st, const MpiSample& m) 
   }
 }
 
+// Once the thread has a stream: which one, before its next samples.
+void note_stream(Sampler& s, ThreadState& st) {
+  if (st.stream_written) return;
+  const int32_t stream = st.stream.load(std::memory_order_acquire);
+  if (stream < 0) return;
+  s.writer.add_thread(st.thread, static_cast<uint32_t>(stream));
+  st.stream_written = true;
+}
+
 // -1 when nothing was measured.
 int64_t percentile(const std::array<uint64_t, kCostBuckets + 1>& h, double q) {
   uint64_t total = 0;
@@ -147,6 +156,7 @@ void drain_samples(Recorder& r) {
     } while (st->head.load(std::memory_order_acquire) != h);
     uint64_t t = st->tail.load(std::memory_order_relaxed);
     uint64_t mt = st->mpi_tail.load(std::memory_order_relaxed);
+    if (s.writer.is_open()) note_stream(s, *st);
     while (t < h || mt < mh) {
       const RawSample* raw = t < h ? &st->ring[t & (kRingSlots - 1)] : nullptr;
       const MpiSample* in_mpi = mt < mh ? &st->mpi_ring[mt & (kMpiSlots - 1)] : nullptr;
@@ -209,7 +219,13 @@ void stop_sampler(Recorder& r) {
     }
   }
   s.writer.add_dropped(dropped);
-  s.writer.close(percentile(cost, 0.5), percentile(cost, 0.99));
+  // The trace's number of each stream, as the timeline's trailer gives them.
+  std::vector<int32_t> numbers = r.timeline_threads();
+  if (numbers.empty()) {
+    numbers.resize(std::max<std::size_t>(r.streams.size(), 1));
+    for (std::size_t t = 0; t < numbers.size(); ++t) numbers[t] = static_cast<int32_t>(t);
+  }
+  s.writer.close(percentile(cost, 0.5), percentile(cost, 0.99), numbers);
   if (!s.writer.error().empty())
     std::fprintf(stderr, "tracefold: rank %d: samples: %s\n", r.rank, s.writer.error().c_str());
   if (s.timer_failures)

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "recorder_impl.hpp"
+#include "sampler.hpp"
 
 #include "tracefold/merge.hpp"
 #include "tracefold/trace_io.hpp"
@@ -51,6 +52,7 @@ ThreadStream& Recorder::new_stream() {
   if (t == 1 && thread_order) share_thread_order(*this, *streams[0]);
   streams.push_back(std::move(s));
   tl_stream = streams.back().get();
+  if (sampling) sampler_note_stream(t);
   return *tl_stream;
 }
 

@@ -5,7 +5,10 @@
 // the rank's timeline (rank-R.tft): one inside an MPI call lies between
 // that call's enter and the next call's (the recorder's work after the
 // exit time counts as inside), one outside lies between the exit of
-// the previous event and the enter of the event it names. No subcommand of tracefold:
+// the previous event and the enter of the event it names; and per thread,
+// how many of its samples inside MPI lie within one of that thread's own
+// calls on the timeline (the one the sample names, see below), which
+// holds only when samples name the thread as the trace does. No subcommand of tracefold:
 // `tracefold diagnose` is the user's reader of samples.
 //
 //   samples_check DIR
@@ -15,9 +18,13 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <span>
+#include <vector>
 
 #include "tracefold/samples.hpp"
 #include "tracefold/symbolize.hpp"
+#include "tracefold/thread_events.hpp"
 #include "tracefold/timeline_io.hpp"
 
 using namespace tracefold;
@@ -51,6 +58,8 @@ int main(int argc, char** argv) {
           static_cast<long long>(s.handler_p99_ns), s.samples.size(), in_mpi, with_lca,
           s.contexts.size() - 1, s.clock == SampleClock::kCpu ? "cpu" : "wall",
           static_cast<long long>(s.period_ns));
+      std::printf("rank %d trace_threads %u named %d\n", rank, s.trace_threads,
+                  s.threads_named ? 1 : 0);
       for (const auto& [thread, n] : per_thread) {
         std::printf("rank %d thread %u samples %zu\n", rank, thread, n);
         long long last = s.period_ns;
@@ -127,6 +136,42 @@ int main(int argc, char** argv) {
           }
         }
         std::printf("rank %d timeline agree %zu off %zu\n", rank, agree, off);
+        // Samples inside MPI against the calls of the thread they name: the
+        // call ThreadEvents::thread_event finds, between its enter and the
+        // thread's next call (the recorder's work after the exit time
+        // counts as inside). With no such call (MPI_Finalize, a call that
+        // never ended), after the thread's last call.
+        std::map<uint32_t, std::pair<std::size_t, std::size_t>> own;  // in_mpi, in own calls
+        const ThreadEvents threads(t.records);
+        if (std::getenv("SAMPLES_CHECK_VERBOSE"))
+          for (std::size_t i = 0; i < t.records.size(); ++i)
+            std::printf("record %zu thread %d %s %lld..%lld\n", i, t.records[i].thread,
+                        OpTable::name(t.records[i].op).c_str(),
+                        static_cast<long long>(t.records[i].enter_ns),
+                        static_cast<long long>(t.records[i].exit_ns));
+        for (const Sample& x : s.samples) {
+          if (!x.in_mpi) continue;
+          auto& [n, inside] = own[x.thread];
+          ++n;
+          const std::span<const uint64_t> c = threads.calls(x.thread);
+          const std::optional<std::size_t> k = threads.thread_event(x.thread, x.mpi_event);
+          bool fits = false;
+          if (!k) {
+            fits = !c.empty() && t.records[c.back()].exit_ns - slack <= x.time_ns;
+          } else {
+            fits = t.records[c[*k]].enter_ns - slack <= x.time_ns &&
+                   (*k + 1 == c.size() || x.time_ns <= t.records[c[*k + 1]].enter_ns + slack);
+          }
+          inside += fits;
+          if (!fits && std::getenv("SAMPLES_CHECK_VERBOSE"))
+            std::printf("not in own call: thread %u time %lld event %llu\n", x.thread,
+                        static_cast<long long>(x.time_ns),
+                        static_cast<unsigned long long>(x.mpi_event));
+        }
+        for (const auto& [thread, n] : per_thread)
+          std::printf("rank %d thread %u location %d calls %zu in_mpi %zu in_own_calls %zu\n", rank,
+                      thread, s.location(thread), threads.calls(thread).size(), own[thread].first,
+                      own[thread].second);
         for (const auto& [op, n] : ops) std::printf("rank %d in %s %zu\n", rank, op.c_str(), n);
       }
       auto top = std::max_element(per_context.begin(), per_context.end(),

@@ -17,6 +17,35 @@ TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 MPIRUN=${TRACEFOLD_MPIRUN:-mpirun}
 
+# covers_time CHECK ERR RANKS WHAT [CHANGES LAST_NS]: on each rank of RANKS,
+# both threads' samples, each counted for the period it was taken at (the
+# sampler may lower its rate), stand for the thread's running time that
+# app_sample_work printed on ERR within 10 %; with CHANGES, each thread
+# changed its period that many times, the last to LAST_NS. Returns 1 after
+# any failure.
+covers_time() {
+  local check=$1 err=$2 ranks=$3 what=$4 want_changes=${5:-} want_last=${6:-}
+  local r t secs main worker ns changes last fine=0
+  for r in $ranks; do
+    read -r main worker < <(sed -n "s/^sample_work: rank $r main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" "$err") || true
+    for t in 0 1; do
+      secs=$main
+      [[ $t -eq 1 ]] && secs=$worker
+      read -r ns changes last < <(sed -n "s/^rank $r thread $t sampled_ns \([0-9]*\) period_changes \([0-9]*\) last_period_ns \([0-9]*\)$/\1 \2 \3/p" "$check") || true
+      if [[ -z $ns || -z $secs ]]; then
+        bad "$what: rank $r thread $t: no sampled time or no running time (${ns:-?} ns, ${secs:-?} s)"; fine=1
+      elif [[ -n $want_changes ]] && [[ $changes -ne $want_changes || $last -ne $want_last ]]; then
+        bad "$what: rank $r thread $t: $changes period changes, last period $last ns (want $want_changes, to $want_last)"; fine=1
+      elif ! awk -v n="$ns" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
+        bad "$what: rank $r thread $t: samples stand for $ns ns in $secs s (want within 10 %)"; fine=1
+      else
+        ok "$what: rank $r thread $t: samples stand for $ns ns in $secs s${want_changes:+ after $changes period changes, the last to $last ns}"
+      fi
+    done
+  done
+  return $fine
+}
+
 CHECKS=$((CHECKS + 1))
 plain sample_work 2 3
 limited out.txt err.txt "$TF" record --sample=1ms -o w.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 3
@@ -33,23 +62,8 @@ elif ! "$APPS/samples_check" w.tf.timeline >check.txt 2>check.err; then
   bad "samples do not read back"; cat check.err >&2
 else
   cat check.txt
-  # rank R thread T samples N, against "sample_work: rank R main S worker S".
+  covers_time check.txt err.txt "0 1" "1 ms" || true
   for r in 0 1; do
-    read -r main worker < <(sed -n "s/^sample_work: rank $r main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" err.txt)
-    for t in 0 1; do
-      secs=$main
-      [[ $t -eq 1 ]] && secs=$worker
-      # Each sample counted for its period (the sampler may lower its rate
-      # under load: see the expensive-handler case below).
-      n=$(sed -n "s/^rank $r thread $t sampled_ns \([0-9]*\) .*$/\1/p" check.txt)
-      if [[ -z $n || -z $secs ]]; then
-        bad "rank $r thread $t: no sampled time or no time (${n:-?} ns, ${secs:-?} s)"
-      elif ! awk -v n="$n" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
-        bad "rank $r thread $t: samples stand for $n ns in $secs s (want within 10 %)"
-      else
-        ok "rank $r thread $t: samples stand for $n ns in $secs s"
-      fi
-    done
     grep -q "^rank $r trailer 1 " check.txt || bad "rank $r: samples file without trailer"
     grep -q "^rank $r top work " check.txt || bad "rank $r: the most frequent computation context is not work(): $(grep "^rank $r top" check.txt)"
     # The LCA marker: the whole chain but the leaf between two samples in
@@ -105,23 +119,7 @@ TRACEFOLD_TEST_SAMPLE_COST_NS=60000 limited out7.txt err7.txt "$TF" record --sam
 if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" slow.tf.timeline >check7.txt 2>&1; then
   bad "expensive handler: the run or its samples failed ($LRC)"; cat check7.txt >&2; show_run err7.txt
 else
-  for r in 0 1; do
-    read -r main worker < <(sed -n "s/^sample_work: rank $r main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" err7.txt)
-    for t in 0 1; do
-      secs=$main
-      [[ $t -eq 1 ]] && secs=$worker
-      read -r ns changes last < <(sed -n "s/^rank $r thread $t sampled_ns \([0-9]*\) period_changes \([0-9]*\) last_period_ns \([0-9]*\)$/\1 \2 \3/p" check7.txt)
-      if [[ -z $ns || -z $secs ]]; then
-        bad "expensive handler: rank $r thread $t: no sampled time or no running time"
-      elif [[ $changes -ne 1 || $last -ne 2000000 ]]; then
-        bad "expensive handler: rank $r thread $t: $changes period changes, last period $last ns (want 1, to 2000000)"
-      elif ! awk -v n="$ns" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
-        bad "expensive handler: rank $r thread $t: samples stand for $ns ns of $secs s (want within 10 %)"
-      else
-        ok "expensive handler: rank $r thread $t: one change to 2 ms, samples stand for $ns ns of $secs s"
-      fi
-    done
-  done
+  covers_time check7.txt err7.txt "0 1" "expensive handler" 1 2000000 || true
   grep -q "lowered their rate during the run, to up to one sample every 2ms (" err7.txt ||
     bad "record did not warn that the rate was lowered, and only that: $(grep -i warning err7.txt)"
 fi
@@ -136,23 +134,7 @@ TRACEFOLD_TEST_SAMPLE_COST_NS=60000,64 limited out8.txt err8.txt "$TF" record --
 if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" up.tf.timeline >check8.txt 2>&1; then
   bad "rate raised again: the run or its samples failed ($LRC)"; cat check8.txt >&2; show_run err8.txt
 else
-  for r in 0 1; do
-    read -r main worker < <(sed -n "s/^sample_work: rank $r main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" err8.txt)
-    for t in 0 1; do
-      secs=$main
-      [[ $t -eq 1 ]] && secs=$worker
-      read -r ns changes last < <(sed -n "s/^rank $r thread $t sampled_ns \([0-9]*\) period_changes \([0-9]*\) last_period_ns \([0-9]*\)$/\1 \2 \3/p" check8.txt)
-      if [[ -z $ns || -z $secs ]]; then
-        bad "rate raised again: rank $r thread $t: no sampled time or no running time"
-      elif [[ $changes -ne 2 || $last -ne 1000000 ]]; then
-        bad "rate raised again: rank $r thread $t: $changes period changes, last period $last ns (want 2, back to 1000000)"
-      elif ! awk -v n="$ns" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
-        bad "rate raised again: rank $r thread $t: samples stand for $ns ns of $secs s (want within 10 %)"
-      else
-        ok "rate raised again: rank $r thread $t: to 2 ms and back to 1 ms, samples stand for $ns ns of $secs s"
-      fi
-    done
-  done
+  covers_time check8.txt err8.txt "0 1" "rate raised again" 2 1000000 || true
   grep -q "lowered their rate during the run, to up to one sample every 2ms, and raised it back" err8.txt ||
     bad "record did not say the rate was raised back: $(grep -i warning err8.txt)"
 fi
@@ -167,22 +149,13 @@ limited out9.txt err9.txt "$TF" record --sample=1ms -o stop.tf -- "$MPIRUN" -np 
 if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" stop.tf.timeline >check9.txt 2>&1; then
   bad "stopped process: the run or its samples failed ($LRC)"; cat check9.txt >&2; show_run err9.txt
 else
-  read -r main worker < <(sed -n "s/^sample_work: rank 0 main \([0-9.]*\) worker \([0-9.]*\)$/\1 \2/p" err9.txt)
   fine=1
-  for t in 0 1; do
-    secs=$main
-    [[ $t -eq 1 ]] && secs=$worker
-    ns=$(sed -n "s/^rank 0 thread $t sampled_ns \([0-9]*\) .*$/\1/p" check9.txt)
-    if [[ -z $ns || -z $secs ]] ||
-      ! awk -v n="$ns" -v s="$secs" 'BEGIN { e = s * 1e9; exit !(n >= 0.9 * e && n <= 1.1 * e) }'; then
-      bad "stopped process: thread $t: samples stand for ${ns:-?} ns of ${secs:-?} s (want within 10 %)"; fine=0
-    fi
-  done
+  covers_time check9.txt err9.txt 0 "stopped process" || fine=0
   if ! grep -q "^rank 0 trailer 1 .* dropped 0 " check9.txt ||
     ! grep -q "^rank 0 timeline agree [0-9]* off 0$" check9.txt; then
     bad "stopped process: samples dropped or off the timeline"; grep "^rank 0" check9.txt >&2; fine=0
   fi
-  [[ $fine -eq 1 ]] && ok "stopped process: $(grep '^rank 0 trailer' check9.txt | cut -d' ' -f3-8), main $main s"
+  [[ $fine -eq 1 ]] && ok "stopped process: $(grep '^rank 0 trailer' check9.txt | cut -d' ' -f3-8)"
 fi
 
 # A run that dies: rank 1 crashes (SIGSEGV) while rank 0 waits in

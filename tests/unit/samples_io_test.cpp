@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "tracefold/samples.hpp"
@@ -200,7 +201,7 @@ TEST(SamplesIo, FileWithoutTrailerIsReadToItsLastCompleteBlock) {
   std::size_t prev = SIZE_MAX;
   // Cut at many places: never an error, never more samples than written,
   // and the count only grows with the length.
-  for (std::size_t len = 22; len + 36 < bytes.size(); len += 97) {
+  for (std::size_t len = 22; len + 44 < bytes.size(); len += 97) {
     const RankSamples got = parse_samples(std::span(bytes.data(), len), "cut.tfs");
     EXPECT_FALSE(got.has_trailer);
     EXPECT_LE(got.samples.size(), want.samples.size());
@@ -210,6 +211,115 @@ TEST(SamplesIo, FileWithoutTrailerIsReadToItsLastCompleteBlock) {
       ASSERT_EQ(got.samples[i].time_ns, want.samples[i].time_ns);
   }
   EXPECT_GT(prev, 2000u);
+}
+
+namespace {
+
+// A rank as the sampler writes it: sampler thread 1 never calls MPI,
+// thread 2 makes its first call after thread 3 (streams 2 and 1), and the
+// trace writes stream 1 as its thread 2 and stream 2 as its thread 1
+// (`numbers`). Thread 2's thread record comes after its first samples, as
+// when the sampler learns its stream only at its first call.
+void write_threaded(const fs::path& p, const std::vector<int32_t>& numbers) {
+  SamplesWriter w;
+  w.open(p.string(), 3, 4, 1000000, SampleClock::kWall, 0, 64);
+  const uint32_t m = w.add_module({"a.out", "", "", 0});
+  const uint32_t c = w.add_context(0, m, 0x10);
+  w.add_thread(0, 0);
+  for (uint32_t i = 0; i < 40; ++i) {
+    Sample s;
+    s.time_ns = 1000000 + i * 1000;
+    s.thread = i % 4;
+    s.context = c;
+    s.in_mpi = s.thread == 2 && i > 20;
+    if (s.in_mpi) s.context = 0;
+    if (i == 8) w.add_period(1, s.time_ns, 2000000);
+    if (i == 10) w.add_thread(3, 1);
+    if (i == 21) w.add_thread(2, 2);
+    w.add_sample(s);
+  }
+  w.close(1, 2, numbers);
+  ASSERT_TRUE(w.error().empty()) << w.error();
+}
+
+// Sampler thread -> the thread the reader gives: 0 -> 0, 2 -> stream 2,
+// 3 -> stream 1, 1 (no MPI) -> after the threads that called MPI.
+std::map<uint32_t, uint32_t> thread_names(const RankSamples& got) {
+  std::map<uint32_t, uint32_t> out;
+  for (std::size_t i = 0; i < got.samples.size(); ++i) {
+    const auto [it, fresh] = out.emplace(i % 4, got.samples[i].thread);
+    EXPECT_EQ(it->second, got.samples[i].thread) << "sample " << i;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(SamplesIo, ThreadsAreNamedAsInTheTrace) {
+  const fs::path p = temp_file("threads.tfs");
+  write_threaded(p, {0, 2, 1});
+  const RankSamples got = read_samples_file(p.string());
+  EXPECT_TRUE(got.threads_named);
+  EXPECT_EQ(got.trace_threads, 3u);
+  EXPECT_EQ(thread_names(got), (std::map<uint32_t, uint32_t>{{0, 0}, {1, 3}, {2, 1}, {3, 2}}));
+  // The MPI samples are stream 2's, the trace's thread 1: location 1 * 4 + 3.
+  for (const Sample& s : got.samples)
+    if (s.in_mpi) EXPECT_EQ(got.location(s.thread), 7) << s.time_ns;
+  EXPECT_EQ(got.location(0), 3);
+  EXPECT_EQ(got.location(2), 11);
+  EXPECT_EQ(got.location(3), -1);  // never called MPI
+  // The period change of sampler thread 1 follows it.
+  ASSERT_EQ(got.periods.size(), 1u);
+  EXPECT_EQ(got.periods[0].thread, 3u);
+  EXPECT_EQ(got.period_at(3, got.samples.back().time_ns), 2000000);
+
+  // Written again (write_samples_file), the names stay.
+  const fs::path q = temp_file("threads-again.tfs");
+  write_samples_file(q.string(), got);
+  const RankSamples again = read_samples_file(q.string());
+  EXPECT_EQ(again.trace_threads, 3u);
+  expect_same(got, again);
+  ASSERT_EQ(again.periods.size(), 1u);
+  EXPECT_EQ(again.periods[0].thread, 3u);
+}
+
+// A run that died writes no trailer: threads keep their first-call
+// numbers, those of the timeline's records without its trailer.
+TEST(SamplesIo, FileWithoutTrailerNamesThreadsByFirstCall) {
+  const fs::path p = temp_file("threads-cut.tfs");
+  write_threaded(p, {0, 2, 1});
+  const std::vector<uint8_t> bytes = read_bytes(p);
+  // Without the trailer mark and trailer: 4 + 4 * 8 + 4 + 3 * 4 bytes.
+  const RankSamples got = parse_samples(std::span(bytes.data(), bytes.size() - 52), "cut.tfs");
+  ASSERT_FALSE(got.has_trailer);
+  EXPECT_EQ(got.trace_threads, 3u);
+  EXPECT_EQ(thread_names(got), (std::map<uint32_t, uint32_t>{{0, 0}, {1, 3}, {2, 2}, {3, 1}}));
+}
+
+// tests/data/samples-v2.tfs: rank 1 of `record --sample=1ms -- mpirun -np 2
+// app_sample_work 1 3000000`, written by the version 2 writer. Its thread
+// numbers are the sampler's: 0 is the MPI_Init thread, the trace's thread
+// 0; thread 1 (the computing thread) has no known place in the trace.
+TEST(SamplesIo, Version2FileStillReads) {
+  const RankSamples got = read_samples_file(
+      (fs::path(TRACEFOLD_SOURCE_DIR) / "tests" / "data" / "samples-v2.tfs").string());
+  EXPECT_FALSE(got.threads_named);
+  EXPECT_TRUE(got.has_trailer);
+  EXPECT_EQ(got.rank, 1);
+  EXPECT_EQ(got.world_size, 2);
+  EXPECT_EQ(got.period_ns, 1000000);
+  EXPECT_EQ(got.taken, 143u);
+  ASSERT_EQ(got.samples.size(), 143u);
+  std::map<uint32_t, std::size_t> per_thread;
+  std::size_t in_mpi = 0;
+  for (const Sample& s : got.samples) {
+    ++per_thread[s.thread];
+    in_mpi += s.in_mpi;
+  }
+  EXPECT_EQ(per_thread, (std::map<uint32_t, std::size_t>{{0, 111}, {1, 32}}));
+  EXPECT_EQ(in_mpi, 50u);
+  EXPECT_EQ(got.location(0), 1);
+  EXPECT_EQ(got.location(1), -1);
 }
 
 TEST(SamplesIo, CorruptInputIsNamed) {
@@ -242,7 +352,7 @@ TEST(SamplesIo, CorruptInputIsNamed) {
   EXPECT_NE(error_of(b).find("f.tfs: byte 22"), std::string::npos) << error_of(b);
   // The trailer's count disagrees.
   b = good;
-  b[b.size() - 32] ^= 1;
+  b[b.size() - 40] ^= 1;  // taken, before the thread count and thread 0's number
   EXPECT_NE(error_of(b).find("trailer says"), std::string::npos) << error_of(b);
 
   // Contexts that refer to what is not there.
@@ -282,6 +392,46 @@ TEST(SamplesIo, CorruptInputIsNamed) {
   });
   EXPECT_NE(e.find("LCA depth 2 deeper"), std::string::npos) << e;
   EXPECT_NE(std::string(error_of({})).find("truncated header"), std::string::npos);
+
+  // Thread records and the trailer's thread numbers that cannot be.
+  auto closed_with = [&](auto&& body, const std::vector<int32_t>& numbers) {
+    SamplesWriter w;
+    w.open(q.string(), 0, 1, 1000000, SampleClock::kWall, 0);
+    body(w);
+    w.close(-1, -1, numbers);
+    try {
+      read_samples_file(q.string());
+    } catch (const SamplesError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto none = [](SamplesWriter&) {};
+  e = closed_with(none, {0, 2});
+  EXPECT_NE(e.find("trailer maps a thread to 2 of 2"), std::string::npos) << e;
+  e = closed_with(none, {1, 1});
+  EXPECT_NE(e.find("trailer maps a thread to 1 of 2"), std::string::npos) << e;
+  e = closed_with(none, {1, 0});
+  EXPECT_NE(e.find("trailer moves thread 0"), std::string::npos) << e;
+  e = closed_with(none, {});
+  EXPECT_NE(e.find("trailer names 0 threads"), std::string::npos) << e;
+  e = closed_with([](SamplesWriter& w) { w.add_thread(1, 3); }, {0, 1});
+  EXPECT_NE(e.find("thread 1 is stream 3, but the trailer names 2 streams"), std::string::npos)
+      << e;
+  e = closed_with(
+      [](SamplesWriter& w) {
+        w.add_thread(1, 1);
+        w.add_thread(2, 1);
+      },
+      {0, 1});
+  EXPECT_NE(e.find("two threads are stream 1"), std::string::npos) << e;
+  e = closed_with(
+      [](SamplesWriter& w) {
+        w.add_thread(1, 1);
+        w.add_thread(1, 0);
+      },
+      {0, 1});
+  EXPECT_NE(e.find("a second thread record for thread 1"), std::string::npos) << e;
 }
 
 TEST(SamplesIo, MissingFileIsNamed) {

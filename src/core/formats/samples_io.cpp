@@ -1,6 +1,10 @@
 #include "tracefold/samples.hpp"
 
+#include <map>
+#include <set>
+
 #include "block_file.hpp"
+#include "tracefold/timeline_io.hpp"
 
 namespace tracefold {
 
@@ -9,10 +13,12 @@ using block_file::put;
 namespace {
 
 constexpr char kMagic[4] = {'T', 'F', 'S', 'M'};
-constexpr uint8_t kVersion = 2;
-// Taken, dropped, median, 99th percentile.
-constexpr uint64_t kTrailerBytes = 4 * 8;
-constexpr uint64_t kModule = 0, kContext = 1, kSample = 2, kPeriod = 3;
+// 3: thread records and the trailer's thread numbers. 2: period records.
+constexpr uint8_t kVersion = 3;
+// Taken, dropped, median, 99th percentile, the count of thread numbers (the
+// numbers themselves follow, 4 bytes a thread that called MPI).
+constexpr uint64_t kTrailerBytes = 4 * 8 + 4;
+constexpr uint64_t kModule = 0, kContext = 1, kSample = 2, kPeriod = 3, kThread = 4;
 
 constexpr block_file::Format kBlocks{
     .raise = [](const std::string& message) { throw SamplesError(message); },
@@ -103,6 +109,15 @@ void SamplesWriter::add_period(uint32_t thread, int64_t time_ns, int64_t period_
   end_record();
 }
 
+void SamplesWriter::add_thread(uint32_t thread, uint32_t stream) {
+  block_file::Writer out(*this);
+  if (!out.accepting()) return;
+  out.put_varint(kThread);
+  out.put_varint(thread);
+  out.put_varint(stream);
+  end_record();
+}
+
 void SamplesWriter::flush() {
   block_file::Writer out(*this);
   if (out.flush()) {
@@ -113,7 +128,8 @@ void SamplesWriter::flush() {
   if (out.block_records() == 0) block_samples_ = 0;
 }
 
-void SamplesWriter::close(int64_t handler_median_ns, int64_t handler_p99_ns) {
+void SamplesWriter::close(int64_t handler_median_ns, int64_t handler_p99_ns,
+                          const std::vector<int32_t>& trace_threads) {
   if (!is_open()) return;
   flush();
   std::vector<uint8_t> trailer;
@@ -121,6 +137,8 @@ void SamplesWriter::close(int64_t handler_median_ns, int64_t handler_p99_ns) {
   put<uint64_t>(trailer, dropped_);
   put<int64_t>(trailer, handler_median_ns);
   put<int64_t>(trailer, handler_p99_ns);
+  put<uint32_t>(trailer, static_cast<uint32_t>(trace_threads.size()));
+  for (int32_t t : trace_threads) put<int32_t>(trailer, t);
   block_file::Writer(*this).close(trailer);
 }
 
@@ -150,9 +168,66 @@ int64_t RankSamples::period_at(uint32_t thread, int64_t time_ns) const {
   return p;
 }
 
+int32_t RankSamples::location(uint32_t thread) const {
+  if (thread >= (threads_named ? trace_threads : 1u)) return -1;
+  return static_cast<int32_t>(thread) * world_size + rank;
+}
+
 std::string samples_path(const std::string& timeline_dir, int32_t rank) {
   return timeline_dir + "/samples-" + std::to_string(rank) + ".tfs";
 }
+
+namespace {
+
+// The trailer's stream -> trace thread numbers: a permutation that keeps
+// thread 0 (canonical_order in src/record/threads.cpp).
+void read_thread_numbers(block_file::Reader& in, std::vector<int32_t>& numbers) {
+  uint32_t n = 0;
+  in.get(n, "trailer");
+  if (n == 0 || n > uint32_t(kMaxTimelineThread) + 1)
+    in.fail("trailer names " + std::to_string(n) + " threads that called MPI");
+  numbers.resize(n);
+  std::vector<bool> taken(n);
+  for (int32_t& t : numbers) {
+    in.get(t, "trailer");
+    if (t < 0 || uint32_t(t) >= n || taken[std::size_t(t)])
+      in.fail("trailer maps a thread to " + std::to_string(t) + " of " + std::to_string(n));
+    taken[std::size_t(t)] = true;
+  }
+  if (numbers[0] != 0) in.fail("trailer moves thread 0 (the MPI_Init thread)");
+}
+
+// Samples and periods name the sampler's threads; from here on they name the
+// trace's (Sample::thread). The sampler's thread 0 started on the MPI_Init
+// thread, stream 0, whether or not its record made it into the file.
+void name_threads(block_file::Reader& in, RankSamples& f, std::map<uint32_t, uint32_t>& stream_of,
+                  const std::vector<int32_t>& numbers) {
+  stream_of.emplace(0, 0);
+  uint32_t streams = static_cast<uint32_t>(numbers.size());
+  std::set<uint32_t> seen;
+  for (const auto& [thread, stream] : stream_of) {
+    if (!numbers.empty() && stream >= numbers.size())
+      in.fail("thread " + std::to_string(thread) + " is stream " + std::to_string(stream) +
+              ", but the trailer names " + std::to_string(numbers.size()) + " streams");
+    if (!seen.insert(stream).second) in.fail("two threads are stream " + std::to_string(stream));
+    if (numbers.empty()) streams = std::max(streams, stream + 1);
+  }
+  f.trace_threads = streams;
+  std::set<uint32_t> others;  // sampler threads that never called MPI
+  for (const Sample& s : f.samples)
+    if (!stream_of.count(s.thread)) others.insert(s.thread);
+  for (const SamplePeriod& p : f.periods)
+    if (!stream_of.count(p.thread)) others.insert(p.thread);
+  std::map<uint32_t, uint32_t> number;
+  for (const auto& [thread, stream] : stream_of)
+    number[thread] = numbers.empty() ? stream : uint32_t(numbers[stream]);
+  uint32_t next = streams;
+  for (uint32_t t : others) number[t] = next++;
+  for (Sample& s : f.samples) s.thread = number[s.thread];
+  for (SamplePeriod& p : f.periods) p.thread = number[p.thread];
+}
+
+}  // namespace
 
 RankSamples read_samples_file(const std::string& path) {
   return parse_samples(block_file::read(path, kBlocks), path);
@@ -162,7 +237,7 @@ RankSamples parse_samples(std::span<const uint8_t> data, const std::string& path
   block_file::Reader in(data, path, kBlocks);
   const uint8_t version = in.header(kMagic, "not a tracefold samples file (bad magic)");
   if (version < 1 || version > kVersion)
-    in.fail("samples version " + std::to_string(version) + " (this tracefold reads 1 and 2)");
+    in.fail("samples version " + std::to_string(version) + " (this tracefold reads 1 to 3)");
   RankSamples f;
   f.source = path;
   f.contexts.emplace_back();  // the root
@@ -174,7 +249,10 @@ RankSamples parse_samples(std::span<const uint8_t> data, const std::string& path
   in.get(clock, "header");
   if (clock > 1) in.fail(21, "clock " + std::to_string(clock) + " (0 wall, 1 processor time)");
   f.clock = static_cast<SampleClock>(clock);
+  f.threads_named = version >= 3;
   uint64_t last_time = 0, last_event = 0;
+  std::map<uint32_t, uint32_t> stream_of;  // sampler thread -> stream (thread records)
+  std::vector<int32_t> numbers;            // the trailer's: stream -> the trace's thread
   for (;;) {
     const block_file::Reader::Next next = in.next();
     if (next == block_file::Reader::Next::kEnd) break;
@@ -184,6 +262,7 @@ RankSamples parse_samples(std::span<const uint8_t> data, const std::string& path
       in.get(f.handler_median_ns, "trailer");
       in.get(f.handler_p99_ns, "trailer");
       f.has_trailer = true;
+      if (version >= 3) read_thread_numbers(in, numbers);
       if (f.taken != f.samples.size() + f.dropped)
         in.fail("trailer says " + std::to_string(f.taken) + " samples taken, " +
                 std::to_string(f.dropped) + " dropped, but the blocks hold " +
@@ -253,12 +332,20 @@ RankSamples parse_samples(std::span<const uint8_t> data, const std::string& path
           in.fail_block(where + "sampling period " + std::to_string(period) + " ns");
         p.period_ns = static_cast<int64_t>(period);
         f.periods.push_back(p);
+      } else if (kind == kThread && version >= 3) {
+        const uint64_t thread = in.varint(), stream = in.varint();
+        if (thread > UINT32_MAX || stream > uint64_t(kMaxTimelineThread))
+          in.fail_block(where + "thread " + std::to_string(thread) + " is stream " +
+                        std::to_string(stream) + ": out of range");
+        if (!stream_of.emplace(uint32_t(thread), uint32_t(stream)).second)
+          in.fail_block(where + "a second thread record for thread " + std::to_string(thread));
       } else {
         in.fail_block(where + "unknown record kind " + std::to_string(kind));
       }
     }
     in.end_block();
   }
+  if (f.threads_named) name_threads(in, f, stream_of, numbers);
   return f;
 }
 
@@ -278,8 +365,16 @@ void write_samples_file(const std::string& path, const RankSamples& s) {
   }
   for (; next < s.periods.size(); ++next)
     w.add_period(s.periods[next].thread, s.periods[next].time_ns, s.periods[next].period_ns);
+  // Threads below trace_threads keep their numbers (each its own stream);
+  // the others, written with no thread record, are numbered after them
+  // again on reading.
+  std::vector<int32_t> numbers(std::max<uint32_t>(s.trace_threads, 1));
+  for (uint32_t t = 0; t < numbers.size(); ++t) {
+    numbers[t] = static_cast<int32_t>(t);
+    if (t > 0) w.add_thread(t, t);
+  }
   w.add_dropped(s.dropped);
-  w.close(s.handler_median_ns, s.handler_p99_ns);
+  w.close(s.handler_median_ns, s.handler_p99_ns, numbers);
   if (!w.error().empty()) throw SamplesError(w.error());
 }
 
