@@ -25,7 +25,9 @@ done
 # 178 of its 315 compilations), so those come from the cache. Depend mode
 # takes the headers from the compiler's -MD output instead of running the
 # preprocessor again, so a miss costs no more than without ccache; the base
-# directory makes paths relative, so the two build directories share entries.
+# directory makes paths relative, so the two build directories share entries
+# (tracefold_core in the MPICH build: 41 of 41 from the cache, 4 s, against
+# 233 s compiled in a third build directory alongside; 2 loaded cores).
 LAUNCHER=()
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1
