@@ -6,7 +6,7 @@ PACKAGES=(g++ cmake ninja-build pkg-config libcli11-dev nlohmann-json3-dev
           python3 gfortran libopenmpi-dev openmpi-bin libunwind-dev
           libotf2-trace-dev otf2-tools zlib1g-dev chromium clang-format
           libsimgrid-dev time libdw-dev dpkg-dev file clang-16 libclang-rt-16-dev
-          libxml2-utils tar valgrind
+          libxml2-utils tar valgrind ccache
           libmpich-dev mpich)
 # MPICH next to Open MPI: the recorder is also built for it
 # (libtracefold-mpich.so, TRACEFOLD_MPI_FLAVOURS) and mpi.mpi_mismatch runs

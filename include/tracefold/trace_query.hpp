@@ -1,7 +1,8 @@
 // Questions several commands ask of a folded trace, answered once here so
 // that they agree: how a message names a node, which predefined
 // communicator an id no recorded call made stands for, whether a statistic
-// was recorded.
+// was recorded; and the empty trace a tool that rewrites the nodes starts
+// from.
 #pragma once
 
 #include <cstddef>
@@ -29,5 +30,11 @@ PredefinedComm predefined_comm(const Trace& trace, int64_t id, int32_t world_ran
 
 /// Whether any timing of any node holds statistic `name`.
 bool has_statistic(const Trace& trace, std::string_view name);
+
+/// A trace without nodes that shares `trace`'s header: its world size,
+/// call sites, symbol tables, communicators and lossy note. One thread per
+/// rank (`threads` 1, `omp` empty): the tools that call it write the nodes
+/// of one thread's stream into it.
+Trace same_header(const Trace& trace);
 
 }  // namespace tracefold

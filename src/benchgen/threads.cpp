@@ -113,12 +113,7 @@ Trace split_threads(const Trace& trace, ThreadPlan& plan) {
           plan.awaits[t][id].insert(r);
       }
   }
-  Trace out;
-  out.world_size = p;
-  out.sites = trace.sites;
-  out.symtab = trace.symtab;
-  out.comms = trace.comms;
-  out.lossy = trace.lossy;
+  Trace out = same_header(trace);
   plan.begin.clear();
   plan.origin.clear();
   for (int32_t t = 0; t < threads; ++t) {

@@ -85,6 +85,18 @@ TEST(ExtrapThreads, ThreadStreamsRoundTrip) {
   expect_same_calls(back, t);
 }
 
+TEST(ExtrapThreads, ThreadStreamKeepsTheHeader) {
+  Trace t = ring(4, 3, 2);
+  t.lossy = "histogram threshold 0.1";
+  t.symtab.modules["app"] = Module{"app", "/bin/app", "ab12", 0};
+  const Trace s = thread_stream(t, 2);
+  EXPECT_EQ(s.world_size, 4);
+  EXPECT_EQ(s.lossy, t.lossy);
+  EXPECT_EQ(s.symtab.modules, t.symtab.modules);
+  EXPECT_EQ(s.comms, t.comms);
+  EXPECT_EQ(s.sites.size(), t.sites.size());
+}
+
 TEST(ExtrapThreads, EachThreadClassScalesWithTheThreadCountKept) {
   std::vector<extrap::ExtrapInput> in;
   for (int p : {3, 4, 5}) in.push_back({"ring-" + std::to_string(p), ring(p, 3, 4)});

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tracefold/trace_query.hpp"
+
 namespace tracefold {
 
 namespace {
@@ -61,12 +63,7 @@ Ranklist shift_ranks(const Ranklist& ranks, int32_t by) {
 
 Trace thread_stream(const Trace& trace, int32_t thread, std::vector<std::size_t>* origin) {
   const int32_t p = trace.world_size, lo = thread * p;
-  Trace out;
-  out.world_size = p;
-  out.sites = trace.sites;
-  out.symtab = trace.symtab;
-  out.comms = trace.comms;
-  out.lossy = trace.lossy;
+  Trace out = same_header(trace);
   for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
     const Node& n = trace.nodes[i];
     Ranklist ranks = project_locations(n.ranks, lo, p);

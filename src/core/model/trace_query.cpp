@@ -35,4 +35,14 @@ bool has_statistic(const Trace& trace, std::string_view name) {
   });
 }
 
+Trace same_header(const Trace& trace) {
+  Trace out;
+  out.world_size = trace.world_size;
+  out.sites = trace.sites;
+  out.symtab = trace.symtab;
+  out.comms = trace.comms;
+  out.lossy = trace.lossy;
+  return out;
+}
+
 }  // namespace tracefold
