@@ -18,6 +18,7 @@
 #include "internal.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/progress.hpp"
+#include "tracefold/trace_query.hpp"
 
 namespace tracefold::extrap::detail {
 
@@ -119,12 +120,7 @@ long first_difference(const Trace& t, const std::vector<Node>& a, const std::vec
 }  // namespace
 
 Trace restrict_to_cell(const Trace& trace, const GridInput& g, int cell, const std::string& name) {
-  Trace out;
-  out.world_size = trace.world_size;
-  out.sites = trace.sites;
-  out.symtab = trace.symtab;
-  out.comms = trace.comms;
-  out.lossy = trace.lossy;
+  Trace out = same_header(trace);
   const int32_t rep = g.cell_rep[static_cast<std::size_t>(cell)];
   if (rep < 0) return out;
   std::vector<int32_t> members;

@@ -96,8 +96,8 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
   // MPI at the same time need MULTIPLE. Replay's threads do not take turns,
   // so they need MULTIPLE under a recorded FUNNELED or SERIALIZED too.
   const int threads = load_error.empty() ? std::max(trace.threads, 1) : 1;
-  const std::optional<ThreadLevel> recorded =
-      load_error.empty() ? recorded_thread_level(trace) : std::nullopt;
+  std::optional<ThreadLevel> recorded;
+  if (load_error.empty()) recorded = recorded_thread_level(trace);
   int level = threads > 1 ? 3 : 0;
   if (recorded) level = std::max(level, std::clamp(recorded->required, 0, 3));
   static constexpr int kMpiLevels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
@@ -173,11 +173,12 @@ int run_replay(const std::string& trace_path, const ReplayOptions& options, int*
                  "tracefold replay: %d threads per rank; the trace does not record the thread "
                  "level its program asked for, so they are replayed under MPI_THREAD_MULTIPLE\n",
                  threads);
-  else if (threads > 1 && rank == 0 && recorded->required < 3)
+  else if (const int required = recorded ? recorded->required : 3;
+           threads > 1 && rank == 0 && required < 3)
     std::fprintf(stderr,
                  "tracefold replay: %d threads per rank under %s; replay's threads do not take "
                  "turns, so they are replayed under MPI_THREAD_MULTIPLE\n",
-                 threads, thread_level_name(recorded->required).c_str());
+                 threads, thread_level_name(required).c_str());
   const auto replay_stream = [&](Engine& engine) {
     if (probabilistic)
       engine.enable_probabilistic();

@@ -205,7 +205,9 @@ TEST(SamplesIo, FileWithoutTrailerIsReadToItsLastCompleteBlock) {
     const RankSamples got = parse_samples(std::span(bytes.data(), len), "cut.tfs");
     EXPECT_FALSE(got.has_trailer);
     EXPECT_LE(got.samples.size(), want.samples.size());
-    if (prev != SIZE_MAX) EXPECT_GE(got.samples.size(), prev);
+    if (prev != SIZE_MAX) {
+      EXPECT_GE(got.samples.size(), prev);
+    }
     prev = got.samples.size();
     for (std::size_t i = 0; i < got.samples.size(); ++i)
       ASSERT_EQ(got.samples[i].time_ns, want.samples[i].time_ns);
@@ -264,7 +266,9 @@ TEST(SamplesIo, ThreadsAreNamedAsInTheTrace) {
   EXPECT_EQ(thread_names(got), (std::map<uint32_t, uint32_t>{{0, 0}, {1, 3}, {2, 1}, {3, 2}}));
   // The MPI samples are stream 2's, the trace's thread 1: location 1 * 4 + 3.
   for (const Sample& s : got.samples)
-    if (s.in_mpi) EXPECT_EQ(got.location(s.thread), 7) << s.time_ns;
+    if (s.in_mpi) {
+      EXPECT_EQ(got.location(s.thread), 7) << s.time_ns;
+    }
   EXPECT_EQ(got.location(0), 3);
   EXPECT_EQ(got.location(2), 11);
   EXPECT_EQ(got.location(3), -1);  // never called MPI

@@ -234,7 +234,9 @@ TEST(SettleTimings, ReductionSettlesAndKeepsParameters) {
     for (const Timing& tm : n.timings)
       for (const Histogram* h : {&tm.compute, &tm.comm})
         for (const auto& b : h->bins())
-          if (b.count >= 3) EXPECT_EQ(b.sum % static_cast<int64_t>(b.count), 0);
+          if (b.count >= 3) {
+            EXPECT_EQ(b.sum % static_cast<int64_t>(b.count), 0);
+          }
 }
 
 }  // namespace

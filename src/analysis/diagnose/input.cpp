@@ -236,12 +236,13 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
 }
 
 namespace {
-// Its findings are per rank, on the recorded timeline, which does not say
-// which thread made each call.
+// Its findings (phases, imbalance, the causes inside computation) are per
+// rank; per-thread diagnosis is not built, although the timeline and the
+// samples now name each call's and each sample's thread.
 std::string one_thread_message(const std::string& what) {
   return "diagnose takes traces of one thread per rank calling MPI; " + what +
-         " (the timeline does not say which thread made each call; tracefold analyze finds "
-         "wait states per (rank, thread) location)";
+         " (its findings are per rank; tracefold analyze finds wait states per (rank, thread) "
+         "location)";
 }
 }  // namespace
 
