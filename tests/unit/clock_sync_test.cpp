@@ -10,6 +10,7 @@
 #include <iterator>
 #include <random>
 
+#include "source_dir.hpp"
 #include "tracefold/clock_sync.hpp"
 #include "tracefold/timeline_io.hpp"
 

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "source_dir.hpp"
 #include "stencil.hpp"
 #include "test_util.hpp"
 #include "tracefold/bench_conceptual.hpp"

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "sample_traces.hpp"
+#include "source_dir.hpp"
 #include "tracefold/merge.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/trace_io.hpp"

@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "source_dir.hpp"
 #include "tracefold/samples.hpp"
 
 namespace fs = std::filesystem;

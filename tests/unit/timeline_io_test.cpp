@@ -4,6 +4,7 @@
 #include <fstream>
 #include <random>
 
+#include "source_dir.hpp"
 #include "tracefold/timeline_io.hpp"
 
 namespace fs = std::filesystem;

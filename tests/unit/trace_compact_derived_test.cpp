@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "source_dir.hpp"
 #include "trace_compact_codec.hpp"
 #include "tracefold/trace_io.hpp"
 

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "sample_traces.hpp"
+#include "source_dir.hpp"
 #include "trace_compact_codec.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/trace_io.hpp"

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "source_dir.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/merge.hpp"
