@@ -47,9 +47,13 @@ void run_analyze(const AnalyzeArgs& args) {
   progress.update(0);
   WaitInput input = load_wait_input(trace, dir);
   progress.update(1);
-  const uint64_t violations = repair_clock_condition(trace, input);
+  // One matching for the clock repair and the passes, as diagnose does: the
+  // analysis would otherwise match again on a copy of every event.
+  const MatchResult matched = match_wait_input(trace, input);
+  const uint64_t violations = repair_clock_condition(trace, input, 20, &matched);
   progress.update(2);
   WaitOptions options = args.options;
+  options.matched = &matched;
   options.late_receiver = late_receiver_rules().at(args.late_receiver);
   options.progress = [&progress](std::size_t done, std::size_t) { progress.update(2 + done); };
   WaitReport report = analyze_waits(trace, input, options);
