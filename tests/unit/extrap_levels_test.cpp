@@ -51,11 +51,14 @@ Trace vcycle(int32_t sx, int32_t sy) {
 // level l sits on the ranks at coordinates multiples of 2^l, which send
 // to the ones 2^l away along each dimension that has two or more of them,
 // every level at the same four call sites, with messages of 64 >> l
-// values; a fifth call ends each cycle. With `points` (strong scaling, as
-// app_mg3d's MODE 1), level l has points >> l points along each side
-// instead: stride S / (points >> l) once they are fewer than the ranks,
-// messages of one point a rank across the face's other side.
-Trace nested(int32_t sx, int32_t sy, int levels, int32_t points = 0) {
+// values; a fifth call ends each cycle. With `strong` (strong scaling, as
+// app_mg3d's MODE 1), level l has strong[l].n points along each side and
+// strong[l].deep along the third instead: stride S / n once they are fewer
+// than the ranks, messages of the face's points on one rank.
+struct StrongLevel {
+  int32_t n, deep;
+};
+Trace nested(int32_t sx, int32_t sy, int levels, const std::vector<StrongLevel>& strong = {}) {
   std::vector<std::vector<Event>> ranks;
   const auto at = [&](int32_t x, int32_t y) {
     return ((y % sy + sy) % sy) * sx + (x % sx + sx) % sx;
@@ -73,17 +76,19 @@ Trace nested(int32_t sx, int32_t sy, int levels, int32_t points = 0) {
     };
     for (int cycle = 0; cycle < 2; ++cycle) {
       for (int l = 0; l < levels; ++l) {
-        const int32_t n = points >> l;
-        const int32_t s_x = points == 0 ? 1 << l : std::max(1, sx / n);
-        const int32_t s_y = points == 0 ? 1 << l : std::max(1, sy / n);
+        const bool weak = strong.empty();
+        const int32_t n = weak ? 0 : strong[static_cast<std::size_t>(l)].n;
+        const int32_t deep = weak ? 0 : strong[static_cast<std::size_t>(l)].deep;
+        const int32_t s_x = weak ? 1 << l : std::max(1, sx / n);
+        const int32_t s_y = weak ? 1 << l : std::max(1, sy / n);
         if (x % s_x != 0 || y % s_y != 0) break;
         if (sx / s_x > 1) {
-          const int64_t c = points == 0 ? 64 >> l : std::max(1, n / sy);
+          const int64_t c = weak ? 64 >> l : std::max(1, n / sy) * deep;
           send(0, at(x + s_x, y), c);
           send(1, at(x - s_x, y), c);
         }
         if (sy / s_y > 1) {
-          const int64_t c = points == 0 ? 64 >> l : std::max(1, n / sx);
+          const int64_t c = weak ? 64 >> l : std::max(1, n / sx) * deep;
           send(2, at(x, y + s_y), c);
           send(3, at(x, y - s_y), c);
         }
@@ -144,6 +149,26 @@ TEST(ExtrapLevels, ALoneBusyRankInAnInputIsRefusedByName) {
   }
 }
 
+// app_mg3d 2 0 1 16 4 2: a fixed 16^3 grid, 4 levels.
+const std::vector<StrongLevel> kMg16 = {{16, 16}, {8, 8}, {4, 4}, {2, 2}};
+
+// Why strong scaling with idle levels is not extrapolated beyond the
+// inputs: level 1 of kMg16 (8 points a side, 8 deep) and one of 16 points
+// a side, 4 deep, make the same calls with the same partners and sizes on
+// every rank at 16, 32 and 64 ranks, and part at 128, where kMg16's level
+// 1 idles every other row.
+TEST(ExtrapLevels, StrongScalingTracesDoNotShowWhereALevelRunsOutOfPoints) {
+  std::vector<StrongLevel> other = kMg16;
+  other[1] = {16, 4};
+  for (auto [sx, sy] : {std::pair{4, 4}, {4, 8}, {8, 8}})
+    tracefold::testing::expect_same_ranks(nested(sx, sy, 4, kMg16), nested(sx, sy, 4, other));
+  const Trace a = nested(8, 16, 4, kMg16), b = nested(8, 16, 4, other);
+  EXPECT_NE(expand_rank(a, 8).size(), expand_rank(b, 8).size());  // row 1 idles in a only
+  const auto a0 = expand_rank(a, 0), b0 = expand_rank(b, 0);
+  ASSERT_EQ(a0.size(), b0.size());
+  EXPECT_NE(a0[4].fields, b0[4].fields);  // level 1's first send: 8 vs 4 values
+}
+
 // Strong scaling (16 points a side, 4 levels: 16, 8, 4, 2): each doubling
 // of a side idles one more level along it, 1 level at 4x4, 2 at 8 rows of
 // 4 and at 8x8, 3 at 16 rows of 8. The level that idles at 128 ranks
@@ -152,7 +177,7 @@ TEST(ExtrapLevels, ALoneBusyRankInAnInputIsRefusedByName) {
 TEST(ExtrapLevels, StrongScalingRefusesTheLevelThatIdlesBeyondTheInputs) {
   std::vector<ExtrapInput> in;
   for (auto [sx, sy] : {std::pair{4, 4}, {4, 8}, {8, 8}})
-    in.push_back({"s" + std::to_string(sx * sy) + ".tf", nested(sx, sy, 4, 16)});
+    in.push_back({"s" + std::to_string(sx * sy) + ".tf", nested(sx, sy, 4, kMg16)});
   // The program's own levels, as the refusal reads them.
   const auto at64 = busy_levels(in[2].trace, Topology{{8, 8}, {}});
   ASSERT_TRUE(at64.has_value());
