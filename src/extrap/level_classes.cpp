@@ -248,6 +248,66 @@ Elastic with_ranks(const Elastic& e, const Ranklist& ranks) {
   return out;
 }
 
+// What extrapolates a multigrid that the per-level model cannot (the
+// ways docs/extrapolate.md, "Multigrid", tests).
+constexpr const char* kLevelRemedies =
+    "record with enough points that every level keeps a point on every rank at the target (no "
+    "rank idles then, and the row-major path extrapolates it), record weak scaling (a fixed "
+    "number of points a rank), or give the coarse levels' exchanges call sites of their own "
+    "and drop them with --lcs (lossy)";
+
+// "every 2nd of the 8 ranks along y": where a level of `t` idles ranks.
+std::string idle_along(const Topology& t, const BusyLevel& l) {
+  std::string out;
+  for (std::size_t d = 0; d < l.stride.size(); ++d) {
+    if (l.stride[d] <= 1) continue;
+    out += std::string(out.empty() ? "" : " and ") + "every " + std::to_string(l.stride[d]) +
+           (l.stride[d] == 2   ? "nd"
+            : l.stride[d] == 3 ? "rd"
+                               : "th") +
+           " of the " + std::to_string(t.sizes[d]) + " ranks along " + "xyz"[d < 3 ? d : 0];
+  }
+  return out;
+}
+
+// The refusal when `few` has fewer coarse levels with idle ranks than
+// `many`. Under strong scaling a level's points are fixed, so each
+// doubling of a side makes one more level idle ranks along it: a count
+// beyond the inputs has a class of ranks (busy on fewer levels) that no
+// input has, and the level it idles is busy on every rank of every input
+// that far, whatever its points; two programs whose levels hold the
+// largest side's points and more trace alike there. So the message
+// names the level and says what would extrapolate the program.
+std::string fewer_idle_levels(const LevelInput& few, const LevelInput& many) {
+  const std::size_t extra = many.levels.size() - std::min(many.levels.size(), few.levels.size());
+  std::string out = few.in->name + " (" + few.topo.to_string() + ") has " +
+                    std::to_string(few.levels.size()) + " coarse level(s) with idle ranks, " +
+                    many.in->name + " (" + many.topo.to_string() + ") has " +
+                    std::to_string(many.levels.size());
+  if (few.levels.size() < many.levels.size() && few.topo.ranks() < many.topo.ranks() && extra > 0) {
+    // The extra levels are the finest ones of `many`.
+    out += ": its finest such level keeps " + idle_along(many.topo, many.levels[0]) +
+           " busy, a level on which every rank of " + few.in->name +
+           " works. A multigrid whose levels keep their points as the ranks grow (strong "
+           "scaling) idles ranks on one more level each time a side doubles, so every count "
+           "above the inputs has ranks busy on fewer levels than any input shows, and the "
+           "level they idle on is busy on every rank of every input: its calls, partners and "
+           "sizes there are the same whether its points run out at the target's side or not, "
+           "so no trace of these counts says which of its ranks idle at a larger one. The "
+           "per-level model takes each class of ranks from every input and needs the same "
+           "levels idle in all of them: record counts at which the same levels leave ranks "
+           "idle, " +
+           std::string(kLevelRemedies) + ", or record the target count itself";
+  } else {
+    out +=
+        ": record counts at which the same levels leave ranks idle (a level whose points "
+        "are fixed, under strong scaling, idles ranks only once a side outgrows them, so "
+        "smaller counts show fewer such levels), or " +
+        std::string(kLevelRemedies);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& in,
@@ -272,14 +332,7 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
       pow2 = pow2 && std::has_single_bit(static_cast<uint32_t>(x.trace.world_size));
     const std::size_t depth = li[largest].levels.size();
     for (const auto& l : li)
-      if (l.levels.size() != depth)
-        throw ExtrapError(
-            l.in->name + " has " + std::to_string(l.levels.size()) +
-            " coarse level(s) with idle ranks, " + in[largest].name + " has " +
-            std::to_string(depth) +
-            ": record counts at which the same levels leave ranks idle (a level whose points are "
-            "fixed, under strong scaling, idles ranks only once a side outgrows "
-            "them, so smaller counts show fewer such levels)");
+      if (l.levels.size() != depth) throw ExtrapError(fewer_idle_levels(l, li[largest]));
     res.target = Topology{dims_create(opts.ranks, dims), {}};
     res.target_rule = "MPI_Dims_create";
     const Topology& target = res.target;
@@ -303,11 +356,18 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
             need[static_cast<std::size_t>(d)] =
                 std::max(need[static_cast<std::size_t>(d)], o.size + 1);
           const std::string smallest = smallest_grid_with(need, pow2);
+          // A deciding count at or above the target leaves nothing to
+          // extrapolate from: say what else would do.
+          const bool none_below = !smallest.empty() && std::stoll(smallest) >= opts.ranks;
           throw ExtrapError(
               "coarse level " + std::to_string(l + 1) + ", stride along " + dim + ": " + f.law +
               (smallest.empty() ? std::string()
                                 : " (the smallest count with more ranks along " + dim +
-                                      " than every input is " + smallest + ")"));
+                                      " than every input is " + smallest + ")") +
+              (none_below ? "; no count below the target decides it: record the target count "
+                            "itself, or " +
+                                std::string(kLevelRemedies)
+                          : std::string()));
         }
         laws += (laws.empty() ? "" : ", ") + dim + " " + f.law + " -> " + std::to_string(*f.stride);
         tl.stride.push_back(*f.stride);

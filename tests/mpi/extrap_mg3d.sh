@@ -12,6 +12,13 @@
 #    of x's 2 ranks busy at 16 and 32, which a fixed stride 1 and a fixed
 #    point count 2 explain alike, parting at 4 ranks along x; 8 ranks,
 #    where no rank idles yet, has fewer idle levels than the others.
+# And the 2-D program under strong scaling (a fixed 16^3 grid, 4 levels of
+# 16, 8, 4 and 2 points): each doubling of a side idles one more level
+# along it (1 level at 8 and 16 ranks, 2 at 32), so a count above the
+# inputs has ranks busy on fewer levels than any input shows, on a level
+# every input keeps busy on every rank: the refusal says so and what would
+# work; with 8 and 16 only, y's 4 rows in both leave the stride law open
+# up to 32 ranks, the target itself.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=2
@@ -19,6 +26,7 @@ source "$SRC/tests/mpi/extrap_lib.bash"
 
 for n in 8 16 32; do rec mgw "$n" mg3d 0 0 2 3; done
 for n in 8 16 32; do rec mgs "$n" mg3d 0 1 4 2; done
+for n in 8 16 32; do rec mg2s "$n" mg3d 0 1 16 4 2; done
 
 fails_with "mg3d 3-D weak: one busy rank along x and y at 16" \
   "the per-level model does not explain it either: mgw-16.tf: a coarse level has one busy rank along x and y \(4x2x2\), so its exchanges along them are missing there: .*\(at least 4 along x, 4 along y; the smallest count with such a grid is 64 ranks \(4x4x4\)\)" \
@@ -27,6 +35,12 @@ fails_with "mg3d 3-D strong: x's stride law is in no input" \
   "coarse level 1, stride along x: stride 1 \(2 busy\) in every input, all of one side: .*part at 4; give an input with another side along it \(the smallest count with more ranks along x than every input is 64 ranks \(4x4x4\)\)" \
   mgs-16.tf mgs-32.tf --ranks 64 --no-plugins -o mgs-x64.tf
 fails_with "mg3d 3-D strong: no idle rank at 8" \
-  "mgs-8.tf has 0 coarse level\(s\) with idle ranks, mgs-32.tf has 1: .*under strong scaling" \
+  "mgs-8.tf \(2x2x2\) has 0 coarse level\(s\) with idle ranks, mgs-32.tf \(4x4x2\) has 1: .*\(strong scaling\)" \
   mgs-8.tf mgs-16.tf mgs-32.tf --ranks 64 --no-plugins -o mgs-y64.tf
+fails_with "mg3d 2-D strong: a level idles beyond the inputs" \
+  "mg2s-8.tf \(4x2\) has 1 coarse level\(s\) with idle ranks, mg2s-32.tf \(8x4\) has 2: its finest such level keeps every 2nd of the 8 ranks along y busy, a level on which every rank of mg2s-8.tf works\. .*no trace of these counts says which of its ranks idle at a larger one\. .*record with enough points that every level keeps a point on every rank at the target .*or record the target count itself" \
+  mg2s-8.tf mg2s-16.tf mg2s-32.tf --ranks 64 --no-plugins -o mg2s-x64.tf
+fails_with "mg3d 2-D strong: only the target decides y's stride" \
+  "coarse level 1, stride along y: stride 2 \(2 busy\) in every input, all of one side: .*\(the smallest count with more ranks along y than every input is 32 ranks \(8x4\)\); no count below the target decides it: record the target count itself, or record with enough points" \
+  mg2s-8.tf mg2s-16.tf --ranks 32 --no-plugins -o mg2s-x32.tf
 finish

@@ -3,6 +3,8 @@
 // stride laws fitted across rank counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "../../src/extrap/internal.hpp"  // busy_levels, fit_stride
 #include "test_util.hpp"
 #include "trace_compare.hpp"
@@ -49,8 +51,14 @@ Trace vcycle(int32_t sx, int32_t sy) {
 // level l sits on the ranks at coordinates multiples of 2^l, which send
 // to the ones 2^l away along each dimension that has two or more of them,
 // every level at the same four call sites, with messages of 64 >> l
-// values; a fifth call ends each cycle.
-Trace nested(int32_t sx, int32_t sy, int levels) {
+// values; a fifth call ends each cycle. With `strong` (strong scaling, as
+// app_mg3d's MODE 1), level l has strong[l].n points along each side and
+// strong[l].deep along the third instead: stride S / n once they are fewer
+// than the ranks, messages of the face's points on one rank.
+struct StrongLevel {
+  int32_t n, deep;
+};
+Trace nested(int32_t sx, int32_t sy, int levels, const std::vector<StrongLevel>& strong = {}) {
   std::vector<std::vector<Event>> ranks;
   const auto at = [&](int32_t x, int32_t y) {
     return ((y % sy + sy) % sy) * sx + (x % sx + sx) % sx;
@@ -68,15 +76,21 @@ Trace nested(int32_t sx, int32_t sy, int levels) {
     };
     for (int cycle = 0; cycle < 2; ++cycle) {
       for (int l = 0; l < levels; ++l) {
-        const int32_t s = 1 << l;
-        if (x % s != 0 || y % s != 0) break;
-        if (sx / s > 1) {
-          send(0, at(x + s, y), 64 >> l);
-          send(1, at(x - s, y), 64 >> l);
+        const bool weak = strong.empty();
+        const int32_t n = weak ? 0 : strong[static_cast<std::size_t>(l)].n;
+        const int32_t deep = weak ? 0 : strong[static_cast<std::size_t>(l)].deep;
+        const int32_t s_x = weak ? 1 << l : std::max(1, sx / n);
+        const int32_t s_y = weak ? 1 << l : std::max(1, sy / n);
+        if (x % s_x != 0 || y % s_y != 0) break;
+        if (sx / s_x > 1) {
+          const int64_t c = weak ? 64 >> l : std::max(1, n / sy) * deep;
+          send(0, at(x + s_x, y), c);
+          send(1, at(x - s_x, y), c);
         }
-        if (sy / s > 1) {
-          send(2, at(x, y + s), 64 >> l);
-          send(3, at(x, y - s), 64 >> l);
+        if (sy / s_y > 1) {
+          const int64_t c = weak ? 64 >> l : std::max(1, n / sx) * deep;
+          send(2, at(x, y + s_y), c);
+          send(3, at(x, y - s_y), c);
         }
       }
       Event e;
@@ -133,6 +147,71 @@ TEST(ExtrapLevels, ALoneBusyRankInAnInputIsRefusedByName) {
               std::string::npos)
         << e.what();
   }
+}
+
+// app_mg3d 2 0 1 16 4 2: a fixed 16^3 grid, 4 levels.
+const std::vector<StrongLevel> kMg16 = {{16, 16}, {8, 8}, {4, 4}, {2, 2}};
+
+// Why strong scaling with idle levels is not extrapolated beyond the
+// inputs: level 1 of kMg16 (8 points a side, 8 deep) and one of 16 points
+// a side, 4 deep, make the same calls with the same partners and sizes on
+// every rank at 16, 32 and 64 ranks, and part at 128, where kMg16's level
+// 1 idles every other row.
+TEST(ExtrapLevels, StrongScalingTracesDoNotShowWhereALevelRunsOutOfPoints) {
+  std::vector<StrongLevel> other = kMg16;
+  other[1] = {16, 4};
+  for (auto [sx, sy] : {std::pair{4, 4}, {4, 8}, {8, 8}})
+    tracefold::testing::expect_same_ranks(nested(sx, sy, 4, kMg16), nested(sx, sy, 4, other));
+  const Trace a = nested(8, 16, 4, kMg16), b = nested(8, 16, 4, other);
+  EXPECT_NE(expand_rank(a, 8).size(), expand_rank(b, 8).size());  // row 1 idles in a only
+  const auto a0 = expand_rank(a, 0), b0 = expand_rank(b, 0);
+  ASSERT_EQ(a0.size(), b0.size());
+  EXPECT_NE(a0[4].fields, b0[4].fields);  // level 1's first send: 8 vs 4 values
+}
+
+// Strong scaling (16 points a side, 4 levels: 16, 8, 4, 2): each doubling
+// of a side idles one more level along it, 1 level at 4x4, 2 at 8 rows of
+// 4 and at 8x8, 3 at 16 rows of 8. The level that idles at 128 ranks
+// (level 1 along y) is busy on every rank of every input, so its stride
+// there is in no input: refused, naming the level and what would work.
+TEST(ExtrapLevels, StrongScalingRefusesTheLevelThatIdlesBeyondTheInputs) {
+  std::vector<ExtrapInput> in;
+  for (auto [sx, sy] : {std::pair{4, 4}, {4, 8}, {8, 8}})
+    in.push_back({"s" + std::to_string(sx * sy) + ".tf", nested(sx, sy, 4, kMg16)});
+  // The program's own levels, as the refusal reads them.
+  const auto at64 = busy_levels(in[2].trace, Topology{{8, 8}, {}});
+  ASSERT_TRUE(at64.has_value());
+  ASSERT_EQ(at64->size(), 2u);
+  EXPECT_EQ((*at64)[0].stride, (std::vector<int64_t>{2, 2}));
+  ExtrapOptions o;
+  o.ranks = 128;
+  o.try_plugins = false;
+  auto refusal = [&](const std::vector<ExtrapInput>& x) {
+    try {
+      extrapolate(x, o);
+    } catch (const ExtrapError& e) {
+      return std::string(e.what());
+    }
+    return std::string("extrapolated");
+  };
+  const std::string all = refusal(in);
+  EXPECT_NE(all.find("s16.tf (4x4) has 1 coarse level(s) with idle ranks, s64.tf (8x8) has 2: its "
+                     "finest such level keeps every 2nd of the 8 ranks along x and every 2nd of "
+                     "the 8 ranks along y busy, a level on which every rank of s16.tf works"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("no trace of these counts says which of its ranks idle at a larger one"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("or record the target count itself"), std::string::npos) << all;
+  // 32 and 64 ranks have y's 8 rows both: the level's stride along y is
+  // decided only by 16 rows, the target itself.
+  const std::string two = refusal({in[1], in[2]});
+  EXPECT_NE(two.find("(the smallest count with more ranks along y than every input is 128 ranks "
+                     "(16x8)); no count below the target decides it: record the target count "
+                     "itself, or record with enough points"),
+            std::string::npos)
+      << two;
 }
 
 TEST(ExtrapLevels, BusyRanksOfACoarseLevelAreAStridedSet) {
