@@ -141,6 +141,40 @@ run merge vadd3.tf matmul.tf -o bad.tf
 [[ $RC == 2 ]] && grep -q 'matmul.tf: traced .*matmul.*different programs' err.txt &&
   ok "merge refuses another program's trace" || bad "merge of vadd and matmul: exit $RC: $(cat err.txt)"
 
+# The text form reads back: every command that reads memory traces takes
+# it and gives what it gives for the compact form, and converted to the
+# compact form it expands to the raw log's references.
+text_ok=1
+text_bad() {
+  bad "text form: $*"
+  text_ok=0
+}
+for name in vadd3 vadd8; do
+  run memtrace-fold "raw-$name" -o "$name.txt" --text
+  [[ $RC == 0 ]] || text_bad "memtrace-fold --text exit $RC: $(cat err.txt)"
+done
+run memreplay vadd8.txt --raw --interleave 0
+cmp -s out.txt raw-vadd8.txt || text_bad "memreplay --raw (exit $RC): $(head -2 err.txt)"
+run convert vadd8.txt -o vadd8-from-text.tf
+[[ $RC == 0 ]] || text_bad "convert to compact exit $RC: $(head -2 err.txt)"
+run memreplay vadd8-from-text.tf --raw --interleave 0
+cmp -s out.txt raw-vadd8.txt || text_bad "converted to compact, memreplay --raw differs (exit $RC)"
+run convert vadd8-from-text.tf -o - --text
+cmp -s out.txt vadd8.txt || text_bad "text -> compact -> text differs: $(diff out.txt vadd8.txt | head -4)"
+cachesim vadd8.txt >cache-text-vadd8.txt
+cmp -s cache-text-vadd8.txt cache-raw-vadd8.txt || text_bad "memreplay --cache differs: $(head -2 err.txt)"
+run memtrace-stats vadd8.txt --top 5
+cmp -s out.txt stats-raw.txt || text_bad "memtrace-stats differs (exit $RC): $(head -2 err.txt)"
+run merge vadd3.txt vadd8.txt -o merged-text.tf
+cmp -s merged-text.tf both.tf || text_bad "merge of text traces (exit $RC) differs: $(head -2 err.txt)"
+for cmd in print stats; do
+  run $cmd vadd8.txt
+  [[ $RC == 0 ]] || text_bad "$cmd exit $RC: $(head -2 err.txt)"
+done
+run diff vadd8.txt vadd8-from-text.tf
+[[ $RC == 0 ]] || text_bad "diff against its compact form exit $RC: $(head -2 err.txt)"
+((text_ok)) && ok "text form: memreplay, memtrace-stats, merge, convert, print, stats and diff read it"
+
 # Not a memory trace, not a trace.
 echo nonsense >bad.tf
 run memreplay bad.tf --raw
