@@ -14,7 +14,7 @@ run() {
 # fold NAME PROG ARGS...: records PROG into raw-NAME (with $RECORD's
 # options), folds it into NAME.tf, checks the expansion against the raw
 # log; SIZE[NAME] = bytes.
-declare -A SIZE REFS
+declare -A SIZE REFS NODES
 RECORD=--wait-for-start
 fold() {
   local name=$1
@@ -24,6 +24,7 @@ fold() {
   run memtrace-fold "raw-$name" -o "$name.tf"
   [[ $RC == 0 ]] || { bad "$name: memtrace-fold exit $RC: $(cat err.txt)"; return; }
   SIZE[$name]=$(stat -c %s "$name.tf")
+  NODES[$name]=$(grep -o '[0-9]* nodes' out.txt | cut -d' ' -f1)
   run memreplay "raw-$name" --raw --interleave 0
   mv out.txt "raw-$name.txt"
   run memreplay "$name.tf" --raw --interleave 0
@@ -125,11 +126,19 @@ else
 fi
 
 # Irregular: lossless, and not larger than the raw streams under xz -9.
+# The rows' lengths and columns follow data, so the bytes grow with N, but
+# every row folds to the same events: the nodes do not.
 fold spmv "$K/spmv" 3000 2
-cat raw-spmv/thread-*.bin | xz -9 >spmv.xz
-xzb=$(stat -c %s spmv.xz)
-((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
-  bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
+fold spmv10k "$K/spmv" 10000 2
+for name in spmv spmv10k; do
+  cat raw-$name/thread-*.bin | xz -9 >$name.xz
+  xzb=$(stat -c %s $name.xz)
+  ((${SIZE[$name]:-0} > 0 && SIZE[$name] <= xzb)) && ok "$name: ${SIZE[$name]} B <= xz -9 $xzb B" ||
+    bad "$name: folded ${SIZE[$name]:-?} B > xz -9 of the raw streams $xzb B"
+done
+[[ -n ${NODES[spmv]} && ${NODES[spmv]} == "${NODES[spmv10k]}" ]] &&
+  ok "spmv: ${NODES[spmv]} nodes at N = 3000 and 10000" ||
+  bad "spmv: ${NODES[spmv]:-?} nodes at N = 3000, ${NODES[spmv10k]:-?} at 10000"
 
 # Separately folded traces merge into the fold of their logs together; a
 # trace of another program is refused, naming its file.
