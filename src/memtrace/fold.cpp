@@ -79,6 +79,22 @@ struct ThreadFolder::Impl {
   // free in its later runs of a few iterations too, strided or not, so
   // that its offsets go to one field whatever the run's length.
   std::vector<char> free_site;
+  // Bodies with free positions, by their first site: such a body is taken
+  // as a run from its first reference on (trips counted from 0), so that a
+  // loop whose trip counts follow data (a CSR row's length) gives one run
+  // per execution whatever its trip count, 1 included, instead of single
+  // references or runs of other shapes where the row is short: the folder
+  // then sees the same events every time, only their values varying. The
+  // strides of its last run stand in for a run of one trip (which has
+  // none), so that the stride fields keep their value.
+  struct KnownBody {
+    std::vector<SiteId> sites;
+    std::vector<std::int64_t> stride;
+  };
+  std::unordered_map<SiteId, KnownBody> known;
+  // Set while the first reference of a failed attempt at a known body goes
+  // through append again: it must not start the same attempt.
+  bool no_known = false;
 
   // Second level: per site the previous offset, data-address base and owner
   // (the first ones are the site's origin, kept apart: see merge_threads),
@@ -160,6 +176,13 @@ struct ThreadFolder::Impl {
   }
 
   void emit_run() {
+    if (trips == 1) {
+      // No stride was seen: keep the body's last ones (expansion does not
+      // use them for a single iteration).
+      const auto k = known.find(body_site[0]);
+      if (k != known.end() && k->second.sites == body_site)
+        std::copy(k->second.stride.begin(), k->second.stride.end(), stride.begin());
+    }
     slots.resize(1 + RunLayout::kPerPosition * body.size());
     slots[0] = static_cast<std::int64_t>(trips) - prev_trips;
     prev_trips = static_cast<std::int64_t>(trips);
@@ -182,6 +205,13 @@ struct ThreadFolder::Impl {
       }
       mask |= std::uint64_t{1} << i;
       step(body[i], s, 0, &slots[1 + RunLayout::kPerPosition * i]);
+    }
+    if (mask != 0) {
+      KnownBody& k = known[body_site[0]];
+      k.sites.assign(body_site.begin(), body_site.end());
+      k.stride.assign(stride.begin(), stride.end());
+      for (std::size_t i = 0; i < body.size(); i++)
+        if ((mask >> i) & 1) k.stride[i] = 0;
     }
     const RunLayout& l = run_layout(body.size(), mask != 0);
     ev.op = run_op();
@@ -206,6 +236,20 @@ struct ThreadFolder::Impl {
 
   void close_run() {
     in_run = false;
+    if (trips == 0) {
+      // A known body's first iteration did not complete: its references
+      // go to the first level as any others, the first without trying
+      // the body again.
+      const std::size_t d = depth++;
+      if (partials.size() <= d) partials.emplace_back();
+      partials[d].assign(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(pos));
+      for (std::size_t i = 0; i < partials[d].size(); i++) {
+        no_known = i == 0;
+        append(MemRef(partials[d][i]));
+      }
+      depth--;
+      return;
+    }
     emit_run();
     // The unfinished iteration's references start over, in order: should
     // they start a run of their own, the rest of them (and then the
@@ -282,8 +326,26 @@ struct ThreadFolder::Impl {
     if (pend.size() >= 4 * std::size_t{options.max_body}) flush_pending(pend.size() / 2);
   }
 
+  // A known body's first two iterations: the first fills the body, the
+  // second the strides.
+  bool takes_early(const MemRef& m) {
+    if (trips == 0) {
+      if (site_of(m) != body_site[pos]) return false;
+      body[pos] = m;
+      if (pos + 1 == body.size()) {
+        // The run is certain: what came before it goes first.
+        flush_pending(pend.size());
+      }
+      return true;
+    }
+    if (!same_but_offset(m, body[pos])) return false;
+    stride[pos] = m.offset - body[pos].offset;
+    return true;
+  }
+
   // Whether the current run takes m as its next reference.
   bool takes(const MemRef& m) {
+    if (trips < 2) return takes_early(m);
     const MemRef& b = body[pos];
     if (!same_but_offset(m, b)) return false;
     if (is_free[pos]) {
@@ -297,12 +359,20 @@ struct ThreadFolder::Impl {
     // behind a position that kept a stride of its own: otherwise the
     // reference ends the run (a new row of a nested loop breaks its first
     // position's stride, or every position's).
-    if (trips != 2 || pos >= RunLayout::kMaxFree) return false;
+    // Later only at a site that has been free before (data-driven offsets
+    // that happened to follow a stride for a few iterations).
+    const SiteId s = body_site[pos];
+    const bool known_free = s < free_site.size() && free_site[s];
+    if ((trips != 2 && !known_free) || trips >= kMaxFreeTrips || pos >= RunLayout::kMaxFree)
+      return false;
     bool led = false;
     for (std::size_t q = 0; q < pos && !led; q++) led = !is_free[q] && stride[q] != 0;
     if (!led) return false;
     if (free_off.size() < body.size()) free_off.resize(body.size());
-    free_off[pos].assign({b.offset, b.offset + stride[pos], m.offset});
+    free_off[pos].clear();
+    for (std::uint64_t j = 0; j < trips; j++)
+      free_off[pos].push_back(b.offset + stride[pos] * static_cast<std::int64_t>(j));
+    free_off[pos].push_back(m.offset);
     stride[pos] = 0;
     is_free[pos] = 1;
     any_free = true;
@@ -320,7 +390,28 @@ struct ThreadFolder::Impl {
       }
       close_run();
     }
-    add_pending(m, site_of(m));
+    const SiteId s = site_of(m);
+    if (!known.empty() && !no_known) {
+      const auto k = known.find(s);
+      if (k != known.end()) {
+        start_known(k->second, m);
+        return;
+      }
+    }
+    no_known = false;
+    add_pending(m, s);
+  }
+
+  // Starts a run of a known body at its first reference m.
+  void start_known(const KnownBody& k, const MemRef& m) {
+    body.assign(k.sites.size(), m);
+    body_site.assign(k.sites.begin(), k.sites.end());
+    stride.assign(k.stride.begin(), k.stride.end());
+    is_free.assign(body.size(), 0);
+    any_free = false;
+    in_run = true;
+    trips = 0;
+    pos = 1;  // a body with a free position has at least two
   }
 
   // The same for a batch: a run's continuation in a loop of its own, the
@@ -328,7 +419,7 @@ struct ThreadFolder::Impl {
   void append(const MemRef* refs, std::size_t n) {
     std::size_t i = 0;
     while (i < n) {
-      if (in_run && !any_free) {
+      if (in_run && !any_free && trips >= 2) {
         const MemRef* b = body.data();
         const std::int64_t* st = stride.data();
         const std::size_t width = body.size();
@@ -364,7 +455,9 @@ void ThreadFolder::append(const MemRef* refs, std::size_t n) {
 
 Trace ThreadFolder::finish(std::uint32_t threads) {
   Impl& d = *impl_;
-  if (d.in_run) d.close_run();
+  // Closing a run hands its unfinished iteration back, which may start
+  // another.
+  while (d.in_run) d.close_run();
   d.flush_pending(d.pend.size());
   CommTable comms;
   comms.define_world(static_cast<std::int32_t>(threads));

@@ -419,8 +419,14 @@ Trace fold_spaces(std::vector<Space> spaces, const MemFoldOptions& options, MemF
 
 constexpr std::string_view kModulePrefix = "memmod";
 constexpr std::string_view kContextPrefix = "memctx";
-// In memctx's build-id field: the first log's module count.
-constexpr std::string_view kModulesField = "modules=";
+// Traces written before the build-id fields held hex digits only kept
+// memctx's module count as `modules=N` and a module's code extent as
+// `text+LO-HI`; both still read.
+constexpr std::string_view kOldModulesField = "modules=";
+constexpr std::string_view kOldExtentField = "text+";
+// A module's code extent in its build-id field: LO then HI, 16 hex digits
+// each, offsets from the base.
+constexpr std::size_t kExtentDigits = 16;
 
 // The number after `prefix` in a table entry's name, when there is one.
 std::optional<std::uint32_t> numbered(const std::string& name, std::string_view prefix) {
@@ -433,27 +439,40 @@ std::optional<std::uint32_t> numbered(const std::string& name, std::string_view 
   return v;
 }
 
-// A module's code extent, kept in its table entry's build-id field as
-// `text+LO-HI`, hex offsets from its base (nothing else of a memory trace
-// uses that field).
+std::string hex_digits(std::uint64_t v, std::size_t width) {
+  std::string out(width, '0');
+  for (std::size_t i = width; i-- > 0 && v; v >>= 4) out[i] = "0123456789abcdef"[v & 15];
+  return out;
+}
+
+// A module's code extent, kept in its table entry's build-id field (nothing
+// else of a memory trace uses that field) in hex digits only: the text
+// form's reader takes nothing else there.
 std::string text_extent(const Module& m) {
-  char buf[64] = "text+";
-  char* p = std::to_chars(buf + 5, buf + 40, m.text_lo - m.base, 16).ptr;
-  *p++ = '-';
-  p = std::to_chars(p, buf + sizeof buf, m.text_hi - m.base, 16).ptr;
-  return std::string(buf, p);
+  return hex_digits(m.text_lo - m.base, kExtentDigits) +
+         hex_digits(m.text_hi - m.base, kExtentDigits);
+}
+
+bool parse_hex(std::string_view s, std::uint64_t& v) {
+  return !s.empty() &&
+         std::from_chars(s.data(), s.data() + s.size(), v, 16).ptr == s.data() + s.size();
 }
 
 void parse_text_extent(std::string_view s, Module& m) {
-  if (s.substr(0, 5) != "text+") return;
-  s.remove_prefix(5);
-  const std::size_t dash = s.find('-');
+  if (s.empty()) return;
   std::uint64_t lo = 0, hi = 0;
-  if (dash == std::string_view::npos ||
-      std::from_chars(s.data(), s.data() + dash, lo, 16).ptr != s.data() + dash ||
-      std::from_chars(s.data() + dash + 1, s.data() + s.size(), hi, 16).ptr != s.data() + s.size())
+  bool good = false;
+  if (s.substr(0, kOldExtentField.size()) == kOldExtentField) {
+    const std::string_view r = s.substr(kOldExtentField.size());
+    const std::size_t dash = r.find('-');
+    good = dash != std::string_view::npos && parse_hex(r.substr(0, dash), lo) &&
+           parse_hex(r.substr(dash + 1), hi);
+  } else if (s.size() == 2 * kExtentDigits) {
+    good = parse_hex(s.substr(0, kExtentDigits), lo) && parse_hex(s.substr(kExtentDigits), hi);
+  }
+  if (!good)
     throw std::runtime_error("memmod" + std::to_string(m.id) + ": bad code extent '" +
-                             std::string(s) + "'");
+                             std::string(s) + "' (expected 32 hex digits)");
   m.text_lo = m.base + lo;
   m.text_hi = m.base + hi;
 }
@@ -473,8 +492,7 @@ void set_mem_tables(Trace& trace, const MemTables& tables) {
   tracefold::Module head;
   head.name = std::string(kContextPrefix);
   head.base = tables.first_log_contexts;
-  if (tables.first_log_modules > 0)
-    head.build_id = std::string(kModulesField) + std::to_string(tables.first_log_modules);
+  if (tables.first_log_modules > 0) head.build_id = hex_digits(tables.first_log_modules, 8);
   for (std::uint32_t n : tables.log_streams)
     head.path += (head.path.empty() ? "" : ",") + std::to_string(n);
   trace.symtab.modules[head.name] = head;
@@ -505,10 +523,13 @@ std::optional<MemTables> mem_tables(const Trace& trace) {
   t.modules = trace_modules(trace);
   if (head->base > 0xffffffffu) throw std::runtime_error("memctx: a context id over 32 bits");
   t.first_log_contexts = static_cast<std::uint32_t>(head->base);
-  if (std::string_view id = head->build_id; id.substr(0, kModulesField.size()) == kModulesField) {
-    id.remove_prefix(kModulesField.size());
-    if (std::from_chars(id.data(), id.data() + id.size(), t.first_log_modules).ptr !=
-        id.data() + id.size())
+  if (std::string_view id = head->build_id; !id.empty()) {
+    // The module count in hex, or `modules=N` in decimal in older traces.
+    const bool old = id.substr(0, kOldModulesField.size()) == kOldModulesField;
+    if (old) id.remove_prefix(kOldModulesField.size());
+    if (std::from_chars(id.data(), id.data() + id.size(), t.first_log_modules, old ? 10 : 16).ptr !=
+            id.data() + id.size() ||
+        id.empty())
       throw std::runtime_error("memctx: bad module count '" + head->build_id + "'");
   }
   std::string_view list = head->path;

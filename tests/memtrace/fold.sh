@@ -14,7 +14,7 @@ run() {
 # fold NAME PROG ARGS...: records PROG into raw-NAME (with $RECORD's
 # options), folds it into NAME.tf, checks the expansion against the raw
 # log; SIZE[NAME] = bytes.
-declare -A SIZE REFS
+declare -A SIZE REFS NODES
 RECORD=--wait-for-start
 fold() {
   local name=$1
@@ -24,6 +24,7 @@ fold() {
   run memtrace-fold "raw-$name" -o "$name.tf"
   [[ $RC == 0 ]] || { bad "$name: memtrace-fold exit $RC: $(cat err.txt)"; return; }
   SIZE[$name]=$(stat -c %s "$name.tf")
+  NODES[$name]=$(grep -o '[0-9]* nodes' out.txt | cut -d' ' -f1)
   run memreplay "raw-$name" --raw --interleave 0
   mv out.txt "raw-$name.txt"
   run memreplay "$name.tf" --raw --interleave 0
@@ -125,11 +126,19 @@ else
 fi
 
 # Irregular: lossless, and not larger than the raw streams under xz -9.
+# The rows' lengths and columns follow data, so the bytes grow with N, but
+# every row folds to the same events: the nodes do not.
 fold spmv "$K/spmv" 3000 2
-cat raw-spmv/thread-*.bin | xz -9 >spmv.xz
-xzb=$(stat -c %s spmv.xz)
-((${SIZE[spmv]:-0} > 0 && SIZE[spmv] <= xzb)) && ok "spmv: ${SIZE[spmv]} B <= xz -9 $xzb B" ||
-  bad "spmv: folded ${SIZE[spmv]:-?} B > xz -9 of the raw streams $xzb B"
+fold spmv10k "$K/spmv" 10000 2
+for name in spmv spmv10k; do
+  cat raw-$name/thread-*.bin | xz -9 >$name.xz
+  xzb=$(stat -c %s $name.xz)
+  ((${SIZE[$name]:-0} > 0 && SIZE[$name] <= xzb)) && ok "$name: ${SIZE[$name]} B <= xz -9 $xzb B" ||
+    bad "$name: folded ${SIZE[$name]:-?} B > xz -9 of the raw streams $xzb B"
+done
+[[ -n ${NODES[spmv]} && ${NODES[spmv]} == "${NODES[spmv10k]}" ]] &&
+  ok "spmv: ${NODES[spmv]} nodes at N = 3000 and 10000" ||
+  bad "spmv: ${NODES[spmv]:-?} nodes at N = 3000, ${NODES[spmv10k]:-?} at 10000"
 
 # Separately folded traces merge into the fold of their logs together; a
 # trace of another program is refused, naming its file.
@@ -140,6 +149,40 @@ cmp -s merged.tf both.tf && ok "merge of two runs' traces = memtrace-fold of bot
 run merge vadd3.tf matmul.tf -o bad.tf
 [[ $RC == 2 ]] && grep -q 'matmul.tf: traced .*matmul.*different programs' err.txt &&
   ok "merge refuses another program's trace" || bad "merge of vadd and matmul: exit $RC: $(cat err.txt)"
+
+# The text form reads back: every command that reads memory traces takes
+# it and gives what it gives for the compact form, and converted to the
+# compact form it expands to the raw log's references.
+text_ok=1
+text_bad() {
+  bad "text form: $*"
+  text_ok=0
+}
+for name in vadd3 vadd8; do
+  run memtrace-fold "raw-$name" -o "$name.txt" --text
+  [[ $RC == 0 ]] || text_bad "memtrace-fold --text exit $RC: $(cat err.txt)"
+done
+run memreplay vadd8.txt --raw --interleave 0
+cmp -s out.txt raw-vadd8.txt || text_bad "memreplay --raw (exit $RC): $(head -2 err.txt)"
+run convert vadd8.txt -o vadd8-from-text.tf
+[[ $RC == 0 ]] || text_bad "convert to compact exit $RC: $(head -2 err.txt)"
+run memreplay vadd8-from-text.tf --raw --interleave 0
+cmp -s out.txt raw-vadd8.txt || text_bad "converted to compact, memreplay --raw differs (exit $RC)"
+run convert vadd8-from-text.tf -o - --text
+cmp -s out.txt vadd8.txt || text_bad "text -> compact -> text differs: $(diff out.txt vadd8.txt | head -4)"
+cachesim vadd8.txt >cache-text-vadd8.txt
+cmp -s cache-text-vadd8.txt cache-raw-vadd8.txt || text_bad "memreplay --cache differs: $(head -2 err.txt)"
+run memtrace-stats vadd8.txt --top 5
+cmp -s out.txt stats-raw.txt || text_bad "memtrace-stats differs (exit $RC): $(head -2 err.txt)"
+run merge vadd3.txt vadd8.txt -o merged-text.tf
+cmp -s merged-text.tf both.tf || text_bad "merge of text traces (exit $RC) differs: $(head -2 err.txt)"
+for cmd in print stats; do
+  run $cmd vadd8.txt
+  [[ $RC == 0 ]] || text_bad "$cmd exit $RC: $(head -2 err.txt)"
+done
+run diff vadd8.txt vadd8-from-text.tf
+[[ $RC == 0 ]] || text_bad "diff against its compact form exit $RC: $(head -2 err.txt)"
+((text_ok)) && ok "text form: memreplay, memtrace-stats, merge, convert, print, stats and diff read it"
 
 # Not a memory trace, not a trace.
 echo nonsense >bad.tf

@@ -195,8 +195,13 @@ std::string hex_path(const Path& p) {
 TEST_F(MemMerge, TablesRoundTripInBothForms) {
   mt::MemTables t;
   t.modules = {{}, {1, 0x400000, "/bin/app"}, {2, 0x4a00000, "/lib/lib m.so"}};
+  // Code extents and the module count are what the text form once could
+  // not read back (they were not hex).
+  t.modules[1].text_lo = 0x401000;
+  t.modules[1].text_hi = 0x4a2f3c;
   t.contexts = {{3, "401000"}, {7, "401000>401100"}, {0xffffffffu, "overflow"}, {9, "?9"}};
   t.first_log_contexts = 170000;
+  t.first_log_modules = 27;
   t.log_streams = {3, 3, 2};
   tracefold::Trace trace;
   trace.world_size = 1;
@@ -209,12 +214,34 @@ TEST_F(MemMerge, TablesRoundTripInBothForms) {
     for (std::size_t i = 1; i < 3; i++) {
       EXPECT_EQ(got->modules[i].name, t.modules[i].name);
       EXPECT_EQ(got->modules[i].base, t.modules[i].base);
+      EXPECT_EQ(got->modules[i].text_lo, t.modules[i].text_lo);
+      EXPECT_EQ(got->modules[i].text_hi, t.modules[i].text_hi);
     }
     EXPECT_EQ(got->contexts, t.contexts);
     EXPECT_EQ(got->first_log_contexts, 170000u);
+    EXPECT_EQ(got->first_log_modules, 27u);
     EXPECT_EQ(got->log_streams, t.log_streams);
   }
   EXPECT_FALSE(mt::mem_tables(tracefold::Trace{}));
+}
+
+// Compact traces written before the build-id fields held hex digits only.
+TEST_F(MemMerge, TablesOfOlderTracesStillRead) {
+  mt::MemTables t;
+  t.modules = {{}, {1, 0x400000, "/bin/app"}};
+  t.log_streams = {1};
+  tracefold::Trace trace;
+  trace.world_size = 1;
+  mt::set_mem_tables(trace, t);
+  trace.symtab.modules["memmod1"].build_id = "text+1000-2a3f";
+  trace.symtab.modules["memctx"].build_id = "modules=12";
+  const auto got = mt::mem_tables(trace);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->modules[1].text_lo, 0x401000u);
+  EXPECT_EQ(got->modules[1].text_hi, 0x402a3fu);
+  EXPECT_EQ(got->first_log_modules, 12u);
+  trace.symtab.modules["memmod1"].build_id = "text+10002a3f";
+  EXPECT_THROW(mt::mem_tables(trace), std::runtime_error);
 }
 
 TEST_F(MemMerge, HalvesGiveTheFoldOfAllLogs) {

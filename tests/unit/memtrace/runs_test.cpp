@@ -163,6 +163,52 @@ TEST(MemRuns, IrregularRunsAreBounded) {
   EXPECT_EQ(f.stats.in_runs, 10000u);
 }
 
+// A CSR sparse product's references over `rows` rows of 1 to 8 non-zeros
+// (from a fixed generator): rowptr[i] and rowptr[i + 1], then col[k], x[col[k]]
+// and val[k] per non-zero, then y[i]. Every seventh row also loads one col
+// entry it does not use, so that a known body's first reference is seen
+// without the rest.
+Stream csr(int rows) {
+  Stream s;
+  std::uint64_t seed = 12345;
+  int k = 0;
+  for (int i = 0; i < rows; i++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int nz = static_cast<int>((seed >> 33) % 8) + 1;
+    s.push_back(at(0x403000, 8 * i));
+    s.push_back(at(0x403004, 8 * i + 8));
+    for (int j = 0; j < nz; j++, k++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      s.push_back(at(0x403008, 0x100000 + 8 * k));
+      s.push_back(at(0x40300c, 0x200000 + 8 * static_cast<std::int64_t>((seed >> 33) % rows)));
+      s.push_back(at(0x403010, 0x300000 + 8 * k));
+    }
+    if (i % 7 == 6) s.push_back(at(0x403008, 0x100000 + 8 * k));
+    s.push_back(at(0x403018, 0x400000 + 8 * i));
+  }
+  return s;
+}
+
+TEST(MemRuns, RowsOfAnyLengthAreOneRunEach) {
+  // Once the row's body has been seen with its free position, every later
+  // row is one run of it, one trip included: the folder gets the same
+  // events per row whatever the row lengths, so the folded structure does
+  // not grow with the number of rows (only the lists of values do).
+  std::size_t nodes[2] = {0, 0};
+  int at_rows[2] = {300, 3000};
+  for (int t = 0; t < 2; t++) {
+    const Stream s = csr(at_rows[t]);
+    const Folded f = fold(s);
+    EXPECT_GE(f.stats.runs, static_cast<std::uint64_t>(at_rows[t] - 2));
+    // rowptr twice, the run, y; the unused col entry every seventh row.
+    EXPECT_LE(f.stats.events, static_cast<std::uint64_t>(4 * at_rows[t] + at_rows[t] / 7 + 16));
+    nodes[t] = tracefold::decode_compact(f.bytes).nodes.size();
+    for (std::size_t chunk : {1, 3, 7})
+      EXPECT_EQ(fold(s, chunk).bytes, f.bytes) << "buffers of " << chunk;
+  }
+  EXPECT_EQ(nodes[0], nodes[1]);
+}
+
 TEST(MemRuns, BufferEndsChangeNothing) {
   // Runs of bodies of one and of three sites, ending mid-iteration, with
   // single references between: every way of cutting the stream into
