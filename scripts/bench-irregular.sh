@@ -22,6 +22,11 @@
 #          one run's raw logs folded with the walk on and off and with
 #          --histogram-threshold 16 (lossy), and the merge time of a run
 #          with the walk on and of one with it off.
+#   lossy  lossy trace size at NPS ranks, LOSSY_ROUNDS V-cycles or rounds
+#          (default 20): one run's raw logs folded with --histogram-threshold
+#          16 by this build and, with BASE_BUILD_DIR=DIR, by that build too
+#          (the same logs: e.g. a build of main), alternately; nodes, bytes,
+#          the histograms' value:count pairs and how many entries they have.
 # Ranks beyond 2 are oversubscribed on this 2-core machine: the 64-rank runs
 # take minutes. Needs valgrind for `calls` (installed if missing); with
 # KEEP_DIR=DIR its callgrind files stay there (cg.1 walk on, cg.0 off).
@@ -33,6 +38,12 @@ TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
 APPS=$(realpath "$BUILD_DIR/tests/apps")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 PARTS=${PARTS:-wall calls fold merge}
+LOSSY_ROUNDS=${LOSSY_ROUNDS:-20}
+BASE_TF=
+if [[ -n ${BASE_BUILD_DIR:-} ]]; then
+  [[ -x $BASE_BUILD_DIR/src/cli/tracefold ]] || { echo "bench-irregular: no $BASE_BUILD_DIR/src/cli/tracefold" >&2; exit 2; }
+  BASE_TF=$(realpath "$BASE_BUILD_DIR/src/cli/tracefold")
+fi
 ROUNDS=${ROUNDS:-7}
 ROUNDS_EX=${ROUNDS_EX:-400}
 NPS=${NPS:-4 8 16 32 64}
@@ -169,6 +180,32 @@ if part merge; then
         "$(nodes "$WORK/on.tf")" "$(nodes "$WORK/off.tf")" "$(nodes "$WORK/hist.tf")" \
         "$bytes" "$(stat -c %s "$WORK/off.tf")" "$(stat -c %s "$WORK/hist.tf")" \
         "$recvs" "$(echo "$bytes / ($recvs + (${recvs} == 0))" | bc -l)" "$m_on" "$m_off" "$(echo "$m_on * 1000 / $rounds" | bc -l)" "$(echo "$m_off * 1000 / $rounds" | bc -l)" "$(echo "$busy * 1000" | bc -l)"
+    done
+  done
+fi
+
+if part lossy; then
+  echo "## lossy traces (--histogram-threshold 16), $LOSSY_ROUNDS V-cycles or rounds, same raw logs"
+  echo "hist pairs: value:count pairs of all hist(...) entries; hist entries: their number."
+  echo
+  echo "| program | ranks | build | nodes | trace B | hist pairs | hist entries |"
+  echo "|---|---|---|---|---|---|---|"
+  for prog in amg_like exchange_setup; do
+    for np in $NPS; do
+      rm -rf "$WORK/lraw"
+      "$TF" record -o "$WORK/l.tf" --raw-log "$WORK/lraw" -- mpirun -np "$np" "$APPS/app_$prog" "$LOSSY_ROUNDS" \
+        >/dev/null 2>"$WORK/l.err" || { echo "$prog at $np ranks failed" >&2; cat "$WORK/l.err" >&2; exit 1; }
+      builds=("this:$TF")
+      [[ -n $BASE_TF ]] && builds=("base:$BASE_TF" "this:$TF")
+      for b in "${builds[@]}"; do
+        name=${b%%:*} tf=${b#*:}
+        "$tf" fold "$WORK/lraw" --histogram-threshold 16 -o "$WORK/l-$name.tf" 2>/dev/null
+        "$tf" fold "$WORK/lraw" --histogram-threshold 16 --text -o "$WORK/l-$name.txt" 2>/dev/null
+        pairs=$(grep -o 'hist([^)]*)' "$WORK/l-$name.txt" | tr ' ()' '\n\n\n' | grep -c ':' || true)
+        entries=$(grep -o 'hist(' "$WORK/l-$name.txt" | wc -l)
+        printf '| %s | %d | %s | %s | %s | %s | %s |\n' "$prog" "$np" "$name" \
+          "$(sed -n 's/^nodes //p' "$WORK/l-$name.txt")" "$(stat -c %s "$WORK/l-$name.tf")" "$pairs" "$entries"
+      done
     done
   done
 fi
