@@ -19,9 +19,13 @@
 #          (--no-walk, the general path alone), over all ranks' calls.
 #   merge  trace size and the merge at MPI_Finalize (the recorder's "merged
 #          in" line) for both programs at NPS ranks (default "4 8 16 32 64"):
-#          one run's raw logs folded with the walk on and off and with
-#          --histogram-threshold 16 (lossy), and the merge time of a run
-#          with the walk on and of one with it off.
+#          one run's raw logs folded with the walk on and off, and the
+#          merge time of a run with the walk on and of one with it off.
+#   lossy  lossy trace size at NPS ranks, LOSSY_ROUNDS V-cycles or rounds
+#          (default 20): one run's raw logs folded with --histogram-threshold
+#          16 by this build and, with BASE_BUILD_DIR=DIR, by that build too
+#          (the same logs: e.g. a build of main), alternately; nodes, bytes,
+#          the histograms' value:count pairs and how many entries they have.
 # Ranks beyond 2 are oversubscribed on this 2-core machine: the 64-rank runs
 # take minutes. Needs valgrind for `calls` (installed if missing); with
 # KEEP_DIR=DIR its callgrind files stay there (cg.1 walk on, cg.0 off).
@@ -33,6 +37,12 @@ TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
 APPS=$(realpath "$BUILD_DIR/tests/apps")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 PARTS=${PARTS:-wall calls fold merge}
+LOSSY_ROUNDS=${LOSSY_ROUNDS:-20}
+BASE_TF=
+if [[ -n ${BASE_BUILD_DIR:-} ]]; then
+  [[ -x $BASE_BUILD_DIR/src/cli/tracefold ]] || { echo "bench-irregular: no $BASE_BUILD_DIR/src/cli/tracefold" >&2; exit 2; }
+  BASE_TF=$(realpath "$BASE_BUILD_DIR/src/cli/tracefold")
+fi
 ROUNDS=${ROUNDS:-7}
 ROUNDS_EX=${ROUNDS_EX:-400}
 NPS=${NPS:-4 8 16 32 64}
@@ -135,15 +145,15 @@ fi
 
 if part merge; then
   echo "## size and merge at MPI_Finalize"
-  echo "Sizes of one run's raw logs folded three ways (same input): as recorded (walk on), with"
-  echo "fold --no-walk, and lossy with --histogram-threshold 16; merge time from the recording"
+  echo "Sizes of one run's raw logs folded two ways (same input): as recorded (walk on) and with"
+  echo "fold --no-walk; merge time from the recording"
   echo "(walk on) and from a second recording with TRACEFOLD_WALK=0."
   echo
   echo "Receives: MPI_Recv calls of all ranks (tracefold stats); B/recv: the recorded trace's bytes"
   echo "per receive. Both programs pick each rank's partners with a fixed probability among all"
   echo "ranks, so receives grow about as the square of the ranks."
   echo
-  echo "| program | ranks | nodes on / off / hist | trace B on / off / hist | receives | B/recv | merged in s, on / off | per round ms, on / off | rank 0 busy ms, on |"
+  echo "| program | ranks | nodes on / off | trace B on / off | receives | B/recv | merged in s, on / off | per round ms, on / off | rank 0 busy ms, on |"
   echo "|---|---|---|---|---|---|---|---|---|"
   # nodes FILE -> node count
   nodes() { "$TF" print "$1" | head -n 1 | sed -E 's/.* ([0-9]+) nodes, .*/\1/'; }
@@ -158,17 +168,42 @@ if part merge; then
       TRACEFOLD_WALK=0 "$TF" record -o "$WORK/off-run.tf" -- mpirun -np "$np" "$APPS/app_$prog" "$arg" \
         >/dev/null 2>"$WORK/off.err" || { echo "$prog at $np ranks (walk off) failed" >&2; exit 1; }
       "$TF" fold "$WORK/raw" --no-walk -o "$WORK/off.tf" 2>/dev/null
-      "$TF" fold "$WORK/raw" --histogram-threshold 16 -o "$WORK/hist.tf" 2>/dev/null
       m_on=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/on.err")
       m_off=$(sed -nE 's/.*merged in ([0-9.]+) s.*/\1/p' "$WORK/off.err")
       busy=$(sed -nE "s/.*, ([0-9.]+) s of it rank 0's processor time.*/\\1/p" "$WORK/on.err")
       # calls is the 6th column from the end (the call site has spaces)
       recvs=$("$TF" stats "$WORK/on.tf" | awk '$1 == "MPI_Recv" { s += $(NF - 5) } END { print s + 0 }')
       bytes=$(stat -c %s "$WORK/on.tf")
-      printf '| %s %s | %d | %s / %s / %s | %s / %s / %s | %s | %.1f | %s / %s | %.1f / %.1f | %.1f |\n' "$prog" "$arg" "$np" \
-        "$(nodes "$WORK/on.tf")" "$(nodes "$WORK/off.tf")" "$(nodes "$WORK/hist.tf")" \
-        "$bytes" "$(stat -c %s "$WORK/off.tf")" "$(stat -c %s "$WORK/hist.tf")" \
+      printf '| %s %s | %d | %s / %s | %s / %s | %s | %.1f | %s / %s | %.1f / %.1f | %.1f |\n' "$prog" "$arg" "$np" \
+        "$(nodes "$WORK/on.tf")" "$(nodes "$WORK/off.tf")" \
+        "$bytes" "$(stat -c %s "$WORK/off.tf")" \
         "$recvs" "$(echo "$bytes / ($recvs + (${recvs} == 0))" | bc -l)" "$m_on" "$m_off" "$(echo "$m_on * 1000 / $rounds" | bc -l)" "$(echo "$m_off * 1000 / $rounds" | bc -l)" "$(echo "$busy * 1000" | bc -l)"
+    done
+  done
+fi
+
+if part lossy; then
+  echo "## lossy traces (--histogram-threshold 16), $LOSSY_ROUNDS V-cycles or rounds, same raw logs"
+  echo "hist pairs: value:count pairs of all hist(...) entries; hist entries: their number."
+  echo
+  echo "| program | ranks | build | nodes | trace B | hist pairs | hist entries |"
+  echo "|---|---|---|---|---|---|---|"
+  for prog in amg_like exchange_setup; do
+    for np in $NPS; do
+      rm -rf "$WORK/lraw"
+      "$TF" record -o "$WORK/l.tf" --raw-log "$WORK/lraw" -- mpirun -np "$np" "$APPS/app_$prog" "$LOSSY_ROUNDS" \
+        >/dev/null 2>"$WORK/l.err" || { echo "$prog at $np ranks failed" >&2; cat "$WORK/l.err" >&2; exit 1; }
+      builds=("this:$TF")
+      [[ -n $BASE_TF ]] && builds=("base:$BASE_TF" "this:$TF")
+      for b in "${builds[@]}"; do
+        name=${b%%:*} tf=${b#*:}
+        "$tf" fold "$WORK/lraw" --histogram-threshold 16 -o "$WORK/l-$name.tf" 2>/dev/null
+        "$tf" fold "$WORK/lraw" --histogram-threshold 16 --text -o "$WORK/l-$name.txt" 2>/dev/null
+        pairs=$(grep -o 'hist([^)]*)' "$WORK/l-$name.txt" | tr ' ()' '\n\n\n' | grep -c ':' || true)
+        entries=$(grep -o 'hist(' "$WORK/l-$name.txt" | wc -l)
+        printf '| %s | %d | %s | %s | %s | %s | %s |\n' "$prog" "$np" "$name" \
+          "$(sed -n 's/^nodes //p' "$WORK/l-$name.txt")" "$(stat -c %s "$WORK/l-$name.tf")" "$pairs" "$entries"
+      done
     done
   done
 fi

@@ -4,7 +4,9 @@
 // match of their node lists on call-site signatures only (operation + call
 // site), regardless of the loops the nodes head: matched nodes unite their
 // ranklists and merge their elastic values, unmatched nodes keep their own
-// ranks. Each rank's own sub-list, and so its expansion, is unchanged.
+// ranks. Each rank's own sub-list, and so its expansion, is unchanged
+// (except in lossy traces, whose alike value histograms are shared: see
+// share_histograms).
 #pragma once
 
 #include <memory>
@@ -30,6 +32,16 @@ struct MergeOptions {
 /// Merges b into a copy of a. Ranks of a and b must be disjoint; throws
 /// std::invalid_argument otherwise or if the world sizes differ.
 Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options = {});
+
+/// LOSSY traces only (value histograms, apply_histogram_threshold): in each
+/// field, histogram entries whose per-rank value counts lie in the same
+/// power-of-two class become one entry shared by their ranks, holding the
+/// pooled values scaled to the largest member's count (docs/format.md
+/// "Shared value histograms"), and the trace's lossy note names the fields.
+/// merge_traces does this for the entries it merges; a trace whose
+/// histograms were made after merging (merge --histogram-threshold) calls
+/// it. Histograms of one rank each are kept as they are.
+void share_histograms(Trace& trace);
 
 /// Renumbers call sites in order of first use by the node list (and drops
 /// unused ones), so equal traces print the same bytes however they were built.

@@ -124,8 +124,10 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, co
   merging.done();
   canonicalize_sites(acc);
   if (w.no_timing) drop_timing(acc);
-  if (apply_histogram_threshold(acc, histogram_threshold))
+  if (apply_histogram_threshold(acc, histogram_threshold)) {
+    share_histograms(acc);
     std::cerr << "tracefold: merge: LOSSY: " << acc.lossy << "\n";
+  }
   save_trace(acc, out, w.encoding());
   std::cerr << "tracefold: merged " << traces.size() << " traces (ranks "
             << human_ranks(acc.ranks()) << ") into " << out << "\n";

@@ -12,6 +12,10 @@ uint64_t mix(uint64_t x) {
 }
 }  // namespace
 
+// A histogram shared by alike ranks (merge.hpp, share_histograms) holds at
+// least as many values as each of them executes: each rank draws its own
+// number from it, and since every rank repeats a sender's draws the same
+// way, the receives planned from them still pair with the sends.
 int64_t LossyResolver::draw(Bag& bag, uint64_t key) {
   if (bag.total == 0) {
     // More executions than the histogram holds (an inconsistent trace):

@@ -1,10 +1,12 @@
 #include "tracefold/merge.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -14,7 +16,92 @@ namespace tracefold {
 
 namespace {
 
-void merge_node(Node& a, const Node& b) {
+// Lossy value histograms (apply_histogram_threshold) of an irregular code
+// differ on every rank: partners, message sizes and probe outcomes are the
+// rank's own, so keeping one histogram per rank makes the trace grow with
+// the ranks. Entries of one field whose per-rank value counts lie in the
+// same power-of-two class are alike enough to share one histogram: the
+// ranks' values pooled (peers are already offsets from the rank, so ranks
+// at different places with the same pattern pool into the same offsets),
+// scaled to the largest member's count. A shared entry's total is at least
+// each member's count, so a rank reading its values (expand, replay's
+// draws) never runs out; its own count still comes from the lossless loop
+// structure. Returns whether anything was shared.
+// Weights times counts can pass 2^64 (a million ranks' billions of values).
+__extension__ using Wide = unsigned __int128;
+
+bool share_alike_histograms(Elastic& el) {
+  std::vector<ElasticEntry>& es = el.entries();
+  std::map<int, std::vector<std::size_t>> classes;  // bit width of the total -> entries
+  for (std::size_t i = 0; i < es.size(); ++i)
+    if (es[i].values.is_histogram() && !es[i].values.empty())
+      classes[std::bit_width(es[i].values.size())].push_back(i);
+  std::vector<bool> gone(es.size(), false);
+  bool any = false;
+  for (const auto& [cls, members] : classes) {
+    if (members.size() < 2) continue;
+    // Weight: an entry's counts stand for each of its ranks.
+    std::map<int64_t, Wide> weight;
+    Wide all = 0;
+    uint64_t target = 0;
+    for (std::size_t i : members) {
+      const ElasticEntry& e = es[i];
+      target = std::max(target, e.values.size());
+      for (const ValueSeq::Run& r : e.values.runs()) {
+        if (r.pattern.empty()) continue;
+        const Wide w = static_cast<Wide>(r.reps) * e.ranks.size();
+        weight[r.pattern.front()] += w;
+        all += w;
+      }
+    }
+    // Largest remainders: the scaled counts add up to `target` exactly.
+    struct Share {
+      int64_t value;
+      uint64_t count;
+      Wide rest;
+    };
+    std::vector<Share> shares;
+    uint64_t given = 0;
+    for (const auto& [v, w] : weight) {
+      const Wide scaled = w * target;
+      shares.push_back(Share{v, static_cast<uint64_t>(scaled / all), scaled % all});
+      given += shares.back().count;
+    }
+    std::vector<std::size_t> order(shares.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return shares[x].rest > shares[y].rest; });
+    for (std::size_t k = 0; given < target && k < order.size(); ++k, ++given)
+      ++shares[order[k]].count;
+    std::vector<ValueSeq::Run> runs;
+    for (const Share& sh : shares)
+      if (sh.count > 0) runs.push_back(ValueSeq::Run{{sh.value}, sh.count});
+    ElasticEntry& keep = es[members.front()];
+    keep.values = ValueSeq::from_runs(std::move(runs), true);
+    for (std::size_t k = 1; k < members.size(); ++k) {
+      keep.ranks.unite(es[members[k]].ranks);
+      gone[members[k]] = true;
+    }
+    any = true;
+  }
+  if (!any) return false;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < es.size(); ++i) {
+    if (gone[i]) continue;
+    if (out != i) es[out] = std::move(es[i]);  // not onto itself: that empties it
+    ++out;
+  }
+  es.resize(out);
+  el.sort_entries();
+  return true;
+}
+
+void share_fields(Node& n, std::set<FieldId>& shared) {
+  for (auto& [f, el] : n.fields)
+    if (share_alike_histograms(el)) shared.insert(f);
+}
+
+void merge_node(Node& a, const Node& b, std::set<FieldId>& shared) {
   a.ranks.unite(b.ranks);
   if (a.loops.size() < b.loops.size()) a.loops.resize(b.loops.size());
   for (std::size_t l = 0; l < b.loops.size(); ++l) {
@@ -32,6 +119,7 @@ void merge_node(Node& a, const Node& b) {
     }
   }
   merge_timings(a.timings, b.timings);
+  share_fields(a, shared);
 }
 
 // Maps the site ids of `from` into `into`'s site table.
@@ -140,7 +228,45 @@ std::string join_lossy(const std::string& a, const std::string& b) {
   }
   return out;
 }
+// The lossy note names the fields whose histograms some ranks share, in
+// one part however many merges shared them (each side's note may have one).
+constexpr std::string_view kSharedNote = "histograms shared by alike ranks: ";
+
+void note_shared(std::string& lossy, const std::set<FieldId>& fields) {
+  std::set<std::string> names;
+  for (FieldId f : fields) names.insert(FieldTable::name(f));
+  std::string rest;
+  bool had = false;
+  for (std::string_view part : lossy_parts(lossy)) {
+    if (part.substr(0, kSharedNote.size()) == kSharedNote) {
+      had = true;
+      std::string_view list = part.substr(kSharedNote.size());
+      while (!list.empty()) {
+        const std::size_t at = list.find(", ");
+        names.insert(std::string(list.substr(0, at)));
+        if (at == std::string_view::npos) break;
+        list.remove_prefix(at + 2);
+      }
+      continue;
+    }
+    rest += (rest.empty() ? "" : "; ") + std::string(part);
+  }
+  if (names.empty() || (!had && fields.empty())) return;
+  std::string note(kSharedNote);
+  bool first = true;
+  for (const std::string& n : names) {
+    note += (first ? "" : ", ") + n;
+    first = false;
+  }
+  lossy = rest.empty() ? note : rest + "; " + note;
+}
 }  // namespace
+
+void share_histograms(Trace& trace) {
+  std::set<FieldId> shared;
+  for (Node& n : trace.nodes) share_fields(n, shared);
+  note_shared(trace.lossy, shared);
+}
 
 Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) {
   if (a.world_size != b.world_size)
@@ -163,6 +289,7 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
   out.comms = a.comms;
   out.comms.merge(b.comms);
   out.lossy = join_lossy(a.lossy, b.lossy);
+  std::set<FieldId> shared;
 
   const auto map = site_map(out.sites, b.sites);
   std::vector<Node> bn = b.nodes;
@@ -192,7 +319,7 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
   out.nodes.reserve(an.size() + bp.size());
   for (std::size_t i = 0; i < pre; ++i) {
     out.nodes.push_back(*an[i]);
-    merge_node(out.nodes.back(), *bp[i]);
+    merge_node(out.nodes.back(), *bp[i], shared);
   }
   if ((n + 1) * (m + 1) <= options.max_cells) {
     // Suffix table: L[i][j] = LCS length of an[pre+i..] and bn[pre+j..].
@@ -208,7 +335,7 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
       if (i < n && j < m && an[pre + i]->key == bp[pre + j]->key &&
           L[i * w + j] == L[(i + 1) * w + j + 1] + 1) {
         out.nodes.push_back(*an[pre + i]);
-        merge_node(out.nodes.back(), *bp[pre + j]);
+        merge_node(out.nodes.back(), *bp[pre + j], shared);
         ++i;
         ++j;
       } else if (i < n && (j == m || L[(i + 1) * w + j] >= L[i * w + j + 1])) {
@@ -223,8 +350,9 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
   }
   for (std::size_t k = 0; k < suf; ++k) {
     out.nodes.push_back(*an[an.size() - suf + k]);
-    merge_node(out.nodes.back(), *bp[bp.size() - suf + k]);
+    merge_node(out.nodes.back(), *bp[bp.size() - suf + k], shared);
   }
+  note_shared(out.lossy, shared);
   return out;
 }
 
