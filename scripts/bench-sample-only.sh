@@ -10,7 +10,7 @@
 # with the machine's load, unlike wall times.
 #   BUILD_DIR=build STEPS=300 EDGE=8 PERIOD=5ms scripts/bench-sample-only.sh
 # KEEP_DIR=DIR keeps the callgrind files there (callgrind_annotate them).
-# Needs valgrind (Debian package valgrind).
+# Needs valgrind (Debian package valgrind; installed if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -18,21 +18,13 @@ BUILD_DIR="${BUILD_DIR:-build}"
 STEPS="${STEPS:-300}"
 EDGE="${EDGE:-8}"
 PERIOD="${PERIOD:-5ms}"
-command -v valgrind >/dev/null || { echo "bench-sample-only: needs valgrind" >&2; exit 2; }
+source scripts/lib/callgrind.bash
+callgrind_need
 [[ -x $BUILD_DIR/src/cli/tracefold ]] || { echo "bench-sample-only: build first ($BUILD_DIR)" >&2; exit 2; }
 TF=$(realpath "$BUILD_DIR/src/cli/tracefold")
 APP=$(realpath "$BUILD_DIR/tests/apps/app_stencil3d")
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cat >"$work/rank0.sh" <<'SH'
-#!/bin/bash
-# Only rank 0 runs under callgrind; the other rank runs as is.
-if [[ ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}} == 0 ]]; then
-  exec valgrind -q --tool=callgrind --callgrind-out-file="$CG_OUT" \
-    '--toggle-collect=tracefold::record::Call::~Call()' "$@"
-fi
-exec "$@"
-SH
-chmod +x "$work/rank0.sh"
+callgrind_rank0 "$work/rank0.sh"
 calls=
 printf '%-14s %8s %14s %12s\n' record calls instructions "per call"
 for mode in sample sample-only; do
@@ -40,7 +32,7 @@ for mode in sample sample-only; do
   [[ $mode == sample-only ]] && opts+=(--sample-only)
   (cd "$work" && CG_OUT="$work/cg.$mode" "$TF" record "${opts[@]}" -o "$work/$mode.tf" -- \
     mpirun -np 2 "$work/rank0.sh" "$APP" "$STEPS" 0 "$EDGE" >/dev/null 2>"$work/err.$mode")
-  total=$(callgrind_annotate "$work/cg.$mode" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",", "", $1); print $1}')
+  total=$(callgrind_total "$work/cg.$mode")
   [[ -z $calls ]] && calls=$("$TF" expand "$work/$mode.tf" -r 0 | grep -c -E '^MPI_' || true)
   awk -v m="$mode" -v c="$calls" -v t="$total" 'BEGIN{printf "%-14s %8d %14d %12.0f\n", m, c, t, t / c}'
   if [[ -n ${KEEP_DIR:-} ]]; then mkdir -p "$KEEP_DIR" && cp "$work/cg.$mode" "$KEEP_DIR/"; fi

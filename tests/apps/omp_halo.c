@@ -8,18 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "thread_util.h"
+
 int main(int argc, char** argv) {
-  int provided = 0, rank = 0, size = 1;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rank = 0, size = 1;
+  if (!thread_init_multiple(&argc, &argv, "omp_halo", &rank, &size)) return 0;
   const int steps = argc > 1 ? atoi(argv[1]) : 20;
   const int threads = argc > 2 ? atoi(argv[2]) : 2;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) printf("omp_halo: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
-    MPI_Finalize();
-    return 0;
-  }
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   long sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sum)

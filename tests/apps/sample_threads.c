@@ -19,18 +19,13 @@
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "thread_util.h"
 
 static int rank, steps;
 static long inner = 15000000L;
 static sem_t started, b_called;
 static double results[3], c_seconds;
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 __attribute__((noinline)) double work(long n, double seed) {
   double x = seed;
@@ -85,10 +80,8 @@ __attribute__((noinline)) static void* thread_b(void* p) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int size = 0;
+  const int provided = thread_init(&argc, &argv, MPI_THREAD_MULTIPLE, &rank, &size);
   steps = argc > 1 ? atoi(argv[1]) : 4;
   if (argc > 2) inner = atol(argv[2]);
   if (provided < MPI_THREAD_MULTIPLE || size != 2) {
@@ -101,7 +94,7 @@ int main(int argc, char** argv) {
   void* (*fns[3])(void*) = {thread_c, thread_a, thread_b};
   pthread_t th[3];
   for (int k = 0; k < 3; ++k) {
-    if (pthread_create(&th[k], NULL, fns[k], NULL) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+    th[k] = thread_start(fns[k], NULL);
     sem_wait(&started);
   }
   for (int k = 0; k < 3; ++k) pthread_join(th[k], NULL);

@@ -18,13 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static long inner = 45000000L;
+#include "thread_util.h"
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static long inner = 45000000L;
 
 /* Not inlined: the test looks for its name in the samples. */
 __attribute__((noinline)) double work(long n, double seed) {
@@ -75,16 +71,14 @@ __attribute__((noinline)) static void* worker(void* p) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0, rank = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0;
+  thread_init(&argc, &argv, MPI_THREAD_FUNNELED, &rank, NULL);
   const double t0 = now();
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const int steps = argc > 1 ? atoi(argv[1]) : 4;
   if (argc > 2) inner = atol(argv[2]);
   const int stop = argc > 3 && strcmp(argv[3], "stop") == 0;
   struct worker_arg arg = {steps, 0.0, 0.0};
-  pthread_t th;
-  if (pthread_create(&th, NULL, worker, &arg) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  const pthread_t th = thread_start(worker, &arg);
   double x = (double)rank, sum = 0.0;
   for (int s = 0; s < steps; ++s) {
     x = work(rank == 0 ? inner + inner / 4 : inner, x);

@@ -13,7 +13,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "thread_util.h"
 
 #define WORKERS 3
 
@@ -24,12 +25,6 @@ static const int turn_of[WORKERS + 1] = {-1, 1, 2, 0};
 static int turn;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t moved = PTHREAD_COND_INITIALIZER;
-
-static void pause_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
 
 static void* worker(void* arg) {
   const int w = (int)(long)arg, peer = 1 - rank;
@@ -59,24 +54,15 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int size = 0;
+  if (!thread_init_multiple(&argc, &argv, "thread_first_calls", &rank, &size)) return 0;
   delay_ms = argc > 1 ? atoi(argv[1]) : 150;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) printf("thread_first_calls: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
-    MPI_Finalize();
-    return 0;
-  }
   if (size != 2) {
     if (rank == 0) fprintf(stderr, "thread_first_calls: needs 2 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  pthread_t tid[WORKERS + 1];
-  for (int w = 1; w <= WORKERS; ++w) pthread_create(&tid[w], NULL, worker, (void*)(long)w);
-  for (int w = 1; w <= WORKERS; ++w) pthread_join(tid[w], NULL);
+  thread_run_all(worker, 1, WORKERS);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 1)
     for (int w = 1; w <= WORKERS; ++w)

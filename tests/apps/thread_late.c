@@ -11,16 +11,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "thread_util.h"
 
 static int rank, delay_ms;
 static double slept;
-
-static void pause_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
 
 static void* worker(void* arg) {
   (void)arg;
@@ -41,23 +36,15 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int size = 0;
+  if (!thread_init_multiple(&argc, &argv, "thread_late", &rank, &size)) return 0;
   delay_ms = argc > 1 ? atoi(argv[1]) : 400;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) printf("thread_late: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
-    MPI_Finalize();
-    return 0;
-  }
   if (size != 2) {
     if (rank == 0) fprintf(stderr, "thread_late: needs 2 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  pthread_t tid;
-  pthread_create(&tid, NULL, worker, NULL);
+  const pthread_t tid = thread_start(worker, NULL);
   int value = 0;
   if (rank == 1) {
     value = 10;

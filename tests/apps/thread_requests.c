@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "thread_util.h"
+
 static int rank, size, steps;
 static MPI_Request reqs[2];
 static long out, in, sum;
@@ -51,23 +53,13 @@ static void* completer(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (!thread_init_multiple(&argc, &argv, "thread_requests", &rank, &size)) return 0;
   steps = argc > 1 ? atoi(argv[1]) : 20;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) printf("thread_requests: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
-    MPI_Finalize();
-    return 0;
-  }
   const int third = argc > 2 && strcmp(argv[2], "third") == 0;
   pthread_barrier_init(&turn, NULL, 2);
-  pthread_t tid, tid2;
-  pthread_create(&tid, NULL, poster, third ? &turn : NULL);
+  const pthread_t tid = thread_start(poster, third ? &turn : NULL);
   if (third) {
-    pthread_create(&tid2, NULL, completer, &turn);
-    pthread_join(tid2, NULL);
+    pthread_join(thread_start(completer, &turn), NULL);
   } else {
     completer(NULL);
   }

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "thread_util.h"
+
 enum { kTag = 7, kMaxRounds = 64 };
 static int rank, rounds, early;
 static int turn;  // calls of this rank so far, in the order the program wants
@@ -64,19 +66,12 @@ static void* second(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int size = 0;
+  if (!thread_init_multiple(&argc, &argv, "thread_tags", &rank, &size)) return 0;
   rounds = argc > 1 ? atoi(argv[1]) : 10;
   if (rounds < 1 || rounds > kMaxRounds) rounds = 10;
   early = argc > 2 ? atoi(argv[2]) : 0;
   if (early < 0 || early > kMaxRounds) early = 0;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) printf("thread_tags: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
-    MPI_Finalize();
-    return 0;
-  }
   if (rank < 2) {
     for (int i = 0; i < early; ++i) {
       int buf[4] = {0};
@@ -86,8 +81,7 @@ int main(int argc, char** argv) {
         MPI_Recv(buf, 4, MPI_INT, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (rank == 1) got[0][ngot[0]++] = buf[0];
     }
-    pthread_t th;
-    pthread_create(&th, NULL, second, NULL);
+    const pthread_t th = thread_start(second, NULL);
     run(0);
     pthread_join(th, NULL);
   }

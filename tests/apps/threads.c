@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "thread_util.h"
+
 enum { kThreads = 2 };
 static int rank, size, steps;
 static MPI_Comm comms[kThreads];
@@ -27,20 +29,10 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (!thread_init_multiple(&argc, &argv, "threads", &rank, &size)) return 0;
   steps = argc > 1 ? atoi(argv[1]) : 50;
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) printf("threads: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
-    MPI_Finalize();
-    return 0;
-  }
   for (int t = 0; t < kThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
-  pthread_t th[kThreads];
-  for (int t = 0; t < kThreads; ++t) pthread_create(&th[t], NULL, worker, (void*)(long)t);
-  for (int t = 0; t < kThreads; ++t) pthread_join(th[t], NULL);
+  thread_run_all(worker, 0, kThreads);
   long local = sums[0] + sums[1], total = 0;
   MPI_Allreduce(&local, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   for (int t = 0; t < kThreads; ++t) MPI_Comm_free(&comms[t]);

@@ -6,6 +6,7 @@
 // they differ only in how a rank learns its partners' timestamps.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -83,6 +84,12 @@ MatchResult match_locations(const Trace& trace, const WaitInput& in);
 /// Time per call path of one rank: computation, MPI and their groups.
 void basic_times(Analysis& a, int32_t rank);
 
+/// A wait of `w` ns found in the call `in_call`, bounded by 0 and by the
+/// time the call lasted (a partner's clock may put its side outside it).
+inline int64_t clamp_wait(int64_t w, const TimedEvent& in_call) {
+  return std::clamp<int64_t>(w, 0, in_call.end_ns - in_call.start_ns);
+}
+
 /// A message as its receiver sees it.
 struct RecvMatch {
   std::size_t recv_event = 0, recv_complete_event = 0;
@@ -147,6 +154,11 @@ const std::vector<std::size_t>& collective_done(Analysis& a, int32_t rank);
 const CommGroup* analysed_collective(const Trace& trace, const Event& ev, int32_t r, int64_t& comm);
 /// The root of a rooted collective as a world rank, or -1.
 int32_t collective_root(const Event& ev, const CommGroup& g);
+/// The serial analysis's collective pass (collectives.cpp): every rank's
+/// analysed collectives grouped into instances per communicator group in
+/// call order (every member calls them in the same order), each complete
+/// instance's members handed to collective_member.
+void collectives(Analysis& a);
 
 /// Events analysed and the first and last time stamp over some ranks.
 struct Span {
