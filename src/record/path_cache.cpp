@@ -289,7 +289,9 @@ const FrameInfo& Recorder::frame_of(uintptr_t a) {
     // A return address points after the call; step back into it.
     fi.frame.offset = a - base - 1;
   } else {
-    fi.frame.module = "?";
+    // push_back, not = "?": GCC 12 sees a bogus overlap in the inlined
+    // string assignment here (-Wrestrict).
+    fi.frame.module.push_back('?');
     fi.frame.offset = a;
   }
   for (char& c : fi.frame.module)

@@ -199,7 +199,7 @@ TEST(PatternsProcess, IterationsOfOverlappingOccurrences) {
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(iterations(r[0]), 6u);
   // "aba" in "ababa": overlapping by a distance that leaves a part over.
-  EXPECT_EQ(iterations(ProcessPattern{symbols("aba"), {0, 2}}), 2u);
+  EXPECT_EQ(iterations(ProcessPattern{symbols("aba"), {0, 2}, {}}), 2u);
 }
 
 }  // namespace

@@ -242,7 +242,8 @@ int memrt_write_modules(const char* dir) {
   h.count = g_named_count;
   int ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h;
   for (uint32_t i = 0; ok && i < g_named_count; i++) {
-    TfmModRecord m = {i + 1, (uint32_t)strlen(g_named[i]->name), g_named[i]->base};
+    /* No text extent (0, 0): this runtime keeps only each module's base. */
+    TfmModRecord m = {i + 1, (uint32_t)strlen(g_named[i]->name), g_named[i]->base, 0, 0};
     ok = write(fd, &m, sizeof m) == (ssize_t)sizeof m &&
          write(fd, g_named[i]->name, m.name_len) == (ssize_t)m.name_len;
   }
