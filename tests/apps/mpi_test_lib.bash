@@ -70,9 +70,10 @@ descendants() {
   done
 }
 
-# dump_stacks ERR PID... : appends every thread's backtrace of each PID to
-# ERR, so that a hang seen once in hundreds of runs leaves its stacks in
-# the output CTest prints on failure. gdb attaches to all of them at once,
+# dump_stacks ERR PID... : every thread's backtrace of each PID, appended
+# to ERR and shown on stderr (tests show only the tail of a run's files),
+# so that a hang seen once in hundreds of runs leaves its stacks in the
+# output CTest prints on failure. gdb attaches to all of them at once,
 # each for 45 s at most: on a loaded machine one attach can take 10-20 s.
 dump_stacks() {
   local err=$1 p
@@ -94,7 +95,7 @@ dump_stacks() {
   done
   # Not a bare wait: the hung command is this shell's child too.
   wait "${gdbs[@]}" || true
-  for p in "$@"; do cat "$dir/$p" >>"$err"; done
+  for p in "$@"; do tee -a "$err" <"$dir/$p" >&2; done
   rm -rf "$dir"
 }
 
@@ -124,8 +125,9 @@ limited() {
   LRC=0
   wait "$pid" || LRC=$?
   if ((expired)); then
-    local pids
-    pids="$pid $(descendants "$pid")"
+    local pids below
+    below=$(descendants "$pid")
+    pids="$pid ${below//$'\n'/ }"
     echo "timeout: $* still running after $RUN_TIMEOUT s (pids $pids)" >>"$err"
     # shellcheck disable=SC2086
     dump_stacks "$err" $pids

@@ -14,7 +14,7 @@ wait
 HANG
 RUN_TIMEOUT=2
 t0=$SECONDS
-limited out.txt err.txt bash hang.sh
+limited out.txt err.txt bash hang.sh 2>stderr.txt
 took=$((SECONDS - t0))
 child=$(sed -n 's/^child //p' out.txt)
 
@@ -30,8 +30,13 @@ else
 fi
 
 # One stack section per process, each with frames: bash waiting for its
-# child, sleep in its nanosleep.
+# child, sleep in its nanosleep; in the run's stderr file and on the
+# test's own stderr, which CTest shows (tests show only a file's tail).
 CHECKS=$((CHECKS + 1))
+if ! cmp -s <(grep -E '^(---|#[0-9])' err.txt) <(grep -E '^(---|#[0-9])' stderr.txt); then
+  bad "the stacks in err.txt are not those on stderr"
+  cat stderr.txt >&2
+fi
 sections=$(grep -c '^--- stacks of pid ' err.txt || true)
 if [[ $sections -ne 2 ]]; then
   bad "want the stacks of 2 processes, got $sections"
