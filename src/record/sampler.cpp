@@ -112,14 +112,17 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t mis
       return;
     }
     const SamplerThreadMarks& marks = tl_sampler_marks;
-    const uint64_t event = marks.timed_call == marks.calls
+    // Until the wrapper has read the call's enter time the call is not
+    // timed (and timed_call may still be the previous call's): the call
+    // is the next event to be recorded.
+    const bool enter_known = marks.enter_ns != 0;
+    const uint64_t event = enter_known && marks.timed_call == marks.calls
                                ? marks.timed_event
                                : r.events_timed.load(std::memory_order_relaxed);
-    // The thread was off its core in the wrapper: ticks that fell due
-    // before the call's enter time (or all of them, while that time is
-    // still to be read) lie outside the call the timeline records.
-    const uint32_t outside =
-        copies_outside(missed, due, period, marks.entered_call == marks.calls, marks.enter_ns);
+    // Ticks that fell due before the call's enter time (the thread was off
+    // its core in the wrapper), or all of them and this one while that
+    // time is still to be read, lie outside the call the timeline records.
+    const uint32_t outside = copies_outside(missed, due, period, enter_known, marks.enter_ns);
     MpiSample& m = st.mpi_ring[h & (kMpiSlots - 1)];
     m.time_ns = t0;
     m.first_ns = missed > 0 ? due : t0;
@@ -202,7 +205,7 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
   const int64_t due = st->next_ns;
   uint32_t missed = 0;
   if (st->clock == CLOCK_MONOTONIC && t0 - due >= st->period_ns)
-    missed = static_cast<uint32_t>(std::min<int64_t>((t0 - due) / st->period_ns, UINT32_MAX));
+    missed = static_cast<uint32_t>(std::min<int64_t>((t0 - due) / st->period_ns, UINT32_MAX - 1));
   // The rate under the handler's cost (sampler_rate.hpp), from this sample
   // on; a window that ends on a late tick waits for an on-time one, since
   // a late tick's copies stand for ticks that fell due at the old period.
