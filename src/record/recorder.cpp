@@ -377,6 +377,7 @@ CallBuffers& thread_buffers() {
   }
   Recorder& r = recorder();
   if (!r.recording()) return;
+  sampler_note_entering(enter_ns);
   tl_in_call = true;
   sampler_note_call(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
   active_ = true;

@@ -12,6 +12,7 @@
 #include "sampler.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -35,9 +36,27 @@ namespace sampling {
 namespace {
 
 TRACEFOLD_STATIC_TLS constinit thread_local ThreadState* tl_state = nullptr;
-// Inside dlopen/dlclose on this thread: the loader's lists may be half
-// changed, and libunwind walks them (dl_iterate_phdr) to find unwind tables.
+// Inside dlopen, dlclose or dl_iterate_phdr on this thread: the loader's
+// lists may be half changed, and its list lock half taken or released.
+// libunwind walks the lists (dl_iterate_phdr) to find unwind tables, under
+// that lock: a recursive mutex, but one whose owner is noted only after
+// the lock word is taken (and cleared before it is released), so a handler
+// that unwinds in between waits for its own thread forever.
 TRACEFOLD_STATIC_TLS constinit thread_local int tl_loader_depth = 0;
+
+using DlIterateFn = int (*)(int (*)(dl_phdr_info*, std::size_t, void*), void*);
+// The C library's dl_iterate_phdr: found outside any handler (dlsym takes
+// the loader's lock), at the first call or when sampling starts.
+std::atomic<DlIterateFn> g_dl_iterate_phdr{nullptr};
+
+DlIterateFn real_dl_iterate_phdr() {
+  DlIterateFn f = g_dl_iterate_phdr.load(std::memory_order_acquire);
+  if (!f) {
+    f = reinterpret_cast<DlIterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
+    g_dl_iterate_phdr.store(f, std::memory_order_release);
+  }
+  return f;
+}
 
 int64_t clock_ns(clockid_t c) {
   timespec ts;
@@ -93,14 +112,17 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t mis
       return;
     }
     const SamplerThreadMarks& marks = tl_sampler_marks;
-    const uint64_t event = marks.timed_call == marks.calls
+    // Until the wrapper has read the call's enter time the call is not
+    // timed (and timed_call may still be the previous call's): the call
+    // is the next event to be recorded.
+    const bool enter_known = marks.enter_ns != 0;
+    const uint64_t event = enter_known && marks.timed_call == marks.calls
                                ? marks.timed_event
                                : r.events_timed.load(std::memory_order_relaxed);
-    // The thread was off its core in the wrapper: ticks that fell due
-    // before the call's enter time (or all of them, while that time is
-    // still to be read) lie outside the call the timeline records.
-    const uint32_t outside =
-        copies_outside(missed, due, period, marks.entered_call == marks.calls, marks.enter_ns);
+    // Ticks that fell due before the call's enter time (the thread was off
+    // its core in the wrapper), or all of them and this one while that
+    // time is still to be read, lie outside the call the timeline records.
+    const uint32_t outside = copies_outside(missed, due, period, enter_known, marks.enter_ns);
     MpiSample& m = st.mpi_ring[h & (kMpiSlots - 1)];
     m.time_ns = t0;
     m.first_ns = missed > 0 ? due : t0;
@@ -183,7 +205,7 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
   const int64_t due = st->next_ns;
   uint32_t missed = 0;
   if (st->clock == CLOCK_MONOTONIC && t0 - due >= st->period_ns)
-    missed = static_cast<uint32_t>(std::min<int64_t>((t0 - due) / st->period_ns, UINT32_MAX));
+    missed = static_cast<uint32_t>(std::min<int64_t>((t0 - due) / st->period_ns, UINT32_MAX - 1));
   // The rate under the handler's cost (sampler_rate.hpp), from this sample
   // on; a window that ends on a late tick waits for an on-time one, since
   // a late tick's copies stand for ticks that fell due at the old period.
@@ -321,6 +343,11 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
     std::fprintf(stderr, "tracefold: rank %d: no samples: no thread key\n", r.rank);
     return;
   }
+  // Before any handler can call it (through libunwind).
+  if (!real_dl_iterate_phdr()) {
+    std::fprintf(stderr, "tracefold: rank %d: no samples: no dl_iterate_phdr\n", r.rank);
+    return;
+  }
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   struct sigaction sa {};
   sa.sa_sigaction = &on_tick;
@@ -349,6 +376,25 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
   if (!a) return real(thread, attr, start, arg);
   const int rc = real(thread, attr, &R::sampling::sampled_start, a);
   if (rc != 0) delete a;
+  return rc;
+}
+
+// While the loader's lists are walked on this thread (by the program, a
+// library, the recorder's module table, or libunwind in this thread's own
+// handler), a tick here drops its sample (counted) instead of unwinding:
+// the unwinder would take the loader's list lock again, and in the lock's
+// own window that waits forever (tl_loader_depth). With sampling off the
+// call is a tail call, so the C library sees its real caller (the caller's
+// link-map namespace, for code loaded with dlmopen).
+extern "C" int dl_iterate_phdr(int (*callback)(dl_phdr_info*, std::size_t, void*), void* data) {
+  const R::sampling::DlIterateFn real = R::sampling::real_dl_iterate_phdr();
+  if (!real) return 0;
+  if (!R::sampling::sampler().on.load(std::memory_order_relaxed)) return real(callback, data);
+  ++R::sampling::tl_loader_depth;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const int rc = real(callback, data);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  --R::sampling::tl_loader_depth;
   return rc;
 }
 

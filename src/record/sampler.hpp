@@ -22,14 +22,14 @@ class Recorder;
 // the recorder gave the current call its place in the rank's event
 // sequence (timestamp, before the call's own end), which place: a sample
 // in the rest of the call names that event, not the next. And when the
-// current call was entered (its timeline enter time, unskewed), once that
-// is read: copies for ticks that fell due before it are not in the call.
+// current call was entered (its timeline enter time, unskewed), 0 while
+// that is still to be read: copies for ticks that fell due before it, and
+// a tick taken before it is read, are not in the call.
 struct SamplerThreadMarks {
   uint64_t calls = 0;
   uintptr_t low_mpi_sp = UINTPTR_MAX;
   uint64_t timed_call = 0;
   uint64_t timed_event = 0;
-  uint64_t entered_call = 0;
   int64_t enter_ns = 0;
 };
 [[gnu::tls_model(
@@ -47,12 +47,19 @@ extern uint64_t g_samples_consumed;  // under the recorder's lock
   if (sp < m.low_mpi_sp) m.low_mpi_sp = sp;
 }
 
+/// From Call::begin, before the thread counts as inside a call: the
+/// call's enter time when it is known already (a poll the fast path made
+/// earlier), else 0 until sampler_note_enter. Noted first, so that a tick
+/// that finds the thread inside never reads the previous call's time.
+[[gnu::always_inline]] inline void sampler_note_entering(int64_t enter_ns) {
+  tl_sampler_marks.enter_ns = enter_ns;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 /// From Call::begin, once the call's enter time is read.
 [[gnu::always_inline]] inline void sampler_note_enter(int64_t enter_ns) {
-  SamplerThreadMarks& m = tl_sampler_marks;
-  m.enter_ns = enter_ns;
-  std::atomic_signal_fence(std::memory_order_release);
-  m.entered_call = m.calls;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tl_sampler_marks.enter_ns = enter_ns;
 }
 
 /// Caller holds the recorder's lock: event `index` is timestamped now.

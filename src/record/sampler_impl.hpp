@@ -55,14 +55,17 @@ inline int64_t cost_of_bucket(int b) {
 // stack pointer (see lca_of).
 constexpr uintptr_t kWrapperSlack = 1024;
 
-// Of `missed` ticks that fell due at due, due + period, ... while the
-// thread was off its core inside an MPI wrapper: how many fell due before
-// the call's enter time, so outside the call on the timeline. All of them
-// while the wrapper has yet to read that time (`enter_known` false).
+// Of a tick taken while its thread was inside an MPI wrapper, after
+// `missed` ticks that fell due at due, due + period, ... while the thread
+// was off its core: how many of its samples (the copies first, then the
+// tick's own) lie before the call's enter time, so outside the call on the
+// timeline. While the wrapper has yet to read that time (`enter_known`
+// false) all of them do, the tick's own too: the wrapper reads the clock
+// after the handler returns.
 inline uint32_t copies_outside(uint32_t missed, int64_t due, int64_t period, bool enter_known,
                                int64_t enter_ns) {
-  if (missed == 0 || !enter_known) return missed;
-  if (due >= enter_ns) return 0;
+  if (!enter_known) return missed + 1;
+  if (missed == 0 || due >= enter_ns) return 0;
   return static_cast<uint32_t>(std::min<int64_t>(missed, (enter_ns - due + period - 1) / period));
 }
 
@@ -88,9 +91,10 @@ struct MpiSample {
   uint64_t mpi_event;
   int64_t period_ns;
   uint32_t copies;
-  // Of the copies, the first `outside` fell due before the call's enter
-  // time: the thread was in the wrapper, not yet in the call the timeline
-  // records, and they are written as samples outside MPI (no frames).
+  // Of the copies and the sample, the first `outside` fell due before the
+  // call's enter time: the thread was in the wrapper, not yet in the call
+  // the timeline records, and they are written as samples outside MPI (no
+  // frames).
   uint32_t outside;
 };
 

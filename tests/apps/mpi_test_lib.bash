@@ -25,8 +25,9 @@
 #   finish                            summary; exit 1 if anything failed
 #
 # Every run is limited to $RUN_TIMEOUT seconds (default 60): a hang fails
-# the test instead of blocking CTest, and the hung launcher and its MPI
-# processes (found as descendants of the run, by pid) are killed.
+# the test instead of blocking CTest, the stacks of the hung launcher and
+# its MPI processes (found as descendants of the run, by pid) go to the
+# run's stderr file (gdb), and they are killed.
 set -euo pipefail
 
 export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
@@ -69,15 +70,45 @@ descendants() {
   done
 }
 
+# dump_stacks ERR PID... : every thread's backtrace of each PID, appended
+# to ERR and shown on stderr (tests show only the tail of a run's files),
+# so that a hang seen once in hundreds of runs leaves its stacks in the
+# output CTest prints on failure. gdb attaches to all of them at once,
+# each for 45 s at most: on a loaded machine one attach can take 10-20 s.
+dump_stacks() {
+  local err=$1 p
+  shift
+  if ! command -v gdb >/dev/null; then
+    echo "timeout: no gdb, no stacks (scripts/install-deps.sh installs it)" >>"$err"
+    return 0
+  fi
+  local dir gdbs=()
+  dir=$(mktemp -d)
+  for p in "$@"; do
+    # debuginfod would try the network for every library's symbols.
+    {
+      echo "--- stacks of pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null || echo gone)"
+      DEBUGINFOD_URLS='' timeout 45 gdb -nx -batch -iex 'set debuginfod enabled off' -p "$p" \
+        -ex 'thread apply all bt' </dev/null 2>&1 | grep -v '^\[New LWP\|^\[Thread debugging'
+    } >"$dir/$p" &
+    gdbs+=($!)
+  done
+  # Not a bare wait: the hung command is this shell's child too.
+  wait "${gdbs[@]}" || true
+  for p in "$@"; do tee -a "$err" <"$dir/$p" >&2; done
+  rm -rf "$dir"
+}
+
 # limited OUT ERR CMD... : runs CMD with stdout/stderr to OUT/ERR; $LRC is
-# its exit status, or 124 when it ran out of time (then it and everything
-# it started are killed). The shell waits for CMD itself, so a run is over
-# the moment CMD exits (a suite makes thousands of runs; polling every 0.1 s
-# cost 0.05-0.1 s each). A watchdog subshell signals this shell when the
-# time is up; it waits with the read builtin on a pipe nobody writes to
-# (LIMITED_NEVER), so it has no child of its own, and is stopped with
-# SIGKILL, which no trap sees (any other signal could make it run the EXIT
-# trap that removes $WORK before it disarms it).
+# its exit status, or 124 when it ran out of time (then the stacks of it
+# and of everything it started are appended to ERR, and they are killed).
+# The shell waits for CMD itself, so a run is over the moment CMD exits (a
+# suite makes thousands of runs; polling every 0.1 s cost 0.05-0.1 s
+# each). A watchdog subshell signals this shell when the time is up; it
+# waits with the read builtin on a pipe nobody writes to (LIMITED_NEVER),
+# so it has no child of its own, and is stopped with SIGKILL, which no trap
+# sees (any other signal could make it run the EXIT trap that removes
+# $WORK before it disarms it).
 exec {LIMITED_NEVER}<> <(:)
 limited() {
   local out=$1 err=$2
@@ -94,9 +125,13 @@ limited() {
   LRC=0
   wait "$pid" || LRC=$?
   if ((expired)); then
-    local pids
-    pids="$pid $(descendants "$pid")"
-    echo "timeout: killing $* (pids $pids)" >>"$err"
+    local pids below
+    below=$(descendants "$pid")
+    pids="$pid ${below//$'\n'/ }"
+    echo "timeout: $* still running after $RUN_TIMEOUT s (pids $pids)" >>"$err"
+    # shellcheck disable=SC2086
+    dump_stacks "$err" $pids
+    echo "timeout: killing pids $pids" >>"$err"
     # shellcheck disable=SC2086
     kill -TERM $pids 2>/dev/null || true
     sleep 2

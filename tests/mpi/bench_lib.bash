@@ -119,7 +119,7 @@ BENCH_THREADS="threads thread_requests omp_halo"
 # anything (they test the recorder's failure paths); thread_late and
 # thread_first_calls are the designed late senders of analyze_threads.sh
 # and thread_locations.sh, timing programs.
-BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_threads sample_soak thread_late thread_first_calls"
+BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_threads sample_loader sample_soak thread_late thread_first_calls"
 
 # Fails for an app of the project that no list names.
 bench_check_lists() {

@@ -120,8 +120,17 @@ TEST(SamplerCopies, OutsideTheCallAreThoseDueBeforeItsEnterTime) {
   EXPECT_EQ(copies_outside(6, 10000000, kAsked, true, 13000000), 3u);  // due at 13: inside
   EXPECT_EQ(copies_outside(6, 10000000, kAsked, true, 9000000), 0u);   // all after entering
   EXPECT_EQ(copies_outside(6, 10000000, kAsked, true, 99000000), 6u);  // never more than missed
-  EXPECT_EQ(copies_outside(6, 10000000, kAsked, false, 0), 6u);        // enter time not read yet
   EXPECT_EQ(copies_outside(0, 10000000, kAsked, true, 13500000), 0u);
+}
+
+// A tick that lands in the wrapper before it has read the call's enter
+// time: the clock is read after the handler returns, so the tick's own
+// sample is outside the call as well as its copies (a thread taken off its
+// core right after the handler entered the call on the timeline
+// milliseconds later).
+TEST(SamplerCopies, BeforeTheEnterTimeIsReadTheTickItselfIsOutside) {
+  EXPECT_EQ(copies_outside(0, 10000000, kAsked, false, 0), 1u);
+  EXPECT_EQ(copies_outside(6, 10000000, kAsked, false, 0), 7u);
 }
 
 }  // namespace
