@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "cli.hpp"
+#include "one_thread.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/patterns.hpp"
@@ -337,7 +338,7 @@ void add_patterns_command(CLI::App& app) {
         context_text = "groups " + args->context;
       }
       Trace t = load_trace(args->trace);
-      one_thread_per_rank(t, "patterns");
+      one_thread_per_rank(t, "patterns", kPatternsNeedRanks);
       patterns::Options o;
       o.peers = args->absolute ? patterns::PeerMode::kAbsolute : patterns::PeerMode::kRelative;
       o.context =

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "one_thread.hpp"
 #include "tracefold/simulate.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -86,7 +87,10 @@ void print_ranks(const SimulationResult& r, const fs::path& csv) {
 
 void run_simulate(const SimulateArgs& a) {
   const Trace trace = load_trace(a.trace);
-  cli::one_thread_per_rank(trace, "simulate");
+  // SMPI's replay gives each rank one actor reading one action stream.
+  cli::one_thread_per_rank(trace, "simulate",
+                           "SimGrid's SMPI replay runs one actor per rank, which replays one "
+                           "stream of calls");
   const fs::path replay = cli::find_companion(
       "TRACEFOLD_SMPI_REPLAY",
       {"../extrap/simulate/tracefold-smpi-replay", "tracefold-smpi-replay",

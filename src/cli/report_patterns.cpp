@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli.hpp"
+#include "one_thread.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/op_class.hpp"
@@ -27,6 +28,8 @@ std::vector<int32_t> grid_of(const patterns::Shape& s) {
 }  // namespace
 
 PatternsReport patterns_for_report(const Trace& t, bool raw_sites) {
+  // The report shows this refusal in place of the section.
+  one_thread_per_rank(t, "patterns", kPatternsNeedRanks);
   PatternsReport rep;
   rep.world_size = t.world_size;
   // As `tracefold patterns` does by default: the function of the call, or

@@ -219,8 +219,22 @@ void write_ranks_svg(std::ostream& out, const std::vector<RankTimeline>& timelin
     out << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
         << xml_escape(time_text(axis * t / 4)) << "</text>\n";
   }
+  // The axis says where its times come from: a recorded timeline's own
+  // (save events past the recorder's budget, laid out from means), or the
+  // trace's means.
+  std::size_t measured = 0, calls = 0;
+  for (const RankTimeline& tl : timeline)
+    for (const TimedEvent& te : tl.events) {
+      ++calls;
+      measured += te.measured;
+    }
+  std::string axis_label = "time (sum of means)";
+  if (measured > 0 && measured == calls)
+    axis_label = "time (recorded)";
+  else if (measured > 0)
+    axis_label = "time (recorded; " + std::to_string(calls - measured) + " calls from means)";
   out << "<text transform=\"translate(14," << top + plot_h / 2
-      << ") rotate(-90)\" text-anchor=\"middle\">time (sum of means)</text>\n";
+      << ") rotate(-90)\" text-anchor=\"middle\" class=\"axis-time\">" << axis_label << "</text>\n";
   out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 36
       << "\" text-anchor=\"middle\">" << (threads ? "rank.thread" : "rank") << "</text>\n";
   const int step = label_step(n);

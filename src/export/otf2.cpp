@@ -342,9 +342,9 @@ ExportSummary write_otf2(const std::filesystem::path& dir, const Trace& trace,
                 g, group, str("rank " + std::to_string(tl.rank)), OTF2_LOCATION_GROUP_TYPE_PROCESS,
                 0, OTF2_UNDEFINED_LOCATION_GROUP),
             "location group");
-    const std::string name =
-        "rank " + std::to_string(tl.rank) +
-        (tl.thread == 0 ? " main thread" : " thread " + std::to_string(tl.thread));
+    // Named as every other view names the location (Trace::location_name):
+    // `rank R thread T` with threads, thread 0 included, else `rank R`.
+    const std::string name = trace.location_name(tl.thread * trace.world_size + tl.rank);
     check(
         OTF2_GlobalDefWriter_WriteLocation(
             g, location(tl), str(name), OTF2_LOCATION_TYPE_CPU_THREAD, event_counts[stream], group),

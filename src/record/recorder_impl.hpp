@@ -109,7 +109,7 @@ class Recorder {
   std::atomic<bool> order_shared{false};
   std::atomic<bool> order_solo_busy{false};
   std::mutex order_mu;
-  std::map<OrderKey, uint64_t> order_counts;
+  OrderCounts order_counts;
   bool initialized = false;
   // Read by every thread's calls without the lock.
   std::atomic<bool> finalized{false};

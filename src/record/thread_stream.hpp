@@ -18,6 +18,7 @@
 #include "handle_queues.hpp"
 #include "path_cache.hpp"
 #include "recorder.hpp"
+#include "thread_order_counts.hpp"
 #include "tracefold/folder.hpp"
 #include "tracefold/thread_order.hpp"
 
@@ -87,7 +88,7 @@ struct alignas(64) ThreadStream {
   int number = 0;  // by the order of the threads' first calls
   // Per key, the rank's count of calls on it right after this thread's
   // last one (Recorder::thread_order).
-  std::map<OrderKey, uint64_t> order_seen;
+  OrderCounts order_seen;
   std::optional<Folder> folder;
   // Events recorded but not folded yet (see Recorder::append): slots reused
   // batch after batch, so their vectors keep their capacity.

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The commands that take one thread per rank, and how the exports name and
+# label a trace with threads (tests/apps/threads.c, 2 ranks of a main
+# thread and two workers under MPI_THREAD_MULTIPLE, recorded with its
+# timeline):
+#  - `patterns`, `resolve` and `simulate` refuse it, each saying why it
+#    cannot take a rank's threads, and `report` shows the patterns
+#    refusal in place of patterns of thread 0 alone;
+#  - `stats --ranks-svg` labels its time axis by where the times come
+#    from: recorded beside the timeline, sums of means without it;
+#  - OTF2 names every location `rank R thread T`, thread 0 too, as the
+#    bars' tooltips name them.
+TF=$1; SRC=$2; APPS=$3
+source "$SRC/tests/apps/mpi_test_lib.bash"
+record_timed_threads 2 threads 20
+
+# refused CMD WHY ARGS...: the command exits 2 naming itself, WHY and the
+# threads.
+refused() {
+  local cmd=$1 why=$2
+  shift 2
+  CHECKS=$((CHECKS + 1))
+  local rc=0
+  "$TF" "$cmd" "$@" >"$cmd-out.txt" 2>"$cmd-err.txt" || rc=$?
+  if [[ $rc -ne 2 ]]; then
+    bad "$cmd exited $rc on a trace with threads, want 2"
+    show_run "$cmd-out.txt" "$cmd-err.txt"
+  elif ! grep -qF "$cmd takes traces of one thread per rank ($why" "$cmd-err.txt" ||
+    ! grep -qF "this one has 3 threads per rank calling MPI" "$cmd-err.txt"; then
+    bad "$cmd's refusal does not say why ($why ...) and how many threads"
+    show_run "$cmd-err.txt"
+  else
+    ok "$cmd refused: $(cat "$cmd-err.txt")"
+  fi
+}
+refused patterns "it reads one event string per rank" t.tf
+refused resolve "its traversal runs each rank as one stream of calls" t.tf -o resolved.tf
+[[ -e resolved.tf ]] && bad "resolve wrote resolved.tf although it refused"
+refused simulate "SimGrid's SMPI replay runs one actor per rank" t.tf -o sim
+
+CHECKS=$((CHECKS + 1))
+if ! "$TF" report t.tf -o r.html 2>report-err.txt; then
+  bad "report failed"
+  show_run report-err.txt
+elif ! grep -qF "patterns takes traces of one thread per rank (it reads one event string" r.html; then
+  bad "report's patterns section does not give the refusal"
+  grep -o '<p id="patterns"[^<]*' r.html >&2 || true
+else
+  ok "report gives the patterns refusal in its section"
+fi
+
+# axis_label SVG: the ranks chart's time axis.
+axis_label() { sed -n 's/.*class="axis-time">\([^<]*\)<.*/\1/p' "$1"; }
+CHECKS=$((CHECKS + 1))
+"$TF" stats t.tf --ranks-svg recorded.svg >/dev/null 2>stats-err.txt || bad "stats --ranks-svg"
+cp t.tf alone.tf  # no alone.tf.timeline/: times from the trace's means
+"$TF" stats alone.tf --ranks-svg means.svg >/dev/null 2>>stats-err.txt || bad "stats --ranks-svg"
+got_recorded=$(axis_label recorded.svg)
+got_means=$(axis_label means.svg)
+if [[ $got_recorded != "time (recorded)" || $got_means != "time (sum of means)" ]]; then
+  bad "ranks chart axis: '$got_recorded' with the timeline, '$got_means' without"
+  show_run stats-err.txt
+else
+  ok "ranks chart axis: '$got_recorded' with the timeline, '$got_means' without"
+fi
+
+CHECKS=$((CHECKS + 1))
+if ! command -v otf2-print >/dev/null; then
+  bad "otf2-print missing (scripts/install-deps.sh installs otf2-tools)"
+elif ! "$TF" export t.tf --otf2 otf2 2>export-err.txt; then
+  bad "export --otf2 failed"
+  show_run export-err.txt
+else
+  otf2-print -G otf2/traces.otf2 >defs.txt 2>&1 || bad "otf2-print -G"
+  missing=""
+  for r in 0 1; do
+    for t in 0 1 2; do
+      grep -qF "\"rank $r thread $t\"" defs.txt || missing+=" rank $r thread $t;"
+    done
+  done
+  if [[ -n $missing ]] || grep -q "main thread" defs.txt; then
+    bad "OTF2 location names: missing$missing $(grep -c 'main thread' defs.txt) 'main thread'"
+    grep -i "location " defs.txt | head -n 8 >&2
+  else
+    ok "OTF2 names every location rank R thread T"
+  fi
+fi
+finish
