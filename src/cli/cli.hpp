@@ -20,15 +20,6 @@ namespace tracefold::cli {
 /// `1234 B`, `12.1 KiB`, `3.4 MiB`.
 std::string human_bytes(uint64_t bytes);
 
-/// For the commands that take one thread per rank: refuses a trace with
-/// more (docs/format.md "The thread dimension") rather than misread it.
-inline const Trace& one_thread_per_rank(const Trace& t, const std::string& command) {
-  if (t.threads > 1)
-    throw std::runtime_error(command + " takes traces of one thread per rank; this one has " +
-                             std::to_string(t.threads) + " threads per rank calling MPI");
-  return t;
-}
-
 /// CLI::ExistingFile for a trace argument; for the path of a `record
 /// --sample-only` run (no trace file, by design) it says so and which
 /// option records the trace.
