@@ -99,6 +99,24 @@ TEST(FolderWalk, WithoutItEveryIterationTakesTheGeneralPath) {
   EXPECT_GT(paths.general, in.size() / 2);
 }
 
+TEST(FolderWalk, WalkOffSpoiledSessionsLeaveInnerLoopsToTheFastPath) {
+  // With the walk off, the sessions on the irregular cycle spoil one after
+  // the other, and while one records, the fast path stays off. Once they
+  // stop for a while, the tail's inner loops (runs of unsuccessful probes,
+  // of Isends) take the fast path; the folding stays the general path's.
+  const auto in = exchange_program(200, 3);
+  FoldOptions off;
+  off.elastic_iterations = false;
+  FoldPathCounts paths;
+  const Trace t = fold(in, off, &paths);
+  expect_lossless(t, in);
+  FoldOptions general = off;
+  general.fast_path = false;
+  EXPECT_EQ(format_trace(t), format_trace(fold(in, general)));
+  EXPECT_EQ(paths.general + paths.fast + paths.replay + paths.repeats + paths.walk, in.size());
+  EXPECT_GT(paths.fast, in.size() / 5) << "general " << paths.general;
+}
+
 TEST(FolderWalk, StructureDoesNotGrowWithIterations) {
   const Trace t50 = fold(exchange_program(50, 7), {});
   const Trace t500 = fold(exchange_program(500, 7), {});

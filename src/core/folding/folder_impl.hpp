@@ -385,6 +385,19 @@ struct Folder::Impl {
   std::vector<Item*> real_;  // items of the loop, preorder (tag -1 - i)
   std::vector<Item> slots_;
   static constexpr std::size_t kMaxSessionEvents = 4096;
+  // Sessions that keep spoiling (an irregular loop with the walk off or not
+  // allowed) cost their logging, and while one records the fast path stays
+  // off, so the tail's inner loops (a poll loop's unsuccessful probes) go
+  // through the general path one event at a time. After kSpoiledSessions
+  // spoiled ones in a row, no session starts for a run of events, and the
+  // fast path takes those loops; a session still records after each run, so
+  // that a loop turned regular is learned again, and each spoiled one doubles
+  // the run (up to kMaxSkip events). Sessions change how fast the folder
+  // folds, never what it folds, so the output is the same.
+  static constexpr uint32_t kSpoiledSessions = 4;
+  static constexpr uint64_t kFirstSkip = 64, kMaxSkip = 8192;
+  uint64_t no_session_until_ = 0;   // events: no session starts before this many
+  uint64_t skip_run_ = kFirstSkip;  // the run of events without sessions after the next spoiled one
 
   static void tag_tree(Item& it, int32_t& next);
   static void collect_tree(Item& it, std::vector<Item*>& out);

@@ -29,6 +29,9 @@ void Folder::Impl::start_session(bool follows_clean) {
   }
   learned_ = false;
   if (!feeding_ && walk_allowed()) return start_walk();
+  // The walk's start depends on the sessions' spoils: only without it can
+  // they stop (see kSpoiledSessions).
+  if (!options.elastic_iterations && events < no_session_until_) return;
   start_recording();
 }
 
@@ -72,6 +75,12 @@ void Folder::Impl::end_recording() {
   log_.active = false;
   learned_ = false;
   unclean_streak_ = clean ? 0 : unclean_streak_ + 1;
+  if (clean) {
+    skip_run_ = kFirstSkip;
+  } else if (unclean_streak_ >= kSpoiledSessions) {
+    no_session_until_ = events + skip_run_;
+    skip_run_ = std::min(2 * skip_run_, kMaxSkip);
+  }
   if (clean) handed_back_ = false;  // the hand-back worked
   if (!clean) {
     have_prev_ = false;
