@@ -37,12 +37,12 @@ std::vector<Event> irregular_rank(int32_t rank, int sends, uint64_t seed) {
   return evs;
 }
 
-std::vector<Trace> lossy_ranks(const std::vector<int>& sends, const CommTable& comms) {
-  FoldOptions lossy;
-  lossy.histogram_threshold = 4;
+// Each rank's irregular_rank folded on its own, rank r sending sends[r].
+std::vector<Trace> rank_traces(const std::vector<int>& sends, const CommTable& comms,
+                               const FoldOptions& options = {}) {
   std::vector<Trace> traces;
   for (int32_t r = 0; r < kRanks; ++r) {
-    Folder f(r, lossy);
+    Folder f(r, options);
     for (Event e : irregular_rank(r, sends[static_cast<std::size_t>(r)], 7)) {
       encode_relative(e, r, comms);
       f.append(e);
@@ -50,6 +50,12 @@ std::vector<Trace> lossy_ranks(const std::vector<int>& sends, const CommTable& c
     traces.push_back(f.finish(kRanks, testing::make_sites(2), comms));
   }
   return traces;
+}
+
+std::vector<Trace> lossy_ranks(const std::vector<int>& sends, const CommTable& comms) {
+  FoldOptions lossy;
+  lossy.histogram_threshold = 4;
+  return rank_traces(sends, comms, lossy);
 }
 
 // The value -> count pairs of a histogram.
@@ -135,16 +141,7 @@ TEST(MergeHistograms, ShareAfterMergingEqualsShareWhileMerging) {
   comms.define_world(kRanks);
   std::vector<int> sends(kRanks, 200);
   const Trace while_merging = reduce_traces(lossy_ranks(sends, comms));
-  std::vector<Trace> exact;
-  for (int32_t r = 0; r < kRanks; ++r) {
-    Folder f(r);
-    for (Event e : irregular_rank(r, 200, 7)) {
-      encode_relative(e, r, comms);
-      f.append(e);
-    }
-    exact.push_back(f.finish(kRanks, testing::make_sites(2), comms));
-  }
-  Trace after = reduce_traces(exact);
+  Trace after = reduce_traces(rank_traces(sends, comms));
   ASSERT_TRUE(apply_histogram_threshold(after, 4));
   share_histograms(after);
   for (FieldId f : {FieldTable::peer(), *FieldTable::find("count")}) {
@@ -166,16 +163,7 @@ TEST(MergeHistograms, ShareAfterMergingEqualsShareWhileMerging) {
 TEST(MergeHistograms, LosslessTracesAreLeftAlone) {
   CommTable comms;
   comms.define_world(kRanks);
-  std::vector<Trace> exact;
-  for (int32_t r = 0; r < kRanks; ++r) {
-    Folder f(r);
-    for (Event e : irregular_rank(r, 48, 7)) {
-      encode_relative(e, r, comms);
-      f.append(e);
-    }
-    exact.push_back(f.finish(kRanks, testing::make_sites(2), comms));
-  }
-  Trace t = reduce_traces(exact);
+  Trace t = reduce_traces(rank_traces(std::vector<int>(kRanks, 48), comms));
   EXPECT_EQ(t.nodes.at(0).field(FieldTable::peer())->entries().size(),
             static_cast<std::size_t>(kRanks));
   const std::string before = format_trace(t);
