@@ -92,6 +92,9 @@ struct StrideObservation {
 struct StrideFit {
   std::optional<int64_t> stride;
   std::string law;
+  /// The law is a fixed number of busy coordinates (the level's points
+  /// fixed, as under strong scaling).
+  bool fixed_count = false;
 };
 StrideFit fit_stride(const std::vector<StrideObservation>& obs, int64_t target);
 

@@ -270,6 +270,33 @@ std::string idle_along(const Topology& t, const BusyLevel& l) {
   return out;
 }
 
+// "2nd", "3rd", "11th": an ordinal for level names.
+std::string ordinal(std::size_t n) {
+  const std::size_t teen = n % 100, last = n % 10;
+  const char* suffix = teen >= 11 && teen <= 13 ? "th"
+                       : last == 1              ? "st"
+                       : last == 2              ? "nd"
+                       : last == 3              ? "rd"
+                                                : "th";
+  return std::to_string(n) + suffix;
+}
+
+// Which of the program's levels idle level `l` of `n` (finest first) is.
+// Levels idle ranks from the coarsest on, so the idle ones are the
+// program's last and are counted from its coarsest; the finer levels,
+// busy on every rank, leave no mark in the calls that would number them
+// from the finest.
+std::string level_name(std::size_t l, std::size_t n) {
+  const std::size_t from_coarsest = n - l;
+  std::string out = from_coarsest == 1 ? "the coarsest level"
+                                       : "the " + ordinal(from_coarsest) + " coarsest level";
+  if (n == 1)
+    out += " (the only idle one)";
+  else if (l == 0)
+    out += " (the finest idle one)";
+  return out;
+}
+
 // The refusal when `few` has fewer coarse levels with idle ranks than
 // `many`. Under strong scaling a level's points are fixed, so each
 // doubling of a side makes one more level idle ranks along it: a count
@@ -360,7 +387,7 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
           // extrapolate from: say what else would do.
           const bool none_below = !smallest.empty() && std::stoll(smallest) >= opts.ranks;
           throw ExtrapError(
-              "coarse level " + std::to_string(l + 1) + ", stride along " + dim + ": " + f.law +
+              level_name(l, depth) + ", stride along " + dim + ": " + f.law +
               (smallest.empty() ? std::string()
                                 : " (the smallest count with more ranks along " + dim +
                                       " than every input is " + smallest + ")") +
@@ -369,11 +396,44 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
                                 std::string(kLevelRemedies)
                           : std::string()));
         }
+        std::string sides;
+        int64_t widest = 0;
+        for (const auto& o : obs) {
+          sides += (sides.empty() ? "" : ", ") + std::to_string(o.size);
+          widest = std::max(widest, o.size);
+        }
+        const int64_t tside = target.sizes[static_cast<std::size_t>(d)];
+        if (f.fixed_count && tside > widest) {
+          // A level keeps a fixed number of busy ranks when its points are
+          // fixed (strong scaling), and then so are the finer levels'
+          // points: one of those, busy on every rank of every input, may run
+          // out of points along a side no input has and idle ranks there,
+          // which no input shows. Even idle-level counts do not rule it out
+          // (coarsening by other factors than 2 leaves sides without a new
+          // idle level), so this is refused rather than guessed.
+          std::vector<int64_t> need(static_cast<std::size_t>(dims), 1);
+          need[static_cast<std::size_t>(d)] = tside;
+          const std::string smallest = smallest_grid_with(need, pow2);
+          const bool none_below = smallest.empty() || std::stoll(smallest) >= opts.ranks;
+          throw ExtrapError(
+              level_name(l, depth) + ", stride along " + dim + ": " + f.law +
+              ", a fixed number of busy ranks, and the target's " + std::to_string(tside) +
+              " ranks along " + dim + " exceed every input's (" + sides +
+              "): a level keeps its busy ranks fixed in number when its points are fixed "
+              "(strong scaling), and so are the points of the finer levels, busy on every rank "
+              "of every input; one of them may run out of points beyond the inputs' sides and "
+              "idle ranks that no input shows. " +
+              (none_below ? "Record the target count itself (no count below it has " +
+                                std::to_string(tside) + " ranks along " + dim + ")"
+                          : "Record an input with " + std::to_string(tside) + " ranks along " +
+                                dim + " (the smallest count with them is " + smallest + ")") +
+              ", or " + kLevelRemedies);
+        }
         laws += (laws.empty() ? "" : ", ") + dim + " " + f.law + " -> " + std::to_string(*f.stride);
         tl.stride.push_back(*f.stride);
       }
-      res.explanation.push_back("coarse level " + std::to_string(l + 1) +
-                                ": busy ranks at coordinates multiples of " + laws);
+      res.explanation.push_back(level_name(l, depth) + ": busy ranks at coordinates multiples of " +
+                                laws);
       tlevels.push_back(std::move(tl));
     }
     // The target's classes.

@@ -136,6 +136,7 @@ StrideFit fit_stride(const std::vector<StrideObservation>& obs, int64_t target) 
   } else if (points_ok && at_points) {
     f.stride = *at_points;
     f.law = "S/" + std::to_string(*points) + " (" + std::to_string(*points) + " busy, fixed)";
+    f.fixed_count = true;
   } else {
     f.law = "no fixed stride or busy count explains the strides seen";
     return f;

@@ -24,23 +24,35 @@ source "$SRC/tests/apps/mpi_test_lib.bash"
 STEPS=2
 source "$SRC/tests/mpi/extrap_lib.bash"
 
-for n in 8 16 32; do rec mgw "$n" mg3d 0 0 2 3; done
-for n in 8 16 32; do rec mgs "$n" mg3d 0 1 4 2; done
-for n in 8 16 32; do rec mg2s "$n" mg3d 0 1 16 4 2; done
+# refused WHAT NAME RANKS PATTERN COUNTS...: extrapolating NAME-N.tf for
+# each N of COUNTS to RANKS ranks is refused, saying PATTERN.
+refused() {
+  local what=$1 name=$2 ranks=$3 pattern=$4 n inputs=()
+  shift 4
+  for n in "$@"; do inputs+=("$name-$n.tf"); done
+  fails_with "$what" "$pattern" "${inputs[@]}" --ranks "$ranks" --no-plugins -o "$name-x$ranks.tf"
+}
 
-fails_with "mg3d 3-D weak: one busy rank along x and y at 16" \
+# NAME, then app_mg3d's MODE LOCAL LEVELS [DIMS] (CYCLES 2, WORK 0).
+for variant in "mgw 0 2 3" "mgs 1 4 2" "mg2s 1 16 4 2"; do
+  read -r name args <<< "$variant"
+  # shellcheck disable=SC2086 # the arguments split on purpose
+  for n in 8 16 32; do rec "$name" "$n" mg3d 0 $args; done
+done
+
+refused "mg3d 3-D weak: one busy rank along x and y at 16" mgw 64 \
   "the per-level model does not explain it either: mgw-16.tf: a coarse level has one busy rank along x and y \(4x2x2\), so its exchanges along them are missing there: .*\(at least 4 along x, 4 along y; the smallest count with such a grid is 64 ranks \(4x4x4\)\)" \
-  mgw-8.tf mgw-16.tf mgw-32.tf --ranks 64 --no-plugins -o mgw-x64.tf
-fails_with "mg3d 3-D strong: x's stride law is in no input" \
-  "coarse level 1, stride along x: stride 1 \(2 busy\) in every input, all of one side: .*part at 4; give an input with another side along it \(the smallest count with more ranks along x than every input is 64 ranks \(4x4x4\)\)" \
-  mgs-16.tf mgs-32.tf --ranks 64 --no-plugins -o mgs-x64.tf
-fails_with "mg3d 3-D strong: no idle rank at 8" \
+  8 16 32
+refused "mg3d 3-D strong: x's stride law is in no input" mgs 64 \
+  "the coarsest level \(the only idle one\), stride along x: stride 1 \(2 busy\) in every input, all of one side: .*part at 4; give an input with another side along it \(the smallest count with more ranks along x than every input is 64 ranks \(4x4x4\)\)" \
+  16 32
+refused "mg3d 3-D strong: no idle rank at 8" mgs 64 \
   "mgs-8.tf \(2x2x2\) has 0 coarse level\(s\) with idle ranks, mgs-32.tf \(4x4x2\) has 1: .*\(strong scaling\)" \
-  mgs-8.tf mgs-16.tf mgs-32.tf --ranks 64 --no-plugins -o mgs-y64.tf
-fails_with "mg3d 2-D strong: a level idles beyond the inputs" \
+  8 16 32
+refused "mg3d 2-D strong: a level idles beyond the inputs" mg2s 64 \
   "mg2s-8.tf \(4x2\) has 1 coarse level\(s\) with idle ranks, mg2s-32.tf \(8x4\) has 2: its finest such level keeps every 2nd of the 8 ranks along y busy, a level on which every rank of mg2s-8.tf works\. .*no trace of these counts says which of its ranks idle at a larger one\. .*record with enough points that every level keeps a point on every rank at the target .*or record the target count itself" \
-  mg2s-8.tf mg2s-16.tf mg2s-32.tf --ranks 64 --no-plugins -o mg2s-x64.tf
-fails_with "mg3d 2-D strong: only the target decides y's stride" \
-  "coarse level 1, stride along y: stride 2 \(2 busy\) in every input, all of one side: .*\(the smallest count with more ranks along y than every input is 32 ranks \(8x4\)\); no count below the target decides it: record the target count itself, or record with enough points" \
-  mg2s-8.tf mg2s-16.tf --ranks 32 --no-plugins -o mg2s-x32.tf
+  8 16 32
+refused "mg3d 2-D strong: only the target decides y's stride" mg2s 32 \
+  "the coarsest level \(the only idle one\), stride along y: stride 2 \(2 busy\) in every input, all of one side: .*\(the smallest count with more ranks along y than every input is 32 ranks \(8x4\)\); no count below the target decides it: record the target count itself, or record with enough points" \
+  8 16
 finish

@@ -278,3 +278,46 @@ TEST(ExtrapLevels, SmallestGridWithTheSidesAskedFor) {
   EXPECT_EQ(smallest_grid_with({3, 1, 1}, true), "64 ranks (4x4x4)");
   EXPECT_EQ(smallest_grid_with({4, 1}, true), "16 ranks (4x4)");
 }
+
+// Strong scaling with a coarsening factor of 4 (levels of 8 and 2 points
+// a side): the 2-point level idles ranks at 4x4, 8 rows of 4 and 8x8, two
+// busy ranks along each side, a fixed busy count; the 8-point level is
+// busy on every rank of every input. Every input has the same one idle
+// level, so no count mismatch refuses it, yet at 16 rows of 8 the 8-point
+// level idles every other row: a level busy on every rank of every input
+// need not stay so once a side outgrows the inputs', and the model would
+// give those rows its calls.
+TEST(ExtrapLevels, AFixedBusyCountBeyondTheInputsSidesIsRefused) {
+  const std::vector<StrongLevel> by4 = {{8, 8}, {2, 2}};
+  std::vector<ExtrapInput> in;
+  for (auto [sx, sy] : {std::pair{4, 4}, {4, 8}, {8, 8}}) {
+    in.push_back({"q" + std::to_string(sx * sy) + ".tf", nested(sx, sy, 2, by4)});
+    const auto l = busy_levels(in.back().trace, Topology{{sx, sy}, {}});
+    ASSERT_TRUE(l.has_value());
+    EXPECT_EQ(l->size(), 1u);
+  }
+  const auto real = busy_levels(nested(8, 16, 2, by4), Topology{{8, 16}, {}});
+  ASSERT_TRUE(real.has_value());
+  EXPECT_EQ(real->size(), 2u);  // the 8-point level idles rows at 128
+  ExtrapOptions o;
+  o.ranks = 128;
+  o.try_plugins = false;
+  try {
+    const ExtrapResult res = extrapolate(in, o);
+    // Rank 8 (x 0, y 1) idles on both levels in the program.
+    FAIL() << "extrapolated: rank 8 makes " << expand_rank(res.trace, 8).size()
+           << " calls, the program " << expand_rank(nested(8, 16, 2, by4), 8).size();
+  } catch (const ExtrapError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "the coarsest level (the only idle one), stride along y: S/2 (2 busy, fixed), "
+                  "a fixed number of busy ranks, and the target's 16 ranks along y exceed every "
+                  "input's (4, 8, 8)"),
+              std::string::npos)
+        << e.what();
+    // 128 is the least count with 16 rows: nothing below the target shows them.
+    EXPECT_NE(std::string(e.what()).find(
+                  "Record the target count itself (no count below it has 16 ranks along y)"),
+              std::string::npos)
+        << e.what();
+  }
+}
