@@ -37,7 +37,7 @@ else
 fi
 
 CHECKS=$((CHECKS + 1))
-if grep -q "coarse level 1: busy ranks at coordinates multiples of x every 2 (fixed stride) -> 2, y every 2 (fixed stride) -> 2" \
+if grep -q "the coarsest level (the only idle one): busy ranks at coordinates multiples of x every 2 (fixed stride) -> 2, y every 2 (fixed stride) -> 2" \
   <("$TF" extrapolate mgl-16.tf mgl-32.tf mgl-64.tf --ranks 128 -o e-128.tf --explain 2>&1); then
   ok "mg3d: the level's stride laws are explained"
 else
