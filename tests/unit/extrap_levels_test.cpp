@@ -120,6 +120,16 @@ TEST(ExtrapLevels, NestedIdleLevelsExtrapolateRankByRank) {
   const ExtrapResult res = extrapolate(in, o);
   EXPECT_EQ(res.target.sizes, (std::vector<int64_t>{16, 32}));
   tracefold::testing::expect_same_ranks(res.trace, nested(16, 32, 3));
+  // The idle levels are the program's 2nd coarsest (stride 2) and its
+  // coarsest (stride 4), and --explain names them so.
+  std::string laws;
+  for (const auto& line : res.explanation)
+    if (line.find("busy ranks at coordinates") != std::string::npos) laws += line + "\n";
+  EXPECT_EQ(laws,
+            "the 2nd coarsest level (the finest idle one): busy ranks at coordinates multiples "
+            "of x every 2 (fixed stride) -> 2, y every 2 (fixed stride) -> 2\n"
+            "the coarsest level: busy ranks at coordinates multiples of x every 4 (fixed "
+            "stride) -> 4, y every 4 (fixed stride) -> 4\n");
 }
 
 // The coarsest level (stride 4) has one busy rank along x at 32 ranks
