@@ -10,12 +10,15 @@
 # memory, and the result: `tracefold diff` against the real run where one
 # exists, or the refusal):
 #   - 64, 256 -> 128 (every side of the target in some input);
-#   - 64, 128 -> 256 and 64, 128, 256 -> 512, 1,024 and 16,384.
+#   - 64, 128 -> 256 and 64, 128, 256 -> 512, 1,024 and 16,384;
+#   - with a 512-rank recording (8x8x8, the first count with a side of 8
+#     along every dimension): 64, 128, 512 -> 256 and 64, 128, 256, 512 ->
+#     1,024 and 16,384.
 # Settings (environment): BUILD_DIR=build, COUNTS="64 128 256" (the
-# counts recorded; empty: none, the traces already in KEEP_DIR are used;
-# rows whose inputs are missing say so), CYCLES=2, KEEP_DIR=DIR (write
-# the traces there and keep them). A run at 512 ranks (8x8x8) wrote no
-# trace here after 508 s at load 300, so it is not among the defaults.
+# counts recorded, "64 128 256 512" for the last rows: 512 ranks take
+# about 9 minutes here and load the machine to 300 or more; empty: none,
+# the traces already in KEEP_DIR are used; rows whose inputs are missing
+# say so), CYCLES=2, KEEP_DIR=DIR (write the traces there and keep them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -64,23 +67,24 @@ extrap() {
   local n=$1 inputs=() c wall rss result from
   shift
   from=$(IFS=,; echo "$*")
+  local x="x-${from//,/-}-$n"
   for c in "$@"; do
     [[ -s mgw-$c.tf ]] || { echo "| extrapolate $from -> $n | (no mgw-$c.tf) |"; return 0; }
     inputs+=("mgw-$c.tf")
   done
-  if /usr/bin/time -v "$TF" extrapolate "${inputs[@]}" --ranks "$n" --no-plugins -o "x-$n.tf" \
-    > "x-$n.log" 2> "x-$n.err"; then
+  if /usr/bin/time -v "$TF" extrapolate "${inputs[@]}" --ranks "$n" --no-plugins -o "$x.tf" \
+    > "$x.log" 2> "$x.err"; then
     if [[ -s mgw-$n.tf ]]; then
-      result=$("$TF" diff "x-$n.tf" "mgw-$n.tf" 2>&1 | head -3 | tr '\n' ' ') || true
+      result=$("$TF" diff "$x.tf" "mgw-$n.tf" 2>&1 | head -3 | tr '\n' ' ') || true
     else
-      result="$(stat -c %s "x-$n.tf") B, no real run to diff"
+      result="$(stat -c %s "$x.tf") B, no real run to diff"
     fi
   else
     result="refused (below)"
-    refusals+=("$from -> $n: $(grep -v -e '^\s' -e '^Command' "x-$n.err")")
+    refusals+=("$from -> $n: $(grep -v -e '^\s' -e '^Command' "$x.err")")
   fi
-  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "x-$n.err")
-  rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "x-$n.err")
+  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$x.err")
+  rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$x.err")
   printf '| extrapolate %-11s -> %5d | %8s | %6.1f MiB | %s |\n' "$from" "$n" "$wall" \
     "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "$result"
 }
@@ -90,5 +94,7 @@ for n in $COUNTS; do record "$n"; done
 extrap 128 64 256
 extrap 256 64 128
 for n in 512 1024 16384; do extrap "$n" 64 128 256; done
+extrap 256 64 128 512
+for n in 1024 16384; do extrap "$n" 64 128 256 512; done
 for r in "${refusals[@]}"; do printf '\n%s\n' "$r"; done
 echo "load after: $(uptime)"
