@@ -20,7 +20,9 @@
  *               wait (designed: how long before rank 0 they entered the
  *               MPI_Bcast, summed, / P)
  *   frequent    200 tiny MPI_Allreduce calls per step between 50 us of
- *               work, entered together (designed: time in them per rank)
+ *               work, entered together (designed: time in them per rank;
+               also printed: how much of it the ranks waited for one
+               another, should the machine have kept them apart)
  *   few         per step one MPI_Allreduce of 4 MiB after one unit of work:
  *               long, not frequent
  *   late        (2 ranks or more) rank 0 works a unit, then MPI_Send to each
@@ -188,19 +190,41 @@ int main(int argc, char** argv) {
     }
     designed = early_entries(per, steps, 0, rank, size);
   } else if (!strcmp(mode, "frequent")) {
+    const size_t calls = (size_t)steps * 200;
+    double* enter = malloc(sizeof(double) * calls);
+    double* len = malloc(sizeof(double) * calls);
     for (int s = 0; s < steps; ++s) {
       for (int i = 0; i < 200; ++i) {
         work_a(50e-6);
         /* Untraced: the ranks enter together, so the time in the
          * MPI_Allreduce is its own, not waiting for a late rank. */
         PMPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = now();
+        const size_t k = (size_t)s * 200 + (size_t)i;
+        enter[k] = now();
         MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        mine += now() - t0;
+        len[k] = now() - enter[k];
+        mine += len[k];
         check += out;
       }
     }
     designed = per_rank(mine, size);
+    /* Whether the premise held: a loaded machine can deschedule a rank past
+     * the barrier, and the others then wait for it in the MPI_Allreduce.
+     * Each call's waiting, as the wait analysis takes it: from the rank's
+     * entry to the last rank's, within the call. */
+    double* last = malloc(sizeof(double) * calls);
+    PMPI_Allreduce(enter, last, (int)calls, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double waited = 0;
+    for (size_t k = 0; k < calls; ++k) {
+      const double w = last[k] - enter[k];
+      waited += w < 0 ? 0 : w > len[k] ? len[k] : w;
+    }
+    const double waited_avg = per_rank(waited, size);
+    if (rank == 0)
+      printf("diag: frequent entered apart: waiting %.6f of %.6f\n", waited_avg, designed);
+    free(last);
+    free(enter);
+    free(len);
   } else if (!strcmp(mode, "few")) {
     const int n = 1 << 19; /* 4 MiB of doubles */
     double* a = malloc(sizeof(double) * (size_t)n);

@@ -5,53 +5,16 @@
 #include <sstream>
 
 #include "../../src/analysis/diagnose/internal.hpp"  // align_by_exit_gaps, frame naming
+#include "diagnose_run.hpp"
 #include "test_util.hpp"
 #include "tracefold/diagnose.hpp"
 
 namespace tracefold {
 namespace {
 
-constexpr int64_t kMs = 1000000;
-
-struct DiagRun {
-  Trace trace;
-  DiagnoseInput in;
-  explicit DiagRun(int32_t n) {
-    trace.world_size = n;
-    trace.comms.define_world(n);
-    trace.sites = testing::make_sites(8);
-    in.events.ranks.resize(std::size_t(n));
-  }
-  void add(int32_t r, const std::string& op, SiteId site, int64_t start, int64_t end,
-           std::vector<std::pair<std::string, int64_t>> fields = {}) {
-    testing::add_timed(in.events.ranks[std::size_t(r)], op, site, start, end, std::move(fields));
-  }
-  // MPI_Init on every rank, ending at 0.
-  void init() {
-    for (int32_t r = 0; r < trace.world_size; ++r) add(r, "MPI_Init", 7, -kMs, 0);
-  }
-  void finalize(int64_t at) {
-    for (int32_t r = 0; r < trace.world_size; ++r) add(r, "MPI_Finalize", 7, at, at + kMs);
-  }
-  // Rank r computes work[r] from `from`, then all meet in an Allreduce at
-  // site 1 that ends at `from + max(work) + 10 us`; returns that end.
-  int64_t step(int64_t from, const std::vector<int64_t>& work) {
-    int64_t mx = 0;
-    for (int64_t w : work) mx = std::max(mx, w);
-    const int64_t end = from + mx + 10000;
-    for (int32_t r = 0; r < trace.world_size; ++r)
-      add(r, "MPI_Allreduce", 1, from + work[std::size_t(r)], end,
-          {{"comm", 0}, {"count", 1}, {"dsize", 8}});
-    return end;
-  }
-  DiagnoseReport run(DiagnoseOptions o = {}) { return diagnose(trace, in, o); }
-};
-
-const Diagnosis* find(const DiagnoseReport& r, DiagnosisKind k) {
-  for (const Diagnosis& d : r.diagnoses)
-    if (d.kind == k) return &d;
-  return nullptr;
-}
+using testing::DiagRun;
+using testing::find;
+using testing::kMs;
 
 TEST(Diagnose, LoadImbalanceIsAvgMinusMinAtTheClosingCall) {
   DiagRun t(4);
@@ -349,77 +312,6 @@ TEST(Diagnose, AFunctionThatMostlyWaitsTakesTheDerivedLabel) {
   DiagnoseOptions strict;
   strict.derived_min_samples = 100;
   EXPECT_TRUE(t.run(strict).derived.empty());
-}
-
-TEST(Diagnose, ManyShortCallsAreFrequentAFewLongOnesAreNot) {
-  DiagRun t(2);
-  t.init();
-  int64_t at = 0;
-  // 400 steps of 1 ms computation and a 100 us Allreduce without waiting.
-  for (int s = 0; s < 400; ++s) {
-    for (int32_t r = 0; r < 2; ++r)
-      t.add(r, "MPI_Allreduce", 1, at + kMs, at + kMs + 100000, {{"comm", 0}});
-    at += kMs + 100000;
-  }
-  // Then 5 Allreduces of 30 ms each (other site), 4 MiB each.
-  for (int s = 0; s < 5; ++s) {
-    for (int32_t r = 0; r < 2; ++r)
-      t.add(r, "MPI_Allreduce", 2, at + kMs, at + 31 * kMs,
-            {{"comm", 0}, {"count", 1 << 19}, {"dsize", 8}});
-    at += 31 * kMs;
-  }
-  t.finalize(at);
-  const DiagnoseReport r = t.run();
-  int frequent = 0;
-  for (const Diagnosis& d : r.diagnoses) {
-    if (d.kind != DiagnosisKind::kFrequentCommunication) continue;
-    ++frequent;
-    EXPECT_NE(d.symptom.label.find("app+0x20"), std::string::npos) << d.symptom.label;
-    EXPECT_NEAR(d.seconds, 400 * 100e-6, 1e-9);
-  }
-  EXPECT_EQ(frequent, 1);
-  const Diagnosis* large = find(r, DiagnosisKind::kLargeTransfer);
-  ASSERT_NE(large, nullptr);
-  EXPECT_NE(large->symptom.label.find("app+0x30"), std::string::npos) << large->symptom.label;
-  EXPECT_NEAR(large->seconds, 5 * 30e-3, 1e-9);
-}
-
-TEST(Diagnose, SerialisationWhenAllOthersWaitAsLongAsOneComputes) {
-  DiagRun t(3);
-  t.init();
-  int64_t at = 0;
-  for (int s = 0; s < 4; ++s) {
-    // In step 2 rank 2 enters 20 ms late (descheduled, say): it waits only
-    // 10 ms, yet the call stays serialised and its waiting counts.
-    for (int32_t r = 0; r < 3; ++r)
-      t.add(r, "MPI_Bcast", 4, r == 0 ? at + 30 * kMs : at + (s == 2 && r == 2 ? 20 * kMs : 0),
-            at + 30 * kMs + 20000, {{"comm", 0}, {"root", 0}, {"count", 1}, {"dsize", 4}});
-    at += 30 * kMs + 20000;
-  }
-  t.finalize(at);
-  const DiagnoseReport r = t.run();
-  const Diagnosis* d = find(r, DiagnosisKind::kSerialisation);
-  ASSERT_NE(d, nullptr);
-  // Ranks 1 and 2 wait 30 ms per step but rank 2 10 ms in step 2: 220 ms over 3 ranks.
-  EXPECT_NEAR(d->seconds, (4 * 60e-3 - 20e-3) / 3, 1e-6);
-  EXPECT_NE(d->detail.find("in 3 of 4 instances"), std::string::npos) << d->detail;
-  ASSERT_FALSE(d->causes.empty());
-  EXPECT_EQ(d->causes[0].rank, 0);
-}
-
-// One rank waiting for another now and then is not serialisation.
-TEST(Diagnose, NoSerialisationWhenMostInstancesHaveARankThatDidNotWait) {
-  DiagRun t(3);
-  t.init();
-  int64_t at = 0;
-  for (int s = 0; s < 4; ++s) {
-    for (int32_t r = 0; r < 3; ++r)
-      t.add(r, "MPI_Bcast", 4, r == 0 ? at + 30 * kMs : at + (s != 1 && r == 2 ? 25 * kMs : 0),
-            at + 30 * kMs + 20000, {{"comm", 0}, {"root", 0}, {"count", 1}, {"dsize", 4}});
-    at += 30 * kMs + 20000;
-  }
-  t.finalize(at);
-  EXPECT_EQ(find(t.run(), DiagnosisKind::kSerialisation), nullptr);
 }
 
 TEST(Diagnose, PhaseSummaryGivesEachDiagnosisItsShareOfTheRun) {

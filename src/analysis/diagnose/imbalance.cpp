@@ -1,9 +1,11 @@
 // Load imbalance (seed 002, 5.3): at a phase's closing synchronisation S,
-// imb_symptom(S) = avg(S) - min(S) of the ranks' time in S; a code place C
+// imb_symptom(S) = avg(S) - min(S) of the ranks' time in S before the last
+// rank entered it (the seed's samples could not tell); a code place C
 // of the phase is a cause when imb_cause(C) = max(C) - avg(C) is at least
 // a tenth of the symptom (and above one sampling period, the noise floor).
 // Serialisation is the sub-case where all ranks but one wait for as long as
-// that one computes; MPMD phases report their rank groups.
+// that one computes, and compute little themselves; MPMD phases report
+// their rank groups.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -19,6 +21,26 @@ namespace {
 
 double noise_floor(const Context& c) {
   return !c.have_samples ? 0 : c.seconds(c.period_ns * c.max_sample_periods);
+}
+
+// A rank of a serialised call waits at least this share of what the one
+// rank computes, and computes at most the rest itself. The second half
+// matters on a loaded machine: a rank descheduled on its way out of the
+// previous call enters the next one late, so that imbalanced ranks, which
+// did work of their own, wait as long as in a serialisation.
+constexpr double kSerialWait = 0.8;
+
+bool computed_little(int64_t work, int64_t late_work) {
+  return double(work) <= (1 - kSerialWait) * double(late_work);
+}
+
+// `rank`'s computation before its events (prev, last].
+int64_t work_between(const Context& c, int32_t rank, std::size_t prev, std::size_t last) {
+  const auto& evs = c.events(rank);
+  int64_t ns = 0;
+  for (std::size_t k = prev + 1; k <= last; ++k)
+    ns += evs[k].start_ns - std::max(evs[k].compute_start_ns, c.run_start);
+  return ns;
 }
 
 }  // namespace
@@ -37,11 +59,18 @@ void diagnose_imbalance(Context& c) {
     Places whole;  // the phase's computation over all its instances
     for (std::size_t i : c.phase_syncs[p]) {
       const SyncInstance& s = c.syncs[i];
+      // The ranks' time in the call up to the last one's entry: the rest of
+      // it, the collective's own work, is the same on every rank of an idle
+      // machine, but a loaded one stretches it unevenly (a rank descheduled
+      // in it leaves it late), which balancing the work would not save.
+      int64_t last_in = INT64_MIN;
+      for (int32_t r = 0; r < P; ++r)
+        last_in = std::max(last_in, c.events(r)[s.ev[std::size_t(r)]].start_ns);
       std::vector<int64_t> in(static_cast<std::size_t>(P));
       Places places;
       for (int32_t r = 0; r < P; ++r) {
         const TimedEvent& te = c.events(r)[s.ev[std::size_t(r)]];
-        in[std::size_t(r)] = te.end_ns - te.start_ns;
+        in[std::size_t(r)] = std::clamp<int64_t>(last_in - te.start_ns, 0, te.end_ns - te.start_ns);
         const std::size_t prev = i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(r)];
         add_gaps(c, r, prev, s.ev[std::size_t(r)], places);
       }
@@ -56,18 +85,19 @@ void diagnose_imbalance(Context& c) {
         if (!fresh)
           for (std::size_t r = 0; r < pl.ns.size(); ++r) it->second.ns[r] += pl.ns[r];
       }
-      // All but the last-arriving rank waited about as long as it worked.
+      // All but the last-arriving rank waited about as long as it worked,
+      // and did little work of their own.
       const int32_t late = int32_t(mn - in.begin());
-      int64_t late_work = 0;
-      {
-        const std::size_t prev = i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(late)];
-        const auto& evs = c.events(late);
-        for (std::size_t k = prev + 1; k <= s.ev[std::size_t(late)]; ++k)
-          late_work += evs[k].start_ns - std::max(evs[k].compute_start_ns, c.run_start);
-      }
+      auto work_of = [&](int32_t r) {
+        return work_between(c, r, i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(r)],
+                            s.ev[std::size_t(r)]);
+      };
+      const int64_t late_work = work_of(late);
       bool all_wait = P > 1 && late_work > 0;
-      for (int32_t r = 0; r < P; ++r)
-        if (r != late && double(in[std::size_t(r)]) < 0.8 * double(late_work)) all_wait = false;
+      for (int32_t r = 0; r < P && all_wait; ++r)
+        if (r != late && (double(in[std::size_t(r)]) < kSerialWait * double(late_work) ||
+                          !computed_little(work_of(r), late_work)))
+          all_wait = false;
       if (all_wait) ++serial;
     }
     const double sym_s = c.seconds(symptom);
@@ -93,8 +123,8 @@ void diagnose_imbalance(Context& c) {
     double explained = 0;
     for (const CodePlace& cp : d.causes) explained += cp.seconds;
     std::ostringstream o;
-    o << "avg - min of the ranks' time in the closing call over " << ph.instances
-      << " phase instance" << (ph.instances == 1 ? "" : "s");
+    o << "avg - min of the ranks' time in the closing call before the last one entered, over "
+      << ph.instances << " phase instance" << (ph.instances == 1 ? "" : "s");
     if (d.kind == DiagnosisKind::kSerialisation)
       o << "; in " << serial << " of them all ranks but one waited as long as it computed";
     if (d.causes.size() > 1 && explained > 1.2 * sym_s)
@@ -107,12 +137,9 @@ void diagnose_imbalance(Context& c) {
         // What each group spends its computation on, seen on its first rank.
         const int32_t first = ph.groups[g].front();
         int64_t total = 0;
-        for (std::size_t i : c.phase_syncs[p]) {
-          const std::size_t prev = i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(first)];
-          const auto& evs = c.events(first);
-          for (std::size_t k = prev + 1; k <= c.syncs[i].ev[std::size_t(first)]; ++k)
-            total += evs[k].start_ns - std::max(evs[k].compute_start_ns, c.run_start);
-        }
+        for (std::size_t i : c.phase_syncs[p])
+          total += work_between(c, first, i == 0 ? 0 : c.syncs[i - 1].ev[std::size_t(first)],
+                                c.syncs[i].ev[std::size_t(first)]);
         for (CodePlace cp : dominant_places(c, whole, first, total)) {
           cp.label += " (the work of ranks " + human_ranks(ph.groups[g]) + ")";
           d.causes.push_back(std::move(cp));
@@ -137,6 +164,7 @@ void diagnose_serialisation(Context& c) {
     for (int32_t r = 0; r < c.size; ++r) closing.insert({r, s.ev[std::size_t(r)]});
   struct Inst {
     std::vector<int64_t> waits;
+    int64_t most_work = 0;  ///< the most any waiter computed before its call
   };
   std::map<std::pair<int32_t, uint64_t>, Inst> insts;
   for (const WaitInstance& w : c.waits.instances) {
@@ -151,7 +179,11 @@ void diagnose_serialisation(Context& c) {
         continue;
     }
     if (closing.count({w.late, std::size_t(w.late_event)})) continue;
-    insts[{w.late, w.late_event}].waits.push_back(std::llround(w.seconds * 1e9));
+    Inst& inst = insts[{w.late, w.late_event}];
+    inst.waits.push_back(std::llround(w.seconds * 1e9));
+    const TimedEvent& we = c.events(w.waiter)[w.event];
+    inst.most_work =
+        std::max(inst.most_work, we.start_ns - std::max(we.compute_start_ns, c.run_start));
   }
   struct Agg {
     int64_t waited = 0;
@@ -176,7 +208,8 @@ void diagnose_serialisation(Context& c) {
     // are, and the waiting of all of them counts.
     const int64_t least = *std::min_element(inst.waits.begin(), inst.waits.end());
     Agg& a = aggs[{te.ev.op, te.ev.site, late}];
-    if (double(least) >= 0.8 * double(work)) ++a.serial;
+    if (double(least) >= kSerialWait * double(work) && computed_little(inst.most_work, work))
+      ++a.serial;
     for (int64_t w : inst.waits) a.waited += w;
     ++a.count;
     a.work += work;

@@ -3,8 +3,6 @@
 // the parallel analysis both call late_receivers() per sender; the parallel
 // one asks late_receiver_candidate() which sends need the receive's enter
 // time sent back.
-#include <algorithm>
-
 #include "internal.hpp"
 #include "tracefold/op_class.hpp"
 
@@ -49,8 +47,7 @@ void late_receivers(Analysis& a, int32_t r, const std::vector<SendMatch>& msgs) 
     // it as given (such a send cannot complete earlier), so a send that did
     // return earlier, by the clocks, is charged its whole length.
     if (scalasca && blocked.end_ns <= m.recv_start) continue;
-    const int64_t lr =
-        std::clamp<int64_t>(m.recv_start - blocked.start_ns, 0, blocked.end_ns - blocked.start_ns);
+    const int64_t lr = clamp_wait(m.recv_start - blocked.start_ns, blocked);
     if (lr <= 0) continue;
     a.add(WaitPattern::kLateReceiver, a.callpath(send.ev, false), r, lr);
     a.note_wait(
