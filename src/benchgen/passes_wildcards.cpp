@@ -145,7 +145,7 @@ std::vector<int64_t> Resolver::linked(int32_t r, const Event& ev) {
   // A link into another thread's requests counts back from where that
   // thread stood when the call completed them, which the walk, running
   // each thread as far as it can, does not know.
-  static const std::optional<FieldId> lthreads = FieldTable::find("lthreads");
+  const std::optional<FieldId> lthreads = FieldTable::find("lthreads");
   if (const FieldValue* lt = lthreads ? ev.find(*lthreads) : nullptr)
     for (int64_t m : lt->list)
       if (!is_sentinel(m))
