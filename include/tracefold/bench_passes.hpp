@@ -6,9 +6,10 @@
 //   - collective alignment: collective nodes that are one collective at
 //     run time but come from different call sites on different ranks become
 //     one node with the full participant set.
-// Both walk every rank with core's RankIterator and classify calls with
-// op_traits(); both run a cheap O(nodes) check first and leave a trace that
-// needs nothing untouched.
+// Both walk every rank (every thread of each, in a trace with threads)
+// with core's RankIterator and classify calls with op_traits(); both run a
+// cheap O(nodes) check first and leave a trace that needs nothing
+// untouched.
 #pragma once
 
 #include <cstdint>

@@ -7,9 +7,16 @@
 // member's k-th; nodes that meet in one collective are joined (union-find).
 // A group of nodes is combined in place when no rank's calls change order,
 // which holds when no node between them holds any of the moved node's ranks.
+//
+// With threads every thread's stream (location t * P + r) is walked: a
+// collective pairs with the other ranks' by the rank's order on the
+// communicator, which is one thread's order as long as one thread of each
+// rank calls the communicator's collectives (replay and bench ask the
+// same); a rank whose threads share one is refused.
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "passes_internal.hpp"
 #include "tracefold/bench_passes.hpp"
@@ -87,18 +94,20 @@ void absorb(Node& into, const Node& from) {
 }  // namespace
 
 bool needs_alignment(const Trace& trace) {
+  const int32_t p = trace.world_size, threads = std::max(trace.threads, 1);
   for (const Node& n : trace.nodes) {
     if (!pairs_over_comm(n.key.op)) continue;
     for (int64_t id : comm_ids(n)) {
       auto it = trace.comms.all().find(id);
       if (it == trace.comms.all().end()) continue;
-      for (const CommGroup& g : it->second) {
-        const bool some = std::any_of(g.members.begin(), g.members.end(),
-                                      [&](int32_t m) { return n.ranks.contains(m); });
-        const bool all = std::all_of(g.members.begin(), g.members.end(),
-                                     [&](int32_t m) { return n.ranks.contains(m); });
-        if (some && !all) return true;
-      }
+      // Member m of a group is location t * p + m on thread t.
+      for (const CommGroup& g : it->second)
+        for (int32_t t = 0; t < threads; ++t) {
+          const auto in = [&](int32_t m) { return n.ranks.contains(t * p + m); };
+          const bool some = std::any_of(g.members.begin(), g.members.end(), in);
+          const bool all = std::all_of(g.members.begin(), g.members.end(), in);
+          if (some && !all) return true;
+        }
     }
   }
   return false;
@@ -109,20 +118,34 @@ AlignReport align_collectives(Trace& trace) {
   if (!needs_alignment(trace)) return report;
   const FieldId comm_f = FieldTable::comm();
   UnionFind uf(trace.nodes.size());
+  const int32_t p = trace.world_size, locations = p * std::max(trace.threads, 1);
+  const auto name = [&](int32_t l) { return trace.location_name(l); };
   // (comm id, first member) -> nodes of the first member's collectives, in order.
   std::map<std::pair<int64_t, int32_t>, std::vector<std::size_t>> first_seen;
-  std::map<std::pair<int64_t, int32_t>, int32_t> first_rank;
-  for (int32_t r = 0; r < trace.world_size; ++r) {
+  std::map<std::pair<int64_t, int32_t>, int32_t> first_rank;  // the location that made them
+  // (rank, comm id, first member) -> the one location of the rank that calls them.
+  std::map<std::tuple<int32_t, int64_t, int32_t>, int32_t> caller;
+  for (int32_t r = 0; r < locations; ++r) {
+    const int32_t rank = trace.rank_of(r);
     RankIterator it(trace, r);
     Event ev;
     std::map<std::pair<int64_t, int32_t>, std::size_t> seq;
     while (it.next(ev)) {
       if (!pairs_over_comm(ev.op)) continue;
       const int64_t comm = ev.get(comm_f) == kAbsent ? CommTable::kWorld : ev.get(comm_f);
-      const CommGroup* g = trace.comms.group_of(comm, r);
+      const CommGroup* g = trace.comms.group_of(comm, rank);
       if (!g || g->members.empty()) continue;
       const auto key = std::pair{comm, g->members.front()};
       const std::size_t node = static_cast<std::size_t>(it.current_node() - trace.nodes.data());
+      if (const auto [c, fresh] = caller.emplace(std::tuple{rank, comm, key.second}, r);
+          !fresh && c->second != r)
+        throw PassError("rank " + std::to_string(rank) + ": threads " +
+                        std::to_string(trace.thread_of(c->second)) + " and " +
+                        std::to_string(trace.thread_of(r)) +
+                        " both call collectives on communicator " + std::to_string(comm) + " (" +
+                        node_label(trace, node) +
+                        "); the trace does not say which of them came first, so they cannot be "
+                        "paired with the other ranks'");
       auto& list = first_seen[key];
       auto [fr, fresh] = first_rank.emplace(key, r);
       const std::size_t k = seq[key]++;
@@ -132,31 +155,29 @@ AlignReport align_collectives(Trace& trace) {
       }
       if (k >= list.size())
         throw DeadlockError(
-            "collectives do not pair: rank " + std::to_string(r) + " calls " +
-                node_label(trace, node) + " as collective #" + std::to_string(k) +
-                " on communicator " + std::to_string(comm) + ", but rank " +
-                std::to_string(fr->second) + " makes only " + std::to_string(list.size()),
-            {BlockedRank{r, node, OpTable::name(ev.op),
+            "collectives do not pair: " + name(r) + " calls " + node_label(trace, node) +
+                " as collective #" + std::to_string(k) + " on communicator " +
+                std::to_string(comm) + ", but " + name(fr->second) + " makes only " +
+                std::to_string(list.size()),
+            {BlockedRank{rank, node, OpTable::name(ev.op),
                          "the other members of communicator " + std::to_string(comm)}});
       const std::size_t other = list[k];
       if (trace.nodes[other].key.op != ev.op)
         throw PassError("collective #" + std::to_string(k) + " on communicator " +
-                        std::to_string(comm) + " is " + node_label(trace, other) + " on rank " +
-                        std::to_string(fr->second) + " but " + node_label(trace, node) +
-                        " on rank " + std::to_string(r));
+                        std::to_string(comm) + " is " + node_label(trace, other) + " on " +
+                        name(fr->second) + " but " + node_label(trace, node) + " on " + name(r));
       uf.unite(other, node);
     }
     for (const auto& [key, k] : seq) {
       const std::vector<std::size_t>& list = first_seen[key];
       if (k >= list.size()) continue;
-      throw DeadlockError(
-          "collectives do not pair: rank " + std::to_string(r) + " makes " + std::to_string(k) +
-              " collectives on communicator " + std::to_string(key.first) + ", rank " +
-              std::to_string(first_rank[key]) + " makes " + std::to_string(list.size()) +
-              " (its next is " + node_label(trace, list[k]) + ")",
-          {BlockedRank{
-              first_rank[key], list[k], OpTable::name(trace.nodes[list[k]].key.op),
-              "rank " + std::to_string(r) + " on communicator " + std::to_string(key.first)}});
+      throw DeadlockError("collectives do not pair: " + name(r) + " makes " + std::to_string(k) +
+                              " collectives on communicator " + std::to_string(key.first) + ", " +
+                              name(first_rank[key]) + " makes " + std::to_string(list.size()) +
+                              " (its next is " + node_label(trace, list[k]) + ")",
+                          {BlockedRank{trace.rank_of(first_rank[key]), list[k],
+                                       OpTable::name(trace.nodes[list[k]].key.op),
+                                       name(r) + " on communicator " + std::to_string(key.first)}});
     }
   }
   std::map<std::size_t, std::vector<std::size_t>> classes;

@@ -7,9 +7,16 @@
 // traversal transfers, a deadlock is simply the state in which no rank can
 // run and some have not finished: every such rank is reported. The walk
 // costs one step per event plus one per wake-up.
+//
+// With threads, each thread's stream is walked as one more such walker (a
+// location): MPI matches a message to a rank, whichever of its threads
+// posted the receive, so inboxes and posted receives are the rank's, while
+// requests and the recorded matches are the thread's.
 #include <algorithm>
+#include <optional>
 
 #include "passes_wildcards.hpp"
+#include "tracefold/trace_query.hpp"
 #include "tracefold/wildcards.hpp"
 
 namespace tracefold {
@@ -53,10 +60,11 @@ WildcardReport Resolver::run() {
       vals_[i] = NodeVals{pf, tf, {}};
     }
   if (vals_.empty()) return {};
-  const int32_t n = t_.world_size;
+  const int32_t n = t_.world_size * std::max(t_.threads, 1);
   ranks_.reserve(static_cast<std::size_t>(n));
-  inbox_.resize(static_cast<std::size_t>(n));
-  posted_.resize(static_cast<std::size_t>(n));
+  inbox_.resize(static_cast<std::size_t>(p_));
+  posted_.resize(static_cast<std::size_t>(p_));
+  coll_seq_.resize(static_cast<std::size_t>(p_));
   for (int32_t r = 0; r < n; ++r) {
     ranks_.emplace_back(t_, r);
     RankIterator pre(t_, r);
@@ -70,9 +78,13 @@ WildcardReport Resolver::run() {
     step(r);
   }
   std::vector<BlockedRank> blocked;
+  std::vector<int32_t> where;
   for (int32_t r = 0; r < n; ++r)
-    if (!ranks_[static_cast<std::size_t>(r)].finished) blocked.push_back(describe(r));
-  if (!blocked.empty()) throw_deadlock(blocked);
+    if (!ranks_[static_cast<std::size_t>(r)].finished) {
+      blocked.push_back(describe(r));
+      where.push_back(r);
+    }
+  if (!blocked.empty()) throw_deadlock(where, blocked);
   finish_probes();
   rewrite();
   report_.nodes = vals_.size();
@@ -115,11 +127,11 @@ void Resolver::collective(int32_t r, const Event& ev, bool nonblocking) {
   if (!g || g->members.empty()) return;
   RankState& s = st(r);
   const int32_t first = g->members.front();
-  const CollKey key{comm, first, s.coll_seq[{comm, first}]++};
+  const CollKey key{comm, first, coll_seq_[static_cast<std::size_t>(rank_of(r))][{comm, first}]++};
   auto& [arrived, need] = coll_[key];
   need = static_cast<int64_t>(g->members.size());
   if (++arrived == need)
-    for (int32_t m : g->members) wake(m);
+    for (int32_t m : g->members) wake_rank(m);
   if (nonblocking) return;
   s.coll = key;
   s.block = Block::kColl;
@@ -130,6 +142,17 @@ std::vector<int64_t> Resolver::linked(int32_t r, const Event& ev) {
   std::vector<int64_t> out;
   if (!links) return out;
   RankState& s = st(r);
+  // A link into another thread's requests counts back from where that
+  // thread stood when the call completed them, which the walk, running
+  // each thread as far as it can, does not know.
+  const std::optional<FieldId> lthreads = FieldTable::find("lthreads");
+  if (const FieldValue* lt = lthreads ? ev.find(*lthreads) : nullptr)
+    for (int64_t m : lt->list)
+      if (!is_sentinel(m))
+        throw PassError(t_.location_name(r) + " at " + node_label(t_, s.node) +
+                        ": completes requests thread " + std::to_string(m) +
+                        " made; the wildcard traversal follows each thread's own requests only "
+                        "(keep the wildcards)");
   std::map<uint64_t, uint32_t> taken;  // k-th link to one Startall: its k-th request
   for (int64_t d : links->list) {
     const uint64_t n = linked_number(d, s.numbers.size());
@@ -206,7 +229,7 @@ void Resolver::start(int32_t r, const Event& ev) {
     if (q.init_send) {
       q.done = !q.sync;
       if (q.to >= 0) {
-        Msg m{r, q.to_in, q.comm, q.tag, q.sync ? qi : -1, st(r).node};
+        Msg m{rank_of(r), q.to_in, q.comm, q.tag, q.sync ? qi : -1, st(r).node};
         deliver(q.to, m);
       } else {
         q.done = true;
@@ -295,7 +318,7 @@ void Resolver::process(int32_t r) {
       const int64_t peer = ev.get(f_.peer);
       if (g && !is_sentinel(peer) && peer >= 0 && peer < static_cast<int64_t>(g->members.size())) {
         q.to = g->members[static_cast<std::size_t>(peer)];
-        q.to_in = t_.comms.rank_in(q.comm, r);
+        q.to_in = rank_in(q.comm, r);
       }
       number(r, new_req(q), 1);
       break;
@@ -318,7 +341,7 @@ void Resolver::process(int32_t r) {
       for (int64_t qi : linked(r, ev)) {
         if (qi < 0) continue;
         Req& q = reqs_[static_cast<std::size_t>(qi)];
-        auto& posted = posted_[static_cast<std::size_t>(r)];
+        auto& posted = posted_[static_cast<std::size_t>(rank_of(r))];
         auto it = std::find(posted.begin(), posted.end(), qi);
         if (it == posted.end()) continue;
         posted.erase(it);

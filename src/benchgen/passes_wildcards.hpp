@@ -21,7 +21,8 @@ std::pair<FieldId, FieldId> source_fields(OpFamily f);
 bool node_is_wild(const Node& n);
 
 // Where the resolution of one wildcard call goes: execution `exec` of
-// `node` on `rank`, whose communicator position is me of size.
+// `node` on location `rank` (thread t of rank r is t * P + r), whose
+// communicator position is me of size.
 struct Slot {
   std::size_t node = 0;
   int32_t rank = -1;
@@ -41,7 +42,7 @@ struct Msg {
 };
 
 struct Req {
-  int32_t owner = -1;
+  int32_t owner = -1;  // the location that made it
   bool done = false;
   bool recv = false;
   bool cancelled = false;
@@ -69,6 +70,8 @@ struct CollKey {
   auto operator<=>(const CollKey&) const = default;
 };
 
+// One location's walk: thread t of rank r is location t * P + r, so a
+// trace without threads has one per rank.
 struct RankState {
   explicit RankState(const Trace& t, int32_t r) : it(t, r) {}
   RankIterator it;
@@ -81,23 +84,27 @@ struct RankState {
   bool probe_consumes = false;
   CollKey coll{};
   std::vector<std::pair<int64_t, uint32_t>> numbers;  // request number -> (first req, count)
-  std::map<std::pair<int64_t, int32_t>, uint64_t> coll_seq;
   RecordedMatches recorded;
 };
 
 struct NodeVals {
   FieldId pf = 0, tf = 0;
-  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> vals;  // per rank: (rel peer, tag)
+  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>
+      vals;  // per location: (rel peer, tag)
 };
 
 class Resolver {
  public:
-  explicit Resolver(Trace& t) : t_(t), f_(pass_fields()) {}
+  explicit Resolver(Trace& t) : t_(t), f_(pass_fields()), p_(t.world_size) {}
 
   WildcardReport run();
 
  private:
+  // Every function below takes a location `r`: messages go to ranks (any
+  // of a rank's threads may receive them), requests belong to the
+  // location that made them.
   RankState& st(int32_t r) { return ranks_[static_cast<std::size_t>(r)]; }
+  int32_t rank_of(int32_t r) const { return r % p_; }
 
   void wake(int32_t r) {
     RankState& s = st(r);
@@ -106,8 +113,15 @@ class Resolver {
     ready_.push_back(r);
   }
 
+  // Every thread of `rank`: a message or a collective may unblock any.
+  void wake_rank(int32_t rank) {
+    for (std::size_t l = static_cast<std::size_t>(rank); l < ranks_.size();
+         l += static_cast<std::size_t>(p_))
+      wake(static_cast<int32_t>(l));
+  }
+
   // the walk (passes_wildcards.cpp)
-  // Runs rank r until it blocks or ends.
+  // Runs location r until it blocks or ends.
   void step(int32_t r);
   bool unblocked(int32_t r);
   void collective(int32_t r, const Event& ev, bool nonblocking);
@@ -136,7 +150,9 @@ class Resolver {
 
   // results (passes_wildcards_match.cpp)
   BlockedRank describe(int32_t r);
-  [[noreturn]] void throw_deadlock(const std::vector<BlockedRank>& blocked);
+  // `where`: the blocked locations, in the order of `blocked`.
+  [[noreturn]] void throw_deadlock(const std::vector<int32_t>& where,
+                                   const std::vector<BlockedRank>& blocked);
   // Writes the resolved values back into the nodes' elastic fields.
   void rewrite();
 
@@ -146,7 +162,9 @@ class Resolver {
     if (sl.any_tag) v.second = tag;
   }
 
-  const CommGroup* group(int64_t comm, int32_t r) { return t_.comms.group_of(comm, r); }
+  // Communicators are the rank's, whichever thread calls.
+  const CommGroup* group(int64_t comm, int32_t r) { return t_.comms.group_of(comm, rank_of(r)); }
+  int32_t rank_in(int64_t comm, int32_t r) const { return t_.comms.rank_in(comm, rank_of(r)); }
 
   int64_t new_req(Req q) {
     reqs_.push_back(std::move(q));
@@ -169,12 +187,16 @@ class Resolver {
 
   Trace& t_;
   const PassFields& f_;
+  const int32_t p_;  // ranks
   WildcardReport report_;
   std::map<std::size_t, NodeVals> vals_;
   std::vector<RankState> ranks_;
   std::deque<int32_t> ready_;
-  std::vector<std::deque<Msg>> inbox_;
-  std::vector<std::vector<int64_t>> posted_;
+  std::vector<std::deque<Msg>> inbox_;        // per rank
+  std::vector<std::vector<int64_t>> posted_;  // per rank, in the order posted
+  // Per rank, (communicator, first member) -> collectives begun: a rank's
+  // collectives on one communicator pair in order whichever thread calls.
+  std::vector<std::map<std::pair<int64_t, int32_t>, uint64_t>> coll_seq_;
   std::vector<Req> reqs_;
   std::map<std::tuple<std::size_t, int32_t, std::size_t>, std::pair<int64_t, int64_t>> persistent_;
   std::map<CollKey, std::pair<int64_t, int64_t>> coll_;

@@ -36,7 +36,7 @@ void Resolver::check_persistent(const Req& q, const Msg& m) {
     if (m.second != kAbsent) s += (s.empty() ? "tag " : " tag ") + format_value(m.second);
     return s;
   };
-  throw PassError(node_label(t_, q.slot.node) + " on rank " + std::to_string(q.slot.rank) +
+  throw PassError(node_label(t_, q.slot.node) + " on " + t_.location_name(q.slot.rank) +
                   ": its starts matched " + text(it->second) + " and " + text(got) +
                   "; one persistent receive cannot name both (keep the wildcards)");
 }
@@ -66,12 +66,12 @@ void Resolver::deliver(int32_t to, Msg m) {
     return;
   }
   inbox_[static_cast<std::size_t>(to)].push_back(m);
-  wake(to);
+  wake_rank(to);  // a probe of any of its threads may take it
 }
 
 void Resolver::post(int32_t r, int64_t qi) {
   Req& q = reqs_[static_cast<std::size_t>(qi)];
-  auto& box = inbox_[static_cast<std::size_t>(r)];
+  auto& box = inbox_[static_cast<std::size_t>(rank_of(r))];
   for (auto it = box.begin(); it != box.end(); ++it) {
     if (!accepts(q, *it)) continue;
     const Msg m = *it;
@@ -79,7 +79,7 @@ void Resolver::post(int32_t r, int64_t qi) {
     matched(q, m);
     return;
   }
-  posted_[static_cast<std::size_t>(r)].push_back(qi);
+  posted_[static_cast<std::size_t>(rank_of(r))].push_back(qi);
 }
 
 // A receive's arguments, the recorded match applied where it has one.
@@ -89,7 +89,7 @@ Req Resolver::recv_req(int32_t r, const Event& ev, FieldId pf, FieldId tf, const
   q.recv = true;
   q.comm = ev.get(f_.comm) == kAbsent ? CommTable::kWorld : ev.get(f_.comm);
   q.group = group(q.comm, r);
-  const int32_t me = t_.comms.rank_in(q.comm, r);
+  const int32_t me = rank_in(q.comm, r);
   const int32_t size = q.group ? static_cast<int32_t>(q.group->members.size()) : 0;
   q.slot = slot_for(r, ev, pf, tf, me, size);
   int64_t from = ev.get(pf), tag = ev.get(tf);
@@ -102,9 +102,8 @@ Req Resolver::recv_req(int32_t r, const Event& ev, FieldId pf, FieldId tf, const
     q.done = true;
   } else if (from != kAny) {
     if (!q.group || from < 0 || from >= static_cast<int64_t>(q.group->members.size()))
-      throw PassError("rank " + std::to_string(r) + " at " + node_label(t_, st(r).node) +
-                      ": source " + std::to_string(from) + " is not in communicator " +
-                      std::to_string(q.comm));
+      throw PassError(t_.location_name(r) + " at " + node_label(t_, st(r).node) + ": source " +
+                      std::to_string(from) + " is not in communicator " + std::to_string(q.comm));
     q.from = q.group->members[static_cast<std::size_t>(from)];
   }
   return q;
@@ -124,12 +123,11 @@ void Resolver::send(int32_t r, const Event& ev, bool sync, int64_t* req_out) {
   if (peer == kNull || is_sentinel(peer)) return;
   const CommGroup* g = group(comm, r);
   if (!g || peer < 0 || peer >= static_cast<int64_t>(g->members.size()))
-    throw PassError("rank " + std::to_string(r) + " at " + node_label(t_, st(r).node) +
-                    ": destination " + std::to_string(peer) + " is not in communicator " +
-                    std::to_string(comm));
+    throw PassError(t_.location_name(r) + " at " + node_label(t_, st(r).node) + ": destination " +
+                    std::to_string(peer) + " is not in communicator " + std::to_string(comm));
   Msg m;
-  m.from = r;
-  m.from_in = t_.comms.rank_in(comm, r);
+  m.from = rank_of(r);
+  m.from_in = rank_in(comm, r);
   m.comm = comm;
   m.tag = ev.get(f_.tag);
   m.sync_req = sync ? sreq : -1;
@@ -142,7 +140,7 @@ void Resolver::send(int32_t r, const Event& ev, bool sync, int64_t* req_out) {
 bool Resolver::try_probe(int32_t r) {
   RankState& s = st(r);
   Req& q = reqs_[static_cast<std::size_t>(s.probe)];
-  auto& box = inbox_[static_cast<std::size_t>(r)];
+  auto& box = inbox_[static_cast<std::size_t>(rank_of(r))];
   for (auto it = box.begin(); it != box.end(); ++it) {
     if (!accepts(q, *it)) continue;
     const Msg m = *it;
@@ -191,7 +189,7 @@ void Resolver::resolve_self(const Slot& sl) {
 
 BlockedRank Resolver::describe(int32_t r) {
   RankState& s = st(r);
-  BlockedRank b{r, s.node, OpTable::name(s.ev.op), ""};
+  BlockedRank b{rank_of(r), s.node, OpTable::name(s.ev.op), ""};
   auto recv_text = [&](const Req& q) {
     std::string w = "a message from ";
     w += q.from < 0 ? "any rank" : "rank " + std::to_string(q.from);
@@ -223,12 +221,14 @@ BlockedRank Resolver::describe(int32_t r) {
   return b;
 }
 
-void Resolver::throw_deadlock(const std::vector<BlockedRank>& blocked) {
+void Resolver::throw_deadlock(const std::vector<int32_t>& where,
+                              const std::vector<BlockedRank>& blocked) {
   std::ostringstream os;
-  os << "deadlock: the traversal blocks with " << blocked.size() << " of " << t_.world_size
-     << " ranks unfinished";
-  for (const BlockedRank& b : blocked)
-    os << "\n  rank " << b.rank << " at " << node_label(t_, b.node) << " waits for " << b.waiting;
+  os << "deadlock: the traversal blocks with " << blocked.size() << " of " << ranks_.size()
+     << (t_.threads > 1 ? " threads (rank, thread)" : " ranks") << " unfinished";
+  for (std::size_t i = 0; i < blocked.size(); ++i)
+    os << "\n  " << t_.location_name(where[i]) << " at " << node_label(t_, blocked[i].node)
+       << " waits for " << blocked[i].waiting;
   std::size_t shown = 0;
   for (std::size_t to = 0; to < inbox_.size(); ++to)
     for (const Msg& m : inbox_[to]) {

@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "one_thread.hpp"
 #include "tracefold/bench_passes.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -30,10 +29,6 @@ void add_resolve_command(CLI::App& app) {
   cmd->callback([args] {
     cli::guarded([&] {
       Trace t = load_trace(args->input);
-      cli::one_thread_per_rank(t, "resolve",
-                               "its traversal runs each rank as one stream of calls, so it would "
-                               "not see the sends and receives of a rank's other threads, which "
-                               "a wildcard receive can match");
       if (!t.lossy.empty())
         throw std::runtime_error(args->input + " is lossy (" + t.lossy +
                                  "): its wildcard matches cannot be walked exactly");

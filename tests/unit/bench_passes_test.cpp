@@ -1,7 +1,8 @@
 // Benchmark-generation passes on small hand-built traces: wildcard
 // resolution with deadlock detection (seed 000, 4.4.4, Figure 4.6), the
 // resolved view that `diff --resolved` compares, collective alignment
-// (4.4.3, Figure 4.4).
+// (4.4.3, Figure 4.4), and both on traces with threads (one walker per
+// thread of each rank).
 #include "tracefold/bench_passes.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include "tracefold/bench.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/merge.hpp"
+#include "tracefold/rawlog.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold {
@@ -390,6 +392,132 @@ TEST(BenchGenPasses, CollectivesFromTwoLinesBecomeOneStatement) {
        at = c.find("MPI_Barrier(", at + 1))
     if (at == 0 || c[at - 1] != 'P') ++calls;
   EXPECT_EQ(calls, 1u) << c;
+}
+
+}  // namespace
+}  // namespace tracefold
+
+// ------------------------------------------------------------ threads
+
+namespace tracefold {
+namespace {
+
+// A trace with threads from raw logs, one per rank: `thread T` lines switch
+// streams (docs/format.md "The thread dimension"), peers are world ranks,
+// call sites app+0x10 .. app+0x40 are sites 1 .. 4.
+Trace build_threads(const std::vector<std::string>& ranks) {
+  std::vector<Trace> parts;
+  const std::string size = std::to_string(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    parts.push_back(fold_log(
+        parse_raw_log("rank " + std::to_string(r) + " size " + size +
+                          "\nsite 1 app+0x10\nsite 2 app+0x20\nsite 3 app+0x30\nsite 4 app+0x40\n" +
+                          ranks[r] + "thread-order 0 1\n",
+                      "rank " + std::to_string(r))));
+  return reduce_traces(std::move(parts));
+}
+
+constexpr const char* kBarrier = "MPI_Barrier site=1 comm=0\n";
+constexpr const char* kSendTo0 = "MPI_Send site=3 peer=0 tag=5 count=1 dsize=8 comm=0\n";
+
+// Thread 1 of rank 0 receives twice from anyone, its statuses naming
+// `first` and then `second`; thread 1 of ranks 1 and 2 sends it one
+// message each. Thread 0 of every rank calls a barrier.
+Trace thread_one_wildcards(int first, int second) {
+  const auto recv = [](int src) {
+    return "MPI_Recv site=2 peer=any tag=5 count=1 dsize=8 comm=0 src=" + std::to_string(src) +
+           "\n";
+  };
+  const std::string senders = std::string("thread 0\n") + kBarrier + "thread 1\n" + kSendTo0;
+  return build_threads(
+      {std::string("thread 0\n") + kBarrier + "thread 1\n" + recv(first) + recv(second), senders,
+       senders});
+}
+
+TEST(BenchPassesThreads, WildcardsOfThreadOneResolveFromTheirRecordedMatches) {
+  Trace t = thread_one_wildcards(2, 1);
+  ASSERT_EQ(t.threads, 2);
+  ASSERT_TRUE(has_wildcards(t));
+  const WildcardReport rep = resolve_wildcards(t);
+  EXPECT_EQ(rep.recorded, 2u);
+  EXPECT_EQ(rep.chosen, 0u);
+  EXPECT_FALSE(has_wildcards(t));
+  // Location 3 is thread 1 of rank 0.
+  EXPECT_EQ(peers_of(t, 3, "MPI_Recv"), (std::vector<int64_t>{2, 1}));
+  for (const Event& e : expand_rank(t, 3)) EXPECT_EQ(e.find(kSrc), nullptr);
+  Trace back = parse_trace(format_trace(t));
+  EXPECT_FALSE(diff_traces(t, back).has_value());
+}
+
+TEST(BenchPassesThreads, DeadlockOnThreadOneNamesRankAndThread) {
+  // Both statuses name rank 2, which sends once: the second receive
+  // waits forever, and rank 1's message is left over.
+  Trace t = thread_one_wildcards(2, 2);
+  try {
+    resolve_wildcards(t);
+    FAIL() << "no deadlock reported";
+  } catch (const DeadlockError& e) {
+    ASSERT_EQ(e.blocked().size(), 1u);
+    EXPECT_EQ(e.blocked()[0].rank, 0);
+    EXPECT_EQ(e.blocked()[0].op, "MPI_Recv");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 0 thread 1 at node"), std::string::npos) << what;
+    EXPECT_NE(what.find("unreceived: rank 1 -> rank 0"), std::string::npos) << what;
+  }
+}
+
+TEST(BenchPassesThreads, AnotherThreadsRequestsAreRefusedNamingTheThread) {
+  // Thread 1 of rank 0 posts a wildcard receive that thread 0 completes.
+  Trace t =
+      build_threads({"thread 1\nMPI_Irecv site=2 peer=any tag=5 count=1 dsize=8 comm=0\n"
+                     "thread 0\nMPI_Wait site=4 links=[1] lthreads=[1] src=1\n",
+                     std::string("thread 0\n") + kSendTo0 + "thread 1\n" + kBarrier});
+  try {
+    resolve_wildcards(t);
+    FAIL() << "no error";
+  } catch (const PassError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 0 thread 0 at node"), std::string::npos) << what;
+    EXPECT_NE(what.find("requests thread 1 made"), std::string::npos) << what;
+  }
+}
+
+TEST(BenchPassesThreads, BarriersOfThreadOneFromTwoLinesBecomeOne) {
+  // Thread 1 of rank 0 reaches the barrier from site 2, of rank 1 from
+  // site 3; thread 0 makes no collective.
+  Trace t = build_threads({"thread 0\nMPI_Init site=1\nthread 1\nMPI_Barrier site=2 comm=0\n",
+                           "thread 0\nMPI_Init site=1\nthread 1\nMPI_Barrier site=3 comm=0\n"});
+  const Trace before = t;
+  ASSERT_TRUE(needs_alignment(t));
+  const AlignReport rep = align_collectives(t);
+  EXPECT_EQ(rep.merged, 1u);
+  EXPECT_FALSE(needs_alignment(t));
+  std::size_t barriers = 0;
+  for (const Node& n : t.nodes)
+    if (OpTable::name(n.key.op) == "MPI_Barrier") ++barriers;
+  EXPECT_EQ(barriers, 1u);
+  DiffOptions no_sites;
+  no_sites.ignore_callsites = true;
+  EXPECT_FALSE(diff_traces(before, t, no_sites).has_value());
+}
+
+TEST(BenchPassesThreads, ThreadsSharingACommunicatorsCollectivesAreRefused) {
+  // Thread 0's barriers need aligning, and thread 1 of every rank calls
+  // barriers on the same communicator: which of a rank's threads came
+  // first is not in the trace.
+  Trace t = build_threads(
+      {std::string("thread 0\n") + kBarrier + "thread 1\n" + "MPI_Barrier site=4 comm=0\n",
+       "thread 0\nMPI_Barrier site=2 comm=0\nthread 1\n"
+       "MPI_Barrier site=4 comm=0\n"});
+  try {
+    align_collectives(t);
+    FAIL() << "no error";
+  } catch (const PassError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 0: threads 0 and 1 both call collectives on communicator 0"),
+              std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace
