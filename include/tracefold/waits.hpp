@@ -112,6 +112,11 @@ struct WaitOptions {
   /// same events); null: the analysis matches them itself, on a copy of
   /// every event.
   const MatchResult* matched = nullptr;
+  /// Walk the critical path and charge the delay costs (critical_path,
+  /// delay_costs, propagated_costs and the `no cause found` note). Off,
+  /// the analysis finds the wait states alone, which is all `diagnose`
+  /// uses of it: the walk back over every wait state costs as much again.
+  bool causes = true;
   /// Told after each of the analysis's passes (basic times, point-to-point,
   /// collectives, critical path): done of kWaitPasses.
   ProgressFn progress;

@@ -4,7 +4,8 @@
 # reports of the serial `tracefold diagnose`, for K = 1 (which is the serial
 # command), 2, 3 (shares of unequal size) and 4 analysis ranks, on runs of
 # examples/diagnose/diag_problems.c with and without samples (imbalance,
-# MPMD, wait for partner) and of a 4-rank halo exchange; more analysis ranks than recorded ones are
+# MPMD, wait for partner; 3, 4 and 6 recorded ranks) and of a 4-rank halo
+# exchange; more analysis ranks than recorded ones are
 # refused with both numbers.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -49,6 +50,11 @@ same_reports() {
 designed imbalance 4 --sample 1ms && same_reports imbalance 1 2 3 4
 designed mpmd 4 --sample 1ms && same_reports mpmd 2 4
 TAG=calls designed imbalance 4 && same_reports calls 2 4
+# Six recorded ranks: 4 analysis ranks take shares of 1, 2, 1 and 2, 3 take
+# two each; a share cut in the wrong place digests a rank against another
+# rank's events.
+TAG=six designed imbalance 6 --sample 1ms && same_reports six 2 3 4
+TAG=six_calls designed mpmd 6 && same_reports six_calls 3
 # A halo exchange of 4 recorded ranks without samples: thousands of
 # matched messages (the clock repair and the wait states share one match
 # made on rank 0's events).

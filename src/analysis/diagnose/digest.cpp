@@ -99,6 +99,7 @@ EventFacts event_facts(const Trace& trace, const WaitInput& events, const MatchR
   WaitOptions wo;
   wo.keep_instances = true;
   wo.matched = matched;
+  wo.causes = false;  // the diagnosis needs who waited for whom, not the critical path
   f.waits = analyze_waits(trace, events, wo);
   // Bytes per event: a completion gets its requests' bytes too, which is
   // where a nonblocking transfer ends.

@@ -418,7 +418,7 @@ WaitReport analyze_waits(const Trace& trace, const WaitInput& input, const WaitO
   collectives(a);
   report_progress(options.progress, 3, kWaitPasses);
   sort_for_replay(a);
-  critical_path_and_delays(a);
+  if (options.causes) critical_path_and_delays(a);
   Span span;
   for (const auto& evs : a.in.ranks) span.add(evs);
   finish(a, span);

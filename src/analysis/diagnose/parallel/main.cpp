@@ -16,6 +16,7 @@
 // holds the samples of more than its share. Rank 0 diagnoses from the
 // events and the digests and writes exactly the serial report.
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -102,8 +103,10 @@ struct Steps {
   void mark(const char* what) {
     if (!on) return;
     const double now = MPI_Wtime(), cpu = mpi_common::cpu_seconds();
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
     std::cerr << "tracefold: step " << what << ": " << now - last << " s (processor "
-              << cpu - last_cpu << " s)\n";
+              << cpu - last_cpu << " s), peak resident " << u.ru_maxrss / 1024 << " MB\n";
     last = now, last_cpu = cpu;
   }
 };
