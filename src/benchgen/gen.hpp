@@ -88,6 +88,9 @@ struct Gen {
   std::vector<std::string> phases;            // top-level loops, by site name
   int top_depth = 1;
   int64_t p2p_bytes = -1;  // lossy_p2p_bytes(), once computed
+  // Receives come from the senders' draws, not the receive calls
+  // (lossy_plan.cpp): set by plan_receives().
+  bool planned_receives = false;
   // Whether compute times depend on the preceding call, which the program
   // then tracks in `after` (compute_time.hpp).
   bool by_pred = false;
@@ -135,6 +138,12 @@ struct Gen {
   /// The largest message of any point-to-point send of the trace, in
   /// bytes: what a receive of a lossy benchmark makes room for.
   int64_t lossy_p2p_bytes();
+  /// Whether a lossy trace's point-to-point peers or tags are histograms
+  /// (with --lossy-ok): then receives are planned from the senders.
+  bool needs_planned_receives() const;
+  /// Sets planned_receives and, when set, writes each rank's planned
+  /// receives (tables, post_planned() in the setup, wait_planned()).
+  void plan_receives();
   /// C for one number of `kind` (sentinels by MPI name).
   std::string literal(int64_t v, Kind kind, const std::string& comm_c) const;
   std::string comm_var(int64_t id) const;

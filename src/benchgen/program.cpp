@@ -116,6 +116,7 @@ std::string Gen::program() {
     predefined_comms[id] =
         *seen.begin() == PredefinedComm::kSelf ? "MPI_COMM_SELF" : "MPI_COMM_WORLD";
   }
+  plan_receives();
   std::string thread_fns;
   if (threads)
     thread_fns = thread_functions();

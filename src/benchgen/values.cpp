@@ -260,9 +260,13 @@ std::string Gen::elastic(std::size_t i, const Elastic& e, const std::string& wha
       fail(i, what + " is a histogram (lossy trace): the benchmark needs exact values");
     if (en.values.empty()) continue;
     Table tab;
-    if (en.values.is_histogram())
+    if (en.values.is_histogram()) {
       tab.values = drawn(i, what, en.values);
-    else
+      // A rank may read more values than a histogram holds (a modelled
+      // poll loop's drawn trip counts decide how often its probe runs): it
+      // starts over, as expansion does.
+      tab.cyclic = true;
+    } else
       tab = table_of(en.values);
     const std::vector<int64_t>& values = tab.values;
     if (values.empty()) fail(i, what + " has runs of more than 65536 irregular values");

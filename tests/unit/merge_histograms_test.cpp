@@ -181,3 +181,80 @@ TEST(MergeHistograms, LosslessTracesAreLeftAlone) {
 
 }  // namespace
 }  // namespace tracefold
+
+namespace tracefold {
+namespace {
+
+// One rank of a polling exchange: per round, MPI_Iprobe(ANY_SOURCE) until a
+// message is there (an irregular number of empty polls), MPI_Recv from the
+// left neighbour, MPI_Send to the right one.
+std::vector<Event> polling_rank(int32_t rank, int rounds) {
+  std::mt19937_64 rng(99 + static_cast<uint64_t>(rank));
+  std::vector<Event> evs;
+  const int64_t left = (rank + kRanks - 1) % kRanks, right = (rank + 1) % kRanks;
+  for (int i = 0; i < rounds; ++i) {
+    const int empty = static_cast<int>(rng() % 40);
+    for (int k = 0; k <= empty; ++k)
+      evs.push_back(testing::make_event(
+          "MPI_Iprobe", 0, {{"peer", kAny}, {"tag", 5}, {"comm", 0}, {"flag", k == empty}}));
+    evs.push_back(testing::make_event("MPI_Recv", 1,
+                                      {{"peer", left}, {"tag", 5}, {"count", 8}, {"comm", 0}}));
+    evs.push_back(testing::make_event("MPI_Send", 2,
+                                      {{"peer", right}, {"tag", 5}, {"count", 8}, {"comm", 0}}));
+  }
+  return evs;
+}
+
+TEST(MergeHistograms, PollLoopsAreModelledAndSharedWhileSendsAndReceivesStayExact) {
+  CommTable comms;
+  comms.define_world(kRanks);
+  FoldOptions lossy;
+  lossy.histogram_threshold = 4;
+  constexpr int kRounds = 30;
+  std::vector<Trace> ranks;
+  for (int32_t r = 0; r < kRanks; ++r) {
+    Folder f(r, lossy);
+    for (Event e : polling_rank(r, kRounds)) {
+      encode_relative(e, r, comms);
+      f.append(e);
+    }
+    ranks.push_back(f.finish(kRanks, testing::make_sites(3), comms));
+  }
+  const Trace t = reduce_traces(ranks);
+  EXPECT_NE(t.lossy.find("poll loops modelled"), std::string::npos) << t.lossy;
+  const Node* probe = nullptr;
+  for (const Node& n : t.nodes)
+    if (OpTable::name(n.key.op) == "MPI_Iprobe") probe = &n;
+  ASSERT_NE(probe, nullptr);
+  ASSERT_FALSE(probe->loops.empty());
+  // Every rank's trip counts are one histogram class (30 loop entries):
+  // the ranks share one entry instead of keeping one each.
+  const Elastic& iters = probe->loops.back().iters;
+  ASSERT_EQ(iters.entries().size(), 1u) << iters.to_string();
+  EXPECT_TRUE(iters.entries()[0].values.is_histogram());
+  EXPECT_EQ(iters.entries()[0].values.size(), static_cast<uint64_t>(kRounds));
+  for (const auto& [f, el] : probe->fields)
+    for (const ElasticEntry& e : el.entries())
+      EXPECT_TRUE(e.values.is_histogram()) << FieldTable::name(f) << ": " << el.to_string();
+  // The real communications expand exactly as recorded on every rank.
+  for (int32_t r = 0; r < kRanks; ++r) {
+    std::vector<std::pair<std::string, int64_t>> want, got;
+    for (const Event& e : polling_rank(r, kRounds))
+      if (OpTable::name(e.op) != "MPI_Iprobe")
+        want.emplace_back(OpTable::name(e.op), e.get(FieldTable::peer()));
+    RankIterator it(t, r);
+    Event e;
+    int64_t probes = 0;
+    while (it.next(e)) {
+      if (OpTable::name(e.op) == "MPI_Iprobe")
+        ++probes;
+      else
+        got.emplace_back(OpTable::name(e.op), e.get(FieldTable::peer()));
+    }
+    EXPECT_EQ(got, want) << "rank " << r;
+    EXPECT_GE(probes, kRounds) << "rank " << r;
+  }
+}
+
+}  // namespace
+}  // namespace tracefold

@@ -31,6 +31,20 @@ RankIterator::RankIterator(const Trace& trace, int32_t rank) : trace_(trace), ra
   }
 }
 
+namespace {
+// A lossy histogram is a distribution, not a sequence: a rank that reads
+// more values than it holds (a histogram shared by alike ranks holds the
+// largest member's count; a modelled poll loop's trip counts decide how
+// often its probe's values are read) starts it over. Exact sequences that
+// run out are an inconsistent trace.
+bool exhausted(ValueSeq::Cursor& c, const ValueSeq* seq) {
+  if (!c.done()) return false;
+  if (!seq || !seq->is_histogram() || seq->empty()) return true;
+  c = ValueSeq::Cursor(*seq);
+  return false;
+}
+}  // namespace
+
 void RankIterator::fail(const std::string& what) const {
   std::string where = pos_ < nodes_.size()
                           ? " at node " + std::to_string(nodes_[pos_].node - trace_.nodes.data())
@@ -58,7 +72,8 @@ bool RankIterator::next(Event& out) {
     if (pos_ > range_end) fail("loop body runs past its enclosing loop");
     NodeState& ns = nodes_[pos_];
     if (level_ < ns.iters.size()) {
-      if (ns.members[level_].done() || ns.iters[level_].done())
+      if (ns.members[level_].done() ||
+          exhausted(ns.iters[level_], ns.node->loops[level_].iters.for_rank(rank_)))
         fail("loop level " + std::to_string(level_) + " has too few values");
       const int64_t m = ns.members[level_].next();
       const int64_t k = ns.iters[level_].next();
@@ -74,7 +89,7 @@ bool RankIterator::next(Event& out) {
       ++level_;
       continue;
     }
-    if (ns.count.done()) fail("execution counts ran out");
+    if (exhausted(ns.count, ns.node->count.for_rank(rank_))) fail("execution counts ran out");
     const int64_t c = ns.count.next();
     if (c != 0 && c != 1) fail("execution count " + std::to_string(c) + " (expected 0 or 1)");
     if (c == 0) {
@@ -96,7 +111,8 @@ bool RankIterator::next(Event& out) {
       return out.fields[used++];
     };
     for (auto& [f, list, cur] : ns.fields) {
-      if (cur.done()) fail("field " + FieldTable::name(f) + " has too few values");
+      if (cur.done() && exhausted(cur, ns.node->field(f)->for_rank(rank_)))
+        fail("field " + FieldTable::name(f) + " has too few values");
       const int64_t v = cur.next();
       if (list) {
         if (v == kAbsent) continue;

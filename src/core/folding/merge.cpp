@@ -99,6 +99,10 @@ bool share_alike_histograms(Elastic& el) {
 void share_fields(Node& n, std::set<FieldId>& shared) {
   for (auto& [f, el] : n.fields)
     if (share_alike_histograms(el)) shared.insert(f);
+  // A modelled poll loop's trip counts and its probe's executions
+  // (model_poll_loops), which the lossy note names already.
+  for (LoopLevel& l : n.loops) share_alike_histograms(l.iters);
+  share_alike_histograms(n.count);
 }
 
 void merge_node(Node& a, const Node& b, std::set<FieldId>& shared) {

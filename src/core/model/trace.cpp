@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "tracefold/op_class.hpp"
 #include "tracefold/ranklist_sweep.hpp"
 
 namespace tracefold {
@@ -329,6 +330,58 @@ bool more_runs_than(const ValueSeq& values, std::size_t threshold) {
 }
 }  // namespace
 
+namespace {
+// LOSSY: a poll loop, a loop whose body is one nonblocking probe
+// (MPI_Iprobe) and whose trip counts say how often it found nothing, keeps
+// its trip counts (when they have more than `threshold` runs) and every
+// value of its probe as histograms: how many empty polls there were, and
+// their outcomes, are approximated, while the loop's place and every send
+// and receive around it stay exact. Expansion draws the probe's values
+// from the histograms (starting over when a rank's trip counts call for
+// more); probabilistic replay skips such probes. The merge shares the
+// histograms of alike ranks (share_histograms).
+constexpr std::string_view kPollLoopsNote =
+    "poll loops modelled: trip counts and probe values as histograms";
+
+bool model_poll_loops(Trace& trace, std::size_t threshold) {
+  if (threshold == 0) return false;
+  bool any = false;
+  for (Node& n : trace.nodes) {
+    const OpTraits& tr = op_traits(n.key.op);
+    if (tr.family != OpFamily::kProbe || !tr.nonblocking) continue;
+    bool modelled = false;
+    for (LoopLevel& l : n.loops) {
+      // A body of the probe alone: one member on every rank.
+      bool alone = true, irregular = false;
+      for (const ElasticEntry& e : l.members.entries())
+        for (const ValueSeq::Run& r : e.values.runs())
+          alone = alone && r.pattern.size() == 1 && r.pattern.front() == 1;
+      for (const ElasticEntry& e : l.iters.entries())
+        irregular = irregular || more_runs_than(e.values, threshold);
+      if (!alone || !irregular) continue;
+      for (ElasticEntry& e : l.iters.entries())
+        if (!e.values.is_histogram()) e.values.make_histogram();
+      modelled = true;
+    }
+    if (!modelled) continue;
+    // The probe's values follow the trip counts, which no longer say which
+    // poll found a message: its outcomes, sources and tags become
+    // distributions too, and so does how often it runs when reached.
+    for (ElasticEntry& e : n.count.entries())
+      if (!e.values.is_histogram()) e.values.make_histogram();
+    for (auto& [f, el] : n.fields)
+      for (ElasticEntry& e : el.entries())
+        if (!e.values.is_histogram() && !e.values.empty()) e.values.make_histogram();
+    any = true;
+  }
+  if (!any) return false;
+  std::string note(kPollLoopsNote);
+  if (trace.lossy.find(note) == std::string::npos)
+    trace.lossy = trace.lossy.empty() ? note : trace.lossy + "; " + note;
+  return true;
+}
+}  // namespace
+
 bool apply_histogram_threshold(Trace& trace, std::size_t threshold,
                                const std::vector<FieldId>& fields) {
   if (threshold == 0) return false;
@@ -347,7 +400,7 @@ bool apply_histogram_threshold(Trace& trace, std::size_t threshold,
     }
   }
   if (any && trace.lossy.empty()) trace.lossy = "histogram threshold=" + std::to_string(threshold);
-  return any;
+  return model_poll_loops(trace, threshold) || any;
 }
 
 }  // namespace tracefold
