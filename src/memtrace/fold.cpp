@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "fold_batch.hpp"
 #include "fold_codec.hpp"
 #include "tracefold/merge.hpp"
 
@@ -35,6 +36,8 @@ struct ThreadFolder::Impl {
   SiteTable& sites;
   MemFoldOptions options;
   Folder folder;
+  // Third level: loops around runs with free positions, one event each.
+  LoopBatcher batch;
   MemFoldStats stats;
   const Fields& f = fields();
   std::unordered_map<SiteKey, SiteId, SiteKeyHash> site_ids;
@@ -106,7 +109,11 @@ struct ThreadFolder::Impl {
   Event ev;
 
   Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
-      : thread(t), sites(s), options(o), folder(static_cast<std::int32_t>(t), o.folder) {
+      : thread(t),
+        sites(s),
+        options(o),
+        folder(static_cast<std::int32_t>(t), o.folder),
+        batch(folder, s) {
     if (options.max_body == 0) options.max_body = 1;
   }
 
@@ -154,8 +161,7 @@ struct ThreadFolder::Impl {
     ev.fields.push_back({f.own, v[3], {}});
     ev.fields.push_back({f.dbase, v[4], {}});
     f.sort(ev.fields);
-    folder.append(ev);
-    stats.events++;
+    batch.push(ev, false);
   }
 
   void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
@@ -228,8 +234,7 @@ struct ThreadFolder::Impl {
         fv.list.clear();
       }
     }
-    folder.append(ev);
-    stats.events++;
+    batch.push(ev, mask != 0);
     stats.runs++;
     stats.in_runs += trips * body.size();
   }
@@ -459,6 +464,8 @@ Trace ThreadFolder::finish(std::uint32_t threads) {
   // another.
   while (d.in_run) d.close_run();
   d.flush_pending(d.pend.size());
+  d.batch.finish();
+  d.stats.events = d.batch.events();
   CommTable comms;
   comms.define_world(static_cast<std::int32_t>(threads));
   return d.folder.finish(static_cast<std::int32_t>(threads), d.sites, comms);
