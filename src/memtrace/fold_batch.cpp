@@ -52,6 +52,13 @@ void LoopBatcher::push(const Event& ev, bool irregular) {
     }
     close();  // hands the unfinished iteration back, which may start another loop
   }
+  // A loop needs a run with free positions in its body: until one comes,
+  // events go straight on, uncopied (the regular kernels' case). A loop
+  // whose first iteration began before it is then found one iteration on.
+  if (win_.empty() && !irregular) {
+    forward(ev);
+    return;
+  }
   win_.push_back(ev);
   win_irr_.push_back(irregular);
   const std::size_t n = win_.size();
@@ -77,6 +84,11 @@ void LoopBatcher::push(const Event& ev, bool irregular) {
     for (std::size_t i = 0; i < half; i++) forward(win_[i]);
     win_.erase(win_.begin(), win_.begin() + static_cast<std::ptrdiff_t>(half));
     win_irr_.erase(win_irr_.begin(), win_irr_.begin() + static_cast<std::ptrdiff_t>(half));
+    if (std::find(win_irr_.begin(), win_irr_.end(), 1) == win_irr_.end()) {
+      for (const Event& e : win_) forward(e);
+      win_.clear();
+      win_irr_.clear();
+    }
   }
 }
 
