@@ -13,7 +13,9 @@
 // differences from the site's previous value (offsets) or the previous run
 // (trip counts), so that bases and trip counts that grow linearly from one
 // outer iteration to the next (a triangular loop) are repeated values, which
-// core's value sequences fold. Threads are ranks: the per-thread traces
+// core's value sequences fold. Between the two, a loop of events around a
+// run with free positions (a CSR row loop) goes to core's folder as one
+// event (fold_batch.hpp), its values in one list. Threads are ranks: the per-thread traces
 // merge with core's merge, equal sequences sharing one entry of a ranklist.
 //
 // Lossless: MemStreamReader expands a folded trace back into each thread's

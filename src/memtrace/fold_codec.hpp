@@ -210,6 +210,73 @@ inline const RunLayout& run_layout(std::size_t width, bool free) {
   return made[2 * (width - 1) + (free ? 1 : 0)];
 }
 
+// A loop of events around a run with free positions (fold_batch.hpp) as
+// one `memrun` event: its site is `memloop+0xP` followed by the frames of
+// the loop body's P event sites in order (a mem site's three frames, or a
+// compound run's site, `memrun+0xWIDTH` and what follows it); its fields
+// are `iters`, the iterations, and the list `loop`: first, member after
+// member, each of the member's scalar fields in the member event's field
+// order as a column of `iters` values, coded by its first entry (0: all
+// equal, one value follows; 2: the first differs and the rest are equal,
+// the first and the rest follow; 1: `iters` values follow); then, for each
+// member with free positions in turn, the length of its free offsets'
+// lists put end to end, and those lists.
+inline CallSite loop_site(const std::vector<const CallSite*>& members) {
+  CallSite s;
+  s.frames.push_back({"memloop", members.size()});
+  for (const CallSite* m : members)
+    s.frames.insert(s.frames.end(), m->frames.begin(), m->frames.end());
+  return s;
+}
+// The member sites of a `memloop` site; nullopt for another site or a
+// malformed one.
+inline std::optional<std::vector<CallSite>> loop_members(const CallSite& s) {
+  if (s.frames.empty() || s.frames[0].module != "memloop" || s.frames[0].offset == 0)
+    return std::nullopt;
+  std::vector<CallSite> out;
+  std::size_t i = 1;
+  while (i < s.frames.size()) {
+    std::size_t n = 3;
+    if (s.frames[i].module == "memrun") {
+      if (s.frames[i].offset == 0 || s.frames[i].offset > (s.frames.size() - i) / 3)
+        return std::nullopt;
+      n = 1 + 3 * static_cast<std::size_t>(s.frames[i].offset);
+      if (i + n < s.frames.size() && s.frames[i + n].module == "free") n++;
+    }
+    if (i + n > s.frames.size()) return std::nullopt;
+    CallSite m;
+    m.frames.assign(s.frames.begin() + static_cast<std::ptrdiff_t>(i),
+                    s.frames.begin() + static_cast<std::ptrdiff_t>(i + n));
+    out.push_back(std::move(m));
+    i += n;
+  }
+  if (out.size() != s.frames[0].offset) return std::nullopt;
+  return out;
+}
+inline FieldId loop_iters_field() {
+  static const FieldId id = FieldTable::intern("iters", FieldKind::kScalar);
+  return id;
+}
+inline FieldId loop_list_field() {
+  static const FieldId id = FieldTable::intern("loop", FieldKind::kList);
+  return id;
+}
+// A column's codes in the `loop` list.
+enum LoopColumn : std::int64_t { kColumnSame = 0, kColumnAll = 1, kColumnFirst = 2 };
+inline void put_column(const std::vector<std::int64_t>& v, std::size_t n,
+                       std::vector<std::int64_t>& out) {
+  bool rest_same = true;
+  for (std::size_t i = 2; i < n && rest_same; i++) rest_same = v[i] == v[1];
+  if (rest_same && (n < 2 || v[0] == v[1])) {
+    out.insert(out.end(), {kColumnSame, v[0]});
+  } else if (rest_same) {
+    out.insert(out.end(), {kColumnFirst, v[0], v[1]});
+  } else {
+    out.push_back(kColumnAll);
+    out.insert(out.end(), v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+}
+
 // The site of a stream's own memorg node in a trace of several logs: the
 // streams per log and its log's heap shift (see merge_threads).
 inline CallSite stream_site() {

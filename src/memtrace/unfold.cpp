@@ -1,5 +1,6 @@
 // Expansion of a folded memory trace back into each stream's references
 // (fold.hpp's MemStreamReader).
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -51,6 +52,32 @@ struct MemStreamReader::Impl {
   std::vector<std::int64_t> slots;
   std::set<SiteId> broken;  // compound sites whose body sites the table lacks
 
+  // By SiteId: a memloop site's members (empty for other sites), each a
+  // mem site or a compound run's body, and the slot of each of its scalar
+  // columns (fold_codec.hpp loop_site): for a mem member the place among
+  // off, stride, ord, own, dbase; for a run member its layout's slot.
+  struct LoopMember {
+    bool run = false;
+    SiteId site = 0;
+    std::vector<SiteId> body;
+    std::uint64_t mask = 0;
+    std::vector<std::uint32_t> slot;
+  };
+  std::vector<std::vector<LoopMember>> loops;
+  // The loop being expanded: its list, each member's columns and what is
+  // left of its free offsets, the next iteration and member.
+  struct Column {
+    std::int64_t code = 0, first = 0, rest = 0;
+    const std::int64_t* all = nullptr;
+  };
+  const std::vector<LoopMember>* loop = nullptr;
+  std::vector<std::int64_t> loop_list;
+  std::vector<std::vector<Column>> columns;
+  std::vector<const std::int64_t*> loop_free;
+  std::vector<std::size_t> loop_free_left;
+  std::uint64_t loop_iters = 0, loop_iter = 0;
+  std::size_t loop_pos = 0;
+
   Impl(const Trace& trace, std::uint32_t t) : it(trace, static_cast<std::int32_t>(t)), thread(t) {
     keys.reserve(trace.sites.size());
     std::map<CallSite, SiteId> ids;
@@ -74,6 +101,46 @@ struct MemStreamReader::Impl {
           break;
         }
         compound[id].push_back(found->second);
+      }
+    }
+    loops.resize(keys.size());
+    for (SiteId id = 0; id < keys.size(); id++) {
+      const auto ms = loop_members(trace.sites.at(id));
+      if (!ms) continue;
+      for (const CallSite& c : *ms) {
+        LoopMember m;
+        if (const auto run = compound_members(c)) {
+          m.run = true;
+          m.mask = run->mask;
+          for (const CallSite& b : run->members) {
+            const auto found = ids.find(b);
+            if (found == ids.end() || !keys[found->second]) break;
+            m.body.push_back(found->second);
+          }
+          if (m.body.size() != run->members.size()) break;
+          const RunLayout& l = run_layout(m.body.size(), m.mask != 0);
+          for (std::uint32_t x = 0; x < l.ids.size(); x++) m.slot.push_back(x);
+        } else {
+          const auto found = ids.find(c);
+          if (found == ids.end() || !keys[found->second]) break;
+          m.site = found->second;
+          const FieldId ids[] = {f.off, f.stride, f.ord, f.own, f.dbase};
+          for (std::uint32_t x = 0; x < 5; x++) m.slot.push_back(x);
+          std::sort(m.slot.begin(), m.slot.end(), [&ids](std::uint32_t x, std::uint32_t y) {
+            return FieldTable::name(ids[x]) < FieldTable::name(ids[y]);
+          });
+          loops[id].push_back(std::move(m));
+          continue;
+        }
+        const RunLayout& l = run_layout(m.body.size(), m.mask != 0);
+        std::sort(m.slot.begin(), m.slot.end(), [&l](std::uint32_t x, std::uint32_t y) {
+          return FieldTable::name(l.ids[x]) < FieldTable::name(l.ids[y]);
+        });
+        loops[id].push_back(std::move(m));
+      }
+      if (loops[id].size() != ms->size()) {
+        loops[id].clear();
+        broken.insert(id);
       }
     }
   }
@@ -150,6 +217,15 @@ struct MemStreamReader::Impl {
     static const std::vector<std::int64_t> none;
     if (mask && !list) fail("a run lacks field " + FieldTable::name(l.list));
     if (!list) list = &none;
+    if (begin_run(members, mask, list->data(), list->size()) != list->size())
+      fail("a run's list of free offsets is too long");
+  }
+
+  // A compound run from `slots` (its fields) and its free positions'
+  // offsets, which `list` (of `avail` values) begins with: its body and
+  // strides in place. Returns how many values of the list it took.
+  std::size_t begin_run(const std::vector<SiteId>& members, std::uint64_t mask,
+                        const std::int64_t* list, std::size_t avail) {
     const std::int64_t t = prev_trips + slots[0];
     // One trip for a body with free positions (fold.cpp's known bodies).
     if (t < (mask ? 1 : 2)) fail("a run of " + std::to_string(t) + " trips");
@@ -165,16 +241,95 @@ struct MemStreamReader::Impl {
       stride[i] = v[1];
       free_off[i].clear();
       if (i >= 64 || !((mask >> i) & 1)) continue;
-      if (list->size() - at < static_cast<std::uint64_t>(t - 1))
+      if (avail - at < static_cast<std::uint64_t>(t - 1))
         fail("a run's list of free offsets ends early");
       free_off[i].push_back(body[i].offset);
       for (std::int64_t j = 1; j < t; j++)
-        free_off[i].push_back(wrap_add(free_off[i].back(), (*list)[at++]));
+        free_off[i].push_back(wrap_add(free_off[i].back(), list[at++]));
     }
-    if (at != list->size()) fail("a run's list of free offsets is too long");
     trips = static_cast<std::uint64_t>(t);
     iter = 0;
     pos = 0;
+    return at;
+  }
+
+  // The memloop event just read: its list parsed into columns.
+  void start_loop(const std::vector<LoopMember>& members) {
+    const std::int64_t n = field(loop_iters_field());
+    if (n < 1) fail("a loop of " + std::to_string(n) + " iterations");
+    loop_list.clear();
+    for (FieldValue& fv : ev.fields)
+      if (fv.field == loop_list_field()) loop_list.swap(fv.list);
+    const std::size_t size = loop_list.size();
+    std::size_t at = 0;
+    const auto take = [&](std::size_t k) {
+      if (size - at < k) fail("a loop's list ends early");
+      at += k;
+      return loop_list.data() + (at - k);
+    };
+    columns.resize(members.size());
+    for (std::size_t m = 0; m < members.size(); m++) {
+      columns[m].resize(members[m].slot.size());
+      for (Column& c : columns[m]) {
+        c = Column{};
+        c.code = *take(1);
+        if (c.code == kColumnSame) {
+          c.first = c.rest = *take(1);
+        } else if (c.code == kColumnFirst) {
+          c.first = *take(1);
+          c.rest = *take(1);
+        } else if (c.code == kColumnAll) {
+          c.all = take(static_cast<std::size_t>(n));
+        } else {
+          fail("a loop's list has an unknown column code " + std::to_string(c.code));
+        }
+      }
+    }
+    loop_free.assign(members.size(), nullptr);
+    loop_free_left.assign(members.size(), 0);
+    for (std::size_t m = 0; m < members.size(); m++) {
+      if (!members[m].mask) continue;
+      const std::int64_t len = *take(1);
+      if (len < 0) fail("a loop's list ends early");
+      loop_free_left[m] = static_cast<std::size_t>(len);
+      loop_free[m] = take(loop_free_left[m]);
+    }
+    if (at != size) fail("a loop's list is too long");
+    loop = &members;
+    loop_iters = static_cast<std::uint64_t>(n);
+    loop_iter = 0;
+    loop_pos = 0;
+  }
+
+  // The loop's next member event: a reference in *out (returns true) or a
+  // run begun.
+  bool step_loop(MemRef* out) {
+    const LoopMember& m = (*loop)[loop_pos];
+    const std::vector<Column>& cols = columns[loop_pos];
+    const std::size_t m_at = loop_pos;
+    slots.assign(m.run ? 1 + RunLayout::kPerPosition * m.body.size() : RunLayout::kPerPosition, 0);
+    for (std::size_t k = 0; k < cols.size(); k++) {
+      const Column& c = cols[k];
+      slots[m.slot[k]] = c.all ? c.all[loop_iter] : loop_iter == 0 ? c.first : c.rest;
+    }
+    bool ref = true;
+    if (!m.run) {
+      decode_values(*out, m.site, slots.data());
+    } else {
+      const std::size_t used = begin_run(m.body, m.mask, loop_free[m_at], loop_free_left[m_at]);
+      loop_free[m_at] += used;
+      loop_free_left[m_at] -= used;
+      ref = false;
+    }
+    if (++loop_pos == loop->size()) {
+      loop_pos = 0;
+      if (++loop_iter == loop_iters) {
+        loop = nullptr;
+        for (std::size_t left : loop_free_left)
+          if (left) fail("a loop's list of free offsets is too long");
+      }
+    }
+    return ref;
   }
 
   std::size_t next_batch(MemRef* out, std::size_t n) {
@@ -192,6 +347,10 @@ struct MemStreamReader::Impl {
           pos = 0;
           iter++;
         }
+        continue;
+      }
+      if (loop) {
+        if (step_loop(&out[got])) got++;
         continue;
       }
       if (!it.next(ev)) break;
@@ -232,6 +391,10 @@ struct MemStreamReader::Impl {
       if (ev.op == run_op()) {
         if (ev.site < compound.size() && !compound[ev.site].empty()) {
           start_compound(compound[ev.site], compound_mask[ev.site]);
+          continue;
+        }
+        if (ev.site < loops.size() && !loops[ev.site].empty()) {
+          start_loop(loops[ev.site]);
           continue;
         }
         if (broken.count(ev.site)) fail("a run whose body sites the site table lacks");

@@ -167,9 +167,9 @@ TEST(MemRuns, IrregularRunsAreBounded) {
 // A CSR sparse product's references over `rows` rows of 1 to 8 non-zeros
 // (from a fixed generator): rowptr[i] and rowptr[i + 1], then col[k], x[col[k]]
 // and val[k] per non-zero, then y[i]. Every seventh row also loads one col
-// entry it does not use, so that a known body's first reference is seen
-// without the rest.
-Stream csr(int rows) {
+// entry it does not use (unless `stray` is false), so that a known body's
+// first reference is seen without the rest.
+Stream csr(int rows, bool stray = true) {
   Stream s;
   std::uint64_t seed = 12345;
   int k = 0;
@@ -184,7 +184,7 @@ Stream csr(int rows) {
       s.push_back(at(0x40300c, 0x200000 + 8 * static_cast<std::int64_t>((seed >> 33) % rows)));
       s.push_back(at(0x403010, 0x300000 + 8 * k));
     }
-    if (i % 7 == 6) s.push_back(at(0x403008, 0x100000 + 8 * k));
+    if (stray && i % 7 == 6) s.push_back(at(0x403008, 0x100000 + 8 * k));
     s.push_back(at(0x403018, 0x400000 + 8 * i));
   }
   return s;
@@ -208,6 +208,24 @@ TEST(MemRuns, RowsOfAnyLengthAreOneRunEach) {
       EXPECT_EQ(fold(s, chunk).bytes, f.bytes) << "buffers of " << chunk;
   }
   EXPECT_EQ(nodes[0], nodes[1]);
+}
+
+TEST(MemRuns, RowLoopIsOneEvent) {
+  // The loop over rows (rowptr twice, the row's run with its free
+  // position, y) reaches core's folder as one memloop event whatever the
+  // number of rows, not four events a row; the stream comes back exactly
+  // (fold checks it), wherever the buffers end.
+  for (int rows : {300, 3000}) {
+    const Stream s = csr(rows, false);
+    const Folded f = fold(s);
+    EXPECT_LE(f.stats.events, 16u) << rows << " rows";
+    for (std::size_t chunk : {1, 7})
+      EXPECT_EQ(fold(s, chunk).bytes, f.bytes) << "buffers of " << chunk;
+  }
+  // A stray load every seventh row ends the loop there: one loop event per
+  // stretch between them, not one a row.
+  const Folded f = fold(csr(3000));
+  EXPECT_LE(f.stats.events, 3000u / 7 * 6 + 16);
 }
 
 TEST(MemRuns, BufferEndsChangeNothing) {
