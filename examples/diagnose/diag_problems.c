@@ -20,9 +20,7 @@
  *               wait (designed: how long before rank 0 they entered the
  *               MPI_Bcast, summed, / P)
  *   frequent    200 tiny MPI_Allreduce calls per step between 50 us of
- *               work, entered together (designed: time in them per rank;
-               also printed: how much of it the ranks waited for one
-               another, should the machine have kept them apart)
+ *               work, entered together (designed: time in them per rank)
  *   few         per step one MPI_Allreduce of 4 MiB after one unit of work:
  *               long, not frequent
  *   late        (2 ranks or more) rank 0 works a unit, then MPI_Send to each
@@ -208,7 +206,8 @@ int main(int argc, char** argv) {
       }
     }
     designed = per_rank(mine, size);
-    /* Whether the premise held: a loaded machine can deschedule a rank past
+    /* Also printed: how much of that time the ranks waited for one another.
+     * Whether the premise held: a loaded machine can deschedule a rank past
      * the barrier, and the others then wait for it in the MPI_Allreduce.
      * Each call's waiting, as the wait analysis takes it: from the rank's
      * entry to the last rank's, within the call. */
