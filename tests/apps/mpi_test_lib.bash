@@ -257,17 +257,13 @@ finish() {
   echo "all checks passed"
 }
 
-# record_timed_threads NP APP ARGS... : for the tests that check the times
-# each thread recorded: `tracefold record --timeline -o t.tf` of
-# `mpirun -np NP app_APP ARGS` in $WORK (out.txt, err.txt), with waiting
-# ranks yielding (needs_yielding_waits). Exits 77 (not run) when the MPI
-# does not provide MPI_THREAD_MULTIPLE (the program prints "not
-# provided"), and fails the test when the recording does.
-record_timed_threads() {
+# record_threads NP APP ARGS... : `tracefold record --timeline -o t.tf` of
+# `mpirun -np NP app_APP ARGS` in $WORK (out.txt, err.txt). Exits 77 (not
+# run) when the MPI does not provide MPI_THREAD_MULTIPLE (the program
+# prints "not provided"), and fails the test when the recording does.
+record_threads() {
   local np=$1 app=$2
   shift 2
-  export OMPI_MCA_mpi_yield_when_idle=1
-  needs_yielding_waits "$np"
   limited out.txt err.txt "$TF" record --timeline -o t.tf -- \
     "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$APPS/app_$app" "$@"
   if grep -q "not provided" out.txt; then
@@ -279,6 +275,15 @@ record_timed_threads() {
     show_run out.txt err.txt
     finish
   fi
+}
+
+# record_timed_threads NP APP ARGS... : record_threads for the tests that
+# check the times each thread recorded: waiting ranks yield
+# (needs_yielding_waits, which exits 77 where they cannot).
+record_timed_threads() {
+  export OMPI_MCA_mpi_yield_when_idle=1
+  needs_yielding_waits "$1"
+  record_threads "$@"
 }
 
 # record_thread_late DELAY: record_timed_threads of tests/apps/thread_late.c

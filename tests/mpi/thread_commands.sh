@@ -12,20 +12,11 @@
 #  - OTF2 names every location `rank R thread T`, thread 0 too, as the
 #    bars' tooltips name them.
 # None of these looks at a measured time, so the recording needs no
-# yielding waits (record_timed_threads) and the test runs under MPICH too.
+# yielding waits (record_threads, not record_timed_threads) and the test
+# runs under MPICH too.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
-limited out.txt err.txt "$TF" record --timeline -o t.tf -- \
-  "${TRACEFOLD_MPIRUN:-mpirun}" -np 2 "$APPS/app_threads" 20
-if grep -q "not provided" out.txt; then
-  echo "this MPI does not provide MPI_THREAD_MULTIPLE: not run"
-  exit 77
-fi
-if [[ $LRC -ne 0 ]]; then
-  bad "recording exited $LRC"
-  show_run out.txt err.txt
-  finish
-fi
+record_threads 2 threads 20
 
 # refused CMD WHY ARGS...: the command exits 2 naming itself, WHY and the
 # threads.
