@@ -113,8 +113,10 @@ BENCH_REFUSED=(
   "call_paths 4 5"
   "thread_tags 2 5"
 )
-# Programs with several threads calling MPI: bench_threads.sh runs them.
-BENCH_THREADS="threads thread_requests omp_halo"
+# Programs with several threads calling MPI: bench_threads.sh runs the
+# first three, bench_thread_wild.sh thread_wild (a wildcard receive on a
+# thread other than the first).
+BENCH_THREADS="threads thread_requests omp_halo thread_wild"
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
 # anything (they test the recorder's failure paths); thread_late and
 # thread_first_calls are the designed late senders of analyze_threads.sh
