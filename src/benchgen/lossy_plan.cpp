@@ -138,7 +138,7 @@ static void post_planned(void) {
   }
 }
 static void wait_planned(void) {
-  PMPI_Waitall((int)(planned_at[rank + 1] - planned_at[rank]), planned_reqs, MPI_STATUSES_IGNORE);
+  PMPI_Waitall((int)(planned_at[rank + 1] - planned_at[rank]), planned_reqs, statuses_ignore);
 }
 )";
   setup << "  post_planned();\n";

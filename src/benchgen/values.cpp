@@ -2,6 +2,7 @@
 // and executions agree, a small table indexed by a counter where they
 // vary, a predicate on the rank where rank groups differ.
 #include <algorithm>
+#include <cmath>
 
 #include "gen.hpp"
 
@@ -164,8 +165,22 @@ uint64_t splitmix(uint64_t& state) {
 }  // namespace
 
 std::vector<int64_t> Gen::drawn(std::size_t i, const std::string& what, const ValueSeq& hist) {
-  if (hist.size() > kMaxTable) fail(i, what + " is a histogram of more than 65536 values");
-  std::vector<int64_t> v = hist.to_vector();
+  std::vector<int64_t> v;
+  if (hist.size() <= kMaxTable) {
+    v = hist.to_vector();
+  } else {
+    // A modelled poll loop under a spinning MPI makes millions of probes:
+    // the table keeps their distribution, scaled to kMaxTable values and
+    // read cyclically like every drawn table. A value that occurs keeps at
+    // least one entry, so no outcome (a probe that finds a message) is lost.
+    const double scale = static_cast<double>(kMaxTable) / static_cast<double>(hist.size());
+    for (const ValueSeq::Run& r : hist.runs())
+      for (int64_t value : r.pattern) {
+        const auto n = std::max<uint64_t>(
+            1, static_cast<uint64_t>(std::llround(static_cast<double>(r.reps) * scale)));
+        v.insert(v.end(), n, value);
+      }
+  }
   // Fisher-Yates with a generator keyed by seed, node and field only: every
   // rank group of the node draws the same permutation of its values.
   uint64_t state = stable_hash(what, 1469598103934665603ULL ^ (opt.seed * 0x100000001b3ULL)) ^

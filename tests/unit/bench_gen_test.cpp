@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 
 #include "tracefold/bench.hpp"
@@ -211,6 +212,44 @@ TEST(BenchGen, LossyTracesNeedLossyOkAndDrawReproducibly) {
   }
   o.seed = 2;
   EXPECT_NE(bench::generate_c(t, o), a);
+}
+
+// A histogram of more than 65,536 values (a modelled poll loop's probes
+// under an MPI whose waiting ranks spin) becomes a table of about 65,536
+// values in the same proportions, read cyclically; a rare value keeps an
+// entry.
+TEST(BenchGen, LargeHistogramsBecomeScaledTables) {
+  Trace t = ring(4);
+  t.lossy = "histogram threshold=1";
+  for (auto& [f, e] : t.nodes[1].fields)
+    if (FieldTable::name(f) == "count") {
+      ValueSeq v;
+      for (int k = 0; k < 300000; ++k) v.push_back(k % 3 ? 1 : 2);
+      v.push_back(9);  // once in 300,001
+      v.make_histogram();
+      e = Elastic();
+      e.entries().push_back({v, Ranklist::range(0, 4)});
+    }
+  bench::Options o;
+  o.lossy_ok = true;
+  const std::string a = bench::generate_c(t, o);
+  const auto at = a.find("MPI_Send_site1_count[");
+  ASSERT_NE(at, std::string::npos) << a.substr(0, 2000);
+  const std::size_t size = std::strtoul(a.c_str() + at + 21, nullptr, 10);
+  EXPECT_GE(size, 65536u);
+  EXPECT_LE(size, 65538u);
+  const std::string table = a.substr(at, a.find('}', at) - at);
+  std::size_t counts[10] = {};
+  for (std::size_t p = table.find('{'); p != std::string::npos;
+       p = table.find_first_of(",{", p + 1)) {
+    const std::size_t q = table.find_first_not_of(" \n", p + 1);
+    const int v = std::atoi(table.c_str() + q);
+    if (v >= 0 && v < 10) ++counts[v];
+  }
+  EXPECT_EQ(counts[1] + counts[2] + counts[9], size);
+  EXPECT_NEAR(double(counts[1]) / double(counts[2]), 2.0, 0.01);
+  EXPECT_EQ(counts[9], 1u);
+  EXPECT_NE(a.find(" % " + std::to_string(size) + "]"), std::string::npos);
 }
 
 // MPI_Comm_create: the group comes from the members the trace records for
