@@ -172,19 +172,26 @@ TEST(BenchGen, UserOperationsAreCreated) {
   EXPECT_NE(c.find("PMPI_Op_create(user_op_fn, 1,"), std::string::npos) << c;
 }
 
+// A 4-rank ring whose send counts are the histogram of `values`, as a
+// lossy fold leaves them.
+Trace lossy_ring_counts(ValueSeq values) {
+  Trace t = ring(4);
+  t.lossy = "histogram threshold=1";
+  values.make_histogram();
+  for (auto& [f, e] : t.nodes[1].fields)
+    if (FieldTable::name(f) == "count") {
+      e = Elastic();
+      e.entries().push_back({values, Ranklist::range(0, 4)});
+    }
+  return t;
+}
+
 // A lossy trace generates only when asked; its histogram becomes a table
 // holding the recorded values, in an order fixed by the seed.
 TEST(BenchGen, LossyTracesNeedLossyOkAndDrawReproducibly) {
-  Trace t = ring(4);
-  t.lossy = "histogram threshold=1";
-  for (auto& [f, e] : t.nodes[1].fields)
-    if (FieldTable::name(f) == "count") {
-      ValueSeq v;
-      for (int k = 0; k < 100; ++k) v.push_back(k % 7 + 1);
-      v.make_histogram();
-      e = Elastic();
-      e.entries().push_back({v, Ranklist::range(0, 4)});
-    }
+  ValueSeq v;
+  for (int k = 0; k < 100; ++k) v.push_back(k % 7 + 1);
+  Trace t = lossy_ring_counts(v);
   try {
     bench::generate_c(t);
     FAIL() << "generated from a lossy trace without --lossy-ok";
@@ -219,17 +226,10 @@ TEST(BenchGen, LossyTracesNeedLossyOkAndDrawReproducibly) {
 // values in the same proportions, read cyclically; a rare value keeps an
 // entry.
 TEST(BenchGen, LargeHistogramsBecomeScaledTables) {
-  Trace t = ring(4);
-  t.lossy = "histogram threshold=1";
-  for (auto& [f, e] : t.nodes[1].fields)
-    if (FieldTable::name(f) == "count") {
-      ValueSeq v;
-      for (int k = 0; k < 300000; ++k) v.push_back(k % 3 ? 1 : 2);
-      v.push_back(9);  // once in 300,001
-      v.make_histogram();
-      e = Elastic();
-      e.entries().push_back({v, Ranklist::range(0, 4)});
-    }
+  ValueSeq v;
+  for (int k = 0; k < 300000; ++k) v.push_back(k % 3 ? 1 : 2);
+  v.push_back(9);  // once in 300,001
+  Trace t = lossy_ring_counts(v);
   bench::Options o;
   o.lossy_ok = true;
   const std::string a = bench::generate_c(t, o);
