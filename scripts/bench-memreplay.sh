@@ -3,8 +3,9 @@
 # references, side by side in one run: reading the log (cat), --raw (text
 # to /dev/null), --cache with one level and with three levels, and the
 # program under cachegrind's cache simulation for scale. References per
-# second are over CPU time (user + sys) and over wall time; the machine's
-# load is printed at the start and the end.
+# second are over CPU time (user + system, shown apart: the system time
+# is mostly the kernel taking the text written, and cat's copying the log)
+# and over wall time; the machine's load is printed at the start and the end.
 #   scripts/bench-memreplay.sh BUILD_DIR [N [OTHER_TRACEFOLD]]
 # records BUILD_DIR/tests/memtrace/kernels/vadd N (default 3000000: 3N
 # references between START and STOP) with `tracefold memtrace`. With
@@ -21,8 +22,8 @@ cd "$W" || exit 1
 refs=$(( ($(stat -c %s raw/thread-0.bin) - 24) / 48 ))
 echo "start $(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
 echo "raw log: $refs references, $(du -sh raw | cut -f1)"
-echo "| command | wall s | CPU s | M references/s (CPU) | M references/s (wall) |"
-echo "|---|---|---|---|---|"
+echo "| command | wall s | user s | system s | M references/s (CPU) | M references/s (wall) |"
+echo "|---|---|---|---|---|---|"
 row() {
   local label=$1
   shift
@@ -30,7 +31,7 @@ row() {
   read -r e u s < <(tail -1 "$t")
   awk -v l="$label" -v e="$e" -v u="$u" -v s="$s" -v r="${ROW_REFS:-$refs}" 'BEGIN {
     c = u + s; rc = c > 0 ? r / c / 1e6 : 0; rw = e > 0 ? r / e / 1e6 : 0
-    printf "| %s | %.2f | %.2f | %.0f | %.0f |\n", l, e, c, rc, rw }'
+    printf "| %s | %.2f | %.2f | %.2f | %.0f | %.0f |\n", l, e, u, s, rc, rw }'
 }
 row "cat raw/thread-0.bin" cat raw/thread-0.bin
 row "memreplay --raw" "$TF" memreplay raw --raw

@@ -2,8 +2,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <map>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "raw_format.h"
 
@@ -83,6 +89,10 @@ TableHeader read_table_header(std::FILE* f, const std::filesystem::path& file, c
 }
 
 constexpr std::size_t kChunkRecords = 1 << 14;
+// Records mapped at a time: 3 MB of the file, so that a multi-gigabyte
+// stream is never mapped whole and a replay of many threads' streams keeps
+// little of each resident.
+constexpr std::size_t kWindowRecords = 1 << 16;
 
 }  // namespace
 
@@ -132,22 +142,46 @@ RawStreamReader::RawStreamReader(const std::filesystem::path& file) : path_(file
   std::uint64_t body = size - sizeof h;
   records_ = body / record_size_;
   tail_bytes_ = body % record_size_;
-  try {
-    buf_.resize(kChunkRecords * record_size_);
-  } catch (...) {
-    std::fclose(f_);  // the destructor does not run for a throwing constructor
-    f_ = nullptr;
-    throw;
-  }
 }
 
 RawStreamReader::~RawStreamReader() {
+  if (map_ != nullptr) ::munmap(map_, map_len_);
   if (f_ != nullptr) std::fclose(f_);
 }
 
 void RawStreamReader::refill() {
-  buf_len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
   buf_pos_ = 0;
+  if (map_ != nullptr) {
+    ::munmap(map_, map_len_);
+    map_ = nullptr;
+  }
+  // The next window of whole records, mapped from the page below it; a
+  // file that cannot be mapped (a pipe, a file system without mmap) is
+  // read with fread instead. The file's length is checked first: touching
+  // a mapped page past its end would be a SIGBUS, not an error message.
+  const std::uint64_t at = sizeof(TfmRawHeader) + consumed_ * record_size_;
+  const std::uint64_t want = std::min<std::uint64_t>(records_ - consumed_, kWindowRecords);
+  struct stat st {};
+  if (want > 0 && ::fstat(::fileno(f_), &st) == 0 &&
+      static_cast<std::uint64_t>(st.st_size) >= at + want * record_size_) {
+    static const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t lead = at % page;
+    const std::size_t len = static_cast<std::size_t>(lead + want * record_size_);
+    void* m = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, ::fileno(f_),
+                     static_cast<off_t>(at - lead));
+    if (m != MAP_FAILED) {
+      map_ = m;
+      map_len_ = len;
+      data_ = static_cast<const unsigned char*>(m) + lead;
+      buf_len_ = static_cast<std::size_t>(want * record_size_);
+      return;
+    }
+  }
+  if (buf_.empty()) buf_.resize(kChunkRecords * record_size_);
+  if (std::fseek(f_, static_cast<long>(at), SEEK_SET) != 0)
+    fail(path_, std::string("seek error: ") + std::strerror(errno));
+  buf_len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
+  data_ = buf_.data();
   if (std::ferror(f_)) fail(path_, std::string("read error: ") + std::strerror(errno));
 }
 
@@ -168,7 +202,7 @@ bool RawStreamReader::next(MemRef& out) {
     if (buf_len_ < record_size_)
       fail(path_, "file shrank while reading at record " + std::to_string(consumed_));
   }
-  const unsigned char* p = buf_.data() + buf_pos_;
+  const unsigned char* p = data_ + buf_pos_;
   std::uint64_t at = sizeof(TfmRawHeader) + consumed_ * record_size_;
   out.iaddr = field<std::uint64_t>(p);
   out.daddr = field<std::uint64_t>(p + 8);
@@ -200,6 +234,48 @@ bool RawStreamReader::next(MemRef& out) {
   return true;
 }
 
+namespace {
+
+// A record and a MemRef agree byte for byte but for bytes 23-39: the flags
+// byte becomes `store` and `kind`, and region, ordinal and owner sit four
+// bytes further on in a MemRef. On a little-endian host a record is so three
+// block copies and two bytes from the flags, about half the instructions of
+// loading field by field (folding and memreplay decode tens of millions of
+// records a second).
+constexpr bool kBlockDecode =
+    std::endian::native == std::endian::little && sizeof(MemRef) == sizeof(TfmRawRecord) &&
+    offsetof(MemRef, daddr) == 8 && offsetof(MemRef, context) == 16 &&
+    offsetof(MemRef, size) == 20 && offsetof(MemRef, index) == 22 &&
+    offsetof(MemRef, store) == 23 && offsetof(MemRef, kind) == 24 &&
+    offsetof(MemRef, region) == 28 && offsetof(MemRef, ordinal) == 32 &&
+    offsetof(MemRef, owner) == 36 && offsetof(MemRef, offset) == 40 &&
+    offsetof(TfmRawRecord, region) == 24 && offsetof(TfmRawRecord, offset) == 40;
+
+// One version 2 record whose flags were checked.
+[[gnu::always_inline]] inline void decode_v2(const unsigned char* p, std::uint8_t flags,
+                                             MemRef& m) {
+  if constexpr (kBlockDecode) {
+    auto* o = reinterpret_cast<unsigned char*>(&m);
+    std::memcpy(o, p, 24);
+    std::memcpy(o + 28, p + 24, 12);
+    std::memcpy(o + 40, p + 40, 8);
+  } else {
+    m.iaddr = field<std::uint64_t>(p);
+    m.daddr = field<std::uint64_t>(p + 8);
+    m.context = field<std::uint32_t>(p + 16);
+    m.size = field<std::uint16_t>(p + 20);
+    m.index = p[22];
+    m.region = field<std::uint32_t>(p + 24);
+    m.ordinal = field<std::uint32_t>(p + 28);
+    m.owner = field<std::uint32_t>(p + 32);
+    m.offset = field<std::int64_t>(p + 40);
+  }
+  m.store = flags & TFM_RAW_STORE;
+  m.kind = static_cast<AddrKind>((flags & TFM_RAW_KIND_MASK) >> TFM_RAW_KIND_SHIFT);
+}
+
+}  // namespace
+
 std::size_t RawStreamReader::next_batch(MemRef* out, std::size_t n) {
   std::size_t got = 0;
   while (got < n) {
@@ -211,24 +287,13 @@ std::size_t RawStreamReader::next_batch(MemRef* out, std::size_t n) {
     if (version_ == 2) {
       fast = std::min<std::uint64_t>(
           {(buf_len_ - buf_pos_) / sizeof(TfmRawRecord), n - got, records_ - consumed_});
-      const unsigned char* p = buf_.data() + buf_pos_;
+      const unsigned char* p = data_ + buf_pos_;
       std::size_t i = 0;
       for (; i < fast; i++, p += sizeof(TfmRawRecord)) {
         const std::uint8_t flags = p[23];
         const std::uint16_t size = field<std::uint16_t>(p + 20);
         if ((flags & ~(TFM_RAW_STORE | TFM_RAW_KIND_MASK)) != 0 || size == 0) break;
-        MemRef& m = out[got + i];
-        m.iaddr = field<std::uint64_t>(p);
-        m.daddr = field<std::uint64_t>(p + 8);
-        m.context = field<std::uint32_t>(p + 16);
-        m.size = size;
-        m.index = p[22];
-        m.store = flags & TFM_RAW_STORE;
-        m.kind = static_cast<AddrKind>((flags & TFM_RAW_KIND_MASK) >> TFM_RAW_KIND_SHIFT);
-        m.region = field<std::uint32_t>(p + 24);
-        m.ordinal = field<std::uint32_t>(p + 28);
-        m.owner = field<std::uint32_t>(p + 32);
-        m.offset = field<std::int64_t>(p + 40);
+        decode_v2(p, flags, out[got + i]);
       }
       got += i;
       consumed_ += i;

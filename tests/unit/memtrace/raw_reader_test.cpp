@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace mt = tracefold::memtrace;
 namespace fs = std::filesystem;
@@ -123,6 +124,50 @@ TEST_F(RawReader, StreamsMoreRecordsThanOneChunk) {
     i++;
   }
   EXPECT_EQ(i, n);
+}
+
+// next_batch decodes records in blocks from mapped windows of the file,
+// next() field by field: both must give every field alike, across window
+// edges (65,536 records a window) and batch sizes that straddle them, and
+// name a bad record's true offset beyond the first window.
+TEST_F(RawReader, BatchesDecodeEveryFieldAsNextDoesAcrossWindows) {
+  Bytes b = raw_header(2, 48, 0);
+  const std::uint64_t n = 3 * 65536 + 123;
+  auto rec = [&](std::uint64_t i) {
+    const std::uint8_t flags = static_cast<std::uint8_t>((i & 1) | ((i / 2) % 4) << 1);
+    v2(b, 0x400000 + 3 * i, 0x7f0000000000 + 40 * i, static_cast<std::uint32_t>(i * 7),
+       static_cast<std::uint16_t>(1 + i % 700), static_cast<std::uint8_t>(i % 5), flags,
+       static_cast<std::uint32_t>(i ^ 0x55), static_cast<std::uint32_t>(i * 3 + 1),
+       static_cast<std::uint32_t>(i % 9), static_cast<std::int64_t>(i % 2 ? -(i << 20) : i << 30));
+  };
+  for (std::uint64_t i = 0; i < n; i++) rec(i);
+  const auto p = write("thread-0.bin", b);
+  mt::RawStreamReader one(p), batched(p);
+  std::vector<mt::MemRef> got(50000);
+  std::uint64_t i = 0;
+  while (std::size_t k = batched.next_batch(got.data(), got.size())) {
+    for (std::size_t j = 0; j < k; j++, i++) {
+      mt::MemRef m;
+      ASSERT_TRUE(one.next(m)) << "record " << i;
+      ASSERT_EQ(got[j], m) << "record " << i;
+      ASSERT_EQ(m.iaddr, 0x400000 + 3 * i) << "record " << i;
+      ASSERT_EQ(m.kind, static_cast<mt::AddrKind>((i / 2) % 4)) << "record " << i;
+      ASSERT_EQ(m.store, (i & 1) != 0) << "record " << i;
+      ASSERT_EQ(m.owner, i % 9) << "record " << i;
+      ASSERT_EQ(m.offset, static_cast<std::int64_t>(i % 2 ? -(i << 20) : i << 30)) << i;
+    }
+  }
+  EXPECT_EQ(i, n);
+  v2(b, 1, 2, 0, 8, 0, 0x20, 0, 0, 0, 0);  // unknown flags after the last window's records
+  const auto q = write("thread-1.bin", b);
+  mt::RawStreamReader bad(q);
+  const std::string err = error_of([&] {
+    while (bad.next_batch(got.data(), got.size()) > 0) {
+    }
+  });
+  EXPECT_NE(err.find("record at offset " + std::to_string(24 + 48 * n) + ": unknown flags 32"),
+            std::string::npos)
+      << err;
 }
 
 TEST_F(RawReader, TruncatedRecordNamesFileAndOffset) {
