@@ -280,6 +280,15 @@ namespace {
 [[gnu::always_inline]] inline bool encode_scalar_peers(Recorder& r, ThreadStream& s,
                                                        const Event& ev,
                                                        std::span<FieldValue> peers) {
+  if (peers.size() == 1) {  // most calls: one peer, in one pass
+    int64_t& v = peers[0].scalar;
+    if (!peers[0].list.empty()) return false;
+    if (is_sentinel(v)) return true;
+    const auto [me, size_in] = r.position_in(s, ev.get(kComm));
+    if (me < 0 || me >= size_in || v < 0 || v >= size_in) return false;
+    v = v >= me ? v - me : v - me + size_in;
+    return true;
+  }
   bool any = false;
   for (const FieldValue& f : peers) {
     if (!f.list.empty()) return false;
