@@ -12,6 +12,9 @@
 #          amg_like at 4 ranks, 1000 V-cycles (callgrind, inclusive of
 #          tracefold::record::Call::~Call: call site, lock, poll summary,
 #          folding), divided by rank 0's calls from the trace; walk on and off.
+#          Split into the folder's share (Folder::append, append_repeats)
+#          and the recorder's (the rest), also per call that went through
+#          ~Call (the poll fast path's repeats cost nothing there).
 #   fold   instructions of the folder alone per call, the same input every
 #          time: one recording's raw logs (4 ranks; amg_like 1000 V-cycles,
 #          exchange_setup ROUNDS_EX rounds) folded by `tracefold fold` under
@@ -104,8 +107,8 @@ exec "$@"
 SH
   chmod +x "$WORK/rank0.sh"
   echo "## instructions per recorded call, rank 0 of amg_like, 4 ranks, 1000 V-cycles (callgrind)"
-  echo "| walk | calls | instructions | per call | folder paths on rank 0 |"
-  echo "|---|---|---|---|---|"
+  echo "| walk | calls | fast polls | instructions | per call | folder | recorder | recorder per slow call | folder paths on rank 0 |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for walk in 1 0; do
     (cd "$WORK" && CG_OUT="$WORK/cg.$walk" TRACEFOLD_WALK=$walk TRACEFOLD_POLL_STATS=1 \
       "$TF" record -o "$WORK/c$walk.tf" -- mpirun -np 4 "$WORK/rank0.sh" "$APPS/app_amg_like" 1000 \
@@ -113,7 +116,20 @@ SH
     ins=$(callgrind_annotate "$WORK/cg.$walk" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
     calls=$("$TF" expand "$WORK/c$walk.tf" --rank 0 | grep -c '^MPI_')
     paths=$(sed -nE 's/^tracefold: rank 0: folder: (.*)/\1/p' "$WORK/c$walk.err")
-    echo "| $walk | $calls | $ins | $(echo "$ins / $calls" | bc) | $paths |"
+    # The folder's share: Folder::append and Folder::append_repeats
+    # inclusive (their largest line in the inclusive listing: the function
+    # itself, not a header's inlined part of it); the rest is the
+    # recorder's. Polls the fast path counted cost nothing inside ~Call,
+    # so the recorder's share is also given per call that went through it.
+    folder=$(callgrind_annotate --inclusive=yes "$WORK/cg.$walk" 2>/dev/null | awk '
+      { v = $1; gsub(",", "", v) }
+      /:tracefold::Folder::append\(tracefold::Event const&\)/ && v + 0 > a { a = v + 0 }
+      /:tracefold::Folder::append_repeats\(/ && v + 0 > b { b = v + 0 }
+      END { print a + b }')
+    fast=$(sed -nE 's/^tracefold: rank 0: poll fast path: ([0-9]+) repeats.*/\1/p' "$WORK/c$walk.err")
+    fast=${fast:-0}
+    echo "| $walk | $calls | $fast | $ins | $(echo "$ins / $calls" | bc) | $(echo "$folder / $calls" | bc)" \
+      "| $(echo "($ins - $folder) / $calls" | bc) | $(echo "($ins - $folder) / ($calls - $fast)" | bc) | $paths |"
     if [[ -n ${KEEP_DIR:-} ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK/cg.$walk" "$KEEP_DIR/"; fi
   done
   echo

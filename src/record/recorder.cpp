@@ -165,6 +165,9 @@ void Recorder::start(int64_t t0) {
   // statistics goes under the lock; the rest of a call needs none.
   locked_append = rawlog.is_open() || sampling || timeline.is_open() || sample_only ||
                   any_statistics || event_log.is_open();
+#ifdef TRACEFOLD_PATH_CACHE
+  queue_inline = !locked_append && path_cache_mode != PathCacheMode::kCheck;
+#endif
 }
 
 // Caller holds `mu`; only for events the folder took.
@@ -246,13 +249,7 @@ bool Recorder::append(ThreadStream& s, Event& ev, const StackKey& stack, SiteId*
         lists |= f.list.data() != nullptr;
       }
     }
-    s.unfolded_list_entries += list_entries;
-    s.unfolded_has_lists[s.unfolded_n] = lists;
-    s.unfolded[s.unfolded_n++].swap(ev);
-    s.bump_queue_seq();
-    if (s.unfolded_n == s.unfolded.size() ||
-        s.unfolded_list_entries >= ThreadStream::kUnfoldedListBudget)
-      fold_unfolded(s);
+    queue_event(s, ev, list_entries, lists);
     return true;
   } catch (const std::exception& ex) {
     fail(ex.what());
@@ -273,6 +270,42 @@ bool Recorder::repeat_of_last(ThreadStream& s, const Event& ev) {
   if (s.count_repeat(ev.compute_ns, ev.comm_ns)) fold_unfolded(s);
   return true;
 }
+
+namespace {
+// encode_relative's work inline for the usual case, the peers of a
+// point-to-point call or of a probe that matched a wildcard (peer and src):
+// scalar peers only, this rank a member and every peer in range. Returns
+// false, with `peers` unchanged, for anything else (lists, a peer outside
+// the communicator: encode_relative's error), which then takes the call.
+[[gnu::always_inline]] inline bool encode_scalar_peers(Recorder& r, ThreadStream& s,
+                                                       const Event& ev,
+                                                       std::span<FieldValue> peers) {
+  if (peers.size() == 1) {  // most calls: one peer, in one pass
+    int64_t& v = peers[0].scalar;
+    if (!peers[0].list.empty()) return false;
+    if (is_sentinel(v)) return true;
+    const auto [me, size_in] = r.position_in(s, ev.get(kComm));
+    if (me < 0 || me >= size_in || v < 0 || v >= size_in) return false;
+    v = v >= me ? v - me : v - me + size_in;
+    return true;
+  }
+  bool any = false;
+  for (const FieldValue& f : peers) {
+    if (!f.list.empty()) return false;
+    any |= !is_sentinel(f.scalar);
+  }
+  if (!any) return true;
+  const auto [me, size_in] = r.position_in(s, ev.get(kComm));
+  if (me < 0 || me >= size_in) return false;
+  for (const FieldValue& f : peers)
+    if (!is_sentinel(f.scalar) && (f.scalar < 0 || f.scalar >= size_in)) return false;
+  for (FieldValue& f : peers) {
+    int64_t& v = f.scalar;
+    if (!is_sentinel(v)) v = v >= me ? v - me : v - me + size_in;
+  }
+  return true;
+}
+}  // namespace
 
 // On `s` as append. Whatever reads the folder (local_trace: the merge at
 // MPI_Finalize, partial traces) folds the queue first, so nothing recorded
@@ -301,18 +334,8 @@ void Recorder::fold_unfolded(ThreadStream& s) {
     for (std::size_t i = 0; i < n; ++i) {
       Event& ev = s.unfolded[i];
       const std::span<FieldValue> peers = leading_peer_fields(ev);
-      if (peers.size() == 1 && peers[0].list.empty()) {
-        // One scalar peer (point-to-point calls): encode_relative's work
-        // inline for a member with the peer in range, else its call.
-        int64_t& v = peers[0].scalar;
-        if (!is_sentinel(v)) {
-          const auto [me, size_in] = position_in(s, ev.get(kComm));
-          if (me >= 0 && me < size_in && v >= 0 && v < size_in)
-            v = v >= me ? v - me : v - me + size_in;
-          else
-            encode_relative(peers, me, size_in);
-        }
-      } else if (!peers.empty() && has_relative_fields(peers)) {
+      if (!peers.empty() && !encode_scalar_peers(*this, s, ev, peers) &&
+          has_relative_fields(peers)) {
         const auto [me, size_in] = position_in(s, ev.get(kComm));
         encode_relative(peers, me, size_in);
       }
@@ -482,7 +505,18 @@ Call::~Call() {
   }
   if (r.thread_order) [[unlikely]]
     note_thread_order(r, s, ev_);
-  if (r.append(s, ev_, stack, site_memo, list_entries_, lists_)) {
+  // The usual call, its site remembered by the call-path cache, is queued
+  // here: append's call and checks took about 40 of the recorder's 500
+  // instructions per such call on amg_like (docs/benchmarks.md).
+  bool queued;
+  if (r.queue_inline && site_memo && *site_memo != PathCache::kSiteUnknown && r.recording()) {
+    ev_.site = *site_memo;
+    if (!(r.is_poll(op) && r.repeat_of_last(s, ev_))) r.queue_event(s, ev_, list_entries_, lists_);
+    queued = true;
+  } else {
+    queued = r.append(s, ev_, stack, site_memo, list_entries_, lists_);
+  }
+  if (queued) {
     if (r.locked_append) [[unlikely]]
       r.timestamp(op, enter_ns_, exit_ns, s.number);
     if (poll_nothing_)

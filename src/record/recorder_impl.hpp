@@ -97,6 +97,10 @@ class Recorder {
   // The calls' appends take `mu` (for the raw log, timeline, samples,
   // event log or statistics, which are the rank's): set at start.
   bool locked_append = false;
+  // ~Call may queue a call whose site the call-path cache remembers
+  // itself (queue_event), without append's checks: nothing takes `mu` and
+  // no check compares the cache with the stack walk. Set at start.
+  bool queue_inline = false;
   // MPI_THREAD_SERIALIZED or MULTIPLE was provided: point-to-point calls
   // note how many calls of other threads on their key came since the
   // thread's last one (note_thread_order).
@@ -355,6 +359,19 @@ class Recorder {
   bool append(ThreadStream& s, Event& ev, const StackKey& stack, SiteId* site_memo = nullptr,
               std::size_t list_entries = kCountLists, bool lists = true);
   bool repeat_of_last(ThreadStream& s, const Event& ev);
+  // append's end: `ev` (its site set, a poll's repeat already counted)
+  // joins the queue, which is folded once full. No exception leaves it
+  // (fold_unfolded catches its own).
+  [[gnu::always_inline]] void queue_event(ThreadStream& s, Event& ev, std::size_t list_entries,
+                                          bool lists) {
+    s.unfolded_list_entries += list_entries;
+    s.unfolded_has_lists[s.unfolded_n] = lists;
+    s.unfolded[s.unfolded_n++].swap(ev);
+    s.bump_queue_seq();
+    if (s.unfolded_n == s.unfolded.size() ||
+        s.unfolded_list_entries >= ThreadStream::kUnfoldedListBudget)
+      fold_unfolded(s);
+  }
   void fold_unfolded(ThreadStream& s);
   void read_clock_skew(int64_t t0);
   ClockSample clock_sample();
