@@ -417,6 +417,32 @@ class Alphabet {
 std::optional<SymbolKey> symbol_of(const Event& ev, int32_t rank, const CommTable& comms,
                                    PeerMode mode);
 
+/// A (communicator, peer, tag) that two threads of one rank both send or
+/// receive on. Messages are paired per channel in call order, and the order
+/// of two threads' calls is the run's timing: such a trace cannot be split
+/// into threads without guessing which thread's message is which.
+struct SharedChannel {
+  int32_t rank = 0;
+  int32_t threads[2] = {0, 0};  ///< thread indices of the rank, ascending
+  int64_t comm = 0;
+  int64_t peer = kAbsent;  ///< rank in `comm`; kAny for a wildcard source
+  int64_t tag = kAbsent;   ///< kAny for a wildcard tag
+  /// `rank 1 threads 0 and 1 both use communicator 0, peer 2, tag 1`.
+  std::string describe() const;
+};
+
+/// The first channel two threads of a rank share, ranks and threads in
+/// order (a wildcard peer or tag shares with every peer or tag of its
+/// communicator); nullopt when every rank's threads keep to their own.
+std::optional<SharedChannel> shared_channel(const Trace& trace);
+
+/// The thread classes of `trace` (threads of one index across ranks: the
+/// main threads, the second threads, ...) as traces of one thread per rank
+/// (thread_stream()), class k at index k, to be analysed one by one. A
+/// trace without threads is its one class. Throws std::runtime_error
+/// naming the channel when two threads of a rank share one.
+std::vector<Trace> thread_classes(const Trace& trace);
+
 /// How a rank's events are split into contexts.
 enum class ContextMode {
   kFunction,  ///< the function that made the call (default)

@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "cli.hpp"
-#include "one_thread.hpp"
 #include "tracefold/export.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/patterns.hpp"
@@ -337,63 +336,81 @@ void add_patterns_command(CLI::App& app) {
         spec = patterns::load_context_groups(args->context);
         context_text = "groups " + args->context;
       }
-      Trace t = load_trace(args->trace);
-      one_thread_per_rank(t, "patterns", kPatternsNeedRanks);
+      Trace whole = load_trace(args->trace);
+      const bool threaded = whole.threads > 1;
+      if (threaded && truth)
+        throw std::runtime_error("--truth takes a trace of one thread per rank; " + args->trace +
+                                 " has " + std::to_string(whole.threads) +
+                                 " threads per rank calling MPI");
       patterns::Options o;
       o.peers = args->absolute ? patterns::PeerMode::kAbsolute : patterns::PeerMode::kRelative;
       o.context =
           args->no_context ? patterns::ContextMode::kNone : patterns::ContextMode::kFunction;
-      if (!args->no_context) prepare_sites(t, args->sites, true);
-      // The context the mode names from the call's stack; without symbols,
-      // the call site's label (then each site is a context of its own).
-      auto context_of = [&](SiteId site) -> std::string {
-        const CallSite& cs = t.sites.at(site);
-        if (!args->sites.raw) {
-          const std::vector<std::string> stack = stack_functions(t.symtab, cs);
-          if (std::string name = patterns::context_name(stack, spec); !name.empty()) return name;
+      if (!args->no_context) prepare_sites(whole, args->sites, true);
+      // A rank's threads make event strings of their own: each thread index
+      // across the ranks is analysed alone (docs/patterns.md, "Threads").
+      std::vector<Trace> classes;
+      if (threaded)
+        classes = patterns::thread_classes(whole);
+      else
+        classes.push_back(std::move(whole));  // its one class, not copied
+      if (threaded && args->json) std::cout << "[";
+      for (std::size_t k = 0; k < classes.size(); ++k) {
+        const Trace& t = classes[k];
+        // The context the mode names from the call's stack; without symbols,
+        // the call site's label (then each site is a context of its own).
+        auto context_of = [&](SiteId site) -> std::string {
+          const CallSite& cs = t.sites.at(site);
+          if (!args->sites.raw) {
+            const std::vector<std::string> stack = stack_functions(t.symtab, cs);
+            if (std::string name = patterns::context_name(stack, spec); !name.empty()) return name;
+          }
+          return site_label(t.symtab, cs, {args->sites.raw});
+        };
+        const patterns::Result r = patterns::find_process_patterns(t, o, context_of);
+        std::optional<patterns::Evaluation> eval;
+        std::vector<patterns::Reported> reported;
+        if (truth) {
+          reported = patterns::reported_patterns(r, o.peers);
+          eval = patterns::evaluate(*truth, reported, r.cover, r.alphabet, o.peers);
         }
-        return site_label(t.symtab, cs, {args->sites.raw});
-      };
-      const patterns::Result r = patterns::find_process_patterns(t, o, context_of);
-      std::optional<patterns::Evaluation> eval;
-      std::vector<patterns::Reported> reported;
-      if (truth) {
-        reported = patterns::reported_patterns(r, o.peers);
-        eval = patterns::evaluate(*truth, reported, r.cover, r.alphabet, o.peers);
-      }
-      if (args->json) {
-        const nlohmann::json tj = eval ? truth_json(*eval, *truth, reported) : nlohmann::json();
-        write_result_json(std::cout, r, args->trace, t.world_size, o.peers, eval ? &tj : nullptr);
-        return;
-      }
-      std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "
-                << (args->no_context ? "none" : context_text) << ", peers "
-                << (args->absolute ? "absolute" : "relative") << "\n";
-      for (const patterns::RankPatterns& g : r.groups) {
-        std::cout << "ranks " << human_ranks(g.ranks) << ": " << g.events << " events, "
-                  << g.patterns.size() << (g.patterns.size() == 1 ? " pattern" : " patterns")
-                  << "\n";
-        for (std::size_t i = 0; i < g.patterns.size(); ++i) {
-          const auto& e = g.patterns[i];
-          std::cout << "  #" << i + 1 << " in " << e.context << ": " << e.pattern.symbols.size()
-                    << " events, " << e.pattern.positions.size() << " times (at event";
-          for (std::size_t p : e.pattern.positions) std::cout << " " << p;
-          std::cout << ")";
-          // Occurrences that overlap are one loop: its iterations differ.
-          if (const auto& loop = e.pattern.loop)
-            std::cout << ", " << loop->iterations << " loop iterations (trips "
-                      << patterns::trips_text(loop->trips) << ")";
-          else if (const std::size_t n = patterns::iterations(e.pattern);
-                   n != e.pattern.positions.size())
-            std::cout << ", " << n << " iterations";
-          std::cout << "\n   ";
-          for (patterns::Symbol s : e.pattern.symbols)
-            std::cout << " " << r.alphabet.describe(s, o.peers);
-          std::cout << "\n";
+        if (args->json) {
+          const nlohmann::json tj = eval ? truth_json(*eval, *truth, reported) : nlohmann::json();
+          if (k > 0) std::cout << ",";
+          write_result_json(std::cout, r, args->trace, t.world_size, o.peers, eval ? &tj : nullptr);
+          continue;
         }
+        if (threaded) std::cout << "thread class " << k << " of " << classes.size() << "\n";
+        std::cout << "patterns of " << args->trace << ": " << t.world_size << " ranks, context "
+                  << (args->no_context ? "none" : context_text) << ", peers "
+                  << (args->absolute ? "absolute" : "relative") << "\n";
+        for (const patterns::RankPatterns& g : r.groups) {
+          std::cout << "ranks " << human_ranks(g.ranks) << ": " << g.events << " events, "
+                    << g.patterns.size() << (g.patterns.size() == 1 ? " pattern" : " patterns")
+                    << "\n";
+          for (std::size_t i = 0; i < g.patterns.size(); ++i) {
+            const auto& e = g.patterns[i];
+            std::cout << "  #" << i + 1 << " in " << e.context << ": " << e.pattern.symbols.size()
+                      << " events, " << e.pattern.positions.size() << " times (at event";
+            for (std::size_t p : e.pattern.positions) std::cout << " " << p;
+            std::cout << ")";
+            // Occurrences that overlap are one loop: its iterations differ.
+            if (const auto& loop = e.pattern.loop)
+              std::cout << ", " << loop->iterations << " loop iterations (trips "
+                        << patterns::trips_text(loop->trips) << ")";
+            else if (const std::size_t n = patterns::iterations(e.pattern);
+                     n != e.pattern.positions.size())
+              std::cout << ", " << n << " iterations";
+            std::cout << "\n   ";
+            for (patterns::Symbol s : e.pattern.symbols)
+              std::cout << " " << r.alphabet.describe(s, o.peers);
+            std::cout << "\n";
+          }
+        }
+        print_global(r);
+        if (eval) patterns::print_evaluation(std::cout, *eval, *truth, reported);
       }
-      print_global(r);
-      if (eval) patterns::print_evaluation(std::cout, *eval, *truth, reported);
+      if (threaded && args->json) std::cout << "]\n";
     });
     throw CLI::RuntimeError(0);  // done: main's dispatch below is for the other commands
   });

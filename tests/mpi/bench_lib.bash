@@ -120,8 +120,9 @@ BENCH_THREADS="threads thread_requests omp_halo thread_wild"
 # Programs not run: abort, crash and outdir_gone are no benchmarks of
 # anything (they test the recorder's failure paths); thread_late and
 # thread_first_calls are the designed late senders of analyze_threads.sh
-# and thread_locations.sh, timing programs.
-BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_threads sample_loader sample_soak thread_late thread_first_calls"
+# and thread_locations.sh, timing programs; thread_patterns is the threaded
+# input of patterns_threads.sh, its threads' calls interleaved by timing.
+BENCH_NOT_RUN="abort crash outdir_gone sample_work sample_threads sample_loader sample_soak thread_late thread_first_calls thread_patterns"
 
 # Fails for an app of the project that no list names.
 bench_check_lists() {

@@ -3,8 +3,10 @@
 # label a trace with threads (tests/apps/threads.c, 2 ranks of a main
 # thread and two workers under MPI_THREAD_MULTIPLE, recorded with its
 # timeline):
-#  - `patterns` and `simulate` refuse it, each saying why it cannot take a
-#    rank's threads, and `report` shows the patterns refusal in place of
+#  - `simulate` refuses it, saying why it cannot take a rank's threads;
+#    `patterns` lists each of the three thread classes (no channel is
+#    used by two threads of a rank; tests/mpi/patterns_threads.sh checks
+#    the patterns), and `report` shows the patterns refusal in place of
 #    patterns of thread 0 alone; `resolve` walks every thread's stream and
 #    leaves this trace, which has no wildcard, as it was;
 #  - `stats --ranks-svg` labels its time axis by where the times come
@@ -37,7 +39,16 @@ refused() {
     ok "$cmd refused: $(cat "$cmd-err.txt")"
   fi
 }
-refused patterns "it reads one event string per rank" t.tf
+CHECKS=$((CHECKS + 1))
+if ! "$TF" patterns t.tf >patterns-out.txt 2>patterns-err.txt; then
+  bad "patterns failed on a trace with threads"
+  show_run patterns-out.txt patterns-err.txt
+elif [[ $(grep -c '^thread class [0-2] of 3$' patterns-out.txt) -ne 3 ]]; then
+  bad "patterns should list the three thread classes"
+  show_run patterns-out.txt
+else
+  ok "patterns lists each thread class"
+fi
 CHECKS=$((CHECKS + 1))
 if ! "$TF" resolve --align t.tf -o resolved.tf >resolve-out.txt 2>resolve-err.txt; then
   bad "resolve failed on a trace with threads"

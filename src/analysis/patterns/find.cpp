@@ -33,7 +33,15 @@ bool is_message(const Alphabet& alphabet, Symbol s) {
 // a pattern that makes a message of an earlier one (the same symbol: the
 // same partner, communicator and tag) in the same context: a multigrid's
 // halo on the way down and on the way up are two repeats, split by the
-// coarse solve between them, of the one exchange of give().
+// coarse solve between them, of the one exchange of give(). So, last, is
+// a pattern of point-to-point messages whose occurrences interleave with
+// an earlier one's on a communicator both use: they run in the same
+// iterations of one loop. A multigrid whose polls take messages in an
+// order that changes from cycle to cycle repeats only pieces of its
+// V-cycle, and the coarse levels' pieces (other tags, other partners, on
+// fewer ranks) made a global pattern of their own, an all-to-all of the
+// coarse ranks, instead of part of the cycle's neighbourhood. Phases one
+// after the other (all of one before any of the other) stay apart.
 std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps,
                                  const Alphabet& alphabet) {
   auto inside = [](const std::vector<Symbol>& in, const std::vector<Symbol>& of) {
@@ -53,6 +61,30 @@ std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps,
       if (is_message(alphabet, s) && std::find(b.begin(), b.end(), s) != b.end()) return true;
     return false;
   };
+  // The communicators of a pattern's messages; none if it holds anything
+  // but messages to or from known partners (a collective joins by its own
+  // rule, assemble_classes()).
+  auto message_comms = [&](const std::vector<Symbol>& syms) {
+    std::set<int64_t> comms;
+    for (Symbol s : syms) {
+      if (!is_message(alphabet, s)) return std::set<int64_t>{};
+      comms.insert(alphabet.at(s).comm);
+    }
+    return comms;
+  };
+  auto interleave = [&](const ProcessPattern& a, const ProcessPattern& b) {
+    if (a.positions.size() < 2 || b.positions.size() < 2) return false;
+    const std::set<int64_t> ca = message_comms(a.symbols), cb = message_comms(b.symbols);
+    if (std::none_of(ca.begin(), ca.end(), [&](int64_t c) { return cb.count(c) > 0; }))
+      return false;
+    // Each has an occurrence between two of the other's.
+    auto between = [](const ProcessPattern& x, const ProcessPattern& y) {
+      return std::any_of(x.positions.begin(), x.positions.end(), [&](std::size_t at) {
+        return at > y.positions.front() && at < y.positions.back();
+      });
+    };
+    return between(a, b) && between(b, a);
+  };
   std::vector<int32_t> into(ps.size());
   for (std::size_t p = 0; p < ps.size(); ++p) {
     into[p] = static_cast<int32_t>(p);
@@ -60,7 +92,7 @@ std::vector<int32_t> nested_into(const std::vector<RankPatterns::Entry>& ps,
       const ProcessPattern &a = ps[p].pattern, &b = ps[q].pattern;
       if (ps[q].context == ps[p].context &&
           (inside(a.symbols, b.symbols) || inside(b.symbols, a.symbols) || overlap(a, b) ||
-           shares_message(a.symbols, b.symbols))) {
+           shares_message(a.symbols, b.symbols) || interleave(a, b))) {
         into[p] = into[q];
         break;
       }
