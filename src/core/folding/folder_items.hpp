@@ -90,8 +90,12 @@ ValueSeq absent_values(uint64_t executions);
 // An event item's timing records with its raw samples added (flattening).
 std::vector<Timing> settled_timings(const Item& it, int32_t rank);
 
-// b's timing as histograms (raw samples added to its records).
-void settle_timing(Item& b, int32_t rank);
+// b's timing as histograms (raw samples added to its records). Inline: the
+// fast and walk paths ask it per event, mostly of an item with none raw.
+void settle_raw_timing(Item& b, int32_t rank);
+inline void settle_timing(Item& b, int32_t rank) {
+  if (b.has_raw_timing()) settle_raw_timing(b, rank);
+}
 
 // What merging reuses of the items it merges away: emptied timing records
 // (histogram buffers kept) and raw sample buffers.

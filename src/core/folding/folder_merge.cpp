@@ -197,7 +197,7 @@ std::vector<Timing> settled_timings(const Item& it, int32_t rank) {
   return std::move(copy.timings);
 }
 
-void settle_timing(Item& b, int32_t rank) {
+void settle_raw_timing(Item& b, int32_t rank) {
   settle<false>(b, rank, nullptr);
 }
 
