@@ -129,8 +129,7 @@ std::size_t Folder::Impl::flatten(const Item& it, std::vector<const Item*>& head
     heads.clear();
     node.count = Elastic::of(it.reps, rank);
     for (const auto& [f, v] : it.fields) node.fields.emplace_back(f, Elastic::of(v, rank));
-    node.timings = it.timings;
-    if (it.raw_timing) merge_timings(node.timings, {timing_of_raw(it, rank)});
+    node.timings = it.has_raw_timing() ? settled_timings(it, rank) : it.timings;
     out.push_back(std::move(node));
     return 1;
   }

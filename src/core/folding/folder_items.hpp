@@ -16,6 +16,12 @@ namespace tracefold {
 
 namespace folding {
 
+// A timing sample kept raw (see Item::raw_more); times < 0: none.
+struct RawSample {
+  uint64_t pred = 0;  // packed EventKey
+  int64_t compute = -1, comm = -1;
+};
+
 // One element of a (partly) folded sequence: an event or a loop. `reps` holds
 // one value per traversal of the enclosing body: for an event, whether it
 // happened (0/1); for a loop, how many iterations it ran.
@@ -34,10 +40,18 @@ struct Item {
   bool raw_timing = false;
   EventKey raw_pred = kStartKey;
   int64_t raw_compute = -1, raw_comm = -1;
+  // Further raw samples of an event that has no timing records yet (an
+  // inner loop's body item in an iteration being folded): merged into
+  // another such event they are appended, not added to histograms that a
+  // fold one nesting level up would merge again and free. Its timing is
+  // its records' samples plus these and the one above (histograms do not
+  // depend on the order of adds and merges); settle_timing adds them.
+  std::vector<RawSample> raw_more;
   // Which node of a recorded iteration this is (see "replay" in
   // Folder::Impl); no effect on folding.
   int32_t tag = std::numeric_limits<int32_t>::min();
 
+  bool has_raw_timing() const { return raw_timing || !raw_more.empty(); }
   uint64_t traversals() const { return reps.size(); }
   void refresh_keys() {
     if (!loop) {
@@ -73,10 +87,22 @@ inline void pad_before(Item& it, uint64_t n) {
 // length value per execution).
 ValueSeq absent_values(uint64_t executions);
 
-Timing timing_of_raw(const Item& it, int32_t rank);
+// An event item's timing records with its raw samples added (flattening).
+std::vector<Timing> settled_timings(const Item& it, int32_t rank);
 
-// b's timing as histograms (a fresh event keeps its one sample raw).
-void settle_timing(Item& b, int32_t rank);
+// b's timing as histograms (raw samples added to its records). Inline: the
+// fast and walk paths ask it per event, mostly of an item with none raw.
+void settle_raw_timing(Item& b, int32_t rank);
+inline void settle_timing(Item& b, int32_t rank) {
+  if (b.has_raw_timing()) settle_raw_timing(b, rank);
+}
+
+// What merging reuses of the items it merges away: emptied timing records
+// (histogram buffers kept) and raw sample buffers.
+struct TimingSpares {
+  std::vector<Timing> records;
+  std::vector<std::vector<RawSample>> raws;
+};
 
 // The index of b's timing record after `pred` (settled), made if missing.
 std::size_t timing_record(Item& b, EventKey pred);
@@ -87,8 +113,10 @@ void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32
 // Moves the timing of `s` into `b` (b keeps histograms; s may still be raw;
 // s's records are left empty or moved from).
 // s's records merged into b's go to `spares` (emptied, buffers kept), and
-// records b makes are taken from them.
-void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares = nullptr);
+// records b makes are taken from them. While b has no records and the two
+// hold at most kMaxRawSamples raw samples, s's are appended to b's.
+inline constexpr std::size_t kMaxRawSamples = 32;
+void merge_item_timings(Item& b, Item& s, int32_t rank, TimingSpares* spares = nullptr);
 
 // What seq.append(values) gives, where `values` is a list field's one
 // execution as the general path stores it (its length, then its elements),
@@ -119,7 +147,7 @@ inline void append_list_values(ValueSeq& seq, const std::vector<int64_t>& list) 
 }
 
 // merge_pair of two events with the same field ids: b's history, then s's.
-void merge_same_fields(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares = nullptr);
+void merge_same_fields(Item& b, Item& s, int32_t rank, TimingSpares* spares = nullptr);
 
 constexpr int32_t kUntagged = std::numeric_limits<int32_t>::min();
 
@@ -224,7 +252,7 @@ class Merger {
   std::vector<FieldSeqs> spare_fields_;
   // Timing records of events merged away, emptied: a record made for a
   // new predecessor takes one and its histograms allocate nothing.
-  std::vector<Timing> spare_timings_;
+  TimingSpares spare_timings_;
   // merge_seq's plans by depth (it recurses through loops' bodies), kept
   // so that an alignment allocates nothing once they are warm; a deque, so
   // a deeper one added keeps the shallower ones in place.

@@ -11,14 +11,6 @@ ValueSeq absent_values(uint64_t executions) {
   return ValueSeq::repeated(kAbsent, executions);
 }
 
-Timing timing_of_raw(const Item& it, int32_t rank) {
-  Timing t;
-  t.pred = it.raw_pred;
-  if (it.raw_compute >= 0) t.compute.add(it.raw_compute, rank);
-  if (it.raw_comm >= 0) t.comm.add(it.raw_comm, rank);
-  return t;
-}
-
 namespace {
 
 // timing_record, with the record it makes taken from `spares` when kPooled
@@ -75,44 +67,88 @@ void add_sample(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t r
   if (comm >= 0) t.comm.add(comm, rank);
 }
 
-template <bool kPooled>
-void settle(Item& b, int32_t rank, std::vector<Timing>* spares) {
-  if (!b.raw_timing) return;
-  b.raw_timing = false;
-  // Merging the sample's one-value histograms gives what adding the sample
-  // gives (histograms do not depend on the order of adds and merges), and
-  // needs no Timing made and copied first.
-  add_sample<kPooled>(b, b.raw_pred, b.raw_compute, b.raw_comm, rank, spares);
-}
+constexpr std::size_t kMaxSpareRaws = 64;
 
-}  // namespace
-
-void settle_timing(Item& b, int32_t rank) {
-  settle<false>(b, rank, nullptr);
-}
-
-std::size_t timing_record(Item& b, EventKey pred) {
-  return find_record<false>(b, pred, nullptr);
-}
-
-void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
-  add_sample<false>(b, pred, compute, comm, rank, nullptr);
-}
-
-void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares) {
-  if (!spares) {
-    settle<false>(b, rank, nullptr);
-    if (s.raw_timing) {
-      add_sample<false>(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, nullptr);
-      return;
-    }
-  } else {
-    settle<true>(b, rank, spares);
-    if (s.raw_timing) {
-      add_sample<true>(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, spares);
-      return;
-    }
+// A raw sample buffer with room for kMaxRawSamples: a spare one if any.
+std::vector<RawSample> take_raws(TimingSpares* spares) {
+  if (spares && !spares->raws.empty()) {
+    std::vector<RawSample> r = std::move(spares->raws.back());
+    spares->raws.pop_back();
+    return r;
   }
+  std::vector<RawSample> r;
+  r.reserve(kMaxRawSamples);
+  return r;
+}
+
+void give_raws(TimingSpares* spares, std::vector<RawSample>& r) {
+  if (r.capacity() == 0) return;
+  if (spares && spares->raws.size() < kMaxSpareRaws && r.capacity() <= kMaxRawSamples) {
+    r.clear();
+    spares->raws.push_back(std::move(r));
+    return;
+  }
+  std::vector<RawSample>().swap(r);
+}
+
+template <bool kPooled>
+void settle(Item& b, int32_t rank, TimingSpares* spares) {
+  std::vector<Timing>* records = kPooled ? &spares->records : nullptr;
+  if (b.raw_timing) {
+    b.raw_timing = false;
+    // Merging the sample's one-value histograms gives what adding the
+    // sample gives (histograms do not depend on the order of adds and
+    // merges), and needs no Timing made and copied first.
+    add_sample<kPooled>(b, b.raw_pred, b.raw_compute, b.raw_comm, rank, records);
+  }
+  if (b.raw_more.capacity() == 0) return;
+  for (const RawSample& r : b.raw_more)
+    add_sample<kPooled>(b, unpack(r.pred), r.compute, r.comm, rank, records);
+  give_raws(spares, b.raw_more);
+}
+
+// s's raw samples appended to b's (b has no records; both fit).
+void gather_raw(Item& b, Item& s, TimingSpares* spares) {
+  if (s.raw_timing && !b.raw_timing) {
+    b.raw_timing = true;
+    b.raw_pred = s.raw_pred;
+    b.raw_compute = s.raw_compute;
+    b.raw_comm = s.raw_comm;
+    s.raw_timing = false;
+  }
+  if (!s.raw_timing && s.raw_more.empty()) return;
+  if (b.raw_more.capacity() == 0) {
+    if (s.raw_more.capacity() != 0)
+      b.raw_more.swap(s.raw_more);  // b's is empty: s's buffer, samples and all
+    else
+      b.raw_more = take_raws(spares);
+  }
+  if (!s.raw_more.empty())
+    b.raw_more.insert(b.raw_more.end(), s.raw_more.begin(), s.raw_more.end());
+  if (s.raw_timing) {
+    s.raw_timing = false;
+    b.raw_more.push_back(RawSample{s.raw_pred.packed(), s.raw_compute, s.raw_comm});
+  }
+}
+
+template <bool kPooled>
+void merge_timings_of(Item& b, Item& s, int32_t rank, TimingSpares* spares) {
+  std::vector<Timing>* records = kPooled ? &spares->records : nullptr;
+  if (b.timings.empty() && s.timings.empty() &&
+      (b.raw_timing ? 1 : 0) + b.raw_more.size() + (s.raw_timing ? 1 : 0) + s.raw_more.size() <=
+          kMaxRawSamples) {
+    gather_raw(b, s, spares);
+    give_raws(spares, s.raw_more);
+    return;
+  }
+  settle<kPooled>(b, rank, spares);
+  if (s.raw_timing) add_sample<kPooled>(b, s.raw_pred, s.raw_compute, s.raw_comm, rank, records);
+  if (s.raw_more.capacity() != 0) {
+    for (const RawSample& r : s.raw_more)
+      add_sample<kPooled>(b, unpack(r.pred), r.compute, r.comm, rank, records);
+    give_raws(spares, s.raw_more);
+  }
+  if (s.timings.empty()) return;
   // s is merged away: a record b lacks moves over whole, not copied with
   // its histograms' buffers and then freed with s. merge_timings merges
   // the records both have (and would insert the others where these go).
@@ -132,21 +168,55 @@ void merge_item_timings(Item& b, Item& s, int32_t rank, std::vector<Timing>* spa
   from.resize(shared);
   if (shared == 0) return;
   merge_timings(into, from);
-  if (!spares) return;
-  // Copy-assigning an empty histogram empties one and keeps its buffer.
-  static const Histogram kEmpty;
-  constexpr std::size_t kMaxSpare = 64;
-  for (Timing& t : from) {
-    if (spares->size() >= kMaxSpare) break;
-    if (!t.stats.empty()) continue;
-    t.compute = kEmpty;
-    t.comm = kEmpty;
-    spares->push_back(std::move(t));
+  if constexpr (kPooled) {
+    // Copy-assigning an empty histogram empties one and keeps its buffer.
+    static const Histogram kEmpty;
+    constexpr std::size_t kMaxSpare = 64;
+    for (Timing& t : from) {
+      if (records->size() >= kMaxSpare) break;
+      if (!t.stats.empty()) continue;
+      t.compute = kEmpty;
+      t.comm = kEmpty;
+      records->push_back(std::move(t));
+    }
+    from.clear();
   }
-  from.clear();
 }
 
-void merge_same_fields(Item& b, Item& s, int32_t rank, std::vector<Timing>* spares) {
+}  // namespace
+
+std::vector<Timing> settled_timings(const Item& it, int32_t rank) {
+  Item copy;
+  copy.timings = it.timings;
+  copy.raw_timing = it.raw_timing;
+  copy.raw_pred = it.raw_pred;
+  copy.raw_compute = it.raw_compute;
+  copy.raw_comm = it.raw_comm;
+  copy.raw_more = it.raw_more;
+  settle<false>(copy, rank, nullptr);
+  return std::move(copy.timings);
+}
+
+void settle_raw_timing(Item& b, int32_t rank) {
+  settle<false>(b, rank, nullptr);
+}
+
+std::size_t timing_record(Item& b, EventKey pred) {
+  return find_record<false>(b, pred, nullptr);
+}
+
+void add_raw_timing(Item& b, EventKey pred, int64_t compute, int64_t comm, int32_t rank) {
+  add_sample<false>(b, pred, compute, comm, rank, nullptr);
+}
+
+void merge_item_timings(Item& b, Item& s, int32_t rank, TimingSpares* spares) {
+  if (spares)
+    merge_timings_of<true>(b, s, rank, spares);
+  else
+    merge_timings_of<false>(b, s, rank, nullptr);
+}
+
+void merge_same_fields(Item& b, Item& s, int32_t rank, TimingSpares* spares) {
   // A one-value sequence appended is that value pushed (ValueSeq::append ->
   // append_repeated(v, 1), as the fast path's merge_event relies on too):
   // an event's scalar fields when it is merged after one traversal, as most

@@ -399,7 +399,7 @@ void Folder::Impl::run_program() {
     const Event& ev = replay_events_[i];
     if (ev.compute_ns < 0 && ev.comm_ns < 0) continue;  // brings no timing
     Item& h = node(home_[i]);
-    if (h.raw_timing) settle_timing(h, rank);
+    if (h.has_raw_timing()) settle_timing(h, rank);
     const EventKey pred = unpack(i == 0 ? replay_prev_key_ : prev_.keys[i - 1]);
     uint32_t& at = timing_at_[i];
     if (at >= h.timings.size() || !(h.timings[at].pred == pred))
