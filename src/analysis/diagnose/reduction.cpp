@@ -30,7 +30,10 @@ Reduction reduce_rank(int32_t rank, const std::vector<EventSpan>& evs) {
   Reduction out;
   out.first = rank, out.last = rank + 1;
   std::map<std::pair<OpId, SiteId>, CallPathSums> paths;
-  std::map<std::pair<OpId, SiteId>, std::map<IterationKey, std::size_t>> at;
+  // Per call path and loop, its latest iteration: a rank's iterations of
+  // one loop come in order, so a call's iteration is that one or a new one
+  // (an index of every iteration would cost more than the sums).
+  std::map<std::pair<OpId, SiteId>, std::map<int32_t, std::size_t>> latest;
   std::map<std::pair<int32_t, uint32_t>, int64_t> entries;
   for (const EventSpan& e : evs) {
     if (e.loop >= 0) {
@@ -44,10 +47,18 @@ Reduction reduce_rank(int32_t rank, const std::vector<EventSpan>& evs) {
     ++p.count;
     p.ns += len, p.waited += waited, p.bytes += e.bytes;
     if (e.loop < 0) continue;
-    auto [it, fresh] =
-        at[{e.op, e.site}].try_emplace({e.loop, e.entry, e.iteration}, p.iterations.size());
-    if (fresh) p.iterations.push_back({e.loop, e.entry, e.iteration, 0, 0, 0});
-    IterationSums& s = p.iterations[it->second];
+    const IterationKey k{e.loop, e.entry, e.iteration};
+    auto [last, fresh] = latest[{e.op, e.site}].try_emplace(e.loop, p.iterations.size());
+    std::size_t at = last->second;
+    if (!fresh && key_of(p.iterations[at]) != k) {
+      // Out of order all the same: look for it before starting a new one.
+      at = p.iterations.size();
+      for (std::size_t i = 0; i < p.iterations.size(); ++i)
+        if (key_of(p.iterations[i]) == k) at = i;
+    }
+    if (at == p.iterations.size()) p.iterations.push_back({e.loop, e.entry, e.iteration, 0, 0, 0});
+    last->second = at;
+    IterationSums& s = p.iterations[at];
     ++s.calls, s.bytes += e.bytes, s.transfer_ns += len - waited;
     if (p.ranks.empty()) p.ranks.push_back(rank);
   }
@@ -87,11 +98,18 @@ void merge(Reduction& into, Reduction&& later) {
     CallPathSums p = std::move(*a++);
     CallPathSums& q = *b++;
     add_sums(p, q);
-    std::map<IterationKey, std::size_t> index;
-    for (std::size_t i = 0; i < p.iterations.size(); ++i) index.emplace(key_of(p.iterations[i]), i);
+    // The earlier block's iterations by key (a sorted array: SPMD ranks
+    // make the same iterations, so most of the later block's are found).
+    std::vector<std::pair<IterationKey, std::size_t>> index;
+    index.reserve(p.iterations.size());
+    for (std::size_t i = 0; i < p.iterations.size(); ++i)
+      index.emplace_back(key_of(p.iterations[i]), i);
+    std::sort(index.begin(), index.end());
     for (const IterationSums& s : q.iterations) {
-      auto [it, fresh] = index.try_emplace(key_of(s), p.iterations.size());
-      if (fresh) {
+      const IterationKey k = key_of(s);
+      auto it = std::lower_bound(index.begin(), index.end(), std::pair(k, std::size_t(0)));
+      if (it == index.end() || it->first != k) {
+        // New to the earlier block; the later block has each key once.
         p.iterations.push_back(s);
         continue;
       }
