@@ -15,6 +15,9 @@ namespace {
 
 using IterationKey = std::tuple<int32_t, uint32_t, int64_t>;
 
+// They travel as their bytes: no padding to carry stray ones.
+static_assert(sizeof(IterationSums) == 40 && sizeof(LoopEntrySpan) == 24);
+
 IterationKey key_of(const IterationSums& s) {
   return {s.loop, s.entry, s.iteration};
 }
@@ -29,30 +32,43 @@ void add_sums(CallPathSums& into, const CallPathSums& more) {
 Reduction reduce_rank(int32_t rank, const std::vector<EventSpan>& evs) {
   Reduction out;
   out.first = rank, out.last = rank + 1;
-  std::map<std::pair<OpId, SiteId>, CallPathSums> paths;
-  // Per call path and loop, its latest iteration: a rank's iterations of
-  // one loop come in order, so a call's iteration is that one or a new one
-  // (an index of every iteration would cost more than the sums).
-  std::map<std::pair<OpId, SiteId>, std::map<int32_t, std::size_t>> latest;
+  // Per call path its sums and, per loop, its latest iteration: a rank's
+  // entries of a loop and the iterations of an entry come in order, so a
+  // call's iteration is that one or a new one (an index of every iteration
+  // would cost more than the sums).
+  struct Path {
+    CallPathSums sums;
+    std::vector<std::pair<int32_t, std::size_t>> latest;
+  };
+  std::map<std::pair<OpId, SiteId>, Path> paths;
   std::map<std::pair<int32_t, uint32_t>, int64_t> entries;
+  std::pair<int32_t, uint32_t> entry{-1, 0};
+  int64_t* entry_of = nullptr;
   for (const EventSpan& e : evs) {
     if (e.loop >= 0) {
-      int64_t& of = entries[{e.loop, e.entry}];
-      of = std::max(of, e.of);
+      // Consecutive calls are mostly in one entry of a loop.
+      if (!entry_of || entry != std::pair(e.loop, e.entry))
+        entry = {e.loop, e.entry}, entry_of = &entries[entry];
+      *entry_of = std::max(*entry_of, e.of);
     }
     if (is_environment(e.op)) continue;
-    CallPathSums& p = paths[{e.op, e.site}];
+    Path& path = paths[{e.op, e.site}];
+    CallPathSums& p = path.sums;
     p.op = e.op, p.site = e.site;
     const int64_t len = e.end_ns - e.start_ns, waited = std::min(len, e.waited_ns);
     ++p.count;
     p.ns += len, p.waited += waited, p.bytes += e.bytes;
     if (e.loop < 0) continue;
     const IterationKey k{e.loop, e.entry, e.iteration};
-    auto [last, fresh] = latest[{e.op, e.site}].try_emplace(e.loop, p.iterations.size());
-    std::size_t at = last->second;
-    if (!fresh && key_of(p.iterations[at]) != k) {
+    auto last = std::find_if(path.latest.begin(), path.latest.end(),
+                             [&](const auto& l) { return l.first == e.loop; });
+    std::size_t at = p.iterations.size();
+    if (last == path.latest.end()) {
+      last = path.latest.insert(path.latest.end(), {e.loop, at});
+    } else if (key_of(p.iterations[last->second]) == k) {
+      at = last->second;
+    } else if (k < key_of(p.iterations[last->second])) {
       // Out of order all the same: look for it before starting a new one.
-      at = p.iterations.size();
       for (std::size_t i = 0; i < p.iterations.size(); ++i)
         if (key_of(p.iterations[i]) == k) at = i;
     }
@@ -62,8 +78,8 @@ Reduction reduce_rank(int32_t rank, const std::vector<EventSpan>& evs) {
     ++s.calls, s.bytes += e.bytes, s.transfer_ns += len - waited;
     if (p.ranks.empty()) p.ranks.push_back(rank);
   }
-  for (auto& [k, p] : paths) out.calls.push_back(std::move(p));
-  for (const auto& [k, of] : entries) out.entries.push_back({rank, k.first, k.second, of});
+  for (auto& [k, p] : paths) out.calls.push_back(std::move(p.sums));
+  for (const auto& [k, of] : entries) out.entries.push_back({rank, k.first, of, k.second, 0});
   return out;
 }
 

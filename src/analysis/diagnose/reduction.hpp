@@ -41,8 +41,11 @@ struct CallPathSums {
 /// One entry of a loop on one rank, with the iterations it makes.
 struct LoopEntrySpan {
   int32_t rank = 0, loop = -1;
-  uint32_t entry = 0;
   int64_t of = 0;
+  uint32_t entry = 0;
+  /// Fills what would be padding: the struct travels as its bytes, which
+  /// must not carry stray ones.
+  uint32_t zero = 0;
 };
 
 /// The reduction of a contiguous block of recorded ranks.
