@@ -114,23 +114,33 @@ void merge(Reduction& into, Reduction&& later) {
     CallPathSums p = std::move(*a++);
     CallPathSums& q = *b++;
     add_sums(p, q);
-    // The earlier block's iterations by key (a sorted array: SPMD ranks
-    // make the same iterations, so most of the later block's are found).
-    std::vector<std::pair<IterationKey, std::size_t>> index;
-    index.reserve(p.iterations.size());
-    for (std::size_t i = 0; i < p.iterations.size(); ++i)
-      index.emplace_back(key_of(p.iterations[i]), i);
-    std::sort(index.begin(), index.end());
-    for (const IterationSums& s : q.iterations) {
-      const IterationKey k = key_of(s);
-      auto it = std::lower_bound(index.begin(), index.end(), std::pair(k, std::size_t(0)));
-      if (it == index.end() || it->first != k) {
-        // New to the earlier block; the later block has each key once.
-        p.iterations.push_back(s);
-        continue;
-      }
-      IterationSums& t = p.iterations[it->second];
+    // SPMD ranks make the same iterations in the same order: add those
+    // pairwise, then find the rest by key (a sorted array of the earlier
+    // block's).
+    auto add = [](IterationSums& t, const IterationSums& s) {
       t.calls += s.calls, t.bytes += s.bytes, t.transfer_ns += s.transfer_ns;
+    };
+    std::size_t same = 0;
+    for (; same < q.iterations.size() && same < p.iterations.size() &&
+           key_of(p.iterations[same]) == key_of(q.iterations[same]);
+         ++same)
+      add(p.iterations[same], q.iterations[same]);
+    if (same < q.iterations.size()) {
+      std::vector<std::pair<IterationKey, std::size_t>> index;
+      index.reserve(p.iterations.size());
+      for (std::size_t i = 0; i < p.iterations.size(); ++i)
+        index.emplace_back(key_of(p.iterations[i]), i);
+      std::sort(index.begin(), index.end());
+      for (std::size_t j = same; j < q.iterations.size(); ++j) {
+        const IterationSums& s = q.iterations[j];
+        const IterationKey k = key_of(s);
+        auto it = std::lower_bound(index.begin(), index.end(), std::pair(k, std::size_t(0)));
+        // The later block has each key once.
+        if (it == index.end() || it->first != k)
+          p.iterations.push_back(s);
+        else
+          add(p.iterations[it->second], s);
+      }
     }
     p.ranks.insert(p.ranks.end(), q.ranks.begin(), q.ranks.end());
     calls.push_back(std::move(p));
