@@ -15,13 +15,6 @@ namespace tracefold::diagnose_detail {
 
 namespace {
 
-struct CallAgg {
-  uint64_t count = 0;
-  int64_t ns = 0, waited = 0;
-  uint64_t bytes = 0;
-  const Event* ev = nullptr;
-};
-
 std::string micros(double s) {
   std::ostringstream o;
   o.precision(s < 1e-3 ? 3 : 4);
@@ -29,51 +22,39 @@ std::string micros(double s) {
   return o.str();
 }
 
-// What places a call path's diagnosis in the loops: each call's share of
-// what the diagnosis is about.
+// What places a call path's diagnosis in the loops: each iteration's
+// share of what the diagnosis is about.
 enum class Measure { kCalls, kBytes, kTime };
-std::vector<Context::LossAt> call_losses(const Context& c, std::pair<OpId, SiteId> key, Measure m) {
-  std::vector<Context::LossAt> out;
-  for (int32_t r = 0; r < c.size; ++r) {
-    const auto& evs = c.events(r);
-    for (std::size_t k = 0; k < evs.size(); ++k) {
-      const TimedEvent& te = evs[k];
-      if (te.ev.op != key.first || te.ev.site != key.second) continue;
-      const int64_t len = te.end_ns - te.start_ns;
-      double v = c.seconds(len - std::min(len, c.waited[std::size_t(r)][k]));
-      if (m == Measure::kCalls) v = 1;
-      if (m == Measure::kBytes) v = double(c.bytes[std::size_t(r)][k]);
-      out.push_back({r, k, v});
-    }
+std::vector<Context::IterationLoss> call_losses(const Context& c, const CallPathSums& a,
+                                                Measure m) {
+  std::vector<Context::IterationLoss> out;
+  out.reserve(a.iterations.size());
+  for (const IterationSums& s : a.iterations) {
+    double v = c.seconds(s.transfer_ns);
+    if (m == Measure::kCalls) v = double(s.calls);
+    if (m == Measure::kBytes) v = double(s.bytes);
+    out.push_back({s.loop, s.entry, s.iteration, v});
   }
   return out;
 }
 
+// Read from the reductions of the ranks' events (reduction.hpp): the
+// call-path sums are all this rule needs of the events.
 void calls(Context& c) {
-  std::map<std::pair<OpId, SiteId>, CallAgg> aggs;
-  for (int32_t r = 0; r < c.size; ++r) {
-    const auto& evs = c.events(r);
-    for (std::size_t k = 0; k < evs.size(); ++k) {
-      const TimedEvent& te = evs[k];
-      if (is_environment(te.ev.op)) continue;
-      CallAgg& a = aggs[{te.ev.op, te.ev.site}];
-      ++a.count;
-      const int64_t len = te.end_ns - te.start_ns;
-      a.ns += len;
-      a.waited += std::min(len, c.waited[std::size_t(r)][k]);
-      a.bytes += c.bytes[std::size_t(r)][k];
-      a.ev = &te.ev;
-    }
-  }
   const double bar = c.opt.significant * c.rep.run_seconds;
-  for (const auto& [key, a] : aggs) {
+  for (const CallPathSums& a : c.reduced.calls) {
+    if (a.count == 0) continue;
+    const std::pair<OpId, SiteId> key{a.op, a.site};
+    Event ev;
+    ev.op = a.op;
+    ev.site = a.site;
     // Waiting in a call is the imbalance's or the late partner's; what is
     // left is the communication itself.
     const double transfer = c.seconds(a.ns - a.waited) / double(c.size);
     if (transfer < bar) continue;
     const double mean = c.seconds(a.ns - a.waited) / double(a.count);
     const double per_rank_calls = double(a.count) / double(c.size);
-    Diagnosis d = c.at_call(DiagnosisKind::kLongCommunication, transfer, *a.ev);
+    Diagnosis d = c.at_call(DiagnosisKind::kLongCommunication, transfer, ev);
     std::ostringstream o;
     // Frequent: many calls, each short; waiting in them of the order of the
     // call itself is the jitter of so many synchronisations and would go
@@ -112,7 +93,7 @@ void calls(Context& c) {
     const Measure m = frequent                                      ? Measure::kCalls
                       : d.kind == DiagnosisKind::kLongCommunication ? Measure::kTime
                                                                     : Measure::kBytes;
-    d.symptom.where = c.iterations_where(call_losses(c, key, m), 0);
+    d.symptom.where = c.iterations_summed(call_losses(c, a, m), a.ranks, 0);
     if (frequent) d.causes.back().where = d.symptom.where;
     d.detail = o.str();
     c.rep.diagnoses.push_back(std::move(d));

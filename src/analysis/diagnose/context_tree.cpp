@@ -12,6 +12,7 @@
 // of a phase's closing synchronisation that hold a loss are named by their
 // iterations (Context::iterations_of).
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -204,33 +205,20 @@ namespace {
 // How small the typical loss of the iterations below the bar must be, against
 // that of those above it, for the loss to be placed in the latter.
 constexpr double kSpreadShare = 0.25;
-}  // namespace
 
-std::string Context::iterations_where(const std::vector<LossAt>& losses, double noise_s) const {
-  struct Hit {
-    uint32_t entry;
-    int64_t iteration;
-    double seconds;
-  };
-  // Per loop, its iterations in the order first met, each with the loss of
-  // every rank and event in it.
-  std::map<int32_t, std::vector<Hit>> by_loop;
-  std::map<std::tuple<int32_t, uint32_t, int64_t>, std::size_t> hit_of;
-  std::map<int32_t, double> loss;
-  std::set<int32_t> ranks;
-  for (const LossAt& l : losses) {
-    if (std::size_t(l.rank) >= loops.at.size()) continue;
-    const auto& at = loops.at[std::size_t(l.rank)];
-    if (l.event >= at.size()) continue;
-    const LoopAt& a = at[l.event];
-    if (a.loop < 0) continue;
-    std::vector<Hit>& hits = by_loop[a.loop];
-    auto [h, fresh] = hit_of.try_emplace({a.loop, a.entry, a.iteration}, hits.size());
-    if (fresh) hits.push_back({a.entry, a.iteration, 0});
-    hits[h->second].seconds += l.seconds;
-    loss[a.loop] += l.seconds;
-    ranks.insert(l.rank);
-  }
+struct Hit {
+  uint32_t entry;
+  int64_t iteration;
+  double seconds;
+};
+
+// Where a loss lies in the loops from its sums per loop iteration
+// (`by_loop`: each loop's iterations in the order first met; `loss`: per
+// loop). `extent(loop, of, entries)` gives the loop's iterations per entry
+// and its entries on the ranks of the loss.
+std::string place_in_loops(
+    const Context& c, std::map<int32_t, std::vector<Hit>>& by_loop, std::map<int32_t, double>& loss,
+    const std::function<void(int32_t, int64_t&, std::set<uint32_t>&)>& extent, double noise_s) {
   if (by_loop.empty()) return "";
   // The loop holding most of the loss, and its iterations that hold a good
   // part of it: at least half the typical loss of the iterations above the
@@ -271,12 +259,10 @@ std::string Context::iterations_where(const std::vector<LossAt>& losses, double 
   // Iterations of an entry and entries of the loop, on the ranks of the loss.
   int64_t of = 0;
   std::set<uint32_t> entries;
-  for (const int32_t r : ranks)
-    for (const LoopAt& a : loops.at[std::size_t(r)])
-      if (a.loop == loop) of = std::max(of, a.of), entries.insert(a.entry);
+  extent(loop, of, entries);
   std::ostringstream o;
   if (int64_t(its.size()) == of) {
-    o << "in all " << of << " iterations of " << loop_label(loop);
+    o << "in all " << of << " iterations of " << c.loop_label(loop);
   } else {
     o << "in iteration" << (its.size() == 1 ? " " : "s ");
     std::size_t ranges = 0;
@@ -291,11 +277,67 @@ std::string Context::iterations_where(const std::vector<LossAt>& losses, double 
       if (j > i) o << "\u2013" << its[j];
       i = j + 1;
     }
-    o << " of " << of << " of " << loop_label(loop);
+    o << " of " << of << " of " << c.loop_label(loop);
   }
   if (entries.size() > 1)
     o << ", in " << hit_entries.size() << " of its " << entries.size() << " entries";
   return o.str();
+}
+
+}  // namespace
+
+std::string Context::iterations_where(const std::vector<LossAt>& losses, double noise_s) const {
+  // Per loop, its iterations in the order first met, each with the loss of
+  // every rank and event in it.
+  std::map<int32_t, std::vector<Hit>> by_loop;
+  std::map<std::tuple<int32_t, uint32_t, int64_t>, std::size_t> hit_of;
+  std::map<int32_t, double> loss;
+  std::set<int32_t> ranks;
+  for (const LossAt& l : losses) {
+    if (std::size_t(l.rank) >= loops.at.size()) continue;
+    const auto& at = loops.at[std::size_t(l.rank)];
+    if (l.event >= at.size()) continue;
+    const LoopAt& a = at[l.event];
+    if (a.loop < 0) continue;
+    std::vector<Hit>& hits = by_loop[a.loop];
+    auto [h, fresh] = hit_of.try_emplace({a.loop, a.entry, a.iteration}, hits.size());
+    if (fresh) hits.push_back({a.entry, a.iteration, 0});
+    hits[h->second].seconds += l.seconds;
+    loss[a.loop] += l.seconds;
+    ranks.insert(l.rank);
+  }
+  return place_in_loops(
+      *this, by_loop, loss,
+      [&](int32_t loop, int64_t& of, std::set<uint32_t>& entries) {
+        for (const int32_t r : ranks)
+          for (const LoopAt& a : loops.at[std::size_t(r)])
+            if (a.loop == loop) of = std::max(of, a.of), entries.insert(a.entry);
+      },
+      noise_s);
+}
+
+std::string Context::iterations_summed(const std::vector<IterationLoss>& hits,
+                                       const std::vector<int32_t>& ranks, double noise_s) const {
+  std::map<int32_t, std::vector<Hit>> by_loop;
+  std::map<int32_t, double> loss;
+  for (const IterationLoss& h : hits) {
+    if (h.loop < 0) continue;
+    by_loop[h.loop].push_back({h.entry, h.iteration, h.seconds});
+    loss[h.loop] += h.seconds;
+  }
+  if (by_loop.empty()) return "";
+  return place_in_loops(
+      *this, by_loop, loss,
+      [&](int32_t loop, int64_t& of, std::set<uint32_t>& entries) {
+        // reduced.entries is in rank order, as `ranks` is.
+        auto r = ranks.begin();
+        for (const LoopEntrySpan& e : reduced.entries) {
+          while (r != ranks.end() && *r < e.rank) ++r;
+          if (r == ranks.end()) break;
+          if (*r == e.rank && e.loop == loop) of = std::max(of, e.of), entries.insert(e.entry);
+        }
+      },
+      noise_s);
 }
 
 void name_trees(Context& c) {

@@ -141,8 +141,12 @@ void labels(Context& c) {
 namespace diagnose_detail {
 
 DiagnoseReport diagnose_digests(const Trace& trace, const DiagnoseInput& input, EventFacts&& facts,
-                                std::vector<RankDigest>&& digests, bool have_samples,
-                                const DiagnoseOptions& options) {
+                                Reduction&& reduced, std::vector<RankDigest>&& digests,
+                                bool have_samples, const DiagnoseOptions& options) {
+  if (trace.world_size > 0 && (reduced.first != 0 || reduced.last != trace.world_size))
+    throw DiagnoseError("diagnose: the reduced events are of ranks " +
+                        std::to_string(reduced.first) + "-" + std::to_string(reduced.last - 1) +
+                        ", the trace has " + std::to_string(trace.world_size));
   DiagnoseReport rep;
   rep.world_size = trace.world_size;
   Context c(trace, input, options, rep);
@@ -163,6 +167,7 @@ DiagnoseReport diagnose_digests(const Trace& trace, const DiagnoseInput& input, 
   c.run_start = facts.run_start;
   c.run_end = facts.run_end;
   c.loops = std::move(facts.loops);
+  c.reduced = std::move(reduced);
   for (const std::string& n : c.waits.notes) rep.notes.push_back(n);
   rep.run_seconds = c.seconds(c.run_end - c.run_start);
   note_cut_samples(c);
@@ -197,19 +202,22 @@ DiagnoseReport diagnose(const Trace& trace, const DiagnoseInput& input,
     throw DiagnoseError("samples of " + std::to_string(input.samples.size()) +
                         " ranks, the trace has " + std::to_string(trace.world_size));
   EventFacts facts = event_facts(trace, input.events, input.matched ? &*input.matched : nullptr);
+  std::vector<int64_t> periods;
+  for (const RankSamples& s : input.samples) periods.push_back(s.period_ns);
+  const DigestParams p = digest_params(facts, run_period(periods));
   std::vector<RankDigest> digests;
-  if (!input.samples.empty()) {
-    std::vector<int64_t> periods;
-    for (const RankSamples& s : input.samples) periods.push_back(s.period_ns);
-    const DigestParams p = digest_params(facts, run_period(periods));
-    for (int32_t r = 0; r < trace.world_size; ++r)
-      digests.push_back(digest_rank(input.samples[std::size_t(r)],
-                                    std::size_t(r) < input.context_names.size()
-                                        ? input.context_names[std::size_t(r)]
-                                        : std::vector<std::string>{},
-                                    event_spans(input.events, facts, r), p));
+  Reduction reduced;
+  for (int32_t r = 0; r < trace.world_size; ++r) {
+    const std::vector<EventSpan> spans = event_spans(input.events, facts, r);
+    merge(reduced, reduce_rank(r, spans));
+    if (input.samples.empty()) continue;
+    digests.push_back(digest_rank(input.samples[std::size_t(r)],
+                                  std::size_t(r) < input.context_names.size()
+                                      ? input.context_names[std::size_t(r)]
+                                      : std::vector<std::string>{},
+                                  spans, p));
   }
-  return diagnose_digests(trace, input, std::move(facts), std::move(digests),
+  return diagnose_digests(trace, input, std::move(facts), std::move(reduced), std::move(digests),
                           !input.samples.empty(), options);
 }
 

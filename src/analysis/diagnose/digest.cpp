@@ -141,7 +141,9 @@ std::vector<EventSpan> event_spans(const WaitInput& events, const EventFacts& f,
     if (loops && k < loops->size()) {
       const LoopAt& a = (*loops)[k];
       out[k].loop = a.loop, out[k].entry = a.entry, out[k].iteration = a.iteration;
+      out[k].of = a.of;
     }
+    out[k].bytes = f.bytes[std::size_t(rank)][k];
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "reduction.hpp"
 #include "tracefold/diagnose.hpp"
 #include "tracefold/modules.hpp"
 #include "tracefold/symbolize.hpp"
@@ -45,6 +46,10 @@ struct EventSpan {
   int32_t loop = -1;
   uint32_t entry = 0;
   int64_t iteration = 0;
+  /// Iterations of that entry (LoopAt::of).
+  int64_t of = 0;
+  /// Bytes the call moves (EventFacts::bytes).
+  uint64_t bytes = 0;
 };
 
 /// Where one event is in the trace's loops: its innermost loop and
@@ -183,11 +188,13 @@ std::vector<EventSpan> event_spans(const WaitInput& events, const EventFacts& f,
 DigestParams digest_params(const EventFacts& f, int64_t period_ns);
 
 /// The diagnosis from the events (`in`: its samples are not read), their
-/// facts and every recorded rank's digest (in rank order; empty when
-/// `have_samples` is false).
+/// facts, the reduction of every recorded rank's events (reduce_rank,
+/// merged) and every recorded rank's digest (in rank order; empty when
+/// `have_samples` is false). Throws DiagnoseError when `reduced` does not
+/// cover every recorded rank.
 DiagnoseReport diagnose_digests(const Trace& trace, const DiagnoseInput& in, EventFacts&& facts,
-                                std::vector<RankDigest>&& digests, bool have_samples,
-                                const DiagnoseOptions& options);
+                                Reduction&& reduced, std::vector<RankDigest>&& digests,
+                                bool have_samples, const DiagnoseOptions& options);
 
 struct Context {
   const Trace& trace;
@@ -213,6 +220,8 @@ struct Context {
   std::set<std::pair<OpId, SiteId>> frequent;
   /// The loops every event is in (LoopFacts).
   LoopFacts loops;
+  /// Every recorded rank's events reduced (the call-path rule reads these).
+  Reduction reduced;
   /// Where the given global synchronisation instances (indexes into syncs)
   /// with their shares of a loss lie in the loops (CodePlace::where): the
   /// iterations that hold the loss when not all of them do.
@@ -228,6 +237,18 @@ struct Context {
   /// waiting of wait states): the shares of one iteration of a loop add up
   /// over the ranks and events in it.
   std::string iterations_where(const std::vector<LossAt>& losses, double noise_s) const;
+  /// A loss already summed per loop iteration, in the order the ranks'
+  /// events meet them.
+  struct IterationLoss {
+    int32_t loop = -1;
+    uint32_t entry = 0;
+    int64_t iteration = 0;
+    double seconds = 0;
+  };
+  /// The same from such sums: `ranks`, the ranks the loss is on, tell the
+  /// loop's iterations and entries (from reduced.entries).
+  std::string iterations_summed(const std::vector<IterationLoss>& hits,
+                                const std::vector<int32_t>& ranks, double noise_s) const;
   /// `the loop at MPI_Allreduce at main (x.c:40)`.
   std::string loop_label(int32_t loop) const;
 

@@ -75,6 +75,25 @@ std::string tree_gather(MPI_Comm comm, const std::string& mine) {
   return held;
 }
 
+std::string tree_reduce(MPI_Comm comm, std::string mine,
+                        const std::function<void(std::string&, std::string&&)>& combine) {
+  int me = 0, np = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+  for (int step = 1; step < np; step *= 2) {
+    if (me % (2 * step) == step) {
+      send_bytes(comm, me - step, mine);
+      return {};
+    }
+    if (me + step < np) {
+      std::string later;
+      append_received(comm, me + step, later);
+      combine(mine, std::move(later));
+    }
+  }
+  return mine;
+}
+
 std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine) {
   int np = 0;
   MPI_Comm_size(comm, &np);

@@ -32,6 +32,14 @@ std::pair<int32_t, int32_t> rank_share(int32_t recorded, int me, int np);
 /// rounds and no rank receives more than log2 np messages.
 std::string tree_gather(MPI_Comm comm, const std::string& mine);
 
+/// Collective over `comm`: every rank's `mine` combined on rank 0 (empty
+/// elsewhere), along tree_gather's binary tree: a rank combines what it
+/// holds with what the rank 2^s above it sends (the combination of the
+/// ranks after its own), `combine(held, later)`, so each piece only ever
+/// meets its right neighbour's and the result is in rank order.
+std::string tree_reduce(MPI_Comm comm, std::string mine,
+                        const std::function<void(std::string& held, std::string&& later)>& combine);
+
 /// Collective over `comm`: every rank's `mine`, on every rank, in rank
 /// order. For small pieces (the total must fit an MPI count).
 std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine);

@@ -11,9 +11,11 @@
 // messages once on the events themselves for the clock repair and the wait
 // states (no copy of every event), and sends each rank its share's events
 // with their waiting, one share at a time. Each rank digests its share's
-// samples against them (digest_rank, as the serial diagnosis does), and the
-// digests travel to rank 0 along a binary tree (mpi_common.hpp): no rank
-// holds the samples of more than its share. Rank 0 diagnoses from the
+// samples against them (digest_rank, as the serial diagnosis does) and
+// reduces its share's events to what the rules need (reduce_rank); the
+// digests travel to rank 0 along a binary tree (mpi_common.hpp), and the
+// reductions combine along the same tree: no rank holds the samples of
+// more than its share. Rank 0 diagnoses from the
 // events and the digests and writes exactly the serial report.
 #include <mpi.h>
 #include <sys/resource.h>
@@ -266,6 +268,7 @@ void run(const Args& args, int me, int np) {
     return diagnose_parallel::encode(se);
   };
   diagnose_parallel::ShareDigest out;
+  Reduction reduced;  // this share's events, reduced for the rules
   try {
     const diagnose_parallel::ShareEvents se =
         diagnose_parallel::decode_events(mpi_common::scatter(MPI_COMM_WORLD, share_events));
@@ -279,6 +282,7 @@ void run(const Args& args, int me, int np) {
       if (d.present) correct_drift(d.samples, first_rank + int32_t(i), se.drifts);
       out.digests.push_back(digest_rank(d.samples, d.names, se.ranks[i], se.params));
       d = {};  // its samples are digested: free them
+      merge(reduced, reduce_rank(first_rank + int32_t(i), se.ranks[i]));
     }
   } catch (const std::exception& e) {
     err = e.what();
@@ -289,6 +293,22 @@ void run(const Args& args, int me, int np) {
       mpi_common::tree_gather(MPI_COMM_WORLD, diagnose_parallel::encode(out));
   out = {};
   steps.mark("gather");
+  // The reductions combine on the way to rank 0: it receives sums, not
+  // every rank's events.
+  std::string reduced_bytes = mpi_common::tree_reduce(MPI_COMM_WORLD, encode(reduced),
+                                                      [&](std::string& held, std::string&& later) {
+                                                        if (!err.empty()) return;
+                                                        try {
+                                                          Reduction r = decode_reduction(held);
+                                                          merge(r, decode_reduction(later));
+                                                          held = encode(r);
+                                                        } catch (const std::exception& e) {
+                                                          err = e.what();
+                                                        }
+                                                      });
+  reduced = {};
+  agree(err);
+  steps.mark("reduce");
   if (me == 0) {
     try {
       std::vector<RankDigest> digests;
@@ -306,7 +326,8 @@ void run(const Args& args, int me, int np) {
       sites->finish();
       steps.mark("call site names");
       DiagnoseReport report =
-          diagnose_digests(trace, in, std::move(facts), std::move(digests), have, args.options);
+          diagnose_digests(trace, in, std::move(facts), decode_reduction(reduced_bytes),
+                           std::move(digests), have, args.options);
       steps.mark("diagnosis");
       report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
       write_diagnose_report(report, args.output);
