@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Throughput of `tracefold memreplay` on a raw log of a few million
 # references, side by side in one run: reading the log (cat), --raw (text
-# to /dev/null), --cache with one level and with three levels, and the
-# program under cachegrind's cache simulation for scale. References per
+# to /dev/null) and --raw-log (the binary streams, to a directory) of the
+# raw log and of its folded trace, --cache with one level and with three
+# levels, and the program under cachegrind's cache simulation for scale. References per
 # second are over CPU time (user + system, shown apart: the system time
 # is mostly the kernel taking the text written, and cat's copying the log)
 # and over wall time; the machine's load is printed at the start and the end.
@@ -11,6 +12,9 @@
 # references between START and STOP) with `tracefold memtrace`. With
 # OTHER_TRACEFOLD (another build's binary), its `memreplay --raw` runs on
 # the same log right after this build's, and both outputs are compared.
+# Last, instructions per reference by callgrind for --raw and --raw-log on
+# the log of vadd N/10 and its folded trace, less the start-up (the
+# instructions of `memreplay --help`).
 set -uo pipefail
 B=$(realpath "$1"); N=${2:-3000000}; OTHER=${3:+$(realpath "$3")}
 TF=$B/src/cli/tracefold
@@ -20,6 +24,7 @@ t=$W/time
 cd "$W" || exit 1
 "$TF" memtrace -q --wait-for-start --raw-log raw -- "$K/vadd" "$N" >/dev/null || exit 1
 refs=$(( ($(stat -c %s raw/thread-0.bin) - 24) / 48 ))
+"$TF" memtrace-fold raw -o raw.tf >/dev/null || exit 1
 echo "start $(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
 echo "raw log: $refs references, $(du -sh raw | cut -f1)"
 echo "| command | wall s | user s | system s | M references/s (CPU) | M references/s (wall) |"
@@ -40,6 +45,13 @@ if [[ -n $OTHER ]]; then
   cmp -s <("$TF" memreplay raw --raw) <("$OTHER" memreplay raw --raw) &&
     same="both --raw outputs identical" || same="the two --raw outputs DIFFER"
 fi
+row "memreplay --raw (folded trace)" "$TF" memreplay raw.tf --raw
+row "memreplay --raw-log (raw log)" "$TF" memreplay raw --raw-log out
+row "memreplay --raw-log (folded trace)" "$TF" memreplay raw.tf --raw-log out
+cmp -s <(tail -c +25 raw/thread-0.bin) <(tail -c +25 out/thread-0.bin) &&
+  rt="--raw-log of the folded trace: every record equal to the log's" ||
+  rt="--raw-log of the folded trace DIFFERS from the log"
+rm -rf out
 row "memreplay --cache L1=32K:8:64" "$TF" memreplay raw --cache L1=32K:8:64
 row "memreplay --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64" \
   "$TF" memreplay raw --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64
@@ -53,4 +65,26 @@ ROW_REFS=$(awk '/^events:/ { for (i = 2; i <= NF; i++) c[$i] = i }
   row "cachegrind --cache-sim=yes (the whole program, its Dr + Dw)" \
   valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null "$K/vadd" "$N"
 [[ -n $OTHER ]] && echo "$same"
+echo "$rt"
+# Instructions (callgrind) per reference, start-up taken out.
+n=$((N / 10))
+"$TF" memtrace -q --wait-for-start --raw-log small -- "$K/vadd" "$n" >/dev/null || exit 1
+"$TF" memtrace-fold small -o small.tf >/dev/null || exit 1
+srefs=$(( ($(stat -c %s small/thread-0.bin) - 24) / 48 ))
+ir() {
+  valgrind --tool=callgrind --callgrind-out-file=cg.ir "$@" >/dev/null 2>&1 || { echo 0; return; }
+  awk '/^summary:/ { print $2 }' cg.ir
+}
+base=$(ir "$TF" memreplay --help)
+echo "instructions per reference (callgrind, $srefs references, start-up $base instructions taken out):"
+echo "| command | instructions | per reference |"
+echo "|---|---|---|"
+for c in "raw --raw" "small.tf --raw" "raw --raw-log out" "small.tf --raw-log out"; do
+  read -r in mode arg <<<"$c"
+  [[ $in == raw ]] && in=small
+  i=$(ir "$TF" memreplay "$in" $mode $arg)
+  awk -v c="memreplay $in $mode" -v i="$i" -v b="$base" -v r="$srefs" \
+    'BEGIN { printf "| %s | %d | %.1f |\n", c, i, (i - b) / r }'
+  rm -rf out
+done
 echo "end $(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg)"

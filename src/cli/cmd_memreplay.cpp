@@ -15,6 +15,7 @@
 #include "fold.hpp"
 #include "interleave.hpp"
 #include "memtrace_sites.hpp"
+#include "raw_writer.hpp"
 #include "ref_text.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -29,6 +30,7 @@ constexpr std::size_t kBatch = 4096;
 struct ReplayArgs {
   std::string dir;
   std::string cache;
+  std::string raw_log;
   bool raw = false;
   std::uint64_t interleave = 1000;
   std::uint32_t private_levels = 0;
@@ -232,11 +234,55 @@ void simulate(mt::InterleavedReader& in, const ReplayArgs& a, std::vector<mt::Mo
   }
 }
 
+// --raw-log OUTDIR: each thread's stream into OUTDIR/thread-N.bin as the
+// Valgrind tool writes it. Streams are separate files, so no interleaving:
+// each is copied whole in turn, block by block.
+void write_raw_log(const ReplayArgs& a, const std::optional<Trace>& folded) {
+  const std::filesystem::path out = a.raw_log;
+  std::filesystem::create_directories(out);
+  if (std::filesystem::equivalent(out, a.dir))
+    throw std::runtime_error(a.raw_log + ": --raw-log must not be the input directory");
+  std::vector<std::unique_ptr<mt::RefSource>> sources;
+  std::vector<std::uint32_t> pids;
+  if (folded) {
+    // A folded trace keeps no process id: the streams say 0.
+    sources = mt::folded_sources(*folded);
+    pids.assign(sources.size(), 0);
+  } else {
+    for (const auto& f : mt::raw_stream_files(a.dir)) {
+      auto r = std::make_unique<mt::RawStreamReader>(f);
+      if (r->thread() != sources.size())
+        throw mt::RawFormatError(f.string() + ": header says thread " +
+                                 std::to_string(r->thread()));
+      pids.push_back(r->pid());
+      sources.push_back(mt::raw_source(std::move(r)));
+    }
+  }
+  std::vector<mt::MemRef> batch(kBatch);
+  for (std::uint32_t t = 0; t < sources.size(); t++) {
+    mt::RawStreamWriter w(out / ("thread-" + std::to_string(t) + ".bin"), t, pids[t]);
+    while (std::size_t got = sources[t]->next_batch(batch.data(), batch.size()))
+      w.write(batch.data(), got);
+    w.close();
+  }
+  // The tables that name contexts and modules: copied from a raw log; a
+  // folded trace keeps the modules (contexts.bin is not regenerated).
+  if (folded) {
+    if (auto m = mt::trace_modules(*folded); !m.empty()) mt::write_modules(out / "modules.bin", m);
+  } else {
+    for (const char* name : {"contexts.bin", "modules.bin"})
+      if (std::filesystem::exists(std::filesystem::path(a.dir) / name))
+        std::filesystem::copy_file(std::filesystem::path(a.dir) / name, out / name,
+                                   std::filesystem::copy_options::overwrite_existing);
+  }
+}
+
 void run_memreplay(const ReplayArgs& a) {
-  if (a.raw == !a.cache.empty())
-    throw std::runtime_error(a.raw ? "memreplay: give either --raw or --cache, not both"
-                                   : "memreplay: give --raw (print the references) or --cache "
-                                     "SPEC (simulate caches), e.g. --cache L1=32K:8:64");
+  if (int(a.raw) + int(!a.cache.empty()) + int(!a.raw_log.empty()) != 1)
+    throw std::runtime_error(
+        "memreplay: give --raw (print the references), --raw-log "
+        "OUTDIR (write them as a raw log) or --cache SPEC (simulate "
+        "caches, e.g. --cache L1=32K:8:64)");
   if (!a.cache.empty()) mt::parse_cache_spec(a.cache);  // before reading any stream
   // A raw log is a directory; anything else is a folded memory trace.
   std::optional<Trace> folded;
@@ -245,6 +291,7 @@ void run_memreplay(const ReplayArgs& a) {
     if (!mt::is_memory_trace(*folded))
       throw std::runtime_error(a.dir + ": not a memory trace (tracefold memtrace-fold makes one)");
   }
+  if (!a.raw_log.empty()) return write_raw_log(a, folded);
   mt::InterleavedReader in = folded
                                  ? mt::InterleavedReader(mt::folded_sources(*folded), a.interleave)
                                  : mt::InterleavedReader(mt::raw_stream_files(a.dir), a.interleave);
@@ -260,7 +307,8 @@ void add_memreplay_command(CLI::App& app) {
   auto a = std::make_shared<ReplayArgs>();
   auto* cmd = app.add_subcommand(
       "memreplay",
-      "Regenerate the reference stream of a memtrace raw log or folded trace (--raw) or run it "
+      "Regenerate the reference stream of a memtrace raw log or folded trace, as text (--raw) "
+      "or as a raw log (--raw-log OUTDIR), or run it "
       "through an LRU cache simulator (--cache L1=32K:8:64,L2=1M:16:64)");
   cmd->add_option("dir", a->dir,
                   "The --raw-log directory, or a memory trace from tracefold memtrace-fold")
@@ -269,6 +317,9 @@ void add_memreplay_command(CLI::App& app) {
                   "Cache levels, first level first: NAME=SIZE:ASSOC:LINE[,...], SIZE with K, M or "
                   "G (e.g. L1=32K:8:64,L2=1M:16:64)");
   cmd->add_flag("--raw", a->raw, "Print the references, one a line (format in docs/memtrace.md)");
+  cmd->add_option("--raw-log", a->raw_log,
+                  "Write the references as a raw log, OUTDIR/thread-N.bin as memtrace --raw-log "
+                  "writes them (and modules.bin; contexts.bin when the input is a raw log)");
   cmd->add_option("--interleave", a->interleave,
                   "Threads take round-robin turns of this many references (0: each thread's "
                   "whole stream in turn; default 1000)");

@@ -7,16 +7,21 @@ namespace {
 
 class RawSource : public RefSource {
  public:
-  explicit RawSource(const std::filesystem::path& f) : r_(f) {}
-  std::size_t next_batch(MemRef* out, std::size_t n) override { return r_.next_batch(out, n); }
-  std::uint64_t records() const override { return r_.records(); }
-  std::uint32_t thread() const { return r_.thread(); }
+  explicit RawSource(const std::filesystem::path& f) : r_(std::make_unique<RawStreamReader>(f)) {}
+  explicit RawSource(std::unique_ptr<RawStreamReader> r) : r_(std::move(r)) {}
+  std::size_t next_batch(MemRef* out, std::size_t n) override { return r_->next_batch(out, n); }
+  std::uint64_t records() const override { return r_->records(); }
+  std::uint32_t thread() const { return r_->thread(); }
 
  private:
-  RawStreamReader r_;
+  std::unique_ptr<RawStreamReader> r_;
 };
 
 }  // namespace
+
+std::unique_ptr<RefSource> raw_source(std::unique_ptr<RawStreamReader> r) {
+  return std::make_unique<RawSource>(std::move(r));
+}
 
 InterleavedReader::InterleavedReader(const std::vector<std::filesystem::path>& files,
                                      std::uint64_t quantum)

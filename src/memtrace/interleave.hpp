@@ -25,6 +25,9 @@ class RefSource {
   virtual std::uint64_t records() const { return 0; }
 };
 
+// A RefSource over one raw stream file already opened.
+std::unique_ptr<RefSource> raw_source(std::unique_ptr<RawStreamReader> r);
+
 class InterleavedReader {
  public:
   // files[t] is thread t's stream (raw_stream_files(dir)); each header's

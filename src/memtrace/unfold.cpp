@@ -336,17 +336,30 @@ struct MemStreamReader::Impl {
     std::size_t got = 0;
     while (got < n) {
       if (iter < trips) {
-        MemRef& m = out[got++];
-        m = body[pos];
-        const std::int64_t d = has_free && !free_off[pos].empty()
-                                   ? wrap_sub(free_off[pos][iter], body[pos].offset)
-                                   : stride[pos] * static_cast<std::int64_t>(iter);
-        m.offset += d;
-        m.daddr += static_cast<std::uint64_t>(d);
-        if (++pos == body.size()) {
-          pos = 0;
-          iter++;
+        // The run's state in locals for the whole batch: stores through
+        // `out` may alias the members, which would otherwise be reloaded
+        // for every reference.
+        const MemRef* const b = body.data();
+        const std::int64_t* const st = stride.data();
+        const std::size_t w = body.size();
+        const std::uint64_t tr = trips;
+        const bool fr = has_free;
+        std::size_t p = pos;
+        std::uint64_t k = iter;
+        while (got < n && k < tr) {
+          MemRef& m = out[got++];
+          m = b[p];
+          const std::int64_t d = fr && !free_off[p].empty() ? wrap_sub(free_off[p][k], b[p].offset)
+                                                            : st[p] * static_cast<std::int64_t>(k);
+          m.offset += d;
+          m.daddr += static_cast<std::uint64_t>(d);
+          if (++p == w) {
+            p = 0;
+            k++;
+          }
         }
+        pos = p;
+        iter = k;
         continue;
       }
       if (loop) {
