@@ -216,12 +216,13 @@ inline constexpr int64_t kAlikeNs = 1000;
 void drop_timing(Trace& trace);
 
 /// The fields the lossy histogram threshold applies to unless told which:
-/// peer, src and count (record, fold and merge --histogram-threshold).
+/// peer, src, count and tag (record, fold and merge --histogram-threshold).
 bool default_histogram_field(FieldId f);
 
 /// LOSSY (record, fold and merge --histogram-threshold N): every value
 /// sequence of a field in `fields` (empty: default_histogram_field) with
-/// more than `threshold` runs becomes a value histogram, which keeps each
+/// more than `threshold` values as the text form writes it (a repeated
+/// pattern counts its pattern's values) becomes a value histogram, which keeps each
 /// rank's values and their counts but not their order. Marks the trace
 /// lossy when anything changed; returns whether it did. 0 changes nothing.
 bool apply_histogram_threshold(Trace& trace, std::size_t threshold,

@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   const char* const histogram_help =
-      "LOSSY: value sequences of peer/src/count with more runs become histograms (0 = off)";
+      "LOSSY: value sequences of peer/src/count/tag with more values become histograms (0 = off)";
   bool fold_no_walk = false;
   fold->add_flag("--no-walk", fold_no_walk,
                  "Fold irregular iterations on the general path only (for comparisons)");

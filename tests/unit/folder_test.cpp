@@ -354,5 +354,32 @@ TEST(Folder, HistogramThresholdCountsEachValueOfALiteral) {
   EXPECT_EQ(t.lossy, "histogram threshold=8");
 }
 
+// A repeated pattern counts by its values: an irregular code's partners,
+// drawn among all ranks, repeat every iteration, and kept exact they make
+// the trace grow with the ranks. 20 partners repeated 10 times go over a
+// threshold of 8, as do 40 distinct tags (tag is one of the default
+// fields); 4 partners repeated 50 times stay exact.
+TEST(Folder, HistogramThresholdCountsTheValuesOfARepeatedPattern) {
+  FoldOptions lossy;
+  lossy.histogram_threshold = 8;
+  Folder f(0, lossy);
+  for (int i = 0; i < 200; ++i)
+    f.append(testing::make_event("MPI_Send", 0, {{"peer", 1 + 3 * (i % 20) % 41}}));
+  for (int i = 0; i < 200; ++i) f.append(testing::make_event("MPI_Recv", 1, {{"src", 1 + i % 4}}));
+  for (int i = 0; i < 40; ++i) f.append(testing::make_event("MPI_Bcast", 2, {{"tag", 7 * i % 41}}));
+  CommTable comms;
+  comms.define_world(64);
+  const Trace t = f.finish(64, testing::make_sites(3), comms);
+  ASSERT_EQ(t.nodes.size(), 3u);
+  const auto values = [&](std::size_t i, const char* field) {
+    return t.nodes[i].field(*FieldTable::find(field))->entries().at(0).values;
+  };
+  EXPECT_TRUE(values(0, "peer").is_histogram());
+  EXPECT_EQ(values(0, "peer").size(), 200u);
+  EXPECT_FALSE(values(1, "src").is_histogram());
+  EXPECT_TRUE(values(2, "tag").is_histogram());
+  EXPECT_EQ(values(2, "tag").size(), 40u);
+}
+
 }  // namespace
 }  // namespace tracefold

@@ -497,7 +497,8 @@ TEST(FolderRegression, RepeatedTimeStepFoldsToBoundedSize) {
 // sizes cannot give each execution back its own.)
 TEST(Property, LossyHistogramsKeepCallsAndValueCounts) {
   const std::set<FieldId> lossy_fields = {FieldTable::peer(), FieldTable::src(),
-                                          FieldTable::intern("count", FieldKind::kScalar)};
+                                          FieldTable::intern("count", FieldKind::kScalar),
+                                          FieldTable::intern("tag", FieldKind::kScalar)};
   Failures failures;
   int lossy_traces = 0, shared_traces = 0;
   for (uint64_t seed = 70'000; seed < 70'080; ++seed) {

@@ -311,7 +311,8 @@ void drop_timing(Trace& trace) {
 
 bool default_histogram_field(FieldId f) {
   static const FieldId count = *FieldTable::find("count");
-  return f == FieldTable::peer() || f == FieldTable::src() || f == count;
+  static const FieldId tag = *FieldTable::find("tag");
+  return f == FieldTable::peer() || f == FieldTable::src() || f == count || f == tag;
 }
 
 namespace {
@@ -324,6 +325,19 @@ bool more_runs_than(const ValueSeq& values, std::size_t threshold) {
   std::size_t n = 0;
   for (const ValueSeq::Run& r : values.runs()) {
     n += r.reps == 1 ? r.pattern.size() : 1;
+    if (n > threshold) return true;
+  }
+  return false;
+}
+
+// A field's values count by what the text form writes: a repeated pattern
+// of 22 partners is 22 values, not one run. The partners an irregular code
+// draws among all ranks repeat every iteration, so counting the run alone
+// would keep them exact per rank and the trace would grow with the ranks.
+bool more_values_than(const ValueSeq& values, std::size_t threshold) {
+  std::size_t n = 0;
+  for (const ValueSeq::Run& r : values.runs()) {
+    n += r.pattern.size();
     if (n > threshold) return true;
   }
   return false;
@@ -393,7 +407,7 @@ bool apply_histogram_threshold(Trace& trace, std::size_t threshold,
                               : std::find(fields.begin(), fields.end(), f) != fields.end();
       if (!chosen) continue;
       for (ElasticEntry& e : el.entries()) {
-        if (e.values.is_histogram() || !more_runs_than(e.values, threshold)) continue;
+        if (e.values.is_histogram() || !more_values_than(e.values, threshold)) continue;
         e.values.make_histogram();
         any = true;
       }
