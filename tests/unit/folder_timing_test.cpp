@@ -49,7 +49,9 @@ TEST(FolderTiming, MergedSamplesStayRawAndSettleAsAdded) {
       items.erase(items.begin() + static_cast<std::ptrdiff_t>(j));
     }
     Item& b = items.front();
-    if (n <= 8) EXPECT_TRUE(b.timings.empty()) << "trial " << trial << ": " << n << " samples";
+    if (n <= 8) {
+      EXPECT_TRUE(b.timings.empty()) << "trial " << trial << ": " << n << " samples";
+    }
     settle_timing(b, rank);
     ASSERT_EQ(b.timings.size(), direct.timings.size()) << "trial " << trial;
     for (std::size_t k = 0; k < b.timings.size(); ++k) {
