@@ -40,10 +40,11 @@ struct FoldOptions {
   double min_similarity = 0.8;
   /// Largest alignment table (cells) for one approximate match.
   std::size_t max_align_cells = std::size_t{1} << 20;
-  /// Lossy, off when 0: a value sequence of a histogram field that still has
-  /// more than this many runs at the end is replaced by a value histogram.
+  /// Lossy, off when 0: a value sequence of a histogram field whose text form
+  /// still writes more than this many values at the end (a repeated pattern
+  /// counts all its values) is replaced by a value histogram.
   std::size_t histogram_threshold = 0;
-  /// Fields subject to histogram_threshold (default: peer, src, count).
+  /// Fields subject to histogram_threshold (default: peer, src, count, tag).
   std::vector<FieldId> histogram_fields;
   /// Take the allocation-free path for events that continue the current
   /// loop iteration. It gives the same folding as the general path; off only
