@@ -7,6 +7,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "byte_codec.hpp"
 #include "internal.hpp"
 
 namespace tracefold::diagnose_detail {
@@ -149,58 +150,8 @@ void merge(Reduction& into, Reduction&& later) {
   into.entries.insert(into.entries.end(), later.entries.begin(), later.entries.end());
 }
 
-namespace {
-
-class Out {
- public:
-  template <class T>
-  void put(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    bytes.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <class T>
-  void put_all(const std::vector<T>& v) {
-    put(uint64_t(v.size()));
-    bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  std::string bytes;
-};
-
-class In {
- public:
-  explicit In(const std::string& s) : in_(s) {}
-  template <class T>
-  T get() {
-    T v;
-    take(&v, sizeof v);
-    return v;
-  }
-  template <class T>
-  void get_all(std::vector<T>& v) {
-    const uint64_t n = get<uint64_t>();
-    if ((in_.size() - at_) / sizeof(T) < n) short_();
-    v.resize(n);
-    take(v.data(), n * sizeof(T));
-  }
-  bool done() const { return at_ == in_.size(); }
-
- private:
-  [[noreturn]] static void short_() {
-    throw DiagnoseError("tracefold-diagnose: a reduction of events is cut short");
-  }
-  void take(void* to, std::size_t n) {
-    if (in_.size() - at_ < n) short_();
-    std::memcpy(to, in_.data() + at_, n);
-    at_ += n;
-  }
-  const std::string& in_;
-  std::size_t at_ = 0;
-};
-
-}  // namespace
-
 std::string encode(const Reduction& r) {
-  Out o;
+  ByteWriter o;
   o.put(r.first), o.put(r.last);
   o.put(uint64_t(r.calls.size()));
   for (const CallPathSums& p : r.calls) {
@@ -209,11 +160,11 @@ std::string encode(const Reduction& r) {
     o.put_all(p.ranks);
   }
   o.put_all(r.entries);
-  return std::move(o.bytes);
+  return std::move(o.out);
 }
 
 Reduction decode_reduction(const std::string& bytes) {
-  In in(bytes);
+  ByteReader in(bytes, "a reduction of events");
   Reduction r;
   r.first = in.get<int32_t>(), r.last = in.get<int32_t>();
   r.calls.resize(in.get<uint64_t>());

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "diagnose/byte_codec.hpp"
+
 namespace tracefold::diagnose_parallel {
 
 using diagnose_detail::DigestParams;
@@ -11,66 +13,7 @@ using diagnose_detail::FrameKey;
 using diagnose_detail::FrameQuery;
 using diagnose_detail::RankDigest;
 
-namespace {
-
-class Writer {
- public:
-  template <class T>
-  void put(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    out.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  void put(const std::string& s) {
-    put(uint64_t(s.size()));
-    out += s;
-  }
-  template <class T>
-  void put_all(const std::vector<T>& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    put(uint64_t(v.size()));
-    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  std::string out;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& s) : in(s) {}
-  void raw(void* to, std::size_t n) {
-    if (in.size() - at < n) throw DiagnoseError("tracefold-diagnose: a rank's digest is cut short");
-    std::memcpy(to, in.data() + at, n);
-    at += n;
-  }
-  template <class T>
-  T get() {
-    static_assert(std::is_trivially_copyable_v<T>);
-    T v;
-    raw(&v, sizeof v);
-    return v;
-  }
-  std::string str() {
-    const uint64_t n = get<uint64_t>();
-    if (in.size() - at < n) throw DiagnoseError("tracefold-diagnose: a rank's digest is cut short");
-    std::string s = in.substr(at, n);
-    at += n;
-    return s;
-  }
-  template <class T>
-  void get_all(std::vector<T>& v) {
-    const uint64_t n = get<uint64_t>();
-    if ((in.size() - at) / sizeof(T) < n)
-      throw DiagnoseError("tracefold-diagnose: a rank's digest is cut short");
-    v.resize(n);
-    raw(v.data(), n * sizeof(T));
-  }
-  bool done() const { return at == in.size(); }
-
- private:
-  const std::string& in;
-  std::size_t at = 0;
-};
-
-}  // namespace
+using Writer = diagnose_detail::ByteWriter;
 
 std::string encode(const ShareNames& d) {
   Writer w;
@@ -82,7 +25,7 @@ std::string encode(const ShareNames& d) {
 }
 
 ShareNames decode_names(const std::string& bytes) {
-  Reader rd(bytes);
+  diagnose_detail::ByteReader rd(bytes, "a rank's digest");
   ShareNames d;
   const uint64_t named = rd.get<uint64_t>();
   for (uint64_t i = 0; i < named; ++i) {
@@ -131,7 +74,7 @@ std::string encode(const ShareDigest& d) {
 }
 
 ShareDigest decode(const std::string& bytes) {
-  Reader rd(bytes);
+  diagnose_detail::ByteReader rd(bytes, "a rank's digest");
   ShareDigest d;
   d.first = rd.get<int32_t>();
   rd.get_all(d.facts);
@@ -176,7 +119,7 @@ std::string encode(const ShareEvents& d) {
 }
 
 ShareEvents decode_events(const std::string& bytes) {
-  Reader rd(bytes);
+  diagnose_detail::ByteReader rd(bytes, "a rank's digest");
   ShareEvents d;
   d.params = rd.get<DigestParams>();
   rd.get_all(d.drifts);
@@ -197,7 +140,7 @@ std::string encode(const std::vector<FrameQuery>& frames) {
 }
 
 std::vector<FrameQuery> decode_frames(const std::string& bytes) {
-  Reader rd(bytes);
+  diagnose_detail::ByteReader rd(bytes, "a rank's digest");
   std::vector<FrameQuery> out(rd.get<uint64_t>());
   for (FrameQuery& q : out) {
     q.key.first = rd.str(), q.key.second = rd.get<uint64_t>();
