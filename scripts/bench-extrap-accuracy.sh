@@ -18,6 +18,10 @@
 # recorded with --stats compute_cpu, gives the processor time the replay
 # spent between calls (what --compute-clock cpu spins for), the
 # extrapolation's against the real trace's.
+# Its runs line also gives the program's processor time between calls in
+# the recording the replays spin for and in one more recording made after
+# the timed runs: the same work takes more or less of it as the host's
+# speed moves, which moves the replays against the program.
 #
 # Settings (environment): BUILD_DIR=build, ACC_STEPS=200 (steps or cycles
 # of each program), WORK=2000 (units of computation per step), REPS=5,
@@ -88,6 +92,13 @@ accuracy() {
       mpirun -np "$target" "$TF" replay --compute-clock cpu "$j.tf" > "replayed-$j.log" 2>&1 || true
     c+=("$(replayed_cpu_ns "$TF" "replayed-$j.tf")")
   done
+  # The processor time of the same work moves with the host: the program
+  # recorded again after the timed runs shows how far it moved since the
+  # recording that the replays spin for.
+  local p=("$(replayed_cpu_ns "$TF" "$name-$target.tf")")
+  timeout 900 "$TF" record --stats compute_cpu -o "$name-$target-after.tf" -- \
+    mpirun -np "$target" "$APPS/app_$app" "$@" > "rec-$name-$target-after.log" 2>&1 || true
+  p+=("$(replayed_cpu_ns "$TF" "$name-$target-after.tf")")
   t=$(printf '%s\n' "${ts[@]}" | median)
   r=$(printf '%s\n' "${rs[@]}" | median)
   x=$(printf '%s\n' "${xs[@]}" | median)
@@ -95,7 +106,8 @@ accuracy() {
     "${counts// /, }" "$target" "$d" "$t" "$r" "$(pct "$t" "$r")" "$x" "$(pct "$t" "$x")" \
     "$(pct "$r" "$x")" "$(pct "${c[0]}" "${c[1]}")"
   echo "|   runs: app ${ts[*]}; replay of real ${rs[*]}; replay of extrapolation ${xs[*]};" \
-    "replays' processor time: real ${c[0]} ns, extrapolation ${c[1]} ns |" >&2
+    "replays' processor time: real ${c[0]} ns, extrapolation ${c[1]} ns;" \
+    "program's processor time: recorded before the runs ${p[0]} ns, after them ${p[1]} ns |" >&2
 }
 
 echo "Timing accuracy on $(nproc) cores, $ACC_STEPS steps, WORK=$WORK units a step," \
