@@ -4,12 +4,12 @@
 // samples of its share of the recorded ranks (N/K of them) and puts them on
 // rank 0's clock; the ranks swap lists of the frames they sampled and each
 // names one block of the distinct frames (naming costs per frame, and SPMD
-// ranks sample the same frames), then every rank gets every name. Rank 0
-// reads the timelines meanwhile and finds what needs every rank's events
-// (clock alignment, the wait states: the waits module's own parallel
-// analysis needs one analysis rank per recorded rank), matching the
-// messages once on the events themselves for the clock repair and the wait
-// states (no copy of every event), and sends each rank its share's events
+// ranks sample the same frames), then every rank gets every name. Each
+// rank reads its share's timelines too and matches the messages its share
+// receives (match.hpp); rank 0 reads every rank's timeline and finds what
+// needs every rank's events (clock alignment and repair, the wait states:
+// the waits module's own parallel analysis needs one analysis rank per
+// recorded rank) from the one match, and sends each rank its share's events
 // with their waiting, one share at a time. Each rank digests its share's
 // samples against them (digest_rank, as the serial diagnosis does) and
 // reduces its share's events to what the rules need (reduce_rank); the
