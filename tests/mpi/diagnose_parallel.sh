@@ -4,8 +4,8 @@
 # reports of the serial `tracefold diagnose`, for K = 1 (which is the serial
 # command), 2, 3 (shares of unequal size) and 4 analysis ranks, on runs of
 # examples/diagnose/diag_problems.c with and without samples (imbalance,
-# MPMD, wait for partner; 3, 4 and 6 recorded ranks) and of a 4-rank halo
-# exchange; more analysis ranks than recorded ones are
+# MPMD, wait for partner; 3, 4 and 6 recorded ranks) and of 4- and 6-rank
+# halo exchanges; more analysis ranks than recorded ones are
 # refused with both numbers.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
@@ -74,6 +74,27 @@ elif ! "$TF" diagnose "$WORK/stencil/t.tf" -o "$WORK/stencil/report.json" \
 else
   ok "stencil: recorded and diagnosed"
   JSON="$WORK/stencil/report.json" TEXT="$WORK/stencil/report.txt" same_reports stencil 2 3
+fi
+# The same on 6 recorded ranks (a 3x2 grid): 4 analysis ranks hold shares
+# of 1, 2, 1 and 2 ranks, and each matches the messages its share
+# receives, from sends routed to it by the other shares: a send routed to
+# the wrong share, or lost, changes the wait states and the report.
+mkdir -p "$WORK/stencil6"
+CHECKS=$((CHECKS + 1))
+limited "$WORK/stencil6/out.txt" "$WORK/stencil6/err.txt" "$TF" record --timeline \
+  -o "$WORK/stencil6/t.tf" -- "$MPIRUN" -np 6 "$APPS/app_stencil2d_nonperiodic" 300
+if [[ $LRC -ne 0 ]]; then
+  bad "stencil6: recording exited $LRC"
+  show_run "$WORK/stencil6/out.txt" "$WORK/stencil6/err.txt"
+elif ! "$TF" diagnose "$WORK/stencil6/t.tf" -o "$WORK/stencil6/report.json" \
+  2>"$WORK/stencil6/diag-err.txt" ||
+  ! "$TF" diagnose "$WORK/stencil6/t.tf" >"$WORK/stencil6/report.txt" \
+    2>>"$WORK/stencil6/diag-err.txt"; then
+  bad "stencil6: tracefold diagnose failed"
+  show_run "$WORK/stencil6/diag-err.txt"
+else
+  ok "stencil6: recorded and diagnosed"
+  JSON="$WORK/stencil6/report.json" TEXT="$WORK/stencil6/report.txt" same_reports stencil6 4 5
 fi
 # Wait for partner on 3 recorded ranks: 2 analysis ranks digest shares of
 # 2 and 1, 3 one each.

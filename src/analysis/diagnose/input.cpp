@@ -145,9 +145,8 @@ std::vector<std::string> name_contexts(const RankSamples& rs, symbolize::Symboli
   return names;
 }
 
-DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
-                                   std::vector<std::string>& notes,
-                                   std::vector<ExitGapDrift>& drifts, UnfoldedRun* unfolded) {
+DiagnoseInput load_diagnose_timelines(const Trace& trace, const std::string& dir,
+                                      std::vector<std::string>& notes, UnfoldedRun* unfolded) {
   DiagnoseInput in;
   try {
     in.events = unfolded ? load_wait_input(trace, std::move(unfolded->events), dir)
@@ -181,9 +180,13 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
                                      "(record with a larger --timeline-max)"
                                : notes.back()));
   }
+  return in;
+}
+
+void align_diagnose_events(const Trace& trace, DiagnoseInput& in, std::vector<std::string>& notes,
+                           std::vector<ExitGapDrift>& drifts) {
   // Ranks whose timelines end early: their drift from the exits of global
   // synchronisations, before the clock condition is repaired.
-  in.matched = match_wait_input(trace, in.events);
   std::vector<int32_t> ended_early, unfitted;
   for (std::size_t r = 0; r < in.events.end_offset.size(); ++r)
     if (!in.events.end_offset[r]) ended_early.push_back(int32_t(r));
@@ -232,6 +235,14 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
     notes.push_back(std::to_string(v) +
                     " receives ended before their send began (clock condition); they were "
                     "moved after it, as `tracefold analyze` does");
+}
+
+DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
+                                   std::vector<std::string>& notes,
+                                   std::vector<ExitGapDrift>& drifts, UnfoldedRun* unfolded) {
+  DiagnoseInput in = load_diagnose_timelines(trace, dir, notes, unfolded);
+  in.matched = match_wait_input(trace, in.events);
+  align_diagnose_events(trace, in, notes, drifts);
   return in;
 }
 

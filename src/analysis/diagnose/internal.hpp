@@ -360,6 +360,16 @@ DiagnoseInput load_diagnose_events(const Trace& trace, const std::string& dir,
                                    std::vector<std::string>& notes,
                                    std::vector<ExitGapDrift>& drifts,
                                    UnfoldedRun* unfolded = nullptr);
+/// The same in parts, for a caller that matches the messages itself
+/// (tracefold-diagnose splits the matching by receiver): the events and
+/// their notes, unmatched ...
+DiagnoseInput load_diagnose_timelines(const Trace& trace, const std::string& dir,
+                                      std::vector<std::string>& notes,
+                                      UnfoldedRun* unfolded = nullptr);
+/// ... then, with `in.matched` set, the drift corrected and the clock
+/// condition repaired.
+void align_diagnose_events(const Trace& trace, DiagnoseInput& in, std::vector<std::string>& notes,
+                           std::vector<ExitGapDrift>& drifts);
 /// One recorded rank's samples as an analysis rank digests them.
 struct RankSampleDigest {
   bool present = false;            ///< false: the rank has no samples file

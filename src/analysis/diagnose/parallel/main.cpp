@@ -4,12 +4,12 @@
 // samples of its share of the recorded ranks (N/K of them) and puts them on
 // rank 0's clock; the ranks swap lists of the frames they sampled and each
 // names one block of the distinct frames (naming costs per frame, and SPMD
-// ranks sample the same frames), then every rank gets every name. Rank 0
-// reads the timelines meanwhile and finds what needs every rank's events
-// (clock alignment, the wait states: the waits module's own parallel
-// analysis needs one analysis rank per recorded rank), matching the
-// messages once on the events themselves for the clock repair and the wait
-// states (no copy of every event), and sends each rank its share's events
+// ranks sample the same frames), then every rank gets every name. Each
+// rank reads its share's timelines too and matches the messages its share
+// receives (match.hpp); rank 0 reads every rank's timeline and finds what
+// needs every rank's events (clock alignment and repair, the wait states:
+// the waits module's own parallel analysis needs one analysis rank per
+// recorded rank) from the one match, and sends each rank its share's events
 // with their waiting, one share at a time. Each rank digests its share's
 // samples against them (digest_rank, as the serial diagnosis does) and
 // reduces its share's events to what the rules need (reduce_rank); the
@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -31,9 +32,12 @@
 #include <thread>
 
 #include "digest.hpp"
+#include "match.hpp"
 #include "mpi_common.hpp"
+#include "tracefold/event_log.hpp"
 #include "tracefold/symbolize.hpp"
 #include "tracefold/trace_io.hpp"
+#include "waits/internal.hpp"
 
 using namespace tracefold;
 using namespace tracefold::diagnose_detail;
@@ -113,6 +117,51 @@ struct Steps {
   }
 };
 
+// Ranks [first, last)'s events of a folded trace, the other entries empty
+// (the cut, if any, is rank 0's to tell: match_events).
+WaitInput load_share_events(const Trace& trace, const std::string& dir, int32_t first,
+                            int32_t last) {
+  WaitInput in;
+  in.ranks.resize(std::size_t(trace.world_size));
+  for (int32_t r = first; r < last; ++r) {
+    try {
+      in.ranks[std::size_t(r)] = waits_detail::load_rank_events(trace, dir, r, in.dropped);
+    } catch (const WaitsError& e) {
+      throw DiagnoseError(e.what());
+    }
+  }
+  return in;
+}
+
+// Sets in.matched on rank 0: split across the analysis ranks (`share`:
+// the events of ranks other than 0's share), or rank 0's own matching.
+void match_events(const Trace& trace, DiagnoseInput& in, WaitInput& share, bool split, int me,
+                  int np) {
+  if (!split) {
+    if (me == 0) in.matched = match_wait_input(trace, in.events);
+    return;
+  }
+  // Every rank is analysed up to where rank 0's reading cut them all.
+  int64_t cut[2] = {in.events.cut_rank, in.events.cut_ns};
+  MPI_Bcast(cut, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  if (me != 0 && cut[0] >= 0)
+    for (std::vector<TimedEvent>& evs : share.ranks)
+      evs.erase(std::find_if(evs.begin(), evs.end(),
+                             [&](const TimedEvent& te) { return te.end_ns > cut[1]; }),
+                evs.end());
+  const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
+  std::string err;
+  waits_detail::BlockMessages mine;
+  try {
+    mine = waits_detail::block_messages(trace, me == 0 ? in.events : share, first, last);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  agree(err);
+  MatchResult all = diagnose_parallel::exchange_and_match(trace, std::move(mine), me, np);
+  if (me == 0) in.matched = std::move(all);
+}
+
 void run(const Args& args, int me, int np) {
   const double t0 = MPI_Wtime();
   Steps steps;
@@ -142,15 +191,24 @@ void run(const Args& args, int me, int np) {
   std::vector<RankSampleDigest> share;  // this rank's share of the samples
   int32_t first_rank = 0;
   std::vector<FrameQuery> mine_frames;
+  // A folded trace's events are read where they are matched: each analysis
+  // rank reads its share's (rank 0 every rank's, which the rules read) and
+  // matches the messages its share receives. A --sample-only run's event
+  // logs are read by rank 0 alone, which matches them all.
+  std::error_code ec;
+  const bool split = np > 1 && (std::filesystem::exists(args.trace, ec) || !is_unfolded_run(dir));
+  WaitInput share_in;  // ranks other than 0: their share's events
   try {
+    const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
+    first_rank = first;
     // The serial reader's order: a timeline's error comes before any
     // samples file's, then the lowest rank's (the shares are in rank order).
     if (me == 0)
-      in = load_diagnose_events(trace, dir, notes, drifts,
-                                unfolded.events.empty() ? nullptr : &unfolded);
+      in =
+          load_diagnose_timelines(trace, dir, notes, unfolded.events.empty() ? nullptr : &unfolded);
+    else if (split)
+      share_in = load_share_events(trace, dir, first, last);
     steps.mark("timelines");
-    const auto [first, last] = mpi_common::rank_share(trace.world_size, me, np);
-    first_rank = first;
     std::set<FrameKey> seen;
     for (int32_t r = first; r < last; ++r) {
       RankSampleDigest d = read_rank_samples(trace, dir, r);
@@ -163,6 +221,15 @@ void run(const Args& args, int me, int np) {
   steps.mark("own share of samples");
   agree(err);
   steps.mark("waiting for the others");
+  match_events(trace, in, share_in, split, me, np);
+  share_in = {};
+  try {
+    if (me == 0) align_diagnose_events(trace, in, notes, drifts);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  agree(err);
+  steps.mark("messages matched, clocks aligned");
   // Naming costs per distinct frame, not per sample, and the ranks of an
   // SPMD run sample nearly the same frames: a rank naming its share's
   // frames would name nearly all of them. So every rank learns the frames
