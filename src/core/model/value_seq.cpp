@@ -271,6 +271,13 @@ void ValueSeq::append(const ValueSeq& other) {
     return;
   }
   if (other.simple_) {
+    // append_repeated's first case, here: most appends merge an event's
+    // constant field into a sequence of that same constant.
+    if (simple_ && (size_ == 0 || other.single_value_ == single_value_)) {
+      single_value_ = other.single_value_;
+      size_ += other.size_;
+      return;
+    }
     append_repeated(other.single_value_, other.size_);
     return;
   }
@@ -299,7 +306,14 @@ void ValueSeq::append(const ValueSeq& other) {
         partial_ = p;
         if (i == n) return;
       }
-      push_back(v[i++]);
+      // push_back's own tests, minus the lossy one (neither side is lossy).
+      if (simple_ && (size_ == 0 || v[i] == single_value_)) {
+        single_value_ = v[i++];
+        ++size_;
+        continue;
+      }
+      if (simple_) materialize();
+      push_general(v[i++]);
     }
   };
   for (const Span& r : other.spans_) {
