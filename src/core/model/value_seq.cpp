@@ -106,7 +106,10 @@ void ValueSeq::push_back_n(int64_t value, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) push_back(value);
 }
 
-void ValueSeq::push_general(int64_t value) {
+// Flattened: most pushes that get here grow a literal that folds nothing
+// (a polling code's values), and the calls to the folding tests cost about
+// what the tests do.
+[[gnu::flatten]] void ValueSeq::push_general(int64_t value) {
   ++size_;
   if (!spans_.empty() && spans_.back().reps >= 2) {
     Span& last = spans_.back();
