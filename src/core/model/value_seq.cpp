@@ -70,7 +70,9 @@ void ValueSeq::materialize() {
   if (size_ > 0) add_span(&single_value_, 1, size_);
 }
 
-void ValueSeq::push_back_slow(int64_t value) {
+// Flattened as push_general is: called per value that leaves the inline
+// one-value case of push_back.
+[[gnu::flatten]] void ValueSeq::push_back_slow(int64_t value) {
   if (histogram_) {
     // One span of one value per distinct value, sorted: vals_ is the sorted
     // list of values and span i holds vals_[i].
@@ -260,7 +262,8 @@ void ValueSeq::append_repeated(int64_t value, uint64_t n) {
   push_run(&value, 1, n);
 }
 
-void ValueSeq::append(const ValueSeq& other) {
+// Flattened as push_general is: merging an item appends each of its fields.
+[[gnu::flatten]] void ValueSeq::append(const ValueSeq& other) {
   if (other.empty()) return;
   if (&other == this) {
     const ValueSeq copy = other;
