@@ -42,7 +42,8 @@ Item Folder::Impl::make_item(const Event& ev, uint64_t pred) {
   return it;
 }
 
-void Folder::Impl::fill_item(Item& it, const Event& ev, uint64_t pred) {
+// Flattened: one call per event of the general path.
+[[gnu::flatten]] void Folder::Impl::fill_item(Item& it, const Event& ev, uint64_t pred) {
   it.key = ev.key().packed();
   it.first = it.last = it.key;
   it.reps.push_back(1);  // ValueSeq::repeated(1, 1), made in place

@@ -216,7 +216,9 @@ void merge_item_timings(Item& b, Item& s, int32_t rank, TimingSpares* spares) {
     merge_timings_of<false>(b, s, rank, nullptr);
 }
 
-void merge_same_fields(Item& b, Item& s, int32_t rank, TimingSpares* spares) {
+// Flattened: the general path merges most events it makes, one call per
+// merge to each step of this file (see CMakeLists.txt: bound locally).
+[[gnu::flatten]] void merge_same_fields(Item& b, Item& s, int32_t rank, TimingSpares* spares) {
   // A one-value sequence appended is that value pushed (ValueSeq::append ->
   // append_repeated(v, 1), as the fast path's merge_event relies on too):
   // an event's scalar fields when it is merged after one traversal, as most

@@ -432,7 +432,9 @@ bool Folder::Impl::same_call_sets(Calls& ca, Calls& cb) {
   return set_a_ == set_b_;
 }
 
-void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
+// Flattened: the general path of a polling code makes a loop every few
+// events.
+[[gnu::flatten]] void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
   if (recording_ && j < session_n0_) log_.spoil();
   unindex_from(j);
   Items first(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),

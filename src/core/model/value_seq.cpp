@@ -70,7 +70,9 @@ void ValueSeq::materialize() {
   if (size_ > 0) add_span(&single_value_, 1, size_);
 }
 
-void ValueSeq::push_back_slow(int64_t value) {
+// Flattened as push_general is: called per value that leaves the inline
+// one-value case of push_back.
+[[gnu::flatten]] void ValueSeq::push_back_slow(int64_t value) {
   if (histogram_) {
     // One span of one value per distinct value, sorted: vals_ is the sorted
     // list of values and span i holds vals_[i].
@@ -106,7 +108,10 @@ void ValueSeq::push_back_n(int64_t value, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) push_back(value);
 }
 
-void ValueSeq::push_general(int64_t value) {
+// Flattened: most pushes that get here grow a literal that folds nothing
+// (a polling code's values), and the calls to the folding tests cost about
+// what the tests do.
+[[gnu::flatten]] void ValueSeq::push_general(int64_t value) {
   ++size_;
   if (!spans_.empty() && spans_.back().reps >= 2) {
     Span& last = spans_.back();
@@ -257,7 +262,8 @@ void ValueSeq::append_repeated(int64_t value, uint64_t n) {
   push_run(&value, 1, n);
 }
 
-void ValueSeq::append(const ValueSeq& other) {
+// Flattened as push_general is: merging an item appends each of its fields.
+[[gnu::flatten]] void ValueSeq::append(const ValueSeq& other) {
   if (other.empty()) return;
   if (&other == this) {
     const ValueSeq copy = other;
@@ -271,6 +277,13 @@ void ValueSeq::append(const ValueSeq& other) {
     return;
   }
   if (other.simple_) {
+    // append_repeated's first case, here: most appends merge an event's
+    // constant field into a sequence of that same constant.
+    if (simple_ && (size_ == 0 || other.single_value_ == single_value_)) {
+      single_value_ = other.single_value_;
+      size_ += other.size_;
+      return;
+    }
     append_repeated(other.single_value_, other.size_);
     return;
   }
@@ -299,7 +312,14 @@ void ValueSeq::append(const ValueSeq& other) {
         partial_ = p;
         if (i == n) return;
       }
-      push_back(v[i++]);
+      // push_back's own tests, minus the lossy one (neither side is lossy).
+      if (simple_ && (size_ == 0 || v[i] == single_value_)) {
+        single_value_ = v[i++];
+        ++size_;
+        continue;
+      }
+      if (simple_) materialize();
+      push_general(v[i++]);
     }
   };
   for (const Span& r : other.spans_) {
