@@ -106,7 +106,20 @@ struct ThreadFolder::Impl {
   std::vector<char> seen;
   std::vector<SiteOrigin> origins;  // by SiteId, valid where seen
   std::int64_t prev_trips = 0;
-  Event ev;
+  // One event per form, reused: a mem event's five fields are set up once
+  // (only their values change), and a run event keeps its lists' storage.
+  Event mem_ev;
+  std::array<std::size_t, RunLayout::kPerPosition> mem_at{};  // value i's place in mem_ev
+  Event run_ev;
+  // Recently met sites, direct-mapped by instruction address ahead of
+  // site_ids: most references of a loop come from a few instructions.
+  struct CachedSite {
+    SiteKey key;
+    SiteId id = 0;
+    bool valid = false;
+  };
+  static constexpr std::size_t kSiteCache = 256;
+  std::array<CachedSite, kSiteCache> site_cache{};
 
   Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
       : thread(t),
@@ -115,14 +128,28 @@ struct ThreadFolder::Impl {
         folder(static_cast<std::int32_t>(t), o.folder),
         batch(folder, s) {
     if (options.max_body == 0) options.max_body = 1;
+    mem_ev.op = mem_op();
+    const FieldId ids[RunLayout::kPerPosition] = {f.off, f.stride, f.ord, f.own, f.dbase};
+    for (FieldId id : ids) mem_ev.fields.push_back({id, 0, {}});
+    f.sort(mem_ev.fields);
+    for (std::size_t i = 0; i < mem_at.size(); i++)
+      for (std::size_t j = 0; j < mem_ev.fields.size(); j++)
+        if (mem_ev.fields[j].field == ids[i]) mem_at[i] = j;
   }
 
   SiteId site_of(const MemRef& m) {
     const SiteKey k = SiteKey::of(m);
+    CachedSite& c = site_cache[(m.iaddr ^ (m.iaddr >> 8) ^ m.index) % kSiteCache];
+    if (c.valid && c.key == k) return c.id;
     auto it = site_ids.find(k);
-    if (it != site_ids.end()) return it->second;
-    const SiteId id = sites.intern(encode_site(k));
-    site_ids.emplace(k, id);
+    SiteId id;
+    if (it != site_ids.end()) {
+      id = it->second;
+    } else {
+      id = sites.intern(encode_site(k));
+      site_ids.emplace(k, id);
+    }
+    c = {k, id, true};
     return id;
   }
 
@@ -152,16 +179,9 @@ struct ThreadFolder::Impl {
   void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
     std::int64_t v[RunLayout::kPerPosition];
     step(m, s, stride_value, v);
-    ev.op = mem_op();
-    ev.site = s;
-    ev.fields.clear();
-    ev.fields.push_back({f.off, v[0], {}});
-    ev.fields.push_back({f.stride, v[1], {}});
-    ev.fields.push_back({f.ord, v[2], {}});
-    ev.fields.push_back({f.own, v[3], {}});
-    ev.fields.push_back({f.dbase, v[4], {}});
-    f.sort(ev.fields);
-    batch.push(ev, false);
+    mem_ev.site = s;
+    for (std::size_t i = 0; i < mem_at.size(); i++) mem_ev.fields[mem_at[i]].scalar = v[i];
+    batch.push(mem_ev, false);
   }
 
   void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
@@ -220,11 +240,11 @@ struct ThreadFolder::Impl {
         if ((mask >> i) & 1) k.stride[i] = 0;
     }
     const RunLayout& l = run_layout(body.size(), mask != 0);
-    ev.op = run_op();
-    ev.site = body_site_id(mask);
-    ev.fields.resize(l.order.size());
+    run_ev.op = run_op();
+    run_ev.site = body_site_id(mask);
+    run_ev.fields.resize(l.order.size());
     for (std::size_t j = 0; j < l.order.size(); j++) {
-      FieldValue& fv = ev.fields[j];
+      FieldValue& fv = run_ev.fields[j];
       fv.field = l.order[j].first;
       if (l.order[j].second == RunLayout::kListSlot) {
         fv.scalar = kAbsent;
@@ -234,7 +254,7 @@ struct ThreadFolder::Impl {
         fv.list.clear();
       }
     }
-    batch.push(ev, mask != 0);
+    batch.push(run_ev, mask != 0);
     stats.runs++;
     stats.in_runs += trips * body.size();
   }
@@ -424,17 +444,23 @@ struct ThreadFolder::Impl {
   void append(const MemRef* refs, std::size_t n) {
     std::size_t i = 0;
     while (i < n) {
-      if (in_run && !any_free && trips >= 2) {
+      if (in_run && trips >= 2) {
         const MemRef* b = body.data();
         const std::int64_t* st = stride.data();
+        const char* fr = any_free ? is_free.data() : nullptr;
         const std::size_t width = body.size();
         std::size_t p = pos;
         std::uint64_t k = trips;
         for (; i < n; i++) {
           const MemRef& m = refs[i];
-          if (!same_but_offset(m, b[p]) ||
-              m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k))
+          if (!same_but_offset(m, b[p])) break;
+          if (fr && fr[p]) {
+            // What takes() does with a free position, without its calls.
+            if (k >= kMaxFreeTrips) break;
+            free_off[p].push_back(m.offset);
+          } else if (m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k)) {
             break;
+          }
           if (++p == width) {
             p = 0;
             k++;
