@@ -50,7 +50,16 @@ struct ThreadFolder::Impl {
     }
   };
   std::unordered_map<std::vector<SiteId>, SiteId, BodyHash> compound_ids;
-  std::vector<SiteId> body_key;     // body sites, then the mask's two halves
+  std::vector<SiteId> body_key;  // body sites, then the mask's two halves
+  // The latest run's body, mask and site: a loop's runs mostly repeat it.
+  std::vector<SiteId> last_body;
+  std::uint64_t last_mask = 0;
+  SiteId last_body_id = 0;
+  bool any_body = false;
+  // The latest run's layout, as run_layout (which locks) gave it.
+  const RunLayout* layout = nullptr;
+  std::size_t layout_width = 0;
+  bool layout_free = false;
   std::vector<std::int64_t> slots;  // a compound run's field values, by slot
   // close_run's unfinished iterations, one buffer per depth of recursion.
   std::vector<std::vector<MemRef>> partials;
@@ -181,7 +190,7 @@ struct ThreadFolder::Impl {
     step(m, s, stride_value, v);
     mem_ev.site = s;
     for (std::size_t i = 0; i < mem_at.size(); i++) mem_ev.fields[mem_at[i]].scalar = v[i];
-    batch.push(mem_ev, false);
+    batch.push(mem_ev, false, &mem_at);
   }
 
   void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
@@ -189,6 +198,14 @@ struct ThreadFolder::Impl {
   // The site naming a run body (its sites in order) and its free
   // positions, interned once.
   SiteId body_site_id(std::uint64_t mask) {
+    if (any_body && mask == last_mask && body_site == last_body) return last_body_id;
+    last_body_id = body_site_id_of(mask);
+    last_body.assign(body_site.begin(), body_site.end());
+    last_mask = mask;
+    any_body = true;
+    return last_body_id;
+  }
+  SiteId body_site_id_of(std::uint64_t mask) {
     body_key.assign(body_site.begin(), body_site.end());
     body_key.push_back(static_cast<SiteId>(mask));
     body_key.push_back(static_cast<SiteId>(mask >> 32));
@@ -239,7 +256,12 @@ struct ThreadFolder::Impl {
       for (std::size_t i = 0; i < body.size(); i++)
         if ((mask >> i) & 1) k.stride[i] = 0;
     }
-    const RunLayout& l = run_layout(body.size(), mask != 0);
+    if (layout == nullptr || layout_width != body.size() || layout_free != (mask != 0)) {
+      layout = &run_layout(body.size(), mask != 0);
+      layout_width = body.size();
+      layout_free = mask != 0;
+    }
+    const RunLayout& l = *layout;
     run_ev.op = run_op();
     run_ev.site = body_site_id(mask);
     run_ev.fields.resize(l.order.size());
@@ -254,7 +276,7 @@ struct ThreadFolder::Impl {
         fv.list.clear();
       }
     }
-    batch.push(run_ev, mask != 0);
+    batch.push(run_ev, mask != 0, &l);
     stats.runs++;
     stats.in_runs += trips * body.size();
   }
