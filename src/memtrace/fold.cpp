@@ -270,7 +270,7 @@ struct ThreadFolder::Impl {
       fv.field = l.order[j].first;
       if (l.order[j].second == RunLayout::kListSlot) {
         fv.scalar = kAbsent;
-        fv.list = free_list;
+        fv.list.swap(free_list);  // free_list is made anew for every run
       } else {
         fv.scalar = slots[l.order[j].second];
         fv.list.clear();
@@ -466,34 +466,47 @@ struct ThreadFolder::Impl {
   void append(const MemRef* refs, std::size_t n) {
     std::size_t i = 0;
     while (i < n) {
-      if (in_run && trips >= 2) {
-        const MemRef* b = body.data();
-        const std::int64_t* st = stride.data();
-        const char* fr = any_free ? is_free.data() : nullptr;
-        const std::size_t width = body.size();
-        std::size_t p = pos;
-        std::uint64_t k = trips;
-        for (; i < n; i++) {
-          const MemRef& m = refs[i];
-          if (!same_but_offset(m, b[p])) break;
-          if (fr && fr[p]) {
-            // What takes() does with a free position, without its calls.
-            if (k >= kMaxFreeTrips) break;
-            free_off[p].push_back(m.offset);
-          } else if (m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k)) {
-            break;
-          }
-          if (++p == width) {
-            p = 0;
-            k++;
-          }
-        }
-        pos = p;
-        trips = k;
-        if (i == n) break;
-      }
+      if (in_run && trips >= 2 && !any_free)
+        i = continue_run<false>(refs, i, n);
+      else if (in_run && trips >= 1)
+        i = continue_run<true>(refs, i, n);
+      if (i == n) break;
       append(refs[i++]);
     }
+  }
+
+  // Takes refs[i...] into the current run while it continues; returns
+  // where it stopped. Strided: every position strided from the third
+  // iteration on (the regular kernels' loop, kept to one test a
+  // reference); otherwise also the second iteration (which gives the
+  // strides, as takes_early) and free positions (as takes).
+  template <bool General>
+  std::size_t continue_run(const MemRef* refs, std::size_t i, std::size_t n) {
+    const MemRef* b = body.data();
+    std::int64_t* st = stride.data();
+    const char* fr = any_free ? is_free.data() : nullptr;
+    const std::size_t width = body.size();
+    std::size_t p = pos;
+    std::uint64_t k = trips;
+    for (; i < n; i++) {
+      const MemRef& m = refs[i];
+      if (!same_but_offset(m, b[p])) break;
+      if (General && k == 1) {
+        st[p] = m.offset - b[p].offset;
+      } else if (General && fr && fr[p]) {
+        if (k >= kMaxFreeTrips) break;
+        free_off[p].push_back(m.offset);
+      } else if (m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k)) {
+        break;
+      }
+      if (++p == width) {
+        p = 0;
+        k++;
+      }
+    }
+    pos = p;
+    trips = k;
+    return i;
   }
 };
 
