@@ -109,8 +109,14 @@ void LoopBatcher::push(const Event& ev, bool irregular, const void* layout) {
 void LoopBatcher::start(std::size_t period) {
   const std::size_t a = win_.size() - 2 * period;
   for (std::size_t i = 0; i < a; i++) forward(win_[i]);
-  members_.clear();
-  members_.resize(period);
+  // The last loop's row buffers serve again: the loops of a program are
+  // often as long as each other, and growing a buffer copies it.
+  std::vector<Member> old(period);
+  old.swap(members_);
+  for (std::size_t i = 0; i < period && i < old.size(); i++) {
+    members_[i].rows = std::move(old[i].rows);
+    members_[i].room = old[i].room;
+  }
   for (std::size_t i = 0; i < period; i++) {
     Member& m = members_[i];
     const Event& e = win_[a + i];
