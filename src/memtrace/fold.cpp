@@ -50,7 +50,16 @@ struct ThreadFolder::Impl {
     }
   };
   std::unordered_map<std::vector<SiteId>, SiteId, BodyHash> compound_ids;
-  std::vector<SiteId> body_key;     // body sites, then the mask's two halves
+  std::vector<SiteId> body_key;  // body sites, then the mask's two halves
+  // The latest run's body, mask and site: a loop's runs mostly repeat it.
+  std::vector<SiteId> last_body;
+  std::uint64_t last_mask = 0;
+  SiteId last_body_id = 0;
+  bool any_body = false;
+  // The latest run's layout, as run_layout (which locks) gave it.
+  const RunLayout* layout = nullptr;
+  std::size_t layout_width = 0;
+  bool layout_free = false;
   std::vector<std::int64_t> slots;  // a compound run's field values, by slot
   // close_run's unfinished iterations, one buffer per depth of recursion.
   std::vector<std::vector<MemRef>> partials;
@@ -106,7 +115,20 @@ struct ThreadFolder::Impl {
   std::vector<char> seen;
   std::vector<SiteOrigin> origins;  // by SiteId, valid where seen
   std::int64_t prev_trips = 0;
-  Event ev;
+  // One event per form, reused: a mem event's five fields are set up once
+  // (only their values change), and a run event keeps its lists' storage.
+  Event mem_ev;
+  std::array<std::size_t, RunLayout::kPerPosition> mem_at{};  // value i's place in mem_ev
+  Event run_ev;
+  // Recently met sites, direct-mapped by instruction address ahead of
+  // site_ids: most references of a loop come from a few instructions.
+  struct CachedSite {
+    SiteKey key;
+    SiteId id = 0;
+    bool valid = false;
+  };
+  static constexpr std::size_t kSiteCache = 256;
+  std::array<CachedSite, kSiteCache> site_cache{};
 
   Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
       : thread(t),
@@ -115,14 +137,28 @@ struct ThreadFolder::Impl {
         folder(static_cast<std::int32_t>(t), o.folder),
         batch(folder, s) {
     if (options.max_body == 0) options.max_body = 1;
+    mem_ev.op = mem_op();
+    const FieldId ids[RunLayout::kPerPosition] = {f.off, f.stride, f.ord, f.own, f.dbase};
+    for (FieldId id : ids) mem_ev.fields.push_back({id, 0, {}});
+    f.sort(mem_ev.fields);
+    for (std::size_t i = 0; i < mem_at.size(); i++)
+      for (std::size_t j = 0; j < mem_ev.fields.size(); j++)
+        if (mem_ev.fields[j].field == ids[i]) mem_at[i] = j;
   }
 
   SiteId site_of(const MemRef& m) {
     const SiteKey k = SiteKey::of(m);
+    CachedSite& c = site_cache[(m.iaddr ^ (m.iaddr >> 8) ^ m.index) % kSiteCache];
+    if (c.valid && c.key == k) return c.id;
     auto it = site_ids.find(k);
-    if (it != site_ids.end()) return it->second;
-    const SiteId id = sites.intern(encode_site(k));
-    site_ids.emplace(k, id);
+    SiteId id;
+    if (it != site_ids.end()) {
+      id = it->second;
+    } else {
+      id = sites.intern(encode_site(k));
+      site_ids.emplace(k, id);
+    }
+    c = {k, id, true};
     return id;
   }
 
@@ -152,16 +188,9 @@ struct ThreadFolder::Impl {
   void emit_mem(const MemRef& m, SiteId s, std::int64_t stride_value) {
     std::int64_t v[RunLayout::kPerPosition];
     step(m, s, stride_value, v);
-    ev.op = mem_op();
-    ev.site = s;
-    ev.fields.clear();
-    ev.fields.push_back({f.off, v[0], {}});
-    ev.fields.push_back({f.stride, v[1], {}});
-    ev.fields.push_back({f.ord, v[2], {}});
-    ev.fields.push_back({f.own, v[3], {}});
-    ev.fields.push_back({f.dbase, v[4], {}});
-    f.sort(ev.fields);
-    batch.push(ev, false);
+    mem_ev.site = s;
+    for (std::size_t i = 0; i < mem_at.size(); i++) mem_ev.fields[mem_at[i]].scalar = v[i];
+    batch.push(mem_ev, false, &mem_at);
   }
 
   void emit_single(std::size_t i) { emit_mem(pend[i], pend_site[i], 0); }
@@ -169,6 +198,14 @@ struct ThreadFolder::Impl {
   // The site naming a run body (its sites in order) and its free
   // positions, interned once.
   SiteId body_site_id(std::uint64_t mask) {
+    if (any_body && mask == last_mask && body_site == last_body) return last_body_id;
+    last_body_id = body_site_id_of(mask);
+    last_body.assign(body_site.begin(), body_site.end());
+    last_mask = mask;
+    any_body = true;
+    return last_body_id;
+  }
+  SiteId body_site_id_of(std::uint64_t mask) {
     body_key.assign(body_site.begin(), body_site.end());
     body_key.push_back(static_cast<SiteId>(mask));
     body_key.push_back(static_cast<SiteId>(mask >> 32));
@@ -219,22 +256,27 @@ struct ThreadFolder::Impl {
       for (std::size_t i = 0; i < body.size(); i++)
         if ((mask >> i) & 1) k.stride[i] = 0;
     }
-    const RunLayout& l = run_layout(body.size(), mask != 0);
-    ev.op = run_op();
-    ev.site = body_site_id(mask);
-    ev.fields.resize(l.order.size());
+    if (layout == nullptr || layout_width != body.size() || layout_free != (mask != 0)) {
+      layout = &run_layout(body.size(), mask != 0);
+      layout_width = body.size();
+      layout_free = mask != 0;
+    }
+    const RunLayout& l = *layout;
+    run_ev.op = run_op();
+    run_ev.site = body_site_id(mask);
+    run_ev.fields.resize(l.order.size());
     for (std::size_t j = 0; j < l.order.size(); j++) {
-      FieldValue& fv = ev.fields[j];
+      FieldValue& fv = run_ev.fields[j];
       fv.field = l.order[j].first;
       if (l.order[j].second == RunLayout::kListSlot) {
         fv.scalar = kAbsent;
-        fv.list = free_list;
+        fv.list.swap(free_list);  // free_list is made anew for every run
       } else {
         fv.scalar = slots[l.order[j].second];
         fv.list.clear();
       }
     }
-    batch.push(ev, mask != 0);
+    batch.push(run_ev, mask != 0, &l);
     stats.runs++;
     stats.in_runs += trips * body.size();
   }
@@ -424,28 +466,47 @@ struct ThreadFolder::Impl {
   void append(const MemRef* refs, std::size_t n) {
     std::size_t i = 0;
     while (i < n) {
-      if (in_run && !any_free && trips >= 2) {
-        const MemRef* b = body.data();
-        const std::int64_t* st = stride.data();
-        const std::size_t width = body.size();
-        std::size_t p = pos;
-        std::uint64_t k = trips;
-        for (; i < n; i++) {
-          const MemRef& m = refs[i];
-          if (!same_but_offset(m, b[p]) ||
-              m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k))
-            break;
-          if (++p == width) {
-            p = 0;
-            k++;
-          }
-        }
-        pos = p;
-        trips = k;
-        if (i == n) break;
-      }
+      if (in_run && trips >= 2 && !any_free)
+        i = continue_run<false>(refs, i, n);
+      else if (in_run && trips >= 1)
+        i = continue_run<true>(refs, i, n);
+      if (i == n) break;
       append(refs[i++]);
     }
+  }
+
+  // Takes refs[i...] into the current run while it continues; returns
+  // where it stopped. Strided: every position strided from the third
+  // iteration on (the regular kernels' loop, kept to one test a
+  // reference); otherwise also the second iteration (which gives the
+  // strides, as takes_early) and free positions (as takes).
+  template <bool General>
+  std::size_t continue_run(const MemRef* refs, std::size_t i, std::size_t n) {
+    const MemRef* b = body.data();
+    std::int64_t* st = stride.data();
+    const char* fr = any_free ? is_free.data() : nullptr;
+    const std::size_t width = body.size();
+    std::size_t p = pos;
+    std::uint64_t k = trips;
+    for (; i < n; i++) {
+      const MemRef& m = refs[i];
+      if (!same_but_offset(m, b[p])) break;
+      if (General && k == 1) {
+        st[p] = m.offset - b[p].offset;
+      } else if (General && fr && fr[p]) {
+        if (k >= kMaxFreeTrips) break;
+        free_off[p].push_back(m.offset);
+      } else if (m.offset != b[p].offset + st[p] * static_cast<std::int64_t>(k)) {
+        break;
+      }
+      if (++p == width) {
+        p = 0;
+        k++;
+      }
+    }
+    pos = p;
+    trips = k;
+    return i;
   }
 };
 

@@ -1,6 +1,7 @@
 #include "fold_batch.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "fold_codec.hpp"
 
@@ -11,9 +12,10 @@ void LoopBatcher::forward(const Event& ev) {
   events_++;
 }
 
-bool LoopBatcher::matches(const Member& m, const Event& ev) const {
-  if (ev.site != m.site || ev.op != m.op || ev.fields.size() != m.ids.size() + (m.has_list ? 1 : 0))
-    return false;
+bool LoopBatcher::matches(const Member& m, const Event& ev, const void* layout) const {
+  if (ev.site != m.site || ev.op != m.op) return false;
+  if (layout != nullptr && layout == m.layout) return true;
+  if (ev.fields.size() != m.ids.size() + (m.has_list ? 1 : 0)) return false;
   std::size_t k = 0;
   for (std::size_t j = 0; j < ev.fields.size(); j++) {
     const FieldId id = ev.fields[j].field;
@@ -27,22 +29,31 @@ bool LoopBatcher::matches(const Member& m, const Event& ev) const {
 }
 
 void LoopBatcher::take(Member& m, const Event& ev) {
-  std::size_t k = 0;
-  for (std::size_t j = 0; j < ev.fields.size(); j++) {
-    const FieldValue& fv = ev.fields[j];
-    if (m.has_list && j == m.list_at) {
-      m.free.insert(m.free.end(), fv.list.begin(), fv.list.end());
-      m.free_len.push_back(fv.list.size());
-    } else {
-      m.vals[k++].push_back(fv.scalar);
-    }
+  // The row is written through a pointer into room made ahead (push_back
+  // would reload the vector's ends after every store).
+  const std::size_t w = m.ids.size();
+  if (m.room < m.used + w) {
+    m.room = 2 * m.room + w;
+    auto grown = std::make_unique_for_overwrite<std::int64_t[]>(m.room);
+    if (m.used != 0) std::memcpy(grown.get(), m.rows.get(), m.used * sizeof(std::int64_t));
+    m.rows = std::move(grown);
   }
+  std::int64_t* row = m.rows.get() + m.used;
+  m.used += w;
+  const FieldValue* fv = ev.fields.data();
+  const std::size_t n = ev.fields.size();
+  const std::size_t list_at = m.has_list ? m.list_at : n;
+  for (std::size_t j = 0; j < list_at; j++) *row++ = fv[j].scalar;
+  if (list_at == n) return;
+  m.free.insert(m.free.end(), fv[list_at].list.begin(), fv[list_at].list.end());
+  m.free_len.push_back(fv[list_at].list.size());
+  for (std::size_t j = list_at + 1; j < n; j++) *row++ = fv[j].scalar;
 }
 
-void LoopBatcher::push(const Event& ev, bool irregular) {
+void LoopBatcher::push(const Event& ev, bool irregular, const void* layout) {
   while (in_loop_) {
     Member& m = members_[pos_];
-    if (matches(m, ev)) {
+    if (matches(m, ev, layout)) {
       take(m, ev);
       if (++pos_ == members_.size()) {
         pos_ = 0;
@@ -61,6 +72,7 @@ void LoopBatcher::push(const Event& ev, bool irregular) {
   }
   win_.push_back(ev);
   win_irr_.push_back(irregular);
+  win_layout_.push_back(layout);
   const std::size_t n = win_.size();
   for (std::size_t p = 1; p <= kMaxPeriod && 2 * p <= n; p++) {
     if (win_[n - 1 - p].key() != ev.key()) continue;
@@ -84,10 +96,12 @@ void LoopBatcher::push(const Event& ev, bool irregular) {
     for (std::size_t i = 0; i < half; i++) forward(win_[i]);
     win_.erase(win_.begin(), win_.begin() + static_cast<std::ptrdiff_t>(half));
     win_irr_.erase(win_irr_.begin(), win_irr_.begin() + static_cast<std::ptrdiff_t>(half));
+    win_layout_.erase(win_layout_.begin(), win_layout_.begin() + static_cast<std::ptrdiff_t>(half));
     if (std::find(win_irr_.begin(), win_irr_.end(), 1) == win_irr_.end()) {
       for (const Event& e : win_) forward(e);
       win_.clear();
       win_irr_.clear();
+      win_layout_.clear();
     }
   }
 }
@@ -95,13 +109,22 @@ void LoopBatcher::push(const Event& ev, bool irregular) {
 void LoopBatcher::start(std::size_t period) {
   const std::size_t a = win_.size() - 2 * period;
   for (std::size_t i = 0; i < a; i++) forward(win_[i]);
-  members_.assign(period, Member{});
+  // The last loop's row buffers serve again: the loops of a program are
+  // often as long as each other, and growing a buffer copies it.
+  std::vector<Member> old(period);
+  old.swap(members_);
+  for (std::size_t i = 0; i < period && i < old.size(); i++) {
+    members_[i].rows = std::move(old[i].rows);
+    members_[i].room = old[i].room;
+  }
   for (std::size_t i = 0; i < period; i++) {
     Member& m = members_[i];
     const Event& e = win_[a + i];
     m.site = e.site;
     m.op = e.op;
     m.irregular = win_irr_[a + i] != 0;
+    // Both iterations' events have the same ids (push checked).
+    m.layout = win_layout_[a + i] ? win_layout_[a + i] : win_layout_[a + period + i];
     for (std::size_t j = 0; j < e.fields.size(); j++) {
       if (FieldTable::kind(e.fields[j].field) == FieldKind::kList && !m.has_list) {
         m.has_list = true;
@@ -111,7 +134,6 @@ void LoopBatcher::start(std::size_t period) {
         m.ids.push_back(e.fields[j].field);
       }
     }
-    m.vals.assign(m.ids.size(), {});
     m.by_name.resize(m.ids.size());
     for (std::size_t k = 0; k < m.ids.size(); k++) m.by_name[k] = k;
     std::sort(m.by_name.begin(), m.by_name.end(), [&m](std::size_t x, std::size_t y) {
@@ -122,6 +144,7 @@ void LoopBatcher::start(std::size_t period) {
   }
   win_.clear();
   win_irr_.clear();
+  win_layout_.clear();
   in_loop_ = true;
   iters_ = 2;
   pos_ = 0;
@@ -140,7 +163,7 @@ void LoopBatcher::rebuild(const Member& m, std::size_t i, Event& out) const {
       const auto b = m.free.begin() + static_cast<std::ptrdiff_t>(at);
       out.fields.push_back({m.list, kAbsent, {b, b + static_cast<std::ptrdiff_t>(m.free_len[i])}});
     } else {
-      out.fields.push_back({m.ids[k], m.vals[k][i], {}});
+      out.fields.push_back({m.ids[k], m.rows[i * m.ids.size() + k], {}});
       k++;
     }
   }
@@ -163,7 +186,7 @@ void LoopBatcher::close() {
   const std::size_t n = static_cast<std::size_t>(iters_);
   std::vector<std::int64_t> list;
   for (const Member& m : members_)
-    for (std::size_t k : m.by_name) put_column(m.vals[k], n, list);
+    for (std::size_t k : m.by_name) put_column(m.rows.get() + k, m.ids.size(), n, list);
   for (const Member& m : members_) {
     if (!m.has_list) continue;
     std::size_t total = 0;
@@ -182,13 +205,15 @@ void LoopBatcher::close() {
   // The unfinished iteration's events start over, in order.
   std::vector<Event> partial(pos_);
   std::vector<char> irr(pos_);
+  std::vector<const void*> layouts(pos_);
   for (std::size_t i = 0; i < pos_; i++) {
     rebuild(members_[i], n, partial[i]);
     irr[i] = members_[i].irregular;
+    layouts[i] = members_[i].layout;
   }
   pos_ = 0;
   iters_ = 0;
-  for (std::size_t i = 0; i < partial.size(); i++) push(partial[i], irr[i] != 0);
+  for (std::size_t i = 0; i < partial.size(); i++) push(partial[i], irr[i] != 0, layouts[i]);
 }
 
 void LoopBatcher::finish() {
@@ -196,6 +221,7 @@ void LoopBatcher::finish() {
   for (const Event& e : win_) forward(e);
   win_.clear();
   win_irr_.clear();
+  win_layout_.clear();
 }
 
 }  // namespace tracefold::memtrace::fold_detail

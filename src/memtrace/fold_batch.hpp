@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -25,8 +26,10 @@ namespace tracefold::memtrace::fold_detail {
 class LoopBatcher {
  public:
   LoopBatcher(Folder& folder, SiteTable& sites) : folder_(folder), sites_(sites) {}
-  // ev: the next event; irregular: a run with free positions.
-  void push(const Event& ev, bool irregular);
+  // ev: the next event; irregular: a run with free positions. layout, if
+  // not null, stands for ev's field ids in their order: events pushed with
+  // the same layout have the same ids, which then need no comparing.
+  void push(const Event& ev, bool irregular, const void* layout = nullptr);
   // Hands everything still held to the folder.
   void finish();
   // Events handed to core's folder.
@@ -48,14 +51,20 @@ class LoopBatcher {
     std::vector<std::size_t> by_name;
     FieldId list = 0;  // its list field (free offsets), if has_list
     bool has_list = false;
-    std::size_t list_at = 0;                      // the list field's place among its fields
-    std::vector<std::vector<std::int64_t>> vals;  // by scalar field: per iteration
-    std::vector<std::int64_t> free;               // the lists, concatenated
-    std::vector<std::size_t> free_len;            // per iteration
+    std::size_t list_at = 0;       // the list field's place among its fields
+    const void* layout = nullptr;  // as push's, if known
+    // The scalar fields' values, iteration after iteration (ids.size() a
+    // row): one append an event rather than one a field.
+    // Grown by hand, uninitialised: the values are written once each, and
+    // zeroing the room first doubled the cost of taking an event.
+    std::unique_ptr<std::int64_t[]> rows;
+    std::size_t used = 0, room = 0;     // values held, the allocation's length
+    std::vector<std::int64_t> free;     // the lists, concatenated
+    std::vector<std::size_t> free_len;  // per iteration
   };
 
   void forward(const Event& ev);
-  bool matches(const Member& m, const Event& ev) const;
+  bool matches(const Member& m, const Event& ev, const void* layout) const;
   void take(Member& m, const Event& ev);
   void start(std::size_t period);
   void close();
@@ -69,6 +78,7 @@ class LoopBatcher {
   // Not in a loop: recent events, not yet handed on.
   std::vector<Event> win_;
   std::vector<char> win_irr_;
+  std::vector<const void*> win_layout_;
   // In a loop: its body, complete iterations, position in the next.
   bool in_loop_ = false;
   std::vector<Member> members_;

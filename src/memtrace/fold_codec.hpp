@@ -263,17 +263,19 @@ inline FieldId loop_list_field() {
 }
 // A column's codes in the `loop` list.
 enum LoopColumn : std::int64_t { kColumnSame = 0, kColumnAll = 1, kColumnFirst = 2 };
-inline void put_column(const std::vector<std::int64_t>& v, std::size_t n,
+// The column is v[0], v[step], ... (n values): read in place from the
+// loop's rows.
+inline void put_column(const std::int64_t* v, std::size_t step, std::size_t n,
                        std::vector<std::int64_t>& out) {
   bool rest_same = true;
-  for (std::size_t i = 2; i < n && rest_same; i++) rest_same = v[i] == v[1];
-  if (rest_same && (n < 2 || v[0] == v[1])) {
+  for (std::size_t i = 2; i < n && rest_same; i++) rest_same = v[i * step] == v[step];
+  if (rest_same && (n < 2 || v[0] == v[step])) {
     out.insert(out.end(), {kColumnSame, v[0]});
   } else if (rest_same) {
-    out.insert(out.end(), {kColumnFirst, v[0], v[1]});
+    out.insert(out.end(), {kColumnFirst, v[0], v[step]});
   } else {
     out.push_back(kColumnAll);
-    out.insert(out.end(), v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+    for (std::size_t i = 0; i < n; i++) out.push_back(v[i * step]);
   }
 }
 
