@@ -106,13 +106,21 @@ ValueSeq rewrite(const ValueSeq& seq, bool encode) {
   return out;
 }
 
+bool has_stored_derived(const ValueSeq& seq) {
+  for (const ValueSeq::Run& run : seq.runs())
+    for (int64_t v : run.pattern)
+      if (v < 0 && !is_sentinel(v)) return true;
+  return false;
+}
+
 bool is_links(FieldId f) {
   return f == FieldTable::links();
 }
 
 bool shortens(const ValueSeq& seq) {
   if (seq.is_histogram()) return false;
-  return rewrite(seq, true).size() < seq.size();
+  const ValueSeq r = rewrite(seq, true);
+  return r.size() < seq.size() && rewrite(r, false).same_representation(seq);
 }
 
 }  // namespace
@@ -136,7 +144,9 @@ std::vector<std::optional<std::pair<FieldId, Elastic>>> stored(const Trace& t) {
       for (ElasticEntry& entry : s.entries()) {
         if (entry.values.is_histogram()) continue;
         ValueSeq r = rewrite(entry.values, true);
-        if (r.size() < entry.values.size()) {
+        // Only where reading gives back the very runs: the text form of a
+        // trace read from a file is then the text form it was written from.
+        if (r.size() < entry.values.size() && rewrite(r, false).same_representation(entry.values)) {
           entry.values = std::move(r);
           changed = true;
         }
@@ -151,7 +161,8 @@ void derive(Node& n) {
   for (auto& [f, e] : n.fields) {
     if (!is_links(f)) continue;
     for (ElasticEntry& entry : e.entries()) {
-      if (entry.values.is_histogram()) continue;
+      // An entry the writer stored as it is keeps its runs as they are.
+      if (entry.values.is_histogram() || !has_stored_derived(entry.values)) continue;
       try {
         entry.values = rewrite(entry.values, false);
       } catch (const std::invalid_argument& err) {
