@@ -7,12 +7,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/trace_links.hpp"
 #include "source_dir.hpp"
 #include "trace_compact_codec.hpp"
 #include "tracefold/trace_io.hpp"
 
 namespace tracefold {
 namespace {
+
+// The compact version a trace is written in: 9 when it has derived links.
+int written_version(const Trace& t) {
+  return links_form::has_derivable(t) ? links_form::kCompactVersion
+                                      : Trace::kCompactVersionSingleThread;
+}
 
 namespace fs = std::filesystem;
 
@@ -199,10 +206,10 @@ TEST(TraceCompactDerived, Version6FilesStillRead) {
     ASSERT_EQ(v6.substr(0, 5), std::string("\x89TFC\x06", 5)) << name;
     const std::string text = read_bytes(dir / (name.substr(0, name.size() - 6) + ".trace"));
     const Trace t = load_trace(entry.path());
-    EXPECT_EQ(format_trace(t), text) << name;
+    EXPECT_EQ(format_trace(t), format_trace(parse_trace(text))) << name;
     const std::string v7 = encode_compact(t);
-    EXPECT_EQ(v7[4], 7) << name;
-    EXPECT_EQ(format_trace(decode_compact(v7, name)), text) << name;
+    EXPECT_EQ(v7[4], written_version(t)) << name;
+    EXPECT_EQ(format_trace(decode_compact(v7, name)), format_trace(parse_trace(text))) << name;
   }
   EXPECT_EQ(files, 10);
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/trace_links.hpp"
 #include "source_dir.hpp"
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
@@ -139,10 +140,17 @@ TEST(TraceThreads, SingleThreadTracesUnchanged) {
     const Trace t = load_trace(entry.path());
     EXPECT_EQ(t.threads, 1) << name;
     EXPECT_FALSE(t.has_thread_dimension()) << name;
-    EXPECT_EQ(encode_compact(t), v7) << name;
     const std::string text =
         read_bytes(data / "compact-v6" / (name.substr(0, name.size() - 6) + ".trace"));
-    EXPECT_EQ(format_trace(t), text) << name;
+    // A trace with derived links is written shorter (version 9), else as
+    // it was, byte for byte.
+    if (links_form::has_derivable(t)) {
+      EXPECT_LT(encode_compact(t).size(), v7.size()) << name;
+      EXPECT_EQ(format_trace(t), format_trace(parse_trace(text))) << name;
+    } else {
+      EXPECT_EQ(encode_compact(t), v7) << name;
+      EXPECT_EQ(format_trace(t), text) << name;
+    }
     EXPECT_EQ(render_trace(t).find("threads"), std::string::npos) << name;
   }
   EXPECT_EQ(files, 10);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "trace_compact_codec.hpp"
+#include "trace_links.hpp"
 #include "tracefold/limits.hpp"
 #include "tracefold/trace_io.hpp"
 
@@ -162,11 +163,13 @@ std::string encode_compact_body(const Trace& t) {
   // in order of first use by the nodes.
   NameTable ops, fields, stats;
   std::vector<FieldKind> field_kinds;
+  const auto links = links_form::stored(t);
   std::vector<std::vector<const std::pair<FieldId, Elastic>*>> node_fields(t.nodes.size());
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const Node& n = t.nodes[i];
     ops.id(OpTable::name(n.key.op));
-    for (const auto& f : n.fields) node_fields[i].push_back(&f);
+    for (const auto& f : n.fields)
+      node_fields[i].push_back(links[i] && f.first == links[i]->first ? &*links[i] : &f);
     // The text writer's order, so that FieldId (process-local) cannot leak
     // into the bytes.
     std::sort(node_fields[i].begin(), node_fields[i].end(), [](const auto* a, const auto* b) {
@@ -193,7 +196,8 @@ std::string encode_compact_body(const Trace& t) {
   Out o;
   o.uv(static_cast<uint64_t>(t.world_size));
   o.str(t.lossy);
-  if (t.has_thread_dimension()) {
+  // Version 9 keeps version 8's thread line, for one thread too.
+  if (t.has_thread_dimension() || links_form::has_derivable(t)) {
     o.uv(static_cast<uint64_t>(t.threads));
     o.uv(t.omp.empty() ? 0 : 1);
     if (!t.omp.empty()) put_elastic(o, t.omp, Ranklist::range(0, t.locations()));
@@ -293,8 +297,9 @@ std::string encode_compact(const Trace& t) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   // Version 8 only where the thread dimension needs it: one thread per
   // rank stays the version 7 trace it always was.
-  out += static_cast<char>(t.has_thread_dimension() ? Trace::kCompactVersion
-                                                    : Trace::kCompactVersionSingleThread);
+  out += static_cast<char>(links_form::has_derivable(t) ? links_form::kCompactVersion
+                           : t.has_thread_dimension()   ? Trace::kCompactVersion
+                                                        : Trace::kCompactVersionSingleThread);
   const std::string body = encode_compact_body(t);
   out += compact::compress_body(body, compression_level(body.size()));
   return out;

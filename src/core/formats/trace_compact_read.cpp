@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "trace_compact_codec.hpp"
+#include "trace_links.hpp"
 #include "tracefold/limits.hpp"
 #include "tracefold/ranklist_sweep.hpp"
 #include "tracefold/trace_io.hpp"
@@ -353,6 +354,13 @@ Trace decode_body(In& in, int version) {
         if (version == 3) h = get_inline_histogram(in, "statistic");
       }
     }
+    if (version >= links_form::kCompactVersion) {
+      try {
+        links_form::derive(n);
+      } catch (const std::invalid_argument& e) {
+        in.fail("node " + std::to_string(i) + ": " + e.what());
+      }
+    }
     t.nodes.push_back(std::move(n));
   }
   if (version >= 4) {
@@ -385,12 +393,12 @@ Trace decode_compact(std::string_view bytes, const std::string& source) {
     throw TraceFormatError(source, TraceFormatError::AtByte{bytes.size()},
                            "the file ends inside the 5-byte header (truncated)");
   const int version = static_cast<unsigned char>(bytes[4]);
-  if (version < compact::kOldestVersion || version > Trace::kCompactVersion)
+  if (version < compact::kOldestVersion || version > links_form::kCompactVersion)
     throw TraceFormatError(source, TraceFormatError::AtByte{4},
                            "unsupported compact format version " + std::to_string(version) +
                                " (this tracefold reads compact versions " +
                                std::to_string(compact::kOldestVersion) + " to " +
-                               std::to_string(Trace::kCompactVersion) + ")");
+                               std::to_string(links_form::kCompactVersion) + ")");
   const std::string body = decompress_body(bytes, source);
   In in(body, source);
   try {

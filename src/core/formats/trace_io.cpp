@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "trace_links.hpp"
 #include "tracefold/limits.hpp"
 #include "tracefold/validate.hpp"
 
@@ -41,10 +42,15 @@ std::string format_trace(const Trace& t) {
   bool other = false;
   for (const Node& n : t.nodes)
     for (const Timing& tm : n.timings) other = other || tm.pred == kOtherKey;
-  const int version = t.has_thread_dimension() ? Trace::kFormatVersion : other ? 5 : 2;
+  const auto links = links_form::stored(t);
+  const bool derived = std::any_of(links.begin(), links.end(), [](const auto& l) { return l; });
+  const int version = derived                    ? links_form::kTextVersion
+                      : t.has_thread_dimension() ? Trace::kFormatVersion
+                      : other                    ? 5
+                                                 : 2;
   out += "tracefold-trace " + std::to_string(version) + "\n";
   out += "world " + std::to_string(t.world_size) + "\n";
-  if (t.has_thread_dimension()) {
+  if (version >= Trace::kFormatVersion) {
     out += "threads " + std::to_string(t.threads) + "\n";
     out += "omp " + (t.omp.empty() ? std::string("-") : t.omp.to_string()) + "\n";
   }
@@ -85,7 +91,8 @@ std::string format_trace(const Trace& t) {
     }
     out += "  count " + n.count.to_string(&n.ranks) + "\n";
     std::vector<const std::pair<FieldId, Elastic>*> fields;
-    for (const auto& f : n.fields) fields.push_back(&f);
+    for (const auto& f : n.fields)
+      fields.push_back(links[i] && f.first == links[i]->first ? &*links[i] : &f);
     std::sort(fields.begin(), fields.end(), [](const auto* a, const auto* b) {
       return FieldTable::print_before(a->first, b->first);
     });
@@ -315,11 +322,11 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   // Version 1 is version 2 without the whole-set shorthand "*", version 5
   // version 2 with `pred=other`, version 6 version 5 with the thread
   // dimension; 3 and 4 were compact only.
-  if (version < 1 || version > Trace::kFormatVersion || version == 3 || version == 4)
+  if (version < 1 || version > links_form::kTextVersion || version == 3 || version == 4)
     r.fail("unsupported text format version " + std::to_string(version) +
-           " (this tracefold reads text versions 1, 2, 5 and " +
-           std::to_string(Trace::kFormatVersion) + "; versions 3 to " +
-           std::to_string(Trace::kCompactVersion) + " are the compact form)");
+           " (this tracefold reads text versions 1, 2, 5, 6 and " +
+           std::to_string(links_form::kTextVersion) + "; versions 3 to " +
+           std::to_string(links_form::kCompactVersion) + " are the compact form)");
   take_end(r, line, "the header");
   const bool whole_sets = version >= 2;
 
@@ -532,6 +539,14 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
                " needs both 'members' and 'iters'");
     if (const std::string missing = missing_required_field(n); !missing.empty())
       throw TraceFormatError(r.source(), node_line, "node " + std::to_string(i) + ": " + missing);
+    if (version >= links_form::kTextVersion) {
+      try {
+        links_form::derive(n);
+      } catch (const std::invalid_argument& e) {
+        throw TraceFormatError(r.source(), node_line,
+                               "node " + std::to_string(i) + ": " + e.what());
+      }
+    }
     t.nodes.push_back(std::move(n));
   }
   if (line != "end") r.fail("expected 'end', found " + show(line));
