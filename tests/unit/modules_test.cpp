@@ -84,7 +84,10 @@ TEST(Modules, CommittedSamplesWithoutTablesStillRead) {
       if (!name.ends_with(".tf")) continue;
       ++files;
       const std::string stem = name.substr(0, name.find('.'));
-      const std::string text = read_file_text(dir / (stem + ".trace"));
+      // The committed text is in its own (older) version; today's writer
+      // may store the same trace in a newer one (derived links), so the
+      // comparison is of what both read back as.
+      const std::string text = format_trace(parse_trace(read_file_text(dir / (stem + ".trace"))));
       const Trace t = load_trace(entry.path());
       EXPECT_TRUE(t.symtab.empty()) << name;
       EXPECT_EQ(format_trace(t), text) << name;
