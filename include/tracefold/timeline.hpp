@@ -108,6 +108,15 @@ enum class OpClass : uint8_t {
 };
 OpClass classify(OpId op);
 
+/// Whether a call of class `c` sends a point-to-point message (Sendrecv
+/// does both), or receives one: one definition for every matcher.
+constexpr bool sends_message(OpClass c) {
+  return c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv;
+}
+constexpr bool receives_message(OpClass c) {
+  return c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv;
+}
+
 // --------------------------------------------------------------- matching
 
 /// Which call completed each request of one rank, found through the
@@ -174,6 +183,9 @@ MatchResult match_messages(const CommTable& comms, const std::vector<RankTimelin
 /// World rank of `peer` (a rank in communicator `comm`) as seen by
 /// `world_rank`, or -1 for sentinels and unknown communicators.
 int32_t world_peer(const CommTable& comms, int64_t comm, int32_t world_rank, int64_t peer);
+
+/// The communicator a call names: its `comm` field, the world when absent.
+int64_t event_comm(const Event& ev);
 
 // --------------------------------------------------------------- profiles
 

@@ -241,21 +241,10 @@ uint64_t send_bytes(const Event& ev) {
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(dsize);
 }
 
-namespace {
-
-int64_t comm_of(const Event& ev) {
+int64_t event_comm(const Event& ev) {
   const int64_t c = field_by_literal(ev, "comm");
   return c == kAbsent ? CommTable::kWorld : c;
 }
-
-bool is_send(OpClass c) {
-  return c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv;
-}
-bool is_recv(OpClass c) {
-  return c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv;
-}
-
-}  // namespace
 
 RequestCompletions find_completions(const std::vector<Event>& evs) {
   constexpr std::size_t npos = RequestCompletions::npos;
@@ -370,8 +359,8 @@ MatchResult match_streams(const CommTable& comms, const std::vector<std::vector<
     for (std::size_t i = 0; i < ranks[r].size(); ++i) {
       const Event& ev = ranks[r][i];
       const OpClass c = classify(ev.op);
-      if (!is_send(c)) continue;
-      const int64_t comm = comm_of(ev);
+      if (!sends_message(c)) continue;
+      const int64_t comm = event_comm(ev);
       const int32_t dest = world_peer(comms, comm, me, field_by_literal(ev, "peer"));
       if (dest < 0) continue;
       std::size_t complete = i;
@@ -391,8 +380,8 @@ MatchResult match_streams(const CommTable& comms, const std::vector<std::vector<
     for (std::size_t i = 0; i < ranks[r].size(); ++i) {
       const Event& ev = ranks[r][i];
       const OpClass c = classify(ev.op);
-      if (!is_recv(c)) continue;
-      const int64_t comm = comm_of(ev);
+      if (!receives_message(c)) continue;
+      const int64_t comm = event_comm(ev);
       int64_t source = field_by_literal(ev, c == OpClass::kSendrecv ? "rpeer" : "peer");
       int64_t tag = field_by_literal(ev, c == OpClass::kSendrecv ? "rtag" : "tag");
       if (source == kNull) continue;
@@ -482,8 +471,8 @@ CommMatrix comm_matrix(const Trace& trace) {
     RankIterator it(trace, loc);
     Event ev;
     while (it.next(ev)) {
-      if (!is_send(classify(ev.op))) continue;
-      const int32_t dest = world_peer(trace.comms, comm_of(ev), r, field_by_literal(ev, "peer"));
+      if (!sends_message(classify(ev.op))) continue;
+      const int32_t dest = world_peer(trace.comms, event_comm(ev), r, field_by_literal(ev, "peer"));
       if (dest < 0) continue;
       const std::size_t k = std::size_t(r) * n + std::size_t(dest);
       ++m.messages[k];

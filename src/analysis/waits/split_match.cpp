@@ -12,18 +12,6 @@ namespace tracefold::waits_detail {
 
 namespace {
 
-int64_t comm_field(const Event& ev) {
-  const int64_t c = field_by_literal(ev, "comm");
-  return c == kAbsent ? CommTable::kWorld : c;
-}
-
-bool sends(OpClass c) {
-  return c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv;
-}
-bool receives(OpClass c) {
-  return c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv;
-}
-
 template <class D>
 auto key_of(const D& d) {
   return std::tie(d.comm, d.sender, d.receiver, d.tag);
@@ -52,8 +40,8 @@ BlockMessages block_messages(const Trace& trace, WaitInput& in, int32_t first, i
     for (std::size_t i = 0; i < evs.size(); ++i) {
       const Event& ev = evs[i].ev;
       const OpClass c = classify(ev.op);
-      const int64_t comm = comm_field(ev);
-      if (sends(c)) {
+      const int64_t comm = event_comm(ev);
+      if (sends_message(c)) {
         const int32_t dest = world_peer(trace.comms, comm, r, field_by_literal(ev, "peer"));
         if (dest >= 0) {
           const std::size_t complete =
@@ -62,7 +50,7 @@ BlockMessages block_messages(const Trace& trace, WaitInput& in, int32_t first, i
               {comm, r, dest, field_by_literal(ev, "tag"), i, complete, send_bytes(ev)});
         }
       }
-      if (!receives(c)) continue;
+      if (!receives_message(c)) continue;
       int64_t source = field_by_literal(ev, c == OpClass::kSendrecv ? "rpeer" : "peer");
       int64_t tag = field_by_literal(ev, c == OpClass::kSendrecv ? "rtag" : "tag");
       if (source == kNull) continue;

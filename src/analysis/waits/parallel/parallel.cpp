@@ -24,11 +24,6 @@ using namespace detail;
 
 namespace {
 
-int64_t comm_of(const Event& ev) {
-  const int64_t c = field_of(ev, "comm");
-  return c == kAbsent ? CommTable::kWorld : c;
-}
-
 // One rank's view of the messages it received.
 struct Received {
   int32_t from;
@@ -115,8 +110,8 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
   };
   for (std::size_t i = 0; i < evs.size(); ++i) {
     const OpClass c = classify(evs[i].op);
-    const int64_t comm = comm_of(evs[i]);
-    if (c == OpClass::kRecv || c == OpClass::kIrecv || c == OpClass::kSendrecv) {
+    const int64_t comm = event_comm(evs[i]);
+    if (receives_message(c)) {
       int64_t source = field_of(evs[i], c == OpClass::kSendrecv ? "rpeer" : "peer");
       int64_t tag = field_of(evs[i], c == OpClass::kSendrecv ? "rtag" : "tag");
       if (source != kNull) {
@@ -138,7 +133,7 @@ WaitReport analyze_parallel(MPI_Comm world, const Trace& trace, const std::strin
         ops.push_back(o);
       }
     }
-    if (c == OpClass::kSend || c == OpClass::kIsend || c == OpClass::kSendrecv) {
+    if (sends_message(c)) {
       const int32_t dest = world_peer(trace.comms, comm, me, field_of(evs[i], "peer"));
       if (dest < 0) continue;
       ++sends;
