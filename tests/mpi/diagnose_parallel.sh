@@ -55,47 +55,35 @@ TAG=calls designed imbalance 4 && same_reports calls 2 4
 # rank's events.
 TAG=six designed imbalance 6 --sample 1ms && same_reports six 2 3 4
 TAG=six_calls designed mpmd 6 && same_reports six_calls 3
-# A halo exchange of 4 recorded ranks without samples: thousands of
-# matched messages (the clock repair and the wait states share one match
-# made on rank 0's events).
-mkdir -p "$WORK/stencil"
-CHECKS=$((CHECKS + 1))
-limited "$WORK/stencil/out.txt" "$WORK/stencil/err.txt" "$TF" record --timeline \
-  -o "$WORK/stencil/t.tf" -- "$MPIRUN" -np 4 "$APPS/app_stencil2d_nonperiodic" 300
-if [[ $LRC -ne 0 ]]; then
-  bad "stencil: recording exited $LRC"
-  show_run "$WORK/stencil/out.txt" "$WORK/stencil/err.txt"
-elif ! "$TF" diagnose "$WORK/stencil/t.tf" -o "$WORK/stencil/report.json" \
-  2>"$WORK/stencil/diag-err.txt" ||
-  ! "$TF" diagnose "$WORK/stencil/t.tf" >"$WORK/stencil/report.txt" \
-    2>>"$WORK/stencil/diag-err.txt"; then
-  bad "stencil: tracefold diagnose failed"
-  show_run "$WORK/stencil/diag-err.txt"
-else
-  ok "stencil: recorded and diagnosed"
-  JSON="$WORK/stencil/report.json" TEXT="$WORK/stencil/report.txt" same_reports stencil 2 3
-fi
-# The same on 6 recorded ranks (a 3x2 grid): 4 analysis ranks hold shares
-# of 1, 2, 1 and 2 ranks, and each matches the messages its share
-# receives, from sends routed to it by the other shares: a send routed to
-# the wrong share, or lost, changes the wait states and the report.
-mkdir -p "$WORK/stencil6"
-CHECKS=$((CHECKS + 1))
-limited "$WORK/stencil6/out.txt" "$WORK/stencil6/err.txt" "$TF" record --timeline \
-  -o "$WORK/stencil6/t.tf" -- "$MPIRUN" -np 6 "$APPS/app_stencil2d_nonperiodic" 300
-if [[ $LRC -ne 0 ]]; then
-  bad "stencil6: recording exited $LRC"
-  show_run "$WORK/stencil6/out.txt" "$WORK/stencil6/err.txt"
-elif ! "$TF" diagnose "$WORK/stencil6/t.tf" -o "$WORK/stencil6/report.json" \
-  2>"$WORK/stencil6/diag-err.txt" ||
-  ! "$TF" diagnose "$WORK/stencil6/t.tf" >"$WORK/stencil6/report.txt" \
-    2>>"$WORK/stencil6/diag-err.txt"; then
-  bad "stencil6: tracefold diagnose failed"
-  show_run "$WORK/stencil6/diag-err.txt"
-else
-  ok "stencil6: recorded and diagnosed"
-  JSON="$WORK/stencil6/report.json" TEXT="$WORK/stencil6/report.txt" same_reports stencil6 4 5
-fi
+# A halo exchange recorded on NP ranks without samples, diagnosed serially,
+# then on each analysis rank count K given: the reports must be the same.
+stencil_case() {
+  local tag=$1 np=$2 d="$WORK/$1"
+  shift 2
+  mkdir -p "$d"
+  CHECKS=$((CHECKS + 1))
+  limited "$d/out.txt" "$d/err.txt" "$TF" record --timeline \
+    -o "$d/t.tf" -- "$MPIRUN" -np "$np" "$APPS/app_stencil2d_nonperiodic" 300
+  if [[ $LRC -ne 0 ]]; then
+    bad "$tag: recording exited $LRC"
+    show_run "$d/out.txt" "$d/err.txt"
+  elif ! "$TF" diagnose "$d/t.tf" -o "$d/report.json" 2>"$d/diag-err.txt" ||
+    ! "$TF" diagnose "$d/t.tf" >"$d/report.txt" 2>>"$d/diag-err.txt"; then
+    bad "$tag: tracefold diagnose failed"
+    show_run "$d/diag-err.txt"
+  else
+    ok "$tag: recorded and diagnosed"
+    JSON="$d/report.json" TEXT="$d/report.txt" same_reports "$tag" "$@"
+  fi
+}
+# 4 recorded ranks: thousands of matched messages (the clock repair and
+# the wait states share one match made on rank 0's events).
+stencil_case stencil 4 2 3
+# 6 recorded ranks (a 3x2 grid): 4 analysis ranks hold shares of 1, 2, 1
+# and 2 ranks, and each matches the messages its share receives, from
+# sends routed to it by the other shares: a send routed to the wrong
+# share, or lost, changes the wait states and the report.
+stencil_case stencil6 6 4 5
 # Wait for partner on 3 recorded ranks: 2 analysis ranks digest shares of
 # 2 and 1, 3 one each.
 if designed late 3 --sample 1ms; then
