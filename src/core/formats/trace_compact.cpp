@@ -197,7 +197,8 @@ std::string encode_compact_body(const Trace& t) {
   o.uv(static_cast<uint64_t>(t.world_size));
   o.str(t.lossy);
   // Version 9 keeps version 8's thread line, for one thread too.
-  if (t.has_thread_dimension() || links_form::has_derivable(t)) {
+  const bool derived = std::any_of(links.begin(), links.end(), [](const auto& l) { return l; });
+  if (t.has_thread_dimension() || derived) {
     o.uv(static_cast<uint64_t>(t.threads));
     o.uv(t.omp.empty() ? 0 : 1);
     if (!t.omp.empty()) put_elastic(o, t.omp, Ranklist::range(0, t.locations()));
