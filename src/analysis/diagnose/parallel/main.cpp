@@ -337,19 +337,31 @@ void run(const Args& args, int me, int np) {
   diagnose_parallel::ShareDigest out;
   Reduction reduced;  // this share's events, reduced for the rules
   try {
-    const diagnose_parallel::ShareEvents se =
-        diagnose_parallel::decode_events(mpi_common::scatter(MPI_COMM_WORLD, share_events));
-    if (se.ranks.size() != share.size())
-      throw DiagnoseError("tracefold-diagnose: events of " + std::to_string(se.ranks.size()) +
-                          " ranks for a share of " + std::to_string(share.size()));
+    // Rank 0 makes its own share's events one rank at a time, as it
+    // digests them: not encoded and decoded as a whole share.
+    const std::string mine = mpi_common::scatter(
+        MPI_COMM_WORLD, [&](int q) { return q == 0 ? std::string() : share_events(q); });
+    diagnose_parallel::ShareEvents se;
+    if (me != 0) {
+      se = diagnose_parallel::decode_events(mine);
+      if (se.ranks.size() != share.size())
+        throw DiagnoseError("tracefold-diagnose: events of " + std::to_string(se.ranks.size()) +
+                            " ranks for a share of " + std::to_string(share.size()));
+    } else {
+      se.params = params;
+      se.drifts = drifts;
+    }
     out.first = first_rank;
     for (std::size_t i = 0; i < share.size(); ++i) {
+      const int32_t r = first_rank + int32_t(i);
+      const std::vector<EventSpan> spans =
+          me == 0 ? event_spans(in.events, facts, r) : std::move(se.ranks[i]);
       RankSampleDigest& d = share[i];
       out.facts.push_back(sample_facts(d));
-      if (d.present) correct_drift(d.samples, first_rank + int32_t(i), se.drifts);
-      out.digests.push_back(digest_rank(d.samples, d.names, se.ranks[i], se.params));
+      if (d.present) correct_drift(d.samples, r, se.drifts);
+      out.digests.push_back(digest_rank(d.samples, d.names, spans, se.params));
       d = {};  // its samples are digested: free them
-      merge(reduced, reduce_rank(first_rank + int32_t(i), se.ranks[i]));
+      merge(reduced, reduce_rank(r, spans));
     }
   } catch (const std::exception& e) {
     err = e.what();
