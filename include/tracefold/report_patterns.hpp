@@ -36,6 +36,9 @@ struct ReportPattern {
   std::vector<int32_t> grid;
   /// (sender, receiver) of its messages, each once: one instance's edges.
   std::vector<std::pair<int32_t, int32_t>> edges;
+  /// The thread class it was found in (the threads of this index on every
+  /// rank, docs/patterns.md "Threads"); 0 in a trace without threads.
+  int32_t thread = 0;
 };
 
 struct PatternsReport {
@@ -43,6 +46,9 @@ struct PatternsReport {
   std::vector<ReportPattern> patterns;
   /// Set when the analysis failed: the report says so instead.
   std::string error;
+  /// Threads per rank calling MPI: above 1, each thread class was analysed
+  /// alone and the section names every pattern's class.
+  int32_t threads = 1;
 };
 
 /// `3x2` -> {3, 2}; empty if `text` is no grid of positive sides.

@@ -20,11 +20,4 @@ inline const Trace& one_thread_per_rank(const Trace& t, const std::string& comma
   return t;
 }
 
-/// Why `patterns` (and the report's patterns section) take one thread per
-/// rank, for one_thread_per_rank.
-inline constexpr const char* kPatternsNeedRanks =
-    "it reads one event string per rank: repeats are found in it, and the k-th message from "
-    "rank A to rank B is matched with B's k-th receive from A, which a rank's threads make in "
-    "strings of their own";
-
 }  // namespace tracefold::cli

@@ -137,24 +137,36 @@ void write_report_patterns(std::ostream& out, const PatternsReport& r) {
          "ranks (those in the pattern dark) and the edges of one instance; the time share is that "
          "of "
          "the point-to-point calls in its functions.</p>\n";
+  const bool threads = r.threads > 1;
+  if (threads && r.error.empty())
+    out << "<p class=\"note\">This trace has " << r.threads
+        << " threads per rank calling MPI. As <code>tracefold patterns</code> does, the threads "
+           "of one index on every rank (a thread class: the main threads, the second threads, "
+           "...) are analysed alone, as one thread per rank; the thread column names each "
+           "pattern's class.</p>\n";
   if (!r.error.empty()) {
     out << "<p id=\"patterns\" class=\"note\">The pattern analysis failed: " << xml_escape(r.error)
         << "</p>\n";
     return;
   }
   if (r.patterns.empty()) {
-    out << "<p id=\"patterns\">No communication patterns found: no rank repeats a sequence of "
-           "messages.</p>\n";
+    out << "<p id=\"patterns\">No communication patterns found: no "
+        << (threads ? "thread of a rank" : "rank") << " repeats a sequence of messages.</p>\n";
     return;
   }
-  out << "<table id=\"patterns\">\n<thead><tr><th>#</th><th>pattern</th><th>context</th>"
+  out << "<table id=\"patterns\">\n<thead><tr><th>#</th>"
+      << (threads ? "<th title=\"the thread class: the threads of this index on every "
+                    "rank\">thread</th>"
+                  : "")
+      << "<th>pattern</th><th>context</th>"
          "<th>ranks</th><th>occurrences</th><th>messages</th><th>bytes per message</th>"
          "<th title=\"time in the point-to-point calls of its functions, from the trace's "
          "histograms\">share of MPI time</th><th>picture</th></tr></thead>\n<tbody>\n";
   for (std::size_t i = 0; i < r.patterns.size(); ++i) {
     const ReportPattern& p = r.patterns[i];
-    out << "<tr class=\"pattern" << (i < kShown ? "" : " more") << "\"><td>" << i + 1
-        << "</td><td><b class=\"pattern-title\">" << xml_escape(p.title) << "</b>";
+    out << "<tr class=\"pattern" << (i < kShown ? "" : " more") << "\"><td>" << i + 1 << "</td>";
+    if (threads) out << "<td class=\"num pattern-thread\">" << p.thread << "</td>";
+    out << "<td><b class=\"pattern-title\">" << xml_escape(p.title) << "</b>";
     const std::string params = params_text(p);
     if (!params.empty()) out << "<br><span class=\"params\">" << xml_escape(params) << "</span>";
     if (p.classified)

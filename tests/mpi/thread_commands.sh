@@ -6,9 +6,14 @@
 #  - `simulate` refuses it, saying why it cannot take a rank's threads;
 #    `patterns` lists each of the three thread classes (no channel is
 #    used by two threads of a rank; tests/mpi/patterns_threads.sh checks
-#    the patterns), and `report` shows the patterns refusal in place of
-#    patterns of thread 0 alone; `resolve` walks every thread's stream and
-#    leaves this trace, which has no wildcard, as it was;
+#    the patterns), and `report`'s patterns section has the same patterns,
+#    each with its thread class; the two workers run the same code, so
+#    their calls share nodes and histograms, and the time shares of their
+#    patterns add up to the share of those calls (`stats`), not twice it
+#    (on a copy whose main thread's calls take 1 ns, so that the workers'
+#    calls hold most of the time and the shares tell the two apart);
+#    `resolve` walks every thread's stream and leaves this trace, which
+#    has no wildcard, as it was;
 #  - `stats --ranks-svg` labels its time axis by where the times come
 #    from: recorded beside the timeline, sums of means without it;
 #  - OTF2 names every location `rank R thread T`, thread 0 too, as the
@@ -62,14 +67,43 @@ fi
 refused simulate "SimGrid's SMPI replay runs one actor per rank" t.tf -o sim
 
 CHECKS=$((CHECKS + 1))
-if ! "$TF" report t.tf -o r.html 2>report-err.txt; then
+# The main thread's calls (every node of 2 calls) at 1 ns each: the
+# workers' calls, 40 a thread, then hold most of the time in MPI calls.
+"$TF" convert --text t.tf -o t.txt 2>/dev/null || bad "convert --text"
+sed 's/^    comm n=2 .*/    comm n=2 sum=2 min=1@0 max=1@1 bins=0:2:1:1:2/' t.txt >even.tf
+if ! "$TF" report even.tf -o r.html 2>report-err.txt; then
   bad "report failed"
   show_run report-err.txt
-elif ! grep -qF "patterns takes traces of one thread per rank (it reads one event string" r.html; then
-  bad "report's patterns section does not give the refusal"
-  grep -o '<p id="patterns"[^<]*' r.html >&2 || true
+elif ! "$TF" patterns --json even.tf >patterns.json 2>patterns-err.txt ||
+  ! "$TF" stats --json even.tf >stats.json 2>stats-err.txt; then
+  bad "patterns --json or stats --json failed"
+  show_run patterns-err.txt stats-err.txt
+elif ! python3 - patterns.json stats.json r.html >report-check.txt 2>&1 <<'PY'; then
+import json, re, sys
+classes = json.load(open(sys.argv[1]))
+stats = json.load(open(sys.argv[2]))
+html = open(sys.argv[3]).read()
+section = html.split("<h2>Communication patterns</h2>", 1)[1].split("<h2>", 1)[0]
+assert '<table id="patterns">' in section, re.findall(r'<p id="patterns"[^<]*', section)
+table = section.split('<table id="patterns">', 1)[1].split("</table>", 1)[0]
+got = []
+for r in re.findall(r'<tr class="pattern[^"]*">(.*?)</tr>', table, re.S):
+    nums = re.findall(r'<td class="num[^"]*">([^<]*)</td>', r)
+    title = re.findall(r'<b class="pattern-title">([^<]*)</b>', r)[0]
+    got.append((int(nums[0]), title, float(nums[4].rstrip(" %"))))
+want = sorted((k, g["shape"]["title"]) for k, c in enumerate(classes) for g in c["global"])
+assert sorted(g[:2] for g in got) == want, (got, want)
+# Every pattern is the workers' MPI_Sendrecv: their shares add up to its.
+sendrecv = 100 * sum(r["time_share"] for r in stats["rows"] if r["op"] == "MPI_Sendrecv")
+assert sendrecv >= 5, "MPI_Sendrecv has %.1f %% of the time in MPI calls" % sendrecv
+total = sum(g[2] for g in got)
+assert abs(total - sendrecv) <= 0.05 * len(got) + 0.05, (got, sendrecv)
+print("; ".join("thread %d %s %.1f %%" % g for g in got), "= MPI_Sendrecv %.1f %%" % sendrecv)
+PY
+  bad "report's patterns section differs from patterns per thread class"
+  cat report-check.txt >&2
 else
-  ok "report gives the patterns refusal in its section"
+  ok "report's patterns per thread class: $(cat report-check.txt)"
 fi
 
 # axis_label SVG: the ranks chart's time axis.

@@ -129,5 +129,59 @@ TEST(ReportPatterns, ArrowsAreCapped) {
   EXPECT_NE(out.str().find("256 of 320 edges drawn"), std::string::npos);
 }
 
+TEST(ReportPatterns, ThreadClassesGetAColumn) {
+  // Two thread classes, as patterns_for_report() hands them over: the
+  // halo of the second threads has the more bytes and comes first.
+  PatternsReport r;
+  r.world_size = 4;
+  r.threads = 2;
+  for (int32_t thread : {1, 0}) {
+    ReportPattern p;
+    p.thread = thread;
+    p.title = thread ? "1-D halo" : "ring";
+    for (int32_t k = 0; k < 4; ++k) p.ranks.insert(k);
+    p.edges = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+    p.messages = thread ? 32 : 16;
+    p.bytes = p.messages * 4;
+    r.patterns.push_back(p);
+  }
+  std::ostringstream out;
+  write_report_patterns(out, r);
+  const std::string s = out.str();
+  EXPECT_NE(s.find("2 threads per rank calling MPI"), std::string::npos);
+  EXPECT_EQ(count(s, ">thread</th>"), 1u);
+  const std::size_t halo = s.find(
+      "<td class=\"num pattern-thread\">1</td><td><b "
+      "class=\"pattern-title\">1-D halo</b>");
+  const std::size_t ring =
+      s.find("<td class=\"num pattern-thread\">0</td><td><b class=\"pattern-title\">ring</b>");
+  ASSERT_NE(halo, std::string::npos);
+  ASSERT_NE(ring, std::string::npos);
+  EXPECT_LT(halo, ring);
+  // The rows have as many cells as the header has columns.
+  EXPECT_EQ(count(s, "<th>") + count(s, "<th title"), 10u);
+  EXPECT_EQ(count(s, "<td"), 2u * 10);
+
+  // Without threads, neither the column nor the note.
+  r.threads = 1;
+  std::ostringstream plain;
+  write_report_patterns(plain, r);
+  EXPECT_EQ(plain.str().find("pattern-thread"), std::string::npos);
+  EXPECT_EQ(plain.str().find(">thread</th>"), std::string::npos);
+  EXPECT_EQ(plain.str().find("threads per rank"), std::string::npos);
+  EXPECT_EQ(count(plain.str(), "<th>") + count(plain.str(), "<th title"), 9u);
+  EXPECT_EQ(count(plain.str(), "<td"), 2u * 9);
+
+  // A failed analysis (two threads of a rank on one channel) says why,
+  // without the note on the classes it did not analyse.
+  r.threads = 2;
+  r.patterns.clear();
+  r.error = "patterns per thread class need each channel on one thread of a rank";
+  std::ostringstream failed;
+  write_report_patterns(failed, r);
+  EXPECT_NE(failed.str().find("failed: patterns per thread class"), std::string::npos);
+  EXPECT_EQ(failed.str().find("threads per rank calling MPI"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tracefold
