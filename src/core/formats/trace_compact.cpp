@@ -298,9 +298,10 @@ std::string encode_compact(const Trace& t) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   // Version 8 only where the thread dimension needs it: one thread per
   // rank stays the version 7 trace it always was.
-  out += static_cast<char>(links_form::has_derivable(t) ? links_form::kCompactVersion
-                           : t.has_thread_dimension()   ? Trace::kCompactVersion
-                                                        : Trace::kCompactVersionSingleThread);
+  out += static_cast<char>(links_form::uses_sweeps(t)     ? links_form::kSweepCompactVersion
+                           : links_form::has_derivable(t) ? links_form::kCompactVersion
+                           : t.has_thread_dimension()     ? Trace::kCompactVersion
+                                                          : Trace::kCompactVersionSingleThread);
   const std::string body = encode_compact_body(t);
   out += compact::compress_body(body, compression_level(body.size()));
   return out;
