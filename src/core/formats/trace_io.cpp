@@ -42,13 +42,14 @@ std::string format_trace(const Trace& t) {
   bool other = false;
   for (const Node& n : t.nodes)
     for (const Timing& tm : n.timings) other = other || tm.pred == kOtherKey;
-  const auto links = links_form::stored(t);
+  bool sweeps = false;
+  const auto links = links_form::stored(t, &sweeps);
   const bool derived = std::any_of(links.begin(), links.end(), [](const auto& l) { return l; });
-  const int version = derived && links_form::uses_sweeps(t) ? links_form::kSweepTextVersion
-                      : derived                             ? links_form::kTextVersion
-                      : t.has_thread_dimension()            ? Trace::kFormatVersion
-                      : other                               ? 5
-                                                            : 2;
+  const int version = sweeps                     ? links_form::kSweepTextVersion
+                      : derived                  ? links_form::kTextVersion
+                      : t.has_thread_dimension() ? Trace::kFormatVersion
+                      : other                    ? 5
+                                                 : 2;
   out += "tracefold-trace " + std::to_string(version) + "\n";
   out += "world " + std::to_string(t.world_size) + "\n";
   if (version >= Trace::kFormatVersion) {

@@ -196,37 +196,30 @@ std::optional<Form> file_form(const ValueSeq& seq) {
   for (const bool sweeps : {true, false}) {
     uint64_t used = 0;
     ValueSeq r = rewrite(seq, true, sweeps, &used);
-    if (r.size() >= (best ? best->values.size() : seq.size())) continue;
-    if (!rewrite(r, false, sweeps).same_representation(seq)) continue;
-    best = Form{std::move(r), used > 0};
+    // Without a sweep, the form without sweeps is this very one.
+    const bool last = sweeps && used == 0;
+    if (r.size() < (best ? best->values.size() : seq.size()) &&
+        rewrite(r, false, sweeps).same_representation(seq))
+      best = Form{std::move(r), used > 0};
+    if (last) break;
   }
   return best;
-}
-
-// Whether some entry of a links field in `t` is stored with derived lists
-// (any form) or, with `sweeps_only`, with a sweep.
-bool any_form(const Trace& t, bool sweeps_only) {
-  for (const Node& n : t.nodes)
-    for (const auto& [f, e] : n.fields)
-      if (is_links(f))
-        for (const ElasticEntry& entry : e.entries())
-          if (const auto form = file_form(entry.values); form && (!sweeps_only || form->sweeps))
-            return true;
-  return false;
 }
 
 }  // namespace
 
 bool has_derivable(const Trace& t) {
-  return any_form(t, false);
+  for (const Node& n : t.nodes)
+    for (const auto& [f, e] : n.fields)
+      if (is_links(f))
+        for (const ElasticEntry& entry : e.entries())
+          if (file_form(entry.values)) return true;
+  return false;
 }
 
-bool uses_sweeps(const Trace& t) {
-  return any_form(t, true);
-}
-
-std::vector<std::optional<std::pair<FieldId, Elastic>>> stored(const Trace& t) {
+std::vector<std::optional<std::pair<FieldId, Elastic>>> stored(const Trace& t, bool* sweeps) {
   std::vector<std::optional<std::pair<FieldId, Elastic>>> out(t.nodes.size());
+  if (sweeps) *sweeps = false;
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     for (const auto& [f, e] : t.nodes[i].fields) {
       if (!is_links(f)) continue;
@@ -234,6 +227,7 @@ std::vector<std::optional<std::pair<FieldId, Elastic>>> stored(const Trace& t) {
       bool changed = false;
       for (ElasticEntry& entry : s.entries()) {
         if (auto form = file_form(entry.values)) {
+          if (sweeps && form->sweeps) *sweeps = true;
           entry.values = std::move(form->values);
           changed = true;
         }

@@ -31,13 +31,11 @@ inline constexpr int kSweepCompactVersion = 10;
 /// the writer needs the versions above.
 bool has_derivable(const Trace& t);
 
-/// True when the file form of some `links` field uses a sweep, so the writer
-/// needs the sweep versions.
-bool uses_sweeps(const Trace& t);
-
 /// Per node of `t`: the `links` field as the file stores it, where that
 /// differs from the trace's; nullopt where the field is stored as it is.
-std::vector<std::optional<std::pair<FieldId, Elastic>>> stored(const Trace& t);
+/// `sweeps`, when given, is set to whether some of them use a sweep.
+std::vector<std::optional<std::pair<FieldId, Elastic>>> stored(const Trace& t,
+                                                               bool* sweeps = nullptr);
 
 /// The reader's inverse, for one node: every stored -n of its `links`
 /// becomes [n, n-1, ..., 1] and, with `sweeps` (the sweep versions), every
