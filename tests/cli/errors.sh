@@ -49,15 +49,15 @@ expect_in "$ERR" "'*' (the whole set) stands alone" "mixed star message"
 
 # "*" in a version-1 file: first used by the world communicator's line.
 # (A folded trace with settled timing may be version 5: `pred=other`; one
-# with derived links version 7, whose `threads`/`omp` lines go too.)
-sed -E '1s/^tracefold-trace [257]$/tracefold-trace 1/; /^(threads|omp) /d' "$WORK/t.trace" >"$WORK/v1star.trace"
+# with derived links version 7 or 8, whose `threads`/`omp` lines go too.)
+sed -E '1s/^tracefold-trace [2578]$/tracefold-trace 1/; /^(threads|omp) /d' "$WORK/t.trace" >"$WORK/v1star.trace"
 n=$(grep -n '^comm 0 members \*$' "$WORK/v1star.trace" | cut -d: -f1)
 [[ -n $n ]] || fail "test setup: no 'comm 0 members *'"
 expect_trace_error "$WORK/v1star.trace" "$n"
 expect_in "$ERR" "needs format version 2" "star in a version-1 file"
 
 # A text format version that does not exist (3 is the compact form).
-sed -E '1s/^tracefold-trace [257]$/tracefold-trace 3/' "$WORK/t.trace" >"$WORK/v3.trace"
+sed -E '1s/^tracefold-trace [2578]$/tracefold-trace 3/' "$WORK/t.trace" >"$WORK/v3.trace"
 expect_trace_error "$WORK/v3.trace" 1
 expect_in "$ERR" "unsupported text format version 3" "version 3"
 
@@ -94,9 +94,9 @@ for sub in print stats expand; do
 done
 run_expect 2 "$TRACEFOLD" diff "$WORK/c.tf" "$WORK/cut.tf"
 expect_in "$ERR" "$WORK/cut.tf: byte " "diff: cut compact file"
-{ head -c 4 "$WORK/c.tf"; printf '\x0a'; tail -c +6 "$WORK/c.tf"; } >"$WORK/v10.tf"
-run_expect 2 "$TRACEFOLD" print "$WORK/v10.tf"
-expect_in "$ERR" "$WORK/v10.tf: byte 4: unsupported compact format version 10" "compact version 10"
+{ head -c 4 "$WORK/c.tf"; printf '\x0b'; tail -c +6 "$WORK/c.tf"; } >"$WORK/v11.tf"
+run_expect 2 "$TRACEFOLD" print "$WORK/v11.tf"
+expect_in "$ERR" "$WORK/v11.tf: byte 4: unsupported compact format version 11" "compact version 11"
 printf '\x7fELF\x02\x01\x01' >"$WORK/elf.tf"
 run_expect 2 "$TRACEFOLD" print "$WORK/elf.tf"
 expect_in "$ERR" "$WORK/elf.tf: byte 0: not a tracefold trace" "binary that is no trace"

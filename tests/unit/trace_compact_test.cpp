@@ -405,10 +405,10 @@ TEST(TraceCompact, WrongMagicAndVersionAreNamed) {
   bad[3] = 'X';
   EXPECT_NE(compact_error(bad, "magic.tf").find("not a compact trace"), std::string::npos);
   bad = bytes;
-  bad[4] = 10;
-  std::string what = compact_error(bad, "v10.tf");
-  EXPECT_NE(what.find("v10.tf: byte 4: unsupported compact format version 10 (this tracefold reads "
-                      "compact versions 3 to 9)"),
+  bad[4] = 11;
+  std::string what = compact_error(bad, "v11.tf");
+  EXPECT_NE(what.find("v11.tf: byte 4: unsupported compact format version 11 (this tracefold reads "
+                      "compact versions 3 to 10)"),
             std::string::npos)
       << what;
   bad[4] = 2;

@@ -298,7 +298,7 @@ TEST(TraceIo, MutatedLinesAreFormatErrorsNamingTheLine) {
   add("bad header", "tracefold-trace", "tracefold-trace", "tracefold-trase");
   // " 2", or " 5" when the sample's settled timing has a `pred=other` block.
   const std::string version = lines.at(0).substr(lines.at(0).find(' '));
-  add("future version", "tracefold-trace", version, " 8");
+  add("future version", "tracefold-trace", version, " 9");
   add("missing version", "tracefold-trace", version, " 3");
   add("version 0", "tracefold-trace", version, " 0");
   add("bad world number", "world", "world 9", "world nine");

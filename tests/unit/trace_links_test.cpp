@@ -1,5 +1,6 @@
 // Derived completion links (docs/format.md, "Derived links"): a `links`
-// list [n, n-1, ..., 1] is stored as -n in both file forms and read back
+// list [n, n-1, ..., 1] is stored as -n in both file forms, a sweep of
+// one-request lists [n], [n-1], ..., [1] as `1 -n`, and both are read back
 // whole; other lists, and files that spell every list out, read as before.
 #include <gtest/gtest.h>
 
@@ -108,6 +109,59 @@ TEST(TraceLinks, AListCutShortIsAnErrorNamingTheNode) {
     EXPECT_NE(what.find("node 0"), std::string::npos) << what;
     EXPECT_NE(what.find("links"), std::string::npos) << what;
   }
+}
+
+// Rank 0 tests its 3 outstanding requests oldest first, 20 times ([3],
+// [2], [1]), then stops a sweep short ([4], [3]) and tests [5]; rank 1
+// sweeps [2], [1] and then waits for its newest ([1]).
+std::string sweeps_spelled_out() {
+  return "tracefold-trace 2\n"
+         "world 2\n"
+         "lossy -\n"
+         "sites 1\n"
+         "site 0 app+0x10\n"
+         "comms 1\n"
+         "comm 0 members *\n"
+         "nodes 1\n"
+         "node 0 MPI_Test site=0 ranks=*\n"
+         "  count 1*63 @ <0 0> ; 1*3 @ <0 1>\n"
+         "  field req 1*63 @ <0 0> ; 1*3 @ <0 1>\n"
+         "  field list links (1 3 1 2 1 1)*20 1 4 1 3 1 5 @ <0 0> ; 1 2 1 1 1 1 @ <0 1>\n"
+         "end\n";
+}
+
+TEST(TraceLinks, SweepsOfOneRequestListsAreStoredAsOnePairAndReadBackWhole) {
+  const Trace old = folded(parse_trace(sweeps_spelled_out()));
+  const std::string text = format_trace(old);
+  EXPECT_EQ(
+      text.rfind("tracefold-trace " + std::to_string(links_form::kSweepTextVersion) + "\n", 0), 0u)
+      << text;
+  // A whole sweep is `1 -n`; the one cut short keeps its lists.
+  EXPECT_NE(text.find("field list links (1 -3)*20 1 4 1 3 1 5 @ <0 0> ; 1 -2 -1 @ <0 1>"),
+            std::string::npos)
+      << text;
+  const Trace back = parse_trace(text);
+  EXPECT_EQ(links_of(back, 0), links_of(old, 0));
+  EXPECT_EQ(links_of(back, 1), links_of(old, 1));
+  EXPECT_EQ(format_trace(back), text);
+
+  const std::string bytes = encode_compact(old);
+  EXPECT_EQ(static_cast<int>(bytes.at(4)), links_form::kSweepCompactVersion);
+  const Trace from_compact = decode_compact(bytes, "sweeps.tf");
+  EXPECT_EQ(links_of(from_compact, 0), links_of(old, 0));
+  EXPECT_EQ(format_trace(from_compact), text);
+  EXPECT_EQ(encode_compact(from_compact), bytes);
+}
+
+TEST(TraceLinks, ASweepIsReadOnlyFromTheSweepVersions) {
+  std::string text = sweeps_spelled_out();
+  text.replace(0, text.find('\n'), "tracefold-trace 7");
+  text.replace(text.find("world 2\n") + 8, 0, "threads 1\nomp -\n");
+  text.replace(text.find("(1 3 1 2 1 1)*20"), 16, "(1 -3)*20");
+  // Version 7 knows no sweeps: `1 -3` is the list [-3], as before.
+  EXPECT_EQ(links_of(parse_trace(text), 0).at(1), -3);
+  text.replace(0, text.find('\n'), "tracefold-trace 8");
+  EXPECT_EQ(links_of(parse_trace(text), 0), links_of(parse_trace(sweeps_spelled_out()), 0));
 }
 
 }  // namespace

@@ -324,8 +324,8 @@ TEST(TraceIoWholeSet, OnlyKnownTextVersionsAreRead) {
     } catch (const TraceFormatError& ex) {
       EXPECT_NE(
           std::string(ex.what()).find(std::string("unsupported text format version ") + version +
-                                      " (this tracefold reads text versions 1, 2, 5, 6 and 7; "
-                                      "versions 3 to 9 are the compact form)"),
+                                      " (this tracefold reads text versions 1, 2, 5, 6, 7 and 8; "
+                                      "versions 3 and 4 are the compact form only)"),
           std::string::npos)
           << ex.what();
     }

@@ -298,9 +298,13 @@ std::string encode_compact(const Trace& t) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   // Version 8 only where the thread dimension needs it: one thread per
   // rank stays the version 7 trace it always was.
-  out += static_cast<char>(links_form::has_derivable(t) ? links_form::kCompactVersion
-                           : t.has_thread_dimension()   ? Trace::kCompactVersion
-                                                        : Trace::kCompactVersionSingleThread);
+  bool sweeps = false;
+  const auto links = links_form::stored(t, &sweeps);
+  const bool derived = std::any_of(links.begin(), links.end(), [](const auto& l) { return l; });
+  out += static_cast<char>(sweeps                     ? links_form::kSweepCompactVersion
+                           : derived                  ? links_form::kCompactVersion
+                           : t.has_thread_dimension() ? Trace::kCompactVersion
+                                                      : Trace::kCompactVersionSingleThread);
   const std::string body = encode_compact_body(t);
   out += compact::compress_body(body, compression_level(body.size()));
   return out;

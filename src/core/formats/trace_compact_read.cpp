@@ -356,7 +356,7 @@ Trace decode_body(In& in, int version) {
     }
     if (version >= links_form::kCompactVersion) {
       try {
-        links_form::derive(n);
+        links_form::derive(n, version >= links_form::kSweepCompactVersion);
       } catch (const std::invalid_argument& e) {
         in.fail("node " + std::to_string(i) + ": " + e.what());
       }
@@ -393,12 +393,12 @@ Trace decode_compact(std::string_view bytes, const std::string& source) {
     throw TraceFormatError(source, TraceFormatError::AtByte{bytes.size()},
                            "the file ends inside the 5-byte header (truncated)");
   const int version = static_cast<unsigned char>(bytes[4]);
-  if (version < compact::kOldestVersion || version > links_form::kCompactVersion)
+  if (version < compact::kOldestVersion || version > links_form::kSweepCompactVersion)
     throw TraceFormatError(source, TraceFormatError::AtByte{4},
                            "unsupported compact format version " + std::to_string(version) +
                                " (this tracefold reads compact versions " +
                                std::to_string(compact::kOldestVersion) + " to " +
-                               std::to_string(links_form::kCompactVersion) + ")");
+                               std::to_string(links_form::kSweepCompactVersion) + ")");
   const std::string body = decompress_body(bytes, source);
   In in(body, source);
   try {

@@ -42,9 +42,11 @@ std::string format_trace(const Trace& t) {
   bool other = false;
   for (const Node& n : t.nodes)
     for (const Timing& tm : n.timings) other = other || tm.pred == kOtherKey;
-  const auto links = links_form::stored(t);
+  bool sweeps = false;
+  const auto links = links_form::stored(t, &sweeps);
   const bool derived = std::any_of(links.begin(), links.end(), [](const auto& l) { return l; });
-  const int version = derived                    ? links_form::kTextVersion
+  const int version = sweeps                     ? links_form::kSweepTextVersion
+                      : derived                  ? links_form::kTextVersion
                       : t.has_thread_dimension() ? Trace::kFormatVersion
                       : other                    ? 5
                                                  : 2;
@@ -322,11 +324,12 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
   // Version 1 is version 2 without the whole-set shorthand "*", version 5
   // version 2 with `pred=other`, version 6 version 5 with the thread
   // dimension; 3 and 4 were compact only.
-  if (version < 1 || version > links_form::kTextVersion || version == 3 || version == 4)
+  if (version < 1 || version > links_form::kSweepTextVersion || version == 3 || version == 4)
     r.fail("unsupported text format version " + std::to_string(version) +
-           " (this tracefold reads text versions 1, 2, 5, 6 and " +
-           std::to_string(links_form::kTextVersion) + "; versions 3 to " +
-           std::to_string(links_form::kCompactVersion) + " are the compact form)");
+           " (this tracefold reads text versions 1, 2, 5, 6, " +
+           std::to_string(links_form::kTextVersion) + " and " +
+           std::to_string(links_form::kSweepTextVersion) +
+           "; versions 3 and 4 are the compact form only)");
   take_end(r, line, "the header");
   const bool whole_sets = version >= 2;
 
@@ -541,7 +544,7 @@ Trace parse_trace_lines(LineReader& r, std::string_view text) {
       throw TraceFormatError(r.source(), node_line, "node " + std::to_string(i) + ": " + missing);
     if (version >= links_form::kTextVersion) {
       try {
-        links_form::derive(n);
+        links_form::derive(n, version >= links_form::kSweepTextVersion);
       } catch (const std::invalid_argument& e) {
         throw TraceFormatError(r.source(), node_line,
                                "node " + std::to_string(i) + ": " + e.what());
