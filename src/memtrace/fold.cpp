@@ -145,6 +145,10 @@ struct ThreadFolder::Impl {
   Event mem_ev;
   std::array<std::size_t, RunLayout::kPerPosition> mem_at{};  // value i's place in mem_ev
   Event run_ev;
+  const RunLayout* run_ev_layout = nullptr;  // whose fields run_ev has
+  std::vector<std::uint32_t> run_ev_slot;    // by field: its slot
+  std::size_t run_ev_list = 0;               // the list field's place, if any
+  bool run_ev_has_list = false;
   // Recently met sites, direct-mapped by instruction address ahead of
   // site_ids: most references of a loop come from a few instructions.
   struct CachedSite {
@@ -305,21 +309,35 @@ struct ThreadFolder::Impl {
     const RunLayout& l = *layout;
     run_ev.op = run_op();
     run_ev.site = body_site_id(mask);
-    run_ev.fields.resize(l.order.size());
-    for (std::size_t j = 0; j < l.order.size(); j++) {
-      FieldValue& fv = run_ev.fields[j];
-      fv.field = l.order[j].first;
-      if (l.order[j].second == RunLayout::kListSlot) {
-        fv.scalar = kAbsent;
-        fv.list.swap(free_list);  // free_list is made anew for every run
-      } else {
-        fv.scalar = slots[l.order[j].second];
-        fv.list.clear();
-      }
-    }
+    if (run_ev_layout != &l) set_run_fields(l);
+    // The list field's slot is the one past the body's, which holds kAbsent.
+    slots.push_back(kAbsent);
+    FieldValue* fv = run_ev.fields.data();
+    const std::uint32_t* from = run_ev_slot.data();
+    for (std::size_t j = 0; j < run_ev_slot.size(); j++) fv[j].scalar = slots[from[j]];
+    if (run_ev_has_list) fv[run_ev_list].list.swap(free_list);  // free_list is made anew every run
     batch.push(run_ev, mask != 0, &l);
     stats.runs++;
     stats.in_runs += trips * body.size();
+  }
+
+  // Gives run_ev the fields of layout l, ids set once: later runs of the
+  // same layout only change the values.
+  void set_run_fields(const RunLayout& l) {
+    run_ev_layout = &l;
+    run_ev.fields.assign(l.order.size(), FieldValue{});
+    run_ev_slot.resize(l.order.size());
+    run_ev_has_list = false;
+    for (std::size_t j = 0; j < l.order.size(); j++) {
+      run_ev.fields[j].field = l.order[j].first;
+      if (l.order[j].second == RunLayout::kListSlot) {
+        run_ev_slot[j] = static_cast<std::uint32_t>(l.ids.size());
+        run_ev_list = j;
+        run_ev_has_list = true;
+      } else {
+        run_ev_slot[j] = l.order[j].second;
+      }
+    }
   }
 
   void close_run() {
