@@ -71,9 +71,7 @@ class IdSpaces {
     const bool moved = !shifts_.empty();
     // Consecutive references mostly share their context: the last one's id
     // is kept at hand (in locals, which stores to refs cannot alias).
-    // A heap reference's region (its block's allocation context) likewise
-    // mostly repeats the previous heap reference's.
-    std::uint32_t from = 0, to = 0, heap_from = 0, heap_to = 0;
+    std::uint32_t from = 0, to = 0;
     for (std::size_t i = 0; i < n; i++) {
       MemRef& m = refs[i];
       if (moved) shift(m);
@@ -82,13 +80,9 @@ class IdSpaces {
         to = context(from);
       }
       m.context = to;
-      if (m.kind == AddrKind::Heap) {
-        if (m.region != heap_from) {
-          heap_from = m.region;
-          heap_to = context(heap_from);
-        }
-        m.region = heap_to;
-      } else if (m.kind == AddrKind::Static && m.region < mod_to_.size() && mod_to_[m.region])
+      if (m.kind == AddrKind::Heap)
+        m.region = context(m.region);
+      else if (m.kind == AddrKind::Static && m.region < mod_to_.size() && mod_to_[m.region])
         m.region = mod_to_[m.region];
     }
   }
