@@ -158,6 +158,8 @@ struct ThreadFolder::Impl {
   };
   static constexpr std::size_t kSiteCache = 256;
   std::array<CachedSite, kSiteCache> site_cache{};
+  // By SiteId: the key of each site this thread met (set by site_of).
+  std::vector<SiteKey> key_of;
 
   Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
       : thread(t),
@@ -187,6 +189,8 @@ struct ThreadFolder::Impl {
       id = sites.intern(encode_site(k));
       site_ids.emplace(k, id);
     }
+    if (id >= key_of.size()) key_of.resize(id + 1);
+    key_of[id] = k;
     c = {k, id, true};
     return id;
   }
@@ -437,7 +441,8 @@ struct ThreadFolder::Impl {
   // second the strides.
   bool takes_early(const MemRef& m) {
     if (trips == 0) {
-      if (site_of(m) != body_site[pos]) return false;
+      // The body's sites are this thread's: their keys are at hand.
+      if (!(SiteKey::of(m) == key_of[body_site[pos]])) return false;
       body[pos] = m;
       if (pos + 1 == body.size()) {
         // The run is certain: what came before it goes first.
