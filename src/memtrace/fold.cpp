@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -20,11 +22,27 @@ namespace {
 // The most iterations a run with free positions takes (fold_codec.hpp).
 constexpr std::uint64_t kMaxFreeTrips = 4096;
 
-// Inlined: asked of every reference a run continues.
+// context, size, index and store fill one 8-byte word of a MemRef, ordinal
+// and owner another, without padding: compared a word at a time.
+static_assert(offsetof(MemRef, context) == 16 && offsetof(MemRef, size) == 20 &&
+              offsetof(MemRef, index) == 22 && offsetof(MemRef, store) == 23 &&
+              offsetof(MemRef, ordinal) == 32 && offsetof(MemRef, owner) == 36 &&
+              sizeof(MemRef::owner) == 4);
+[[gnu::always_inline]] inline std::uint64_t word_at(const MemRef& m, std::size_t at) {
+  std::uint64_t w;
+  std::memcpy(&w, reinterpret_cast<const char*>(&m) + at, sizeof w);
+  return w;
+}
+
+// Inlined: asked of every reference a run continues. The differences are
+// or-ed rather than tested one by one: one branch a reference.
 [[gnu::always_inline]] inline bool same_but_offset(const MemRef& a, const MemRef& b) {
-  return a.iaddr == b.iaddr && a.index == b.index && a.size == b.size && a.store == b.store &&
-         a.kind == b.kind && a.region == b.region && a.context == b.context &&
-         a.ordinal == b.ordinal && a.owner == b.owner && dbase_of(a) == dbase_of(b);
+  const std::uint64_t d =
+      (a.iaddr ^ b.iaddr) | (word_at(a, 16) ^ word_at(b, 16)) | (word_at(a, 32) ^ word_at(b, 32)) |
+      std::uint64_t{a.region ^ b.region} |
+      (static_cast<std::uint64_t>(a.kind) ^ static_cast<std::uint64_t>(b.kind)) |
+      static_cast<std::uint64_t>(dbase_of(a) ^ dbase_of(b));
+  return d == 0;
 }
 
 }  // namespace
@@ -104,6 +122,13 @@ struct ThreadFolder::Impl {
     std::vector<std::int64_t> stride;
   };
   std::unordered_map<SiteId, KnownBody> known;
+  // By SiteId: whether `known` has a body starting at the site (asked of
+  // every reference outside a run, ahead of the map).
+  std::vector<char> known_first;
+  // The known body the current run started as (start_known), else null:
+  // its entry, found again at the run's end without hashing. Entries of an
+  // unordered_map stay put, and none is erased.
+  KnownBody* run_known = nullptr;
   // Set while the first reference of a failed attempt at a known body goes
   // through append again: it must not start the same attempt.
   bool no_known = false;
@@ -120,6 +145,10 @@ struct ThreadFolder::Impl {
   Event mem_ev;
   std::array<std::size_t, RunLayout::kPerPosition> mem_at{};  // value i's place in mem_ev
   Event run_ev;
+  const RunLayout* run_ev_layout = nullptr;  // whose fields run_ev has
+  std::vector<std::uint32_t> run_ev_slot;    // by field: its slot
+  std::size_t run_ev_list = 0;               // the list field's place, if any
+  bool run_ev_has_list = false;
   // Recently met sites, direct-mapped by instruction address ahead of
   // site_ids: most references of a loop come from a few instructions.
   struct CachedSite {
@@ -129,6 +158,8 @@ struct ThreadFolder::Impl {
   };
   static constexpr std::size_t kSiteCache = 256;
   std::array<CachedSite, kSiteCache> site_cache{};
+  // By SiteId: the key of each site this thread met (set by site_of).
+  std::vector<SiteKey> key_of;
 
   Impl(std::uint32_t t, SiteTable& s, const MemFoldOptions& o)
       : thread(t),
@@ -158,6 +189,8 @@ struct ThreadFolder::Impl {
       id = sites.intern(encode_site(k));
       site_ids.emplace(k, id);
     }
+    if (id >= key_of.size()) key_of.resize(id + 1);
+    key_of[id] = k;
     c = {k, id, true};
     return id;
   }
@@ -218,13 +251,21 @@ struct ThreadFolder::Impl {
     return id;
   }
 
+  // The known body starting at site s, if any: the current run's own when
+  // it started as one.
+  const KnownBody* known_body(SiteId s) const {
+    if (run_known != nullptr) return run_known;
+    if (s >= known_first.size() || !known_first[s]) return nullptr;
+    return &known.find(s)->second;
+  }
+
   void emit_run() {
     if (trips == 1) {
       // No stride was seen: keep the body's last ones (expansion does not
       // use them for a single iteration).
-      const auto k = known.find(body_site[0]);
-      if (k != known.end() && k->second.sites == body_site)
-        std::copy(k->second.stride.begin(), k->second.stride.end(), stride.begin());
+      const KnownBody* k = known_body(body_site[0]);
+      if (k != nullptr && k->sites == body_site)
+        std::copy(k->stride.begin(), k->stride.end(), stride.begin());
     }
     slots.resize(1 + RunLayout::kPerPosition * body.size());
     slots[0] = static_cast<std::int64_t>(trips) - prev_trips;
@@ -250,8 +291,16 @@ struct ThreadFolder::Impl {
       step(body[i], s, 0, &slots[1 + RunLayout::kPerPosition * i]);
     }
     if (mask != 0) {
-      KnownBody& k = known[body_site[0]];
-      k.sites.assign(body_site.begin(), body_site.end());
+      KnownBody* kb = run_known;
+      if (kb == nullptr) {
+        kb = &known[body_site[0]];
+        kb->sites.assign(body_site.begin(), body_site.end());
+        const SiteId s0 = body_site[0];
+        if (s0 >= known_first.size()) known_first.resize(s0 + 1, 0);
+        known_first[s0] = 1;
+      }
+      // A run started as a known body has that body's sites already.
+      KnownBody& k = *kb;
       k.stride.assign(stride.begin(), stride.end());
       for (std::size_t i = 0; i < body.size(); i++)
         if ((mask >> i) & 1) k.stride[i] = 0;
@@ -264,21 +313,35 @@ struct ThreadFolder::Impl {
     const RunLayout& l = *layout;
     run_ev.op = run_op();
     run_ev.site = body_site_id(mask);
-    run_ev.fields.resize(l.order.size());
-    for (std::size_t j = 0; j < l.order.size(); j++) {
-      FieldValue& fv = run_ev.fields[j];
-      fv.field = l.order[j].first;
-      if (l.order[j].second == RunLayout::kListSlot) {
-        fv.scalar = kAbsent;
-        fv.list.swap(free_list);  // free_list is made anew for every run
-      } else {
-        fv.scalar = slots[l.order[j].second];
-        fv.list.clear();
-      }
-    }
+    if (run_ev_layout != &l) set_run_fields(l);
+    // The list field's slot is the one past the body's, which holds kAbsent.
+    slots.push_back(kAbsent);
+    FieldValue* fv = run_ev.fields.data();
+    const std::uint32_t* from = run_ev_slot.data();
+    for (std::size_t j = 0; j < run_ev_slot.size(); j++) fv[j].scalar = slots[from[j]];
+    if (run_ev_has_list) fv[run_ev_list].list.swap(free_list);  // free_list is made anew every run
     batch.push(run_ev, mask != 0, &l);
     stats.runs++;
     stats.in_runs += trips * body.size();
+  }
+
+  // Gives run_ev the fields of layout l, ids set once: later runs of the
+  // same layout only change the values.
+  void set_run_fields(const RunLayout& l) {
+    run_ev_layout = &l;
+    run_ev.fields.assign(l.order.size(), FieldValue{});
+    run_ev_slot.resize(l.order.size());
+    run_ev_has_list = false;
+    for (std::size_t j = 0; j < l.order.size(); j++) {
+      run_ev.fields[j].field = l.order[j].first;
+      if (l.order[j].second == RunLayout::kListSlot) {
+        run_ev_slot[j] = static_cast<std::uint32_t>(l.ids.size());
+        run_ev_list = j;
+        run_ev_has_list = true;
+      } else {
+        run_ev_slot[j] = l.order[j].second;
+      }
+    }
   }
 
   void close_run() {
@@ -361,6 +424,7 @@ struct ThreadFolder::Impl {
           pend_site.clear();
           pend_base = n + 1;
           in_run = true;
+          run_known = nullptr;
           trips = 2;
           pos = 0;
           is_free.assign(p, 0);
@@ -377,7 +441,8 @@ struct ThreadFolder::Impl {
   // second the strides.
   bool takes_early(const MemRef& m) {
     if (trips == 0) {
-      if (site_of(m) != body_site[pos]) return false;
+      // The body's sites are this thread's: their keys are at hand.
+      if (!(SiteKey::of(m) == key_of[body_site[pos]])) return false;
       body[pos] = m;
       if (pos + 1 == body.size()) {
         // The run is certain: what came before it goes first.
@@ -438,19 +503,17 @@ struct ThreadFolder::Impl {
       close_run();
     }
     const SiteId s = site_of(m);
-    if (!known.empty() && !no_known) {
-      const auto k = known.find(s);
-      if (k != known.end()) {
-        start_known(k->second, m);
-        return;
-      }
+    if (!no_known && s < known_first.size() && known_first[s]) {
+      start_known(known.find(s)->second, m);
+      return;
     }
     no_known = false;
     add_pending(m, s);
   }
 
   // Starts a run of a known body at its first reference m.
-  void start_known(const KnownBody& k, const MemRef& m) {
+  void start_known(KnownBody& k, const MemRef& m) {
+    run_known = &k;
     body.assign(k.sites.size(), m);
     body_site.assign(k.sites.begin(), k.sites.end());
     stride.assign(k.stride.begin(), k.stride.end());

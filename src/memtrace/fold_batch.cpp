@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "fold_codec.hpp"
 
@@ -34,9 +35,10 @@ void LoopBatcher::take(Member& m, const Event& ev) {
   const std::size_t w = m.ids.size();
   if (m.room < m.used + w) {
     m.room = 2 * m.room + w;
-    auto grown = std::make_unique_for_overwrite<std::int64_t[]>(m.room);
-    if (m.used != 0) std::memcpy(grown.get(), m.rows.get(), m.used * sizeof(std::int64_t));
-    m.rows = std::move(grown);
+    void* grown = std::realloc(m.rows.get(), m.room * sizeof(std::int64_t));
+    if (grown == nullptr) throw std::bad_alloc();
+    (void)m.rows.release();
+    m.rows.reset(static_cast<std::int64_t*>(grown));
   }
   std::int64_t* row = m.rows.get() + m.used;
   m.used += w;
@@ -163,7 +165,7 @@ void LoopBatcher::rebuild(const Member& m, std::size_t i, Event& out) const {
       const auto b = m.free.begin() + static_cast<std::ptrdiff_t>(at);
       out.fields.push_back({m.list, kAbsent, {b, b + static_cast<std::ptrdiff_t>(m.free_len[i])}});
     } else {
-      out.fields.push_back({m.ids[k], m.rows[i * m.ids.size() + k], {}});
+      out.fields.push_back({m.ids[k], m.rows.get()[i * m.ids.size() + k], {}});
       k++;
     }
   }
