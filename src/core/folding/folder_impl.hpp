@@ -503,7 +503,11 @@ struct Folder::Impl {
              bool growing = false);
 
   static bool flatten_keys(std::span<const Item> items, std::vector<uint64_t>& out);
-  std::vector<uint64_t> chain_keys_;     // chain_calls when they must be flattened
+  std::vector<uint64_t> chain_keys_;  // chain_calls when they must be flattened
+  // chain_keys_ are the calls of chain[chain_keys_c_] of top[chain_keys_k_];
+  // kNoChainKeys when they are no longer known to be.
+  static constexpr std::size_t kNoChainKeys = static_cast<std::size_t>(-1);
+  std::size_t chain_keys_k_ = kNoChainKeys, chain_keys_c_ = 0;
   std::vector<uint64_t> set_a_, set_b_;  // same_call_sets' sorted sides
   folding::LcsScratch lcs_;
   folding::GrowingLcs retest_lcs_;  // accept_iteration's

@@ -16,6 +16,7 @@ void Folder::Impl::index_push(std::size_t pos) {
   while (base_power_.size() < prefix_hash_.size())
     base_power_.push_back(base_power_.back() * kHashBase);
   flat_items_ = std::min(flat_items_, pos);
+  if (pos <= chain_keys_k_) chain_keys_k_ = kNoChainKeys;
 }
 
 void Folder::Impl::reindex_kept(std::size_t k, uint64_t last_before) {
@@ -29,6 +30,7 @@ void Folder::Impl::reindex_kept(std::size_t k, uint64_t last_before) {
   prefix_hash_.resize(k + 1);
   prefix_hash_.push_back(prefix_hash_[k] * kHashBase + compat_hash(top[k]));
   flat_items_ = std::min(flat_items_, k);
+  if (k <= chain_keys_k_) chain_keys_k_ = kNoChainKeys;
 }
 
 void Folder::Impl::flatten_upto(std::size_t to) {
@@ -85,8 +87,15 @@ Folder::Impl::Calls Folder::Impl::chain_calls(std::size_t k, std::size_t c, cons
                            std::span<const std::size_t>(chain_at_).subspan(chain_start_[k]), to, c);
     return out;
   }
-  chain_keys_.clear();
-  flatten_keys(target.body, chain_keys_);
+  // A loop's iteration is tried against the same target once per call
+  // appended after it: its calls are flattened once while top[k] stays
+  // as it is (the same condition that keeps flat_keys_ valid).
+  if (chain_keys_k_ != k || chain_keys_c_ != c) {
+    chain_keys_.clear();
+    flatten_keys(target.body, chain_keys_);
+    chain_keys_k_ = k;
+    chain_keys_c_ = c;
+  }
   Calls out;
   out.keys = chain_keys_;
   return out;
@@ -321,7 +330,7 @@ bool Folder::Impl::try_fold() {
         seg.clear();
       }
       for (std::size_t up = c + 1; up-- > 0;) chain[up]->refresh_keys();
-      const std::size_t flat_before = flat_items_;
+      const std::size_t flat_before = flat_items_, chain_keys_before = chain_keys_k_;
       // top[k] stays where it is; the segment merged into it goes.
       top.resize(k + 1);
       reindex_kept(k, last_before);
@@ -330,6 +339,7 @@ bool Folder::Impl::try_fold() {
       // flattening them again at the next test was most of what an
       // irregular code's general path spent on flattening.
       if (!merger.reshaped && flat_before > k) flat_items_ = k + 1;
+      if (!merger.reshaped && chain_keys_before == k) chain_keys_k_ = k;
       return true;
     }
     if (!near) continue;
