@@ -73,12 +73,22 @@ bool is_compact(std::string_view bytes);
 Trace decode_trace(std::string_view bytes, const std::string& source);
 
 /// Writes atomically (temporary file + rename), in the compact form or as
-/// text; a path ending in `.zst` always gets zstd-compressed text. Throws
-/// std::runtime_error naming the path on I/O failure.
-void save_trace(const Trace& trace, const std::filesystem::path& path,
-                TraceEncoding encoding = TraceEncoding::kCompact);
+/// text; a path ending in `.zst` always gets zstd-compressed text. Returns
+/// the bytes written (a device such as `/dev/null` has no file size to ask
+/// for afterwards). Throws std::runtime_error naming the path on I/O
+/// failure.
+std::size_t save_trace(const Trace& trace, const std::filesystem::path& path,
+                       TraceEncoding encoding = TraceEncoding::kCompact);
 /// Reads a trace file in any form (decode_trace).
 Trace load_trace(const std::filesystem::path& path);
+
+/// Writes `bytes` so that a reader of `path` sees the old file or the whole
+/// new one: a temporary file in the same directory, renamed into place. A
+/// path that exists and is not a regular file (`/dev/null`, a FIFO,
+/// `/dev/stdout`) is written in place instead: renaming over it would
+/// replace the device, for every other process too. Throws
+/// std::runtime_error naming the path.
+void write_file_whole(const std::filesystem::path& path, std::string_view bytes);
 
 /// Reads a whole file (decompressing zstd content); throws naming the path.
 std::string read_file_text(const std::filesystem::path& path);

@@ -1,13 +1,11 @@
 // tracefold bench's entry (bench.hpp): the checks a trace must pass, the
 // passes it needs (wildcards, collective alignment), its program, and
 // writing the file.
-#include <unistd.h>
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 
 #include "gen.hpp"
 #include "tracefold/bench_passes.hpp"
+#include "tracefold/trace_io.hpp"
 #include "tracefold/trace_query.hpp"
 #include "tracefold/validate.hpp"
 
@@ -113,17 +111,11 @@ Summary write_c(const Trace& trace, const Options& options, const std::string& p
 namespace tracefold::benchgen {
 
 void write_whole(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw bench::BenchError("cannot write " + path);
-    }
+  try {
+    write_file_whole(path, text);
+  } catch (const std::runtime_error& e) {
+    throw bench::BenchError(e.what());
   }
-  std::filesystem::rename(tmp, path);
 }
 
 }  // namespace tracefold::benchgen

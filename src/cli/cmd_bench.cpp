@@ -1,6 +1,4 @@
 // `tracefold bench`: a trace -> a C+MPI benchmark program (src/benchgen).
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -37,13 +35,7 @@ void write_conceptual(const Trace& recorded, const std::string& path) {
   const WildcardReport w = resolve_wildcards(t);
   AlignReport a = align_collectives(t);
   const std::string text = emit_conceptual(t, print_numbering(recorded, std::move(a.origin)));
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  write_file_whole(path, text);
   std::cerr << "tracefold: bench: wrote " << path << " (coNCePTuaL; " << w.recorded + w.chosen
             << " wildcard receives resolved, " << a.merged << " collective nodes combined)\n";
 }

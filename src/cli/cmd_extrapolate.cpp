@@ -121,7 +121,8 @@ void run_extrapolate(const ExtrapolateArgs& a) {
   }
   // save_trace writes a temporary file and renames it: OUT appears only
   // complete, and only after extrapolation succeeded.
-  save_trace(r.trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
+  const std::size_t bytes =
+      save_trace(r.trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
   std::string sizes;
   for (const auto& in : inputs)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(in.trace.world_size);
@@ -130,7 +131,7 @@ void run_extrapolate(const ExtrapolateArgs& a) {
             << (r.target_rule.rfind("plugin ", 0) == 0 ? " layout (" + r.target_rule + ")"
                                                        : std::string(" grid"))
             << ", " << r.trace.nodes.size() << " nodes, wrote " << a.output << " ("
-            << human_bytes(fs::file_size(a.output)) << ")\n";
+            << human_bytes(bytes) << ")\n";
 }
 
 }  // namespace

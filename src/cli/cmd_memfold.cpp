@@ -34,9 +34,9 @@ void run_memfold(const FoldArgs& a) {
   const Trace trace = mt::fold_raw_logs(
       std::vector<std::filesystem::path>(a.dirs.begin(), a.dirs.end()), options, &stats);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  save_trace(trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
+  const std::size_t bytes =
+      save_trace(trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
   if (a.quiet) return;
-  const auto bytes = std::filesystem::file_size(a.output);
   std::printf(
       "%s: %llu references of %d stream%s, %llu in %llu runs, %llu events, %zu nodes; %llu "
       "bytes (%.6f per reference); folded in %.2f s\n",
@@ -55,12 +55,13 @@ int cmd_memmerge(const std::vector<Trace>& traces, const std::vector<std::string
   const auto t0 = std::chrono::steady_clock::now();
   const Trace trace = mt::merge_memory_traces(traces, names, {}, &stats);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  save_trace(trace, out, text ? TraceEncoding::kText : TraceEncoding::kCompact);
+  const std::size_t bytes =
+      save_trace(trace, out, text ? TraceEncoding::kText : TraceEncoding::kCompact);
   std::fprintf(stderr,
                "tracefold: merged %zu memory traces (%d streams, %llu references) into %s, "
                "%llu bytes, in %.2f s\n",
                traces.size(), trace.world_size, static_cast<unsigned long long>(stats.refs),
-               out.c_str(), static_cast<unsigned long long>(std::filesystem::file_size(out)), secs);
+               out.c_str(), static_cast<unsigned long long>(bytes), secs);
   return 0;
 }
 

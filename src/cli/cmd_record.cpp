@@ -301,8 +301,12 @@ int cmd_record(std::vector<std::string> command, const RecordOptions& o) {
       w = WrittenTrace{t.world_size, t.nodes.size()};
     }
     places.world_size = w->world_size;
+    // `-o /dev/null` (a timing run that keeps no trace) has no size to give.
+    std::error_code size_error;
+    const auto bytes = fs::file_size(output, size_error);
     std::cerr << "tracefold: trace of " << w->world_size << " ranks written to " << output << " ("
-              << human_bytes(fs::file_size(output)) << ", " << w->nodes << " nodes)\n";
+              << (size_error ? std::string() : human_bytes(bytes) + ", ") << w->nodes
+              << " nodes)\n";
   } else if (o.sample_only) {
     std::cerr << "tracefold: no folded trace (--sample-only): each rank's calls are in "
               << timeline_dir << "/events-R.tfe beside its timeline and samples (read them with: "

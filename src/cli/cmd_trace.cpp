@@ -70,9 +70,9 @@ int cmd_fold(const std::string& dir, const std::string& out, const FoldOptions& 
              const WriteOptions& w) {
   Trace t = fold_directory(dir, opts);
   if (w.no_timing) drop_timing(t);
-  save_trace(t, out, w.encoding());
+  const std::size_t bytes = save_trace(t, out, w.encoding());
   std::cerr << "tracefold: folded " << t.world_size << " ranks into " << t.nodes.size()
-            << " nodes, wrote " << out << " (" << human_bytes(fs::file_size(out)) << ")\n";
+            << " nodes, wrote " << out << " (" << human_bytes(bytes) << ")\n";
   return 0;
 }
 
@@ -155,8 +155,8 @@ int cmd_convert(const std::string& in, const std::string& out, const WriteOption
     std::cout << format_trace(t);
     return 0;
   }
-  save_trace(t, out, w.encoding());
-  std::cerr << "tracefold: wrote " << out << " (" << human_bytes(fs::file_size(out)) << ", "
+  const std::size_t bytes = save_trace(t, out, w.encoding());
+  std::cerr << "tracefold: wrote " << out << " (" << human_bytes(bytes) << ", "
             << (w.text ? "text" : "compact") << ")\n";
   return 0;
 }

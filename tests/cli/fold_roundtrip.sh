@@ -94,4 +94,14 @@ expect_in "$ERR" "share ranks" "merge overlapping"
 # A single input merges to itself.
 run_expect 0 "$TRACEFOLD" merge "$WORK/t.trace" -o "$WORK/m.trace"
 cmp "$WORK/m.trace" "$WORK/t.trace" || fail "merge of one trace changed it"
+# An output that is not a regular file (a FIFO here, /dev/null alike) is
+# written into: renaming a temporary over it would replace it for everyone.
+mkfifo "$WORK/pipe"
+timeout 20 cat "$WORK/pipe" >"$WORK/from_pipe" &
+reader=$!
+run_expect 0 "$TRACEFOLD" convert "$WORK/t.txt" -o "$WORK/pipe"
+wait "$reader" || fail "convert -o FIFO wrote nothing into the FIFO"
+[[ -p "$WORK/pipe" ]] || fail "convert -o FIFO replaced the FIFO with a file"
+cmp "$WORK/from_pipe" "$WORK/t.trace" || fail "the FIFO's reader did not get the compact trace"
+expect_in "$ERR" "wrote $WORK/pipe ($(wc -c <"$WORK/t.trace") B" "convert -o FIFO summary"
 echo "fold_roundtrip: ok"

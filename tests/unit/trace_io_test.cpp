@@ -2,8 +2,10 @@
 // writes) and clear errors on corrupt or truncated input.
 #include "tracefold/trace_io.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -508,6 +510,27 @@ TEST(TraceIo, ByteFlipFuzz) {
   EXPECT_TRUE(other_errors.empty())
       << other_errors.size()
       << " mutations escaped as something other than TraceFormatError:" << sample;
+}
+
+// `-o /dev/null` as root once replaced the device with a regular file:
+// renaming the temporary over a path that is not a regular file is wrong
+// for every other process that opens it. A FIFO stands in for the device.
+TEST(TraceIo, SaveWritesIntoAFifoInPlaceOfReplacingIt) {
+  TempDir dir;
+  const fs::path fifo = dir.path() / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0) << std::strerror(errno);
+  const Trace t = figure52_trace();
+  save_trace(t, fifo);
+  std::string got(1 << 16, '\0');
+  const ssize_t n = ::read(reader, got.data(), got.size());
+  ::close(reader);
+  ASSERT_GE(n, 0) << std::strerror(errno);
+  got.resize(static_cast<std::size_t>(n));
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+  EXPECT_EQ(got, encode_compact(t));
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"pipe"});
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ std::string errno_text() {
 }
 }  // namespace
 
-void save_trace(const Trace& trace, const std::filesystem::path& path, TraceEncoding encoding) {
+std::size_t save_trace(const Trace& trace, const std::filesystem::path& path,
+                       TraceEncoding encoding) {
   // A `.zst` name promises what `zstd -d` can read: compressed text.
   std::string text;
   if (path.extension() == ".zst") {
@@ -105,27 +106,38 @@ void save_trace(const Trace& trace, const std::filesystem::path& path, TraceEnco
   } else {
     text = format_trace(trace);
   }
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
+  write_file_whole(path, text);
+  return text.size();
+}
+
+void write_file_whole(const std::filesystem::path& path, std::string_view bytes) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  const bool in_place = !ec && std::filesystem::exists(status) &&
+                        !std::filesystem::is_regular_file(status) &&
+                        !std::filesystem::is_directory(status);
+  const std::filesystem::path target =
+      in_place ? path : std::filesystem::path(path.string() + ".tmp." + std::to_string(::getpid()));
   {
     errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(tmp.string() + ": cannot open for writing: " + errno_text());
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    std::ofstream out(target, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw std::runtime_error(target.string() + ": cannot open for writing: " + errno_text());
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     // close() reports what a full disk refused to take, flush() alone not always.
     out.close();
     if (!out) {
       const std::string why = errno_text();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error(tmp.string() + ": write failed: " + why);
+      if (!in_place) std::filesystem::remove(target, ec);
+      throw std::runtime_error(target.string() + ": write failed: " + why);
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  if (in_place) return;
+  std::filesystem::rename(target, path, ec);
   if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(path.string() + ": cannot rename into place: " + ec.message());
+    const std::string why = ec.message();
+    std::filesystem::remove(target, ec);
+    throw std::runtime_error(path.string() + ": cannot rename into place: " + why);
   }
 }
 
