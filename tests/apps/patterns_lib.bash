@@ -6,6 +6,9 @@
 #   shapes NAME NP STEPS [ARG...]
 #                          record app_NAME STEPS ARG... at NP ranks into NAME-NP.tf,
 #                          list its patterns in NAME-NP.txt, show the global part
+#   thread_patterns NAME [ARG...]
+#                          record app_thread_patterns 4 ARG... at 4 ranks into
+#                          NAME.tf; exits 77 (not run) without MPI_THREAD_MULTIPLE
 #   expect FILE LINE       FILE holds LINE, exactly, at least once
 #   fail MESSAGE           report and exit 1
 set -euo pipefail
@@ -29,4 +32,15 @@ shapes() {
   sed -n '/^global patterns/,$p' "$name-$np.txt" | cut -c1-200
 }
 # expect FILE LINE: the listing holds LINE, exactly, at least once.
+# thread_patterns NAME ARG...: app_thread_patterns 4 ARG... at 4 ranks into
+# NAME.tf; exits 77 (not run) without MPI_THREAD_MULTIPLE.
+thread_patterns() {
+  local name=$1
+  "$TF" record -o "$name.tf" -- "$MPIRUN" -np 4 "$APPS/app_thread_patterns" 4 "${@:2}" \
+    > "$name.out" 2> "$name.err" || { cat "$name.err" >&2; fail "record $name"; }
+  if grep -q "not provided" "$name.out"; then
+    echo "this MPI does not provide MPI_THREAD_MULTIPLE: not run"
+    exit 77
+  fi
+}
 expect() { grep -qxF -- "$2" "$1" || fail "$1: no line '$2'"; }

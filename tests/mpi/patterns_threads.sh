@@ -8,19 +8,7 @@
 # naming the communicator, peer, tag, rank and both threads.
 source "$2/tests/apps/patterns_lib.bash"
 
-# record NAME ARG...: app_thread_patterns 4 ARG... at 4 ranks into NAME.tf;
-# exits 77 (not run) without MPI_THREAD_MULTIPLE.
-record() {
-  local name=$1
-  "$TF" record -o "$name.tf" -- "$MPIRUN" -np 4 "$APPS/app_thread_patterns" 4 "${@:2}" \
-    > "$name.out" 2> "$name.err" || { cat "$name.err" >&2; fail "record $name"; }
-  if grep -q "not provided" "$name.out"; then
-    echo "this MPI does not provide MPI_THREAD_MULTIPLE: not run"
-    exit 77
-  fi
-}
-
-record own
+thread_patterns own
 "$TF" patterns own.tf > own.txt 2> own.err || { cat own.err >&2; fail "patterns on two threads per rank"; }
 cut -c1-160 own.txt
 expect own.txt 'thread class 0 of 2'
@@ -56,7 +44,7 @@ rc=0
 [[ $rc -ne 0 ]] && grep -q "threads per rank" truth.err ||
   fail "--truth on two threads per rank should be refused: rc $rc, $(cat truth.err)"
 
-record shared shared
+thread_patterns shared shared
 rc=0
 "$TF" patterns shared.tf > shared.txt 2> shared.err || rc=$?
 cat shared.err

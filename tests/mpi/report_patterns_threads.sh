@@ -15,17 +15,6 @@ source "$2/tests/apps/patterns_lib.bash"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 [[ -n $CHROMIUM ]] || fail "chromium not found (scripts/install-deps.sh installs it)"
 
-# record NAME ARG...: app_thread_patterns 4 ARG... at 4 ranks into NAME.tf;
-# exits 77 (not run) without MPI_THREAD_MULTIPLE.
-record() {
-  local name=$1
-  "$TF" record -o "$name.tf" -- "$MPIRUN" -np 4 "$APPS/app_thread_patterns" 4 "${@:2}" \
-    > "$name.out" 2> "$name.err" || { cat "$name.err" >&2; fail "record $name"; }
-  if grep -q "not provided" "$name.out"; then
-    echo "this MPI does not provide MPI_THREAD_MULTIPLE: not run"
-    exit 77
-  fi
-}
 
 # dom NAME: NAME.html as Chromium parses it, into NAME.dom.
 dom() {
@@ -34,7 +23,7 @@ dom() {
     fail "chromium --dump-dom $1.html"
 }
 
-record own
+thread_patterns own
 "$TF" patterns --json own.tf > own.json || fail "patterns --json on two threads per rank"
 "$TF" report own.tf -o own.html 2> own-report.err || {
   cat own-report.err >&2
@@ -80,7 +69,7 @@ assert sum(shares) <= 100.05, "the classes' time shares add up to %.1f %%" % sum
 print("report: " + "; ".join("thread %d %s ranks %s, %d messages, %.1f %%" % g for g in got))
 PY
 
-record shared shared
+thread_patterns shared shared
 "$TF" report shared.tf -o shared.html 2> shared-report.err || {
   cat shared-report.err >&2
   fail "report of the trace whose threads share a channel"
