@@ -48,13 +48,16 @@ cd "$out"
 pct() {  # pct REFERENCE VALUE: 1 - |VALUE - REFERENCE| / REFERENCE, in %
   awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", 100 * (1 - (b > a ? b - a : a - b) / a)}'
 }
+# A timed run that fails leaves its output in run.log; the row then names
+# it instead of the script stopping without a word.
 app_time() {  # app_time NP APP ARGS...
-  APP_TIME=1 timeout 600 mpirun -np "$1" "$APPS/app_$2" "${@:3}" 2>&1 > /dev/null |
-    sed -n 's/^app_time: //p'
+  APP_TIME=1 timeout 600 mpirun -np "$1" "$APPS/app_$2" "${@:3}" > /dev/null 2> run.log ||
+    return 1
+  sed -n 's/^app_time: //p' run.log
 }
 replay_time() {  # replay_time NP TRACE
-  timeout 600 mpirun -np "$1" "$TF" replay --compute-clock cpu "$2" 2>&1 |
-    sed -n 's/^replay: .*, wall \([0-9.e+-]*\) s.*/\1/p'
+  timeout 600 mpirun -np "$1" "$TF" replay --compute-clock cpu "$2" > run.log 2>&1 || return 1
+  sed -n 's/^replay: .*, wall \([0-9.e+-]*\) s.*/\1/p' run.log
 }
 
 # accuracy NAME TARGET "INPUT COUNTS" APP ARGS...: one row of the table
@@ -76,14 +79,19 @@ accuracy() {
   d=$("$TF" diff "$name-x$target.tf" "$name-$target.tf" 2>&1 | head -1) || true
   d=${d%%: \[*}  # a lossy extrapolation's first difference, without its values
   # Rotated order: a slow spell of the machine falls on all three alike.
-  local ts=() rs=() xs=() k j t r x
+  local ts=() rs=() xs=() k j t r x v what
   for ((k = 0; k < REPS; ++k)); do
     for j in 0 1 2; do
       case $(((j + k) % 3)) in
-        0) ts+=("$(app_time "$target" "$app" "$@")") ;;
-        1) rs+=("$(replay_time "$target" "$name-$target.tf")") ;;
-        2) xs+=("$(replay_time "$target" "$name-x$target.tf")") ;;
-      esac
+        0) what="the program" && v=$(app_time "$target" "$app" "$@") && ts+=("$v") ;;
+        1) what="the replay of the real trace" &&
+          v=$(replay_time "$target" "$name-$target.tf") && rs+=("$v") ;;
+        2) what="the replay of the extrapolation" &&
+          v=$(replay_time "$target" "$name-x$target.tf") && xs+=("$v") ;;
+      esac || {
+        echo "| $name | $what failed in timed run $((k + 1)) at $target ranks: $(tail -1 run.log) |"
+        return 0
+      }
     done
   done
   local c=()  # processor time of one replay of each, recorded
