@@ -380,19 +380,40 @@ void point_to_point(Analysis& a) {
   a.rep.unmatched_sends = m.unmatched_sends;
   a.rep.unmatched_recvs = m.unmatched_recvs;
   const std::size_t n = a.in.ranks.size();
-  std::vector<std::vector<RecvMatch>> recvs(n);
-  std::vector<std::vector<SendMatch>> sends(n);
-  for (const Message& msg : m.messages) {
-    const auto sender = int32_t(msg.sender_stream), receiver = int32_t(msg.receiver_stream);
-    recvs[std::size_t(receiver)].push_back({msg.recv_event, msg.recv_complete_event, sender,
-                                            msg.send_event, a.at(sender, msg.send_event).start_ns});
-    sends[std::size_t(sender)].push_back({msg.send_event, msg.send_complete_event, receiver,
-                                          msg.recv_event, a.at(receiver, msg.recv_event).start_ns,
-                                          msg.bytes});
-  }
+  // One rank's receives and sends are made at a time, from the messages'
+  // indices sorted by receiver and by sender (stable: each rank's in the
+  // match's order): every rank's at once held about 90 bytes per message,
+  // on top of the events, at the wait analysis's busiest moment.
+  const auto by_rank = [&](auto stream) {
+    std::vector<std::size_t> from(n + 1, 0), order(m.messages.size());
+    for (const Message& msg : m.messages) ++from[std::size_t(stream(msg)) + 1];
+    for (std::size_t r = 0; r < n; ++r) from[r + 1] += from[r];
+    std::vector<std::size_t> at(from.begin(), from.end() - 1);
+    for (std::size_t i = 0; i < m.messages.size(); ++i)
+      order[at[std::size_t(stream(m.messages[i]))]++] = i;
+    return std::pair{std::move(from), std::move(order)};
+  };
+  const auto [recv_from, recv_order] = by_rank([](const Message& x) { return x.receiver_stream; });
+  const auto [send_from, send_order] = by_rank([](const Message& x) { return x.sender_stream; });
+  std::vector<SendMatch> sends;
   for (std::size_t r = 0; r < n; ++r) {
-    late_senders(a, int32_t(r), std::move(recvs[r]));
-    late_receivers(a, int32_t(r), sends[r]);
+    std::vector<RecvMatch> recvs;
+    recvs.reserve(recv_from[r + 1] - recv_from[r]);
+    for (std::size_t k = recv_from[r]; k < recv_from[r + 1]; ++k) {
+      const Message& msg = m.messages[recv_order[k]];
+      const auto sender = int32_t(msg.sender_stream);
+      recvs.push_back({msg.recv_event, msg.recv_complete_event, sender, msg.send_event,
+                       a.at(sender, msg.send_event).start_ns});
+    }
+    late_senders(a, int32_t(r), std::move(recvs));
+    sends.clear();
+    for (std::size_t k = send_from[r]; k < send_from[r + 1]; ++k) {
+      const Message& msg = m.messages[send_order[k]];
+      const auto receiver = int32_t(msg.receiver_stream);
+      sends.push_back({msg.send_event, msg.send_complete_event, receiver, msg.recv_event,
+                       a.at(receiver, msg.recv_event).start_ns, msg.bytes});
+    }
+    late_receivers(a, int32_t(r), sends);
   }
 }
 

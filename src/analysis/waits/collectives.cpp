@@ -14,6 +14,14 @@
 namespace tracefold::waits_detail {
 
 std::vector<std::size_t> collective_completions(const std::vector<TimedEvent>& evs) {
+  // Most ranks start no nonblocking collective: then none is completed, and
+  // find_completions' copy of the rank's events (a rank's share of the
+  // analysis's largest data, fields and all) is not needed.
+  const bool any = std::any_of(evs.begin(), evs.end(), [](const TimedEvent& te) {
+    const OpTraits& t = op_traits(te.ev.op);
+    return t.category == OpCategory::kCollective && t.nonblocking;
+  });
+  if (!any) return std::vector<std::size_t>(evs.size(), RequestCompletions::npos);
   std::vector<Event> plain;
   plain.reserve(evs.size());
   for (const TimedEvent& te : evs) plain.push_back(te.ev);
