@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "fold.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/trace_level.hpp"
 
 namespace tracefold::cli {
 namespace {
@@ -35,7 +36,8 @@ void run_memfold(const FoldArgs& a) {
       std::vector<std::filesystem::path>(a.dirs.begin(), a.dirs.end()), options, &stats);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::size_t bytes =
-      save_trace(trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact);
+      save_trace(trace, a.output, a.text ? TraceEncoding::kText : TraceEncoding::kCompact,
+                 mt::kTraceZstdLevel);
   if (a.quiet) return;
   std::printf(
       "%s: %llu references of %d stream%s, %llu in %llu runs, %llu events, %zu nodes; %llu "
@@ -55,8 +57,8 @@ int cmd_memmerge(const std::vector<Trace>& traces, const std::vector<std::string
   const auto t0 = std::chrono::steady_clock::now();
   const Trace trace = mt::merge_memory_traces(traces, names, {}, &stats);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::size_t bytes =
-      save_trace(trace, out, text ? TraceEncoding::kText : TraceEncoding::kCompact);
+  const std::size_t bytes = save_trace(
+      trace, out, text ? TraceEncoding::kText : TraceEncoding::kCompact, mt::kTraceZstdLevel);
   std::fprintf(stderr,
                "tracefold: merged %zu memory traces (%d streams, %llu references) into %s, "
                "%llu bytes, in %.2f s\n",

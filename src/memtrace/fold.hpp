@@ -38,6 +38,14 @@
 
 namespace tracefold::memtrace {
 
+// zstd level of a memory trace's compact form (save_trace's compact_level).
+// Its body is mostly the lists of values that follow data (a sparse
+// matrix's columns): level 3 writes them within 0.5 % of level 9 at a third
+// of the time and a tenth of level 19's, and the regular kernels' few KB
+// about 12 % larger without level 19's 10 ms of setting up its tables,
+// which is most of their fold (docs/memtrace.md "Sizes and speed").
+inline constexpr int kTraceZstdLevel = 3;
+
 struct MemFoldOptions {
   // Longest run body (references per iteration) the first level looks for.
   std::uint32_t max_body = 64;

@@ -21,6 +21,7 @@
 #include "tracefold/analysis_basic.hpp"
 #include "tracefold/expand.hpp"
 #include "tracefold/merge.hpp"
+#include "tracefold/trace_level.hpp"
 
 namespace tracefold {
 namespace {
@@ -154,6 +155,27 @@ TEST(TraceIo, SaveAndLoadPlainAndZstd) {
   // Atomic write: only the targets, no temporary left behind.
   EXPECT_EQ(dir.names(), (std::vector<std::string>{"packed-but-named-plain.trace", "plain.zst",
                                                    "t.trace", "t.trace.zst"}));
+}
+
+// A compact level given to save_trace (as memory traces are written)
+// changes only the zstd frame: the default stays the level chosen by size,
+// and both read back to the same trace.
+TEST(TraceIo, CompactLevelChangesOnlyTheCompression) {
+  TempDir dir;
+  const Trace t = rich_trace();
+  const fs::path by_size = dir.path() / "by-size.tf";
+  const fs::path fast = dir.path() / "fast.tf";
+  EXPECT_EQ(save_trace(t, by_size), encode_compact(t).size());
+  EXPECT_EQ(save_trace(t, fast, TraceEncoding::kCompact, 1), encode_compact(t, 1).size());
+  EXPECT_EQ(read_bytes(by_size), encode_compact(t, kCompactLevelBySize));
+  EXPECT_EQ(read_bytes(fast), encode_compact(t, 1));
+  EXPECT_NE(read_bytes(fast), read_bytes(by_size));
+  EXPECT_EQ(format_trace(load_trace(fast)), format_trace(load_trace(by_size)));
+  EXPECT_EQ(format_trace(load_trace(fast)), format_trace(t));
+  // The text form has no level.
+  const fs::path text = dir.path() / "t.trace";
+  save_trace(t, text, TraceEncoding::kText, 1);
+  EXPECT_EQ(read_bytes(text), format_trace(t));
 }
 
 TEST(TraceIo, SaveReplacesAnExistingFileAtomically) {

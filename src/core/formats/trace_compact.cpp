@@ -13,6 +13,7 @@
 #include "trace_links.hpp"
 #include "tracefold/limits.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/trace_level.hpp"
 
 namespace tracefold {
 
@@ -294,7 +295,7 @@ std::string encode_compact_body(const Trace& t) {
   return std::move(o.bytes());
 }
 
-std::string encode_compact(const Trace& t) {
+std::string encode_compact(const Trace& t, int level) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   // Version 8 only where the thread dimension needs it: one thread per
   // rank stays the version 7 trace it always was.
@@ -306,8 +307,13 @@ std::string encode_compact(const Trace& t) {
                            : t.has_thread_dimension() ? Trace::kCompactVersion
                                                       : Trace::kCompactVersionSingleThread);
   const std::string body = encode_compact_body(t);
-  out += compact::compress_body(body, compression_level(body.size()));
+  out += compact::compress_body(
+      body, level == kCompactLevelBySize ? compression_level(body.size()) : level);
   return out;
+}
+
+std::string encode_compact(const Trace& t) {
+  return encode_compact(t, kCompactLevelBySize);
 }
 
 bool is_compact(std::string_view bytes) {

@@ -11,6 +11,7 @@
 
 #include "tracefold/limits.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/trace_level.hpp"
 
 namespace tracefold {
 
@@ -96,18 +97,23 @@ std::string errno_text() {
 }  // namespace
 
 std::size_t save_trace(const Trace& trace, const std::filesystem::path& path,
-                       TraceEncoding encoding) {
+                       TraceEncoding encoding, int compact_level) {
   // A `.zst` name promises what `zstd -d` can read: compressed text.
   std::string text;
   if (path.extension() == ".zst") {
     text = zstd_compress(format_trace(trace));
   } else if (encoding == TraceEncoding::kCompact) {
-    text = encode_compact(trace);
+    text = encode_compact(trace, compact_level);
   } else {
     text = format_trace(trace);
   }
   write_file_whole(path, text);
   return text.size();
+}
+
+std::size_t save_trace(const Trace& trace, const std::filesystem::path& path,
+                       TraceEncoding encoding) {
+  return save_trace(trace, path, encoding, kCompactLevelBySize);
 }
 
 void write_file_whole(const std::filesystem::path& path, std::string_view bytes) {
