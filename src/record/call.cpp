@@ -10,7 +10,8 @@ void Call::comm(MPI_Comm c) {
   comm_ = c;
   if (c == MPI_COMM_NULL) return;
   try {
-    ev_.set(kComm, recorder().comm_id(c));
+    comm_id_ = recorder().comm_id(c);
+    ev_.set(kComm, comm_id_);
   } catch (const std::exception& ex) {
     recorder().fail(ex.what());
   }

@@ -277,14 +277,14 @@ namespace {
 // scalar peers only, this rank a member and every peer in range. Returns
 // false, with `peers` unchanged, for anything else (lists, a peer outside
 // the communicator: encode_relative's error), which then takes the call.
-[[gnu::always_inline]] inline bool encode_scalar_peers(Recorder& r, ThreadStream& s,
-                                                       const Event& ev,
+// `comm`: the event's communicator field.
+[[gnu::always_inline]] inline bool encode_scalar_peers(Recorder& r, ThreadStream& s, int64_t comm,
                                                        std::span<FieldValue> peers) {
   if (peers.size() == 1) {  // most calls: one peer, in one pass
     int64_t& v = peers[0].scalar;
     if (!peers[0].list.empty()) return false;
     if (is_sentinel(v)) return true;
-    const auto [me, size_in] = r.position_in(s, ev.get(kComm));
+    const auto [me, size_in] = r.position_in(s, comm);
     if (me < 0 || me >= size_in || v < 0 || v >= size_in) return false;
     v = v >= me ? v - me : v - me + size_in;
     return true;
@@ -295,7 +295,7 @@ namespace {
     any |= !is_sentinel(f.scalar);
   }
   if (!any) return true;
-  const auto [me, size_in] = r.position_in(s, ev.get(kComm));
+  const auto [me, size_in] = r.position_in(s, comm);
   if (me < 0 || me >= size_in) return false;
   for (const FieldValue& f : peers)
     if (!is_sentinel(f.scalar) && (f.scalar < 0 || f.scalar >= size_in)) return false;
@@ -334,10 +334,12 @@ void Recorder::fold_unfolded(ThreadStream& s) {
     for (std::size_t i = 0; i < n; ++i) {
       Event& ev = s.unfolded[i];
       const std::span<FieldValue> peers = leading_peer_fields(ev);
-      if (!peers.empty() && !encode_scalar_peers(*this, s, ev, peers) &&
-          has_relative_fields(peers)) {
-        const auto [me, size_in] = position_in(s, ev.get(kComm));
-        encode_relative(peers, me, size_in);
+      if (!peers.empty()) {
+        const int64_t comm = s.unfolded_comm[i] != kUndefined ? s.unfolded_comm[i] : ev.get(kComm);
+        if (!encode_scalar_peers(*this, s, comm, peers) && has_relative_fields(peers)) {
+          const auto [me, size_in] = position_in(s, comm);
+          encode_relative(peers, me, size_in);
+        }
       }
       s.folder->append(ev);
       if (!s.unfolded_repeats[i].empty())
@@ -511,7 +513,8 @@ Call::~Call() {
   bool queued;
   if (r.queue_inline && site_memo && *site_memo != PathCache::kSiteUnknown && r.recording()) {
     ev_.site = *site_memo;
-    if (!(r.is_poll(op) && r.repeat_of_last(s, ev_))) r.queue_event(s, ev_, list_entries_, lists_);
+    if (!(r.is_poll(op) && r.repeat_of_last(s, ev_)))
+      r.queue_event(s, ev_, list_entries_, lists_, comm_id_);
     queued = true;
   } else {
     queued = r.append(s, ev_, stack, site_memo, list_entries_, lists_);

@@ -197,6 +197,9 @@ class Call {
   OpId op_;
   int64_t enter_ns_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  // What comm() set as the event's communicator field (kAbsent: none), so
+  // the queue need not look the field up again (ThreadStream::unfolded_comm).
+  int64_t comm_id_ = kAbsent;
   bool wild_source_ = false;
   bool wild_tag_ = false;
   // Some request passed to requests_in is a live wildcard receive: the only

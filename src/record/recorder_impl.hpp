@@ -361,11 +361,13 @@ class Recorder {
   bool repeat_of_last(ThreadStream& s, const Event& ev);
   // append's end: `ev` (its site set, a poll's repeat already counted)
   // joins the queue, which is folded once full. No exception leaves it
-  // (fold_unfolded catches its own).
+  // (fold_unfolded catches its own). `comm`: ev's communicator field if
+  // the caller knows it, else kUndefined (ThreadStream::unfolded_comm).
   [[gnu::always_inline]] void queue_event(ThreadStream& s, Event& ev, std::size_t list_entries,
-                                          bool lists) {
+                                          bool lists, int64_t comm = kUndefined) {
     s.unfolded_list_entries += list_entries;
     s.unfolded_has_lists[s.unfolded_n] = lists;
+    s.unfolded_comm[s.unfolded_n] = comm;
     s.unfolded[s.unfolded_n++].swap(ev);
     s.bump_queue_seq();
     if (s.unfolded_n == s.unfolded.size() ||

@@ -95,6 +95,11 @@ struct alignas(64) ThreadStream {
   std::vector<Event> unfolded;
   std::size_t unfolded_n = 0;
   std::vector<uint8_t> unfolded_has_lists;  // per slot: a field's list holds a buffer
+  // Per slot: the event's communicator id as the Call knew it when queued
+  // (kAbsent: none, the world), or kUndefined when the queuing caller did
+  // not know it (the event's field is then read). Spares fold_unfolded a
+  // search of the fields per event for the peers' relative encoding.
+  std::vector<int64_t> unfolded_comm;
   // List fields grow with the communicator (v-collectives carry one count
   // per rank): at thousands of ranks a full queue of them would hold tens of
   // megabytes, so the queue is also folded once its lists reach this many

@@ -25,6 +25,7 @@ std::unique_ptr<ThreadStream> Recorder::make_stream(int t) {
   if (!sample_only) s->folder.emplace(t * size + rank, fold_options);
   s->unfolded.resize(fold_batch);
   s->unfolded_has_lists.resize(fold_batch);
+  s->unfolded_comm.resize(fold_batch);
   s->unfolded_repeats.resize(fold_batch);
   s->fast_repeat_limit = fast_repeat_limit;
   return s;
