@@ -48,29 +48,24 @@ shared=$(grep -o 'hist([^)]*)' amg/fields.txt | tr ' ()' '\n\n\n' | grep -c ':' 
 # the same, had every rank kept its own histograms: per rank, call site
 # and field, the distinct values of each sequence that does not repeat
 # with a period of up to 64 values (those fold into one run) and changes
-# value more than 16 times (fewer runs than that stay exact); where one
-# rank's sequence of a call site and field is such a histogram, every
-# rank's sequence there is one too (short pieces included, one value each
-# at least), as the merge makes them
+# value more than 16 times (fewer runs than that stay exact)
 own=$(for f in amg/raw/rank-*.txt; do
   awk '$1 ~ /^MPI_/ {
          site = ""; for (i = 2; i <= NF; i++) if ($i ~ /^site=/) site = $i
          for (i = 2; i <= NF; i++) if ($i ~ /^(peer|src|count)=/) {
-           split($i, kv, "="); k = $1 "|" site "|" kv[1]
+           split($i, kv, "="); k = $1 " " site " " kv[1]
            v[k, n[k]++] = kv[2]; if (!((k, kv[2]) in seen)) { seen[k, kv[2]] = 1; d[k]++ } } }
-       END {
+       END { s = 0
          for (k in n) {
            ch = 0; for (i = 1; i < n[k]; i++) if (v[k, i] != v[k, i - 1]) ch++
-           over = 0
-           if (ch > 16 && d[k] >= 2) {
-             periodic = 0
-             for (p = 1; p <= 64 && p < n[k] && !periodic; p++) {
-               same = 1; for (i = p; i < n[k] && same; i++) if (v[k, i] != v[k, i - p]) same = 0
-               periodic = same }
-             over = !periodic }
-           print k, d[k], over } }' "$f"
-done | awk '{ s[$1] += $2; e[$1]++; if ($3) lossy[$1] = 1 }
-            END { t = 0; c = 0; for (k in lossy) { t += s[k]; c += e[k] } print t + 0, c + 0 }')
+           if (ch <= 16 || d[k] < 2) continue
+           periodic = 0
+           for (p = 1; p <= 64 && p < n[k] && !periodic; p++) {
+             same = 1; for (i = p; i < n[k] && same; i++) if (v[k, i] != v[k, i - p]) same = 0
+             periodic = same }
+           if (!periodic) { s += d[k]; e++ } }
+         print s, e + 0 }' "$f"
+done | awk '{ s += $1; e += $2 } END { print s + 0, e + 0 }')
 read -r own own_entries <<<"$own"
 entries=$(grep -o 'hist(' amg/fields.txt | wc -l)
 CHECKS=$((CHECKS + 1))

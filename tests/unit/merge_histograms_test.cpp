@@ -134,40 +134,6 @@ TEST(MergeHistograms, AlikeRanksShareOneHistogramScaledToTheLargest) {
   EXPECT_EQ(format_trace(parse_trace(format_trace(t), "t")), format_trace(t));
 }
 
-// Ranks whose sequence of a field is short (no more values than the
-// threshold) keep it exact on their own; where other ranks' sequences of
-// that field at the same node are histograms, the merge makes theirs
-// histograms too, so they pool with alike ranks' instead of staying one
-// exact entry per rank. Every rank still expands to its own calls.
-TEST(MergeHistograms, ShortPiecesOfALossyFieldBecomeHistogramsAndPool) {
-  CommTable comms;
-  comms.define_world(kRanks);
-  // Even ranks: 40 + r sends (histograms); odd ranks: 3 sends (exact alone).
-  std::vector<int> sends;
-  for (int32_t r = 0; r < kRanks; ++r) sends.push_back(r % 2 ? 3 : 40 + r);
-  std::vector<Trace> ranks = lossy_ranks(sends, comms);
-  ASSERT_FALSE(ranks[1].nodes[0].field(FieldTable::peer())->for_rank(1)->is_histogram());
-  const Trace t = reduce_traces(ranks);
-  ASSERT_EQ(t.nodes.size(), 2u);
-  for (FieldId f : {FieldTable::peer(), *FieldTable::find("count")}) {
-    const Elastic& el = *t.nodes[0].field(f);
-    for (int32_t r = 0; r < kRanks; ++r) {
-      const ValueSeq* v = el.for_rank(r);
-      ASSERT_NE(v, nullptr);
-      EXPECT_TRUE(v->is_histogram())
-          << FieldTable::name(f) << " rank " << r << ": " << el.to_string();
-      EXPECT_GE(v->size(), static_cast<uint64_t>(sends[static_cast<std::size_t>(r)]));
-    }
-    // Odd ranks (3 values each, one power-of-two class) share one entry.
-    EXPECT_LE(el.entries().size(), 3u) << FieldTable::name(f) << ": " << el.to_string();
-  }
-  // The constant tag is no histogram anywhere, so it stays exact.
-  EXPECT_FALSE(t.nodes[0].field(*FieldTable::find("tag"))->entries()[0].values.is_histogram());
-  for (int32_t r = 0; r < kRanks; ++r)
-    EXPECT_EQ(expand_rank(t, r).size(),
-              static_cast<std::size_t>(sends[static_cast<std::size_t>(r)] + 10));
-}
-
 // merge --histogram-threshold makes the histograms after merging: the
 // shared form is then made by share_histograms, the same as the merge's.
 TEST(MergeHistograms, ShareAfterMergingEqualsShareWhileMerging) {

@@ -96,33 +96,9 @@ bool share_alike_histograms(Elastic& el) {
   return true;
 }
 
-// A field that is a histogram on some ranks (more than the threshold's
-// values there) is lossy at this node: the other ranks' pieces become
-// histograms too. An irregular exchange gives each rank a short exact
-// sequence of its own (a round's partners or sizes, under the threshold
-// alone), and kept exact those pieces make the trace grow with the ranks;
-// as histograms they pool with alike ranks'. Each rank still reads as many
-// values as it holds (a shared entry holds at least that many), so the
-// events stay where they were; only their values are drawn. Lossless
-// traces hold no histogram and are left as they are.
-bool histogram_whole_field(Elastic& el) {
-  bool lossy = false;
-  for (const ElasticEntry& e : el.entries()) lossy = lossy || e.values.is_histogram();
-  if (!lossy) return false;
-  bool any = false;
-  for (ElasticEntry& e : el.entries())
-    if (!e.values.is_histogram() && !e.values.empty()) {
-      e.values.make_histogram();
-      any = true;
-    }
-  return any;
-}
-
 void share_fields(Node& n, std::set<FieldId>& shared) {
-  for (auto& [f, el] : n.fields) {
-    if (FieldTable::kind(f) != FieldKind::kList) histogram_whole_field(el);
+  for (auto& [f, el] : n.fields)
     if (share_alike_histograms(el)) shared.insert(f);
-  }
   // A modelled poll loop's trip counts and its probe's executions
   // (model_poll_loops), which the lossy note names already.
   for (LoopLevel& l : n.loops) share_alike_histograms(l.iters);
