@@ -39,6 +39,13 @@ MPICC=${TRACEFOLD_MPICC:-mpicc}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
+# Open MPI's launchers create their session directory under one shared
+# top directory (/tmp/ompi.HOST.UID) and fail with "orte_session_dir
+# failed ... File exists" when two of them race to create it (tests run
+# in parallel under CTest, and some start two runs at once). Each test
+# gets its own; MPICH ignores the variable.
+export OMPI_MCA_orte_tmpdir_base=${OMPI_MCA_orte_tmpdir_base:-$WORK/.ompi}
+mkdir -p "$OMPI_MCA_orte_tmpdir_base"
 FAILURES=()
 CHECKS=0
 

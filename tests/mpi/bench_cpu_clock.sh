@@ -63,7 +63,17 @@ for k in 1 2 3 4; do
   hogs+=($!)
 done
 trap 'kill "${hogs[@]}" 2> /dev/null || true; rm -rf "$work"' EXIT
-"$TF" record -o st.tf --stats compute_cpu -- "$MPIRUN" -np 4 "${pin[@]}" "$APPS/app_stencil2d_periodic" 10 8000 > /dev/null 2>&1
+# A failure below shows what the run printed (a silent exit under set -e
+# leaves nothing to read in CTest's output).
+fail_run() {
+  echo "$1 failed (exit $2) with 4 ranks and 4 spinning processes on core $core" >&2
+  local f
+  for f in "${@:3}"; do [[ -s $f ]] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }; done
+  exit 1
+}
+rc=0
+"$TF" record -o st.tf --stats compute_cpu -- "$MPIRUN" -np 4 "${pin[@]}" "$APPS/app_stencil2d_periodic" 10 8000 > st-rec.txt 2>&1 || rc=$?
+((rc == 0)) || fail_run "recording app_stencil2d_periodic" "$rc" st-rec.txt
 kill "${hogs[@]}"
 wait "${hogs[@]}" 2> /dev/null || true
 for c in wall cpu; do
@@ -72,11 +82,22 @@ for c in wall cpu; do
 done
 # The benchmark's time over the program's, both run at the same time; which
 # starts first alternates (the later one tends to run faster).
+# Each run's exit status is checked after both have ended (a run in the
+# background would otherwise fail unseen).
+# The two launchers start together: each keeps its session directory
+# apart (see mpi_test_lib.bash).
+mkdir -p "$work/.ompi-p" "$work/.ompi-b"
 program() {
-  APP_TIME=1 "$MPIRUN" -np 4 "${pin[@]}" "$APPS/app_stencil2d_periodic" 10 8000 2>&1 >/dev/null |
-    sed -n 's/^app_time: //p' > p.t
+  local rc=0
+  APP_TIME=1 OMPI_MCA_orte_tmpdir_base=$work/.ompi-p "$MPIRUN" -np 4 "${pin[@]}" "$APPS/app_stencil2d_periodic" 10 8000 > p.out 2> p.err || rc=$?
+  echo "$rc" > p.rc
+  sed -n 's/^app_time: //p' p.err > p.t
 }
-bench() { "$MPIRUN" -np 4 "${pin[@]}" "./st-$1" > b.txt 2>/dev/null; }
+bench() {
+  local rc=0
+  OMPI_MCA_orte_tmpdir_base=$work/.ompi-b "$MPIRUN" -np 4 "${pin[@]}" "./st-$1" > b.txt 2> b.err || rc=$?
+  echo "$rc" > b.rc
+}
 order=0
 together() {
   if ((order++ % 2)); then
@@ -87,6 +108,8 @@ together() {
     bench "$1"
   fi
   wait
+  (($(cat p.rc) == 0)) || fail_run "app_stencil2d_periodic beside st-$1" "$(cat p.rc)" p.out p.err
+  (($(cat b.rc) == 0)) || fail_run "benchmark st-$1" "$(cat b.rc)" b.txt b.err
   awk -v p="$(cat p.t)" -v b="$(bench_wall b.txt)" 'BEGIN { if (p > 0 && b > 0) print b / p }'
 }
 for run in wall:3 cpu:5; do
