@@ -118,6 +118,8 @@ void LoopBatcher::start(std::size_t period) {
   for (std::size_t i = 0; i < period && i < old.size(); i++) {
     members_[i].rows = std::move(old[i].rows);
     members_[i].room = old[i].room;
+    members_[i].free.swap(old[i].free);
+    members_[i].free.clear();
   }
   for (std::size_t i = 0; i < period; i++) {
     Member& m = members_[i];
@@ -186,7 +188,12 @@ SiteId LoopBatcher::loop_site_id() {
 void LoopBatcher::close() {
   in_loop_ = false;
   const std::size_t n = static_cast<std::size_t>(iters_);
+  // Sized once: the list runs to a value per row and column, and growing
+  // it copies it.
+  std::size_t most = 0;
+  for (const Member& m : members_) most += m.ids.size() * (n + 1) + 1 + m.free.size();
   std::vector<std::int64_t> list;
+  list.reserve(most);
   for (const Member& m : members_)
     for (std::size_t k : m.by_name) put_column(m.rows.get() + k, m.ids.size(), n, list);
   for (const Member& m : members_) {
