@@ -119,6 +119,36 @@ std::string smallest_grid_with(const std::vector<int64_t>& need, bool powers_of_
 std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& in,
                                                const ExtrapOptions& opts, std::string& why);
 
+// --------------------------------------------------------- level_partners.cpp
+
+/// One call's partner in a class of the per-level model: a sentinel
+/// (MPI_ANY_SOURCE, or MPI_PROC_NULL on every rank of the class), or 0 and
+/// the partner's coordinate offset, fastest dimension first.
+struct PeerSlot {
+  int64_t sentinel = 0;
+  std::vector<int64_t> offset;
+};
+/// An offset along a ring of `s` coordinates, in (-s/2, s/2].
+int64_t ring_offset(int64_t v, int64_t s);
+/// The rank at coordinates c + off on `t` without wrapping; nullopt beyond
+/// an edge.
+std::optional<int64_t> open_partner(const Topology& t, const std::vector<int64_t>& c,
+                                    const std::vector<int64_t>& off);
+/// Rank r's calls, flattened, with partners as offsets on `t` (periodic)
+/// or, `open`, partners and MPI_PROC_NULL left out: ranks of one class of
+/// the per-level model have equal ones.
+std::vector<int64_t> class_signature(const Trace& trace, const Topology& t, int32_t r, bool open);
+/// The partners of the class `members` (same calls, lowest rank first) of
+/// `t` on `topo`, one slot per peer value of a call in node order. Periodic:
+/// the first member's offsets on the rings. `open` (a grid with edges,
+/// MPI_PROC_NULL beyond them): each call's offset from the members that
+/// have a partner there, every member checked to have the rank at that
+/// offset or MPI_PROC_NULL where it leaves the grid; ExtrapError naming the
+/// ranks otherwise.
+std::vector<PeerSlot> class_partners(const Trace& t, const Topology& topo,
+                                     const std::vector<int32_t>& members, bool open,
+                                     const std::string& name, std::size_t depth);
+
 // ---------------------------------------------------------------- cells.cpp
 
 /// Extrapolates one cell's value sequence to `target` sizes, number by

@@ -33,13 +33,6 @@ int64_t rank_at(const Topology& t, const std::vector<int64_t>& c) {
   return r;
 }
 
-// An offset along a side of `s` coordinates, in (-s/2, s/2]: the one
-// representative of a step on a ring (a step of s/2 either way is the same).
-int64_t wrap(int64_t v, int64_t s) {
-  v = ((v % s) + s) % s;
-  return 2 * v > s ? v - s : v;
-}
-
 int depth_of(const Topology& t, const std::vector<BusyLevel>& levels, int64_t r) {
   const auto c = t.coords(r);
   int depth = 0;
@@ -56,39 +49,9 @@ struct LevelInput {
   const ExtrapInput* in = nullptr;
   Topology topo;
   std::vector<BusyLevel> levels;
-  std::vector<int32_t> rep;  // per depth: the class's lowest rank
+  std::vector<int32_t> rep;                  // per depth: the class's lowest rank
+  std::vector<std::vector<PeerSlot>> slots;  // per depth: the class's partners
 };
-
-// The offsets of peer `q` from `r`, packed into one number for comparing
-// ranks' calls (sentinels stay themselves).
-int64_t packed_offset(const Topology& t, int64_t r, int64_t q) {
-  const auto a = t.coords(r), b = t.coords(q);
-  int64_t code = 0, w = 1;
-  for (std::size_t d = 0; d < a.size(); ++d) {
-    code += (wrap(b[d] - a[d], t.sizes[d]) + t.sizes[d]) * w;
-    w *= 2 * t.sizes[d] + 1;
-  }
-  return code;
-}
-
-// Rank r's calls with peers as offsets, flattened: the class check.
-std::vector<int64_t> signature(const Trace& trace, const Topology& t, int32_t r) {
-  std::vector<int64_t> out;
-  RankIterator it(trace, r);
-  for (Event ev; it.next(ev);) {
-    out.push_back(it.current_node() - trace.nodes.data());
-    for (const FieldValue& fv : ev.fields) {
-      const bool peer = FieldTable::role(fv.field) == FieldRole::kPeer;
-      out.push_back(fv.field);
-      auto put = [&](int64_t v) {
-        out.push_back(peer && v != kAbsent && !is_sentinel(v) ? packed_offset(t, r, v) : v);
-      };
-      put(fv.scalar);
-      for (int64_t v : fv.list) put(v);
-    }
-  }
-  return out;
-}
 
 // Every peer field of `trace` is on the world (or a copy of it in world
 // order): the offsets are read on the world's grid.
@@ -101,7 +64,7 @@ bool world_peers(const Trace& trace) {
   return true;
 }
 
-LevelInput read_levels(const ExtrapInput& x, int dims_wanted) {
+LevelInput read_levels(const ExtrapInput& x, int dims_wanted, bool open) {
   LevelInput li;
   li.in = &x;
   const int64_t p = x.trace.world_size;
@@ -149,20 +112,30 @@ LevelInput read_levels(const ExtrapInput& x, int dims_wanted) {
   }
   li.rep.assign(li.levels.size() + 1, -1);
   std::vector<std::vector<int64_t>> sig(li.rep.size());
+  std::vector<std::vector<int32_t>> members(li.rep.size());
   for (int32_t r = 0; r < p; ++r) {
     const auto k = static_cast<std::size_t>(depth_of(li.topo, li.levels, r));
-    std::vector<int64_t> mine = signature(x.trace, li.topo, r);
+    std::vector<int64_t> mine = class_signature(x.trace, li.topo, r, open);
+    members[k].push_back(r);
     if (li.rep[k] < 0) {
       li.rep[k] = r;
       sig[k] = std::move(mine);
     } else if (mine != sig[k]) {
-      throw ExtrapError(x.name + ": ranks " + std::to_string(li.rep[k]) + " and " +
-                        std::to_string(r) + " are busy on the same " + std::to_string(k) +
-                        " coarse level(s) but their calls differ beyond their partners' "
-                        "offsets (a grid that is not periodic, or values that follow the "
-                        "position)");
+      throw ExtrapError(
+          x.name + ": ranks " + std::to_string(li.rep[k]) + " and " + std::to_string(r) +
+          " are busy on the same " + std::to_string(k) +
+          " coarse level(s) but their calls differ " +
+          (open ? "beyond their partners (on a grid with edges, every rank of a class must make "
+                  "the same calls, with MPI_PROC_NULL beyond an edge; values that follow the "
+                  "position, or calls skipped at an edge, are not modelled)"
+                : "beyond their partners' offsets (a grid with edges whose ranks skip calls "
+                  "there, or values that follow the position)"));
     }
   }
+  for (std::size_t k = 0; k < members.size(); ++k)
+    li.slots.push_back(members[k].empty()
+                           ? std::vector<PeerSlot>{}
+                           : class_partners(x.trace, li.topo, members[k], open, x.name, k));
   return li;
 }
 
@@ -185,7 +158,7 @@ ExtrapInput class_trace(const LevelInput& li, std::size_t k,
   out.trace.comms.define_world(1);
   out.trace.lossy = t.lossy;
   out.trace.nodes = rank_nodes(t, rep, Ranklist::single(0));
-  std::size_t j = 0;
+  std::size_t j = 0, slot = 0;
   for (const Node& n : t.nodes) {
     if (!n.ranks.contains(rep)) continue;
     Node& mine = out.trace.nodes[j++];
@@ -200,19 +173,11 @@ ExtrapInput class_trace(const LevelInput& li, std::size_t k,
         throw ExtrapError(li.in->name + ": lists of peers (field " + FieldTable::name(field) +
                           ") are not read as offsets");
       PeerOffsets po{field, {}, {}};
-      for (int64_t v : e.entries()[0].values.to_vector()) {
-        if (is_sentinel(v)) {
-          po.offsets.emplace_back(li.topo.sizes.size(), 0);
-          po.sentinel.push_back(v);
-          continue;
-        }
-        const int64_t q = (rep + v) % t.world_size;
-        const auto a = li.topo.coords(rep), b = li.topo.coords(q);
-        std::vector<int64_t> off;
-        for (std::size_t d = 0; d < a.size(); ++d)
-          off.push_back(wrap(b[d] - a[d], li.topo.sizes[d]));
-        po.offsets.push_back(std::move(off));
-        po.sentinel.push_back(0);
+      const std::size_t calls = e.entries()[0].values.to_vector().size();
+      for (std::size_t c = 0; c < calls; ++c) {
+        const PeerSlot& s = li.slots[k].at(slot++);
+        po.offsets.push_back(s.offset);
+        po.sentinel.push_back(s.sentinel);
       }
       mine_peers.push_back(std::move(po));
     }
@@ -225,17 +190,19 @@ ExtrapInput class_trace(const LevelInput& li, std::size_t k,
 
 // The offset at the target's side `target` of one call's offsets along one
 // dimension (`v[k]` at side `side[k]` in input k): fixed, or the same share
-// of the side; nullopt when neither explains them. A step of half the side
-// reads either way, so values are compared on each input's ring.
+// of the side; nullopt when neither explains them. On a `ring` a step of
+// half the side reads either way, so values are compared on each input's
+// ring; on a grid with edges they are compared as they are.
 std::optional<int64_t> fit_offset(const std::vector<int64_t>& v, const std::vector<int64_t>& side,
-                                  std::size_t largest, int64_t target) {
+                                  std::size_t largest, int64_t target, bool ring) {
   const int64_t b = v[largest];
+  auto same = [ring](int64_t a, int64_t s) { return (ring ? ring_offset(a, s) : a) == 0; };
   bool fixed = true, share = true;
   for (std::size_t k = 0; k < v.size(); ++k) {
-    fixed = fixed && wrap(v[k] - b, side[k]) == 0;
+    fixed = fixed && same(v[k] - b, side[k]);
     // b / side[largest] of side[k]
     share = share && (b * side[k]) % side[largest] == 0 &&
-            wrap(v[k] - b * side[k] / side[largest], side[k]) == 0;
+            same(v[k] - b * side[k] / side[largest], side[k]);
   }
   if (fixed) return b;
   if (share && (b * target) % side[largest] == 0) return b * target / side[largest];
@@ -351,8 +318,16 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
   if (!seen || seen->empty()) return std::nullopt;
   try {
     ExtrapResult res;
+    // A grid with edges: some rank has MPI_PROC_NULL for a partner.
+    bool open = false;
+    for (const auto& x : in)
+      for (const Node& n : x.trace.nodes)
+        for (const auto& [field, e] : n.fields)
+          if (FieldTable::role(field) == FieldRole::kPeer)
+            for (const auto& entry : e.entries())
+              for (int64_t v : entry.values.to_vector()) open = open || v == kNull;
     std::vector<LevelInput> li;
-    for (const auto& x : in) li.push_back(read_levels(x, big.dims()));
+    for (const auto& x : in) li.push_back(read_levels(x, big.dims(), open));
     const int dims = big.dims();
     bool pow2 = true;
     for (const auto& x : in)
@@ -517,6 +492,14 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
           std::vector<int64_t> tsent;
           for (std::size_t c = 0; c < static_cast<std::size_t>(calls); ++c) {
             tsent.push_back(obs[largest]->sentinel[c]);
+            for (std::size_t x = 0; x < li.size(); ++x)
+              if (open && obs[x]->sentinel[c] != tsent.back())
+                throw ExtrapError(where + ", node " + std::to_string(order[0][i]) + " (" +
+                                  describe_node(in[0].trace, in[0].trace.nodes[order[0][i]]) +
+                                  "), call " + std::to_string(c + 1) + ": a partner in " +
+                                  (tsent.back() != 0 ? li[x].in->name : in[largest].name) +
+                                  ", MPI_PROC_NULL on every rank of the class in " +
+                                  (tsent.back() != 0 ? in[largest].name : li[x].in->name));
             std::vector<int64_t> off;
             for (int d = 0; d < dims; ++d) {
               std::vector<int64_t> v, side;
@@ -525,7 +508,7 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
                 side.push_back(li[x].topo.sizes[static_cast<std::size_t>(d)]);
               }
               const auto o =
-                  fit_offset(v, side, largest, target.sizes[static_cast<std::size_t>(d)]);
+                  fit_offset(v, side, largest, target.sizes[static_cast<std::size_t>(d)], !open);
               if (!o)
                 throw ExtrapError(where + ", node " + std::to_string(order[0][i]) + " (" +
                                   describe_node(in[0].trace, in[0].trace.nodes[order[0][i]]) +
@@ -547,9 +530,20 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
                 rel.push_back(tsent[call]);
                 continue;
               }
-              auto q = c;
-              for (std::size_t d = 0; d < q.size(); ++d) q[d] += toff[call][d];
-              rel.push_back(((rank_at(target, q) - r) % opts.ranks + opts.ranks) % opts.ranks);
+              int64_t to = 0;
+              if (open) {
+                const auto q = open_partner(target, c, toff[call]);
+                if (!q) {
+                  rel.push_back(kNull);
+                  continue;
+                }
+                to = *q;
+              } else {
+                auto q = c;
+                for (std::size_t d = 0; d < q.size(); ++d) q[d] += toff[call][d];
+                to = rank_at(target, q);
+              }
+              rel.push_back(((to - r) % opts.ranks + opts.ranks) % opts.ranks);
             }
             groups[rel].push_back(r);
           }
@@ -577,7 +571,10 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
     res.trace.world_size = static_cast<int32_t>(opts.ranks);
     res.explanation.insert(res.explanation.begin(),
                            "coarse levels leave ranks idle: extrapolated by the per-level "
-                           "rank-predicate model, one class of ranks per number of busy levels");
+                           "rank-predicate model, one class of ranks per number of busy levels" +
+                               std::string(open ? " (a grid with edges: MPI_PROC_NULL beyond "
+                                                  "them, each class's partners at fixed offsets)"
+                                                : ""));
     canonicalize_sites(res.trace);
     return res;
   } catch (const ExtrapError& e) {

@@ -26,7 +26,11 @@
  * level reach (a code may keep separate exchange code for its coarse
  * levels; NPB MG has a comm3_ex of its own); MODE + 4: those levels
  * exchange nothing (the same program without its coarse exchanges, to
- * compare a lossy extrapolation with).
+ * compare a lossy extrapolation with). MODE + 8: a grid with edges instead
+ * of a periodic one (Dirichlet boundaries, as in HPGMG or a non-periodic
+ * MG): a neighbour beyond an edge is MPI_PROC_NULL, on every level (on a
+ * coarse one the last busy rank along d is the last multiple of its
+ * stride), and every busy rank makes the same calls.
  * DIMS 2 puts the ranks on MPI_Dims_create's 2-D grid instead (pz = 1: the
  * z faces are the rank's own, never exchanged).
  * usage: app_mg3d CYCLES [WORK [MODE [LOCAL [LEVELS [DIMS]]]]]
@@ -41,7 +45,7 @@
 
 static int p[3], c[3]; /* ranks and my coordinate along x, y, z */
 static int glob[3];    /* points along each dimension, finest level */
-static int levels, wunits, coarse;
+static int levels, wunits, coarse, edges;
 static double* sbuf;
 static double* rbuf;
 static double acc;
@@ -73,7 +77,9 @@ static int active(int l) {
 
 static int neighbour(int d, int dir, int l) {
   int co[3] = {c[0], c[1], c[2]};
-  co[d] = ((co[d] + dir * stride(d, l)) % p[d] + p[d]) % p[d];
+  co[d] += dir * stride(d, l);
+  if (edges && (co[d] < 0 || co[d] >= p[d])) return MPI_PROC_NULL;
+  co[d] = (co[d] % p[d] + p[d]) % p[d];
   return rank_of(co);
 }
 
@@ -148,6 +154,7 @@ int main(int argc, char** argv) {
   const int mode = argc > 3 ? atoi(argv[3]) : 0;
   const int strong = mode & 1;
   coarse = (mode >> 1) & 3;
+  edges = (mode >> 3) & 1;
   const int local = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : (strong ? 8 : 2);
   levels = argc > 5 ? atoi(argv[5]) : 3;
   if (levels < 1) levels = 1;
@@ -205,8 +212,8 @@ int main(int argc, char** argv) {
     norm += all;
   }
   if (rank == 0)
-    printf("mg3d: %d ranks (%dx%dx%d), %d levels, %s, checksum %.9e\n", size, p[2], p[1], p[0],
-           levels, strong ? "strong" : "weak", norm);
+    printf("mg3d: %d ranks (%dx%dx%d), %d levels, %s%s, checksum %.9e\n", size, p[2], p[1], p[0],
+           levels, strong ? "strong" : "weak", edges ? ", edges" : "", norm);
   free(sbuf);
   free(rbuf);
   app_timer_stop();

@@ -54,19 +54,25 @@ Trace vcycle(int32_t sx, int32_t sy) {
 // values; a fifth call ends each cycle. With `strong` (strong scaling, as
 // app_mg3d's MODE 1), level l has strong[l].n points along each side and
 // strong[l].deep along the third instead: stride S / n once they are fewer
-// than the ranks, messages of the face's points on one rank.
+// than the ranks, messages of the face's points on one rank. `edges`: a
+// grid with edges instead of a periodic one, a partner beyond an edge
+// MPI_PROC_NULL (kProcNull) or the call skipped (kSkip).
 struct StrongLevel {
   int32_t n, deep;
 };
-Trace nested(int32_t sx, int32_t sy, int levels, const std::vector<StrongLevel>& strong = {}) {
+enum Edges { kPeriodic, kProcNull, kSkip };
+Trace nested(int32_t sx, int32_t sy, int levels, const std::vector<StrongLevel>& strong = {},
+             Edges edges = kPeriodic) {
   std::vector<std::vector<Event>> ranks;
-  const auto at = [&](int32_t x, int32_t y) {
+  const auto at = [&](int32_t x, int32_t y) -> int64_t {
+    if (edges != kPeriodic && (x < 0 || x >= sx || y < 0 || y >= sy)) return kNull;
     return ((y % sy + sy) % sy) * sx + (x % sx + sx) % sx;
   };
   for (int32_t r = 0; r < sx * sy; ++r) {
     const int32_t x = r % sx, y = r / sx;
     std::vector<Event> evs;
-    auto send = [&](SiteId site, int32_t peer, int64_t count) {
+    auto send = [&](SiteId site, int64_t peer, int64_t count) {
+      if (edges == kSkip && peer == kNull) return;
       Event e;
       e.op = *OpTable::find("MPI_Send");
       e.site = site;
@@ -329,5 +335,90 @@ TEST(ExtrapLevels, AFixedBusyCountBeyondTheInputsSidesIsRefused) {
                   "Record the target count itself (no count below it has 16 ranks along y)"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// A grid with edges: partners beyond them are MPI_PROC_NULL on every
+// level, so which busy rank along a side is the last depends on the
+// level's stride. 16 (4x4), 32 and 64 ranks, one idle level, to 128 (the
+// inputs of tests/mpi/extrap_mg_edges.sh), and two idle levels from 8x8,
+// 16 rows of 8 and 16x16 to 32 rows of 16: rank by rank the program.
+TEST(ExtrapLevels, AGridWithEdgesExtrapolatesRankByRank) {
+  for (int levels : {2, 3}) {
+    const int32_t a = levels == 2 ? 4 : 8;
+    std::vector<ExtrapInput> in;
+    for (auto [sx, sy] : {std::pair{a, a}, {a, 2 * a}, {2 * a, 2 * a}})
+      in.push_back({"e" + std::to_string(sx * sy) + ".tf", nested(sx, sy, levels, {}, kProcNull)});
+    ExtrapOptions o;
+    o.ranks = 8 * a * a;
+    o.try_plugins = false;
+    const ExtrapResult res = extrapolate(in, o);
+    EXPECT_EQ(res.target.sizes, (std::vector<int64_t>{2 * a, 4 * a}));
+    tracefold::testing::expect_same_ranks(res.trace, nested(2 * a, 4 * a, levels, {}, kProcNull));
+    EXPECT_NE(res.explanation.at(0).find("a grid with edges"), std::string::npos)
+        << res.explanation.at(0);
+  }
+}
+
+// At 4 ranks a side and a stride of 2, neither busy rank has both
+// partners along a side: each call's offset comes from the one that has
+// it, and every rank of the class is checked against it.
+TEST(ExtrapLevels, AClassTakesEachPartnerFromTheRankThatHasIt) {
+  const Trace t = nested(4, 4, 2, {}, kProcNull);
+  const Topology topo{{4, 4}, {}};
+  // Ranks 0, 2, 8, 10: busy on the coarse level.
+  const auto slots = class_partners(t, topo, {0, 2, 8, 10}, true, "e16.tf", 1);
+  std::vector<std::vector<int64_t>> offsets;
+  for (const PeerSlot& s : slots) {
+    EXPECT_EQ(s.sentinel, 0);
+    offsets.push_back(s.offset);
+  }
+  // Node by node (sites 0-3, each with its level-0 then level-1 call).
+  const std::vector<std::vector<int64_t>> want = {{1, 0}, {2, 0}, {-1, 0}, {-2, 0},
+                                                  {0, 1}, {0, 2}, {0, -1}, {0, -2}};
+  std::vector<std::vector<int64_t>> distinct;
+  for (const auto& o : offsets)
+    if (std::find(distinct.begin(), distinct.end(), o) == distinct.end()) distinct.push_back(o);
+  std::sort(distinct.begin(), distinct.end());
+  auto sorted = want;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(distinct, sorted);
+  // Read as a grid with edges, a periodic trace's wrapped partners are at
+  // other offsets on one rank than on another: named.
+  try {
+    class_partners(nested(4, 4, 2), topo, {0, 2, 8, 10}, true, "p16.tf", 1);
+    FAIL() << "accepted";
+  } catch (const ExtrapError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "p16.tf: ranks 0 and 2, busy on the same 1 coarse level(s) on the 4x4 grid, have "
+              "their partners of call 2 at different offsets (x+2 y+0 and x-2 y+0): the class's "
+              "partners follow no fixed step");
+  }
+  // A rank idle on the level makes fewer calls.
+  EXPECT_THROW(class_partners(t, topo, {0, 1}, true, "e16.tf", 1), ExtrapError);
+}
+
+// Ranks at an edge that skip the call beyond it (instead of giving it
+// MPI_PROC_NULL) make fewer calls than the others busy on the same levels,
+// so the ranks making each count are no strided set and the model does not
+// apply: the stencil path's refusal names two such ranks.
+TEST(ExtrapLevels, CallsSkippedAtAnEdgeAreRefusedByName) {
+  std::vector<ExtrapInput> in;
+  for (auto [sx, sy] : {std::pair{4, 4}, {4, 8}, {8, 8}})
+    in.push_back({"s" + std::to_string(sx * sy) + ".tf", nested(sx, sy, 2, {}, kSkip)});
+  ExtrapOptions o;
+  o.ranks = 128;
+  o.try_plugins = false;
+  try {
+    extrapolate(in, o);
+    FAIL() << "extrapolated";
+  } catch (const ExtrapError& e) {
+    EXPECT_NE(std::string(e.what()).find("s16.tf: no row-major grid of up to 3 dimensions "
+                                         "explains the 12 communication patterns of the 16 "
+                                         "ranks; on the 4x4 grid MPI_Dims_create makes, ranks 1 "
+                                         "and 2 lie in the same part"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("per-level model"), std::string::npos) << e.what();
   }
 }
