@@ -157,14 +157,25 @@ bool timing_written(const Timing& tm) {
   return !(tm.compute.empty() && tm.comm.empty() && tm.stats.empty());
 }
 
+using StoredLinks = std::vector<std::optional<std::pair<FieldId, Elastic>>>;
+
+std::string encode_body(const Trace& t, const StoredLinks& links);
+
 }  // namespace
 
 std::string encode_compact_body(const Trace& t) {
+  return encode_body(t, links_form::stored(t));
+}
+
+namespace {
+
+// `links`: links_form::stored(t), which encode_compact needs too (it costs a
+// pass over every `links` value of the trace).
+std::string encode_body(const Trace& t, const StoredLinks& links) {
   // Name tables first: operations, fields (with their kind) and statistics
   // in order of first use by the nodes.
   NameTable ops, fields, stats;
   std::vector<FieldKind> field_kinds;
-  const auto links = links_form::stored(t);
   std::vector<std::vector<const std::pair<FieldId, Elastic>*>> node_fields(t.nodes.size());
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const Node& n = t.nodes[i];
@@ -295,6 +306,8 @@ std::string encode_compact_body(const Trace& t) {
   return std::move(o.bytes());
 }
 
+}  // namespace
+
 std::string encode_compact(const Trace& t, int level) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   // Version 8 only where the thread dimension needs it: one thread per
@@ -306,7 +319,7 @@ std::string encode_compact(const Trace& t, int level) {
                            : derived                  ? links_form::kCompactVersion
                            : t.has_thread_dimension() ? Trace::kCompactVersion
                                                       : Trace::kCompactVersionSingleThread);
-  const std::string body = encode_compact_body(t);
+  const std::string body = encode_body(t, links);
   out += compact::compress_body(
       body, level == kCompactLevelBySize ? compression_level(body.size()) : level);
   return out;

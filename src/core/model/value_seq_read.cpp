@@ -3,7 +3,9 @@
 // appends and online folding are the folder's hot path.
 #include "tracefold/value_seq.hpp"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 namespace tracefold {
 int64_t ValueSeq::sum() const {
@@ -101,7 +103,31 @@ bool ValueSeq::same_representation(const ValueSeq& other) const {
         return false;
     return true;
   }
-  return runs() == other.runs();
+  // runs() == other.runs(), without a copy of every pattern: the compact
+  // writer checks each derived field this way, over every value.
+  struct Piece {
+    const int64_t* pattern;
+    std::size_t len;
+    uint64_t reps;
+  };
+  auto pieces = [](const ValueSeq& s) {
+    std::vector<Piece> out;
+    if (s.simple_) {
+      if (s.size_ != 0) out.push_back(Piece{&s.single_value_, 1, s.size_});
+      return out;
+    }
+    out.reserve(s.spans_.size() + 1);
+    for (const Span& sp : s.spans_) out.push_back(Piece{s.pattern_of(sp), sp.len, sp.reps});
+    if (s.partial_) out.push_back(Piece{s.pattern_of(s.spans_.back()), s.partial_, 1});
+    return out;
+  };
+  const std::vector<Piece> a = pieces(*this), b = pieces(other);
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].reps != b[i].reps || a[i].len != b[i].len ||
+        !std::equal(a[i].pattern, a[i].pattern + a[i].len, b[i].pattern))
+      return false;
+  return true;
 }
 
 bool ValueSeq::equals(const ValueSeq& other) const {

@@ -24,6 +24,11 @@ std::string format_value(int64_t v) {
 }
 
 bool parse_value(std::string_view text, int64_t& out) {
+  // Numbers first: the names are rare.
+  if (!text.empty() && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9'))) {
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && ptr == text.data() + text.size() && !is_sentinel(out);
+  }
   if (text == "_") {
     out = kAbsent;
     return true;
@@ -46,40 +51,70 @@ bool parse_value(std::string_view text, int64_t& out) {
   return !is_sentinel(out);
 }
 
+namespace {
+// format_value and std::to_string appended in place: a trace's text holds
+// every value of every rank, and a string per value cost more than the rest.
+void put_digits(std::string& out, uint64_t n, bool negative) {
+  char buf[24];
+  char* const end = buf + sizeof buf;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0);
+  if (negative) *--p = '-';
+  out.append(p, static_cast<std::size_t>(end - p));
+}
+void put_value(std::string& out, int64_t v) {
+  if (is_sentinel(v)) {
+    out += format_value(v);
+    return;
+  }
+  put_digits(out, v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), v < 0);
+}
+void put_count(std::string& out, uint64_t n) {
+  put_digits(out, n, false);
+}
+}  // namespace
+
 std::string ValueSeq::to_string() const {
   if (size_ == 0) return histogram_ ? "hist()" : "~";
   std::string out;
-  auto sep = [&] {
-    if (!out.empty() && out.back() != '(') out += ' ';
-  };
   if (histogram_) {
     out = "hist(";
     for (const Span& r : spans_) {
-      sep();
-      out += format_value(vals_[r.off]) + ":" + std::to_string(r.reps);
+      if (out.back() != '(') out += ' ';
+      put_value(out, vals_[r.off]);
+      out += ':';
+      put_count(out, r.reps);
     }
     out += ")";
     return out;
   }
-  for (const Run& r : runs()) {
-    if (r.reps == 1) {
-      for (int64_t v : r.pattern) {
-        sep();
-        out += format_value(v);
-      }
-    } else if (r.pattern.size() == 1) {
-      sep();
-      out += format_value(r.pattern[0]) + "*" + std::to_string(r.reps);
-    } else {
-      sep();
-      out += "(";
-      for (std::size_t i = 0; i < r.pattern.size(); ++i) {
+  // The runs in place, as runs() gives them, without a copy of each.
+  auto put_run = [&](const int64_t* pattern, std::size_t len, uint64_t reps) {
+    if (!out.empty()) out += ' ';
+    if (reps == 1) {
+      for (std::size_t i = 0; i < len; ++i) {
         if (i) out += ' ';
-        out += format_value(r.pattern[i]);
+        put_value(out, pattern[i]);
       }
-      out += ")*" + std::to_string(r.reps);
+      return;
     }
+    if (len > 1) out += '(';
+    for (std::size_t i = 0; i < len; ++i) {
+      if (i) out += ' ';
+      put_value(out, pattern[i]);
+    }
+    out += len > 1 ? ")*" : "*";
+    put_count(out, reps);
+  };
+  if (simple_) {
+    put_run(&single_value_, 1, size_);
+    return out;
   }
+  for (const Span& s : spans_) put_run(pattern_of(s), s.len, s.reps);
+  if (partial_) put_run(pattern_of(spans_.back()), partial_, 1);
   return out;
 }
 
@@ -106,8 +141,27 @@ struct SeqLexer {
       ++pos;
     return text.substr(start, pos - start);
   }
+  static bool ends_token(char c) {
+    return c == ' ' || c == '(' || c == ')' || c == '*' || c == ':';
+  }
   int64_t value() {
     std::size_t start = pos;
+    // A number read in place, the common case: what token() and
+    // parse_value would take, and nothing else (else they say why not).
+    // Up to 18 digits cannot overflow; longer ones take the general way.
+    skip();
+    std::size_t p = pos;
+    const bool negative = p < text.size() && text[p] == '-';
+    if (negative) ++p;
+    const std::size_t digits = p;
+    uint64_t u = 0;
+    while (p < text.size() && p - digits < 18 && text[p] >= '0' && text[p] <= '9')
+      u = u * 10 + static_cast<uint64_t>(text[p++] - '0');
+    if (p > digits && (p == text.size() || ends_token(text[p]))) {
+      pos = p;
+      return negative ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
+    }
+    pos = start;
     auto t = token();
     int64_t v;
     if (!parse_value(t, v)) {
