@@ -233,8 +233,19 @@ class Merger {
   // when there is one. The general path makes an item per event and merges
   // most of them into an earlier one at once; made and freed each time, its
   // vector and the sequences' buffers cost a malloc/free pair apiece.
-  FieldSeqs take_fields() {
+  // One with `n` fields is taken if a recent spare has that many: resizing
+  // another freed the buffers of the sequences cut off (and a later item
+  // allocated them again), a malloc/free pair per field on codes whose
+  // calls alternate between field counts (a poll after a send).
+  FieldSeqs take_fields(std::size_t n) {
     if (spare_fields_.empty()) return {};
+    const std::size_t last = spare_fields_.size() - 1;
+    const std::size_t stop = last >= kFieldsLook ? last - kFieldsLook : 0;
+    for (std::size_t i = last + 1; i-- > stop;) {
+      if (spare_fields_[i].size() != n) continue;
+      if (i != last) std::swap(spare_fields_[i], spare_fields_[last]);
+      break;
+    }
     FieldSeqs f = std::move(spare_fields_.back());
     spare_fields_.pop_back();
     return f;
@@ -250,6 +261,7 @@ class Merger {
   std::size_t max_cells_;
   int32_t rank_;
   std::vector<FieldSeqs> spare_fields_;
+  static constexpr std::size_t kFieldsLook = 8;  // spares take_fields looks at
   // Timing records of events merged away, emptied: a record made for a
   // new predecessor takes one and its histograms allocate nothing.
   TimingSpares spare_timings_;

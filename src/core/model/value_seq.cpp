@@ -188,8 +188,10 @@ void ValueSeq::fold_literal_tail() {
   Span& lit = spans_.back();
   const std::size_t n = lit.len;
   const int64_t* v = pattern_of(lit);
-  for (std::size_t p = 1; p <= kMaxPeriod && 2 * p <= n; ++p) {
-    if (v[n - 1] != v[n - 1 - p]) continue;  // cheap reject
+  const int64_t last = v[n - 1];
+  const std::size_t periods = std::min(kMaxPeriod, n / 2);
+  for (std::size_t p = 1; p <= periods; ++p) {
+    if (v[n - 1 - p] != last) continue;  // cheap reject
     if (!std::equal(v + (n - 2 * p), v + (n - p), v + (n - p))) continue;
     if (n == 2 * p) {
       // The whole literal repeats: it becomes the run in place, or joins
