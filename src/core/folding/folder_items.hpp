@@ -254,13 +254,34 @@ class Merger {
   // buffers kept) while there are few spares.
   void give_fields(FieldSeqs&& f);
 
+  // An empty item vector for a new loop's body or a merge's result: the
+  // buffer of a loop body merged away when there is one. The general path
+  // makes a loop for each inner loop of each iteration in the tail and
+  // merges it into the enclosing loop's body item by item at the end of
+  // the iteration: a malloc/free pair apiece otherwise.
+  Items take_items() {
+    if (spare_items_.empty()) return {};
+    Items v = std::move(spare_items_.back());
+    spare_items_.pop_back();
+    return v;
+  }
+  // The items of a loop merged away (moved from): destroyed, the buffer
+  // kept while there are few spares.
+  void give_items(Items&& v) {
+    constexpr std::size_t kMaxSpare = 64, kMaxItems = 64;
+    if (v.capacity() == 0 || spare_items_.size() >= kMaxSpare || v.capacity() > kMaxItems) return;
+    v.clear();
+    spare_items_.push_back(std::move(v));
+  }
+
  private:
   // A one-iteration loop around items[from, to): changes no order or count.
-  static Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals);
+  Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals);
 
   std::size_t max_cells_;
   int32_t rank_;
   std::vector<FieldSeqs> spare_fields_;
+  std::vector<Items> spare_items_;
   static constexpr std::size_t kFieldsLook = 8;  // spares take_fields looks at
   // Timing records of events merged away, emptied: a record made for a
   // new predecessor takes one and its histograms allocate nothing.
