@@ -465,7 +465,8 @@ bool Folder::Impl::same_call_sets(Calls& ca, Calls& cb) {
     Items& second = seg_scratch_;
     second.assign(std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
     loop.body = merger.merge_seq(std::move(first), std::move(second));
-    merger.give_items(std::move(first));  // unless the result took it
+    // Unless the result took its buffer, `first` gives it to the next loop.
+    merger.give_items(std::move(first));
     second.clear();  // merged away; its buffer stays for the next fold
   }
   loop.refresh_keys();
