@@ -48,7 +48,7 @@ Item Folder::Impl::make_item(const Event& ev, uint64_t pred) {
   it.first = it.last = it.key;
   it.reps.push_back(1);  // ValueSeq::repeated(1, 1), made in place
   // Filled in place: no sequence made and moved per field.
-  it.fields = merger.take_fields();
+  it.fields = merger.take_fields(ev.fields.size());
   it.fields.resize(ev.fields.size());
   for (std::size_t i = 0; i < ev.fields.size(); ++i) {
     it.fields[i].first = ev.fields[i].field;

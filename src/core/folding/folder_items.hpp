@@ -233,8 +233,19 @@ class Merger {
   // when there is one. The general path makes an item per event and merges
   // most of them into an earlier one at once; made and freed each time, its
   // vector and the sequences' buffers cost a malloc/free pair apiece.
-  FieldSeqs take_fields() {
+  // One with `n` fields is taken if a recent spare has that many: resizing
+  // another freed the buffers of the sequences cut off (and a later item
+  // allocated them again), a malloc/free pair per field on codes whose
+  // calls alternate between field counts (a poll after a send).
+  FieldSeqs take_fields(std::size_t n) {
     if (spare_fields_.empty()) return {};
+    const std::size_t last = spare_fields_.size() - 1;
+    const std::size_t stop = last >= kFieldsLook ? last - kFieldsLook : 0;
+    for (std::size_t i = last + 1; i-- > stop;) {
+      if (spare_fields_[i].size() != n) continue;
+      if (i != last) std::swap(spare_fields_[i], spare_fields_[last]);
+      break;
+    }
     FieldSeqs f = std::move(spare_fields_.back());
     spare_fields_.pop_back();
     return f;
@@ -243,13 +254,35 @@ class Merger {
   // buffers kept) while there are few spares.
   void give_fields(FieldSeqs&& f);
 
+  // An empty item vector for a new loop's body or a merge's result: the
+  // buffer of a loop body merged away when there is one. The general path
+  // makes a loop for each inner loop of each iteration in the tail and
+  // merges it into the enclosing loop's body item by item at the end of
+  // the iteration: a malloc/free pair apiece otherwise.
+  Items take_items() {
+    if (spare_items_.empty()) return {};
+    Items v = std::move(spare_items_.back());
+    spare_items_.pop_back();
+    return v;
+  }
+  // The items of a loop merged away (moved from): destroyed, the buffer
+  // kept while there are few spares.
+  void give_items(Items&& v) {
+    constexpr std::size_t kMaxSpare = 64, kMaxItems = 64;
+    if (v.capacity() == 0 || spare_items_.size() >= kMaxSpare || v.capacity() > kMaxItems) return;
+    v.clear();
+    spare_items_.push_back(std::move(v));
+  }
+
  private:
   // A one-iteration loop around items[from, to): changes no order or count.
-  static Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals);
+  Item wrap(Items& items, std::size_t from, std::size_t to, uint64_t traversals);
 
   std::size_t max_cells_;
   int32_t rank_;
   std::vector<FieldSeqs> spare_fields_;
+  std::vector<Items> spare_items_;
+  static constexpr std::size_t kFieldsLook = 8;  // spares take_fields looks at
   // Timing records of events merged away, emptied: a record made for a
   // new predecessor takes one and its histograms allocate nothing.
   TimingSpares spare_timings_;

@@ -276,7 +276,11 @@ void Merger::merge_pair(Item& b, Item&& s) {
   }
   log->add(FoldOp::kMergeLoop, b.tag, s.tag);
   b.reps.append(s.reps);
-  b.body = merge_seq(std::move(b.body), std::move(s.body));
+  Items merged = merge_seq(std::move(b.body), std::move(s.body));
+  // Whichever side's buffer the result did not take.
+  give_items(std::move(b.body));
+  give_items(std::move(s.body));
+  b.body = std::move(merged);
   b.refresh_keys();
 }
 
@@ -425,7 +429,7 @@ bool Merger::align(std::span<const Item> B, std::span<const Item> S, Plan& plan)
 
 Items Merger::apply(Items&& B, Items&& S, const Plan& plan) {
   const uint64_t kb = B.front().traversals(), ks = S.front().traversals();
-  Items out;
+  Items out = take_items();
   out.reserve(B.size() + S.size());
   for (std::size_t k = 0; k < plan.steps.size(); ++k) {
     auto [i, j] = plan.cells[k];
@@ -465,6 +469,7 @@ Item Merger::wrap(Items& items, std::size_t from, std::size_t to, uint64_t trave
   Item p;
   p.loop = true;
   p.reps = ValueSeq::repeated(1, traversals);
+  p.body = take_items();
   for (std::size_t k = from; k < to; ++k) p.body.push_back(std::move(items[k]));
   p.refresh_keys();
   return p;

@@ -447,8 +447,9 @@ bool Folder::Impl::same_call_sets(Calls& ca, Calls& cb) {
 [[gnu::flatten]] void Folder::Impl::make_loop(std::size_t j, std::size_t m) {
   if (recording_ && j < session_n0_) log_.spoil();
   unindex_from(j);
-  Items first(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),
-              std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)));
+  Items first = merger.take_items();
+  first.assign(std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(j)),
+               std::make_move_iterator(top.begin() + static_cast<std::ptrdiff_t>(m + 1)));
   Item loop;
   loop.loop = true;
   loop.reps = ValueSeq::repeated(2, 1);
@@ -464,6 +465,8 @@ bool Folder::Impl::same_call_sets(Calls& ca, Calls& cb) {
     Items& second = seg_scratch_;
     second.assign(std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
     loop.body = merger.merge_seq(std::move(first), std::move(second));
+    // Unless the result took its buffer, `first` gives it to the next loop.
+    merger.give_items(std::move(first));
     second.clear();  // merged away; its buffer stays for the next fold
   }
   loop.refresh_keys();

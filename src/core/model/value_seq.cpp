@@ -212,12 +212,14 @@ void ValueSeq::fold_literal_tail() {
   Span& lit = spans_.back();
   const std::size_t n = lit.len;
   const int64_t* v = pattern_of(lit);
+  const int64_t last = v[n - 1];
   // A literal of values that follow data (a sparse matrix's columns) is
   // long and its last value seldom among the kMaxPeriod before it: asking
   // that of all of them at once costs a third of the period loop's rejects.
-  if (n >= 2 * kMaxPeriod && !among(v + (n - 1 - kMaxPeriod), v[n - 1])) return;
-  for (std::size_t p = 1; p <= kMaxPeriod && 2 * p <= n; ++p) {
-    if (v[n - 1] != v[n - 1 - p]) continue;  // cheap reject
+  if (n >= 2 * kMaxPeriod && !among(v + (n - 1 - kMaxPeriod), last)) return;
+  const std::size_t periods = std::min(kMaxPeriod, n / 2);
+  for (std::size_t p = 1; p <= periods; ++p) {
+    if (v[n - 1 - p] != last) continue;  // cheap reject
     if (!std::equal(v + (n - 2 * p), v + (n - p), v + (n - p))) continue;
     if (n == 2 * p) {
       // The whole literal repeats: it becomes the run in place, or joins
