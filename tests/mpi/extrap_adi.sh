@@ -56,17 +56,7 @@ fi
 
 # The extrapolated 25-rank trace replays under mpirun, and recording the
 # replay gives the same calls back.
-CHECKS=$((CHECKS + 1))
-limited replay.out replay.err "$TF" record -o replayed.tf -- \
-  "${TRACEFOLD_MPIRUN:-mpirun}" -np 25 "$TF" replay x-adi-25.tf
-if [[ $LRC -ne 0 ]]; then
-  bad "replay of the extrapolated 25-rank trace: exit $LRC"
-  show_run replay.out replay.err
-elif d=$("$TF" diff --ignore-callsites replayed.tf x-adi-25.tf 2>&1); then
-  ok "adi_mp: replay of the extrapolated 25-rank trace, re-recorded: $d"
-else
-  bad "adi_mp: replay of the extrapolated trace differs from it: $d"
-fi
+replays_back "adi_mp" x-adi-25.tf
 
 # A cube of 62: at q = 3 the slabs are 21, 21, 20 points thick, so ranks in
 # one part of the grid send faces of different sizes.

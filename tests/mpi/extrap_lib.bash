@@ -36,6 +36,26 @@ same_as_real() {
   ok "$what: $d"
 }
 
+# replays_back WHAT TRACE: TRACE (an extrapolated VARIANT-NP.tf) replays
+# under mpirun at its NP ranks, and recording that replay gives its calls
+# back (call sites aside: the replay's are its own).
+replays_back() {
+  local what=$1 trace=$2 np d
+  np=$(basename "$trace" .tf)
+  np=${np##*-}
+  CHECKS=$((CHECKS + 1))
+  limited replay.out replay.err "$TF" record -o replayed.tf -- \
+    "${TRACEFOLD_MPIRUN:-mpirun}" -np "$np" "$TF" replay "$trace"
+  if [[ $LRC -ne 0 ]]; then
+    bad "$what: replay of the extrapolated $np-rank trace: exit $LRC"
+    show_run replay.out replay.err
+  elif d=$("$TF" diff --ignore-callsites replayed.tf "$trace" 2>&1); then
+    ok "$what: replay of the extrapolated $np-rank trace, re-recorded: $d"
+  else
+    bad "$what: replay of the extrapolated $np-rank trace differs from it: $d"
+  fi
+}
+
 # fails_with WHAT PATTERN ARGS...: extrapolate ARGS exits 2, says PATTERN,
 # and writes no output file (the last two ARGS are -o OUT).
 fails_with() {

@@ -36,17 +36,7 @@ same_as_real "mg3d strong, 2-D, no idle level: 4,8,16 -> 32" x-mgs-32.tf mgs-32.
 
 # The extrapolated 32-rank trace replays under mpirun, and recording the
 # replay gives the same calls back.
-CHECKS=$((CHECKS + 1))
-limited replay.out replay.err "$TF" record -o replayed.tf -- \
-  "${TRACEFOLD_MPIRUN:-mpirun}" -np 32 "$TF" replay x-mgw-32.tf
-if [[ $LRC -ne 0 ]]; then
-  bad "replay of the extrapolated 32-rank trace: exit $LRC"
-  show_run replay.out replay.err
-elif d=$("$TF" diff --ignore-callsites replayed.tf x-mgw-32.tf 2>&1); then
-  ok "mg3d: replay of the extrapolated 32-rank trace, re-recorded: $d"
-else
-  bad "mg3d: replay of the extrapolated trace differs from it: $d"
-fi
+replays_back "mg3d" x-mgw-32.tf
 
 # 3-D, 2 points a rank, 3 levels: the third level has one point per two
 # ranks along each dimension, so at 16 ranks (x=2, y=2, z=4) ranks 0 and 8

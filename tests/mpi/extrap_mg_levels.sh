@@ -24,17 +24,7 @@ same_as_real "mg3d, idle coarse level: 16,32,64 -> 128" x-mgl-128.tf mgl-128.tf 
   mgl-16.tf mgl-32.tf mgl-64.tf
 # The extrapolated 128-rank trace replays under mpirun, and recording the
 # replay gives the same calls back.
-CHECKS=$((CHECKS + 1))
-limited replay.out replay.err "$TF" record -o replayed.tf -- \
-  "${TRACEFOLD_MPIRUN:-mpirun}" -np 128 "$TF" replay x-mgl-128.tf
-if [[ $LRC -ne 0 ]]; then
-  bad "replay of the extrapolated 128-rank trace: exit $LRC"
-  show_run replay.out replay.err
-elif d=$("$TF" diff --ignore-callsites replayed.tf x-mgl-128.tf 2>&1); then
-  ok "mg3d: replay of the extrapolated 128-rank trace, re-recorded: $d"
-else
-  bad "mg3d: replay of the extrapolated trace differs from it: $d"
-fi
+replays_back "mg3d" x-mgl-128.tf
 
 CHECKS=$((CHECKS + 1))
 if grep -q "the coarsest level (the only idle one): busy ranks at coordinates multiples of x every 2 (fixed stride) -> 2, y every 2 (fixed stride) -> 2" \

@@ -52,17 +52,7 @@ same_as_real "ring: 3,4,8 -> 5 (between)" x-ring-5.tf ring-5.tf ring-3.tf ring-4
 
 # The extrapolated 36-rank trace replays under mpirun, and recording that
 # replay gives its calls back.
-CHECKS=$((CHECKS + 1))
-limited replay.out replay.err "$TF" record -o replayed.tf -- \
-  "${TRACEFOLD_MPIRUN:-mpirun}" -np 36 "$TF" replay x-periodic-36.tf
-if [[ $LRC -ne 0 ]]; then
-  bad "replay of the extrapolated 36-rank trace: exit $LRC"
-  show_run replay.out replay.err
-elif d=$("$TF" diff --ignore-callsites replayed.tf x-periodic-36.tf 2>&1); then
-  ok "replay of the extrapolated trace at 36 ranks, re-recorded: $d"
-else
-  bad "replay of the extrapolated trace differs from it: $d"
-fi
+replays_back "periodic stencil" x-periodic-36.tf
 
 # The extrapolated trace is an ordinary trace: print and stats read it, and
 # --explain names the grids and the models.
