@@ -66,6 +66,9 @@ accuracy() {
   local name=$1 target=$2 counts=$3 app=$4 n ins=() d
   shift 4
   [[ -z ${ONLY:-} || $ONLY == "$name" ]] || return 0
+  # Otherwise mpirun's refusal ends in the recorder's "no trace was written".
+  [[ -x $APPS/app_$app ]] ||
+    { echo "| $name | $APPS/app_$app is not built: cmake --build $BUILD_DIR --target app_$app |"; return 0; }
   for n in $counts $target; do
     timeout 900 "$TF" record --stats compute_cpu -o "$name-$n.tf" -- \
       mpirun -np "$n" "$APPS/app_$app" "$@" > "rec-$name-$n.log" 2>&1 ||
