@@ -114,7 +114,7 @@ struct RankSamples {
   std::vector<Sample> samples;          ///< in time order per thread
   bool has_trailer = false;             ///< false: the run died (file read to its last block)
   uint64_t taken = 0;                   ///< samples the handler took (trailer)
-  uint64_t dropped = 0;  ///< samples lost (buffer full, loader busy, unwind failed, size bound)
+  uint64_t dropped = 0;                 ///< samples lost (buffer full, size bound)
   int64_t handler_median_ns = -1, handler_p99_ns = -1;  ///< -1: not measured
   std::string source;                                   ///< the file, for error messages
   /// The rank's threads that called MPI (its threads in the trace and the

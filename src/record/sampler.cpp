@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -97,6 +98,20 @@ uint16_t lca_of(const ThreadState& st, const uintptr_t* ip, const uintptr_t* sp,
   return static_cast<uint16_t>(k);
 }
 
+// The program counter the signal interrupted, from the signal context
+// alone (no unwinding); 0 where the platform is not known here.
+uintptr_t interrupted_pc(void* ucontext) {
+  const auto* uc = static_cast<const ucontext_t*>(ucontext);
+#if defined(__x86_64__)
+  return static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  return static_cast<uintptr_t>(uc->uc_mcontext.pc);
+#else
+  (void)uc;
+  return 0;
+#endif
+}
+
 // `missed`: ticks that fell due while this thread did not run (see on_tick),
 // from `due` on; the slot notes how many, and the drain writes them as
 // copies of this sample at their own times (sampler_write.cpp). Times are
@@ -135,7 +150,7 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t mis
     return;
   }
   const uint64_t h = st.head.load(std::memory_order_relaxed);
-  if (h - st.tail.load(std::memory_order_acquire) >= kRingSlots || tl_loader_depth > 0) {
+  if (h - st.tail.load(std::memory_order_acquire) >= kRingSlots) {
     st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
     return;
   }
@@ -147,13 +162,27 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t mis
   s.copies = missed;
   s.lca = s.copy_lca = 0;
   s.n = 0;
-  {
-    unw_cursor_t cursor;
-    if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) <
-        0) {
+  // Where the thread may not be unwound (inside the loader, see
+  // tl_loader_depth) or the unwinder gives up, the sample keeps the
+  // interrupted instruction alone: its time still counts, in the function
+  // it was in, and the next sample compares with nothing.
+  const auto keep_leaf = [&]() {
+    const uintptr_t pc = interrupted_pc(ucontext);
+    if (pc == 0) {
       st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
       return;
     }
+    s.ip[0] = pc;
+    s.n = 1;
+    st.prev_n = 0;
+    st.head.store(h + 1, std::memory_order_release);
+    g_samples_produced.fetch_add(1, std::memory_order_relaxed);
+  };
+  if (tl_loader_depth > 0) return keep_leaf();
+  {
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0)
+      return keep_leaf();
     uintptr_t sp[kMaxFrames];
     int n = 0;
     bool truncated = false;
@@ -170,10 +199,7 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t mis
       ++n;
       if (unw_step(&cursor) <= 0) break;
     }
-    if (n == 0) {
-      st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
-      return;
-    }
+    if (n == 0) return keep_leaf();
     SamplerThreadMarks& marks = tl_sampler_marks;
     if (!truncated) {
       s.lca = lca_of(st, s.ip, sp, n, marks.calls != st.prev_calls, marks.low_mpi_sp);

@@ -1,7 +1,8 @@
 // Test helper for the sampling tests (tests/mpi/sample_*.sh): reads every
 // samples-R.tfs in a timeline directory and prints, per rank, the trailer's
 // counts, the samples per thread, and the most frequent computation
-// context's innermost function, symbolized, and how many samples agree with
+// context's innermost function, symbolized, the samples kept with their
+// innermost frame alone (leaf_only), and how many samples agree with
 // the rank's timeline (rank-R.tft): one inside an MPI call lies between
 // that call's enter and the next call's (the recorder's work after the
 // exit time counts as inside), one outside lies between the exit of
@@ -184,6 +185,25 @@ int main(int argc, char** argv) {
                     top->second, s.modules.at(c.module).name.c_str(),
                     static_cast<unsigned long long>(c.offset));
       }
+      // Samples kept with the interrupted instruction alone (the thread was
+      // inside the loader, where it is not unwound): a context of depth 1.
+      std::map<uint32_t, std::size_t> leaf_only;
+      for (const Sample& x : s.samples)
+        if (!x.in_mpi && x.context != 0 && s.depth(x.context) == 1) ++leaf_only[x.context];
+      std::size_t n_leaf = 0;
+      for (const auto& [ctx, n] : leaf_only) n_leaf += n;
+      std::printf("rank %d leaf_only %zu", rank, n_leaf);
+      auto top_leaf =
+          std::max_element(leaf_only.begin(), leaf_only.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (top_leaf != leaf_only.end()) {
+        const SampleContext& c = s.contexts[top_leaf->first];
+        const SourceFrames frames = sym.lookup(s.modules.at(c.module), c.offset);
+        std::printf(" top %s %s",
+                    frames.empty() || frames[0].function.empty() ? "?" : frames[0].function.c_str(),
+                    s.modules.at(c.module).name.c_str());
+      }
+      std::printf("\n");
     }
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "samples_check: %s\n", ex.what());
