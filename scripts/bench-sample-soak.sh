@@ -24,5 +24,5 @@ kept=$(sed -n 's/^ok: \([0-9]*\) samples kept over.*/\1/p' "$log")
 taken=$(sed -n 's/.* kept of \([0-9]*\) taken .*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
 dropped=$(sed -n 's/.* taken (\([0-9]*\) dropped).*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
 echo "runs $SOAK_RUNS steps $SOAK_STEPS: ${kept:-0} samples kept, $taken taken, $dropped dropped" \
-  "(in dlopen/dlclose), $((SECONDS - t0)) s, $([[ $rc -eq 0 ]] && echo 'all runs passed' || echo 'FAILED')"
+  "(a full ring), $((SECONDS - t0)) s, $([[ $rc -eq 0 ]] && echo 'all runs passed' || echo 'FAILED')"
 exit "$rc"

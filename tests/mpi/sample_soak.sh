@@ -5,8 +5,8 @@
 # MPI, sampled every 250us, a few times over. Every run must end (no
 # deadlock, no crash) with the untraced run's output, every rank's samples
 # must read back whole, and the samples taken (kept, each counted for the
-# period it was taken at, + dropped: those that fell inside dlopen/dlclose
-# are dropped) must be within 10 % of the threads' running time / period. The main thread also starts and joins
+# period it was taken at, + dropped, which only a full ring
+# drops) must be within 10 % of the threads' running time / period. The main thread also starts and joins
 # some 400 short-lived threads: at the end no more than its own timer may
 # be left (/proc/self/timers). The 20-run, 100,000-sample version is
 # scripts/bench-sample-soak.sh.
