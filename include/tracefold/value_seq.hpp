@@ -117,6 +117,19 @@ class ValueSeq {
   /// The folded form; the trailing partial repetition (if any) is shown as a
   /// literal run. Cheap for the common single-constant case.
   std::vector<Run> runs() const;
+  /// Calls f(pattern, len, reps) for each run as runs() gives them, in
+  /// order, without copying patterns (writers walk every sequence of a
+  /// trace; runs() would allocate a vector per run). `pattern` points into
+  /// this sequence and is valid until it changes.
+  template <class F>
+  void for_each_run(F&& f) const {
+    if (simple_) {
+      if (size_ > 0) f(&single_value_, std::size_t{1}, size_);
+      return;
+    }
+    for (const Span& s : spans_) f(pattern_of(s), s.len, s.reps);
+    if (partial_) f(pattern_of(spans_.back()), partial_, uint64_t{1});
+  }
   /// Number of runs, a measure of how well the sequence folded.
   std::size_t run_count() const;
   /// Approximate bytes this sequence occupies in memory.
@@ -182,6 +195,9 @@ class ValueSeq {
   /// than 2^64-1 values.
   static ValueSeq from_runs(std::vector<Run> runs, bool histogram);
 
+  /// from_runs one run at a time (below).
+  class RunBuilder;
+
  private:
   void materialize();
   void push_back_slow(int64_t value);
@@ -211,6 +227,22 @@ class ValueSeq {
   std::size_t partial_ = 0;
   uint64_t size_ = 0;
   bool histogram_ = false;
+};
+
+/// from_runs one run at a time, with no vector per run (the compact
+/// reader's form: a trace's sequences hold millions of runs). The same
+/// checks and the same representation.
+class ValueSeq::RunBuilder {
+ public:
+  /// `runs`: how many runs will be added, if known (room is made for them).
+  explicit RunBuilder(bool histogram, std::size_t runs = 0);
+  /// Throws ValueSeqParseError as from_runs does. `pattern` must not point
+  /// into a sequence this builder made.
+  void add(const int64_t* pattern, std::size_t len, uint64_t reps);
+  ValueSeq finish() &&;
+
+ private:
+  ValueSeq seq_;
 };
 
 }  // namespace tracefold

@@ -11,6 +11,7 @@
 #include "source_dir.hpp"
 #include "trace_compact_codec.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/trace_level.hpp"
 
 namespace tracefold {
 namespace {
@@ -99,6 +100,49 @@ TEST(TraceCompactDerived, PollFlagsAndTagsComeBackExactly) {
   const std::string bytes = encode_compact(t);
   EXPECT_EQ(bytes[4], 7);
   EXPECT_EQ(format_trace(decode_compact(bytes, "poll.tf")), text);
+}
+
+// Runs other than those pushes fold: a derived form would read back
+// folded, so the writer keeps such entries plain, and the trace still
+// comes back as it was.
+TEST(TraceCompactDerived, EntriesThatWouldReadBackFoldedOtherwiseStayPlain) {
+  const std::string folded = poll_trace(true, true);
+  Trace t = parse_trace(folded);
+  // In every entry, the first run of 4 or more repetitions split in two
+  // (`v*4` as `v*2 v*2`): the same values, runs that pushes never leave.
+  int split = 0;
+  for (Node& n : t.nodes)
+    for (auto& [id, e] : n.fields)
+      for (ElasticEntry& en : e.entries()) {
+        std::vector<ValueSeq::Run> runs = en.values.runs();
+        for (std::size_t i = 0; i < runs.size(); ++i)
+          if (runs[i].reps >= 4) {
+            ValueSeq::Run rest = runs[i];
+            rest.reps -= 2;
+            runs[i].reps = 2;
+            runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(i) + 1, rest);
+            ++split;
+            break;
+          }
+        en.values = ValueSeq::from_runs(std::move(runs), false);
+      }
+  ASSERT_GT(split, 0);
+  const std::string text = format_trace(t);
+  ASSERT_NE(text, folded);
+  EXPECT_EQ(format_trace(decode_compact(encode_compact(t), "poll.tf")), text);
+  EXPECT_EQ(format_trace(decode_compact(encode_compact_transfer(t), "poll.tf")), text);
+}
+
+// The transfer form (the merge's rounds) derives nothing: every field is
+// written plain, so it is larger than the file's form, and reads back the same.
+TEST(TraceCompactDerived, TransferFormWritesFieldsPlainAndReadsBack) {
+  const std::string text = poll_trace(true, true);
+  const Trace t = parse_trace(text);
+  const std::string transfer = encode_compact_transfer(t);
+  EXPECT_EQ(format_trace(decode_trace(transfer, "poll.tf")), text);
+  // Plain flags and tags: more bytes than the derived ones, as the body of
+  // a version without derivation would hold.
+  EXPECT_GT(transfer.size(), encode_compact(t, 1).size());
 }
 
 // The flag costs a few bytes per rank, not some per loop execution; so

@@ -55,6 +55,12 @@ void expect_matches(const ValueSeq& s, const V& model, const std::string& where)
   }
   ASSERT_EQ(from_runs, model) << where << " " << s.to_string();
   ASSERT_EQ(s.run_count(), s.runs().size()) << where;
+  // for_each_run walks the same runs in place (the compact writer's reader).
+  std::vector<ValueSeq::Run> walked;
+  s.for_each_run([&](const int64_t* p, std::size_t len, uint64_t reps) {
+    walked.push_back({V(p, p + len), reps});
+  });
+  ASSERT_EQ(walked, s.runs()) << where << " " << s.to_string();
   // Text round trip: same representation, same text.
   const std::string text = s.to_string();
   ValueSeq back = ValueSeq::parse(text);

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "tracefold/trace_io.hpp"
+#include "tracefold/trace_level.hpp"
 
 namespace tracefold {
 
@@ -412,7 +413,7 @@ std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix, const Me
       }
       for (auto& [from, bytes] : incoming) {
         try {
-          local = merge_traces(local, parse_trace(bytes, "rank " + std::to_string(from)), options);
+          local = merge_traces(local, decode_trace(bytes, "rank " + std::to_string(from)), options);
         } catch (const std::exception& ex) {
           // Keep the reduction going so no participant waits forever; the
           // subtree of `from` is left out and reported.
@@ -422,7 +423,7 @@ std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix, const Me
         }
       }
     } else if (r % stride == 0) {
-      ex.send(static_cast<int>(r - r % group), format_trace(local));
+      ex.send(static_cast<int>(r - r % group), encode_compact_transfer(local));
       return std::nullopt;
     }
   }

@@ -16,60 +16,55 @@
 
 namespace tracefold::compact {
 
-u128 In::varint(const std::string& what) {
-  start_ = pos_;
+u128 In::varint_long(const What& what) {
   u128 v = 0;
   for (int shift = 0;; shift += 7) {
-    if (pos_ >= b_.size()) fail("unexpected end of data, expected " + what);
-    if (shift > 63) fail("a number longer than 10 bytes, expected " + what);
+    if (pos_ >= b_.size()) fail("unexpected end of data, expected " + what.str());
+    if (shift > 63) fail("a number longer than 10 bytes, expected " + what.str());
     const auto c = static_cast<unsigned char>(b_[pos_++]);
     v |= static_cast<u128>(c & 0x7f) << shift;
     if (!(c & 0x80)) return v;
   }
 }
 
-uint64_t In::uv(const std::string& what, uint64_t max) {
-  const u128 v = varint(what);
-  if (v > max) fail(what + " is too large (at most " + std::to_string(max) + ")");
-  return static_cast<uint64_t>(v);
+void In::too_large(const What& what, uint64_t max) const {
+  fail(what.str() + " is too large (at most " + std::to_string(max) + ")");
 }
 
-int32_t In::sv32(const std::string& what) {
+int32_t In::sv32(const What& what) {
   const int64_t v = sv(what);
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
-    fail(what + " " + std::to_string(v) + " does not fit 32 bits");
+    fail(what.str() + " " + std::to_string(v) + " does not fit 32 bits");
   return static_cast<int32_t>(v);
 }
 
-int64_t In::value(const std::string& what) {
-  const u128 c = varint(what);
-  if (c < kSentinels) return kAbsent + static_cast<int64_t>(c);
+int64_t In::value_long(u128 c, const What& what) {
   const u128 z = c - kSentinels;
-  if (z > std::numeric_limits<uint64_t>::max()) fail(what + " does not fit 64 bits");
+  if (z > std::numeric_limits<uint64_t>::max()) fail(what.str() + " does not fit 64 bits");
   const int64_t v = unzigzag(static_cast<uint64_t>(z));
-  if (is_sentinel(v)) fail(what + ": a sentinel written as a number");
+  if (is_sentinel(v)) fail(what.str() + ": a sentinel written as a number");
   return v;
 }
 
-std::size_t In::count(const std::string& what) {
-  const uint64_t n = uv("the number of " + what);
+std::size_t In::count(const What& what) {
+  const uint64_t n = uv(What("the number of ", what));
   if (n > left())
-    fail("the number of " + what + " is " + std::to_string(n) + " but only " +
+    fail("the number of " + what.str() + " is " + std::to_string(n) + " but only " +
          std::to_string(left()) + " bytes follow");
   return static_cast<std::size_t>(n);
 }
 
-std::string In::str(const std::string& what) {
-  const std::size_t n = count("bytes of " + what);
+std::string In::str(const What& what) {
+  const std::size_t n = count(What("bytes of ", what));
   std::string s(b_.substr(pos_, n));
   pos_ += n;
   return s;
 }
 
-std::string_view In::raw(uint64_t n, const std::string& what) {
+std::string_view In::raw(uint64_t n, const What& what) {
   start_ = pos_;
   if (n > left())
-    fail(what + " of " + std::to_string(n) + " bytes, but only " + std::to_string(left()) +
+    fail(what.str() + " of " + std::to_string(n) + " bytes, but only " + std::to_string(left()) +
          " bytes follow");
   const std::string_view s = b_.substr(pos_, static_cast<std::size_t>(n));
   pos_ += static_cast<std::size_t>(n);
@@ -268,8 +263,9 @@ HistogramColumnsReader::HistogramColumnsReader(In& in, int version) : version_(v
   for (int i = 0; i < kKinds * kColumns; ++i) {
     std::size_t n = 0;
     if (present >> i & 1) {
-      n = in.count(std::string("bytes of the ") + kKindNames[i / kColumns] + " " +
-                   kColumnNames[i % kColumns] + " column");
+      n = in.count(What("bytes of the ",
+                        What(kKindNames[i / kColumns],
+                             What(" ", What(kColumnNames[i % kColumns], What(" column"))))));
       if (n == 0) in.fail("a histogram column marked present is empty");
     }
     columns_.push_back(in.sub(n));
@@ -280,7 +276,7 @@ Histogram HistogramColumnsReader::next(HistogramKind kind, const char* what) {
   In* col = &columns_[static_cast<std::size_t>(kind) * kColumns];
   In& n_col = col[kN];
   Histogram::Parts p;
-  p.count = n_col.uv(std::string("the count of a ") + what + " histogram");
+  p.count = n_col.uv(What("the count of a ", What(what, What(" histogram"))));
   In* at = &n_col;
   if (p.count != 0) {
     In& shape_col = col[kShape];

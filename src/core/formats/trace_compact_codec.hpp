@@ -64,6 +64,31 @@ class Out {
     else
       uv(static_cast<u128>(zigzag(v)) + kSentinels);
   }
+  /// value() of each of v[0, n), appended in pieces of up to 256 bytes (a
+  /// sequence's runs hold most of a trace's values: one append each was a
+  /// quarter of the writer's work).
+  void values(const int64_t* v, std::size_t n) {
+    char buf[256];
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (k > sizeof buf - 19) {
+        bytes_.append(buf, k);
+        k = 0;
+      }
+      const int64_t x = v[i];
+      const uint64_t z = zigzag(x);
+      if (is_sentinel(x) || z > std::numeric_limits<uint64_t>::max() - kSentinels) {
+        bytes_.append(buf, k);  // a code of 65 bits, or a sentinel: seldom
+        k = 0;
+        value(x);
+        continue;
+      }
+      uint64_t c = z + kSentinels;
+      for (; c >= 0x80; c >>= 7) buf[k++] = static_cast<char>(static_cast<unsigned char>(c) | 0x80);
+      buf[k++] = static_cast<char>(c);
+    }
+    bytes_.append(buf, k);
+  }
   void str(std::string_view s) {
     uv(s.size());
     bytes_ += s;
@@ -73,6 +98,28 @@ class Out {
 
  private:
   std::string bytes_;
+};
+
+/// What a reader expects next, for its error messages only: a piece of
+/// text followed by the rest, joined when a message is made, so a read
+/// that succeeds builds no string (the descriptions were most of a
+/// decode's allocations). It holds views and a pointer: a What lives no
+/// longer than the full expression that makes it, as an argument.
+class What {
+ public:
+  What(const char* s) : s_(s) {}  // NOLINT: a literal is the common case
+  What(std::string_view s) : s_(s) {}
+  What(const std::string& s) : s_(s) {}
+  What(std::string_view head, const What& rest) : s_(head), rest_(&rest) {}
+  std::string str() const {
+    std::string out(s_);
+    for (const What* w = rest_; w; w = w->rest_) out += w->s_;
+    return out;
+  }
+
+ private:
+  std::string_view s_;
+  const What* rest_ = nullptr;
 };
 
 /// Reads a body, or one column of it; errors name `source` and the byte,
@@ -91,22 +138,43 @@ class In {
   bool at_end() const { return pos_ == b_.size(); }
   std::size_t start() const { return start_; }
 
-  u128 varint(const std::string& what);
-  uint64_t uv(const std::string& what, uint64_t max = std::numeric_limits<uint64_t>::max());
-  int64_t sv(const std::string& what) { return unzigzag(uv(what)); }
-  int32_t sv32(const std::string& what);
-  int64_t value(const std::string& what);
+  // One-byte numbers, most of a trace's, inline; longer ones and errors
+  // out of line.
+  u128 varint(const What& what) {
+    start_ = pos_;
+    if (pos_ < b_.size() && !(static_cast<unsigned char>(b_[pos_]) & 0x80))
+      return static_cast<unsigned char>(b_[pos_++]);
+    return varint_long(what);
+  }
+  uint64_t uv(const What& what, uint64_t max = std::numeric_limits<uint64_t>::max()) {
+    const u128 v = varint(what);
+    if (v > max) too_large(what, max);
+    return static_cast<uint64_t>(v);
+  }
+  int64_t sv(const What& what) { return unzigzag(uv(what)); }
+  int32_t sv32(const What& what);
+  int64_t value(const What& what) {
+    const u128 c = varint(what);
+    if (c < kSentinels) return kAbsent + static_cast<int64_t>(c);
+    // Up to 127: a small number, neither a sentinel nor over 64 bits.
+    if (c < 0x80) return unzigzag(static_cast<uint64_t>(c - kSentinels));
+    return value_long(c, what);
+  }
   /// A number of items that follow, each at least one byte long: a count
   /// above the bytes left is corrupt, refused before anything is allocated.
-  std::size_t count(const std::string& what);
-  std::string str(const std::string& what);
+  std::size_t count(const What& what);
+  std::string str(const What& what);
   /// The next `n` bytes as they are; fewer left is corrupt.
-  std::string_view raw(uint64_t n, const std::string& what);
+  std::string_view raw(uint64_t n, const What& what);
   /// The next `n` bytes as a reader of their own (a column), positioned in
   /// this reader's body.
   In sub(std::size_t n);
 
  private:
+  u128 varint_long(const What& what);
+  [[noreturn]] void too_large(const What& what, uint64_t max) const;
+  int64_t value_long(u128 code, const What& what);
+
   std::string_view b_;
   const std::string& source_;
   std::size_t base_ = 0;

@@ -254,48 +254,59 @@ ValueSeq ValueSeq::parse(std::string_view text) {
   return seq;
 }
 
-ValueSeq ValueSeq::from_runs(std::vector<Run> runs, bool histogram) {
-  ValueSeq seq;
-  seq.histogram_ = histogram;
-  if (runs.empty()) {
-    seq.simple_ = !histogram;  // as parse() leaves `~` and `hist()`
-    return seq;
-  }
-  seq.simple_ = false;
-  auto add = [&](uint64_t n) {
+ValueSeq::RunBuilder::RunBuilder(bool histogram, std::size_t runs) {
+  seq_.histogram_ = histogram;
+  seq_.simple_ = false;
+  if (runs > 1) seq_.spans_.reserve(runs);
+}
+
+void ValueSeq::RunBuilder::add(const int64_t* pattern, std::size_t len, uint64_t reps) {
+  ValueSeq& seq = seq_;
+  auto add_size = [&](uint64_t n) {
     if (n > std::numeric_limits<uint64_t>::max() - seq.size_)
       throw ValueSeqParseError("value sequence: more than 2^64-1 values");
     seq.size_ += n;
   };
-  for (Run& r : runs) {
-    if (r.pattern.empty() || r.reps == 0)
-      throw ValueSeqParseError("value sequence: a run needs values and a repeat count");
-    if (histogram) {
-      if (r.pattern.size() != 1)
-        throw ValueSeqParseError("value sequence: a histogram run holds one value");
-      if (!seq.vals_.empty() && r.pattern[0] <= seq.vals_.back())
-        throw ValueSeqParseError("value sequence: histogram values must ascend");
-      add(r.reps);
-      seq.add_span(r.pattern.data(), 1, r.reps);
-      continue;
-    }
-    if (r.reps > std::numeric_limits<uint64_t>::max() / r.pattern.size())
-      throw ValueSeqParseError("value sequence: more than 2^64-1 values");
-    add(r.reps * r.pattern.size());
-    if (r.reps == 1 && !seq.spans_.empty() && seq.spans_.back().reps == 1) {
-      seq.vals_.insert(seq.vals_.end(), r.pattern.begin(), r.pattern.end());
-      seq.spans_.back().len += r.pattern.size();
-    } else {
-      seq.add_span(r.pattern.data(), r.pattern.size(), r.reps);
-    }
+  if (len == 0 || reps == 0)
+    throw ValueSeqParseError("value sequence: a run needs values and a repeat count");
+  if (seq.histogram_) {
+    if (len != 1) throw ValueSeqParseError("value sequence: a histogram run holds one value");
+    if (!seq.vals_.empty() && pattern[0] <= seq.vals_.back())
+      throw ValueSeqParseError("value sequence: histogram values must ascend");
+    add_size(reps);
+    seq.add_span(pattern, 1, reps);
+    return;
   }
-  if (!histogram && seq.spans_.size() == 1 && seq.spans_[0].len == 1) {
+  if (reps > std::numeric_limits<uint64_t>::max() / len)
+    throw ValueSeqParseError("value sequence: more than 2^64-1 values");
+  add_size(reps * len);
+  if (reps == 1 && !seq.spans_.empty() && seq.spans_.back().reps == 1) {
+    seq.vals_.insert(seq.vals_.end(), pattern, pattern + len);
+    seq.spans_.back().len += len;
+  } else {
+    seq.add_span(pattern, len, reps);
+  }
+}
+
+ValueSeq ValueSeq::RunBuilder::finish() && {
+  ValueSeq& seq = seq_;
+  if (seq.spans_.empty()) {
+    seq.simple_ = !seq.histogram_;  // as parse() leaves `~` and `hist()`
+    return std::move(seq);
+  }
+  if (!seq.histogram_ && seq.spans_.size() == 1 && seq.spans_[0].len == 1) {
     ValueSeq simple;
     simple.single_value_ = seq.vals_[0];
     simple.size_ = seq.size_;
     return simple;
   }
-  return seq;
+  return std::move(seq);
+}
+
+ValueSeq ValueSeq::from_runs(std::vector<Run> runs, bool histogram) {
+  RunBuilder b(histogram);
+  for (const Run& r : runs) b.add(r.pattern.data(), r.pattern.size(), r.reps);
+  return std::move(b).finish();
 }
 
 }  // namespace tracefold
