@@ -112,6 +112,44 @@ uintptr_t interrupted_pc(void* ucontext) {
 #endif
 }
 
+// The thread's call path into s (innermost first) and the comparison with
+// its previous sample; false if the unwinder gives up at the first frame.
+bool unwind_into(ThreadState& st, RawSample& s, void* ucontext) {
+  unw_cursor_t cursor;
+  if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0)
+    return false;
+  uintptr_t sp[kMaxFrames];
+  int n = 0;
+  bool truncated = false;
+  for (;;) {
+    unw_word_t ip = 0, spv = 0;
+    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+    if (n == kMaxFrames) {
+      truncated = true;
+      break;
+    }
+    unw_get_reg(&cursor, UNW_REG_SP, &spv);
+    s.ip[n] = ip;
+    sp[n] = spv;
+    ++n;
+    if (unw_step(&cursor) <= 0) break;
+  }
+  if (n == 0) return false;
+  SamplerThreadMarks& marks = tl_sampler_marks;
+  if (!truncated) {
+    s.lca = lca_of(st, s.ip, sp, n, marks.calls != st.prev_calls, marks.low_mpi_sp);
+    // Between copies nothing moved: the whole path but the leaf.
+    s.copy_lca = static_cast<uint16_t>(n - 1);
+  }
+  s.n = static_cast<uint16_t>(n);
+  std::memcpy(st.prev_ip, s.ip, sizeof(uintptr_t) * static_cast<std::size_t>(n));
+  std::memcpy(st.prev_sp, sp, sizeof(uintptr_t) * static_cast<std::size_t>(n));
+  st.prev_n = truncated ? 0 : n;
+  st.prev_calls = marks.calls;
+  marks.low_mpi_sp = UINTPTR_MAX;
+  return true;
+}
+
 // `missed`: ticks that fell due while this thread did not run (see on_tick),
 // from `due` on; the slot notes how many, and the drain writes them as
 // copies of this sample at their own times (sampler_write.cpp). Times are
@@ -166,7 +204,7 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t mis
   // tl_loader_depth) or the unwinder gives up, the sample keeps the
   // interrupted instruction alone: its time still counts, in the function
   // it was in, and the next sample compares with nothing.
-  const auto keep_leaf = [&]() {
+  if (tl_loader_depth > 0 || !unwind_into(st, s, ucontext)) {
     const uintptr_t pc = interrupted_pc(ucontext);
     if (pc == 0) {
       st.dropped.fetch_add(1 + uint64_t{missed}, std::memory_order_relaxed);
@@ -175,43 +213,6 @@ void take(ThreadState& st, void* ucontext, int64_t t0, int64_t due, uint32_t mis
     s.ip[0] = pc;
     s.n = 1;
     st.prev_n = 0;
-    st.head.store(h + 1, std::memory_order_release);
-    g_samples_produced.fetch_add(1, std::memory_order_relaxed);
-  };
-  if (tl_loader_depth > 0) return keep_leaf();
-  {
-    unw_cursor_t cursor;
-    if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0)
-      return keep_leaf();
-    uintptr_t sp[kMaxFrames];
-    int n = 0;
-    bool truncated = false;
-    for (;;) {
-      unw_word_t ip = 0, spv = 0;
-      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-      if (n == kMaxFrames) {
-        truncated = true;
-        break;
-      }
-      unw_get_reg(&cursor, UNW_REG_SP, &spv);
-      s.ip[n] = ip;
-      sp[n] = spv;
-      ++n;
-      if (unw_step(&cursor) <= 0) break;
-    }
-    if (n == 0) return keep_leaf();
-    SamplerThreadMarks& marks = tl_sampler_marks;
-    if (!truncated) {
-      s.lca = lca_of(st, s.ip, sp, n, marks.calls != st.prev_calls, marks.low_mpi_sp);
-      // Between copies nothing moved: the whole path but the leaf.
-      s.copy_lca = static_cast<uint16_t>(n - 1);
-    }
-    s.n = static_cast<uint16_t>(n);
-    std::memcpy(st.prev_ip, s.ip, sizeof(uintptr_t) * static_cast<std::size_t>(n));
-    std::memcpy(st.prev_sp, sp, sizeof(uintptr_t) * static_cast<std::size_t>(n));
-    st.prev_n = truncated ? 0 : n;
-    st.prev_calls = marks.calls;
-    marks.low_mpi_sp = UINTPTR_MAX;
   }
   st.head.store(h + 1, std::memory_order_release);
   g_samples_produced.fetch_add(1, std::memory_order_relaxed);

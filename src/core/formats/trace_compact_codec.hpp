@@ -48,9 +48,7 @@ class Out {
     char buf[19];  // ceil(128 / 7)
     std::size_t n = 0;
     if (static_cast<uint64_t>(v >> 64) == 0) {
-      auto w = static_cast<uint64_t>(v);
-      for (; w >= 0x80; w >>= 7) buf[n++] = static_cast<char>(static_cast<unsigned char>(w) | 0x80);
-      buf[n++] = static_cast<char>(w);
+      n = put_varint64(buf, static_cast<uint64_t>(v));
     } else {
       for (; v >= 0x80; v >>= 7) buf[n++] = static_cast<char>(static_cast<unsigned char>(v) | 0x80);
       buf[n++] = static_cast<char>(v);
@@ -83,9 +81,7 @@ class Out {
         value(x);
         continue;
       }
-      uint64_t c = z + kSentinels;
-      for (; c >= 0x80; c >>= 7) buf[k++] = static_cast<char>(static_cast<unsigned char>(c) | 0x80);
-      buf[k++] = static_cast<char>(c);
+      k += put_varint64(buf + k, z + kSentinels);
     }
     bytes_.append(buf, k);
   }
@@ -97,6 +93,13 @@ class Out {
   const std::string& bytes() const { return bytes_; }
 
  private:
+  // Writes w's varint at p (up to 10 bytes); returns its length.
+  static std::size_t put_varint64(char* p, uint64_t w) {
+    std::size_t n = 0;
+    for (; w >= 0x80; w >>= 7) p[n++] = static_cast<char>(static_cast<unsigned char>(w) | 0x80);
+    p[n++] = static_cast<char>(w);
+    return n;
+  }
   std::string bytes_;
 };
 
