@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What moving one trace costs in a round of the merge at MPI_Finalize, per
 # form (bench/transfer_cost.cpp): the text form, the compact transfer form
-# the rounds use, and the file's compact form. Instructions under callgrind
+# the rounds use, the file's compact form and that form as the merge at
+# MPI_Finalize writes it (fields derived wherever shorter). Instructions under callgrind
 # inside move_trace only (the sender's encoding and the receiver's
 # decoding), and bytes on the wire.
 #   TRACE=FILE scripts/bench-transfer.sh     a trace of your own
@@ -30,7 +31,7 @@ if [[ -z $TRACE ]]; then
   echo "trace: amg_like $NCYCLES at $NP ranks, $(stat -c %s "$TRACE") bytes"
 fi
 printf '%-9s %12s %16s\n' form bytes instructions
-for form in text transfer compact; do
+for form in text transfer compact final; do
   out=$(valgrind --tool=callgrind --toggle-collect='*move_trace*' \
     --callgrind-out-file="$WORK/cg.$form" "$BIN" "$form" "$TRACE" 2>&1) ||
     { echo "$out" >&2; exit 1; }

@@ -3,6 +3,7 @@
 // iterations"), and version 6 files still read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -131,6 +132,100 @@ TEST(TraceCompactDerived, EntriesThatWouldReadBackFoldedOtherwiseStayPlain) {
   ASSERT_NE(text, folded);
   EXPECT_EQ(format_trace(decode_compact(encode_compact(t), "poll.tf")), text);
   EXPECT_EQ(format_trace(decode_compact(encode_compact_transfer(t), "poll.tf")), text);
+}
+
+// The rule of the merge at MPI_Finalize: the same split entries are
+// written derived, read back with the same values (folded as pushes fold
+// them, so their text differs), and the file is smaller than the one that
+// keeps them plain.
+TEST(TraceCompactDerived, SameValuesDerivesEntriesWhoseRunsWouldChange) {
+  const std::string folded = poll_trace(true, true);
+  Trace t = parse_trace(folded);
+  for (Node& n : t.nodes)
+    for (auto& [id, e] : n.fields)
+      for (ElasticEntry& en : e.entries()) {
+        std::vector<ValueSeq::Run> runs = en.values.runs();
+        for (std::size_t i = 0; i < runs.size(); ++i)
+          if (runs[i].reps >= 4) {
+            ValueSeq::Run rest = runs[i];
+            rest.reps -= 2;
+            runs[i].reps = 2;
+            runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(i) + 1, rest);
+            break;
+          }
+        en.values = ValueSeq::from_runs(std::move(runs), false);
+      }
+  const std::string split = format_trace(t);
+  ASSERT_NE(split, folded);
+  const std::string runs = encode_compact(t, kCompactLevelBySize, DerivedFields::kSameRuns);
+  const std::string values = encode_compact(t, kCompactLevelBySize, DerivedFields::kSameValues);
+  EXPECT_LT(values.size(), runs.size());
+  const Trace back = decode_compact(values, "poll.tf");
+  // The values of every entry, not their runs: the derived entries come
+  // back folded as pushes fold them.
+  EXPECT_NE(format_trace(back), split);
+  ASSERT_EQ(back.nodes.size(), t.nodes.size());
+  for (std::size_t i = 0; i < t.nodes.size(); ++i)
+    for (const auto& [id, e] : t.nodes[i].fields) {
+      const auto& fields = back.nodes[i].fields;
+      const auto it =
+          std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == id; });
+      ASSERT_NE(it, fields.end());
+      ASSERT_EQ(it->second.entries().size(), e.entries().size());
+      for (std::size_t k = 0; k < e.entries().size(); ++k)
+        EXPECT_TRUE(it->second.entries()[k].values.equals(e.entries()[k].values));
+    }
+  // A trace in pushed form is written the same by both rules.
+  const Trace pushed = parse_trace(folded);
+  EXPECT_EQ(encode_compact(pushed, 9, DerivedFields::kSameValues),
+            encode_compact(pushed, 9, DerivedFields::kSameRuns));
+}
+
+// derive_all's one pass finds what each form's own definition allows: on
+// random trip counts and values (some constant per execution, some equal
+// but on each execution's last iteration, some neither), each form found
+// expands back to the values, and a form is missing only where a value
+// breaks its shape.
+TEST(TraceCompactDerived, DeriveAllFindsEveryFormThatFits) {
+  uint64_t state = 12345;
+  auto rnd = [&](int n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  for (int round = 0; round < 300; ++round) {
+    ValueSeq trips, values;
+    const int shape = round % 3;
+    const int executions = 1 + rnd(40);
+    bool last_shape = true, each_shape = true;
+    int64_t other = 0;
+    bool have_other = false;
+    for (int e = 0; e < executions; ++e) {
+      const int n = rnd(6);  // empty executions too
+      trips.push_back(n);
+      const int64_t v = rnd(3);
+      for (int k = 0; k < n; ++k) {
+        int64_t x = shape == 0 ? v : shape == 1 ? (k + 1 == n ? v : 7) : rnd(3);
+        if (k + 1 < n) {
+          if (!have_other) other = x, have_other = true;
+          if (x != other) last_shape = false;
+        }
+        if (k > 0 && x != values.back()) each_shape = false;
+        values.push_back(x);
+      }
+    }
+    if (values.size() > 1024 * values.run_count() || values.run_count() == 0) continue;
+    const std::vector<compact::DerivedValues> forms = compact::derive_all(values, trips);
+    bool found_last = false, found_each = false;
+    for (const compact::DerivedValues& d : forms) {
+      const auto back = compact::expand_derived(d, trips);
+      ASSERT_TRUE(back) << "round " << round;
+      EXPECT_TRUE(back->equals(values)) << "round " << round;
+      found_last = found_last || d.form == compact::DerivedForm::kLastDiffers;
+      found_each = found_each || d.form == compact::DerivedForm::kPerExecution;
+    }
+    EXPECT_EQ(found_last, last_shape) << "round " << round;
+    EXPECT_EQ(found_each, each_shape) << "round " << round;
+  }
 }
 
 // The transfer form (the merge's rounds) derives nothing: every field is

@@ -117,10 +117,11 @@ void put_elastic(Out& o, const Elastic& e, const Ranklist& node_ranks) {
 
 // Version 7, a node whose fields derive from its loop: the field's index
 // times 2, plus 1 when its entries start with their DerivedForm (else they
-// are as in put_elastic); each entry in its shortest form whose values
-// expand to the same representation.
+// are as in put_elastic); each entry in its shortest form (whose values
+// expand to the same runs, with DerivedFields::kSameRuns).
 void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklist& node_ranks,
-                         const compact::LoopTrips& trips, uint64_t& derived_left) {
+                         const compact::LoopTrips& trips, uint64_t& derived_left,
+                         DerivedFields check) {
   std::vector<std::pair<compact::DerivedForm, Out>> entries;
   bool any = false;
   for (const auto& en : e.entries()) {
@@ -137,21 +138,21 @@ void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklis
     // is n push_back calls, representation included) whatever the form,
     // so both forms read back to the same sequence.
     std::optional<bool> reads_back;
-    for (auto f : {compact::DerivedForm::kLastDiffers, compact::DerivedForm::kPerExecution}) {
-      if (!t) break;
-      const auto d = compact::derive(en.values, *t, f);
-      if (!d) continue;
+    for (compact::DerivedValues& d :
+         t ? compact::derive_all(en.values, *t) : std::vector<compact::DerivedValues>{}) {
       Out mine;
-      if (f == compact::DerivedForm::kLastDiffers) mine.value(d->other);
-      put_seq(mine, d->seq);
+      if (d.form == compact::DerivedForm::kLastDiffers) mine.value(d.other);
+      put_seq(mine, d.seq);
       if (mine.bytes().size() + 1 >= best.bytes().size()) continue;
-      if (!reads_back) {
-        const auto back = compact::expand_derived(*d, *t);
-        reads_back = back && back->same_representation(en.values);
+      if (check == DerivedFields::kSameRuns) {
+        if (!reads_back) {
+          const auto back = compact::expand_derived(d, *t);
+          reads_back = back && back->same_representation(en.values);
+        }
+        if (!*reads_back) break;
       }
-      if (!*reads_back) break;
       best = std::move(mine);
-      form = f;
+      form = d.form;
     }
     if (form != compact::DerivedForm::kPlain) derived_left -= en.values.size();
     any = any || form != compact::DerivedForm::kPlain;
@@ -186,7 +187,8 @@ using StoredLinks = std::vector<std::optional<std::pair<FieldId, Elastic>>>;
 
 // `derive`: false writes every field in its plain form (nothing derived
 // from its loop), as a transfer between processes wants it.
-std::string encode_body(const Trace& t, const StoredLinks& links, bool derive = true);
+std::string encode_body(const Trace& t, const StoredLinks& links, bool derive = true,
+                        DerivedFields check = DerivedFields::kSameRuns);
 
 }  // namespace
 
@@ -198,7 +200,8 @@ namespace {
 
 // `links`: links_form::stored(t), which encode_compact needs too (it costs a
 // pass over every `links` value of the trace).
-std::string encode_body(const Trace& t, const StoredLinks& links, bool derive) {
+std::string encode_body(const Trace& t, const StoredLinks& links, bool derive,
+                        DerivedFields check) {
   // Name tables first: operations, fields (with their kind) and statistics
   // in order of first use by the nodes.
   NameTable ops, fields, stats;
@@ -305,7 +308,7 @@ std::string encode_body(const Trace& t, const StoredLinks& links, bool derive) {
     for (const auto* f : node_fields[i]) {
       const std::size_t index = fields.id(FieldTable::name(f->first));
       if (derived) {
-        put_derivable_field(o, index, f->second, n.ranks, *trips, derived_left);
+        put_derivable_field(o, index, f->second, n.ranks, *trips, derived_left, check);
       } else {
         o.uv(index);
         put_elastic(o, f->second, n.ranks);
@@ -337,7 +340,7 @@ std::string encode_body(const Trace& t, const StoredLinks& links, bool derive) {
 
 namespace {
 
-std::string encode_compact(const Trace& t, int level, bool derive) {
+std::string encode_compact(const Trace& t, int level, bool derive, DerivedFields check) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   // Version 8 only where the thread dimension needs it: one thread per
   // rank stays the version 7 trace it always was.
@@ -348,7 +351,7 @@ std::string encode_compact(const Trace& t, int level, bool derive) {
                            : derived                  ? links_form::kCompactVersion
                            : t.has_thread_dimension() ? Trace::kCompactVersion
                                                       : Trace::kCompactVersionSingleThread);
-  const std::string body = encode_body(t, links, derive);
+  const std::string body = encode_body(t, links, derive, check);
   out += compact::compress_body(
       body, level == kCompactLevelBySize ? compression_level(body.size()) : level);
   return out;
@@ -357,11 +360,15 @@ std::string encode_compact(const Trace& t, int level, bool derive) {
 }  // namespace
 
 std::string encode_compact(const Trace& t, int level) {
-  return encode_compact(t, level, true);
+  return encode_compact(t, level, true, DerivedFields::kSameRuns);
+}
+
+std::string encode_compact(const Trace& t, int level, DerivedFields derived) {
+  return encode_compact(t, level, true, derived);
 }
 
 std::string encode_compact_transfer(const Trace& t) {
-  return encode_compact(t, 1, false);
+  return encode_compact(t, 1, false, DerivedFields::kSameRuns);
 }
 
 std::string encode_compact(const Trace& t) {

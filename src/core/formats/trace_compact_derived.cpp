@@ -80,37 +80,93 @@ const ValueSeq* LoopTrips::of(const Ranklist& ranks) const {
   return trips.is_histogram() ? nullptr : &trips;
 }
 
-std::optional<DerivedValues> derive(const ValueSeq& values, const ValueSeq& trips,
-                                    DerivedForm form) {
+namespace {
+
+// Reads a sequence value by value from its runs in place (the sequence must
+// not change meanwhile). ValueSeq::Cursor copies the runs first, which for
+// the one pass derive_all makes cost as much as the pass.
+class RunWalk {
+ public:
+  explicit RunWalk(const ValueSeq& s) : left_(s.size()) {
+    runs_.reserve(s.run_count());
+    s.for_each_run([&](const int64_t* p, std::size_t len, uint64_t reps) {
+      runs_.push_back({p, len, reps});
+    });
+  }
+  uint64_t left() const { return left_; }
+  bool done() const { return left_ == 0; }
+  int64_t next() {
+    const Piece& r = runs_[run_];
+    const int64_t v = r.p[pos_];
+    if (++pos_ == r.len) {
+      pos_ = 0;
+      if (++rep_ == r.reps) {
+        rep_ = 0;
+        ++run_;
+      }
+    }
+    --left_;
+    return v;
+  }
+
+ private:
+  struct Piece {
+    const int64_t* p;
+    std::size_t len;
+    uint64_t reps;
+  };
+  std::vector<Piece> runs_;
+  std::size_t run_ = 0, pos_ = 0;
+  uint64_t rep_ = 0, left_;
+};
+
+}  // namespace
+
+std::vector<DerivedValues> derive_all(const ValueSeq& values, const ValueSeq& trips) {
   // Work in proportion to what folds: a sequence of few runs over many
   // values (a regular code's) is not worth a pass over every value.
   if (values.is_histogram() || trips.is_histogram() || values.size() > kMaxDerivedValues ||
       values.size() > 1024 * values.run_count())
-    return std::nullopt;
-  DerivedValues d;
-  d.form = form;
-  bool have_other = false;
-  ValueSeq::Cursor vc = values.cursor(), tc = trips.cursor();
-  for (uint64_t step = 0; !tc.done(); ++step) {
+    return {};
+  DerivedValues last, each;
+  last.form = DerivedForm::kLastDiffers;
+  each.form = DerivedForm::kPerExecution;
+  bool last_fits = true, each_fits = true, have_other = false;
+  RunWalk vc(values), tc(trips);
+  // One pass for both forms: each execution reads its t values once.
+  for (uint64_t step = 0; !tc.done() && (last_fits || each_fits); ++step) {
     const int64_t t = tc.next();
-    if (step > kMaxDerivedValues) return std::nullopt;
+    if (step > kMaxDerivedValues) return {};
     if (t <= 0) continue;  // as expansion skips an empty loop (a negative trip is refused there)
-    int64_t first = 0;
-    for (int64_t k = 0; k < t; ++k) {
-      if (vc.done()) return std::nullopt;
-      const int64_t v = vc.next();
-      if (k == 0) first = v;
-      if (form == DerivedForm::kPerExecution) {
-        if (v != first) return std::nullopt;
-      } else if (k + 1 < t) {
-        if (!have_other) d.other = v, have_other = true;
-        if (v != d.other) return std::nullopt;
+    if (static_cast<uint64_t>(t) > vc.left()) return {};
+    const int64_t first = vc.next();
+    int64_t v = first;
+    for (int64_t k = 1; k < t; ++k) {
+      // v is an iteration's value other than the execution's last.
+      if (!have_other) {
+        last.other = v;
+        have_other = true;
+      } else if (v != last.other) {
+        last_fits = false;
       }
-      if (k + 1 == t) d.seq.push_back(form == DerivedForm::kPerExecution ? first : v);
+      v = vc.next();
+      if (v != first) each_fits = false;
     }
+    if (last_fits) last.seq.push_back(v);
+    if (each_fits) each.seq.push_back(first);
   }
-  if (!vc.done()) return std::nullopt;
-  return d;
+  std::vector<DerivedValues> out;
+  if (!vc.done()) return out;
+  if (last_fits) out.push_back(std::move(last));
+  if (each_fits) out.push_back(std::move(each));
+  return out;
+}
+
+std::optional<DerivedValues> derive(const ValueSeq& values, const ValueSeq& trips,
+                                    DerivedForm form) {
+  for (DerivedValues& d : derive_all(values, trips))
+    if (d.form == form) return std::move(d);
+  return std::nullopt;
 }
 
 std::optional<ValueSeq> expand_derived(const DerivedValues& d, const ValueSeq& trips,

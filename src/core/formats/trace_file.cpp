@@ -98,12 +98,17 @@ std::string errno_text() {
 
 std::size_t save_trace(const Trace& trace, const std::filesystem::path& path,
                        TraceEncoding encoding, int compact_level) {
+  return save_trace(trace, path, encoding, compact_level, DerivedFields::kSameRuns);
+}
+
+std::size_t save_trace(const Trace& trace, const std::filesystem::path& path,
+                       TraceEncoding encoding, int compact_level, DerivedFields derived) {
   // A `.zst` name promises what `zstd -d` can read: compressed text.
   std::string text;
   if (path.extension() == ".zst") {
     text = zstd_compress(format_trace(trace));
   } else if (encoding == TraceEncoding::kCompact) {
-    text = encode_compact(trace, compact_level);
+    text = encode_compact(trace, compact_level, derived);
   } else {
     text = format_trace(trace);
   }
