@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -18,6 +20,9 @@
 #include "tracefold/trace_level.hpp"
 
 namespace tracefold::record {
+
+// Children per parent in the merge's reduction tree.
+constexpr int kMergeRadix = 2;
 
 void Recorder::start_timeline(const char* dir, int64_t t0) {
   read_clock_skew(t0);
@@ -332,7 +337,9 @@ void Recorder::finish() {
     // After local_trace: it writes the raw log's thread order.
     if (rawlog.is_open()) rawlog.close();
     const int64_t cpu_local = thread_cpu_ns();
-    auto merged = reduce_trace(std::move(local), ex, 2, {}, &errors);
+    int radix = kMergeRadix;
+    if (const char* r = env("TRACEFOLD_MERGE_RADIX")) radix = std::clamp(std::atoi(r), 2, 64);
+    auto merged = reduce_trace(std::move(local), ex, radix, {}, &errors);
     const int64_t cpu_rounds = thread_cpu_ns();
     for (const auto& e : errors) std::fprintf(stderr, "tracefold: rank %d: %s\n", rank, e.c_str());
     if (merged) {
