@@ -107,6 +107,19 @@ void put_seq(Out& o, const ValueSeq& seq) {
   flush();
 }
 
+// The fewest bytes put_seq can write for `seq`: its count of stretches,
+// a byte per value of its runs' patterns, and one stretch's length and
+// count (a histogram's runs have no length).
+std::size_t put_seq_floor(const ValueSeq& seq) {
+  std::size_t bytes = 1;
+  bool any = false;
+  seq.for_each_run([&](const int64_t*, std::size_t len, uint64_t) {
+    bytes += len;
+    any = true;
+  });
+  return any ? bytes + (seq.is_histogram() ? 1 : 2) : bytes;
+}
+
 void put_elastic(Out& o, const Elastic& e, const Ranklist& node_ranks) {
   o.uv(e.entries().size());
   for (const auto& en : e.entries()) {
@@ -125,8 +138,14 @@ void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklis
   std::vector<std::pair<compact::DerivedForm, Out>> entries;
   bool any = false;
   for (const auto& en : e.entries()) {
+    // The plain form is written only when a derived one could lose to it:
+    // where one wins, the plain values were most of the writer's work.
     Out best;
-    put_seq(best, en.values);
+    bool plain_written = false;
+    const auto write_plain = [&] {
+      if (!plain_written) put_seq(best, en.values);
+      plain_written = true;
+    };
     compact::DerivedForm form = compact::DerivedForm::kPlain;
     // A few runs are cheaper written out than a pass over every value.
     const ValueSeq* t = en.values.run_count() > 2 && en.values.size() <= derived_left
@@ -138,12 +157,16 @@ void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklis
     // is n push_back calls, representation included) whatever the form,
     // so both forms read back to the same sequence.
     std::optional<bool> reads_back;
+    const std::size_t plain_floor = t ? put_seq_floor(en.values) : 0;
     for (compact::DerivedValues& d :
          t ? compact::derive_all(en.values, *t) : std::vector<compact::DerivedValues>{}) {
       Out mine;
       if (d.form == compact::DerivedForm::kLastDiffers) mine.value(d.other);
       put_seq(mine, d.seq);
-      if (mine.bytes().size() + 1 >= best.bytes().size()) continue;
+      if (form != compact::DerivedForm::kPlain || mine.bytes().size() + 1 >= plain_floor) {
+        if (form == compact::DerivedForm::kPlain) write_plain();
+        if (mine.bytes().size() + 1 >= best.bytes().size()) continue;
+      }
       if (check == DerivedFields::kSameRuns) {
         if (!reads_back) {
           const auto back = compact::expand_derived(d, *t);
@@ -154,6 +177,7 @@ void put_derivable_field(Out& o, uint64_t index, const Elastic& e, const Ranklis
       best = std::move(mine);
       form = d.form;
     }
+    if (form == compact::DerivedForm::kPlain) write_plain();
     if (form != compact::DerivedForm::kPlain) derived_left -= en.values.size();
     any = any || form != compact::DerivedForm::kPlain;
     entries.emplace_back(form, std::move(best));
