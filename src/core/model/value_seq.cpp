@@ -69,7 +69,12 @@ bool ValueSeq::pattern_is(const Span& s, const int64_t* v, std::size_t len) cons
 
 void ValueSeq::add_span(const int64_t* v, std::size_t len, uint64_t reps) {
   spans_.push_back(Span{vals_.size(), len, reps});
-  vals_.insert(vals_.end(), v, v + len);
+  // One value (most runs of a poll's or a probe's values) without the
+  // range insert's call to memmove.
+  if (len == 1)
+    vals_.push_back(*v);
+  else
+    vals_.insert(vals_.end(), v, v + len);
 }
 
 void ValueSeq::truncate_spans(std::size_t n) {

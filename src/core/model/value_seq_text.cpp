@@ -257,7 +257,12 @@ ValueSeq ValueSeq::parse(std::string_view text) {
 ValueSeq::RunBuilder::RunBuilder(bool histogram, std::size_t runs) {
   seq_.histogram_ = histogram;
   seq_.simple_ = false;
-  if (runs > 1) seq_.spans_.reserve(runs);
+  // Every run holds a value at least: room for that many too, instead of
+  // the values' buffer doubling from one as they come.
+  if (runs > 1) {
+    seq_.spans_.reserve(runs);
+    seq_.vals_.reserve(runs);
+  }
 }
 
 void ValueSeq::RunBuilder::add(const int64_t* pattern, std::size_t len, uint64_t reps) {
