@@ -40,8 +40,9 @@ enum class DerivedFields {
 std::string encode_compact(const Trace& trace, int level, DerivedFields derived);
 
 /// The compact form for moving a trace between processes (the rounds of
-/// the merge at MPI_Finalize): no field derived from its loop and zstd
-/// level 1, so larger than encode_compact's but several times cheaper to
+/// the merge at MPI_Finalize): no field derived from its loop, completion
+/// links spelled out (a version without derived links) and zstd level 1,
+/// so larger than encode_compact's but several times cheaper to
 /// write, and a fraction of the text form's size and parsing work. Read
 /// back by decode_compact/decode_trace into the same trace.
 std::string encode_compact_transfer(const Trace& trace);

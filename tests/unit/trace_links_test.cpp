@@ -8,6 +8,7 @@
 
 #include "formats/trace_links.hpp"
 #include "tracefold/trace_io.hpp"
+#include "tracefold/trace_level.hpp"
 
 namespace tracefold {
 namespace {
@@ -73,6 +74,20 @@ TEST(TraceLinks, DerivedListsAreStoredShortAndReadBackWhole) {
   const Trace from_compact = decode_compact(bytes, "links.tf");
   EXPECT_EQ(format_trace(from_compact), text);
   EXPECT_EQ(encode_compact(from_compact), bytes);
+}
+
+// The merge's transfer form moves lists as they are (no -n to write or
+// expand on either side): the version of a trace without derived lists,
+// and the same trace back.
+TEST(TraceLinks, TransferFormKeepsListsAsTheyAre) {
+  const Trace t = folded(parse_trace(spelled_out(2)));
+  ASSERT_TRUE(links_form::has_derivable(t));
+  const std::string bytes = encode_compact_transfer(t);
+  EXPECT_EQ(static_cast<int>(bytes.at(4)), Trace::kCompactVersionSingleThread);
+  const Trace back = decode_compact(bytes, "links.tf");
+  EXPECT_EQ(links_of(back, 0), links_of(t, 0));
+  EXPECT_EQ(links_of(back, 1), links_of(t, 1));
+  EXPECT_EQ(format_trace(back), format_trace(t));
 }
 
 TEST(TraceLinks, OldVersionsSpellListsOutAndStillRead) {

@@ -210,7 +210,8 @@ bool timing_written(const Timing& tm) {
 using StoredLinks = std::vector<std::optional<std::pair<FieldId, Elastic>>>;
 
 // `derive`: false writes every field in its plain form (nothing derived
-// from its loop), as a transfer between processes wants it.
+// from its loop; `links` then holds no stored form either), as a transfer
+// between processes wants it.
 std::string encode_body(const Trace& t, const StoredLinks& links, bool derive = true,
                         DerivedFields check = DerivedFields::kSameRuns);
 
@@ -368,8 +369,11 @@ std::string encode_compact(const Trace& t, int level, bool derive, DerivedFields
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
   // Version 8 only where the thread dimension needs it: one thread per
   // rank stays the version 7 trace it always was.
+  // The transfer form keeps completion links as they are: the rounds then
+  // neither shorten nor re-expand them (a seventh of a round's work on a
+  // polling code's trace), for a few more bytes.
   bool sweeps = false;
-  const auto links = links_form::stored(t, &sweeps);
+  const StoredLinks links = derive ? links_form::stored(t, &sweeps) : StoredLinks(t.nodes.size());
   const bool derived = std::any_of(links.begin(), links.end(), [](const auto& l) { return l; });
   out += static_cast<char>(sweeps                     ? links_form::kSweepCompactVersion
                            : derived                  ? links_form::kCompactVersion
