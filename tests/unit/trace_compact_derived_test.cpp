@@ -103,14 +103,10 @@ TEST(TraceCompactDerived, PollFlagsAndTagsComeBackExactly) {
   EXPECT_EQ(format_trace(decode_compact(bytes, "poll.tf")), text);
 }
 
-// Runs other than those pushes fold: a derived form would read back
-// folded, so the writer keeps such entries plain, and the trace still
-// comes back as it was.
-TEST(TraceCompactDerived, EntriesThatWouldReadBackFoldedOtherwiseStayPlain) {
-  const std::string folded = poll_trace(true, true);
-  Trace t = parse_trace(folded);
-  // In every entry, the first run of 4 or more repetitions split in two
-  // (`v*4` as `v*2 v*2`): the same values, runs that pushes never leave.
+// In every field entry of `t`, the first run of 4 or more repetitions
+// split in two (`v*4` as `v*2 v*2`): the same values, runs that pushes
+// never leave. Returns how many were split.
+int split_long_runs(Trace& t) {
   int split = 0;
   for (Node& n : t.nodes)
     for (auto& [id, e] : n.fields)
@@ -127,7 +123,16 @@ TEST(TraceCompactDerived, EntriesThatWouldReadBackFoldedOtherwiseStayPlain) {
           }
         en.values = ValueSeq::from_runs(std::move(runs), false);
       }
-  ASSERT_GT(split, 0);
+  return split;
+}
+
+// Runs other than those pushes fold: a derived form would read back
+// folded, so the writer keeps such entries plain, and the trace still
+// comes back as it was.
+TEST(TraceCompactDerived, EntriesThatWouldReadBackFoldedOtherwiseStayPlain) {
+  const std::string folded = poll_trace(true, true);
+  Trace t = parse_trace(folded);
+  ASSERT_GT(split_long_runs(t), 0);
   const std::string text = format_trace(t);
   ASSERT_NE(text, folded);
   EXPECT_EQ(format_trace(decode_compact(encode_compact(t), "poll.tf")), text);
@@ -141,20 +146,7 @@ TEST(TraceCompactDerived, EntriesThatWouldReadBackFoldedOtherwiseStayPlain) {
 TEST(TraceCompactDerived, SameValuesDerivesEntriesWhoseRunsWouldChange) {
   const std::string folded = poll_trace(true, true);
   Trace t = parse_trace(folded);
-  for (Node& n : t.nodes)
-    for (auto& [id, e] : n.fields)
-      for (ElasticEntry& en : e.entries()) {
-        std::vector<ValueSeq::Run> runs = en.values.runs();
-        for (std::size_t i = 0; i < runs.size(); ++i)
-          if (runs[i].reps >= 4) {
-            ValueSeq::Run rest = runs[i];
-            rest.reps -= 2;
-            runs[i].reps = 2;
-            runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(i) + 1, rest);
-            break;
-          }
-        en.values = ValueSeq::from_runs(std::move(runs), false);
-      }
+  ASSERT_GT(split_long_runs(t), 0);
   const std::string split = format_trace(t);
   ASSERT_NE(split, folded);
   const std::string runs = encode_compact(t, kCompactLevelBySize, DerivedFields::kSameRuns);
