@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "trace_compact_codec.hpp"
 #include "trace_links.hpp"
@@ -209,11 +210,11 @@ bool timing_written(const Timing& tm) {
 
 using StoredLinks = std::vector<std::optional<std::pair<FieldId, Elastic>>>;
 
-// `derive`: false writes every field in its plain form (nothing derived
-// from its loop; `links` then holds no stored form either), as a transfer
-// between processes wants it.
-std::string encode_body(const Trace& t, const StoredLinks& links, bool derive = true,
-                        DerivedFields check = DerivedFields::kSameRuns);
+// `rule`: the rule for fields derived from their loop; nullopt writes
+// every field in its plain form (`links` then holds no stored form
+// either), as a transfer between processes wants it.
+std::string encode_body(const Trace& t, const StoredLinks& links,
+                        std::optional<DerivedFields> rule = DerivedFields::kSameRuns);
 
 }  // namespace
 
@@ -225,8 +226,8 @@ namespace {
 
 // `links`: links_form::stored(t), which encode_compact needs too (it costs a
 // pass over every `links` value of the trace).
-std::string encode_body(const Trace& t, const StoredLinks& links, bool derive,
-                        DerivedFields check) {
+std::string encode_body(const Trace& t, const StoredLinks& links,
+                        std::optional<DerivedFields> rule) {
   // Name tables first: operations, fields (with their kind) and statistics
   // in order of first use by the nodes.
   NameTable ops, fields, stats;
@@ -313,7 +314,7 @@ std::string encode_body(const Trace& t, const StoredLinks& links, bool derive,
   }
   // Histograms go to their columns, written after the nodes.
   HistogramColumnsWriter histograms;
-  uint64_t derived_left = derive ? kMaxDerivedValues : 0;
+  uint64_t derived_left = rule ? kMaxDerivedValues : 0;
   o.uv(t.nodes.size());
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const Node& n = t.nodes[i];
@@ -333,7 +334,8 @@ std::string encode_body(const Trace& t, const StoredLinks& links, bool derive,
     for (const auto* f : node_fields[i]) {
       const std::size_t index = fields.id(FieldTable::name(f->first));
       if (derived) {
-        put_derivable_field(o, index, f->second, n.ranks, *trips, derived_left, check);
+        put_derivable_field(o, index, f->second, n.ranks, *trips, derived_left,
+                            rule.value_or(DerivedFields::kSameRuns));
       } else {
         o.uv(index);
         put_elastic(o, f->second, n.ranks);
@@ -365,21 +367,21 @@ std::string encode_body(const Trace& t, const StoredLinks& links, bool derive,
 
 namespace {
 
-std::string encode_compact(const Trace& t, int level, bool derive, DerivedFields check) {
+std::string encode_compact(const Trace& t, int level, std::optional<DerivedFields> rule) {
   std::string out(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
-  // Version 8 only where the thread dimension needs it: one thread per
-  // rank stays the version 7 trace it always was.
   // The transfer form keeps completion links as they are: the rounds then
   // neither shorten nor re-expand them (a seventh of a round's work on a
   // polling code's trace), for a few more bytes.
   bool sweeps = false;
-  const StoredLinks links = derive ? links_form::stored(t, &sweeps) : StoredLinks(t.nodes.size());
+  const StoredLinks links = rule ? links_form::stored(t, &sweeps) : StoredLinks(t.nodes.size());
+  // Version 8 only where the thread dimension needs it: one thread per
+  // rank stays the version 7 trace it always was.
   const bool derived = std::any_of(links.begin(), links.end(), [](const auto& l) { return l; });
   out += static_cast<char>(sweeps                     ? links_form::kSweepCompactVersion
                            : derived                  ? links_form::kCompactVersion
                            : t.has_thread_dimension() ? Trace::kCompactVersion
                                                       : Trace::kCompactVersionSingleThread);
-  const std::string body = encode_body(t, links, derive, check);
+  const std::string body = encode_body(t, links, rule);
   out += compact::compress_body(
       body, level == kCompactLevelBySize ? compression_level(body.size()) : level);
   return out;
@@ -388,15 +390,15 @@ std::string encode_compact(const Trace& t, int level, bool derive, DerivedFields
 }  // namespace
 
 std::string encode_compact(const Trace& t, int level) {
-  return encode_compact(t, level, true, DerivedFields::kSameRuns);
+  return encode_compact(t, level, DerivedFields::kSameRuns);
 }
 
 std::string encode_compact(const Trace& t, int level, DerivedFields derived) {
-  return encode_compact(t, level, true, derived);
+  return encode_compact(t, level, std::optional<DerivedFields>(derived));
 }
 
 std::string encode_compact_transfer(const Trace& t) {
-  return encode_compact(t, 1, false, DerivedFields::kSameRuns);
+  return encode_compact(t, 1, std::nullopt);
 }
 
 std::string encode_compact(const Trace& t) {

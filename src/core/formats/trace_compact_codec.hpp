@@ -294,12 +294,12 @@ struct DerivedValues {
 /// file order by writer and reader alike (kMaxDerivedValues in limits.hpp):
 /// a writer writes later entries as they are, a reader refuses a file that
 /// asks for more.
-/// `values` in every derived form that fits them by `trips`, in
-/// DerivedForm order (one pass over the values for all of them).
-std::vector<DerivedValues> derive_all(const ValueSeq& values, const ValueSeq& trips);
 /// `values` in `form` by `trips`, if it has that shape.
 std::optional<DerivedValues> derive(const ValueSeq& values, const ValueSeq& trips,
                                     DerivedForm form);
+/// `values` in every derived form that fits them by `trips`, in
+/// DerivedForm order (one pass over the values for all of them).
+std::vector<DerivedValues> derive_all(const ValueSeq& values, const ValueSeq& trips);
 /// The values back; nullopt when `d` has more or fewer executions than
 /// `trips`, or they would be more than `max_values`.
 std::optional<ValueSeq> expand_derived(const DerivedValues& d, const ValueSeq& trips,
