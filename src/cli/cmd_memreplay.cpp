@@ -68,21 +68,13 @@ void print_raw(mt::InterleavedReader& in) {
 class SiteIndex {
  public:
   SiteIndex() : keys_(1024, 0), ids_(1024, 0) {}
+  // Kept small enough to be inlined: the insertion, once per site, is not.
   std::uint32_t id(std::uint64_t iaddr, std::uint8_t index) {
     const std::uint64_t key = (iaddr << 8 | index) + 1;  // 0 marks an empty slot
-    std::size_t mask = keys_.size() - 1;
+    const std::size_t mask = mask_;
     for (std::size_t i = hash(key) & mask;; i = (i + 1) & mask) {
       if (keys_[i] == key) return ids_[i];
-      if (keys_[i] == 0) {
-        if (2 * (count_ + 1) > keys_.size()) {
-          grow();
-          return id(iaddr, index);
-        }
-        keys_[i] = key;
-        ids_[i] = count_;
-        sites_.push_back({iaddr, index});
-        return count_++;
-      }
+      if (keys_[i] == 0) return insert(i, key, iaddr, index);
     }
   }
   std::uint32_t size() const { return count_; }
@@ -91,6 +83,18 @@ class SiteIndex {
  private:
   static std::size_t hash(std::uint64_t k) {
     return static_cast<std::size_t>((k * 0x9e3779b97f4a7c15ULL) >> 20);
+  }
+  [[gnu::noinline]] std::uint32_t insert(std::size_t slot, std::uint64_t key, std::uint64_t iaddr,
+                                         std::uint8_t index) {
+    if (2 * (count_ + 1) > keys_.size()) {
+      grow();
+      slot = hash(key) & mask_;
+      while (keys_[slot] != 0) slot = (slot + 1) & mask_;
+    }
+    keys_[slot] = key;
+    ids_[slot] = count_;
+    sites_.push_back({iaddr, index});
+    return count_++;
   }
   void grow() {
     std::vector<std::uint64_t> keys(keys_.size() * 2, 0);
@@ -105,11 +109,13 @@ class SiteIndex {
     }
     keys_.swap(keys);
     ids_.swap(ids);
+    mask_ = mask;
   }
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint32_t> ids_;
   std::vector<std::pair<std::uint64_t, std::uint8_t>> sites_;
   std::uint32_t count_ = 0;
+  std::size_t mask_ = 1023;  // keys_.size() - 1
 };
 
 // References, loads and stores of a thread or a site (misses per level are
@@ -132,30 +138,33 @@ void simulate(mt::InterleavedReader& in, const ReplayArgs& a, std::vector<mt::Mo
   mt::CacheHierarchy caches(levels, in.threads(), a.private_levels);
   const std::uint32_t T = in.threads();
 
-  std::vector<Counts> thread_counts(T);
+  // Loads and stores per thread and per site, at [2 * id + store]: a hit,
+  // the common case, costs two increments here; misses per level are
+  // counted on the misses only.
+  std::vector<std::uint64_t> thread_dirs(2 * T, 0);
   std::vector<std::uint64_t> thread_misses(T * L, 0);
   SiteIndex sites;
-  std::vector<Counts> site_counts;
+  std::vector<std::uint64_t> site_dirs;
+  std::uint32_t known = 0;  // sites with room in site_dirs and site_misses
   std::vector<std::uint64_t> site_misses;
   std::vector<std::uint64_t> load_misses(L, 0), store_misses(L, 0);
 
   std::uint32_t t = 0;
   std::vector<mt::MemRef> batch(kBatch);
   while (std::size_t got = in.next_batch(t, batch.data(), batch.size())) {
+    std::uint64_t* const tdirs = &thread_dirs[2 * t];
     for (std::size_t i = 0; i < got; i++) {
       const mt::MemRef& m = batch[i];
       const std::size_t reached = caches.access(t, m.daddr, m.size);
       const std::uint32_t s = sites.id(m.iaddr, m.index);
-      if (s == site_counts.size()) {
-        site_counts.emplace_back();
-        site_misses.resize(site_misses.size() + L, 0);
+      if (s >= known) [[unlikely]] {
+        known = s + 1;
+        site_dirs.resize(2 * known, 0);
+        site_misses.resize(L * known, 0);
       }
-      Counts& tc = thread_counts[t];
-      Counts& sc = site_counts[s];
-      tc.refs++;
-      sc.refs++;
-      (m.store ? tc.stores : tc.loads)++;
-      (m.store ? sc.stores : sc.loads)++;
+      tdirs[m.store]++;
+      site_dirs[2 * s + m.store]++;
+      if (reached == 0) continue;
       auto& dir_misses = m.store ? store_misses : load_misses;
       for (std::size_t k = 0; k < reached; k++) {
         thread_misses[t * L + k]++;
@@ -164,6 +173,12 @@ void simulate(mt::InterleavedReader& in, const ReplayArgs& a, std::vector<mt::Mo
       }
     }
   }
+  auto counts = [](const std::vector<std::uint64_t>& dirs, std::size_t id) {
+    return Counts{dirs[2 * id] + dirs[2 * id + 1], dirs[2 * id], dirs[2 * id + 1]};
+  };
+  std::vector<Counts> thread_counts(T), site_counts(sites.size());
+  for (std::uint32_t i = 0; i < T; i++) thread_counts[i] = counts(thread_dirs, i);
+  for (std::uint32_t i = 0; i < sites.size(); i++) site_counts[i] = counts(site_dirs, i);
 
   Counts total;
   for (const auto& c : thread_counts) {

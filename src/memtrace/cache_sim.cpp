@@ -123,13 +123,18 @@ std::vector<std::uint64_t> Cache::set_lines(std::uint64_t s) const {
 
 CacheHierarchy::CacheHierarchy(const std::vector<CacheGeometry>& levels, std::uint32_t threads,
                                std::uint32_t private_levels)
-    : levels_(levels), threads_(threads), private_levels_(private_levels) {
+    : levels_(levels), threads_(threads), private_levels_(private_levels), nlevels_(levels.size()) {
   if (private_levels > levels.size())
     throw CacheSpecError("--private " + std::to_string(private_levels) + ": only " +
                          std::to_string(levels.size()) + " cache levels given");
   for (std::uint32_t t = 0; t < threads; t++)
     for (std::uint32_t k = 0; k < private_levels; k++) private_.emplace_back(levels[k]);
   for (std::size_t k = private_levels; k < levels.size(); k++) shared_.emplace_back(levels[k]);
+  for (std::uint32_t t = 0; t < threads; t++) {
+    for (std::uint32_t k = 0; k < private_levels; k++)
+      chains_.push_back(&private_[t * private_levels + k]);
+    for (Cache& c : shared_) chains_.push_back(&c);
+  }
 }
 
 }  // namespace tracefold::memtrace

@@ -47,25 +47,30 @@ class Cache {
   bool access(std::uint64_t addr, std::uint32_t size) {
     const std::uint64_t first = addr >> line_bits_;
     const std::uint64_t last = (addr + size - 1) >> line_bits_;
+    if (first == last) [[likely]]
+      return touch(first);
     bool miss = touch(first);
     for (std::uint64_t l = first + 1; l <= last; l++) miss |= touch(l);
     return miss;
   }
 
   // Touches line number `line` (address >> log2(line size)); true on a miss.
+  // One pass from the front both looks for the line and moves the lines it
+  // passes one way back, so a hit near the front (the usual case: streams
+  // that share a set take turns) costs a few loads and stores, with no
+  // second loop and no call to memmove.
   bool touch(std::uint64_t line) {
     std::uint64_t* set = &tags_[(line & set_mask_) * assoc_];
-    if (set[0] == line) return false;  // the common case: the set's last line again
-    for (std::uint32_t i = 1; i < assoc_; i++) {
-      if (set[i] == line) {
-        for (std::uint32_t j = i; j > 0; j--) set[j] = set[j - 1];
-        set[0] = line;
-        return false;
-      }
-    }
-    for (std::uint32_t j = assoc_ - 1; j > 0; j--) set[j] = set[j - 1];
+    std::uint64_t carry = set[0];
+    if (carry == line) return false;  // the set's last line again
     set[0] = line;
-    return true;
+    for (std::uint32_t i = 1; i < assoc_; i++) {
+      const std::uint64_t here = set[i];
+      set[i] = carry;
+      if (here == line) return false;
+      carry = here;
+    }
+    return true;  // carry, the least recently used line, fell out
   }
 
   // The lines of set `s`, most recently used first (kEmpty: an unused way).
@@ -89,6 +94,12 @@ class CacheHierarchy {
  public:
   CacheHierarchy(const std::vector<CacheGeometry>& levels, std::uint32_t threads,
                  std::uint32_t private_levels = 0);
+  // chains_ points into private_ and shared_: a move keeps their elements
+  // where they are, a copy would not.
+  CacheHierarchy(const CacheHierarchy&) = delete;
+  CacheHierarchy& operator=(const CacheHierarchy&) = delete;
+  CacheHierarchy(CacheHierarchy&&) = default;
+  CacheHierarchy& operator=(CacheHierarchy&&) = default;
 
   std::size_t levels() const { return levels_.size(); }
 
@@ -96,12 +107,11 @@ class CacheHierarchy {
   // level that held it (0 = the first), levels() when it went to memory.
   // Levels [0, result) missed.
   std::size_t access(std::uint32_t thread, std::uint64_t addr, std::uint32_t size) {
-    std::size_t k = 0;
-    for (; k < private_levels_; k++)
-      if (!private_[thread * private_levels_ + k].access(addr, size)) return k;
-    for (; k < levels_.size(); k++)
-      if (!shared_[k - private_levels_].access(addr, size)) return k;
-    return k;
+    const std::size_t n = nlevels_;
+    Cache* const* chain = chains_.data() + thread * n;
+    for (std::size_t k = 0; k < n; k++)
+      if (!chain[k]->access(addr, size)) return k;
+    return n;
   }
 
  private:
@@ -110,6 +120,10 @@ class CacheHierarchy {
   std::uint32_t private_levels_ = 0;
   std::vector<Cache> private_;  // thread-major
   std::vector<Cache> shared_;
+  // Each thread's levels in order, thread-major: one loop per access
+  // instead of one over the private levels and one over the shared.
+  std::vector<Cache*> chains_;
+  std::size_t nlevels_ = 0;  // levels_.size(), kept apart to spare the access a division
 };
 
 }  // namespace tracefold::memtrace

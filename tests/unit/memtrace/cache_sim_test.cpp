@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <list>
+#include <random>
 
 #include "interleave.hpp"
 #include "raw_format.h"
@@ -90,6 +93,37 @@ TEST(CacheSim, LruEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(d.set_lines(0), (std::vector<std::uint64_t>{1, 3, 2, 0}));
   d.access(32 * 4, 1);  // evicts line 0
   EXPECT_EQ(d.set_lines(0), (std::vector<std::uint64_t>{4, 1, 3, 2}));
+}
+
+// The simulator against the textbook model (each set a list of lines, most
+// recent first, a hit moved to the front, a miss dropping the back) on
+// random accesses that crowd a few sets, for several associativities:
+// every access's outcome and, at the end, every set's order must agree.
+TEST(CacheSim, AgreesWithAListPerSetOnRandomAccesses) {
+  for (const char* spec : {"D=256:1:16", "D=512:2:16", "D=1K:4:32", "D=4K:8:64", "D=8K:16:64"}) {
+    const mt::CacheGeometry g = geom(spec);
+    mt::Cache c(g);
+    std::vector<std::list<std::uint64_t>> model(g.sets());
+    std::mt19937_64 rng(42);
+    // Lines from a range a few times the cache's, so that hits and misses
+    // both happen in every set.
+    std::uniform_int_distribution<std::uint64_t> pick(0, 3 * g.size / g.line);
+    for (int i = 0; i < 20000; i++) {
+      const std::uint64_t line = pick(rng);
+      auto& set = model[line % g.sets()];
+      auto it = std::find(set.begin(), set.end(), line);
+      const bool miss = it == set.end();
+      if (!miss) set.erase(it);
+      set.push_front(line);
+      if (set.size() > g.assoc) set.pop_back();
+      ASSERT_EQ(c.access(line * g.line, 1), miss) << spec << ", access " << i;
+    }
+    for (std::uint64_t s = 0; s < g.sets(); s++) {
+      std::vector<std::uint64_t> want(model[s].begin(), model[s].end());
+      want.resize(g.assoc, mt::Cache::kEmpty);
+      EXPECT_EQ(c.set_lines(s), want) << spec << ", set " << s;
+    }
+  }
 }
 
 TEST(CacheSim, StraddlingAccessTouchesBothLines) {
