@@ -3,18 +3,21 @@
 # references, side by side in one run: reading the log (cat), --raw (text
 # to /dev/null) and --raw-log (the binary streams, to a directory) of the
 # raw log and of its folded trace, --cache with one level and with three
-# levels, and the program under cachegrind's cache simulation for scale. References per
-# second are over CPU time (user + system, shown apart: the system time
-# is mostly the kernel taking the text written, and cat's copying the log)
-# and over wall time; the machine's load is printed at the start and the end.
+# levels on both, and the program under cachegrind's cache simulation for
+# scale. References per second are over CPU time (user + system, shown
+# apart: the system time is mostly the kernel taking the text written, and
+# cat's copying the log) and over wall time; the machine's load is printed
+# at the start and the end.
 #   scripts/bench-memreplay.sh BUILD_DIR [N [OTHER_TRACEFOLD]]
 # records BUILD_DIR/tests/memtrace/kernels/vadd N (default 3000000: 3N
 # references between START and STOP) with `tracefold memtrace`. With
 # OTHER_TRACEFOLD (another build's binary), its `memreplay --raw` runs on
-# the same log right after this build's, and both outputs are compared.
-# Last, instructions per reference by callgrind for --raw and --raw-log on
-# the log of vadd N/10 and its folded trace, less the start-up (the
-# instructions of `memreplay --help`).
+# the same log right after this build's and its --cache on the folded
+# trace after this build's, and both builds' outputs are compared (--raw,
+# and --cache on both inputs with both hierarchies).
+# Last, instructions per reference by callgrind for --raw, --raw-log and
+# --cache on the log of vadd N/10 and its folded trace, less the start-up
+# (the instructions of `memreplay --help`).
 set -uo pipefail
 B=$(realpath "$1"); N=${2:-3000000}; OTHER=${3:+$(realpath "$3")}
 TF=$B/src/cli/tracefold
@@ -52,9 +55,23 @@ cmp -s <(tail -c +25 raw/thread-0.bin) <(tail -c +25 out/thread-0.bin) &&
   rt="--raw-log of the folded trace: every record equal to the log's" ||
   rt="--raw-log of the folded trace DIFFERS from the log"
 rm -rf out
-row "memreplay --cache L1=32K:8:64" "$TF" memreplay raw --cache L1=32K:8:64
-row "memreplay --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64" \
-  "$TF" memreplay raw --cache L1=32K:8:64,L2=1M:16:64,L3=8M:16:64
+L1=L1=32K:8:64
+L3=L1=32K:8:64,L2=1M:16:64,L3=8M:16:64
+row "memreplay --cache $L1 (raw log)" "$TF" memreplay raw --cache $L1
+row "memreplay --cache $L3 (raw log)" "$TF" memreplay raw --cache $L3
+row "memreplay --cache $L1 (folded trace)" "$TF" memreplay raw.tf --cache $L1
+row "memreplay --cache $L3 (folded trace)" "$TF" memreplay raw.tf --cache $L3
+if [[ -n $OTHER ]]; then
+  row "memreplay --cache $L1 (folded trace, $OTHER)" "$OTHER" memreplay raw.tf --cache $L1
+  row "memreplay --cache $L3 (folded trace, $OTHER)" "$OTHER" memreplay raw.tf --cache $L3
+  cache_same="both builds' --cache reports identical (raw log and folded trace, 1 and 3 levels)"
+  for in in raw raw.tf; do
+    for c in $L1 $L3; do
+      cmp -s <("$TF" memreplay $in --cache $c) <("$OTHER" memreplay $in --cache $c) ||
+        cache_same="the two builds' --cache reports DIFFER ($in, $c)"
+    done
+  done
+fi
 row "memtrace-stats" "$TF" memtrace-stats raw
 # Cachegrind runs the whole program (initialisation and the final sum
 # too): its rate is over its own data references (Dr + Dw).
@@ -64,7 +81,7 @@ ROW_REFS=$(awk '/^events:/ { for (i = 2; i <= NF; i++) c[$i] = i }
   /^summary:/ { print $c["Dr"] + $c["Dw"] }' cg.out) \
   row "cachegrind --cache-sim=yes (the whole program, its Dr + Dw)" \
   valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null "$K/vadd" "$N"
-[[ -n $OTHER ]] && echo "$same"
+[[ -n $OTHER ]] && echo "$same" && echo "$cache_same"
 echo "$rt"
 # Instructions (callgrind) per reference, start-up taken out.
 n=$((N / 10))
@@ -79,11 +96,12 @@ base=$(ir "$TF" memreplay --help)
 echo "instructions per reference (callgrind, $srefs references, start-up $base instructions taken out):"
 echo "| command | instructions | per reference |"
 echo "|---|---|---|"
-for c in "raw --raw" "small.tf --raw" "raw --raw-log out" "small.tf --raw-log out"; do
+for c in "raw --raw" "small.tf --raw" "raw --raw-log out" "small.tf --raw-log out" \
+  "raw --cache $L1" "small.tf --cache $L1" "raw --cache $L3" "small.tf --cache $L3"; do
   read -r in mode arg <<<"$c"
   [[ $in == raw ]] && in=small
   i=$(ir "$TF" memreplay "$in" $mode $arg)
-  awk -v c="memreplay $in $mode" -v i="$i" -v b="$base" -v r="$srefs" \
+  awk -v c="memreplay $in $mode${arg:+ $arg}" -v i="$i" -v b="$base" -v r="$srefs" \
     'BEGIN { printf "| %s | %d | %.1f |\n", c, i, (i - b) / r }'
   rm -rf out
 done
