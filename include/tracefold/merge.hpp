@@ -29,9 +29,11 @@ struct MergeOptions {
   bool settle_timing = true;
 };
 
-/// Merges b into a copy of a. Ranks of a and b must be disjoint; throws
-/// std::invalid_argument otherwise or if the world sizes differ.
-Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options = {});
+/// Merges a and b. Ranks of a and b must be disjoint; throws
+/// std::invalid_argument otherwise or if the world sizes differ. Both are
+/// taken by value: pass what is not needed afterwards with std::move, and
+/// its nodes are moved into the result instead of copied.
+Trace merge_traces(Trace a, Trace b, const MergeOptions& options = {});
 
 /// LOSSY traces only (value histograms, apply_histogram_threshold): in each
 /// field, histogram entries whose per-rank value counts lie in the same

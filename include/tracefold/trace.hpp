@@ -50,6 +50,10 @@ class Elastic {
   /// Adds the entries of `other` (ranks disjoint from ours): equal sequences
   /// share one entry with the union of their ranklists.
   void merge(const Elastic& other);
+  /// The same, taking `other`'s entries instead of copying them (a merge
+  /// round's received trace is consumed: copying its sequences was most of
+  /// the round's time on a polling code).
+  void merge(Elastic&& other);
   /// Union of all ranklists.
   Ranklist ranks() const;
   bool empty() const { return entries_.empty(); }

@@ -118,7 +118,7 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& out, co
   Trace acc = std::move(traces[0]);
   Progress merging("merging traces", traces.size());
   for (std::size_t i = 1; i < traces.size(); ++i) {
-    acc = merge_traces(acc, traces[i]);
+    acc = merge_traces(std::move(acc), std::move(traces[i]));
     merging.update(i + 1);
   }
   merging.done();

@@ -564,7 +564,7 @@ std::optional<ExtrapResult> extrapolate_levels(const std::vector<ExtrapInput>& i
         acc = std::move(part);
         first = false;
       } else {
-        acc = merge_traces(acc, part);
+        acc = merge_traces(std::move(acc), std::move(part));
       }
     }
     res.trace = std::move(acc);

@@ -213,7 +213,7 @@ void extrapolate_by_cell(const std::vector<ExtrapInput>& in, const std::vector<G
       res.trace = std::move(part);
       first = false;
     } else {
-      res.trace = merge_traces(res.trace, part);
+      res.trace = merge_traces(std::move(res.trace), std::move(part));
     }
   }
   report_progress(opts.progress, static_cast<std::size_t>(cells), static_cast<std::size_t>(cells));

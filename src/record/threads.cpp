@@ -196,7 +196,7 @@ Trace Recorder::local_trace() {
     if (stream_omp[from] >= 0)
       part.omp = Elastic::of(ValueSeq::repeated(stream_omp[from], 1),
                              static_cast<int32_t>(k) * size + rank);
-    merged = first ? std::move(part) : merge_traces(merged, part);
+    merged = first ? std::move(part) : merge_traces(std::move(merged), std::move(part));
     first = false;
   }
   return merged;

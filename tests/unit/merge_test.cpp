@@ -416,6 +416,32 @@ TEST(Merge, ReduceTraceOverInMemoryExchangeMatchesReduceTraces) {
   }
 }
 
+// A merge that takes the other side's entries (a merge round's received
+// trace) gives what copying them gives, on few entries and on enough of
+// them to be matched by value hash; equal sequences still share an entry.
+TEST(Merge, ElasticMergeByMoveGivesWhatACopyGives) {
+  for (int ranks : {3, 40}) {
+    Elastic a, b;
+    for (int r = 0; r < ranks; ++r) {
+      // Every third rank of b has the sequence of a rank of a; the rest
+      // have their own.
+      ValueSeq va, vb;
+      for (int k = 0; k <= r % 7; ++k) {
+        va.push_back(r * 10 + k);
+        vb.push_back(1000 + r * 10 + k);
+      }
+      a.merge(Elastic::of(va, 2 * r));
+      b.merge(Elastic::of(r % 3 == 1 ? va : vb, 2 * r + 1));
+    }
+    Elastic copied = a, moved = a, from = b;
+    copied.merge(b);
+    moved.merge(std::move(from));
+    EXPECT_EQ(moved.to_string(), copied.to_string()) << ranks << " ranks a side";
+    EXPECT_TRUE(from.empty());
+    EXPECT_LT(copied.entries().size(), a.entries().size() + b.entries().size());
+  }
+}
+
 TEST(Merge, ReductionRounds) {
   EXPECT_EQ(reduction_rounds(1, 2), 0);
   EXPECT_EQ(reduction_rounds(2, 2), 1);

@@ -106,21 +106,22 @@ void share_fields(Node& n, std::set<FieldId>& shared) {
   share_alike_histograms(n.count);
 }
 
-void merge_node(Node& a, const Node& b, std::set<FieldId>& shared) {
+// Takes b's sequences: b is the other trace's node, consumed by the merge.
+void merge_node(Node& a, Node&& b, std::set<FieldId>& shared) {
   a.ranks.unite(b.ranks);
   if (a.loops.size() < b.loops.size()) a.loops.resize(b.loops.size());
   for (std::size_t l = 0; l < b.loops.size(); ++l) {
-    a.loops[l].members.merge(b.loops[l].members);
-    a.loops[l].iters.merge(b.loops[l].iters);
+    a.loops[l].members.merge(std::move(b.loops[l].members));
+    a.loops[l].iters.merge(std::move(b.loops[l].iters));
   }
-  a.count.merge(b.count);
-  for (const auto& [f, el] : b.fields) {
+  a.count.merge(std::move(b.count));
+  for (auto& [f, el] : b.fields) {
     if (Elastic* mine = a.field(f)) {
-      mine->merge(el);
+      mine->merge(std::move(el));
     } else {
       auto it = std::lower_bound(a.fields.begin(), a.fields.end(), f,
                                  [](const auto& p, FieldId id) { return p.first < id; });
-      a.fields.insert(it, {f, el});
+      a.fields.insert(it, {f, std::move(el)});
     }
   }
   merge_timings(a.timings, b.timings);
@@ -273,7 +274,11 @@ void share_histograms(Trace& trace) {
   note_shared(trace.lossy, shared);
 }
 
-Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) {
+// Both traces are taken by value and their nodes moved, not copied: in a
+// merge round the two sides are the rank's own trace and the one received,
+// both used up, and copying their sequences (a polling code gives every rank
+// its own) was most of the round.
+Trace merge_traces(Trace a, Trace b, const MergeOptions& options) {
   if (a.world_size != b.world_size)
     throw std::invalid_argument("cannot merge traces of " + std::to_string(a.world_size) + " and " +
                                 std::to_string(b.world_size) + " ranks");
@@ -285,32 +290,35 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
   // Locations of thread t are t * world_size + rank whatever the thread
   // count, so traces with different counts merge as they are.
   out.threads = std::max(a.threads, b.threads);
-  out.omp = a.omp;
+  out.omp = std::move(a.omp);
   out.omp.merge(b.omp);
   out.omp.sort_entries();
-  out.sites = a.sites;
-  out.symtab = a.symtab;
+  out.sites = std::move(a.sites);
+  out.symtab = std::move(a.symtab);
   out.symtab.merge(b.symtab);
-  out.comms = a.comms;
+  out.comms = std::move(a.comms);
   out.comms.merge(b.comms);
   out.lossy = join_lossy(a.lossy, b.lossy);
   std::set<FieldId> shared;
 
   const auto map = site_map(out.sites, b.sites);
-  std::vector<Node> bn = b.nodes;
-  for (Node& n : bn) {
+  for (Node& n : b.nodes) {
     n.key = remap(n.key, map);
     for (Timing& t : n.timings) t.pred = remap(t.pred, map);
     std::sort(n.timings.begin(), n.timings.end(),
               [](const Timing& x, const Timing& y) { return x.pred < y.pred; });
   }
-  std::vector<const Node*> an;
-  std::vector<Node*> bp;  // b's nodes are ours to move
-  for (const Node& n : a.nodes) an.push_back(&n);
-  for (Node& n : bn) bp.push_back(&n);
+  std::vector<Node*> an, bp;
+  for (Node& n : a.nodes) an.push_back(&n);
+  for (Node& n : b.nodes) bp.push_back(&n);
   align_to(bp, an);
   align_to(an, bp);
+  auto take_a = [&](std::size_t i) { return std::move(*an[i]); };
   auto take_b = [&](std::size_t j) { return std::move(*bp[j]); };
+  auto take_both = [&](std::size_t i, std::size_t j) {
+    out.nodes.push_back(take_a(i));
+    merge_node(out.nodes.back(), take_b(j), shared);
+  };
 
   // Common prefix and suffix need no table.
   std::size_t pre = 0;
@@ -322,10 +330,7 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
   const std::size_t n = an.size() - pre - suf, m = bp.size() - pre - suf;
 
   out.nodes.reserve(an.size() + bp.size());
-  for (std::size_t i = 0; i < pre; ++i) {
-    out.nodes.push_back(*an[i]);
-    merge_node(out.nodes.back(), *bp[i], shared);
-  }
+  for (std::size_t i = 0; i < pre; ++i) take_both(i, i);
   if ((n + 1) * (m + 1) <= options.max_cells) {
     // Suffix table: L[i][j] = LCS length of an[pre+i..] and bn[pre+j..].
     const std::size_t w = m + 1;
@@ -339,24 +344,20 @@ Trace merge_traces(const Trace& a, const Trace& b, const MergeOptions& options) 
     while (i < n || j < m) {
       if (i < n && j < m && an[pre + i]->key == bp[pre + j]->key &&
           L[i * w + j] == L[(i + 1) * w + j + 1] + 1) {
-        out.nodes.push_back(*an[pre + i]);
-        merge_node(out.nodes.back(), *bp[pre + j], shared);
+        take_both(pre + i, pre + j);
         ++i;
         ++j;
       } else if (i < n && (j == m || L[(i + 1) * w + j] >= L[i * w + j + 1])) {
-        out.nodes.push_back(*an[pre + i++]);
+        out.nodes.push_back(take_a(pre + i++));
       } else {
         out.nodes.push_back(take_b(pre + j++));
       }
     }
   } else {
-    for (std::size_t i = 0; i < n; ++i) out.nodes.push_back(*an[pre + i]);
+    for (std::size_t i = 0; i < n; ++i) out.nodes.push_back(take_a(pre + i));
     for (std::size_t j = 0; j < m; ++j) out.nodes.push_back(take_b(pre + j));
   }
-  for (std::size_t k = 0; k < suf; ++k) {
-    out.nodes.push_back(*an[an.size() - suf + k]);
-    merge_node(out.nodes.back(), *bp[bp.size() - suf + k], shared);
-  }
+  for (std::size_t k = 0; k < suf; ++k) take_both(an.size() - suf + k, bp.size() - suf + k);
   note_shared(out.lossy, shared);
   return out;
 }
@@ -413,7 +414,8 @@ std::optional<Trace> reduce_trace(Trace local, Exchange& ex, int radix, const Me
       }
       for (auto& [from, bytes] : incoming) {
         try {
-          local = merge_traces(local, decode_trace(bytes, "rank " + std::to_string(from)), options);
+          local = merge_traces(std::move(local),
+                               decode_trace(bytes, "rank " + std::to_string(from)), options);
         } catch (const std::exception& ex) {
           // Keep the reduction going so no participant waits forever; the
           // subtree of `from` is left out and reported.
@@ -444,8 +446,9 @@ Trace reduce_traces(std::vector<Trace> traces, int radix, const MergeOptions& op
       for (int i = 1; i < radix; ++i) {
         const long long from = r + i * stride;
         if (from >= p) break;
-        traces[static_cast<std::size_t>(r)] = merge_traces(
-            traces[static_cast<std::size_t>(r)], traces[static_cast<std::size_t>(from)], options);
+        traces[static_cast<std::size_t>(r)] =
+            merge_traces(std::move(traces[static_cast<std::size_t>(r)]),
+                         std::move(traces[static_cast<std::size_t>(from)]), options);
         traces[static_cast<std::size_t>(from)] = Trace{};
       }
     }

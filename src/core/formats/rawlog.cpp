@@ -326,7 +326,7 @@ Trace fold_log(const RawLog& log, const FoldOptions& options) {
     }
     Trace part = folder.finish(log.size, log.sites, log.comms);
     part.threads = log.threads;
-    out = t == 0 ? std::move(part) : merge_traces(out, part);
+    out = t == 0 ? std::move(part) : merge_traces(std::move(out), std::move(part));
   }
   return out;
 }

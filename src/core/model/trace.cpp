@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "tracefold/op_class.hpp"
 #include "tracefold/ranklist_sweep.hpp"
@@ -21,41 +22,57 @@ const ValueSeq* Elastic::for_rank(int32_t rank) const {
   return nullptr;
 }
 
-void Elastic::merge(const Elastic& other) {
+namespace {
+
+// Both merges: `take` copies an entry of the other side or moves it.
+template <class Entries, class Take>
+void merge_entries(std::vector<ElasticEntry>& entries, Entries& other, Take take) {
   // Irregular codes give every rank its own sequence: comparing each entry
   // with each would make a merge round cost the product of the two sides'
   // entries. Past a few entries, candidates are found by value hash.
-  if (entries_.size() * other.entries_.size() > 64) {
+  if (entries.size() * other.size() > 64) {
     std::unordered_multimap<uint64_t, std::size_t> ours;
-    ours.reserve(entries_.size());
-    for (std::size_t i = 0; i < entries_.size(); ++i)
-      ours.emplace(entries_[i].values.value_hash(), i);
-    for (const auto& theirs : other.entries_) {
+    ours.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      ours.emplace(entries[i].values.value_hash(), i);
+    for (auto& theirs : other) {
       bool merged = false;
       auto [lo, hi] = ours.equal_range(theirs.values.value_hash());
       for (auto it = lo; it != hi && !merged; ++it) {
-        ElasticEntry& e = entries_[it->second];
+        ElasticEntry& e = entries[it->second];
         if (e.values.equals(theirs.values)) {
           e.ranks.unite(theirs.ranks);
           merged = true;
         }
       }
-      if (!merged) entries_.push_back(theirs);
+      if (!merged) entries.push_back(take(theirs));
     }
-    sort_entries();
     return;
   }
-  for (const auto& theirs : other.entries_) {
+  for (auto& theirs : other) {
     bool merged = false;
-    for (auto& ours : entries_) {
+    for (auto& ours : entries) {
       if (ours.values.equals(theirs.values)) {
         ours.ranks.unite(theirs.ranks);
         merged = true;
         break;
       }
     }
-    if (!merged) entries_.push_back(theirs);
+    if (!merged) entries.push_back(take(theirs));
   }
+}
+
+}  // namespace
+
+void Elastic::merge(const Elastic& other) {
+  merge_entries(entries_, other.entries_, [](const ElasticEntry& e) { return e; });
+  sort_entries();
+}
+
+void Elastic::merge(Elastic&& other) {
+  if (&other == this) return merge(static_cast<const Elastic&>(other));
+  merge_entries(entries_, other.entries_, [](ElasticEntry& e) { return std::move(e); });
+  other.entries_.clear();
   sort_entries();
 }
 
