@@ -51,8 +51,8 @@ class Elastic {
   /// share one entry with the union of their ranklists.
   void merge(const Elastic& other);
   /// The same, taking `other`'s entries instead of copying them (a merge
-  /// round's received trace is consumed: copying its sequences was most of
-  /// the round's time on a polling code).
+  /// round's received trace is consumed: copying its sequences, one per rank
+  /// on a polling code, led rank 0's time in the merge).
   void merge(Elastic&& other);
   /// Union of all ranklists.
   Ranklist ranks() const;
