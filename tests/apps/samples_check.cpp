@@ -79,6 +79,12 @@ int main(int argc, char** argv) {
       const Sample* prev = nullptr;
       for (const Sample& x : s.samples) {
         if (x.thread != 0 || x.in_mpi || x.context == 0) continue;
+        if (prev && prev->mpi_event != x.mpi_event && std::getenv("SAMPLES_CHECK_VERBOSE"))
+          std::printf("event change: %zu -> %zu at %lld..%lld, depth %zu -> %zu, same parent %d\n",
+                      prev->mpi_event, x.mpi_event, static_cast<long long>(prev->time_ns),
+                      static_cast<long long>(x.time_ns), s.depth(prev->context),
+                      s.depth(x.context),
+                      s.contexts[prev->context].parent == s.contexts[x.context].parent ? 1 : 0);
         if (prev && s.contexts[prev->context].parent == s.contexts[x.context].parent &&
             s.depth(x.context) >= 2) {
           const std::size_t d = s.depth(x.context);

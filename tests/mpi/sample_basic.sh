@@ -46,9 +46,14 @@ covers_time() {
   return $fine
 }
 
+# Five steps: the LCA check across an MPI call needs the samples just
+# before and after an MPI_Allreduce to land in work() from the same loop,
+# and only the Allreduces between two steps' work() calls give such a
+# pair. With three steps (two pairs) a loaded machine left rank 0, whose
+# Allreduce is short, with none in one run of many.
 CHECKS=$((CHECKS + 1))
-plain sample_work 2 3
-limited out.txt err.txt "$TF" record --sample=1ms -o w.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 3
+plain sample_work 2 5
+limited out.txt err.txt "$TF" record --sample=1ms -o w.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 5
 if [[ $LRC -ne 0 || $PRC -ne 0 ]]; then
   bad "sampled run exited $LRC (untraced: $PRC)"; show_run out.txt err.txt
 elif ! cmp -s out.txt "$PDIR/plain.txt"; then
