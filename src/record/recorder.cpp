@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <dlfcn.h>
+#include <time.h>
+
+#include <cerrno>
 
 #include <filesystem>
 
@@ -15,6 +18,14 @@
 namespace tracefold::record {
 
 namespace {
+// TRACEFOLD_TEST_EXIT_DELAY_NS: off the core, as a preempted thread is;
+// the sampler's ticks interrupt the sleep, which then goes on.
+[[gnu::noinline, gnu::cold]] void test_delay(int64_t ns) {
+  timespec left{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
 FieldId scalar_field(const char* n) {
   return FieldTable::intern(n, FieldKind::kScalar);
 }
@@ -175,7 +186,7 @@ void Recorder::timestamp(OpId op, int64_t enter_ns, int64_t exit_ns, int thread)
   // A recording without samples skips their bookkeeping on every call.
   if (sampling) {
     const uint64_t index = events_timed.load(std::memory_order_relaxed);
-    sampler_note_timed(index);
+    sampler_note_timed(index, exit_ns);
     events_timed.store(index + 1, std::memory_order_relaxed);
     maybe_drain_samples(*this);
   }
@@ -520,8 +531,11 @@ Call::~Call() {
     queued = r.append(s, ev_, stack, site_memo, list_entries_, lists_);
   }
   if (queued) {
-    if (r.locked_append) [[unlikely]]
+    if (r.locked_append) [[unlikely]] {
+      if (r.test_exit_delay_ns > 0) [[unlikely]]
+        test_delay(r.test_exit_delay_ns);
       r.timestamp(op, enter_ns_, exit_ns, s.number);
+    }
     if (poll_nothing_)
       arm_poll(r, s, op, pending_, comm_, poll_source_, poll_tag_, poll_index_,
                reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), site_memo);

@@ -151,6 +151,10 @@ class Recorder {
   // samples name (sampler.cpp reads it in its signal handler).
   std::atomic<uint64_t> events_timed{0};  // counted only while `sampling`
   bool sampling = false;                  // set once by start_sampler, before any timer
+  // Test hook (TRACEFOLD_TEST_EXIT_DELAY_NS, docs/sampling.md): a sampled
+  // call waits this long between its exit time and its timestamp, as a
+  // call preempted there on a loaded machine does.
+  int64_t test_exit_delay_ns = 0;
   // The timeline file, and why it could not be created (for report_status).
   std::string timeline_path, timeline_open_error;
   // `record --sample-only` (TRACEFOLD_SAMPLE_ONLY with a timeline): no

@@ -339,6 +339,7 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
     s.extra_cost_ns = std::atoll(x);
     if (const char* comma = std::strchr(x, ',')) s.extra_cost_ticks = std::atoll(comma + 1);
   }
+  if (const char* x = env("TRACEFOLD_TEST_EXIT_DELAY_NS")) r.test_exit_delay_ns = std::atoll(x);
   const char* c = env("TRACEFOLD_SAMPLE_CLOCK");
   s.clock = c && std::strcmp(c, "cpu") == 0 ? SampleClock::kCpu : SampleClock::kWall;
   // A realtime signal, not SIGPROF: profilers and gprof-built programs own

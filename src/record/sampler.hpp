@@ -62,17 +62,19 @@ extern uint64_t g_samples_consumed;  // under the recorder's lock
   tl_sampler_marks.enter_ns = enter_ns;
 }
 
-/// Caller holds the recorder's lock: event `index` is timestamped now.
-void sampler_note_timed_at(uint64_t index);
+/// Caller holds the recorder's lock: event `index`, which ended at
+/// `exit_ns` (the raw clock), is timestamped now.
+void sampler_note_timed_at(uint64_t index, int64_t exit_ns);
 
 /// From Recorder::timestamp (under the recorder's lock, only while
-/// sampling): this thread's current call is event `index`.
-[[gnu::always_inline]] inline void sampler_note_timed(uint64_t index) {
+/// sampling): this thread's current call is event `index`, which ended at
+/// `exit_ns`.
+[[gnu::always_inline]] inline void sampler_note_timed(uint64_t index, int64_t exit_ns) {
   SamplerThreadMarks& m = tl_sampler_marks;
   m.timed_event = index;
   std::atomic_signal_fence(std::memory_order_release);
   m.timed_call = m.calls;
-  sampler_note_timed_at(index);
+  sampler_note_timed_at(index, exit_ns);
 }
 
 /// From Recorder::new_stream, on the thread whose stream `number` it made:

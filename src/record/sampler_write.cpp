@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "recorder_impl.hpp"
@@ -50,13 +52,18 @@ void note_period(Sampler& s, ThreadState& st, int64_t time_ns, int64_t period_ns
   st.written_period_ns = period_ns;
 }
 
-// The event that was next to be timestamped at `t` (raw clock), for a
-// sample whose handler read `read` later: back over the events noted
-// since `t`, as far as the history goes.
+// The event that was next at `t` (raw clock): the first whose call had
+// not ended then, as far as the history goes. From `read`, the event the
+// handler read: back over events that ended after `t` (a copy's due time
+// lies before its handler ran), and forward over events that had ended by
+// `t` but were timestamped after the handler read (another thread's call
+// ended, then that thread was off its core before its timestamp).
 uint64_t event_at(const Sampler& s, uint64_t read, int64_t t) {
   const uint64_t oldest = s.timed > kTimedHistory ? s.timed - kTimedHistory : 0;
   uint64_t e = std::min(read, s.timed);
   while (e > oldest && s.timed_at[(e - 1) % kTimedHistory] > t) --e;
+  if (e >= oldest)
+    while (e < s.timed && s.timed_at[e % kTimedHistory] <= t) ++e;
   return e;
 }
 
@@ -80,8 +87,9 @@ void write_frames(Recorder& r, Sampler& s, ThreadState& st, const RawSample& raw
   for (uint32_t k = 0; k <= raw.copies; ++k) {
     const int64_t t = k < raw.copies ? raw.first_ns + int64_t{k} * raw.period_ns : raw.time_ns;
     out.time_ns = r.skewed(t);
-    // Other threads' calls may have ended while this one was off its core.
-    out.mpi_event = k < raw.copies ? event_at(s, raw.mpi_event, t) : raw.mpi_event;
+    // Other threads' calls may have ended while this one was off its core,
+    // or before their timestamps.
+    out.mpi_event = event_at(s, raw.mpi_event, t);
     // The first one is compared with the previous sample; nothing moved
     // between the others.
     out.lca_depth = k == 0 ? raw.lca : raw.copy_lca;
@@ -132,9 +140,16 @@ int64_t percentile(const std::array<uint64_t, kCostBuckets + 1>& h, double q) {
 
 using namespace sampling;
 
-void sampler_note_timed_at(uint64_t index) {
+void sampler_note_timed_at(uint64_t index, int64_t exit_ns) {
   Sampler& s = sampler();
-  s.timed_at[index % kTimedHistory] = now_ns();
+  // The call's exit, not now: a call is timestamped some time after it
+  // ended (its call site, the fold of a full queue, or the thread off its
+  // core in between), and other threads' samples of that time must name
+  // the next event, as the timeline has the call ended. Kept in order for
+  // event_at, where calls of several threads are timestamped out of order.
+  const int64_t prev =
+      index > 0 && s.timed == index ? s.timed_at[(index - 1) % kTimedHistory] : INT64_MIN;
+  s.timed_at[index % kTimedHistory] = std::max(exit_ns, prev);
   s.timed = index + 1;
 }
 

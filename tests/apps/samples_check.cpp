@@ -82,8 +82,7 @@ int main(int argc, char** argv) {
         if (prev && prev->mpi_event != x.mpi_event && std::getenv("SAMPLES_CHECK_VERBOSE"))
           std::printf("event change: %zu -> %zu at %lld..%lld, depth %zu -> %zu, same parent %d\n",
                       prev->mpi_event, x.mpi_event, static_cast<long long>(prev->time_ns),
-                      static_cast<long long>(x.time_ns), s.depth(prev->context),
-                      s.depth(x.context),
+                      static_cast<long long>(x.time_ns), s.depth(prev->context), s.depth(x.context),
                       s.contexts[prev->context].parent == s.contexts[x.context].parent ? 1 : 0);
         if (prev && s.contexts[prev->context].parent == s.contexts[x.context].parent &&
             s.depth(x.context) >= 2) {

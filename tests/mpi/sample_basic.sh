@@ -114,6 +114,20 @@ else
   ok "skewed clock: $(grep '^rank 1 timeline' check6.txt)"
 fi
 
+# A call timestamped long after it ended (TRACEFOLD_TEST_EXIT_DELAY_NS: 20
+# ms asleep in between, as a thread preempted there on a loaded machine):
+# the computing thread's samples in that time name the next event, as the
+# timeline has the call ended (when the sampler named the event its
+# handler read, a loaded run had 7 samples off, and this run dozens).
+CHECKS=$((CHECKS + 1))
+TRACEFOLD_TEST_EXIT_DELAY_NS=20000000 limited outlate.txt errlate.txt "$TF" record --sample=1ms -o late.tf -- "$MPIRUN" -np 2 "$APPS/app_sample_work" 2
+if [[ $LRC -ne 0 ]] || ! "$APPS/samples_check" late.tf.timeline >checklate.txt 2>&1 ||
+  [[ $(grep -c '^rank [01] timeline agree [1-9][0-9]* off 0$' checklate.txt) -ne 2 ]]; then
+  bad "calls timestamped 20 ms late: samples disagree with the timeline ($LRC)"; grep timeline checklate.txt >&2; show_run errlate.txt
+else
+  ok "calls timestamped 20 ms late: $(grep '^rank 1 timeline' checklate.txt)"
+fi
+
 # A handler made to look expensive (TRACEFOLD_TEST_SAMPLE_COST_NS: 60 us
 # more on every tick, 6 % of 1 ms): every thread halves its rate once (60
 # us is 3 % of 2 ms), each samples file records the change, record warns,
