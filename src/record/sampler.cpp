@@ -243,7 +243,11 @@ void on_tick(int, siginfo_t* info, void* ucontext) {
   if (st->timer_live.load(std::memory_order_relaxed)) arm(*st);
   Sampler& s = sampler();
   int64_t cost = clock_ns(CLOCK_MONOTONIC) - t0;
-  if (s.extra_cost_ticks < 0 || st->ticks < s.extra_cost_ticks) cost += s.extra_cost_ns;
+  const bool hooked = s.extra_cost_ticks < 0 || st->ticks < s.extra_cost_ticks;
+  if (s.set_cost)
+    cost = hooked ? s.extra_cost_ns : 0;
+  else if (hooked)
+    cost += s.extra_cost_ns;
   ++st->ticks;
   st->cost[cost_bucket(cost)].fetch_add(1, std::memory_order_relaxed);
   // A full window stops counting until it is decided.
@@ -334,8 +338,11 @@ void start_sampler(Recorder& r, const char* timeline_dir) {
     return;
   }
   s.period_ns = period;
-  // NS, or NS,TICKS: only each thread's first TICKS ticks.
+  // NS, or NS,TICKS: only each thread's first TICKS ticks; =NS[,TICKS]
+  // sets the cost instead of adding to it.
   if (const char* x = env("TRACEFOLD_TEST_SAMPLE_COST_NS")) {
+    s.set_cost = *x == '=';
+    if (s.set_cost) ++x;
     s.extra_cost_ns = std::atoll(x);
     if (const char* comma = std::strchr(x, ',')) s.extra_cost_ticks = std::atoll(comma + 1);
   }

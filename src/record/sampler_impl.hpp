@@ -157,9 +157,14 @@ struct Sampler {
   SampleClock clock = SampleClock::kWall;
   // Test hook (TRACEFOLD_TEST_SAMPLE_COST_NS=NS[,TICKS]): added to every
   // tick's measured cost (or to each thread's first TICKS ticks'), so that
-  // a test can make the handler look expensive, for a while.
+  // a test can make the handler look expensive, for a while. With a
+  // leading '=' (set_cost) it replaces the measured cost instead, and
+  // ticks after the first TICKS cost 0: the rate then follows the hook
+  // alone, not the handler's real cost on a loaded machine, which a test
+  // of the rate's steps cannot bound.
   int64_t extra_cost_ns = 0;
   int64_t extra_cost_ticks = -1;
+  bool set_cost = false;
   pthread_key_t key{};
   // The threads' states. Never taken in the handler.
   std::mutex threads_mu;

@@ -7,7 +7,7 @@
 # The run must finish (a failed merge at MPI_Finalize must not hang it),
 # write a trace and be lossless.
 TF=$1; SRC=$2; APPS=$3
-RUN_TIMEOUT=10
+RUN_TIMEOUT=30  # runs take about 1 s; a hang is still caught
 source "$SRC/tests/apps/mpi_test_lib.bash"
 
 t0=$SECONDS

@@ -25,9 +25,11 @@ designed late 2 --sample 1ms &&
 designed mpmd 4 --sample 1ms &&
   expect mpmd_imbalance --symptom MPI_Allreduce --cause work_a --cause work_b
 # The sampler made to lower its rate (TRACEFOLD_TEST_SAMPLE_COST_NS, see
-# sample_basic.sh): samples 2 ms apart each count for 2 ms, so the cause's
-# time is still the designed imbalance, and the report says why.
-if TRACEFOLD_TEST_SAMPLE_COST_NS=60000 TAG=slowed designed imbalance 4 --sample 1ms; then
+# sample_basic.sh; every tick set to cost 60 us, 6 % of 1 ms and 3 % of
+# 2 ms, whatever the handler really costs on a loaded machine): samples 2
+# ms apart each count for 2 ms, so the cause's time is still the designed
+# imbalance, and the report says why.
+if TRACEFOLD_TEST_SAMPLE_COST_NS==60000 TAG=slowed designed imbalance 4 --sample 1ms; then
   expect load_imbalance --symptom MPI_Allreduce --cause work_a --cause-rank 3 --cause-time
   CHECKS=$((CHECKS + 1))
   if grep -q "the sampler lowered its rate during the run on ranks 0.*3 .*from 1 ms to up to 2 ms" "$TEXT"; then
